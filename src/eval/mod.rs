@@ -1,0 +1,1 @@
+//! Replay and scoring.

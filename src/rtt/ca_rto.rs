@@ -1,0 +1,206 @@
+//! CA-RTO, a contention-adaptive retransmission timeout (Psaras, Tsaoussidis, Mamatas; seed 001
+//! §§III–IV) — ALGORITHMS.md §7 [exact formulas, several ambiguities].
+//!
+//! Base: RFC 2988 (A, D, RTO = A + 4D, g = 1/8, d = 1/4). Extension (§IV-A): c = 1/cwnd,
+//! cont_diff = max_cwnd − cwnd, p = Uniform(0, cont_diff), RTO = A + 4D + c·p.
+//!
+//! Choices (ALGORITHMS.md §7 defaults, documented in docs/estimators.md):
+//! 1. "cont_diff × 100 %" read as 100 ms per segment of contention (`scale`, default 100 ms).
+//! 2. max_cwnd: the window at the last congestion event, supplied by the sender in
+//!    [`Context::max_cwnd`] (`max_cwnd = last-congestion`), or the running maximum of the cwnd
+//!    seen (`running-max`). cont_diff is clamped at 0.
+//! 3. p is drawn each time the timer is armed and kept through back-off.
+//! 4. p is uniform on [0, cont_diff), from a seeded PCG stream: same seed, same draws.
+//! 5. The extension is part of the base RTO (added before back-off); the floor applies to the sum,
+//!    as ns-2 clamps its computed timeout as a whole.
+//!
+//! Without a cwnd in the context (open-loop trace replay) there is no contention signal, and
+//! CA-RTO is exactly its RFC 2988 base.
+
+use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use crate::time::{Nanos, MS, SEC};
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\") [ambiguous]"),
+    ParamSpec::choice("max_cwnd", "last-congestion", &["last-congestion", "running-max"], "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum"),
+    ParamSpec::int("seed", "1", 0.0, 18446744073709551615.0, "seed of the random extension"),
+    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G of the base RFC 2988 timer"),
+    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (ns-2 minrto_ = 1 s since 2004)"),
+    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
+    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
+];
+
+pub const INFO: Info = Info::new(
+    "ca-rto",
+    "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
+    "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; ALGORITHMS.md §7",
+    PARAMS,
+    |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
+);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub scale: Nanos,
+    pub running_max: bool,
+    pub seed: u64,
+    pub granularity: Nanos,
+    pub min_rto: Nanos,
+    pub max_rto: Nanos,
+    pub initial_rto: Nanos,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { scale: 100 * MS, running_max: false, seed: 1, granularity: MS, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC }
+    }
+}
+
+impl Config {
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(Self {
+            scale: p.duration("scale")?,
+            running_max: p.choice("max_cwnd")? == "running-max",
+            seed: p.int("seed")?,
+            granularity: p.duration("granularity")?,
+            min_rto: p.duration("min_rto")?,
+            max_rto: p.duration("max_rto")?,
+            initial_rto: p.duration("initial_rto")?,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CaRto {
+    cfg: Config,
+    a: f64,
+    d: f64,
+    has_sample: bool,
+    seen_max_cwnd: f64,
+    /// c·p of the current timer arm, in ns.
+    extension: f64,
+    rng: Pcg64Mcg,
+}
+
+impl CaRto {
+    pub fn new(cfg: Config) -> Self {
+        Self { cfg, a: 0.0, d: 0.0, has_sample: false, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
+    }
+
+    /// The current random extension c·p.
+    pub fn extension(&self) -> Nanos {
+        self.extension.round() as Nanos
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+impl RttEstimator for CaRto {
+    fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
+        let m = rtt as f64;
+        if self.has_sample {
+            // §III: Diff = M − A; A += g·Diff; D += d(|Diff| − D).
+            let diff = m - self.a;
+            self.a += 0.125 * diff;
+            self.d += 0.25 * (diff.abs() - self.d);
+        } else {
+            self.a = m;
+            self.d = m / 2.0;
+            self.has_sample = true;
+        }
+    }
+
+    fn prediction(&self) -> Option<Nanos> {
+        self.has_sample.then(|| self.a.round() as Nanos)
+    }
+
+    fn rto(&self) -> Nanos {
+        if !self.has_sample {
+            return self.cfg.initial_rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
+        }
+        let base = self.a + (self.cfg.granularity as f64).max(4.0 * self.d);
+        ((base + self.extension).round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+    }
+
+    fn max_rto(&self) -> Nanos {
+        self.cfg.max_rto
+    }
+
+    /// Draw p for this arm of the timer (kept through back-off, until the next arm).
+    fn on_timer_armed(&mut self, ctx: &Context) {
+        let Some(cwnd) = ctx.cwnd.filter(|c| *c > 0.0) else {
+            self.extension = 0.0;
+            return;
+        };
+        self.seen_max_cwnd = self.seen_max_cwnd.max(cwnd);
+        let max_cwnd = if self.cfg.running_max { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
+        let cont_diff = (max_cwnd - cwnd).max(0.0);
+        let p = self.uniform() * cont_diff;
+        self.extension = p / cwnd * self.cfg.scale as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contended(cwnd: f64, max_cwnd: f64) -> Context {
+        Context { cwnd: Some(cwnd), max_cwnd: Some(max_cwnd), ..Context::default() }
+    }
+
+    #[test]
+    fn without_contention_it_is_the_rfc2988_timer() {
+        let mut ca = CaRto::new(Config { min_rto: 0, ..Config::default() });
+        let mut rfc = crate::rtt::build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
+        for ms in [100, 120, 300, 80] {
+            ca.on_sample(ms * MS, &Context::default());
+            ca.on_timer_armed(&Context::default());
+            rfc.on_sample(ms * MS, &Context::default());
+            assert_eq!(ca.rto(), rfc.rto());
+        }
+        ca.on_timer_armed(&contended(20.0, 20.0));
+        assert_eq!(ca.extension(), 0, "cwnd at its maximum: no contention");
+    }
+
+    #[test]
+    fn the_extension_is_bounded_by_scale_times_contention_over_cwnd() {
+        let mut ca = CaRto::new(Config::default());
+        ca.on_sample(100 * MS, &Context::default());
+        // max 50, cwnd 2 → c·cont_diff·100 ms = 48/2 · 100 ms = 2.4 s (ALGORITHMS.md §7 example).
+        let mut largest = 0;
+        for _ in 0..2000 {
+            ca.on_timer_armed(&contended(2.0, 50.0));
+            assert!(ca.extension() < 2400 * MS);
+            largest = largest.max(ca.extension());
+        }
+        assert!(largest > 2300 * MS, "uniform draws should come near the bound, got {largest}");
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_extensions() {
+        let draws = |seed| {
+            let mut ca = CaRto::new(Config { seed, ..Config::default() });
+            ca.on_sample(100 * MS, &Context::default());
+            (0..50).map(|_| { ca.on_timer_armed(&contended(4.0, 40.0)); ca.extension() }).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7), draws(7));
+        assert_ne!(draws(7), draws(8));
+    }
+
+    #[test]
+    fn running_max_tracks_the_largest_window_seen() {
+        let mut ca = CaRto::new(Config { running_max: true, ..Config::default() });
+        ca.on_sample(100 * MS, &Context::default());
+        ca.on_timer_armed(&Context { cwnd: Some(30.0), ..Context::default() });
+        let mut any = false;
+        for _ in 0..10 {
+            ca.on_timer_armed(&Context { cwnd: Some(10.0), ..Context::default() });
+            assert!(ca.extension() <= 200 * MS);
+            any |= ca.extension() > 0;
+        }
+        assert!(any);
+    }
+}

@@ -1,0 +1,379 @@
+//! Fixed-Share experts RTT predictor (Nunes, Veenstra, Ballenthin, Lukin, Obraczka, ICCCN 2011,
+//! Table I; Herbster & Warmuth 1998) — ALGORITHMS.md §6.
+//!
+//! Choices where the paper is silent (all documented in docs/estimators.md):
+//! - **Tick unit**: parameter `tick`, default 10 ms (ns-2 `tcpTick_`, HZ = 100 jiffies); the
+//!   experts span [1, 129] ticks and η = 2 is only meaningful in the original unit.
+//! - **Index base**: i = 1…N, so x_N = RTT_min + RTT_max = 129 ticks (§6.2).
+//! - **RTO** (paper: future work): `rto = linux` (default) keeps Linux's RTO machinery with srtt
+//!   replaced by the prediction, as the authors did in kernel 2.6.28; `rto = rfc6298` uses
+//!   ŷ + max(G, 4·RTTVAR) with RTTVAR updated as RFC 6298 but against ŷ (§6.2 variant (a)).
+//! - **Underflow**: losses are shifted by their minimum before exponentiation (the prediction is
+//!   invariant to a common weight scale), and weights are normalised every trial, so no sample
+//!   — not even one beyond the largest expert — can underflow every weight to zero.
+
+use super::linux::{self, Linux};
+use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use crate::time::{Nanos, MS, SEC};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int("n", "100", 2.0, 10000.0, "number of experts N (paper: 100; more gave no gain)"),
+    ParamSpec::float("eta", "2", 0.0, 1000.0, "learning rate η (paper: 2; 1.7–2.5 worked)"),
+    ParamSpec::float("alpha", "0.08", 0.0, 1.0, "sharing rate α (paper: 0.08)"),
+    ParamSpec::duration("tick", "10ms", 0.000001, 10.0, "length of one tick, the unit of experts and loss [ambiguous: BSD 500 ms, Linux 1/HZ]"),
+    ParamSpec::float("rtt_min", "1", 0.0, 1e6, "RTT_min in ticks: x_i = RTT_min + RTT_max·2^((i−N)/4)"),
+    ParamSpec::float("rtt_max", "128", 0.001, 1e6, "RTT_max in ticks"),
+    ParamSpec::choice("share", "uniform", &["uniform", "others"], "uniform: pool/N to every expert (Nunes); others: pool from the other N−1 experts (Herbster & Warmuth 1998)"),
+    ParamSpec::choice("rto", "linux", &["linux", "rfc6298"], "how the RTO is derived from the prediction (the paper leaves it open)"),
+    ParamSpec::duration("min_rto", "200ms", 0.0, 60.0, "rto=linux: rto_min inside rttvar; rto=rfc6298: floor of the RTO"),
+    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "rto=rfc6298: clock granularity G"),
+    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
+    ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
+];
+
+pub const INFO: Info = Info::new(
+    "fixed-share",
+    "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
+    "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; ALGORITHMS.md §6",
+    PARAMS,
+    |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
+);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    Uniform,
+    Others,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtoRule {
+    Linux,
+    Rfc6298,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub n: usize,
+    pub eta: f64,
+    pub alpha: f64,
+    pub tick: Nanos,
+    pub rtt_min: f64,
+    pub rtt_max: f64,
+    pub share: Share,
+    pub rto: RtoRule,
+    pub min_rto: Nanos,
+    pub granularity: Nanos,
+    pub initial_rto: Nanos,
+    pub max_rto: Nanos,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            n: 100,
+            eta: 2.0,
+            alpha: 0.08,
+            tick: 10 * MS,
+            rtt_min: 1.0,
+            rtt_max: 128.0,
+            share: Share::Uniform,
+            rto: RtoRule::Linux,
+            min_rto: 200 * MS,
+            granularity: MS,
+            initial_rto: SEC,
+            max_rto: 120 * SEC,
+        }
+    }
+}
+
+impl Config {
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(Self {
+            n: p.int("n")? as usize,
+            eta: p.float("eta")?,
+            alpha: p.float("alpha")?,
+            tick: p.duration("tick")?,
+            rtt_min: p.float("rtt_min")?,
+            rtt_max: p.float("rtt_max")?,
+            share: if p.choice("share")? == "others" { Share::Others } else { Share::Uniform },
+            rto: if p.choice("rto")? == "rfc6298" { RtoRule::Rfc6298 } else { RtoRule::Linux },
+            min_rto: p.duration("min_rto")?,
+            granularity: p.duration("granularity")?,
+            initial_rto: p.duration("initial_rto")?,
+            max_rto: p.duration("max_rto")?,
+        })
+    }
+
+    /// Exponential spacing, Table I: x_i = RTT_min + RTT_max · 2^((i − N)/4), i = 1…N (ticks).
+    pub fn experts(&self) -> Vec<f64> {
+        (1..=self.n).map(|i| self.rtt_min + self.rtt_max * ((i as f64 - self.n as f64) / 4.0).exp2()).collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FixedShare {
+    cfg: Config,
+    experts: Vec<f64>,
+    /// Normalised weights (Σ = 1).
+    weights: Vec<f64>,
+    /// Scratch space for the per-trial losses.
+    losses: Vec<f64>,
+    /// ŷ for the next trial, in ticks.
+    prediction: f64,
+    has_sample: bool,
+    /// Variance term for `rto = rfc6298` (ns), against the prediction.
+    rttvar: f64,
+    /// Linux's mdev/rttvar machinery for `rto = linux`, fed the same samples.
+    linux: Linux,
+    rto: Nanos,
+}
+
+impl FixedShare {
+    pub fn new(cfg: Config) -> Self {
+        let experts = cfg.experts();
+        let weights = vec![1.0 / cfg.n as f64; cfg.n];
+        let prediction = experts.iter().sum::<f64>() / cfg.n as f64;
+        let linux = Linux::new(linux::Config {
+            rto_min: cfg.min_rto,
+            rto_max: cfg.max_rto,
+            initial_rto: cfg.initial_rto,
+            hz: 1000,
+            window: linux::Window::Auto,
+        });
+        Self {
+            losses: vec![0.0; cfg.n],
+            cfg,
+            experts,
+            weights,
+            prediction,
+            has_sample: false,
+            rttvar: 0.0,
+            linux,
+            rto: cfg.initial_rto.min(cfg.max_rto),
+        }
+    }
+
+    /// The prediction ŷ for the next sample, in ticks.
+    pub fn prediction_ticks(&self) -> f64 {
+        self.prediction
+    }
+
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// One trial of Table I with sample `y` (ticks); returns the new prediction.
+    fn trial(&mut self, y: f64) -> f64 {
+        let eta = self.cfg.eta;
+        // Step 2: loss. Over-predicting experts pay (x − y)²; every under-predicting expert pays 2y.
+        let mut min_loss = f64::INFINITY;
+        for (l, &x) in self.losses.iter_mut().zip(&self.experts) {
+            *l = if x >= y { (x - y) * (x - y) } else { 2.0 * y };
+            min_loss = min_loss.min(*l);
+        }
+        // Step 3: w' = w·exp(−η L), shifted by the smallest loss (a common factor).
+        let mut total = 0.0;
+        for (w, &l) in self.weights.iter_mut().zip(&self.losses) {
+            *w *= exp_nonpositive(-eta * (l - min_loss));
+            total += *w;
+        }
+        // Step 4: share, normalised so Σw = 1; prediction ŷ = Σ w·x (step 1 of the next trial).
+        let n = self.cfg.n as f64;
+        let alpha = self.cfg.alpha;
+        let keep = (1.0 - alpha) / total;
+        let mut prediction = 0.0;
+        match self.cfg.share {
+            Share::Uniform => {
+                let floor = alpha / n;
+                for (w, &x) in self.weights.iter_mut().zip(&self.experts) {
+                    *w = *w * keep + floor;
+                    prediction += *w * x;
+                }
+            }
+            Share::Others => {
+                // w_i ← (1−α)·w'_i + (α·Σw' − α·w'_i)/(N−1), normalised by Σw'.
+                let pool = alpha / (n - 1.0);
+                let inv_total = 1.0 / total;
+                for (w, &x) in self.weights.iter_mut().zip(&self.experts) {
+                    let v = *w * inv_total;
+                    *w = (1.0 - alpha) * v + pool * (1.0 - v);
+                    prediction += *w * x;
+                }
+            }
+        }
+        prediction
+    }
+}
+
+impl RttEstimator for FixedShare {
+    fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
+        let tick = self.cfg.tick as f64;
+        let y = rtt as f64 / tick;
+        let before = self.prediction;
+        self.prediction = self.trial(y);
+        let predicted_ns = self.prediction * tick;
+        self.rto = match self.cfg.rto {
+            RtoRule::Linux => {
+                // Linux's deviation machinery, with SRTT replaced by the prediction in the RTO.
+                self.linux.on_sample(rtt, ctx);
+                let us = predicted_ns / 1e3 + self.linux.rttvar_us() as f64;
+                ((us.ceil() as Nanos) * 1000).min(self.cfg.max_rto)
+            }
+            RtoRule::Rfc6298 => {
+                let error = (before * tick - rtt as f64).abs();
+                self.rttvar = if self.has_sample { 0.75 * self.rttvar + 0.25 * error } else { rtt as f64 / 2.0 };
+                let rto = predicted_ns + (self.cfg.granularity as f64).max(4.0 * self.rttvar);
+                (rto.round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+            }
+        };
+        self.has_sample = true;
+    }
+
+    /// The experts predict before any sample (ŷ_1 = mean expert ≈ 9.05 ticks).
+    fn prediction(&self) -> Option<Nanos> {
+        Some((self.prediction * self.cfg.tick as f64).round() as Nanos)
+    }
+
+    fn rto(&self) -> Nanos {
+        self.rto
+    }
+
+    fn max_rto(&self) -> Nanos {
+        self.cfg.max_rto
+    }
+}
+
+/// e^x for x ≤ 0, branch-free so the weight loop vectorises: x = k·ln2 + r, |r| ≤ ln2/2,
+/// e^r by its degree-11 Taylor polynomial (truncation < 2e-16 relative), 2^k built in the
+/// exponent bits. Underflows to exactly 0 below −708 (subnormals are not needed here).
+#[inline(always)]
+fn exp_nonpositive(x: f64) -> f64 {
+    const LOG2E: f64 = std::f64::consts::LOG2_E;
+    const LN2_HI: f64 = 6.931_471_803_691_238_16e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_70e-10;
+    // 1.5·2^52: adding it rounds to an integer held in the low mantissa bits.
+    const SHIFTER: f64 = 6_755_399_441_055_744.0;
+    let underflow = x < -708.0;
+    let x = x.max(-708.0);
+    let t = x * LOG2E + SHIFTER;
+    let k = t - SHIFTER;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut p = 1.0 / 39_916_800.0;
+    for c in [1.0 / 3_628_800.0, 1.0 / 362_880.0, 1.0 / 40_320.0, 1.0 / 5_040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+        p = p * r + c;
+    }
+    let k_bits = t.to_bits().wrapping_sub(SHIFTER.to_bits());
+    let scale = f64::from_bits(k_bits.wrapping_add(1023) << 52);
+    if underflow {
+        0.0
+    } else {
+        p * scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ticks(cfg: Config) -> FixedShare {
+        FixedShare::new(cfg)
+    }
+
+    /// ALGORITHMS.md §14: expert spacing, N = 100, i = 1…N.
+    #[test]
+    fn experts_are_spaced_as_in_table_one() {
+        let x = Config::default().experts();
+        assert!((x[0] - 1.000005).abs() < 1e-6);
+        for (i, want) in [(95, 65.0), (96, 77.109), (97, 91.51), (98, 108.635), (99, 129.0)] {
+            assert!((x[i] - want).abs() < 0.001, "x_{} = {}", i + 1, x[i]);
+        }
+        let count = |limit: f64| x.iter().filter(|&&v| v <= limit).count();
+        assert_eq!((count(2.0), count(8.0), count(32.0), count(64.0)), (72, 83, 91, 95));
+    }
+
+    /// ALGORITHMS.md §14: predictions made before each sample, N=100, η=2, α=0.08, in ticks.
+    #[test]
+    fn matches_the_derived_prediction_vectors() {
+        let y = [10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 10.0, 10.0, 5.0, 5.0, 5.0, 5.0];
+        let want = [9.045, 10.396, 10.396, 10.396, 10.396, 31.084, 31.084, 10.396, 10.396, 5.496, 5.388, 5.346];
+        let mut est = ticks(Config::default());
+        for i in 0..y.len() {
+            assert!((est.prediction_ticks() - want[i]).abs() < 0.0015, "trial {i}: {} vs {}", est.prediction_ticks(), want[i]);
+            est.on_sample((y[i] * 10.0) as Nanos * MS, &Context::default());
+        }
+    }
+
+    #[test]
+    fn a_sample_beyond_every_expert_leaves_the_weights_usable() {
+        let mut est = ticks(Config::default());
+        est.on_sample(3600 * SEC, &Context::default());
+        assert!(est.weights().iter().all(|w| w.is_finite() && *w > 0.0));
+        est.on_sample(100 * MS, &Context::default());
+        assert!(est.prediction_ticks().is_finite());
+    }
+
+    #[test]
+    fn herbster_warmuth_sharing_keeps_weights_normalised() {
+        let mut est = ticks(Config { share: Share::Others, ..Config::default() });
+        for ms in [100, 300, 50, 5000, 20] {
+            est.on_sample(ms * MS, &Context::default());
+            assert!((est.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn the_rfc6298_rule_keeps_its_floor() {
+        let mut est = ticks(Config { rto: RtoRule::Rfc6298, min_rto: SEC, ..Config::default() });
+        est.on_sample(50 * MS, &Context::default());
+        assert_eq!(est.rto(), SEC);
+    }
+
+    #[test]
+    fn the_fast_exponential_agrees_with_the_standard_one() {
+        let mut x = 0.0;
+        while x > -750.0 {
+            let (got, want) = (exp_nonpositive(x), x.exp());
+            if x < -708.0 {
+                assert_eq!(got, 0.0);
+            } else {
+                assert!((got - want).abs() <= 1e-15 * want, "exp({x}) = {got} vs {want}");
+            }
+            x -= 0.0137;
+        }
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Weights stay normalised and strictly positive over long adversarial runs.
+        #[test]
+        fn weights_stay_normalised(samples in proptest::collection::vec(1u64..100_000, 1..2000)) {
+            let mut est = ticks(Config::default());
+            for ms in samples {
+                est.on_sample(ms * MS / 10, &Context::default());
+            }
+            let sum: f64 = est.weights().iter().sum();
+            prop_assert!((sum - 1.0).abs() < 1e-9);
+            prop_assert!(est.weights().iter().all(|w| *w > 0.0));
+        }
+    }
+
+    /// The invariant at full length: 10⁶ trials without underflow or drift.
+    #[test]
+    fn weights_stay_normalised_over_a_million_steps() {
+        let mut est = ticks(Config::default());
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..1_000_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // 1 ms … 3 s, heavy on small values.
+            let rtt = MS + (state % 3000) * (state >> 60) * MS / 16;
+            est.on_sample(rtt, &Context::default());
+        }
+        let sum: f64 = est.weights().iter().sum();
+        assert!((sum - 1.0).abs() < 1e-9, "Σw = {sum}");
+        assert!(est.weights().iter().all(|w| *w >= 0.08 / 100.0 * 0.999), "share floor α/N holds");
+    }
+}

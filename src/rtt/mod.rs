@@ -1,0 +1,186 @@
+//! RTT estimators and RTO policies (ALGORITHMS.md §§0–7, §10).
+//!
+//! Every algorithm implements [`RttEstimator`]: it sees valid RTT samples (Karn's rule already
+//! applied by the caller) and answers with a predicted RTT and a *base* RTO. Exponential back-off
+//! and Karn's rule live once, in [`timer`], outside every estimator (RFC 6298 §5, DESIGN.md).
+//!
+//! Algorithms are chosen by name through [`registry`]; the event loops dispatch over the
+//! [`Estimator`] enum, so no virtual call sits in a hot loop.
+
+pub mod baseline;
+pub mod ca_rto;
+pub mod eifel;
+pub mod fixed_share;
+pub mod linux;
+pub mod params;
+pub mod peak_hopper;
+pub mod quic;
+pub mod regression;
+pub mod rfc6298;
+pub mod timer;
+
+use crate::time::Nanos;
+pub use params::{ParamError, ParamSpec, Params};
+
+/// What the sender knows besides the sample itself (ALGORITHMS.md §0, "evaluation hooks").
+/// Trace replay fills only `now`; the simulator fills everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Context {
+    /// Time of the ACK that produced the sample.
+    pub now: Nanos,
+    /// Congestion window in segments, if known (CA-RTO, Eifel's flight-based gain).
+    pub cwnd: Option<f64>,
+    /// Slow-start threshold in segments, if known.
+    pub ssthresh: Option<f64>,
+    /// The congestion window just before the last congestion event, in segments (CA-RTO §IV-A).
+    pub max_cwnd: Option<f64>,
+    /// Whether this ACK ends an RTT window: snd_una passed the `rtt_seq` marker (Linux §2.6).
+    /// `None`: unknown, estimators that need it approximate it from time.
+    pub new_window: Option<bool>,
+    /// Peer-reported acknowledgement delay (QUIC RFC 9002 §5.3).
+    pub ack_delay: Nanos,
+}
+
+/// The interface every estimator/RTO policy implements. All times in nanoseconds.
+pub trait RttEstimator {
+    /// Feed one valid RTT sample.
+    fn on_sample(&mut self, rtt: Nanos, ctx: &Context);
+    /// The RTT this estimator expects for the next sample (its SRTT or prediction), if any.
+    fn prediction(&self) -> Option<Nanos>;
+    /// The base retransmission timeout now, before back-off.
+    fn rto(&self) -> Nanos;
+    /// Upper bound for the backed-off RTO (RFC 6298 §2.5: at least 60 s).
+    fn max_rto(&self) -> Nanos;
+    /// The retransmission timer was (re)armed (RFC 6298 §5.1/5.3). CA-RTO draws its random
+    /// extension here.
+    fn on_timer_armed(&mut self, _ctx: &Context) {}
+    /// The retransmission timer expired. Back-off itself is not the estimator's business.
+    fn on_timeout(&mut self) {}
+}
+
+macro_rules! estimators {
+    ($( $variant:ident($ty:ty) ),* $(,)?) => {
+        /// Enum dispatch over every estimator: one `match` per call, monomorphised loops in
+        /// [`Estimator::with`].
+        #[derive(Debug, Clone)]
+        pub enum Estimator { $( $variant($ty), )* }
+
+        impl RttEstimator for Estimator {
+            fn on_sample(&mut self, rtt: Nanos, ctx: &Context) { match self { $( Self::$variant(e) => e.on_sample(rtt, ctx), )* } }
+            fn prediction(&self) -> Option<Nanos> { match self { $( Self::$variant(e) => e.prediction(), )* } }
+            fn rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.rto(), )* } }
+            fn max_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.max_rto(), )* } }
+            fn on_timer_armed(&mut self, ctx: &Context) { match self { $( Self::$variant(e) => e.on_timer_armed(ctx), )* } }
+            fn on_timeout(&mut self) { match self { $( Self::$variant(e) => e.on_timeout(), )* } }
+        }
+
+        /// A function generic over the concrete estimator type, for [`Estimator::with`].
+        pub trait WithEstimator {
+            type Output;
+            fn call<E: RttEstimator>(self, estimator: &mut E) -> Self::Output;
+        }
+
+        impl Estimator {
+            /// Run `f` on the concrete estimator so its loop is compiled per type.
+            pub fn with<F: WithEstimator>(&mut self, f: F) -> F::Output {
+                match self { $( Self::$variant(e) => f.call(e), )* }
+            }
+        }
+    };
+}
+
+estimators! {
+    Last(baseline::LastSample),
+    Constant(baseline::Constant),
+    Rfc6298(rfc6298::Rfc6298),
+    Linux(linux::Linux),
+    Eifel(eifel::Eifel),
+    PeakHopper(peak_hopper::PeakHopper),
+    Quic(quic::Quic),
+    FixedShare(fixed_share::FixedShare),
+    CaRto(ca_rto::CaRto),
+    Regression(regression::Regression),
+}
+
+/// One registered algorithm: its name as used on the command line and in scenario files.
+pub struct Info {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Where the definition comes from (ALGORITHMS.md section, RFC, paper).
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    build: fn(&Params) -> Result<Estimator, ParamError>,
+}
+
+const REGISTRY: &[Info] = &[
+    rfc6298::INFO,
+    linux::INFO,
+    eifel::INFO,
+    peak_hopper::INFO,
+    quic::INFO,
+    fixed_share::INFO,
+    ca_rto::INFO,
+    regression::INFO,
+    baseline::LAST_INFO,
+    baseline::CONSTANT_INFO,
+];
+
+/// Every algorithm, in the order `rttlab estimators` lists them.
+pub fn registry() -> &'static [Info] {
+    REGISTRY
+}
+
+pub fn lookup(name: &str) -> Result<&'static Info, ParamError> {
+    REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::UnknownEstimator {
+        name: name.into(),
+        known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// Build an estimator by name from `key=value` parameters (unknown keys and bad values rejected).
+pub fn build(name: &str, given: &[(String, String)]) -> Result<Estimator, ParamError> {
+    let info = lookup(name)?;
+    let params = Params::new(info.name, info.params, given)?;
+    (info.build)(&params)
+}
+
+impl Info {
+    pub const fn new(
+        name: &'static str,
+        summary: &'static str,
+        source: &'static str,
+        params: &'static [ParamSpec],
+        build: fn(&Params) -> Result<Estimator, ParamError>,
+    ) -> Self {
+        Self { name, summary, source, params, build }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_estimator_builds_from_its_defaults() {
+        for info in registry() {
+            let e = build(info.name, &[]).unwrap_or_else(|err| panic!("{}: {err}", info.name));
+            assert!(e.rto() > 0, "{} has a zero initial RTO", info.name);
+        }
+    }
+
+    #[test]
+    fn every_default_lies_inside_its_own_range() {
+        for info in registry() {
+            for spec in info.params {
+                let given = vec![(spec.name.to_string(), spec.default.to_string())];
+                build(info.name, &given).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, spec.name));
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_estimators_are_rejected_with_the_known_names() {
+        let err = build("vegas-rto", &[]).unwrap_err().to_string();
+        assert!(err.starts_with("unknown estimator 'vegas-rto' (known: rfc6298, linux"), "{err}");
+    }
+}

@@ -1,0 +1,216 @@
+//! Declarative parameters: every estimator lists its parameters with default, range and meaning,
+//! and reads them through [`Params`], which rejects unknown keys and out-of-range values with an
+//! error that names the estimator, the key and the accepted range.
+
+use crate::time::{parse_duration, Nanos};
+use thiserror::Error;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A duration (`200ms`, `1s`; a bare number is seconds). Range in seconds.
+    Duration,
+    /// A real number.
+    Float,
+    /// A whole number.
+    Int,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+}
+
+/// One parameter of one estimator.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Default, written as a user would write it.
+    pub default: &'static str,
+    /// Inclusive bounds for numeric kinds (seconds for durations).
+    pub min: f64,
+    pub max: f64,
+    pub doc: &'static str,
+}
+
+impl ParamSpec {
+    pub const fn duration(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
+        Self { name, kind: Kind::Duration, default, min, max, doc }
+    }
+    pub const fn float(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
+        Self { name, kind: Kind::Float, default, min, max, doc }
+    }
+    pub const fn int(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
+        Self { name, kind: Kind::Int, default, min, max, doc }
+    }
+    pub const fn choice(name: &'static str, default: &'static str, options: &'static [&'static str], doc: &'static str) -> Self {
+        Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc }
+    }
+
+    /// The accepted values, for error messages and `rttlab estimators`.
+    pub fn range_text(&self) -> String {
+        match self.kind {
+            Kind::Duration => format!("{}s..{}s", fmt_num(self.min), fmt_num(self.max)),
+            Kind::Float | Kind::Int => format!("{}..{}", fmt_num(self.min), fmt_num(self.max)),
+            Kind::Choice(options) => options.join("|"),
+        }
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x == f64::INFINITY {
+        "inf".into()
+    } else {
+        format!("{x}")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ParamError {
+    #[error("unknown estimator '{name}' (known: {known})")]
+    UnknownEstimator { name: String, known: String },
+    #[error("{estimator}: unknown parameter '{key}' (known: {known})")]
+    UnknownKey { estimator: String, key: String, known: String },
+    #[error("{estimator}.{key}: cannot read '{value}' as {expected}")]
+    Malformed { estimator: String, key: String, value: String, expected: String },
+    #[error("{estimator}.{key}: {value} is outside the accepted range {range}")]
+    OutOfRange { estimator: String, key: String, value: String, range: String },
+    #[error("{estimator}: {reason}")]
+    Inconsistent { estimator: String, reason: String },
+}
+
+/// The values a user gave for one estimator, checked against its specs.
+pub struct Params<'a> {
+    estimator: &'static str,
+    specs: &'static [ParamSpec],
+    given: &'a [(String, String)],
+}
+
+impl<'a> Params<'a> {
+    /// Checks every given key exists; values are checked when read.
+    pub fn new(estimator: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, ParamError> {
+        for (key, _) in given {
+            if !specs.iter().any(|s| s.name == key) {
+                return Err(ParamError::UnknownKey {
+                    estimator: estimator.into(),
+                    key: key.clone(),
+                    known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                });
+            }
+        }
+        Ok(Self { estimator, specs, given })
+    }
+
+    fn raw(&self, name: &str) -> (&ParamSpec, &str) {
+        let spec = self
+            .specs
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{}: parameter '{name}' read but not declared", self.estimator));
+        // The last value given wins, like repeated command-line flags.
+        let value = self.given.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        (spec, value.unwrap_or(spec.default))
+    }
+
+    fn malformed(&self, spec: &ParamSpec, value: &str, expected: &str) -> ParamError {
+        ParamError::Malformed {
+            estimator: self.estimator.into(),
+            key: spec.name.into(),
+            value: value.into(),
+            expected: expected.into(),
+        }
+    }
+
+    fn check_range(&self, spec: &ParamSpec, value: &str, x: f64) -> Result<(), ParamError> {
+        if x.is_finite() && x >= spec.min && x <= spec.max {
+            Ok(())
+        } else {
+            Err(ParamError::OutOfRange {
+                estimator: self.estimator.into(),
+                key: spec.name.into(),
+                value: value.into(),
+                range: spec.range_text(),
+            })
+        }
+    }
+
+    pub fn duration(&self, name: &str) -> Result<Nanos, ParamError> {
+        let (spec, value) = self.raw(name);
+        let ns = parse_duration(value).ok_or_else(|| self.malformed(spec, value, "a duration such as 200ms or 1s"))?;
+        self.check_range(spec, value, ns as f64 / 1e9)?;
+        Ok(ns)
+    }
+
+    pub fn float(&self, name: &str) -> Result<f64, ParamError> {
+        let (spec, value) = self.raw(name);
+        let x: f64 = value.trim().parse().map_err(|_| self.malformed(spec, value, "a number"))?;
+        self.check_range(spec, value, x)?;
+        Ok(x)
+    }
+
+    pub fn int(&self, name: &str) -> Result<u64, ParamError> {
+        let (spec, value) = self.raw(name);
+        let x: u64 = value.trim().parse().map_err(|_| self.malformed(spec, value, "a whole number"))?;
+        self.check_range(spec, value, x as f64)?;
+        Ok(x)
+    }
+
+    pub fn choice(&self, name: &str) -> Result<&'static str, ParamError> {
+        let (spec, value) = self.raw(name);
+        let Kind::Choice(options) = spec.kind else { panic!("{name} is not a choice") };
+        options
+            .iter()
+            .copied()
+            .find(|o| *o == value.trim())
+            .ok_or_else(|| self.malformed(spec, value, &format!("one of {}", options.join("|"))))
+    }
+
+    pub fn inconsistent(&self, reason: impl Into<String>) -> ParamError {
+        ParamError::Inconsistent { estimator: self.estimator.into(), reason: reason.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "floor"),
+        ParamSpec::float("alpha", "0.125", 0.0, 1.0, "gain"),
+        ParamSpec::choice("mode", "a", &["a", "b"], "variant"),
+    ];
+
+    fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_given() {
+        let g = given(&[]);
+        let p = Params::new("x", SPECS, &g).unwrap();
+        assert_eq!(p.duration("min_rto").unwrap(), crate::time::SEC);
+        assert_eq!(p.float("alpha").unwrap(), 0.125);
+        assert_eq!(p.choice("mode").unwrap(), "a");
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_the_known_ones() {
+        let g = given(&[("beta", "1")]);
+        let err = Params::new("x", SPECS, &g).err().unwrap().to_string();
+        assert_eq!(err, "x: unknown parameter 'beta' (known: min_rto, alpha, mode)");
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected_with_the_range() {
+        let g = given(&[("alpha", "1.5")]);
+        let err = Params::new("x", SPECS, &g).unwrap().float("alpha").unwrap_err().to_string();
+        assert_eq!(err, "x.alpha: 1.5 is outside the accepted range 0..1");
+        let g = given(&[("alpha", "NaN")]);
+        assert!(Params::new("x", SPECS, &g).unwrap().float("alpha").is_err());
+    }
+
+    #[test]
+    fn malformed_values_say_what_was_expected() {
+        let g = given(&[("min_rto", "soon"), ("mode", "c")]);
+        let p = Params::new("x", SPECS, &g).unwrap();
+        assert!(p.duration("min_rto").unwrap_err().to_string().contains("a duration"));
+        assert!(p.choice("mode").unwrap_err().to_string().contains("one of a|b"));
+    }
+}

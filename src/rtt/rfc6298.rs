@@ -1,0 +1,187 @@
+//! RFC 6298 (Jacobson/Karels) retransmission timer — ALGORITHMS.md §1 [exact].
+
+use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use crate::time::{Nanos, SEC};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G in RTO = SRTT + max(G, K·RTTVAR) (§2.2; RFC allows ≤ 100 ms)"),
+    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (§2.4 SHOULD be 1 s; Linux and many simulators use 200 ms)"),
+    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off (§2.5: MAY, but at least 60 s)"),
+    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample (§2.1; 3 s after a SYN timeout, §5.7)"),
+    ParamSpec::float("k", "4", 0.0, 100.0, "variance multiplier K (§2)"),
+];
+
+pub const INFO: Info = Info::new(
+    "rfc6298",
+    "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
+    "RFC 6298 §§2–5; ALGORITHMS.md §1",
+    PARAMS,
+    |p| Ok(Estimator::Rfc6298(Rfc6298::new(Config::from_params(p)?))),
+);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub granularity: Nanos,
+    pub min_rto: Nanos,
+    pub max_rto: Nanos,
+    pub initial_rto: Nanos,
+    pub k: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0 }
+    }
+}
+
+impl Config {
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(Self {
+            granularity: p.duration("granularity")?,
+            min_rto: p.duration("min_rto")?,
+            max_rto: p.duration("max_rto")?,
+            initial_rto: p.duration("initial_rto")?,
+            k: p.float("k")?,
+        })
+    }
+}
+
+/// SRTT and RTTVAR kept as `f64` nanoseconds: exact for every test vector and free of the
+/// truncation bias of the BSD ×8/×4 fixed-point form (which [`super::linux`] reproduces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rfc6298 {
+    cfg: Config,
+    srtt: f64,
+    rttvar: f64,
+    has_sample: bool,
+    rto: Nanos,
+}
+
+/// α = 1/8, β = 1/4 (RFC 6298 §2.3).
+const ALPHA: f64 = 0.125;
+const BETA: f64 = 0.25;
+
+impl Rfc6298 {
+    pub fn new(cfg: Config) -> Self {
+        Self { cfg, srtt: 0.0, rttvar: 0.0, has_sample: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto) }
+    }
+
+    pub fn srtt(&self) -> f64 {
+        self.srtt
+    }
+
+    pub fn rttvar(&self) -> f64 {
+        self.rttvar
+    }
+
+    /// RTO ← SRTT + max(G, K·RTTVAR), rounded up to min_rto (§2.4) and capped (§2.5).
+    fn compute_rto(&self) -> Nanos {
+        let raw = self.srtt + (self.cfg.granularity as f64).max(self.cfg.k * self.rttvar);
+        (raw.round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+    }
+}
+
+impl RttEstimator for Rfc6298 {
+    fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
+        let r = rtt as f64;
+        if self.has_sample {
+            // §2.3: RTTVAR first, with the old SRTT; the order is mandatory.
+            self.rttvar = (1.0 - BETA) * self.rttvar + BETA * (self.srtt - r).abs();
+            self.srtt = (1.0 - ALPHA) * self.srtt + ALPHA * r;
+        } else {
+            // §2.2: first measurement.
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_sample = true;
+        }
+        self.rto = self.compute_rto();
+    }
+
+    fn prediction(&self) -> Option<Nanos> {
+        self.has_sample.then(|| self.srtt.round() as Nanos)
+    }
+
+    fn rto(&self) -> Nanos {
+        self.rto
+    }
+
+    fn max_rto(&self) -> Nanos {
+        self.cfg.max_rto
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rtt::timer::Backoff;
+    use crate::time::MS;
+
+    fn feed(est: &mut Rfc6298, ms: &[u64]) -> Vec<(f64, f64, f64)> {
+        ms.iter()
+            .map(|&m| {
+                est.on_sample(m * MS, &Context::default());
+                (est.rto() as f64 / 1e6, est.srtt() / 1e6, est.rttvar() / 1e6)
+            })
+            .collect()
+    }
+
+    const TRACE: [u64; 12] = [100, 100, 100, 100, 300, 300, 100, 100, 50, 50, 50, 50];
+
+    /// ALGORITHMS.md §14, columns "RFC 6298 RTO (no min)", SRTT, RTTVAR (two decimals).
+    #[test]
+    fn matches_the_derived_vectors_without_a_floor() {
+        let mut est = Rfc6298::new(Config { min_rto: 0, ..Config::default() });
+        let expected = [
+            (300.00, 100.00, 50.00),
+            (250.00, 100.00, 37.50),
+            (212.50, 100.00, 28.12),
+            (184.38, 100.00, 21.09),
+            (388.28, 125.00, 65.82),
+            (519.34, 146.88, 93.12),
+            (467.24, 141.02, 81.56),
+            (421.57, 135.89, 71.42),
+            (425.30, 125.15, 75.04),
+            (416.02, 115.76, 75.07),
+            (398.50, 107.54, 72.74),
+            (376.10, 100.35, 68.94),
+        ];
+        for (i, (got, want)) in feed(&mut est, &TRACE).iter().zip(expected).enumerate() {
+            assert!((got.0 - want.0).abs() < 0.006, "sample {i}: RTO {} vs {}", got.0, want.0);
+            assert!((got.1 - want.1).abs() < 0.006, "sample {i}: SRTT {} vs {}", got.1, want.1);
+            assert!((got.2 - want.2).abs() < 0.006, "sample {i}: RTTVAR {} vs {}", got.2, want.2);
+        }
+    }
+
+    #[test]
+    fn the_one_second_floor_holds_for_short_rtts() {
+        let mut est = Rfc6298::new(Config::default());
+        assert!(feed(&mut est, &TRACE).iter().all(|(rto, _, _)| *rto == 1000.0));
+    }
+
+    /// Hand-computed: R = 500 ms → SRTT 500, RTTVAR 250, RTO 1500; R' = 1000 ms →
+    /// RTTVAR = 0.75·250 + 0.25·|500 − 1000| = 312.5, SRTT = 0.875·500 + 0.125·1000 = 562.5,
+    /// RTO = 562.5 + 4·312.5 = 1812.5 ms.
+    #[test]
+    fn rttvar_is_updated_with_the_old_srtt() {
+        let mut est = Rfc6298::new(Config::default());
+        let got = feed(&mut est, &[500, 1000]);
+        assert_eq!(got[0], (1500.0, 500.0, 250.0));
+        assert_eq!(got[1], (1812.5, 562.5, 312.5));
+    }
+
+    #[test]
+    fn a_collapsed_variance_leaves_the_granularity_term() {
+        let mut est = Rfc6298::new(Config { min_rto: 0, granularity: 10 * MS, ..Config::default() });
+        let got = feed(&mut est, &[100; 200]);
+        assert_eq!(got.last().unwrap().0, 110.0);
+    }
+
+    #[test]
+    fn before_any_sample_the_rto_is_one_second_and_backs_off_from_there() {
+        let mut est = Rfc6298::new(Config::default());
+        assert_eq!(est.prediction(), None);
+        let mut b = Backoff::default();
+        b.on_timeout(&mut est);
+        assert_eq!(b.rto(&est), 2 * SEC);
+    }
+}
