@@ -244,7 +244,7 @@ impl RttEstimator for FixedShare {
 }
 
 /// e^x for x ≤ 0, branch-free so the weight loop vectorises: x = k·ln2 + r, |r| ≤ ln2/2,
-/// e^r by its degree-11 Taylor polynomial (truncation < 2e-16 relative), 2^k built in the
+/// e^r by its degree-13 Taylor polynomial (truncation < 2e-16 relative), 2^k built in the
 /// exponent bits. Underflows to exactly 0 below −708 (subnormals are not needed here).
 #[inline(always)]
 fn exp_nonpositive(x: f64) -> f64 {
@@ -258,8 +258,8 @@ fn exp_nonpositive(x: f64) -> f64 {
     let t = x * LOG2E + SHIFTER;
     let k = t - SHIFTER;
     let r = (x - k * LN2_HI) - k * LN2_LO;
-    let mut p = 1.0 / 39_916_800.0;
-    for c in [1.0 / 3_628_800.0, 1.0 / 362_880.0, 1.0 / 40_320.0, 1.0 / 5_040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+    let mut p = 1.0 / 6_227_020_800.0;
+    for c in [1.0 / 479_001_600.0, 1.0 / 39_916_800.0, 1.0 / 3_628_800.0, 1.0 / 362_880.0, 1.0 / 40_320.0, 1.0 / 5_040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
         p = p * r + c;
     }
     let k_bits = t.to_bits().wrapping_sub(SHIFTER.to_bits());
