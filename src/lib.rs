@@ -7,6 +7,7 @@
 pub mod eval;
 pub mod io;
 pub mod rtt;
+pub mod sim;
 pub mod time;
 
 #[cfg(feature = "python")]
