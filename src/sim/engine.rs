@@ -17,8 +17,9 @@ use std::collections::BinaryHeap;
 enum Event {
     /// A channel finished serialising its packet.
     TxDone(u32),
-    /// A packet reaches a node at the end of a wire.
-    Arrive(NodeId, Packet),
+    /// The oldest packet on channel n's wire reaches the far end. Wires are FIFO (constant delay),
+    /// so the packet itself waits in the channel, keeping heap entries small.
+    Arrive(u32),
     FlowStart(FlowId),
     Rto(FlowId),
     DelAck(FlowId),
@@ -32,7 +33,7 @@ impl Event {
     fn fingerprint(&self) -> u64 {
         match self {
             Event::TxDone(c) => 1 | (*c as u64) << 8,
-            Event::Arrive(n, p) => 2 | (*n as u64) << 8 | (p.seq ^ p.ack.rotate_left(17) ^ (p.flow as u64) << 48),
+            Event::Arrive(c) => 2 | (*c as u64) << 8,
             Event::FlowStart(f) => 3 | (*f as u64) << 8,
             Event::Rto(f) => 4 | (*f as u64) << 8,
             Event::DelAck(f) => 5 | (*f as u64) << 8,
@@ -162,7 +163,13 @@ impl Engine {
         let now = self.now;
         match event {
             Event::TxDone(ch) => self.tx_done(ch),
-            Event::Arrive(node, pkt) => {
+            Event::Arrive(ch) => {
+                let channel = &mut self.network.channels[ch as usize];
+                let node = channel.to;
+                let pkt = channel.wire.pop_front().expect("one packet on the wire per Arrive event");
+                // Fold what arrived into the hash too, so equal hashes mean equal packet histories.
+                self.event_hash = (self.event_hash ^ (pkt.seq ^ pkt.ack.rotate_left(17) ^ (pkt.flow as u64) << 48))
+                    .wrapping_mul(0x0000_0100_0000_01B3);
                 if node == pkt.dst {
                     self.deliver(pkt);
                 } else {
@@ -240,21 +247,25 @@ impl Engine {
         let flow = &mut self.flows[f as usize];
         // Only schedule an event when the deadline moved earlier than the pending one; a later
         // deadline is picked up when the pending event fires (lazy cancellation).
-        let mut pending = Vec::new();
+        let mut rto = None;
         if let Some(d) = flow.sender.rto_deadline() {
             if flow.rto_event_at.is_none_or(|e| e > d) {
                 flow.rto_event_at = Some(d.max(now));
-                pending.push((d.max(now), Event::Rto(f)));
+                rto = flow.rto_event_at;
             }
         }
+        let mut delack = None;
         if let Some(d) = flow.receiver.delack_deadline() {
             if flow.delack_event_at.is_none_or(|e| e > d) {
                 flow.delack_event_at = Some(d.max(now));
-                pending.push((d.max(now), Event::DelAck(f)));
+                delack = flow.delack_event_at;
             }
         }
-        for (t, e) in pending {
-            self.schedule(t, e);
+        if let Some(t) = rto {
+            self.schedule(t, Event::Rto(f));
+        }
+        if let Some(t) = delack {
+            self.schedule(t, Event::DelAck(f));
         }
     }
 
@@ -284,13 +295,15 @@ impl Engine {
     fn tx_done(&mut self, ch: u32) {
         let now = self.now;
         let channel = &mut self.network.channels[ch as usize];
-        let to = channel.to;
         let (departure, next) = channel.tx_done(now);
         if let Some(t) = next {
             self.schedule(t, Event::TxDone(ch));
         }
         match departure {
-            Some(Departure::Arrives(pkt, at)) => self.schedule(at, Event::Arrive(to, pkt)),
+            Some(Departure::Arrives(pkt, at)) => {
+                self.network.channels[ch as usize].wire.push_back(pkt);
+                self.schedule(at, Event::Arrive(ch));
+            }
             Some(Departure::Lost(pkt, cause)) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             None => {}
         }

@@ -8,6 +8,7 @@ use super::queue::{DropCause, Outcome, Queue};
 use super::rng::{Component, Stream};
 use super::units::tx_time;
 use crate::time::Nanos;
+use std::collections::VecDeque;
 
 /// How to build one channel.
 #[derive(Debug, Clone)]
@@ -56,6 +57,8 @@ pub struct Channel {
     queue_rng: Stream,
     /// The packet being serialised, if any.
     on_wire: Option<Packet>,
+    /// Packets propagating along the wire, oldest first (the engine schedules their arrivals).
+    pub wire: VecDeque<Packet>,
     pub stats: ChannelStats,
 }
 
@@ -90,6 +93,7 @@ impl Channel {
             error_rng: Stream::new(seed, Component::ChannelErrors(id)),
             queue_rng: Stream::new(seed, Component::Queue(id)),
             on_wire: None,
+            wire: VecDeque::new(),
             stats: ChannelStats::default(),
         }
     }

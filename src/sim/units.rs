@@ -47,7 +47,7 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = value * scale;
-    (bytes.fract() == 0.0 && bytes <= u64::MAX as f64).then(|| bytes as u64)
+    (bytes.fract() == 0.0 && bytes <= u64::MAX as f64).then_some(bytes as u64)
 }
 
 /// A queue capacity: `100p` / `100pkts` / `100` packets, or a byte size (`150000B`, `64KiB`).
@@ -60,7 +60,7 @@ pub enum Limit {
 pub fn parse_limit(text: &str) -> Option<Limit> {
     let (value, unit) = split_number(text)?;
     match unit {
-        "" | "p" | "pkt" | "pkts" | "packets" => (value.fract() == 0.0).then(|| Limit::Packets(value as u64)),
+        "" | "p" | "pkt" | "pkts" | "packets" => (value.fract() == 0.0).then_some(Limit::Packets(value as u64)),
         _ => parse_bytes(text).map(Limit::Bytes),
     }
 }
@@ -106,7 +106,12 @@ unit_type!(QueueLimit, Limit, parse_limit, "a queue limit such as \"100p\" (pack
 
 /// Serialisation time of `bytes` at `bps`, rounded up to the next nanosecond so that a link never
 /// carries more than its rate.
+#[inline]
 pub fn tx_time(bytes: u64, bps: u64) -> Nanos {
+    // Fast path in 64 bits (every real packet); u128 only for absurd sizes.
+    if bytes < 2_000_000_000 {
+        return (bytes * 8_000_000_000).div_ceil(bps.max(1));
+    }
     let bits = bytes as u128 * 8 * 1_000_000_000;
     bits.div_ceil(bps.max(1) as u128).min(u64::MAX as u128) as Nanos
 }

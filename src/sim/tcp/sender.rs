@@ -392,9 +392,14 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        // RFC 5681 eq. (4) applies to the first timeout of a segment only; later back-offs of the
-        // same segment keep ssthresh.
-        if self.backoff.count() == 0 {
+        // One reduction per congestion event: RFC 5681 eq. (4) applies to the first timeout of a
+        // segment only (later back-offs keep ssthresh), and a timeout that ends a fast recovery
+        // belongs to the loss episode that recovery already halved for — as Linux's
+        // tcp_enter_loss keeps ssthresh when the RTO fires in Recovery. Halving FlightSize here
+        // instead would use a flight inflated by the new data NewReno sent during recovery, and
+        // send the flow back into an overshooting slow start again and again.
+        let same_episode = self.in_recovery && self.recover.is_some_and(|r| self.snd_una < r);
+        if self.backoff.count() == 0 && !same_episode {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
             let flight = self.flight();
             self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::Timeout);
