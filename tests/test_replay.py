@@ -93,12 +93,14 @@ def test_the_catalog_lists_every_estimator_with_documented_parameters():
 
 
 def test_regression_fit_recovers_coefficients_from_noisy_data(rng):
-    from rttlab import _core
-
     x = np.column_stack([rng.integers(5, 30, 400), rng.uniform(10, 200, 400), rng.uniform(10, 300, 400), rng.integers(40, 250, 400)]).astype(float)
     truth = np.array([-0.5, 0.015, 0.59, 0.41, 0.0016])
     y = truth[0] + x @ truth[1:] + rng.normal(0, 1e-6, 400)
-    np.testing.assert_allclose(_core.fit_regression(x, y), truth, atol=1e-4)
+    fitted = rttlab.estimators.fit_regression(x, y, window=10)
+    np.testing.assert_allclose([float(fitted.params[f"b{i}"]) for i in range(5)], truth, atol=1e-4)
+    assert fitted.params["window"] == "10"
+    with pytest.raises(ValueError, match="rank-deficient"):
+        rttlab.estimators.fit_regression(np.column_stack([x[:, 0], x[:, 0], x[:, 2], x[:, 3]]), y)
 
 
 floors = st.sampled_from([("rfc6298", 1.0), ("linux", 0.2), ("ca-rto", 1.0), ("fixed-share", 0.2)])

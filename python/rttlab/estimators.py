@@ -66,4 +66,23 @@ for _entry in catalog():
 
 NAMES: list[str] = [e["name"] for e in catalog()]
 
-__all__ = ["Spec", "spec", "catalog", "NAMES"] + [_class_name(n) for n in NAMES]
+
+def fit_regression(features: Any, targets: Any, **params: Any) -> Spec:
+    """Fit the regression estimator's coefficients by least squares and return its spec.
+
+    ``features``: n × 4 (hops, min_rtt_ms, max_rtt_ms, ttl) — an array or a DataFrame with those
+    columns; ``targets``: the RTT to predict, in ms (the project used hping's average RTT).
+    Extra ``params`` (hops, ttl, window, k, ...) are passed to the spec."""
+    import numpy as np
+
+    if hasattr(features, "columns"):
+        features = features[["hops", "min_rtt", "max_rtt", "ttl"]]
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(targets, dtype=np.float64).ravel()
+    if x.ndim != 2:
+        raise ValueError("features must be a 2-D table with 4 columns (hops, min_rtt, max_rtt, ttl)")
+    b = _core.fit_regression(np.ascontiguousarray(x), np.ascontiguousarray(y))
+    return spec("regression", **{f"b{i}": repr(v) for i, v in enumerate(b)}, **params)
+
+
+__all__ = ["Spec", "spec", "catalog", "fit_regression", "NAMES"] + [_class_name(n) for n in NAMES]
