@@ -216,6 +216,23 @@ mod tests {
         assert!(e.to_string().starts_with("g.bin:1"), "{e}");
     }
 
+    proptest::proptest! {
+        /// Fuzzing in miniature: arbitrary bytes never panic, and whatever parses is valid.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            if let Ok(s) = parse(&bytes, "f", None) {
+                proptest::prop_assert!(!s.rtts.is_empty() && s.rtts.iter().all(|&r| r > 0));
+                proptest::prop_assert!(s.times.windows(2).all(|w| w[0] <= w[1]));
+            }
+        }
+
+        #[test]
+        fn numeric_text_never_panics(lines in proptest::collection::vec("[-+0-9.eE, a-z#]{0,12}", 0..40)) {
+            let text = lines.join("\n");
+            let _ = parse(text.as_bytes(), "f", None);
+        }
+    }
+
     #[test]
     fn missing_files_say_so() {
         let e = read(Path::new("/nonexistent/x.csv"), None).unwrap_err();
