@@ -5,6 +5,7 @@
 //! in one file, [`python`], compiled only with the `python` feature.
 
 pub mod eval;
+pub mod ffi;
 pub mod io;
 pub mod rtt;
 pub mod sim;
