@@ -405,7 +405,10 @@ impl Scenario {
         merge_group_tcp(&mut table);
         let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let key = e.path().to_string();
-            invalid(if key == "." { "scenario".to_string() } else { key }, e.inner().to_string())
+            // toml repeats the key on a second line ("in `a.b`"); the path already says it.
+            let message = e.inner().to_string();
+            let first = message.lines().next().unwrap_or("").trim().to_string();
+            invalid(if key == "." { "scenario".to_string() } else { key }, first)
         })?;
         Ok(scenario)
     }
@@ -452,6 +455,7 @@ mod tests {
         let err = Scenario::from_toml(&MINIMAL.replace("\"10Mbps\"", "\"10 furlongs\""), &[]).unwrap_err().to_string();
         assert!(err.starts_with("topology.bottleneck.bandwidth: "), "{err}");
         assert!(err.contains("10 furlongs"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
     }
 
     #[test]

@@ -232,7 +232,9 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         name: name.into(),
         monitored,
     };
-    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{key}>"), fwd_err), reverse: channel(&format!("{key}<"), rev_err) })
+    // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
+    let short = key.rsplit('.').next().unwrap_or(key);
+    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })
 }
 
 fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
