@@ -43,15 +43,22 @@ impl Event {
     }
 }
 
+/// A heap entry. `key` = time · 2⁶⁴ + sequence number: one integer comparison orders by time, then
+/// by scheduling order, so simultaneous events run first-scheduled-first.
 struct Scheduled {
-    time: Nanos,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Scheduled {
+    fn time(&self) -> Nanos {
+        (self.key >> 64) as Nanos
+    }
 }
 
 impl PartialEq for Scheduled {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
+        self.key == other.key
     }
 }
 impl Eq for Scheduled {}
@@ -62,8 +69,9 @@ impl PartialOrd for Scheduled {
 }
 impl Ord for Scheduled {
     /// Reversed, so the max-heap pops the earliest (time, seq) first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -138,17 +146,18 @@ impl Engine {
 
     #[inline]
     fn schedule(&mut self, time: Nanos, event: Event) {
-        self.heap.push(Scheduled { time, seq: self.next_seq, event });
+        self.heap.push(Scheduled { key: (time as u128) << 64 | self.next_seq as u128, event });
         self.next_seq += 1;
     }
 
     /// Run until no event is left at or before `end`.
     pub fn run(&mut self) {
         while let Some(top) = self.heap.peek() {
-            if top.time > self.end {
+            if top.time() > self.end {
                 break;
             }
-            let Scheduled { time, event, .. } = self.heap.pop().expect("peeked");
+            let top = self.heap.pop().expect("peeked");
+            let (time, event) = (top.time(), top.event);
             self.now = time;
             self.events += 1;
             // FNV-1a style fold of (time, event): any change in order or timing changes the hash.
