@@ -63,14 +63,25 @@ fn ten_ms() -> Duration {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
-    /// Only "dumbbell" so far.
+    /// "dumbbell" (default) or "graph".
     #[serde(default = "dumbbell_name")]
     pub kind: String,
-    pub bottleneck: LinkCfg,
-    /// Access links of senders and receivers (both sides alike unless `receiver_access` is given).
-    pub access: LinkCfg,
+    /// Dumbbell: the shared link between the two routers.
+    #[serde(default)]
+    pub bottleneck: Option<LinkCfg>,
+    /// Dumbbell: access links of senders and receivers (both sides alike unless
+    /// `receiver_access` is given).
+    #[serde(default)]
+    pub access: Option<LinkCfg>,
     #[serde(default)]
     pub receiver_access: Option<LinkCfg>,
+    /// Graph: number of nodes, numbered from 0.
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    /// Graph: duplex links between nodes `a` and `b` ("forward" is a→b). Packets follow the
+    /// fewest hops; ties go to the link listed first.
+    #[serde(default)]
+    pub links: Vec<LinkCfg>,
 }
 
 fn dumbbell_name() -> String {
@@ -93,6 +104,15 @@ pub struct LinkCfg {
     /// Times at which a data packet is lost on the forward channel.
     #[serde(default)]
     pub losses: Vec<Duration>,
+    /// Graph links only: the end nodes.
+    #[serde(default)]
+    pub a: Option<u32>,
+    #[serde(default)]
+    pub b: Option<u32>,
+    /// Graph links only: sample this link's queues into the trace and report its forward
+    /// direction as the bottleneck (the first monitored link). The dumbbell monitors its bottleneck.
+    #[serde(default)]
+    pub monitor: Option<bool>,
 }
 
 fn forward() -> String {
@@ -288,6 +308,11 @@ pub struct FlowGroupCfg {
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
     #[serde(default)]
     pub tcp: Option<TcpCfg>,
+    /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
+    #[serde(default)]
+    pub src: Option<u32>,
+    #[serde(default)]
+    pub dst: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -435,8 +460,8 @@ mod tests {
     fn a_minimal_scenario_fills_in_the_defaults() {
         let s = Scenario::from_toml(MINIMAL, &[]).unwrap();
         assert_eq!(s.simulation.seed, 1);
-        assert_eq!(s.topology.bottleneck.bandwidth.0, 10_000_000);
-        assert_eq!(s.topology.access.delay.0, 1_000_000);
+        assert_eq!(s.topology.bottleneck.as_ref().unwrap().bandwidth.0, 10_000_000);
+        assert_eq!(s.topology.access.as_ref().unwrap().delay.0, 1_000_000);
         assert_eq!(s.tcp.mss.0, 1448);
         assert_eq!(s.flows[0].count, 2);
         assert_eq!(s.flows[0].bytes, None);
@@ -465,7 +490,7 @@ mod tests {
             &["topology.bottleneck.bandwidth=20Mbps".into(), "flows.0.count=5".into(), "simulation.seed=9".into(), "tcp.ecn=true".into()],
         )
         .unwrap();
-        assert_eq!(s.topology.bottleneck.bandwidth.0, 20_000_000);
+        assert_eq!(s.topology.bottleneck.unwrap().bandwidth.0, 20_000_000);
         assert_eq!(s.flows[0].count, 5);
         assert_eq!(s.simulation.seed, 9);
         assert!(s.tcp.ecn);

@@ -80,6 +80,8 @@ impl Ord for Scheduled {
 pub struct Flow {
     pub sender: Sender,
     pub receiver: Receiver,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub start: Nanos,
     /// When the last byte of a finite transfer reached the application.
     pub completed_at: Option<Nanos>,
@@ -91,8 +93,8 @@ pub struct Flow {
 }
 
 impl Flow {
-    pub fn new(sender: Sender, receiver: Receiver, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, start, completed_at: None, app_bytes, delivered_at_warmup: 0, rto_event_at: None, delack_event_at: None }
+    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, rto_event_at: None, delack_event_at: None }
     }
 }
 

@@ -100,7 +100,8 @@ pub struct SimResult {
     pub warmup: Nanos,
     pub flows: Vec<FlowSummary>,
     pub channels: Vec<ChannelSummary>,
-    /// Index into `channels` of the bottleneck's forward (data) direction.
+    /// Index into `channels` of the bottleneck's forward (data) direction: the dumbbell's
+    /// bottleneck, or a graph's first monitored link (channel 0 if none is).
     pub bottleneck: usize,
     pub aggregate_goodput_bps: f64,
     pub jain_index: Option<f64>,
@@ -287,6 +288,97 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     })
 }
 
+fn build_dumbbell(s: &Scenario, n: usize) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
+    let t = &s.topology;
+    if t.nodes.is_some() || !t.links.is_empty() {
+        return Err(invalid(if t.nodes.is_some() { "topology.nodes" } else { "topology.links" }, "only for kind = \"graph\""));
+    }
+    let need = |l: &Option<LinkCfg>, key: &str| l.clone().ok_or_else(|| invalid(key, "a dumbbell needs this link"));
+    let (bottleneck, access) = (need(&t.bottleneck, "topology.bottleneck")?, need(&t.access, "topology.access")?);
+    for (key, link) in [("topology.bottleneck", Some(&bottleneck)), ("topology.access", Some(&access)), ("topology.receiver_access", t.receiver_access.as_ref())] {
+        if let Some(l) = link {
+            reject_graph_keys(l, key)?;
+        }
+    }
+    for (g, group) in s.flows.iter().enumerate() {
+        if group.src.is_some() || group.dst.is_some() {
+            return Err(invalid(format!("flows[{g}].{}", if group.src.is_some() { "src" } else { "dst" }), "a dumbbell places flows itself; src/dst are for kind = \"graph\""));
+        }
+    }
+    let bottleneck = build_link(&bottleneck, "topology.bottleneck", true)?;
+    let access = build_link(&access, "topology.access", false)?;
+    let receiver_access = match &t.receiver_access {
+        Some(l) => build_link(l, "topology.receiver_access", false)?,
+        None => access.clone(),
+    };
+    let d = dumbbell(n, &access, bottleneck, &receiver_access);
+    let endpoints = d.senders.iter().copied().zip(d.receivers.iter().copied()).collect();
+    Ok((Network::build(d.n_nodes, d.links, s.simulation.seed), endpoints))
+}
+
+fn reject_graph_keys(l: &LinkCfg, key: &str) -> Result<(), ConfigError> {
+    for (name, set) in [("a", l.a.is_some()), ("b", l.b.is_some()), ("monitor", l.monitor.is_some())] {
+        if set {
+            return Err(invalid(format!("{key}.{name}"), "only for links of kind = \"graph\""));
+        }
+    }
+    Ok(())
+}
+
+fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
+    let t = &s.topology;
+    for (key, set) in [("topology.bottleneck", t.bottleneck.is_some()), ("topology.access", t.access.is_some()), ("topology.receiver_access", t.receiver_access.is_some())] {
+        if set {
+            return Err(invalid(key, "only for kind = \"dumbbell\"; a graph lists its links"));
+        }
+    }
+    let nodes = t.nodes.ok_or_else(|| invalid("topology.nodes", "a graph needs its number of nodes"))?;
+    if !(2..=10_000).contains(&nodes) {
+        return Err(invalid("topology.nodes", format!("{nodes} nodes; 2..10000 are supported")));
+    }
+    if t.links.is_empty() {
+        return Err(invalid("topology.links", "a graph needs at least one link"));
+    }
+    let mut links = Vec::with_capacity(t.links.len());
+    for (i, l) in t.links.iter().enumerate() {
+        let key = format!("topology.links[{i}]");
+        let end = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
+            let v = v.ok_or_else(|| invalid(format!("{key}.{name}"), "a graph link needs both end nodes a and b"))?;
+            if v >= nodes {
+                return Err(invalid(format!("{key}.{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+            }
+            Ok(v)
+        };
+        let (a, b) = (end(l.a, "a")?, end(l.b, "b")?);
+        if a == b {
+            return Err(invalid(format!("{key}.b"), "a link needs two different nodes"));
+        }
+        let spec = build_link(l, &key, l.monitor.unwrap_or(false))?;
+        let rename = |c: ChannelSpec, dir: &str| ChannelSpec { name: format!("links[{i}]{dir}"), ..c };
+        links.push(LinkSpec { a, b, forward: rename(spec.forward, ">"), reverse: rename(spec.reverse, "<") });
+    }
+    let network = Network::build(nodes as usize, links, s.simulation.seed);
+    let mut endpoints = Vec::new();
+    for (g, group) in s.flows.iter().enumerate() {
+        let node = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
+            let v = v.ok_or_else(|| invalid(format!("flows[{g}].{name}"), "flows in a graph need src and dst nodes"))?;
+            if v >= nodes {
+                return Err(invalid(format!("flows[{g}].{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+            }
+            Ok(v)
+        };
+        let (src, dst) = (node(group.src, "src")?, node(group.dst, "dst")?);
+        if src == dst {
+            return Err(invalid(format!("flows[{g}].dst"), "a flow needs two different nodes"));
+        }
+        if network.next_hop(src, dst).is_none() || network.next_hop(dst, src).is_none() {
+            return Err(invalid(format!("flows[{g}].dst"), format!("node {dst} cannot be reached from node {src}")));
+        }
+        endpoints.extend(std::iter::repeat_n((src, dst), group.count as usize));
+    }
+    Ok((network, endpoints))
+}
+
 /// Build the engine for a scenario, validating everything a parse could not.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     let sim = &s.simulation;
@@ -296,9 +388,6 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     if sim.warmup.0 >= sim.duration.0 {
         return Err(invalid("simulation.warmup", "must be shorter than the duration"));
     }
-    if s.topology.kind != "dumbbell" {
-        return Err(invalid("topology.kind", format!("unknown topology '{}' (known: dumbbell)", s.topology.kind)));
-    }
     if s.flows.is_empty() {
         return Err(invalid("flows", "at least one flow group is needed"));
     }
@@ -306,14 +395,12 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     if n == 0 || n > 10_000 {
         return Err(invalid("flows", format!("{n} flows in total; 1..10000 are supported")));
     }
-    let bottleneck = build_link(&s.topology.bottleneck, "topology.bottleneck", true)?;
-    let access = build_link(&s.topology.access, "topology.access", false)?;
-    let receiver_access = match &s.topology.receiver_access {
-        Some(l) => build_link(l, "topology.receiver_access", false)?,
-        None => access.clone(),
+    // Where each flow runs: (sender node, receiver node), in flow order.
+    let (network, endpoints) = match s.topology.kind.as_str() {
+        "dumbbell" => build_dumbbell(s, n as usize)?,
+        "graph" => build_graph(s)?,
+        other => return Err(invalid("topology.kind", format!("unknown topology '{other}' (known: dumbbell, graph)"))),
     };
-    let d = dumbbell(n as usize, &access, bottleneck, &receiver_access);
-    let network = Network::build(d.n_nodes, d.links, sim.seed);
 
     let base_tcp = build_tcp(&s.tcp, "tcp")?;
     let mut flows = Vec::with_capacity(n as usize);
@@ -331,10 +418,10 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             let f = flows.len();
             let start = group.start.0.saturating_add(group.start_step.0.saturating_mul(i));
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
-            let (src, dst) = (d.senders[f], d.receivers[f]);
+            let (src, dst) = endpoints[f];
             let sender = Sender::new(f as u32, src, dst, &tcp, app_bytes, estimator);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            flows.push(Flow::new(sender, receiver, start, app_bytes));
+            flows.push(Flow::new(sender, receiver, src, dst, start, app_bytes));
         }
     }
     Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0))
@@ -367,8 +454,8 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             let w = f.sender.window();
             FlowSummary {
                 flow: i as u32,
-                src: i as u32,
-                dst: (e.flows.len() + 2 + i) as u32,
+                src: f.src,
+                dst: f.dst,
                 start: f.start,
                 completed_at: f.completed_at,
                 bytes_delivered: f.receiver.stats.bytes_delivered,
@@ -425,7 +512,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
         jain_index: jain_index(&goodputs),
         flows,
         channels,
-        bottleneck: 0,
+        bottleneck: e.network.channels.iter().position(|c| c.monitored).unwrap_or(0),
         events: e.events,
         event_hash: e.event_hash,
         trace: e.trace,

@@ -266,8 +266,84 @@ fn every_example_scenario_parses_and_builds() {
         let s = Scenario::from_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         build(&s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(s.simulation.duration.0, 60 * SEC);
-        assert_eq!(s.topology.bottleneck.delay.0, 20 * MS);
-        n += 1;
+        if s.topology.kind == "dumbbell" {
+            assert_eq!(s.topology.bottleneck.as_ref().map(|b| b.delay.0), Some(20 * MS));
+            n += 1;
+        }
     }
-    assert_eq!(n, 9);
+    assert_eq!(n, 9, "dumbbell-n{{1,10,50}}-{{droptail,red,red-ecn}}");
+}
+
+/// Three nodes in a line, 0 — 1 — 2, then a slow direct link 0 — 2 when `direct` is set.
+fn line_graph(direct: bool, flows: &str) -> String {
+    let shortcut = if direct { "[[topology.links]]\na = 0\nb = 2\nbandwidth = \"1Mbps\"\ndelay = \"50ms\"\n" } else { "" };
+    format!(
+        r#"
+        [simulation]
+        duration = "2s"
+        [topology]
+        kind = "graph"
+        nodes = 3
+        [[topology.links]]
+        a = 0
+        b = 1
+        bandwidth = "10Mbps"
+        delay = "10ms"
+        monitor = true
+        [[topology.links]]
+        a = 1
+        b = 2
+        bandwidth = "10Mbps"
+        delay = "10ms"
+        {shortcut}
+        {flows}
+        "#
+    )
+}
+
+#[test]
+fn a_graph_flow_crosses_each_hop_with_its_own_serialisation_and_delay() {
+    // One 1448-byte segment (1500 B on the wire): 1.2 ms + 10 ms on each of two hops = 22.4 ms.
+    let r = sim(&line_graph(false, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(22_400_000));
+    assert_eq!((r.flows[0].src, r.flows[0].dst), (0, 2));
+    assert_eq!(r.channels[r.bottleneck].name, "links[0]>", "the monitored link is the reported bottleneck");
+}
+
+#[test]
+fn graph_routes_take_the_fewest_hops_even_over_a_slower_link() {
+    // The direct 1 Mb/s 50 ms link wins over two fast hops: 1500·8/1 Mb/s = 12 ms + 50 ms.
+    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(62_000_000));
+    // And a flow to the middle node still uses its own link.
+    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 1\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(11_200_000));
+}
+
+#[test]
+fn graph_mistakes_name_the_key() {
+    let cases = [
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 7"), "flows[0].dst: node 7 does not exist"),
+        (line_graph(false, "[[flows]]\nsrc = 0"), "flows[0].dst: flows in a graph need src and dst"),
+        (line_graph(false, "[[flows]]\nsrc = 1\ndst = 1"), "flows[0].dst: a flow needs two different nodes"),
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("nodes = 3", "nodes = 4").replace("dst = 2", "dst = 3"), "flows[0].dst: node 3 cannot be reached from node 0"),
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("b = 2", "b = 5"), "topology.links[1].b: node 5 does not exist"),
+        (one_flow("src = 0"), "flows[0].src: a dumbbell places flows itself"),
+        (one_flow("").replace("delay = \"20ms\"", "delay = \"20ms\"\nmonitor = true"), "topology.bottleneck.monitor: only for links"),
+    ];
+    for (text, needle) in cases {
+        let err = run_toml(&text, &[]).err().unwrap_or_else(|| panic!("accepted: {needle}")).to_string();
+        assert!(err.starts_with(needle), "{err}");
+    }
+}
+
+#[test]
+fn in_a_parking_lot_the_long_flow_gets_less_than_the_one_hop_flows() {
+    let r = sim(&example("parking-lot"), &["simulation.duration=30s", "simulation.warmup=5s"]);
+    let long = r.flows[0].goodput_bps;
+    for cross in &r.flows[1..] {
+        assert!(long < cross.goodput_bps, "long {long} vs cross {}", cross.goodput_bps);
+    }
+    // Each link carries the long flow and one cross flow: together they fill it.
+    assert!(long + r.flows[1].goodput_bps > 0.9 * 10e6 * 1448.0 / 1500.0);
 }
