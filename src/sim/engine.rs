@@ -86,15 +86,16 @@ pub struct Flow {
     /// When the last byte of a finite transfer reached the application.
     pub completed_at: Option<Nanos>,
     pub app_bytes: u64,
-    /// Bytes delivered when measurement began (warm-up).
+    /// Bytes delivered and sent when measurement began (warm-up).
     pub delivered_at_warmup: u64,
+    pub sent_at_warmup: u64,
     rto_event_at: Option<Nanos>,
     delack_event_at: Option<Nanos>,
 }
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, rto_event_at: None, delack_event_at: None }
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, rto_event_at: None, delack_event_at: None }
     }
 }
 
@@ -216,11 +217,12 @@ impl Engine {
                     let q = c.queue.fifo();
                     self.trace.queue(now, i as u32, q.len() as u32, q.bytes(), c.queue.average());
                 }
-                self.schedule(now + self.sample_interval, Event::QueueSample);
+                self.schedule(now.saturating_add(self.sample_interval), Event::QueueSample);
             }
             Event::Warmup => {
                 for f in &mut self.flows {
                     f.delivered_at_warmup = f.receiver.stats.bytes_delivered;
+                    f.sent_at_warmup = f.sender.stats.bytes_sent;
                 }
                 for (b, c) in self.busy_at_warmup.iter_mut().zip(&self.network.channels) {
                     *b = c.stats.busy_time;
@@ -282,6 +284,11 @@ impl Engine {
 
     /// Hand a packet at `node` to the channel towards its destination.
     fn forward(&mut self, node: NodeId, pkt: Packet) {
+        if node == pkt.dst {
+            // A signal generated at the destination's own node (a quench from its access queue).
+            self.deliver(pkt);
+            return;
+        }
         let now = self.now;
         let Some(ch) = self.network.next_hop(node, pkt.dst) else {
             return; // unreachable: validation rejects such scenarios, so this is never hit

@@ -121,7 +121,7 @@ impl Channel {
                 let t = tx_time(p.size as u64, self.bandwidth);
                 self.stats.busy_time += t;
                 self.on_wire = Some(p);
-                Some(now + t)
+                Some(now.saturating_add(t))
             }
             None => {
                 self.queue.on_idle(now);
@@ -144,7 +144,7 @@ impl Channel {
                 self.stats.drops[DropCause::Corruption as usize] += 1;
                 Departure::Lost(p, DropCause::Corruption)
             } else {
-                Departure::Arrives(p, now + self.delay)
+                Departure::Arrives(p, now.saturating_add(self.delay))
             }
         });
         (departure, self.start_next(now))

@@ -224,17 +224,18 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         other => return Err(invalid(format!("{key}.error_direction"), format!("'{other}' is not forward, reverse or both"))),
     };
     let losses: Vec<Nanos> = cfg.losses.iter().map(|d| d.0).collect();
+    let short = key.rsplit('.').next().unwrap_or(key);
     let channel = |name: &str, with_errors: bool| ChannelSpec {
         bandwidth: cfg.bandwidth.0,
         delay: cfg.delay.0,
         queue: queue.clone(),
         errors: if with_errors { errors.clone() } else { ErrorModel::None },
-        losses: if with_errors { losses.clone() } else { Vec::new() },
+        // Scheduled losses hit data, which travels forward whatever the error direction.
+        losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
         name: name.into(),
         monitored,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
-    let short = key.rsplit('.').next().unwrap_or(key);
     Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })
 }
 
@@ -333,8 +334,8 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
         }
     }
     let nodes = t.nodes.ok_or_else(|| invalid("topology.nodes", "a graph needs its number of nodes"))?;
-    if !(2..=10_000).contains(&nodes) {
-        return Err(invalid("topology.nodes", format!("{nodes} nodes; 2..10000 are supported")));
+    if !(2..=2000).contains(&nodes) {
+        return Err(invalid("topology.nodes", format!("{nodes} nodes; 2..2000 are supported")));
     }
     if t.links.is_empty() {
         return Err(invalid("topology.links", "a graph needs at least one link"));
@@ -392,8 +393,13 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
         return Err(invalid("flows", "at least one flow group is needed"));
     }
     let n: u64 = s.flows.iter().map(|g| g.count as u64).sum();
-    if n == 0 || n > 10_000 {
-        return Err(invalid("flows", format!("{n} flows in total; 1..10000 are supported")));
+    // Routing keeps a next-hop table of nodes², so flows (two hosts each) and nodes are bounded.
+    if n == 0 || n > 1000 {
+        return Err(invalid("flows", format!("{n} flows in total; 1..1000 are supported")));
+    }
+    let interval = sim.queue_sample_interval.0;
+    if interval > 0 && sim.duration.0 / interval > 10_000_000 {
+        return Err(invalid("simulation.queue_sample_interval", "more than 10 million samples: use a longer interval or \"0s\" for none"));
     }
     // Where each flow runs: (sender node, receiver node), in flow order.
     let (network, endpoints) = match s.topology.kind.as_str() {
@@ -462,7 +468,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 bytes_received: f.receiver.stats.bytes_received,
                 bytes_sent: st.bytes_sent,
                 goodput_bps: rate(delivered),
-                throughput_bps: if warmup == 0 { rate(st.bytes_sent) } else { rate(st.bytes_sent) * delivered as f64 / f.receiver.stats.bytes_delivered.max(1) as f64 },
+                throughput_bps: rate(st.bytes_sent - f.sent_at_warmup.min(st.bytes_sent)),
                 retx_timeout: st.retx_timeout,
                 retx_fast: st.retx_fast,
                 retx_spurious: spurious[i],

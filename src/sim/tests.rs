@@ -244,6 +244,9 @@ fn scenario_mistakes_are_reported_with_the_key_not_a_panic() {
         ("simulation.duration=0s", "simulation.duration: must be positive"),
         ("flows.0.count=0", "flows: 0 flows"),
         ("tcp.delayed_ack=sometimes", "tcp.delayed_ack: cannot read 'sometimes'"),
+        ("flows.0.count=5000", "flows: 5000 flows in total; 1..1000"),
+        ("simulation.queue_sample_interval=1ns", "simulation.queue_sample_interval: more than 10 million"),
+        ("topology.bottleneck.delay=\"1000000000s\"", ""),
         ("topology.bottleneck.queue.kind=red", ""),
     ];
     for (o, needle) in cases {
@@ -346,4 +349,14 @@ fn in_a_parking_lot_the_long_flow_gets_less_than_the_one_hop_flows() {
     }
     // Each link carries the long flow and one cross flow: together they fill it.
     assert!(long + r.flows[1].goodput_bps > 0.9 * 10e6 * 1448.0 / 1500.0);
+}
+
+#[test]
+fn a_quench_raised_at_the_senders_own_access_queue_reaches_it() {
+    // The sender's access queue signals at 2 packets: the message is born at the sender's node.
+    let r = sim(
+        &example("dumbbell-n1-droptail"),
+        &["simulation.duration=3s", "topology.access.bandwidth=10Mbps", "topology.access.queue.kind=threshold", "topology.access.queue.tau=2"],
+    );
+    assert!(r.flows[0].quench_reductions > 0);
 }

@@ -131,7 +131,7 @@ impl Receiver {
                 if self.unacked_segments >= d.segments {
                     self.send_ack(now, out);
                 } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + d.timeout);
+                    self.delack_deadline = Some(now.saturating_add(d.timeout));
                 }
             }
             _ => self.send_ack(now, out),

@@ -176,6 +176,9 @@ impl Sender {
             let seq = self.snd_nxt;
             let cause = (seq < self.snd_max).then_some(RetxCause::Timeout);
             let sent = self.transmit(seq, now, cause, out, trace);
+            if sent == 0 {
+                break; // no such segment: cannot happen with fixed segment boundaries, never spin
+            }
             self.snd_nxt += sent as u64;
         }
     }
