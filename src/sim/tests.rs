@@ -360,3 +360,21 @@ fn a_quench_raised_at_the_senders_own_access_queue_reaches_it() {
     );
     assert!(r.flows[0].quench_reductions > 0);
 }
+
+#[test]
+fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
+    for info in crate::rtt::registry() {
+        let r = sim(
+            &one_flow("start = \"0s\"\nbytes = \"2MB\""),
+            &["simulation.duration=30s", &format!("tcp.rto.estimator={}", info.name), "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"],
+        );
+        let f = &r.flows[0];
+        assert_eq!(f.bytes_delivered, 2_000_000, "{}", info.name);
+        assert!(f.rtt_samples > 10, "{}", info.name);
+        // Every RTO in the trace respects the estimator's own cap.
+        let cap = crate::rtt::build(info.name, &[]).unwrap();
+        let max_rto = crate::rtt::RttEstimator::max_rto(&cap);
+        assert!(r.trace.window.rto.iter().all(|&rto| rto > 0 && rto <= max_rto), "{}", info.name);
+        println!("{:>12}: completed at {:.3} s, {} timeouts, {} spurious", info.name, f.completed_at.unwrap() as f64 / 1e9, f.timeouts, f.retx_spurious);
+    }
+}
