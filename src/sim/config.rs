@@ -137,6 +137,8 @@ pub struct QueueCfg {
     pub ecn: Option<bool>,
     /// Typical packet size for RED's idle-time decay; default 1500B.
     pub mean_packet: Option<ByteSize>,
+    /// RED byte mode: scale the drop probability by size / this maximum packet size.
+    pub byte_mode_max: Option<ByteSize>,
     /// Threshold queue: signal the sender at this occupancy (packets).
     pub tau: Option<u64>,
 }
@@ -160,6 +162,7 @@ impl Default for QueueCfg {
             gentle: None,
             ecn: None,
             mean_packet: None,
+            byte_mode_max: None,
             tau: None,
         }
     }

@@ -136,7 +136,7 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
     if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
         return Err(invalid(format!("{key}.limit"), "a queue must hold at least one packet"));
     }
-    let red_only = [("min_th", cfg.min_th.is_some()), ("max_th", cfg.max_th.is_some()), ("w_q", cfg.w_q.is_some()), ("max_p", cfg.max_p.is_some()), ("gentle", cfg.gentle.is_some()), ("ecn", cfg.ecn.is_some()), ("mean_packet", cfg.mean_packet.is_some())];
+    let red_only = [("min_th", cfg.min_th.is_some()), ("max_th", cfg.max_th.is_some()), ("w_q", cfg.w_q.is_some()), ("max_p", cfg.max_p.is_some()), ("gentle", cfg.gentle.is_some()), ("ecn", cfg.ecn.is_some()), ("mean_packet", cfg.mean_packet.is_some()), ("byte_mode_max", cfg.byte_mode_max.is_some())];
     let reject = |names: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
         match names.iter().find(|(_, set)| *set) {
             Some((name, _)) => Err(invalid(format!("{key}.{name}"), format!("does not apply to kind = \"{kind}\""))),
@@ -172,7 +172,14 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
             let mean_packet = cfg.mean_packet.map_or(1500, |b| b.0).max(1);
             Ok(Queue::Red(Red::new(
                 limit,
-                RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false), mean_tx_time: tx_time(mean_packet, bandwidth) },
+                RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false),
+                    mean_tx_time: tx_time(mean_packet, bandwidth),
+                    byte_mode_max_size: match cfg.byte_mode_max {
+                        Some(b) if b.0 == 0 || b.0 > u32::MAX as u64 => return Err(invalid(format!("{key}.byte_mode_max"), "must be a positive packet size")),
+                        Some(b) => Some(b.0 as u32),
+                        None => None,
+                    },
+                },
             )))
         }
         other => Err(invalid(format!("{key}.kind"), format!("unknown queue '{other}' (known: droptail, red, threshold)"))),

@@ -23,6 +23,9 @@ pub struct RedConfig {
     pub ecn: bool,
     /// Transmission time of a typical packet, the unit of idle time in the decay (paper: `s`).
     pub mean_tx_time: Nanos,
+    /// Byte mode (paper §4 / ns-2 `bytes_`): p_b ← p_b·size/max_size, so small packets (ACKs)
+    /// are marked less often. `None`: packet mode.
+    pub byte_mode_max_size: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -73,7 +76,7 @@ impl Red {
         }
     }
 
-    fn decide(&mut self, rng: &mut Stream) -> Decision {
+    fn decide(&mut self, size: u32, rng: &mut Stream) -> Decision {
         let RedConfig { min_th, max_th, max_p, gentle, .. } = self.cfg;
         let avg = self.avg;
         let p_b = if avg < min_th {
@@ -86,6 +89,10 @@ impl Red {
         } else {
             self.count = 0;
             return Decision::Forced;
+        };
+        let p_b = match self.cfg.byte_mode_max_size {
+            Some(max) => p_b * size as f64 / max.max(1) as f64,
+            None => p_b,
         };
         self.count += 1;
         // p_a = p_b / (1 − count·p_b): spreads marks evenly between drops (paper §4).
@@ -101,7 +108,7 @@ impl Red {
 
     pub fn enqueue(&mut self, mut pkt: Packet, now: Nanos, rng: &mut Stream) -> Verdict {
         self.update_average(now);
-        let marked = match self.decide(rng) {
+        let marked = match self.decide(pkt.size, rng) {
             Decision::Pass => false,
             Decision::Early if self.cfg.ecn && pkt.ecn != Ecn::NotEct => {
                 pkt.ecn = Ecn::Ce;
@@ -123,7 +130,7 @@ mod tests {
     use crate::sim::rng::Component;
 
     fn cfg(ecn: bool, gentle: bool) -> RedConfig {
-        RedConfig { min_th: 5.0, max_th: 15.0, w_q: 0.002, max_p: 0.1, gentle, ecn, mean_tx_time: 1_200_000 }
+        RedConfig { min_th: 5.0, max_th: 15.0, w_q: 0.002, max_p: 0.1, gentle, ecn, mean_tx_time: 1_200_000, byte_mode_max_size: None }
     }
 
     fn red_with_avg(avg: f64, c: RedConfig) -> Red {
@@ -215,5 +222,22 @@ mod tests {
             })
             .count();
         assert!(passed > 0, "gentle RED lets some packets through at 1.07·max_th");
+    }
+
+    #[test]
+    fn byte_mode_drops_small_packets_less_often() {
+        let drop_rate = |size: u32| {
+            let mut r = red_with_avg(10.0, RedConfig { w_q: 1e-12, byte_mode_max_size: Some(1500), ..cfg(false, false) });
+            let mut rng = Stream::new(11, Component::Queue(0));
+            let drops = (0..20_000)
+                .filter(|_| {
+                    r.fifo = Fifo::new(Limit::Packets(1000));
+                    matches!(r.enqueue(test_packet(size), 0, &mut rng), Verdict::Dropped(_))
+                })
+                .count();
+            drops as f64 / 20_000.0
+        };
+        let (big, small) = (drop_rate(1500), drop_rate(150));
+        assert!(small * 3.0 < big, "1500 B: {big}, 150 B: {small}");
     }
 }
