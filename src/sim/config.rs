@@ -206,6 +206,10 @@ pub struct TcpCfg {
     pub timestamps: bool,
     #[serde(default)]
     pub ecn: bool,
+    /// ssthresh when the timer expires during fast recovery: "keep" (default, Linux) or
+    /// "halve-flight" (RFC 5681 eq. 4 literally, as ns-3 does).
+    #[serde(default = "keep")]
+    pub recovery_timeout: String,
     /// "timed" (one segment per RTT, default) or "every-ack"; ignored with timestamps.
     #[serde(default = "timed")]
     pub rtt_sampling: String,
@@ -234,6 +238,9 @@ fn rwnd_default() -> ByteSize {
 fn off() -> String {
     "off".into()
 }
+fn keep() -> String {
+    "keep".into()
+}
 fn timed() -> String {
     "timed".into()
 }
@@ -252,6 +259,7 @@ impl Default for TcpCfg {
             timestamps: false,
             ecn: false,
             rtt_sampling: timed(),
+            recovery_timeout: keep(),
             rto: RtoCfg::default(),
         }
     }

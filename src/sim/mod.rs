@@ -26,7 +26,7 @@ use engine::{Engine, Flow};
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{droptail::DropTail, red::{Red, RedConfig}, threshold::Threshold, DropCause, Queue};
-use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, Sampling, TcpConfig};
+use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 use units::{tx_time, Limit};
@@ -278,6 +278,11 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         "every-ack" | "every_ack" => Sampling::EveryAck,
         other => return Err(invalid(format!("{key}.rtt_sampling"), format!("'{other}' is not timed or every-ack"))),
     };
+    let recovery_timeout = match cfg.recovery_timeout.as_str() {
+        "keep" => RecoveryTimeout::Keep,
+        "halve-flight" => RecoveryTimeout::HalveFlight,
+        other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     Ok(TcpConfig {
@@ -290,6 +295,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         timestamps: cfg.timestamps,
         sampling,
         ecn: cfg.ecn,
+        recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
         estimator_params,
         cc,

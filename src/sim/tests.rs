@@ -378,3 +378,17 @@ fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
         println!("{:>12}: completed at {:.3} s, {} timeouts, {} spurious", info.name, f.completed_at.unwrap() as f64 / 1e9, f.timeouts, f.retx_spurious);
     }
 }
+
+#[test]
+fn halving_the_flight_grown_during_recovery_sends_a_lone_flow_into_repeated_overshoot() {
+    // With a 40-packet buffer, slow start overshoots by ~80 segments; NewReno repairs one per RTT,
+    // the impatient timer fires, and FlightSize then includes everything sent during recovery.
+    // Halving that (RFC 5681 eq. 4 read literally) restarts slow start towards a target above
+    // BDP + buffer, again and again; keeping recovery's ssthresh (Linux) breaks the cycle.
+    let text = example("dumbbell-n1-droptail");
+    let run = |mode: &str| sim(&text, &["topology.bottleneck.queue.limit=40p", &format!("tcp.recovery_timeout={mode}")]);
+    let (keep, halve) = (run("keep"), run("halve-flight"));
+    let (k, h) = (&keep.flows[0], &halve.flows[0]);
+    assert!(h.timeouts >= 5 * k.timeouts.max(1), "timeouts: keep {} vs halve-flight {}", k.timeouts, h.timeouts);
+    assert!(h.goodput_bps < 0.7 * k.goodput_bps, "goodput: keep {} vs halve-flight {}", k.goodput_bps, h.goodput_bps);
+}

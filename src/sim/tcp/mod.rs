@@ -22,6 +22,17 @@ pub enum Sampling {
     EveryAck,
 }
 
+/// What ssthresh becomes when the retransmission timer expires during fast recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryTimeout {
+    /// Keep the ssthresh the recovery set: one reduction per loss episode (Linux
+    /// `tcp_enter_loss`). Default.
+    Keep,
+    /// RFC 5681 eq. (4) read literally: max(FlightSize/2, 2·SMSS), with the flight NewReno grew
+    /// during recovery (ns-3's TcpSocketBase does this).
+    HalveFlight,
+}
+
 /// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DelayedAck {
@@ -58,6 +69,7 @@ pub struct TcpConfig {
     pub sampling: Sampling,
     /// ECN-capable endpoints (RFC 3168 §6); negotiation assumed successful.
     pub ecn: bool,
+    pub recovery_timeout: RecoveryTimeout,
     /// RTO estimator name and parameters, as for [`crate::rtt::build`].
     pub estimator: String,
     pub estimator_params: Vec<(String, String)>,
@@ -76,6 +88,7 @@ impl Default for TcpConfig {
             timestamps: false,
             sampling: Sampling::Timed,
             ecn: false,
+            recovery_timeout: RecoveryTimeout::Keep,
             estimator: "rfc6298".into(),
             estimator_params: Vec::new(),
             cc: cc::CcKind::NewReno,

@@ -2,7 +2,7 @@
 //! management, ECN reaction (RFC 3168 §6.1.2). Sequence numbers count payload bytes from 0.
 
 use super::cc::{CongestionControl, CongestionOps, Signal, Window};
-use super::{Sampling, TcpConfig};
+use super::{RecoveryTimeout, Sampling, TcpConfig};
 use crate::rtt::timer::{karn_accepts, Backoff};
 use crate::rtt::{Context, Estimator, RttEstimator};
 use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet};
@@ -44,6 +44,7 @@ pub struct Sender {
     timestamps: bool,
     sampling: Sampling,
     ecn: bool,
+    recovery_timeout: RecoveryTimeout,
     /// Bytes the application hands over in total (u64::MAX: unlimited).
     app_bytes: u64,
     snd_una: u64,
@@ -86,6 +87,7 @@ impl Sender {
             timestamps: cfg.timestamps,
             sampling: cfg.sampling,
             ecn: cfg.ecn,
+            recovery_timeout: cfg.recovery_timeout,
             app_bytes,
             snd_una: 0,
             snd_nxt: 0,
@@ -401,7 +403,7 @@ impl Sender {
         // tcp_enter_loss keeps ssthresh when the RTO fires in Recovery. Halving FlightSize here
         // instead would use a flight inflated by the new data NewReno sent during recovery, and
         // send the flow back into an overshooting slow start again and again.
-        let same_episode = self.in_recovery && self.recover.is_some_and(|r| self.snd_una < r);
+        let same_episode = self.recovery_timeout == RecoveryTimeout::Keep && self.in_recovery && self.recover.is_some_and(|r| self.snd_una < r);
         if self.backoff.count() == 0 && !same_episode {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
             let flight = self.flight();
