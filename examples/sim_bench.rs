@@ -4,6 +4,7 @@
 //!     cargo run --release --example sim_bench -- [SCENARIO.toml] [REPEATS] [--set key=value ...]
 
 use rttlab::sim::{config::Scenario, run};
+use std::io::Write;
 use std::time::Instant;
 
 /// CPU time of this thread in nanoseconds (Linux schedstat), if available: unlike wall time it
@@ -26,7 +27,7 @@ fn main() {
     let scenario = match Scenario::from_file(path.as_ref(), &overrides) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            elet _ = writeln!(out, "error: {e}");
             std::process::exit(2);
         }
     };
@@ -39,7 +40,7 @@ fn main() {
         let r = match run(&scenario) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("error: {e}");
+                elet _ = writeln!(out, "error: {e}");
                 std::process::exit(2);
             }
         };
@@ -52,14 +53,16 @@ fn main() {
     let r = result.expect("at least one run");
     times.sort_by(f64::total_cmp);
     cpu.sort_by(f64::total_cmp);
-    println!("{path}: {} events, hash {:016x}", r.events, r.event_hash);
-    println!("wall time per run: min {:.2} ms, median {:.2} ms over {} runs", times[0] * 1e3, times[times.len() / 2] * 1e3, times.len());
+    // A closed pipe (`| head`) ends the output quietly instead of panicking.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{path}: {} events, hash {:016x}", r.events, r.event_hash);
+    let _ = writeln!(out, "wall time per run: min {:.2} ms, median {:.2} ms over {} runs", times[0] * 1e3, times[times.len() / 2] * 1e3, times.len());
     if !cpu.is_empty() {
-        println!("CPU time per run:  min {:.2} ms, median {:.2} ms", cpu[0] * 1e3, cpu[cpu.len() / 2] * 1e3);
+        let _ = writeln!(out, "CPU time per run:  min {:.2} ms, median {:.2} ms", cpu[0] * 1e3, cpu[cpu.len() / 2] * 1e3);
     }
-    println!("{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>6}", "flow", "goodput", "rtx-to", "rtx-fast", "spur", "timeouts", "ecn");
+    let _ = writeln!(out, "{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>6}", "flow", "goodput", "rtx-to", "rtx-fast", "spur", "timeouts", "ecn");
     for f in &r.flows {
-        println!(
+        let _ = writeln!(out, 
             "{:>4} {:>9.3} Mb/s {:>6} {:>8} {:>8} {:>8} {:>6}",
             f.flow,
             f.goodput_bps / 1e6,
@@ -71,7 +74,7 @@ fn main() {
         );
     }
     let b = &r.channels[r.bottleneck];
-    println!(
+    let _ = writeln!(out, 
         "aggregate {:.3} Mb/s, Jain {:.4}, bottleneck utilisation {:.4}, drops overflow {} aqm {}, marks {}",
         r.aggregate_goodput_bps / 1e6,
         r.jain_index.unwrap_or(f64::NAN),

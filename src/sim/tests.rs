@@ -392,3 +392,22 @@ fn halving_the_flight_grown_during_recovery_sends_a_lone_flow_into_repeated_over
     assert!(h.timeouts >= 5 * k.timeouts.max(1), "timeouts: keep {} vs halve-flight {}", k.timeouts, h.timeouts);
     assert!(h.goodput_bps < 0.7 * k.goodput_bps, "goodput: keep {} vs halve-flight {}", k.goodput_bps, h.goodput_bps);
 }
+
+#[test]
+fn karn_keeps_samples_from_retransmitted_segments_out_in_both_sampling_modes() {
+    // A 10 ms constant RTO against a 45.49 ms path retransmits nearly every segment. A sample
+    // taken from a retransmitted segment would be timed from its resend and come out shorter than
+    // the path's minimum RTT (45.48992 ms, worked out in the tiny-transfer test); Karn forbids it.
+    for mode in ["timed", "every-ack"] {
+        let r = sim(
+            &one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rto = { estimator = \"constant\", rto = \"10ms\" } }"),
+            &["simulation.duration=30s", &format!("tcp.rtt_sampling={mode}")],
+        );
+        assert!(r.flows[0].retx_timeout > 20, "{mode}: the short RTO must bite");
+        assert!(!r.trace.rtt.sample.is_empty(), "{mode}: some segments were never retransmitted");
+        assert!(r.trace.rtt.sample.iter().all(|&s| s >= 45_489_920), "{mode}: {:?}", r.trace.rtt.sample.iter().min());
+    }
+    // Without the short RTO, every-ACK sampling yields a sample per ACK, timed about one per RTT.
+    let count = |mode: &str| sim(&one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rwnd = \"57920B\" }"), &[&format!("tcp.rtt_sampling={mode}")]).flows[0].rtt_samples;
+    assert!(count("every-ack") > 5 * count("timed"), "{} vs {}", count("every-ack"), count("timed"));
+}
