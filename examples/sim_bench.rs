@@ -27,7 +27,7 @@ fn main() {
     let scenario = match Scenario::from_file(path.as_ref(), &overrides) {
         Ok(s) => s,
         Err(e) => {
-            elet _ = writeln!(out, "error: {e}");
+            eprintln!("error: {e}");
             std::process::exit(2);
         }
     };
@@ -40,7 +40,7 @@ fn main() {
         let r = match run(&scenario) {
             Ok(r) => r,
             Err(e) => {
-                elet _ = writeln!(out, "error: {e}");
+                eprintln!("error: {e}");
                 std::process::exit(2);
             }
         };
