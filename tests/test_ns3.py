@@ -1,4 +1,4 @@
-"""rttlab's simulator against ns-3 on the RED + ECN dumbbell (docs/validation.md).
+"""rttlab's simulator against ns-3 on the RED + ECN dumbbell (docs/ns3-comparison.md).
 
 Opt-in (`RTTLAB_NS3=1`): importing the ns-3 wheel alone takes 10-30 s."""
 
