@@ -531,3 +531,65 @@ mod tests {
         assert_eq!(s.tcp.rto.param_pairs(), vec![("k".to_string(), "4".to_string()), ("min_rto".to_string(), "200ms".to_string())]);
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEYS: &[&str] = &[
+        "simulation.duration",
+        "simulation.seed",
+        "simulation.warmup",
+        "topology.kind",
+        "topology.bottleneck.bandwidth",
+        "topology.bottleneck.delay",
+        "topology.bottleneck.queue.kind",
+        "topology.bottleneck.queue.limit",
+        "topology.bottleneck.queue.min_th",
+        "topology.bottleneck.queue.max_p",
+        "topology.bottleneck.error.kind",
+        "topology.bottleneck.error.per",
+        "topology.bottleneck.losses",
+        "tcp.mss",
+        "tcp.init_cwnd",
+        "tcp.delayed_ack",
+        "tcp.rto.estimator",
+        "tcp.rto.min_rto",
+        "flows.0.count",
+        "flows.0.bytes",
+        "flows.1.count",
+        "nonsense.deep.key",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|v| v.to_string()),
+            any::<f64>().prop_map(|v| v.to_string()),
+            "[a-zA-Z0-9 .\"\\[\\]{}=,-]{0,12}",
+            Just("\"red\"".to_string()),
+            Just("\"1e400\"".to_string()),
+            Just("[\"1s\", \"x\"]".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Whatever a user types after --set, parsing and building answer with a result, never
+        /// a panic (the run itself is not started: a valid scenario may legitimately be long).
+        #[test]
+        fn overrides_never_panic_the_parser_or_the_builder(k in 0..KEYS.len(), v in value(), k2 in 0..KEYS.len(), v2 in value()) {
+            let base = include_str!("../../examples/scenarios/dumbbell-n10-red-ecn.toml");
+            let overrides = vec![format!("{}={v}", KEYS[k]), format!("{}={v2}", KEYS[k2])];
+            if let Ok(s) = Scenario::from_toml(base, &overrides) {
+                let _ = crate::sim::build(&s);
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics_the_parser(text in "\\PC{0,200}") {
+            let _ = Scenario::from_toml(&text, &[]);
+        }
+    }
+}
