@@ -1,7 +1,7 @@
 //! Bulk-data TCP sender: NewReno loss recovery (RFC 5681 §3.2, RFC 6582 §3.2), RFC 6298 timer
 //! management, ECN reaction (RFC 3168 §6.1.2). Sequence numbers count payload bytes from 0.
 
-use super::cc::{CongestionControl, CongestionOps, Signal, Window};
+use super::cc::{AckEvent, CongestionControl, CongestionOps, Signal, Window};
 use super::{RecoveryTimeout, Sampling, TcpConfig};
 use crate::rtt::timer::{karn_accepts, Backoff};
 use crate::rtt::{Context, Estimator, RttEstimator};
@@ -274,6 +274,14 @@ impl Sender {
             return; // acknowledges data never sent: ignore (RFC 793 §3.9)
         }
         self.rwnd = pkt.rwnd;
+        let event = AckEvent {
+            now,
+            acked: pkt.ack.saturating_sub(self.snd_una),
+            dupack: pkt.ack == self.snd_una && self.flight() > 0,
+            ece: self.ecn && pkt.ece,
+            in_recovery: self.in_recovery,
+        };
+        self.cc.on_ack_event(&self.win, &event);
         if pkt.ack > self.snd_una {
             self.on_new_ack(pkt, now, out, trace);
         } else if pkt.ack == self.snd_una && self.flight() > 0 {

@@ -2,9 +2,19 @@
 //! (dupACK counting, NewReno partial ACKs, the RTO) stay in the sender; a scheme decides the numbers,
 //! like Linux's `tcp_congestion_ops` (`cong_avoid`, `ssthresh`, `pkts_acked`, `cwnd_event`).
 //!
-//! Adding a scheme (Westwood+, Vegas, SpecTCP, SmoothTCP): one file here implementing
-//! [`CongestionOps`], one variant in [`CongestionControl`] and [`CcKind`], one name in
-//! [`CcKind::parse`]. The engine and the sender are untouched.
+//! Adding a scheme: one file here implementing [`CongestionOps`], one variant in
+//! [`CongestionControl`] and [`CcKind`], one name in [`CcKind::parse`]. The engine and the sender
+//! are untouched. What each planned scheme would use (ALGORITHMS.md §§8–11):
+//! - Westwood+ (§9.4): count bytes per ACK in `on_ack_event` (a dupACK counts one MSS), RTT_min
+//!   from `on_rtt_sample`, answer `ssthresh` with bw_est·RTT_min and set cwnd = ssthresh in
+//!   `on_recovery_exit`.
+//! - Vegas (§9.5): per-RTT Expected/Actual from `on_rtt_sample` (best with timestamps or
+//!   every-ACK sampling), window change in `on_ack`.
+//! - SpecTCP / loss discriminators (§8, §9.10): classify in `ssthresh` by [`Signal`] and the ECE
+//!   and RTT history seen in `on_ack_event`; a loss judged non-congestive keeps ssthresh.
+//! - SmoothTCP (§11): its response in `ssthresh` / `on_recovery_exit` / `on_timeout`.
+//! - CA-RTO (§7) is an RTO policy, not a window rule: it plugs into `tcp.rto`, and the sender
+//!   already passes cwnd, ssthresh and the pre-loss window in [`crate::rtt::Context`].
 
 pub mod new_reno;
 
@@ -31,7 +41,22 @@ pub enum Signal {
     Quench,
 }
 
+/// Every ACK as it arrives, before the sender's loss recovery acts on it (Linux `in_ack_event`
+/// + `pkts_acked`): what bandwidth estimators (Westwood+) and loss discriminators count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckEvent {
+    pub now: Nanos,
+    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    pub acked: u64,
+    pub dupack: bool,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+    pub in_recovery: bool,
+}
+
 pub trait CongestionOps {
+    /// Every ACK, first (default: nothing).
+    fn on_ack_event(&mut self, _w: &Window, _ev: &AckEvent) {}
     /// New data was acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos);
     /// ssthresh after a congestion signal, given the flight size in bytes.
@@ -74,6 +99,12 @@ pub enum CongestionControl {
 }
 
 impl CongestionOps for CongestionControl {
+    #[inline]
+    fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) {
+        match self {
+            CongestionControl::NewReno(c) => c.on_ack_event(w, ev),
+        }
+    }
     #[inline]
     fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
         match self {
