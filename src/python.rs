@@ -250,6 +250,9 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResul
     let drops = columns!(py, "time_ns" => t.drops.time, "channel" => t.drops.channel, "flow" => t.drops.flow, "seq" => t.drops.seq);
     drops.set_item("kind", names(&t.drops.kind, &PACKET_KIND_NAMES))?;
     drops.set_item("cause", names(&t.drops.cause, &DROP_CAUSE_NAMES))?;
+    // Congestion (overflow, AQM) versus the link's own losses (corruption, scheduled).
+    let congestion: Vec<bool> = t.drops.cause.iter().map(|&c| c <= crate::sim::queue::DropCause::Aqm as u8).collect();
+    drops.set_item("congestion", congestion.into_pyarray(py))?;
     traces.set_item("drops", drops)?;
     traces.set_item(
         "marks",

@@ -59,6 +59,7 @@ def test_results_come_back_as_dataframes_with_documented_columns():
     bottleneck = r.channels.set_index("name").loc[r.bottleneck]
     drops = r.traces["drops"]
     assert (drops["cause"] == "overflow").sum() == bottleneck["drops_overflow"] > 0
+    assert drops["congestion"].all(), "no error model here: every loss is congestion"
     assert r.aggregate_goodput_bps == pytest.approx(r.flows["goodput_bps"].sum())
     assert 0.5 < r.jain_index <= 1.0
 
@@ -129,3 +130,11 @@ def test_a_missing_scenario_file_is_a_one_line_error():
     out = run("simulate", "missing.toml")
     assert out.returncode == 2
     assert "missing.toml: no such scenario file" in out.stderr
+
+
+def test_link_losses_are_told_apart_from_congestion_drops():
+    r = rttlab.simulate(DROPTAIL10, set=[*SHORT, "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"])
+    drops = r.traces["drops"]
+    corrupted = drops[drops["cause"] == "corruption"]
+    assert len(corrupted) > 10 and not corrupted["congestion"].any()
+    assert drops.loc[drops["cause"] == "overflow", "congestion"].all()

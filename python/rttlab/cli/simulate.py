@@ -18,7 +18,7 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
 ) -> None:
-    """Simulate TCP flows over a dumbbell with the scenario's estimator, queues and error models.
+    """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 
     Prints per-flow goodput, retransmissions (timeout / fast, spurious) and timeouts, the
     bottleneck's utilisation, drops and marks, and Jain's fairness index."""

@@ -15,14 +15,15 @@ use std::collections::VecDeque;
 /// Why a packet was lost. `Overflow` and `Aqm` are congestion, the other two are the link's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DropCause {
-    /// Buffer full (tail drop, or RED's physical limit).
-    Overflow,
+    /// Buffer full (tail drop, or RED's physical limit). The discriminants are the trace codes
+    /// (`trace::DROP_CAUSE_NAMES`) and the indices of `ChannelStats::drops`.
+    Overflow = 0,
     /// An active queue manager chose to drop (RED early or forced drop).
-    Aqm,
+    Aqm = 1,
     /// Lost to the channel's error model (bit errors, random or bursty loss).
-    Corruption,
+    Corruption = 2,
     /// A loss the scenario scheduled at a given time.
-    Scheduled,
+    Scheduled = 3,
 }
 
 impl DropCause {
