@@ -207,7 +207,7 @@ pub struct TcpCfg {
     #[serde(default)]
     pub ecn: bool,
     /// ssthresh when the timer expires during fast recovery: "keep" (default, Linux) or
-    /// "halve-flight" (RFC 5681 eq. 4 literally, as ns-3 does).
+    /// "halve-flight" (RFC 5681 eq. 4 read literally).
     #[serde(default = "keep")]
     pub recovery_timeout: String,
     /// "timed" (one segment per RTT, default) or "every-ack"; ignored with timestamps.

@@ -29,7 +29,7 @@ pub enum RecoveryTimeout {
     /// `tcp_enter_loss`). Default.
     Keep,
     /// RFC 5681 eq. (4) read literally: max(FlightSize/2, 2·SMSS), with the flight NewReno grew
-    /// during recovery (ns-3's TcpSocketBase does this).
+    /// during recovery.
     HalveFlight,
 }
 
