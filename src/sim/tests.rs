@@ -411,3 +411,30 @@ fn karn_keeps_samples_from_retransmitted_segments_out_in_both_sampling_modes() {
     let count = |mode: &str| sim(&one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rwnd = \"57920B\" }"), &[&format!("tcp.rtt_sampling={mode}")]).flows[0].rtt_samples;
     assert!(count("every-ack") > 5 * count("timed"), "{} vs {}", count("every-ack"), count("timed"));
 }
+
+#[test]
+fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
+    // 10 Mb/s, ~100 ms RTT, 0.5 % random loss and a queue too large to overflow: NewReno is held
+    // near the Mathis rate (~2 Mb/s); Westwood+ resets to bandwidth × RTT_min after each loss.
+    let text = r#"
+        [simulation]
+        duration = "120s"
+        warmup = "10s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "48ms"
+        queue = { limit = "1000p" }
+        error = { kind = "bernoulli", per = 0.005 }
+        [topology.access]
+        bandwidth = "1Gbps"
+        delay = "1ms"
+        [[flows]]
+    "#;
+    let newreno = sim(text, &["tcp.cc=newreno"]).flows[0].goodput_bps;
+    let westwood = sim(text, &["tcp.cc=westwood+"]).flows[0].goodput_bps;
+    println!("NewReno {:.2} Mb/s, Westwood+ {:.2} Mb/s", newreno / 1e6, westwood / 1e6);
+    assert!(westwood > 1.5 * newreno, "NewReno {newreno}, Westwood+ {westwood}");
+    // And Westwood+ still shares a congested bottleneck: ten flows, Jain above 0.9.
+    let r = sim(&example("dumbbell-n10-droptail"), &["tcp.cc=westwood+", "simulation.duration=30s", "simulation.warmup=5s"]);
+    assert!(r.jain_index.unwrap() > 0.9 && r.channels[r.bottleneck].utilisation > 0.95);
+}

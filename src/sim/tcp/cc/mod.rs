@@ -17,6 +17,7 @@
 //!   already passes cwnd, ssthresh and the pre-loss window in [`crate::rtt::Context`].
 
 pub mod new_reno;
+pub mod westwood;
 
 use crate::time::Nanos;
 
@@ -73,14 +74,16 @@ pub trait CongestionOps {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CcKind {
     NewReno,
+    Westwood,
 }
 
 impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["newreno"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "westwood+"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "newreno" | "new_reno" | "reno" => Some(CcKind::NewReno),
+            "westwood+" | "westwood" => Some(CcKind::Westwood),
             _ => None,
         }
     }
@@ -88,6 +91,7 @@ impl CcKind {
     pub fn build(self) -> CongestionControl {
         match self {
             CcKind::NewReno => CongestionControl::NewReno(new_reno::NewReno),
+            CcKind::Westwood => CongestionControl::Westwood(Box::default()),
         }
     }
 }
@@ -96,6 +100,8 @@ impl CcKind {
 #[derive(Debug, Clone)]
 pub enum CongestionControl {
     NewReno(new_reno::NewReno),
+    /// Boxed so NewReno flows do not carry Westwood+'s estimator state.
+    Westwood(Box<westwood::Westwood>),
 }
 
 impl CongestionOps for CongestionControl {
@@ -103,34 +109,40 @@ impl CongestionOps for CongestionControl {
     fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) {
         match self {
             CongestionControl::NewReno(c) => c.on_ack_event(w, ev),
+            CongestionControl::Westwood(c) => c.on_ack_event(w, ev),
         }
     }
     #[inline]
     fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
         match self {
             CongestionControl::NewReno(c) => c.on_ack(w, acked, now),
+            CongestionControl::Westwood(c) => c.on_ack(w, acked, now),
         }
     }
     #[inline]
     fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
         match self {
             CongestionControl::NewReno(c) => c.ssthresh(w, flight, signal),
+            CongestionControl::Westwood(c) => c.ssthresh(w, flight, signal),
         }
     }
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
         match self {
             CongestionControl::NewReno(c) => c.on_recovery_exit(w, flight),
+            CongestionControl::Westwood(c) => c.on_recovery_exit(w, flight),
         }
     }
     fn on_timeout(&mut self, w: &mut Window) {
         match self {
             CongestionControl::NewReno(c) => c.on_timeout(w),
+            CongestionControl::Westwood(c) => c.on_timeout(w),
         }
     }
     #[inline]
     fn on_rtt_sample(&mut self, rtt: Nanos, now: Nanos) {
         match self {
             CongestionControl::NewReno(c) => c.on_rtt_sample(rtt, now),
+            CongestionControl::Westwood(c) => c.on_rtt_sample(rtt, now),
         }
     }
 }
