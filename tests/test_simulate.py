@@ -138,3 +138,12 @@ def test_link_losses_are_told_apart_from_congestion_drops():
     corrupted = drops[drops["cause"] == "corruption"]
     assert len(corrupted) > 10 and not corrupted["congestion"].any()
     assert drops.loc[drops["cause"] == "overflow", "congestion"].all()
+
+
+def test_cli_plot_draws_a_figure(tmp_path):
+    target = tmp_path / "run.png"
+    out = run("simulate", SCENARIOS / "dumbbell-n10-red.toml", "--set", "simulation.duration=3s", "--plot", target)
+    assert out.returncode == 0, out.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = run("simulate", DROPTAIL10, "--plot", tmp_path / "run.bmp")
+    assert bad.returncode == 2 and "--plot" in bad.stderr

@@ -84,6 +84,45 @@ class Result:
             "flows": self.flows[flow_keys].to_dict(orient="records"),
         }
 
+    def plot(self, path: str | Path, max_flows: int = 10, max_points: int = 20_000) -> None:
+        """Three panels over time: each flow's cwnd (segments), each flow's RTT samples and RTO,
+        and the bottleneck queue (packets; RED's average too). Reads the traces only; at most
+        ``max_flows`` flows are drawn, each thinned to ``max_points`` points."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, (cw, rtt, queue) = plt.subplots(3, 1, sharex=True, figsize=(11, 9), constrained_layout=True)
+        window, samples = self.traces["window"], self.traces["rtt"]
+        mss = 1448  # cwnd is drawn in segments of the default size; the axis says bytes otherwise
+        flows = sorted(window["flow"].unique())[:max_flows]
+        for f in flows:
+            w = window[window["flow"] == f]
+            w = w.iloc[:: max(1, len(w) // max_points)]
+            cw.plot(w["time"], w["cwnd"] / mss, lw=0.8, label=f"flow {f}")
+            s = samples[samples["flow"] == f]
+            s = s.iloc[:: max(1, len(s) // max_points)]
+            (line,) = rtt.plot(s["time"], s["sample"] * 1e3, ".", markersize=1.5)
+            rtt.plot(w["time"], w["rto"] * 1e3, lw=0.8, color=line.get_color(), alpha=0.6)
+        cw.set_ylabel(f"cwnd (segments of {mss} B)")
+        rtt.set_ylabel("RTT sample · and RTO — (ms)")
+        rtt.set_yscale("log")
+        q = self.traces["queue"]
+        b = self.channels.index[self.channels["name"] == self.bottleneck][0]
+        q = q[q["channel"] == self.channels.loc[b, "channel"]]
+        queue.plot(q["time"], q["packets"], lw=0.8, color="0.3", label="queue")
+        if q["average"].notna().any():
+            queue.plot(q["time"], q["average"], lw=1.2, color="tab:red", label="RED average")
+        queue.set_ylabel(f"{self.bottleneck} (packets)")
+        queue.set_xlabel("time (s)")
+        if len(flows) <= 10:
+            cw.legend(fontsize=7, ncol=5, loc="upper right")
+        queue.legend(fontsize=7, loc="upper right")
+        cw.set_title(f"{self.name or 'simulation'}: seed {self.seed}, {self.duration:g} s")
+        fig.savefig(path)
+        plt.close(fig)
+
     def write(self, directory: str | Path) -> list[Path]:
         """Write ``summary.json``, ``flows.parquet``, ``channels.parquet`` and one Parquet file
         per trace into ``directory`` (created if needed). Returns the paths written."""

@@ -17,6 +17,7 @@ def simulate(
     seed: int = typer.Option(None, "--seed", help="Random seed (overrides simulation.seed).", min=0),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
+    plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 
@@ -24,6 +25,8 @@ def simulate(
     bottleneck's utilisation, drops and marks, and Jain's fairness index."""
     if not scenario.is_file():
         fail(f"{scenario}: no such scenario file")
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
     busy = not as_json
     status = console.status(f"simulating {scenario.name}") if busy else None
     if status:
@@ -35,6 +38,8 @@ def simulate(
             status.stop()
     if out is not None:
         result.write(out)
+    if plot is not None:
+        result.plot(plot)
     if as_json:
         doc = result.summary()
         doc["scenario"] = str(scenario)
@@ -68,6 +73,8 @@ def simulate(
     )
     if out is not None:
         console.print(f"traces written to {out}/")
+    if plot is not None:
+        console.print(f"plot written to {plot}")
 
 
 def register(app: typer.Typer) -> None:
