@@ -3,9 +3,10 @@ PYTHON ?= python3
 
 .PHONY: install test demo bench
 
-# Editable install of the package (builds the Rust extension in release mode) with test extras.
+# Editable install of the package (builds the Rust extension in release mode) with the test
+# extras and ns-3 (the simulator's peer).
 install:
-	$(PYTHON) -m pip install --quiet -e '.[test]'
+	$(PYTHON) -m pip install --quiet -e '.[test,ns3]'
 
 # The whole suite: Rust unit tests, then pytest (CLI, API, real data from ../shared).
 test: install
