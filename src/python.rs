@@ -80,7 +80,7 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None))]
 fn replay<'py>(
     py: Python<'py>,
     times_ns: PyReadonlyArray1<'py, u64>,
@@ -89,8 +89,13 @@ fn replay<'py>(
     tick_ns: u64,
     trace: bool,
     threads: usize,
+    starts: Option<Vec<usize>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
+    let starts = starts.unwrap_or_default();
+    if starts.windows(2).any(|w| w[0] > w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
+        return Err(PyValueError::new_err("stream starts must be sorted indices within the samples"));
+    }
     let rtts = rtts_ns.as_slice()?;
     if times.len() != rtts.len() {
         return Err(PyValueError::new_err(format!("{} times but {} RTTs", times.len(), rtts.len())));
@@ -99,7 +104,7 @@ fn replay<'py>(
         return Err(ParameterError::new_err("tick must be positive"));
     }
     let estimators = build_all(&specs)?;
-    let results = py.detach(|| replay_all(estimators, times, rtts, tick_ns, trace, threads));
+    let results = py.detach(|| replay_all(estimators, times, rtts, &starts, tick_ns, trace, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
         .iter()

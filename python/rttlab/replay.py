@@ -56,8 +56,12 @@ def score(
     tick: float = 0.01,
     trace: bool = False,
     threads: int | None = None,
+    starts: list[int] | None = None,
 ) -> Scores:
-    """Replay on uint64 nanosecond columns; what :func:`replay` and the CLI build on."""
+    """Replay on uint64 nanosecond columns; what :func:`replay` and the CLI build on.
+
+    ``starts``: indices where independent streams (e.g. connections) begin; each starts from a
+    fresh estimator, its first sample is not scored, and the scores pool every stream."""
     specs = as_specs(estimators)
     if not specs:
         raise ValueError("no estimators given")
@@ -73,6 +77,7 @@ def score(
         int(round(tick * 1e9)),
         trace,
         threads or min(len(specs), os.cpu_count() or 1),
+        list(starts) if starts is not None else None,
     )
     rows = [{"estimator": label, **{k: r[k] for k in ("samples", "predicted", *METRICS)}} for label, r in zip(labels, raw)]
     traces = {label: (r["prediction_s"], r["rto_s"]) for label, r in zip(labels, raw)} if trace else None

@@ -7,4 +7,4 @@ pub mod metrics;
 pub mod replay;
 
 pub use metrics::{Metrics, Scorer};
-pub use replay::{replay, replay_all, Trace};
+pub use replay::{replay, replay_all, replay_streams, Trace};

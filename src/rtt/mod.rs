@@ -79,7 +79,7 @@ macro_rules! estimators {
         /// A function generic over the concrete estimator type, for [`Estimator::with`].
         pub trait WithEstimator {
             type Output;
-            fn call<E: RttEstimator>(self, estimator: &mut E) -> Self::Output;
+            fn call<E: RttEstimator + Clone>(self, estimator: &mut E) -> Self::Output;
         }
 
         impl Estimator {
