@@ -80,11 +80,16 @@ pub struct Config {
     /// Outstanding segments kept per direction; beyond this (one-way captures, ACKs never seen)
     /// the oldest are forgotten and counted. Default 65 536.
     pub max_outstanding: usize,
+    /// A TSval not echoed within this long is forgotten. An echo that late answers no packet:
+    /// the echoed one was a pure ACK and the peer simply had nothing to send for a while (an
+    /// application pause), so pping-style matching would report the pause as an RTT.
+    /// Default 30 s (RFC 6298's RTO ceiling is 60 s; no path RTT in the captures is near 30 s).
+    pub ts_max_wait: Nanos,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { include_ambiguous: false, sack_samples: true, idle_split: 300 * crate::time::SEC, max_outstanding: 1 << 16 }
+        Self { include_ambiguous: false, sack_samples: true, idle_split: 300 * crate::time::SEC, max_outstanding: 1 << 16, ts_max_wait: 30 * crate::time::SEC }
     }
 }
 

@@ -131,6 +131,18 @@ struct Interface {
     offset_s: i64,
 }
 
+/// `if_tsresol` → timestamp units per second (pcapng §4.2: bit 7 clear, 10^-n s; set, 2^-n s).
+/// Written here because `pcap-parser` 0.17's `ts_resolution` compares the whole byte, flag
+/// included, against 63 and so rejects every power-of-two resolution.
+fn ts_units(tsresol: u8) -> Option<u64> {
+    let n = u32::from(tsresol & 0x7f);
+    if tsresol & 0x80 != 0 {
+        1u64.checked_shl(n).filter(|_| n < 64)
+    } else {
+        10u64.checked_pow(n)
+    }
+}
+
 /// Raw pcapng timestamp in `units` per second → nanoseconds, exact for any power-of-ten or
 /// power-of-two resolution (u128 intermediate: a 64-bit timestamp times 10^9 overflows u64).
 fn units_to_ns(ts: u64, units: u64) -> i64 {
@@ -171,7 +183,7 @@ fn read_pcapng(data: &[u8], on_frame: &mut impl FnMut(&Frame)) -> Result<ReadSta
                 stats.sections += 1;
             }
             Block::InterfaceDescription(idb) => {
-                let Some(units) = idb.ts_resolution() else {
+                let Some(units) = ts_units(idb.if_tsresol) else {
                     stats.damage = Some(Damage { packet: stats.frames + 1, offset, reason: format!("interface with invalid if_tsresol {:#x}", idb.if_tsresol) });
                     break;
                 };
@@ -227,9 +239,9 @@ mod tests {
                 let mut p = Pcap::new(1, nanos, be);
                 p.packet(1_500_000_123_456_789, &[1; 60]).packet(1_500_000_124_000_001, &[2; 70]);
                 let (v, stats) = collect(&p.bytes);
-                let frac = if nanos { 456_789 } else { 456_000 };
-                assert_eq!(v[0], (1, 1_500_000_123_000_000_000 + frac, 1, 60, 60), "be={be} ns={nanos}");
-                assert_eq!(v[1].1, 1_500_000_124_000_000_000 + if nanos { 1 } else { 0 });
+                let want = |ns: i64| if nanos { ns } else { ns / 1000 * 1000 };
+                assert_eq!(v[0], (1, want(1_500_000_123_456_789), 1, 60, 60), "be={be} ns={nanos}");
+                assert_eq!(v[1].1, want(1_500_000_124_000_001));
                 assert_eq!(stats.frames, 2);
                 assert_eq!(stats.damage, None);
             }

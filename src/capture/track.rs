@@ -158,9 +158,13 @@ pub struct ConnSummary {
 
 /// Hops from the initial TTL guess: the smallest of the common initial values (64 Linux/macOS,
 /// 128 Windows, 255 network gear; 32 old stacks) at or above the TTL seen.
-pub fn hops_from_ttl(ttl: u8) -> u8 {
+/// TTL 0 is what anonymised traces write; it says nothing, so no estimate then.
+pub fn hops_from_ttl(ttl: u8) -> Option<u8> {
+    if ttl == 0 {
+        return None;
+    }
     let initial: u8 = [32u8, 64, 128, 255].into_iter().find(|&i| ttl <= i).unwrap_or(255);
-    initial - ttl
+    Some(initial - ttl)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -555,8 +559,9 @@ impl Tracker {
             // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
             if seg.has(flags::ACK) {
                 let peer = &mut c.dirs[o];
+                let max_wait = cfg.ts_max_wait as i64;
                 while let Some(p) = peer.ts_pending.front() {
-                    if seq_lt(p.val, ecr) {
+                    if seq_lt(p.val, ecr) || t - p.t > max_wait {
                         peer.ts_pending.pop_front();
                     } else {
                         if p.val == ecr {
@@ -719,7 +724,7 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
                 min_rtt,
                 max_rtt,
                 ttl: [c.dirs[0].ttl, c.dirs[1].ttl],
-                hops: [c.dirs[0].ttl.map(hops_from_ttl), c.dirs[1].ttl.map(hops_from_ttl)],
+                hops: [c.dirs[0].ttl.and_then(hops_from_ttl), c.dirs[1].ttl.and_then(hops_from_ttl)],
                 malformed: c.malformed,
                 samples: counts[id],
             }
