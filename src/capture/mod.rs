@@ -1,12 +1,13 @@
 //! Capture layer (DESIGN.md "capture/"): pcap/pcapng in, per-connection RTT samples and
 //! connection summaries out, as columns.
 //!
-//! - [`reader`]: pcap/pcapng framing over a memory map (`pcap-parser`).
+//! - [`reader`]: streaming pcap/pcapng framing (`pcap-parser`'s slice parsers).
 //! - [`wire`]: link → IP → TCP decoding (`etherparse` + checked fixed-offset views).
 //! - [`track`]: connections and the three RTT samplers (`seq`, `ts`, `syn`).
 //!
-//! Memory grows with live connections and their outstanding segments, never with file size
-//! (besides the output columns, which grow with the number of samples).
+//! Files are streamed through a fixed buffer ([`reader::read_stream`]): memory grows with live
+//! connections and their outstanding segments, never with file size (besides the output
+//! columns, which grow with the number of samples).
 
 pub mod reader;
 pub mod track;
@@ -166,23 +167,14 @@ pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError
     Ok(Analysis { samples, connections, counters, read, start_ns })
 }
 
-/// Analyse a capture file, memory-mapped (pages are read on demand; nothing is copied).
+/// Analyse a capture file, streamed in [`reader::CHUNK`]-byte reads: memory stays at one buffer
+/// plus the live connections, whatever the file size.
 pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
-    let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len == 0 {
-        return Err(CaptureError::Empty);
-    }
-    // SAFETY: the map is read-only and private to this call. If another process truncates the
-    // file while we read it, the OS raises SIGBUS — the documented hazard of memmap2, accepted
-    // here as it is by every mmap-based capture reader; captures are not written while analysed.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-    #[cfg(unix)]
-    {
-        let _ = map.advise(memmap2::Advice::Sequential);
-    }
-    analyze_bytes(&map, cfg)
+    let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+    let mut tracker = track::Tracker::new(*cfg);
+    let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
+    let (samples, connections, counters, start_ns) = tracker.finish();
+    Ok(Analysis { samples, connections, counters, read, start_ns })
 }
 
 #[cfg(test)]
