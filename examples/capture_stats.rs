@@ -1,7 +1,7 @@
 //! Analyse capture files and print counters, per-method sample counts and throughput.
 //! Used by `scripts/bench_capture.sh`; `--conns` also prints one line per connection.
 //!
-//! cargo run --release --example capture_stats -- FILE... [--conns] [--samples]
+//! cargo run --release --example capture_stats -- FILE... [--conns] [--samples] [--include-ambiguous]
 
 use rttlab::capture::{analyze_file, Config, Method};
 use std::time::Instant;
@@ -13,7 +13,8 @@ fn main() {
     let mut failed = false;
     for path in args.iter().filter(|a| !a.starts_with("--")) {
         let t0 = Instant::now();
-        match analyze_file(path.as_ref(), &Config::default()) {
+        let cfg = Config { include_ambiguous: args.iter().any(|a| a == "--include-ambiguous"), ..Config::default() };
+        match analyze_file(path.as_ref(), &cfg) {
             Ok(a) => {
                 let secs = t0.elapsed().as_secs_f64();
                 let per = |m: Method| a.samples.method.iter().filter(|&&x| x == m).count();
