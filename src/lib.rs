@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod eval;
+pub mod ffi;
 pub mod io;
 pub mod rtt;
 pub mod time;

@@ -1,1 +1,3 @@
-//! Input files.
+//! Reading the files users give: RTT series (this module); captures live in `capture`.
+
+pub mod series;

@@ -110,7 +110,8 @@ impl RttEstimator for Eifel {
             self.has_sample = true;
         }
         // RTO = max(SRTT + RTTVAR/γ, R + 2G); with γ = 1/3, SRTT + 3·RTTVAR.
-        let rto = (self.srtt + self.rttvar / gamma).max(r + 2.0 * self.cfg.granularity as f64);
+        let inv_gamma = if self.cfg.gain == Gain::Fixed { 3.0 } else { 1.0 / gamma };
+        let rto = (self.srtt + self.rttvar * inv_gamma).max(r + 2.0 * self.cfg.granularity as f64);
         self.rto = (rto.round() as Nanos).min(self.cfg.max_rto);
     }
 

@@ -159,6 +159,64 @@ impl Info {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rtt::timer::Backoff;
+    use crate::time::{MS, SEC};
+    use proptest::prelude::*;
+
+    /// (estimator, the floor its RTO must never go below with default parameters)
+    const FLOORS: &[(&str, Nanos)] = &[
+        ("rfc6298", SEC),
+        ("linux", 200 * MS),
+        ("ca-rto", SEC),
+        ("fixed-share", 200 * MS),
+        ("eifel", 2 * MS),
+        ("peak-hopper", 2 * MS),
+        ("quic", MS),
+        ("regression", 1),
+        ("last", 1),
+        ("constant", SEC),
+    ];
+
+    #[test]
+    fn every_estimator_has_a_floor_under_test() {
+        for info in registry() {
+            assert!(FLOORS.iter().any(|(n, _)| *n == info.name), "{} has no floor property", info.name);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// RTO ≥ floor, never above the cap, and back-off doubles monotonically up to the cap.
+        #[test]
+        fn rtos_respect_floor_and_cap_and_back_off_monotonically(
+            samples in proptest::collection::vec(1u64..200_000_000_000, 1..400),
+            cwnd in proptest::option::of(1.0f64..200.0),
+        ) {
+            for &(name, floor) in FLOORS {
+                let mut e = build(name, &[]).unwrap();
+                let mut now = 0;
+                for &rtt in &samples {
+                    now += rtt;
+                    let ctx = Context { now, cwnd, max_cwnd: cwnd.map(|c| c * 2.0), ..Context::default() };
+                    e.on_sample(rtt, &ctx);
+                    e.on_timer_armed(&ctx);
+                    let rto = e.rto();
+                    prop_assert!(rto >= floor && rto <= e.max_rto(), "{name}: rto {rto} outside [{floor}, {}]", e.max_rto());
+                }
+                let mut backoff = Backoff::default();
+                let mut last = backoff.rto(&e);
+                for _ in 0..70 {
+                    backoff.on_timeout(&mut e);
+                    let next = backoff.rto(&e);
+                    prop_assert!(next >= last && next <= e.max_rto(), "{name}: back-off {last} -> {next}");
+                    prop_assert!(next == e.max_rto() || next == 2 * last, "{name}: back-off must double until the cap");
+                    last = next;
+                }
+                prop_assert_eq!(last, e.max_rto());
+            }
+        }
+    }
 
     #[test]
     fn every_registered_estimator_builds_from_its_defaults() {

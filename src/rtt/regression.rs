@@ -3,7 +3,9 @@
 //! ŷ = b0 + b1·hops + b2·min_rtt + b3·max_rtt + b4·ttl, in milliseconds, feature order
 //! [intercept, hops, min_rtt, max_rtt, ttl] (confirmed from `linear_regression.py`). Defaults are
 //! the published Cubic coefficients. hops and ttl are per-path constants (parameters); min_rtt and
-//! max_rtt are the running minimum and maximum of the samples seen so far.
+//! max_rtt are the minimum and maximum of the last `window` samples (default 25: the project
+//! took them from `hping3 -c 25` probes, so a window of 25 recent samples is the closest analogue
+//! in a stream; `window = 0` uses every sample so far).
 //!
 //! RTO = ŷ + k·error, with the running error of the project's kernel code: e = ŷ − measured, or a
 //! fixed `under_penalty` (3 ms) when the prediction was too low, averaged as e ← (e + e_new)/2.
@@ -24,6 +26,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::float("b4", "0.00157301", -1e6, 1e6, "coefficient of the reply TTL (ms per unit)"),
     ParamSpec::float("hops", "0", 0.0, 255.0, "hop count of the path (a capture's TTL gives it)"),
     ParamSpec::float("ttl", "0", 0.0, 255.0, "IP TTL seen on replies"),
+    ParamSpec::int("window", "25", 0.0, 1e6, "samples over which min_rtt/max_rtt are taken (hping3 -c 25); 0 = all so far"),
     ParamSpec::float("k", "2", 0.0, 100.0, "RTO = ŷ + k·error (2 in the Cubic/Vegas kernels, 1 in Reno)"),
     ParamSpec::duration("under_penalty", "3ms", 0.0, 10.0, "error charged when the prediction was below the sample"),
     ParamSpec::duration("min_rto", "0", 0.0, 60.0, "RTO floor (the project removed Linux's)"),
@@ -44,6 +47,7 @@ pub struct Config {
     pub coefficients: [f64; 5],
     pub hops: f64,
     pub ttl: f64,
+    pub window: usize,
     pub k: f64,
     pub under_penalty: Nanos,
     pub min_rto: Nanos,
@@ -53,7 +57,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { coefficients: CUBIC, hops: 0.0, ttl: 0.0, k: 2.0, under_penalty: 3 * MS, min_rto: 0, initial_rto: SEC, max_rto: 120 * SEC }
+        Self { coefficients: CUBIC, hops: 0.0, ttl: 0.0, window: 25, k: 2.0, under_penalty: 3 * MS, min_rto: 0, initial_rto: SEC, max_rto: 120 * SEC }
     }
 }
 
@@ -63,6 +67,7 @@ impl Config {
             coefficients: [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?],
             hops: p.float("hops")?,
             ttl: p.float("ttl")?,
+            window: p.int("window")? as usize,
             k: p.float("k")?,
             under_penalty: p.duration("under_penalty")?,
             min_rto: p.duration("min_rto")?,
@@ -81,6 +86,8 @@ impl Config {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Regression {
     cfg: Config,
+    /// The last `window` samples (ms), or the running extremes when the window is 0.
+    recent: std::collections::VecDeque<f64>,
     min_rtt: f64,
     max_rtt: f64,
     /// ŷ in ms for the next sample, once there is one.
@@ -91,7 +98,7 @@ pub struct Regression {
 
 impl Regression {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, min_rtt: f64::INFINITY, max_rtt: 0.0, prediction_ms: None, error_ms: None, rto: cfg.initial_rto.min(cfg.max_rto) }
+        Self { cfg, recent: std::collections::VecDeque::with_capacity(cfg.window), min_rtt: f64::INFINITY, max_rtt: 0.0, prediction_ms: None, error_ms: None, rto: cfg.initial_rto.min(cfg.max_rto) }
     }
 }
 
@@ -102,8 +109,17 @@ impl RttEstimator for Regression {
             let e = if predicted >= m { predicted - m } else { self.cfg.under_penalty as f64 / MS as f64 };
             self.error_ms = Some(self.error_ms.map_or(e, |old| (old + e) / 2.0));
         }
-        self.min_rtt = self.min_rtt.min(m);
-        self.max_rtt = self.max_rtt.max(m);
+        if self.cfg.window == 0 {
+            self.min_rtt = self.min_rtt.min(m);
+            self.max_rtt = self.max_rtt.max(m);
+        } else {
+            if self.recent.len() == self.cfg.window {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(m);
+            self.min_rtt = self.recent.iter().copied().fold(f64::INFINITY, f64::min);
+            self.max_rtt = self.recent.iter().copied().fold(0.0, f64::max);
+        }
         let y = self.cfg.predict_ms(self.cfg.hops, self.min_rtt, self.max_rtt, self.cfg.ttl).max(0.0);
         self.prediction_ms = Some(y);
         let rto_ms = y + self.cfg.k * self.error_ms.unwrap_or(0.0);
@@ -195,6 +211,16 @@ mod tests {
         let cfg = Config::default();
         assert!((cfg.predict_ms(15.0, 90.8, 91.1, 50.0) - 90.957875).abs() < 5e-7);
         assert!((cfg.predict_ms(14.0, 100.8, 128.2, 241.0) - 112.483914).abs() < 5e-7);
+    }
+
+    #[test]
+    fn min_and_max_come_from_the_recent_window() {
+        let mut e = Regression::new(Config { window: 2, coefficients: [0.0, 0.0, 0.5, 0.5, 0.0], ..Config::default() });
+        for ms in [500, 100, 120] {
+            e.on_sample(ms * MS, &Context::default());
+        }
+        // The 500 ms sample left the 2-sample window: ŷ = (100 + 120)/2.
+        assert_eq!(e.prediction(), Some(110 * MS));
     }
 
     #[test]

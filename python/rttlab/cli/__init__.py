@@ -1,0 +1,1 @@
+"""The ``rttlab`` command line: one module per command group, registered in :mod:`main`."""

@@ -1,0 +1,69 @@
+"""What every command shares: one-line errors, parameter parsing, JSON output."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+# Pipes and CI logs get a wide table rather than 80 columns of ellipses.
+console = Console(width=None if sys.stdout.isatty() else 150)
+stderr = Console(stderr=True)
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def fail(message: str) -> NoReturn:
+    raise CliError(message)
+
+
+def parse_duration(text: str, what: str) -> float:
+    """'10ms', '1s', '250us' or a bare number of seconds → seconds."""
+    t = text.strip()
+    for unit, scale in (("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)):
+        if t.endswith(unit):
+            t, factor = t[: -len(unit)], scale
+            break
+    else:
+        factor = 1.0
+    try:
+        value = float(t) * factor
+    except ValueError:
+        fail(f"{what}: cannot read '{text}' as a duration such as 10ms or 1s")
+    if not math.isfinite(value) or value <= 0:
+        fail(f"{what}: must be a positive duration, got '{text}'")
+    return value
+
+
+def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
+    """['fixed-share.eta=2', ...] → {'fixed-share': {'eta': '2'}}."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        name, dot, param = key.strip().rpartition(".")
+        if not sep or not dot or not name or not param or not value.strip():
+            fail(f"--param '{item}': expected ESTIMATOR.KEY=VALUE, e.g. rfc6298.min_rto=200ms")
+        out.setdefault(name, {})[param] = value.strip()
+    return out
+
+
+def clean(value: Any) -> Any:
+    """NaN/inf → None and NumPy scalars → Python, so JSON stays standard."""
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(clean(obj), indent=2) + "\n")

@@ -1,0 +1,127 @@
+"""``rttlab evaluate``: replay every estimator over an RTT series and score them."""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from rttlab.cli.common import console, fail, parse_duration, parse_params, print_json
+from rttlab.estimators import NAMES, spec
+from rttlab.replay import METRICS, replay
+from rttlab.series import read_series, sample_path
+
+SCHEMA = "rttlab.evaluate/1"
+
+# (column, header, scale, lower-is-better?) — under-prediction is reported, not ranked.
+COLUMNS = [
+    ("mae_s", "MAE ms", 1e3, True),
+    ("mae_ticks", "MAE ticks", 1.0, True),
+    ("mape", "MAPE %", 1.0, True),
+    ("under_prediction_rate", "under %", 100.0, None),
+    ("premature_timeout_rate", "premature %", 100.0, True),
+    ("wait_mean_s", "wait ms", 1e3, True),
+    ("wait_p99_s", "wait p99 ms", 1e3, True),
+    ("rto_mean_s", "RTO ms", 1e3, True),
+]
+
+
+def load_samples(path: Path, unit: str | None) -> pd.DataFrame:
+    """Samples of one input file. Series files only for now; captures plug in here."""
+    return read_series(path, unit)
+
+
+def evaluate(
+    input: Path = typer.Argument(None, help="RTT series: one RTT per line (ms), or CSV with header time,rtt (s).", show_default=False),
+    sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
+    estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", help="Comma-separated estimator names (see `rttlab estimators`)."),
+    param: list[str] = typer.Option([], "--param", "-p", help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.tick=4ms."),
+    unit: str = typer.Option(None, "--unit", help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
+    tick: str = typer.Option("10ms", "--tick", help="Tick length for the MAE in ticks (seed 000 Table II)."),
+    sort: str = typer.Option("mae_s", "--sort", help=f"Sort rows by one of: {', '.join(METRICS)}."),
+    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
+    plot: Path = typer.Option(None, "--plot", help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
+) -> None:
+    """Replay estimators over RTT samples and score prediction error, premature timeouts and wait cost.
+
+    Every metric is defined in docs/metrics.md. The first sample warms every estimator up and is not scored."""
+    if sample == (input is not None):
+        fail("give either INPUT or --sample (the bundled synthetic series)")
+    path = sample_path() if sample else input
+    if unit is not None and unit not in ("s", "ms", "us"):
+        fail(f"--unit: '{unit}' is not one of s, ms, us")
+    if sort not in METRICS:
+        fail(f"--sort: '{sort}' is not one of {', '.join(METRICS)}")
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
+    tick_s = parse_duration(tick, "--tick")
+    names = [n.strip() for n in estimators.split(",") if n.strip()]
+    if not names:
+        fail("--estimators: no estimator named")
+    if len(set(names)) != len(names):
+        fail("--estimators: an estimator is listed twice")
+    params = parse_params(param)
+    for name in params:
+        if name not in names:
+            fail(f"--param: '{name}' is not among the selected estimators ({', '.join(names)})")
+    specs = [spec(n, **params.get(n, {})) for n in names]
+
+    samples = load_samples(path, unit)
+    busy = not as_json and len(samples) >= 2_000_000
+    status = console.status(f"replaying {len(specs)} estimators over {len(samples):,} samples") if busy else nullcontext()
+    with status:
+        result = replay(samples, specs, tick=tick_s, trace=plot is not None)
+    table, traces = result if isinstance(result, tuple) else (result, None)
+    table = table.sort_values(sort, na_position="last", kind="stable").reset_index(drop=True)
+
+    if plot is not None:
+        from rttlab.plot import plot_replay
+
+        plot_replay(traces, plot, title=f"{path.name}: samples, predictions and RTOs")
+    if as_json:
+        print_json(
+            {
+                "schema": SCHEMA,
+                "input": str(path),
+                "samples_read": len(samples),
+                "tick_s": tick_s,
+                "rows": table.to_dict(orient="records"),
+                "params": {s.name: s.params for s in specs if s.params},
+            }
+        )
+        return
+    render(table, title=f"{path} — {len(samples):,} samples, {int(table['samples'].iloc[0]):,} scored")
+    if plot is not None:
+        console.print(f"plot written to {plot}")
+
+
+def render(table: pd.DataFrame, title: str) -> None:
+    out = Table(title=title, title_justify="left")
+    out.add_column("estimator", style="cyan", no_wrap=True)
+    for _, header, _, _ in COLUMNS:
+        out.add_column(header, justify="right")
+    best = {}
+    for column, _, _, lower in COLUMNS:
+        values = table[column].dropna()
+        if lower is not None and not values.empty:
+            best[column] = values.min() if lower else values.max()
+    for _, row in table.iterrows():
+        cells = []
+        for column, _, scale, _ in COLUMNS:
+            v = row[column]
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("[dim]—[/]")
+                continue
+            text = f"{v * scale:,.2f}"
+            cells.append(f"[bold green]{text}[/]" if column in best and v == best[column] else text)
+        out.add_row(row["estimator"], *cells)
+    console.print(out)
+    console.print("[dim]best per column in green; — = not defined (the estimator predicts no RTT). Definitions: docs/metrics.md[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("evaluate")(evaluate)

@@ -1,0 +1,42 @@
+"""Entry point: ``rttlab COMMAND ...``. Each command group lives in its own module."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from rttlab import InputError, ParameterError
+from rttlab.cli import estimators as estimators_cmd
+from rttlab.cli import evaluate as evaluate_cmd
+from rttlab.cli.common import CliError, stderr
+
+app = typer.Typer(
+    name="rttlab",
+    help="Which RTT estimator, RTO and loss response should my stack use, and what does each cost?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+estimators_cmd.register(app)
+evaluate_cmd.register(app)
+
+
+def main() -> None:
+    """Run the CLI; user errors become one line on stderr and exit status 2, never a traceback."""
+    try:
+        app()
+    except (CliError, InputError, ParameterError) as e:
+        stderr.print(f"[bold red]rttlab: error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        stderr.print("rttlab: interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

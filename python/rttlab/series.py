@@ -1,0 +1,46 @@
+"""RTT series files → a DataFrame of samples (parsing and validation happen in Rust)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rttlab import _core
+
+
+def sample_path() -> Path:
+    """The bundled synthetic series (scripts/make_sample.py made it; one RTT in ms per line)."""
+    return Path(str(resources.files("rttlab") / "data" / "sample_rtt.csv"))
+
+
+def read_series(path: str | Path, unit: str | None = None) -> pd.DataFrame:
+    """Read an RTT series: one RTT per line (ms unless ``unit``), or a CSV with a ``time,rtt``
+    header (seconds unless ``unit``). Returns columns ``time`` and ``rtt`` in seconds.
+
+    Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value."""
+    times_ns, rtts_ns = _core.read_series(str(path), unit)
+    return pd.DataFrame({"time": times_ns / 1e9, "rtt": rtts_ns / 1e9})
+
+
+def to_nanos(samples: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame needs ``rtt`` (and optionally
+    ``time``) in seconds; a 1-D array is RTTs in seconds, arriving back to back."""
+    if isinstance(samples, pd.DataFrame):
+        if "rtt" not in samples:
+            raise ValueError("samples need an 'rtt' column (seconds)")
+        rtt = samples["rtt"].to_numpy(dtype=np.float64)
+        time = samples["time"].to_numpy(dtype=np.float64) if "time" in samples else np.cumsum(rtt)
+    else:
+        rtt = np.asarray(samples, dtype=np.float64)
+        if rtt.ndim != 1:
+            raise ValueError("samples must be a DataFrame or a 1-D array of RTTs in seconds")
+        time = np.cumsum(rtt)
+    if not np.all(np.isfinite(rtt)) or np.any(rtt <= 0):
+        bad = int(np.flatnonzero(~np.isfinite(rtt) | (rtt <= 0))[0])
+        raise ValueError(f"sample {bad}: rtt must be positive and finite, got {rtt[bad]}")
+    if not np.all(np.isfinite(time)) or np.any(time < 0) or np.any(np.diff(time) < 0):
+        raise ValueError("time must be finite, non-negative and non-decreasing")
+    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(np.uint64)

@@ -1,0 +1,177 @@
+//! A small, stable C ABI over the estimators, for hosts that are not Python — first of all ns-3,
+//! whose `RttEstimator` subclass (defined at run time through the wheel's cppyy bindings) calls
+//! these functions (DESIGN.md, "ns-3 shim"). Back-off stays with the host's timer, as in ns-3.
+//!
+//! ```c
+//! void *e = rttlab_estimator_new("linux", "rto_min=200ms,hz=1000");   // NULL on error
+//! rttlab_estimator_on_sample(e, now_ns, rtt_ns, cwnd_segments);       // cwnd <= 0: unknown
+//! rttlab_estimator_on_timer_armed(e, now_ns, cwnd_segments, max_cwnd_segments);
+//! uint64_t rto_ns = rttlab_estimator_rto(e);
+//! rttlab_estimator_free(e);
+//! ```
+//! Errors: `rttlab_last_error()` returns the message of the last failed call on this thread.
+
+use crate::rtt::{self, Context, Estimator, RttEstimator};
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr, CString};
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn set_error(message: String) {
+    let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+}
+
+fn parse_params(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("parameter '{kv}' is not KEY=VALUE")))
+        .collect()
+}
+
+fn context(now_ns: u64, cwnd: f64, max_cwnd: f64) -> Context {
+    let known = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+    Context { now: now_ns, cwnd: known(cwnd), max_cwnd: known(max_cwnd), ..Context::default() }
+}
+
+/// Create an estimator by registry name with `KEY=VALUE,...` parameters (NULL or "" for defaults).
+/// Returns NULL on error (see `rttlab_last_error`). Free with `rttlab_estimator_free`.
+///
+/// # Safety
+/// `name` must be a valid NUL-terminated string; `params` NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_new(name: *const c_char, params: *const c_char) -> *mut Estimator {
+    if name.is_null() {
+        set_error("estimator name is NULL".into());
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller guarantees NUL-terminated strings (checked non-NULL above).
+    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+    let params = if params.is_null() { String::new() } else { unsafe { CStr::from_ptr(params) }.to_string_lossy().into_owned() };
+    match parse_params(&params).and_then(|p| rtt::build(&name, &p).map_err(|e| e.to_string())) {
+        Ok(e) => Box::into_raw(Box::new(e)),
+        Err(message) => {
+            set_error(message);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// # Safety
+/// `e` must come from `rttlab_estimator_new` and not be freed; NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_on_sample(e: *mut Estimator, now_ns: u64, rtt_ns: u64, cwnd: f64) {
+    // SAFETY: per the contract above, `e` is a live estimator or NULL.
+    if let Some(e) = unsafe { e.as_mut() } {
+        e.on_sample(rtt_ns, &context(now_ns, cwnd, 0.0));
+    }
+}
+
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_on_timer_armed(e: *mut Estimator, now_ns: u64, cwnd: f64, max_cwnd: f64) {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    if let Some(e) = unsafe { e.as_mut() } {
+        e.on_timer_armed(&context(now_ns, cwnd, max_cwnd));
+    }
+}
+
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_on_timeout(e: *mut Estimator) {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    if let Some(e) = unsafe { e.as_mut() } {
+        e.on_timeout();
+    }
+}
+
+/// The base RTO in ns (0 for NULL).
+///
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_rto(e: *const Estimator) -> u64 {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    unsafe { e.as_ref() }.map_or(0, |e| e.rto())
+}
+
+/// The predicted RTT in ns, or 0 while the estimator has none.
+///
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_prediction(e: *const Estimator) -> u64 {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    unsafe { e.as_ref() }.and_then(|e| e.prediction()).unwrap_or(0)
+}
+
+/// # Safety
+/// `e` must come from `rttlab_estimator_new` and not be used afterwards; NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_free(e: *mut Estimator) {
+    if !e.is_null() {
+        // SAFETY: `e` was made by Box::into_raw in rttlab_estimator_new and is freed once.
+        drop(unsafe { Box::from_raw(e) });
+    }
+}
+
+/// The message of the last failed call on this thread ("" if none). Valid until the next call.
+#[no_mangle]
+pub extern "C" fn rttlab_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::MS;
+
+    #[test]
+    fn the_c_abi_drives_an_estimator_like_the_rust_api() {
+        unsafe {
+            let e = rttlab_estimator_new(c"linux".as_ptr(), c"rto_min=5ms, window=every-sample".as_ptr());
+            assert!(!e.is_null());
+            assert_eq!(rttlab_estimator_prediction(e), 0);
+            rttlab_estimator_on_sample(e, 0, 100 * MS, 10.0);
+            assert_eq!(rttlab_estimator_prediction(e), 100 * MS);
+            assert_eq!(rttlab_estimator_rto(e), 300 * MS);
+            rttlab_estimator_on_timeout(e);
+            rttlab_estimator_free(e);
+        }
+    }
+
+    #[test]
+    fn errors_are_reported_through_last_error() {
+        unsafe {
+            let e = rttlab_estimator_new(c"linux".as_ptr(), c"rto_min".as_ptr());
+            assert!(e.is_null());
+            assert_eq!(CStr::from_ptr(rttlab_last_error()).to_str().unwrap(), "parameter 'rto_min' is not KEY=VALUE");
+            let e = rttlab_estimator_new(c"bbr".as_ptr(), std::ptr::null());
+            assert!(e.is_null());
+            assert!(CStr::from_ptr(rttlab_last_error()).to_str().unwrap().starts_with("unknown estimator 'bbr'"));
+            assert!(rttlab_estimator_new(std::ptr::null(), std::ptr::null()).is_null());
+            assert_eq!(rttlab_estimator_rto(std::ptr::null()), 0);
+        }
+    }
+
+    #[test]
+    fn ca_rto_gets_its_contention_through_the_abi() {
+        unsafe {
+            let e = rttlab_estimator_new(c"ca-rto".as_ptr(), c"min_rto=0".as_ptr());
+            rttlab_estimator_on_sample(e, 0, 100 * MS, 2.0);
+            let base = rttlab_estimator_rto(e);
+            let mut extended = false;
+            for _ in 0..20 {
+                rttlab_estimator_on_timer_armed(e, 0, 2.0, 50.0);
+                extended |= rttlab_estimator_rto(e) > base;
+            }
+            assert!(extended, "a contended window must extend the RTO");
+            rttlab_estimator_free(e);
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! RTT series files: one RTT per line (`../shared/rtt-series/*.csv` style, milliseconds by
+//! default), or a CSV with a header naming `time` and `rtt` columns (seconds by default).
+//! Headerless series get arrival times as the running sum of the RTTs: each request leaves when
+//! the previous reply arrives, as in the request/response series they come from.
+
+use crate::time::{Nanos, MS, SEC, US};
+use std::fmt;
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Milliseconds,
+    Microseconds,
+}
+
+impl Unit {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "s" => Some(Self::Seconds),
+            "ms" => Some(Self::Milliseconds),
+            "us" | "µs" => Some(Self::Microseconds),
+            _ => None,
+        }
+    }
+
+    fn nanos(self) -> f64 {
+        match self {
+            Self::Seconds => SEC as f64,
+            Self::Milliseconds => MS as f64,
+            Self::Microseconds => US as f64,
+        }
+    }
+}
+
+/// Samples as parallel columns: arrival time and RTT, both in ns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Series {
+    pub times: Vec<Nanos>,
+    pub rtts: Vec<Nanos>,
+}
+
+/// One clear line: `path:line: field 'rtt': reason`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct SeriesError {
+    pub path: String,
+    pub line: Option<u64>,
+    pub field: Option<String>,
+    pub reason: String,
+}
+
+impl fmt::Display for SeriesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field '{field}'")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+pub fn read(path: &Path, unit: Option<Unit>) -> Result<Series, SeriesError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| SeriesError { path: name.clone(), line: None, field: None, reason: io_reason(&e) })?;
+    parse(&bytes, &name, unit)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ if e.raw_os_error() == Some(21) => "is a directory, not a file".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Parse series text. `name` labels errors.
+pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, SeriesError> {
+    let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError { path: name.into(), line, field: field.map(Into::into), reason };
+    // Two numeric columns at most: a line splitter gives exact line numbers for errors, which
+    // is all a CSV library would add here.
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        err(Some(line), None, "not a text file (invalid UTF-8)".into())
+    })?;
+    let mut columns: Option<(Option<usize>, usize)> = None; // (time column, rtt column)
+    let mut unit_scale = unit.unwrap_or(Unit::Milliseconds).nanos();
+    let mut series = Series::default();
+    let mut clock: Nanos = 0;
+    for (index, raw) in text.lines().enumerate() {
+        let line = Some(index as u64 + 1);
+        let content = raw.split('#').next().unwrap_or("").trim();
+        if content.is_empty() {
+            continue;
+        }
+        let record: Vec<&str> = content.split(',').map(str::trim).collect();
+        let (time_col, rtt_col) = match columns {
+            Some(c) => c,
+            None => {
+                let first = record[0];
+                if first.parse::<f64>().is_ok() || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic()) {
+                    columns = Some((None, 0));
+                    (None, 0)
+                } else {
+                    // A header: find the columns by name.
+                    let find = |want: &str| record.iter().position(|h| h.eq_ignore_ascii_case(want));
+                    let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header '{}' has no 'rtt' column (expected 'time,rtt', or one RTT per line)", record.join(","))))?;
+                    let time = find("time");
+                    columns = Some((time, rtt));
+                    unit_scale = unit.unwrap_or(Unit::Seconds).nanos();
+                    continue;
+                }
+            }
+        };
+        let cell = |col: usize, field: &str| -> Result<f64, SeriesError> {
+            let text = *record.get(col).ok_or_else(|| err(line, Some(field), "missing".into()))?;
+            let x: f64 = text.parse().map_err(|_| err(line, Some(field), format!("'{text}' is not a number")))?;
+            if !x.is_finite() {
+                return Err(err(line, Some(field), format!("'{text}' is not a finite number")));
+            }
+            Ok(x)
+        };
+        let rtt = cell(rtt_col, "rtt")?;
+        if rtt <= 0.0 {
+            return Err(err(line, Some("rtt"), format!("an RTT must be positive, got {rtt}")));
+        }
+        let rtt_ns = (rtt * unit_scale).round();
+        if rtt_ns < 1.0 || rtt_ns > u64::MAX as f64 / 4.0 {
+            return Err(err(line, Some("rtt"), format!("{rtt} is outside the representable range (1 ns .. 146 years)")));
+        }
+        let rtt_ns = rtt_ns as Nanos;
+        let time_ns = match time_col {
+            Some(col) => {
+                let t = cell(col, "time")?;
+                if t < 0.0 {
+                    return Err(err(line, Some("time"), format!("a time must not be negative, got {t}")));
+                }
+                let t_ns = (t * SEC as f64).round() as Nanos;
+                if series.times.last().is_some_and(|&prev| t_ns < prev) {
+                    return Err(err(line, Some("time"), format!("times must not decrease ({t} s comes after a later time)")));
+                }
+                t_ns
+            }
+            None => {
+                clock = clock.saturating_add(rtt_ns);
+                clock
+            }
+        };
+        series.times.push(time_ns);
+        series.rtts.push(rtt_ns);
+    }
+    if series.rtts.is_empty() {
+        return Err(err(None, None, "no RTT samples (the file is empty or holds only a header/comments)".into()));
+    }
+    Ok(series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Series {
+        parse(text.as_bytes(), "t.csv", None).unwrap()
+    }
+
+    fn fails(text: &str) -> String {
+        parse(text.as_bytes(), "t.csv", None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn one_column_is_milliseconds_with_times_as_running_sums() {
+        let s = ok("100\n200.5\n\n50\n");
+        assert_eq!(s.rtts, vec![100 * MS, 200_500_000, 50 * MS]);
+        assert_eq!(s.times, vec![100 * MS, 300_500_000, 350_500_000]);
+    }
+
+    #[test]
+    fn a_time_rtt_header_means_seconds() {
+        let s = ok("time,rtt\n0.5,0.1\n1.0,0.25\n");
+        assert_eq!(s.times, vec![500 * MS, SEC]);
+        assert_eq!(s.rtts, vec![100 * MS, 250 * MS]);
+        let s = ok("rtt,time\n0.1,2\n");
+        assert_eq!((s.times[0], s.rtts[0]), (2 * SEC, 100 * MS));
+    }
+
+    #[test]
+    fn the_unit_can_be_chosen() {
+        let s = parse(b"1.5\n", "t", Some(Unit::Seconds)).unwrap();
+        assert_eq!(s.rtts, vec![1500 * MS]);
+    }
+
+    #[test]
+    fn bad_cells_are_named_by_line_and_field() {
+        assert_eq!(fails("100\nabc\n"), "t.csv:2: field 'rtt': 'abc' is not a number");
+        assert_eq!(fails("100\n\n-3\n"), "t.csv:3: field 'rtt': an RTT must be positive, got -3");
+        assert_eq!(fails("100\n0\n"), "t.csv:2: field 'rtt': an RTT must be positive, got 0");
+        assert_eq!(fails("NaN\n"), "t.csv:1: field 'rtt': 'NaN' is not a finite number");
+        assert_eq!(fails("time,rtt\n1,0.1\n0.5,0.1\n"), "t.csv:3: field 'time': times must not decrease (0.5 s comes after a later time)");
+        assert_eq!(fails("time,rtt\n1\n"), "t.csv:2: field 'rtt': missing");
+    }
+
+    #[test]
+    fn empty_files_and_foreign_headers_are_rejected() {
+        assert!(fails("").contains("no RTT samples"));
+        assert!(fails("# only a comment\n").contains("no RTT samples"));
+        assert!(fails("time,rtt\n").contains("no RTT samples"));
+        assert!(fails("a,b\n1,2\n").contains("has no 'rtt' column"));
+    }
+
+    #[test]
+    fn binary_garbage_is_an_error_not_a_panic() {
+        let e = parse(&[0xff, 0xfe, 0x00, 0x41, b'\n'], "g.bin", None).unwrap_err();
+        assert!(e.to_string().starts_with("g.bin:1"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Fuzzing in miniature: arbitrary bytes never panic, and whatever parses is valid.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            if let Ok(s) = parse(&bytes, "f", None) {
+                proptest::prop_assert!(!s.rtts.is_empty() && s.rtts.iter().all(|&r| r > 0));
+                proptest::prop_assert!(s.times.windows(2).all(|w| w[0] <= w[1]));
+            }
+        }
+
+        #[test]
+        fn numeric_text_never_panics(lines in proptest::collection::vec("[-+0-9.eE, a-z#]{0,12}", 0..40)) {
+            let text = lines.join("\n");
+            let _ = parse(text.as_bytes(), "f", None);
+        }
+    }
+
+    #[test]
+    fn missing_files_say_so() {
+        let e = read(Path::new("/nonexistent/x.csv"), None).unwrap_err();
+        assert_eq!(e.to_string(), "/nonexistent/x.csv: no such file");
+    }
+}

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture
+def shared() -> Path:
+    """../shared beside the clone (real captures and RTT series); skipped where a user has none."""
+    if not SHARED.is_dir():
+        pytest.skip(f"no shared data at {SHARED} (CI always has it; a user's clone may not)")
+    return SHARED
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """Write a small input file and return its path."""
+
+    def _write(name: str, content: str | bytes) -> Path:
+        p = tmp_path / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return p
+
+    return _write
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)

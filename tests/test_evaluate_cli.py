@@ -1,0 +1,121 @@
+"""`rttlab evaluate` and `rttlab estimators` as a user runs them: a real subprocess each time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_the_sample_evaluation_prints_every_estimator():
+    out = run("evaluate", "--sample")
+    assert out.returncode == 0, out.stderr
+    for name in ("rfc6298", "linux", "eifel", "peak-hopper", "quic", "fixed-share", "ca-rto", "regression"):
+        assert name in out.stdout
+
+
+def test_json_rows_carry_the_documented_keys(write):
+    path = write("s.csv", "\n".join(str(100 + (i * 37) % 50) for i in range(300)))
+    out = run("evaluate", path, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "rttlab.evaluate/1"
+    assert doc["samples_read"] == 300
+    keys = {"estimator", "samples", "mae_s", "mape", "premature_timeout_rate", "wait_mean_s", "wait_p99_s", "rto_mean_s"}
+    assert all(keys <= row.keys() for row in doc["rows"])
+    assert {r["estimator"] for r in doc["rows"]} >= {"rfc6298", "linux", "fixed-share"}
+    assert all(r["samples"] == 299 for r in doc["rows"])
+
+
+def test_parameters_reach_the_estimator(write):
+    path = write("s.csv", "\n".join(["50"] * 100))
+    low = json.loads(run("evaluate", path, "-e", "rfc6298", "-p", "rfc6298.min_rto=100ms", "--json").stdout)
+    high = json.loads(run("evaluate", path, "-e", "rfc6298", "--json").stdout)
+    assert low["rows"][0]["rto_mean_s"] < high["rows"][0]["rto_mean_s"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("100\n200\nabc\n", "s.csv:3: field 'rtt': 'abc' is not a number"),
+        ("100\n-5\n", "s.csv:2: field 'rtt': an RTT must be positive, got -5"),
+        ("100\nnan\n", "s.csv:2: field 'rtt': 'nan' is not a finite number"),
+        ("", "s.csv: no RTT samples"),
+    ],
+)
+def test_bad_files_give_one_line_naming_file_line_and_field(write, content, expected):
+    out = run("evaluate", write("s.csv", content))
+    assert out.returncode == 2
+    assert expected in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["evaluate", "/no/such/file.csv"], "/no/such/file.csv: no such file"),
+        (["evaluate", "--sample", "-e", "bbr"], "unknown estimator 'bbr'"),
+        (["evaluate", "--sample", "-p", "linux.rto_min=fast"], "linux.rto_min: cannot read 'fast'"),
+        (["evaluate", "--sample", "-p", "linux.nope=1"], "linux: unknown parameter 'nope'"),
+        (["evaluate", "--sample", "-p", "eifel"], "expected ESTIMATOR.KEY=VALUE"),
+        (["evaluate", "--sample", "-e", "linux", "-p", "eifel.gain=fixed"], "'eifel' is not among the selected estimators"),
+        (["evaluate"], "give either INPUT or --sample"),
+        (["evaluate", "--sample", "--plot", "x.gif"], "must end in .png, .svg or .pdf"),
+    ],
+)
+def test_bad_arguments_give_one_clear_line(args, expected):
+    out = run(*args)
+    assert out.returncode == 2
+    assert expected in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_plot_is_written_in_the_format_of_its_extension(tmp_path):
+    for ext, magic in ((".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")):
+        target = tmp_path / f"fig{ext}"
+        out = run("evaluate", "--sample", "-e", "rfc6298,fixed-share", "--plot", target)
+        assert out.returncode == 0, out.stderr
+        assert target.read_bytes().startswith(magic)
+
+
+def test_estimators_lists_parameters_with_defaults():
+    out = run("estimators", "--json")
+    doc = json.loads(out.stdout)
+    fs = next(e for e in doc["estimators"] if e["name"] == "fixed-share")
+    assert {p["name"]: p["default"] for p in fs["params"]}["eta"] == "2"
+    text = run("estimators", "linux").stdout
+    assert "rto_min" in text and "200ms" in text
+
+
+def test_every_command_explains_itself():
+    for cmd in ([], ["evaluate"], ["estimators"]):
+        out = run(*cmd, "--help")
+        assert out.returncode == 0 and "Usage" in out.stdout
+
+
+def test_every_shared_series_evaluates_quickly_with_sane_metrics(shared):
+    for path in sorted((shared / "rtt-series").glob("*.csv")):
+        start = time.perf_counter()
+        out = run("evaluate", path, "--json")
+        elapsed = time.perf_counter() - start
+        assert out.returncode == 0, out.stderr
+        rows = json.loads(out.stdout)["rows"]
+        for r in rows:
+            assert 0 <= r["premature_timeout_rate"] <= 1
+            assert r["rto_mean_s"] > 0
+            if r["mae_s"] is not None:
+                assert r["mae_s"] >= 0 and r["mape"] >= 0
+        # The series' own median RTT sets the scale: the best MAE must be below it.
+        best = min(r["mae_s"] for r in rows if r["mae_s"] is not None)
+        values = sorted(float(v) for v in path.read_text().split())
+        assert best < values[len(values) // 2] / 1e3
+        assert elapsed < 30, f"{path.name}: {elapsed:.1f} s (CLI start-up included)"

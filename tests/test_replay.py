@@ -1,0 +1,124 @@
+"""The Python replay API against independent references and the definitions in docs/metrics.md."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rttlab
+from rttlab.estimators import FixedShare, Linux, Rfc6298, spec
+from reference import fixed_share as ref_fixed_share
+from reference import rfc6298 as ref_rfc6298
+
+
+def test_rfc6298_replay_matches_the_plain_python_reference(rng):
+    rtts = rng.gamma(2.0, 0.05, size=3000) + 0.02
+    _, traces = rttlab.replay(rtts, [Rfc6298(min_rto="200ms")], trace=True)
+    pred, rto = ref_rfc6298(rtts, min_rto=0.2)
+    got = traces["rfc6298(min_rto=200ms)"]
+    np.testing.assert_allclose(got["prediction"][1:], pred[1:], atol=1e-9)
+    np.testing.assert_allclose(got["rto"], rto, atol=1e-9)
+
+
+def test_fixed_share_replay_matches_the_numpy_reference(rng):
+    rtts = np.concatenate([rng.uniform(0.05, 0.15, 500), rng.uniform(0.3, 0.6, 300), rng.uniform(0.01, 2.0, 200)])
+    _, traces = rttlab.replay(rtts, [FixedShare()], trace=True)
+    np.testing.assert_allclose(traces["fixed-share"]["prediction"], ref_fixed_share(rtts), atol=1e-9)
+
+
+def test_metrics_follow_their_definitions():
+    rtts = np.array([0.1, 0.1, 2.0, 0.1])
+    table, traces = rttlab.replay(rtts, ["rfc6298"], trace=True)
+    row = table.iloc[0]
+    t = traces["rfc6298"].iloc[1:]
+    err = t["prediction"] - t["rtt"]
+    assert row["samples"] == 3
+    assert row["mae_s"] == pytest.approx(err.abs().mean())
+    assert row["mape"] == pytest.approx((err.abs() / t["rtt"]).mean() * 100)
+    assert row["under_prediction_rate"] == pytest.approx((err < 0).mean())
+    assert row["premature_timeout_rate"] == pytest.approx((t["rto"] < t["rtt"]).mean())
+    assert row["wait_mean_s"] == pytest.approx((t["rto"] - t["rtt"]).mean())
+    assert row["rto_mean_s"] == pytest.approx(t["rto"].mean())
+    assert row["mae_ticks"] == pytest.approx(row["mae_s"] / 0.01)
+
+
+def test_a_dataframe_with_times_is_accepted_and_times_reach_the_linux_window():
+    rtt = np.full(200, 0.1)
+    rtt[1] = 0.5  # a spike inflates rttvar; how fast it decays depends on the window boundaries
+    df = pd.DataFrame({"time": np.arange(200) * 0.001, "rtt": rtt})
+    every = rttlab.replay(df, [Linux(window="every-sample")])
+    by_time = rttlab.replay(df, [Linux(window="time")])
+    # 200 samples 1 ms apart span under two SRTT-long windows: rttvar decays far less often.
+    assert by_time["rto_mean_s"][0] > every["rto_mean_s"][0]
+
+
+def test_peak_hopper_has_no_prediction_so_its_errors_are_undefined():
+    table = rttlab.replay(np.full(10, 0.1), ["peak-hopper"])
+    assert np.isnan(table["mae_s"][0]) and table["predicted"][0] == 0
+    assert table["rto_mean_s"][0] > 0.1
+
+
+def test_replay_is_deterministic_including_the_seeded_estimator(rng):
+    rtts = rng.uniform(0.01, 0.5, 2000)
+    a = rttlab.replay(rtts, ["ca-rto", "fixed-share", "linux"])
+    b = rttlab.replay(rtts, ["ca-rto", "fixed-share", "linux"], threads=1)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_bad_parameters_are_rejected_when_the_spec_is_made():
+    with pytest.raises(rttlab.ParameterError, match=r"fixed-share.alpha: 1.5 is outside the accepted range 0..1"):
+        FixedShare(alpha=1.5)
+    with pytest.raises(rttlab.ParameterError, match="unknown parameter 'gamma'"):
+        spec("eifel", gamma=3)
+    with pytest.raises(rttlab.ParameterError, match="unknown estimator 'bbr'"):
+        spec("bbr")
+
+
+def test_bad_samples_are_rejected_with_their_index():
+    with pytest.raises(ValueError, match="sample 2: rtt must be positive"):
+        rttlab.replay(np.array([0.1, 0.2, -1.0]), ["rfc6298"])
+    with pytest.raises(ValueError, match="no estimators"):
+        rttlab.replay(np.array([0.1]), [])
+
+
+def test_the_catalog_lists_every_estimator_with_documented_parameters():
+    names = {e["name"] for e in rttlab.estimators.catalog()}
+    assert {"rfc6298", "linux", "eifel", "peak-hopper", "quic", "fixed-share", "ca-rto", "regression", "last", "constant"} <= names
+    for e in rttlab.estimators.catalog():
+        for p in e["params"]:
+            assert p["doc"] and p["default"] and p["range"], (e["name"], p["name"])
+
+
+def test_regression_fit_recovers_coefficients_from_noisy_data(rng):
+    x = np.column_stack([rng.integers(5, 30, 400), rng.uniform(10, 200, 400), rng.uniform(10, 300, 400), rng.integers(40, 250, 400)]).astype(float)
+    truth = np.array([-0.5, 0.015, 0.59, 0.41, 0.0016])
+    y = truth[0] + x @ truth[1:] + rng.normal(0, 1e-6, 400)
+    fitted = rttlab.estimators.fit_regression(x, y, window=10)
+    np.testing.assert_allclose([float(fitted.params[f"b{i}"]) for i in range(5)], truth, atol=1e-4)
+    assert fitted.params["window"] == "10"
+    with pytest.raises(ValueError, match="rank-deficient"):
+        rttlab.estimators.fit_regression(np.column_stack([x[:, 0], x[:, 0], x[:, 2], x[:, 3]]), y)
+
+
+floors = st.sampled_from([("rfc6298", 1.0), ("linux", 0.2), ("ca-rto", 1.0), ("fixed-share", 0.2)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(rtts=st.lists(st.floats(1e-5, 100.0), min_size=2, max_size=300), choice=floors)
+def test_every_rto_is_finite_and_respects_its_floor(rtts, choice):
+    name, floor = choice
+    _, traces = rttlab.replay(np.array(rtts), [name], trace=True)
+    rto = traces[name]["rto"].to_numpy()
+    assert np.all(np.isfinite(rto))
+    assert np.all(rto >= floor - 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rtts=st.lists(st.floats(1e-5, 100.0), min_size=2, max_size=300), name=st.sampled_from(rttlab.estimators.NAMES))
+def test_every_estimator_gives_finite_positive_rtos(rtts, name):
+    _, traces = rttlab.replay(np.array(rtts), [name], trace=True)
+    rto = traces[name]["rto"].to_numpy()
+    assert np.all(np.isfinite(rto)) and np.all(rto > 0)
