@@ -4,6 +4,7 @@ Public API::
 
     import rttlab
     samples = rttlab.read_series("rtts.csv")            # DataFrame: time, rtt (seconds)
+    samples, flows = rttlab.read_capture("trace.pcap")  # RTT samples and connections from a capture
     scores = rttlab.replay(samples, [rttlab.estimators.Rfc6298(), rttlab.estimators.FixedShare(eta=2)])
     scores, traces = rttlab.replay(samples, ["linux"], trace=True)
 
@@ -14,6 +15,7 @@ from rttlab._core import InputError, ParameterError
 from rttlab import estimators
 from rttlab.replay import replay
 from rttlab.series import read_series, sample_path
+from rttlab.capture import read_capture
 
 __version__ = "0.1.0"
-__all__ = ["InputError", "ParameterError", "estimators", "read_series", "replay", "sample_path", "__version__"]
+__all__ = ["InputError", "ParameterError", "estimators", "read_capture", "read_series", "replay", "sample_path", "__version__"]

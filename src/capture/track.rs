@@ -103,10 +103,10 @@ pub enum PathRtt {
 
 impl PathRtt {
     pub fn describe(self) -> String {
-        let d = |d: u8| if d == 0 { "a>b" } else { "b>a" };
+        let d = |d: u8| if d == 0 { "fwd" } else { "rev" };
         match self {
             PathRtt::Series(m, dir) => format!("{} {}", m.name(), d(dir)),
-            PathRtt::SumOfPartials(m) => format!("{} a>b + {} b>a", m.name(), m.name()),
+            PathRtt::SumOfPartials(m) => format!("{} fwd + {} rev", m.name(), m.name()),
             PathRtt::None => "none".into(),
         }
     }
@@ -668,16 +668,22 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
             let rev = 1 - data;
             let meds: Vec<Option<Nanos>> = s.iter_mut().map(|v| median(v)).collect();
             let med = |m: Method, d: u8| meds[series(m, d)];
-            // Capture → receiver → capture, and capture → sender → capture.
-            let via_rx = med(Method::Seq, data).map(|v| (v, Method::Seq)).or(med(Method::Ts, data).map(|v| (v, Method::Ts))).or(med(Method::Syn, data).map(|v| (v, Method::Syn)));
-            let via_tx = med(Method::Ts, rev).map(|v| (v, Method::Ts)).or(med(Method::Syn, rev).map(|v| (v, Method::Syn)));
-            let (vantage, path) = match (via_rx, via_tx) {
-                (Some((rx, mrx)), Some((tx, mtx))) if rx + tx > 0 => {
+            // The capture point's two partial RTTs: capture → receiver → capture (`rx`) and
+            // capture → sender → capture (`tx`). The handshake legs come first: both answers
+            // are sent by the kernel at once, whereas an echo of a pure ACK's TSval waits for
+            // the peer's next packet and can include application think time.
+            let first = |opts: &[(Method, u8)]| opts.iter().find_map(|&(m, d)| med(m, d));
+            let rx = first(&[(Method::Syn, data), (Method::Seq, data), (Method::Ts, data)]);
+            let tx = first(&[(Method::Syn, rev), (Method::Ts, rev)]);
+            // The series that carries the path RTT from there: the one with most samples.
+            let series_of = |opts: &[(Method, u8)]| opts.iter().find(|&&(m, d)| med(m, d).is_some()).map(|&(m, d)| PathRtt::Series(m, d)).unwrap_or(PathRtt::None);
+            let (vantage, path) = match (rx, tx) {
+                (Some(rx), Some(tx)) if rx + tx > 0 => {
                     let share = tx as f64 / (rx + tx) as f64;
                     if share < NEAR {
-                        (Vantage::NearSender, PathRtt::Series(mrx, data))
+                        (Vantage::NearSender, series_of(&[(Method::Seq, data), (Method::Ts, data), (Method::Syn, data)]))
                     } else if share > 1.0 - NEAR {
-                        (Vantage::NearReceiver, PathRtt::Series(mtx, rev))
+                        (Vantage::NearReceiver, series_of(&[(Method::Ts, rev), (Method::Syn, rev)]))
                     } else if med(Method::Ts, 0).is_some() && med(Method::Ts, 1).is_some() {
                         (Vantage::Middle, PathRtt::SumOfPartials(Method::Ts))
                     } else {
