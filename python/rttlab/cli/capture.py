@@ -59,22 +59,23 @@ def flows(
         )
         return
     table = Table(title=f"{capture.name}: {len(conns)} TCP connections, {len(samples)} RTT samples", title_justify="left")
-    for col, just in [
-        ("id", "right"),
-        ("src", "left"),
-        ("dst", "left"),
-        ("pkts fwd/rev", "right"),
-        ("bytes fwd/rev", "right"),
-        ("rtx", "right"),
-        ("SACK/TS", "center"),
-        ("hs ms", "right"),
-        ("vantage", "left"),
-        ("path RTT from", "left"),
-        ("median/min/max ms", "right"),
-        ("hops", "right"),
-        ("samples", "right"),
+    # (header, justify, no_wrap): numbers and labels stay whole, endpoints fold if narrow.
+    for col, just, whole in [
+        ("id", "right", True),
+        ("src", "left", False),
+        ("dst", "left", False),
+        ("pkts fwd/rev", "right", False),
+        ("bytes fwd/rev", "right", False),
+        ("rtx", "right", True),
+        ("SACK/TS", "center", True),
+        ("hs ms", "right", True),
+        ("vantage", "left", True),
+        ("path RTT from", "left", True),
+        ("med/min/max ms", "right", False),
+        ("hops", "right", True),
+        ("samples", "right", True),
     ]:
-        table.add_column(col, justify=just, no_wrap=True)
+        table.add_column(col, justify=just, no_wrap=whole, overflow="fold")
     for r in conns.itertuples(index=False):
         hops = "/".join("-" if math.isnan(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
         table.add_row(
