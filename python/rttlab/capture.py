@@ -35,14 +35,15 @@ def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: boo
 
 def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     s = raw["samples"]
-    names = np.asarray(raw["method_names"])
+    # Codes index the core's method list; build categoricals from codes (no per-row strings).
+    names = list(raw["method_names"])
     samples = pd.DataFrame(
         {
             "conn": s["conn"].astype(np.int64),
             "direction": pd.Categorical.from_codes(s["dir"].astype(np.int8), categories=["fwd", "rev"]),
             "time": s["time"],
             "rtt": s["rtt"],
-            "method": pd.Categorical(names[s["method"]], categories=list(METHODS)),
+            "method": pd.Categorical.from_codes(s["method"].astype(np.int8), categories=names),
             "ambiguous": s["ambiguous"],
             "seq_start": s["seq_start"].astype(np.int64),
             "seq_end": s["seq_end"].astype(np.int64),

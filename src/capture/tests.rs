@@ -504,3 +504,61 @@ fn real_sender_side_ack_rtts_match_the_manifest_median() {
         assert!((m - med_ms).abs() < tol, "{name}: {m} vs {med_ms}");
     }
 }
+
+// ---- robustness: arbitrary and mutated input never panics ----
+
+mod robustness {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn synthetic() -> Vec<u8> {
+        let mut c = Conv::on(linktype::ETHERNET, true, vec![0x8100], None);
+        client_side_transfer(&mut c, 7);
+        loss_with_sack(&mut c, true);
+        c.p.bytes.clone()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_bytes_are_a_typed_error_or_an_analysis(data in proptest::collection::vec(any::<u8>(), 0..600)) {
+            let _ = analyze_bytes(&data, &Config::default());
+        }
+
+        #[test]
+        fn arbitrary_frames_of_every_link_type_decode_or_are_skipped(lt in prop::sample::select(vec![0u32, 1, 12, 14, 101, 108, 113, 228, 229, 276, 9999]), frame in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = wire::decode(lt, &frame);
+        }
+
+        #[test]
+        fn a_capture_with_corrupted_bytes_never_panics(flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..40), cut in any::<prop::sample::Index>()) {
+            let mut data = synthetic();
+            for (i, b) in flips {
+                let at = i.index(data.len());
+                data[at] ^= b;
+            }
+            let end = cut.index(data.len() + 1);
+            if let Ok(a) = analyze_bytes(&data[..end], &Config { include_ambiguous: true, ..Config::default() }) {
+                prop_assert!(a.samples.frame.iter().all(|&f| f <= a.read.frames));
+                prop_assert_eq!(a.counters.frames, a.read.frames);
+            }
+        }
+
+        #[test]
+        fn a_pcapng_with_corrupted_bytes_never_panics(flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..20)) {
+            let mut g = PcapNg::default();
+            g.section().interface(1, 96, Some(9)).interface(113, 65535, Some(0x80 | 10));
+            let f = eth(0x0800, &ipv4_tcp(&TcpSpec { payload: 30, ts: Some((1, 2)), ..TcpSpec::default() }));
+            for i in 0..10u64 {
+                g.packet((i % 2) as u32, i * 1000, &f, 96);
+            }
+            let mut data = g.bytes.clone();
+            for (i, b) in flips {
+                let at = i.index(data.len());
+                data[at] ^= b;
+            }
+            let _ = analyze_bytes(&data, &Config::default());
+        }
+    }
+}
