@@ -505,6 +505,17 @@ mod tests {
     }
 
     #[test]
+    fn big_and_little_endian_sections_mix_in_one_file() {
+        let mut g = PcapNg::default();
+        g.section_be().interface(1, 65535, Some(9)).packet(0, 1_000_000_007, &[1; 60], 65535);
+        g.section().interface(113, 65535, None).packet(0, 2_000_001, &[2; 70], 65535);
+        g.section_be().interface(276, 65535, None).packet(0, 3, &[3; 80], 65535);
+        let (v, stats) = collect(&g.bytes);
+        assert_eq!(v, vec![(1, 1_000_000_007, 1, 60, 60), (2, 2_000_001_000, 113, 70, 70), (3, 3_000, 276, 80, 80)]);
+        assert_eq!((stats.sections, stats.damage), (3, None));
+    }
+
+    #[test]
     fn a_pcapng_cut_mid_block_keeps_earlier_packets() {
         let mut g = PcapNg::default();
         g.section().interface(1, 65535, None).packet(0, 1, &[0; 60], 65535).packet(0, 2, &[0; 60], 65535);

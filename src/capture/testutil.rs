@@ -209,29 +209,50 @@ impl Pcap {
     }
 }
 
-/// A pcapng file being written (little-endian), section by section.
+/// A pcapng file being written, section by section, in either byte order.
 #[derive(Default)]
 pub struct PcapNg {
     pub bytes: Vec<u8>,
+    /// Byte order of the current section (set by `section_be`).
+    be: bool,
 }
 
 impl PcapNg {
+    fn u16b(&self, v: u16) -> [u8; 2] {
+        if self.be { v.to_be_bytes() } else { v.to_le_bytes() }
+    }
+
+    fn u32b(&self, v: u32) -> [u8; 4] {
+        if self.be { v.to_be_bytes() } else { v.to_le_bytes() }
+    }
+
     fn block(&mut self, kind: u32, body: &[u8]) {
         let mut body = body.to_vec();
         while body.len() % 4 != 0 {
             body.push(0);
         }
         let len = (12 + body.len()) as u32;
-        self.bytes.extend_from_slice(&kind.to_le_bytes());
-        self.bytes.extend_from_slice(&len.to_le_bytes());
+        let (k, l) = (self.u32b(kind), self.u32b(len));
+        self.bytes.extend_from_slice(&k);
+        self.bytes.extend_from_slice(&l);
         self.bytes.extend_from_slice(&body);
-        self.bytes.extend_from_slice(&len.to_le_bytes());
+        self.bytes.extend_from_slice(&l);
     }
 
     pub fn section(&mut self) -> &mut Self {
-        let mut b = 0x1a2b_3c4du32.to_le_bytes().to_vec();
-        b.extend_from_slice(&1u16.to_le_bytes());
-        b.extend_from_slice(&0u16.to_le_bytes());
+        self.section_in(false)
+    }
+
+    /// A section written big-endian (pcapng allows each section its own byte order).
+    pub fn section_be(&mut self) -> &mut Self {
+        self.section_in(true)
+    }
+
+    fn section_in(&mut self, be: bool) -> &mut Self {
+        self.be = be;
+        let mut b = self.u32b(0x1a2b_3c4d).to_vec();
+        b.extend_from_slice(&self.u16b(1));
+        b.extend_from_slice(&self.u16b(0));
         b.extend_from_slice(&(-1i64).to_le_bytes());
         self.block(0x0a0d_0d0a, &b);
         self
@@ -239,12 +260,12 @@ impl PcapNg {
 
     /// An interface with a link type, snaplen and `if_tsresol` (None: default 10^-6).
     pub fn interface(&mut self, linktype: u16, snaplen: u32, tsresol: Option<u8>) -> &mut Self {
-        let mut b = linktype.to_le_bytes().to_vec();
-        b.extend_from_slice(&0u16.to_le_bytes());
-        b.extend_from_slice(&snaplen.to_le_bytes());
+        let mut b = self.u16b(linktype).to_vec();
+        b.extend_from_slice(&self.u16b(0));
+        b.extend_from_slice(&self.u32b(snaplen));
         if let Some(r) = tsresol {
-            b.extend_from_slice(&9u16.to_le_bytes());
-            b.extend_from_slice(&1u16.to_le_bytes());
+            b.extend_from_slice(&self.u16b(9));
+            b.extend_from_slice(&self.u16b(1));
             b.extend_from_slice(&[r, 0, 0, 0]);
             b.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
         }
@@ -255,11 +276,11 @@ impl PcapNg {
     /// An enhanced packet block with the raw timestamp in interface units.
     pub fn packet(&mut self, if_id: u32, ts_units: u64, frame: &[u8], snaplen: usize) -> &mut Self {
         let cap = frame.len().min(snaplen);
-        let mut b = if_id.to_le_bytes().to_vec();
-        b.extend_from_slice(&((ts_units >> 32) as u32).to_le_bytes());
-        b.extend_from_slice(&(ts_units as u32).to_le_bytes());
-        b.extend_from_slice(&(cap as u32).to_le_bytes());
-        b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        let mut b = self.u32b(if_id).to_vec();
+        b.extend_from_slice(&self.u32b((ts_units >> 32) as u32));
+        b.extend_from_slice(&self.u32b(ts_units as u32));
+        b.extend_from_slice(&self.u32b(cap as u32));
+        b.extend_from_slice(&self.u32b(frame.len() as u32));
         b.extend_from_slice(&frame[..cap]);
         self.block(6, &b);
         self

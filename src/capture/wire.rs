@@ -367,6 +367,21 @@ mod tests {
     }
 
     #[test]
+    fn ipv4_options_are_skipped_by_the_header_length() {
+        let seg = TcpSpec { payload: 33, ..TcpSpec::default() };
+        let plain = ipv4_tcp(&seg);
+        // Insert 8 option bytes (record route, NOP padding): IHL 7, total length + 8.
+        let mut f = plain[..20].to_vec();
+        f.extend_from_slice(&[7, 7, 4, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&plain[20..]);
+        f[0] = 0x47;
+        let total = u16::from_be_bytes([f[2], f[3]]) + 8;
+        f[2..4].copy_from_slice(&total.to_be_bytes());
+        let d = decode(linktype::IPV4, &f).unwrap();
+        assert_eq!((d.payload_len, d.sport, d.seq), (33, seg.sport, seg.seq));
+    }
+
+    #[test]
     fn non_first_fragments_are_skipped_and_first_fragments_decode() {
         let seg = TcpSpec::default();
         let mut f = ipv4_tcp(&seg);
