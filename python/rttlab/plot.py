@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+import numpy as np
+
+if TYPE_CHECKING:
+    from rttlab.replay import Scores
 
 
-def plot_replay(traces: dict[str, pd.DataFrame], path: str | Path, title: str = "", max_points: int = 20_000) -> None:
-    """Two panels over time: samples with each estimator's prediction, and samples with each RTO.
-    Long traces are thinned to ``max_points`` evenly spaced samples for drawing."""
+def plot_replay(scores: Scores, path: str | Path, title: str = "", max_points: int = 20_000) -> None:
+    """Two panels over time: samples with each estimator's prediction, and samples with each RTO
+    (``scores`` from :func:`rttlab.replay.score` with ``trace=True``). Long traces are thinned to
+    ``max_points`` evenly spaced samples for drawing."""
+    if scores.traces is None:
+        raise ValueError("plot_replay needs scores made with trace=True")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(11, 7), constrained_layout=True)
-    first = next(iter(traces.values()))
-    step = max(1, len(first) // max_points)
+    step = max(1, len(scores.rtts_s) // max_points)
+    time = scores.times_s[::step]
     for ax in (top, bottom):
-        ax.plot(first["time"][::step], first["rtt"][::step] * 1e3, ".", color="0.55", markersize=2.5, label="sample", zorder=1)
-    for label, trace in traces.items():
-        t = trace.iloc[::step]
-        if t["prediction"].notna().any():
-            top.plot(t["time"], t["prediction"] * 1e3, lw=1.0, label=label)
-        bottom.plot(t["time"], t["rto"] * 1e3, lw=1.0, label=label)
+        ax.plot(time, scores.rtts_s[::step] * 1e3, ".", color="0.55", markersize=2.5, label="sample", zorder=1)
+    for label, (prediction, rto) in scores.traces.items():
+        if not np.all(np.isnan(prediction)):
+            top.plot(time, prediction[::step] * 1e3, lw=1.0, label=label)
+        bottom.plot(time, rto[::step] * 1e3, lw=1.0, label=label)
     top.set_ylabel("RTT prediction (ms)")
     bottom.set_ylabel("RTO in force (ms)")
     bottom.set_yscale("log")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rttlab import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def sample_path() -> Path:
@@ -21,14 +24,21 @@ def read_series(path: str | Path, unit: str | None = None) -> pd.DataFrame:
     header (seconds unless ``unit``). Returns columns ``time`` and ``rtt`` in seconds.
 
     Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value."""
-    times_ns, rtts_ns = _core.read_series(str(path), unit)
+    import pandas as pd
+
+    times_ns, rtts_ns = read_series_ns(path, unit)
     return pd.DataFrame({"time": times_ns / 1e9, "rtt": rtts_ns / 1e9})
+
+
+def read_series_ns(path: str | Path, unit: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`read_series`, as (times_ns, rtts_ns) uint64 columns."""
+    return _core.read_series(str(path), unit)
 
 
 def to_nanos(samples: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame needs ``rtt`` (and optionally
     ``time``) in seconds; a 1-D array is RTTs in seconds, arriving back to back."""
-    if isinstance(samples, pd.DataFrame):
+    if hasattr(samples, "columns"):  # a DataFrame
         if "rtt" not in samples:
             raise ValueError("samples need an 'rtt' column (seconds)")
         rtt = samples["rtt"].to_numpy(dtype=np.float64)

@@ -131,19 +131,14 @@ impl RttEstimator for Eifel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::MS;
+    use crate::rtt::vectors::assert_rto_vector;
 
     /// ALGORITHMS.md §14, column "Eifel-ns3 (γ=1/3) RTO".
     #[test]
     fn matches_the_derived_vectors_with_a_fixed_gain() {
-        let trace = [100, 100, 100, 100, 300, 300, 100, 100, 50, 50, 50, 50];
-        let rto = [250.00, 233.33, 218.52, 205.35, 436.90, 524.60, 487.56, 462.87, 429.74, 407.66, 392.94, 383.12];
         let mut est = Eifel::new(Config::default());
-        for (i, &m) in trace.iter().enumerate() {
-            est.on_sample(m * MS, &Context::default());
-            let got = est.rto() as f64 / 1e6;
-            assert!((got - rto[i]).abs() < 0.006, "sample {i}: {got} vs {}", rto[i]);
-        }
+        let rto = [250.00, 233.33, 218.52, 205.35, 436.90, 524.60, 487.56, 462.87, 429.74, 407.66, 392.94, 383.12];
+        assert_rto_vector(&mut est, &rto);
         // §14 note: at the 50 ms samples Eifel's RTTVAR is frozen at 104.50 ms.
         assert!((est.rttvar() / 1e6 - 104.50).abs() < 0.006, "{}", est.rttvar() / 1e6);
     }

@@ -182,7 +182,7 @@ mod tests {
     /// ALGORITHMS.md §14, columns "Linux RTO" (ms, HZ = 1000) and "Linux rttvar_us".
     #[test]
     fn matches_the_derived_vectors_when_every_sample_ends_a_window() {
-        let trace = [100, 100, 100, 100, 300, 300, 100, 100, 50, 50, 50, 50];
+        let trace = crate::rtt::vectors::TRACE_MS;
         let rto_ms = [300, 300, 300, 300, 389, 520, 502, 478, 454, 435, 417, 400];
         let rttvar = [200000, 200000, 200000, 200000, 263282, 372462, 360902, 342097, 328446, 318310, 309154, 299066];
         let mut est = every_sample();

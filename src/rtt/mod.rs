@@ -18,6 +18,8 @@ pub mod quic;
 pub mod regression;
 pub mod rfc6298;
 pub mod timer;
+#[cfg(test)]
+mod vectors;
 
 use crate::time::Nanos;
 pub use params::{ParamError, ParamSpec, Params};

@@ -125,7 +125,7 @@ mod tests {
             .collect()
     }
 
-    const TRACE: [u64; 12] = [100, 100, 100, 100, 300, 300, 100, 100, 50, 50, 50, 50];
+    use crate::rtt::vectors::TRACE_MS as TRACE;
 
     /// ALGORITHMS.md §14, columns "RFC 6298 RTO (no min)", SRTT, RTTVAR (two decimals).
     #[test]

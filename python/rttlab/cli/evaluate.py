@@ -6,14 +6,14 @@ import math
 from contextlib import nullcontext
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 import typer
 from rich.table import Table
 
 from rttlab.cli.common import console, fail, parse_duration, parse_params, print_json
 from rttlab.estimators import NAMES, spec
-from rttlab.replay import METRICS, replay
-from rttlab.series import read_series, sample_path
+from rttlab.replay import METRICS, score
+from rttlab.series import read_series_ns, sample_path
 
 SCHEMA = "rttlab.evaluate/1"
 
@@ -30,9 +30,9 @@ COLUMNS = [
 ]
 
 
-def load_samples(path: Path, unit: str | None) -> pd.DataFrame:
-    """Samples of one input file. Series files only for now; captures plug in here."""
-    return read_series(path, unit)
+def load_samples(path: Path, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """(times_ns, rtts_ns) of one input file. Series files only for now; captures plug in here."""
+    return read_series_ns(path, unit)
 
 
 def evaluate(
@@ -70,46 +70,46 @@ def evaluate(
             fail(f"--param: '{name}' is not among the selected estimators ({', '.join(names)})")
     specs = [spec(n, **params.get(n, {})) for n in names]
 
-    samples = load_samples(path, unit)
-    busy = not as_json and len(samples) >= 2_000_000
-    status = console.status(f"replaying {len(specs)} estimators over {len(samples):,} samples") if busy else nullcontext()
+    times_ns, rtts_ns = load_samples(path, unit)
+    n = len(rtts_ns)
+    busy = not as_json and n >= 2_000_000
+    status = console.status(f"replaying {len(specs)} estimators over {n:,} samples") if busy else nullcontext()
     with status:
-        result = replay(samples, specs, tick=tick_s, trace=plot is not None)
-    table, traces = result if isinstance(result, tuple) else (result, None)
-    table = table.sort_values(sort, na_position="last", kind="stable").reset_index(drop=True)
+        result = score(times_ns, rtts_ns, specs, tick=tick_s, trace=plot is not None)
+    rows = sorted(result.rows, key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0.0))
 
     if plot is not None:
         from rttlab.plot import plot_replay
 
-        plot_replay(traces, plot, title=f"{path.name}: samples, predictions and RTOs")
+        plot_replay(result, plot, title=f"{path.name}: samples, predictions and RTOs")
     if as_json:
         print_json(
             {
                 "schema": SCHEMA,
                 "input": str(path),
-                "samples_read": len(samples),
+                "samples_read": n,
                 "tick_s": tick_s,
-                "rows": table.to_dict(orient="records"),
+                "rows": rows,
                 "params": {s.name: s.params for s in specs if s.params},
             }
         )
         return
-    render(table, title=f"{path} — {len(samples):,} samples, {int(table['samples'].iloc[0]):,} scored")
+    render(rows, title=f"{path} — {n:,} samples, {rows[0]['samples']:,} scored")
     if plot is not None:
         console.print(f"plot written to {plot}")
 
 
-def render(table: pd.DataFrame, title: str) -> None:
+def render(rows: list[dict], title: str) -> None:
     out = Table(title=title, title_justify="left")
     out.add_column("estimator", style="cyan", no_wrap=True)
     for _, header, _, _ in COLUMNS:
         out.add_column(header, justify="right")
     best = {}
     for column, _, _, lower in COLUMNS:
-        values = table[column].dropna()
-        if lower is not None and not values.empty:
-            best[column] = values.min() if lower else values.max()
-    for _, row in table.iterrows():
+        values = [r[column] for r in rows if r[column] is not None]
+        if lower is not None and values:
+            best[column] = min(values) if lower else max(values)
+    for row in rows:
         cells = []
         for column, _, scale, _ in COLUMNS:
             v = row[column]
