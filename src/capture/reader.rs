@@ -372,7 +372,10 @@ mod tests {
     use super::*;
     use crate::capture::testutil::*;
 
-    fn collect(data: &[u8]) -> (Vec<(u64, i64, u32, usize, u32)>, ReadStats) {
+    /// (number, ts_ns, linktype, captured length, original length) of each frame.
+    type Rows = Vec<(u64, i64, u32, usize, u32)>;
+
+    fn collect(data: &[u8]) -> (Rows, ReadStats) {
         let mut v = Vec::new();
         let stats = read_frames(data, |f| v.push((f.number, f.ts_ns, f.linktype, f.data.len(), f.orig_len))).unwrap();
         (v, stats)
@@ -395,7 +398,7 @@ mod tests {
     }
 
     /// Feed `data` to a [`FrameReader`] `step` bytes at a time, as a slow reader would.
-    fn collect_chunked(data: &[u8], step: usize) -> (Vec<(u64, i64, u32, usize, u32)>, ReadStats) {
+    fn collect_chunked(data: &[u8], step: usize) -> (Rows, ReadStats) {
         let mut r = FrameReader::new();
         let mut v = Vec::new();
         let mut pending: Vec<u8> = Vec::new();

@@ -45,6 +45,7 @@ impl Conv {
     }
 
     /// Send at `t` (ns from start) from the client (`c2s`) or the server.
+    #[allow(clippy::too_many_arguments)]
     fn send(&mut self, t: u64, c2s: bool, seq: u32, ack: u32, fl: u8, payload: usize, edit: impl FnOnce(&mut TcpSpec)) -> &mut Self {
         let mut s = if c2s { self.base.clone() } else { self.base.reversed() };
         s.seq = seq;
@@ -327,13 +328,11 @@ fn a_receiver_side_capture_is_recognised_and_points_at_the_echo_of_the_sender() 
         .send(80 * MS + 100 * US, true, 2, 101, ACK, 0, |t| t.ts = Some((2, 500)));
     let mut t = 100 * MS;
     let mut seq = 101u32;
-    let mut cts = 3;
-    for i in 0..10u32 {
+    for (cts, i) in (3u32..).zip(0..10u32) {
         c.send(t, false, seq, 2, ACK, 1000, |s| s.ts = Some((600 + i, cts - 1)));
         seq += 1000;
         t += 200 * US;
         c.send(t, true, 2, seq, ACK, 0, |s| s.ts = Some((cts, 600 + i)));
-        cts += 1;
         t += 90 * MS;
     }
     let a = c.run(&Config::default());
