@@ -504,6 +504,37 @@ fn real_sender_side_ack_rtts_match_the_manifest_median() {
     }
 }
 
+#[test]
+fn state_is_bounded_by_live_connections_not_by_capture_length() {
+    // 30 000 short connections, one starting every second, each leaving one segment unacked
+    // (so per-segment state exists to be released): the tracker must hold only those active in
+    // the last `idle_split` (300 s) plus one sweep interval, not all 30 000.
+    let mut tracker = track::Tracker::new(Config::default());
+    let mut n = 0;
+    let mut max_live = 0;
+    for i in 0..30_000u32 {
+        let t = i64::from(i) * SEC as i64;
+        let base = TcpSpec { sport: 1024 + (i % 60_000) as u16, src4: [10, 1, (i >> 8) as u8, i as u8], ..TcpSpec::default() };
+        for (dt, s) in [
+            (0, TcpSpec { flags: SYN, seq: 1, ..base.clone() }),
+            (MS as i64, TcpSpec { flags: SYNACK, seq: 9, ack: 2, ..base.reversed() }),
+            (2 * MS as i64, TcpSpec { flags: ACK, seq: 2, ack: 10, payload: 100, ..base.clone() }),
+        ] {
+            n += 1;
+            let frame = eth(0x0800, &ipv4_tcp(&s));
+            tracker.on_frame(&reader::Frame { number: n, ts_ns: T0 as i64 + t + dt, linktype: 1, data: &frame, orig_len: frame.len() as u32 });
+        }
+        max_live = max_live.max(tracker.live_connections());
+    }
+    // Idle for more than 300 s, swept at least every 75 s of capture time (and 1024 frames).
+    assert!(max_live <= 300 + 75 + 1024 / 3 + 1, "{max_live} live connections");
+    assert!(tracker.live_connections() < 30_000);
+    assert!(tracker.held_state() < 30_000);
+    let (samples, conns, _, _) = tracker.finish();
+    assert_eq!(conns.len(), 30_000);
+    assert_eq!(samples.len(), 60_000, "two handshake legs per connection");
+}
+
 // ---- robustness: arbitrary and mutated input never panics ----
 
 mod robustness {

@@ -247,16 +247,20 @@ pub struct Tracker {
     samples: Samples,
     counters: Counters,
     start: Option<i64>,
-    /// Frames since the last sweep of idle connections.
+    /// Frames since the last sweep of idle connections, and the capture time of that sweep.
     since_sweep: u32,
+    last_sweep: i64,
 }
 
-/// Sweep for idle connections every this many frames (amortised O(1) per frame).
+/// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
+/// of capture time has passed (but not more often than every `SWEEP_MIN` frames): each sweep is
+/// O(live connections), so this stays amortised O(1) per frame.
 const SWEEP_EVERY: u32 = 1 << 16;
+const SWEEP_MIN: u32 = 1 << 10;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0 }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame) {
@@ -277,10 +281,22 @@ impl Tracker {
             Err(Skip::Malformed) => self.counters.malformed += 1,
         }
         self.since_sweep += 1;
-        if self.since_sweep >= SWEEP_EVERY {
+        let due_by_time = self.since_sweep >= SWEEP_MIN && t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
+        if self.since_sweep >= SWEEP_EVERY || due_by_time {
             self.since_sweep = 0;
+            self.last_sweep = t;
             self.sweep(t);
         }
+    }
+
+    /// Connections currently tracked (the rest are only summaries).
+    pub fn live_connections(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Outstanding segments and remembered TSvals held across all connections.
+    pub fn held_state(&self) -> usize {
+        self.conns.iter().flat_map(|c| c.dirs.iter()).map(|d| d.segs.len() + d.ts_pending.len()).sum()
     }
 
     /// Forget the per-segment state of connections idle for `idle_split` (they stay in the
