@@ -279,3 +279,61 @@ def test_seq_samples_match_tshark_on_every_real_capture(shared, capsys):
     assert not problems, "\n".join(problems[:20])
     # Agreement is the rule, not the exception.
     assert total["same"] > 10 * (sum(total.values()) - total["same"]) / 2
+
+
+# ---- an independent reference for the seq matcher, on random loss-free transfers ----
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def transfers(draw):
+    """A loss-free one-way transfer seen at the sender: segments of random size sent at random
+    times; the receiver acknowledges a random subset (delayed ACKs cover several segments) after
+    random delays, ACKs leaving in order. ISN anywhere, so sequence numbers may wrap."""
+    isn = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(1, 40))
+    sizes = draw(st.lists(st.integers(1, 1460), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.integers(0, 20_000), min_size=n, max_size=n))  # µs between sends
+    delays = draw(st.lists(st.integers(1_000, 300_000), min_size=n, max_size=n))  # µs to the ACK
+    acked = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    acked[-1] = True
+    packets = []  # (time µs, order, c2s, seq, ack, payload)
+    t, seq, last_ack_t = 0, isn, 0
+    for i in range(n):
+        t += gaps[i]
+        packets.append((t, 2 * i, True, seq, 1, sizes[i]))
+        seq = (seq + sizes[i]) % 2**32
+        if acked[i]:
+            last_ack_t = max(last_ack_t + 1, t + delays[i])
+            packets.append((last_ack_t, 2 * i + 1, False, 1, seq, 0))
+    packets.sort()
+    return packets
+
+
+def reference_seq_samples(packets):
+    """RFC 6298 timing without retransmissions: an ACK that advances and equals a segment's end
+    times that segment (µs). Written independently of the Rust matcher."""
+    sent = {}  # end → send time µs
+    out, highest = [], None
+    for t, _, c2s, seq, ack, payload in packets:
+        if c2s:
+            sent.setdefault((seq + payload) % 2**32, t)
+        else:
+            advances = highest is None or 0 < (ack - highest) % 2**32 < 2**31
+            if advances:
+                if ack in sent:
+                    out.append(t - sent[ack])
+                highest = ack
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(transfers())
+def test_seq_samples_match_an_independent_reference_on_random_transfers(tmp_path_factory, packets):
+    frames = [(T0 + t / 1e6, tcp_frame(c2s, seq, ack, ACK, payload)) for t, _, c2s, seq, ack, payload in packets]
+    path = tmp_path_factory.mktemp("ref") / "r.pcap"
+    path.write_bytes(pcap(frames))
+    samples, _ = read_capture(path)
+    got = [round(r * 1e6) for r in samples.loc[samples["method"] == "seq", "rtt"]]
+    assert got == reference_seq_samples(packets)
