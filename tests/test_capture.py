@@ -201,26 +201,30 @@ CATEGORIES = {
 }
 
 
-def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int], set[int]]:
+def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int], set[int], int]:
     """tshark's ack_rtt samples {frame: (rtt, acks_frame, stream)}, the frames it flags as
-    resent (retransmission, out-of-order, keep-alive, spurious), and the frames with SACK."""
+    resent (retransmission, out-of-order, keep-alive, spurious), the frames with SACK, and the
+    number of TCP streams."""
     fields = ["frame.number", "tcp.stream", "tcp.analysis.ack_rtt", "tcp.analysis.acks_frame", "tcp.options.sack_le"]
     out = subprocess.run(["tshark", "-n", "-r", str(path), "-T", "fields", *sum((["-e", f] for f in fields), [])], capture_output=True, text=True, check=True, timeout=300).stdout
     acks: dict[int, tuple[float, int, int]] = {}
     sack: set[int] = set()
+    streams: set[str] = set()
     for line in out.splitlines():
         frame, stream, rtt, acked, sle = (line.split("\t") + [""] * 5)[:5]
+        if stream:
+            streams.add(stream)
         if rtt:
             acks[int(frame)] = (float(rtt), int(acked), int(stream))
         if sle:
             sack.add(int(frame))
     flagged = "tcp.analysis.retransmission || tcp.analysis.out_of_order || tcp.analysis.keep_alive || tcp.analysis.spurious_retransmission"
     out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", flagged, "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, check=True, timeout=300).stdout
-    return acks, {int(x) for x in out.split()}, sack
+    return acks, {int(x) for x in out.split()}, sack, len(streams)
 
 
 def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
-    samples, _ = read_capture(path, include_ambiguous=True)
+    samples, conns = read_capture(path, include_ambiguous=True)
     # tshark's ack_rtt covers data and the handshake, so compare with our seq and syn samples.
     ours = samples[samples["method"].isin(["seq", "syn"])]
     by_frame: dict[int, list] = collections.defaultdict(list)
@@ -228,9 +232,11 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
     for r in ours.itertuples():
         by_frame[r.frame].append(r)
         by_ref[r.ref_frame].append(r)
-    acks, resent, sack = tshark_view(path)
+    acks, resent, sack, streams = tshark_view(path)
     counts: collections.Counter = collections.Counter()
     unexplained: list[str] = []
+    if len(conns) != streams:
+        unexplained.append(f"{len(conns)} connections, tshark has {streams} TCP streams")
     for frame, (rtt, acked, _stream) in acks.items():
         match = [r for r in by_frame.get(frame, []) if r.ref_frame == acked]
         if match and not match[0].ambiguous:
