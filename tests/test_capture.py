@@ -343,3 +343,34 @@ def test_seq_samples_match_an_independent_reference_on_random_transfers(tmp_path
     samples, _ = read_capture(path)
     got = [round(r * 1e6) for r in samples.loc[samples["method"] == "seq", "rtt"]]
     assert got == reference_seq_samples(packets)
+
+
+# TS-echo path RTTs in MANIFEST.md (median ms, largest connection), measured there independently
+# with the same definition: first packet carrying TSval v → first packet of the other side
+# carrying TSecr v. At a sender-side capture the path RTT is the echo *by the ACKer*; at a
+# receiver-side capture it is the echo *by the data sender*.
+MANIFEST_TS_PATH_RTT = [
+    ("zeek-tcprs_rto001.pcap", "by_acker", 120.1),
+    ("zeek-tcprs_fast012.pcap", "by_acker", 30.9),
+    ("zeek-tcprs_comp025.pcap", "by_acker", 518.6),
+    ("zeek-tcprs_fack030.pcap", "by_acker", 847.7),
+    ("ndpi_zoom2-2023.pcap", "by_acker", 174.7),
+    ("suricata-verify_http-body-hook-01-ipv6.pcap", "by_sender", 31.5),
+    ("ndpi_reddit-ipv6-2023.pcap", "by_sender", 43.9),
+    ("ndpi_yandex_direct-2023.pcapng", "by_sender", 21.2),
+    ("ndpi_ftp-2019.pcap", "by_sender", 30.5),
+]
+
+
+@pytest.mark.parametrize("name, echoed, manifest_ms", MANIFEST_TS_PATH_RTT)
+def test_ts_echo_path_rtt_matches_the_manifest(shared, name, echoed, manifest_ms):
+    samples, conns = read_capture(shared / "captures" / name)
+    big = conns.loc[(conns["packets_fwd"] + conns["packets_rev"]).idxmax()]
+    data = "fwd" if big["bytes_fwd"] >= big["bytes_rev"] else "rev"
+    # A TSval sent in direction d is echoed by the far end of d.
+    timed_dir = data if echoed == "by_acker" else ("rev" if data == "fwd" else "fwd")
+    ts = samples[(samples["conn"] == big["conn"]) & (samples["method"] == "ts") & (samples["direction"] == timed_dir)]
+    median_ms = ts["rtt"].median() * 1e3
+    assert median_ms == pytest.approx(manifest_ms, rel=0.02, abs=0.2)
+    # And the vantage guess points at exactly this series as the path RTT.
+    assert big["path_rtt_method"] in (f"seq {data}", f"ts {timed_dir}", f"syn {timed_dir}")
