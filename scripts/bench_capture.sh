@@ -11,7 +11,7 @@
 #
 # What each tool does, so the comparison is fair about work:
 #   rttlab      full job: decode, connections, seq/ts/syn samples, summaries (capture_stats example)
-#   rttlab-py   the same through rttlab.read_capture (adds DataFrame construction)
+#   rttlab-py   the same through rttlab.read_capture (adds Python start-up, imports, DataFrames)
 #   tshark      TCP sequence analysis with ack_rtt, fields written to /dev/null (-2 not used)
 #   tcptrace    -n -l -r: long output with RTT statistics per connection, to /dev/null
 set -euo pipefail
@@ -48,6 +48,7 @@ report() { # name seconds
 report rttlab "$(best "$BIN" "$CAP")"
 if "$PY" -c "import rttlab.capture" 2>/dev/null; then
     report rttlab-py "$(best "$PY" -c "import sys, rttlab; rttlab.read_capture(sys.argv[1])" "$CAP")"
+    printf '%-10s %8.3f s  (interpreter start and imports, included in rttlab-py)\n' py-import "$(best "$PY" -c "import rttlab")"
 else
     echo "rttlab-py  skipped: the Python package is not installed (make install)"
 fi
