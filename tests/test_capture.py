@@ -374,3 +374,22 @@ def test_ts_echo_path_rtt_matches_the_manifest(shared, name, echoed, manifest_ms
     assert median_ms == pytest.approx(manifest_ms, rel=0.02, abs=0.2)
     # And the vantage guess points at exactly this series as the path RTT.
     assert big["path_rtt_method"] in (f"seq {data}", f"ts {timed_dir}", f"syn {timed_dir}")
+
+
+def test_the_path_rtt_series_of_a_capture_feeds_evaluate(shared, tmp_path):
+    cap = shared / "captures" / "ndpi_bot-vlan.pcap"
+    samples, conns = read_capture(cap)
+    path = rttlab.capture.path_samples(samples, conns)
+    # Sender-side capture: the path RTT is the data direction's seq series (server → client).
+    assert set(path["method"].astype(str)) == {"seq"} and set(path["direction"].astype(str)) == {"rev"}
+    assert len(path) == ((samples["method"] == "seq") & (samples["direction"] == "rev")).sum()
+    assert path["time"].is_monotonic_increasing
+    dest = tmp_path / "path.csv"
+    out = run("samples", cap, "--path", "--flow", "0", "-o", dest)
+    assert out.returncode == 0, out.stderr
+    scored = run("evaluate", dest, "-e", "rfc6298,linux", "--json")
+    assert scored.returncode == 0, scored.stderr
+    doc = json.loads(scored.stdout)
+    assert doc["samples_read"] == len(path)
+    # ~106 ms with little jitter (MANIFEST.md): RFC 6298's 1 s floor dominates its RTO.
+    assert {r["estimator"]: r["rto_mean_s"] for r in doc["rows"]}["rfc6298"] == pytest.approx(1.0, abs=0.01)

@@ -76,3 +76,24 @@ def read_capture(path: str | Path, include_ambiguous: bool = False, sack_samples
     ``attrs["counters"]`` has capture-wide counts (malformed frames, non-TCP, fragments, ...).
     Raises :class:`rttlab.InputError` if the file cannot be read at all."""
     return _frames(analyze(path, include_ambiguous, sack_samples))
+
+
+def path_samples(samples: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFrame:
+    """Only the samples that measure each connection's end-to-end path RTT from where the capture
+    sits: the series named in ``connections["path_rtt_method"]`` when it is a single series
+    (``seq fwd``, ``ts rev``, ...). Connections whose path RTT is only a sum of partial RTTs
+    (capture in the middle) or unknown contribute nothing. Rows are sorted by connection and
+    time, ready for :func:`rttlab.replay` one connection at a time, or for
+    ``rttlab evaluate`` after ``rttlab samples --path --flow ID -o FILE.csv``."""
+    keep = []
+    for conn, how in zip(connections["conn"], connections["path_rtt_method"]):
+        parts = how.split()
+        if len(parts) == 2 and parts[0] in METHODS:
+            keep.append((conn, parts[0], parts[1]))
+    if not keep:
+        return samples.iloc[0:0]
+    want = pd.DataFrame(keep, columns=["conn", "method", "direction"])
+    key = samples[["conn", "method", "direction"]].astype({"method": str, "direction": str})
+    mask = key.merge(want, how="left", indicator=True)["_merge"].eq("both").to_numpy()
+    out = samples[mask & ~samples["ambiguous"].to_numpy()]
+    return out.sort_values(["conn", "time"], kind="stable").reset_index(drop=True)

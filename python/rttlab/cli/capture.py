@@ -10,7 +10,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from rttlab.capture import METHODS, read_capture
+from rttlab.capture import METHODS, path_samples, read_capture
 from rttlab.cli.common import console, fail, print_json, stderr
 
 FLOWS_SCHEMA = "rttlab.flows/1"
@@ -102,9 +102,13 @@ def samples(
     method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
     flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
+    path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
 ) -> None:
     """Write the RTT samples of a capture, one row per sample: conn, direction, time (s),
-    rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame."""
+    rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame.
+
+    `rttlab samples CAP --path --flow ID -o s.csv` then `rttlab evaluate s.csv` scores the
+    estimators on one connection's path RTT."""
     if method not in (*METHODS, "all"):
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
     if output is not None and output.suffix.lower() not in (".csv", ".parquet"):
@@ -113,6 +117,10 @@ def samples(
     unknown = sorted(set(flow) - set(conns["conn"]))
     if unknown:
         fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
+    if path:
+        if include_ambiguous:
+            fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
+        df = path_samples(df, conns)
     if method != "all":
         df = df[df["method"] == method]
     if flow:
