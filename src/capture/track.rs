@@ -228,7 +228,9 @@ struct Conn {
     sack_packets: u64,
     malformed: u64,
     had_payload: bool,
+    /// Holds per-segment state (listed in `Tracker::live`).
     live: bool,
+    last_frame: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -250,6 +252,11 @@ pub struct Tracker {
     /// Frames since the last sweep of idle connections, and the capture time of that sweep.
     since_sweep: u32,
     last_sweep: i64,
+    /// Connections holding per-segment state (may also list released ones until the next sweep).
+    live: Vec<u32>,
+    /// Latest capture time seen (files may step backwards).
+    max_t: i64,
+    frames: u64,
 }
 
 /// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
@@ -257,23 +264,27 @@ pub struct Tracker {
 /// O(live connections), so this stays amortised O(1) per frame.
 const SWEEP_EVERY: u32 = 1 << 16;
 const SWEEP_MIN: u32 = 1 << 10;
+/// A connection is idle only if it also saw no packet in this many frames.
+const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0 }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0 }
     }
 
-    pub fn on_frame(&mut self, f: &Frame) {
+    pub fn on_frame(&mut self, f: &Frame<'_>) {
         self.counters.frames += 1;
         let start = *self.start.get_or_insert(f.ts_ns);
         let t = f.ts_ns.wrapping_sub(start);
+        self.max_t = self.max_t.max(t);
+        self.frames = f.number;
         match wire::decode(f.linktype, f.data) {
             Ok(seg) => {
                 self.counters.tcp += 1;
                 if seg.opts.incomplete {
                     self.counters.options_cut += 1;
                 }
-                self.on_segment(&seg, t, f.number, f.data.len());
+                self.on_segment(&seg, t, f.number);
             }
             Err(Skip::NotTcp) => self.counters.not_tcp += 1,
             Err(Skip::UnsupportedLink) => self.counters.unsupported_link += 1,
@@ -281,17 +292,17 @@ impl Tracker {
             Err(Skip::Malformed) => self.counters.malformed += 1,
         }
         self.since_sweep += 1;
-        let due_by_time = self.since_sweep >= SWEEP_MIN && t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
+        let due_by_time = self.since_sweep >= SWEEP_MIN && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
         if self.since_sweep >= SWEEP_EVERY || due_by_time {
             self.since_sweep = 0;
-            self.last_sweep = t;
-            self.sweep(t);
+            self.last_sweep = self.max_t;
+            self.sweep();
         }
     }
 
-    /// Connections currently tracked (the rest are only summaries).
+    /// Connections holding per-segment state (the others keep only their summary).
     pub fn live_connections(&self) -> usize {
-        self.map.len()
+        self.live.len()
     }
 
     /// Outstanding segments and remembered TSvals held across all connections.
@@ -299,15 +310,17 @@ impl Tracker {
         self.conns.iter().flat_map(|c| c.dirs.iter()).map(|d| d.segs.len() + d.ts_pending.len()).sum()
     }
 
-    /// Forget the per-segment state of connections idle for `idle_split` (they stay in the
-    /// summary; a later packet on the same ports starts a new connection only with a SYN, so
-    /// a late packet re-creates an entry for the old one).
-    fn sweep(&mut self, now: i64) {
-        let idle = self.cfg.idle_split as i64;
+    /// Release the per-segment state of connections idle for `idle_split` of capture time *and*
+    /// [`IDLE_FRAMES`] frames (the second guard keeps files that interleave unrelated clocks —
+    /// merged captures — from releasing active connections). Their 4-tuple stays known: a later
+    /// packet continues the same connection (only a SYN can start a new one), it just cannot
+    /// time segments sent before the release.
+    fn sweep(&mut self) {
+        let (now, frames, idle) = (self.max_t, self.frames, self.cfg.idle_split as i64);
         let conns = &mut self.conns;
-        self.map.retain(|_, &mut id| {
+        self.live.retain(|&id| {
             let c = &mut conns[id as usize];
-            let keep = now.saturating_sub(c.last) <= idle;
+            let keep = c.live && (now.saturating_sub(c.last) <= idle || frames.saturating_sub(c.last_frame) <= IDLE_FRAMES);
             if !keep {
                 release(c);
             }
@@ -339,12 +352,14 @@ impl Tracker {
             malformed: 0,
             had_payload: false,
             live: true,
+            last_frame: 0,
         });
         self.map.insert(key, id);
+        self.live.push(id);
         id
     }
 
-    fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64, _caplen: usize) {
+    fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) {
         let src_is_lo = (seg.src, seg.sport) <= (seg.dst, seg.dport);
         let key = if src_is_lo {
             Key { lo: seg.src, hi: seg.dst, lo_port: seg.sport, hi_port: seg.dport }
@@ -364,9 +379,15 @@ impl Tracker {
         };
         let cfg = self.cfg;
         let c = &mut self.conns[id as usize];
+        if !c.live {
+            // Back from a release: state starts afresh.
+            c.live = true;
+            self.live.push(id);
+        }
         let d = usize::from(src_is_lo != c.lo_is_a);
         let o = 1 - d;
         c.last = c.last.max(t);
+        c.last_frame = frame;
 
         // Summary counters.
         {
@@ -389,8 +410,7 @@ impl Tracker {
         if seg.opts.sack_len > 0 {
             c.sack_packets += 1;
         }
-        if seg.opts.incomplete && seg.opts.mss.is_none() && seg.opts.ts.is_none() && seg.opts.sack_len == 0 && !seg.opts.sack_permitted && seg.opts.wscale.is_none() {
-            // Nothing usable was read from the options: count it against the connection.
+        if seg.opts.malformed {
             c.malformed += 1;
         }
         if seg.has(flags::RST) {

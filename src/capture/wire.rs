@@ -71,8 +71,11 @@ pub struct TcpOpts {
     pub sack_len: u8,
     /// `(TSval, TSecr)` (RFC 7323 §3.2).
     pub ts: Option<(u32, u32)>,
-    /// The options were cut by the snaplen or were malformed: what was read before is kept.
+    /// The options were cut short by the snaplen: what was captured is kept.
     pub incomplete: bool,
+    /// The options were all captured but are malformed (a length running past the header):
+    /// what was read before the fault is kept.
+    pub malformed: bool,
 }
 
 impl TcpOpts {
@@ -246,16 +249,14 @@ fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: boo
         return Err(Skip::Malformed);
     }
     let mut opts = TcpOpts::default();
-    let options: &[u8] = match TcpHeaderSlice::from_slice(b) {
+    let (options, complete): (&[u8], bool) = match TcpHeaderSlice::from_slice(b) {
         // The header slice's own `options()` borrows the view; the same bytes from `b`.
-        Ok(h) => b.get(20..h.slice().len()).unwrap_or(&[]),
-        Err(_) => {
-            // Options cut by the snaplen: read what is there.
-            opts.incomplete = true;
-            b.get(20..hdr_len.min(b.len())).unwrap_or(&[])
-        }
+        Ok(h) => (b.get(20..h.slice().len()).unwrap_or(&[]), true),
+        // Options cut by the snaplen: read what is there.
+        Err(_) => (b.get(20..hdr_len.min(b.len())).unwrap_or(&[]), false),
     };
-    parse_options(options, &mut opts);
+    opts.incomplete = !complete;
+    parse_options(options, complete, &mut opts);
     Ok(TcpSegment {
         src,
         dst,
@@ -272,7 +273,7 @@ fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: boo
     })
 }
 
-fn parse_options(options: &[u8], opts: &mut TcpOpts) {
+fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
     for o in TcpOptionsIterator::from_slice(options) {
         match o {
             Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
@@ -291,8 +292,9 @@ fn parse_options(options: &[u8], opts: &mut TcpOpts) {
             Ok(TcpOptionElement::Noop) => {}
             Err(_) => {
                 // An unknown option is skipped by the iterator; an error means a length that
-                // runs past the header. Keep what was read so far.
-                opts.incomplete = true;
+                // runs past the header — or past the snaplen, which is not the sender's fault.
+                // Keep what was read so far.
+                opts.malformed |= complete;
                 break;
             }
         }
@@ -430,6 +432,20 @@ mod tests {
             // From the end of the fixed TCP header on, every truncation decodes.
             assert!(ok >= 20, "link type {lt}: {ok}");
         }
+    }
+
+    #[test]
+    fn an_option_running_past_the_header_is_malformed_but_a_snaplen_cut_is_not() {
+        let seg = TcpSpec { mss: Some(1400), ts: Some((1, 2)), ..TcpSpec::default() };
+        let mut f = ipv4_tcp(&seg);
+        // The timestamp option's length byte (after MSS 4 + NOP NOP) claims 40 bytes.
+        f[20 + 20 + 4 + 3] = 40;
+        let d = decode(linktype::IPV4, &f).unwrap();
+        assert!(d.opts.malformed && !d.opts.incomplete);
+        assert_eq!((d.opts.mss, d.opts.ts), (Some(1400), None));
+        let cut = decode(linktype::IPV4, &ipv4_tcp(&seg)[..46]).unwrap();
+        assert!(cut.opts.incomplete && !cut.opts.malformed);
+        assert_eq!(cut.opts.mss, Some(1400));
     }
 
     #[test]
