@@ -9,6 +9,7 @@ pub mod eval;
 pub mod ffi;
 pub mod io;
 pub mod rtt;
+pub mod sim;
 pub mod time;
 
 #[cfg(feature = "python")]

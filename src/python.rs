@@ -258,6 +258,145 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     Ok(out)
 }
 
+fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
+    Ok(())
+}
+// ---- end capture ----
+
+// ---- sim ----
+// The simulator (issue 5): a scenario in, summaries and traces out, all as NumPy columns.
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid; the message names the key.");
+
+/// Put named columns into a dict.
+macro_rules! columns {
+    ($py:expr, $( $name:literal => $values:expr ),* $(,)?) => {{
+        let d = PyDict::new($py);
+        $( d.set_item($name, $values.into_pyarray($py))?; )*
+        d
+    }};
+}
+
+fn names(codes: &[u8], table: &[&'static str]) -> Vec<&'static str> {
+    codes.iter().map(|&c| table.get(c as usize).copied().unwrap_or("?")).collect()
+}
+
+/// Run a scenario given as TOML text, with `key.path=value` overrides applied first. Returns a
+/// dict: scalars (`schema_version`, `name`, `seed`, `duration_ns`, `events`, `event_hash`,
+/// `aggregate_goodput_bps`, `jain_index`, `bottleneck`), `flows` and `channels` (dicts of
+/// columns, one row per flow / channel), and `traces` (dict of trace name → dict of columns).
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new()))]
+fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    use crate::sim::trace::{DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES};
+    let text = text.to_owned();
+    let r = py.detach(move || crate::sim::run_toml(&text, &overrides)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let out = PyDict::new(py);
+    out.set_item("schema_version", crate::sim::RESULT_SCHEMA_VERSION)?;
+    out.set_item("name", r.name.clone())?;
+    out.set_item("seed", r.seed)?;
+    out.set_item("duration_ns", r.duration)?;
+    out.set_item("warmup_ns", r.warmup)?;
+    out.set_item("events", r.events)?;
+    out.set_item("event_hash", format!("{:016x}", r.event_hash))?;
+    out.set_item("aggregate_goodput_bps", r.aggregate_goodput_bps)?;
+    out.set_item("jain_index", r.jain_index)?;
+    out.set_item("bottleneck", r.bottleneck)?;
+
+    let f = &r.flows;
+    let col = |g: fn(&crate::sim::FlowSummary) -> u64| f.iter().map(g).collect::<Vec<u64>>();
+    let flows = columns!(py,
+        "flow" => f.iter().map(|x| x.flow).collect::<Vec<_>>(),
+        "src" => f.iter().map(|x| x.src).collect::<Vec<_>>(),
+        "dst" => f.iter().map(|x| x.dst).collect::<Vec<_>>(),
+        "start_ns" => col(|x| x.start),
+        "completed_ns" => f.iter().map(|x| x.completed_at.map_or(-1, |t| t as i64)).collect::<Vec<i64>>(),
+        "bytes_delivered" => col(|x| x.bytes_delivered),
+        "bytes_received" => col(|x| x.bytes_received),
+        "bytes_sent" => col(|x| x.bytes_sent),
+        "goodput_bps" => f.iter().map(|x| x.goodput_bps).collect::<Vec<f64>>(),
+        "throughput_bps" => f.iter().map(|x| x.throughput_bps).collect::<Vec<f64>>(),
+        "retransmissions" => col(|x| x.retransmissions()),
+        "retx_timeout" => col(|x| x.retx_timeout),
+        "retx_fast" => col(|x| x.retx_fast),
+        "retx_spurious" => col(|x| x.retx_spurious),
+        "retx_necessary" => col(|x| x.retx_necessary),
+        "timeouts" => col(|x| x.timeouts),
+        "fast_recoveries" => col(|x| x.fast_recoveries),
+        "ecn_reductions" => col(|x| x.ecn_reductions),
+        "quench_reductions" => col(|x| x.quench_reductions),
+        "rtt_samples" => col(|x| x.rtt_samples),
+        "final_cwnd" => col(|x| x.final_cwnd),
+        "final_ssthresh" => col(|x| x.final_ssthresh),
+    );
+    out.set_item("flows", flows)?;
+
+    let c = &r.channels;
+    let ccol = |g: fn(&crate::sim::ChannelSummary) -> u64| c.iter().map(g).collect::<Vec<u64>>();
+    let channels = columns!(py,
+        "channel" => c.iter().map(|x| x.channel).collect::<Vec<_>>(),
+        "from_node" => c.iter().map(|x| x.from).collect::<Vec<_>>(),
+        "to_node" => c.iter().map(|x| x.to).collect::<Vec<_>>(),
+        "bandwidth_bps" => ccol(|x| x.bandwidth_bps),
+        "arrivals" => ccol(|x| x.arrivals),
+        "departures" => ccol(|x| x.departures),
+        "bytes_sent" => ccol(|x| x.bytes_sent),
+        "utilisation" => c.iter().map(|x| x.utilisation).collect::<Vec<f64>>(),
+        "drops_overflow" => ccol(|x| x.drops_overflow),
+        "drops_aqm" => ccol(|x| x.drops_aqm),
+        "drops_corruption" => ccol(|x| x.drops_corruption),
+        "drops_scheduled" => ccol(|x| x.drops_scheduled),
+        "marks" => ccol(|x| x.marks),
+        "quench" => ccol(|x| x.quench),
+    );
+    channels.set_item("name", c.iter().map(|x| x.name.clone()).collect::<Vec<_>>())?;
+    out.set_item("channels", channels)?;
+
+    let t = r.trace;
+    let traces = PyDict::new(py);
+    traces.set_item(
+        "window",
+        columns!(py, "time_ns" => t.window.time, "flow" => t.window.flow, "cwnd" => t.window.cwnd,
+            "ssthresh" => t.window.ssthresh, "srtt_ns" => t.window.srtt, "rto_ns" => t.window.rto),
+    )?;
+    let prediction: Vec<i64> = t.rtt.prediction.iter().map(|p| p.map_or(-1, |v| v as i64)).collect();
+    traces.set_item(
+        "rtt",
+        columns!(py, "time_ns" => t.rtt.time, "flow" => t.rtt.flow, "sample_ns" => t.rtt.sample,
+            "prediction_ns" => prediction, "rto_ns" => t.rtt.rto),
+    )?;
+    let retx = columns!(py, "time_ns" => t.retx.time, "flow" => t.retx.flow, "seq" => t.retx.seq,
+        "tx" => t.retx.tx, "spurious" => t.retx.spurious);
+    retx.set_item("cause", names(&t.retx.cause, &RETX_CAUSE_NAMES))?;
+    traces.set_item("retransmissions", retx)?;
+    let drops = columns!(py, "time_ns" => t.drops.time, "channel" => t.drops.channel, "flow" => t.drops.flow, "seq" => t.drops.seq);
+    drops.set_item("kind", names(&t.drops.kind, &PACKET_KIND_NAMES))?;
+    drops.set_item("cause", names(&t.drops.cause, &DROP_CAUSE_NAMES))?;
+    // Congestion (overflow, AQM) versus the link's own losses (corruption, scheduled).
+    let congestion: Vec<bool> = t.drops.cause.iter().map(|&c| c <= crate::sim::queue::DropCause::Aqm as u8).collect();
+    drops.set_item("congestion", congestion.into_pyarray(py))?;
+    traces.set_item("drops", drops)?;
+    traces.set_item(
+        "marks",
+        columns!(py, "time_ns" => t.marks.time, "channel" => t.marks.channel, "flow" => t.marks.flow, "seq" => t.marks.seq),
+    )?;
+    traces.set_item(
+        "queue",
+        columns!(py, "time_ns" => t.queue.time, "channel" => t.queue.channel, "packets" => t.queue.packets,
+            "bytes" => t.queue.bytes, "average" => t.queue.average),
+    )?;
+    out.set_item("traces", traces)?;
+    Ok(out)
+}
+
+fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    Ok(())
+}
+// ---- end sim ----
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -267,6 +406,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(fit_regression, m)?)?;
-    m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
+    register_capture(m)?;
+    register_sim(m)?;
     Ok(())
 }

@@ -6,10 +6,11 @@ import sys
 
 import typer
 
-from rttlab import InputError, ParameterError
+from rttlab import InputError, ParameterError, ScenarioError
 from rttlab.cli import capture as capture_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
+from rttlab.cli import simulate as simulate_cmd
 from rttlab.cli.common import CliError, stderr
 
 app = typer.Typer(
@@ -24,13 +25,14 @@ app = typer.Typer(
 estimators_cmd.register(app)
 evaluate_cmd.register(app)
 capture_cmd.register(app)
+simulate_cmd.register(app)
 
 
 def main() -> None:
     """Run the CLI; user errors become one line on stderr and exit status 2, never a traceback."""
     try:
         app()
-    except (CliError, InputError, ParameterError) as e:
+    except (CliError, InputError, ParameterError, ScenarioError) as e:
         stderr.print(f"[bold red]rttlab: error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:

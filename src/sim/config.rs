@@ -1,0 +1,595 @@
+//! Scenario files: a struct tree deserialised from TOML (`deny_unknown_fields`), quantities in the
+//! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
+//! to the TOML table before deserialising, and errors that name the key.
+
+use super::units::{Bandwidth, ByteSize, Duration, QueueLimit};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ConfigError {
+    #[error("scenario is not valid TOML: {0}")]
+    Syntax(String),
+    #[error("{key}: {reason}")]
+    Invalid { key: String, reason: String },
+    #[error("--set {assignment}: {reason}")]
+    BadOverride { assignment: String, reason: String },
+    #[error("cannot read scenario {path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { key: key.into(), reason: reason.into() }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub simulation: SimulationCfg,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+    pub flows: Vec<FlowGroupCfg>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationCfg {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Simulated time to run.
+    pub duration: Duration,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Measurements (goodput, utilisation) count from here on. Default 0.
+    #[serde(default = "zero")]
+    pub warmup: Duration,
+    /// Period of queue-length samples on monitored queues (the bottleneck); "0s" turns them off.
+    #[serde(default = "ten_ms")]
+    pub queue_sample_interval: Duration,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn zero() -> Duration {
+    Duration(0)
+}
+fn ten_ms() -> Duration {
+    Duration(10_000_000)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    /// "dumbbell" (default) or "graph".
+    #[serde(default = "dumbbell_name")]
+    pub kind: String,
+    /// Dumbbell: the shared link between the two routers.
+    #[serde(default)]
+    pub bottleneck: Option<LinkCfg>,
+    /// Dumbbell: access links of senders and receivers (both sides alike unless
+    /// `receiver_access` is given).
+    #[serde(default)]
+    pub access: Option<LinkCfg>,
+    #[serde(default)]
+    pub receiver_access: Option<LinkCfg>,
+    /// Graph: number of nodes, numbered from 0.
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    /// Graph: duplex links between nodes `a` and `b` ("forward" is a→b). Packets follow the
+    /// fewest hops; ties go to the link listed first.
+    #[serde(default)]
+    pub links: Vec<LinkCfg>,
+}
+
+fn dumbbell_name() -> String {
+    "dumbbell".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub bandwidth: Bandwidth,
+    pub delay: Duration,
+    #[serde(default)]
+    pub queue: QueueCfg,
+    #[serde(default)]
+    pub error: ErrorCfg,
+    /// Which direction the error model and scheduled losses apply to: "forward" (data),
+    /// "reverse" (ACKs) or "both". Default "forward".
+    #[serde(default = "forward")]
+    pub error_direction: String,
+    /// Times at which a data packet is lost on the forward channel.
+    #[serde(default)]
+    pub losses: Vec<Duration>,
+    /// Graph links only: the end nodes.
+    #[serde(default)]
+    pub a: Option<u32>,
+    #[serde(default)]
+    pub b: Option<u32>,
+    /// Graph links only: sample this link's queues into the trace and report its forward
+    /// direction as the bottleneck (the first monitored link). The dumbbell monitors its bottleneck.
+    #[serde(default)]
+    pub monitor: Option<bool>,
+}
+
+fn forward() -> String {
+    "forward".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueCfg {
+    /// "droptail" (default), "red" or "threshold".
+    #[serde(default = "droptail_name")]
+    pub kind: String,
+    /// Capacity: "100p" packets (default) or bytes ("150000B").
+    #[serde(default = "hundred_packets")]
+    pub limit: QueueLimit,
+    // RED (ALGORITHMS.md §9.7); ns-2 defaults.
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub w_q: Option<f64>,
+    pub max_p: Option<f64>,
+    pub gentle: Option<bool>,
+    pub ecn: Option<bool>,
+    /// Typical packet size for RED's idle-time decay; default 1500B.
+    pub mean_packet: Option<ByteSize>,
+    /// RED byte mode: scale the drop probability by size / this maximum packet size.
+    pub byte_mode_max: Option<ByteSize>,
+    /// Threshold queue: signal the sender at this occupancy (packets).
+    pub tau: Option<u64>,
+}
+
+fn droptail_name() -> String {
+    "droptail".into()
+}
+fn hundred_packets() -> QueueLimit {
+    QueueLimit(super::units::Limit::Packets(100))
+}
+
+impl Default for QueueCfg {
+    fn default() -> Self {
+        Self {
+            kind: droptail_name(),
+            limit: hundred_packets(),
+            min_th: None,
+            max_th: None,
+            w_q: None,
+            max_p: None,
+            gentle: None,
+            ecn: None,
+            mean_packet: None,
+            byte_mode_max: None,
+            tau: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorCfg {
+    /// "none" (default), "bernoulli", "ber", "gilbert-elliott".
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub per: Option<f64>,
+    pub ber: Option<f64>,
+    pub p_gb: Option<f64>,
+    pub p_bg: Option<f64>,
+    pub loss_good: Option<f64>,
+    pub loss_bad: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfg {
+    #[serde(default = "newreno")]
+    pub cc: String,
+    #[serde(default = "mss_default")]
+    pub mss: ByteSize,
+    #[serde(default = "header_default")]
+    pub header: ByteSize,
+    #[serde(default = "ten")]
+    pub init_cwnd: u32,
+    pub init_ssthresh: Option<ByteSize>,
+    #[serde(default = "rwnd_default")]
+    pub rwnd: ByteSize,
+    /// "off" (default) or the delayed-ACK timer, e.g. "200ms" (BSD) or "40ms" (Linux).
+    #[serde(default = "off")]
+    pub delayed_ack: String,
+    /// ACK at once when this many segments are unacknowledged (default 2, RFC 5681 §4.2).
+    #[serde(default = "two")]
+    pub delayed_ack_segments: u32,
+    #[serde(default)]
+    pub timestamps: bool,
+    #[serde(default)]
+    pub ecn: bool,
+    /// ssthresh when the timer expires during fast recovery: "keep" (default, Linux) or
+    /// "halve-flight" (RFC 5681 eq. 4 read literally).
+    #[serde(default = "keep")]
+    pub recovery_timeout: String,
+    /// "timed" (one segment per RTT, default) or "every-ack"; ignored with timestamps.
+    #[serde(default = "timed")]
+    pub rtt_sampling: String,
+    #[serde(default)]
+    pub rto: RtoCfg,
+}
+
+fn newreno() -> String {
+    "newreno".into()
+}
+fn mss_default() -> ByteSize {
+    ByteSize(1448)
+}
+fn header_default() -> ByteSize {
+    ByteSize(52)
+}
+fn ten() -> u32 {
+    10
+}
+fn two() -> u32 {
+    2
+}
+fn rwnd_default() -> ByteSize {
+    ByteSize(64 << 20)
+}
+fn off() -> String {
+    "off".into()
+}
+fn keep() -> String {
+    "keep".into()
+}
+fn timed() -> String {
+    "timed".into()
+}
+
+impl Default for TcpCfg {
+    fn default() -> Self {
+        Self {
+            cc: newreno(),
+            mss: mss_default(),
+            header: header_default(),
+            init_cwnd: 10,
+            init_ssthresh: None,
+            rwnd: rwnd_default(),
+            delayed_ack: off(),
+            delayed_ack_segments: 2,
+            timestamps: false,
+            ecn: false,
+            rtt_sampling: timed(),
+            recovery_timeout: keep(),
+            rto: RtoCfg::default(),
+        }
+    }
+}
+
+/// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` is a parameter
+/// of that estimator, checked by [`crate::rtt::build`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct RtoCfg {
+    #[serde(default = "rfc6298")]
+    pub estimator: String,
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
+}
+
+fn rfc6298() -> String {
+    "rfc6298".into()
+}
+
+impl Default for RtoCfg {
+    fn default() -> Self {
+        Self { estimator: rfc6298(), params: BTreeMap::new() }
+    }
+}
+
+impl RtoCfg {
+    /// Parameters as `key=value` strings, the form `rtt::build` takes.
+    pub fn param_pairs(&self) -> Vec<(String, String)> {
+        self.params
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroupCfg {
+    /// Number of identical flows in this group (default 1).
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Start of the group's first flow.
+    #[serde(default = "zero")]
+    pub start: Duration,
+    /// Flow i of the group starts at start + i·start_step.
+    #[serde(default = "zero")]
+    pub start_step: Duration,
+    /// Bytes to transfer; absent or "inf" for an unlimited bulk transfer.
+    #[serde(default)]
+    pub bytes: Option<AppBytes>,
+    /// Per-group TCP settings; keys not given here come from the top-level [tcp].
+    #[serde(default)]
+    pub tcp: Option<TcpCfg>,
+    /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
+    #[serde(default)]
+    pub src: Option<u32>,
+    #[serde(default)]
+    pub dst: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// "inf" or a byte size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AppBytes(pub Option<u64>);
+
+impl<'de> Deserialize<'de> for AppBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(AppBytes(Some(n))),
+            Raw::Text(t) if matches!(t.trim(), "inf" | "infinite" | "unlimited") => Ok(AppBytes(None)),
+            Raw::Text(t) => super::units::parse_bytes(&t)
+                .map(|n| AppBytes(Some(n)))
+                .ok_or_else(|| serde::de::Error::custom(format!("cannot read '{t}' as a byte count such as \"1MB\" or \"inf\""))),
+        }
+    }
+}
+
+/// Apply one `key.path=value` override to the raw TOML table. The value is read as TOML
+/// (`20`, `true`, `"x"`, `[1, 2]`) and, failing that, taken as a bare string (`20Mbps`).
+/// Numeric path segments index arrays (`flows.0.count=5`).
+pub fn apply_override(root: &mut toml::Table, assignment: &str) -> Result<(), ConfigError> {
+    let bad = |reason: String| ConfigError::BadOverride { assignment: assignment.into(), reason };
+    let (path, raw) = assignment.split_once('=').ok_or_else(|| bad("expected key.path=value".into()))?;
+    let keys: Vec<&str> = path.trim().split('.').collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(bad("empty key in path".into()));
+    }
+    let value = match format!("v = {}", raw.trim()).parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.trim().into())),
+        Err(_) => toml::Value::String(raw.trim().into()),
+    };
+    let mut holder = toml::Value::Table(std::mem::take(root));
+    let result = set_path(&mut holder, &keys, value).map_err(bad);
+    if let toml::Value::Table(t) = holder {
+        *root = t;
+    }
+    result
+}
+
+fn set_path(root: &mut toml::Value, keys: &[&str], value: toml::Value) -> Result<(), String> {
+    let mut node = root;
+    for (depth, key) in keys.iter().enumerate() {
+        let walked = keys[..=depth].join(".");
+        let last = depth + 1 == keys.len();
+        node = match node {
+            toml::Value::Table(t) if last => {
+                t.insert(key.to_string(), value);
+                return Ok(());
+            }
+            toml::Value::Table(t) => t.entry(key.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            toml::Value::Array(a) => {
+                let i: usize = key.parse().map_err(|_| format!("{walked} indexes a list: use a number"))?;
+                let len = a.len();
+                let slot = a.get_mut(i).ok_or_else(|| format!("{walked}: index {i} out of range (list has {len})"))?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => return Err(format!("{} is not a table", keys[..depth].join("."))),
+        };
+    }
+    Ok(())
+}
+
+/// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
+/// group only lists what differs.
+fn merge_group_tcp(root: &mut toml::Table) {
+    let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else { return };
+    if let Some(toml::Value::Array(groups)) = root.get_mut("flows") {
+        for g in groups {
+            if let Some(toml::Value::Table(own)) = g.get_mut("tcp").filter(|v| v.is_table()) {
+                for (k, v) in &base {
+                    if !own.contains_key(k) {
+                        own.insert(k.clone(), v.clone());
+                    } else if let (Some(toml::Value::Table(inner)), toml::Value::Table(base_inner)) = (own.get_mut(k), v) {
+                        for (ik, iv) in base_inner {
+                            inner.entry(ik.clone()).or_insert_with(|| iv.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Scenario {
+    /// Parse a scenario from TOML text, applying `key.path=value` overrides first.
+    pub fn from_toml(text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax(e.to_string().trim().to_string()))?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        Self::from_table(table)
+    }
+
+    pub fn from_file(path: &std::path::Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+        Self::from_toml(&text, overrides)
+    }
+
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+        merge_group_tcp(&mut table);
+        let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let key = e.path().to_string();
+            // toml repeats the key on a second line ("in `a.b`"); the path already says it.
+            let message = e.inner().to_string();
+            let first = message.lines().next().unwrap_or("").trim().to_string();
+            invalid(if key == "." { "scenario".to_string() } else { key }, first)
+        })?;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+        [simulation]
+        duration = "1s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "20ms"
+        [topology.access]
+        bandwidth = "100Mbps"
+        delay = "1ms"
+        [[flows]]
+        count = 2
+    "#;
+
+    #[test]
+    fn a_minimal_scenario_fills_in_the_defaults() {
+        let s = Scenario::from_toml(MINIMAL, &[]).unwrap();
+        assert_eq!(s.simulation.seed, 1);
+        assert_eq!(s.topology.bottleneck.as_ref().unwrap().bandwidth.0, 10_000_000);
+        assert_eq!(s.topology.access.as_ref().unwrap().delay.0, 1_000_000);
+        assert_eq!(s.tcp.mss.0, 1448);
+        assert_eq!(s.flows[0].count, 2);
+        assert_eq!(s.flows[0].bytes, None);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_their_path() {
+        let text = MINIMAL.replace("delay = \"20ms\"", "delay = \"20ms\"\nbandwith = \"1Mbps\"");
+        let err = Scenario::from_toml(&text, &[]).unwrap_err().to_string();
+        assert!(err.starts_with("topology.bottleneck"), "{err}");
+        assert!(err.contains("bandwith"), "{err}");
+    }
+
+    #[test]
+    fn malformed_units_name_the_key() {
+        let err = Scenario::from_toml(&MINIMAL.replace("\"10Mbps\"", "\"10 furlongs\""), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("topology.bottleneck.bandwidth: "), "{err}");
+        assert!(err.contains("10 furlongs"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
+    }
+
+    #[test]
+    fn overrides_change_nested_keys_and_list_entries_before_parsing() {
+        let s = Scenario::from_toml(
+            MINIMAL,
+            &["topology.bottleneck.bandwidth=20Mbps".into(), "flows.0.count=5".into(), "simulation.seed=9".into(), "tcp.ecn=true".into()],
+        )
+        .unwrap();
+        assert_eq!(s.topology.bottleneck.unwrap().bandwidth.0, 20_000_000);
+        assert_eq!(s.flows[0].count, 5);
+        assert_eq!(s.simulation.seed, 9);
+        assert!(s.tcp.ecn);
+    }
+
+    #[test]
+    fn bad_overrides_explain_themselves() {
+        for (o, needle) in [("no-equals", "key.path=value"), ("flows.x.count=1", "use a number"), ("flows.7.count=1", "out of range")] {
+            let err = Scenario::from_toml(MINIMAL, &[o.into()]).unwrap_err().to_string();
+            assert!(err.contains(needle), "{o}: {err}");
+        }
+    }
+
+    #[test]
+    fn flow_groups_inherit_the_top_level_tcp_settings() {
+        let text = format!("{MINIMAL}\n[tcp]\nmss = \"1000B\"\necn = true\n[flows.tcp]\necn = false\n");
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let g = s.flows[0].tcp.as_ref().unwrap();
+        assert_eq!(g.mss.0, 1000, "inherited");
+        assert!(!g.ecn, "overridden");
+    }
+
+    #[test]
+    fn rto_parameters_are_passed_through_as_text() {
+        let text = format!("{MINIMAL}\n[tcp.rto]\nestimator = \"rfc6298\"\nmin_rto = \"200ms\"\nk = 4\n");
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        assert_eq!(s.tcp.rto.param_pairs(), vec![("k".to_string(), "4".to_string()), ("min_rto".to_string(), "200ms".to_string())]);
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEYS: &[&str] = &[
+        "simulation.duration",
+        "simulation.seed",
+        "simulation.warmup",
+        "topology.kind",
+        "topology.bottleneck.bandwidth",
+        "topology.bottleneck.delay",
+        "topology.bottleneck.queue.kind",
+        "topology.bottleneck.queue.limit",
+        "topology.bottleneck.queue.min_th",
+        "topology.bottleneck.queue.max_p",
+        "topology.bottleneck.error.kind",
+        "topology.bottleneck.error.per",
+        "topology.bottleneck.losses",
+        "tcp.mss",
+        "tcp.init_cwnd",
+        "tcp.delayed_ack",
+        "tcp.rto.estimator",
+        "tcp.rto.min_rto",
+        "flows.0.count",
+        "flows.0.bytes",
+        "flows.1.count",
+        "nonsense.deep.key",
+    ];
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|v| v.to_string()),
+            any::<f64>().prop_map(|v| v.to_string()),
+            "[a-zA-Z0-9 .\"\\[\\]{}=,-]{0,12}",
+            Just("\"red\"".to_string()),
+            Just("\"1e400\"".to_string()),
+            Just("[\"1s\", \"x\"]".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Whatever a user types after --set, parsing and building answer with a result, never
+        /// a panic (the run itself is not started: a valid scenario may legitimately be long).
+        #[test]
+        fn overrides_never_panic_the_parser_or_the_builder(k in 0..KEYS.len(), v in value(), k2 in 0..KEYS.len(), v2 in value()) {
+            let base = include_str!("../../examples/scenarios/dumbbell-n10-red-ecn.toml");
+            let overrides = vec![format!("{}={v}", KEYS[k]), format!("{}={v2}", KEYS[k2])];
+            if let Ok(s) = Scenario::from_toml(base, &overrides) {
+                let _ = crate::sim::build(&s);
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics_the_parser(text in "\\PC{0,200}") {
+            let _ = Scenario::from_toml(&text, &[]);
+        }
+    }
+}

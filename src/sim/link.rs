@@ -1,0 +1,152 @@
+//! A channel: one direction of a link — a queue, a transmitter serialising at `bandwidth`, a wire
+//! of constant propagation `delay`, an error model and scheduled losses. Packets leave the wire in
+//! the order they entered it, `delay` after their last bit was sent.
+
+use super::error_model::{ErrorModel, ScheduledLosses};
+use super::packet::{Kind, NodeId, Packet};
+use super::queue::{DropCause, Outcome, Queue};
+use super::rng::{Component, Stream};
+use super::units::tx_time;
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+/// How to build one channel.
+#[derive(Debug, Clone)]
+pub struct ChannelSpec {
+    pub bandwidth: u64,
+    pub delay: Nanos,
+    pub queue: Queue,
+    pub errors: ErrorModel,
+    pub losses: Vec<Nanos>,
+    /// Name for reports, e.g. `bottleneck>`.
+    pub name: String,
+    /// Sample this channel's queue length periodically into the trace.
+    pub monitored: bool,
+}
+
+/// Counters one channel keeps; drops are indexed by [`DropCause`] as `usize`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChannelStats {
+    pub arrivals: u64,
+    pub departures: u64,
+    pub bytes_sent: u64,
+    pub busy_time: Nanos,
+    pub drops: [u64; 4],
+    pub marks: u64,
+    pub quench: u64,
+}
+
+impl ChannelStats {
+    pub fn drops_by(&self, cause: DropCause) -> u64 {
+        self.drops[cause as usize]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Channel {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub bandwidth: u64,
+    pub delay: Nanos,
+    pub queue: Queue,
+    pub errors: ErrorModel,
+    pub losses: ScheduledLosses,
+    pub name: String,
+    pub monitored: bool,
+    error_rng: Stream,
+    queue_rng: Stream,
+    /// The packet being serialised, if any.
+    on_wire: Option<Packet>,
+    /// Packets propagating along the wire, oldest first (the engine schedules their arrivals).
+    pub wire: VecDeque<Packet>,
+    pub stats: ChannelStats,
+}
+
+/// What the channel asks of the engine after it accepted an arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accepted {
+    pub outcome: Outcome,
+    /// The transmitter was idle and started: a transmission-done event is due at this time.
+    pub tx_done_at: Option<Nanos>,
+}
+
+/// What became of the packet whose serialisation just ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Departure {
+    /// It is on the wire and reaches `to` at this time.
+    Arrives(Packet, Nanos),
+    Lost(Packet, DropCause),
+}
+
+impl Channel {
+    pub fn new(id: u32, from: NodeId, to: NodeId, spec: ChannelSpec, seed: u64) -> Self {
+        Self {
+            from,
+            to,
+            bandwidth: spec.bandwidth,
+            delay: spec.delay,
+            queue: spec.queue,
+            errors: spec.errors,
+            losses: ScheduledLosses::new(spec.losses),
+            name: spec.name,
+            monitored: spec.monitored,
+            error_rng: Stream::new(seed, Component::ChannelErrors(id)),
+            queue_rng: Stream::new(seed, Component::Queue(id)),
+            on_wire: None,
+            wire: VecDeque::new(),
+            stats: ChannelStats::default(),
+        }
+    }
+
+    /// A packet arrives at the queue. Every arrival passes the queue discipline, even onto an idle
+    /// link, so an AQM sees the same arrival process as in ns-2.
+    #[inline]
+    pub fn arrive(&mut self, pkt: Packet, now: Nanos) -> Accepted {
+        self.stats.arrivals += 1;
+        let outcome = self.queue.enqueue(pkt, now, &mut self.queue_rng);
+        match outcome.verdict {
+            super::queue::Verdict::Dropped(cause) => self.stats.drops[cause as usize] += 1,
+            super::queue::Verdict::Marked => self.stats.marks += 1,
+            super::queue::Verdict::Enqueued => {}
+        }
+        self.stats.quench += outcome.quench as u64;
+        let tx_done_at = if self.on_wire.is_none() { self.start_next(now) } else { None };
+        Accepted { outcome, tx_done_at }
+    }
+
+    /// Start serialising the head of the queue; `None` when the queue is empty (link goes idle).
+    fn start_next(&mut self, now: Nanos) -> Option<Nanos> {
+        match self.queue.dequeue() {
+            Some(p) => {
+                let t = tx_time(p.size as u64, self.bandwidth);
+                self.stats.busy_time += t;
+                self.on_wire = Some(p);
+                Some(now.saturating_add(t))
+            }
+            None => {
+                self.queue.on_idle(now);
+                None
+            }
+        }
+    }
+
+    /// Serialisation of the packet on the wire ended at `now`: decide its fate, start the next.
+    #[inline]
+    pub fn tx_done(&mut self, now: Nanos) -> (Option<Departure>, Option<Nanos>) {
+        let departure = self.on_wire.take().map(|p| {
+            self.stats.departures += 1;
+            self.stats.bytes_sent += p.size as u64;
+            // Scheduled losses hit data only, so "a loss at t" means a lost segment.
+            if p.kind == Kind::Data && self.losses.take_due(now) {
+                self.stats.drops[DropCause::Scheduled as usize] += 1;
+                Departure::Lost(p, DropCause::Scheduled)
+            } else if self.errors.corrupts(p.size, &mut self.error_rng) {
+                self.stats.drops[DropCause::Corruption as usize] += 1;
+                Departure::Lost(p, DropCause::Corruption)
+            } else {
+                Departure::Arrives(p, now.saturating_add(self.delay))
+            }
+        });
+        (departure, self.start_next(now))
+    }
+}

@@ -1,0 +1,539 @@
+//! Closed-loop packet-level simulator (issue 5): the estimator's RTO changes what happens next.
+//!
+//! A scenario ([`config::Scenario`], from TOML) is built into a [`topology::Network`] of
+//! [`link::Channel`]s with [`queue`]s and error models, plus TCP [`tcp`] flows; the
+//! [`engine::Engine`] runs it and [`run`] returns a [`SimResult`] with per-flow and per-channel
+//! summaries and columnar [`trace`]s. Deterministic: same scenario + seed → identical results.
+
+pub mod config;
+pub mod engine;
+pub mod error_model;
+pub mod link;
+pub mod packet;
+pub mod queue;
+pub mod rng;
+pub mod tcp;
+pub mod topology;
+pub mod trace;
+pub mod units;
+
+#[cfg(test)]
+mod tests;
+
+use crate::time::Nanos;
+use config::{invalid, ConfigError, ErrorCfg, LinkCfg, QueueCfg, Scenario, TcpCfg};
+use engine::{Engine, Flow};
+use error_model::ErrorModel;
+use link::ChannelSpec;
+use queue::{droptail::DropTail, red::{Red, RedConfig}, threshold::Threshold, DropCause, Queue};
+use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
+use topology::{dumbbell, LinkSpec, Network};
+use trace::{jain_index, Trace};
+use units::{tx_time, Limit};
+
+/// Version of the result layout ([`SimResult`] and its Python/JSON forms).
+pub const RESULT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSummary {
+    pub flow: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub start: Nanos,
+    /// When the last byte of a finite transfer reached the application.
+    pub completed_at: Option<Nanos>,
+    pub bytes_delivered: u64,
+    /// Payload bytes that reached the receiver, duplicates included.
+    pub bytes_received: u64,
+    /// Payload bytes the sender put on the wire, retransmissions included.
+    pub bytes_sent: u64,
+    /// Bytes delivered to the receiving application per second of the measured interval
+    /// (from max(start, warm-up) to completion or the end), in bit/s.
+    pub goodput_bps: f64,
+    /// Payload bytes sent per second of the same interval (retransmissions included), in bit/s.
+    pub throughput_bps: f64,
+    pub retx_timeout: u64,
+    pub retx_fast: u64,
+    /// Retransmissions whose segment had already reached the receiver in an earlier copy.
+    pub retx_spurious: u64,
+    pub retx_necessary: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub ecn_reductions: u64,
+    pub quench_reductions: u64,
+    pub rtt_samples: u64,
+    pub final_cwnd: u64,
+    pub final_ssthresh: u64,
+}
+
+impl FlowSummary {
+    pub fn retransmissions(&self) -> u64 {
+        self.retx_timeout + self.retx_fast
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelSummary {
+    pub channel: u32,
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub bandwidth_bps: u64,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub bytes_sent: u64,
+    /// Fraction of the measured interval the transmitter was busy.
+    pub utilisation: f64,
+    pub drops_overflow: u64,
+    pub drops_aqm: u64,
+    pub drops_corruption: u64,
+    pub drops_scheduled: u64,
+    pub marks: u64,
+    pub quench: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimResult {
+    pub name: Option<String>,
+    pub seed: u64,
+    pub duration: Nanos,
+    pub warmup: Nanos,
+    pub flows: Vec<FlowSummary>,
+    pub channels: Vec<ChannelSummary>,
+    /// Index into `channels` of the bottleneck's forward (data) direction: the dumbbell's
+    /// bottleneck, or a graph's first monitored link (channel 0 if none is).
+    pub bottleneck: usize,
+    pub aggregate_goodput_bps: f64,
+    pub jain_index: Option<f64>,
+    pub events: u64,
+    /// Fingerprint of the whole event sequence (times and kinds): equal hashes ⇔ equal runs.
+    pub event_hash: u64,
+    pub trace: Trace,
+}
+
+/// Parse, build and run.
+pub fn run_toml(text: &str, overrides: &[String]) -> Result<SimResult, ConfigError> {
+    run(&Scenario::from_toml(text, overrides)?)
+}
+
+/// Build the scenario and run it to the end.
+pub fn run(scenario: &Scenario) -> Result<SimResult, ConfigError> {
+    let mut engine = build(scenario)?;
+    engine.run();
+    Ok(summarise(scenario, engine))
+}
+
+fn check_prob(key: &str, p: f64) -> Result<f64, ConfigError> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(invalid(key, format!("{p} is not a probability in [0, 1]")))
+    }
+}
+
+fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, ConfigError> {
+    let limit = cfg.limit.0;
+    if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
+        return Err(invalid(format!("{key}.limit"), "a queue must hold at least one packet"));
+    }
+    let red_only = [("min_th", cfg.min_th.is_some()), ("max_th", cfg.max_th.is_some()), ("w_q", cfg.w_q.is_some()), ("max_p", cfg.max_p.is_some()), ("gentle", cfg.gentle.is_some()), ("ecn", cfg.ecn.is_some()), ("mean_packet", cfg.mean_packet.is_some()), ("byte_mode_max", cfg.byte_mode_max.is_some())];
+    let reject = |names: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
+        match names.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(invalid(format!("{key}.{name}"), format!("does not apply to kind = \"{kind}\""))),
+            None => Ok(()),
+        }
+    };
+    match cfg.kind.as_str() {
+        "droptail" => {
+            reject(&red_only, "droptail")?;
+            reject(&[("tau", cfg.tau.is_some())], "droptail")?;
+            Ok(Queue::DropTail(DropTail::new(limit)))
+        }
+        "threshold" => {
+            reject(&red_only, "threshold")?;
+            let tau = cfg.tau.ok_or_else(|| invalid(format!("{key}.tau"), "a threshold queue needs tau (packets)"))?;
+            if tau == 0 {
+                return Err(invalid(format!("{key}.tau"), "must be at least 1 packet"));
+            }
+            Ok(Queue::Threshold(Threshold::new(limit, tau)))
+        }
+        "red" => {
+            reject(&[("tau", cfg.tau.is_some())], "red")?;
+            let min_th = cfg.min_th.unwrap_or(5.0);
+            let max_th = cfg.max_th.unwrap_or(15.0);
+            if !(min_th >= 0.0 && max_th > min_th && max_th.is_finite()) {
+                return Err(invalid(format!("{key}.max_th"), format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));
+            }
+            let w_q = cfg.w_q.unwrap_or(0.002);
+            if !(w_q > 0.0 && w_q <= 1.0) {
+                return Err(invalid(format!("{key}.w_q"), format!("{w_q} is not in (0, 1]")));
+            }
+            let max_p = check_prob(&format!("{key}.max_p"), cfg.max_p.unwrap_or(0.1))?;
+            let mean_packet = cfg.mean_packet.map_or(1500, |b| b.0).max(1);
+            Ok(Queue::Red(Red::new(
+                limit,
+                RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false),
+                    mean_tx_time: tx_time(mean_packet, bandwidth),
+                    byte_mode_max_size: match cfg.byte_mode_max {
+                        Some(b) if b.0 == 0 || b.0 > u32::MAX as u64 => return Err(invalid(format!("{key}.byte_mode_max"), "must be a positive packet size")),
+                        Some(b) => Some(b.0 as u32),
+                        None => None,
+                    },
+                },
+            )))
+        }
+        other => Err(invalid(format!("{key}.kind"), format!("unknown queue '{other}' (known: droptail, red, threshold)"))),
+    }
+}
+
+fn build_errors(cfg: &ErrorCfg, key: &str) -> Result<ErrorModel, ConfigError> {
+    let get = |name: &str, v: Option<f64>| -> Result<f64, ConfigError> {
+        let k = format!("{key}.{name}");
+        check_prob(&k, v.ok_or_else(|| invalid(&k, "required for this error model"))?)
+    };
+    let kind = cfg.kind.as_deref().unwrap_or("none");
+    let given: Vec<&str> = [("per", cfg.per), ("ber", cfg.ber), ("p_gb", cfg.p_gb), ("p_bg", cfg.p_bg), ("loss_good", cfg.loss_good), ("loss_bad", cfg.loss_bad)]
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(n, _)| *n)
+        .collect();
+    let allowed: &[&str] = match kind {
+        "none" => &[],
+        "bernoulli" => &["per"],
+        "ber" => &["ber"],
+        "gilbert-elliott" => &["p_gb", "p_bg", "loss_good", "loss_bad"],
+        other => return Err(invalid(format!("{key}.kind"), format!("unknown error model '{other}' (known: none, bernoulli, ber, gilbert-elliott)"))),
+    };
+    if let Some(extra) = given.iter().find(|g| !allowed.contains(g)) {
+        return Err(invalid(format!("{key}.{extra}"), format!("does not apply to kind = \"{kind}\"")));
+    }
+    Ok(match kind {
+        "bernoulli" => ErrorModel::Bernoulli { per: get("per", cfg.per)? },
+        "ber" => ErrorModel::Ber { ber: get("ber", cfg.ber)? },
+        "gilbert-elliott" => ErrorModel::GilbertElliott {
+            p_gb: get("p_gb", cfg.p_gb)?,
+            p_bg: get("p_bg", cfg.p_bg)?,
+            loss_good: cfg.loss_good.map_or(Ok(0.0), |v| check_prob(&format!("{key}.loss_good"), v))?,
+            loss_bad: cfg.loss_bad.map_or(Ok(1.0), |v| check_prob(&format!("{key}.loss_bad"), v))?,
+            bad: false,
+        },
+        _ => ErrorModel::None,
+    })
+}
+
+fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
+    let queue = build_queue(&cfg.queue, &format!("{key}.queue"), cfg.bandwidth.0)?;
+    let errors = build_errors(&cfg.error, &format!("{key}.error"))?;
+    let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
+        "forward" => (true, false),
+        "reverse" => (false, true),
+        "both" => (true, true),
+        other => return Err(invalid(format!("{key}.error_direction"), format!("'{other}' is not forward, reverse or both"))),
+    };
+    let losses: Vec<Nanos> = cfg.losses.iter().map(|d| d.0).collect();
+    let short = key.rsplit('.').next().unwrap_or(key);
+    let channel = |name: &str, with_errors: bool| ChannelSpec {
+        bandwidth: cfg.bandwidth.0,
+        delay: cfg.delay.0,
+        queue: queue.clone(),
+        errors: if with_errors { errors.clone() } else { ErrorModel::None },
+        // Scheduled losses hit data, which travels forward whatever the error direction.
+        losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
+        name: name.into(),
+        monitored,
+    };
+    // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
+    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })
+}
+
+fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
+    let cc = CcKind::parse(&cfg.cc).ok_or_else(|| invalid(format!("{key}.cc"), format!("unknown congestion control '{}' (known: {})", cfg.cc, CcKind::NAMES.join(", "))))?;
+    let mss = cfg.mss.0;
+    if !(1..=65_000).contains(&mss) {
+        return Err(invalid(format!("{key}.mss"), format!("{mss} B is outside 1..65000 B")));
+    }
+    if cfg.header.0 > 1000 {
+        return Err(invalid(format!("{key}.header"), "more than 1000 B of headers"));
+    }
+    if !(1..=1000).contains(&cfg.init_cwnd) {
+        return Err(invalid(format!("{key}.init_cwnd"), format!("{} segments is outside 1..1000", cfg.init_cwnd)));
+    }
+    if cfg.rwnd.0 < mss {
+        return Err(invalid(format!("{key}.rwnd"), "smaller than one segment"));
+    }
+    let delayed_ack = match cfg.delayed_ack.trim() {
+        "off" | "none" | "false" => None,
+        text => {
+            let timeout = crate::time::parse_duration(text)
+                .filter(|&t| t > 0)
+                .ok_or_else(|| invalid(format!("{key}.delayed_ack"), format!("cannot read '{text}': use \"off\" or a timer such as \"200ms\"")))?;
+            if cfg.delayed_ack_segments == 0 {
+                return Err(invalid(format!("{key}.delayed_ack_segments"), "must be at least 1"));
+            }
+            Some(DelayedAck { timeout, segments: cfg.delayed_ack_segments })
+        }
+    };
+    let sampling = match cfg.rtt_sampling.as_str() {
+        "timed" => Sampling::Timed,
+        "every-ack" | "every_ack" => Sampling::EveryAck,
+        other => return Err(invalid(format!("{key}.rtt_sampling"), format!("'{other}' is not timed or every-ack"))),
+    };
+    let recovery_timeout = match cfg.recovery_timeout.as_str() {
+        "keep" => RecoveryTimeout::Keep,
+        "halve-flight" => RecoveryTimeout::HalveFlight,
+        other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
+    };
+    let estimator_params = cfg.rto.param_pairs();
+    crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
+    Ok(TcpConfig {
+        mss: mss as u32,
+        header: cfg.header.0 as u32,
+        init_cwnd: cfg.init_cwnd,
+        init_ssthresh: cfg.init_ssthresh.map_or(u64::MAX / 4, |b| b.0.max(2 * mss)),
+        rwnd: cfg.rwnd.0,
+        delayed_ack,
+        timestamps: cfg.timestamps,
+        sampling,
+        ecn: cfg.ecn,
+        recovery_timeout,
+        estimator: cfg.rto.estimator.clone(),
+        estimator_params,
+        cc,
+    })
+}
+
+fn build_dumbbell(s: &Scenario, n: usize) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
+    let t = &s.topology;
+    if t.nodes.is_some() || !t.links.is_empty() {
+        return Err(invalid(if t.nodes.is_some() { "topology.nodes" } else { "topology.links" }, "only for kind = \"graph\""));
+    }
+    let need = |l: &Option<LinkCfg>, key: &str| l.clone().ok_or_else(|| invalid(key, "a dumbbell needs this link"));
+    let (bottleneck, access) = (need(&t.bottleneck, "topology.bottleneck")?, need(&t.access, "topology.access")?);
+    for (key, link) in [("topology.bottleneck", Some(&bottleneck)), ("topology.access", Some(&access)), ("topology.receiver_access", t.receiver_access.as_ref())] {
+        if let Some(l) = link {
+            reject_graph_keys(l, key)?;
+        }
+    }
+    for (g, group) in s.flows.iter().enumerate() {
+        if group.src.is_some() || group.dst.is_some() {
+            return Err(invalid(format!("flows[{g}].{}", if group.src.is_some() { "src" } else { "dst" }), "a dumbbell places flows itself; src/dst are for kind = \"graph\""));
+        }
+    }
+    let bottleneck = build_link(&bottleneck, "topology.bottleneck", true)?;
+    let access = build_link(&access, "topology.access", false)?;
+    let receiver_access = match &t.receiver_access {
+        Some(l) => build_link(l, "topology.receiver_access", false)?,
+        None => access.clone(),
+    };
+    let d = dumbbell(n, &access, bottleneck, &receiver_access);
+    let endpoints = d.senders.iter().copied().zip(d.receivers.iter().copied()).collect();
+    Ok((Network::build(d.n_nodes, d.links, s.simulation.seed), endpoints))
+}
+
+fn reject_graph_keys(l: &LinkCfg, key: &str) -> Result<(), ConfigError> {
+    for (name, set) in [("a", l.a.is_some()), ("b", l.b.is_some()), ("monitor", l.monitor.is_some())] {
+        if set {
+            return Err(invalid(format!("{key}.{name}"), "only for links of kind = \"graph\""));
+        }
+    }
+    Ok(())
+}
+
+fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
+    let t = &s.topology;
+    for (key, set) in [("topology.bottleneck", t.bottleneck.is_some()), ("topology.access", t.access.is_some()), ("topology.receiver_access", t.receiver_access.is_some())] {
+        if set {
+            return Err(invalid(key, "only for kind = \"dumbbell\"; a graph lists its links"));
+        }
+    }
+    let nodes = t.nodes.ok_or_else(|| invalid("topology.nodes", "a graph needs its number of nodes"))?;
+    if !(2..=2000).contains(&nodes) {
+        return Err(invalid("topology.nodes", format!("{nodes} nodes; 2..2000 are supported")));
+    }
+    if t.links.is_empty() {
+        return Err(invalid("topology.links", "a graph needs at least one link"));
+    }
+    let mut links = Vec::with_capacity(t.links.len());
+    for (i, l) in t.links.iter().enumerate() {
+        let key = format!("topology.links[{i}]");
+        let end = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
+            let v = v.ok_or_else(|| invalid(format!("{key}.{name}"), "a graph link needs both end nodes a and b"))?;
+            if v >= nodes {
+                return Err(invalid(format!("{key}.{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+            }
+            Ok(v)
+        };
+        let (a, b) = (end(l.a, "a")?, end(l.b, "b")?);
+        if a == b {
+            return Err(invalid(format!("{key}.b"), "a link needs two different nodes"));
+        }
+        let spec = build_link(l, &key, l.monitor.unwrap_or(false))?;
+        let rename = |c: ChannelSpec, dir: &str| ChannelSpec { name: format!("links[{i}]{dir}"), ..c };
+        links.push(LinkSpec { a, b, forward: rename(spec.forward, ">"), reverse: rename(spec.reverse, "<") });
+    }
+    let network = Network::build(nodes as usize, links, s.simulation.seed);
+    let mut endpoints = Vec::new();
+    for (g, group) in s.flows.iter().enumerate() {
+        let node = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
+            let v = v.ok_or_else(|| invalid(format!("flows[{g}].{name}"), "flows in a graph need src and dst nodes"))?;
+            if v >= nodes {
+                return Err(invalid(format!("flows[{g}].{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+            }
+            Ok(v)
+        };
+        let (src, dst) = (node(group.src, "src")?, node(group.dst, "dst")?);
+        if src == dst {
+            return Err(invalid(format!("flows[{g}].dst"), "a flow needs two different nodes"));
+        }
+        if network.next_hop(src, dst).is_none() || network.next_hop(dst, src).is_none() {
+            return Err(invalid(format!("flows[{g}].dst"), format!("node {dst} cannot be reached from node {src}")));
+        }
+        endpoints.extend(std::iter::repeat_n((src, dst), group.count as usize));
+    }
+    Ok((network, endpoints))
+}
+
+/// Build the engine for a scenario, validating everything a parse could not.
+pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
+    let sim = &s.simulation;
+    if sim.duration.0 == 0 {
+        return Err(invalid("simulation.duration", "must be positive"));
+    }
+    if sim.warmup.0 >= sim.duration.0 {
+        return Err(invalid("simulation.warmup", "must be shorter than the duration"));
+    }
+    if s.flows.is_empty() {
+        return Err(invalid("flows", "at least one flow group is needed"));
+    }
+    let n: u64 = s.flows.iter().map(|g| g.count as u64).sum();
+    // Routing keeps a next-hop table of nodes², so flows (two hosts each) and nodes are bounded.
+    if n == 0 || n > 1000 {
+        return Err(invalid("flows", format!("{n} flows in total; 1..1000 are supported")));
+    }
+    let interval = sim.queue_sample_interval.0;
+    if interval > 0 && sim.duration.0 / interval > 10_000_000 {
+        return Err(invalid("simulation.queue_sample_interval", "more than 10 million samples: use a longer interval or \"0s\" for none"));
+    }
+    // Where each flow runs: (sender node, receiver node), in flow order.
+    let (network, endpoints) = match s.topology.kind.as_str() {
+        "dumbbell" => build_dumbbell(s, n as usize)?,
+        "graph" => build_graph(s)?,
+        other => return Err(invalid("topology.kind", format!("unknown topology '{other}' (known: dumbbell, graph)"))),
+    };
+
+    let base_tcp = build_tcp(&s.tcp, "tcp")?;
+    let mut flows = Vec::with_capacity(n as usize);
+    for (g, group) in s.flows.iter().enumerate() {
+        let tcp = match &group.tcp {
+            Some(t) => build_tcp(t, &format!("flows[{g}].tcp"))?,
+            None => base_tcp.clone(),
+        };
+        let app_bytes = match group.bytes.and_then(|b| b.0) {
+            Some(0) => return Err(invalid(format!("flows[{g}].bytes"), "a transfer needs at least one byte")),
+            Some(b) => b,
+            None => u64::MAX,
+        };
+        for i in 0..group.count as u64 {
+            let f = flows.len();
+            let start = group.start.0.saturating_add(group.start_step.0.saturating_mul(i));
+            let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
+            let (src, dst) = endpoints[f];
+            let sender = Sender::new(f as u32, src, dst, &tcp, app_bytes, estimator);
+            let receiver = Receiver::new(f as u32, dst, src, &tcp);
+            flows.push(Flow::new(sender, receiver, src, dst, start, app_bytes));
+        }
+    }
+    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0))
+}
+
+fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
+    let end = e.end;
+    let warmup = e.warmup;
+    // Resolve spurious retransmissions now that every copy in flight has landed or not.
+    for i in 0..e.trace.retx.time.len() {
+        let f = e.trace.retx.flow[i] as usize;
+        e.trace.retx.spurious[i] = e.flows[f].receiver.earlier_copy_arrived(e.trace.retx.seq[i], e.trace.retx.tx[i]);
+    }
+    let mut spurious = vec![0u64; e.flows.len()];
+    for (f, &sp) in e.trace.retx.flow.iter().zip(&e.trace.retx.spurious) {
+        spurious[*f as usize] += sp as u64;
+    }
+    let flows: Vec<FlowSummary> = e
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let from = f.start.max(warmup);
+            let until = f.completed_at.unwrap_or(end).max(from);
+            let secs = (until - from) as f64 / 1e9;
+            let delivered = f.receiver.stats.bytes_delivered - f.delivered_at_warmup.min(f.receiver.stats.bytes_delivered);
+            let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+            let st = f.sender.stats;
+            let retx = st.retx_timeout + st.retx_fast;
+            let w = f.sender.window();
+            FlowSummary {
+                flow: i as u32,
+                src: f.src,
+                dst: f.dst,
+                start: f.start,
+                completed_at: f.completed_at,
+                bytes_delivered: f.receiver.stats.bytes_delivered,
+                bytes_received: f.receiver.stats.bytes_received,
+                bytes_sent: st.bytes_sent,
+                goodput_bps: rate(delivered),
+                throughput_bps: rate(st.bytes_sent - f.sent_at_warmup.min(st.bytes_sent)),
+                retx_timeout: st.retx_timeout,
+                retx_fast: st.retx_fast,
+                retx_spurious: spurious[i],
+                retx_necessary: retx - spurious[i],
+                timeouts: st.timeouts,
+                fast_recoveries: st.fast_recoveries,
+                ecn_reductions: st.ecn_reductions,
+                quench_reductions: st.quench_reductions,
+                rtt_samples: st.rtt_samples,
+                final_cwnd: w.cwnd,
+                final_ssthresh: w.ssthresh,
+            }
+        })
+        .collect();
+    let measured = (end - warmup) as f64;
+    let channels = e
+        .network
+        .channels
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ChannelSummary {
+            channel: i as u32,
+            name: c.name.clone(),
+            from: c.from,
+            to: c.to,
+            bandwidth_bps: c.bandwidth,
+            arrivals: c.stats.arrivals,
+            departures: c.stats.departures,
+            bytes_sent: c.stats.bytes_sent,
+            // Busy time is booked when a transmission starts; one still running at the end is cut.
+            utilisation: ((c.stats.busy_time - e.busy_at_warmup[i]) as f64 / measured).min(1.0),
+            drops_overflow: c.stats.drops_by(DropCause::Overflow),
+            drops_aqm: c.stats.drops_by(DropCause::Aqm),
+            drops_corruption: c.stats.drops_by(DropCause::Corruption),
+            drops_scheduled: c.stats.drops_by(DropCause::Scheduled),
+            marks: c.stats.marks,
+            quench: c.stats.quench,
+        })
+        .collect();
+    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+    SimResult {
+        name: s.simulation.name.clone(),
+        seed: s.simulation.seed,
+        duration: end,
+        warmup,
+        aggregate_goodput_bps: goodputs.iter().sum(),
+        jain_index: jain_index(&goodputs),
+        flows,
+        channels,
+        bottleneck: e.network.channels.iter().position(|c| c.monitored).unwrap_or(0),
+        events: e.events,
+        event_hash: e.event_hash,
+        trace: e.trace,
+    }
+}

@@ -1,0 +1,440 @@
+//! Whole-scenario tests: hand-computed timings, determinism, the Mathis law, link utilisation,
+//! RED/ECN and the loss oracle.
+
+use super::config::Scenario;
+use super::queue::DropCause;
+use super::trace::DROP_CAUSE_NAMES;
+use super::{build, run_toml, SimResult};
+use crate::time::{MS, SEC};
+
+/// A dumbbell with one flow: 10 Mb/s 20 ms bottleneck, 100 Mb/s 1 ms access, 52-byte headers.
+fn one_flow(extra: &str) -> String {
+    format!(
+        r#"
+        [simulation]
+        duration = "2s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "20ms"
+        [topology.access]
+        bandwidth = "100Mbps"
+        delay = "1ms"
+        [[flows]]
+        {extra}
+        "#
+    )
+}
+
+fn sim(text: &str, overrides: &[&str]) -> SimResult {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    run_toml(text, &overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/examples/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn a_tiny_transfer_arrives_exactly_when_serialisation_and_propagation_say() {
+    // 3000 bytes = segments of 1448, 1448 and 104 payload bytes (1500, 1500, 156 on the wire), all
+    // inside the initial window, sent at t = 0.
+    //   seg 1: access 1500·8/100M = 120 µs + 1 ms → L at 1.120 ms; bottleneck 1.2 ms + 20 ms →
+    //          R at 22.320 ms; access 120 µs + 1 ms → receiver at 23.440 ms.
+    //   seg 2: leaves the sender at 240 µs, reaches L at 1.240 ms, waits for seg 1 until
+    //          2.320 ms, leaves at 3.520 ms → R at 23.520 → receiver at 24.640 ms.
+    //   seg 3: 156 B: leaves the sender at 252.48 µs; bottleneck from 3.520 ms for 124.8 µs →
+    //          3.6448 ms → R at 23.6448 ms; access 12.48 µs + 1 ms → receiver at 24.65728 ms.
+    // The ACK of seg 1 (52 B) leaves at 23.440 ms: 4.16 µs + 1 ms, 41.6 µs + 20 ms, 4.16 µs + 1 ms
+    // → back at the sender at 45.48992 ms: the first RTT sample.
+    let r = sim(&one_flow("bytes = \"3000B\"\nstart = \"0s\""), &[]);
+    let f = &r.flows[0];
+    assert_eq!(f.completed_at, Some(24_657_280));
+    assert_eq!(f.bytes_delivered, 3000);
+    assert_eq!(r.trace.rtt.sample.first(), Some(&45_489_920));
+    assert_eq!(r.trace.rtt.prediction.first(), Some(&None), "no prediction before the first sample");
+    assert_eq!(f.retransmissions(), 0);
+    assert!(r.trace.drops.time.is_empty());
+    // Goodput counts delivered bytes over the transfer's own lifetime.
+    assert!((f.goodput_bps - 3000.0 * 8.0 / 0.024_657_28).abs() < 1e-6);
+    // Every event of this run, pinned: 3 data packets × 3 hops × (tx done + arrival) + the same
+    // for 3 ACKs, one flow start, the 10 ms queue samples (0..=2 s: 201) and the retransmission
+    // timer armed at t = 0 for 1 s, whose event fires then and finds the timer stopped.
+    assert_eq!(r.events, 3 * 6 + 3 * 6 + 1 + 201 + 1);
+    assert_eq!(r.event_hash, GOLDEN_TINY_TRANSFER_HASH);
+}
+
+/// Recorded from the run above after its timings were checked by hand; any change to event order
+/// or timing changes it.
+const GOLDEN_TINY_TRANSFER_HASH: u64 = 0x2a1f_8ea8_e692_ca22;
+
+#[test]
+fn same_seed_gives_bit_identical_runs_and_another_seed_changes_random_losses() {
+    let text = example("dumbbell-n10-red");
+    let lossy = ["simulation.duration=10s", "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.001"];
+    let a = sim(&text, &lossy);
+    let b = sim(&text, &lossy);
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.channels, b.channels);
+    assert_eq!(a.trace.rtt, b.trace.rtt);
+    assert_eq!(a.trace.drops, b.trace.drops);
+    let mut other = lossy.to_vec();
+    other.push("simulation.seed=2");
+    let c = sim(&text, &other);
+    assert_ne!(a.event_hash, c.event_hash);
+    assert_ne!(a.trace.drops, c.trace.drops);
+}
+
+#[test]
+fn the_seed_does_not_matter_where_nothing_is_random() {
+    let text = example("dumbbell-n10-droptail");
+    let a = sim(&text, &["simulation.duration=5s"]);
+    let b = sim(&text, &["simulation.duration=5s", "simulation.seed=99"]);
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(a.flows, b.flows);
+}
+
+#[test]
+fn newreno_follows_the_mathis_law_on_a_random_loss_link_without_congestion() {
+    // 1 Gb/s bottleneck with a huge buffer, so loss is the link's only: throughput should be
+    // MSS/RTT · √(3/2) / √p (Mathis et al. 1997, no delayed ACKs).
+    let base = r#"
+        [simulation]
+        duration = "600s"
+        warmup = "20s"
+        seed = 3
+        [topology.bottleneck]
+        bandwidth = "1Gbps"
+        delay = "50ms"
+        queue = { limit = "10000p" }
+        error = { kind = "bernoulli", per = 0.001 }
+        [topology.access]
+        bandwidth = "10Gbps"
+        delay = "1ms"
+        queue = { limit = "10000p" }
+        [tcp]
+        init_cwnd = 2
+        [[flows]]
+    "#;
+    for p in [0.0005, 0.001, 0.002, 0.005] {
+        let r = sim(base, &[&format!("topology.bottleneck.error.per={p}")]);
+        let samples = &r.trace.rtt.sample;
+        let rtt = samples.iter().sum::<u64>() as f64 / samples.len() as f64 / 1e9;
+        let mathis = 1448.0 * 8.0 / rtt * (1.5f64 / p).sqrt();
+        let got = r.flows[0].goodput_bps;
+        let bottleneck = &r.channels[r.bottleneck];
+        assert_eq!(bottleneck.drops_overflow, 0, "no congestion losses");
+        assert!(bottleneck.drops_corruption > 100, "enough loss events to average over");
+        let ratio = got / mathis;
+        println!("p = {p}: goodput {:.3} Mb/s, Mathis {:.3} Mb/s, ratio {ratio:.3}", got / 1e6, mathis / 1e6);
+        assert!((0.85..=1.15).contains(&ratio), "p = {p}: ratio {ratio}");
+    }
+}
+
+#[test]
+fn a_single_flow_fills_a_droptail_bottleneck_whose_buffer_holds_a_bdp() {
+    // BDP = 10 Mb/s × ~44.6 ms ≈ 37 packets of 1500 B.
+    let text = example("dumbbell-n1-droptail");
+    for limit in ["40p", "100p"] {
+        let r = sim(&text, &["simulation.warmup=10s", &format!("topology.bottleneck.queue.limit={limit}")]);
+        let u = r.channels[r.bottleneck].utilisation;
+        println!("buffer {limit}: utilisation {u:.4}");
+        assert!(u >= 0.95, "buffer {limit}: utilisation {u}");
+    }
+    // And the measure is not blind: a 5-packet buffer cannot keep the link busy through a halving.
+    let r = sim(&text, &["simulation.warmup=10s", "topology.bottleneck.queue.limit=5p"]);
+    assert!(r.channels[r.bottleneck].utilisation < 0.9, "{}", r.channels[r.bottleneck].utilisation);
+}
+
+#[test]
+fn red_drops_early_and_ecn_marks_replace_those_drops_for_ect_flows() {
+    let red = sim(&example("dumbbell-n10-red"), &["simulation.duration=30s"]);
+    let ecn = sim(&example("dumbbell-n10-red-ecn"), &["simulation.duration=30s"]);
+    let (rb, eb) = (&red.channels[red.bottleneck], &ecn.channels[ecn.bottleneck]);
+    assert!(rb.drops_aqm > 100, "RED drops early: {}", rb.drops_aqm);
+    assert_eq!(rb.marks, 0, "no ECT packets, nothing to mark");
+    assert!(eb.marks > 100, "marks: {}", eb.marks);
+    assert!(eb.drops_aqm * 10 < rb.drops_aqm, "ECN marks replace early drops: {} vs {}", eb.drops_aqm, rb.drops_aqm);
+    assert!(ecn.flows.iter().all(|f| f.ecn_reductions > 0), "every ECN flow reacted to ECE");
+    let retx = |r: &SimResult| r.flows.iter().map(|f| f.retransmissions()).sum::<u64>();
+    assert!(retx(&ecn) * 2 < retx(&red), "fewer retransmissions with ECN: {} vs {}", retx(&ecn), retx(&red));
+    // Every drop in the trace carries its cause; congestion drops are RED's or overflow.
+    for &c in &red.trace.drops.cause {
+        assert!(matches!(DROP_CAUSE_NAMES[c as usize], "aqm" | "overflow"));
+    }
+}
+
+#[test]
+fn a_scheduled_loss_costs_one_necessary_fast_retransmission() {
+    // rwnd of 20 segments keeps the flow far below the bottleneck's capacity: no congestion.
+    let r = sim(&one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"), &["topology.bottleneck.losses=[\"1s\"]"]);
+    let f = &r.flows[0];
+    let b = &r.channels[r.bottleneck];
+    assert_eq!(b.drops_scheduled, 1);
+    assert_eq!(r.trace.drops.cause, vec![DropCause::Scheduled as u8]);
+    assert_eq!((f.retx_fast, f.retx_timeout, f.timeouts, f.fast_recoveries), (1, 0, 0, 1));
+    assert_eq!((f.retx_necessary, f.retx_spurious), (1, 0));
+    assert_eq!(r.trace.retx.seq[0], r.trace.drops.seq[0], "the lost segment is the one resent");
+}
+
+#[test]
+fn timeouts_shorter_than_the_rtt_retransmit_spuriously_and_the_oracle_says_so() {
+    let r = sim(&one_flow("start = \"0s\"\nbytes = \"200KB\"\ntcp = { rto = { estimator = \"constant\", rto = \"10ms\" } }"), &["simulation.duration=20s"]);
+    let f = &r.flows[0];
+    assert!(r.trace.drops.time.is_empty(), "nothing was lost");
+    assert!(f.timeouts > 0 && f.retx_timeout > 0);
+    assert_eq!(f.retx_spurious, f.retransmissions(), "every retransmission was unnecessary");
+    assert_eq!(f.bytes_delivered, 200_000);
+}
+
+#[test]
+fn delayed_acks_halve_the_acks_and_timestamps_sample_every_ack() {
+    // rwnd of 40 segments stays below BDP + buffer (≈ 137 packets): nothing is lost.
+    let text = one_flow("start = \"0s\"\nbytes = \"1MB\"\ntcp = { rwnd = \"57920B\" }").replace("\"2s\"", "\"20s\"");
+    let count = |overrides: &[&str]| {
+        let s = Scenario::from_toml(&text, &overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+        let mut e = build(&s).unwrap();
+        e.run();
+        let f = &e.flows[0];
+        (f.receiver.stats.acks_sent, f.sender.stats.segments_sent, f.sender.stats.rtt_samples, f.completed_at)
+    };
+    let (acks, segs, timed_samples, done) = count(&[]);
+    assert!(done.is_some());
+    assert_eq!(acks, segs, "one ACK per segment without delayed ACKs (nothing lost)");
+    let (acks_d, segs_d, _, done_d) = count(&["tcp.delayed_ack=\"200ms\""]);
+    assert!(done_d.is_some());
+    assert!(acks_d * 2 <= segs_d + 10 && acks_d * 2 >= segs_d - 10, "{acks_d} ACKs for {segs_d} segments");
+    let (acks_t, _, ts_samples, _) = count(&["tcp.timestamps=true"]);
+    assert_eq!(ts_samples, acks_t, "every ACK advances snd_una here, and each gives a sample");
+    assert!(timed_samples * 5 < ts_samples, "one timed segment per RTT gives far fewer samples");
+}
+
+#[test]
+fn a_threshold_queue_slows_senders_before_the_buffer_overflows() {
+    let text = example("dumbbell-n10-droptail");
+    let plain = sim(&text, &["simulation.duration=20s"]);
+    let quench = sim(&text, &["simulation.duration=20s", "topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=50"]);
+    let (pb, qb) = (&plain.channels[plain.bottleneck], &quench.channels[quench.bottleneck]);
+    assert!(qb.quench > 0);
+    assert!(quench.flows.iter().map(|f| f.quench_reductions).sum::<u64>() > 10);
+    assert!(qb.drops_overflow * 2 < pb.drops_overflow, "{} vs {}", qb.drops_overflow, pb.drops_overflow);
+    assert!(qb.utilisation > 0.9);
+}
+
+#[test]
+fn ten_flows_share_the_bottleneck_fairly_and_fill_it() {
+    let r = sim(&example("dumbbell-n10-droptail"), &["simulation.warmup=10s"]);
+    let jain = r.jain_index.unwrap();
+    assert!(jain > 0.95, "{jain}");
+    assert!(r.channels[r.bottleneck].utilisation > 0.98);
+    // Goodput cannot exceed the bottleneck's payload rate 10 Mb/s · 1448/1500.
+    assert!(r.aggregate_goodput_bps <= 10e6 * 1448.0 / 1500.0 * 1.001, "{}", r.aggregate_goodput_bps);
+    assert!(r.aggregate_goodput_bps > 0.95 * 10e6 * 1448.0 / 1500.0);
+}
+
+#[test]
+fn scenario_mistakes_are_reported_with_the_key_not_a_panic() {
+    let text = example("dumbbell-n1-droptail");
+    let cases: &[(&str, &str)] = &[
+        ("topology.bottleneck.queue.kind=codel", "topology.bottleneck.queue.kind: unknown queue 'codel'"),
+        ("topology.access.queue.min_th=3", "topology.access.queue.min_th: does not apply"),
+        ("tcp.rto.min_rto=\"5 fortnights\"", "tcp.rto: rfc6298.min_rto"),
+        ("tcp.cc=\"cubic\"", "tcp.cc: unknown congestion control 'cubic'"),
+        ("topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per: required"),
+        ("simulation.duration=0s", "simulation.duration: must be positive"),
+        ("flows.0.count=0", "flows: 0 flows"),
+        ("tcp.delayed_ack=sometimes", "tcp.delayed_ack: cannot read 'sometimes'"),
+        ("flows.0.count=5000", "flows: 5000 flows in total; 1..1000"),
+        ("simulation.queue_sample_interval=1ns", "simulation.queue_sample_interval: more than 10 million"),
+        ("topology.bottleneck.delay=\"1000000000s\"", ""),
+        ("topology.bottleneck.queue.kind=red", ""),
+    ];
+    for (o, needle) in cases {
+        let result = run_toml(&text, &["simulation.duration=1s".into(), o.to_string()]);
+        match (result, needle.is_empty()) {
+            (Ok(_), true) => {}
+            (Err(e), false) => assert!(e.to_string().starts_with(needle), "{o}: {e}"),
+            (Ok(_), false) => panic!("{o} was accepted"),
+            (Err(e), true) => panic!("{o}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn every_example_scenario_parses_and_builds() {
+    let dir = format!("{}/examples/scenarios", env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = Scenario::from_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        build(&s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(s.simulation.duration.0, 60 * SEC);
+        if s.topology.kind == "dumbbell" {
+            assert_eq!(s.topology.bottleneck.as_ref().map(|b| b.delay.0), Some(20 * MS));
+            n += 1;
+        }
+    }
+    assert_eq!(n, 9, "dumbbell-n{{1,10,50}}-{{droptail,red,red-ecn}}");
+}
+
+/// Three nodes in a line, 0 — 1 — 2, then a slow direct link 0 — 2 when `direct` is set.
+fn line_graph(direct: bool, flows: &str) -> String {
+    let shortcut = if direct { "[[topology.links]]\na = 0\nb = 2\nbandwidth = \"1Mbps\"\ndelay = \"50ms\"\n" } else { "" };
+    format!(
+        r#"
+        [simulation]
+        duration = "2s"
+        [topology]
+        kind = "graph"
+        nodes = 3
+        [[topology.links]]
+        a = 0
+        b = 1
+        bandwidth = "10Mbps"
+        delay = "10ms"
+        monitor = true
+        [[topology.links]]
+        a = 1
+        b = 2
+        bandwidth = "10Mbps"
+        delay = "10ms"
+        {shortcut}
+        {flows}
+        "#
+    )
+}
+
+#[test]
+fn a_graph_flow_crosses_each_hop_with_its_own_serialisation_and_delay() {
+    // One 1448-byte segment (1500 B on the wire): 1.2 ms + 10 ms on each of two hops = 22.4 ms.
+    let r = sim(&line_graph(false, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(22_400_000));
+    assert_eq!((r.flows[0].src, r.flows[0].dst), (0, 2));
+    assert_eq!(r.channels[r.bottleneck].name, "links[0]>", "the monitored link is the reported bottleneck");
+}
+
+#[test]
+fn graph_routes_take_the_fewest_hops_even_over_a_slower_link() {
+    // The direct 1 Mb/s 50 ms link wins over two fast hops: 1500·8/1 Mb/s = 12 ms + 50 ms.
+    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(62_000_000));
+    // And a flow to the middle node still uses its own link.
+    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 1\nbytes = \"1448B\""), &[]);
+    assert_eq!(r.flows[0].completed_at, Some(11_200_000));
+}
+
+#[test]
+fn graph_mistakes_name_the_key() {
+    let cases = [
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 7"), "flows[0].dst: node 7 does not exist"),
+        (line_graph(false, "[[flows]]\nsrc = 0"), "flows[0].dst: flows in a graph need src and dst"),
+        (line_graph(false, "[[flows]]\nsrc = 1\ndst = 1"), "flows[0].dst: a flow needs two different nodes"),
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("nodes = 3", "nodes = 4").replace("dst = 2", "dst = 3"), "flows[0].dst: node 3 cannot be reached from node 0"),
+        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("b = 2", "b = 5"), "topology.links[1].b: node 5 does not exist"),
+        (one_flow("src = 0"), "flows[0].src: a dumbbell places flows itself"),
+        (one_flow("").replace("delay = \"20ms\"", "delay = \"20ms\"\nmonitor = true"), "topology.bottleneck.monitor: only for links"),
+    ];
+    for (text, needle) in cases {
+        let err = run_toml(&text, &[]).err().unwrap_or_else(|| panic!("accepted: {needle}")).to_string();
+        assert!(err.starts_with(needle), "{err}");
+    }
+}
+
+#[test]
+fn in_a_parking_lot_the_long_flow_gets_less_than_the_one_hop_flows() {
+    let r = sim(&example("parking-lot"), &["simulation.duration=30s", "simulation.warmup=5s"]);
+    let long = r.flows[0].goodput_bps;
+    for cross in &r.flows[1..] {
+        assert!(long < cross.goodput_bps, "long {long} vs cross {}", cross.goodput_bps);
+    }
+    // Each link carries the long flow and one cross flow: together they fill it.
+    assert!(long + r.flows[1].goodput_bps > 0.9 * 10e6 * 1448.0 / 1500.0);
+}
+
+#[test]
+fn a_quench_raised_at_the_senders_own_access_queue_reaches_it() {
+    // The sender's access queue signals at 2 packets: the message is born at the sender's node.
+    let r = sim(
+        &example("dumbbell-n1-droptail"),
+        &["simulation.duration=3s", "topology.access.bandwidth=10Mbps", "topology.access.queue.kind=threshold", "topology.access.queue.tau=2"],
+    );
+    assert!(r.flows[0].quench_reductions > 0);
+}
+
+#[test]
+fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
+    for info in crate::rtt::registry() {
+        let r = sim(
+            &one_flow("start = \"0s\"\nbytes = \"2MB\""),
+            &["simulation.duration=30s", &format!("tcp.rto.estimator={}", info.name), "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"],
+        );
+        let f = &r.flows[0];
+        assert_eq!(f.bytes_delivered, 2_000_000, "{}", info.name);
+        assert!(f.rtt_samples > 10, "{}", info.name);
+        // Every RTO in the trace respects the estimator's own cap.
+        let cap = crate::rtt::build(info.name, &[]).unwrap();
+        let max_rto = crate::rtt::RttEstimator::max_rto(&cap);
+        assert!(r.trace.window.rto.iter().all(|&rto| rto > 0 && rto <= max_rto), "{}", info.name);
+        println!("{:>12}: completed at {:.3} s, {} timeouts, {} spurious", info.name, f.completed_at.unwrap() as f64 / 1e9, f.timeouts, f.retx_spurious);
+    }
+}
+
+#[test]
+fn halving_the_flight_grown_during_recovery_sends_a_lone_flow_into_repeated_overshoot() {
+    // With a 40-packet buffer, slow start overshoots by ~80 segments; NewReno repairs one per RTT,
+    // the impatient timer fires, and FlightSize then includes everything sent during recovery.
+    // Halving that (RFC 5681 eq. 4 read literally) restarts slow start towards a target above
+    // BDP + buffer, again and again; keeping recovery's ssthresh (Linux) breaks the cycle.
+    let text = example("dumbbell-n1-droptail");
+    let run = |mode: &str| sim(&text, &["topology.bottleneck.queue.limit=40p", &format!("tcp.recovery_timeout={mode}")]);
+    let (keep, halve) = (run("keep"), run("halve-flight"));
+    let (k, h) = (&keep.flows[0], &halve.flows[0]);
+    assert!(h.timeouts >= 5 * k.timeouts.max(1), "timeouts: keep {} vs halve-flight {}", k.timeouts, h.timeouts);
+    assert!(h.goodput_bps < 0.7 * k.goodput_bps, "goodput: keep {} vs halve-flight {}", k.goodput_bps, h.goodput_bps);
+}
+
+#[test]
+fn karn_keeps_samples_from_retransmitted_segments_out_in_both_sampling_modes() {
+    // A 10 ms constant RTO against a 45.49 ms path retransmits nearly every segment. A sample
+    // taken from a retransmitted segment would be timed from its resend and come out shorter than
+    // the path's minimum RTT (45.48992 ms, worked out in the tiny-transfer test); Karn forbids it.
+    for mode in ["timed", "every-ack"] {
+        let r = sim(
+            &one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rto = { estimator = \"constant\", rto = \"10ms\" } }"),
+            &["simulation.duration=30s", &format!("tcp.rtt_sampling={mode}")],
+        );
+        assert!(r.flows[0].retx_timeout > 20, "{mode}: the short RTO must bite");
+        assert!(!r.trace.rtt.sample.is_empty(), "{mode}: some segments were never retransmitted");
+        assert!(r.trace.rtt.sample.iter().all(|&s| s >= 45_489_920), "{mode}: {:?}", r.trace.rtt.sample.iter().min());
+    }
+    // Without the short RTO, every-ACK sampling yields a sample per ACK, timed about one per RTT.
+    let count = |mode: &str| sim(&one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rwnd = \"57920B\" }"), &[&format!("tcp.rtt_sampling={mode}")]).flows[0].rtt_samples;
+    assert!(count("every-ack") > 5 * count("timed"), "{} vs {}", count("every-ack"), count("timed"));
+}
+
+#[test]
+fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
+    // 10 Mb/s, ~100 ms RTT, 0.5 % random loss and a queue too large to overflow: NewReno is held
+    // near the Mathis rate (~2 Mb/s); Westwood+ resets to bandwidth × RTT_min after each loss.
+    let text = r#"
+        [simulation]
+        duration = "120s"
+        warmup = "10s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "48ms"
+        queue = { limit = "1000p" }
+        error = { kind = "bernoulli", per = 0.005 }
+        [topology.access]
+        bandwidth = "1Gbps"
+        delay = "1ms"
+        [[flows]]
+    "#;
+    let newreno = sim(text, &["tcp.cc=newreno"]).flows[0].goodput_bps;
+    let westwood = sim(text, &["tcp.cc=westwood+"]).flows[0].goodput_bps;
+    println!("NewReno {:.2} Mb/s, Westwood+ {:.2} Mb/s", newreno / 1e6, westwood / 1e6);
+    assert!(westwood > 1.5 * newreno, "NewReno {newreno}, Westwood+ {westwood}");
+    // And Westwood+ still shares a congested bottleneck: ten flows, Jain above 0.9.
+    let r = sim(&example("dumbbell-n10-droptail"), &["tcp.cc=westwood+", "simulation.duration=30s", "simulation.warmup=5s"]);
+    assert!(r.jain_index.unwrap() > 0.9 && r.channels[r.bottleneck].utilisation > 0.95);
+}

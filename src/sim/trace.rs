@@ -1,0 +1,189 @@
+//! Typed trace records in columnar sinks (one `Vec` per column), ready to cross into Python as
+//! arrays without per-record objects. Enumerations are stored as small integer codes whose names
+//! are given by the `*_NAMES` tables.
+
+use super::packet::{FlowId, Kind};
+use super::queue::DropCause;
+use crate::time::Nanos;
+
+/// Why a segment was retransmitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetxCause {
+    /// The retransmission timer expired (the timed-out segment and the go-back-N resends after it).
+    Timeout = 0,
+    /// Fast retransmit on three duplicate ACKs, or a NewReno partial-ACK retransmission.
+    Fast = 1,
+}
+
+pub const RETX_CAUSE_NAMES: [&str; 2] = ["timeout", "fast"];
+pub const DROP_CAUSE_NAMES: [&str; 4] = ["overflow", "aqm", "corruption", "scheduled"];
+pub const PACKET_KIND_NAMES: [&str; 3] = ["data", "ack", "quench"];
+
+pub fn kind_code(kind: Kind) -> u8 {
+    match kind {
+        Kind::Data => 0,
+        Kind::Ack => 1,
+        Kind::Quench => 2,
+    }
+}
+
+/// Sender state after every ACK, timeout or congestion signal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<FlowId>,
+    pub cwnd: Vec<u64>,
+    pub ssthresh: Vec<u64>,
+    /// The estimator's current prediction (its SRTT), 0 before the first sample.
+    pub srtt: Vec<Nanos>,
+    /// The RTO in force, back-off included.
+    pub rto: Vec<Nanos>,
+}
+
+/// Every RTT sample the sender accepted, with what the estimator predicted just before it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RttTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<FlowId>,
+    pub sample: Vec<Nanos>,
+    /// Prediction before the sample; `None` for a flow's first sample.
+    pub prediction: Vec<Option<Nanos>>,
+    /// Base RTO after the sample.
+    pub rto: Vec<Nanos>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RetxTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<FlowId>,
+    pub seq: Vec<u64>,
+    /// Code into [`RETX_CAUSE_NAMES`].
+    pub cause: Vec<u8>,
+    /// Transmission number (1 = first retransmission).
+    pub tx: Vec<u8>,
+    /// An earlier copy of the segment reached the receiver: the retransmission was unnecessary.
+    /// Resolved when the run ends (a copy still in flight may arrive later).
+    pub spurious: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DropTrace {
+    pub time: Vec<Nanos>,
+    pub channel: Vec<u32>,
+    pub flow: Vec<FlowId>,
+    /// Code into [`PACKET_KIND_NAMES`].
+    pub kind: Vec<u8>,
+    pub seq: Vec<u64>,
+    /// Code into [`DROP_CAUSE_NAMES`].
+    pub cause: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MarkTrace {
+    pub time: Vec<Nanos>,
+    pub channel: Vec<u32>,
+    pub flow: Vec<FlowId>,
+    pub seq: Vec<u64>,
+}
+
+/// Periodic samples of monitored queues.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueTrace {
+    pub time: Vec<Nanos>,
+    pub channel: Vec<u32>,
+    pub packets: Vec<u32>,
+    pub bytes: Vec<u64>,
+    /// RED's average (NaN for other disciplines).
+    pub average: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trace {
+    pub window: WindowTrace,
+    pub rtt: RttTrace,
+    pub retx: RetxTrace,
+    pub drops: DropTrace,
+    pub marks: MarkTrace,
+    pub queue: QueueTrace,
+}
+
+impl Trace {
+    pub fn window(&mut self, time: Nanos, flow: FlowId, cwnd: u64, ssthresh: u64, srtt: Nanos, rto: Nanos) {
+        let w = &mut self.window;
+        w.time.push(time);
+        w.flow.push(flow);
+        w.cwnd.push(cwnd);
+        w.ssthresh.push(ssthresh);
+        w.srtt.push(srtt);
+        w.rto.push(rto);
+    }
+
+    pub fn rtt(&mut self, time: Nanos, flow: FlowId, sample: Nanos, prediction: Option<Nanos>, rto: Nanos) {
+        let r = &mut self.rtt;
+        r.time.push(time);
+        r.flow.push(flow);
+        r.sample.push(sample);
+        r.prediction.push(prediction);
+        r.rto.push(rto);
+    }
+
+    pub fn retx(&mut self, time: Nanos, flow: FlowId, seq: u64, cause: RetxCause, tx: u8) {
+        let r = &mut self.retx;
+        r.time.push(time);
+        r.flow.push(flow);
+        r.seq.push(seq);
+        r.cause.push(cause as u8);
+        r.tx.push(tx);
+        r.spurious.push(false);
+    }
+
+    pub fn drop(&mut self, time: Nanos, channel: u32, flow: FlowId, kind: Kind, seq: u64, cause: DropCause) {
+        let d = &mut self.drops;
+        d.time.push(time);
+        d.channel.push(channel);
+        d.flow.push(flow);
+        d.kind.push(kind_code(kind));
+        d.seq.push(seq);
+        d.cause.push(cause as u8);
+    }
+
+    pub fn mark(&mut self, time: Nanos, channel: u32, flow: FlowId, seq: u64) {
+        let m = &mut self.marks;
+        m.time.push(time);
+        m.channel.push(channel);
+        m.flow.push(flow);
+        m.seq.push(seq);
+    }
+
+    pub fn queue(&mut self, time: Nanos, channel: u32, packets: u32, bytes: u64, average: Option<f64>) {
+        let q = &mut self.queue;
+        q.time.push(time);
+        q.channel.push(channel);
+        q.packets.push(packets);
+        q.bytes.push(bytes);
+        q.average.push(average.unwrap_or(f64::NAN));
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 for equal shares, 1/n when one flow takes everything.
+/// `None` for no flows or all-zero shares.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
+    let sum: f64 = xs.iter().sum();
+    let sum_sq: f64 = xs.iter().map(|x| x * x).sum();
+    (!xs.is_empty() && sum_sq > 0.0).then(|| sum * sum / (xs.len() as f64 * sum_sq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
+        assert_eq!(jain_index(&[3.0, 3.0, 3.0]), Some(1.0));
+        assert_eq!(jain_index(&[5.0, 0.0, 0.0, 0.0]), Some(0.25));
+        let mixed = jain_index(&[1.0, 2.0]).unwrap();
+        assert!((mixed - 9.0 / 10.0).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), None);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+    }
+}

@@ -1,0 +1,149 @@
+"""`rttlab.simulate` and `rttlab simulate`: the closed-loop simulator from Python and the shell."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rttlab
+from rttlab.sim import SCHEMA
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "examples" / "scenarios"
+DROPTAIL10 = SCENARIOS / "dumbbell-n10-droptail.toml"
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+SHORT = ["simulation.duration=5s"]
+
+TINY = """
+[simulation]
+duration = "1s"
+[topology.bottleneck]
+bandwidth = "10Mbps"
+delay = "20ms"
+[topology.access]
+bandwidth = "100Mbps"
+delay = "1ms"
+[[flows]]
+bytes = "3000B"
+"""
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_a_tiny_transfer_completes_when_serialisation_and_propagation_say():
+    # 3 segments (1500, 1500, 156 B on the wire) through 100 Mb/s 1 ms + 10 Mb/s 20 ms + 100 Mb/s
+    # 1 ms: the last byte arrives at 24.65728 ms, the first ACK at 45.48992 ms (src/sim/tests.rs).
+    r = rttlab.simulate(TINY)
+    flow = r.flows.iloc[0]
+    assert flow["completed"] == pytest.approx(0.02465728, abs=1e-12)
+    assert flow["bytes_delivered"] == 3000
+    assert r.traces["rtt"]["sample"].iloc[0] == pytest.approx(0.04548992, abs=1e-12)
+    assert pd.isna(r.traces["rtt"]["prediction"].iloc[0]), "no prediction before the first sample"
+
+
+def test_results_come_back_as_dataframes_with_documented_columns():
+    r = rttlab.simulate(DROPTAIL10, set=SHORT)
+    assert len(r.flows) == 10
+    assert {"flow", "goodput_bps", "retransmissions", "retx_timeout", "retx_fast", "retx_spurious", "timeouts"} <= set(r.flows.columns)
+    assert set(r.traces) == {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
+    assert {"time", "flow", "sample", "prediction", "rto"} <= set(r.traces["rtt"].columns)
+    assert {"time", "channel", "cause", "kind"} <= set(r.traces["drops"].columns)
+    # Every overflow drop counted at the bottleneck is in the drop trace with its cause.
+    bottleneck = r.channels.set_index("name").loc[r.bottleneck]
+    drops = r.traces["drops"]
+    assert (drops["cause"] == "overflow").sum() == bottleneck["drops_overflow"] > 0
+    assert drops["congestion"].all(), "no error model here: every loss is congestion"
+    assert r.aggregate_goodput_bps == pytest.approx(r.flows["goodput_bps"].sum())
+    assert 0.5 < r.jain_index <= 1.0
+
+
+def test_the_same_seed_repeats_exactly_and_overrides_change_the_run():
+    lossy = {**dict(s.split("=") for s in SHORT), "topology.bottleneck.error.kind": "bernoulli", "topology.bottleneck.error.per": 0.002}
+    a = rttlab.simulate(DROPTAIL10, set=lossy, seed=1)
+    b = rttlab.simulate(DROPTAIL10, set=lossy, seed=1)
+    c = rttlab.simulate(DROPTAIL10, set=lossy, seed=2)
+    assert a.event_hash == b.event_hash and a.flows.equals(b.flows)
+    assert a.event_hash != c.event_hash
+    slower = rttlab.simulate(DROPTAIL10, set=[*SHORT, "topology.bottleneck.bandwidth=5Mbps"])
+    assert slower.aggregate_goodput_bps < 5e6 < a.aggregate_goodput_bps
+
+
+def test_scenario_errors_name_the_key():
+    with pytest.raises(rttlab.ScenarioError, match=r"^topology\.bottleneck\.bandwidth: invalid value: string \"fast\", expected a bandwidth"):
+        rttlab.simulate(DROPTAIL10, set=["topology.bottleneck.bandwidth=fast"])
+    with pytest.raises(rttlab.ScenarioError, match="no-such-file.toml"):
+        rttlab.simulate("no-such-file.toml")
+
+
+def test_the_cli_prints_a_table_and_a_summary_line():
+    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=5s")
+    assert out.returncode == 0, out.stderr
+    assert "goodput Mb/s" in out.stdout and "Jain index" in out.stdout
+    assert "bottleneck>" in out.stdout
+
+
+def test_cli_json_is_versioned_and_carries_per_flow_counts():
+    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=5s", "--seed", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == SCHEMA == "rttlab.simulate/1"
+    assert doc["seed"] == 3 and doc["duration_s"] == 5.0
+    assert {"aggregate_goodput_bps", "jain_index", "flows", "bottleneck"} <= doc.keys()
+    assert len(doc["flows"]) == 10
+    assert all({"goodput_bps", "retransmissions", "timeouts"} <= f.keys() for f in doc["flows"])
+    assert doc["aggregate_goodput_bps"] == pytest.approx(sum(f["goodput_bps"] for f in doc["flows"]))
+
+
+def test_cli_out_writes_parquet_traces_that_read_back(tmp_path):
+    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=3s", "--out", tmp_path / "run", "--json")
+    assert out.returncode == 0, out.stderr
+    written = {p.name for p in (tmp_path / "run").iterdir()}
+    assert {"summary.json", "flows.parquet", "channels.parquet", "rtt.parquet", "window.parquet", "drops.parquet", "queue.parquet"} <= written
+    rtt = pd.read_parquet(tmp_path / "run" / "rtt.parquet")
+    assert len(rtt) > 100 and (rtt["sample"] > 0.04).all()
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["schema"] == SCHEMA
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--set", "topology.bottleneck.queue.kind=codel"], "topology.bottleneck.queue.kind: unknown queue 'codel'"),
+        (["--set", "tcp.rto.min_rto=soon"], "tcp.rto: rfc6298.min_rto: cannot read 'soon'"),
+        (["--set", "nonsense"], "--set nonsense: expected key.path=value"),
+    ],
+)
+def test_cli_errors_are_one_line_naming_the_key(args, expected):
+    out = run("simulate", DROPTAIL10, *args)
+    assert out.returncode == 2
+    assert expected in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_missing_scenario_file_is_a_one_line_error():
+    out = run("simulate", "missing.toml")
+    assert out.returncode == 2
+    assert "missing.toml: no such scenario file" in out.stderr
+
+
+def test_link_losses_are_told_apart_from_congestion_drops():
+    r = rttlab.simulate(DROPTAIL10, set=[*SHORT, "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"])
+    drops = r.traces["drops"]
+    corrupted = drops[drops["cause"] == "corruption"]
+    assert len(corrupted) > 10 and not corrupted["congestion"].any()
+    assert drops.loc[drops["cause"] == "overflow", "congestion"].all()
+
+
+def test_cli_plot_draws_a_figure(tmp_path):
+    target = tmp_path / "run.png"
+    out = run("simulate", SCENARIOS / "dumbbell-n10-red.toml", "--set", "simulation.duration=3s", "--plot", target)
+    assert out.returncode == 0, out.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = run("simulate", DROPTAIL10, "--plot", tmp_path / "run.bmp")
+    assert bad.returncode == 2 and "--plot" in bad.stderr
