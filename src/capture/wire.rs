@@ -183,6 +183,9 @@ fn ipv4(b: &[u8]) -> Result<TcpSegment, Skip> {
         return Err(Skip::NotTcp);
     }
     // Non-first fragments carry no TCP header (RFC 791 §3.1, fragment offset in 8-byte units).
+    // A first fragment decodes, but its length covers only that fragment: the segment's end is
+    // short, so no ACK matches it exactly and it yields no `seq` sample (never a wrong one).
+    // Reassembly is not attempted: TCP over fragmented IP is rare and PMTUD exists to avoid it.
     if ip.fragments_offset().value() != 0 {
         return Err(Skip::NonFirstFragment);
     }
