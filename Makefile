@@ -3,9 +3,10 @@ PYTHON ?= python3
 
 .PHONY: install test test-deps demo bench bench-capture
 
-# Editable install of the package (builds the Rust extension in release mode) with test extras.
+# Editable install of the package (builds the Rust extension in release mode) with the test
+# extras and ns-3 (the simulator's peer).
 install:
-	$(PYTHON) -m pip install --quiet -e '.[test]'
+	$(PYTHON) -m pip install --quiet -e '.[test,ns3]'
 
 # Peer tools from Debian: tshark for the capture comparison in tests/test_capture.py (which skips
 # with its reason where tshark is missing). Needs root for apt-get; never fails the build.

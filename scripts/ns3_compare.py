@@ -15,6 +15,7 @@ Importing ns-3 takes 10-30 s.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -142,7 +143,13 @@ def run_ns3(doc: dict) -> dict:
     cpu = time.process_time() - t0
     goodput = [ns.DynamicCast[ns.PacketSink](s).GetTotalRx() * 8 / (duration - st) for s, st in zip(sinks, starts)]
     stats = qdiscs.Get(0).GetStats()
-    out = {"goodput": goodput, "drops": int(stats.nTotalDroppedPackets), "marks": int(stats.nTotalMarkedPackets), "cpu_s": cpu}
+    out = {
+        "goodput": goodput,
+        "drops": int(stats.nTotalDroppedPackets),
+        "marks": int(stats.nTotalMarkedPackets),
+        "cpu_s": cpu,
+        "events": int(ns.Simulator.GetEventCount()),
+    }
     ns.Simulator.Destroy()
     return out
 
@@ -155,6 +162,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--set", action="append", default=[], dest="overrides")
+    ap.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     args = ap.parse_args()
     doc = tomllib.loads(args.scenario.read_text())
     overrides = [*args.overrides, "tcp.timestamps=true", "tcp.header=54B"]
@@ -174,6 +182,13 @@ def main() -> None:
         ("bottleneck ECN marks", b.marks, theirs["marks"]),
         ("CPU s (run only)", our_cpu, theirs["cpu_s"]),
     ]
+    if args.json:
+        keys = ["goodput_bps", "jain", "min_flow_bps", "max_flow_bps", "drops", "marks", "cpu_s"]
+        pick = lambda i: {k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)}  # noqa: E731
+        doc_out = {"scenario": str(args.scenario), "overrides": args.overrides, "rttlab": pick(1), "ns3": pick(2)}
+        doc_out["ns3"]["events"] = theirs["events"]
+        print(json.dumps(doc_out))
+        return
     print(f"{args.scenario}  {' '.join(args.overrides)}")
     print(f"{'':26}{'rttlab':>12}{'ns-3':>12}")
     for name, a, c in rows:

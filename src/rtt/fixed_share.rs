@@ -310,8 +310,9 @@ impl RttEstimator for FixedShare {
 #[inline(always)]
 fn exp_nonpositive(x: f64) -> f64 {
     const LOG2E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238_16e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_70e-10;
+    // fdlibm's split of ln 2: the high part has trailing zero bits, so k·LN2_HI is exact.
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     // 1.5·2^52: adding it rounds to an integer held in the low mantissa bits.
     const SHIFTER: f64 = 6_755_399_441_055_744.0;
     let underflow = x < EXP_UNDERFLOW;
