@@ -256,6 +256,20 @@ fn ts_echo_gives_both_partial_rtts_of_the_capture_point() {
 }
 
 #[test]
+fn a_tsval_seen_again_after_its_echo_is_not_timed_twice() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 1, ACK, 100, |t| t.ts = Some((100, 1)))
+        .send(40 * MS, false, 1, 101, ACK, 0, |t| t.ts = Some((5, 100)))
+        // A late duplicate of the first packet (reordered or resent by the network) with the
+        // old TSval, then another echo of it: no second sample from 50 ms.
+        .send(50 * MS, true, 1, 1, ACK, 100, |t| t.ts = Some((100, 1)))
+        .send(90 * MS, false, 1, 101, ACK, 0, |t| t.ts = Some((6, 100)));
+    let a = c.run(&Config::default());
+    let ts: Vec<_> = rows(&a).into_iter().filter(|r| r.0 == Method::Ts).collect();
+    assert_eq!(ts, vec![(Method::Ts, 0, 40 * MS, false, 1, 101)]);
+}
+
+#[test]
 fn ts_echoes_of_retransmissions_are_unambiguous() {
     let mut c = Conv::new();
     // The retransmission carries a new TSval; its echo times it (RFC 7323 §4.1).

@@ -203,6 +203,9 @@ struct Dir {
     una_init: bool,
     segs: VecDeque<Seg>,
     ts_pending: VecDeque<TsPending>,
+    /// Newest TSval recorded: TSvals only move forward (RFC 7323 §5.4), so an older one (a
+    /// reordered or retransmitted packet) is not "first seen" even when the queue is empty.
+    ts_last: Option<u32>,
     ts_seen: bool,
     ttl: Option<u8>,
     mss: Option<u16>,
@@ -584,8 +587,9 @@ impl Tracker {
         // --- ts: RFC 7323 §4 echo matching ---
         if let Some((val, ecr)) = seg.opts.ts {
             let dir = &mut c.dirs[d];
-            let newer = dir.ts_pending.back().is_none_or(|p| seq_gt(val, p.val));
+            let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
             if newer {
+                dir.ts_last = Some(val);
                 if dir.ts_pending.len() >= MAX_TS_PENDING {
                     dir.ts_pending.pop_front();
                 }
