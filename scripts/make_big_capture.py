@@ -26,7 +26,9 @@ CAPTURES = ROOT.parent / "shared" / "captures"
 
 
 def read_pcap(path: Path):
-    """(ts_us, frame, (offset of src addr, offset of dst addr, addr len)) for each TCP/IP frame."""
+    """(ts_us, frame, original length, (src addr offset, dst addr offset, addr len)) per TCP/IP
+    frame. The original length is kept: header-only captures (snaplen 54) need it, or readers
+    that trust it (tshark) see every segment as empty."""
     data = path.read_bytes()
     magic = data[:4]
     if magic == b"\xd4\xc3\xb2\xa1":
@@ -46,7 +48,7 @@ def read_pcap(path: Path):
     off = 24
     rec = struct.Struct(endian + "IIII")
     while off + 16 <= len(data):
-        sec, frac, caplen, _orig = rec.unpack_from(data, off)
+        sec, frac, caplen, orig = rec.unpack_from(data, off)
         frame = data[off + 16 : off + 16 + caplen]
         off += 16 + caplen
         if len(frame) < caplen:
@@ -60,16 +62,16 @@ def read_pcap(path: Path):
             et = int.from_bytes(frame[p : p + 2], "big")
         ip = p + 2
         if et == 0x0800 and len(frame) >= ip + 20:
-            out.append((ts, frame, (ip + 12, ip + 16, 4)))
+            out.append((ts, frame, orig, (ip + 12, ip + 16, 4)))
         elif et == 0x86DD and len(frame) >= ip + 40:
-            out.append((ts, frame, (ip + 8, ip + 24, 16)))
+            out.append((ts, frame, orig, (ip + 8, ip + 24, 16)))
     return out
 
 
 def shifted(src, offset, tag):
     # A function, not a generator expression in the loop: those bind offset/tag late.
-    for ts, fr, ao in src:
-        yield ts + offset, fr, ao, tag
+    for ts, fr, orig, ao in src:
+        yield ts + offset, fr, orig, ao, tag
 
 
 def main() -> int:
@@ -86,7 +88,7 @@ def main() -> int:
         pkts = read_pcap(path)
         if pkts:
             t0 = pkts[0][0]
-            sources.append([(ts - t0, fr, ao) for ts, fr, ao in pkts])
+            sources.append([(ts - t0, fr, orig, ao) for ts, fr, orig, ao in pkts])
     if not sources:
         print("no Ethernet pcap captures found", file=sys.stderr)
         return 2
@@ -109,12 +111,12 @@ def main() -> int:
                 offset = base_us + k * 7_919  # spread starts by ~8 ms
                 streams.append(shifted(src, offset, tag))
                 batch_end = max(batch_end, offset + src[-1][0])
-            for ts, fr, (sa, da, _n), tag in heapq.merge(*streams, key=lambda x: x[0]):
+            for ts, fr, orig, (sa, da, _n), tag in heapq.merge(*streams, key=lambda x: x[0]):
                 fr = bytearray(fr)
                 if len(fr) >= da + 3:
                     fr[sa + 1 : sa + 3] = tag
                     fr[da + 1 : da + 3] = tag
-                f.write(rec.pack(ts // 1_000_000, ts % 1_000_000, len(fr), len(fr)))
+                f.write(rec.pack(ts // 1_000_000, ts % 1_000_000, len(fr), orig))
                 f.write(fr)
                 written += 16 + len(fr)
                 packets += 1
