@@ -193,7 +193,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     conns.set_item("src", c.iter().map(|x| ep(x.a, x.a_port)).collect::<Vec<_>>())?;
     conns.set_item("dst", c.iter().map(|x| ep(x.b, x.b_port)).collect::<Vec<_>>())?;
     conns.set_item("start", col_f64(&|x| secs(x.first)).into_pyarray(py))?;
-    conns.set_item("duration", col_f64(&|x| secs(x.last - x.first)).into_pyarray(py))?;
+    conns.set_item("duration", col_f64(&|x| secs(x.last.saturating_sub(x.first))).into_pyarray(py))?;
     for (d, name) in [(0usize, "fwd"), (1, "rev")] {
         conns.set_item(format!("packets_{name}"), col_u64(&|x| x.packets[d]).into_pyarray(py))?;
         conns.set_item(format!("bytes_{name}"), col_u64(&|x| x.bytes[d]).into_pyarray(py))?;

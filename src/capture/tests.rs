@@ -332,6 +332,22 @@ fn a_clock_stepping_backwards_drops_the_sample_instead_of_going_negative() {
     assert_eq!(a.counters.negative_rtt, 1);
 }
 
+/// Found by `cargo fuzz` (capture target): timestamps centuries apart made `t − sent` overflow.
+#[test]
+fn timestamps_at_the_ends_of_the_64_bit_range_give_no_sample_and_no_overflow() {
+    let data = eth(0x0800, &ipv4_tcp(&TcpSpec { payload: 100, ..TcpSpec::default() }));
+    let ack = eth(0x0800, &ipv4_tcp(&TcpSpec { ack: 1100, ..TcpSpec::default() }.reversed()));
+    let mut g = PcapNg::default();
+    g.section()
+        .interface(1, 65535, Some(9))
+        .packet(0, 0, &data[..20], 65535)
+        .packet(0, i64::MAX as u64 - 1, &data, 65535)
+        .packet(0, (1u64 << 63) + 1, &ack, 65535);
+    let a = analyze_bytes(&g.bytes, &Config { include_ambiguous: true, ..Config::default() }).unwrap();
+    assert_eq!(rows(&a), vec![]);
+    assert_eq!(a.counters.negative_rtt, 1);
+}
+
 #[test]
 fn a_receiver_side_capture_is_recognised_and_points_at_the_echo_of_the_sender() {
     let mut c = Conv::new();

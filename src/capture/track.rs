@@ -28,6 +28,13 @@ use super::wire::{self, flags, Skip, TcpSegment};
 use super::{Config, Method, Samples};
 use crate::time::Nanos;
 
+/// `now − then` in ns, or −1 (an impossible, dropped RTT) when the difference overflows: files
+/// can hold any 64-bit timestamps, and a clock that jumps by centuries is not an RTT.
+#[inline]
+fn elapsed(now: i64, then: i64) -> i64 {
+    now.checked_sub(then).unwrap_or(-1)
+}
+
 /// `a < b` in sequence space (RFC 9293 §3.4: comparisons are modulo 2^32).
 #[inline]
 pub fn seq_lt(a: u32, b: u32) -> bool {
@@ -455,7 +462,7 @@ impl Tracker {
                 if let Some((isn, syn_t, syn_f, n)) = c.dirs[o].syn {
                     // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
                     if seg.ack == isn.wrapping_add(1) {
-                        let rtt = t - syn_t;
+                        let rtt = elapsed(t, syn_t);
                         if rtt >= 0 {
                             c.hs[0] = Some(rtt as Nanos);
                         }
@@ -467,7 +474,7 @@ impl Tracker {
             if let Some((isn, sa_t, sa_f, n)) = c.dirs[o].syn {
                 if seg.ack == isn.wrapping_add(1) {
                     c.hs_done = true;
-                    let rtt = t - sa_t;
+                    let rtt = elapsed(t, sa_t);
                     if rtt >= 0 {
                         c.hs[1] = Some(rtt as Nanos);
                     }
@@ -555,7 +562,7 @@ impl Tracker {
                 peer.una_init = true;
                 if let Some(s) = exact {
                     if !s.sacked {
-                        emit(o as u8, t - s.t, Method::Seq, covers_rtx, (s.start, s.end), s.frame);
+                        emit(o as u8, elapsed(t, s.t), Method::Seq, covers_rtx, (s.start, s.end), s.frame);
                     }
                 }
             }
@@ -579,7 +586,7 @@ impl Tracker {
                     }
                 }
                 if let (Some(s), true) = (timed, cfg.sack_samples) {
-                    emit(o as u8, t - s.t, Method::Seq, s.rtx, (s.start, s.end), s.frame);
+                    emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.start, s.end), s.frame);
                 }
             }
         }
@@ -601,13 +608,13 @@ impl Tracker {
                 let peer = &mut c.dirs[o];
                 let max_wait = cfg.ts_max_wait as i64;
                 while let Some(p) = peer.ts_pending.front() {
-                    if seq_lt(p.val, ecr) || t - p.t > max_wait {
+                    if seq_lt(p.val, ecr) || t.saturating_sub(p.t) > max_wait {
                         peer.ts_pending.pop_front();
                     } else {
                         if p.val == ecr {
                             let p = *p;
                             peer.ts_pending.pop_front();
-                            emit(o as u8, t - p.t, Method::Ts, false, p.seq, p.frame);
+                            emit(o as u8, elapsed(t, p.t), Method::Ts, false, p.seq, p.frame);
                         }
                         break;
                     }
