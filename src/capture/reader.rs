@@ -154,7 +154,10 @@ impl FrameReader {
                         nanos: hdr.is_nanosecond_precision(),
                         modified: hdr.is_modified_format(),
                         linktype: hdr.network.0 as u32,
-                        max_record: MAX_RECORD.max(hdr.snaplen),
+                        // A header snaplen above libpcap's ceiling is honoured, up to the same
+                        // bound as pcapng blocks: a corrupt 4 GiB snaplen must not let a corrupt
+                        // record length make the streaming reader buffer gigabytes.
+                        max_record: MAX_RECORD.max(hdr.snaplen).min(MAX_BLOCK as u32),
                     };
                     self.stats.format = Format::Pcap;
                     self.stats.sections = 1;
