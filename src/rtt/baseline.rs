@@ -1,7 +1,7 @@
 //! Trivial baselines every real estimator should beat: the last sample, and a constant.
 
 use super::{Context, Estimator, Info, ParamSpec, RttEstimator};
-use crate::time::Nanos;
+use crate::time::{Nanos, round_ns};
 
 pub const LAST_PARAMS: &[ParamSpec] = &[
     ParamSpec::float("multiplier", "2", 1.0, 100.0, "RTO = multiplier · last sample"),
@@ -35,7 +35,7 @@ pub struct LastSample {
 impl RttEstimator for LastSample {
     fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
         self.last = Some(rtt);
-        self.rto = ((rtt as f64 * self.multiplier).round() as Nanos).clamp(1, self.max_rto);
+        self.rto = round_ns(rtt as f64 * self.multiplier).clamp(1, self.max_rto);
     }
     fn prediction(&self) -> Option<Nanos> {
         self.last

@@ -18,7 +18,7 @@
 //! CA-RTO is exactly its RFC 2988 base.
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, MS, SEC};
+use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -90,7 +90,7 @@ impl CaRto {
 
     /// The current random extension c·p.
     pub fn extension(&self) -> Nanos {
-        self.extension.round() as Nanos
+        round_ns(self.extension)
     }
 
     fn uniform(&mut self) -> f64 {
@@ -114,7 +114,7 @@ impl RttEstimator for CaRto {
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        self.has_sample.then(|| self.a.round() as Nanos)
+        self.has_sample.then(|| round_ns(self.a))
     }
 
     fn rto(&self) -> Nanos {
@@ -122,7 +122,7 @@ impl RttEstimator for CaRto {
             return self.cfg.initial_rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
         }
         let base = self.a + (self.cfg.granularity as f64).max(4.0 * self.d);
-        ((base + self.extension).round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+        round_ns(base + self.extension).max(self.cfg.min_rto).min(self.cfg.max_rto)
     }
 
     fn max_rto(&self) -> Nanos {

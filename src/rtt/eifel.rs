@@ -6,7 +6,7 @@
 //! RTTVAR, a "shock absorber" gain γ² shrinks RTTVAR slowly, gains follow the sampling rate.
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, SEC};
+use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("gain", "fixed", &["fixed", "one-over-flight", "two-over-flight"], "γ: fixed 1/3 (one sample per RTT); 1/flight (every segment ACKed) or 2/flight (delayed ACKs), flight = cwnd/2 + 1 from the context (ns-3 port), falling back to 1/3 without a cwnd [ambiguous in the paper]"),
@@ -112,11 +112,11 @@ impl RttEstimator for Eifel {
         // RTO = max(SRTT + RTTVAR/γ, R + 2G); with γ = 1/3, SRTT + 3·RTTVAR.
         let inv_gamma = if self.cfg.gain == Gain::Fixed { 3.0 } else { 1.0 / gamma };
         let rto = (self.srtt + self.rttvar * inv_gamma).max(r + 2.0 * self.cfg.granularity as f64);
-        self.rto = (rto.round() as Nanos).min(self.cfg.max_rto);
+        self.rto = round_ns(rto).min(self.cfg.max_rto);
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        self.has_sample.then(|| self.srtt.round() as Nanos)
+        self.has_sample.then(|| round_ns(self.srtt))
     }
 
     fn rto(&self) -> Nanos {

@@ -14,7 +14,7 @@
 
 use super::linux::{self, Linux};
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, MS, SEC};
+use crate::time::{Nanos, MS, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("n", "100", 2.0, 10000.0, "number of experts N (paper: 100; more gave no gain)"),
@@ -203,7 +203,10 @@ impl FixedShare {
         // common factor is applied in step 4's pass instead of a pass of its own.
         let (below, above) = self.weights.split_at_mut(k);
         let shared = exp_nonpositive(-eta * (under_loss - min_loss));
-        let mut total = shared * sum(below);
+        // The weights sum to 1 (normalised every trial), so the prefix's sum is 1 − Σ above: the
+        // ~20 experts above the sample are summed instead of the ~80 below. A rounding error ε in
+        // Σw is damped by (1 − α) each trial, so it cannot accumulate.
+        let below_sum = (1.0 - sum(above)).max(0.0);
         // Beyond (x − y)² > 708/η + min_loss the factor underflows to 0 (exp_nonpositive masks it
         // exactly); bounding the loop first, with a tick of margin, keeps it branch-free.
         let reach = y + (-EXP_UNDERFLOW / eta + min_loss).sqrt() + 1.0;
@@ -213,7 +216,7 @@ impl FixedShare {
         for (w, &x) in live.iter_mut().zip(&self.experts[k..k + vanished]) {
             *w *= exp_nonpositive(-eta * ((x - y) * (x - y) - min_loss));
         }
-        total += sum(live);
+        let total = shared * below_sum + sum(live);
         above[vanished..].iter_mut().for_each(|w| *w = 0.0);
         // Step 4: share, normalised so Σw = 1; prediction ŷ = Σ w·x (step 1 of the next trial).
         let n = self.cfg.n as f64;
@@ -235,35 +238,27 @@ const EXP_UNDERFLOW: f64 = -708.0;
 /// Σv with four independent accumulators, so the loop vectorises (strict FP order would not).
 #[inline(always)]
 fn sum(v: &[f64]) -> f64 {
-    let mut acc = [0.0; 4];
-    let chunks = v.chunks_exact(4);
-    let tail: f64 = chunks.remainder().iter().sum();
-    for c in chunks {
-        for i in 0..4 {
-            acc[i] += c[i];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    let (chunks, tail) = v.as_chunks::<4>();
+    let acc = chunks.iter().fold([0.0; 4], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2], a[3] + c[3]]);
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail.iter().sum::<f64>()
 }
 
-/// w ← w·scale + floor, returning Σ w·x, four accumulators wide.
+/// Σ w·x, four accumulators wide.
+#[inline(always)]
+fn dot(w: &[f64], x: &[f64]) -> f64 {
+    let (wc, wt) = w.as_chunks::<4>();
+    let (xc, xt) = x.as_chunks::<4>();
+    let acc = wc.iter().zip(xc).fold([0.0; 4], |a, (w, x)| {
+        [a[0] + w[0] * x[0], a[1] + w[1] * x[1], a[2] + w[2] * x[2], a[3] + w[3] * x[3]]
+    });
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + wt.iter().zip(xt).map(|(w, x)| w * x).sum::<f64>()
+}
+
+/// w ← w·scale + floor, returning Σ w·x (two simple loops vectorise; one fused loop did not).
 #[inline(always)]
 fn share_and_predict(w: &mut [f64], x: &[f64], scale: f64, floor: f64) -> f64 {
-    let mut acc = [0.0; 4];
-    let mut wc = w.chunks_exact_mut(4);
-    let mut xc = x.chunks_exact(4);
-    for (wk, xk) in (&mut wc).zip(&mut xc) {
-        for i in 0..4 {
-            wk[i] = wk[i] * scale + floor;
-            acc[i] += wk[i] * xk[i];
-        }
-    }
-    let mut tail = 0.0;
-    for (wi, xi) in wc.into_remainder().iter_mut().zip(xc.remainder()) {
-        *wi = *wi * scale + floor;
-        tail += *wi * xi;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    w.iter_mut().for_each(|v| *v = *v * scale + floor);
+    dot(w, x)
 }
 
 impl RttEstimator for FixedShare {
@@ -284,7 +279,7 @@ impl RttEstimator for FixedShare {
                 let error = (before * tick - rtt as f64).abs();
                 self.rttvar = if self.has_sample { 0.75 * self.rttvar + 0.25 * error } else { rtt as f64 / 2.0 };
                 let rto = predicted_ns + (self.cfg.granularity as f64).max(4.0 * self.rttvar);
-                (rto.round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+                round_ns(rto).max(self.cfg.min_rto).min(self.cfg.max_rto)
             }
         };
         self.has_sample = true;
@@ -292,7 +287,7 @@ impl RttEstimator for FixedShare {
 
     /// The experts predict before any sample (ŷ_1 = mean expert ≈ 9.05 ticks).
     fn prediction(&self) -> Option<Nanos> {
-        Some((self.prediction * self.cfg.tick as f64).round() as Nanos)
+        Some(round_ns(self.prediction * self.cfg.tick as f64))
     }
 
     fn rto(&self) -> Nanos {

@@ -5,7 +5,7 @@
 //! previous sample is set by the first sample (Java left it unset, so B jumped to B_max).
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, SEC};
+use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::float("f", "24", 1.0, 1e6, "decay constant F: the RTO decays by D = 1 − 1/F per sample [ambiguous: constant or flight-based]"),
@@ -82,7 +82,7 @@ impl RttEstimator for PeakHopper {
             }
         }
         self.previous = Some(r);
-        self.rto = (self.rto_f.round() as Nanos).clamp(1, self.cfg.max_rto);
+        self.rto = round_ns(self.rto_f).clamp(1, self.cfg.max_rto);
     }
 
     /// Peak-Hopper predicts no RTT: it only sets a timeout.

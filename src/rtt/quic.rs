@@ -6,7 +6,7 @@
 //! *old* smoothed_rtt, as RFC 6298 does. Default: the Appendix order (`order = appendix`).
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, MS, SEC};
+use crate::time::{Nanos, MS, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("initial_rtt", "333ms", 0.001, 60.0, "kInitialRtt (§6.2.2): smoothed_rtt before any sample; rttvar = half of it"),
@@ -105,7 +105,7 @@ impl RttEstimator for Quic {
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        (!self.first_sample).then(|| self.smoothed_rtt.round() as Nanos)
+        (!self.first_sample).then(|| round_ns(self.smoothed_rtt))
     }
 
     /// §6.2.1: PTO = smoothed_rtt + max(4·rttvar, kGranularity) + max_ack_delay. No 200 ms or
@@ -113,7 +113,7 @@ impl RttEstimator for Quic {
     fn rto(&self) -> Nanos {
         let g = self.cfg.granularity as f64;
         let pto = self.smoothed_rtt + (4.0 * self.rttvar).max(g) + self.cfg.max_ack_delay as f64;
-        (pto.round() as Nanos).max(self.cfg.granularity).min(self.cfg.max_pto)
+        round_ns(pto).max(self.cfg.granularity).min(self.cfg.max_pto)
     }
 
     fn max_rto(&self) -> Nanos {

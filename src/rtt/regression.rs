@@ -13,7 +13,7 @@
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, MS, SEC};
+use crate::time::{Nanos, MS, SEC, round_ns};
 
 /// Published Cubic coefficients (ALGORITHMS.md §10), [intercept, hops, min_rtt, max_rtt, ttl].
 pub const CUBIC: [f64; 5] = [-0.52218434, 0.01509783, 0.58899585, 0.41376639, 0.00157301];
@@ -123,11 +123,11 @@ impl RttEstimator for Regression {
         let y = self.cfg.predict_ms(self.cfg.hops, self.min_rtt, self.max_rtt, self.cfg.ttl).max(0.0);
         self.prediction_ms = Some(y);
         let rto_ms = y + self.cfg.k * self.error_ms.unwrap_or(0.0);
-        self.rto = ((rto_ms * MS as f64).round() as Nanos).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
+        self.rto = round_ns(rto_ms * MS as f64).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        self.prediction_ms.map(|y| (y * MS as f64).round() as Nanos)
+        self.prediction_ms.map(|y| round_ns(y * MS as f64))
     }
 
     fn rto(&self) -> Nanos {

@@ -1,7 +1,7 @@
 //! RFC 6298 (Jacobson/Karels) retransmission timer — ALGORITHMS.md §1 [exact].
 
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
-use crate::time::{Nanos, SEC};
+use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G in RTO = SRTT + max(G, K·RTTVAR) (§2.2; RFC allows ≤ 100 ms)"),
@@ -77,7 +77,7 @@ impl Rfc6298 {
     /// RTO ← SRTT + max(G, K·RTTVAR), rounded up to min_rto (§2.4) and capped (§2.5).
     fn compute_rto(&self) -> Nanos {
         let raw = self.srtt + (self.cfg.granularity as f64).max(self.cfg.k * self.rttvar);
-        (raw.round() as Nanos).max(self.cfg.min_rto).min(self.cfg.max_rto)
+        round_ns(raw).max(self.cfg.min_rto).min(self.cfg.max_rto)
     }
 }
 
@@ -98,7 +98,7 @@ impl RttEstimator for Rfc6298 {
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        self.has_sample.then(|| self.srtt.round() as Nanos)
+        self.has_sample.then(|| round_ns(self.srtt))
     }
 
     fn rto(&self) -> Nanos {
