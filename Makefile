@@ -1,15 +1,20 @@
 # The README's Quick start and .ci/run use these targets; nothing here is needed by hand otherwise.
 PYTHON ?= python3
 
-.PHONY: install test demo bench
+.PHONY: install test test-deps demo bench bench-capture
 
 # Editable install of the package (builds the Rust extension in release mode) with the test
 # extras and ns-3 (the simulator's peer).
 install:
 	$(PYTHON) -m pip install --quiet -e '.[test,ns3]'
 
+# Peer tools from Debian: tshark for the capture comparison in tests/test_capture.py (which skips
+# with its reason where tshark is missing). Needs root for apt-get; never fails the build.
+test-deps:
+	@command -v tshark >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } || echo "make: could not install tshark; the tshark comparison test will be skipped"
+
 # The whole suite: Rust unit tests, then pytest (CLI, API, real data from ../shared).
-test: install
+test: install test-deps
 	cargo test --quiet
 	$(PYTHON) -m pytest
 
@@ -19,3 +24,8 @@ demo: install
 # Throughput against the plain-Python/NumPy peers; appends nothing, prints a table for BENCHMARKS.md.
 bench: install
 	$(PYTHON) benchmarks/bench_replay.py
+
+# Capture-reader throughput against tshark and tcptrace on a >= 1 GB capture built in /tmp.
+bench-capture:
+	@command -v tcptrace >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark tcptrace >/dev/null; } || true
+	bash scripts/bench_capture.sh

@@ -4,6 +4,7 @@
 //! the wall clock, and every random choice comes from a seeded stream. The Python bindings live
 //! in one file, [`python`], compiled only with the `python` feature.
 
+pub mod capture;
 pub mod eval;
 pub mod ffi;
 pub mod io;

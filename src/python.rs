@@ -146,6 +146,129 @@ fn fit_regression(features: PyReadonlyArray2<'_, f64>, targets: PyReadonlyArray1
     rtt::regression::fit(&rows, targets).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+// ---- capture ----
+
+use crate::capture::{self, Analysis, Method};
+
+/// Read and analyse a pcap/pcapng capture → dict of columns (see `rttlab.capture`): `samples`
+/// and `connections` (dicts of arrays/lists), `counters`, `read` and `warnings`.
+#[pyfunction]
+#[pyo3(signature = (path, include_ambiguous=false, sack_samples=true))]
+fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
+    let path_buf = std::path::PathBuf::from(path);
+    let a = py.detach(|| capture::analyze_file(&path_buf, &cfg)).map_err(|e| match e {
+        // The Io variant already names the file.
+        capture::CaptureError::Io { .. } => InputError::new_err(e.to_string()),
+        _ => InputError::new_err(format!("{path}: {e}")),
+    })?;
+    capture_dict(py, path, a)
+}
+
+fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let secs = |ns: i64| ns as f64 / 1e9;
+    let opt_secs = |v: Option<Nanos>| v.map_or(f64::NAN, |ns| ns as f64 / 1e9);
+
+    let s = a.samples;
+    let samples = PyDict::new(py);
+    samples.set_item("conn", s.conn.into_pyarray(py))?;
+    samples.set_item("dir", s.dir.into_pyarray(py))?;
+    samples.set_item("time", s.time.iter().map(|&t| secs(t)).collect::<Vec<f64>>().into_pyarray(py))?;
+    samples.set_item("rtt", s.rtt.iter().map(|&r| r as f64 / 1e9).collect::<Vec<f64>>().into_pyarray(py))?;
+    samples.set_item("method", s.method.iter().map(|&m| m as u8).collect::<Vec<u8>>().into_pyarray(py))?;
+    samples.set_item("ambiguous", s.ambiguous.into_pyarray(py))?;
+    samples.set_item("seq_start", s.seq_start.into_pyarray(py))?;
+    samples.set_item("seq_end", s.seq_end.into_pyarray(py))?;
+    samples.set_item("frame", s.frame.into_pyarray(py))?;
+    samples.set_item("ref_frame", s.ref_frame.into_pyarray(py))?;
+    out.set_item("samples", samples)?;
+    out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
+
+    let c = &a.connections;
+    let conns = PyDict::new(py);
+    let col_u64 = |f: &dyn Fn(&capture::ConnSummary) -> u64| c.iter().map(f).collect::<Vec<u64>>();
+    let col_f64 = |f: &dyn Fn(&capture::ConnSummary) -> f64| c.iter().map(f).collect::<Vec<f64>>();
+    let ep = |ip: std::net::IpAddr, port: u16| match ip {
+        std::net::IpAddr::V4(v) => format!("{v}:{port}"),
+        std::net::IpAddr::V6(v) => format!("[{v}]:{port}"),
+    };
+    let opt_u8 = |v: Option<u8>| v.map_or(f64::NAN, f64::from);
+    conns.set_item("conn", col_u64(&|x| u64::from(x.id)).into_pyarray(py))?;
+    conns.set_item("src", c.iter().map(|x| ep(x.a, x.a_port)).collect::<Vec<_>>())?;
+    conns.set_item("dst", c.iter().map(|x| ep(x.b, x.b_port)).collect::<Vec<_>>())?;
+    conns.set_item("start", col_f64(&|x| secs(x.first)).into_pyarray(py))?;
+    conns.set_item("duration", col_f64(&|x| secs(x.last.saturating_sub(x.first))).into_pyarray(py))?;
+    for (d, name) in [(0usize, "fwd"), (1, "rev")] {
+        conns.set_item(format!("packets_{name}"), col_u64(&|x| x.packets[d]).into_pyarray(py))?;
+        conns.set_item(format!("bytes_{name}"), col_u64(&|x| x.bytes[d]).into_pyarray(py))?;
+        conns.set_item(format!("retransmissions_{name}"), col_u64(&|x| x.retransmissions[d]).into_pyarray(py))?;
+        conns.set_item(format!("ts_{name}"), c.iter().map(|x| x.ts[d]).collect::<Vec<bool>>().into_pyarray(py))?;
+        conns.set_item(format!("mss_{name}"), col_f64(&|x| x.mss[d].map_or(f64::NAN, f64::from)).into_pyarray(py))?;
+        conns.set_item(format!("ttl_{name}"), col_f64(&|x| opt_u8(x.ttl[d])).into_pyarray(py))?;
+        conns.set_item(format!("hops_{name}"), col_f64(&|x| opt_u8(x.hops[d])).into_pyarray(py))?;
+    }
+    conns.set_item("sack_permitted", c.iter().map(|x| x.sack_permitted).collect::<Vec<bool>>().into_pyarray(py))?;
+    conns.set_item("sack_packets", col_u64(&|x| x.sack_packets).into_pyarray(py))?;
+    conns.set_item("handshake_seen", c.iter().map(|x| x.handshake_seen).collect::<Vec<bool>>().into_pyarray(py))?;
+    conns.set_item("handshake_rtt", col_f64(&|x| opt_secs(x.handshake_rtt)).into_pyarray(py))?;
+    conns.set_item("syn_retransmissions", col_u64(&|x| u64::from(x.syn_retransmissions)).into_pyarray(py))?;
+    conns.set_item("vantage", c.iter().map(|x| x.vantage.name()).collect::<Vec<_>>())?;
+    conns.set_item("path_rtt_method", c.iter().map(|x| x.path_rtt.describe()).collect::<Vec<_>>())?;
+    conns.set_item("path_rtt", col_f64(&|x| opt_secs(x.path_rtt_median)).into_pyarray(py))?;
+    conns.set_item("min_rtt", col_f64(&|x| opt_secs(x.min_rtt)).into_pyarray(py))?;
+    conns.set_item("max_rtt", col_f64(&|x| opt_secs(x.max_rtt)).into_pyarray(py))?;
+    conns.set_item("malformed", col_u64(&|x| x.malformed).into_pyarray(py))?;
+    conns.set_item("samples", col_u64(&|x| x.samples).into_pyarray(py))?;
+    out.set_item("connections", conns)?;
+
+    let k = &a.counters;
+    let counters = PyDict::new(py);
+    for (name, v) in [
+        ("frames", k.frames),
+        ("tcp", k.tcp),
+        ("not_tcp", k.not_tcp),
+        ("unsupported_link", k.unsupported_link),
+        ("non_first_fragments", k.non_first_fragments),
+        ("malformed", k.malformed),
+        ("options_cut", k.options_cut),
+        ("negative_rtt", k.negative_rtt),
+        ("outstanding_dropped", k.outstanding_dropped),
+        ("ambiguous", k.ambiguous),
+    ] {
+        counters.set_item(name, v)?;
+    }
+    out.set_item("counters", counters)?;
+
+    let read = PyDict::new(py);
+    read.set_item("format", match a.read.format {
+        capture::Format::Pcap => "pcap",
+        capture::Format::PcapNg => "pcapng",
+    })?;
+    read.set_item("frames", a.read.frames)?;
+    read.set_item("interfaces", a.read.interfaces)?;
+    read.set_item("snaplens", a.read.snaplens.clone())?;
+    read.set_item("start_ns", a.start_ns)?;
+    let mut warnings = Vec::new();
+    if let Some(d) = &a.read.damage {
+        read.set_item("damage_packet", d.packet)?;
+        read.set_item("damage_offset", d.offset)?;
+        warnings.push(format!("{path}: {d}; the {} packets before it were analysed", d.packet - 1));
+    }
+    if a.read.orphan_packets > 0 {
+        warnings.push(format!("{path}: {} packets name an undescribed interface and were skipped", a.read.orphan_packets));
+    }
+    out.set_item("read", read)?;
+    out.set_item("warnings", warnings)?;
+    Ok(out)
+}
+
+fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
+    Ok(())
+}
+// ---- end capture ----
+
 // ---- sim ----
 // The simulator (issue 5): a scenario in, summaries and traces out, all as NumPy columns.
 
@@ -288,6 +411,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(fit_regression, m)?)?;
+    register_capture(m)?;
     register_sim(m)?;
     Ok(())
 }

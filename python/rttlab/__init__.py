@@ -4,6 +4,7 @@ Public API::
 
     import rttlab
     samples = rttlab.read_series("rtts.csv")            # DataFrame: time, rtt (seconds)
+    samples, flows = rttlab.read_capture("trace.pcap")  # RTT samples and connections from a capture
     scores = rttlab.replay(samples, [rttlab.estimators.Rfc6298(), rttlab.estimators.FixedShare(eta=2)])
     scores, traces = rttlab.replay(samples, ["linux"], trace=True)
     result = rttlab.simulate("examples/scenarios/dumbbell-n10-droptail.toml")  # closed loop
@@ -15,7 +16,8 @@ from rttlab._core import InputError, ParameterError, ScenarioError
 from rttlab import estimators
 from rttlab.replay import replay
 from rttlab.series import read_series, sample_path
+from rttlab.capture import read_capture
 from rttlab.sim import simulate
 
 __version__ = "0.1.0"
-__all__ = ["InputError", "ParameterError", "ScenarioError", "estimators", "read_series", "replay", "sample_path", "simulate", "__version__"]
+__all__ = ["InputError", "ParameterError", "ScenarioError", "estimators", "read_capture", "read_series", "replay", "sample_path", "simulate", "__version__"]

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from rttlab import InputError, ParameterError, ScenarioError
+from rttlab.cli import capture as capture_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
 from rttlab.cli import simulate as simulate_cmd
@@ -23,6 +24,7 @@ app = typer.Typer(
 
 estimators_cmd.register(app)
 evaluate_cmd.register(app)
+capture_cmd.register(app)
 simulate_cmd.register(app)
 
 

@@ -1,0 +1,99 @@
+"""Packet captures (pcap/pcapng) → RTT samples and per-connection summaries.
+
+All parsing, connection tracking and sample matching happen in Rust (``src/capture``); this
+module only wraps the returned columns in DataFrames. Python never loops over packets.
+
+Sample methods (column ``method``):
+
+- ``seq``: a data segment and the first ACK (cumulative, or a SACK block) that covers it exactly;
+  Karn's rule drops samples whose ACK covers retransmitted data unless ``include_ambiguous``.
+- ``ts``: RFC 7323 TSval first seen in one direction, matched with the first TSecr echoing it
+  from the other (pping-style); each direction gives one partial RTT of the capture point.
+- ``syn``: SYN → SYN/ACK (``fwd``) and SYN/ACK → ACK (``rev``).
+
+``direction`` is ``fwd`` when the timed packet went from the connection's ``src`` (the
+initiator, when the handshake was seen) to ``dst``, ``rev`` otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rttlab import _core
+
+METHODS = ("seq", "ts", "syn")
+
+
+def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> dict:
+    """The raw result of the Rust analysis: column dicts plus ``counters``, ``read`` and
+    ``warnings``. Raises :class:`rttlab.InputError` if the file cannot be read at all."""
+    return _core.analyze_capture(str(path), include_ambiguous, sack_samples)
+
+
+def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    s = raw["samples"]
+    # Codes index the core's method list; build categoricals from codes (no per-row strings).
+    names = list(raw["method_names"])
+    samples = pd.DataFrame(
+        {
+            "conn": s["conn"].astype(np.int64),
+            "direction": pd.Categorical.from_codes(s["dir"].astype(np.int8), categories=["fwd", "rev"]),
+            "time": s["time"],
+            "rtt": s["rtt"],
+            "method": pd.Categorical.from_codes(s["method"].astype(np.int8), categories=names),
+            "ambiguous": s["ambiguous"],
+            "seq_start": s["seq_start"].astype(np.int64),
+            "seq_end": s["seq_end"].astype(np.int64),
+            "frame": s["frame"].astype(np.int64),
+            "ref_frame": s["ref_frame"].astype(np.int64),
+        }
+    )
+    connections = pd.DataFrame(raw["connections"])
+    connections["conn"] = connections["conn"].astype(np.int64)
+    for df in (samples, connections):
+        df.attrs["counters"] = raw["counters"]
+        df.attrs["read"] = raw["read"]
+        df.attrs["warnings"] = list(raw["warnings"])
+    return samples, connections
+
+
+def read_capture(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read a pcap/pcapng capture → ``(samples, connections)``.
+
+    ``samples``: one row per RTT sample — ``conn, direction, time, rtt, method, ambiguous,
+    seq_start, seq_end, frame, ref_frame`` (times in seconds from the first packet; ``frame`` is
+    the packet that completed the sample, ``ref_frame`` the one it timed; 1-based as in
+    Wireshark).
+
+    ``connections``: one row per TCP connection — endpoints, packets/bytes/retransmissions per
+    direction, SACK/TS use, handshake RTT, vantage point guess and which method gives the path
+    RTT there, TTL and hop estimate, min/max/median path RTT, malformed count.
+
+    A file damaged part-way is read up to the damage; ``samples.attrs["warnings"]`` says where.
+    ``attrs["counters"]`` has capture-wide counts (malformed frames, non-TCP, fragments, ...).
+    Raises :class:`rttlab.InputError` if the file cannot be read at all."""
+    return _frames(analyze(path, include_ambiguous, sack_samples))
+
+
+def path_samples(samples: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFrame:
+    """Only the samples that measure each connection's end-to-end path RTT from where the capture
+    sits: the series named in ``connections["path_rtt_method"]`` when it is a single series
+    (``seq fwd``, ``ts rev``, ...). Connections whose path RTT is only a sum of partial RTTs
+    (capture in the middle) or unknown contribute nothing. Rows are sorted by connection and
+    time, ready for :func:`rttlab.replay` one connection at a time, or for
+    ``rttlab evaluate`` after ``rttlab samples --path --flow ID -o FILE.csv``."""
+    keep = []
+    for conn, how in zip(connections["conn"], connections["path_rtt_method"]):
+        parts = how.split()
+        if len(parts) == 2 and parts[0] in METHODS:
+            keep.append((conn, parts[0], parts[1]))
+    if not keep:
+        return samples.iloc[0:0]
+    want = pd.DataFrame(keep, columns=["conn", "method", "direction"])
+    key = samples[["conn", "method", "direction"]].astype({"method": str, "direction": str})
+    mask = key.merge(want, how="left", indicator=True)["_merge"].eq("both").to_numpy()
+    out = samples[mask & ~samples["ambiguous"].to_numpy()]
+    return out.sort_values(["conn", "time"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,181 @@
+//! Capture layer (DESIGN.md "capture/"): pcap/pcapng in, per-connection RTT samples and
+//! connection summaries out, as columns.
+//!
+//! - [`reader`]: streaming pcap/pcapng framing (`pcap-parser`'s slice parsers).
+//! - [`wire`]: link → IP → TCP decoding (`etherparse` + checked fixed-offset views).
+//! - [`track`]: connections and the three RTT samplers (`seq`, `ts`, `syn`).
+//!
+//! Files are streamed through a fixed buffer ([`reader::read_stream`]): memory grows with live
+//! connections and their outstanding segments, never with file size (besides the output
+//! columns, which grow with the number of samples).
+
+pub mod reader;
+pub mod track;
+pub mod wire;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use std::path::{Path, PathBuf};
+
+pub use reader::{Damage, Format, ReadStats};
+pub use track::{ConnSummary, Counters, PathRtt, Vantage};
+
+use crate::time::Nanos;
+
+/// Files that cannot be read at all. Damage part-way through a file is not an error: the
+/// samples before it are kept and [`Analysis::damage`] says where reading stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("empty file")]
+    Empty,
+    #[error("too short for a capture file ({len} bytes)")]
+    TooShort { len: usize },
+    #[error("not a pcap or pcapng file (starts with {magic:02x?})")]
+    NotACapture { magic: [u8; 4] },
+    #[error("{reason}")]
+    BadHeader { reason: String },
+}
+
+/// How an RTT sample was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Method {
+    /// A data segment and the first ACK that covers it exactly (cumulatively or by SACK).
+    Seq = 0,
+    /// RFC 7323 TSval first seen in one direction and first echoed (TSecr) by the other.
+    Ts = 1,
+    /// SYN → SYN/ACK (initiator's direction) or SYN/ACK → ACK (responder's direction).
+    Syn = 2,
+}
+
+impl Method {
+    pub const ALL: [Method; 3] = [Method::Seq, Method::Ts, Method::Syn];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Seq => "seq",
+            Method::Ts => "ts",
+            Method::Syn => "syn",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// Analysis options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Emit samples that Karn's rule (RFC 6298 §3) rejects, flagged `ambiguous`. Default off.
+    pub include_ambiguous: bool,
+    /// Take a `seq` sample when a SACK block (RFC 2018) first covers a segment exactly, as Linux
+    /// does (`tcp_sacktag_one`); otherwise SACKed segments just give no sample. Default on.
+    pub sack_samples: bool,
+    /// A SYN on a connection idle this long starts a new connection even without FIN/RST.
+    /// Default 300 s.
+    pub idle_split: Nanos,
+    /// Outstanding segments kept per direction; beyond this (one-way captures, ACKs never seen)
+    /// the oldest are forgotten and counted. Default 65 536.
+    pub max_outstanding: usize,
+    /// A TSval not echoed within this long is forgotten. An echo that late answers no packet:
+    /// the echoed one was a pure ACK and the peer simply had nothing to send for a while (an
+    /// application pause), so pping-style matching would report the pause as an RTT.
+    /// Default 30 s (RFC 6298's RTO ceiling is 60 s; no path RTT in the captures is near 30 s).
+    pub ts_max_wait: Nanos,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { include_ambiguous: false, sack_samples: true, idle_split: 300 * crate::time::SEC, max_outstanding: 1 << 16, ts_max_wait: 30 * crate::time::SEC }
+    }
+}
+
+/// RTT samples as columns, one row per sample.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Samples {
+    /// Connection id (index into [`Analysis::connections`]).
+    pub conn: Vec<u32>,
+    /// 0: the sample times a packet sent from the connection's `a` side (the initiator, when
+    /// the handshake was seen) to `b`, and its answer from `b`; 1: the reverse.
+    pub dir: Vec<u8>,
+    /// Time of the packet that completed the sample, ns since the file's first packet (signed:
+    /// some files step backwards).
+    pub time: Vec<i64>,
+    pub rtt: Vec<Nanos>,
+    pub method: Vec<Method>,
+    pub ambiguous: Vec<bool>,
+    /// Sequence range `[start, end)` of the timed segment (for `ts`: of the packet whose TSval
+    /// was echoed; for `syn`: the SYN's or SYN/ACK's sequence number and +1).
+    pub seq_start: Vec<u32>,
+    pub seq_end: Vec<u32>,
+    /// Frame number (1-based) of the packet that completed the sample, and of the one it timed.
+    pub frame: Vec<u64>,
+    pub ref_frame: Vec<u64>,
+}
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        self.rtt.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rtt.is_empty()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn push(&mut self, conn: u32, dir: u8, time: i64, rtt: Nanos, method: Method, ambiguous: bool, seq: (u32, u32), frame: u64, ref_frame: u64) {
+        self.conn.push(conn);
+        self.dir.push(dir);
+        self.time.push(time);
+        self.rtt.push(rtt);
+        self.method.push(method);
+        self.ambiguous.push(ambiguous);
+        self.seq_start.push(seq.0);
+        self.seq_end.push(seq.1);
+        self.frame.push(frame);
+        self.ref_frame.push(ref_frame);
+    }
+}
+
+/// Everything extracted from one capture.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub samples: Samples,
+    pub connections: Vec<ConnSummary>,
+    pub counters: Counters,
+    pub read: ReadStats,
+    /// Absolute time of the first frame (ns since the Unix epoch); all times are relative to it.
+    pub start_ns: i64,
+}
+
+impl Analysis {
+    pub fn damage(&self) -> Option<&Damage> {
+        self.read.damage.as_ref()
+    }
+}
+
+/// Analyse a capture held in memory.
+pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError> {
+    let mut tracker = track::Tracker::new(*cfg);
+    let read = reader::read_frames(data, |f| tracker.on_frame(f))?;
+    let (samples, connections, counters, start_ns) = tracker.finish();
+    Ok(Analysis { samples, connections, counters, read, start_ns })
+}
+
+/// Analyse a capture file, streamed in [`reader::CHUNK`]-byte reads: memory stays at one buffer
+/// plus the live connections, whatever the file size.
+pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
+    let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+    let mut tracker = track::Tracker::new(*cfg);
+    let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
+    let (samples, connections, counters, start_ns) = tracker.finish();
+    Ok(Analysis { samples, connections, counters, read, start_ns })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,533 @@
+//! pcap and pcapng framing, streamed chunk by chunk, through `pcap-parser`'s
+//! slice parsers: no per-packet allocation, memory independent of file size.
+//!
+//! - pcap: microsecond (`a1b2c3d4`) and nanosecond (`a1b23c4d`) magic, both byte orders, and the
+//!   old "modified" (Kuznetsov) format.
+//! - pcapng: any number of sections (each with its own byte order) and interfaces; each
+//!   interface's link type, snaplen, `if_tsresol` and `if_tsoffset` apply to its own packets.
+//!   Snaplens are *reported*, never enforced: a file mixing snaplens across interfaces (which
+//!   libpcap refuses) reads like any other.
+//!
+//! Damage mid-file (a record running past the end, an impossible length, a corrupt block) stops
+//! reading there; everything before is kept and the damage is returned with its packet number and
+//! byte offset. Only a file whose header cannot be read is an error.
+
+use super::CaptureError;
+use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified, parse_pcap_header};
+use pcap_parser::pcapng::{parse_block_be, parse_block_le, parse_sectionheaderblock, Block};
+use pcap_parser::traits::PcapNGPacketBlock;
+
+/// One captured frame, borrowed from the file.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    /// 1-based frame number, as Wireshark counts.
+    pub number: u64,
+    /// Absolute capture time, nanoseconds since the Unix epoch (signed: `if_tsoffset` may be
+    /// negative).
+    pub ts_ns: i64,
+    pub linktype: u32,
+    pub data: &'a [u8],
+    pub orig_len: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap,
+    PcapNg,
+}
+
+/// Where reading stopped early, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The frame number that could not be read (frames before it were all delivered).
+    pub packet: u64,
+    /// Byte offset of the record or block that could not be read.
+    pub offset: u64,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "damaged at packet {} (byte offset {}): {}", self.packet, self.offset, self.reason)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadStats {
+    pub format: Format,
+    pub frames: u64,
+    pub sections: u32,
+    pub interfaces: u32,
+    /// Distinct snaplens declared (pcap header or pcapng interfaces), for the report.
+    pub snaplens: Vec<u32>,
+    /// pcapng packets naming an interface that was never described; skipped.
+    pub orphan_packets: u64,
+    pub damage: Option<Damage>,
+}
+
+/// libpcap's own ceiling on a record (MAXIMUM_SNAPLEN). A larger length in a record header means
+/// the file is damaged there, not that a huge packet follows.
+const MAX_RECORD: u32 = 262_144;
+
+/// A pcapng block larger than this is taken as damage (real blocks are packets, or interface
+/// and statistics blocks of a few kB; a corrupt length would otherwise make the reader buffer
+/// the rest of the file).
+pub const MAX_BLOCK: usize = 64 << 20;
+
+#[derive(Debug, Clone, Copy)]
+struct Interface {
+    linktype: u32,
+    /// Timestamp units per second (`if_tsresol`, default 10^6).
+    units: u64,
+    offset_s: i64,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Nothing read yet.
+    Start,
+    Pcap { be: bool, nanos: bool, modified: bool, linktype: u32, max_record: u32 },
+    PcapNg { be: bool, ifaces: Vec<Interface>, last_ts: i64 },
+    /// Damage found: everything after it is ignored.
+    Stopped,
+}
+
+/// Streaming pcap/pcapng reader: feed it consecutive chunks of the file; it delivers every
+/// complete frame and tells how many bytes it consumed, so the caller keeps only the unread tail.
+/// Memory is the caller's buffer, whatever the file size.
+#[derive(Debug)]
+pub struct FrameReader {
+    state: State,
+    stats: ReadStats,
+    /// Absolute file offset of the next unread byte.
+    offset: u64,
+}
+
+impl Default for FrameReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FrameReader {
+    pub fn new() -> Self {
+        Self {
+            state: State::Start,
+            stats: ReadStats { format: Format::Pcap, frames: 0, sections: 0, interfaces: 0, snaplens: Vec::new(), orphan_packets: 0, damage: None },
+            offset: 0,
+        }
+    }
+
+    /// True once damage stopped reading: further input is ignored.
+    pub fn stopped(&self) -> bool {
+        matches!(self.state, State::Stopped)
+    }
+
+    pub fn finish(self) -> ReadStats {
+        self.stats
+    }
+
+    fn damage(&mut self, offset: u64, reason: String) {
+        self.stats.damage = Some(Damage { packet: self.stats.frames + 1, offset, reason });
+        self.state = State::Stopped;
+    }
+
+    /// Parse the complete records at the start of `buf` (the file's bytes from the first unread
+    /// one on), calling `on_frame` for each frame; returns the number of bytes consumed. `eof`:
+    /// `buf` ends at the end of the file, so an incomplete record there is damage.
+    pub fn feed(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> Result<usize, CaptureError> {
+        if let State::Start = self.state {
+            if buf.is_empty() && eof && self.offset == 0 {
+                return Err(CaptureError::Empty);
+            }
+            if buf.len() < 4 {
+                return if eof { Err(CaptureError::TooShort { len: buf.len() }) } else { Ok(0) };
+            }
+            let magic: [u8; 4] = [buf[0], buf[1], buf[2], buf[3]];
+            return match u32::from_le_bytes(magic) {
+                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 => {
+                    let Ok((rest, hdr)) = parse_pcap_header(buf) else {
+                        return if eof || buf.len() >= 24 { Err(CaptureError::BadHeader { reason: "pcap file header is truncated or invalid".into() }) } else { Ok(0) };
+                    };
+                    self.state = State::Pcap {
+                        be: hdr.is_bigendian(),
+                        nanos: hdr.is_nanosecond_precision(),
+                        modified: hdr.is_modified_format(),
+                        linktype: hdr.network.0 as u32,
+                        // A header snaplen above libpcap's ceiling is honoured, up to the same
+                        // bound as pcapng blocks: a corrupt 4 GiB snaplen must not let a corrupt
+                        // record length make the streaming reader buffer gigabytes.
+                        max_record: MAX_RECORD.max(hdr.snaplen).min(MAX_BLOCK as u32),
+                    };
+                    self.stats.format = Format::Pcap;
+                    self.stats.sections = 1;
+                    self.stats.interfaces = 1;
+                    self.stats.snaplens.push(hdr.snaplen);
+                    let used = buf.len() - rest.len();
+                    self.offset += used as u64;
+                    Ok(used + self.feed(rest, eof, on_frame)?)
+                }
+                0x0a0d_0d0a => {
+                    let Ok((rest, shb)) = parse_sectionheaderblock(buf) else {
+                        return if eof || buf.len() >= MAX_BLOCK { Err(CaptureError::BadHeader { reason: "pcapng section header block is truncated or invalid".into() }) } else { Ok(0) };
+                    };
+                    self.state = State::PcapNg { be: shb.big_endian(), ifaces: Vec::new(), last_ts: 0 };
+                    self.stats.format = Format::PcapNg;
+                    self.stats.sections = 1;
+                    let used = buf.len() - rest.len();
+                    self.offset += used as u64;
+                    Ok(used + self.feed(rest, eof, on_frame)?)
+                }
+                _ => Err(CaptureError::NotACapture { magic }),
+            };
+        }
+        let used = match self.state {
+            State::Pcap { .. } => self.feed_pcap(buf, eof, on_frame),
+            State::PcapNg { .. } => self.feed_pcapng(buf, eof, on_frame),
+            State::Start | State::Stopped => buf.len(),
+        };
+        Ok(used)
+    }
+
+    fn feed_pcap(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> usize {
+        let State::Pcap { be, nanos, modified, linktype, max_record } = self.state else { return 0 };
+        let hdr_len = if modified { 24 } else { 16 };
+        let mut rest = buf;
+        while !rest.is_empty() {
+            let offset = self.offset + (buf.len() - rest.len()) as u64;
+            // Check the record length before asking for the record: a corrupt length must be
+            // damage here, not a request for gigabytes more input.
+            if rest.len() >= 12 {
+                let b = [rest[8], rest[9], rest[10], rest[11]];
+                let caplen = if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) };
+                if caplen > max_record {
+                    self.damage(offset, format!("impossible captured length {caplen}"));
+                    break;
+                }
+            }
+            let parsed = if modified {
+                parse_pcap_frame_modified(rest)
+            } else if be {
+                parse_pcap_frame_be(rest)
+            } else {
+                parse_pcap_frame(rest)
+            };
+            let (next, rec) = match parsed {
+                Ok(v) => v,
+                Err(pcap_parser::nom::Err::Incomplete(_)) if !eof => break,
+                Err(e) => {
+                    let reason = match e {
+                        pcap_parser::nom::Err::Incomplete(_) => format!("record runs past the end of the file ({} bytes left, record header is {hdr_len})", rest.len()),
+                        _ => "unreadable record header".to_string(),
+                    };
+                    self.damage(offset, reason);
+                    break;
+                }
+            };
+            // ts_usec holds nanoseconds with the a1b23c4d magic (pcap-savefile(5)).
+            let frac = if nanos { rec.ts_usec as i64 } else { rec.ts_usec as i64 * 1_000 };
+            self.stats.frames += 1;
+            on_frame(&Frame { number: self.stats.frames, ts_ns: rec.ts_sec as i64 * 1_000_000_000 + frac, linktype, data: rec.data, orig_len: rec.origlen });
+            rest = next;
+        }
+        let used = if self.stopped() { buf.len() } else { buf.len() - rest.len() };
+        self.offset += used as u64;
+        used
+    }
+
+    fn feed_pcapng(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> usize {
+        let mut rest = buf;
+        while !rest.is_empty() {
+            let State::PcapNg { be, ref mut ifaces, ref mut last_ts } = self.state else { break };
+            let offset = self.offset + (buf.len() - rest.len()) as u64;
+            let parsed = if be { parse_block_be(rest) } else { parse_block_le(rest) };
+            let (next, block) = match parsed {
+                Ok(v) => v,
+                Err(pcap_parser::nom::Err::Incomplete(_)) if !eof && rest.len() < MAX_BLOCK => break,
+                Err(e) => {
+                    let reason = match e {
+                        pcap_parser::nom::Err::Incomplete(_) if eof => format!("block runs past the end of the file ({} bytes left)", rest.len()),
+                        pcap_parser::nom::Err::Incomplete(_) => format!("block longer than {MAX_BLOCK} bytes"),
+                        _ => "corrupt block (bad length or type)".to_string(),
+                    };
+                    self.damage(offset, reason);
+                    break;
+                }
+            };
+            match block {
+                Block::SectionHeader(s) => {
+                    // Interfaces are numbered per section (pcapng §4.1).
+                    self.state = State::PcapNg { be: s.big_endian(), ifaces: Vec::new(), last_ts: *last_ts };
+                    self.stats.sections += 1;
+                }
+                Block::InterfaceDescription(idb) => {
+                    let Some(units) = ts_units(idb.if_tsresol) else {
+                        let reason = format!("interface with invalid if_tsresol {:#x}", idb.if_tsresol);
+                        self.damage(offset, reason);
+                        break;
+                    };
+                    ifaces.push(Interface { linktype: idb.linktype.0 as u32, units, offset_s: idb.if_tsoffset });
+                    if !self.stats.snaplens.contains(&idb.snaplen) {
+                        self.stats.snaplens.push(idb.snaplen);
+                    }
+                    self.stats.interfaces += 1;
+                }
+                Block::EnhancedPacket(epb) => {
+                    if let Some(iface) = ifaces.get(epb.if_id as usize) {
+                        let ts = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
+                        let ts_ns = units_to_ns(ts, iface.units).wrapping_add(iface.offset_s.wrapping_mul(1_000_000_000));
+                        *last_ts = ts_ns;
+                        self.stats.frames += 1;
+                        on_frame(&Frame { number: self.stats.frames, ts_ns, linktype: iface.linktype, data: epb.packet_data(), orig_len: epb.origlen });
+                    } else {
+                        self.stats.orphan_packets += 1;
+                    }
+                }
+                Block::SimplePacket(spb) => {
+                    // Simple packet blocks carry no timestamp: they inherit the previous one's.
+                    if let Some(iface) = ifaces.first() {
+                        self.stats.frames += 1;
+                        on_frame(&Frame { number: self.stats.frames, ts_ns: *last_ts, linktype: iface.linktype, data: spb.packet_data(), orig_len: spb.origlen });
+                    } else {
+                        self.stats.orphan_packets += 1;
+                    }
+                }
+                _ => {}
+            }
+            rest = next;
+        }
+        let used = if self.stopped() { buf.len() } else { buf.len() - rest.len() };
+        self.offset += used as u64;
+        used
+    }
+}
+
+/// `if_tsresol` → timestamp units per second (pcapng §4.2: bit 7 clear, 10^-n s; set, 2^-n s).
+/// Written here because `pcap-parser` 0.17's `ts_resolution` compares the whole byte, flag
+/// included, against 63 and so rejects every power-of-two resolution.
+fn ts_units(tsresol: u8) -> Option<u64> {
+    let n = u32::from(tsresol & 0x7f);
+    if tsresol & 0x80 != 0 {
+        1u64.checked_shl(n).filter(|_| n < 64)
+    } else {
+        10u64.checked_pow(n)
+    }
+}
+
+/// Raw pcapng timestamp in `units` per second → nanoseconds, exact for any power-of-ten or
+/// power-of-two resolution (u128 intermediate: a 64-bit timestamp times 10^9 overflows u64).
+fn units_to_ns(ts: u64, units: u64) -> i64 {
+    if units == 1_000_000_000 {
+        return ts as i64;
+    }
+    let secs = ts / units;
+    let frac = ts % units;
+    (secs as i64).wrapping_mul(1_000_000_000).wrapping_add((frac as u128 * 1_000_000_000 / units as u128) as i64)
+}
+
+/// Call `on_frame` for each frame of a capture held in memory, in file order.
+pub fn read_frames(data: &[u8], mut on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+    let mut r = FrameReader::new();
+    r.feed(data, true, &mut on_frame)?;
+    Ok(r.finish())
+}
+
+/// Read chunk size for files: large enough that refills are rare, small next to any memory.
+pub const CHUNK: usize = 8 << 20;
+
+/// Call `on_frame` for each frame of a capture read from `src` in chunks of [`CHUNK`] bytes
+/// (a record or block larger than a chunk grows the buffer, up to [`MAX_BLOCK`]).
+pub fn read_stream(src: &mut impl std::io::Read, path: &std::path::Path, mut on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+    let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+    let mut r = FrameReader::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut filled = 0;
+    loop {
+        // Fill the buffer (or reach the end of the file).
+        let mut eof = false;
+        while filled < buf.len() {
+            match src.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io(e)),
+            }
+        }
+        let used = r.feed(&buf[..filled], eof, &mut on_frame)?;
+        if eof || r.stopped() {
+            break;
+        }
+        buf.copy_within(used..filled, 0);
+        filled -= used;
+        if filled == buf.len() {
+            // One record fills the whole buffer: it is a large pcapng block.
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
+    Ok(r.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::testutil::*;
+
+    /// (number, ts_ns, linktype, captured length, original length) of each frame.
+    type Rows = Vec<(u64, i64, u32, usize, u32)>;
+
+    fn collect(data: &[u8]) -> (Rows, ReadStats) {
+        let mut v = Vec::new();
+        let stats = read_frames(data, |f| v.push((f.number, f.ts_ns, f.linktype, f.data.len(), f.orig_len))).unwrap();
+        (v, stats)
+    }
+
+    #[test]
+    fn pcap_reads_in_both_byte_orders_and_both_resolutions() {
+        for be in [false, true] {
+            for nanos in [false, true] {
+                let mut p = Pcap::new(1, nanos, be);
+                p.packet(1_500_000_123_456_789, &[1; 60]).packet(1_500_000_124_000_001, &[2; 70]);
+                let (v, stats) = collect(&p.bytes);
+                let want = |ns: i64| if nanos { ns } else { ns / 1000 * 1000 };
+                assert_eq!(v[0], (1, want(1_500_000_123_456_789), 1, 60, 60), "be={be} ns={nanos}");
+                assert_eq!(v[1].1, want(1_500_000_124_000_001));
+                assert_eq!(stats.frames, 2);
+                assert_eq!(stats.damage, None);
+            }
+        }
+    }
+
+    /// Feed `data` to a [`FrameReader`] `step` bytes at a time, as a slow reader would.
+    fn collect_chunked(data: &[u8], step: usize) -> (Rows, ReadStats) {
+        let mut r = FrameReader::new();
+        let mut v = Vec::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut on = |f: &Frame| v.push((f.number, f.ts_ns, f.linktype, f.data.len(), f.orig_len));
+        for chunk in data.chunks(step) {
+            pending.extend_from_slice(chunk);
+            let used = r.feed(&pending, false, &mut on).unwrap();
+            pending.drain(..used);
+        }
+        r.feed(&pending, true, &mut on).unwrap();
+        (v, r.finish())
+    }
+
+    #[test]
+    fn streaming_in_tiny_chunks_gives_the_same_frames_as_reading_whole() {
+        let mut p = Pcap::new(1, true, true);
+        for i in 0..20u64 {
+            p.packet(1_000 * i, &vec![i as u8; 40 + i as usize]);
+        }
+        let mut g = PcapNg::default();
+        g.section().interface(1, 65535, Some(9));
+        for i in 0..20u64 {
+            g.packet(0, 1_000 * i, &vec![i as u8; 40 + i as usize], 65535);
+        }
+        g.section().interface(101, 65535, None).packet(0, 5, &[0x45; 20], 65535);
+        for data in [&p.bytes, &g.bytes] {
+            let whole = collect(data);
+            for step in [1, 3, 17, 100] {
+                assert_eq!(collect_chunked(data, step), whole, "step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_file_reader_streams_through_a_fixed_buffer() {
+        let mut p = Pcap::new(1, false, false);
+        for i in 0..1000u64 {
+            p.packet(i, &[0; 1500]);
+        }
+        let mut src = std::io::Cursor::new(p.bytes.clone());
+        let mut n = 0;
+        let stats = read_stream(&mut src, std::path::Path::new("mem"), |_| n += 1).unwrap();
+        assert_eq!((n, stats.frames, stats.damage), (1000, 1000, None));
+    }
+
+    #[test]
+    fn a_pcap_cut_mid_record_keeps_the_frames_before_and_says_where() {
+        let mut p = Pcap::new(1, false, false);
+        p.packet(1_000, &[0; 100]).packet(2_000, &[0; 100]).packet(3_000, &[0; 100]);
+        let cut = &p.bytes[..p.bytes.len() - 50];
+        let (v, stats) = collect(cut);
+        assert_eq!(v.len(), 2);
+        let d = stats.damage.unwrap();
+        assert_eq!(d.packet, 3);
+        assert_eq!(d.offset, 24 + 2 * (16 + 100));
+    }
+
+    #[test]
+    fn an_impossible_record_length_is_damage_not_a_huge_read() {
+        let mut p = Pcap::new(1, false, false);
+        p.packet(1_000, &[0; 10]);
+        let mut bytes = p.bytes.clone();
+        bytes.extend_from_slice(&[0; 8]);
+        bytes.extend_from_slice(&0x7fff_ffffu32.to_le_bytes());
+        bytes.extend_from_slice(&0x7fff_ffffu32.to_le_bytes());
+        let (v, stats) = collect(&bytes);
+        assert_eq!(v.len(), 1);
+        assert_eq!(stats.damage.unwrap().packet, 2);
+    }
+
+    #[test]
+    fn unreadable_files_are_typed_errors() {
+        assert!(matches!(read_frames(&[], |_| {}), Err(CaptureError::Empty)));
+        assert!(matches!(read_frames(b"GIF8", |_| {}), Err(CaptureError::NotACapture { .. })));
+        assert!(matches!(read_frames(&[0xd4, 0xc3], |_| {}), Err(CaptureError::TooShort { .. })));
+        assert!(matches!(read_frames(&0xa1b2_c3d4u32.to_le_bytes(), |_| {}), Err(CaptureError::BadHeader { .. })));
+        assert!(matches!(read_frames(&0x0a0d_0d0au32.to_le_bytes(), |_| {}), Err(CaptureError::BadHeader { .. })));
+    }
+
+    #[test]
+    fn pcapng_applies_each_interfaces_resolution_link_type_and_snaplen() {
+        let mut g = PcapNg::default();
+        g.section()
+            .interface(1, 2048, None) // µs
+            .interface(113, 65535, Some(9)) // ns
+            .interface(101, 262144, Some(0x80 | 20)) // 2^-20 s
+            .packet(0, 1_000_000_500_000, &[7; 3000], 2048)
+            .packet(1, 1_000_000_000_000_000_123, &[8; 80], 65535)
+            .packet(2, 3 << 20 | 1 << 19, &[9; 40], 262144);
+        let (v, stats) = collect(&g.bytes);
+        assert_eq!(v[0], (1, 1_000_000_500_000_000, 1, 2048, 3000));
+        assert_eq!(v[1], (2, 1_000_000_000_000_000_123, 113, 80, 80));
+        assert_eq!(v[2], (3, 3_500_000_000, 101, 40, 40));
+        assert_eq!(stats.interfaces, 3);
+        assert_eq!(stats.snaplens, vec![2048, 65535, 262144]);
+    }
+
+    #[test]
+    fn a_new_pcapng_section_renumbers_interfaces() {
+        let mut g = PcapNg::default();
+        g.section().interface(1, 65535, None).packet(0, 1, &[0; 60], 65535);
+        g.section().interface(101, 65535, None).packet(0, 2, &[0; 60], 65535).packet(1, 3, &[0; 60], 65535);
+        let (v, stats) = collect(&g.bytes);
+        assert_eq!(v.iter().map(|f| f.2).collect::<Vec<_>>(), vec![1, 101]);
+        assert_eq!(stats.sections, 2);
+        assert_eq!(stats.orphan_packets, 1);
+    }
+
+    #[test]
+    fn big_and_little_endian_sections_mix_in_one_file() {
+        let mut g = PcapNg::default();
+        g.section_be().interface(1, 65535, Some(9)).packet(0, 1_000_000_007, &[1; 60], 65535);
+        g.section().interface(113, 65535, None).packet(0, 2_000_001, &[2; 70], 65535);
+        g.section_be().interface(276, 65535, None).packet(0, 3, &[3; 80], 65535);
+        let (v, stats) = collect(&g.bytes);
+        assert_eq!(v, vec![(1, 1_000_000_007, 1, 60, 60), (2, 2_000_001_000, 113, 70, 70), (3, 3_000, 276, 80, 80)]);
+        assert_eq!((stats.sections, stats.damage), (3, None));
+    }
+
+    #[test]
+    fn a_pcapng_cut_mid_block_keeps_earlier_packets() {
+        let mut g = PcapNg::default();
+        g.section().interface(1, 65535, None).packet(0, 1, &[0; 60], 65535).packet(0, 2, &[0; 60], 65535);
+        let cut = &g.bytes[..g.bytes.len() - 10];
+        let (v, stats) = collect(cut);
+        assert_eq!(v.len(), 1);
+        assert_eq!(stats.damage.unwrap().packet, 2);
+    }
+}

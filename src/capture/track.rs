@@ -1,0 +1,786 @@
+//! TCP connections and the three RTT samplers.
+//!
+//! A connection is keyed by its 4-tuple (both directions share one entry) and split when the
+//! port pair is reused: a SYN after FIN/RST, a SYN with a different ISN, or a SYN after a long
+//! idle period. Sequence numbers are compared with serial-number arithmetic (RFC 9293 §3.4,
+//! RFC 1982), so wrap-around at 2^32 is invisible to the samplers.
+//!
+//! Samplers (one sample row per measurement, see [`super::Samples`]):
+//! - `seq`: every data segment (or FIN) is remembered until acknowledged; the ACK whose number
+//!   equals a segment's end is "the ACK that first covers it" and times it (as tshark's
+//!   `tcp.analysis.ack_rtt`). Karn's rule (RFC 6298 §3): a segment overlapping any
+//!   retransmission yields no sample (or an `ambiguous` one on request). SACK (RFC 2018): a
+//!   segment first covered by a SACK block is timed there (if the block ends at its end), and
+//!   never again by the later cumulative ACK, which would measure the recovery, not the path.
+//! - `ts`: RFC 7323 §4 RTTM, pping-style: the first time each TSval is seen in one direction,
+//!   matched with the first packet of the other direction whose TSecr echoes it. This measures
+//!   the round trip from the capture point to the far host of that direction and back, so the
+//!   two directions give the two partial RTTs of the capture point.
+//! - `syn`: SYN → SYN/ACK and SYN/ACK → ACK, the handshake's two partial RTTs.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use rustc_hash::FxHashMap;
+
+use super::reader::Frame;
+use super::wire::{self, flags, Skip, TcpSegment};
+use super::{Config, Method, Samples};
+use crate::time::Nanos;
+
+/// `now − then` in ns, or −1 (an impossible, dropped RTT) when the difference overflows: files
+/// can hold any 64-bit timestamps, and a clock that jumps by centuries is not an RTT.
+#[inline]
+fn elapsed(now: i64, then: i64) -> i64 {
+    now.checked_sub(then).unwrap_or(-1)
+}
+
+/// `a < b` in sequence space (RFC 9293 §3.4: comparisons are modulo 2^32).
+#[inline]
+pub fn seq_lt(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+#[inline]
+pub fn seq_le(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) <= 0
+}
+
+#[inline]
+pub fn seq_gt(a: u32, b: u32) -> bool {
+    seq_lt(b, a)
+}
+
+#[inline]
+pub fn seq_ge(a: u32, b: u32) -> bool {
+    seq_le(b, a)
+}
+
+/// Capture-wide counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub frames: u64,
+    pub tcp: u64,
+    pub not_tcp: u64,
+    pub unsupported_link: u64,
+    pub non_first_fragments: u64,
+    /// Frames whose headers were truncated or inconsistent (no TCP segment could be read).
+    pub malformed: u64,
+    /// TCP segments whose options were cut short by the snaplen (the segment is still used).
+    pub options_cut: u64,
+    /// Samples dropped because the answer was timestamped before the question (files whose
+    /// clock steps backwards).
+    pub negative_rtt: u64,
+    /// Outstanding segments forgotten because a direction exceeded `max_outstanding`.
+    pub outstanding_dropped: u64,
+    /// Samples that Karn's rule rejected (emitted only with `include_ambiguous`).
+    pub ambiguous: u64,
+}
+
+/// Where the capture point sits on the path of a connection's main data flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vantage {
+    NearSender,
+    NearReceiver,
+    Middle,
+    Unknown,
+}
+
+impl Vantage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Vantage::NearSender => "near sender",
+            Vantage::NearReceiver => "near receiver",
+            Vantage::Middle => "middle",
+            Vantage::Unknown => "unknown",
+        }
+    }
+}
+
+/// Which samples measure the end-to-end path RTT from this vantage point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathRtt {
+    /// One sample series (method, direction) is the path RTT.
+    Series(Method, u8),
+    /// Only the sum of the two partial RTTs is (capture in the middle): `ts` both ways, or the
+    /// handshake.
+    SumOfPartials(Method),
+    None,
+}
+
+impl PathRtt {
+    pub fn describe(self) -> String {
+        let d = |d: u8| if d == 0 { "fwd" } else { "rev" };
+        match self {
+            PathRtt::Series(m, dir) => format!("{} {}", m.name(), d(dir)),
+            PathRtt::SumOfPartials(m) => format!("{} fwd + {} rev", m.name(), m.name()),
+            PathRtt::None => "none".into(),
+        }
+    }
+}
+
+/// Per-connection summary. Index 0 of each pair is the `a → b` direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnSummary {
+    pub id: u32,
+    pub a: IpAddr,
+    pub a_port: u16,
+    pub b: IpAddr,
+    pub b_port: u16,
+    /// First and last packet, ns since the file's first frame.
+    pub first: i64,
+    pub last: i64,
+    pub packets: [u64; 2],
+    /// TCP payload bytes (from IP lengths).
+    pub bytes: [u64; 2],
+    pub retransmissions: [u64; 2],
+    /// Both SYNs carried SACK-permitted (RFC 2018 §2).
+    pub sack_permitted: bool,
+    /// Packets carrying SACK blocks.
+    pub sack_packets: u64,
+    /// Timestamps seen in each direction (RFC 7323 §3).
+    pub ts: [bool; 2],
+    pub mss: [Option<u16>; 2],
+    pub wscale: [Option<u8>; 2],
+    /// `a` sent a SYN (so `a` is the initiator) and the handshake completed.
+    pub handshake_seen: bool,
+    /// SYN→SYN/ACK + SYN/ACK→ACK, each from the last (re)transmission before its answer; `None`
+    /// without a complete handshake. (tshark's `initial_rtt` instead spans first SYN to ACK, so
+    /// it includes SYN retransmission timeouts.)
+    pub handshake_rtt: Option<Nanos>,
+    pub syn_retransmissions: u32,
+    pub vantage: Vantage,
+    pub path_rtt: PathRtt,
+    /// Median of the path-RTT series (or of the sum of partial medians).
+    pub path_rtt_median: Option<Nanos>,
+    pub min_rtt: Option<Nanos>,
+    pub max_rtt: Option<Nanos>,
+    /// First IP TTL / hop limit seen from each side, and the hop estimate from it.
+    pub ttl: [Option<u8>; 2],
+    pub hops: [Option<u8>; 2],
+    /// Packets of this connection with malformed TCP options.
+    pub malformed: u64,
+    pub samples: u64,
+}
+
+/// Hops from the initial TTL guess: the smallest of the common initial values (64 Linux/macOS,
+/// 128 Windows, 255 network gear; 32 old stacks) at or above the TTL seen.
+/// TTL 0 is what anonymised traces write; it says nothing, so no estimate then.
+pub fn hops_from_ttl(ttl: u8) -> Option<u8> {
+    if ttl == 0 {
+        return None;
+    }
+    let initial: u8 = [32u8, 64, 128, 255].into_iter().find(|&i| ttl <= i).unwrap_or(255);
+    Some(initial - ttl)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    start: u32,
+    end: u32,
+    t: i64,
+    frame: u64,
+    /// Overlapped by a retransmission: its ACK is ambiguous (Karn).
+    rtx: bool,
+    sacked: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TsPending {
+    val: u32,
+    t: i64,
+    frame: u64,
+    seq: (u32, u32),
+}
+
+/// Bound on remembered TSvals per direction: an echo lags by about one RTT, i.e. by as many
+/// TSvals as clock ticks (1 ms at most stacks) in one RTT. 4096 covers a 4 s RTT at 1 ms.
+const MAX_TS_PENDING: usize = 4096;
+
+#[derive(Debug, Default)]
+struct Dir {
+    packets: u64,
+    bytes: u64,
+    retrans: u64,
+    /// Next sequence number after the highest byte sent (valid once `seq_init`).
+    snd_nxt: u32,
+    seq_init: bool,
+    /// Highest cumulative ACK received for this direction's data (valid once `una_init`).
+    una: u32,
+    una_init: bool,
+    segs: VecDeque<Seg>,
+    ts_pending: VecDeque<TsPending>,
+    /// Newest TSval recorded: TSvals only move forward (RFC 7323 §5.4), so an older one (a
+    /// reordered or retransmitted packet) is not "first seen" even when the queue is empty.
+    ts_last: Option<u32>,
+    ts_seen: bool,
+    ttl: Option<u8>,
+    mss: Option<u16>,
+    wscale: Option<u8>,
+    sack_perm: bool,
+    /// SYN (or SYN/ACK) sent from this side: ISN, last transmission time and frame, count.
+    syn: Option<(u32, i64, u64, u32)>,
+    fin: bool,
+}
+
+#[derive(Debug)]
+struct Conn {
+    lo_is_a: bool,
+    a: ([u8; 16], u16, bool),
+    b: ([u8; 16], u16, bool),
+    first: i64,
+    last: i64,
+    dirs: [Dir; 2],
+    rst: bool,
+    /// Handshake legs: SYN→SYN/ACK (dir 0) and SYN/ACK→ACK (dir 1) RTTs.
+    hs: [Option<Nanos>; 2],
+    hs_done: bool,
+    sack_packets: u64,
+    malformed: u64,
+    had_payload: bool,
+    /// Holds per-segment state (listed in `Tracker::live`).
+    live: bool,
+    last_frame: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    lo: [u8; 16],
+    hi: [u8; 16],
+    lo_port: u16,
+    hi_port: u16,
+}
+
+/// Streaming state: feed frames with [`Tracker::on_frame`], then [`Tracker::finish`].
+pub struct Tracker {
+    cfg: Config,
+    map: FxHashMap<Key, u32>,
+    conns: Vec<Conn>,
+    samples: Samples,
+    counters: Counters,
+    start: Option<i64>,
+    /// Frames since the last sweep of idle connections, and the capture time of that sweep.
+    since_sweep: u32,
+    last_sweep: i64,
+    /// Connections holding per-segment state (may also list released ones until the next sweep).
+    live: Vec<u32>,
+    /// Latest capture time seen (files may step backwards).
+    max_t: i64,
+    frames: u64,
+}
+
+/// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
+/// of capture time has passed (but not more often than every `SWEEP_MIN` frames): each sweep is
+/// O(live connections), so this stays amortised O(1) per frame.
+const SWEEP_EVERY: u32 = 1 << 16;
+const SWEEP_MIN: u32 = 1 << 10;
+/// A connection is idle only if it also saw no packet in this many frames.
+const IDLE_FRAMES: u64 = 1 << 12;
+
+impl Tracker {
+    pub fn new(cfg: Config) -> Self {
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0 }
+    }
+
+    pub fn on_frame(&mut self, f: &Frame<'_>) {
+        self.counters.frames += 1;
+        let start = *self.start.get_or_insert(f.ts_ns);
+        let t = f.ts_ns.wrapping_sub(start);
+        self.max_t = self.max_t.max(t);
+        self.frames = f.number;
+        match wire::decode(f.linktype, f.data) {
+            Ok(seg) => {
+                self.counters.tcp += 1;
+                if seg.opts.incomplete {
+                    self.counters.options_cut += 1;
+                }
+                self.on_segment(&seg, t, f.number);
+            }
+            Err(Skip::NotTcp) => self.counters.not_tcp += 1,
+            Err(Skip::UnsupportedLink) => self.counters.unsupported_link += 1,
+            Err(Skip::NonFirstFragment) => self.counters.non_first_fragments += 1,
+            Err(Skip::Malformed) => self.counters.malformed += 1,
+        }
+        self.since_sweep += 1;
+        let due_by_time = self.since_sweep >= SWEEP_MIN && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
+        if self.since_sweep >= SWEEP_EVERY || due_by_time {
+            self.since_sweep = 0;
+            self.last_sweep = self.max_t;
+            self.sweep();
+        }
+    }
+
+    /// Connections holding per-segment state (the others keep only their summary).
+    pub fn live_connections(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Outstanding segments and remembered TSvals held across all connections.
+    pub fn held_state(&self) -> usize {
+        self.conns.iter().flat_map(|c| c.dirs.iter()).map(|d| d.segs.len() + d.ts_pending.len()).sum()
+    }
+
+    /// Release the per-segment state of connections idle for `idle_split` of capture time *and*
+    /// [`IDLE_FRAMES`] frames (the second guard keeps files that interleave unrelated clocks —
+    /// merged captures — from releasing active connections). Their 4-tuple stays known: a later
+    /// packet continues the same connection (only a SYN can start a new one), it just cannot
+    /// time segments sent before the release.
+    fn sweep(&mut self) {
+        let (now, frames, idle) = (self.max_t, self.frames, self.cfg.idle_split as i64);
+        let conns = &mut self.conns;
+        self.live.retain(|&id| {
+            let c = &mut conns[id as usize];
+            let keep = c.live && (now.saturating_sub(c.last) <= idle || frames.saturating_sub(c.last_frame) <= IDLE_FRAMES);
+            if !keep {
+                release(c);
+            }
+            keep
+        });
+    }
+
+    fn new_conn(&mut self, key: Key, src_is_lo: bool, seg: &TcpSegment, t: i64) -> u32 {
+        // `a` is the initiator when the first packet is a SYN (or the responder's SYN/ACK is
+        // first: then its destination); otherwise the sender of the first packet seen.
+        let syn = seg.has(flags::SYN);
+        let a_is_src = !(syn && seg.has(flags::ACK));
+        let lo_is_a = src_is_lo == a_is_src;
+        let lo = (key.lo, key.lo_port, seg.is_v6);
+        let hi = (key.hi, key.hi_port, seg.is_v6);
+        let (a, b) = if lo_is_a { (lo, hi) } else { (hi, lo) };
+        let id = self.conns.len() as u32;
+        self.conns.push(Conn {
+            lo_is_a,
+            a,
+            b,
+            first: t,
+            last: t,
+            dirs: [Dir::default(), Dir::default()],
+            rst: false,
+            hs: [None, None],
+            hs_done: false,
+            sack_packets: 0,
+            malformed: 0,
+            had_payload: false,
+            live: true,
+            last_frame: 0,
+        });
+        self.map.insert(key, id);
+        self.live.push(id);
+        id
+    }
+
+    fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) {
+        let src_is_lo = (seg.src, seg.sport) <= (seg.dst, seg.dport);
+        let key = if src_is_lo {
+            Key { lo: seg.src, hi: seg.dst, lo_port: seg.sport, hi_port: seg.dport }
+        } else {
+            Key { lo: seg.dst, hi: seg.src, lo_port: seg.dport, hi_port: seg.sport }
+        };
+        let id = match self.map.get(&key) {
+            Some(&id) => {
+                if seg.has(flags::SYN) && !seg.has(flags::ACK) && self.is_new_incarnation(id, src_is_lo, seg, t) {
+                    release(&mut self.conns[id as usize]);
+                    self.new_conn(key, src_is_lo, seg, t)
+                } else {
+                    id
+                }
+            }
+            None => self.new_conn(key, src_is_lo, seg, t),
+        };
+        let cfg = self.cfg;
+        let c = &mut self.conns[id as usize];
+        if !c.live {
+            // Back from a release: state starts afresh.
+            c.live = true;
+            self.live.push(id);
+        }
+        let d = usize::from(src_is_lo != c.lo_is_a);
+        let o = 1 - d;
+        c.last = c.last.max(t);
+        c.last_frame = frame;
+
+        // Summary counters.
+        {
+            let dir = &mut c.dirs[d];
+            dir.packets += 1;
+            dir.bytes += u64::from(seg.payload_len);
+            dir.ttl.get_or_insert(seg.ttl);
+            if seg.opts.ts.is_some() {
+                dir.ts_seen = true;
+            }
+            if seg.has(flags::SYN) {
+                dir.mss = dir.mss.or(seg.opts.mss);
+                dir.wscale = dir.wscale.or(seg.opts.wscale);
+                dir.sack_perm |= seg.opts.sack_permitted;
+            }
+        }
+        if seg.payload_len > 0 {
+            c.had_payload = true;
+        }
+        if seg.opts.sack_len > 0 {
+            c.sack_packets += 1;
+        }
+        if seg.opts.malformed {
+            c.malformed += 1;
+        }
+        if seg.has(flags::RST) {
+            c.rst = true;
+        }
+        if seg.has(flags::FIN) {
+            c.dirs[d].fin = true;
+        }
+
+        let out = &mut self.samples;
+        let counters = &mut self.counters;
+        let mut emit = |dir: u8, rtt: i64, m: Method, amb: bool, seq: (u32, u32), ref_frame: u64| {
+            if rtt < 0 {
+                counters.negative_rtt += 1;
+                return;
+            }
+            if amb {
+                counters.ambiguous += 1;
+                if !cfg.include_ambiguous {
+                    return;
+                }
+            }
+            out.push(id, dir, t, rtt as Nanos, m, amb, seq, frame, ref_frame);
+        };
+
+        // --- syn: the handshake's two legs ---
+        if seg.has(flags::SYN) {
+            let dir = &mut c.dirs[d];
+            match &mut dir.syn {
+                Some((isn, last_t, last_f, n)) if *isn == seg.seq => {
+                    *n += 1;
+                    *last_t = t;
+                    *last_f = frame;
+                }
+                Some(_) => {}
+                None => dir.syn = Some((seg.seq, t, frame, 1)),
+            }
+            if seg.has(flags::ACK) && c.hs[0].is_none() {
+                if let Some((isn, syn_t, syn_f, n)) = c.dirs[o].syn {
+                    // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
+                    if seg.ack == isn.wrapping_add(1) {
+                        let rtt = elapsed(t, syn_t);
+                        if rtt >= 0 {
+                            c.hs[0] = Some(rtt as Nanos);
+                        }
+                        emit(o as u8, rtt, Method::Syn, n > 1, (isn, isn.wrapping_add(1)), syn_f);
+                    }
+                }
+            }
+        } else if seg.has(flags::ACK) && !c.hs_done && c.hs[0].is_some() {
+            if let Some((isn, sa_t, sa_f, n)) = c.dirs[o].syn {
+                if seg.ack == isn.wrapping_add(1) {
+                    c.hs_done = true;
+                    let rtt = elapsed(t, sa_t);
+                    if rtt >= 0 {
+                        c.hs[1] = Some(rtt as Nanos);
+                    }
+                    emit(o as u8, rtt, Method::Syn, n > 1, (isn, isn.wrapping_add(1)), sa_f);
+                }
+            }
+        }
+
+        // --- seq: remember this direction's data ---
+        let mut dropped = 0u64;
+        let syn_len = u32::from(seg.has(flags::SYN));
+        let fin_len = u32::from(seg.has(flags::FIN));
+        {
+            let dir = &mut c.dirs[d];
+            let start = seg.seq.wrapping_add(syn_len);
+            let end = start.wrapping_add(seg.payload_len).wrapping_add(fin_len);
+            if !dir.seq_init {
+                dir.snd_nxt = start;
+                dir.seq_init = true;
+            }
+            if start != end {
+                let first = dir.segs.partition_point(|s| seq_le(s.end, start));
+                let overlaps = dir.segs.get(first).is_some_and(|s| seq_lt(s.start, end));
+                let below_una = dir.una_init && seq_lt(start, dir.una);
+                if seq_ge(start, dir.snd_nxt) {
+                    // New data (a gap before it means the capture missed packets or they were
+                    // reordered before the capture point).
+                    dropped += push_seg(dir, Seg { start, end, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                    dir.snd_nxt = end;
+                } else if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
+                    // Fills a hole never seen before: reordered before the capture point, a
+                    // first transmission, not a retransmission.
+                    dir.segs.insert(first, Seg { start, end, t, frame, rtx: false, sacked: false });
+                } else {
+                    let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
+                    if !keepalive {
+                        dir.retrans += 1;
+                    }
+                    // Karn (RFC 6298 §3): every outstanding segment this one overlaps can no
+                    // longer be timed unambiguously.
+                    for s in dir.segs.range_mut(first..) {
+                        if seq_ge(s.start, end) {
+                            break;
+                        }
+                        s.rtx = true;
+                    }
+                    if seq_gt(end, dir.snd_nxt) {
+                        // The part beyond snd_nxt is sent for the first time.
+                        dropped += push_seg(dir, Seg { start: dir.snd_nxt, end, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                        dir.snd_nxt = end;
+                    }
+                }
+            } else if seg.has(flags::SYN) {
+                dir.snd_nxt = start;
+            }
+        }
+
+        // --- seq: this packet's ACK (and SACK blocks) time the other direction's data ---
+        if seg.has(flags::ACK) {
+            let peer = &mut c.dirs[o];
+            let ack = seg.ack;
+            if !peer.una_init || seq_gt(ack, peer.una) {
+                let mut exact: Option<Seg> = None;
+                // Karn, as Linux applies it (`tcp_clean_rtx_queue`, FLAG_RETRANS_DATA_ACKED): an
+                // ACK that covers any retransmitted byte is ambiguous, even for the segment that
+                // ends at the ACK — it may have been released by the repair of an earlier hole,
+                // so it would measure the recovery, not the path.
+                let mut covers_rtx = false;
+                while let Some(front) = peer.segs.front_mut() {
+                    if seq_le(front.end, ack) {
+                        covers_rtx |= front.rtx;
+                        if front.end == ack {
+                            exact = Some(*front);
+                        }
+                        peer.segs.pop_front();
+                    } else {
+                        if seq_gt(ack, front.start) {
+                            // Partial ACK: the rest of the segment stays outstanding.
+                            front.start = ack;
+                        }
+                        break;
+                    }
+                }
+                peer.una = ack;
+                peer.una_init = true;
+                if let Some(s) = exact {
+                    if !s.sacked {
+                        emit(o as u8, elapsed(t, s.t), Method::Seq, covers_rtx, (s.start, s.end), s.frame);
+                    }
+                }
+            }
+            // SACK blocks (RFC 2018 §3). A block at or below the cumulative ACK is a D-SACK
+            // (RFC 2883) and says nothing new.
+            for &(l, r) in seg.opts.sack_blocks() {
+                if !seq_lt(l, r) || !peer.una_init || seq_le(r, peer.una) {
+                    continue;
+                }
+                let first = peer.segs.partition_point(|s| seq_lt(s.start, l));
+                let mut timed: Option<Seg> = None;
+                for s in peer.segs.range_mut(first..) {
+                    if seq_gt(s.end, r) {
+                        break;
+                    }
+                    if !s.sacked {
+                        s.sacked = true;
+                        if s.end == r {
+                            timed = Some(*s);
+                        }
+                    }
+                }
+                if let (Some(s), true) = (timed, cfg.sack_samples) {
+                    emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.start, s.end), s.frame);
+                }
+            }
+        }
+
+        // --- ts: RFC 7323 §4 echo matching ---
+        if let Some((val, ecr)) = seg.opts.ts {
+            let dir = &mut c.dirs[d];
+            let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
+            if newer {
+                dir.ts_last = Some(val);
+                if dir.ts_pending.len() >= MAX_TS_PENDING {
+                    dir.ts_pending.pop_front();
+                }
+                let start = seg.seq.wrapping_add(syn_len);
+                dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)) });
+            }
+            // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
+            if seg.has(flags::ACK) {
+                let peer = &mut c.dirs[o];
+                let max_wait = cfg.ts_max_wait as i64;
+                while let Some(p) = peer.ts_pending.front() {
+                    if seq_lt(p.val, ecr) || t.saturating_sub(p.t) > max_wait {
+                        peer.ts_pending.pop_front();
+                    } else {
+                        if p.val == ecr {
+                            let p = *p;
+                            peer.ts_pending.pop_front();
+                            emit(o as u8, elapsed(t, p.t), Method::Ts, false, p.seq, p.frame);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        self.counters.outstanding_dropped += dropped;
+    }
+
+    /// A pure SYN on a known 4-tuple: is it a new connection reusing the ports?
+    fn is_new_incarnation(&self, id: u32, src_is_lo: bool, seg: &TcpSegment, t: i64) -> bool {
+        let c = &self.conns[id as usize];
+        let d = usize::from(src_is_lo != c.lo_is_a);
+        let closed = c.rst || c.dirs[0].fin || c.dirs[1].fin;
+        let idle = t.saturating_sub(c.last) > self.cfg.idle_split as i64;
+        match c.dirs[d].syn {
+            // A retransmitted SYN keeps its ISN; a new one after close/idle is a new connection.
+            Some((isn, ..)) if isn == seg.seq => closed || idle,
+            Some(_) => true,
+            None => closed || idle || c.had_payload,
+        }
+    }
+
+    /// Finish: samples, connection summaries, counters, and the absolute start time.
+    pub fn finish(mut self) -> (Samples, Vec<ConnSummary>, Counters, i64) {
+        for c in &mut self.conns {
+            release(c);
+        }
+        let summaries = summarise(&self.conns, &self.samples);
+        (self.samples, summaries, self.counters, self.start.unwrap_or(0))
+    }
+}
+
+/// Append a segment; returns 1 if the oldest had to be forgotten to stay within `max`.
+fn push_seg(dir: &mut Dir, s: Seg, max: usize) -> u64 {
+    let dropped = dir.segs.len() >= max;
+    if dropped {
+        dir.segs.pop_front();
+    }
+    dir.segs.push_back(s);
+    u64::from(dropped)
+}
+
+fn release(c: &mut Conn) {
+    if c.live {
+        for d in &mut c.dirs {
+            d.segs = VecDeque::new();
+            d.ts_pending = VecDeque::new();
+        }
+        c.live = false;
+    }
+}
+
+fn addr(a: &[u8; 16], v6: bool) -> IpAddr {
+    if v6 {
+        IpAddr::V6(Ipv6Addr::from(*a))
+    } else {
+        IpAddr::V4(Ipv4Addr::new(a[12], a[13], a[14], a[15]))
+    }
+}
+
+fn median(v: &mut [Nanos]) -> Option<Nanos> {
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable(mid);
+    Some(*m)
+}
+
+/// Index of a (method, direction) series.
+fn series(m: Method, dir: u8) -> usize {
+    m as usize * 2 + dir as usize
+}
+
+/// The capture point's share of the data sender's side of the path: below this the capture is
+/// "near the sender", above 1 − this "near the receiver".
+const NEAR: f64 = 0.2;
+
+fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
+    // Group unambiguous RTTs per connection and series (6 series: 3 methods × 2 directions).
+    let mut per: Vec<[Vec<Nanos>; 6]> = (0..conns.len()).map(|_| Default::default()).collect();
+    let mut counts = vec![0u64; conns.len()];
+    for i in 0..samples.len() {
+        let c = samples.conn[i] as usize;
+        counts[c] += 1;
+        if !samples.ambiguous[i] {
+            per[c][series(samples.method[i], samples.dir[i])].push(samples.rtt[i]);
+        }
+    }
+    conns
+        .iter()
+        .enumerate()
+        .map(|(id, c)| {
+            let s = &mut per[id];
+            // Main data direction: more payload bytes.
+            let data = u8::from(c.dirs[1].bytes > c.dirs[0].bytes);
+            let rev = 1 - data;
+            let meds: Vec<Option<Nanos>> = s.iter_mut().map(|v| median(v)).collect();
+            let med = |m: Method, d: u8| meds[series(m, d)];
+            // The capture point's two partial RTTs: capture → receiver → capture (`rx`) and
+            // capture → sender → capture (`tx`). The handshake legs come first: both answers
+            // are sent by the kernel at once, whereas an echo of a pure ACK's TSval waits for
+            // the peer's next packet and can include application think time.
+            let first = |opts: &[(Method, u8)]| opts.iter().find_map(|&(m, d)| med(m, d));
+            let rx = first(&[(Method::Syn, data), (Method::Seq, data), (Method::Ts, data)]);
+            let tx = first(&[(Method::Syn, rev), (Method::Ts, rev)]);
+            // The series that carries the path RTT from there: the one with most samples.
+            let series_of = |opts: &[(Method, u8)]| opts.iter().find(|&&(m, d)| med(m, d).is_some()).map(|&(m, d)| PathRtt::Series(m, d)).unwrap_or(PathRtt::None);
+            let (vantage, path) = match (rx, tx) {
+                (Some(rx), Some(tx)) if rx + tx > 0 => {
+                    let share = tx as f64 / (rx + tx) as f64;
+                    if share < NEAR {
+                        (Vantage::NearSender, series_of(&[(Method::Seq, data), (Method::Ts, data), (Method::Syn, data)]))
+                    } else if share > 1.0 - NEAR {
+                        (Vantage::NearReceiver, series_of(&[(Method::Ts, rev), (Method::Syn, rev)]))
+                    } else if med(Method::Ts, 0).is_some() && med(Method::Ts, 1).is_some() {
+                        (Vantage::Middle, PathRtt::SumOfPartials(Method::Ts))
+                    } else {
+                        (Vantage::Middle, PathRtt::SumOfPartials(Method::Syn))
+                    }
+                }
+                _ => (Vantage::Unknown, PathRtt::None),
+            };
+            let (path_median, min_rtt, max_rtt) = match path {
+                PathRtt::Series(m, d) => {
+                    let v = &s[series(m, d)];
+                    (med(m, d), v.iter().min().copied(), v.iter().max().copied())
+                }
+                PathRtt::SumOfPartials(m) => {
+                    let sum = med(m, 0).zip(med(m, 1)).map(|(x, y)| x + y);
+                    (sum, sum, sum)
+                }
+                PathRtt::None => (None, None, None),
+            };
+            let handshake_rtt = if c.hs_done { c.hs[0].zip(c.hs[1]).map(|(x, y)| x + y) } else { None };
+            let syn_retrans = c.dirs.iter().map(|d| d.syn.map_or(0, |s| s.3.saturating_sub(1))).sum();
+            ConnSummary {
+                id: id as u32,
+                a: addr(&c.a.0, c.a.2),
+                a_port: c.a.1,
+                b: addr(&c.b.0, c.b.2),
+                b_port: c.b.1,
+                first: c.first,
+                last: c.last,
+                packets: [c.dirs[0].packets, c.dirs[1].packets],
+                bytes: [c.dirs[0].bytes, c.dirs[1].bytes],
+                retransmissions: [c.dirs[0].retrans, c.dirs[1].retrans],
+                sack_permitted: c.dirs[0].sack_perm && c.dirs[1].sack_perm,
+                sack_packets: c.sack_packets,
+                ts: [c.dirs[0].ts_seen, c.dirs[1].ts_seen],
+                mss: [c.dirs[0].mss, c.dirs[1].mss],
+                wscale: [c.dirs[0].wscale, c.dirs[1].wscale],
+                handshake_seen: c.hs_done && c.dirs[0].syn.is_some(),
+                handshake_rtt,
+                syn_retransmissions: syn_retrans,
+                vantage,
+                path_rtt: path,
+                path_rtt_median: path_median,
+                min_rtt,
+                max_rtt,
+                ttl: [c.dirs[0].ttl, c.dirs[1].ttl],
+                hops: [c.dirs[0].ttl.and_then(hops_from_ttl), c.dirs[1].ttl.and_then(hops_from_ttl)],
+                malformed: c.malformed,
+                samples: counts[id],
+            }
+        })
+        .collect()
+}

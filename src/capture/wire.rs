@@ -1,0 +1,469 @@
+//! Link → IP → TCP decoding of one captured frame, without allocation and without panics.
+//!
+//! IPv4, IPv6 (with its extension headers) and TCP options go through `etherparse`'s zero-copy
+//! header slices. The link layers are a fixed-offset read each, written here in smoltcp's style
+//! (checked `get`, never indexing) because etherparse has no SLL2, BSD null/LOOP or raw-IP
+//! link-type dispatch. The fixed 20-byte TCP header is also read here when the capture cut its
+//! options off (snaplen 54 with a SYN carrying options): etherparse refuses such a header, but
+//! sequence, acknowledgment and flags are all there and are what RTT matching needs.
+//!
+//! Payload length always comes from the IP length fields (IPv4 total length, IPv6 payload
+//! length), never from the captured length, so header-only captures (snaplen 54–96) work.
+
+use etherparse::{
+    ip_number, Ipv4HeaderSlice, Ipv6ExtensionSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
+    TcpHeaderSlice, TcpOptionElement, TcpOptionsIterator,
+};
+
+/// Link types handled (tcpdump.org/linktypes.html).
+pub mod linktype {
+    pub const NULL: u32 = 0;
+    pub const ETHERNET: u32 = 1;
+    /// DLT_RAW as written by some BSD/old libpcap versions; raw IP, version from the first nibble.
+    pub const RAW_12: u32 = 12;
+    pub const RAW_14: u32 = 14;
+    pub const RAW: u32 = 101;
+    pub const LOOP: u32 = 108;
+    pub const LINUX_SLL: u32 = 113;
+    pub const IPV4: u32 = 228;
+    pub const IPV6: u32 = 229;
+    pub const LINUX_SLL2: u32 = 276;
+}
+
+const ETHERTYPE_IPV4: u16 = 0x0800;
+const ETHERTYPE_IPV6: u16 = 0x86dd;
+/// 802.1Q C-tag, 802.1ad S-tag and the pre-standard QinQ tag; all are 4 bytes: TCI + inner type.
+const ETHERTYPE_VLAN: [u16; 3] = [0x8100, 0x88a8, 0x9100];
+/// More stacked tags than this is a malformed (or hostile) frame, not a real network.
+const MAX_VLAN_TAGS: usize = 8;
+
+/// TCP flag bits (RFC 9293 §3.1).
+pub mod flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+}
+
+/// Why a frame yielded no TCP segment. `Malformed` frames are counted as such; the others are
+/// simply not TCP (or not analysable) and counted separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Not IP, or IP but not TCP.
+    NotTcp,
+    /// A link type this reader does not decode.
+    UnsupportedLink,
+    /// An IPv4/IPv6 fragment other than the first: it has no TCP header to read.
+    NonFirstFragment,
+    /// Truncated or inconsistent headers (too short for the header, bad IHL, bad data offset…).
+    Malformed,
+}
+
+/// TCP options RTT extraction cares about (RFC 9293 §3.2, RFC 7323, RFC 2018).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpOpts {
+    pub mss: Option<u16>,
+    pub wscale: Option<u8>,
+    pub sack_permitted: bool,
+    /// Up to four SACK blocks `(left, right)` (RFC 2018 §3: at most 4 fit in 40 option bytes).
+    pub sack: [(u32, u32); 4],
+    pub sack_len: u8,
+    /// `(TSval, TSecr)` (RFC 7323 §3.2).
+    pub ts: Option<(u32, u32)>,
+    /// The options were cut short by the snaplen: what was captured is kept.
+    pub incomplete: bool,
+    /// The options were all captured but are malformed (a length running past the header):
+    /// what was read before the fault is kept.
+    pub malformed: bool,
+}
+
+impl TcpOpts {
+    pub fn sack_blocks(&self) -> &[(u32, u32)] {
+        &self.sack[..self.sack_len as usize]
+    }
+}
+
+/// One decoded TCP segment. Addresses are 16 bytes; IPv4 ones are stored as IPv4-mapped IPv6
+/// (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) so one key type covers both families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSegment {
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    pub is_v6: bool,
+    pub ttl: u8,
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    /// TCP payload bytes, from the IP length fields.
+    pub payload_len: u32,
+    pub opts: TcpOpts,
+}
+
+impl TcpSegment {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[inline]
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+#[inline]
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes([*b.get(at)?, *b.get(at + 1)?, *b.get(at + 2)?, *b.get(at + 3)?]))
+}
+
+/// Decode one frame of the given link type.
+pub fn decode(linktype: u32, frame: &[u8]) -> Result<TcpSegment, Skip> {
+    use linktype::*;
+    match linktype {
+        ETHERNET => {
+            let ethertype = be16(frame, 12).ok_or(Skip::Malformed)?;
+            ether_payload(ethertype, frame.get(14..).ok_or(Skip::Malformed)?)
+        }
+        LINUX_SLL => {
+            // 16-byte cooked header, protocol (an EtherType for IP) at offset 14.
+            let proto = be16(frame, 14).ok_or(Skip::Malformed)?;
+            ether_payload(proto, frame.get(16..).ok_or(Skip::Malformed)?)
+        }
+        LINUX_SLL2 => {
+            // 20-byte cooked v2 header, protocol type first.
+            let proto = be16(frame, 0).ok_or(Skip::Malformed)?;
+            ether_payload(proto, frame.get(20..).ok_or(Skip::Malformed)?)
+        }
+        RAW | RAW_12 | RAW_14 => raw_ip(frame),
+        IPV4 => ipv4(frame),
+        IPV6 => ipv6(frame),
+        NULL | LOOP => {
+            // 4-byte address family, in the capturing host's byte order (NULL) or network order
+            // (LOOP). The family values for IPv6 differ between BSDs (24, 28, 30) and Linux (10),
+            // so dispatch on the IP version nibble instead, which is unambiguous.
+            raw_ip(frame.get(4..).ok_or(Skip::Malformed)?)
+        }
+        _ => Err(Skip::UnsupportedLink),
+    }
+}
+
+fn raw_ip(b: &[u8]) -> Result<TcpSegment, Skip> {
+    match b.first().ok_or(Skip::Malformed)? >> 4 {
+        4 => ipv4(b),
+        6 => ipv6(b),
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+/// Skip stacked 802.1Q/802.1ad tags, then dispatch on the inner EtherType.
+fn ether_payload(mut ethertype: u16, mut rest: &[u8]) -> Result<TcpSegment, Skip> {
+    let mut tags = 0;
+    while ETHERTYPE_VLAN.contains(&ethertype) {
+        tags += 1;
+        if tags > MAX_VLAN_TAGS {
+            return Err(Skip::Malformed);
+        }
+        ethertype = be16(rest, 2).ok_or(Skip::Malformed)?;
+        rest = rest.get(4..).ok_or(Skip::Malformed)?;
+    }
+    match ethertype {
+        ETHERTYPE_IPV4 => ipv4(rest),
+        ETHERTYPE_IPV6 => ipv6(rest),
+        _ => Err(Skip::NotTcp),
+    }
+}
+
+fn ipv4(b: &[u8]) -> Result<TcpSegment, Skip> {
+    let ip = Ipv4HeaderSlice::from_slice(b).map_err(|_| Skip::Malformed)?;
+    if ip.protocol() != ip_number::TCP {
+        return Err(Skip::NotTcp);
+    }
+    // Non-first fragments carry no TCP header (RFC 791 §3.1, fragment offset in 8-byte units).
+    // A first fragment decodes, but its length covers only that fragment: the segment's end is
+    // short, so no ACK matches it exactly and it yields no `seq` sample (never a wrong one).
+    // Reassembly is not attempted: TCP over fragmented IP is rare and PMTUD exists to avoid it.
+    if ip.fragments_offset().value() != 0 {
+        return Err(Skip::NonFirstFragment);
+    }
+    let hlen = ip.slice().len();
+    let total = usize::from(ip.total_len());
+    // Some capture paths (TSO/GRO offload on the capturing host) write total length 0; then the
+    // captured length is all we know.
+    let ip_payload_len = if total == 0 { b.len().saturating_sub(hlen) } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    src[10] = 0xff;
+    src[11] = 0xff;
+    dst[10] = 0xff;
+    dst[11] = 0xff;
+    src[12..].copy_from_slice(&ip.source());
+    dst[12..].copy_from_slice(&ip.destination());
+    let tcp_bytes = b.get(hlen..).ok_or(Skip::Malformed)?;
+    tcp(tcp_bytes, ip_payload_len, src, dst, false, ip.ttl())
+}
+
+fn ipv6(b: &[u8]) -> Result<TcpSegment, Skip> {
+    let ip = Ipv6HeaderSlice::from_slice(b).map_err(|_| Skip::Malformed)?;
+    let after = b.get(40..).ok_or(Skip::Malformed)?;
+    // Hop-by-hop, routing, destination options, fragment and AH headers (RFC 8200 §4).
+    let (exts, next, rest, err) = Ipv6ExtensionsSlice::from_slice_lax(ip.next_header(), after);
+    if err.is_some() {
+        return Err(Skip::Malformed);
+    }
+    if next != ip_number::TCP {
+        return Err(Skip::NotTcp);
+    }
+    if exts.is_fragmenting_payload() {
+        for ext in exts.clone() {
+            if let Ipv6ExtensionSlice::Fragment(f) = ext {
+                if f.fragment_offset().value() != 0 {
+                    return Err(Skip::NonFirstFragment);
+                }
+            }
+        }
+    }
+    let ext_len = exts.slice().len();
+    let payload = usize::from(ip.payload_length());
+    // Payload length 0 with a hop-by-hop header means a jumbogram (RFC 2675); without one it is
+    // the same offload artefact as IPv4 total length 0. Either way fall back to captured bytes.
+    let ip_payload_len = if payload == 0 { rest.len() } else { payload.checked_sub(ext_len).ok_or(Skip::Malformed)? };
+    tcp(rest, ip_payload_len, ip.source(), ip.destination(), true, ip.hop_limit())
+}
+
+fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: bool, ttl: u8) -> Result<TcpSegment, Skip> {
+    // Fixed header: RFC 9293 §3.1. These reads are checked; a frame shorter than 20 bytes of TCP
+    // is malformed (or cut by a snaplen too small to be useful).
+    let sport = be16(b, 0).ok_or(Skip::Malformed)?;
+    let dport = be16(b, 2).ok_or(Skip::Malformed)?;
+    let seq = be32(b, 4).ok_or(Skip::Malformed)?;
+    let ack = be32(b, 8).ok_or(Skip::Malformed)?;
+    let off_byte = *b.get(12).ok_or(Skip::Malformed)?;
+    let tflags = *b.get(13).ok_or(Skip::Malformed)?;
+    let window = be16(b, 14).ok_or(Skip::Malformed)?;
+    if b.len() < 20 {
+        return Err(Skip::Malformed);
+    }
+    let hdr_len = usize::from(off_byte >> 4) * 4;
+    if hdr_len < 20 || hdr_len > ip_payload_len {
+        return Err(Skip::Malformed);
+    }
+    let mut opts = TcpOpts::default();
+    let (options, complete): (&[u8], bool) = match TcpHeaderSlice::from_slice(b) {
+        // The header slice's own `options()` borrows the view; the same bytes from `b`.
+        Ok(h) => (b.get(20..h.slice().len()).unwrap_or(&[]), true),
+        // Options cut by the snaplen: read what is there.
+        Err(_) => (b.get(20..hdr_len.min(b.len())).unwrap_or(&[]), false),
+    };
+    opts.incomplete = !complete;
+    parse_options(options, complete, &mut opts);
+    Ok(TcpSegment {
+        src,
+        dst,
+        is_v6,
+        ttl,
+        sport,
+        dport,
+        seq,
+        ack,
+        flags: tflags,
+        window,
+        payload_len: (ip_payload_len - hdr_len) as u32,
+        opts,
+    })
+}
+
+fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
+    for o in TcpOptionsIterator::from_slice(options) {
+        match o {
+            Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
+            Ok(TcpOptionElement::WindowScale(w)) => opts.wscale = Some(w),
+            Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => opts.sack_permitted = true,
+            Ok(TcpOptionElement::SelectiveAcknowledgement(first, more)) => {
+                opts.sack[0] = first;
+                let mut n = 1;
+                for b in more.into_iter().flatten() {
+                    opts.sack[n] = b;
+                    n += 1;
+                }
+                opts.sack_len = n as u8;
+            }
+            Ok(TcpOptionElement::Timestamp(val, ecr)) => opts.ts = Some((val, ecr)),
+            Ok(TcpOptionElement::Noop) => {}
+            Err(_) => {
+                // An unknown option is skipped by the iterator; an error means a length that
+                // runs past the header — or past the snaplen, which is not the sender's fault.
+                // Keep what was read so far.
+                opts.malformed |= complete;
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::testutil::*;
+
+    #[test]
+    fn an_ethernet_ipv4_segment_decodes_with_all_options() {
+        let seg = TcpSpec { flags: flags::SYN, mss: Some(1460), wscale: Some(7), sack_perm: true, ts: Some((11, 0)), ..TcpSpec::default() };
+        let f = eth(ETHERTYPE_IPV4, &ipv4_tcp(&seg));
+        let d = decode(linktype::ETHERNET, &f).unwrap();
+        assert_eq!((d.sport, d.dport, d.seq), (seg.sport, seg.dport, seg.seq));
+        assert_eq!(d.opts.mss, Some(1460));
+        assert_eq!(d.opts.wscale, Some(7));
+        assert!(d.opts.sack_permitted);
+        assert_eq!(d.opts.ts, Some((11, 0)));
+        assert_eq!(d.ttl, 64);
+        assert!(!d.is_v6);
+        assert_eq!(&d.src[12..], &[10, 0, 0, 1]);
+    }
+
+    #[test]
+    fn every_supported_link_type_reaches_the_same_tcp_segment() {
+        let seg = TcpSpec { payload: 100, ..TcpSpec::default() };
+        let ip4 = ipv4_tcp(&seg);
+        let ip6 = ipv6_tcp(&seg, &[]);
+        let mut null4 = 2u32.to_le_bytes().to_vec();
+        null4.extend_from_slice(&ip4);
+        let mut loop6 = 30u32.to_be_bytes().to_vec();
+        loop6.extend_from_slice(&ip6);
+        let cases: Vec<(u32, Vec<u8>, bool)> = vec![
+            (linktype::ETHERNET, eth(ETHERTYPE_IPV4, &ip4), false),
+            (linktype::LINUX_SLL, sll(ETHERTYPE_IPV6, &ip6), true),
+            (linktype::LINUX_SLL2, sll2(ETHERTYPE_IPV4, &ip4), false),
+            (linktype::RAW, ip6.clone(), true),
+            (linktype::RAW_12, ip4.clone(), false),
+            (linktype::RAW_14, ip6.clone(), true),
+            (linktype::IPV4, ip4.clone(), false),
+            (linktype::IPV6, ip6.clone(), true),
+            (linktype::NULL, null4, false),
+            (linktype::LOOP, loop6, true),
+        ];
+        for (lt, frame, v6) in cases {
+            let d = decode(lt, &frame).unwrap_or_else(|e| panic!("link type {lt}: {e:?}"));
+            assert_eq!(d.payload_len, 100, "link type {lt}");
+            assert_eq!(d.is_v6, v6, "link type {lt}");
+            assert_eq!(d.seq, seg.seq, "link type {lt}");
+        }
+    }
+
+    #[test]
+    fn stacked_vlan_tags_are_skipped() {
+        let seg = TcpSpec::default();
+        let inner = eth_vlan(&[0x88a8, 0x8100], ETHERTYPE_IPV6, &ipv6_tcp(&seg, &[]));
+        let d = decode(linktype::ETHERNET, &inner).unwrap();
+        assert!(d.is_v6);
+        assert_eq!(d.dport, seg.dport);
+    }
+
+    #[test]
+    fn ipv6_extension_headers_are_walked_to_the_tcp_header() {
+        let seg = TcpSpec { payload: 10, ..TcpSpec::default() };
+        // Hop-by-hop (8 bytes) then destination options (16 bytes).
+        let d = decode(linktype::RAW, &ipv6_tcp(&seg, &[(0, 8), (60, 16)])).unwrap();
+        assert_eq!(d.payload_len, 10);
+        assert_eq!(d.sport, seg.sport);
+    }
+
+    #[test]
+    fn ipv4_options_are_skipped_by_the_header_length() {
+        let seg = TcpSpec { payload: 33, ..TcpSpec::default() };
+        let plain = ipv4_tcp(&seg);
+        // Insert 8 option bytes (record route, NOP padding): IHL 7, total length + 8.
+        let mut f = plain[..20].to_vec();
+        f.extend_from_slice(&[7, 7, 4, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&plain[20..]);
+        f[0] = 0x47;
+        let total = u16::from_be_bytes([f[2], f[3]]) + 8;
+        f[2..4].copy_from_slice(&total.to_be_bytes());
+        let d = decode(linktype::IPV4, &f).unwrap();
+        assert_eq!((d.payload_len, d.sport, d.seq), (33, seg.sport, seg.seq));
+    }
+
+    #[test]
+    fn non_first_fragments_are_skipped_and_first_fragments_decode() {
+        let seg = TcpSpec::default();
+        let mut f = ipv4_tcp(&seg);
+        f[6] = 0x00;
+        f[7] = 0x10; // offset 16×8 bytes
+        assert_eq!(decode(linktype::RAW, &f), Err(Skip::NonFirstFragment));
+        let mut first = ipv4_tcp(&seg);
+        first[6] = 0x20; // MF set, offset 0
+        assert!(decode(linktype::RAW, &first).is_ok());
+        let v6frag = ipv6_tcp(&seg, &[(44, 8)]);
+        let mut nonfirst = v6frag.clone();
+        nonfirst[40 + 3] = 0x08; // offset 1 (×8) in the fragment header
+        assert_eq!(decode(linktype::RAW, &nonfirst), Err(Skip::NonFirstFragment));
+    }
+
+    #[test]
+    fn header_only_captures_take_the_payload_length_from_ip() {
+        let seg = TcpSpec { payload: 1448, ts: Some((5, 6)), ..TcpSpec::default() };
+        let full = eth(ETHERTYPE_IPV4, &ipv4_tcp(&seg));
+        let d = decode(linktype::ETHERNET, &full[..66]).unwrap();
+        assert_eq!(d.payload_len, 1448);
+        assert_eq!(d.opts.ts, Some((5, 6)));
+        // Snaplen 54 cuts the 12 option bytes: the segment still decodes, options marked cut.
+        let d = decode(linktype::ETHERNET, &full[..54]).unwrap();
+        assert_eq!(d.payload_len, 1448);
+        assert!(d.opts.incomplete);
+        assert_eq!(d.opts.ts, None);
+    }
+
+    #[test]
+    fn every_truncation_of_a_frame_is_an_error_or_a_segment_never_a_panic() {
+        let seg = TcpSpec { payload: 20, sack: vec![(1, 2), (3, 4)], ts: Some((1, 2)), ..TcpSpec::default() };
+        for lt in [linktype::ETHERNET, linktype::LINUX_SLL, linktype::LINUX_SLL2, linktype::NULL] {
+            let frame = match lt {
+                linktype::ETHERNET => eth_vlan(&[0x8100], ETHERTYPE_IPV6, &ipv6_tcp(&seg, &[(0, 8)])),
+                linktype::LINUX_SLL => sll(ETHERTYPE_IPV4, &ipv4_tcp(&seg)),
+                linktype::LINUX_SLL2 => sll2(ETHERTYPE_IPV4, &ipv4_tcp(&seg)),
+                _ => [&2u32.to_le_bytes()[..], &ipv4_tcp(&seg)].concat(),
+            };
+            let mut ok = 0;
+            for n in 0..=frame.len() {
+                if decode(lt, &frame[..n]).is_ok() {
+                    ok += 1;
+                }
+            }
+            // From the end of the fixed TCP header on, every truncation decodes.
+            assert!(ok >= 20, "link type {lt}: {ok}");
+        }
+    }
+
+    #[test]
+    fn an_option_running_past_the_header_is_malformed_but_a_snaplen_cut_is_not() {
+        let seg = TcpSpec { mss: Some(1400), ts: Some((1, 2)), ..TcpSpec::default() };
+        let mut f = ipv4_tcp(&seg);
+        // The timestamp option's length byte (after MSS 4 + NOP NOP) claims 40 bytes.
+        f[20 + 20 + 4 + 3] = 40;
+        let d = decode(linktype::IPV4, &f).unwrap();
+        assert!(d.opts.malformed && !d.opts.incomplete);
+        assert_eq!((d.opts.mss, d.opts.ts), (Some(1400), None));
+        let cut = decode(linktype::IPV4, &ipv4_tcp(&seg)[..46]).unwrap();
+        assert!(cut.opts.incomplete && !cut.opts.malformed);
+        assert_eq!(cut.opts.mss, Some(1400));
+    }
+
+    #[test]
+    fn sack_blocks_are_read_in_order() {
+        let seg = TcpSpec { sack: vec![(100, 200), (300, 400), (500, 600)], ..TcpSpec::default() };
+        let d = decode(linktype::IPV4, &ipv4_tcp(&seg)).unwrap();
+        assert_eq!(d.opts.sack_blocks(), &[(100, 200), (300, 400), (500, 600)]);
+    }
+
+    #[test]
+    fn an_ip_total_length_shorter_than_the_headers_is_malformed() {
+        let seg = TcpSpec::default();
+        let mut f = ipv4_tcp(&seg);
+        f[2] = 0;
+        f[3] = 30; // total length 30 < 20 + 20
+        assert_eq!(decode(linktype::IPV4, &f), Err(Skip::Malformed));
+    }
+}

@@ -1,0 +1,395 @@
+"""Captures → RTT samples: the Python API, the `flows`/`samples` CLI, and the tshark peer
+comparison over every real capture in ../shared/captures."""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rttlab
+from rttlab.capture import read_capture
+
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+# ---- a tiny pcap writer, so the tests pin exact expectations on inputs they made ----
+
+CLIENT, SERVER = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+SYN, ACK, PSH, FIN = 0x02, 0x10, 0x08, 0x01
+
+
+def tcp_frame(c2s: bool, seq: int, ack: int, flags: int, payload: int = 0, ts: tuple[int, int] | None = None) -> bytes:
+    src, dst, sport, dport = (CLIENT, SERVER, 40000, 80) if c2s else (SERVER, CLIENT, 80, 40000)
+    opts = b""
+    if ts is not None:
+        opts = bytes([1, 1, 8, 10]) + struct.pack(">II", *ts)
+    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, (20 + len(opts)) // 4 << 4, flags, 65535, 0, 0) + opts
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + payload, 1, 0x4000, 64, 6, 0, src, dst)
+    eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
+    return eth + ip + tcp + b"\xab" * payload
+
+
+def pcap(packets: list[tuple[float, bytes]]) -> bytes:
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for t, frame in packets:
+        us = round(t * 1e6)
+        out.append(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)) + frame)
+    return b"".join(out)
+
+
+T0 = 1_600_000_000.0
+
+
+def transfer() -> list[tuple[float, bytes]]:
+    """Client-side capture: handshake (100 ms, 0.5 ms), two segments, one ACK 120 ms after the
+    second; timestamps on every packet; then FIN exchange."""
+    return [
+        (T0 + 0.000, tcp_frame(True, 100, 0, SYN, ts=(1, 0))),
+        (T0 + 0.100, tcp_frame(False, 900, 101, SYN | ACK, ts=(7000, 1))),
+        (T0 + 0.1005, tcp_frame(True, 101, 901, ACK, ts=(2, 7000))),
+        (T0 + 0.101, tcp_frame(True, 101, 901, ACK | PSH, 1000, ts=(3, 7000))),
+        (T0 + 0.102, tcp_frame(True, 1101, 901, ACK | PSH, 1000, ts=(4, 7000))),
+        (T0 + 0.222, tcp_frame(False, 901, 2101, ACK, ts=(7120, 3))),
+        (T0 + 0.300, tcp_frame(True, 2101, 901, FIN | ACK, ts=(5, 7120))),
+    ]
+
+
+def test_read_capture_returns_exact_samples_and_a_connection_summary(write):
+    path = write("t.pcap", pcap(transfer()))
+    samples, conns = rttlab.read_capture(path)
+    got = [(r.method, r.direction, round(r.rtt, 6), r.seq_start, r.seq_end, r.frame, r.ref_frame) for r in samples.itertuples()]
+    assert got == [
+        ("syn", "fwd", 0.1, 100, 101, 2, 1),
+        ("ts", "fwd", 0.1, 101, 101, 2, 1),
+        ("syn", "rev", 0.0005, 900, 901, 3, 2),
+        ("ts", "rev", 0.0005, 901, 901, 3, 2),
+        ("seq", "fwd", 0.12, 1101, 2101, 6, 5),
+        ("ts", "fwd", 0.121, 101, 1101, 6, 4),
+        # The FIN echoes the server's ACK TSval 7120: 78 ms on the client side of the path.
+        ("ts", "rev", 0.078, 901, 901, 7, 6),
+    ]
+    assert samples["time"].iloc[-2] == pytest.approx(0.222)
+    assert not samples["ambiguous"].any()
+    assert len(conns) == 1
+    c = conns.iloc[0]
+    assert (c.src, c.dst) == ("10.0.0.1:40000", "10.0.0.2:80")
+    assert (c.packets_fwd, c.packets_rev, c.bytes_fwd, c.bytes_rev) == (5, 2, 2000, 0)
+    assert c.handshake_rtt == pytest.approx(0.1005)
+    assert c.vantage == "near sender" and c.path_rtt_method == "seq fwd"
+    assert (c.ttl_fwd, c.hops_fwd) == (64, 0)
+    assert samples.attrs["warnings"] == []
+    assert samples.attrs["counters"]["tcp"] == 7
+
+
+def test_a_capture_cut_mid_packet_keeps_earlier_samples_and_warns(write):
+    data = pcap(transfer())
+    path = write("cut.pcap", data[:-20])
+    samples, _ = read_capture(path)
+    assert (samples["frame"] <= 6).all() and len(samples) == 6  # all but the FIN's echo
+    (warning,) = samples.attrs["warnings"]
+    assert "damaged at packet 7" in warning and f"byte offset {len(data) - len(transfer()[-1][1]) - 16}" in warning
+
+    out = run("flows", path)
+    assert out.returncode == 0
+    assert "damaged at packet 7" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (b"", "empty file"),
+        (b"GIF89a-not-a-capture", "not a pcap or pcapng file"),
+        (struct.pack("<I", 0xA1B2C3D4) + b"\x02\x00", "pcap file header is truncated"),
+    ],
+)
+def test_unreadable_files_raise_and_the_cli_prints_one_line(write, content, expected):
+    path = write("bad.pcap", content)
+    with pytest.raises(rttlab.InputError, match=expected):
+        read_capture(path)
+    for cmd in ("flows", "samples"):
+        out = run(cmd, path)
+        assert out.returncode == 2
+        assert expected in out.stderr and str(path) in out.stderr
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_missing_file_and_bad_options_are_one_line_errors(write):
+    path = write("t.pcap", pcap(transfer()))
+    for args, expected in [
+        (["flows", "/no/such.pcap"], "/no/such.pcap: no such file"),
+        (["samples", path, "--method", "rtt"], "--method: 'rtt' is not one of"),
+        (["samples", path, "-o", "x.txt"], "must end in .csv or .parquet"),
+        (["samples", path, "--flow", "3"], "--flow: no connection 3"),
+    ]:
+        out = run(*args)
+        assert out.returncode == 2, args
+        assert expected in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_flows_json_lists_connections_with_the_documented_keys(write):
+    path = write("t.pcap", pcap(transfer()))
+    out = run("flows", path, "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "rttlab.flows/1"
+    (flow,) = doc["flows"]
+    for key in ("src", "dst", "packets_fwd", "bytes_rev", "retransmissions_fwd", "sack_permitted", "ts_fwd", "handshake_rtt", "vantage", "path_rtt_method", "min_rtt", "max_rtt", "ttl_fwd", "hops_fwd", "malformed"):
+        assert key in flow
+    assert flow["vantage"] == "near sender"
+    table = run("flows", path)
+    assert table.returncode == 0 and "near sender" in table.stdout
+
+
+def test_samples_filters_by_method_and_flow_and_writes_csv_and_parquet(write, tmp_path):
+    path = write("t.pcap", pcap(transfer()))
+    out = run("samples", path, "--method", "seq")
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.strip().splitlines()
+    assert rows[0].startswith("conn,direction,time,rtt,method,ambiguous,seq_start,seq_end")
+    assert len(rows) == 2 and ",seq," in rows[1] and "0.120000000" in rows[1]
+    for name in ("s.csv", "s.parquet"):
+        dest = tmp_path / name
+        done = run("samples", path, "-o", dest, "--flow", "0", "--method", "all")
+        assert done.returncode == 0, done.stderr
+        df = pd.read_csv(dest) if name.endswith(".csv") else pd.read_parquet(dest)
+        assert len(df) == 7
+        assert set(df["method"].astype(str)) == {"seq", "ts", "syn"}
+
+
+def test_karn_samples_appear_only_with_include_ambiguous(write):
+    pkts = [
+        (T0, tcp_frame(True, 1, 1, ACK, 500)),
+        (T0 + 0.2, tcp_frame(True, 1, 1, ACK, 500)),  # retransmission
+        (T0 + 0.25, tcp_frame(False, 1, 501, ACK)),
+    ]
+    path = write("k.pcap", pcap(pkts))
+    assert len(read_capture(path)[0]) == 0
+    amb, _ = read_capture(path, include_ambiguous=True)
+    assert list(amb["ambiguous"]) == [True] and amb["rtt"].iloc[0] == pytest.approx(0.25)
+    out = run("samples", path, "--include-ambiguous")
+    assert out.returncode == 0 and ",True," in out.stdout
+
+
+def test_every_real_capture_reads_without_warnings(shared):
+    for f in sorted((shared / "captures").glob("*.pcap*")):
+        samples, conns = read_capture(f)
+        assert samples.attrs["warnings"] == [], f.name
+        assert len(conns) > 0 and (samples["rtt"] >= 0).all(), f.name
+
+
+# ---- tshark peer comparison ----
+
+CATEGORIES = {
+    "same": "same sample, same value (to timestamp resolution)",
+    "karn_ack_covers_retransmission": "the ACK also covers retransmitted bytes: Karn (as Linux applies it) drops it; tshark times the segment ending at the ACK",
+    "tshark_times_resent_segment": "tshark times a segment whose bytes were sent before (retransmission, re-segmented 'out-of-order' resend, keep-alive) or from the first of repeated SYNs",
+    "timed_earlier_by_sack": "segment first covered by a SACK block: we time it there; tshark (no SACK logic) times it at the later cumulative ACK, which measures loss recovery",
+    "ours_sack_sample": "ours only: a SACK block first covers the segment exactly (tshark never samples on SACK)",
+}
+
+
+def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int], set[int], int]:
+    """tshark's ack_rtt samples {frame: (rtt, acks_frame, stream)}, the frames it flags as
+    resent (retransmission, out-of-order, keep-alive, spurious), the frames with SACK, and the
+    number of TCP streams."""
+    fields = ["frame.number", "tcp.stream", "tcp.analysis.ack_rtt", "tcp.analysis.acks_frame", "tcp.options.sack_le"]
+    out = subprocess.run(["tshark", "-n", "-r", str(path), "-T", "fields", *sum((["-e", f] for f in fields), [])], capture_output=True, text=True, check=True, timeout=300).stdout
+    acks: dict[int, tuple[float, int, int]] = {}
+    sack: set[int] = set()
+    streams: set[str] = set()
+    for line in out.splitlines():
+        frame, stream, rtt, acked, sle = (line.split("\t") + [""] * 5)[:5]
+        if stream:
+            streams.add(stream)
+        if rtt:
+            acks[int(frame)] = (float(rtt), int(acked), int(stream))
+        if sle:
+            sack.add(int(frame))
+    flagged = "tcp.analysis.retransmission || tcp.analysis.out_of_order || tcp.analysis.keep_alive || tcp.analysis.spurious_retransmission"
+    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", flagged, "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, check=True, timeout=300).stdout
+    return acks, {int(x) for x in out.split()}, sack, len(streams)
+
+
+def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
+    samples, conns = read_capture(path, include_ambiguous=True)
+    # tshark's ack_rtt covers data and the handshake, so compare with our seq and syn samples.
+    ours = samples[samples["method"].isin(["seq", "syn"])]
+    by_frame: dict[int, list] = collections.defaultdict(list)
+    by_ref: dict[int, list] = collections.defaultdict(list)
+    for r in ours.itertuples():
+        by_frame[r.frame].append(r)
+        by_ref[r.ref_frame].append(r)
+    acks, resent, sack, streams = tshark_view(path)
+    counts: collections.Counter = collections.Counter()
+    unexplained: list[str] = []
+    if len(conns) != streams:
+        unexplained.append(f"{len(conns)} connections, tshark has {streams} TCP streams")
+    for frame, (rtt, acked, _stream) in acks.items():
+        match = [r for r in by_frame.get(frame, []) if r.ref_frame == acked]
+        if match and not match[0].ambiguous:
+            if abs(match[0].rtt - rtt) <= 2e-9:
+                counts["same"] += 1
+            else:
+                unexplained.append(f"frame {frame}: tshark {rtt:.9f} s, ours {match[0].rtt:.9f} s")
+        elif any(r.ambiguous for r in by_frame.get(frame, [])):
+            counts["karn_ack_covers_retransmission"] += 1
+        elif acked in resent:
+            counts["tshark_times_resent_segment"] += 1
+        elif any(r.frame < frame for r in by_ref.get(acked, [])):
+            counts["timed_earlier_by_sack"] += 1
+        else:
+            unexplained.append(f"frame {frame}: tshark times frame {acked} ({rtt:.6f} s), we have no sample")
+    for r in ours.itertuples():
+        if r.ambiguous:
+            continue
+        t = acks.get(r.frame)
+        if t is not None and t[1] == r.ref_frame:
+            continue
+        if r.method == "seq" and r.frame in sack:
+            counts["ours_sack_sample"] += 1
+        else:
+            unexplained.append(f"frame {r.frame}: our {r.method} sample of frame {r.ref_frame} ({r.rtt:.6f} s) has no tshark counterpart")
+    return counts, unexplained
+
+
+def test_seq_samples_match_tshark_on_every_real_capture(shared, capsys):
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark is not installed (make test-deps installs it from Debian)")
+    total: collections.Counter = collections.Counter()
+    problems: list[str] = []
+    report = []
+    for f in sorted((shared / "captures").glob("*.pcap*")):
+        counts, unexplained = compare_with_tshark(f)
+        total.update(counts)
+        problems += [f"{f.name}: {u}" for u in unexplained]
+        report.append(f"{f.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    with capsys.disabled():
+        print("\ntshark peer comparison (ack_rtt vs our seq/syn samples):")
+        for line in report:
+            print("  " + line)
+        for key, why in CATEGORIES.items():
+            print(f"  TOTAL {key}={total[key]}: {why}")
+    assert not problems, "\n".join(problems[:20])
+    # Agreement is the rule, not the exception.
+    assert total["same"] > 10 * (sum(total.values()) - total["same"]) / 2
+
+
+# ---- an independent reference for the seq matcher, on random loss-free transfers ----
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def transfers(draw):
+    """A loss-free one-way transfer seen at the sender: segments of random size sent at random
+    times; the receiver acknowledges a random subset (delayed ACKs cover several segments) after
+    random delays, ACKs leaving in order. ISN anywhere, so sequence numbers may wrap."""
+    isn = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(1, 40))
+    sizes = draw(st.lists(st.integers(1, 1460), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.integers(0, 20_000), min_size=n, max_size=n))  # µs between sends
+    delays = draw(st.lists(st.integers(1_000, 300_000), min_size=n, max_size=n))  # µs to the ACK
+    acked = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    acked[-1] = True
+    packets = []  # (time µs, order, c2s, seq, ack, payload)
+    t, seq, last_ack_t = 0, isn, 0
+    for i in range(n):
+        t += gaps[i]
+        packets.append((t, 2 * i, True, seq, 1, sizes[i]))
+        seq = (seq + sizes[i]) % 2**32
+        if acked[i]:
+            last_ack_t = max(last_ack_t + 1, t + delays[i])
+            packets.append((last_ack_t, 2 * i + 1, False, 1, seq, 0))
+    packets.sort()
+    return packets
+
+
+def reference_seq_samples(packets):
+    """RFC 6298 timing without retransmissions: an ACK that advances and equals a segment's end
+    times that segment (µs). Written independently of the Rust matcher."""
+    sent = {}  # end → send time µs
+    out, highest = [], None
+    for t, _, c2s, seq, ack, payload in packets:
+        if c2s:
+            sent.setdefault((seq + payload) % 2**32, t)
+        else:
+            advances = highest is None or 0 < (ack - highest) % 2**32 < 2**31
+            if advances:
+                if ack in sent:
+                    out.append(t - sent[ack])
+                highest = ack
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(transfers())
+def test_seq_samples_match_an_independent_reference_on_random_transfers(tmp_path_factory, packets):
+    frames = [(T0 + t / 1e6, tcp_frame(c2s, seq, ack, ACK, payload)) for t, _, c2s, seq, ack, payload in packets]
+    path = tmp_path_factory.mktemp("ref") / "r.pcap"
+    path.write_bytes(pcap(frames))
+    samples, _ = read_capture(path)
+    got = [round(r * 1e6) for r in samples.loc[samples["method"] == "seq", "rtt"]]
+    assert got == reference_seq_samples(packets)
+
+
+# TS-echo path RTTs in MANIFEST.md (median ms, largest connection), measured there independently
+# with the same definition: first packet carrying TSval v → first packet of the other side
+# carrying TSecr v. At a sender-side capture the path RTT is the echo *by the ACKer*; at a
+# receiver-side capture it is the echo *by the data sender*.
+MANIFEST_TS_PATH_RTT = [
+    ("zeek-tcprs_rto001.pcap", "by_acker", 120.1),
+    ("zeek-tcprs_fast012.pcap", "by_acker", 30.9),
+    ("zeek-tcprs_comp025.pcap", "by_acker", 518.6),
+    ("zeek-tcprs_fack030.pcap", "by_acker", 847.7),
+    ("ndpi_zoom2-2023.pcap", "by_acker", 174.7),
+    ("suricata-verify_http-body-hook-01-ipv6.pcap", "by_sender", 31.5),
+    ("ndpi_reddit-ipv6-2023.pcap", "by_sender", 43.9),
+    ("ndpi_yandex_direct-2023.pcapng", "by_sender", 21.2),
+    ("ndpi_ftp-2019.pcap", "by_sender", 30.5),
+]
+
+
+@pytest.mark.parametrize("name, echoed, manifest_ms", MANIFEST_TS_PATH_RTT)
+def test_ts_echo_path_rtt_matches_the_manifest(shared, name, echoed, manifest_ms):
+    samples, conns = read_capture(shared / "captures" / name)
+    big = conns.loc[(conns["packets_fwd"] + conns["packets_rev"]).idxmax()]
+    data = "fwd" if big["bytes_fwd"] >= big["bytes_rev"] else "rev"
+    # A TSval sent in direction d is echoed by the far end of d.
+    timed_dir = data if echoed == "by_acker" else ("rev" if data == "fwd" else "fwd")
+    ts = samples[(samples["conn"] == big["conn"]) & (samples["method"] == "ts") & (samples["direction"] == timed_dir)]
+    median_ms = ts["rtt"].median() * 1e3
+    assert median_ms == pytest.approx(manifest_ms, rel=0.02, abs=0.2)
+    # And the vantage guess points at exactly this series as the path RTT.
+    assert big["path_rtt_method"] in (f"seq {data}", f"ts {timed_dir}", f"syn {timed_dir}")
+
+
+def test_the_path_rtt_series_of_a_capture_feeds_evaluate(shared, tmp_path):
+    cap = shared / "captures" / "ndpi_bot-vlan.pcap"
+    samples, conns = read_capture(cap)
+    path = rttlab.capture.path_samples(samples, conns)
+    # Sender-side capture: the path RTT is the data direction's seq series (server → client).
+    assert set(path["method"].astype(str)) == {"seq"} and set(path["direction"].astype(str)) == {"rev"}
+    assert len(path) == ((samples["method"] == "seq") & (samples["direction"] == "rev")).sum()
+    assert path["time"].is_monotonic_increasing
+    dest = tmp_path / "path.csv"
+    out = run("samples", cap, "--path", "--flow", "0", "-o", dest)
+    assert out.returncode == 0, out.stderr
+    scored = run("evaluate", dest, "-e", "rfc6298,linux", "--json")
+    assert scored.returncode == 0, scored.stderr
+    doc = json.loads(scored.stdout)
+    assert doc["samples_read"] == len(path)
+    # ~106 ms with little jitter (MANIFEST.md): RFC 6298's 1 s floor dominates its RTO.
+    assert {r["estimator"]: r["rto_mean_s"] for r in doc["rows"]}["rfc6298"] == pytest.approx(1.0, abs=0.01)
