@@ -119,3 +119,54 @@ def test_every_shared_series_evaluates_quickly_with_sane_metrics(shared):
         values = sorted(float(v) for v in path.read_text().split())
         assert best < values[len(values) // 2] / 1e3
         assert elapsed < 30, f"{path.name}: {elapsed:.1f} s (CLI start-up included)"
+
+
+def synthetic_capture() -> bytes:
+    """A client-side capture of one connection: handshake, then 20 segments each ACKed 40–59 ms
+    later (so 20 seq samples of the path RTT)."""
+    from test_capture import ACK, PSH, SYN, T0, pcap, tcp_frame
+
+    frames = [
+        (T0, tcp_frame(True, 100, 0, SYN)),
+        (T0 + 0.050, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.0501, tcp_frame(True, 101, 901, ACK)),
+    ]
+    t, seq = T0 + 0.1, 101
+    for i in range(20):
+        frames.append((t, tcp_frame(True, seq, 901, ACK | PSH, 1000)))
+        seq += 1000
+        frames.append((t + 0.040 + i * 0.001, tcp_frame(False, 901, seq, ACK)))
+        t += 0.1
+    return pcap(frames)
+
+
+def test_a_capture_is_scored_per_connection_on_its_path_rtt(write):
+    out = run("evaluate", write("c.pcap", synthetic_capture()), "-e", "rfc6298,linux", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["input_kind"] == "capture"
+    [conn] = doc["connections"]
+    assert conn["vantage"] == "near sender" and conn["method"] == "seq fwd"
+    assert conn["samples"] == doc["samples_read"] == 20
+    # One connection: the pooled rows are that connection's rows.
+    pooled = {r["estimator"]: r for r in doc["rows"]}
+    for r in conn["rows"]:
+        assert r == pooled[r["estimator"]]
+    linux = pooled["linux"]
+    assert linux["samples"] == 19 and linux["predicted"] == 19
+    # RTTs 40..59 ms: the first scored prediction is 40 ms against 41 ms, and so on.
+    assert 0.0 < linux["mae_s"] < 0.02
+
+
+def test_units_do_not_apply_to_captures(write):
+    out = run("evaluate", write("c.pcap", synthetic_capture()), "--unit", "ms")
+    assert out.returncode == 2 and "--unit applies to RTT series" in out.stderr
+
+
+def test_real_captures_evaluate_with_pooled_scores_equal_to_the_sum_of_connections(shared):
+    out = run("evaluate", shared / "captures" / "ndpi_sites-multiif.pcapng", "-e", "rfc6298", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert len(doc["connections"]) > 10
+    scored = sum(max(c["samples"] - 1, 0) for c in doc["connections"])
+    assert doc["rows"][0]["samples"] == scored

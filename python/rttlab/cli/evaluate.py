@@ -30,13 +30,26 @@ COLUMNS = [
 ]
 
 
+# pcap (µs and ns, both byte orders) and pcapng section headers.
+CAPTURE_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a"}
+
+
+def is_capture(path: Path) -> bool:
+    """A pcap/pcapng file, by its magic number (not its name)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) in CAPTURE_MAGICS
+    except OSError:
+        return False  # the series reader reports the error in its own words
+
+
 def load_samples(path: Path, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """(times_ns, rtts_ns) of one input file. Series files only for now; captures plug in here."""
+    """(times_ns, rtts_ns) of an RTT series file."""
     return read_series_ns(path, unit)
 
 
 def evaluate(
-    input: Path = typer.Argument(None, help="RTT series: one RTT per line (ms), or CSV with header time,rtt (s).", show_default=False),
+    input: Path = typer.Argument(None, help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.", show_default=False),
     sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
     estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", help="Comma-separated estimator names (see `rttlab estimators`)."),
     param: list[str] = typer.Option([], "--param", "-p", help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.tick=4ms."),
@@ -48,7 +61,9 @@ def evaluate(
 ) -> None:
     """Replay estimators over RTT samples and score prediction error, premature timeouts and wait cost.
 
-    Every metric is defined in docs/metrics.md. The first sample warms every estimator up and is not scored."""
+    A capture is scored per connection on the samples that measure its path RTT from the capture's
+    vantage point (docs/capture.md), and on all connections pooled. Every metric is defined in
+    docs/metrics.md. The first sample of each series warms the estimator up and is not scored."""
     if sample == (input is not None):
         fail("give either INPUT or --sample (the bundled synthetic series)")
     path = sample_path() if sample else input
@@ -70,13 +85,18 @@ def evaluate(
             fail(f"--param: '{name}' is not among the selected estimators ({', '.join(names)})")
     specs = [spec(n, **params.get(n, {})) for n in names]
 
+    if is_capture(path):
+        if unit is not None:
+            fail("--unit applies to RTT series; a capture's times are its own")
+        evaluate_capture(path, specs, tick_s, sort, as_json, plot)
+        return
     times_ns, rtts_ns = load_samples(path, unit)
     n = len(rtts_ns)
     busy = not as_json and n >= 2_000_000
     status = console.status(f"replaying {len(specs)} estimators over {n:,} samples") if busy else nullcontext()
     with status:
         result = score(times_ns, rtts_ns, specs, tick=tick_s, trace=plot is not None)
-    rows = sorted(result.rows, key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0.0))
+    rows = sort_rows(result.rows, sort)
 
     if plot is not None:
         from rttlab.plot import plot_replay
@@ -97,6 +117,93 @@ def evaluate(
     render(rows, title=f"{path} — {n:,} samples, {rows[0]['samples']:,} scored")
     if plot is not None:
         console.print(f"plot written to {plot}")
+
+
+def sort_rows(rows: list[dict], key: str) -> list[dict]:
+    return sorted(rows, key=lambda r: (r[key] is None, r[key] if r[key] is not None else 0.0))
+
+
+def evaluate_capture(path: Path, specs: list, tick_s: float, sort: str, as_json: bool, plot: Path | None) -> None:
+    """Score the estimators on each connection's path-RTT series (the sample method that measures
+    the end-to-end RTT from where the capture sits, chosen per connection from its vantage point;
+    docs/capture.md), one fresh estimator per connection, and on all connections pooled."""
+    from rttlab.capture import path_samples, read_capture
+    from rttlab.cli.common import stderr
+
+    samples, connections = read_capture(path)
+    for warning in samples.attrs.get("warnings", []):
+        stderr.print(f"rttlab: warning: {warning}", highlight=False, markup=False)
+    series = path_samples(samples, connections)
+    if series.empty:
+        fail(f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)")
+    conn = series["conn"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+    ends = np.r_[starts[1:], len(conn)]
+    times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
+    rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
+    pooled = score(times_ns, rtts_ns, specs, tick=tick_s, starts=starts.tolist())
+    rows = sort_rows(pooled.rows, sort)
+
+    info = connections.set_index("conn")
+    per_conn = []
+    for a, b in zip(starts, ends):
+        c = int(conn[a])
+        entry = {
+            "conn": c,
+            "src": info.at[c, "src"],
+            "dst": info.at[c, "dst"],
+            "vantage": info.at[c, "vantage"],
+            "method": info.at[c, "path_rtt_method"],
+            "samples": int(b - a),
+            "rows": sort_rows(score(times_ns[a:b], rtts_ns[a:b], specs, tick=tick_s).rows, sort) if b - a >= 2 else [],
+        }
+        per_conn.append(entry)
+    per_conn.sort(key=lambda e: -e["samples"])
+
+    if plot is not None:
+        from rttlab.plot import plot_replay
+
+        top = per_conn[0]
+        a = int(starts[np.flatnonzero(conn[starts] == top["conn"])[0]])
+        b = a + top["samples"]
+        plot_replay(score(times_ns[a:b], rtts_ns[a:b], specs, tick=tick_s, trace=True), plot, title=f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs")
+    if as_json:
+        print_json(
+            {
+                "schema": SCHEMA,
+                "input": str(path),
+                "input_kind": "capture",
+                "samples_read": len(series),
+                "tick_s": tick_s,
+                "rows": rows,
+                "connections": per_conn,
+                "params": {s.name: s.params for s in specs if s.params},
+            }
+        )
+        return
+    render(rows, title=f"{path} — path RTT of {len(per_conn)} connection{'s' if len(per_conn) != 1 else ''}, {len(series):,} samples, {rows[0]['samples']:,} scored (each connection replayed from a fresh estimator, scores pooled)")
+    table = Table(title="per connection (largest first)", title_justify="left")
+    for name in ("conn", "src → dst", "vantage", "path RTT from", "samples", "best MAE", "fewest premature", "least wait"):
+        table.add_column(name, justify="right" if name in ("conn", "samples") else "left")
+    for e in per_conn[:30]:
+        table.add_row(
+            str(e["conn"]), f"{e['src']} → {e['dst']}", e["vantage"], e["method"], f"{e['samples']:,}",
+            *[winners(e["rows"], k) for k in ("mae_s", "premature_timeout_rate", "wait_mean_s")],
+        )
+    console.print(table)
+    if len(per_conn) > 30:
+        console.print(f"[dim]{len(per_conn) - 30} more connections in --json[/]")
+    if plot is not None:
+        console.print(f"plot written to {plot} (connection {per_conn[0]['conn']})")
+
+
+def winners(rows: list[dict], key: str) -> str:
+    """The estimator(s) with the lowest value of `key` (ties listed, at most three named)."""
+    values = [r[key] for r in rows if r[key] is not None]
+    if not values:
+        return "—"
+    names = [r["estimator"] for r in rows if r[key] == min(values)]
+    return ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
 
 
 def render(rows: list[dict], title: str) -> None:
