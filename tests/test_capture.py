@@ -393,3 +393,24 @@ def test_the_path_rtt_series_of_a_capture_feeds_evaluate(shared, tmp_path):
     assert doc["samples_read"] == len(path)
     # ~106 ms with little jitter (MANIFEST.md): RFC 6298's 1 s floor dominates its RTO.
     assert {r["estimator"]: r["rto_mean_s"] for r in doc["rows"]}["rfc6298"] == pytest.approx(1.0, abs=0.01)
+
+
+def test_several_captures_read_in_parallel_equal_reading_each_alone(shared):
+    paths = sorted((shared / "captures").glob("*.pcap*"))[:6]
+    together = rttlab.read_captures(paths, threads=2)
+    for path, (samples, conns) in zip(paths, together):
+        alone_samples, alone_conns = rttlab.read_capture(path)
+        pd.testing.assert_frame_equal(samples, alone_samples)
+        pd.testing.assert_frame_equal(conns, alone_conns)
+
+
+def test_flows_and_samples_take_several_files(write):
+    a, b = write("a.pcap", pcap(transfer())), write("b.pcap", pcap(transfer()[:3]))
+    out = run("flows", a, b, "--json")
+    assert out.returncode == 0, out.stderr
+    docs = json.loads(out.stdout)
+    assert [d["capture"] for d in docs] == [str(a), str(b)]
+    out = run("samples", a, b, "--method", "syn")
+    rows = out.stdout.strip().splitlines()
+    assert rows[0].startswith("capture,conn,")
+    assert {r.split(",")[0] for r in rows[1:]} == {str(a), str(b)}

@@ -16,8 +16,8 @@ from rttlab._core import InputError, ParameterError, ScenarioError
 from rttlab import estimators
 from rttlab.replay import replay
 from rttlab.series import read_series, sample_path
-from rttlab.capture import read_capture
+from rttlab.capture import read_capture, read_captures
 from rttlab.sim import simulate
 
 __version__ = "0.1.0"
-__all__ = ["InputError", "ParameterError", "ScenarioError", "estimators", "read_capture", "read_series", "replay", "sample_path", "simulate", "__version__"]
+__all__ = ["InputError", "ParameterError", "ScenarioError", "estimators", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]

@@ -10,7 +10,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from rttlab.capture import METHODS, path_samples, read_capture
+from rttlab.capture import METHODS, path_samples, read_captures
 from rttlab.cli.common import console, fail, print_json, stderr
 
 FLOWS_SCHEMA = "rttlab.flows/1"
@@ -19,18 +19,23 @@ FLOWS_SCHEMA = "rttlab.flows/1"
 BUSY_BYTES = 200 << 20
 
 
-def _read(capture: Path, include_ambiguous: bool = False, quiet: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    if not capture.exists():
-        fail(f"{capture}: no such file")
-    if capture.is_dir():
-        fail(f"{capture}: is a directory, not a capture file")
-    busy = not quiet and capture.stat().st_size >= BUSY_BYTES
-    status = stderr.status(f"reading {capture.name}") if busy else nullcontext()
+def _read(captures: list[Path], include_ambiguous: bool = False, quiet: bool = False) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """Read every capture (in parallel, one per core); warnings go to stderr."""
+    for capture in captures:
+        if not capture.exists():
+            fail(f"{capture}: no such file")
+        if capture.is_dir():
+            fail(f"{capture}: is a directory, not a capture file")
+    busy = not quiet and sum(c.stat().st_size for c in captures) >= BUSY_BYTES
+    label = captures[0].name if len(captures) == 1 else f"{len(captures)} captures"
+    status = stderr.status(f"reading {label}") if busy else nullcontext()
     with status:
-        samples, flows = read_capture(capture, include_ambiguous=include_ambiguous)
-    for w in samples.attrs["warnings"]:
-        stderr.print(f"[yellow]rttlab: warning:[/] {w}", highlight=False, soft_wrap=True)
-    return samples, flows
+        results = read_captures(captures, include_ambiguous=include_ambiguous)
+    for capture, (samples, _) in zip(captures, results):
+        for w in samples.attrs["warnings"]:
+            prefix = "" if str(w).startswith(str(capture)) else f"{capture}: "
+            stderr.print(f"[yellow]rttlab: warning:[/] {prefix}{w}", highlight=False, soft_wrap=True)
+    return results
 
 
 def _ms(v: float) -> str:
@@ -38,17 +43,17 @@ def _ms(v: float) -> str:
 
 
 def flows(
-    capture: Path = typer.Argument(..., help="pcap or pcapng file.", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}) instead of a table."),
+    captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
 ) -> None:
     """List the TCP connections of a capture: endpoints, traffic each way, retransmissions,
     SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
     middle) and which sample method gives the path RTT there.
 
     fwd is src → dst; src is the initiator when the handshake was captured."""
-    samples, conns = _read(capture, quiet=as_json)
+    results = _read(captures, quiet=as_json)
     if as_json:
-        print_json(
+        docs = [
             {
                 "schema": FLOWS_SCHEMA,
                 "capture": str(capture),
@@ -56,8 +61,15 @@ def flows(
                 "warnings": samples.attrs["warnings"],
                 "flows": conns.to_dict(orient="records"),
             }
-        )
+            for capture, (samples, conns) in zip(captures, results)
+        ]
+        print_json(docs[0] if len(docs) == 1 else docs)
         return
+    for capture, (samples, conns) in zip(captures, results):
+        _flows_table(capture, samples, conns)
+
+
+def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> None:
     table = Table(title=f"{capture.name}: {len(conns)} TCP connections, {len(samples)} RTT samples", title_justify="left")
     # (header, justify, no_wrap): numbers and labels stay whole, endpoints fold if narrow.
     for col, just, whole in [
@@ -97,7 +109,7 @@ def flows(
 
 
 def samples(
-    capture: Path = typer.Argument(..., help="pcap or pcapng file.", show_default=False),
+    captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),
     output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv or FILE.parquet instead of printing CSV."),
     method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
     flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
@@ -113,18 +125,23 @@ def samples(
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
     if output is not None and output.suffix.lower() not in (".csv", ".parquet"):
         fail(f"--output: '{output}' must end in .csv or .parquet")
-    df, conns = _read(capture, include_ambiguous, quiet=output is None)
-    unknown = sorted(set(flow) - set(conns["conn"]))
-    if unknown:
-        fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
-    if path:
-        if include_ambiguous:
-            fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
-        df = path_samples(df, conns)
-    if method != "all":
-        df = df[df["method"] == method]
-    if flow:
-        df = df[df["conn"].isin(flow)]
+    if path and include_ambiguous:
+        fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
+    parts = []
+    for capture, (df, conns) in zip(captures, _read(captures, include_ambiguous, quiet=output is None)):
+        unknown = sorted(set(flow) - set(conns["conn"]))
+        if unknown and len(captures) == 1:
+            fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
+        if path:
+            df = path_samples(df, conns)
+        if method != "all":
+            df = df[df["method"] == method]
+        if flow:
+            df = df[df["conn"].isin(flow)]
+        if len(captures) > 1:
+            df = df.assign(capture=str(capture))[["capture", *df.columns]]
+        parts.append(df)
+    df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if output is None:
         df.to_csv(console.file, index=False, float_format="%.9f")
         return
