@@ -57,31 +57,20 @@ def main() -> None:
 
     print("| scenario (60 s simulated) | rttlab CPU | rttlab events/s | ns-3 CPU | ns-3 events/s | CPU ratio |")
     print("|---|---:|---:|---:|---:|---:|")
-    by_flows, by_rate = {}, {}
-    for n in flows:
-        ov = [f"flows.0.count={n}"]
-        c, e = ours(ov)
-        by_flows[n] = [c, None]
-        row = f"| {n} flows, 10 Mb/s | {c * 1e3:.1f} ms | {e / c / 1e6:.1f} M |"
-        if n in ns3_flows:
-            c3, e3 = ns3(ov)
-            by_flows[n][1] = c3
+    def point(label: str, overrides: list[str], with_ns3: bool) -> list[float | None]:
+        c, e = ours(overrides)
+        row = f"| {label} | {c * 1e3:.1f} ms | {e / c / 1e6:.1f} M |"
+        c3 = None
+        if with_ns3:
+            c3, e3 = ns3(overrides)
             row += f" {c3:.2f} s | {e3 / c3 / 1e6:.2f} M | {c3 / c:.0f}× |"
         else:
             row += " — | — | — |"
         print(row, flush=True)
-    for rate in rates:
-        ov = [f"topology.bottleneck.bandwidth={rate}"]
-        c, e = ours(ov)
-        by_rate[rate] = [c, None]
-        row = f"| 10 flows, {rate} | {c * 1e3:.1f} ms | {e / c / 1e6:.1f} M |"
-        if rate in ns3_rates:
-            c3, e3 = ns3(ov)
-            by_rate[rate][1] = c3
-            row += f" {c3:.2f} s | {e3 / c3 / 1e6:.2f} M | {c3 / c:.0f}× |"
-        else:
-            row += " — | — | — |"
-        print(row, flush=True)
+        return [c, c3]
+
+    by_flows = {n: point(f"{n} flows, 10 Mb/s", [f"flows.0.count={n}"], n in ns3_flows) for n in flows}
+    by_rate = {r: point(f"10 flows, {r}", [f"topology.bottleneck.bandwidth={r}"], r in ns3_rates) for r in rates}
 
     if args.plot:
         import matplotlib

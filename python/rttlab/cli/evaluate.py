@@ -103,20 +103,17 @@ def evaluate(
 
         plot_replay(result, plot, title=f"{path.name}: samples, predictions and RTOs")
     if as_json:
-        print_json(
-            {
-                "schema": SCHEMA,
-                "input": str(path),
-                "samples_read": n,
-                "tick_s": tick_s,
-                "rows": rows,
-                "params": {s.name: s.params for s in specs if s.params},
-            }
-        )
+        print_json(json_doc(path, n, tick_s, rows, specs))
         return
     render(rows, title=f"{path} — {n:,} samples, {rows[0]['samples']:,} scored")
     if plot is not None:
         console.print(f"plot written to {plot}")
+
+
+def json_doc(path: Path, samples_read: int, tick_s: float, rows: list[dict], specs: list, **extra) -> dict:
+    """The `rttlab.evaluate/1` object (docs/schema.md)."""
+    doc = {"schema": SCHEMA, "input": str(path), "samples_read": samples_read, "tick_s": tick_s, "rows": rows}
+    return {**doc, **extra, "params": {s.name: s.params for s in specs if s.params}}
 
 
 def sort_rows(rows: list[dict], key: str) -> list[dict]:
@@ -168,18 +165,7 @@ def evaluate_capture(path: Path, specs: list, tick_s: float, sort: str, as_json:
         b = a + top["samples"]
         plot_replay(score(times_ns[a:b], rtts_ns[a:b], specs, tick=tick_s, trace=True), plot, title=f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs")
     if as_json:
-        print_json(
-            {
-                "schema": SCHEMA,
-                "input": str(path),
-                "input_kind": "capture",
-                "samples_read": len(series),
-                "tick_s": tick_s,
-                "rows": rows,
-                "connections": per_conn,
-                "params": {s.name: s.params for s in specs if s.params},
-            }
-        )
+        print_json(json_doc(path, len(series), tick_s, rows, specs, input_kind="capture", connections=per_conn))
         return
     render(rows, title=f"{path} — path RTT of {len(per_conn)} connection{'s' if len(per_conn) != 1 else ''}, {len(series):,} samples, {rows[0]['samples']:,} scored (each connection replayed from a fresh estimator, scores pooled)")
     table = Table(title="per connection (largest first)", title_justify="left")
