@@ -438,3 +438,67 @@ fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
     let r = sim(&example("dumbbell-n10-droptail"), &["tcp.cc=westwood+", "simulation.duration=30s", "simulation.warmup=5s"]);
     assert!(r.jain_index.unwrap() > 0.9 && r.channels[r.bottleneck].utilisation > 0.95);
 }
+
+/// One flow held to a 20-segment receiver window (far below the ~137 packets of BDP + buffer, so
+/// nothing is lost to congestion), with the given scheduled losses on the bottleneck.
+fn rwnd_limited(cc: &str, losses: &str) -> SimResult {
+    sim(
+        &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"),
+        &["simulation.duration=5s", &format!("tcp.cc={cc}"), &format!("topology.bottleneck.losses={losses}")],
+    )
+}
+
+#[test]
+fn two_losses_in_one_window_cost_reno_a_timeout_where_newreno_recovers_both() {
+    // Two entries at 1 s drop two consecutive segments n, n+1 of a full 20-segment window (both
+    // first transmissions: nothing was lost before). Reasoned out:
+    // - Both: the 18 segments after them bring 18 dupACKs; the third starts fast recovery,
+    //   resends n, ssthresh = 20/2 = 10 segments. The rwnd holds the flight at 20, so no new data
+    //   goes out however far cwnd inflates.
+    // - NewReno: the ACK of resent n is partial (up to n+1): resend n+1 at once (RFC 6582), whose
+    //   ACK covers everything → 1 recovery, 2 fast retransmissions, no timeout.
+    // - Reno: the same partial ACK ends recovery (cwnd = ssthresh = 10 segments, 19 in flight:
+    //   nothing may be sent) and n+1's dupACKs were all spent in the first recovery, so nothing
+    //   comes back until the timer resends n+1 → 1 recovery, 1 fast and 1 timeout retransmission.
+    let newreno = rwnd_limited("newreno", r#"["1s", "1s"]"#);
+    let reno = rwnd_limited("reno", r#"["1s", "1s"]"#);
+    assert_eq!(newreno.trace.drops.seq.len(), 2);
+    assert_eq!(newreno.trace.drops.seq[1] - newreno.trace.drops.seq[0], 1448, "consecutive segments");
+    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    let (n, r) = (&newreno.flows[0], &reno.flows[0]);
+    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_timeout), (1, 2, 0, 0));
+    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_timeout), (1, 1, 1, 1));
+    assert_eq!((n.retx_spurious, r.retx_spurious), (0, 0));
+    assert!(r.bytes_delivered < n.bytes_delivered, "Reno idles through the RTO");
+}
+
+#[test]
+fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
+    // One loss per window is what Reno was built for: each is one fast recovery ended by a full
+    // ACK, in both variants. (They differ after it: Reno deflates to ssthresh, NewReno to
+    // min(ssthresh, FlightSize + SMSS); with nothing sent during recovery, that is 2 segments.)
+    for losses in [r#"["1s"]"#, r#"["1s", "2s", "3s"]"#] {
+        let newreno = rwnd_limited("newreno", losses);
+        let reno = rwnd_limited("reno", losses);
+        let count = |r: &SimResult| {
+            let f = &r.flows[0];
+            (f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_timeout, f.retx_spurious, r.channels[r.bottleneck].drops_scheduled)
+        };
+        let k = if losses.contains("2s") { 3 } else { 1 };
+        assert_eq!(count(&newreno), (k, k, 0, 0, 0, k), "{losses}");
+        assert_eq!(count(&reno), count(&newreno), "{losses}");
+        // Until the first loss both runs are one and the same.
+        let before = |r: &SimResult| r.trace.retx.time.first().copied();
+        assert_eq!(before(&reno), before(&newreno));
+    }
+}
+
+#[test]
+fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
+    use super::tcp::cc::{CcKind, CongestionOps, Recovery};
+    assert_eq!(CcKind::parse("reno"), Some(CcKind::Reno));
+    assert_eq!(CcKind::parse("newreno"), Some(CcKind::NewReno));
+    assert_eq!(CcKind::Reno.build().recovery(), Recovery::Reno);
+    assert_eq!(CcKind::NewReno.build().recovery(), Recovery::NewReno);
+    assert_eq!(CcKind::Westwood.build().recovery(), Recovery::NewReno, "Westwood+ keeps NewReno recovery");
+}
