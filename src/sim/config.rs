@@ -313,9 +313,16 @@ pub struct FlowGroupCfg {
     /// Flow i of the group starts at start + i·start_step.
     #[serde(default = "zero")]
     pub start_step: Duration,
+    /// Each flow's start is delayed further by a uniform draw from [0, start_jitter), from the
+    /// flow's own random stream (seeded by simulation.seed).
+    #[serde(default = "zero")]
+    pub start_jitter: Duration,
     /// Bytes to transfer; absent or "inf" for an unlimited bulk transfer.
     #[serde(default)]
     pub bytes: Option<AppBytes>,
+    /// The application: bulk (default) or an on/off source.
+    #[serde(default)]
+    pub app: Option<AppCfg>,
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
     #[serde(default)]
     pub tcp: Option<TcpCfg>,
@@ -328,6 +335,24 @@ pub struct FlowGroupCfg {
 
 fn one() -> u32 {
     1
+}
+
+/// `app = { kind = "onoff", on = "500ms", off = "1s", dist = "exponential", rate = "2Mbps" }` or
+/// with `burst = "64KB"` instead of `rate`; `app = { kind = "bulk" }` is the default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppCfg {
+    /// "bulk" or "onoff".
+    pub kind: String,
+    /// Mean on and off period lengths.
+    pub on: Option<Duration>,
+    pub off: Option<Duration>,
+    /// "exponential" (default) or "fixed".
+    pub dist: Option<String>,
+    /// Sending rate while on.
+    pub rate: Option<Bandwidth>,
+    /// Bytes written at the start of each on period (instead of a rate).
+    pub burst: Option<ByteSize>,
 }
 
 /// "inf" or a byte size.
@@ -558,6 +583,10 @@ mod fuzz {
         "tcp.rto.min_rto",
         "flows.0.count",
         "flows.0.bytes",
+        "flows.0.start_jitter",
+        "flows.0.app.kind",
+        "flows.0.app.off",
+        "flows.0.app.rate",
         "flows.1.count",
         "nonsense.deep.key",
     ];

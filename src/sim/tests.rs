@@ -502,3 +502,85 @@ fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
     assert_eq!(CcKind::NewReno.build().recovery(), Recovery::NewReno);
     assert_eq!(CcKind::Westwood.build().recovery(), Recovery::NewReno, "Westwood+ keeps NewReno recovery");
 }
+
+/// `count` flows of an on/off application through the 10 Mb/s dumbbell of `one_flow`.
+fn onoff_flows(count: u32, app: &str, extra: &str) -> String {
+    one_flow(&format!("count = {count}\napp = {{ kind = \"onoff\", {app} }}\n{extra}"))
+}
+
+#[test]
+fn an_onoff_source_delivers_its_configured_average_load() {
+    // 2 Mb/s while on, on/off means 200/300 ms: 0.8 Mb/s on average, far below the 10 Mb/s
+    // bottleneck, so what is written is delivered (minus at most one window still in flight).
+    // Fixed periods: exact up to the last partial on period, ±2 %. Exponential: over 300 s ≈ 600
+    // cycles the on fraction p̂ = Σon/Σcycle has standard error
+    // √Var(on − 0.4·cycle)/(E[cycle]·√600) = √(0.6²·0.2² + 0.4²·0.3²)/(0.5·√600) ≈ 0.014,
+    // 3.5 % of p = 0.4; ±15 % is more than four standard errors.
+    for (dist, tolerance) in [("fixed", 0.02), ("exponential", 0.15)] {
+        let r = sim(&onoff_flows(1, &format!("rate = \"2Mbps\", on = \"200ms\", off = \"300ms\", dist = \"{dist}\""), ""), &["simulation.duration=300s"]);
+        let f = &r.flows[0];
+        let ratio = f.goodput_bps / 0.8e6;
+        println!("{dist}: goodput {:.4} Mb/s, ratio {ratio:.4}", f.goodput_bps / 1e6);
+        assert!((ratio - 1.0).abs() < tolerance, "{dist}: ratio {ratio}");
+        assert_eq!(f.completed_at, None, "an on/off source never completes");
+        assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "uncongested");
+    }
+    // A burst source: 30 kB every 300 ms (fixed) = 0.8 Mb/s, rounded up to whole segments:
+    // 21 segments of 1448 B = 30 408 B per burst → 0.81088 Mb/s.
+    let r = sim(&onoff_flows(1, "burst = \"30kB\", off = \"300ms\", dist = \"fixed\"", ""), &["simulation.duration=60s"]);
+    let ratio = r.flows[0].goodput_bps / 0.81088e6;
+    assert!((ratio - 1.0).abs() < 0.01, "burst: ratio {ratio}");
+}
+
+#[test]
+fn onoff_runs_and_random_starts_repeat_with_the_seed_and_change_with_another() {
+    let text = onoff_flows(5, "rate = \"3Mbps\", on = \"300ms\", off = \"500ms\"", "start_jitter = \"1s\"");
+    let a = sim(&text, &["simulation.duration=20s"]);
+    let b = sim(&text, &["simulation.duration=20s"]);
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(a.flows, b.flows);
+    let c = sim(&text, &["simulation.duration=20s", "simulation.seed=2"]);
+    assert_ne!(a.event_hash, c.event_hash);
+    let starts = |r: &SimResult| r.flows.iter().map(|f| f.start).collect::<Vec<_>>();
+    assert_ne!(starts(&a), starts(&c));
+    // The flows' periods differ from one another: each has its own stream.
+    let sent: Vec<u64> = a.flows.iter().map(|f| f.bytes_sent).collect();
+    assert!(sent.windows(2).any(|w| w[0] != w[1]), "{sent:?}");
+}
+
+#[test]
+fn random_starts_fall_within_start_and_start_plus_jitter() {
+    // 50 draws from [1 s, 3 s): each of the two 200 ms end slices is missed by all 50 with
+    // probability 0.9⁵⁰ ≈ 0.5 %, so the draws should reach into both.
+    let r = sim(&one_flow("count = 50\nstart = \"1s\"\nstart_jitter = \"2s\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
+    let starts: Vec<u64> = r.flows.iter().map(|f| f.start).collect();
+    assert!(starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)), "{starts:?}");
+    assert!(*starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS, "{starts:?}");
+    assert!(r.flows.iter().all(|f| f.completed_at.is_some_and(|c| c > f.start)), "every flow ran after its start");
+    // Without jitter, start and start_step alone decide, as before.
+    let fixed = sim(&one_flow("count = 3\nstart = \"1s\"\nstart_step = \"100ms\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
+    assert_eq!(fixed.flows.iter().map(|f| f.start).collect::<Vec<_>>(), vec![SEC, 1100 * MS, 1200 * MS]);
+}
+
+#[test]
+fn application_mistakes_name_their_key() {
+    let cases = [
+        ("app = { kind = \"ftp\" }", "flows[0].app.kind: unknown application 'ftp'"),
+        ("app = { kind = \"onoff\", on = \"1s\", rate = \"1Mbps\" }", "flows[0].app.off: an on/off source needs"),
+        ("app = { kind = \"onoff\", off = \"1s\" }", "flows[0].app.rate: an on/off source needs rate"),
+        ("app = { kind = \"onoff\", off = \"1s\", rate = \"1Mbps\" }", "flows[0].app.on: a rate source needs"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\", burst = \"1KB\" }", "flows[0].app.burst: give rate or burst"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", burst = \"1KB\" }", "flows[0].app.on: a burst source"),
+        ("app = { kind = \"onoff\", off = \"0s\", burst = \"1KB\" }", "flows[0].app.off: a burst source needs a positive"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\", dist = \"pareto\" }", "flows[0].app.dist: 'pareto'"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\" }\nbytes = \"1MB\"", "flows[0].bytes: an on/off source"),
+        ("app = { kind = \"bulk\", rate = \"1Mbps\" }", "flows[0].app.rate: does not apply to kind = \"bulk\""),
+        ("app = { kind = \"onoff\", off = \"1s\", rate = \"fast\" }", "flows[0].app.rate: invalid value"),
+        ("app = { kind = \"onoff\", of = \"1s\" }", "flows[0].app.of: unknown field `of`"),
+        ("start_jitter = \"soon\"", "flows[0].start_jitter: invalid value"),
+    ];
+    for (extra, needle) in cases {
+        let err = run_toml(&one_flow(extra), &[]).err().unwrap_or_else(|| panic!("accepted: {extra}")).to_string();
+        assert!(err.starts_with(needle), "{extra}: {err}");
+    }
+}

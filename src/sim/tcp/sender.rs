@@ -127,6 +127,13 @@ impl Sender {
         self.snd_una
     }
 
+    /// The application hands over `bytes` more (an on/off source); send what the windows allow.
+    /// Whole segments keep segment boundaries at multiples of the MSS.
+    pub fn write(&mut self, bytes: u64, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        self.app_bytes = self.app_bytes.saturating_add(bytes);
+        self.send_allowed(now, out, trace);
+    }
+
     /// All the application's data is acknowledged.
     pub fn done(&self) -> bool {
         self.snd_una >= self.app_bytes
