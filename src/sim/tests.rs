@@ -584,3 +584,20 @@ fn application_mistakes_name_their_key() {
         assert!(err.starts_with(needle), "{extra}: {err}");
     }
 }
+
+#[test]
+fn the_receiver_window_caps_the_flight_at_rwnd_per_rtt() {
+    // rwnd = k segments on the lossless 10 Mb/s path: k segments take k·1.2 ms at the bottleneck,
+    // less than the 45.48992 ms RTT of a full segment (tiny-transfer test) for k ≤ 20, so no queue
+    // builds and each RTT delivers exactly k·1448 B: 2.5465 Mb/s for k = 10, twice that for 20.
+    // cwnd itself keeps growing in slow start (no loss), far past rwnd: rwnd is the only limit.
+    for k in [10u64, 20] {
+        let r = sim(&one_flow(&format!("start = \"0s\"\ntcp = {{ rwnd = \"{}B\" }}", k * 1448)), &["simulation.duration=11s", "simulation.warmup=1s"]);
+        let f = &r.flows[0];
+        let expected = (k * 1448 * 8) as f64 / 0.045_489_92;
+        let ratio = f.goodput_bps / expected;
+        assert!((ratio - 1.0).abs() < 0.01, "rwnd {k} segments: goodput {} vs {expected}", f.goodput_bps);
+        assert!(f.final_cwnd > 10 * k * 1448, "cwnd {} grew past rwnd", f.final_cwnd);
+        assert_eq!(f.retransmissions(), 0);
+    }
+}
