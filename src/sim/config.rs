@@ -307,9 +307,9 @@ pub struct FlowGroupCfg {
     /// Number of identical flows in this group (default 1).
     #[serde(default = "one")]
     pub count: u32,
-    /// Start of the group's first flow.
-    #[serde(default = "zero")]
-    pub start: Duration,
+    /// Start of the group's first flow: a time, or `"uniform(a, b)"` for a draw per flow.
+    #[serde(default)]
+    pub start: Start,
     /// Flow i of the group starts at start + i·start_step.
     #[serde(default = "zero")]
     pub start_step: Duration,
@@ -353,6 +353,43 @@ pub struct AppCfg {
     pub rate: Option<Bandwidth>,
     /// Bytes written at the start of each on period (instead of a rate).
     pub burst: Option<ByteSize>,
+}
+
+/// A flow's start: fixed (`"1s"`, `from == to`) or uniform over [from, to) (`"uniform(0s, 1s)"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Start {
+    pub from: crate::time::Nanos,
+    pub to: crate::time::Nanos,
+}
+
+impl Start {
+    pub fn parse(text: &str) -> Option<Self> {
+        let t = text.trim();
+        if let Some(args) = t.strip_prefix("uniform(").and_then(|r| r.strip_suffix(')')) {
+            let (a, b) = args.split_once(',')?;
+            let (from, to) = (crate::time::parse_duration(a)?, crate::time::parse_duration(b)?);
+            return (from <= to).then_some(Start { from, to });
+        }
+        crate::time::parse_duration(t).map(|at| Start { from: at, to: at })
+    }
+}
+
+impl<'de> Deserialize<'de> for Start {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Float(f64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Int(n) => n.to_string(),
+            Raw::Float(x) => x.to_string(),
+            Raw::Text(t) => t,
+        };
+        Start::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("cannot read '{text}' as a start time such as \"1s\" or \"uniform(0s, 1s)\" (from ≤ to)")))
+    }
 }
 
 /// "inf" or a byte size.

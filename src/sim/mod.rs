@@ -491,11 +491,13 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
         let app_bytes = if app.is_some() { 0 } else { app_bytes };
         for i in 0..group.count as u64 {
             let f = flows.len();
-            let mut start = group.start.0.saturating_add(group.start_step.0.saturating_mul(i));
-            if group.start_jitter.0 > 0 {
-                // Each flow draws from its own stream: adding a flow never moves another's start.
-                let u = Stream::new(sim.seed, Component::FlowStart(f as u32)).uniform();
-                start = start.saturating_add((u * group.start_jitter.0 as f64) as Nanos);
+            let mut start = group.start.from.saturating_add(group.start_step.0.saturating_mul(i));
+            // Each flow draws from its own stream: adding a flow never moves another's start.
+            let mut rng = Stream::new(sim.seed, Component::FlowStart(f as u32));
+            for spread in [group.start.to - group.start.from, group.start_jitter.0] {
+                if spread > 0 {
+                    start = start.saturating_add((rng.uniform() * spread as f64) as Nanos);
+                }
             }
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];

@@ -552,11 +552,17 @@ fn onoff_runs_and_random_starts_repeat_with_the_seed_and_change_with_another() {
 fn random_starts_fall_within_start_and_start_plus_jitter() {
     // 50 draws from [1 s, 3 s): each of the two 200 ms end slices is missed by all 50 with
     // probability 0.9⁵⁰ ≈ 0.5 %, so the draws should reach into both.
-    let r = sim(&one_flow("count = 50\nstart = \"1s\"\nstart_jitter = \"2s\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
-    let starts: Vec<u64> = r.flows.iter().map(|f| f.start).collect();
-    assert!(starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)), "{starts:?}");
-    assert!(*starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS, "{starts:?}");
-    assert!(r.flows.iter().all(|f| f.completed_at.is_some_and(|c| c > f.start)), "every flow ran after its start");
+    // The two spellings draw the same way from the same per-flow stream.
+    let mut runs = Vec::new();
+    for start in ["start = \"1s\"\nstart_jitter = \"2s\"", "start = \"uniform(1s, 3s)\""] {
+        let r = sim(&one_flow(&format!("count = 50\n{start}\nbytes = \"10KB\"")), &["simulation.duration=4s"]);
+        let starts: Vec<u64> = r.flows.iter().map(|f| f.start).collect();
+        assert!(starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)), "{starts:?}");
+        assert!(*starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS, "{starts:?}");
+        assert!(r.flows.iter().all(|f| f.completed_at.is_some_and(|c| c > f.start)), "every flow ran after its start");
+        runs.push(starts);
+    }
+    assert_eq!(runs[0], runs[1]);
     // Without jitter, start and start_step alone decide, as before.
     let fixed = sim(&one_flow("count = 3\nstart = \"1s\"\nstart_step = \"100ms\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
     assert_eq!(fixed.flows.iter().map(|f| f.start).collect::<Vec<_>>(), vec![SEC, 1100 * MS, 1200 * MS]);
@@ -578,6 +584,8 @@ fn application_mistakes_name_their_key() {
         ("app = { kind = \"onoff\", off = \"1s\", rate = \"fast\" }", "flows[0].app.rate: invalid value"),
         ("app = { kind = \"onoff\", of = \"1s\" }", "flows[0].app.of: unknown field `of`"),
         ("start_jitter = \"soon\"", "flows[0].start_jitter: invalid value"),
+        ("start = \"uniform(2s, 1s)\"", "flows[0].start: cannot read 'uniform(2s, 1s)'"),
+        ("start = \"uniform(1s)\"", "flows[0].start: cannot read"),
     ];
     for (extra, needle) in cases {
         let err = run_toml(&one_flow(extra), &[]).err().unwrap_or_else(|| panic!("accepted: {extra}")).to_string();
