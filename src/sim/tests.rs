@@ -609,3 +609,28 @@ fn the_receiver_window_caps_the_flight_at_rwnd_per_rtt() {
         assert_eq!(f.retransmissions(), 0);
     }
 }
+
+#[test]
+fn with_room_to_send_during_recovery_reno_repairs_the_second_loss_in_a_second_fast_recovery() {
+    // Congestion avoidance from 20 segments (init_ssthresh), no rwnd limit, a 1000-packet buffer:
+    // by 1 s cwnd W ≈ 39 segments (56 654 B in the window trace) and nothing overflows. Two consecutive segments
+    // n, n+1 are lost; W − 2 dupACKs inflate cwnd to W/2 + W − 2, so about W/2 − 2 new segments
+    // go out during the first recovery. Reno leaves recovery on the ACK of resent n (partial: up
+    // to n+1); the new segments then arrive behind the hole at n+1 and bring W/2 − 2 ≥ 3 fresh
+    // dupACKs: a second fast recovery resends n+1. NewReno resends n+1 on the partial ACK.
+    let run = |cc: &str| {
+        sim(
+            &one_flow("start = \"0s\"\ntcp = { init_ssthresh = \"28960B\" }"),
+            &["simulation.duration=3s", "topology.bottleneck.queue.limit=1000p", &format!("tcp.cc={cc}"), r#"topology.bottleneck.losses=["1s", "1s"]"#],
+        )
+    };
+    let (newreno, reno) = (run("newreno"), run("reno"));
+    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    assert_eq!(newreno.trace.drops.seq.len(), 2);
+    let (n, r) = (&newreno.flows[0], &reno.flows[0]);
+    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_spurious), (1, 2, 0, 0));
+    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_spurious), (2, 2, 0, 0));
+    // Both resend exactly the two lost segments, in order.
+    assert_eq!(reno.trace.retx.seq, reno.trace.drops.seq);
+    assert_eq!(newreno.trace.retx.seq, newreno.trace.drops.seq);
+}
