@@ -94,23 +94,20 @@ impl OnOff {
     /// Called at `next_wake()`: returns the bytes the application writes now.
     pub fn wake(&mut self, now: Nanos) -> u64 {
         let mut bytes = 0;
-        match self.on_until {
-            None => {
-                // An on period begins.
-                let until = now.saturating_add(self.draw(self.cfg.on));
-                match self.cfg.load {
-                    Load::Burst(b) => {
-                        bytes = b.div_ceil(self.mss) * self.mss;
-                        self.enter_off(until);
-                        return self.write(bytes);
-                    }
-                    Load::Rate(_) => {
-                        self.on_until = Some(until);
-                        self.credited_at = now;
-                    }
+        if self.on_until.is_none() {
+            // An on period begins.
+            let until = now.saturating_add(self.draw(self.cfg.on));
+            match self.cfg.load {
+                Load::Burst(b) => {
+                    bytes = b.div_ceil(self.mss) * self.mss;
+                    self.enter_off(until);
+                    return self.write(bytes);
+                }
+                Load::Rate(_) => {
+                    self.on_until = Some(until);
+                    self.credited_at = now;
                 }
             }
-            Some(_) => {}
         }
         let Load::Rate(bps) = self.cfg.load else { return 0 };
         let until = self.on_until.unwrap_or(now);
