@@ -634,3 +634,18 @@ fn with_room_to_send_during_recovery_reno_repairs_the_second_loss_in_a_second_fa
     assert_eq!(reno.trace.retx.seq, reno.trace.drops.seq);
     assert_eq!(newreno.trace.retx.seq, newreno.trace.drops.seq);
 }
+
+#[test]
+fn an_onoff_source_restarts_from_the_initial_window_after_idling_longer_than_the_rto() {
+    // Bursts of 50 segments (72 400 B) at 0, 3 and 6 s on the lossless path. The first burst is
+    // sent in slow start from IW = 10: 50 ACKs of one MSS each leave cwnd = (10 + 50)·1448 =
+    // 86 880 B. At 3 s nothing has been sent for ~2.9 s, more than the 1 s RTO (RFC 6298 floor),
+    // so RFC 5681 §4.1 cuts cwnd to min(IW, cwnd) = 14 480 B before the second burst.
+    let r = sim(&onoff_flows(1, "burst = \"72400B\", off = \"3s\", dist = \"fixed\"", ""), &["simulation.duration=7s"]);
+    let w = &r.trace.window;
+    let at = |t: u64| w.time.iter().rposition(|&x| x <= t).map(|i| w.cwnd[i]);
+    assert_eq!(at(3 * SEC - 1), Some(86_880), "cwnd after the first burst");
+    assert_eq!(at(3 * SEC), Some(14_480), "restart window at the second burst");
+    assert_eq!(r.flows[0].bytes_delivered, 3 * 72_400);
+    assert_eq!(r.flows[0].retransmissions(), 0);
+}

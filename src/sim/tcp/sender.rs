@@ -77,6 +77,10 @@ pub struct Sender {
     cwr_until: u64,
     /// Set CWR on the next new data segment.
     cwr_pending: bool,
+    /// Initial window in bytes, the restart window's cap after idle (RFC 5681 §4.1).
+    iw: u64,
+    /// When a segment last went out (None: never).
+    last_send: Option<Nanos>,
     pub stats: SenderStats,
 }
 
@@ -115,6 +119,8 @@ impl Sender {
             max_cwnd: None,
             cwr_until: 0,
             cwr_pending: false,
+            iw: cfg.init_cwnd as u64 * mss,
+            last_send: None,
             stats: SenderStats::default(),
         }
     }
@@ -130,6 +136,13 @@ impl Sender {
     /// The application hands over `bytes` more (an on/off source); send what the windows allow.
     /// Whole segments keep segment boundaries at multiples of the MSS.
     pub fn write(&mut self, bytes: u64, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        // RFC 5681 §4.1: after sending nothing for longer than the RTO, restart from
+        // RW = min(IW, cwnd) rather than release a stale window as one burst. Only a source that
+        // writes over time can go idle with new data to send, so bulk transfers never get here.
+        if self.last_send.is_some_and(|t| now.saturating_sub(t) > self.rto()) && self.win.cwnd > self.iw {
+            self.win.cwnd = self.iw;
+            self.trace_window(now, trace);
+        }
         self.app_bytes = self.app_bytes.saturating_add(bytes);
         self.send_allowed(now, out, trace);
     }
@@ -251,6 +264,7 @@ impl Sender {
             ts_ecr: 0,
         });
         self.stats.segments_sent += 1;
+        self.last_send = Some(now);
         self.stats.bytes_sent += len as u64;
         if self.rto_deadline.is_none() {
             self.arm_timer(now); // RFC 6298 §5.1
