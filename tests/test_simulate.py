@@ -147,3 +147,20 @@ def test_cli_plot_draws_a_figure(tmp_path):
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = run("simulate", DROPTAIL10, "--plot", tmp_path / "run.bmp")
     assert bad.returncode == 2 and "--plot" in bad.stderr
+
+
+def test_reno_and_onoff_sources_are_scenario_settings_from_python():
+    # Two flows writing 1 Mb/s half the time (fixed 100/100 ms periods): 0.5 Mb/s each on an
+    # uncongested 10 Mb/s path, measured from each flow's jittered start to the end (±5 %: the
+    # last partial period and the data still in flight).
+    text = TINY.replace(
+        'bytes = "3000B"',
+        'count = 2\nstart_jitter = "100ms"\napp = { kind = "onoff", rate = "1Mbps", on = "100ms", off = "100ms", dist = "fixed" }',
+    )
+    r = rttlab.simulate(text, set=["tcp.cc=reno", "simulation.duration=10s"])
+    assert r.flows["goodput_bps"].tolist() == pytest.approx([0.5e6, 0.5e6], rel=0.05)
+    assert (r.flows["start"] < 0.1).all()
+    with pytest.raises(rttlab.ScenarioError, match=r"^flows\[0\]\.app\.off: an on/off source needs"):
+        rttlab.simulate(TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }'))
+    with pytest.raises(rttlab.ScenarioError, match=r"known: reno, newreno, westwood\+"):
+        rttlab.simulate(TINY, set=["tcp.cc=cubic"])

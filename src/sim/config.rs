@@ -307,15 +307,22 @@ pub struct FlowGroupCfg {
     /// Number of identical flows in this group (default 1).
     #[serde(default = "one")]
     pub count: u32,
-    /// Start of the group's first flow.
-    #[serde(default = "zero")]
-    pub start: Duration,
+    /// Start of the group's first flow: a time, or `"uniform(a, b)"` for a draw per flow.
+    #[serde(default)]
+    pub start: Start,
     /// Flow i of the group starts at start + i·start_step.
     #[serde(default = "zero")]
     pub start_step: Duration,
+    /// Each flow's start is delayed further by a uniform draw from [0, start_jitter), from the
+    /// flow's own random stream (seeded by simulation.seed).
+    #[serde(default = "zero")]
+    pub start_jitter: Duration,
     /// Bytes to transfer; absent or "inf" for an unlimited bulk transfer.
     #[serde(default)]
     pub bytes: Option<AppBytes>,
+    /// The application: bulk (default) or an on/off source.
+    #[serde(default)]
+    pub app: Option<AppCfg>,
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
     #[serde(default)]
     pub tcp: Option<TcpCfg>,
@@ -328,6 +335,61 @@ pub struct FlowGroupCfg {
 
 fn one() -> u32 {
     1
+}
+
+/// `app = { kind = "onoff", on = "500ms", off = "1s", dist = "exponential", rate = "2Mbps" }` or
+/// with `burst = "64KB"` instead of `rate`; `app = { kind = "bulk" }` is the default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppCfg {
+    /// "bulk" or "onoff".
+    pub kind: String,
+    /// Mean on and off period lengths.
+    pub on: Option<Duration>,
+    pub off: Option<Duration>,
+    /// "exponential" (default) or "fixed".
+    pub dist: Option<String>,
+    /// Sending rate while on.
+    pub rate: Option<Bandwidth>,
+    /// Bytes written at the start of each on period (instead of a rate).
+    pub burst: Option<ByteSize>,
+}
+
+/// A flow's start: fixed (`"1s"`, `from == to`) or uniform over [from, to) (`"uniform(0s, 1s)"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Start {
+    pub from: crate::time::Nanos,
+    pub to: crate::time::Nanos,
+}
+
+impl Start {
+    pub fn parse(text: &str) -> Option<Self> {
+        let t = text.trim();
+        if let Some(args) = t.strip_prefix("uniform(").and_then(|r| r.strip_suffix(')')) {
+            let (a, b) = args.split_once(',')?;
+            let (from, to) = (crate::time::parse_duration(a)?, crate::time::parse_duration(b)?);
+            return (from <= to).then_some(Start { from, to });
+        }
+        crate::time::parse_duration(t).map(|at| Start { from: at, to: at })
+    }
+}
+
+impl<'de> Deserialize<'de> for Start {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Float(f64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(d)? {
+            Raw::Int(n) => n.to_string(),
+            Raw::Float(x) => x.to_string(),
+            Raw::Text(t) => t,
+        };
+        Start::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("cannot read '{text}' as a start time such as \"1s\" or \"uniform(0s, 1s)\" (from ≤ to)")))
+    }
 }
 
 /// "inf" or a byte size.
@@ -558,6 +620,10 @@ mod fuzz {
         "tcp.rto.min_rto",
         "flows.0.count",
         "flows.0.bytes",
+        "flows.0.start_jitter",
+        "flows.0.app.kind",
+        "flows.0.app.off",
+        "flows.0.app.rate",
         "flows.1.count",
         "nonsense.deep.key",
     ];

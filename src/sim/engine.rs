@@ -2,6 +2,7 @@
 //! nanosecond time, enum dispatch for events. Same network + flows + seed → the same event sequence,
 //! bit for bit (checked through [`Outcome::event_hash`]).
 
+use super::app::OnOff;
 use super::link::Departure;
 use super::packet::{FlowId, Kind, NodeId, Packet};
 use super::queue::Verdict;
@@ -26,6 +27,8 @@ enum Event {
     QueueSample,
     /// Snapshot counters: measurements start here.
     Warmup,
+    /// Flow f's on/off application wakes up (writes data, changes period).
+    App(FlowId),
 }
 
 impl Event {
@@ -39,6 +42,7 @@ impl Event {
             Event::DelAck(f) => 5 | (*f as u64) << 8,
             Event::QueueSample => 6,
             Event::Warmup => 7,
+            Event::App(f) => 8 | (*f as u64) << 8,
         }
     }
 }
@@ -89,13 +93,22 @@ pub struct Flow {
     /// Bytes delivered and sent when measurement began (warm-up).
     pub delivered_at_warmup: u64,
     pub sent_at_warmup: u64,
+    /// An on/off source feeding the sender over time; None: bulk, all data there at the start.
+    pub app: Option<OnOff>,
     rto_event_at: Option<Nanos>,
     delack_event_at: Option<Nanos>,
 }
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, rto_event_at: None, delack_event_at: None }
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, app: None, rto_event_at: None, delack_event_at: None }
+    }
+
+    /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
+    pub fn with_app(mut self, app: OnOff) -> Self {
+        self.app = Some(app);
+        self.app_bytes = u64::MAX;
+        self
     }
 }
 
@@ -137,6 +150,11 @@ impl Engine {
         for f in 0..e.flows.len() {
             let start = e.flows[f].start;
             e.schedule(start, Event::FlowStart(f as FlowId));
+            if let Some(app) = &e.flows[f].app {
+                // Scheduled after FlowStart, so at equal times the sender starts first.
+                let wake = app.next_wake();
+                e.schedule(wake, Event::App(f as FlowId));
+            }
         }
         if warmup > 0 {
             e.schedule(warmup, Event::Warmup);
@@ -218,6 +236,20 @@ impl Engine {
                     self.trace.queue(now, i as u32, q.len() as u32, q.bytes(), c.queue.average());
                 }
                 self.schedule(now.saturating_add(self.sample_interval), Event::QueueSample);
+            }
+            Event::App(f) => {
+                let flow = &mut self.flows[f as usize];
+                if let Some(app) = &mut flow.app {
+                    let bytes = app.wake(now);
+                    let next = app.next_wake();
+                    if bytes > 0 {
+                        flow.sender.write(bytes, now, &mut self.out, &mut self.trace);
+                    }
+                    if next <= self.end {
+                        self.schedule(next, Event::App(f));
+                    }
+                }
+                self.flush(f);
             }
             Event::Warmup => {
                 for f in &mut self.flows {

@@ -5,6 +5,7 @@
 //! [`engine::Engine`] runs it and [`run`] returns a [`SimResult`] with per-flow and per-channel
 //! summaries and columnar [`trace`]s. Deterministic: same scenario + seed → identical results.
 
+pub mod app;
 pub mod config;
 pub mod engine;
 pub mod error_model;
@@ -21,7 +22,9 @@ pub mod units;
 mod tests;
 
 use crate::time::Nanos;
-use config::{invalid, ConfigError, ErrorCfg, LinkCfg, QueueCfg, Scenario, TcpCfg};
+use app::{Dist, Load, OnOff, OnOffConfig};
+use config::{invalid, AppCfg, ConfigError, ErrorCfg, LinkCfg, QueueCfg, Scenario, TcpCfg};
+use rng::{Component, Stream};
 use engine::{Engine, Flow};
 use error_model::ErrorModel;
 use link::ChannelSpec;
@@ -393,6 +396,54 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     Ok((network, endpoints))
 }
 
+/// An on/off source's settings, or None for a bulk transfer; every mistake names its key.
+fn build_app(cfg: Option<&AppCfg>, key: &str) -> Result<Option<OnOffConfig>, ConfigError> {
+    let Some(cfg) = cfg else { return Ok(None) };
+    let onoff_keys = [("on", cfg.on.is_some()), ("off", cfg.off.is_some()), ("dist", cfg.dist.is_some()), ("rate", cfg.rate.is_some()), ("burst", cfg.burst.is_some())];
+    match cfg.kind.as_str() {
+        "bulk" => match onoff_keys.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(invalid(format!("{key}.{name}"), "does not apply to kind = \"bulk\"")),
+            None => Ok(None),
+        },
+        "onoff" | "on-off" => {
+            let dist = match cfg.dist.as_deref().unwrap_or("exponential") {
+                "exponential" | "exp" => Dist::Exponential,
+                "fixed" | "constant" => Dist::Fixed,
+                other => return Err(invalid(format!("{key}.dist"), format!("'{other}' is not exponential or fixed"))),
+            };
+            let off = cfg.off.ok_or_else(|| invalid(format!("{key}.off"), "an on/off source needs the mean off time"))?.0;
+            let (load, on) = match (cfg.rate, cfg.burst) {
+                (Some(r), None) => {
+                    let on = cfg.on.ok_or_else(|| invalid(format!("{key}.on"), "a rate source needs the mean on time"))?.0;
+                    if on == 0 {
+                        return Err(invalid(format!("{key}.on"), "must be positive"));
+                    }
+                    (Load::Rate(r.0), on)
+                }
+                (None, Some(b)) => {
+                    if cfg.on.is_some() {
+                        return Err(invalid(format!("{key}.on"), "a burst source writes at the start of each on period; give off only"));
+                    }
+                    if b.0 == 0 {
+                        return Err(invalid(format!("{key}.burst"), "must be at least one byte"));
+                    }
+                    if off == 0 {
+                        return Err(invalid(format!("{key}.off"), "a burst source needs a positive off time between bursts"));
+                    }
+                    (Load::Burst(b.0), 0)
+                }
+                (Some(_), Some(_)) => return Err(invalid(format!("{key}.burst"), "give rate or burst, not both")),
+                (None, None) => return Err(invalid(format!("{key}.rate"), "an on/off source needs rate (while on) or burst (per on period)")),
+            };
+            if on.saturating_add(off) == 0 {
+                return Err(invalid(format!("{key}.off"), "on and off cannot both be zero"));
+            }
+            Ok(Some(OnOffConfig { on, off, dist, load }))
+        }
+        other => Err(invalid(format!("{key}.kind"), format!("unknown application '{other}' (known: bulk, onoff)"))),
+    }
+}
+
 /// Build the engine for a scenario, validating everything a parse could not.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     let sim = &s.simulation;
@@ -433,14 +484,30 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             Some(b) => b,
             None => u64::MAX,
         };
+        let app = build_app(group.app.as_ref(), &format!("flows[{g}].app"))?;
+        if app.is_some() && group.bytes.is_some() {
+            return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
+        }
+        let app_bytes = if app.is_some() { 0 } else { app_bytes };
         for i in 0..group.count as u64 {
             let f = flows.len();
-            let start = group.start.0.saturating_add(group.start_step.0.saturating_mul(i));
+            let mut start = group.start.from.saturating_add(group.start_step.0.saturating_mul(i));
+            // Each flow draws from its own stream: adding a flow never moves another's start.
+            let mut rng = Stream::new(sim.seed, Component::FlowStart(f as u32));
+            for spread in [group.start.to - group.start.from, group.start_jitter.0] {
+                if spread > 0 {
+                    start = start.saturating_add((rng.uniform() * spread as f64) as Nanos);
+                }
+            }
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];
             let sender = Sender::new(f as u32, src, dst, &tcp, app_bytes, estimator);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            flows.push(Flow::new(sender, receiver, src, dst, start, app_bytes));
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes);
+            flows.push(match app {
+                Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
+                None => flow,
+            });
         }
     }
     Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0))

@@ -19,6 +19,10 @@ pub enum Component {
     ChannelErrors(u32),
     /// The AQM of channel `n`'s queue.
     Queue(u32),
+    /// Flow `n`'s application (on/off period lengths).
+    App(u32),
+    /// Flow `n`'s random start time.
+    FlowStart(u32),
 }
 
 impl Component {
@@ -26,6 +30,8 @@ impl Component {
         match self {
             Component::ChannelErrors(n) => (n as u64) << 8 | 1,
             Component::Queue(n) => (n as u64) << 8 | 2,
+            Component::App(n) => (n as u64) << 8 | 3,
+            Component::FlowStart(n) => (n as u64) << 8 | 4,
         }
     }
 }

@@ -438,3 +438,214 @@ fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
     let r = sim(&example("dumbbell-n10-droptail"), &["tcp.cc=westwood+", "simulation.duration=30s", "simulation.warmup=5s"]);
     assert!(r.jain_index.unwrap() > 0.9 && r.channels[r.bottleneck].utilisation > 0.95);
 }
+
+/// One flow held to a 20-segment receiver window (far below the ~137 packets of BDP + buffer, so
+/// nothing is lost to congestion), with the given scheduled losses on the bottleneck.
+fn rwnd_limited(cc: &str, losses: &str) -> SimResult {
+    sim(
+        &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"),
+        &["simulation.duration=5s", &format!("tcp.cc={cc}"), &format!("topology.bottleneck.losses={losses}")],
+    )
+}
+
+#[test]
+fn two_losses_in_one_window_cost_reno_a_timeout_where_newreno_recovers_both() {
+    // Two entries at 1 s drop two consecutive segments n, n+1 of a full 20-segment window (both
+    // first transmissions: nothing was lost before). Reasoned out:
+    // - Both: the 18 segments after them bring 18 dupACKs; the third starts fast recovery,
+    //   resends n, ssthresh = 20/2 = 10 segments. The rwnd holds the flight at 20, so no new data
+    //   goes out however far cwnd inflates.
+    // - NewReno: the ACK of resent n is partial (up to n+1): resend n+1 at once (RFC 6582), whose
+    //   ACK covers everything → 1 recovery, 2 fast retransmissions, no timeout.
+    // - Reno: the same partial ACK ends recovery (cwnd = ssthresh = 10 segments, 19 in flight:
+    //   nothing may be sent) and n+1's dupACKs were all spent in the first recovery, so nothing
+    //   comes back until the timer resends n+1 → 1 recovery, 1 fast and 1 timeout retransmission.
+    let newreno = rwnd_limited("newreno", r#"["1s", "1s"]"#);
+    let reno = rwnd_limited("reno", r#"["1s", "1s"]"#);
+    assert_eq!(newreno.trace.drops.seq.len(), 2);
+    assert_eq!(newreno.trace.drops.seq[1] - newreno.trace.drops.seq[0], 1448, "consecutive segments");
+    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    let (n, r) = (&newreno.flows[0], &reno.flows[0]);
+    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_timeout), (1, 2, 0, 0));
+    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_timeout), (1, 1, 1, 1));
+    assert_eq!((n.retx_spurious, r.retx_spurious), (0, 0));
+    assert!(r.bytes_delivered < n.bytes_delivered, "Reno idles through the RTO");
+}
+
+#[test]
+fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
+    // One loss per window is what Reno was built for: each is one fast recovery ended by a full
+    // ACK, in both variants. (They differ after it: Reno deflates to ssthresh, NewReno to
+    // min(ssthresh, FlightSize + SMSS); with nothing sent during recovery, that is 2 segments.)
+    for losses in [r#"["1s"]"#, r#"["1s", "2s", "3s"]"#] {
+        let newreno = rwnd_limited("newreno", losses);
+        let reno = rwnd_limited("reno", losses);
+        let count = |r: &SimResult| {
+            let f = &r.flows[0];
+            (f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_timeout, f.retx_spurious, r.channels[r.bottleneck].drops_scheduled)
+        };
+        let k = if losses.contains("2s") { 3 } else { 1 };
+        assert_eq!(count(&newreno), (k, k, 0, 0, 0, k), "{losses}");
+        assert_eq!(count(&reno), count(&newreno), "{losses}");
+        // Until the first loss both runs are one and the same.
+        let before = |r: &SimResult| r.trace.retx.time.first().copied();
+        assert_eq!(before(&reno), before(&newreno));
+    }
+}
+
+#[test]
+fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
+    use super::tcp::cc::{CcKind, CongestionOps, Recovery};
+    assert_eq!(CcKind::parse("reno"), Some(CcKind::Reno));
+    assert_eq!(CcKind::parse("newreno"), Some(CcKind::NewReno));
+    assert_eq!(CcKind::Reno.build().recovery(), Recovery::Reno);
+    assert_eq!(CcKind::NewReno.build().recovery(), Recovery::NewReno);
+    assert_eq!(CcKind::Westwood.build().recovery(), Recovery::NewReno, "Westwood+ keeps NewReno recovery");
+}
+
+/// `count` flows of an on/off application through the 10 Mb/s dumbbell of `one_flow`.
+fn onoff_flows(count: u32, app: &str, extra: &str) -> String {
+    one_flow(&format!("count = {count}\napp = {{ kind = \"onoff\", {app} }}\n{extra}"))
+}
+
+#[test]
+fn an_onoff_source_delivers_its_configured_average_load() {
+    // 2 Mb/s while on, on/off means 200/300 ms: 0.8 Mb/s on average, far below the 10 Mb/s
+    // bottleneck, so what is written is delivered (minus at most one window still in flight).
+    // Fixed periods: exact up to the last partial on period, ±2 %. Exponential: over 300 s ≈ 600
+    // cycles the on fraction p̂ = Σon/Σcycle has standard error
+    // √Var(on − 0.4·cycle)/(E[cycle]·√600) = √(0.6²·0.2² + 0.4²·0.3²)/(0.5·√600) ≈ 0.014,
+    // 3.5 % of p = 0.4; ±15 % is more than four standard errors.
+    for (dist, tolerance) in [("fixed", 0.02), ("exponential", 0.15)] {
+        let r = sim(&onoff_flows(1, &format!("rate = \"2Mbps\", on = \"200ms\", off = \"300ms\", dist = \"{dist}\""), ""), &["simulation.duration=300s"]);
+        let f = &r.flows[0];
+        let ratio = f.goodput_bps / 0.8e6;
+        println!("{dist}: goodput {:.4} Mb/s, ratio {ratio:.4}", f.goodput_bps / 1e6);
+        assert!((ratio - 1.0).abs() < tolerance, "{dist}: ratio {ratio}");
+        assert_eq!(f.completed_at, None, "an on/off source never completes");
+        assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "uncongested");
+    }
+    // A burst source: 30 kB every 300 ms (fixed) = 0.8 Mb/s, rounded up to whole segments:
+    // 21 segments of 1448 B = 30 408 B per burst → 0.81088 Mb/s.
+    let r = sim(&onoff_flows(1, "burst = \"30kB\", off = \"300ms\", dist = \"fixed\"", ""), &["simulation.duration=60s"]);
+    let ratio = r.flows[0].goodput_bps / 0.81088e6;
+    assert!((ratio - 1.0).abs() < 0.01, "burst: ratio {ratio}");
+}
+
+#[test]
+fn onoff_runs_and_random_starts_repeat_with_the_seed_and_change_with_another() {
+    let text = onoff_flows(5, "rate = \"3Mbps\", on = \"300ms\", off = \"500ms\"", "start_jitter = \"1s\"");
+    let a = sim(&text, &["simulation.duration=20s"]);
+    let b = sim(&text, &["simulation.duration=20s"]);
+    assert_eq!(a.event_hash, b.event_hash);
+    assert_eq!(a.flows, b.flows);
+    let c = sim(&text, &["simulation.duration=20s", "simulation.seed=2"]);
+    assert_ne!(a.event_hash, c.event_hash);
+    let starts = |r: &SimResult| r.flows.iter().map(|f| f.start).collect::<Vec<_>>();
+    assert_ne!(starts(&a), starts(&c));
+    // The flows' periods differ from one another: each has its own stream.
+    let sent: Vec<u64> = a.flows.iter().map(|f| f.bytes_sent).collect();
+    assert!(sent.windows(2).any(|w| w[0] != w[1]), "{sent:?}");
+}
+
+#[test]
+fn random_starts_fall_within_start_and_start_plus_jitter() {
+    // 50 draws from [1 s, 3 s): each of the two 200 ms end slices is missed by all 50 with
+    // probability 0.9⁵⁰ ≈ 0.5 %, so the draws should reach into both.
+    // The two spellings draw the same way from the same per-flow stream.
+    let mut runs = Vec::new();
+    for start in ["start = \"1s\"\nstart_jitter = \"2s\"", "start = \"uniform(1s, 3s)\""] {
+        let r = sim(&one_flow(&format!("count = 50\n{start}\nbytes = \"10KB\"")), &["simulation.duration=4s"]);
+        let starts: Vec<u64> = r.flows.iter().map(|f| f.start).collect();
+        assert!(starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)), "{starts:?}");
+        assert!(*starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS, "{starts:?}");
+        assert!(r.flows.iter().all(|f| f.completed_at.is_some_and(|c| c > f.start)), "every flow ran after its start");
+        runs.push(starts);
+    }
+    assert_eq!(runs[0], runs[1]);
+    // Without jitter, start and start_step alone decide, as before.
+    let fixed = sim(&one_flow("count = 3\nstart = \"1s\"\nstart_step = \"100ms\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
+    assert_eq!(fixed.flows.iter().map(|f| f.start).collect::<Vec<_>>(), vec![SEC, 1100 * MS, 1200 * MS]);
+}
+
+#[test]
+fn application_mistakes_name_their_key() {
+    let cases = [
+        ("app = { kind = \"ftp\" }", "flows[0].app.kind: unknown application 'ftp'"),
+        ("app = { kind = \"onoff\", on = \"1s\", rate = \"1Mbps\" }", "flows[0].app.off: an on/off source needs"),
+        ("app = { kind = \"onoff\", off = \"1s\" }", "flows[0].app.rate: an on/off source needs rate"),
+        ("app = { kind = \"onoff\", off = \"1s\", rate = \"1Mbps\" }", "flows[0].app.on: a rate source needs"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\", burst = \"1KB\" }", "flows[0].app.burst: give rate or burst"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", burst = \"1KB\" }", "flows[0].app.on: a burst source"),
+        ("app = { kind = \"onoff\", off = \"0s\", burst = \"1KB\" }", "flows[0].app.off: a burst source needs a positive"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\", dist = \"pareto\" }", "flows[0].app.dist: 'pareto'"),
+        ("app = { kind = \"onoff\", on = \"1s\", off = \"1s\", rate = \"1Mbps\" }\nbytes = \"1MB\"", "flows[0].bytes: an on/off source"),
+        ("app = { kind = \"bulk\", rate = \"1Mbps\" }", "flows[0].app.rate: does not apply to kind = \"bulk\""),
+        ("app = { kind = \"onoff\", off = \"1s\", rate = \"fast\" }", "flows[0].app.rate: invalid value"),
+        ("app = { kind = \"onoff\", of = \"1s\" }", "flows[0].app.of: unknown field `of`"),
+        ("start_jitter = \"soon\"", "flows[0].start_jitter: invalid value"),
+        ("start = \"uniform(2s, 1s)\"", "flows[0].start: cannot read 'uniform(2s, 1s)'"),
+        ("start = \"uniform(1s)\"", "flows[0].start: cannot read"),
+    ];
+    for (extra, needle) in cases {
+        let err = run_toml(&one_flow(extra), &[]).err().unwrap_or_else(|| panic!("accepted: {extra}")).to_string();
+        assert!(err.starts_with(needle), "{extra}: {err}");
+    }
+}
+
+#[test]
+fn the_receiver_window_caps_the_flight_at_rwnd_per_rtt() {
+    // rwnd = k segments on the lossless 10 Mb/s path: k segments take k·1.2 ms at the bottleneck,
+    // less than the 45.48992 ms RTT of a full segment (tiny-transfer test) for k ≤ 20, so no queue
+    // builds and each RTT delivers exactly k·1448 B: 2.5465 Mb/s for k = 10, twice that for 20.
+    // cwnd itself keeps growing in slow start (no loss), far past rwnd: rwnd is the only limit.
+    for k in [10u64, 20] {
+        let r = sim(&one_flow(&format!("start = \"0s\"\ntcp = {{ rwnd = \"{}B\" }}", k * 1448)), &["simulation.duration=11s", "simulation.warmup=1s"]);
+        let f = &r.flows[0];
+        let expected = (k * 1448 * 8) as f64 / 0.045_489_92;
+        let ratio = f.goodput_bps / expected;
+        assert!((ratio - 1.0).abs() < 0.01, "rwnd {k} segments: goodput {} vs {expected}", f.goodput_bps);
+        assert!(f.final_cwnd > 10 * k * 1448, "cwnd {} grew past rwnd", f.final_cwnd);
+        assert_eq!(f.retransmissions(), 0);
+    }
+}
+
+#[test]
+fn with_room_to_send_during_recovery_reno_repairs_the_second_loss_in_a_second_fast_recovery() {
+    // Congestion avoidance from 20 segments (init_ssthresh), no rwnd limit, a 1000-packet buffer:
+    // by 1 s cwnd W ≈ 39 segments (56 654 B in the window trace) and nothing overflows. Two consecutive segments
+    // n, n+1 are lost; W − 2 dupACKs inflate cwnd to W/2 + W − 2, so about W/2 − 2 new segments
+    // go out during the first recovery. Reno leaves recovery on the ACK of resent n (partial: up
+    // to n+1); the new segments then arrive behind the hole at n+1 and bring W/2 − 2 ≥ 3 fresh
+    // dupACKs: a second fast recovery resends n+1. NewReno resends n+1 on the partial ACK.
+    let run = |cc: &str| {
+        sim(
+            &one_flow("start = \"0s\"\ntcp = { init_ssthresh = \"28960B\" }"),
+            &["simulation.duration=3s", "topology.bottleneck.queue.limit=1000p", &format!("tcp.cc={cc}"), r#"topology.bottleneck.losses=["1s", "1s"]"#],
+        )
+    };
+    let (newreno, reno) = (run("newreno"), run("reno"));
+    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    assert_eq!(newreno.trace.drops.seq.len(), 2);
+    let (n, r) = (&newreno.flows[0], &reno.flows[0]);
+    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_spurious), (1, 2, 0, 0));
+    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_spurious), (2, 2, 0, 0));
+    // Both resend exactly the two lost segments, in order.
+    assert_eq!(reno.trace.retx.seq, reno.trace.drops.seq);
+    assert_eq!(newreno.trace.retx.seq, newreno.trace.drops.seq);
+}
+
+#[test]
+fn an_onoff_source_restarts_from_the_initial_window_after_idling_longer_than_the_rto() {
+    // Bursts of 50 segments (72 400 B) at 0, 3 and 6 s on the lossless path. The first burst is
+    // sent in slow start from IW = 10: 50 ACKs of one MSS each leave cwnd = (10 + 50)·1448 =
+    // 86 880 B. At 3 s nothing has been sent for ~2.9 s, more than the 1 s RTO (RFC 6298 floor),
+    // so RFC 5681 §4.1 cuts cwnd to min(IW, cwnd) = 14 480 B before the second burst.
+    let r = sim(&onoff_flows(1, "burst = \"72400B\", off = \"3s\", dist = \"fixed\"", ""), &["simulation.duration=7s"]);
+    let w = &r.trace.window;
+    let at = |t: u64| w.time.iter().rposition(|&x| x <= t).map(|i| w.cwnd[i]);
+    assert_eq!(at(3 * SEC - 1), Some(86_880), "cwnd after the first burst");
+    assert_eq!(at(3 * SEC), Some(14_480), "restart window at the second burst");
+    assert_eq!(r.flows[0].bytes_delivered, 3 * 72_400);
+    assert_eq!(r.flows[0].retransmissions(), 0);
+}

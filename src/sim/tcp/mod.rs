@@ -1,4 +1,4 @@
-//! TCP endpoints for the simulator: a bulk sender with NewReno loss recovery (RFC 5681, RFC 6582),
+//! TCP endpoints for the simulator: a sender with Reno or NewReno loss recovery (RFC 5681, RFC 6582),
 //! RTO from any [`crate::rtt`] estimator with Karn and back-off applied once through
 //! [`crate::rtt::timer`], and a cumulative-ACK receiver with optional delayed ACKs, timestamps and
 //! ECN. Window arithmetic lives behind [`cc::CongestionControl`] so other schemes plug in there.

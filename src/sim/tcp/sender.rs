@@ -1,7 +1,9 @@
-//! Bulk-data TCP sender: NewReno loss recovery (RFC 5681 §3.2, RFC 6582 §3.2), RFC 6298 timer
-//! management, ECN reaction (RFC 3168 §6.1.2). Sequence numbers count payload bytes from 0.
+//! TCP sender: Reno or NewReno loss recovery (RFC 5681 §3.2, RFC 6582 §3.2; the congestion
+//! control picks, see [`Recovery`]), RFC 6298 timer management, ECN reaction (RFC 3168 §6.1.2).
+//! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
+//! over time through [`Sender::write`].
 
-use super::cc::{AckEvent, CongestionControl, CongestionOps, Signal, Window};
+use super::cc::{AckEvent, CongestionControl, CongestionOps, Recovery, Signal, Window};
 use super::{RecoveryTimeout, Sampling, TcpConfig};
 use crate::rtt::timer::{karn_accepts, Backoff};
 use crate::rtt::{Context, Estimator, RttEstimator};
@@ -54,12 +56,15 @@ pub struct Sender {
     win: Window,
     rwnd: u64,
     cc: CongestionControl,
+    /// Fast-recovery mechanics, fixed by the congestion control at construction.
+    recovery: Recovery,
     estimator: Estimator,
     backoff: Backoff,
     rto_deadline: Option<Nanos>,
     dupacks: u32,
     in_recovery: bool,
     /// RFC 6582 `recover`, stored as one past the highest byte sent at the time (None = ISS).
+    /// Reno keeps it only to tell whether a timeout ends the current recovery episode.
     recover: Option<u64>,
     partial_ack_seen: bool,
     /// The timed segment (end sequence, send time) in `Sampling::Timed` mode.
@@ -72,12 +77,17 @@ pub struct Sender {
     cwr_until: u64,
     /// Set CWR on the next new data segment.
     cwr_pending: bool,
+    /// Initial window in bytes, the restart window's cap after idle (RFC 5681 §4.1).
+    iw: u64,
+    /// When a segment last went out (None: never).
+    last_send: Option<Nanos>,
     pub stats: SenderStats,
 }
 
 impl Sender {
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, estimator: Estimator) -> Self {
         let mss = cfg.mss as u64;
+        let cc = cfg.cc.build();
         Self {
             flow,
             src,
@@ -95,7 +105,8 @@ impl Sender {
             segments: VecDeque::new(),
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
             rwnd: cfg.rwnd,
-            cc: cfg.cc.build(),
+            recovery: cc.recovery(),
+            cc,
             estimator,
             backoff: Backoff::default(),
             rto_deadline: None,
@@ -108,6 +119,8 @@ impl Sender {
             max_cwnd: None,
             cwr_until: 0,
             cwr_pending: false,
+            iw: cfg.init_cwnd as u64 * mss,
+            last_send: None,
             stats: SenderStats::default(),
         }
     }
@@ -118,6 +131,20 @@ impl Sender {
 
     pub fn snd_una(&self) -> u64 {
         self.snd_una
+    }
+
+    /// The application hands over `bytes` more (an on/off source); send what the windows allow.
+    /// Whole segments keep segment boundaries at multiples of the MSS.
+    pub fn write(&mut self, bytes: u64, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        // RFC 5681 §4.1: after sending nothing for longer than the RTO, restart from
+        // RW = min(IW, cwnd) rather than release a stale window as one burst. Only a source that
+        // writes over time can go idle with new data to send, so bulk transfers never get here.
+        if self.last_send.is_some_and(|t| now.saturating_sub(t) > self.rto()) && self.win.cwnd > self.iw {
+            self.win.cwnd = self.iw;
+            self.trace_window(now, trace);
+        }
+        self.app_bytes = self.app_bytes.saturating_add(bytes);
+        self.send_allowed(now, out, trace);
     }
 
     /// All the application's data is acknowledged.
@@ -237,6 +264,7 @@ impl Sender {
             ts_ecr: 0,
         });
         self.stats.segments_sent += 1;
+        self.last_send = Some(now);
         self.stats.bytes_sent += len as u64;
         if self.rto_deadline.is_none() {
             self.arm_timer(now); // RFC 6298 §5.1
@@ -320,8 +348,10 @@ impl Sender {
         let mut restart_timer = true;
         if self.in_recovery {
             let recover = self.recover.unwrap_or(0);
-            if ack >= recover {
-                // Full ACK (RFC 6582 §3.2 step 3).
+            // RFC 5681 §3.2 step 6: Reno leaves on the first ACK of new data, partial or not;
+            // a second loss in the window then needs three new dupACKs or the timer.
+            if ack >= recover || self.recovery == Recovery::Reno {
+                // Full ACK (RFC 6582 §3.2 step 3), or any new ACK for Reno.
                 self.in_recovery = false;
                 self.dupacks = 0;
                 let flight = self.flight();
@@ -379,7 +409,8 @@ impl Sender {
         } else if self.dupacks == 3 {
             // RFC 6582 §3.2 step 2: enter fast retransmit only if the ACK covers more than
             // `recover`, so one window's losses cause one reduction.
-            if self.recover.is_some_and(|r| self.snd_una <= r) {
+            // Reno has no `recover`: every third dupACK outside recovery starts a new one.
+            if self.recovery == Recovery::NewReno && self.recover.is_some_and(|r| self.snd_una <= r) {
                 return;
             }
             self.max_cwnd = Some(self.win.cwnd as f64 / mss as f64);

@@ -1,5 +1,6 @@
 //! Congestion control: how the window grows and how far it falls. Loss *detection* and recovery
-//! (dupACK counting, NewReno partial ACKs, the RTO) stay in the sender; a scheme decides the numbers,
+//! (dupACK counting, NewReno partial ACKs, the RTO) stay in the sender; a scheme decides the numbers
+//! and names the recovery variant the sender runs for it ([`Recovery`]),
 //! like Linux's `tcp_congestion_ops` (`cong_avoid`, `ssthresh`, `pkts_acked`, `cwnd_event`).
 //!
 //! Adding a scheme: one file here implementing [`CongestionOps`], one variant in
@@ -17,6 +18,7 @@
 //!   already passes cwnd, ssthresh and the pre-loss window in [`crate::rtt::Context`].
 
 pub mod new_reno;
+pub mod reno;
 pub mod westwood;
 
 use crate::time::Nanos;
@@ -68,21 +70,35 @@ pub trait CongestionOps {
     fn on_timeout(&mut self, w: &mut Window);
     /// Every accepted RTT sample (delay-based schemes: Vegas' BaseRTT, Westwood+'s RTT_min).
     fn on_rtt_sample(&mut self, _rtt: Nanos, _now: Nanos) {}
+    /// The loss-recovery variant the sender runs for this scheme (no default: each scheme says).
+    fn recovery(&self) -> Recovery;
+}
+
+/// Which fast-recovery mechanics the sender runs (the sender implements both; the scheme picks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 5681 §3.2: leave fast recovery on the first ACK of new data, partial or not; further
+    /// losses of the window wait for three more dupACKs or the timer.
+    Reno,
+    /// RFC 6582 §3.2: stay in recovery until `recover` is acknowledged, resending on partial ACKs.
+    NewReno,
 }
 
 /// Which scheme a flow uses, as named in scenario files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CcKind {
+    Reno,
     NewReno,
     Westwood,
 }
 
 impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["newreno", "westwood+"];
+    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "westwood+"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
-            "newreno" | "new_reno" | "reno" => Some(CcKind::NewReno),
+            "reno" => Some(CcKind::Reno),
+            "newreno" | "new_reno" => Some(CcKind::NewReno),
             "westwood+" | "westwood" => Some(CcKind::Westwood),
             _ => None,
         }
@@ -90,6 +106,7 @@ impl CcKind {
 
     pub fn build(self) -> CongestionControl {
         match self {
+            CcKind::Reno => CongestionControl::Reno(reno::Reno),
             CcKind::NewReno => CongestionControl::NewReno(new_reno::NewReno),
             CcKind::Westwood => CongestionControl::Westwood(Box::default()),
         }
@@ -99,6 +116,7 @@ impl CcKind {
 /// Enum dispatch: no virtual call per ACK.
 #[derive(Debug, Clone)]
 pub enum CongestionControl {
+    Reno(reno::Reno),
     NewReno(new_reno::NewReno),
     /// Boxed so NewReno flows do not carry Westwood+'s estimator state.
     Westwood(Box<westwood::Westwood>),
@@ -108,6 +126,7 @@ impl CongestionOps for CongestionControl {
     #[inline]
     fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) {
         match self {
+            CongestionControl::Reno(c) => c.on_ack_event(w, ev),
             CongestionControl::NewReno(c) => c.on_ack_event(w, ev),
             CongestionControl::Westwood(c) => c.on_ack_event(w, ev),
         }
@@ -115,6 +134,7 @@ impl CongestionOps for CongestionControl {
     #[inline]
     fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
         match self {
+            CongestionControl::Reno(c) => c.on_ack(w, acked, now),
             CongestionControl::NewReno(c) => c.on_ack(w, acked, now),
             CongestionControl::Westwood(c) => c.on_ack(w, acked, now),
         }
@@ -122,25 +142,36 @@ impl CongestionOps for CongestionControl {
     #[inline]
     fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
         match self {
+            CongestionControl::Reno(c) => c.ssthresh(w, flight, signal),
             CongestionControl::NewReno(c) => c.ssthresh(w, flight, signal),
             CongestionControl::Westwood(c) => c.ssthresh(w, flight, signal),
         }
     }
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
         match self {
+            CongestionControl::Reno(c) => c.on_recovery_exit(w, flight),
             CongestionControl::NewReno(c) => c.on_recovery_exit(w, flight),
             CongestionControl::Westwood(c) => c.on_recovery_exit(w, flight),
         }
     }
     fn on_timeout(&mut self, w: &mut Window) {
         match self {
+            CongestionControl::Reno(c) => c.on_timeout(w),
             CongestionControl::NewReno(c) => c.on_timeout(w),
             CongestionControl::Westwood(c) => c.on_timeout(w),
+        }
+    }
+    fn recovery(&self) -> Recovery {
+        match self {
+            CongestionControl::Reno(c) => c.recovery(),
+            CongestionControl::NewReno(c) => c.recovery(),
+            CongestionControl::Westwood(c) => c.recovery(),
         }
     }
     #[inline]
     fn on_rtt_sample(&mut self, rtt: Nanos, now: Nanos) {
         match self {
+            CongestionControl::Reno(c) => c.on_rtt_sample(rtt, now),
             CongestionControl::NewReno(c) => c.on_rtt_sample(rtt, now),
             CongestionControl::Westwood(c) => c.on_rtt_sample(rtt, now),
         }

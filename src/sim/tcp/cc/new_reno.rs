@@ -1,28 +1,21 @@
-//! Reno window arithmetic (RFC 5681 §3.1) with the NewReno exit rule (RFC 6582 §3.2 step 3) —
-//! ALGORITHMS.md §§9.1–9.2. The partial-ACK logic itself lives in the sender.
+//! NewReno (RFC 6582) — ALGORITHMS.md §9.2: Reno's window arithmetic (RFC 5681 §3.1, see
+//! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
+//! lives in the sender, selected by [`Recovery::NewReno`].
 
-use super::{CongestionOps, Signal, Window};
+use super::reno::Reno;
+use super::{CongestionOps, Recovery, Signal, Window};
 use crate::time::Nanos;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NewReno;
 
 impl CongestionOps for NewReno {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, _now: Nanos) {
-        if w.cwnd < w.ssthresh {
-            // RFC 5681 §3.1 eq. (2): slow start, cwnd += min(N, SMSS) per ACK.
-            w.cwnd += acked.min(w.mss);
-        } else {
-            // RFC 5681 §3.1 eq. (3): congestion avoidance, cwnd += SMSS·SMSS/cwnd per ACK, at
-            // least one byte so tiny increments still add up.
-            w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
-        }
+    fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
+        Reno.on_ack(w, acked, now) // RFC 6582 changes recovery only, not growth
     }
 
-    fn ssthresh(&mut self, _w: &Window, flight: u64, _signal: Signal) -> u64 {
-        // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS); RFC 3168 §6.1.2 uses the
-        // same reduction for ECN-Echo.
-        (flight / 2).max(2 * _w.mss)
+    fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
+        Reno.ssthresh(w, flight, signal)
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
@@ -32,8 +25,11 @@ impl CongestionOps for NewReno {
     }
 
     fn on_timeout(&mut self, w: &mut Window) {
-        // RFC 5681 §3.1: cwnd = loss window = 1 full-sized segment.
-        w.cwnd = w.mss;
+        Reno.on_timeout(w)
+    }
+
+    fn recovery(&self) -> Recovery {
+        Recovery::NewReno
     }
 }
 
@@ -44,29 +40,20 @@ mod tests {
     const MSS: u64 = 1000;
 
     #[test]
-    fn slow_start_adds_at_most_one_mss_per_ack() {
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
-        NewReno.on_ack(&mut w, 2 * MSS, 0);
-        assert_eq!(w.cwnd, 11 * MSS, "a delayed ACK covering two segments still adds one MSS");
-        NewReno.on_ack(&mut w, 300, 0);
-        assert_eq!(w.cwnd, 11 * MSS + 300);
-    }
-
-    #[test]
-    fn congestion_avoidance_adds_about_one_mss_per_window() {
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
-        for _ in 0..10 {
-            NewReno.on_ack(&mut w, MSS, 0);
+    fn newreno_grows_and_halves_exactly_as_reno() {
+        let mut a = Window { cwnd: 10 * MSS, ssthresh: 12 * MSS, mss: MSS };
+        let mut b = a;
+        for acked in [MSS, 2 * MSS, 300, MSS, MSS, MSS] {
+            NewReno.on_ack(&mut a, acked, 0);
+            Reno.on_ack(&mut b, acked, 0);
         }
-        // Ten ACKs of 100, 99, 98, ... bytes: a little under one MSS.
-        assert!(w.cwnd > 10 * MSS + 950 && w.cwnd < 11 * MSS, "{}", w.cwnd);
+        assert_eq!(a, b);
+        assert_eq!(NewReno.ssthresh(&a, 20 * MSS, Signal::FastRetransmit), 10 * MSS);
     }
 
     #[test]
-    fn ssthresh_halves_the_flight_but_never_below_two_segments() {
-        let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
-        assert_eq!(NewReno.ssthresh(&w, 20 * MSS, Signal::FastRetransmit), 10 * MSS);
-        assert_eq!(NewReno.ssthresh(&w, 3 * MSS, Signal::Timeout), 2 * MSS);
+    fn newreno_asks_the_sender_for_partial_ack_recovery() {
+        assert_eq!(NewReno.recovery(), Recovery::NewReno);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! of fast recovery, cwnd = ssthresh = ER when recovery completes, ssthresh = ER on a timeout.
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
-use super::{AckEvent, CongestionOps, Signal, Window};
+use super::{AckEvent, CongestionOps, Recovery, Signal, Window};
 use crate::time::{Nanos, MS, SEC};
 
 /// `TCP_WESTWOOD_RTT_MIN` = HZ/20: a bandwidth sample spans at least 50 ms.
@@ -114,7 +114,7 @@ impl CongestionOps for Westwood {
     }
 
     fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
-        super::new_reno::NewReno.on_ack(w, acked, now); // probing phase = Reno
+        super::reno::Reno.on_ack(w, acked, now); // probing phase = Reno
     }
 
     fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
@@ -125,7 +125,7 @@ impl CongestionOps for Westwood {
                 self.eligible_window(w.mss)
             }
             // Linux keeps Reno's halving at the start of recovery (tcp_reno_ssthresh).
-            _ => super::new_reno::NewReno.ssthresh(w, flight, signal),
+            _ => super::reno::Reno.ssthresh(w, flight, signal),
         }
     }
 
@@ -138,6 +138,11 @@ impl CongestionOps for Westwood {
 
     fn on_timeout(&mut self, w: &mut Window) {
         w.cwnd = w.mss;
+    }
+
+    fn recovery(&self) -> Recovery {
+        // Linux runs Westwood+ on top of its own (SACK/NewReno-style) recovery; here NewReno's.
+        Recovery::NewReno
     }
 }
 
