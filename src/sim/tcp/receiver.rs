@@ -189,23 +189,7 @@ mod tests {
     use crate::time::MS;
 
     fn seg(seq: u64, len: u32) -> Packet {
-        Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
-            kind: Kind::Data,
-            size: len + 52,
-            seq,
-            len,
-            ack: 0,
-            rwnd: 0,
-            tx: 0,
-            ecn: Ecn::NotEct,
-            ece: false,
-            cwr: false,
-            ts_val: 0,
-            ts_ecr: 0,
-        }
+        Packet { seq, ..crate::sim::queue::test_packet(len + 52) }
     }
 
     fn receiver(delayed: bool) -> Receiver {
