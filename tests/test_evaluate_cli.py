@@ -170,3 +170,17 @@ def test_real_captures_evaluate_with_pooled_scores_equal_to_the_sum_of_connectio
     assert len(doc["connections"]) > 10
     scored = sum(max(c["samples"] - 1, 0) for c in doc["connections"])
     assert doc["rows"][0]["samples"] == scored
+
+
+def test_error_messages_keep_bracketed_user_text(write):
+    # rich would swallow "[...]" as markup; the file's own bytes must reach the user intact.
+    out = run("flows", write("g.pcap", b"[abc] not a capture"))
+    assert out.returncode == 2
+    assert "[5b, 61, 62, 63]" in out.stderr, out.stderr
+
+
+def test_a_scenario_that_is_not_toml_is_one_line_naming_the_file(write):
+    path = write("s.toml", "root:x:0:0:root:/root:/bin/bash\n")
+    out = run("simulate", path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"rttlab: error: {path}: scenario is not valid TOML: line 1, column 32: key with no value, expected `=`"

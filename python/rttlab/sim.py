@@ -167,6 +167,7 @@ def simulate(
     ``set``: ``key.path=value`` overrides applied before parsing, as a list of strings or a
     mapping (``{"topology.bottleneck.bandwidth": "20Mbps"}``). ``seed`` overrides
     ``simulation.seed``. Raises :class:`rttlab.ScenarioError` naming the offending key."""
+    path = None
     if isinstance(scenario, str) and "\n" in scenario:
         text = scenario
     else:
@@ -180,7 +181,12 @@ def simulate(
         if not isinstance(seed, int) or seed < 0:
             raise _core.ScenarioError(f"seed must be a non-negative integer, got {seed!r}")
         overrides.append(f"simulation.seed={seed}")
-    raw = _core.simulate(text, overrides)
+    try:
+        raw = _core.simulate(text, overrides)
+    except _core.ScenarioError as e:
+        if path is None:
+            raise
+        raise _core.ScenarioError(f"{path}: {e}") from None
     flows = _frame(raw["flows"])
     flows["start"] = flows.pop("start_ns") / 1e9
     completed = flows.pop("completed_ns").astype("float64")

@@ -19,6 +19,21 @@ pub enum ConfigError {
     Io { path: String, reason: String },
 }
 
+/// toml's error renders the offending line with a caret over several lines; users get one:
+/// `line L, column C: message`.
+fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let message = e.message().lines().next().unwrap_or("").trim();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            ConfigError::Syntax(format!("line {line}, column {column}: {message}"))
+        }
+        None => ConfigError::Syntax(message.to_string()),
+    }
+}
+
 pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key: key.into(), reason: reason.into() }
 }
@@ -487,7 +502,7 @@ fn merge_group_tcp(root: &mut toml::Table) {
 impl Scenario {
     /// Parse a scenario from TOML text, applying `key.path=value` overrides first.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax(e.to_string().trim().to_string()))?;
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| syntax_error(text, &e))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -515,6 +530,13 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_syntax_errors_are_one_line_with_line_and_column() {
+        let err = Scenario::from_toml("[simulation]\nduration = \"1s\"\nroot:x:0\n", &[]).unwrap_err().to_string();
+        assert!(err.starts_with("scenario is not valid TOML: line 3, column "), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 
     const MINIMAL: &str = r#"
         [simulation]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from rttlab.capture import METHODS, path_samples, read_captures
@@ -34,7 +35,7 @@ def _read(captures: list[Path], include_ambiguous: bool = False, quiet: bool = F
     for capture, (samples, _) in zip(captures, results):
         for w in samples.attrs["warnings"]:
             prefix = "" if str(w).startswith(str(capture)) else f"{capture}: "
-            stderr.print(f"[yellow]rttlab: warning:[/] {prefix}{w}", highlight=False, soft_wrap=True)
+            stderr.print(f"[yellow]rttlab: warning:[/] {escape(f'{prefix}{w}')}", highlight=False, soft_wrap=True)
     return results
 
 

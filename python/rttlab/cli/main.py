@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from rttlab import InputError, ParameterError, ScenarioError
 from rttlab.cli import capture as capture_cmd
@@ -33,7 +34,8 @@ def main() -> None:
     try:
         app()
     except (CliError, InputError, ParameterError, ScenarioError) as e:
-        stderr.print(f"[bold red]rttlab: error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        # The message may hold user text with brackets (file bytes, TOML): never read it as markup.
+        stderr.print(f"[bold red]rttlab: error:[/] {escape(str(e))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         stderr.print("rttlab: interrupted")
