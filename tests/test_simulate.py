@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,8 +77,11 @@ def test_the_same_seed_repeats_exactly_and_overrides_change_the_run():
 
 
 def test_scenario_errors_name_the_key():
-    with pytest.raises(rttlab.ScenarioError, match=r"^topology\.bottleneck\.bandwidth: invalid value: string \"fast\", expected a bandwidth"):
+    # Errors from a scenario file name the file first, then the key.
+    with pytest.raises(rttlab.ScenarioError, match="^" + re.escape(str(DROPTAIL10)) + r": topology\.bottleneck\.bandwidth: invalid value: string \"fast\", expected a bandwidth"):
         rttlab.simulate(DROPTAIL10, set=["topology.bottleneck.bandwidth=fast"])
+    with pytest.raises(rttlab.ScenarioError, match=r"^topology\.bottleneck\.bandwidth: invalid value"):
+        rttlab.simulate(DROPTAIL10.read_text(), set=["topology.bottleneck.bandwidth=fast"])
     with pytest.raises(rttlab.ScenarioError, match="no-such-file.toml"):
         rttlab.simulate("no-such-file.toml")
 
