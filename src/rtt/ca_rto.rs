@@ -17,6 +17,7 @@
 //! Without a cwnd in the context (open-loop trace replay) there is no contention signal, and
 //! CA-RTO is exactly its RFC 2988 base.
 
+use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
 use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
@@ -74,9 +75,8 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct CaRto {
     cfg: Config,
-    a: f64,
-    d: f64,
-    has_sample: bool,
+    /// The base timer: §III's A and D are RFC 6298's SRTT and RTTVAR (RFC 2988 gains).
+    base: Rfc6298,
     seen_max_cwnd: f64,
     /// c·p of the current timer arm, in ns.
     extension: f64,
@@ -85,7 +85,14 @@ pub struct CaRto {
 
 impl CaRto {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, a: 0.0, d: 0.0, has_sample: false, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
+        let base = Rfc6298::new(rfc6298::Config {
+            granularity: cfg.granularity,
+            min_rto: cfg.min_rto,
+            max_rto: cfg.max_rto,
+            initial_rto: cfg.initial_rto,
+            k: 4.0,
+        });
+        Self { cfg, base, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
     }
 
     /// The current random extension c·p.
@@ -99,29 +106,20 @@ impl CaRto {
 }
 
 impl RttEstimator for CaRto {
-    fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
-        let m = rtt as f64;
-        if self.has_sample {
-            // §III: Diff = M − A; A += g·Diff; D += d(|Diff| − D).
-            let diff = m - self.a;
-            self.a += 0.125 * diff;
-            self.d += 0.25 * (diff.abs() - self.d);
-        } else {
-            self.a = m;
-            self.d = m / 2.0;
-            self.has_sample = true;
-        }
+    /// §III: Diff = M − A; A += g·Diff; D += d(|Diff| − D) — RFC 6298's update with g = 1/8, d = 1/4.
+    fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
+        self.base.on_sample(rtt, ctx);
     }
 
     fn prediction(&self) -> Option<Nanos> {
-        self.has_sample.then(|| round_ns(self.a))
+        self.base.prediction()
     }
 
     fn rto(&self) -> Nanos {
-        if !self.has_sample {
-            return self.cfg.initial_rto.max(self.cfg.min_rto).min(self.cfg.max_rto);
+        if self.base.prediction().is_none() {
+            return self.base.rto(); // the initial RTO
         }
-        let base = self.a + (self.cfg.granularity as f64).max(4.0 * self.d);
+        let base = self.base.srtt() + (self.cfg.granularity as f64).max(4.0 * self.base.rttvar());
         round_ns(base + self.extension).max(self.cfg.min_rto).min(self.cfg.max_rto)
     }
 
