@@ -54,6 +54,12 @@ fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
+/// A duration as users write it (`10ms`, `1.5s`, a bare number of seconds) → ns, or None.
+#[pyfunction]
+fn parse_duration(text: &str) -> Option<u64> {
+    crate::time::parse_duration(text)
+}
+
 /// Every registered estimator: name, summary, source and parameter specs.
 #[pyfunction]
 fn estimators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
@@ -407,6 +413,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("ParameterError", m.py().get_type::<ParameterError>())?;
     m.add_function(wrap_pyfunction!(read_series, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(estimators, m)?)?;
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;

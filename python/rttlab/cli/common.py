@@ -23,21 +23,16 @@ def fail(message: str) -> NoReturn:
 
 
 def parse_duration(text: str, what: str) -> float:
-    """'10ms', '1s', '250us' or a bare number of seconds → seconds."""
-    t = text.strip()
-    for unit, scale in (("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)):
-        if t.endswith(unit):
-            t, factor = t[: -len(unit)], scale
-            break
-    else:
-        factor = 1.0
-    try:
-        value = float(t) * factor
-    except ValueError:
+    """'10ms', '1s', '250us' or a bare number of seconds → seconds (the core's parser, the same
+    one estimator parameters and scenario files use)."""
+    from rttlab import _core
+
+    ns = _core.parse_duration(text)
+    if ns is None:
         fail(f"{what}: cannot read '{text}' as a duration such as 10ms or 1s")
-    if not math.isfinite(value) or value <= 0:
+    if ns == 0:
         fail(f"{what}: must be a positive duration, got '{text}'")
-    return value
+    return ns / 1e9
 
 
 def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
