@@ -42,11 +42,11 @@ def set_path(doc: dict, assignment: str) -> None:
 
 
 def seconds(text: str | float | int) -> float:
-    t = str(text).strip()
-    for unit, scale in (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
-        if t.endswith(unit):
-            return float(t[: -len(unit)]) * scale
-    return float(t)
+    """A scenario duration in seconds, read by rttlab's own parser (`20ms`, `1s`, bare seconds)."""
+    ns = rttlab._core.parse_duration(str(text))
+    if ns is None:
+        raise SystemExit(f"ns3_compare: cannot read {text!r} as a duration")
+    return ns / 1e9
 
 
 def run_ns3(doc: dict) -> dict:
