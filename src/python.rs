@@ -264,6 +264,12 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     if a.read.orphan_packets > 0 {
         warnings.push(format!("{path}: {} packets name an undescribed interface and were skipped", a.read.orphan_packets));
     }
+    if let Some(lt) = k.first_unsupported_link {
+        warnings.push(format!(
+            "{path}: {} frames of link type {lt} were skipped: rttlab reads Ethernet, Linux cooked (v1, v2), raw IP, PPP and BSD/OpenBSD loopback frames",
+            k.unsupported_link
+        ));
+    }
     out.set_item("read", read)?;
     out.set_item("warnings", warnings)?;
     Ok(out)

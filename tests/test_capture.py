@@ -42,8 +42,8 @@ def tcp_frame(c2s: bool, seq: int, ack: int, flags: int, payload: int = 0, ts: t
     return eth + ip + tcp + b"\xab" * payload
 
 
-def pcap(packets: list[tuple[float, bytes]]) -> bytes:
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+def pcap(packets: list[tuple[float, bytes]], linktype: int = 1) -> bytes:
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, linktype)]
     for t, frame in packets:
         us = round(t * 1e6)
         out.append(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)) + frame)
@@ -105,6 +105,24 @@ def test_a_capture_cut_mid_packet_keeps_earlier_samples_and_warns(write):
     out = run("flows", path)
     assert out.returncode == 0
     assert "damaged at packet 7" in out.stderr
+
+
+def test_ppp_captures_as_ns3_writes_them_give_the_ethernet_samples(write):
+    """ns-3's point-to-point devices write DLT_PPP (9): a bare 2-byte protocol field, 0x0021 for IPv4."""
+    ppp = [(t, b"\x00\x21" + frame[14:]) for t, frame in transfer()]
+    eth_samples, _ = read_capture(write("eth.pcap", pcap(transfer())))
+    ppp_samples, _ = read_capture(write("ppp.pcap", pcap(ppp, linktype=9)))
+    assert len(ppp_samples) == len(eth_samples) > 0 and ppp_samples.attrs["warnings"] == []
+    pd.testing.assert_frame_equal(ppp_samples, eth_samples)
+
+
+def test_frames_of_an_unsupported_link_type_are_counted_and_named_in_a_warning(write):
+    path = write("usb.pcap", pcap(transfer(), linktype=189))
+    samples, _ = read_capture(path)
+    assert samples.empty and samples.attrs["counters"]["unsupported_link"] == len(transfer())
+    out = run("flows", path)
+    assert out.returncode == 0
+    assert f"{len(transfer())} frames of link type 189 were skipped" in out.stderr
 
 
 @pytest.mark.parametrize(

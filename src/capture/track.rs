@@ -63,6 +63,8 @@ pub struct Counters {
     pub tcp: u64,
     pub not_tcp: u64,
     pub unsupported_link: u64,
+    /// The first link type met that the decoder does not read (for the warning naming it).
+    pub first_unsupported_link: Option<u32>,
     pub non_first_fragments: u64,
     /// Frames whose headers were truncated or inconsistent (no TCP segment could be read).
     pub malformed: u64,
@@ -297,7 +299,10 @@ impl Tracker {
                 self.on_segment(&seg, t, f.number);
             }
             Err(Skip::NotTcp) => self.counters.not_tcp += 1,
-            Err(Skip::UnsupportedLink) => self.counters.unsupported_link += 1,
+            Err(Skip::UnsupportedLink) => {
+                self.counters.unsupported_link += 1;
+                self.counters.first_unsupported_link.get_or_insert(f.linktype);
+            }
             Err(Skip::NonFirstFragment) => self.counters.non_first_fragments += 1,
             Err(Skip::Malformed) => self.counters.malformed += 1,
         }

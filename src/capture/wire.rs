@@ -19,6 +19,11 @@ use etherparse::{
 pub mod linktype {
     pub const NULL: u32 = 0;
     pub const ETHERNET: u32 = 1;
+    /// PPP (RFC 1661), with or without RFC 1662's FF 03 address/control bytes: what ns-3's
+    /// point-to-point devices write.
+    pub const PPP: u32 = 9;
+    /// PPP in HDLC-like framing (RFC 1662).
+    pub const PPP_HDLC: u32 = 50;
     /// DLT_RAW as written by some BSD/old libpcap versions; raw IP, version from the first nibble.
     pub const RAW_12: u32 = 12;
     pub const RAW_14: u32 = 14;
@@ -138,6 +143,7 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<TcpSegment, Skip> {
             let proto = be16(frame, 0).ok_or(Skip::Malformed)?;
             ether_payload(proto, frame.get(20..).ok_or(Skip::Malformed)?)
         }
+        PPP | PPP_HDLC => ppp(frame),
         RAW | RAW_12 | RAW_14 => raw_ip(frame),
         IPV4 => ipv4(frame),
         IPV6 => ipv6(frame),
@@ -148,6 +154,27 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<TcpSegment, Skip> {
             raw_ip(frame.get(4..).ok_or(Skip::Malformed)?)
         }
         _ => Err(Skip::UnsupportedLink),
+    }
+}
+
+/// PPP: optional FF 03 (RFC 1662 §3.1), then the protocol field, one byte when compressed
+/// (RFC 1661 §6.5: a protocol number's low octet is odd, its high octet even).
+fn ppp(frame: &[u8]) -> Result<TcpSegment, Skip> {
+    const PPP_IPV4: u16 = 0x0021;
+    const PPP_IPV6: u16 = 0x0057;
+    let b = match frame {
+        [0xff, 0x03, rest @ ..] => rest,
+        _ => frame,
+    };
+    let (proto, rest) = match b {
+        [p, rest @ ..] if p & 1 == 1 => (u16::from(*p), rest),
+        [hi, lo, rest @ ..] => (u16::from_be_bytes([*hi, *lo]), rest),
+        _ => return Err(Skip::Malformed),
+    };
+    match proto {
+        PPP_IPV4 => ipv4(rest),
+        PPP_IPV6 => ipv6(rest),
+        _ => Err(Skip::NotTcp),
     }
 }
 
@@ -325,6 +352,16 @@ mod tests {
     }
 
     #[test]
+    fn ppp_frames_of_other_protocols_or_too_short_are_skipped_not_misread() {
+        let ip4 = ipv4_tcp(&TcpSpec::default());
+        // LCP (0xc021) is not IP.
+        assert_eq!(decode(linktype::PPP, &[&[0xc0, 0x21][..], &ip4].concat()), Err(Skip::NotTcp));
+        assert_eq!(decode(linktype::PPP, &[0xff, 0x03]), Err(Skip::Malformed));
+        assert_eq!(decode(linktype::PPP, &[0x00]), Err(Skip::Malformed));
+        assert_eq!(decode(4242, &ip4), Err(Skip::UnsupportedLink));
+    }
+
+    #[test]
     fn every_supported_link_type_reaches_the_same_tcp_segment() {
         let seg = TcpSpec { payload: 100, ..TcpSpec::default() };
         let ip4 = ipv4_tcp(&seg);
@@ -344,6 +381,11 @@ mod tests {
             (linktype::IPV6, ip6.clone(), true),
             (linktype::NULL, null4, false),
             (linktype::LOOP, loop6, true),
+            // ns-3's point-to-point pcap: bare two-byte protocol field.
+            (linktype::PPP, [&[0x00, 0x21][..], &ip4].concat(), false),
+            (linktype::PPP, [&[0xff, 0x03, 0x00, 0x57][..], &ip6].concat(), true),
+            // Protocol-field compression: IPv4's 0x0021 as the single byte 0x21.
+            (linktype::PPP_HDLC, [&[0xff, 0x03, 0x21][..], &ip4].concat(), false),
         ];
         for (lt, frame, v6) in cases {
             let d = decode(lt, &frame).unwrap_or_else(|e| panic!("link type {lt}: {e:?}"));
