@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 use rttlab::capture::wire::decode;
 
-const LINKS: [u32; 10] = [0, 1, 12, 14, 101, 108, 113, 228, 229, 276];
+const LINKS: [u32; 12] = [0, 1, 9, 12, 14, 50, 101, 108, 113, 228, 229, 276];
 
 fuzz_target!(|data: &[u8]| {
     if let Some((&pick, frame)) = data.split_first() {
