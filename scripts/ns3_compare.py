@@ -104,6 +104,10 @@ def run_ns3(doc: dict) -> dict:
         ns.Config.SetDefault("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
         ns.Config.SetDefault("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q.get("ecn", False))))
         ns.Config.SetDefault("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(1500))
+        # The idle-time correction counts the packets the link could have sent while idle at
+        # LinkBandwidth (default 1.5 Mb/s, not the link's own rate); rttlab uses the real link.
+        ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(str(b["bandwidth"]).replace(" ", ""))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(seconds(b["delay"]))))
     else:
         raise SystemExit(f"ns3_compare: queue kind {q['kind']!r} is not mapped to ns-3")
     bottleneck = p2p(b, "1p").Install(left.Get(0), right.Get(0))
