@@ -62,7 +62,7 @@ def run_ns3(doc: dict) -> dict:
     mss = int(str(tcp.get("mss", "1448")).rstrip("B"))
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp.get("sack", False))))
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
     ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp.get("ecn") else "Off"))
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))

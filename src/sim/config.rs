@@ -221,6 +221,9 @@ pub struct TcpCfg {
     pub timestamps: bool,
     #[serde(default)]
     pub ecn: bool,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery.
+    #[serde(default)]
+    pub sack: bool,
     /// ssthresh when the timer expires during fast recovery: "keep" (default, Linux) or
     /// "halve-flight" (RFC 5681 eq. 4 read literally).
     #[serde(default = "keep")]
@@ -273,6 +276,7 @@ impl Default for TcpCfg {
             delayed_ack_segments: 2,
             timestamps: false,
             ecn: false,
+            sack: false,
             rtt_sampling: timed(),
             recovery_timeout: keep(),
             rto: RtoCfg::default(),

@@ -298,6 +298,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         timestamps: cfg.timestamps,
         sampling,
         ecn: cfg.ecn,
+        sack: cfg.sack,
         recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
         estimator_params,

@@ -46,6 +46,45 @@ pub struct Packet {
     /// RFC 7323 TSval / TSecr (0 when timestamps are off).
     pub ts_val: Nanos,
     pub ts_ecr: Nanos,
+    /// RFC 2018 SACK blocks (ACKs of SACK-enabled flows; empty otherwise).
+    pub sack: SackBlocks,
+}
+
+/// Up to four SACK blocks (RFC 2018 §3: four fit in the option space, three beside timestamps),
+/// kept as [start, end) offsets from the ACK number so a packet stays small.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    offsets: [(u32, u32); 4],
+    len: u8,
+}
+
+impl SackBlocks {
+    pub const MAX: usize = 4;
+
+    /// Blocks as absolute [start, end) byte ranges above `ack`, in the order given (RFC 2018 §4:
+    /// the most recently changed first). Ranges that do not fit the offsets are left out.
+    pub fn new(ack: u64, blocks: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        let mut out = Self::default();
+        for (s, e) in blocks {
+            if out.len as usize == Self::MAX {
+                break;
+            }
+            if let (Some(Ok(s)), Some(Ok(e))) = (s.checked_sub(ack).map(u32::try_from), e.checked_sub(ack).map(u32::try_from)) {
+                out.offsets[out.len as usize] = (s, e);
+                out.len += 1;
+            }
+        }
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The blocks as absolute [start, end) ranges, given the packet's ACK number.
+    pub fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.offsets[..self.len as usize].iter().map(move |&(s, e)| (ack + s as u64, ack + e as u64))
+    }
 }
 
 impl Packet {

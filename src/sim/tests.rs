@@ -649,3 +649,43 @@ fn an_onoff_source_restarts_from_the_initial_window_after_idling_longer_than_the
     assert_eq!(r.flows[0].bytes_delivered, 3 * 72_400);
     assert_eq!(r.flows[0].retransmissions(), 0);
 }
+
+#[test]
+fn sack_repairs_four_losses_of_one_window_within_an_rtt_where_newreno_needs_one_rtt_each() {
+    // Four consecutive segments of a 20-segment (rwnd-held) window are dropped at 1 s. NewReno
+    // learns of one hole per partial ACK: four resends an RTT (~44 ms) apart. With SACK the
+    // dupACKs report the 16 segments after the holes, so RFC 6675's IsLost marks all four lost
+    // at once and they go out as pipe falls below cwnd, inside the same RTT.
+    let losses = r#"["1s", "1s", "1s", "1s"]"#;
+    let newreno = rwnd_limited("newreno", losses);
+    let sack = sim(
+        &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\", sack = true }"),
+        &["simulation.duration=5s", &format!("topology.bottleneck.losses={losses}")],
+    );
+    assert_eq!(sack.trace.drops.seq, newreno.trace.drops.seq, "the same four segments are lost");
+    for r in [&newreno, &sack] {
+        let f = &r.flows[0];
+        assert_eq!((f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_spurious), (1, 4, 0, 0));
+    }
+    let span = |r: &SimResult| r.trace.retx.time.last().unwrap() - r.trace.retx.time.first().unwrap();
+    assert!(span(&sack) < 44 * MS, "SACK resends all four within one RTT: {} ms", span(&sack) / MS);
+    assert!(span(&newreno) >= 3 * 44 * MS, "NewReno: one RTT per hole: {} ms", span(&newreno) / MS);
+    assert!(sack.flows[0].bytes_delivered > newreno.flows[0].bytes_delivered);
+}
+
+#[test]
+fn with_sack_a_slow_start_overshoot_is_repaired_without_a_spurious_resend() {
+    // The single-flow DropTail dumbbell: slow start overshoots the 100-packet queue and loses
+    // every other segment of a window. NewReno without SACK needs the timer and its go-back-N
+    // resends data that had arrived; RFC 6675 resends exactly the holes (and, as RFC 6675 has no
+    // way to see a resend lost again, one such loss here still waits for the timer).
+    let text = example("dumbbell-n1-droptail");
+    let plain = sim(&text, &["simulation.duration=10s"]);
+    let sack = sim(&text, &["simulation.duration=10s", "tcp.sack=true"]);
+    let (p, s) = (&plain.flows[0], &sack.flows[0]);
+    assert!(p.timeouts > 0 && p.retx_spurious > 0, "without SACK: {} timeouts, {} spurious", p.timeouts, p.retx_spurious);
+    assert_eq!(s.retx_spurious, 0);
+    assert!(s.timeouts < p.timeouts, "{} timeouts with SACK, {} without", s.timeouts, p.timeouts);
+    assert_eq!(s.retransmissions(), sack.channels[sack.bottleneck].drops_overflow, "one resend per drop");
+    assert!(s.bytes_delivered > p.bytes_delivered);
+}

@@ -186,6 +186,7 @@ pub(crate) fn test_packet(size: u32) -> Packet {
         cwr: false,
         ts_val: 0,
         ts_ecr: 0,
+        sack: Default::default(),
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod cc;
 pub mod receiver;
+pub mod scoreboard;
 pub mod sender;
 
 use crate::time::{Nanos, MS};
@@ -69,6 +70,9 @@ pub struct TcpConfig {
     pub sampling: Sampling,
     /// ECN-capable endpoints (RFC 3168 §6); negotiation assumed successful.
     pub ecn: bool,
+    /// SACK (RFC 2018) at both ends, with RFC 6675 loss recovery at the sender; negotiation
+    /// assumed successful.
+    pub sack: bool,
     pub recovery_timeout: RecoveryTimeout,
     /// RTO estimator name and parameters, as for [`crate::rtt::build`].
     pub estimator: String,
@@ -88,6 +92,7 @@ impl Default for TcpConfig {
             timestamps: false,
             sampling: Sampling::Timed,
             ecn: false,
+            sack: false,
             recovery_timeout: RecoveryTimeout::Keep,
             estimator: "rfc6298".into(),
             estimator_params: Vec::new(),

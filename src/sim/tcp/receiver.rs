@@ -1,9 +1,9 @@
-//! TCP receiver: cumulative ACKs, an out-of-order buffer, optional delayed ACKs (RFC 5681 §4.2),
-//! timestamp echo (RFC 7323 §4.3) and ECN-Echo (RFC 3168 §6.1.3). Delivers in-order bytes to the
+//! TCP receiver: cumulative ACKs, an out-of-order buffer, optional SACK blocks (RFC 2018), delayed
+//! ACKs (RFC 5681 §4.2), timestamp echo (RFC 7323 §4.3) and ECN-Echo (RFC 3168 §6.1.3). Delivers in-order bytes to the
 //! application at once (the application always reads).
 
 use super::{DelayedAck, TcpConfig};
-use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet};
+use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet, SackBlocks};
 use crate::time::Nanos;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,6 +31,11 @@ pub struct Receiver {
     rcv_nxt: u64,
     /// Out-of-order data held back, as sorted disjoint [start, end) ranges.
     ooo: Vec<(u64, u64)>,
+    /// SACK blocks on ACKs, at most this many (0: SACK off).
+    sack_blocks: usize,
+    /// First byte of the latest out-of-order arrivals, most recent first: RFC 2018 §4 orders
+    /// blocks by how recently they changed.
+    sack_recent: Vec<u64>,
     unacked_segments: u32,
     delack_deadline: Option<Nanos>,
     /// Echo CE with ECE until a CWR arrives (RFC 3168 §6.1.3).
@@ -56,6 +61,9 @@ impl Receiver {
             timestamps: cfg.timestamps,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            // RFC 2018 §3: 40 option bytes hold four blocks, three beside timestamps.
+            sack_blocks: if !cfg.sack { 0 } else if cfg.timestamps { 3 } else { 4 },
+            sack_recent: Vec::new(),
             unacked_segments: 0,
             delack_deadline: None,
             ece: false,
@@ -106,6 +114,11 @@ impl Receiver {
             true // RFC 5681 §4.2: duplicate → ACK at once (it may be a retransmission probe)
         } else if start > self.rcv_nxt {
             self.insert_ooo(start, end);
+            if self.sack_blocks > 0 {
+                self.sack_recent.retain(|&x| x != start);
+                self.sack_recent.insert(0, start);
+                self.sack_recent.truncate(SackBlocks::MAX);
+            }
             true // out of order → immediate duplicate ACK (RFC 5681 §4.2)
         } else {
             self.rcv_nxt = end;
@@ -158,6 +171,26 @@ impl Receiver {
         self.ooo.splice(i..j, [(s, e)]);
     }
 
+    /// RFC 2018 §4: the block holding the latest out-of-order arrival first, then the blocks of
+    /// the arrivals before it (each once), then any other held blocks, highest first.
+    fn sack_option(&self) -> SackBlocks {
+        if self.sack_blocks == 0 || self.ooo.is_empty() {
+            return SackBlocks::default();
+        }
+        let holding = |x: u64| self.ooo.iter().position(|&(s, e)| s <= x && x < e);
+        let mut picked: Vec<usize> = Vec::with_capacity(self.sack_blocks);
+        let recent = self.sack_recent.iter().filter_map(|&x| holding(x));
+        for i in recent.chain((0..self.ooo.len()).rev()) {
+            if picked.len() == self.sack_blocks {
+                break;
+            }
+            if !picked.contains(&i) {
+                picked.push(i);
+            }
+        }
+        SackBlocks::new(self.rcv_nxt, picked.into_iter().map(|i| self.ooo[i]))
+    }
+
     fn send_ack(&mut self, _now: Nanos, out: &mut Vec<Packet>) {
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -179,6 +212,7 @@ impl Receiver {
             cwr: false,
             ts_val: 0,
             ts_ecr: self.ts_recent,
+            sack: self.sack_option(),
         });
     }
 }
@@ -209,6 +243,30 @@ mod tests {
         assert_eq!(acks, [100, 100, 100, 400]);
         assert_eq!(delivered, 300);
         assert_eq!(r.stats.bytes_delivered, 400);
+    }
+
+    #[test]
+    fn sack_blocks_list_the_latest_arrival_first_then_earlier_ones_and_drop_acked_data() {
+        let cfg = TcpConfig { mss: 100, sack: true, timestamps: true, ..TcpConfig::default() };
+        let mut r = Receiver::new(0, 1, 0, &cfg);
+        let mut out = Vec::new();
+        let blocks = |p: &Packet| p.sack.iter(p.ack).collect::<Vec<_>>();
+        for seq in [0, 200, 600, 400, 300, 800] {
+            r.on_data(&seg(seq, 100), 0, &mut out);
+        }
+        assert!(blocks(&out[0]).is_empty(), "in order: no blocks");
+        assert_eq!(blocks(&out[1]), [(200, 300)]);
+        assert_eq!(blocks(&out[2]), [(600, 700), (200, 300)]);
+        assert_eq!(blocks(&out[3]), [(400, 500), (600, 700), (200, 300)]);
+        // 300 joins 200 and 400 into one block, reported first and once.
+        assert_eq!(blocks(&out[4]), [(200, 500), (600, 700)]);
+        // Three blocks at most beside timestamps (RFC 2018 §3).
+        r.on_data(&seg(1000, 100), 0, &mut out);
+        assert_eq!(blocks(&out[6]), [(1000, 1100), (800, 900), (200, 500)]);
+        // Filling the first hole acknowledges 0..500; the blocks above remain.
+        r.on_data(&seg(100, 100), 0, &mut out);
+        assert_eq!((out[7].ack, blocks(&out[7])), (500, vec![(1000, 1100), (800, 900), (600, 700)]));
+        assert!(receiver(false).sack_option().is_empty(), "SACK off: never any blocks");
     }
 
     #[test]

@@ -1,26 +1,17 @@
 //! TCP sender: Reno or NewReno loss recovery (RFC 5681 §3.2, RFC 6582 §3.2; the congestion
-//! control picks, see [`Recovery`]), RFC 6298 timer management, ECN reaction (RFC 3168 §6.1.2).
+//! control picks, see [`Recovery`]) or, with SACK, RFC 6675 loss recovery for any congestion
+//! control; RFC 6298 timer management, ECN reaction (RFC 3168 §6.1.2).
 //! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
 //! over time through [`Sender::write`].
 
 use super::cc::{AckEvent, CongestionControl, CongestionOps, Recovery, Signal, Window};
+use super::scoreboard::Scoreboard;
 use super::{RecoveryTimeout, Sampling, TcpConfig};
 use crate::rtt::timer::{karn_accepts, Backoff};
 use crate::rtt::{Context, Estimator, RttEstimator};
 use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet};
 use crate::sim::trace::{RetxCause, Trace};
 use crate::time::Nanos;
-use std::collections::VecDeque;
-
-/// One sent, not yet acknowledged segment.
-#[derive(Debug, Clone, Copy)]
-struct Segment {
-    seq: u64,
-    len: u32,
-    sent_at: Nanos,
-    /// Transmissions so far minus one (0 = never retransmitted).
-    tx: u8,
-}
 
 /// Counters reported per flow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +43,12 @@ pub struct Sender {
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
-    segments: VecDeque<Segment>,
+    board: Scoreboard,
+    /// SACK negotiated: RFC 6675 recovery, `pipe` instead of FlightSize for sending.
+    sack: bool,
+    /// RFC 6675 HighRxt, as one past the highest byte resent in this recovery (or since the
+    /// last timeout).
+    high_rxt: u64,
     win: Window,
     rwnd: u64,
     cc: CongestionControl,
@@ -102,7 +98,9 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            segments: VecDeque::new(),
+            board: Scoreboard::new(cfg.mss),
+            sack: cfg.sack,
+            high_rxt: 0,
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
             rwnd: cfg.rwnd,
             recovery: cc.recovery(),
@@ -196,6 +194,9 @@ impl Sender {
     /// Send what cwnd and rwnd allow, from snd_nxt (which is below snd_max after a timeout:
     /// go-back-N resends count as timeout retransmissions).
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        if self.sack {
+            return self.send_allowed_sack(now, out, trace);
+        }
         let wnd = self.win.cwnd.min(self.rwnd);
         while self.snd_nxt < self.app_bytes {
             let len = (self.mss as u64).min(self.app_bytes - self.snd_nxt);
@@ -212,22 +213,44 @@ impl Sender {
         }
     }
 
+    /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send NextSeg — the first segment deemed
+    /// lost (rule 1), else new data within the receiver's window (rule 2). Rules 3 and 4 (resending
+    /// unSACKed segments not yet deemed lost; the rescue retransmission) are left out: they only
+    /// act when the application has no new data, which bulk transfers never lack.
+    fn send_allowed_sack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        loop {
+            let pipe = self.board.pipe(self.flight());
+            if pipe + self.mss as u64 > self.win.cwnd {
+                break;
+            }
+            if let Some(seq) = self.board.first_lost() {
+                let cause = if self.in_recovery { RetxCause::Fast } else { RetxCause::Timeout };
+                let len = self.transmit(seq, now, Some(cause), out, trace);
+                self.high_rxt = self.high_rxt.max(seq + len as u64);
+                continue;
+            }
+            let len = (self.mss as u64).min(self.app_bytes.saturating_sub(self.snd_max));
+            if len == 0 || self.snd_max + len > self.snd_una + self.rwnd {
+                break;
+            }
+            self.transmit(self.snd_max, now, None, out, trace);
+            self.snd_nxt = self.snd_max;
+        }
+    }
+
     /// Put the segment starting at `seq` on the wire; returns its length.
     fn transmit(&mut self, seq: u64, now: Nanos, retx: Option<RetxCause>, out: &mut Vec<Packet>, trace: &mut Trace) -> u32 {
         let (len, tx) = if seq >= self.snd_max {
             let len = (self.mss as u64).min(self.app_bytes - seq) as u32;
-            self.segments.push_back(Segment { seq, len, sent_at: now, tx: 0 });
+            self.board.push(seq, len, now);
             self.snd_max = seq + len as u64;
             if self.sampling == Sampling::Timed && self.timed.is_none() {
                 self.timed = Some((self.snd_max, now));
             }
             (len, 0)
         } else {
-            // Segment boundaries never move: every segment but the last is one MSS from 0.
-            let front = self.segments.front().map_or(seq, |s| s.seq);
-            let idx = ((seq - front) / self.mss as u64) as usize;
-            let Some(s) = self.segments.get_mut(idx) else { return 0 };
-            debug_assert_eq!(s.seq, seq);
+            self.board.resent(seq);
+            let Some(s) = self.board.get_mut(seq) else { return 0 };
             s.tx = s.tx.saturating_add(1);
             s.sent_at = now;
             let (len, tx) = (s.len, s.tx);
@@ -262,6 +285,7 @@ impl Sender {
             cwr,
             ts_val: now,
             ts_ecr: 0,
+            sack: Default::default(),
         });
         self.stats.segments_sent += 1;
         self.last_send = Some(now);
@@ -302,17 +326,24 @@ impl Sender {
             return; // acknowledges data never sent: ignore (RFC 793 §3.9)
         }
         self.rwnd = pkt.rwnd;
+        // RFC 6675 §2: with SACK, a duplicate ACK is one that SACKs new data, so ACKs for
+        // duplicate segments (after a go-back-N resend, say) do not count.
+        let newly_sacked = if self.sack { self.board.apply_sack(pkt.sack.iter(pkt.ack)) } else { 0 };
+        if newly_sacked > 0 {
+            self.board.mark_lost(self.high_rxt);
+        }
+        let dupack = pkt.ack == self.snd_una && self.flight() > 0 && (!self.sack || newly_sacked > 0);
         let event = AckEvent {
             now,
             acked: pkt.ack.saturating_sub(self.snd_una),
-            dupack: pkt.ack == self.snd_una && self.flight() > 0,
+            dupack,
             ece: self.ecn && pkt.ece,
             in_recovery: self.in_recovery,
         };
         self.cc.on_ack_event(&self.win, &event);
         if pkt.ack > self.snd_una {
             self.on_new_ack(pkt, now, out, trace);
-        } else if pkt.ack == self.snd_una && self.flight() > 0 {
+        } else if dupack {
             self.on_dupack(now, out, trace);
         }
         if self.ecn && pkt.ece {
@@ -325,10 +356,9 @@ impl Sender {
         let ack = pkt.ack;
         let acked = ack - self.snd_una;
         let sample = self.take_sample(pkt, now);
-        while self.segments.front().is_some_and(|s| s.seq + s.len as u64 <= ack) {
-            self.segments.pop_front();
-        }
+        self.board.ack(ack);
         self.snd_una = ack;
+        self.high_rxt = self.high_rxt.max(ack);
         self.snd_nxt = self.snd_nxt.max(ack);
         // An RTT window ends when snd_una passes the snd_max recorded at its start (Linux rtt_seq).
         let new_window = ack >= self.rtt_window_end;
@@ -350,17 +380,20 @@ impl Sender {
             let recover = self.recover.unwrap_or(0);
             // RFC 5681 §3.2 step 6: Reno leaves on the first ACK of new data, partial or not;
             // a second loss in the window then needs three new dupACKs or the timer.
-            if ack >= recover || self.recovery == Recovery::Reno {
+            if ack >= recover || (self.recovery == Recovery::Reno && !self.sack) {
                 // Full ACK (RFC 6582 §3.2 step 3), or any new ACK for Reno.
                 self.in_recovery = false;
                 self.dupacks = 0;
                 let flight = self.flight();
                 self.cc.on_recovery_exit(&mut self.win, flight);
+            } else if self.sack {
+                // RFC 6675 §5 (B): a partial ACK only updates the scoreboard; NextSeg resends
+                // what it deems lost. The timer restarts on every new ACK (RFC 6298 §5.3).
             } else {
                 // Partial ACK (RFC 6582 §3.2 step 3): retransmit the first unacknowledged segment,
                 // deflate by the amount acknowledged, add back one MSS if at least one was.
                 self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
-                self.snd_nxt = self.snd_nxt.max(self.snd_una + self.segments.front().map_or(0, |s| s.len as u64));
+                self.snd_nxt = self.snd_nxt.max(self.snd_una + self.board.front().map_or(0, |s| s.len as u64));
                 let mss = self.mss as u64;
                 self.win.cwnd = self.win.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
                 self.win.cwnd = self.win.cwnd.max(mss);
@@ -394,13 +427,16 @@ impl Sender {
                 _ => None,
             },
             Sampling::EveryAck => {
-                let newest = self.segments.iter().take_while(|s| s.seq + s.len as u64 <= pkt.ack).last()?;
+                let newest = self.board.iter().take_while(|s| s.end() <= pkt.ack).last()?;
                 karn_accepts(newest.tx > 0, false).then(|| now - newest.sent_at)
             }
         }
     }
 
     fn on_dupack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        if self.sack {
+            return self.on_dupack_sack(now, out, trace);
+        }
         self.dupacks += 1;
         let mss = self.mss as u64;
         if self.in_recovery {
@@ -429,6 +465,41 @@ impl Sender {
         }
     }
 
+    /// RFC 6675 §5: count duplicate ACKs outside recovery; enter recovery at the third or as soon
+    /// as the first unacknowledged segment is deemed lost (steps 1–2), then (step 4) RecoveryPoint
+    /// = HighData, ssthresh = cwnd = the congestion control's answer for FlightSize (RFC 5681
+    /// eq. 4 for Reno and NewReno), resend the first segment. As after a NewReno timeout, a new
+    /// recovery starts only once the cumulative ACK passes the previous `recover` (RFC 6675 §5.1
+    /// keeps RecoveryPoint across a timeout for this reason).
+    fn on_dupack_sack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        if self.in_recovery {
+            return; // pipe already shrank by the SACKed bytes; send_allowed does the rest
+        }
+        self.dupacks += 1;
+        if self.dupacks < 3 && !self.board.is_lost(self.snd_una) {
+            return;
+        }
+        if self.recover.is_some_and(|r| self.snd_una <= r) {
+            return;
+        }
+        let mss = self.mss as u64;
+        self.max_cwnd = Some(self.win.cwnd as f64 / mss as f64);
+        let flight = self.flight();
+        self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::FastRetransmit);
+        self.win.cwnd = self.win.ssthresh;
+        self.recover = Some(self.snd_max);
+        self.cwr_until = self.snd_max;
+        self.in_recovery = true;
+        self.stats.fast_recoveries += 1;
+        self.timed = None;
+        self.high_rxt = self.snd_una;
+        // Step 4.3: the first segment is resent whatever pipe says.
+        self.board.mark_one_lost(self.snd_una);
+        let len = self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
+        self.high_rxt = self.snd_una + len as u64;
+        self.trace_window(now, trace);
+    }
+
     /// The retransmission timer expired (RFC 6298 §5.4–5.6, RFC 5681 §3.1, RFC 6582 §3.2 step 1).
     pub fn on_rto(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
         self.rto_deadline = None;
@@ -455,10 +526,21 @@ impl Sender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.timed = None;
-        self.snd_nxt = self.snd_una;
+        if self.sack {
+            // RFC 6675 §5.1: recovery ends; every unSACKed segment is resent before new data,
+            // SACKed ones are skipped.
+            self.board.mark_all_lost();
+            self.high_rxt = self.snd_una;
+        } else {
+            self.snd_nxt = self.snd_una; // go-back-N
+        }
         // §5.4 retransmit the earliest unacknowledged segment; transmit() restarts the timer (§5.6).
         let sent = self.transmit(self.snd_una, now, Some(RetxCause::Timeout), out, trace);
-        self.snd_nxt += sent as u64;
+        if self.sack {
+            self.high_rxt = self.snd_una + sent as u64;
+        } else {
+            self.snd_nxt += sent as u64;
+        }
         self.trace_window(now, trace);
     }
 }
