@@ -1,5 +1,11 @@
 //! Random Early Detection (Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993) with optional ECN marking
 //! (RFC 3168 §7) and "gentle" mode — ALGORITHMS.md §9.7.
+//!
+//! One rule comes from Floyd's reference implementation rather than the paper: no early or
+//! forced drop while the queue holds at most one packet (ns-2 `red.cc`, `qlen > 1`; kept by
+//! ns-3's `RedQueueDisc`, `nQueued > 1`). After a window reduction the queue drains while the
+//! slow average is still above min_th; dropping then would halve a window that no longer
+//! congests anything.
 
 use super::{DropCause, Fifo, Verdict};
 use crate::sim::packet::{Ecn, Packet};
@@ -79,7 +85,9 @@ impl Red {
     fn decide(&mut self, size: u32, rng: &mut Stream) -> Decision {
         let RedConfig { min_th, max_th, max_p, gentle, .. } = self.cfg;
         let avg = self.avg;
-        let p_b = if avg < min_th {
+        // A queue of at most one packet counts as below min_th (ns-2's `qlen > 1`, see above),
+        // and the next packet above starts a new run of `count` as a crossing of min_th does.
+        let p_b = if avg < min_th || self.fifo.len() <= 1 {
             self.count = -1;
             return Decision::Pass;
         } else if avg < max_th {
@@ -133,16 +141,37 @@ mod tests {
         RedConfig { min_th: 5.0, max_th: 15.0, w_q: 0.002, max_p: 0.1, gentle, ecn, mean_tx_time: 1_200_000, byte_mode_max_size: None }
     }
 
+    /// RED with the given average and two packets queued (RED leaves a queue of one alone).
     fn red_with_avg(avg: f64, c: RedConfig) -> Red {
         let mut r = Red::new(Limit::Packets(1000), c);
         r.avg = avg;
         r.idle_since = None;
+        r.fifo = busy_fifo();
         r
+    }
+
+    fn busy_fifo() -> Fifo {
+        let mut f = Fifo::new(Limit::Packets(1000));
+        f.push(test_packet(1500));
+        f.push(test_packet(1500));
+        f
+    }
+
+    #[test]
+    fn a_queue_of_one_packet_is_never_dropped_from_whatever_the_average() {
+        // ns-2/ns-3 `qlen > 1`: after a window cut the queue drains while avg lags above max_th.
+        let mut rng = Stream::new(1, Component::Queue(0));
+        let mut r = red_with_avg(40.0, RedConfig { w_q: 1e-12, ..cfg(false, false) });
+        r.fifo = Fifo::new(Limit::Packets(1000));
+        assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Enqueued);
+        assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Enqueued);
+        assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Dropped(DropCause::Aqm), "two queued: forced drop");
     }
 
     #[test]
     fn the_average_follows_the_ewma_of_the_instantaneous_queue() {
         let mut r = red_with_avg(0.0, cfg(false, false));
+        r.fifo = Fifo::new(Limit::Packets(1000));
         let mut rng = Stream::new(1, Component::Queue(0));
         for _ in 0..3 {
             r.enqueue(test_packet(1500), 0, &mut rng);
@@ -156,6 +185,7 @@ mod tests {
     #[test]
     fn idle_time_decays_the_average_by_one_minus_wq_per_packet_time() {
         let mut r = red_with_avg(10.0, cfg(false, false));
+        r.fifo = Fifo::new(Limit::Packets(1000));
         r.on_idle(0);
         let mut rng = Stream::new(1, Component::Queue(0));
         r.enqueue(test_packet(1500), 1000 * 1_200_000, &mut rng);
@@ -183,7 +213,7 @@ mod tests {
         let mut max_gap = 0;
         let mut drops = 0;
         for _ in 0..20_000 {
-            r.fifo = Fifo::new(Limit::Packets(1000));
+            r.fifo = busy_fifo();
             match r.enqueue(test_packet(1500), 0, &mut rng) {
                 Verdict::Dropped(_) => {
                     drops += 1;
@@ -217,7 +247,7 @@ mod tests {
         let mut r = red_with_avg(16.0, RedConfig { w_q: 1e-12, ..cfg(false, true) });
         let passed = (0..1000)
             .filter(|_| {
-                r.fifo = Fifo::new(Limit::Packets(1000));
+                r.fifo = busy_fifo();
                 r.enqueue(test_packet(1500), 0, &mut rng) == Verdict::Enqueued
             })
             .count();
@@ -231,7 +261,7 @@ mod tests {
             let mut rng = Stream::new(11, Component::Queue(0));
             let drops = (0..20_000)
                 .filter(|_| {
-                    r.fifo = Fifo::new(Limit::Packets(1000));
+                    r.fifo = busy_fifo();
                     matches!(r.enqueue(test_packet(size), 0, &mut rng), Verdict::Dropped(_))
                 })
                 .count();

@@ -69,8 +69,8 @@ pub struct Sender {
     rtt_window_end: u64,
     /// cwnd in segments before the last congestion event (CA-RTO's max_cwnd).
     max_cwnd: Option<f64>,
-    /// No further ECN/quench reduction until snd_una reaches this (once per window, RFC 3168 §6.1.2).
-    cwr_until: u64,
+    /// No further ECN/quench reduction until snd_una passes this (once per window, RFC 3168 §6.1.2).
+    cwr_until: Option<u64>,
     /// Set CWR on the next new data segment.
     cwr_pending: bool,
     /// Initial window in bytes, the restart window's cap after idle (RFC 5681 §4.1).
@@ -115,7 +115,7 @@ impl Sender {
             timed: None,
             rtt_window_end: 0,
             max_cwnd: None,
-            cwr_until: 0,
+            cwr_until: None,
             cwr_pending: false,
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
@@ -161,6 +161,19 @@ impl Sender {
 
     fn flight(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// The data in the network that a congestion signal halves: FlightSize (RFC 5681 eq. 4), or
+    /// with SACK RFC 6675's `pipe`, which leaves out what was SACKed or deemed lost. Read this
+    /// way, as ns-3 does, because with SACK the sender keeps sending past a stuck hole (pipe
+    /// governs) and FlightSize then counts data long delivered: halving it can leave ssthresh
+    /// above the window that caused the loss.
+    fn outstanding(&self) -> u64 {
+        if self.sack {
+            self.board.pipe(self.flight())
+        } else {
+            self.flight()
+        }
     }
 
     fn context(&self, now: Nanos, new_window: Option<bool>) -> Context {
@@ -299,14 +312,17 @@ impl Sender {
     /// A congestion signal that needs no retransmission: ECN-Echo or source quench, at most once
     /// per window of data (RFC 3168 §6.1.2), not during loss recovery.
     fn reduce_once_per_window(&mut self, now: Nanos, signal: Signal, trace: &mut Trace) {
-        if self.in_recovery || self.snd_una < self.cwr_until || self.flight() == 0 {
+        // The window ends only once the ACK passes the data sent before the last reduction: ACKs
+        // up to it were sent before the receiver could see our CWR, so their ECE is stale (Linux
+        // holds CWR "until something *above* high_seq is ACKed"; ns-3 `ackNumber > m_recover`).
+        if self.in_recovery || self.cwr_until.is_some_and(|c| self.snd_una <= c) || self.flight() == 0 {
             return;
         }
         self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
         let flight = self.flight();
         self.win.ssthresh = self.cc.ssthresh(&self.win, flight, signal);
         self.win.cwnd = self.win.ssthresh.max(self.mss as u64);
-        self.cwr_until = self.snd_max;
+        self.cwr_until = Some(self.snd_max);
         match signal {
             Signal::Ecn => {
                 self.cwr_pending = true;
@@ -453,7 +469,7 @@ impl Sender {
             let flight = self.flight();
             self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::FastRetransmit);
             self.recover = Some(self.snd_max);
-            self.cwr_until = self.snd_max;
+            self.cwr_until = Some(self.snd_max);
             self.in_recovery = true;
             self.partial_ack_seen = false;
             self.stats.fast_recoveries += 1;
@@ -484,17 +500,17 @@ impl Sender {
         }
         let mss = self.mss as u64;
         self.max_cwnd = Some(self.win.cwnd as f64 / mss as f64);
-        let flight = self.flight();
-        self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::FastRetransmit);
+        self.board.mark_one_lost(self.snd_una);
+        let outstanding = self.outstanding();
+        self.win.ssthresh = self.cc.ssthresh(&self.win, outstanding, Signal::FastRetransmit);
         self.win.cwnd = self.win.ssthresh;
         self.recover = Some(self.snd_max);
-        self.cwr_until = self.snd_max;
+        self.cwr_until = Some(self.snd_max);
         self.in_recovery = true;
         self.stats.fast_recoveries += 1;
         self.timed = None;
         self.high_rxt = self.snd_una;
         // Step 4.3: the first segment is resent whatever pipe says.
-        self.board.mark_one_lost(self.snd_una);
         let len = self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
         self.high_rxt = self.snd_una + len as u64;
         self.trace_window(now, trace);
@@ -516,13 +532,13 @@ impl Sender {
         let same_episode = self.recovery_timeout == RecoveryTimeout::Keep && self.in_recovery && self.recover.is_some_and(|r| self.snd_una < r);
         if self.backoff.count() == 0 && !same_episode {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
-            let flight = self.flight();
-            self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::Timeout);
+            let outstanding = self.outstanding();
+            self.win.ssthresh = self.cc.ssthresh(&self.win, outstanding, Signal::Timeout);
         }
         self.cc.on_timeout(&mut self.win);
         self.backoff.on_timeout(&mut self.estimator); // RFC 6298 §5.5
         self.recover = Some(self.snd_max);
-        self.cwr_until = self.snd_max;
+        self.cwr_until = Some(self.snd_max);
         self.in_recovery = false;
         self.dupacks = 0;
         self.timed = None;
