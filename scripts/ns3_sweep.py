@@ -3,12 +3,12 @@
 
     python scripts/ns3_sweep.py examples/scenarios/dumbbell-n1-red.toml --seeds 1-10
     python scripts/ns3_sweep.py examples/scenarios/dumbbell-n50-droptail.toml \\
-        --vary flows.0.start_step=10ms --vary flows.0.start_step=10.001ms --vary "a=1 b=2"
+        --vary flows.0.start_step=10ms --vary "flows.0.start=101ms flows.0.start_step=9.9ms"
 
 Every run (each seed x each variation) is a fresh `ns3_compare.py --json` subprocess, one at a
 time: ns-3's random streams depend on what ran before in the same process, and ns-3 is single-
 threaded anyway. Prints one row per run as it finishes, then mean, sample std, min and max of the
-aggregate goodput and the Jain index for rttlab and ns-3, and the difference of the mean goodputs.
+aggregate goodput and the Jain index for rttlab and ns-3, and the differences of the means.
 """
 
 from __future__ import annotations
@@ -73,12 +73,14 @@ def main() -> None:
 
     stats = {sim: {k: summary([r[sim][k] for r in runs]) for k in ("goodput_bps", "jain")} for sim in ("rttlab", "ns3")}
     stats["goodput_mean_diff"] = stats["rttlab"]["goodput_bps"]["mean"] / stats["ns3"]["goodput_bps"]["mean"] - 1
+    stats["jain_mean_diff"] = stats["rttlab"]["jain"]["mean"] - stats["ns3"]["jain"]["mean"]
     print(f"\n{f'{len(runs)} runs':20}" + "".join(f"{m:>9}" for m in ("mean", "std", "min", "max")))
     for sim in ("rttlab", "ns3"):
         for k, scale, label in (("goodput_bps", 1e-6, "goodput Mb/s"), ("jain", 1, "Jain")):
             s = stats[sim][k]
             print(f"{sim:7}{label:13}" + "".join(f"{s[m] * scale:9.4f}" for m in ("mean", "std", "min", "max")))
     print(f"mean goodput difference (rttlab / ns-3 - 1): {stats['goodput_mean_diff']:+.2%}")
+    print(f"mean Jain difference (rttlab - ns-3): {stats['jain_mean_diff']:+.4f}")
     if args.json:
         args.json.write_text(json.dumps({"scenario": str(args.scenario), "runs": runs, "summary": stats}, indent=1))
 
