@@ -9,6 +9,8 @@ recovery, no SACK, no Limited Transmit, delayed ACKs as in the scenario, timesta
 what ns-3 puts on its point-to-point wire), the bottleneck queue as a queue disc (FIFO or RED with
 the scenario's thresholds, `Wait` off, `Gentle` as given) in front of a 1-packet device queue, access
 links with 1000-packet device queues. Only dumbbells without error models are supported.
+`--set simulation.seed=K` seeds rttlab with K and runs ns-3 as run K (seed 1); run each ns-3
+replication in a fresh process, as ns-3's random streams depend on what ran before in a process.
 Importing ns-3 takes 10-30 s.
 """
 
@@ -52,6 +54,11 @@ def seconds(text: str | float | int) -> float:
 def run_ns3(doc: dict) -> dict:
     from ns import ns  # noqa: PLC0415 - slow import, only when asked
 
+    # The scenario's seed is ns-3's run number, its seed fixed at 1: only runs (substreams) of one
+    # seed are guaranteed not to overlap (ns-3 manual, "Seeding and independent replications").
+    # Both default to 1, so scenarios without a seed compare as before.
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(int(doc["simulation"].get("seed", 1)))
     topo, tcp, flows = doc["topology"], doc.get("tcp", {}), doc["flows"]
     if topo.get("kind", "dumbbell") != "dumbbell":
         raise SystemExit("ns3_compare: only dumbbell scenarios")
@@ -189,7 +196,8 @@ def main() -> None:
     if args.json:
         keys = ["goodput_bps", "jain", "min_flow_bps", "max_flow_bps", "drops", "marks", "cpu_s"]
         pick = lambda i: {k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)}  # noqa: E731
-        doc_out = {"scenario": str(args.scenario), "overrides": args.overrides, "rttlab": pick(1), "ns3": pick(2)}
+        doc_out = {"scenario": str(args.scenario), "overrides": args.overrides,
+                   "seed": doc["simulation"].get("seed", 1), "rttlab": pick(1), "ns3": pick(2)}
         doc_out["ns3"]["events"] = theirs["events"]
         print(json.dumps(doc_out))
         return
