@@ -51,7 +51,7 @@ def seconds(text: str | float | int) -> float:
     return ns / 1e9
 
 
-def run_ns3(doc: dict) -> dict:
+def run_ns3(doc: dict, pcap: str | None = None) -> dict:
     from ns import ns  # noqa: PLC0415 - slow import, only when asked
 
     # The scenario's seed is ns-3's run number, its seed fixed at 1: only runs (substreams) of one
@@ -127,6 +127,8 @@ def run_ns3(doc: dict) -> dict:
     sinks, starts, rx = [], [], []
     for i in range(n):
         d = access.Install(senders.Get(i), left.Get(0))
+        if pcap and i == 0:
+            access.EnablePcap(pcap, d.Get(0), True)  # writes PREFIX-<node>-<device>.pcap
         addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         addr.Assign(d)
         plain.Uninstall(d)
@@ -174,6 +176,7 @@ def main() -> None:
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     ap.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    ap.add_argument("--pcap", metavar="PREFIX", help="write ns-3's packets at the first sender's access link as PREFIX-N-1.pcap (PPP; `rttlab flows` reads it)")
     args = ap.parse_args()
     doc = tomllib.loads(args.scenario.read_text())
     overrides = [*args.overrides, "tcp.timestamps=true", "tcp.header=54B"]
@@ -182,7 +185,7 @@ def main() -> None:
     t0 = time.process_time()
     ours = rttlab.simulate(args.scenario, set=overrides)
     our_cpu = time.process_time() - t0
-    theirs = run_ns3(doc)
+    theirs = run_ns3(doc, args.pcap)
     b = ours.channels.set_index("name").loc[ours.bottleneck]
     rows = [
         ("aggregate goodput Mb/s", ours.aggregate_goodput_bps / 1e6, sum(theirs["goodput"]) / 1e6),
