@@ -334,6 +334,7 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResul
         "bytes_sent" => col(|x| x.bytes_sent),
         "goodput_bps" => f.iter().map(|x| x.goodput_bps).collect::<Vec<f64>>(),
         "throughput_bps" => f.iter().map(|x| x.throughput_bps).collect::<Vec<f64>>(),
+        "offered_bps" => f.iter().map(|x| x.offered_bps.unwrap_or(f64::NAN)).collect::<Vec<f64>>(),
         "retransmissions" => col(|x| x.retransmissions()),
         "retx_timeout" => col(|x| x.retx_timeout),
         "retx_fast" => col(|x| x.retx_fast),

@@ -103,6 +103,8 @@ def test_cli_json_is_versioned_and_carries_per_flow_counts():
     assert len(doc["flows"]) == 10
     assert all({"goodput_bps", "retransmissions", "timeouts"} <= f.keys() for f in doc["flows"])
     assert doc["aggregate_goodput_bps"] == pytest.approx(sum(f["goodput_bps"] for f in doc["flows"]))
+    # Strict JSON (no NaN): a bulk flow's offered load is null.
+    assert all(f["offered_bps"] is None for f in doc["flows"]) and "NaN" not in out.stdout
 
 
 def test_cli_out_writes_parquet_traces_that_read_back(tmp_path):
@@ -163,6 +165,10 @@ def test_reno_and_onoff_sources_are_scenario_settings_from_python():
     )
     r = rttlab.simulate(text, set=["tcp.cc=reno", "simulation.duration=10s"])
     assert r.flows["goodput_bps"].tolist() == pytest.approx([0.5e6, 0.5e6], rel=0.05)
+    # The load each application offered, over the same interval: what was delivered, plus what
+    # was still in flight at the end.
+    assert r.flows["offered_bps"].tolist() == pytest.approx([0.5e6, 0.5e6], rel=0.05)
+    assert (r.flows["offered_bps"] >= r.flows["goodput_bps"]).all()
     assert (r.flows["start"] < 0.1).all()
     with pytest.raises(rttlab.ScenarioError, match=r"^flows\[0\]\.app\.off: an on/off source needs"):
         rttlab.simulate(TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }'))

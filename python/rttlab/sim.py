@@ -12,6 +12,7 @@ never leaves Rust, only columns cross.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ class Result:
             "flow",
             "goodput_bps",
             "throughput_bps",
+            "offered_bps",
             "retransmissions",
             "retx_timeout",
             "retx_fast",
@@ -81,7 +83,11 @@ class Result:
                 "drops_corruption": int(b["drops_corruption"]),
                 "marks": int(b["marks"]),
             },
-            "flows": self.flows[flow_keys].to_dict(orient="records"),
+            # NaN (offered_bps of a bulk flow) is not JSON: null instead.
+            "flows": [
+                {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+                for row in self.flows[flow_keys].to_dict(orient="records")
+            ],
         }
 
     def plot(self, path: str | Path, max_flows: int = 10, max_points: int = 20_000) -> None:

@@ -93,6 +93,7 @@ pub struct Flow {
     /// Bytes delivered and sent when measurement began (warm-up).
     pub delivered_at_warmup: u64,
     pub sent_at_warmup: u64,
+    pub offered_at_warmup: u64,
     /// An on/off source feeding the sender over time; None: bulk, all data there at the start.
     pub app: Option<OnOff>,
     rto_event_at: Option<Nanos>,
@@ -101,7 +102,7 @@ pub struct Flow {
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, app: None, rto_event_at: None, delack_event_at: None }
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, rto_event_at: None, delack_event_at: None }
     }
 
     /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
@@ -255,6 +256,7 @@ impl Engine {
                 for f in &mut self.flows {
                     f.delivered_at_warmup = f.receiver.stats.bytes_delivered;
                     f.sent_at_warmup = f.sender.stats.bytes_sent;
+                    f.offered_at_warmup = f.sender.app_bytes();
                 }
                 for (b, c) in self.busy_at_warmup.iter_mut().zip(&self.network.channels) {
                     *b = c.stats.busy_time;

@@ -55,6 +55,9 @@ pub struct FlowSummary {
     pub goodput_bps: f64,
     /// Payload bytes sent per second of the same interval (retransmissions included), in bit/s.
     pub throughput_bps: f64,
+    /// Bytes an on/off application wrote per second of the same interval, in bit/s: the load
+    /// offered to TCP. None for bulk transfers (all their data is there at the start).
+    pub offered_bps: Option<f64>,
     pub retx_timeout: u64,
     pub retx_fast: u64,
     /// Retransmissions whose segment had already reached the receiver in an earlier copy.
@@ -550,6 +553,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 bytes_sent: st.bytes_sent,
                 goodput_bps: rate(delivered),
                 throughput_bps: rate(st.bytes_sent - f.sent_at_warmup.min(st.bytes_sent)),
+                offered_bps: f.app.is_some().then(|| rate(f.sender.app_bytes() - f.offered_at_warmup)),
                 retx_timeout: st.retx_timeout,
                 retx_fast: st.retx_fast,
                 retx_spurious: spurious[i],

@@ -522,6 +522,9 @@ fn an_onoff_source_delivers_its_configured_average_load() {
         let ratio = f.goodput_bps / 0.8e6;
         println!("{dist}: goodput {:.4} Mb/s, ratio {ratio:.4}", f.goodput_bps / 1e6);
         assert!((ratio - 1.0).abs() < tolerance, "{dist}: ratio {ratio}");
+        // What was offered is what arrived, up to the window still in flight at the end.
+        let offered = f.offered_bps.expect("an on/off flow reports its offered load");
+        assert!(offered >= f.goodput_bps && offered - f.goodput_bps < 64.0 * 1448.0 * 8.0 / 300.0, "{dist}: offered {offered}");
         assert_eq!(f.completed_at, None, "an on/off source never completes");
         assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "uncongested");
     }
@@ -530,6 +533,10 @@ fn an_onoff_source_delivers_its_configured_average_load() {
     let r = sim(&onoff_flows(1, "burst = \"30kB\", off = \"300ms\", dist = \"fixed\"", ""), &["simulation.duration=60s"]);
     let ratio = r.flows[0].goodput_bps / 0.81088e6;
     assert!((ratio - 1.0).abs() < 0.01, "burst: ratio {ratio}");
+    // Offered: a 30 408 B burst at k·300 ms for k = 0..=200 (the one due at exactly 60 s runs:
+    // events at the end time are processed) over the 60 s measured.
+    assert_eq!(r.flows[0].offered_bps, Some(201.0 * 30_408.0 * 8.0 / 60.0));
+    assert!(sim(&one_flow("start = \"0s\""), &[]).flows[0].offered_bps.is_none(), "bulk: no offered load");
 }
 
 #[test]

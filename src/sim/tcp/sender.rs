@@ -127,6 +127,11 @@ impl Sender {
         self.win
     }
 
+    /// Bytes the application has handed over so far (u64::MAX: unlimited).
+    pub fn app_bytes(&self) -> u64 {
+        self.app_bytes
+    }
+
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }
