@@ -488,8 +488,8 @@ impl Sender {
 
     /// RFC 6675 §5: count duplicate ACKs outside recovery; enter recovery at the third or as soon
     /// as the first unacknowledged segment is deemed lost (steps 1–2), then (step 4) RecoveryPoint
-    /// = HighData, ssthresh = cwnd = the congestion control's answer for FlightSize (RFC 5681
-    /// eq. 4 for Reno and NewReno), resend the first segment. As after a NewReno timeout, a new
+    /// = HighData, ssthresh = cwnd = the congestion control's answer for `pipe` (half of it for
+    /// Reno and NewReno; see [`Self::outstanding`]), resend the first segment. As after a NewReno timeout, a new
     /// recovery starts only once the cumulative ACK passes the previous `recover` (RFC 6675 §5.1
     /// keeps RecoveryPoint across a timeout for this reason).
     fn on_dupack_sack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
