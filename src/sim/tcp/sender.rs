@@ -244,6 +244,9 @@ impl Sender {
             if let Some(seq) = self.board.first_lost() {
                 let cause = if self.in_recovery { RetxCause::Fast } else { RetxCause::Timeout };
                 let len = self.transmit(seq, now, Some(cause), out, trace);
+                if len == 0 {
+                    break; // no such segment: cannot happen (first_lost names one), never spin
+                }
                 self.high_rxt = self.high_rxt.max(seq + len as u64);
                 continue;
             }
