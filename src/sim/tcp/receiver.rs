@@ -177,18 +177,24 @@ impl Receiver {
         if self.sack_blocks == 0 || self.ooo.is_empty() {
             return SackBlocks::default();
         }
-        let holding = |x: u64| self.ooo.iter().position(|&(s, e)| s <= x && x < e);
-        let mut picked: Vec<usize> = Vec::with_capacity(self.sack_blocks);
+        // The held block containing byte x (blocks are sorted and disjoint).
+        let holding = |x: u64| {
+            let i = self.ooo.partition_point(|&(_, e)| e <= x);
+            (i < self.ooo.len() && self.ooo[i].0 <= x).then_some(i)
+        };
+        let mut picked = [0usize; SackBlocks::MAX];
+        let mut n = 0;
         let recent = self.sack_recent.iter().filter_map(|&x| holding(x));
         for i in recent.chain((0..self.ooo.len()).rev()) {
-            if picked.len() == self.sack_blocks {
+            if n == self.sack_blocks {
                 break;
             }
-            if !picked.contains(&i) {
-                picked.push(i);
+            if !picked[..n].contains(&i) {
+                picked[n] = i;
+                n += 1;
             }
         }
-        SackBlocks::new(self.rcv_nxt, picked.into_iter().map(|i| self.ooo[i]))
+        SackBlocks::new(self.rcv_nxt, picked[..n].iter().map(|&i| self.ooo[i]))
     }
 
     fn send_ack(&mut self, _now: Nanos, out: &mut Vec<Packet>) {
