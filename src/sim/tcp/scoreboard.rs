@@ -63,9 +63,13 @@ impl Scoreboard {
         (self.segments.get(idx)?.seq == seq).then_some(idx)
     }
 
-    pub fn get_mut(&mut self, seq: u64) -> Option<&mut Segment> {
-        let idx = self.index(seq)?;
-        self.segments.get_mut(idx)
+    /// The segment at `seq`, about to be resent: no longer lost, so back in `pipe`.
+    pub fn resend(&mut self, seq: u64) -> Option<&mut Segment> {
+        let s = self.segments.get_mut(self.index(seq)?)?;
+        if std::mem::take(&mut s.lost) {
+            self.lost_bytes -= s.len as u64;
+        }
+        Some(s)
     }
 
     /// Drop the segments the cumulative ACK `ack` covers.
@@ -142,9 +146,7 @@ impl Scoreboard {
                 break;
             }
             let lost = sacked_above > (DUP_THRESH - 1) * self.mss || runs_above >= DUP_THRESH;
-            if lost && !s.lost {
-                s.lost = true;
-                self.lost_bytes += s.len as u64;
+            if lost && mark(s, &mut self.lost_bytes) {
                 lowest = Some(s.seq);
             }
         }
@@ -161,10 +163,7 @@ impl Scoreboard {
     /// Mark the segment at `seq` lost (the head at the third dupACK, RFC 6675 §5 step 4.3).
     pub fn mark_one_lost(&mut self, seq: u64) {
         if let Some(i) = self.index(seq) {
-            let s = &mut self.segments[i];
-            if !s.lost && !s.sacked {
-                s.lost = true;
-                self.lost_bytes += s.len as u64;
+            if mark(&mut self.segments[i], &mut self.lost_bytes) {
                 self.lost_from = self.lost_from.min(seq);
             }
         }
@@ -173,9 +172,8 @@ impl Scoreboard {
     /// After a retransmission timeout every unSACKed segment is lost; SACK information is kept
     /// (RFC 6675 §5.1 with Errata 1610, as ns-3 and Linux do).
     pub fn mark_all_lost(&mut self) {
-        for s in self.segments.iter_mut().filter(|s| !s.sacked && !s.lost) {
-            s.lost = true;
-            self.lost_bytes += s.len as u64;
+        for s in self.segments.iter_mut() {
+            mark(s, &mut self.lost_bytes);
         }
         self.lost_from = self.segments.front().map_or(0, |s| s.seq);
     }
@@ -193,15 +191,16 @@ impl Scoreboard {
         }
         seq
     }
+}
 
-    /// The segment at `seq` is being resent: back into `pipe`.
-    pub fn resent(&mut self, seq: u64) {
-        if let Some(i) = self.index(seq) {
-            if std::mem::take(&mut self.segments[i].lost) {
-                self.lost_bytes -= self.segments[i].len as u64;
-            }
-        }
+/// Mark an unSACKed segment lost, counting its bytes; false if it was SACKed or lost already.
+fn mark(s: &mut Segment, lost_bytes: &mut u64) -> bool {
+    if s.sacked || s.lost {
+        return false;
     }
+    s.lost = true;
+    *lost_bytes += s.len as u64;
+    true
 }
 
 #[cfg(test)]
@@ -261,7 +260,7 @@ mod tests {
         b.apply_sack([(100, 500)].into_iter());
         b.mark_lost(0);
         assert_eq!(b.first_lost(), Some(0));
-        b.resent(0);
+        b.resend(0);
         assert_eq!(b.first_lost(), None);
         b.apply_sack([(500, 700)].into_iter());
         b.mark_lost(100); // HighRxt past segment 0
@@ -276,8 +275,8 @@ mod tests {
         assert_eq!(lost(&b), vec![0, 1, 4, 5]);
         assert_eq!(b.pipe(600), 0);
         assert_eq!(b.first_lost(), Some(0));
-        b.resent(0);
-        b.resent(100);
+        b.resend(0);
+        b.resend(100);
         assert_eq!(b.first_lost(), Some(400), "SACKed segments are skipped");
         assert_eq!(b.pipe(600), 200);
     }

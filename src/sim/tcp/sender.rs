@@ -270,8 +270,7 @@ impl Sender {
             }
             (len, 0)
         } else {
-            self.board.resent(seq);
-            let Some(s) = self.board.get_mut(seq) else { return 0 };
+            let Some(s) = self.board.resend(seq) else { return 0 };
             s.tx = s.tx.saturating_add(1);
             s.sent_at = now;
             let (len, tx) = (s.len, s.tx);
@@ -517,7 +516,6 @@ impl Sender {
         self.in_recovery = true;
         self.stats.fast_recoveries += 1;
         self.timed = None;
-        self.high_rxt = self.snd_una;
         // Step 4.3: the first segment is resent whatever pipe says.
         let len = self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
         self.high_rxt = self.snd_una + len as u64;
@@ -554,7 +552,6 @@ impl Sender {
             // RFC 6675 §5.1: recovery ends; every unSACKed segment is resent before new data,
             // SACKed ones are skipped.
             self.board.mark_all_lost();
-            self.high_rxt = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una; // go-back-N
         }
