@@ -88,9 +88,12 @@ def run_ns3(doc: dict, pcap: str | None = None) -> dict:
     for c in (left, right, senders, receivers):
         stack.Install(c)
 
+    def rate(link: dict) -> str:
+        return str(link["bandwidth"]).replace(" ", "")  # ns-3 reads "10Mbps", not "10 Mbps"
+
     def p2p(link: dict, device_queue: str) -> "ns.PointToPointHelper":
         h = ns.PointToPointHelper()
-        h.SetDeviceAttribute("DataRate", ns.StringValue(str(link["bandwidth"]).replace(" ", "")))
+        h.SetDeviceAttribute("DataRate", ns.StringValue(rate(link)))
         h.SetChannelAttribute("Delay", ns.StringValue(str(link["delay"])))
         h.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize(device_queue)))
         return h
@@ -113,7 +116,7 @@ def run_ns3(doc: dict, pcap: str | None = None) -> dict:
         ns.Config.SetDefault("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(1500))
         # The idle-time correction counts the packets the link could have sent while idle at
         # LinkBandwidth (default 1.5 Mb/s, not the link's own rate); rttlab uses the real link.
-        ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(str(b["bandwidth"]).replace(" ", ""))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(rate(b))))
         ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(seconds(b["delay"]))))
     else:
         raise SystemExit(f"ns3_compare: queue kind {q['kind']!r} is not mapped to ns-3")
