@@ -16,6 +16,12 @@
 //!
 //! Without a cwnd in the context (open-loop trace replay) there is no contention signal, and
 //! CA-RTO is exactly its RFC 2988 base.
+//!
+//! The extension itself is an RTO *policy* ([`ContentionExtension`], listed in
+//! [`super::policy`]) and wraps any estimator: CA-RTO over Linux's estimator is
+//! `RetransmitTimer::new(linux, Policy::CaRto(..))`, adding c·p to Linux's RTO (whose floor sits
+//! inside rttvar, so only the cap is re-applied). The registered estimator `ca-rto` is that policy
+//! over [`Rfc6298`] with K = 4, kept for trace replay and `rttlab estimators`.
 
 use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
@@ -23,6 +29,7 @@ use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+/// The policy's own parameters come first, so [`POLICY_PARAMS`] is a prefix.
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\") [ambiguous]"),
     ParamSpec::choice("max_cwnd", "last-congestion", &["last-congestion", "running-max"], "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum"),
@@ -32,6 +39,9 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
 ];
+
+/// The parameters of the contention extension alone (the RTO policy `ca-rto`).
+pub const POLICY_PARAMS: &[ParamSpec] = PARAMS.split_at(3).0;
 
 pub const INFO: Info = Info::new(
     "ca-rto",
@@ -60,27 +70,96 @@ impl Default for Config {
 
 impl Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        let ext = ExtensionConfig::from_params(p)?;
         Ok(Self {
-            scale: p.duration("scale")?,
-            running_max: p.choice("max_cwnd")? == "running-max",
-            seed: p.int("seed")?,
+            scale: ext.scale,
+            running_max: ext.running_max,
+            seed: ext.seed,
             granularity: p.duration("granularity")?,
             min_rto: p.duration("min_rto")?,
             max_rto: p.duration("max_rto")?,
             initial_rto: p.duration("initial_rto")?,
         })
     }
+
+    fn extension(&self) -> ExtensionConfig {
+        ExtensionConfig { scale: self.scale, running_max: self.running_max, seed: self.seed }
+    }
 }
 
+/// The contention extension's parameters (choices 1–4 above).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExtensionConfig {
+    pub scale: Nanos,
+    pub running_max: bool,
+    pub seed: u64,
+}
+
+impl Default for ExtensionConfig {
+    fn default() -> Self {
+        Config::default().extension()
+    }
+}
+
+impl ExtensionConfig {
+    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(Self { scale: p.duration("scale")?, running_max: p.choice("max_cwnd")? == "running-max", seed: p.int("seed")? })
+    }
+}
+
+/// CA-RTO's §IV-A extension as an RTO policy: RTO = base + c·p, with p drawn at every arm.
 #[derive(Debug, Clone)]
-pub struct CaRto {
-    cfg: Config,
-    /// The base timer: §III's A and D are RFC 6298's SRTT and RTTVAR (RFC 2988 gains).
-    base: Rfc6298,
+pub struct ContentionExtension {
+    cfg: ExtensionConfig,
     seen_max_cwnd: f64,
     /// c·p of the current timer arm, in ns.
     extension: f64,
     rng: Pcg64Mcg,
+}
+
+impl ContentionExtension {
+    pub fn new(cfg: ExtensionConfig) -> Self {
+        Self { cfg, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
+    }
+
+    /// The current random extension c·p.
+    pub fn extension(&self) -> Nanos {
+        round_ns(self.extension)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// base + c·p, the estimator's floor applied to the sum (choice 5) and its cap; before the
+    /// first sample, the estimator's initial RTO unchanged.
+    pub fn rto<E: RttEstimator + ?Sized>(&self, base: &E) -> Nanos {
+        if base.prediction().is_none() {
+            return base.rto();
+        }
+        round_ns(base.unfloored_rto() + self.extension).max(base.min_rto()).min(base.max_rto())
+    }
+
+    /// Draw p for this arm of the timer (kept through back-off, until the next arm).
+    pub fn on_timer_armed(&mut self, ctx: &Context) {
+        let Some(cwnd) = ctx.cwnd.filter(|c| *c > 0.0) else {
+            self.extension = 0.0;
+            return;
+        };
+        self.seen_max_cwnd = self.seen_max_cwnd.max(cwnd);
+        let max_cwnd = if self.cfg.running_max { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
+        let cont_diff = (max_cwnd - cwnd).max(0.0);
+        let p = self.uniform() * cont_diff;
+        self.extension = p / cwnd * self.cfg.scale as f64;
+    }
+}
+
+/// The registered estimator `ca-rto`: the contention extension over RFC 6298 with RFC 2988's K = 4.
+#[derive(Debug, Clone)]
+pub struct CaRto {
+    /// The base timer: §III's A and D are RFC 6298's SRTT and RTTVAR (RFC 2988 gains).
+    base: Rfc6298,
+    ext: ContentionExtension,
 }
 
 impl CaRto {
@@ -92,16 +171,12 @@ impl CaRto {
             initial_rto: cfg.initial_rto,
             k: 4.0,
         });
-        Self { cfg, base, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
+        Self { base, ext: ContentionExtension::new(cfg.extension()) }
     }
 
     /// The current random extension c·p.
     pub fn extension(&self) -> Nanos {
-        round_ns(self.extension)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        self.ext.extension()
     }
 }
 
@@ -116,28 +191,15 @@ impl RttEstimator for CaRto {
     }
 
     fn rto(&self) -> Nanos {
-        if self.base.prediction().is_none() {
-            return self.base.rto(); // the initial RTO
-        }
-        let base = self.base.srtt() + (self.cfg.granularity as f64).max(4.0 * self.base.rttvar());
-        round_ns(base + self.extension).max(self.cfg.min_rto).min(self.cfg.max_rto)
+        self.ext.rto(&self.base)
     }
 
     fn max_rto(&self) -> Nanos {
-        self.cfg.max_rto
+        self.base.max_rto()
     }
 
-    /// Draw p for this arm of the timer (kept through back-off, until the next arm).
     fn on_timer_armed(&mut self, ctx: &Context) {
-        let Some(cwnd) = ctx.cwnd.filter(|c| *c > 0.0) else {
-            self.extension = 0.0;
-            return;
-        };
-        self.seen_max_cwnd = self.seen_max_cwnd.max(cwnd);
-        let max_cwnd = if self.cfg.running_max { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
-        let cont_diff = (max_cwnd - cwnd).max(0.0);
-        let p = self.uniform() * cont_diff;
-        self.extension = p / cwnd * self.cfg.scale as f64;
+        self.ext.on_timer_armed(ctx);
     }
 }
 

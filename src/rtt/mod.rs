@@ -1,8 +1,10 @@
 //! RTT estimators and RTO policies (ALGORITHMS.md §§0–7, §10).
 //!
 //! Every algorithm implements [`RttEstimator`]: it sees valid RTT samples (Karn's rule already
-//! applied by the caller) and answers with a predicted RTT and a *base* RTO. Exponential back-off
-//! and Karn's rule live once, in [`timer`], outside every estimator (RFC 6298 §5, DESIGN.md).
+//! applied by the caller) and answers with a predicted RTT and a *base* RTO. An RTO [`policy`]
+//! may change that base (CA-RTO's contention extension) over any estimator. Exponential back-off,
+//! Karn's rule, the timed segment and the deadline live once, in [`timer::RetransmitTimer`],
+//! outside every estimator (RFC 6298 §5, DESIGN.md).
 //!
 //! Algorithms are chosen by name through [`registry`]; the event loops dispatch over the
 //! [`Estimator`] enum, so no virtual call sits in a hot loop.
@@ -14,6 +16,7 @@ pub mod fixed_share;
 pub mod linux;
 pub mod params;
 pub mod peak_hopper;
+pub mod policy;
 pub mod quic;
 pub mod regression;
 pub mod rfc6298;
@@ -53,6 +56,16 @@ pub trait RttEstimator {
     fn rto(&self) -> Nanos;
     /// Upper bound for the backed-off RTO (RFC 6298 §2.5: at least 60 s).
     fn max_rto(&self) -> Nanos;
+    /// The floor this estimator applies to its RTO last (RFC 6298 §2.4's 1 s), 0 if it has none
+    /// or keeps it inside its formula (Linux's `rto_min` sits in rttvar). An RTO policy that adds
+    /// to the RTO ([`policy`]) re-applies it to the sum.
+    fn min_rto(&self) -> Nanos {
+        0
+    }
+    /// The RTO before that floor, cap and rounding, in ns: what an RTO policy adds to.
+    fn unfloored_rto(&self) -> f64 {
+        self.rto() as f64
+    }
     /// The retransmission timer was (re)armed (RFC 6298 §5.1/5.3). CA-RTO draws its random
     /// extension here.
     fn on_timer_armed(&mut self, _ctx: &Context) {}
@@ -72,6 +85,8 @@ macro_rules! estimators {
             fn prediction(&self) -> Option<Nanos> { match self { $( Self::$variant(e) => e.prediction(), )* } }
             fn rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.rto(), )* } }
             fn max_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.max_rto(), )* } }
+            fn min_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.min_rto(), )* } }
+            fn unfloored_rto(&self) -> f64 { match self { $( Self::$variant(e) => e.unfloored_rto(), )* } }
             fn on_timer_armed(&mut self, ctx: &Context) { match self { $( Self::$variant(e) => e.on_timer_armed(ctx), )* } }
             fn on_timeout(&mut self) { match self { $( Self::$variant(e) => e.on_timeout(), )* } }
         }

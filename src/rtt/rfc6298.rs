@@ -74,10 +74,14 @@ impl Rfc6298 {
         self.rttvar
     }
 
+    /// SRTT + max(G, K·RTTVAR) (§2.3), before rounding, floor and cap.
+    fn raw_rto(&self) -> f64 {
+        self.srtt + (self.cfg.granularity as f64).max(self.cfg.k * self.rttvar)
+    }
+
     /// RTO ← SRTT + max(G, K·RTTVAR), rounded up to min_rto (§2.4) and capped (§2.5).
     fn compute_rto(&self) -> Nanos {
-        let raw = self.srtt + (self.cfg.granularity as f64).max(self.cfg.k * self.rttvar);
-        round_ns(raw).max(self.cfg.min_rto).min(self.cfg.max_rto)
+        round_ns(self.raw_rto()).max(self.cfg.min_rto).min(self.cfg.max_rto)
     }
 }
 
@@ -107,6 +111,15 @@ impl RttEstimator for Rfc6298 {
 
     fn max_rto(&self) -> Nanos {
         self.cfg.max_rto
+    }
+
+    fn min_rto(&self) -> Nanos {
+        self.cfg.min_rto
+    }
+
+    /// Before the first sample: the initial RTO (§2.1), already bounded.
+    fn unfloored_rto(&self) -> f64 {
+        if self.has_sample { self.raw_rto() } else { self.rto as f64 }
     }
 }
 

@@ -1,0 +1,146 @@
+//! RTO policies: what turns an estimator's RTO into the timer value, kept apart from the estimator
+//! so one policy wraps any estimator (issue 9). `none` uses the estimator's own RTO; `ca-rto` adds
+//! CA-RTO's contention extension (seed 001 §IV-A, [`super::ca_rto::ContentionExtension`]).
+//!
+//! Adding a policy: one file implementing its arithmetic, one variant in [`Policy`] and one
+//! [`PolicyInfo`] line in the registry below.
+
+use super::ca_rto::{self, ContentionExtension, ExtensionConfig};
+use super::{Context, ParamError, ParamSpec, Params, RttEstimator};
+use crate::time::Nanos;
+
+/// Enum dispatch: the policy is consulted on every timer arm, so no virtual call.
+#[derive(Debug, Clone, Default)]
+pub enum Policy {
+    /// The estimator's own RTO.
+    #[default]
+    None,
+    /// CA-RTO's random contention extension added to the estimator's RTO.
+    CaRto(ContentionExtension),
+}
+
+impl Policy {
+    /// The base RTO (before back-off) this policy makes of `estimator`'s.
+    #[inline]
+    pub fn rto<E: RttEstimator + ?Sized>(&self, estimator: &E) -> Nanos {
+        match self {
+            Policy::None => estimator.rto(),
+            Policy::CaRto(ext) => ext.rto(estimator),
+        }
+    }
+
+    /// The timer was (re)armed: a policy may draw afresh (CA-RTO draws p here).
+    #[inline]
+    pub fn on_timer_armed(&mut self, ctx: &Context) {
+        match self {
+            Policy::None => {}
+            Policy::CaRto(ext) => ext.on_timer_armed(ctx),
+        }
+    }
+
+    /// The registered name, as `tcp.rto.policy` takes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Policy::None => "none",
+            Policy::CaRto(_) => "ca-rto",
+        }
+    }
+}
+
+/// One registered policy, listed like estimators (`rttlab components`).
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    build: fn(&Params) -> Result<Policy, ParamError>,
+}
+
+const REGISTRY: &[PolicyInfo] = &[
+    PolicyInfo { name: "none", summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], build: |_| Ok(Policy::None) },
+    PolicyInfo {
+        name: "ca-rto",
+        summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
+        source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; ALGORITHMS.md §7",
+        params: ca_rto::POLICY_PARAMS,
+        build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_params(p)?))),
+    },
+];
+
+/// Every RTO policy, in listing order.
+pub fn registry() -> &'static [PolicyInfo] {
+    REGISTRY
+}
+
+/// Build a policy by name from `key=value` parameters (unknown names, keys and bad values rejected
+/// with an error naming them).
+pub fn build(name: &str, given: &[(String, String)]) -> Result<Policy, ParamError> {
+    let info = REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Inconsistent {
+        estimator: "rto policy".into(),
+        reason: format!("unknown policy '{name}' (known: {})", REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")),
+    })?;
+    let params = Params::new(info.name, info.params, given)?;
+    (info.build)(&params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rtt::{build as estimator, Context};
+    use crate::time::MS;
+
+    fn contended() -> Context {
+        Context { cwnd: Some(2.0), max_cwnd: Some(50.0), ..Context::default() }
+    }
+
+    #[test]
+    fn ca_rto_as_a_policy_over_rfc6298_equals_the_registered_ca_rto_estimator() {
+        let mut fused = estimator("ca-rto", &[]).unwrap();
+        let mut base = estimator("rfc6298", &[]).unwrap();
+        let mut policy = build("ca-rto", &[]).unwrap();
+        for (i, ms) in [100u64, 120, 300, 80, 2000, 90].into_iter().enumerate() {
+            let ctx = Context { now: i as u64 * 100 * MS, ..contended() };
+            fused.on_sample(ms * MS, &ctx);
+            base.on_sample(ms * MS, &ctx);
+            fused.on_timer_armed(&ctx);
+            policy.on_timer_armed(&ctx);
+            assert_eq!(policy.rto(&base), fused.rto(), "sample {i}");
+        }
+    }
+
+    #[test]
+    fn ca_rto_over_linux_adds_the_extension_to_linux_rto_and_keeps_its_cap() {
+        let mut linux = estimator("linux", &[]).unwrap();
+        let mut policy = build("ca-rto", &[]).unwrap();
+        linux.on_sample(100 * MS, &Context::default());
+        let Policy::CaRto(ext) = &policy else { unreachable!() };
+        assert_eq!(ext.extension(), 0);
+        assert_eq!(policy.rto(&linux), linux.rto(), "no draw yet: Linux's own RTO");
+        policy.on_timer_armed(&contended());
+        let Policy::CaRto(ext) = &policy else { unreachable!() };
+        let e = ext.extension();
+        assert!(e > 0);
+        assert!(policy.rto(&linux).abs_diff(linux.rto() + e) <= 1, "{} vs {} + {e}", policy.rto(&linux), linux.rto());
+    }
+
+    #[test]
+    fn without_a_window_the_ca_rto_policy_leaves_any_estimator_unchanged() {
+        for name in ["rfc6298", "linux", "eifel", "quic"] {
+            let mut est = estimator(name, &[]).unwrap();
+            let mut policy = build("ca-rto", &[]).unwrap();
+            for ms in [100u64, 300, 80] {
+                est.on_sample(ms * MS, &Context::default());
+                policy.on_timer_armed(&Context::default());
+                assert_eq!(policy.rto(&est), est.rto(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_policies_and_keys_are_named_in_the_error() {
+        let err = build("eifel-undo", &[]).unwrap_err().to_string();
+        assert_eq!(err, "rto policy: unknown policy 'eifel-undo' (known: none, ca-rto)");
+        let err = build("ca-rto", &[("min_rto".into(), "1s".into())]).unwrap_err().to_string();
+        assert!(err.starts_with("ca-rto: unknown parameter 'min_rto'"), "{err}");
+    }
+}
