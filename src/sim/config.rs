@@ -200,8 +200,14 @@ pub struct ErrorCfg {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpCfg {
+    /// `"vegas"` or `{ name = "vegas", alpha = 2, beta = 4 }`: the congestion control and its
+    /// parameters, checked against the scheme's declared parameters ([`TcpCfg::cc_spec`]).
     #[serde(default = "newreno")]
-    pub cc: String,
+    pub cc: toml::Value,
+    /// Loss recovery: "reno", "newreno" or "sack" (RFC 6675, needs `sack = true`); default: "sack"
+    /// with SACK, else the congestion control's own.
+    #[serde(default)]
+    pub recovery: Option<String>,
     #[serde(default = "mss_default")]
     pub mss: ByteSize,
     #[serde(default = "header_default")]
@@ -235,8 +241,35 @@ pub struct TcpCfg {
     pub rto: RtoCfg,
 }
 
-fn newreno() -> String {
-    "newreno".into()
+fn newreno() -> toml::Value {
+    toml::Value::String("newreno".into())
+}
+
+/// A TOML value as the `key=value` text parameters take.
+fn param_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `"name"` or `{ name = "name", key = value, ... }`: the name and the parameters.
+fn named_table(v: &toml::Value) -> Result<(String, Vec<(String, String)>), String> {
+    match v {
+        toml::Value::String(name) => Ok((name.clone(), Vec::new())),
+        toml::Value::Table(t) => {
+            let name = t.get("name").and_then(|n| n.as_str()).ok_or("a table needs name = \"...\"")?;
+            Ok((name.to_string(), t.iter().filter(|(k, _)| *k != "name").map(|(k, v)| (k.clone(), param_text(v))).collect()))
+        }
+        other => Err(format!("expected a name or {{ name = ..., parameters }}, found {other}")),
+    }
+}
+
+impl TcpCfg {
+    /// The congestion control's name and parameters (`key=value` text, checked when built).
+    pub fn cc_spec(&self) -> Result<(String, Vec<(String, String)>), String> {
+        named_table(&self.cc)
+    }
 }
 fn mss_default() -> ByteSize {
     ByteSize(1448)
@@ -267,6 +300,7 @@ impl Default for TcpCfg {
     fn default() -> Self {
         Self {
             cc: newreno(),
+            recovery: None,
             mss: mss_default(),
             header: header_default(),
             init_cwnd: 10,
@@ -290,6 +324,9 @@ impl Default for TcpCfg {
 pub struct RtoCfg {
     #[serde(default = "rfc6298")]
     pub estimator: String,
+    /// RTO policy over the estimator: "none" (default) or `{ name = "ca-rto", scale = "100ms" }`.
+    #[serde(default)]
+    pub policy: Option<toml::Value>,
     #[serde(flatten)]
     pub params: BTreeMap<String, toml::Value>,
 }
@@ -300,23 +337,19 @@ fn rfc6298() -> String {
 
 impl Default for RtoCfg {
     fn default() -> Self {
-        Self { estimator: rfc6298(), params: BTreeMap::new() }
+        Self { estimator: rfc6298(), policy: None, params: BTreeMap::new() }
     }
 }
 
 impl RtoCfg {
     /// Parameters as `key=value` strings, the form `rtt::build` takes.
     pub fn param_pairs(&self) -> Vec<(String, String)> {
-        self.params
-            .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
-            .collect()
+        self.params.iter().map(|(k, v)| (k.clone(), param_text(v))).collect()
+    }
+
+    /// The RTO policy's name and parameters ("none" if not given).
+    pub fn policy_spec(&self) -> Result<(String, Vec<(String, String)>), String> {
+        self.policy.as_ref().map_or_else(|| Ok(("none".into(), Vec::new())), named_table)
     }
 }
 

@@ -29,7 +29,7 @@ use engine::{Engine, Flow};
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{droptail::DropTail, red::{Red, RedConfig}, threshold::Threshold, DropCause, Queue};
-use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
+use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 use units::{tx_time, Limit};
@@ -253,7 +253,15 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
 }
 
 fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
-    let cc = CcKind::parse(&cfg.cc).ok_or_else(|| invalid(format!("{key}.cc"), format!("unknown congestion control '{}' (known: {})", cfg.cc, CcKind::NAMES.join(", "))))?;
+    let (cc_name, cc_params) = cfg.cc_spec().map_err(|e| invalid(format!("{key}.cc"), e))?;
+    let cc = CcSpec::new(&cc_name, cc_params).map_err(|e| invalid(format!("{key}.cc"), e.to_string()))?;
+    let recovery = match cfg.recovery.as_deref() {
+        None => None,
+        Some(name) => Some(RecoveryKind::parse(name).ok_or_else(|| invalid(format!("{key}.recovery"), format!("'{name}' is not one of {}", RecoveryKind::NAMES.join(", "))))?),
+    };
+    if recovery == Some(RecoveryKind::Sack) && !cfg.sack {
+        return Err(invalid(format!("{key}.recovery"), "\"sack\" recovery needs sack = true (the receiver sends no SACK blocks otherwise)"));
+    }
     let mss = cfg.mss.0;
     if !(1..=65_000).contains(&mss) {
         return Err(invalid(format!("{key}.mss"), format!("{mss} B is outside 1..65000 B")));
@@ -291,6 +299,8 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
+    let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
+    crate::rtt::policy::build(&rto_policy, &rto_policy_params).map_err(|e| invalid(format!("{key}.rto.policy"), e.to_string()))?;
     Ok(TcpConfig {
         mss: mss as u32,
         header: cfg.header.0 as u32,
@@ -305,7 +315,10 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
         estimator_params,
+        rto_policy,
+        rto_policy_params,
         cc,
+        recovery,
     })
 }
 
@@ -505,7 +518,9 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             }
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];
-            let sender = Sender::new(f as u32, src, dst, &tcp, app_bytes, estimator);
+            let policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
+            let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
             let flow = Flow::new(sender, receiver, src, dst, start, app_bytes);
             flows.push(match app {

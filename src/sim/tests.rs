@@ -495,12 +495,11 @@ fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
 
 #[test]
 fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
-    use super::tcp::cc::{CcKind, CongestionOps, Recovery};
-    assert_eq!(CcKind::parse("reno"), Some(CcKind::Reno));
-    assert_eq!(CcKind::parse("newreno"), Some(CcKind::NewReno));
-    assert_eq!(CcKind::Reno.build().recovery(), Recovery::Reno);
-    assert_eq!(CcKind::NewReno.build().recovery(), Recovery::NewReno);
-    assert_eq!(CcKind::Westwood.build().recovery(), Recovery::NewReno, "Westwood+ keeps NewReno recovery");
+    use super::tcp::cc::lookup;
+    use super::tcp::recovery::RecoveryKind;
+    assert_eq!(lookup("reno").map(|i| i.recovery), Some(RecoveryKind::Reno));
+    assert_eq!(lookup("newreno").map(|i| i.recovery), Some(RecoveryKind::NewReno));
+    assert_eq!(lookup("westwood+").map(|i| i.recovery), Some(RecoveryKind::NewReno), "Westwood+ keeps NewReno recovery");
 }
 
 /// `count` flows of an on/off application through the 10 Mb/s dumbbell of `one_flow`.

@@ -1,13 +1,15 @@
-//! TCP endpoints for the simulator: a sender with Reno or NewReno loss recovery (RFC 5681, RFC 6582),
-//! RTO from any [`crate::rtt`] estimator with Karn and back-off applied once through
-//! [`crate::rtt::timer`], and a cumulative-ACK receiver with optional delayed ACKs, timestamps and
-//! ECN. Window arithmetic lives behind [`cc::CongestionControl`] so other schemes plug in there.
+//! TCP endpoints for the simulator: a sender built from three strategies — congestion control
+//! ([`cc`], owns cwnd and ssthresh), loss recovery ([`recovery`]: Reno, NewReno, RFC 6675 SACK)
+//! and the retransmission timer ([`crate::rtt::timer::RetransmitTimer`]: any estimator under any
+//! RTO policy, Karn and back-off applied once) — and a cumulative-ACK receiver with optional
+//! delayed ACKs, timestamps, SACK and ECN. docs/architecture.md describes the seams.
 //!
 //! Sans-IO: endpoints take `now`, return packets through an out-buffer and expose their timer
 //! deadlines; the engine owns time.
 
 pub mod cc;
 pub mod receiver;
+pub mod recovery;
 pub mod scoreboard;
 pub mod sender;
 
@@ -77,7 +79,26 @@ pub struct TcpConfig {
     /// RTO estimator name and parameters, as for [`crate::rtt::build`].
     pub estimator: String,
     pub estimator_params: Vec<(String, String)>,
-    pub cc: cc::CcKind,
+    /// RTO policy over the estimator and its parameters, as for [`crate::rtt::policy::build`].
+    pub rto_policy: String,
+    pub rto_policy_params: Vec<(String, String)>,
+    pub cc: cc::CcSpec,
+    /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
+    pub recovery: Option<recovery::RecoveryKind>,
+}
+
+impl TcpConfig {
+    /// The recovery strategy the sender runs: the one named, else RFC 6675 when SACK is on, else
+    /// the congestion control's default (Reno's for Reno, NewReno's for the others).
+    pub fn recovery_kind(&self) -> recovery::RecoveryKind {
+        self.recovery.unwrap_or_else(|| {
+            if self.sack {
+                recovery::RecoveryKind::Sack
+            } else {
+                self.cc.info().map_or(recovery::RecoveryKind::NewReno, |i| i.recovery)
+            }
+        })
+    }
 }
 
 impl Default for TcpConfig {
@@ -96,7 +117,10 @@ impl Default for TcpConfig {
             recovery_timeout: RecoveryTimeout::Keep,
             estimator: "rfc6298".into(),
             estimator_params: Vec::new(),
-            cc: cc::CcKind::NewReno,
+            rto_policy: "none".into(),
+            rto_policy_params: Vec::new(),
+            cc: cc::CcSpec::default(),
+            recovery: None,
         }
     }
 }

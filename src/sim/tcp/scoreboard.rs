@@ -178,6 +178,14 @@ impl Scoreboard {
         self.lost_from = self.segments.front().map_or(0, |s| s.seq);
     }
 
+    /// Nothing is deemed lost any more (a spurious timeout undone).
+    pub fn clear_lost(&mut self) {
+        for s in self.segments.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_bytes = 0;
+    }
+
     /// The first segment marked lost (RFC 6675 NextSeg rule 1), if any.
     pub fn first_lost(&mut self) -> Option<u64> {
         if self.lost_bytes == 0 {

@@ -1,14 +1,17 @@
-//! TCP sender: Reno or NewReno loss recovery (RFC 5681 §3.2, RFC 6582 §3.2; the congestion
-//! control picks, see [`Recovery`]) or, with SACK, RFC 6675 loss recovery for any congestion
-//! control; RFC 6298 timer management, ECN reaction (RFC 3168 §6.1.2).
+//! TCP sender: the sequence space and the wire, with three strategies plugged in — the
+//! congestion control ([`super::cc`], owns cwnd and ssthresh), the loss recovery
+//! ([`super::recovery`]: Reno, NewReno or RFC 6675 SACK) and the retransmission timer
+//! ([`RetransmitTimer`]: estimator, RTO policy, back-off, Karn) — plus ECN (RFC 3168 §6.1).
 //! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
 //! over time through [`Sender::write`].
 
-use super::cc::{AckEvent, CongestionControl, CongestionOps, Recovery, Signal, Window};
+use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, RouterSignal, Window};
+use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
 use super::{RecoveryTimeout, Sampling, TcpConfig};
-use crate::rtt::timer::{karn_accepts, Backoff};
-use crate::rtt::{Context, Estimator, RttEstimator};
+use crate::rtt::policy::Policy;
+use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
+use crate::rtt::{Context, Estimator};
 use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet};
 use crate::sim::trace::{RetxCause, Trace};
 use crate::time::Nanos;
@@ -38,34 +41,13 @@ pub struct Sender {
     sampling: Sampling,
     ecn: bool,
     recovery_timeout: RecoveryTimeout,
-    /// Bytes the application hands over in total (u64::MAX: unlimited).
-    app_bytes: u64,
-    snd_una: u64,
-    snd_nxt: u64,
-    snd_max: u64,
-    board: Scoreboard,
-    /// SACK negotiated: RFC 6675 recovery, `pipe` instead of FlightSize for sending.
-    sack: bool,
-    /// RFC 6675 HighRxt, as one past the highest byte resent in this recovery (or since the
-    /// last timeout).
-    high_rxt: u64,
+    seq: Flight,
     win: Window,
-    rwnd: u64,
     cc: CongestionControl,
-    /// Fast-recovery mechanics, fixed by the congestion control at construction.
     recovery: Recovery,
-    estimator: Estimator,
-    backoff: Backoff,
-    rto_deadline: Option<Nanos>,
-    dupacks: u32,
-    in_recovery: bool,
-    /// RFC 6582 `recover`, stored as one past the highest byte sent at the time (None = ISS).
-    /// Reno keeps it only to tell whether a timeout ends the current recovery episode.
-    recover: Option<u64>,
-    partial_ack_seen: bool,
-    /// The timed segment (end sequence, send time) in `Sampling::Timed` mode.
-    timed: Option<(u64, Nanos)>,
-    /// snd_max when the current RTT window began (Linux `rtt_seq`, Context::new_window).
+    episode: Episode,
+    timer: RetransmitTimer,
+    /// snd_max when the current RTT round began (Linux `rtt_seq`, Context::new_window).
     rtt_window_end: u64,
     /// cwnd in segments before the last congestion event (CA-RTO's max_cwnd).
     max_cwnd: Option<f64>,
@@ -77,13 +59,20 @@ pub struct Sender {
     iw: u64,
     /// When a segment last went out (None: never).
     last_send: Option<Nanos>,
+    /// What the last first timeout of an episode changed, until undone or superseded.
+    undo: Option<TimeoutUndo>,
     pub stats: SenderStats,
 }
 
 impl Sender {
+    /// A sender with the congestion control and recovery `cfg` names and the plain RTO of
+    /// `estimator` (use [`Sender::with_timer`] for an RTO policy).
     pub fn new(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, estimator: Estimator) -> Self {
+        Self::with_timer(flow, src, dst, cfg, app_bytes, RetransmitTimer::new(estimator, Policy::None))
+    }
+
+    pub fn with_timer(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, timer: RetransmitTimer) -> Self {
         let mss = cfg.mss as u64;
-        let cc = cfg.cc.build();
         Self {
             flow,
             src,
@@ -94,31 +83,19 @@ impl Sender {
             sampling: cfg.sampling,
             ecn: cfg.ecn,
             recovery_timeout: cfg.recovery_timeout,
-            app_bytes,
-            snd_una: 0,
-            snd_nxt: 0,
-            snd_max: 0,
-            board: Scoreboard::new(cfg.mss),
-            sack: cfg.sack,
-            high_rxt: 0,
+            seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
-            rwnd: cfg.rwnd,
-            recovery: cc.recovery(),
-            cc,
-            estimator,
-            backoff: Backoff::default(),
-            rto_deadline: None,
-            dupacks: 0,
-            in_recovery: false,
-            recover: None,
-            partial_ack_seen: false,
-            timed: None,
+            cc: cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read"),
+            recovery: cfg.recovery_kind().build(),
+            episode: Episode::default(),
+            timer,
             rtt_window_end: 0,
             max_cwnd: None,
             cwr_until: None,
             cwr_pending: false,
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
+            undo: None,
             stats: SenderStats::default(),
         }
     }
@@ -127,13 +104,33 @@ impl Sender {
         self.win
     }
 
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    pub fn congestion_control(&self) -> &CongestionControl {
+        &self.cc
+    }
+
+    pub fn timer(&self) -> &RetransmitTimer {
+        &self.timer
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.episode.in_recovery
+    }
+
     /// Bytes the application has handed over so far (u64::MAX: unlimited).
     pub fn app_bytes(&self) -> u64 {
-        self.app_bytes
+        self.seq.app_bytes
     }
 
     pub fn snd_una(&self) -> u64 {
-        self.snd_una
+        self.seq.snd_una
+    }
+
+    pub fn snd_max(&self) -> u64 {
+        self.seq.snd_max
     }
 
     /// The application hands over `bytes` more (an on/off source); send what the windows allow.
@@ -143,42 +140,25 @@ impl Sender {
         // RW = min(IW, cwnd) rather than release a stale window as one burst. Only a source that
         // writes over time can go idle with new data to send, so bulk transfers never get here.
         if self.last_send.is_some_and(|t| now.saturating_sub(t) > self.rto()) && self.win.cwnd > self.iw {
-            self.win.cwnd = self.iw;
+            self.cc.on_idle_restart(&mut self.win, self.iw);
             self.trace_window(now, trace);
         }
-        self.app_bytes = self.app_bytes.saturating_add(bytes);
+        self.seq.app_bytes = self.seq.app_bytes.saturating_add(bytes);
         self.send_allowed(now, out, trace);
     }
 
     /// All the application's data is acknowledged.
     pub fn done(&self) -> bool {
-        self.snd_una >= self.app_bytes
+        self.seq.snd_una >= self.seq.app_bytes
     }
 
     pub fn rto_deadline(&self) -> Option<Nanos> {
-        self.rto_deadline
+        self.timer.deadline()
     }
 
     /// The RTO in force, back-off included.
     pub fn rto(&self) -> Nanos {
-        self.backoff.rto(&self.estimator)
-    }
-
-    fn flight(&self) -> u64 {
-        self.snd_max - self.snd_una
-    }
-
-    /// The data in the network that a congestion signal halves: FlightSize (RFC 5681 eq. 4), or
-    /// with SACK RFC 6675's `pipe`, which leaves out what was SACKed or deemed lost. Read this
-    /// way, as ns-3 does, because with SACK the sender keeps sending past a stuck hole (pipe
-    /// governs) and FlightSize then counts data long delivered: halving it can leave ssthresh
-    /// above the window that caused the loss.
-    fn outstanding(&self) -> u64 {
-        if self.sack {
-            self.board.pipe(self.flight())
-        } else {
-            self.flight()
-        }
+        self.timer.rto()
     }
 
     fn context(&self, now: Nanos, new_window: Option<bool>) -> Context {
@@ -194,14 +174,13 @@ impl Sender {
     }
 
     fn trace_window(&self, now: Nanos, trace: &mut Trace) {
-        trace.window(now, self.flow, self.win.cwnd, self.win.ssthresh, self.estimator.prediction().unwrap_or(0), self.rto());
+        trace.window(now, self.flow, self.win.cwnd, self.win.ssthresh, self.timer.prediction().unwrap_or(0), self.rto());
     }
 
     /// RFC 6298 §5.1/5.3: (re)start the timer with the current (backed-off) RTO.
     fn arm_timer(&mut self, now: Nanos) {
         let ctx = self.context(now, None);
-        self.estimator.on_timer_armed(&ctx);
-        self.rto_deadline = Some(now.saturating_add(self.rto()));
+        self.timer.arm(now, &ctx);
     }
 
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
@@ -209,75 +188,34 @@ impl Sender {
         self.send_allowed(now, out, trace);
     }
 
-    /// Send what cwnd and rwnd allow, from snd_nxt (which is below snd_max after a timeout:
-    /// go-back-N resends count as timeout retransmissions).
+    /// Send what the windows allow, segment by segment as the recovery strategy picks them.
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        if self.sack {
-            return self.send_allowed_sack(now, out, trace);
-        }
-        let wnd = self.win.cwnd.min(self.rwnd);
-        while self.snd_nxt < self.app_bytes {
-            let len = (self.mss as u64).min(self.app_bytes - self.snd_nxt);
-            if self.snd_nxt - self.snd_una + len > wnd {
-                break;
-            }
-            let seq = self.snd_nxt;
-            let cause = (seq < self.snd_max).then_some(RetxCause::Timeout);
-            let sent = self.transmit(seq, now, cause, out, trace);
-            if sent == 0 {
-                break; // no such segment: cannot happen with fixed segment boundaries, never spin
-            }
-            self.snd_nxt += sent as u64;
-        }
-    }
-
-    /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send NextSeg — the first segment deemed
-    /// lost (rule 1), else new data within the receiver's window (rule 2). Rules 3 and 4 (resending
-    /// unSACKed segments not yet deemed lost; the rescue retransmission) are left out: they only
-    /// act when the application has no new data, which bulk transfers never lack.
-    fn send_allowed_sack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
         loop {
-            let pipe = self.board.pipe(self.flight());
-            if pipe + self.mss as u64 > self.win.cwnd {
+            let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) else { break };
+            let retransmission = seq < self.seq.snd_max;
+            let len = self.transmit(seq, now, cause, out, trace);
+            if !self.recovery.on_sent(&mut self.seq, seq, len, retransmission) {
                 break;
             }
-            if let Some(seq) = self.board.first_lost() {
-                let cause = if self.in_recovery { RetxCause::Fast } else { RetxCause::Timeout };
-                let len = self.transmit(seq, now, Some(cause), out, trace);
-                if len == 0 {
-                    break; // no such segment: cannot happen (first_lost names one), never spin
-                }
-                self.high_rxt = self.high_rxt.max(seq + len as u64);
-                continue;
-            }
-            let len = (self.mss as u64).min(self.app_bytes.saturating_sub(self.snd_max));
-            if len == 0 || self.snd_max + len > self.snd_una + self.rwnd {
-                break;
-            }
-            self.transmit(self.snd_max, now, None, out, trace);
-            self.snd_nxt = self.snd_max;
         }
     }
 
-    /// Put the segment starting at `seq` on the wire; returns its length.
+    /// Put the segment starting at `seq` on the wire; returns its length (0: no such segment).
     fn transmit(&mut self, seq: u64, now: Nanos, retx: Option<RetxCause>, out: &mut Vec<Packet>, trace: &mut Trace) -> u32 {
-        let (len, tx) = if seq >= self.snd_max {
-            let len = (self.mss as u64).min(self.app_bytes - seq) as u32;
-            self.board.push(seq, len, now);
-            self.snd_max = seq + len as u64;
-            if self.sampling == Sampling::Timed && self.timed.is_none() {
-                self.timed = Some((self.snd_max, now));
+        let (len, tx) = if seq >= self.seq.snd_max {
+            let len = (self.mss as u64).min(self.seq.app_bytes - seq) as u32;
+            self.seq.board.push(seq, len, now);
+            self.seq.snd_max = seq + len as u64;
+            if self.sampling == Sampling::Timed {
+                self.timer.on_new_segment(self.seq.snd_max, now);
             }
             (len, 0)
         } else {
-            let Some(s) = self.board.resend(seq) else { return 0 };
+            let Some(s) = self.seq.board.resend(seq) else { return 0 };
             s.tx = s.tx.saturating_add(1);
             s.sent_at = now;
             let (len, tx) = (s.len, s.tx);
-            // Karn (RFC 6298 §3): a retransmitted timed segment gives no sample.
-            if self.timed.is_some_and(|(end, _)| seq < end && end <= seq + len as u64) {
-                self.timed = None;
-            }
+            self.timer.on_retransmit(seq, seq + len as u64); // Karn
             let cause = retx.unwrap_or(RetxCause::Fast);
             match cause {
                 RetxCause::Timeout => self.stats.retx_timeout += 1,
@@ -310,28 +248,33 @@ impl Sender {
         self.stats.segments_sent += 1;
         self.last_send = Some(now);
         self.stats.bytes_sent += len as u64;
-        if self.rto_deadline.is_none() {
+        if !self.timer.is_running() {
             self.arm_timer(now); // RFC 6298 §5.1
         }
         len
     }
 
-    /// A congestion signal that needs no retransmission: ECN-Echo or source quench, at most once
-    /// per window of data (RFC 3168 §6.1.2), not during loss recovery.
-    fn reduce_once_per_window(&mut self, now: Nanos, signal: Signal, trace: &mut Trace) {
+    fn congestion_event(&self, now: Nanos, kind: Congestion, outstanding: u64) -> CongestionEvent {
+        CongestionEvent { now, kind, outstanding, in_recovery: self.episode.in_recovery }
+    }
+
+    /// A congestion signal that needs no retransmission: ECN-Echo or a router's signal. By
+    /// default at most once per window of data (RFC 3168 §6.1.2) and not during loss recovery;
+    /// the congestion control may take every signal instead ([`CongestionOps::once_per_window`]).
+    fn signal(&mut self, now: Nanos, kind: Congestion, trace: &mut Trace) {
         // The window ends only once the ACK passes the data sent before the last reduction: ACKs
         // up to it were sent before the receiver could see our CWR, so their ECE is stale (Linux
         // holds CWR "until something *above* high_seq is ACKed"; ns-3 `ackNumber > m_recover`).
-        if self.in_recovery || self.cwr_until.is_some_and(|c| self.snd_una <= c) || self.flight() == 0 {
+        let gated = self.episode.in_recovery || self.cwr_until.is_some_and(|c| self.seq.snd_una <= c) || self.seq.size() == 0;
+        if gated && self.cc.once_per_window(&kind) {
             return;
         }
         self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
-        let flight = self.flight();
-        self.win.ssthresh = self.cc.ssthresh(&self.win, flight, signal);
-        self.win.cwnd = self.win.ssthresh.max(self.mss as u64);
-        self.cwr_until = Some(self.snd_max);
-        match signal {
-            Signal::Ecn => {
+        let ev = self.congestion_event(now, kind, self.seq.size());
+        self.cc.on_congestion(&mut self.win, &ev);
+        self.cwr_until = Some(self.seq.snd_max);
+        match kind {
+            Congestion::Ecn => {
                 self.cwr_pending = true;
                 self.stats.ecn_reductions += 1;
             }
@@ -340,192 +283,129 @@ impl Sender {
         self.trace_window(now, trace);
     }
 
+    /// A source quench whose router and queue length are unknown.
     pub fn on_quench(&mut self, now: Nanos, trace: &mut Trace) {
-        self.reduce_once_per_window(now, Signal::Quench, trace);
+        self.on_router_signal(now, RouterSignal::default(), trace);
+    }
+
+    /// A router's explicit signal (source quench), with what it carried.
+    pub fn on_router_signal(&mut self, now: Nanos, signal: RouterSignal, trace: &mut Trace) {
+        self.signal(now, Congestion::Router(signal), trace);
     }
 
     pub fn on_ack(&mut self, pkt: &Packet, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        if pkt.ack > self.snd_max {
+        if pkt.ack > self.seq.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793 §3.9)
         }
-        self.rwnd = pkt.rwnd;
-        // RFC 6675 §2: with SACK, a duplicate ACK is one that SACKs new data, so ACKs for
-        // duplicate segments (after a go-back-N resend, say) do not count.
-        let newly_sacked = if self.sack { self.board.apply_sack(pkt.sack.iter(pkt.ack)) } else { 0 };
-        if newly_sacked > 0 {
-            self.board.mark_lost(self.high_rxt);
-        }
-        let dupack = pkt.ack == self.snd_una && self.flight() > 0 && (!self.sack || newly_sacked > 0);
+        self.seq.rwnd = pkt.rwnd;
+        let flight = self.seq.size();
+        let newly_sacked = self.recovery.on_sack(&mut self.seq, pkt);
+        let dupack = pkt.ack == self.seq.snd_una && flight > 0 && self.recovery.counts_as_dupack(newly_sacked);
+        let advances = pkt.ack > self.seq.snd_una;
+        let rtt = if advances { self.take_sample(pkt, now) } else { None };
         let event = AckEvent {
             now,
-            acked: pkt.ack.saturating_sub(self.snd_una),
-            dupack,
+            acked: pkt.ack.saturating_sub(self.seq.snd_una),
+            sacked: newly_sacked,
+            rtt,
+            // An RTT round ends when snd_una passes the snd_max recorded at its start (Linux rtt_seq).
+            round_ended: advances && pkt.ack >= self.rtt_window_end,
+            flight,
+            pipe: self.recovery.outstanding(&self.seq),
             ece: self.ecn && pkt.ece,
-            in_recovery: self.in_recovery,
+            dupack,
+            in_recovery: self.episode.in_recovery,
         };
         self.cc.on_ack_event(&self.win, &event);
-        if pkt.ack > self.snd_una {
-            self.on_new_ack(pkt, now, out, trace);
-        } else if dupack {
-            self.on_dupack(now, out, trace);
+        if advances {
+            self.on_new_ack(&event, pkt.ack, out, trace);
+        } else if dupack && self.recovery.on_dupack(&self.seq, &mut self.win, &mut self.episode) {
+            self.enter_recovery(now, out, trace);
         }
-        if self.ecn && pkt.ece {
-            self.reduce_once_per_window(now, Signal::Ecn, trace);
+        if event.ece {
+            self.signal(now, Congestion::Ecn, trace);
         }
         self.send_allowed(now, out, trace);
     }
 
-    fn on_new_ack(&mut self, pkt: &Packet, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        let ack = pkt.ack;
-        let acked = ack - self.snd_una;
-        let sample = self.take_sample(pkt, now);
-        self.board.ack(ack);
-        self.snd_una = ack;
-        self.high_rxt = self.high_rxt.max(ack);
-        self.snd_nxt = self.snd_nxt.max(ack);
-        // An RTT window ends when snd_una passes the snd_max recorded at its start (Linux rtt_seq).
-        let new_window = ack >= self.rtt_window_end;
-        if new_window {
-            self.rtt_window_end = self.snd_max;
+    fn on_new_ack(&mut self, ev: &AckEvent, ack: u64, out: &mut Vec<Packet>, trace: &mut Trace) {
+        let now = ev.now;
+        self.seq.board.ack(ack);
+        self.seq.snd_una = ack;
+        self.recovery.on_cumulative_ack(ack);
+        self.seq.snd_nxt = self.seq.snd_nxt.max(ack);
+        if ev.round_ended {
+            self.rtt_window_end = self.seq.snd_max;
         }
-        if let Some(rtt) = sample {
-            let before = self.estimator.prediction();
-            let ctx = self.context(now, Some(new_window));
-            self.estimator.on_sample(rtt, &ctx);
-            self.backoff.on_valid_sample();
-            self.cc.on_rtt_sample(rtt, now);
+        if let Some(rtt) = ev.rtt {
+            let before = self.timer.prediction();
+            let ctx = self.context(now, Some(ev.round_ended));
+            self.timer.on_sample(rtt, &ctx);
             self.stats.rtt_samples += 1;
-            trace.rtt(now, self.flow, rtt, before, self.estimator.rto());
+            trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 
         let mut restart_timer = true;
-        if self.in_recovery {
-            let recover = self.recover.unwrap_or(0);
-            // RFC 5681 §3.2 step 6: Reno leaves on the first ACK of new data, partial or not;
-            // a second loss in the window then needs three new dupACKs or the timer.
-            if ack >= recover || (self.recovery == Recovery::Reno && !self.sack) {
-                // Full ACK (RFC 6582 §3.2 step 3), or any new ACK for Reno.
-                self.in_recovery = false;
-                self.dupacks = 0;
-                let flight = self.flight();
-                self.cc.on_recovery_exit(&mut self.win, flight);
-            } else if self.sack {
-                // RFC 6675 §5 (B): a partial ACK only updates the scoreboard; NextSeg resends
-                // what it deems lost. The timer restarts on every new ACK (RFC 6298 §5.3).
-            } else {
-                // Partial ACK (RFC 6582 §3.2 step 3): retransmit the first unacknowledged segment,
-                // deflate by the amount acknowledged, add back one MSS if at least one was.
-                self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
-                self.snd_nxt = self.snd_nxt.max(self.snd_una + self.board.front().map_or(0, |s| s.len as u64));
-                let mss = self.mss as u64;
-                self.win.cwnd = self.win.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
-                self.win.cwnd = self.win.cwnd.max(mss);
-                // Only the first partial ACK resets the timer ("Impatient" variant).
-                restart_timer = !std::mem::replace(&mut self.partial_ack_seen, true);
+        if self.episode.in_recovery {
+            if self.recovery.exits_on(ack, &self.episode) {
+                // Full ACK (RFC 6582 §3.2 step 3), or any new ACK for Reno (RFC 5681 §3.2 step 6).
+                self.episode.in_recovery = false;
+                self.episode.dupacks = 0;
+                self.cc.on_recovery_exit(&mut self.win, self.seq.size());
+            } else if let Some(restart) = self.recovery.on_partial_ack(&mut self.seq, &mut self.win, ev.acked) {
+                let len = self.transmit(self.seq.snd_una, now, Some(RetxCause::Fast), out, trace);
+                self.recovery.on_partial_resent(&mut self.seq, len);
+                restart_timer = restart;
             }
         } else {
-            self.dupacks = 0;
-            self.cc.on_ack(&mut self.win, acked, now);
+            self.episode.dupacks = 0;
+            self.cc.on_ack(&mut self.win, ev);
         }
-        if self.snd_una >= self.snd_max {
-            self.rto_deadline = None; // RFC 6298 §5.2
+        if self.seq.snd_una >= self.seq.snd_max {
+            self.timer.stop(); // RFC 6298 §5.2
         } else if restart_timer {
             self.arm_timer(now); // RFC 6298 §5.3
         }
         self.trace_window(now, trace);
     }
 
-    /// The RTT sample this ACK yields, Karn's rule applied through `rtt::timer`.
+    /// The RTT sample this ACK yields, Karn's rule applied by the timer.
     fn take_sample(&mut self, pkt: &Packet, now: Nanos) -> Option<Nanos> {
         if self.timestamps {
             // RFC 7323 §4 (RTTM): every ACK advancing the left edge; TSecr names the transmission.
-            return karn_accepts(true, true).then(|| now.saturating_sub(pkt.ts_ecr));
+            return karn(Measurement::Echo { ts_ecr: pkt.ts_ecr }, now);
         }
         match self.sampling {
-            Sampling::Timed => match self.timed {
-                Some((end, sent)) if pkt.ack >= end => {
-                    self.timed = None;
-                    Some(now - sent)
-                }
-                _ => None,
-            },
+            Sampling::Timed => self.timer.timed_sample(pkt.ack, now),
             Sampling::EveryAck => {
-                let newest = self.board.iter().take_while(|s| s.end() <= pkt.ack).last()?;
-                karn_accepts(newest.tx > 0, false).then(|| now - newest.sent_at)
+                let newest = self.seq.board.iter().take_while(|s| s.end() <= pkt.ack).last()?;
+                karn(Measurement::Segment { sent_at: newest.sent_at, retransmitted: newest.tx > 0 }, now)
             }
         }
     }
 
-    fn on_dupack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        if self.sack {
-            return self.on_dupack_sack(now, out, trace);
-        }
-        self.dupacks += 1;
-        let mss = self.mss as u64;
-        if self.in_recovery {
-            // RFC 6582 §3.2 step 4 / RFC 5681 §3.2 step 4: inflate by one MSS per further dupACK.
-            self.win.cwnd += mss;
-        } else if self.dupacks == 3 {
-            // RFC 6582 §3.2 step 2: enter fast retransmit only if the ACK covers more than
-            // `recover`, so one window's losses cause one reduction.
-            // Reno has no `recover`: every third dupACK outside recovery starts a new one.
-            if self.recovery == Recovery::NewReno && self.recover.is_some_and(|r| self.snd_una <= r) {
-                return;
-            }
-            self.max_cwnd = Some(self.win.cwnd as f64 / mss as f64);
-            let flight = self.flight();
-            self.win.ssthresh = self.cc.ssthresh(&self.win, flight, Signal::FastRetransmit);
-            self.recover = Some(self.snd_max);
-            self.cwr_until = Some(self.snd_max);
-            self.in_recovery = true;
-            self.partial_ack_seen = false;
-            self.stats.fast_recoveries += 1;
-            self.timed = None;
-            self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
-            // RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS for the three segments that left.
-            self.win.cwnd = self.win.ssthresh + 3 * mss;
-            self.trace_window(now, trace);
-        }
-    }
-
-    /// RFC 6675 §5: count duplicate ACKs outside recovery; enter recovery at the third or as soon
-    /// as the first unacknowledged segment is deemed lost (steps 1–2), then (step 4) RecoveryPoint
-    /// = HighData, ssthresh = cwnd = the congestion control's answer for `pipe` (half of it for
-    /// Reno and NewReno; see [`Self::outstanding`]), resend the first segment. As after a NewReno timeout, a new
-    /// recovery starts only once the cumulative ACK passes the previous `recover` (RFC 6675 §5.1
-    /// keeps RecoveryPoint across a timeout for this reason).
-    fn on_dupack_sack(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        if self.in_recovery {
-            return; // pipe already shrank by the SACKed bytes; send_allowed does the rest
-        }
-        self.dupacks += 1;
-        if self.dupacks < 3 && !self.board.is_lost(self.snd_una) {
-            return;
-        }
-        if self.recover.is_some_and(|r| self.snd_una <= r) {
-            return;
-        }
-        let mss = self.mss as u64;
-        self.max_cwnd = Some(self.win.cwnd as f64 / mss as f64);
-        self.board.mark_one_lost(self.snd_una);
-        let outstanding = self.outstanding();
-        self.win.ssthresh = self.cc.ssthresh(&self.win, outstanding, Signal::FastRetransmit);
-        self.win.cwnd = self.win.ssthresh;
-        self.recover = Some(self.snd_max);
-        self.cwr_until = Some(self.snd_max);
-        self.in_recovery = true;
+    /// Loss detected (the strategy said so on a dupACK): the congestion control answers for the
+    /// data outstanding, RecoveryPoint = HighData (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4),
+    /// and the first unacknowledged segment is resent at once.
+    fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
+        self.recovery.on_enter(&mut self.seq);
+        let ev = self.congestion_event(now, Congestion::Loss, self.recovery.outstanding(&self.seq));
+        self.cc.on_congestion(&mut self.win, &ev);
+        self.episode.recover = Some(self.seq.snd_max);
+        self.cwr_until = Some(self.seq.snd_max);
+        self.episode.in_recovery = true;
         self.stats.fast_recoveries += 1;
-        self.timed = None;
-        // Step 4.3: the first segment is resent whatever pipe says.
-        let len = self.transmit(self.snd_una, now, Some(RetxCause::Fast), out, trace);
-        self.high_rxt = self.snd_una + len as u64;
+        self.timer.discard_timed();
+        let len = self.transmit(self.seq.snd_una, now, Some(RetxCause::Fast), out, trace);
+        self.recovery.on_entered(&mut self.seq, &mut self.win, len);
         self.trace_window(now, trace);
     }
 
     /// The retransmission timer expired (RFC 6298 §5.4–5.6, RFC 5681 §3.1, RFC 6582 §3.2 step 1).
     pub fn on_rto(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        self.rto_deadline = None;
-        if self.snd_una >= self.snd_max {
+        self.timer.stop();
+        if self.seq.snd_una >= self.seq.snd_max {
             return;
         }
         self.stats.timeouts += 1;
@@ -535,33 +415,39 @@ impl Sender {
         // tcp_enter_loss keeps ssthresh when the RTO fires in Recovery. Halving FlightSize here
         // instead would use a flight inflated by the new data NewReno sent during recovery, and
         // send the flow back into an overshooting slow start again and again.
-        let same_episode = self.recovery_timeout == RecoveryTimeout::Keep && self.in_recovery && self.recover.is_some_and(|r| self.snd_una < r);
-        if self.backoff.count() == 0 && !same_episode {
+        let same_episode = self.recovery_timeout == RecoveryTimeout::Keep && self.episode.in_recovery && self.episode.recover.is_some_and(|r| self.seq.snd_una < r);
+        let first = self.timer.backoff_count() == 0 && !same_episode;
+        if first {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
-            let outstanding = self.outstanding();
-            self.win.ssthresh = self.cc.ssthresh(&self.win, outstanding, Signal::Timeout);
         }
-        self.cc.on_timeout(&mut self.win);
-        self.backoff.on_timeout(&mut self.estimator); // RFC 6298 §5.5
-        self.recover = Some(self.snd_max);
-        self.cwr_until = Some(self.snd_max);
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.timed = None;
-        if self.sack {
-            // RFC 6675 §5.1: recovery ends; every unSACKed segment is resent before new data,
-            // SACKed ones are skipped.
-            self.board.mark_all_lost();
-        } else {
-            self.snd_nxt = self.snd_una; // go-back-N
+        if self.timer.backoff_count() == 0 {
+            self.undo = Some(TimeoutUndo { prior: self.win, snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una) });
         }
+        let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
+        self.cc.on_congestion(&mut self.win, &ev);
+        self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
+        self.episode.recover = Some(self.seq.snd_max);
+        self.cwr_until = Some(self.seq.snd_max);
+        self.episode.in_recovery = false;
+        self.episode.dupacks = 0;
+        self.recovery.on_timeout(&mut self.seq);
         // §5.4 retransmit the earliest unacknowledged segment; transmit() restarts the timer (§5.6).
-        let sent = self.transmit(self.snd_una, now, Some(RetxCause::Timeout), out, trace);
-        if self.sack {
-            self.high_rxt = self.snd_una + sent as u64;
-        } else {
-            self.snd_nxt += sent as u64;
-        }
+        let sent = self.transmit(self.seq.snd_una, now, Some(RetxCause::Timeout), out, trace);
+        self.recovery.on_timeout_resent(&mut self.seq, sent);
         self.trace_window(now, trace);
+    }
+
+    /// A detector found the last timeout spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): the
+    /// congestion control restores the window ([`CongestionOps::on_undo`]) and the recovery
+    /// strategy resumes where the timeout found it. The back-off is left to the next valid
+    /// sample. False if there is no timeout to undo. No detector calls this yet (future work);
+    /// the hook is tested.
+    pub fn undo_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
+        let Some(undo) = self.undo.take() else { return false };
+        self.cc.on_undo(&mut self.win, &undo.prior);
+        self.recovery.on_undo(&mut self.seq, &undo);
+        self.trace_window(now, trace);
+        self.send_allowed(now, out, trace);
+        true
     }
 }

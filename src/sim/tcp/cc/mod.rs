@@ -1,29 +1,28 @@
-//! Congestion control: how the window grows and how far it falls. Loss *detection* and recovery
-//! (dupACK counting, NewReno partial ACKs, the RTO) stay in the sender; a scheme decides the numbers
-//! and names the recovery variant the sender runs for it ([`Recovery`]),
-//! like Linux's `tcp_congestion_ops` (`cong_avoid`, `ssthresh`, `pkts_acked`, `cwnd_event`).
+//! Congestion control: the scheme owns cwnd and ssthresh. It hears every ACK ([`AckEvent`]: bytes
+//! newly acknowledged and SACKed, the valid RTT sample, whether an RTT round ended, flight and
+//! pipe, ECE) and every congestion event ([`Congestion`]: fast-retransmit loss, timeout,
+//! ECN-Echo, a router's signal with its payload, the undo of a spurious timeout), and answers by
+//! setting the [`Window`] — like Linux's `tcp_congestion_ops` and ns-3's `TcpCongestionOps`.
 //!
-//! Adding a scheme: one file here implementing [`CongestionOps`], one variant in
-//! [`CongestionControl`] and [`CcKind`], one name in [`CcKind::parse`]. The engine and the sender
-//! are untouched. What each planned scheme would use (ALGORITHMS.md §§8–11):
-//! - Westwood+ (§9.4): count bytes per ACK in `on_ack_event` (a dupACK counts one MSS), RTT_min
-//!   from `on_rtt_sample`, answer `ssthresh` with bw_est·RTT_min and set cwnd = ssthresh in
-//!   `on_recovery_exit`.
-//! - Vegas (§9.5): per-RTT Expected/Actual from `on_rtt_sample` (best with timestamps or
-//!   every-ACK sampling), window change in `on_ack`.
-//! - SpecTCP / loss discriminators (§8, §9.10): classify in `ssthresh` by [`Signal`] and the ECE
-//!   and RTT history seen in `on_ack_event`; a loss judged non-congestive keeps ssthresh.
-//! - SmoothTCP (§11): its response in `ssthresh` / `on_recovery_exit` / `on_timeout`.
-//! - CA-RTO (§7) is an RTO policy, not a window rule: it plugs into `tcp.rto`, and the sender
-//!   already passes cwnd, ssthresh and the pre-loss window in [`crate::rtt::Context`].
+//! What a scheme does not decide: *loss recovery* (which segments to resend, when a dupACK makes
+//! a loss, the RFC 5681 window inflation around the scheme's answer) is a separate strategy
+//! ([`super::recovery`]), chosen independently (`tcp.recovery`); the retransmission timer is
+//! [`crate::rtt::timer::RetransmitTimer`].
+//!
+//! Adding a scheme: one file here implementing [`CongestionOps`] with its `PARAMS` and `INFO`, one
+//! variant in [`CongestionControl`] (the `schemes!` line) and one line in the registry. Nothing
+//! else changes. docs/architecture.md walks through it.
 
 pub mod new_reno;
 pub mod reno;
 pub mod westwood;
 
+use super::recovery::RecoveryKind;
+use crate::rtt::{ParamError, ParamSpec, Params};
+use crate::sim::packet::NodeId;
 use crate::time::Nanos;
 
-/// The window variables a scheme may change, in bytes.
+/// The window variables, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub cwnd: u64,
@@ -31,149 +30,256 @@ pub struct Window {
     pub mss: u64,
 }
 
-/// What kind of congestion signal arrived (schemes that tell loss kinds apart need this).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    /// Three duplicate ACKs.
-    FastRetransmit,
-    /// The retransmission timer expired.
-    Timeout,
-    /// An ACK carried ECN-Echo (RFC 3168 §6.1.2).
-    Ecn,
-    /// A threshold queue's source-quench message.
-    Quench,
+impl Window {
+    /// cwnd < ssthresh (RFC 5681 §3.1).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
 }
 
-/// Every ACK as it arrives, before the sender's loss recovery acts on it (Linux `in_ack_event`
-/// + `pkts_acked`): what bandwidth estimators (Westwood+) and loss discriminators count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Every ACK as it arrives, before loss recovery acts on it (Linux `in_ack_event` +
+/// `pkts_acked`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AckEvent {
     pub now: Nanos,
-    /// Bytes newly acknowledged (0 for a duplicate ACK).
+    /// Bytes newly acknowledged cumulatively (0 for a duplicate ACK).
     pub acked: u64,
-    pub dupack: bool,
-    /// The ACK carried ECN-Echo.
+    /// Bytes newly SACKed by this ACK (0 without SACK recovery).
+    pub sacked: u64,
+    /// The RTT sample this ACK gives, when valid (Karn's rule applied; timestamps or the timed
+    /// segment, as `tcp.rtt_sampling` says).
+    pub rtt: Option<Nanos>,
+    /// This ACK passed the end of the RTT round that began when the previous one ended (Linux
+    /// `rtt_seq`; Vegas' "once per RTT").
+    pub round_ended: bool,
+    /// FlightSize (snd_max − snd_una) and RFC 6675 pipe as the ACK found them (Linux's
+    /// `prior_in_flight`); pipe = flight without SACK recovery.
+    pub flight: u64,
+    pub pipe: u64,
+    /// The ACK carried ECN-Echo (and ECN is on).
     pub ece: bool,
+    pub dupack: bool,
+    pub in_recovery: bool,
+}
+
+/// A router's explicit signal (a source quench today), with what it carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RouterSignal {
+    /// The node that sent it, if known.
+    pub router: Option<NodeId>,
+    /// The queue length (packets) that triggered it, if carried.
+    pub queue_len: Option<u32>,
+}
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Congestion {
+    /// Loss detected by duplicate ACKs or SACK: fast retransmit (RFC 5681 §3.2, RFC 6675 §5).
+    Loss,
+    /// The retransmission timer expired. `first`: the first expiry of this loss episode; later
+    /// back-offs, and a timeout inside a recovery that already reduced, keep ssthresh.
+    Timeout { first: bool },
+    /// An ACK carried ECN-Echo (RFC 3168 §6.1.2).
+    Ecn,
+    /// A router's signal (source quench).
+    Router(RouterSignal),
+}
+
+/// A congestion event with the data it concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CongestionEvent {
+    pub now: Nanos,
+    pub kind: Congestion,
+    /// What a multiplicative decrease halves: FlightSize (RFC 5681 eq. 4), or with SACK recovery
+    /// RFC 6675's pipe (see `Sender::outstanding`); FlightSize for ECN and router signals.
+    pub outstanding: u64,
     pub in_recovery: bool,
 }
 
 pub trait CongestionOps {
-    /// Every ACK, first (default: nothing).
+    /// Every ACK, first, before recovery acts (default: nothing).
     fn on_ack_event(&mut self, _w: &Window, _ev: &AckEvent) {}
-    /// New data was acknowledged outside loss recovery: grow the window.
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos);
-    /// ssthresh after a congestion signal, given the flight size in bytes.
-    fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64;
-    /// cwnd on leaving fast recovery on a full ACK.
+    /// New data was acknowledged outside loss recovery: grow (or shrink) the window.
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
+    /// A congestion event: set ssthresh and cwnd. For [`Congestion::Loss`] cwnd is the window
+    /// once recovery ends; Reno/NewReno recovery inflates it by 3 segments meanwhile (RFC 5681
+    /// §3.2 step 3). A scheme that judges a loss non-congestive leaves both as they are.
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent);
+    /// Loss recovery ended on a full ACK: the window to continue with (`flight` after the ACK).
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64);
-    /// cwnd after the retransmission timer expired (ssthresh already set).
-    fn on_timeout(&mut self, w: &mut Window);
-    /// Every accepted RTT sample (delay-based schemes: Vegas' BaseRTT, Westwood+'s RTT_min).
-    fn on_rtt_sample(&mut self, _rtt: Nanos, _now: Nanos) {}
-    /// The loss-recovery variant the sender runs for this scheme (no default: each scheme says).
-    fn recovery(&self) -> Recovery;
-}
-
-/// Which fast-recovery mechanics the sender runs (the sender implements both; the scheme picks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recovery {
-    /// RFC 5681 §3.2: leave fast recovery on the first ACK of new data, partial or not; further
-    /// losses of the window wait for three more dupACKs or the timer.
-    Reno,
-    /// RFC 6582 §3.2: stay in recovery until `recover` is acknowledged, resending on partial ACKs.
-    NewReno,
-}
-
-/// Which scheme a flow uses, as named in scenario files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CcKind {
-    Reno,
-    NewReno,
-    Westwood,
-}
-
-impl CcKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "westwood+"];
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "reno" => Some(CcKind::Reno),
-            "newreno" | "new_reno" => Some(CcKind::NewReno),
-            "westwood+" | "westwood" => Some(CcKind::Westwood),
-            _ => None,
-        }
+    /// ECN-Echo and router signals reach [`Self::on_congestion`] at most once per window of data
+    /// and never during loss recovery (RFC 3168 §6.1.2). A scheme that reacts to every signal
+    /// (SmoothTCP counts quenches) answers false.
+    fn once_per_window(&self, _kind: &Congestion) -> bool {
+        true
     }
+    /// A timeout was found spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): `prior` is the window
+    /// before it. Default as Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`: neither
+    /// variable ends below its value before the timeout.
+    fn on_undo(&mut self, w: &mut Window, prior: &Window) {
+        w.cwnd = w.cwnd.max(prior.cwnd);
+        w.ssthresh = w.ssthresh.max(prior.ssthresh);
+    }
+    /// The sender sent nothing for longer than an RTO and has new data (RFC 5681 §4.1): restart
+    /// from RW = min(IW, cwnd).
+    fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
+        w.cwnd = w.cwnd.min(iw);
+    }
+}
 
-    pub fn build(self) -> CongestionControl {
-        match self {
-            CcKind::Reno => CongestionControl::Reno(reno::Reno),
-            CcKind::NewReno => CongestionControl::NewReno(new_reno::NewReno),
-            CcKind::Westwood => CongestionControl::Westwood(Box::default()),
+/// RFC 5681's response to a congestion event once the scheme has chosen `ssthresh` (computed
+/// lazily: only the first timeout of an episode sets it): cwnd = ssthresh after a loss (the
+/// recovery strategy inflates around it), one segment after a timeout, ssthresh (≥ 1 MSS) after
+/// ECN-Echo or a router signal (RFC 3168 §6.1.2).
+pub fn standard_response(w: &mut Window, ev: &CongestionEvent, ssthresh: impl FnOnce(&Window) -> u64) {
+    match ev.kind {
+        Congestion::Timeout { first } => {
+            if first {
+                w.ssthresh = ssthresh(w);
+            }
+            w.cwnd = w.mss; // RFC 5681 §3.1: the loss window, one full-sized segment
+        }
+        Congestion::Loss => {
+            w.ssthresh = ssthresh(w);
+            w.cwnd = w.ssthresh;
+        }
+        Congestion::Ecn | Congestion::Router(_) => {
+            w.ssthresh = ssthresh(w);
+            w.cwnd = w.ssthresh.max(w.mss);
         }
     }
 }
 
-/// Enum dispatch: no virtual call per ACK.
-#[derive(Debug, Clone)]
-pub enum CongestionControl {
+/// One registered scheme.
+pub struct CcInfo {
+    pub name: &'static str,
+    /// Other names accepted in scenario files.
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    /// Where the definition comes from (ALGORITHMS.md section, RFC, source file).
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    /// The loss recovery it runs without SACK unless `tcp.recovery` says otherwise.
+    pub recovery: RecoveryKind,
+    build: fn(&Params) -> Result<CongestionControl, ParamError>,
+}
+
+impl CcInfo {
+    pub const fn new(
+        name: &'static str,
+        aliases: &'static [&'static str],
+        summary: &'static str,
+        source: &'static str,
+        params: &'static [ParamSpec],
+        recovery: RecoveryKind,
+        build: fn(&Params) -> Result<CongestionControl, ParamError>,
+    ) -> Self {
+        Self { name, aliases, summary, source, params, recovery, build }
+    }
+}
+
+macro_rules! schemes {
+    ($( $variant:ident($ty:ty) ),* $(,)?) => {
+        /// Enum dispatch: no virtual call per ACK.
+        #[derive(Debug, Clone)]
+        pub enum CongestionControl { $( $variant($ty), )* }
+
+        impl CongestionOps for CongestionControl {
+            #[inline]
+            fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack_event(w, ev), )* } }
+            #[inline]
+            fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack(w, ev), )* } }
+            fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) { match self { $( Self::$variant(c) => c.on_congestion(w, ev), )* } }
+            fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) { match self { $( Self::$variant(c) => c.on_recovery_exit(w, flight), )* } }
+            fn once_per_window(&self, kind: &Congestion) -> bool { match self { $( Self::$variant(c) => c.once_per_window(kind), )* } }
+            fn on_undo(&mut self, w: &mut Window, prior: &Window) { match self { $( Self::$variant(c) => c.on_undo(w, prior), )* } }
+            fn on_idle_restart(&mut self, w: &mut Window, iw: u64) { match self { $( Self::$variant(c) => c.on_idle_restart(w, iw), )* } }
+        }
+    };
+}
+
+schemes! {
     Reno(reno::Reno),
     NewReno(new_reno::NewReno),
-    /// Boxed so NewReno flows do not carry Westwood+'s estimator state.
+    // Boxed so NewReno flows do not carry the larger schemes' state.
     Westwood(Box<westwood::Westwood>),
 }
 
-impl CongestionOps for CongestionControl {
-    #[inline]
-    fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) {
-        match self {
-            CongestionControl::Reno(c) => c.on_ack_event(w, ev),
-            CongestionControl::NewReno(c) => c.on_ack_event(w, ev),
-            CongestionControl::Westwood(c) => c.on_ack_event(w, ev),
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO];
+
+/// Every scheme, in the order listings show them (for `rttlab components`).
+pub fn registry() -> &'static [CcInfo] {
+    REGISTRY
+}
+
+/// The scheme called `name` (or one of its aliases).
+pub fn lookup(name: &str) -> Option<&'static CcInfo> {
+    REGISTRY.iter().find(|i| i.name == name || i.aliases.contains(&name))
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CcError {
+    #[error("unknown congestion control '{name}' (known: {known})")]
+    Unknown { name: String, known: String },
+    #[error(transparent)]
+    Param(#[from] ParamError),
+}
+
+/// A scheme and its parameters as a scenario names them, checked at parse time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CcSpec {
+    pub name: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl CcSpec {
+    /// Check the name and parameters (unknown names and keys, values out of range: errors that
+    /// name them).
+    pub fn new(name: &str, params: Vec<(String, String)>) -> Result<Self, CcError> {
+        let spec = Self { name: name.to_string(), params };
+        spec.build()?;
+        Ok(spec)
+    }
+
+    pub fn info(&self) -> Result<&'static CcInfo, CcError> {
+        lookup(&self.name).ok_or_else(|| CcError::Unknown {
+            name: self.name.clone(),
+            known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    pub fn build(&self) -> Result<CongestionControl, CcError> {
+        let info = self.info()?;
+        let params = Params::new(info.name, info.params, &self.params)?;
+        Ok((info.build)(&params)?)
+    }
+}
+
+impl Default for CcSpec {
+    fn default() -> Self {
+        Self { name: "newreno".into(), params: Vec::new() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_scheme_builds_from_its_defaults_and_each_default_is_in_range() {
+        for info in registry() {
+            CcSpec::new(info.name, vec![]).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            for p in info.params {
+                CcSpec::new(info.name, vec![(p.name.into(), p.default.into())]).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, p.name));
+            }
         }
     }
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
-        match self {
-            CongestionControl::Reno(c) => c.on_ack(w, acked, now),
-            CongestionControl::NewReno(c) => c.on_ack(w, acked, now),
-            CongestionControl::Westwood(c) => c.on_ack(w, acked, now),
-        }
-    }
-    #[inline]
-    fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
-        match self {
-            CongestionControl::Reno(c) => c.ssthresh(w, flight, signal),
-            CongestionControl::NewReno(c) => c.ssthresh(w, flight, signal),
-            CongestionControl::Westwood(c) => c.ssthresh(w, flight, signal),
-        }
-    }
-    fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
-        match self {
-            CongestionControl::Reno(c) => c.on_recovery_exit(w, flight),
-            CongestionControl::NewReno(c) => c.on_recovery_exit(w, flight),
-            CongestionControl::Westwood(c) => c.on_recovery_exit(w, flight),
-        }
-    }
-    fn on_timeout(&mut self, w: &mut Window) {
-        match self {
-            CongestionControl::Reno(c) => c.on_timeout(w),
-            CongestionControl::NewReno(c) => c.on_timeout(w),
-            CongestionControl::Westwood(c) => c.on_timeout(w),
-        }
-    }
-    fn recovery(&self) -> Recovery {
-        match self {
-            CongestionControl::Reno(c) => c.recovery(),
-            CongestionControl::NewReno(c) => c.recovery(),
-            CongestionControl::Westwood(c) => c.recovery(),
-        }
-    }
-    #[inline]
-    fn on_rtt_sample(&mut self, rtt: Nanos, now: Nanos) {
-        match self {
-            CongestionControl::Reno(c) => c.on_rtt_sample(rtt, now),
-            CongestionControl::NewReno(c) => c.on_rtt_sample(rtt, now),
-            CongestionControl::Westwood(c) => c.on_rtt_sample(rtt, now),
-        }
+
+    #[test]
+    fn aliases_find_their_scheme_and_unknown_names_list_the_known_ones() {
+        assert_eq!(lookup("westwood").map(|i| i.name), Some("westwood+"));
+        assert_eq!(lookup("new_reno").map(|i| i.name), Some("newreno"));
+        let err = CcSpec::new("cubic", vec![]).unwrap_err().to_string();
+        assert!(err.starts_with("unknown congestion control 'cubic' (known: reno, newreno, westwood+"), "{err}");
     }
 }

@@ -1,21 +1,31 @@
 //! NewReno (RFC 6582) — ALGORITHMS.md §9.2: Reno's window arithmetic (RFC 5681 §3.1, see
 //! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
-//! lives in the sender, selected by [`Recovery::NewReno`].
+//! is the NewReno recovery strategy, this scheme's default.
 
 use super::reno::Reno;
-use super::{CongestionOps, Recovery, Signal, Window};
-use crate::time::Nanos;
+use super::{AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::sim::tcp::recovery::RecoveryKind;
+
+pub const INFO: CcInfo = CcInfo::new(
+    "newreno",
+    &["new_reno"],
+    "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
+    "RFC 6582 §3.2; ALGORITHMS.md §9.2",
+    &[],
+    RecoveryKind::NewReno,
+    |_| Ok(CongestionControl::NewReno(NewReno)),
+);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NewReno;
 
 impl CongestionOps for NewReno {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
-        Reno.on_ack(w, acked, now) // RFC 6582 changes recovery only, not growth
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        Reno.on_ack(w, ev) // RFC 6582 changes recovery only, not growth
     }
 
-    fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
-        Reno.ssthresh(w, flight, signal)
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+        Reno.on_congestion(w, ev)
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
@@ -23,19 +33,12 @@ impl CongestionOps for NewReno {
         // which avoids a burst when little is in flight.
         w.cwnd = w.ssthresh.min(flight.max(w.mss) + w.mss);
     }
-
-    fn on_timeout(&mut self, w: &mut Window) {
-        Reno.on_timeout(w)
-    }
-
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::tcp::cc::Congestion;
 
     const MSS: u64 = 1000;
 
@@ -44,16 +47,20 @@ mod tests {
         let mut a = Window { cwnd: 10 * MSS, ssthresh: 12 * MSS, mss: MSS };
         let mut b = a;
         for acked in [MSS, 2 * MSS, 300, MSS, MSS, MSS] {
-            NewReno.on_ack(&mut a, acked, 0);
-            Reno.on_ack(&mut b, acked, 0);
+            let ev = AckEvent { acked, ..AckEvent::default() };
+            NewReno.on_ack(&mut a, &ev);
+            Reno.on_ack(&mut b, &ev);
         }
         assert_eq!(a, b);
-        assert_eq!(NewReno.ssthresh(&a, 20 * MSS, Signal::FastRetransmit), 10 * MSS);
+        let loss = CongestionEvent { now: 0, kind: Congestion::Loss, outstanding: 20 * MSS, in_recovery: false };
+        NewReno.on_congestion(&mut a, &loss);
+        Reno.on_congestion(&mut b, &loss);
+        assert_eq!((a, a.ssthresh), (b, 10 * MSS));
     }
 
     #[test]
-    fn newreno_asks_the_sender_for_partial_ack_recovery() {
-        assert_eq!(NewReno.recovery(), Recovery::NewReno);
+    fn newreno_asks_for_partial_ack_recovery_by_default() {
+        assert_eq!(INFO.recovery, RecoveryKind::NewReno);
     }
 
     #[test]

@@ -1,16 +1,33 @@
 //! Reno (RFC 5681 §§3.1–3.2) — ALGORITHMS.md §9.1: slow start, congestion avoidance, halving on
 //! loss, and on leaving fast recovery cwnd = ssthresh. The loss-recovery mechanics (dupACK
-//! counting, leaving recovery on the first ACK of new data) live in the sender, selected by
-//! [`super::CongestionOps::recovery`]; NewReno reuses this window arithmetic.
+//! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
+//! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
 
-use super::{CongestionOps, Recovery, Signal, Window};
-use crate::time::Nanos;
+use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::sim::tcp::recovery::RecoveryKind;
+
+pub const INFO: CcInfo = CcInfo::new(
+    "reno",
+    &[],
+    "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
+    "RFC 5681 §§3.1–3.2; ALGORITHMS.md §9.1",
+    &[],
+    RecoveryKind::Reno,
+    |_| Ok(CongestionControl::Reno(Reno)),
+);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reno;
 
-impl CongestionOps for Reno {
-    fn on_ack(&mut self, w: &mut Window, acked: u64, _now: Nanos) {
+impl Reno {
+    /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS); RFC 3168 §6.1.2 uses the same
+    /// reduction for ECN-Echo.
+    pub fn halve(w: &Window, outstanding: u64) -> u64 {
+        (outstanding / 2).max(2 * w.mss)
+    }
+
+    /// Slow start and congestion avoidance for `acked` new bytes.
+    pub fn grow(w: &mut Window, acked: u64) {
         if w.cwnd < w.ssthresh {
             // RFC 5681 §3.1 eq. (2): slow start, cwnd += min(N, SMSS) per ACK.
             w.cwnd += acked.min(w.mss);
@@ -20,40 +37,36 @@ impl CongestionOps for Reno {
             w.cwnd += (w.mss * w.mss / w.cwnd.max(1)).max(1);
         }
     }
+}
 
-    fn ssthresh(&mut self, w: &Window, flight: u64, _signal: Signal) -> u64 {
-        // RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS); RFC 3168 §6.1.2 uses the
-        // same reduction for ECN-Echo.
-        (flight / 2).max(2 * w.mss)
+impl CongestionOps for Reno {
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        Self::grow(w, ev.acked);
+    }
+
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+        standard_response(w, ev, |w| Self::halve(w, ev.outstanding));
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _flight: u64) {
         // RFC 5681 §3.2 step 6: "set cwnd to ssthresh" — deflate the window inflated by dupACKs.
         w.cwnd = w.ssthresh;
     }
-
-    fn on_timeout(&mut self, w: &mut Window) {
-        // RFC 5681 §3.1: cwnd = loss window = 1 full-sized segment.
-        w.cwnd = w.mss;
-    }
-
-    fn recovery(&self) -> Recovery {
-        Recovery::Reno
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::tcp::cc::Congestion;
 
     const MSS: u64 = 1000;
 
     #[test]
     fn slow_start_adds_at_most_one_mss_per_ack() {
         let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
-        Reno.on_ack(&mut w, 2 * MSS, 0);
+        Reno::grow(&mut w, 2 * MSS);
         assert_eq!(w.cwnd, 11 * MSS, "a delayed ACK covering two segments still adds one MSS");
-        Reno.on_ack(&mut w, 300, 0);
+        Reno::grow(&mut w, 300);
         assert_eq!(w.cwnd, 11 * MSS + 300);
     }
 
@@ -61,7 +74,7 @@ mod tests {
     fn congestion_avoidance_adds_about_one_mss_per_window() {
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
         for _ in 0..10 {
-            Reno.on_ack(&mut w, MSS, 0);
+            Reno::grow(&mut w, MSS);
         }
         // Ten ACKs of 100, 99, 98, ... bytes: a little under one MSS.
         assert!(w.cwnd > 10 * MSS + 950 && w.cwnd < 11 * MSS, "{}", w.cwnd);
@@ -70,8 +83,8 @@ mod tests {
     #[test]
     fn ssthresh_halves_the_flight_but_never_below_two_segments() {
         let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
-        assert_eq!(Reno.ssthresh(&w, 20 * MSS, Signal::FastRetransmit), 10 * MSS);
-        assert_eq!(Reno.ssthresh(&w, 3 * MSS, Signal::Timeout), 2 * MSS);
+        assert_eq!(Reno::halve(&w, 20 * MSS), 10 * MSS);
+        assert_eq!(Reno::halve(&w, 3 * MSS), 2 * MSS);
     }
 
     #[test]
@@ -82,8 +95,23 @@ mod tests {
         assert_eq!(w.cwnd, 10 * MSS);
     }
 
+    fn event(kind: Congestion, outstanding: u64) -> CongestionEvent {
+        CongestionEvent { now: 0, kind, outstanding, in_recovery: false }
+    }
+
     #[test]
-    fn reno_asks_the_sender_for_classic_recovery() {
-        assert_eq!(Reno.recovery(), Recovery::Reno);
+    fn a_loss_sets_cwnd_to_the_halved_flight_and_a_timeout_to_one_segment() {
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        Reno.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
+        assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
+        Reno.on_congestion(&mut w, &event(Congestion::Timeout { first: false }, 4 * MSS));
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 10 * MSS), "a later back-off keeps ssthresh");
+        Reno.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 4 * MSS));
+        assert_eq!((w.cwnd, w.ssthresh), (MSS, 2 * MSS));
+    }
+
+    #[test]
+    fn reno_asks_for_classic_recovery_by_default() {
+        assert_eq!(INFO.recovery, RecoveryKind::Reno);
     }
 }

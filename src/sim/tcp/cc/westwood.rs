@@ -6,8 +6,20 @@
 //! of fast recovery, cwnd = ssthresh = ER when recovery completes, ssthresh = ER on a timeout.
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
-use super::{AckEvent, CongestionOps, Recovery, Signal, Window};
+use super::reno::Reno;
+use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::{Nanos, MS, SEC};
+
+pub const INFO: CcInfo = CcInfo::new(
+    "westwood+",
+    &["westwood"],
+    "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
+    "Mascolo et al.; Linux tcp_westwood.c; ALGORITHMS.md §9.4",
+    &[],
+    RecoveryKind::NewReno,
+    |_| Ok(CongestionControl::Westwood(Box::default())),
+);
 
 /// `TCP_WESTWOOD_RTT_MIN` = HZ/20: a bandwidth sample spans at least 50 ms.
 const RTT_MIN_WINDOW: Nanos = 50 * MS;
@@ -72,6 +84,16 @@ impl Westwood {
         }
     }
 
+    /// `tcp_westwood_pkts_acked` / `update_rtt_min`: the RTT, and its minimum (restarted from the
+    /// next sample after a timeout).
+    fn on_rtt_sample(&mut self, rtt: Nanos) {
+        if rtt == 0 {
+            return;
+        }
+        self.rtt = rtt;
+        self.rtt_min = if std::mem::take(&mut self.reset_rtt_min) { rtt } else { self.rtt_min.min(rtt) };
+    }
+
     /// `westwood_acked_count`: a duplicate ACK counts one MSS now; the cumulative ACK that ends
     /// the episode is reduced by what was credited ahead.
     fn acked_count(&mut self, acked: u64, mss: u64) -> u64 {
@@ -102,31 +124,27 @@ impl CongestionOps for Westwood {
         if ev.acked > 0 || ev.dupack {
             self.bk += self.acked_count(ev.acked, w.mss);
         }
-    }
-
-    fn on_rtt_sample(&mut self, rtt: Nanos, _now: Nanos) {
-        if rtt == 0 {
-            return;
+        // The window above closed with the RTT before this ACK's sample, as Linux's
+        // `westwood_update_window` runs before `tcp_westwood_pkts_acked` updates the RTT.
+        if let Some(rtt) = ev.rtt {
+            self.on_rtt_sample(rtt);
         }
-        self.rtt = rtt;
-        // `update_rtt_min`: restart from the next sample after a timeout.
-        self.rtt_min = if std::mem::take(&mut self.reset_rtt_min) { rtt } else { self.rtt_min.min(rtt) };
     }
 
-    fn on_ack(&mut self, w: &mut Window, acked: u64, now: Nanos) {
-        super::reno::Reno.on_ack(w, acked, now); // probing phase = Reno
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        Reno::grow(w, ev.acked); // probing phase = Reno
     }
 
-    fn ssthresh(&mut self, w: &Window, flight: u64, signal: Signal) -> u64 {
-        match signal {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+        standard_response(w, ev, |w| match ev.kind {
             // CA_EVENT_LOSS: ssthresh = ER, and RTT_min restarts.
-            Signal::Timeout => {
+            Congestion::Timeout { .. } => {
                 self.reset_rtt_min = true;
                 self.eligible_window(w.mss)
             }
             // Linux keeps Reno's halving at the start of recovery (tcp_reno_ssthresh).
-            _ => super::reno::Reno.ssthresh(w, flight, signal),
-        }
+            _ => Reno::halve(w, ev.outstanding),
+        });
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _flight: u64) {
@@ -134,15 +152,6 @@ impl CongestionOps for Westwood {
         let er = self.eligible_window(w.mss);
         w.ssthresh = er;
         w.cwnd = er;
-    }
-
-    fn on_timeout(&mut self, w: &mut Window) {
-        w.cwnd = w.mss;
-    }
-
-    fn recovery(&self) -> Recovery {
-        // Linux runs Westwood+ on top of its own (SACK/NewReno-style) recovery; here NewReno's.
-        Recovery::NewReno
     }
 }
 
@@ -153,14 +162,14 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(now: Nanos, acked: u64) -> AckEvent {
-        AckEvent { now, acked, dupack: acked == 0, ece: false, in_recovery: false }
+        AckEvent { now, acked, dupack: acked == 0, ..AckEvent::default() }
     }
 
     #[test]
     fn the_first_bandwidth_sample_fills_both_filter_stages_and_later_ones_are_smoothed() {
         let w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut ww = Westwood::default();
-        ww.on_rtt_sample(100 * MS, 0);
+        ww.on_rtt_sample(100 * MS);
         ww.on_ack_event(&w, &ack(0, MSS)); // opens the window at t = 0
         ww.on_ack_event(&w, &ack(50 * MS, 9 * MSS));
         // 10 000 bytes over the first 101 ms window closes at the next ACK after 100 ms.
@@ -193,8 +202,13 @@ mod tests {
         let mut ww = Westwood { bw_est: 1.25e-3, rtt_min: 40 * MS, ..Westwood::default() }; // 10 Mb/s
         let w = Window { cwnd: 80 * MSS, ssthresh: u64::MAX, mss: MSS };
         // 1.25e-3 B/ns · 40 ms = 50 000 B = 50 segments.
-        assert_eq!(ww.ssthresh(&w, 80 * MSS, Signal::Timeout), 50 * MSS);
-        assert_eq!(ww.ssthresh(&w, 80 * MSS, Signal::FastRetransmit), 40 * MSS, "Reno halving at recovery start");
+        let event = |kind| CongestionEvent { now: 0, kind, outstanding: 80 * MSS, in_recovery: false };
+        let mut after = w;
+        ww.on_congestion(&mut after, &event(Congestion::Timeout { first: true }));
+        assert_eq!((after.ssthresh, after.cwnd), (50 * MSS, MSS));
+        let mut after = w;
+        ww.on_congestion(&mut after, &event(Congestion::Loss));
+        assert_eq!(after.ssthresh, 40 * MSS, "Reno halving at recovery start");
         let mut w2 = w;
         ww.on_recovery_exit(&mut w2, 0);
         assert_eq!((w2.cwnd, w2.ssthresh), (50 * MSS, 50 * MSS));
