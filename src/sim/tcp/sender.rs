@@ -451,3 +451,7 @@ impl Sender {
         true
     }
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;

@@ -50,6 +50,11 @@ impl Default for Westwood {
 }
 
 impl Westwood {
+    /// The smallest RTT seen since the last timeout.
+    pub fn rtt_min(&self) -> Nanos {
+        self.rtt_min
+    }
+
     /// Bandwidth estimate in bytes per second.
     pub fn bandwidth(&self) -> f64 {
         self.bw_est * 1e9
