@@ -15,6 +15,8 @@
 
 pub mod new_reno;
 pub mod reno;
+pub mod vegas;
+pub mod veno;
 pub mod westwood;
 
 use super::recovery::RecoveryKind;
@@ -203,9 +205,11 @@ schemes! {
     NewReno(new_reno::NewReno),
     // Boxed so NewReno flows do not carry the larger schemes' state.
     Westwood(Box<westwood::Westwood>),
+    Vegas(Box<vegas::Vegas>),
+    Veno(Box<veno::Veno>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO];
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO];
 
 /// Every scheme, in the order listings show them (for `rttlab components`).
 pub fn registry() -> &'static [CcInfo] {
@@ -280,6 +284,14 @@ mod tests {
         assert_eq!(lookup("westwood").map(|i| i.name), Some("westwood+"));
         assert_eq!(lookup("new_reno").map(|i| i.name), Some("newreno"));
         let err = CcSpec::new("cubic", vec![]).unwrap_err().to_string();
-        assert!(err.starts_with("unknown congestion control 'cubic' (known: reno, newreno, westwood+"), "{err}");
+        assert!(err.starts_with("unknown congestion control 'cubic' (known: reno, newreno, westwood+, vegas, veno"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_parameter_is_named_with_its_scheme() {
+        let err = CcSpec::new("vegas", vec![("alpha".into(), "-1".into())]).unwrap_err().to_string();
+        assert!(err.starts_with("vegas.alpha:"), "{err}");
+        let err = CcSpec::new("reno", vec![("alpha".into(), "1".into())]).unwrap_err().to_string();
+        assert!(err.starts_with("reno: unknown parameter 'alpha'"), "{err}");
     }
 }
