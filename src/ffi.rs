@@ -10,6 +10,17 @@
 //! rttlab_estimator_free(e);
 //! ```
 //! Errors: `rttlab_last_error()` returns the message of the last failed call on this thread.
+//!
+//! Version 2 adds the full context of a sample or timer arm, as the simulator passes it
+//! ([`crate::rtt::Context`]: cwnd, ssthresh, max_cwnd, new_window, ack_delay), and
+//! `rttlab_abi_version()`; version 1's calls are unchanged.
+//!
+//! ```c
+//! typedef struct { uint64_t now_ns; double cwnd, ssthresh, max_cwnd; int32_t new_window; uint64_t ack_delay_ns; } rttlab_context;
+//! rttlab_context c = { now_ns, cwnd, ssthresh, max_cwnd, /*new_window*/ -1, ack_delay_ns }; // <= 0 / -1: unknown
+//! rttlab_estimator_on_sample_ctx(e, rtt_ns, &c);
+//! rttlab_estimator_on_timer_armed_ctx(e, &c);
+//! ```
 
 use crate::rtt::{self, Context, Estimator, RttEstimator};
 use std::cell::RefCell;
@@ -30,6 +41,82 @@ fn parse_params(text: &str) -> Result<Vec<(String, String)>, String> {
         .filter(|kv| !kv.is_empty())
         .map(|kv| kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("parameter '{kv}' is not KEY=VALUE")))
         .collect()
+}
+
+/// The ABI's version: 1 = the original calls, 2 = `*_ctx` calls with the full context.
+pub const ABI_VERSION: u32 = 2;
+
+/// The C layout of [`Context`]. Windows in segments; a window ≤ 0 or not finite is unknown;
+/// `new_window` −1 unknown, 0 no, 1 yes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RttlabContext {
+    pub now_ns: u64,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    pub max_cwnd: f64,
+    pub new_window: i32,
+    pub ack_delay_ns: u64,
+}
+
+impl RttlabContext {
+    fn to_context(self) -> Context {
+        let known = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
+        Context {
+            now: self.now_ns,
+            cwnd: known(self.cwnd),
+            ssthresh: known(self.ssthresh),
+            max_cwnd: known(self.max_cwnd),
+            new_window: match self.new_window {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            },
+            ack_delay: self.ack_delay_ns,
+        }
+    }
+}
+
+/// The version of this ABI ([`ABI_VERSION`]).
+#[no_mangle]
+pub extern "C" fn rttlab_abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// Feed one sample with the full context (NULL context: only `rtt_ns`, nothing else known).
+///
+/// # Safety
+/// `e` as for `rttlab_estimator_on_sample`; `ctx` NULL or a valid `rttlab_context`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_on_sample_ctx(e: *mut Estimator, rtt_ns: u64, ctx: *const RttlabContext) {
+    // SAFETY: per the contract, `e` is a live estimator or NULL and `ctx` valid or NULL.
+    if let Some(e) = unsafe { e.as_mut() } {
+        let ctx = unsafe { ctx.as_ref() }.map_or_else(Context::default, |c| c.to_context());
+        e.on_sample(rtt_ns, &ctx);
+    }
+}
+
+/// The timer was (re)armed, with the full context.
+///
+/// # Safety
+/// As for `rttlab_estimator_on_sample_ctx`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_on_timer_armed_ctx(e: *mut Estimator, ctx: *const RttlabContext) {
+    // SAFETY: per the contract, `e` is a live estimator or NULL and `ctx` valid or NULL.
+    if let Some(e) = unsafe { e.as_mut() } {
+        let ctx = unsafe { ctx.as_ref() }.map_or_else(Context::default, |c| c.to_context());
+        e.on_timer_armed(&ctx);
+    }
+}
+
+/// The cap of the backed-off RTO in ns (0 for NULL): the host's back-off stops there.
+///
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_max_rto(e: *const Estimator) -> u64 {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    unsafe { e.as_ref() }.map_or(0, |e| e.max_rto())
 }
 
 fn context(now_ns: u64, cwnd: f64, max_cwnd: f64) -> Context {
@@ -157,6 +244,34 @@ mod tests {
             assert!(rttlab_estimator_new(std::ptr::null(), std::ptr::null()).is_null());
             assert_eq!(rttlab_estimator_rto(std::ptr::null()), 0);
         }
+    }
+
+    #[test]
+    fn the_abi_reports_version_two() {
+        assert_eq!(rttlab_abi_version(), 2);
+    }
+
+    #[test]
+    fn the_full_context_reaches_the_estimator_as_the_simulator_passes_it() {
+        // Linux's estimator decays rttvar only when new_window says an RTT window ended: the
+        // same samples through the ABI and through Rust, with new_window false then true.
+        let ctx = |now, w: i32| RttlabContext { now_ns: now, cwnd: 10.0, ssthresh: 8.0, max_cwnd: 20.0, new_window: w, ack_delay_ns: 0 };
+        let mut rust = rtt::build("linux", &[]).unwrap();
+        unsafe {
+            let e = rttlab_estimator_new(c"linux".as_ptr(), std::ptr::null());
+            for (i, (ms, w)) in [(100, 0), (300, 0), (125, 0), (125, 1), (125, 1)].into_iter().enumerate() {
+                let c = ctx(i as u64 * 100 * MS, w);
+                rttlab_estimator_on_sample_ctx(e, ms * MS, &c);
+                rust.on_sample(ms * MS, &c.to_context());
+                assert_eq!(rttlab_estimator_rto(e), rust.rto(), "sample {i}");
+            }
+            assert_eq!(rttlab_estimator_rto(e), 125 * MS + 313 * MS, "rttvar decayed to 312.5 ms at the window ends");
+            assert_eq!(rttlab_estimator_max_rto(e), 120_000 * MS);
+            rttlab_estimator_on_sample_ctx(e, 100 * MS, std::ptr::null());
+            rttlab_estimator_free(e);
+        }
+        let c = ctx(0, -1).to_context();
+        assert_eq!((c.cwnd, c.ssthresh, c.max_cwnd, c.new_window), (Some(10.0), Some(8.0), Some(20.0), None));
     }
 
     #[test]
