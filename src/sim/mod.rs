@@ -5,8 +5,10 @@
 //! [`engine::Engine`] runs it and [`run`] returns a [`SimResult`] with per-flow and per-channel
 //! summaries and columnar [`trace`]s. Deterministic: same scenario + seed → identical results.
 
+pub mod agent;
 pub mod app;
 pub mod config;
+pub mod deadline;
 pub mod engine;
 pub mod error_model;
 pub mod link;
@@ -28,7 +30,8 @@ use rng::{Component, Stream};
 use engine::{Engine, Flow};
 use error_model::ErrorModel;
 use link::ChannelSpec;
-use queue::{droptail::DropTail, red::{Red, RedConfig}, threshold::Threshold, DropCause, Queue};
+use agent::QueueAgent;
+use queue::{droptail::DropTail, red::{Red, RedConfig}, DropCause, Queue};
 use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
@@ -137,7 +140,7 @@ fn check_prob(key: &str, p: f64) -> Result<f64, ConfigError> {
     }
 }
 
-fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, ConfigError> {
+fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<(Queue, Option<QueueAgent>), ConfigError> {
     let limit = cfg.limit.0;
     if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
         return Err(invalid(format!("{key}.limit"), "a queue must hold at least one packet"));
@@ -153,7 +156,7 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
         "droptail" => {
             reject(&red_only, "droptail")?;
             reject(&[("tau", cfg.tau.is_some())], "droptail")?;
-            Ok(Queue::DropTail(DropTail::new(limit)))
+            Ok((Queue::DropTail(DropTail::new(limit)), None))
         }
         "threshold" => {
             reject(&red_only, "threshold")?;
@@ -161,7 +164,8 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
             if tau == 0 {
                 return Err(invalid(format!("{key}.tau"), "must be at least 1 packet"));
             }
-            Ok(Queue::Threshold(Threshold::new(limit, tau)))
+            // A DropTail queue watched by a source-quench router (agent::source_quench).
+            Ok((Queue::DropTail(DropTail::new(limit)), Some(QueueAgent::SourceQuench { tau })))
         }
         "red" => {
             reject(&[("tau", cfg.tau.is_some())], "red")?;
@@ -176,7 +180,7 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
             }
             let max_p = check_prob(&format!("{key}.max_p"), cfg.max_p.unwrap_or(0.1))?;
             let mean_packet = cfg.mean_packet.map_or(1500, |b| b.0).max(1);
-            Ok(Queue::Red(Red::new(
+            Ok((Queue::Red(Red::new(
                 limit,
                 RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false),
                     mean_tx_time: tx_time(mean_packet, bandwidth),
@@ -186,7 +190,7 @@ fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, Confi
                         None => None,
                     },
                 },
-            )))
+            )), None))
         }
         other => Err(invalid(format!("{key}.kind"), format!("unknown queue '{other}' (known: droptail, red, threshold)"))),
     }
@@ -228,7 +232,7 @@ fn build_errors(cfg: &ErrorCfg, key: &str) -> Result<ErrorModel, ConfigError> {
 }
 
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let queue = build_queue(&cfg.queue, &format!("{key}.queue"), cfg.bandwidth.0)?;
+    let (queue, agent) = build_queue(&cfg.queue, &format!("{key}.queue"), cfg.bandwidth.0)?;
     let errors = build_errors(&cfg.error, &format!("{key}.error"))?;
     let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
         "forward" => (true, false),
@@ -247,6 +251,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
         name: name.into(),
         monitored,
+        agent,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
     Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })

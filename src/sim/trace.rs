@@ -2,7 +2,7 @@
 //! arrays without per-record objects. Enumerations are stored as small integer codes whose names
 //! are given by the `*_NAMES` tables.
 
-use super::packet::{FlowId, Kind};
+use super::packet::{FlowId, Kind, Signal};
 use super::queue::DropCause;
 use crate::time::Nanos;
 
@@ -23,7 +23,7 @@ pub fn kind_code(kind: Kind) -> u8 {
     match kind {
         Kind::Data => 0,
         Kind::Ack => 1,
-        Kind::Quench => 2,
+        Kind::Signal(Signal::Quench { .. }) => 2,
     }
 }
 

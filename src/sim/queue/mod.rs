@@ -4,7 +4,6 @@
 
 pub mod droptail;
 pub mod red;
-pub mod threshold;
 
 use super::packet::Packet;
 use super::rng::Stream;
@@ -48,19 +47,6 @@ pub enum Verdict {
     /// Enqueued with its ECN field set to CE (RFC 3168 §5).
     Marked,
     Dropped(DropCause),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
-    pub verdict: Verdict,
-    /// The queue asks for a congestion signal back to the packet's sender (threshold queue).
-    pub quench: bool,
-}
-
-impl From<Verdict> for Outcome {
-    fn from(verdict: Verdict) -> Self {
-        Outcome { verdict, quench: false }
-    }
 }
 
 /// A FIFO with a packet or byte limit, shared by every discipline.
@@ -117,16 +103,14 @@ impl Fifo {
 pub enum Queue {
     DropTail(droptail::DropTail),
     Red(red::Red),
-    Threshold(threshold::Threshold),
 }
 
 impl Queue {
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet, now: Nanos, rng: &mut Stream) -> Outcome {
+    pub fn enqueue(&mut self, pkt: Packet, now: Nanos, rng: &mut Stream) -> Verdict {
         match self {
-            Queue::DropTail(q) => q.enqueue(pkt).into(),
-            Queue::Red(q) => q.enqueue(pkt, now, rng).into(),
-            Queue::Threshold(q) => q.enqueue(pkt),
+            Queue::DropTail(q) => q.enqueue(pkt),
+            Queue::Red(q) => q.enqueue(pkt, now, rng),
         }
     }
 
@@ -146,7 +130,6 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &q.fifo,
             Queue::Red(q) => &q.fifo,
-            Queue::Threshold(q) => &q.fifo,
         }
     }
 
@@ -154,7 +137,6 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &mut q.fifo,
             Queue::Red(q) => &mut q.fifo,
-            Queue::Threshold(q) => &mut q.fifo,
         }
     }
 
