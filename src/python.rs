@@ -46,6 +46,7 @@ fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDi
             rtt::params::Kind::Float => "float",
             rtt::params::Kind::Int => "int",
             rtt::params::Kind::Choice(_) => "choice",
+            rtt::params::Kind::Quantity(_) => "quantity",
         },
     )?;
     d.set_item("default", spec.default)?;
@@ -408,9 +409,29 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResul
     Ok(out)
 }
 
+/// Every simulator component (queues, error models, applications, congestion controls): family,
+/// name, summary, source and parameter specs, as `estimators()` gives for estimators.
+#[pyfunction]
+fn components(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    crate::sim::component::catalog()
+        .iter()
+        .map(|c| {
+            let d = PyDict::new(py);
+            d.set_item("family", c.family)?;
+            d.set_item("name", c.name)?;
+            d.set_item("summary", c.summary)?;
+            d.set_item("source", c.source)?;
+            let params = c.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(components, m)?)?;
     Ok(())
 }
 // ---- end sim ----

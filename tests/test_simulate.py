@@ -174,3 +174,30 @@ def test_reno_and_onoff_sources_are_scenario_settings_from_python():
         rttlab.simulate(TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }'))
     with pytest.raises(rttlab.ScenarioError, match=r"known: reno, newreno, westwood\+"):
         rttlab.simulate(TINY, set=["tcp.cc=cubic"])
+
+
+def test_components_lists_every_family_with_its_declared_parameters():
+    out = run("components", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "rttlab.components/1"
+    by_name = {(c["family"], c["name"]): c for c in doc["components"]}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "cc"}
+    assert {"droptail", "red", "threshold"} <= {n for f, n in by_name if f == "queue"}
+    max_p = next(p for p in by_name[("queue", "red")]["params"] if p["name"] == "max_p")
+    assert (max_p["default"], max_p["range"]) == ("0.1", "0..1")
+    assert [p["name"] for p in by_name[("error", "bernoulli")]["params"]] == ["per"]
+    assert rttlab.sim.components() == doc["components"]
+
+
+def test_components_of_one_family_and_unknown_names():
+    out = run("components", "error")
+    assert out.returncode == 0 and "gilbert-elliott" in out.stdout and "droptail" not in out.stdout
+    bad = run("components", "codel")
+    assert bad.returncode == 2
+    assert "unknown component or family 'codel'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_parameter_outside_its_declared_range_names_the_key():
+    with pytest.raises(rttlab.ScenarioError, match=r"topology\.bottleneck\.queue\.max_p: 1\.5 is outside the accepted range 0\.\.1"):
+        rttlab.simulate(DROPTAIL10, set=["topology.bottleneck.queue={kind=\"red\", max_p=1.5}", *SHORT])

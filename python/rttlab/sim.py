@@ -213,6 +213,12 @@ def simulate(
     )
 
 
+def components() -> list[dict[str, Any]]:
+    """Every simulator component — queues, error models, applications, congestion controls — with
+    its family, summary, source and parameters (name, kind, default, range, doc)."""
+    return _core.components()
+
+
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod component;
 pub mod config;
 pub mod deadline;
 pub mod engine;
@@ -24,18 +25,16 @@ pub mod units;
 mod tests;
 
 use crate::time::Nanos;
-use app::{Dist, Load, OnOff, OnOffConfig};
-use config::{invalid, AppCfg, ConfigError, ErrorCfg, LinkCfg, QueueCfg, Scenario, TcpCfg};
+use app::OnOff;
+use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg};
 use rng::{Component, Stream};
 use engine::{Engine, Flow};
 use error_model::ErrorModel;
 use link::ChannelSpec;
-use agent::QueueAgent;
-use queue::{droptail::DropTail, red::{Red, RedConfig}, DropCause, Queue};
+use queue::{DropCause, QueueCtx};
 use tcp::{cc::CcKind, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
-use units::{tx_time, Limit};
 
 /// Version of the result layout ([`SimResult`] and its Python/JSON forms).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -132,108 +131,9 @@ pub fn run(scenario: &Scenario) -> Result<SimResult, ConfigError> {
     Ok(summarise(scenario, engine))
 }
 
-fn check_prob(key: &str, p: f64) -> Result<f64, ConfigError> {
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(invalid(key, format!("{p} is not a probability in [0, 1]")))
-    }
-}
-
-fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<(Queue, Option<QueueAgent>), ConfigError> {
-    let limit = cfg.limit.0;
-    if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
-        return Err(invalid(format!("{key}.limit"), "a queue must hold at least one packet"));
-    }
-    let red_only = [("min_th", cfg.min_th.is_some()), ("max_th", cfg.max_th.is_some()), ("w_q", cfg.w_q.is_some()), ("max_p", cfg.max_p.is_some()), ("gentle", cfg.gentle.is_some()), ("ecn", cfg.ecn.is_some()), ("mean_packet", cfg.mean_packet.is_some()), ("byte_mode_max", cfg.byte_mode_max.is_some())];
-    let reject = |names: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
-        match names.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(invalid(format!("{key}.{name}"), format!("does not apply to kind = \"{kind}\""))),
-            None => Ok(()),
-        }
-    };
-    match cfg.kind.as_str() {
-        "droptail" => {
-            reject(&red_only, "droptail")?;
-            reject(&[("tau", cfg.tau.is_some())], "droptail")?;
-            Ok((Queue::DropTail(DropTail::new(limit)), None))
-        }
-        "threshold" => {
-            reject(&red_only, "threshold")?;
-            let tau = cfg.tau.ok_or_else(|| invalid(format!("{key}.tau"), "a threshold queue needs tau (packets)"))?;
-            if tau == 0 {
-                return Err(invalid(format!("{key}.tau"), "must be at least 1 packet"));
-            }
-            // A DropTail queue watched by a source-quench router (agent::source_quench).
-            Ok((Queue::DropTail(DropTail::new(limit)), Some(QueueAgent::SourceQuench { tau })))
-        }
-        "red" => {
-            reject(&[("tau", cfg.tau.is_some())], "red")?;
-            let min_th = cfg.min_th.unwrap_or(5.0);
-            let max_th = cfg.max_th.unwrap_or(15.0);
-            if !(min_th >= 0.0 && max_th > min_th && max_th.is_finite()) {
-                return Err(invalid(format!("{key}.max_th"), format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));
-            }
-            let w_q = cfg.w_q.unwrap_or(0.002);
-            if !(w_q > 0.0 && w_q <= 1.0) {
-                return Err(invalid(format!("{key}.w_q"), format!("{w_q} is not in (0, 1]")));
-            }
-            let max_p = check_prob(&format!("{key}.max_p"), cfg.max_p.unwrap_or(0.1))?;
-            let mean_packet = cfg.mean_packet.map_or(1500, |b| b.0).max(1);
-            Ok((Queue::Red(Red::new(
-                limit,
-                RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false),
-                    mean_tx_time: tx_time(mean_packet, bandwidth),
-                    byte_mode_max_size: match cfg.byte_mode_max {
-                        Some(b) if b.0 == 0 || b.0 > u32::MAX as u64 => return Err(invalid(format!("{key}.byte_mode_max"), "must be a positive packet size")),
-                        Some(b) => Some(b.0 as u32),
-                        None => None,
-                    },
-                },
-            )), None))
-        }
-        other => Err(invalid(format!("{key}.kind"), format!("unknown queue '{other}' (known: droptail, red, threshold)"))),
-    }
-}
-
-fn build_errors(cfg: &ErrorCfg, key: &str) -> Result<ErrorModel, ConfigError> {
-    let get = |name: &str, v: Option<f64>| -> Result<f64, ConfigError> {
-        let k = format!("{key}.{name}");
-        check_prob(&k, v.ok_or_else(|| invalid(&k, "required for this error model"))?)
-    };
-    let kind = cfg.kind.as_deref().unwrap_or("none");
-    let given: Vec<&str> = [("per", cfg.per), ("ber", cfg.ber), ("p_gb", cfg.p_gb), ("p_bg", cfg.p_bg), ("loss_good", cfg.loss_good), ("loss_bad", cfg.loss_bad)]
-        .iter()
-        .filter(|(_, v)| v.is_some())
-        .map(|(n, _)| *n)
-        .collect();
-    let allowed: &[&str] = match kind {
-        "none" => &[],
-        "bernoulli" => &["per"],
-        "ber" => &["ber"],
-        "gilbert-elliott" => &["p_gb", "p_bg", "loss_good", "loss_bad"],
-        other => return Err(invalid(format!("{key}.kind"), format!("unknown error model '{other}' (known: none, bernoulli, ber, gilbert-elliott)"))),
-    };
-    if let Some(extra) = given.iter().find(|g| !allowed.contains(g)) {
-        return Err(invalid(format!("{key}.{extra}"), format!("does not apply to kind = \"{kind}\"")));
-    }
-    Ok(match kind {
-        "bernoulli" => ErrorModel::Bernoulli { per: get("per", cfg.per)? },
-        "ber" => ErrorModel::Ber { ber: get("ber", cfg.ber)? },
-        "gilbert-elliott" => ErrorModel::GilbertElliott {
-            p_gb: get("p_gb", cfg.p_gb)?,
-            p_bg: get("p_bg", cfg.p_bg)?,
-            loss_good: cfg.loss_good.map_or(Ok(0.0), |v| check_prob(&format!("{key}.loss_good"), v))?,
-            loss_bad: cfg.loss_bad.map_or(Ok(1.0), |v| check_prob(&format!("{key}.loss_bad"), v))?,
-            bad: false,
-        },
-        _ => ErrorModel::None,
-    })
-}
-
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let (queue, agent) = build_queue(&cfg.queue, &format!("{key}.queue"), cfg.bandwidth.0)?;
-    let errors = build_errors(&cfg.error, &format!("{key}.error"))?;
+    let (queue, agent) = component::build(queue::REGISTRY, "queue", "droptail", &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
+    let errors = component::build(error_model::REGISTRY, "error model", "none", &cfg.error, &format!("{key}.error"), &())?;
     let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
         "forward" => (true, false),
         "reverse" => (false, true),
@@ -405,54 +305,6 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     Ok((network, endpoints))
 }
 
-/// An on/off source's settings, or None for a bulk transfer; every mistake names its key.
-fn build_app(cfg: Option<&AppCfg>, key: &str) -> Result<Option<OnOffConfig>, ConfigError> {
-    let Some(cfg) = cfg else { return Ok(None) };
-    let onoff_keys = [("on", cfg.on.is_some()), ("off", cfg.off.is_some()), ("dist", cfg.dist.is_some()), ("rate", cfg.rate.is_some()), ("burst", cfg.burst.is_some())];
-    match cfg.kind.as_str() {
-        "bulk" => match onoff_keys.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(invalid(format!("{key}.{name}"), "does not apply to kind = \"bulk\"")),
-            None => Ok(None),
-        },
-        "onoff" | "on-off" => {
-            let dist = match cfg.dist.as_deref().unwrap_or("exponential") {
-                "exponential" | "exp" => Dist::Exponential,
-                "fixed" | "constant" => Dist::Fixed,
-                other => return Err(invalid(format!("{key}.dist"), format!("'{other}' is not exponential or fixed"))),
-            };
-            let off = cfg.off.ok_or_else(|| invalid(format!("{key}.off"), "an on/off source needs the mean off time"))?.0;
-            let (load, on) = match (cfg.rate, cfg.burst) {
-                (Some(r), None) => {
-                    let on = cfg.on.ok_or_else(|| invalid(format!("{key}.on"), "a rate source needs the mean on time"))?.0;
-                    if on == 0 {
-                        return Err(invalid(format!("{key}.on"), "must be positive"));
-                    }
-                    (Load::Rate(r.0), on)
-                }
-                (None, Some(b)) => {
-                    if cfg.on.is_some() {
-                        return Err(invalid(format!("{key}.on"), "a burst source writes at the start of each on period; give off only"));
-                    }
-                    if b.0 == 0 {
-                        return Err(invalid(format!("{key}.burst"), "must be at least one byte"));
-                    }
-                    if off == 0 {
-                        return Err(invalid(format!("{key}.off"), "a burst source needs a positive off time between bursts"));
-                    }
-                    (Load::Burst(b.0), 0)
-                }
-                (Some(_), Some(_)) => return Err(invalid(format!("{key}.burst"), "give rate or burst, not both")),
-                (None, None) => return Err(invalid(format!("{key}.rate"), "an on/off source needs rate (while on) or burst (per on period)")),
-            };
-            if on.saturating_add(off) == 0 {
-                return Err(invalid(format!("{key}.off"), "on and off cannot both be zero"));
-            }
-            Ok(Some(OnOffConfig { on, off, dist, load }))
-        }
-        other => Err(invalid(format!("{key}.kind"), format!("unknown application '{other}' (known: bulk, onoff)"))),
-    }
-}
-
 /// Build the engine for a scenario, validating everything a parse could not.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     let sim = &s.simulation;
@@ -493,7 +345,10 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             Some(b) => b,
             None => u64::MAX,
         };
-        let app = build_app(group.app.as_ref(), &format!("flows[{g}].app"))?;
+        let app = match &group.app {
+            Some(t) => component::build(app::REGISTRY, "application", "bulk", t, &format!("flows[{g}].app"), &())?,
+            None => None,
+        };
         if app.is_some() && group.bytes.is_some() {
             return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
         }
