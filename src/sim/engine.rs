@@ -11,10 +11,19 @@ use super::queue::Verdict;
 use super::tcp::receiver::Receiver;
 use super::tcp::sender::Sender;
 use super::topology::Network;
-use super::trace::Trace;
+use super::trace::{Trace, TraceSet};
 use crate::time::Nanos;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
+
+/// How far a run has got, for progress reports and cancellation checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub now: Nanos,
+    pub end: Nanos,
+    pub events: u64,
+}
 
 /// Whose deadline a timer event serves. The engine knows owners, not timers: each owner exposes
 /// its next deadline and handles its expiry ([`Deadline`], [`NodeAgent`]).
@@ -109,11 +118,31 @@ pub struct Flow {
     pub offered_at_warmup: u64,
     /// An on/off source feeding the sender over time; None: bulk, all data there at the start.
     pub app: Option<OnOff>,
+    /// Segment size, the index unit of `retx_max_tx`.
+    mss: u32,
+    /// Oracle for spurious retransmissions without the retransmission trace: the highest
+    /// transmission number sent of each segment (by seq / mss), 0 if never resent. One byte per
+    /// segment, as the receiver's record of first arrivals.
+    retx_max_tx: Vec<u8>,
 }
 
 impl Flow {
-    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None }
+    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, mss: mss.max(1), retx_max_tx: Vec::new() }
+    }
+
+    /// Retransmissions of this flow an earlier copy had made unnecessary: those that reached the
+    /// receiver after (or while) an earlier transmission of the same segment did. Transmission
+    /// numbers 1..=max of a segment are each sent once (the sender counts them up), so this is
+    /// the count of retransmission records whose segment had an earlier copy arrive — exact
+    /// unless a segment is resent more than 254 times (the counter saturates).
+    pub fn spurious_retransmissions(&self) -> u64 {
+        let mut n = 0;
+        for (i, &max) in self.retx_max_tx.iter().enumerate() {
+            let seq = i as u64 * self.mss as u64;
+            n += (1..=max).filter(|&tx| self.receiver.earlier_copy_arrived(seq, tx)).count() as u64;
+        }
+        n
     }
 
     /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
@@ -150,7 +179,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(mut network: Network, flows: Vec<Flow>, end: Nanos, warmup: Nanos, sample_interval: Nanos) -> Self {
+    pub fn new(mut network: Network, flows: Vec<Flow>, end: Nanos, warmup: Nanos, sample_interval: Nanos, traces: TraceSet) -> Self {
         let n_channels = network.channels.len();
         let agents = std::mem::take(&mut network.agents);
         let mut node_agents = vec![Vec::new(); network.n_nodes];
@@ -174,7 +203,7 @@ impl Engine {
             agents,
             node_agents,
             queue_agents,
-            trace: Trace::default(),
+            trace: Trace::new(traces),
             end,
             warmup,
             sample_interval,
@@ -292,7 +321,18 @@ impl Engine {
 
     /// Run until no event is left at or before `end`.
     pub fn run(&mut self) {
+        let _ = self.run_with(u64::MAX, |_| ControlFlow::Continue(()));
+    }
+
+    /// Run until no event is left at or before `end`, calling `check` every `every` events
+    /// (rounded up to a power of two) with the simulated time reached; `Break` stops the run
+    /// where it is (the engine stays consistent, so a caller may summarise or resume it).
+    pub fn run_with(&mut self, every: u64, mut check: impl FnMut(Progress) -> ControlFlow<()>) -> ControlFlow<()> {
+        let mask = every.checked_next_power_of_two().unwrap_or(1 << 63) - 1;
         while let Some(top) = self.heap.peek() {
+            if self.events & mask == mask && check(Progress { now: self.now, end: self.end, events: self.events }).is_break() {
+                return ControlFlow::Break(());
+            }
             if top.time() > self.end {
                 break;
             }
@@ -306,6 +346,13 @@ impl Engine {
             self.dispatch(event);
         }
         self.now = self.now.max(self.end);
+        ControlFlow::Continue(())
+    }
+
+    /// Packets and events the engine holds right now: what a run's memory grows with when no
+    /// trace is kept (tests check it stays bounded).
+    pub fn backlog(&self) -> usize {
+        self.heap.len() + self.network.channels.iter().map(|c| c.queue.fifo().len() + c.wire.len()).sum::<usize>()
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -397,6 +444,14 @@ impl Engine {
     fn flush(&mut self, f: FlowId) {
         let mut out = std::mem::take(&mut self.out);
         for pkt in out.drain(..) {
+            if pkt.tx > 0 && pkt.kind == Kind::Data {
+                let flow = &mut self.flows[pkt.flow as usize];
+                let i = (pkt.seq / flow.mss as u64) as usize;
+                if flow.retx_max_tx.len() <= i {
+                    flow.retx_max_tx.resize(i + 1, 0);
+                }
+                flow.retx_max_tx[i] = flow.retx_max_tx[i].max(pkt.tx);
+            }
             self.forward(pkt.src, pkt);
         }
         self.out = out;

@@ -28,7 +28,8 @@ use crate::time::Nanos;
 use app::OnOff;
 use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg};
 use rng::{Component, Stream};
-use engine::{Engine, Flow};
+use engine::{Engine, Flow, Progress};
+use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
@@ -124,10 +125,29 @@ pub fn run_toml(text: &str, overrides: &[String]) -> Result<SimResult, ConfigErr
     run(&Scenario::from_toml(text, overrides)?)
 }
 
-/// Build the scenario and run it to the end.
+/// Build the scenario and run it to the end, keeping every trace.
 pub fn run(scenario: &Scenario) -> Result<SimResult, ConfigError> {
     let mut engine = build(scenario)?;
     engine.run();
+    Ok(summarise(scenario, engine))
+}
+
+/// Why a run did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cancelled at {} s of {} s simulated", *at as f64 / 1e9, *end as f64 / 1e9)]
+    Cancelled { at: Nanos, end: Nanos },
+}
+
+/// Build and run keeping only the traces in `traces`, calling `check` about every `every`
+/// events with the simulated time reached; `Break` cancels the run.
+pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl FnMut(Progress) -> std::ops::ControlFlow<()>) -> Result<SimResult, RunError> {
+    let mut engine = build_with(scenario, traces)?;
+    if engine.run_with(every, check).is_break() {
+        return Err(RunError::Cancelled { at: engine.now, end: engine.end });
+    }
     Ok(summarise(scenario, engine))
 }
 
@@ -305,8 +325,13 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     Ok((network, endpoints))
 }
 
-/// Build the engine for a scenario, validating everything a parse could not.
+/// Build the engine for a scenario, validating everything a parse could not; every trace kept.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
+    build_with(s, TraceSet::ALL)
+}
+
+/// Build the engine keeping only the traces in `traces`.
+pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError> {
     let sim = &s.simulation;
     if sim.duration.0 == 0 {
         return Err(invalid("simulation.duration", "must be positive"));
@@ -367,28 +392,26 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             let (src, dst) = endpoints[f];
             let sender = Sender::new(f as u32, src, dst, &tcp, app_bytes, estimator);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes);
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss);
             flows.push(match app {
                 Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
                 None => flow,
             });
         }
     }
-    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0))
+    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0, traces))
 }
 
 fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
     let end = e.end;
     let warmup = e.warmup;
-    // Resolve spurious retransmissions now that every copy in flight has landed or not.
+    // Resolve spurious retransmissions now that every copy in flight has landed or not: per
+    // record in the trace if kept, and per flow from the engine's oracle (which needs no trace).
     for i in 0..e.trace.retx.time.len() {
         let f = e.trace.retx.flow[i] as usize;
         e.trace.retx.spurious[i] = e.flows[f].receiver.earlier_copy_arrived(e.trace.retx.seq[i], e.trace.retx.tx[i]);
     }
-    let mut spurious = vec![0u64; e.flows.len()];
-    for (f, &sp) in e.trace.retx.flow.iter().zip(&e.trace.retx.spurious) {
-        spurious[*f as usize] += sp as u64;
-    }
+    let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious_retransmissions()).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()

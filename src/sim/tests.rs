@@ -732,3 +732,64 @@ fn threshold_queues_get_one_router_agent_per_watched_channel_which_counts_its_si
     assert!(ch.stats.quench > 0 && ch.stats.quench <= ch.stats.arrivals);
     assert!(e.flows[0].sender.stats.quench_reductions > 0);
 }
+
+#[test]
+fn with_no_trace_kept_the_buffers_stay_empty_and_nothing_grows_with_the_run() {
+    let text = example("dumbbell-n10-droptail");
+    let run_for = |secs: u64, traces: super::trace::TraceSet| {
+        let s = Scenario::from_toml(&text, &[format!("simulation.duration={secs}s")]).unwrap();
+        let mut e = super::build_with(&s, traces).unwrap();
+        e.run();
+        (e.trace.len(), e.backlog(), e.events)
+    };
+    let (short_trace, short_backlog, short_events) = run_for(20, super::trace::TraceSet::NONE);
+    let (long_trace, long_backlog, long_events) = run_for(80, super::trace::TraceSet::NONE);
+    assert!(long_events > 3 * short_events, "the long run did four times the work");
+    assert_eq!((short_trace, long_trace), (0, 0), "no trace record kept");
+    // Queued packets, packets on wires and pending events: bounded by the buffers and windows,
+    // not by the run's length (100-packet bottleneck, 10 flows).
+    assert!(long_backlog < 2000 && long_backlog <= 2 * short_backlog + 200, "{short_backlog} → {long_backlog}");
+    // And the measure is not blind: kept traces grow with the run.
+    let (all_short, _, _) = run_for(20, super::trace::TraceSet::ALL);
+    let (all_long, _, _) = run_for(80, super::trace::TraceSet::ALL);
+    assert!(all_long > 3 * all_short && all_short > 10_000, "{all_short} → {all_long}");
+}
+
+#[test]
+fn a_run_keeps_only_the_traces_asked_for_and_its_results_do_not_change() {
+    let text = example("dumbbell-n10-red");
+    let s = Scenario::from_toml(&text, &["simulation.duration=10s".into()]).unwrap();
+    let all = super::run(&s).unwrap();
+    let some = super::run_with(&s, super::trace::TraceSet::parse("drops,retx").unwrap(), 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let none = super::run_with(&s, super::trace::TraceSet::NONE, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+    for r in [&some, &none] {
+        assert_eq!((r.event_hash, &r.flows, &r.channels), (all.event_hash, &all.flows, &all.channels), "spurious counts need no trace");
+    }
+    assert!(!all.trace.drops.time.is_empty() && all.flows.iter().any(|f| f.retx_spurious > 0));
+    assert_eq!((&some.trace.drops, &some.trace.retx), (&all.trace.drops, &all.trace.retx));
+    assert!(some.trace.window.time.is_empty() && some.trace.rtt.time.is_empty() && some.trace.queue.time.is_empty());
+    assert!(none.trace.is_empty());
+}
+
+#[test]
+fn a_run_reports_its_simulated_time_and_stops_when_asked() {
+    let text = example("dumbbell-n10-droptail");
+    let s = Scenario::from_toml(&text, &[]).unwrap();
+    let mut seen = Vec::new();
+    let r = super::run_with(&s, super::trace::TraceSet::ALL, 1000, |p| {
+        seen.push(p.now);
+        if p.now >= 2 * SEC {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    match r {
+        Err(super::RunError::Cancelled { at, end }) => {
+            assert_eq!(end, 60 * SEC);
+            assert!((2 * SEC..3 * SEC).contains(&at), "stopped within the next 1024 events: {at}");
+        }
+        other => panic!("not cancelled: {:?}", other.map(|r| r.events)),
+    }
+    assert!(seen.len() > 10 && seen.windows(2).all(|w| w[0] <= w[1]), "progress is reported in order");
+}
