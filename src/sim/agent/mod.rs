@@ -10,6 +10,8 @@
 //! marking for receiver-side discriminators.
 
 pub mod source_quench;
+#[cfg(test)]
+pub(crate) mod probe;
 
 use super::link::ChannelStats;
 use super::packet::{NodeId, Packet};
@@ -94,12 +96,17 @@ impl QueueAgent {
 #[derive(Debug, Clone)]
 pub enum Agent {
     SourceQuench(source_quench::SourceQuench),
+    /// Test-only: records what the engine shows it (engine tests of the seam).
+    #[cfg(test)]
+    Probe(probe::Probe),
 }
 
 macro_rules! dispatch {
     ($self:ident, $a:ident => $e:expr) => {
         match $self {
             Agent::SourceQuench($a) => $e,
+            #[cfg(test)]
+            Agent::Probe($a) => $e,
         }
     };
 }
