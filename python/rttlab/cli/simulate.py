@@ -34,8 +34,8 @@ class _Progress:
 
             self.bar = Progress(
                 TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                TextColumn("{task.completed:.1f} / {task.total:g} s simulated"),
+                BarColumn(bar_width=20),
+                TextColumn("{task.completed:.1f}/{task.total:g} s simulated"),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
@@ -72,7 +72,7 @@ def simulate(
         missing = [t for t in ("window", "rtt", "queue") if t not in traces.replace("cwnd", "window").split(",")]
         if missing:
             fail(f"--plot needs the {', '.join(missing)} trace(s): add them to --traces")
-    progress = _Progress(f"simulating {scenario.name}", show=not as_json)
+    progress = _Progress(scenario.stem, show=not as_json)
     try:
         result = run_scenario(scenario, set=set_, seed=seed, traces=traces, progress=progress)
     except KeyboardInterrupt:
