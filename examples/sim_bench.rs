@@ -1,9 +1,9 @@
 //! Times the simulator on a scenario file (default: the 10-flow DropTail dumbbell) and prints the
 //! summary. A benchmark, not a test: nothing is asserted.
 //!
-//!     cargo run --release --example sim_bench -- [SCENARIO.toml] [REPEATS] [--set key=value ...]
+//!     cargo run --release --example sim_bench -- [SCENARIO.toml] [REPEATS] [--set key=value ...] [--traces all|none|LIST]
 
-use rttlab::sim::{config::Scenario, run};
+use rttlab::sim::{config::Scenario, run_with, trace::TraceSet};
 use std::io::Write;
 use std::time::Instant;
 
@@ -22,6 +22,16 @@ fn main() {
             overrides.push(args.remove(i));
         }
     }
+    let mut traces = TraceSet::ALL;
+    if let Some(i) = args.iter().position(|a| a == "--traces") {
+        args.remove(i);
+        if i < args.len() {
+            traces = TraceSet::parse(&args.remove(i)).unwrap_or_else(|e| {
+                eprintln!("error: --traces: {e}");
+                std::process::exit(2);
+            });
+        }
+    }
     let path = args.first().cloned().unwrap_or_else(|| "examples/scenarios/dumbbell-n10-droptail.toml".into());
     let repeats: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(20);
     let scenario = match Scenario::from_file(path.as_ref(), &overrides) {
@@ -37,7 +47,7 @@ fn main() {
     for _ in 0..repeats.max(1) {
         let c0 = thread_cpu_ns();
         let t0 = Instant::now();
-        let r = match run(&scenario) {
+        let r = match run_with(&scenario, traces, u64::MAX, |_| std::ops::ControlFlow::Continue(())) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");

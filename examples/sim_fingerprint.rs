@@ -1,75 +1,186 @@
-//! Prints a fingerprint of every shipped scenario under a set of variants: per-flow counters and
-//! goodput, per-channel drops and marks, Jain, the event hash, and a hash of the whole trace
-//! (every window change, RTT sample, retransmission, drop, mark and queue sample with its time).
-//! Diff the output of two builds to show a refactoring changed no behaviour (issue 9).
+//! Prints, for every scenario in examples/scenarios (with and without SACK, with ns3_compare's
+//! settings, plus variants that exercise every congestion control, recovery path and estimator,
+//! delayed ACKs, source quench, on/off sources and timestamps), everything a
+//! refactoring of the simulator must leave bit-identical: per-flow goodput (as f64 bits),
+//! retransmissions, timeouts, recoveries, reductions, final window; per-channel drops, marks and
+//! quench counts; Jain's index; the event count and hash; and a hash of every trace column.
+//! Diff its output before and after a change (`scripts/sim_fingerprint.sh`).
 //!
-//!     cargo run --release --example sim_fingerprint > after.txt && diff before.txt after.txt
-//!     cargo run --release --example sim_fingerprint -- --quick   # n1/n10 scenarios only
+//!     cargo run --release --example sim_fingerprint -- [SCENARIO.toml ...]
 
-use rttlab::sim::{config::Scenario, run};
-use std::fmt::Write as _;
+use rttlab::sim::{config::Scenario, run, SimResult};
+use std::io::Write;
 
-/// FNV-1a over whatever is formatted into it, so a large trace is hashed without a String.
+/// Variants run on top of each scenario: the plain file, SACK, and (for some files) paths
+/// through delayed ACKs, the threshold queue's quench, on/off sources and timestamps.
+fn variants(name: &str) -> Vec<Vec<&'static str>> {
+    let mut v = vec![
+        vec![],
+        vec!["tcp.sack=true"],
+        // scripts/ns3_compare.py's settings: the nine-dumbbell ns-3 comparison.
+        vec!["tcp.timestamps=true", "tcp.header=54B"],
+        vec!["tcp.timestamps=true", "tcp.header=54B", "tcp.sack=true"],
+    ];
+    // Every congestion control, recovery path and RTO estimator on a few representative files.
+    if ["dumbbell-n10-droptail", "dumbbell-n1-red-ecn", "dumbbell-n10-red-ecn", "parking-lot"].contains(&name) {
+        v.extend([
+            vec!["tcp.cc=reno"],
+            vec!["tcp.cc=reno", "tcp.sack=true"],
+            vec!["tcp.cc=westwood+"],
+            vec!["tcp.cc=westwood+", "tcp.sack=true"],
+            vec!["tcp.timestamps=true"],
+            vec!["tcp.rtt_sampling=every-ack"],
+            vec!["tcp.delayed_ack=200ms"],
+            vec!["tcp.recovery_timeout=halve-flight"],
+            vec!["tcp.rto.estimator=ca-rto"],
+            vec!["tcp.rto.estimator=linux"],
+            vec!["tcp.rto.estimator=linux", "tcp.sack=true", "tcp.timestamps=true"],
+            vec!["tcp.ecn=true"],
+        ]);
+    }
+    if name.contains("n10-droptail") {
+        v.push(vec!["topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=50"]);
+        v.push(vec!["topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=1", "tcp.sack=true"]);
+        v.push(vec!["topology.access.queue.kind=threshold", "topology.access.queue.tau=3", "simulation.duration=20s"]);
+        v.push(vec!["tcp.delayed_ack=\"200ms\"", "tcp.timestamps=true"]);
+        v.push(vec!["topology.bottleneck.error={kind=\"bernoulli\", per=0.01}", "tcp.sack=true"]);
+    }
+    if name == "parking-lot" {
+        v.push(vec!["flows.0.app={kind=\"onoff\", on=\"500ms\", off=\"1s\", rate=\"3Mbps\"}", "flows.2.app={kind=\"onoff\", off=\"300ms\", burst=\"64KB\"}", "tcp.delayed_ack=\"40ms\""]);
+        v.push(vec!["topology.links.1.queue={kind=\"threshold\", tau=5, limit=\"50p\"}", "tcp.sack=true"]);
+    }
+    if name.contains("n1-red") && !name.contains("ecn") {
+        v.push(vec!["tcp.rto={estimator=\"constant\", rto=\"10ms\"}", "flows.0.bytes=\"2MB\""]);
+        v.push(vec!["topology.bottleneck.error={kind=\"gilbert-elliott\", p_gb=0.01, p_bg=0.2}", "tcp.cc=\"reno\""]);
+    }
+    v
+}
+
+/// FNV-1a over 64-bit words.
 struct Fnv(u64);
-
-impl std::fmt::Write for Fnv {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        for b in s.bytes() {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3);
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xCBF2_9CE4_8422_2325)
+    }
+    fn word(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    fn words(&mut self, xs: impl IntoIterator<Item = u64>) {
+        let mut n = 0;
+        for x in xs {
+            self.word(x);
+            n += 1;
         }
-        Ok(())
+        self.word(n);
     }
 }
 
-/// Variants run on every scenario, then extra ones on a few representative scenarios.
-const ALL: &[&[&str]] = &[
-    &[],
-    &["tcp.sack=true"],
-    // scripts/ns3_compare.py's settings: the nine-dumbbell ns-3 comparison.
-    &["tcp.timestamps=true", "tcp.header=54B"],
-    &["tcp.timestamps=true", "tcp.header=54B", "tcp.sack=true"],
-];
-const EXTRA: &[&[&str]] = &[
-    &["tcp.cc=reno"],
-    &["tcp.cc=reno", "tcp.sack=true"],
-    &["tcp.cc=westwood+"],
-    &["tcp.cc=westwood+", "tcp.sack=true"],
-    &["tcp.timestamps=true"],
-    &["tcp.rtt_sampling=every-ack"],
-    &["tcp.delayed_ack=200ms"],
-    &["tcp.recovery_timeout=halve-flight"],
-    &["tcp.rto.estimator=ca-rto"],
-    &["tcp.rto.estimator=linux"],
-    &["tcp.rto.estimator=linux", "tcp.sack=true", "tcp.timestamps=true"],
-    &["tcp.ecn=true"],
-];
-const EXTRA_ON: &[&str] = &["dumbbell-n10-droptail", "dumbbell-n1-red-ecn", "dumbbell-n10-red-ecn", "parking-lot"];
+fn trace_hash(r: &SimResult) -> u64 {
+    let t = &r.trace;
+    let mut h = Fnv::new();
+    h.words(t.window.time.iter().copied());
+    h.words(t.window.flow.iter().map(|&x| x as u64));
+    h.words(t.window.cwnd.iter().copied());
+    h.words(t.window.ssthresh.iter().copied());
+    h.words(t.window.srtt.iter().copied());
+    h.words(t.window.rto.iter().copied());
+    h.words(t.rtt.time.iter().copied());
+    h.words(t.rtt.sample.iter().copied());
+    h.words(t.rtt.prediction.iter().map(|p| p.unwrap_or(u64::MAX)));
+    h.words(t.rtt.rto.iter().copied());
+    h.words(t.retx.time.iter().copied());
+    h.words(t.retx.seq.iter().copied());
+    h.words(t.retx.cause.iter().map(|&x| x as u64));
+    h.words(t.retx.tx.iter().map(|&x| x as u64));
+    h.words(t.retx.spurious.iter().map(|&x| x as u64));
+    h.words(t.drops.time.iter().copied());
+    h.words(t.drops.channel.iter().map(|&x| x as u64));
+    h.words(t.drops.flow.iter().map(|&x| x as u64));
+    h.words(t.drops.kind.iter().map(|&x| x as u64));
+    h.words(t.drops.seq.iter().copied());
+    h.words(t.drops.cause.iter().map(|&x| x as u64));
+    h.words(t.marks.time.iter().copied());
+    h.words(t.marks.seq.iter().copied());
+    h.words(t.queue.time.iter().copied());
+    h.words(t.queue.packets.iter().map(|&x| x as u64));
+    h.words(t.queue.bytes.iter().copied());
+    h.words(t.queue.average.iter().map(|x| x.to_bits()));
+    h.0
+}
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let mut paths: Vec<_> = std::fs::read_dir("examples/scenarios").expect("run from the repository root").filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
-    paths.sort();
-    for path in paths {
-        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-        if quick && stem.contains("n50") {
-            continue;
-        }
-        let extra = if EXTRA_ON.contains(&stem.as_str()) { EXTRA } else { &[] };
-        for variant in ALL.iter().chain(extra) {
-            let sets: Vec<String> = variant.iter().map(|s| s.to_string()).collect();
-            let scenario = Scenario::from_file(&path, &sets).unwrap_or_else(|e| panic!("{stem} {sets:?}: {e}"));
-            let r = run(&scenario).unwrap_or_else(|e| panic!("{stem} {sets:?}: {e}"));
-            let mut h = Fnv(0xCBF2_9CE4_8422_2325);
-            let _ = write!(h, "{:?}", r.trace);
-            println!("== {stem} [{}] events {} event_hash {:016x} trace_hash {:016x} jain {:?} aggregate {:?}", sets.join(" "), r.events, r.event_hash, h.0, r.jain_index, r.aggregate_goodput_bps);
+    let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.is_empty() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios");
+        let mut found: Vec<String> = std::fs::read_dir(dir)
+            .expect("examples/scenarios")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| p.display().to_string())
+            .collect();
+        found.sort();
+        paths = found;
+    }
+    let mut out = std::io::stdout().lock();
+    for path in &paths {
+        let name = std::path::Path::new(path).file_stem().unwrap().to_string_lossy().to_string();
+        for v in variants(&name) {
+            let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            let label = format!("{name} [{}]", v.join(" "));
+            let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = writeln!(out, "{label}: error: {e}");
+                    continue;
+                }
+            };
+            let _ = writeln!(
+                out,
+                "{label}: events {} hash {:016x} traces {:016x} jain {:016x} aggregate {:016x}",
+                r.events,
+                r.event_hash,
+                trace_hash(&r),
+                r.jain_index.map_or(0, f64::to_bits),
+                r.aggregate_goodput_bps.to_bits()
+            );
             for f in &r.flows {
-                println!(
-                    "  flow {} goodput {:?} sent {} rtx_to {} rtx_fast {} spur {} timeouts {} fr {} ecn {} quench {} samples {} cwnd {} ssthresh {}",
-                    f.flow, f.goodput_bps, f.bytes_sent, f.retx_timeout, f.retx_fast, f.retx_spurious, f.timeouts, f.fast_recoveries, f.ecn_reductions, f.quench_reductions, f.rtt_samples, f.final_cwnd, f.final_ssthresh
+                let _ = writeln!(
+                    out,
+                    "  flow {} goodput {:016x} thr {:016x} delivered {} sent {} retx {}/{} spurious {} timeouts {} fr {} ecn {} quench {} samples {} cwnd {} ssthresh {} done {:?}",
+                    f.flow,
+                    f.goodput_bps.to_bits(),
+                    f.throughput_bps.to_bits(),
+                    f.bytes_delivered,
+                    f.bytes_sent,
+                    f.retx_timeout,
+                    f.retx_fast,
+                    f.retx_spurious,
+                    f.timeouts,
+                    f.fast_recoveries,
+                    f.ecn_reductions,
+                    f.quench_reductions,
+                    f.rtt_samples,
+                    f.final_cwnd,
+                    f.final_ssthresh,
+                    f.completed_at
                 );
             }
-            for c in r.channels.iter().filter(|c| c.drops_overflow + c.drops_aqm + c.drops_corruption + c.marks + c.quench > 0 || c.channel as usize == r.bottleneck) {
-                println!("  channel {} {} util {:?} drops {}/{}/{}/{} marks {} quench {}", c.channel, c.name, c.utilisation, c.drops_overflow, c.drops_aqm, c.drops_corruption, c.drops_scheduled, c.marks, c.quench);
+            for c in r.channels.iter().filter(|c| c.arrivals > 0 && (c.drops_overflow + c.drops_aqm + c.drops_corruption + c.drops_scheduled + c.marks + c.quench > 0 || c.channel as usize == r.bottleneck)) {
+                let _ = writeln!(
+                    out,
+                    "  channel {} {} arrivals {} departures {} util {:016x} drops {}/{}/{}/{} marks {} quench {}",
+                    c.channel,
+                    c.name,
+                    c.arrivals,
+                    c.departures,
+                    c.utilisation.to_bits(),
+                    c.drops_overflow,
+                    c.drops_aqm,
+                    c.drops_corruption,
+                    c.drops_scheduled,
+                    c.marks,
+                    c.quench
+                );
             }
         }
     }

@@ -46,6 +46,7 @@ fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDi
             rtt::params::Kind::Float => "float",
             rtt::params::Kind::Int => "int",
             rtt::params::Kind::Choice(_) => "choice",
+            rtt::params::Kind::Quantity(_) => "quantity",
         },
     )?;
     d.set_item("default", spec.default)?;
@@ -299,16 +300,49 @@ fn names(codes: &[u8], table: &[&'static str]) -> Vec<&'static str> {
     codes.iter().map(|&c| table.get(c as usize).copied().unwrap_or("?")).collect()
 }
 
+/// Events between two checks for Ctrl-C and progress reports: a few milliseconds of work.
+const CHECK_EVERY: u64 = 1 << 14;
+
 /// Run a scenario given as TOML text, with `key.path=value` overrides applied first. Returns a
 /// dict: scalars (`schema_version`, `name`, `seed`, `duration_ns`, `events`, `event_hash`,
 /// `aggregate_goodput_bps`, `jain_index`, `bottleneck`), `flows` and `channels` (dicts of
-/// columns, one row per flow / channel), and `traces` (dict of trace name → dict of columns).
+/// columns, one row per flow / channel), and `traces` (dict of trace name → dict of columns,
+/// only the traces asked for: `traces` is "all", "none" or a comma-separated list).
+///
+/// The run releases the GIL; every few thousand events it takes it back to let Python handle
+/// signals (Ctrl-C raises KeyboardInterrupt within milliseconds) and to call
+/// `progress(simulated_ns, end_ns)` if given. An exception from either ends the run.
 #[pyfunction]
-#[pyo3(signature = (text, overrides=Vec::new()))]
-fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
-    use crate::sim::trace::{DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES};
+#[pyo3(signature = (text, overrides=Vec::new(), traces="all", progress=None))]
+fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    use crate::sim::trace::{TraceSet, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES};
+    use std::ops::ControlFlow;
+    let keep = TraceSet::parse(traces).map_err(|e| ScenarioError::new_err(format!("traces: {e}")))?;
     let text = text.to_owned();
-    let r = py.detach(move || crate::sim::run_toml(&text, &overrides)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let mut raised: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let scenario = crate::sim::config::Scenario::from_toml(&text, &overrides)?;
+        crate::sim::run_with(&scenario, keep, CHECK_EVERY, |p| {
+            Python::attach(|py| {
+                let answer = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (p.now, p.end)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match answer {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        raised = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            })
+        })
+    });
+    let r = match result {
+        Ok(r) => r,
+        Err(crate::sim::RunError::Cancelled { .. }) => return Err(raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("simulation cancelled"))),
+        Err(e) => return Err(ScenarioError::new_err(e.to_string())),
+    };
     let out = PyDict::new(py);
     out.set_item("schema_version", crate::sim::RESULT_SCHEMA_VERSION)?;
     out.set_item("name", r.name.clone())?;
@@ -373,13 +407,14 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResul
 
     let t = r.trace;
     let traces = PyDict::new(py);
-    traces.set_item(
+    let all = PyDict::new(py);
+    all.set_item(
         "window",
         columns!(py, "time_ns" => t.window.time, "flow" => t.window.flow, "cwnd" => t.window.cwnd,
             "ssthresh" => t.window.ssthresh, "srtt_ns" => t.window.srtt, "rto_ns" => t.window.rto),
     )?;
     let prediction: Vec<i64> = t.rtt.prediction.iter().map(|p| p.map_or(-1, |v| v as i64)).collect();
-    traces.set_item(
+    all.set_item(
         "rtt",
         columns!(py, "time_ns" => t.rtt.time, "flow" => t.rtt.flow, "sample_ns" => t.rtt.sample,
             "prediction_ns" => prediction, "rto_ns" => t.rtt.rto),
@@ -387,30 +422,55 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResul
     let retx = columns!(py, "time_ns" => t.retx.time, "flow" => t.retx.flow, "seq" => t.retx.seq,
         "tx" => t.retx.tx, "spurious" => t.retx.spurious);
     retx.set_item("cause", names(&t.retx.cause, &RETX_CAUSE_NAMES))?;
-    traces.set_item("retransmissions", retx)?;
+    all.set_item("retransmissions", retx)?;
     let drops = columns!(py, "time_ns" => t.drops.time, "channel" => t.drops.channel, "flow" => t.drops.flow, "seq" => t.drops.seq);
     drops.set_item("kind", names(&t.drops.kind, &PACKET_KIND_NAMES))?;
     drops.set_item("cause", names(&t.drops.cause, &DROP_CAUSE_NAMES))?;
     // Congestion (overflow, AQM) versus the link's own losses (corruption, scheduled).
     let congestion: Vec<bool> = t.drops.cause.iter().map(|&c| c <= crate::sim::queue::DropCause::Aqm as u8).collect();
     drops.set_item("congestion", congestion.into_pyarray(py))?;
-    traces.set_item("drops", drops)?;
-    traces.set_item(
+    all.set_item("drops", drops)?;
+    all.set_item(
         "marks",
         columns!(py, "time_ns" => t.marks.time, "channel" => t.marks.channel, "flow" => t.marks.flow, "seq" => t.marks.seq),
     )?;
-    traces.set_item(
+    all.set_item(
         "queue",
         columns!(py, "time_ns" => t.queue.time, "channel" => t.queue.channel, "packets" => t.queue.packets,
             "bytes" => t.queue.bytes, "average" => t.queue.average),
     )?;
+    for name in TraceSet::NAMES.iter().filter(|n| keep.contains(n)) {
+        if let Some(v) = all.get_item(name)? {
+            traces.set_item(name, v)?;
+        }
+    }
     out.set_item("traces", traces)?;
     Ok(out)
+}
+
+/// Every simulator component (queues, error models, applications, congestion controls): family,
+/// name, summary, source and parameter specs, as `estimators()` gives for estimators.
+#[pyfunction]
+fn components(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    crate::sim::component::catalog()
+        .iter()
+        .map(|c| {
+            let d = PyDict::new(py);
+            d.set_item("family", c.family)?;
+            d.set_item("name", c.name)?;
+            d.set_item("summary", c.summary)?;
+            d.set_item("source", c.source)?;
+            let params = c.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(components, m)?)?;
     Ok(())
 }
 // ---- end sim ----

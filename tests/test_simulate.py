@@ -174,3 +174,121 @@ def test_reno_and_onoff_sources_are_scenario_settings_from_python():
         rttlab.simulate(TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }'))
     with pytest.raises(rttlab.ScenarioError, match=r"known: reno, newreno, westwood\+"):
         rttlab.simulate(TINY, set=["tcp.cc=cubic"])
+
+
+def test_components_lists_every_family_with_its_declared_parameters():
+    out = run("components", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "rttlab.components/1"
+    by_name = {(c["family"], c["name"]): c for c in doc["components"]}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "cc"}
+    assert {"droptail", "red", "threshold"} <= {n for f, n in by_name if f == "queue"}
+    max_p = next(p for p in by_name[("queue", "red")]["params"] if p["name"] == "max_p")
+    assert (max_p["default"], max_p["range"]) == ("0.1", "0..1")
+    assert [p["name"] for p in by_name[("error", "bernoulli")]["params"]] == ["per"]
+    assert rttlab.sim.components() == doc["components"]
+
+
+def test_components_of_one_family_and_unknown_names():
+    out = run("components", "error")
+    assert out.returncode == 0 and "gilbert-elliott" in out.stdout and "droptail" not in out.stdout
+    bad = run("components", "codel")
+    assert bad.returncode == 2
+    assert "unknown component or family 'codel'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_parameter_outside_its_declared_range_names_the_key():
+    with pytest.raises(rttlab.ScenarioError, match=r"topology\.bottleneck\.queue\.max_p: 1\.5 is outside the accepted range 0\.\.1"):
+        rttlab.simulate(DROPTAIL10, set=["topology.bottleneck.queue={kind=\"red\", max_p=1.5}", *SHORT])
+
+
+def test_traces_are_chosen_per_run_and_summaries_do_not_depend_on_them():
+    full = rttlab.simulate(DROPTAIL10, set=SHORT)
+    none = rttlab.simulate(DROPTAIL10, set=SHORT, traces="none")
+    some = rttlab.simulate(DROPTAIL10, set=SHORT, traces=["cwnd", "drops"])
+    assert set(full.traces) == set(rttlab.sim.TRACES)
+    assert none.traces == {}
+    assert set(some.traces) == {"window", "drops"}
+    pd.testing.assert_frame_equal(some.traces["drops"], full.traces["drops"])
+    for r in (none, some):
+        assert r.event_hash == full.event_hash
+        pd.testing.assert_frame_equal(r.flows, full.flows)
+    with pytest.raises(rttlab.ScenarioError, match="unknown trace 'loss'"):
+        rttlab.simulate(DROPTAIL10, set=SHORT, traces="loss")
+
+
+def test_progress_reports_simulated_time_in_order_up_to_the_end():
+    seen = []
+    rttlab.simulate(DROPTAIL10, set=SHORT, traces="none", progress=lambda now, end: seen.append((now, end)))
+    assert len(seen) >= 2, "one report per 16384 events: about 50 000 here"
+    assert all(end == 5.0 for _, end in seen)
+    times = [now for now, _ in seen]
+    assert times == sorted(times) and 0 < times[-1] <= 5.0
+
+
+def test_cli_traces_none_writes_only_summaries_and_plot_needs_its_traces(tmp_path):
+    out = run("simulate", DROPTAIL10, "--set", SHORT[0], "--traces", "none", "--out", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["channels.parquet", "flows.parquet", "summary.json"]
+    bad = run("simulate", DROPTAIL10, "--traces", "drops", "--plot", tmp_path / "x.png")
+    assert bad.returncode == 2 and "--plot needs the window, rtt, queue trace(s)" in bad.stderr
+
+
+LONG_RUN = ["--set", "simulation.duration=100000s", "--traces", "none"]
+
+
+def _interrupt_after_start(args: list[str], marker: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Start a long run, wait until it is simulating (its progress callback wrote `marker`),
+    send SIGINT and time how long the process takes to exit."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(marker).exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        return subprocess.CompletedProcess(args, proc.returncode, out, err), time.monotonic() - sent
+    finally:
+        proc.kill()
+
+
+def test_ctrl_c_stops_rttlab_simulate_within_a_second_with_a_clear_message(tmp_path):
+    marker = tmp_path / "started"
+    # The CLI itself, with a progress hook that drops a marker once the event loop runs.
+    code = (
+        "import sys, pathlib, rttlab.sim as s\n"
+        "orig = s.simulate\n"
+        "def hooked(*a, progress=None, **k):\n"
+        "    def p(now, end):\n"
+        f"        pathlib.Path({str(marker)!r}).touch()\n"
+        "        progress(now, end)\n"
+        "    return orig(*a, progress=p, **k)\n"
+        "import rttlab.cli.simulate as c; c.run_scenario = hooked\n"
+        "from rttlab.cli.main import main; sys.argv = ['rttlab', *sys.argv[1:]]; main()\n"
+    )
+    done, took = _interrupt_after_start([sys.executable, "-c", code, "simulate", str(DROPTAIL10), *LONG_RUN], str(marker))
+    assert took < 1.0, took
+    assert done.returncode == 130
+    assert re.search(r"rttlab: simulation interrupted at [\d.]+ s of 100000 s simulated; nothing written", done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_rttlab_simulate_from_python_within_a_second(tmp_path):
+    marker = tmp_path / "started"
+    code = (
+        "import pathlib, rttlab\n"
+        f"rttlab.simulate({str(DROPTAIL10)!r}, set=['simulation.duration=100000s'], traces='none',\n"
+        f"    progress=lambda now, end: pathlib.Path({str(marker)!r}).touch())\n"
+    )
+    done, took = _interrupt_after_start([sys.executable, "-c", code], str(marker))
+    assert took < 1.0, took
+    assert done.returncode != 0
+    assert done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr[-500:]

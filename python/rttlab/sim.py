@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ class Result:
     #: One row per channel (one direction of a link); ``bottleneck`` names the data direction.
     channels: pd.DataFrame
     bottleneck: str
-    #: window, rtt, retransmissions, drops, marks, queue.
+    #: window, rtt, retransmissions, drops, marks, queue — those the run kept.
     traces: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -96,6 +96,9 @@ class Result:
         ``max_flows`` flows are drawn, each thinned to ``max_points`` points."""
         import matplotlib
 
+        missing = [t for t in ("window", "rtt", "queue") if t not in self.traces]
+        if missing:
+            raise ValueError(f"plot needs the {', '.join(missing)} trace(s); this run kept {', '.join(self.traces) or 'none'}")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -162,17 +165,28 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+#: Trace names, as in ``Result.traces`` and ``--traces``.
+TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
+
+
 def simulate(
     scenario: str | Path,
     *,
     set: Iterable[str] | Mapping[str, Any] = (),  # noqa: A002 - mirrors the CLI's --set
     seed: int | None = None,
+    traces: str | Iterable[str] = "all",
+    progress: Callable[[float, float], Any] | None = None,
 ) -> Result:
     """Run a scenario file (or TOML text, if ``scenario`` is a string containing a newline).
 
     ``set``: ``key.path=value`` overrides applied before parsing, as a list of strings or a
     mapping (``{"topology.bottleneck.bandwidth": "20Mbps"}``). ``seed`` overrides
-    ``simulation.seed``. Raises :class:`rttlab.ScenarioError` naming the offending key."""
+    ``simulation.seed``. ``traces``: which traces to keep — ``"all"`` (default), ``"none"``
+    (memory then stays bounded however long the run) or names from :data:`TRACES` (``"cwnd"``
+    and ``"retx"`` are accepted for ``window`` and ``retransmissions``), as a list or a
+    comma-separated string; summaries do not depend on it. ``progress(simulated_s, end_s)`` is
+    called every few milliseconds of work. Ctrl-C raises ``KeyboardInterrupt`` within
+    milliseconds. Raises :class:`rttlab.ScenarioError` naming the offending key."""
     path = None
     if isinstance(scenario, str) and "\n" in scenario:
         text = scenario
@@ -187,8 +201,10 @@ def simulate(
         if not isinstance(seed, int) or seed < 0:
             raise _core.ScenarioError(f"seed must be a non-negative integer, got {seed!r}")
         overrides.append(f"simulation.seed={seed}")
+    keep = traces if isinstance(traces, str) else ",".join(traces)
+    report = None if progress is None else (lambda now_ns, end_ns: progress(now_ns / 1e9, end_ns / 1e9))
     try:
-        raw = _core.simulate(text, overrides)
+        raw = _core.simulate(text, overrides, keep, report)
     except _core.ScenarioError as e:
         if path is None:
             raise
@@ -211,6 +227,12 @@ def simulate(
         bottleneck=str(channels["name"].iloc[raw["bottleneck"]]),
         traces={name: _frame(cols) for name, cols in raw["traces"].items()},
     )
+
+
+def components() -> list[dict[str, Any]]:
+    """Every simulator component — queues, error models, applications, congestion controls — with
+    its family, summary, source and parameters (name, kind, default, range, doc)."""
+    return _core.components()
 
 
 def _toml_value(v: Any) -> str:

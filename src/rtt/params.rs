@@ -15,6 +15,9 @@ pub enum Kind {
     Int,
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
+    /// A quantity written with a unit (`2Mbps`, `64KB`, `100p`), read with its own parser;
+    /// the text says how it is written and in which unit the range is (simulator components).
+    Quantity(&'static str),
 }
 
 /// One parameter of one estimator.
@@ -40,6 +43,9 @@ impl ParamSpec {
     pub const fn int(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
         Self { name, kind: Kind::Int, default, min, max, doc }
     }
+    pub const fn quantity(name: &'static str, default: &'static str, unit: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
+        Self { name, kind: Kind::Quantity(unit), default, min, max, doc }
+    }
     pub const fn choice(name: &'static str, default: &'static str, options: &'static [&'static str], doc: &'static str) -> Self {
         Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc }
     }
@@ -50,6 +56,7 @@ impl ParamSpec {
             Kind::Duration => format!("{}s..{}s", fmt_num(self.min), fmt_num(self.max)),
             Kind::Float | Kind::Int => format!("{}..{}", fmt_num(self.min), fmt_num(self.max)),
             Kind::Choice(options) => options.join("|"),
+            Kind::Quantity(unit) => format!("{}..{} {unit}", fmt_num(self.min), fmt_num(self.max)),
         }
     }
 }
@@ -160,6 +167,20 @@ impl<'a> Params<'a> {
             .copied()
             .find(|o| *o == value.trim())
             .ok_or_else(|| self.malformed(spec, value, &format!("one of {}", options.join("|"))))
+    }
+
+    /// A [`Kind::Quantity`]: `parse` reads the text, `magnitude` gives the number (in the
+    /// spec's unit) the range is checked on.
+    pub fn quantity<T>(&self, name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>, magnitude: impl Fn(&T) -> f64) -> Result<T, ParamError> {
+        let (spec, value) = self.raw(name);
+        let x = parse(value.trim()).ok_or_else(|| self.malformed(spec, value, expected))?;
+        self.check_range(spec, value, magnitude(&x))?;
+        Ok(x)
+    }
+
+    /// Whether the user gave this parameter (for parameters whose absence means "off").
+    pub fn is_given(&self, name: &str) -> bool {
+        self.given.iter().any(|(k, _)| k == name)
     }
 
     pub fn inconsistent(&self, reason: impl Into<String>) -> ParamError {

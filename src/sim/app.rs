@@ -7,8 +7,73 @@
 //! says when to call it again. Data is written in whole segments so that segment boundaries stay
 //! at multiples of the MSS (the sender and receiver index segments by seq / MSS).
 
+use super::component::{Args, Component};
+use super::config::ConfigError;
 use super::rng::Stream;
+use super::units::{parse_bandwidth, parse_bytes};
+use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
+
+/// Every application, as named in scenario files (`app = { kind = "onoff", ... }`); a built
+/// application is the on/off source's settings, or None for a bulk transfer.
+pub static REGISTRY: &[Component<Option<OnOffConfig>>] = &[
+    Component { name: "bulk", aliases: &[], summary: "all data there at the start (flows.bytes, or unlimited)", source: "", params: &[], build: |_| Ok(None) },
+    Component {
+        name: "onoff",
+        aliases: &["on-off"],
+        summary: "on/off source writing at a rate while on, or a burst at each on start",
+        source: "ns-2 Application/Traffic/Exponential, ns-3 OnOffApplication",
+        params: &[
+            ParamSpec::duration("on", "required", 0.0, f64::INFINITY, "mean on period (rate sources only)"),
+            ParamSpec::duration("off", "required", 0.0, f64::INFINITY, "mean off period"),
+            ParamSpec::choice("dist", "exponential", &["exponential", "fixed", "exp", "constant"], "period lengths: exponential draws with the mean, or fixed"),
+            ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)"),
+            ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)"),
+        ],
+        build: build_onoff,
+    },
+];
+
+/// Every mistake names its key; the combinations allowed are rate + on + off or burst + off.
+fn build_onoff(a: &Args<'_, ()>) -> Result<Option<OnOffConfig>, ConfigError> {
+    let dist = match a.choice("dist")? {
+        "exponential" | "exp" => Dist::Exponential,
+        _ => Dist::Fixed,
+    };
+    if !a.is_given("off") {
+        return Err(a.invalid("off", "an on/off source needs the mean off time"));
+    }
+    let off = a.duration("off")?;
+    let (load, on) = match (a.is_given("rate"), a.is_given("burst")) {
+        (true, false) => {
+            let rate = a.quantity("rate", "a rate such as 2Mbps", parse_bandwidth, |&r| r as f64)?;
+            if !a.is_given("on") {
+                return Err(a.invalid("on", "a rate source needs the mean on time"));
+            }
+            let on = a.duration("on")?;
+            if on == 0 {
+                return Err(a.invalid("on", "must be positive"));
+            }
+            (Load::Rate(rate), on)
+        }
+        (false, true) => {
+            if a.is_given("on") {
+                return Err(a.invalid("on", "a burst source writes at the start of each on period; give off only"));
+            }
+            let burst = a.quantity("burst", "a size such as 64KB", parse_bytes, |&b| b as f64)?;
+            if off == 0 {
+                return Err(a.invalid("off", "a burst source needs a positive off time between bursts"));
+            }
+            (Load::Burst(burst), 0)
+        }
+        (true, true) => return Err(a.invalid("burst", "give rate or burst, not both")),
+        (false, false) => return Err(a.invalid("rate", "an on/off source needs rate (while on) or burst (per on period)")),
+    };
+    if on.saturating_add(off) == 0 {
+        return Err(a.invalid("off", "on and off cannot both be zero"));
+    }
+    Ok(Some(OnOffConfig { on, off, dist, load }))
+}
 
 /// How long on and off periods last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

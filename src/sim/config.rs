@@ -2,7 +2,7 @@
 //! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
 //! to the TOML table before deserialising, and errors that name the key.
 
-use super::units::{Bandwidth, ByteSize, Duration, QueueLimit};
+use super::units::{Bandwidth, ByteSize, Duration};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -108,10 +108,14 @@ fn dumbbell_name() -> String {
 pub struct LinkCfg {
     pub bandwidth: Bandwidth,
     pub delay: Duration,
+    /// Tagged table: `{ kind = "droptail" | "red" | "threshold", limit, ... }` (default DropTail
+    /// 100p); every key but `kind` is a parameter of that queue ([`super::queue::REGISTRY`]).
     #[serde(default)]
-    pub queue: QueueCfg,
+    pub queue: toml::Table,
+    /// Tagged table: `{ kind = "none" | "bernoulli" | "ber" | "gilbert-elliott", ... }`
+    /// ([`super::error_model::REGISTRY`]); default none.
     #[serde(default)]
-    pub error: ErrorCfg,
+    pub error: toml::Table,
     /// Which direction the error model and scheduled losses apply to: "forward" (data),
     /// "reverse" (ACKs) or "both". Default "forward".
     #[serde(default = "forward")]
@@ -132,69 +136,6 @@ pub struct LinkCfg {
 
 fn forward() -> String {
     "forward".into()
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueueCfg {
-    /// "droptail" (default), "red" or "threshold".
-    #[serde(default = "droptail_name")]
-    pub kind: String,
-    /// Capacity: "100p" packets (default) or bytes ("150000B").
-    #[serde(default = "hundred_packets")]
-    pub limit: QueueLimit,
-    // RED (ALGORITHMS.md §9.7); ns-2 defaults.
-    pub min_th: Option<f64>,
-    pub max_th: Option<f64>,
-    pub w_q: Option<f64>,
-    pub max_p: Option<f64>,
-    pub gentle: Option<bool>,
-    pub ecn: Option<bool>,
-    /// Typical packet size for RED's idle-time decay; default 1500B.
-    pub mean_packet: Option<ByteSize>,
-    /// RED byte mode: scale the drop probability by size / this maximum packet size.
-    pub byte_mode_max: Option<ByteSize>,
-    /// Threshold queue: signal the sender at this occupancy (packets).
-    pub tau: Option<u64>,
-}
-
-fn droptail_name() -> String {
-    "droptail".into()
-}
-fn hundred_packets() -> QueueLimit {
-    QueueLimit(super::units::Limit::Packets(100))
-}
-
-impl Default for QueueCfg {
-    fn default() -> Self {
-        Self {
-            kind: droptail_name(),
-            limit: hundred_packets(),
-            min_th: None,
-            max_th: None,
-            w_q: None,
-            max_p: None,
-            gentle: None,
-            ecn: None,
-            mean_packet: None,
-            byte_mode_max: None,
-            tau: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ErrorCfg {
-    /// "none" (default), "bernoulli", "ber", "gilbert-elliott".
-    #[serde(default)]
-    pub kind: Option<String>,
-    pub per: Option<f64>,
-    pub ber: Option<f64>,
-    pub p_gb: Option<f64>,
-    pub p_bg: Option<f64>,
-    pub loss_good: Option<f64>,
-    pub loss_bad: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -372,9 +313,10 @@ pub struct FlowGroupCfg {
     /// Bytes to transfer; absent or "inf" for an unlimited bulk transfer.
     #[serde(default)]
     pub bytes: Option<AppBytes>,
-    /// The application: bulk (default) or an on/off source.
+    /// The application, a tagged table: bulk (default) or an on/off source
+    /// ([`super::app::REGISTRY`]).
     #[serde(default)]
-    pub app: Option<AppCfg>,
+    pub app: Option<toml::Table>,
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
     #[serde(default)]
     pub tcp: Option<TcpCfg>,
@@ -387,24 +329,6 @@ pub struct FlowGroupCfg {
 
 fn one() -> u32 {
     1
-}
-
-/// `app = { kind = "onoff", on = "500ms", off = "1s", dist = "exponential", rate = "2Mbps" }` or
-/// with `burst = "64KB"` instead of `rate`; `app = { kind = "bulk" }` is the default.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppCfg {
-    /// "bulk" or "onoff".
-    pub kind: String,
-    /// Mean on and off period lengths.
-    pub on: Option<Duration>,
-    pub off: Option<Duration>,
-    /// "exponential" (default) or "fixed".
-    pub dist: Option<String>,
-    /// Sending rate while on.
-    pub rate: Option<Bandwidth>,
-    /// Bytes written at the start of each on period (instead of a rate).
-    pub burst: Option<ByteSize>,
 }
 
 /// A flow's start: fixed (`"1s"`, `from == to`) or uniform over [from, to) (`"uniform(0s, 1s)"`).

@@ -2,17 +2,39 @@
 //! nanosecond time, enum dispatch for events. Same network + flows + seed → the same event sequence,
 //! bit for bit (checked through [`Outcome::event_hash`]).
 
+use super::agent::{Agent, At, Fate, NodeAgent, Queued};
 use super::app::OnOff;
+use super::deadline::Deadline;
 use super::link::Departure;
-use super::packet::{FlowId, Kind, NodeId, Packet};
+use super::packet::{FlowId, Kind, NodeId, Packet, Signal};
 use super::queue::Verdict;
 use super::tcp::receiver::Receiver;
 use super::tcp::sender::Sender;
 use super::topology::Network;
-use super::trace::Trace;
+use super::trace::{Trace, TraceSet};
 use crate::time::Nanos;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
+
+/// How far a run has got, for progress reports and cancellation checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub now: Nanos,
+    pub end: Nanos,
+    pub events: u64,
+}
+
+/// Whose deadline a timer event serves. The engine knows owners, not timers: each owner exposes
+/// its next deadline and handles its expiry ([`Deadline`], [`NodeAgent`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Sender(FlowId),
+    Receiver(FlowId),
+    /// A flow's on/off application (it writes into the sender when it wakes).
+    App(FlowId),
+    Agent(u32),
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
@@ -22,27 +44,27 @@ enum Event {
     /// so the packet itself waits in the channel, keeping heap entries small.
     Arrive(u32),
     FlowStart(FlowId),
-    Rto(FlowId),
-    DelAck(FlowId),
+    Timer(Owner),
     QueueSample,
     /// Snapshot counters: measurements start here.
     Warmup,
-    /// Flow f's on/off application wakes up (writes data, changes period).
-    App(FlowId),
 }
 
 impl Event {
-    /// A small fingerprint of the event for the run's event hash.
+    /// A small fingerprint of the event for the run's event hash. Timer codes keep the values the
+    /// per-timer events had (4 retransmission, 5 delayed ACK, 8 application), so event hashes
+    /// pinned before timers became generic still hold.
     fn fingerprint(&self) -> u64 {
         match self {
             Event::TxDone(c) => 1 | (*c as u64) << 8,
             Event::Arrive(c) => 2 | (*c as u64) << 8,
             Event::FlowStart(f) => 3 | (*f as u64) << 8,
-            Event::Rto(f) => 4 | (*f as u64) << 8,
-            Event::DelAck(f) => 5 | (*f as u64) << 8,
+            Event::Timer(Owner::Sender(f)) => 4 | (*f as u64) << 8,
+            Event::Timer(Owner::Receiver(f)) => 5 | (*f as u64) << 8,
             Event::QueueSample => 6,
             Event::Warmup => 7,
-            Event::App(f) => 8 | (*f as u64) << 8,
+            Event::Timer(Owner::App(f)) => 8 | (*f as u64) << 8,
+            Event::Timer(Owner::Agent(a)) => 9 | (*a as u64) << 8,
         }
     }
 }
@@ -96,13 +118,31 @@ pub struct Flow {
     pub offered_at_warmup: u64,
     /// An on/off source feeding the sender over time; None: bulk, all data there at the start.
     pub app: Option<OnOff>,
-    rto_event_at: Option<Nanos>,
-    delack_event_at: Option<Nanos>,
+    /// Segment size, the index unit of `retx_max_tx`.
+    mss: u32,
+    /// Oracle for spurious retransmissions without the retransmission trace: the highest
+    /// transmission number sent of each segment (by seq / mss), 0 if never resent. One byte per
+    /// segment, as the receiver's record of first arrivals.
+    retx_max_tx: Vec<u8>,
 }
 
 impl Flow {
-    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, rto_event_at: None, delack_event_at: None }
+    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, mss: mss.max(1), retx_max_tx: Vec::new() }
+    }
+
+    /// Retransmissions of this flow an earlier copy had made unnecessary: those that reached the
+    /// receiver after (or while) an earlier transmission of the same segment did. Transmission
+    /// numbers 1..=max of a segment are each sent once (the sender counts them up), so this is
+    /// the count of retransmission records whose segment had an earlier copy arrive — exact
+    /// unless a segment is resent more than 254 times (the counter saturates).
+    pub fn spurious_retransmissions(&self) -> u64 {
+        let mut n = 0;
+        for (i, &max) in self.retx_max_tx.iter().enumerate() {
+            let seq = i as u64 * self.mss as u64;
+            n += (1..=max).filter(|&tx| self.receiver.earlier_copy_arrived(seq, tx)).count() as u64;
+        }
+        n
     }
 
     /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
@@ -119,6 +159,13 @@ pub struct Engine {
     next_seq: u64,
     pub network: Network,
     pub flows: Vec<Flow>,
+    pub agents: Vec<Agent>,
+    /// Agents with node hooks, by node; agents watching a queue, by channel.
+    node_agents: Vec<Vec<u32>>,
+    queue_agents: Vec<Vec<u32>>,
+    /// Time of the timer event pending for each owner (see [`Engine::slot`]), for lazy
+    /// cancellation: a deadline is only scheduled when it moves earlier than this.
+    pending: Vec<Option<Nanos>>,
     pub trace: Trace,
     pub end: Nanos,
     pub warmup: Nanos,
@@ -128,18 +175,35 @@ pub struct Engine {
     pub events: u64,
     pub event_hash: u64,
     out: Vec<Packet>,
+    agent_out: Vec<Packet>,
 }
 
 impl Engine {
-    pub fn new(network: Network, flows: Vec<Flow>, end: Nanos, warmup: Nanos, sample_interval: Nanos) -> Self {
+    pub fn new(mut network: Network, flows: Vec<Flow>, end: Nanos, warmup: Nanos, sample_interval: Nanos, traces: TraceSet) -> Self {
         let n_channels = network.channels.len();
+        let agents = std::mem::take(&mut network.agents);
+        let mut node_agents = vec![Vec::new(); network.n_nodes];
+        let mut queue_agents = vec![Vec::new(); n_channels];
+        for (i, a) in agents.iter().enumerate() {
+            let p = a.placement();
+            if p.node_hooks {
+                node_agents[p.node as usize].push(i as u32);
+            }
+            for ch in p.channels {
+                queue_agents[ch as usize].push(i as u32);
+            }
+        }
         let mut e = Self {
             now: 0,
             heap: BinaryHeap::new(),
             next_seq: 0,
             network,
+            pending: vec![None; 3 * flows.len() + agents.len()],
             flows,
-            trace: Trace::default(),
+            agents,
+            node_agents,
+            queue_agents,
+            trace: Trace::new(traces),
             end,
             warmup,
             sample_interval,
@@ -147,15 +211,16 @@ impl Engine {
             events: 0,
             event_hash: 0xCBF2_9CE4_8422_2325,
             out: Vec::new(),
+            agent_out: Vec::new(),
         };
         for f in 0..e.flows.len() {
             let start = e.flows[f].start;
             e.schedule(start, Event::FlowStart(f as FlowId));
-            if let Some(app) = &e.flows[f].app {
-                // Scheduled after FlowStart, so at equal times the sender starts first.
-                let wake = app.next_wake();
-                e.schedule(wake, Event::App(f as FlowId));
-            }
+            // Scheduled after FlowStart, so at equal times the sender starts first.
+            e.refresh(Owner::App(f as FlowId));
+        }
+        for a in 0..e.agents.len() {
+            e.refresh(Owner::Agent(a as u32));
         }
         if warmup > 0 {
             e.schedule(warmup, Event::Warmup);
@@ -172,9 +237,102 @@ impl Engine {
         self.next_seq += 1;
     }
 
+    /// Index of an owner's entry in `pending`.
+    #[inline]
+    fn slot(&self, owner: Owner) -> usize {
+        match owner {
+            Owner::Sender(f) => 3 * f as usize,
+            Owner::Receiver(f) => 3 * f as usize + 1,
+            Owner::App(f) => 3 * f as usize + 2,
+            Owner::Agent(a) => 3 * self.flows.len() + a as usize,
+        }
+    }
+
+    #[inline]
+    fn deadline(&self, owner: Owner) -> Option<Nanos> {
+        match owner {
+            Owner::Sender(f) => self.flows[f as usize].sender.next_deadline(),
+            Owner::Receiver(f) => self.flows[f as usize].receiver.next_deadline(),
+            Owner::App(f) => self.flows[f as usize].app.as_ref().map(OnOff::next_wake),
+            Owner::Agent(a) => self.agents[a as usize].next_deadline(),
+        }
+    }
+
+    /// Schedule the owner's deadline if it moved earlier than its pending event; a later
+    /// deadline is picked up when the pending event fires (lazy cancellation).
+    #[inline]
+    fn refresh(&mut self, owner: Owner) {
+        let Some(d) = self.deadline(owner) else { return };
+        let slot = self.slot(owner);
+        if self.pending[slot].is_none_or(|e| e > d) {
+            let at = d.max(self.now);
+            self.pending[slot] = Some(at);
+            self.schedule(at, Event::Timer(owner));
+        }
+    }
+
+    /// A timer event fired: the owner handles it, then its packets go out and deadlines are
+    /// refreshed.
+    fn expire(&mut self, owner: Owner) {
+        let now = self.now;
+        let slot = self.slot(owner);
+        if self.pending[slot] == Some(now) {
+            self.pending[slot] = None;
+        }
+        match owner {
+            Owner::Sender(f) => {
+                self.flows[f as usize].sender.on_deadline(now, &mut self.out, &mut self.trace);
+                self.flush(f);
+            }
+            Owner::Receiver(f) => {
+                self.flows[f as usize].receiver.on_deadline(now, &mut self.out, &mut self.trace);
+                self.flush(f);
+            }
+            Owner::App(f) => {
+                let flow = &mut self.flows[f as usize];
+                if let Some(app) = &mut flow.app {
+                    let bytes = app.wake(now);
+                    if bytes > 0 {
+                        flow.sender.write(bytes, now, &mut self.out, &mut self.trace);
+                    }
+                }
+                // The application's next wake is booked before the sender's packets go out.
+                self.refresh(owner);
+                self.flush(f);
+            }
+            Owner::Agent(a) => {
+                let mut out = std::mem::take(&mut self.agent_out);
+                let agent = &mut self.agents[a as usize];
+                let node = agent.placement().node;
+                agent.on_timer(&mut At { now, node, out: &mut out });
+                self.emit(node, &mut out);
+                self.agent_out = out;
+                self.refresh(owner);
+            }
+        }
+    }
+
+    /// Send the packets an agent at `node` produced.
+    fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
+        for pkt in out.drain(..) {
+            self.forward(node, pkt);
+        }
+    }
+
     /// Run until no event is left at or before `end`.
     pub fn run(&mut self) {
+        let _ = self.run_with(u64::MAX, |_| ControlFlow::Continue(()));
+    }
+
+    /// Run until no event is left at or before `end`, calling `check` every `every` events
+    /// (rounded up to a power of two) with the simulated time reached; `Break` stops the run
+    /// where it is (the engine stays consistent, so a caller may summarise or resume it).
+    pub fn run_with(&mut self, every: u64, mut check: impl FnMut(Progress) -> ControlFlow<()>) -> ControlFlow<()> {
+        let mask = every.checked_next_power_of_two().unwrap_or(1 << 63) - 1;
         while let Some(top) = self.heap.peek() {
+            if self.events & mask == mask && check(Progress { now: self.now, end: self.end, events: self.events }).is_break() {
+                return ControlFlow::Break(());
+            }
             if top.time() > self.end {
                 break;
             }
@@ -188,6 +346,13 @@ impl Engine {
             self.dispatch(event);
         }
         self.now = self.now.max(self.end);
+        ControlFlow::Continue(())
+    }
+
+    /// Packets and events the engine holds right now: what a run's memory grows with when no
+    /// trace is kept (tests check it stays bounded).
+    pub fn backlog(&self) -> usize {
+        self.heap.len() + self.network.channels.iter().map(|c| c.queue.fifo().len() + c.wire.len()).sum::<usize>()
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -212,45 +377,13 @@ impl Engine {
                 flow.sender.start(now, &mut self.out, &mut self.trace);
                 self.flush(f);
             }
-            Event::Rto(f) => {
-                let flow = &mut self.flows[f as usize];
-                if flow.rto_event_at == Some(now) {
-                    flow.rto_event_at = None;
-                }
-                // Lazy timer: the deadline may have moved since this event was scheduled.
-                if flow.sender.rto_deadline().is_some_and(|d| d <= now) {
-                    flow.sender.on_rto(now, &mut self.out, &mut self.trace);
-                }
-                self.flush(f);
-            }
-            Event::DelAck(f) => {
-                let flow = &mut self.flows[f as usize];
-                if flow.delack_event_at == Some(now) {
-                    flow.delack_event_at = None;
-                }
-                flow.receiver.on_delack_timer(now, &mut self.out);
-                self.flush(f);
-            }
+            Event::Timer(owner) => self.expire(owner),
             Event::QueueSample => {
                 for (i, c) in self.network.channels.iter().enumerate().filter(|(_, c)| c.monitored) {
                     let q = c.queue.fifo();
                     self.trace.queue(now, i as u32, q.len() as u32, q.bytes(), c.queue.average());
                 }
                 self.schedule(now.saturating_add(self.sample_interval), Event::QueueSample);
-            }
-            Event::App(f) => {
-                let flow = &mut self.flows[f as usize];
-                if let Some(app) = &mut flow.app {
-                    let bytes = app.wake(now);
-                    let next = app.next_wake();
-                    if bytes > 0 {
-                        flow.sender.write(bytes, now, &mut self.out, &mut self.trace);
-                    }
-                    if next <= self.end {
-                        self.schedule(next, Event::App(f));
-                    }
-                }
-                self.flush(f);
             }
             Event::Warmup => {
                 for f in &mut self.flows {
@@ -268,6 +401,9 @@ impl Engine {
     /// A packet reached its destination host.
     fn deliver(&mut self, pkt: Packet) {
         let now = self.now;
+        if !self.node_agents[pkt.dst as usize].is_empty() && self.agents_see(pkt.dst, pkt, |a, at, p| a.on_deliver(at, p)).0 == Fate::Consume {
+            return;
+        }
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
         match pkt.kind {
@@ -278,59 +414,72 @@ impl Engine {
                 }
             }
             Kind::Ack => flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace),
-            Kind::Quench => flow.sender.on_quench(now, &mut self.trace),
+            Kind::Signal(Signal::Quench { .. }) => flow.sender.on_quench(now, &mut self.trace),
         }
         self.flush(f);
     }
 
-    /// Inject the packets an endpoint of flow `f` produced, and (re)schedule its timers.
+    /// Run the node hook `hook` of every agent at `node` on `pkt` (stopping at the first that
+    /// consumes it), send what they produced and refresh their timers.
+    fn agents_see(&mut self, node: NodeId, mut pkt: Packet, hook: impl Fn(&mut Agent, &mut At, &mut Packet) -> Fate) -> (Fate, Packet) {
+        let mut out = std::mem::take(&mut self.agent_out);
+        let mut fate = Fate::Pass;
+        let ids = std::mem::take(&mut self.node_agents[node as usize]);
+        for &a in &ids {
+            fate = hook(&mut self.agents[a as usize], &mut At { now: self.now, node, out: &mut out }, &mut pkt);
+            if fate == Fate::Consume {
+                break;
+            }
+        }
+        self.emit(node, &mut out);
+        self.agent_out = out;
+        for &a in &ids {
+            self.refresh(Owner::Agent(a));
+        }
+        self.node_agents[node as usize] = ids;
+        (fate, pkt)
+    }
+
+    /// Inject the packets an endpoint of flow `f` produced, and refresh its timers.
     fn flush(&mut self, f: FlowId) {
         let mut out = std::mem::take(&mut self.out);
         for pkt in out.drain(..) {
+            if pkt.tx > 0 && pkt.kind == Kind::Data {
+                let flow = &mut self.flows[pkt.flow as usize];
+                let i = (pkt.seq / flow.mss as u64) as usize;
+                if flow.retx_max_tx.len() <= i {
+                    flow.retx_max_tx.resize(i + 1, 0);
+                }
+                flow.retx_max_tx[i] = flow.retx_max_tx[i].max(pkt.tx);
+            }
             self.forward(pkt.src, pkt);
         }
         self.out = out;
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        // Only schedule an event when the deadline moved earlier than the pending one; a later
-        // deadline is picked up when the pending event fires (lazy cancellation).
-        let mut rto = None;
-        if let Some(d) = flow.sender.rto_deadline() {
-            if flow.rto_event_at.is_none_or(|e| e > d) {
-                flow.rto_event_at = Some(d.max(now));
-                rto = flow.rto_event_at;
-            }
-        }
-        let mut delack = None;
-        if let Some(d) = flow.receiver.delack_deadline() {
-            if flow.delack_event_at.is_none_or(|e| e > d) {
-                flow.delack_event_at = Some(d.max(now));
-                delack = flow.delack_event_at;
-            }
-        }
-        if let Some(t) = rto {
-            self.schedule(t, Event::Rto(f));
-        }
-        if let Some(t) = delack {
-            self.schedule(t, Event::DelAck(f));
-        }
+        self.refresh(Owner::Sender(f));
+        self.refresh(Owner::Receiver(f));
     }
 
     /// Hand a packet at `node` to the channel towards its destination.
-    fn forward(&mut self, node: NodeId, pkt: Packet) {
+    fn forward(&mut self, node: NodeId, mut pkt: Packet) {
         if node == pkt.dst {
             // A signal generated at the destination's own node (a quench from its access queue).
             self.deliver(pkt);
             return;
+        }
+        if !self.node_agents[node as usize].is_empty() {
+            let (fate, seen) = self.agents_see(node, pkt, |a, at, p| a.on_forward(at, p));
+            if fate == Fate::Consume {
+                return;
+            }
+            pkt = seen;
         }
         let now = self.now;
         let Some(ch) = self.network.next_hop(node, pkt.dst) else {
             return; // unreachable: validation rejects such scenarios, so this is never hit
         };
         let channel = &mut self.network.channels[ch as usize];
-        let from = channel.from;
         let accepted = channel.arrive(pkt, now);
-        match accepted.outcome.verdict {
+        match accepted.verdict {
             Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             Verdict::Marked => self.trace.mark(now, ch, pkt.flow, pkt.seq),
             Verdict::Enqueued => {}
@@ -338,12 +487,29 @@ impl Engine {
         if let Some(t) = accepted.tx_done_at {
             self.schedule(t, Event::TxDone(ch));
         }
-        if accepted.outcome.quench {
-            let quench = Packet { kind: Kind::Quench, src: from, dst: pkt.src, size: 56, len: 0, ..pkt };
-            self.forward(from, quench);
+        if !self.queue_agents[ch as usize].is_empty() {
+            self.queue_watched(node, ch, &pkt, accepted.verdict, accepted.queue_len);
         }
     }
 
+    /// Agents watching channel `ch`'s queue see the arrival's verdict; what they send leaves
+    /// from `node`.
+    fn queue_watched(&mut self, node: NodeId, ch: u32, pkt: &Packet, verdict: Verdict, queue_len: u32) {
+        let mut out = std::mem::take(&mut self.agent_out);
+        let ids = std::mem::take(&mut self.queue_agents[ch as usize]);
+        for &a in &ids {
+            let stats = &mut self.network.channels[ch as usize].stats;
+            let mut q = Queued { channel: ch, verdict, queue_len, stats };
+            self.agents[a as usize].on_queued(&mut At { now: self.now, node, out: &mut out }, pkt, &mut q);
+        }
+        self.queue_agents[ch as usize] = ids;
+        self.emit(node, &mut out);
+        self.agent_out = out;
+        for a in 0..self.queue_agents[ch as usize].len() {
+            let id = self.queue_agents[ch as usize][a];
+            self.refresh(Owner::Agent(id));
+        }
+    }
     fn tx_done(&mut self, ch: u32) {
         let now = self.now;
         let channel = &mut self.network.channels[ch as usize];
@@ -359,5 +525,66 @@ impl Engine {
             Some(Departure::Lost(pkt, cause)) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             None => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::agent::probe::Probe;
+    use crate::sim::config::Scenario;
+    use crate::time::{MS, SEC};
+
+    /// The 1-flow dumbbell (sender 0, routers 1 and 2, receiver 3) for `secs`, with probes.
+    fn run_with_probes(secs: u64, probes: Vec<Probe>) -> Engine {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios/dumbbell-n1-droptail.toml")).unwrap();
+        let s = Scenario::from_toml(&text, &[format!("simulation.duration={secs}s")]).unwrap();
+        let mut e = crate::sim::build(&s).unwrap();
+        let mut network = e.network.clone();
+        network.agents = probes.into_iter().map(Agent::Probe).collect();
+        let flows = std::mem::take(&mut e.flows);
+        let mut e = Engine::new(network, flows, e.end, e.warmup, e.sample_interval, TraceSet::ALL);
+        e.run();
+        e
+    }
+
+    fn probe(e: &Engine, i: usize) -> &Probe {
+        match &e.agents[i] {
+            Agent::Probe(p) => p,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn an_agents_timer_fires_at_each_deadline_it_asks_for_and_no_other_time() {
+        let e = run_with_probes(1, vec![Probe { node: 1, period: 300 * MS, next: Some(100 * MS), ..Probe::default() }]);
+        assert_eq!(probe(&e, 0).fired, vec![100 * MS, 400 * MS, 700 * MS, SEC]);
+    }
+
+    #[test]
+    fn node_hooks_see_every_packet_forwarded_queued_or_delivered_where_the_agent_lives() {
+        // Left router (node 1) forwards data onto the bottleneck (channel 0) and ACKs towards the
+        // sender; the receiver's node (3) gets every data packet that crossed.
+        let e = run_with_probes(2, vec![Probe { node: 1, channels: vec![0], ..Probe::default() }, Probe { node: 3, ..Probe::default() }]);
+        let bottleneck = &e.network.channels[0];
+        let (left, receiver) = (probe(&e, 0), probe(&e, 1));
+        assert_eq!(left.queued, bottleneck.stats.arrivals, "one on_queued per arrival at the watched queue");
+        let acks_to_sender = e.network.channels[3].stats.arrivals; // access-s0< carries ACKs to node 0
+        assert_eq!(left.forwarded, bottleneck.stats.arrivals + acks_to_sender);
+        assert_eq!(left.delivered, 0, "nothing is addressed to a router");
+        let last_hop = &e.network.channels[4]; // access-r0>: right router → receiver
+        assert_eq!(receiver.delivered, last_hop.stats.departures - last_hop.wire.len() as u64, "every packet that reached node 3");
+        assert!(receiver.delivered > 100, "{}", receiver.delivered);
+    }
+
+    #[test]
+    fn a_packet_an_agent_consumes_goes_no_further() {
+        let e = run_with_probes(3, vec![Probe { node: 1, absorb: Some((0, SEC)), ..Probe::default() }]);
+        let p = probe(&e, 0);
+        assert!(p.absorbed > 0);
+        // Everything the sender sends after 1 s vanishes at the router: delivery stops and the
+        // sender ends in timeouts.
+        assert!(e.flows[0].receiver.stats.last_delivery < SEC + 100 * MS, "{}", e.flows[0].receiver.stats.last_delivery);
+        assert!(e.flows[0].sender.stats.timeouts > 0);
     }
 }

@@ -1,8 +1,55 @@
 //! Link error models: which packets a channel corrupts on the wire (drop cause `Corruption`), and
 //! losses scheduled at given times (drop cause `Scheduled`). Queue drops live in [`super::queue`].
 
+use super::component::{Args, Component};
+use super::config::ConfigError;
 use super::rng::Stream;
+use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
+
+/// Every error model, as named in scenario files (`error = { kind = "bernoulli", per = 0.01 }`).
+/// Each validates its own parameters here; probabilities are checked to lie in [0, 1].
+pub static REGISTRY: &[Component<ErrorModel>] = &[
+    Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], build: |_| Ok(ErrorModel::None) },
+    Component {
+        name: "bernoulli",
+        aliases: &[],
+        summary: "each packet lost independently with probability per",
+        source: "independent (Bernoulli) packet loss",
+        params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
+        build: |a| Ok(ErrorModel::Bernoulli { per: required(a, "per")? }),
+    },
+    Component {
+        name: "ber",
+        aliases: &[],
+        summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
+        source: "independent bit errors",
+        params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
+        build: |a| Ok(ErrorModel::Ber { ber: required(a, "ber")? }),
+    },
+    Component {
+        name: "gilbert-elliott",
+        aliases: &[],
+        summary: "two-state Markov chain, one transition per packet before the loss draw",
+        source: "Gilbert 1960, Elliott 1963",
+        params: &[
+            ParamSpec::float("p_gb", "required", 0.0, 1.0, "good → bad transition probability per packet"),
+            ParamSpec::float("p_bg", "required", 0.0, 1.0, "bad → good transition probability per packet"),
+            ParamSpec::float("loss_good", "0", 0.0, 1.0, "loss probability in the good state"),
+            ParamSpec::float("loss_bad", "1", 0.0, 1.0, "loss probability in the bad state"),
+        ],
+        build: |a| {
+            Ok(ErrorModel::GilbertElliott { p_gb: required(a, "p_gb")?, p_bg: required(a, "p_bg")?, loss_good: a.float("loss_good")?, loss_bad: a.float("loss_bad")?, bad: false })
+        },
+    },
+];
+
+fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ConfigError> {
+    if !a.is_given(key) {
+        return Err(a.invalid(key, "required for this error model"));
+    }
+    a.float(key)
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorModel {

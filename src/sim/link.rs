@@ -4,7 +4,8 @@
 
 use super::error_model::{ErrorModel, ScheduledLosses};
 use super::packet::{Kind, NodeId, Packet};
-use super::queue::{DropCause, Outcome, Queue};
+use super::agent::QueueAgent;
+use super::queue::{DropCause, Queue, Verdict};
 use super::rng::{Component, Stream};
 use super::units::tx_time;
 use crate::time::Nanos;
@@ -22,6 +23,8 @@ pub struct ChannelSpec {
     pub name: String,
     /// Sample this channel's queue length periodically into the trace.
     pub monitored: bool,
+    /// A node agent watching this channel's queue (e.g. a source-quench router).
+    pub agent: Option<QueueAgent>,
 }
 
 /// Counters one channel keeps; drops are indexed by [`DropCause`] as `usize`.
@@ -33,6 +36,7 @@ pub struct ChannelStats {
     pub busy_time: Nanos,
     pub drops: [u64; 4],
     pub marks: u64,
+    /// Signals node agents raised about this queue (source quench).
     pub quench: u64,
 }
 
@@ -65,7 +69,10 @@ pub struct Channel {
 /// What the channel asks of the engine after it accepted an arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Accepted {
-    pub outcome: Outcome,
+    pub verdict: Verdict,
+    /// Packets in the queue right after the discipline decided, before an idle transmitter took
+    /// the head (what a threshold watcher compares with τ).
+    pub queue_len: u32,
     /// The transmitter was idle and started: a transmission-done event is due at this time.
     pub tx_done_at: Option<Nanos>,
 }
@@ -103,15 +110,15 @@ impl Channel {
     #[inline]
     pub fn arrive(&mut self, pkt: Packet, now: Nanos) -> Accepted {
         self.stats.arrivals += 1;
-        let outcome = self.queue.enqueue(pkt, now, &mut self.queue_rng);
-        match outcome.verdict {
-            super::queue::Verdict::Dropped(cause) => self.stats.drops[cause as usize] += 1,
-            super::queue::Verdict::Marked => self.stats.marks += 1,
-            super::queue::Verdict::Enqueued => {}
+        let verdict = self.queue.enqueue(pkt, now, &mut self.queue_rng);
+        match verdict {
+            Verdict::Dropped(cause) => self.stats.drops[cause as usize] += 1,
+            Verdict::Marked => self.stats.marks += 1,
+            Verdict::Enqueued => {}
         }
-        self.stats.quench += outcome.quench as u64;
+        let queue_len = self.queue.fifo().len() as u32;
         let tx_done_at = if self.on_wire.is_none() { self.start_next(now) } else { None };
-        Accepted { outcome, tx_done_at }
+        Accepted { verdict, queue_len, tx_done_at }
     }
 
     /// Start serialising the head of the queue; `None` when the queue is empty (link goes idle).

@@ -5,8 +5,11 @@
 //! [`engine::Engine`] runs it and [`run`] returns a [`SimResult`] with per-flow and per-channel
 //! summaries and columnar [`trace`]s. Deterministic: same scenario + seed → identical results.
 
+pub mod agent;
 pub mod app;
+pub mod component;
 pub mod config;
+pub mod deadline;
 pub mod engine;
 pub mod error_model;
 pub mod link;
@@ -22,17 +25,17 @@ pub mod units;
 mod tests;
 
 use crate::time::Nanos;
-use app::{Dist, Load, OnOff, OnOffConfig};
-use config::{invalid, AppCfg, ConfigError, ErrorCfg, LinkCfg, QueueCfg, Scenario, TcpCfg};
+use app::OnOff;
+use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg};
 use rng::{Component, Stream};
-use engine::{Engine, Flow};
+use engine::{Engine, Flow, Progress};
+use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
-use queue::{droptail::DropTail, red::{Red, RedConfig}, threshold::Threshold, DropCause, Queue};
+use queue::{DropCause, QueueCtx};
 use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
-use units::{tx_time, Limit};
 
 /// Version of the result layout ([`SimResult`] and its Python/JSON forms).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
@@ -122,114 +125,35 @@ pub fn run_toml(text: &str, overrides: &[String]) -> Result<SimResult, ConfigErr
     run(&Scenario::from_toml(text, overrides)?)
 }
 
-/// Build the scenario and run it to the end.
+/// Build the scenario and run it to the end, keeping every trace.
 pub fn run(scenario: &Scenario) -> Result<SimResult, ConfigError> {
     let mut engine = build(scenario)?;
     engine.run();
     Ok(summarise(scenario, engine))
 }
 
-fn check_prob(key: &str, p: f64) -> Result<f64, ConfigError> {
-    if (0.0..=1.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(invalid(key, format!("{p} is not a probability in [0, 1]")))
-    }
+/// Why a run did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cancelled at {} s of {} s simulated", *at as f64 / 1e9, *end as f64 / 1e9)]
+    Cancelled { at: Nanos, end: Nanos },
 }
 
-fn build_queue(cfg: &QueueCfg, key: &str, bandwidth: u64) -> Result<Queue, ConfigError> {
-    let limit = cfg.limit.0;
-    if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
-        return Err(invalid(format!("{key}.limit"), "a queue must hold at least one packet"));
+/// Build and run keeping only the traces in `traces`, calling `check` about every `every`
+/// events with the simulated time reached; `Break` cancels the run.
+pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl FnMut(Progress) -> std::ops::ControlFlow<()>) -> Result<SimResult, RunError> {
+    let mut engine = build_with(scenario, traces)?;
+    if engine.run_with(every, check).is_break() {
+        return Err(RunError::Cancelled { at: engine.now, end: engine.end });
     }
-    let red_only = [("min_th", cfg.min_th.is_some()), ("max_th", cfg.max_th.is_some()), ("w_q", cfg.w_q.is_some()), ("max_p", cfg.max_p.is_some()), ("gentle", cfg.gentle.is_some()), ("ecn", cfg.ecn.is_some()), ("mean_packet", cfg.mean_packet.is_some()), ("byte_mode_max", cfg.byte_mode_max.is_some())];
-    let reject = |names: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
-        match names.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(invalid(format!("{key}.{name}"), format!("does not apply to kind = \"{kind}\""))),
-            None => Ok(()),
-        }
-    };
-    match cfg.kind.as_str() {
-        "droptail" => {
-            reject(&red_only, "droptail")?;
-            reject(&[("tau", cfg.tau.is_some())], "droptail")?;
-            Ok(Queue::DropTail(DropTail::new(limit)))
-        }
-        "threshold" => {
-            reject(&red_only, "threshold")?;
-            let tau = cfg.tau.ok_or_else(|| invalid(format!("{key}.tau"), "a threshold queue needs tau (packets)"))?;
-            if tau == 0 {
-                return Err(invalid(format!("{key}.tau"), "must be at least 1 packet"));
-            }
-            Ok(Queue::Threshold(Threshold::new(limit, tau)))
-        }
-        "red" => {
-            reject(&[("tau", cfg.tau.is_some())], "red")?;
-            let min_th = cfg.min_th.unwrap_or(5.0);
-            let max_th = cfg.max_th.unwrap_or(15.0);
-            if !(min_th >= 0.0 && max_th > min_th && max_th.is_finite()) {
-                return Err(invalid(format!("{key}.max_th"), format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));
-            }
-            let w_q = cfg.w_q.unwrap_or(0.002);
-            if !(w_q > 0.0 && w_q <= 1.0) {
-                return Err(invalid(format!("{key}.w_q"), format!("{w_q} is not in (0, 1]")));
-            }
-            let max_p = check_prob(&format!("{key}.max_p"), cfg.max_p.unwrap_or(0.1))?;
-            let mean_packet = cfg.mean_packet.map_or(1500, |b| b.0).max(1);
-            Ok(Queue::Red(Red::new(
-                limit,
-                RedConfig { min_th, max_th, w_q, max_p, gentle: cfg.gentle.unwrap_or(false), ecn: cfg.ecn.unwrap_or(false),
-                    mean_tx_time: tx_time(mean_packet, bandwidth),
-                    byte_mode_max_size: match cfg.byte_mode_max {
-                        Some(b) if b.0 == 0 || b.0 > u32::MAX as u64 => return Err(invalid(format!("{key}.byte_mode_max"), "must be a positive packet size")),
-                        Some(b) => Some(b.0 as u32),
-                        None => None,
-                    },
-                },
-            )))
-        }
-        other => Err(invalid(format!("{key}.kind"), format!("unknown queue '{other}' (known: droptail, red, threshold)"))),
-    }
-}
-
-fn build_errors(cfg: &ErrorCfg, key: &str) -> Result<ErrorModel, ConfigError> {
-    let get = |name: &str, v: Option<f64>| -> Result<f64, ConfigError> {
-        let k = format!("{key}.{name}");
-        check_prob(&k, v.ok_or_else(|| invalid(&k, "required for this error model"))?)
-    };
-    let kind = cfg.kind.as_deref().unwrap_or("none");
-    let given: Vec<&str> = [("per", cfg.per), ("ber", cfg.ber), ("p_gb", cfg.p_gb), ("p_bg", cfg.p_bg), ("loss_good", cfg.loss_good), ("loss_bad", cfg.loss_bad)]
-        .iter()
-        .filter(|(_, v)| v.is_some())
-        .map(|(n, _)| *n)
-        .collect();
-    let allowed: &[&str] = match kind {
-        "none" => &[],
-        "bernoulli" => &["per"],
-        "ber" => &["ber"],
-        "gilbert-elliott" => &["p_gb", "p_bg", "loss_good", "loss_bad"],
-        other => return Err(invalid(format!("{key}.kind"), format!("unknown error model '{other}' (known: none, bernoulli, ber, gilbert-elliott)"))),
-    };
-    if let Some(extra) = given.iter().find(|g| !allowed.contains(g)) {
-        return Err(invalid(format!("{key}.{extra}"), format!("does not apply to kind = \"{kind}\"")));
-    }
-    Ok(match kind {
-        "bernoulli" => ErrorModel::Bernoulli { per: get("per", cfg.per)? },
-        "ber" => ErrorModel::Ber { ber: get("ber", cfg.ber)? },
-        "gilbert-elliott" => ErrorModel::GilbertElliott {
-            p_gb: get("p_gb", cfg.p_gb)?,
-            p_bg: get("p_bg", cfg.p_bg)?,
-            loss_good: cfg.loss_good.map_or(Ok(0.0), |v| check_prob(&format!("{key}.loss_good"), v))?,
-            loss_bad: cfg.loss_bad.map_or(Ok(1.0), |v| check_prob(&format!("{key}.loss_bad"), v))?,
-            bad: false,
-        },
-        _ => ErrorModel::None,
-    })
+    Ok(summarise(scenario, engine))
 }
 
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let queue = build_queue(&cfg.queue, &format!("{key}.queue"), cfg.bandwidth.0)?;
-    let errors = build_errors(&cfg.error, &format!("{key}.error"))?;
+    let (queue, agent) = component::build(queue::REGISTRY, "queue", "droptail", &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
+    let errors = component::build(error_model::REGISTRY, "error model", "none", &cfg.error, &format!("{key}.error"), &())?;
     let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
         "forward" => (true, false),
         "reverse" => (false, true),
@@ -247,6 +171,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
         name: name.into(),
         monitored,
+        agent,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
     Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })
@@ -413,56 +338,13 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     Ok((network, endpoints))
 }
 
-/// An on/off source's settings, or None for a bulk transfer; every mistake names its key.
-fn build_app(cfg: Option<&AppCfg>, key: &str) -> Result<Option<OnOffConfig>, ConfigError> {
-    let Some(cfg) = cfg else { return Ok(None) };
-    let onoff_keys = [("on", cfg.on.is_some()), ("off", cfg.off.is_some()), ("dist", cfg.dist.is_some()), ("rate", cfg.rate.is_some()), ("burst", cfg.burst.is_some())];
-    match cfg.kind.as_str() {
-        "bulk" => match onoff_keys.iter().find(|(_, set)| *set) {
-            Some((name, _)) => Err(invalid(format!("{key}.{name}"), "does not apply to kind = \"bulk\"")),
-            None => Ok(None),
-        },
-        "onoff" | "on-off" => {
-            let dist = match cfg.dist.as_deref().unwrap_or("exponential") {
-                "exponential" | "exp" => Dist::Exponential,
-                "fixed" | "constant" => Dist::Fixed,
-                other => return Err(invalid(format!("{key}.dist"), format!("'{other}' is not exponential or fixed"))),
-            };
-            let off = cfg.off.ok_or_else(|| invalid(format!("{key}.off"), "an on/off source needs the mean off time"))?.0;
-            let (load, on) = match (cfg.rate, cfg.burst) {
-                (Some(r), None) => {
-                    let on = cfg.on.ok_or_else(|| invalid(format!("{key}.on"), "a rate source needs the mean on time"))?.0;
-                    if on == 0 {
-                        return Err(invalid(format!("{key}.on"), "must be positive"));
-                    }
-                    (Load::Rate(r.0), on)
-                }
-                (None, Some(b)) => {
-                    if cfg.on.is_some() {
-                        return Err(invalid(format!("{key}.on"), "a burst source writes at the start of each on period; give off only"));
-                    }
-                    if b.0 == 0 {
-                        return Err(invalid(format!("{key}.burst"), "must be at least one byte"));
-                    }
-                    if off == 0 {
-                        return Err(invalid(format!("{key}.off"), "a burst source needs a positive off time between bursts"));
-                    }
-                    (Load::Burst(b.0), 0)
-                }
-                (Some(_), Some(_)) => return Err(invalid(format!("{key}.burst"), "give rate or burst, not both")),
-                (None, None) => return Err(invalid(format!("{key}.rate"), "an on/off source needs rate (while on) or burst (per on period)")),
-            };
-            if on.saturating_add(off) == 0 {
-                return Err(invalid(format!("{key}.off"), "on and off cannot both be zero"));
-            }
-            Ok(Some(OnOffConfig { on, off, dist, load }))
-        }
-        other => Err(invalid(format!("{key}.kind"), format!("unknown application '{other}' (known: bulk, onoff)"))),
-    }
+/// Build the engine for a scenario, validating everything a parse could not; every trace kept.
+pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
+    build_with(s, TraceSet::ALL)
 }
 
-/// Build the engine for a scenario, validating everything a parse could not.
-pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
+/// Build the engine keeping only the traces in `traces`.
+pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError> {
     let sim = &s.simulation;
     if sim.duration.0 == 0 {
         return Err(invalid("simulation.duration", "must be positive"));
@@ -501,7 +383,10 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             Some(b) => b,
             None => u64::MAX,
         };
-        let app = build_app(group.app.as_ref(), &format!("flows[{g}].app"))?;
+        let app = match &group.app {
+            Some(t) => component::build(app::REGISTRY, "application", "bulk", t, &format!("flows[{g}].app"), &())?,
+            None => None,
+        };
         if app.is_some() && group.bytes.is_some() {
             return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
         }
@@ -522,28 +407,26 @@ pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
             let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
             let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes);
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss);
             flows.push(match app {
                 Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
                 None => flow,
             });
         }
     }
-    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0))
+    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0, traces))
 }
 
 fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
     let end = e.end;
     let warmup = e.warmup;
-    // Resolve spurious retransmissions now that every copy in flight has landed or not.
+    // Resolve spurious retransmissions now that every copy in flight has landed or not: per
+    // record in the trace if kept, and per flow from the engine's oracle (which needs no trace).
     for i in 0..e.trace.retx.time.len() {
         let f = e.trace.retx.flow[i] as usize;
         e.trace.retx.spurious[i] = e.flows[f].receiver.earlier_copy_arrived(e.trace.retx.seq[i], e.trace.retx.tx[i]);
     }
-    let mut spurious = vec![0u64; e.flows.len()];
-    for (f, &sp) in e.trace.retx.flow.iter().zip(&e.trace.retx.spurious) {
-        spurious[*f as usize] += sp as u64;
-    }
+    let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious_retransmissions()).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()

@@ -9,8 +9,17 @@ pub type FlowId = u32;
 pub enum Kind {
     Data,
     Ack,
-    /// A threshold queue's congestion signal back to the data sender (source-quench style).
-    Quench,
+    /// A message a node agent sends to an endpoint (a router's congestion signal), with its
+    /// typed payload. It belongs to the flow of the packet that caused it.
+    Signal(Signal),
+}
+
+/// What a node agent tells an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Source quench (RFC 792): the queue at `router` held `queue` packets (after the arrival
+    /// that triggered it) at or above its threshold, or dropped that arrival.
+    Quench { router: NodeId, queue: u32 },
 }
 
 /// The IP ECN field (RFC 3168 §5).

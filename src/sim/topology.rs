@@ -1,5 +1,6 @@
 //! Nodes, duplex links and static shortest-hop routes, plus the dumbbell builder.
 
+use super::agent::Agent;
 use super::link::{Channel, ChannelSpec};
 use super::packet::NodeId;
 use std::collections::VecDeque;
@@ -21,6 +22,8 @@ pub struct Network {
     pub n_nodes: usize,
     pub channels: Vec<Channel>,
     routes: Vec<u32>,
+    /// Node agents the channels' specs asked for, in channel order.
+    pub agents: Vec<Agent>,
 }
 
 impl Network {
@@ -28,10 +31,15 @@ impl Network {
     /// ties go to the channel listed first, so routing is deterministic.
     pub fn build(n_nodes: usize, links: Vec<LinkSpec>, seed: u64) -> Self {
         let mut channels = Vec::with_capacity(2 * links.len());
+        let mut agents = Vec::new();
         for l in links {
-            let id = channels.len() as u32;
-            channels.push(Channel::new(id, l.a, l.b, l.forward, seed));
-            channels.push(Channel::new(id + 1, l.b, l.a, l.reverse, seed));
+            for (from, to, spec) in [(l.a, l.b, l.forward), (l.b, l.a, l.reverse)] {
+                let id = channels.len() as u32;
+                if let Some(a) = spec.agent {
+                    agents.push(a.build(from, id));
+                }
+                channels.push(Channel::new(id, from, to, spec, seed));
+            }
         }
         let mut out_edges: Vec<Vec<u32>> = vec![Vec::new(); n_nodes];
         for (i, c) in channels.iter().enumerate() {
@@ -56,7 +64,7 @@ impl Network {
             }
             routes[src * n_nodes..(src + 1) * n_nodes].copy_from_slice(&first);
         }
-        Self { n_nodes, channels, routes }
+        Self { n_nodes, channels, routes, agents }
     }
 
     /// The channel a packet at `from` takes towards `to`, if `to` is reachable.
@@ -121,6 +129,7 @@ mod tests {
             losses: vec![],
             name: name.into(),
             monitored: false,
+            agent: None,
         }
     }
 

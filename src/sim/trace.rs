@@ -2,7 +2,7 @@
 //! arrays without per-record objects. Enumerations are stored as small integer codes whose names
 //! are given by the `*_NAMES` tables.
 
-use super::packet::{FlowId, Kind};
+use super::packet::{FlowId, Kind, Signal};
 use super::queue::DropCause;
 use crate::time::Nanos;
 
@@ -23,7 +23,7 @@ pub fn kind_code(kind: Kind) -> u8 {
     match kind {
         Kind::Data => 0,
         Kind::Ack => 1,
-        Kind::Quench => 2,
+        Kind::Signal(Signal::Quench { .. }) => 2,
     }
 }
 
@@ -97,6 +97,70 @@ pub struct QueueTrace {
     pub average: Vec<f64>,
 }
 
+/// Which traces a run keeps. Traces are the only per-run buffers that grow with simulated time;
+/// with none kept, a run's memory is its flows, queues and packets in flight (plus the
+/// one-byte-per-segment spurious-retransmission oracles, see `Engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceSet {
+    pub window: bool,
+    pub rtt: bool,
+    pub retx: bool,
+    pub drops: bool,
+    pub marks: bool,
+    pub queue: bool,
+}
+
+impl TraceSet {
+    /// Names as used by `--traces` and in results, in the order of the flags.
+    pub const NAMES: [&'static str; 6] = ["window", "rtt", "retransmissions", "drops", "marks", "queue"];
+    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true };
+    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false };
+
+    /// `all`, `none`, or a comma-separated list of trace names (`cwnd` and `retx` are accepted
+    /// for `window` and `retransmissions`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "all" => return Ok(Self::ALL),
+            "none" | "" => return Ok(Self::NONE),
+            _ => {}
+        }
+        let mut set = Self::NONE;
+        for name in text.split(',').map(str::trim) {
+            match name {
+                "window" | "cwnd" => set.window = true,
+                "rtt" => set.rtt = true,
+                "retransmissions" | "retx" => set.retx = true,
+                "drops" => set.drops = true,
+                "marks" => set.marks = true,
+                "queue" => set.queue = true,
+                other => return Err(format!("unknown trace '{other}' (known: all, none, {})", Self::NAMES.join(", "))),
+            }
+        }
+        Ok(set)
+    }
+
+    /// Whether the trace of this name (one of [`TraceSet::NAMES`]) is kept.
+    pub fn contains(&self, name: &str) -> bool {
+        match name {
+            "window" => self.window,
+            "rtt" => self.rtt,
+            "retransmissions" => self.retx,
+            "drops" => self.drops,
+            "marks" => self.marks,
+            "queue" => self.queue,
+            _ => false,
+        }
+    }
+}
+
+impl Default for TraceSet {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+/// The sink every component writes typed records into; records of traces not kept are dropped
+/// at the door.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trace {
     pub window: WindowTrace,
@@ -105,10 +169,28 @@ pub struct Trace {
     pub drops: DropTrace,
     pub marks: MarkTrace,
     pub queue: QueueTrace,
+    pub keep: TraceSet,
 }
 
 impl Trace {
+    pub fn new(keep: TraceSet) -> Self {
+        Self { keep, ..Self::default() }
+    }
+
+    /// Records held, all traces together (0 when none are kept).
+    pub fn len(&self) -> usize {
+        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
     pub fn window(&mut self, time: Nanos, flow: FlowId, cwnd: u64, ssthresh: u64, srtt: Nanos, rto: Nanos) {
+        if !self.keep.window {
+            return;
+        }
         let w = &mut self.window;
         w.time.push(time);
         w.flow.push(flow);
@@ -118,7 +200,11 @@ impl Trace {
         w.rto.push(rto);
     }
 
+    #[inline]
     pub fn rtt(&mut self, time: Nanos, flow: FlowId, sample: Nanos, prediction: Option<Nanos>, rto: Nanos) {
+        if !self.keep.rtt {
+            return;
+        }
         let r = &mut self.rtt;
         r.time.push(time);
         r.flow.push(flow);
@@ -127,7 +213,11 @@ impl Trace {
         r.rto.push(rto);
     }
 
+    #[inline]
     pub fn retx(&mut self, time: Nanos, flow: FlowId, seq: u64, cause: RetxCause, tx: u8) {
+        if !self.keep.retx {
+            return;
+        }
         let r = &mut self.retx;
         r.time.push(time);
         r.flow.push(flow);
@@ -137,7 +227,11 @@ impl Trace {
         r.spurious.push(false);
     }
 
+    #[inline]
     pub fn drop(&mut self, time: Nanos, channel: u32, flow: FlowId, kind: Kind, seq: u64, cause: DropCause) {
+        if !self.keep.drops {
+            return;
+        }
         let d = &mut self.drops;
         d.time.push(time);
         d.channel.push(channel);
@@ -147,7 +241,11 @@ impl Trace {
         d.cause.push(cause as u8);
     }
 
+    #[inline]
     pub fn mark(&mut self, time: Nanos, channel: u32, flow: FlowId, seq: u64) {
+        if !self.keep.marks {
+            return;
+        }
         let m = &mut self.marks;
         m.time.push(time);
         m.channel.push(channel);
@@ -155,7 +253,11 @@ impl Trace {
         m.seq.push(seq);
     }
 
+    #[inline]
     pub fn queue(&mut self, time: Nanos, channel: u32, packets: u32, bytes: u64, average: Option<f64>) {
+        if !self.keep.queue {
+            return;
+        }
         let q = &mut self.queue;
         q.time.push(time);
         q.channel.push(channel);
@@ -176,6 +278,29 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trace_set_reads_all_none_and_lists_with_aliases() {
+        assert_eq!(TraceSet::parse("all"), Ok(TraceSet::ALL));
+        assert_eq!(TraceSet::parse("none"), Ok(TraceSet::NONE));
+        let s = TraceSet::parse("cwnd, drops,retx").unwrap();
+        assert!(s.window && s.drops && s.retx && !s.rtt && !s.marks && !s.queue);
+        assert!(s.contains("retransmissions") && !s.contains("queue"));
+        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue)");
+    }
+
+    #[test]
+    fn records_of_traces_not_kept_are_dropped_at_the_door() {
+        let mut t = Trace::new(TraceSet::parse("drops").unwrap());
+        t.window(1, 0, 10, 20, 3, 4);
+        t.rtt(1, 0, 5, None, 6);
+        t.retx(1, 0, 0, RetxCause::Fast, 1);
+        t.mark(1, 0, 0, 0);
+        t.queue(1, 0, 3, 4500, None);
+        assert!(t.is_empty());
+        t.drop(1, 0, 0, Kind::Data, 0, DropCause::Overflow);
+        assert_eq!((t.len(), t.drops.time.len()), (1, 1));
+    }
 
     #[test]
     fn jain_index_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from rttlab import InputError, ParameterError, ScenarioError
 from rttlab.cli import capture as capture_cmd
+from rttlab.cli import components as components_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
 from rttlab.cli import simulate as simulate_cmd
@@ -27,6 +28,7 @@ estimators_cmd.register(app)
 evaluate_cmd.register(app)
 capture_cmd.register(app)
 simulate_cmd.register(app)
+components_cmd.register(app)
 
 
 def main() -> None:

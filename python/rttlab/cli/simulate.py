@@ -2,13 +2,53 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from rttlab.cli.common import console, fail, print_json
-from rttlab.sim import SCHEMA, simulate as run_scenario
+from rttlab.cli.common import console, fail, print_json, stderr
+from rttlab.sim import SCHEMA, TRACES, simulate as run_scenario
+
+
+class _Progress:
+    """A progress bar of simulated time with an ETA on stderr, shown once a run has taken more
+    than a second; remembers how far the run got for the Ctrl-C message."""
+
+    def __init__(self, label: str, show: bool) -> None:
+        self.label, self.show = label, show
+        self.started = time.monotonic()
+        self.now = self.end = 0.0
+        self.bar = None
+        self.task = None
+
+    def __call__(self, now: float, end: float) -> None:
+        self.now, self.end = now, end
+        if not self.show:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.started < 1.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(bar_width=20),
+                TextColumn("{task.completed:.1f}/{task.total:g} s simulated"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=stderr,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=end)
+        self.bar.update(self.task, completed=now)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def simulate(
@@ -18,6 +58,7 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
     plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
+    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted). With none, memory stays bounded however long the run."),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 
@@ -27,15 +68,20 @@ def simulate(
         fail(f"{scenario}: no such scenario file")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
-    busy = not as_json
-    status = console.status(f"simulating {scenario.name}") if busy else None
-    if status:
-        status.start()
+    if plot is not None and traces != "all":
+        missing = [t for t in ("window", "rtt", "queue") if t not in traces.replace("cwnd", "window").split(",")]
+        if missing:
+            fail(f"--plot needs the {', '.join(missing)} trace(s): add them to --traces")
+    progress = _Progress(scenario.stem, show=not as_json)
     try:
-        result = run_scenario(scenario, set=set_, seed=seed)
+        result = run_scenario(scenario, set=set_, seed=seed, traces=traces, progress=progress)
+    except KeyboardInterrupt:
+        progress.stop()
+        where = f" at {progress.now:.3f} s of {progress.end:g} s simulated" if progress.end else ""
+        stderr.print(f"rttlab: simulation interrupted{where}; nothing written", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     finally:
-        if status:
-            status.stop()
+        progress.stop()
     if out is not None:
         result.write(out)
     if plot is not None:

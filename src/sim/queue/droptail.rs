@@ -1,8 +1,23 @@
 //! DropTail: a FIFO that drops arrivals when full, counted in packets or bytes.
 
-use super::{Fifo, Verdict};
+use super::{limit, Built, Fifo, Queue, QueueCtx, Verdict, LIMIT};
+use crate::sim::component::{Args, Component};
+use crate::sim::config::ConfigError;
 use crate::sim::packet::Packet;
 use crate::sim::units::Limit;
+
+pub const COMPONENT: Component<Built, QueueCtx> = Component {
+    name: "droptail",
+    aliases: &[],
+    summary: "FIFO that drops arrivals when full",
+    source: "tail drop (ns-2 DropTail)",
+    params: &[LIMIT],
+    build,
+};
+
+fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
+    Ok((Queue::DropTail(DropTail::new(limit(a)?)), None))
+}
 
 #[derive(Debug, Clone)]
 pub struct DropTail {

@@ -6,11 +6,36 @@ pub mod droptail;
 pub mod red;
 pub mod threshold;
 
+use super::agent::QueueAgent;
+use super::component::{Args, Component};
+use super::config::ConfigError;
 use super::packet::Packet;
 use super::rng::Stream;
-use super::units::Limit;
+use super::units::{parse_limit, Limit};
+use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
 use std::collections::VecDeque;
+
+/// What a queue's builder needs to know about its link.
+pub struct QueueCtx {
+    /// The channel's rate in bit/s (RED's idle-time decay counts packet times).
+    pub bandwidth: u64,
+}
+
+/// A built queue and the node agent that watches it, if its kind has one.
+pub type Built = (Queue, Option<QueueAgent>);
+
+/// Every queue kind, as named in scenario files (`queue = { kind = "red", ... }`).
+pub static REGISTRY: &[Component<Built, QueueCtx>] = &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT];
+
+/// Every queue's capacity parameter.
+pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes");
+
+pub(crate) fn limit<C>(a: &Args<'_, C>) -> Result<Limit, ConfigError> {
+    a.quantity("limit", "a queue limit such as 100p or 150000B", parse_limit, |l| match *l {
+        Limit::Packets(n) | Limit::Bytes(n) => n as f64,
+    })
+}
 
 /// Why a packet was lost. `Overflow` and `Aqm` are congestion, the other two are the link's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,19 +73,6 @@ pub enum Verdict {
     /// Enqueued with its ECN field set to CE (RFC 3168 §5).
     Marked,
     Dropped(DropCause),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
-    pub verdict: Verdict,
-    /// The queue asks for a congestion signal back to the packet's sender (threshold queue).
-    pub quench: bool,
-}
-
-impl From<Verdict> for Outcome {
-    fn from(verdict: Verdict) -> Self {
-        Outcome { verdict, quench: false }
-    }
 }
 
 /// A FIFO with a packet or byte limit, shared by every discipline.
@@ -117,16 +129,14 @@ impl Fifo {
 pub enum Queue {
     DropTail(droptail::DropTail),
     Red(red::Red),
-    Threshold(threshold::Threshold),
 }
 
 impl Queue {
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet, now: Nanos, rng: &mut Stream) -> Outcome {
+    pub fn enqueue(&mut self, pkt: Packet, now: Nanos, rng: &mut Stream) -> Verdict {
         match self {
-            Queue::DropTail(q) => q.enqueue(pkt).into(),
-            Queue::Red(q) => q.enqueue(pkt, now, rng).into(),
-            Queue::Threshold(q) => q.enqueue(pkt),
+            Queue::DropTail(q) => q.enqueue(pkt),
+            Queue::Red(q) => q.enqueue(pkt, now, rng),
         }
     }
 
@@ -146,7 +156,6 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &q.fifo,
             Queue::Red(q) => &q.fifo,
-            Queue::Threshold(q) => &q.fifo,
         }
     }
 
@@ -154,7 +163,6 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &mut q.fifo,
             Queue::Red(q) => &mut q.fifo,
-            Queue::Threshold(q) => &mut q.fifo,
         }
     }
 

@@ -7,11 +7,61 @@
 //! slow average is still above min_th; dropping then would halve a window that no longer
 //! congests anything.
 
-use super::{DropCause, Fifo, Verdict};
+use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
+use crate::rtt::params::ParamSpec;
+use crate::sim::component::{Args, Component};
+use crate::sim::config::ConfigError;
 use crate::sim::packet::{Ecn, Packet};
 use crate::sim::rng::Stream;
-use crate::sim::units::Limit;
+use crate::sim::units::{parse_bytes, tx_time, Limit};
 use crate::time::Nanos;
+
+const FLAG: &[&str] = &["true", "false"];
+
+pub const COMPONENT: Component<Built, QueueCtx> = Component {
+    name: "red",
+    aliases: &[],
+    summary: "Random Early Detection with optional ECN marking and gentle mode",
+    source: "Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993; RFC 3168 §7; ns-2 red.cc defaults",
+    params: &[
+        LIMIT,
+        ParamSpec::float("min_th", "5", 0.0, f64::INFINITY, "lower threshold of the average queue, packets (ns-2 thresh_)"),
+        ParamSpec::float("max_th", "15", 0.0, f64::INFINITY, "upper threshold, packets (ns-2 maxthresh_); above min_th"),
+        ParamSpec::float("w_q", "0.002", 0.0, 1.0, "EWMA weight of the average queue, in (0, 1]"),
+        ParamSpec::float("max_p", "0.1", 0.0, 1.0, "drop probability at max_th (ns-2 linterm_ 10)"),
+        ParamSpec::choice("gentle", "false", FLAG, "ramp p from max_p to 1 between max_th and 2·max_th"),
+        ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECT packets instead of early drops (RFC 3168 §7)"),
+        ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay"),
+        ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size"),
+    ],
+    build,
+};
+
+fn bytes<C>(a: &Args<'_, C>, key: &str) -> Result<u64, ConfigError> {
+    a.quantity(key, "a size such as 1500B", parse_bytes, |&b| b as f64)
+}
+
+fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
+    let (min_th, max_th) = (a.float("min_th")?, a.float("max_th")?);
+    if max_th <= min_th {
+        return Err(a.invalid("max_th", format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));
+    }
+    let w_q = a.float("w_q")?;
+    if w_q <= 0.0 {
+        return Err(a.invalid("w_q", format!("{w_q} is not in (0, 1]")));
+    }
+    let cfg = RedConfig {
+        min_th,
+        max_th,
+        w_q,
+        max_p: a.float("max_p")?,
+        gentle: a.flag("gentle")?,
+        ecn: a.flag("ecn")?,
+        mean_tx_time: tx_time(bytes(a, "mean_packet")?, a.ctx.bandwidth),
+        byte_mode_max_size: if a.is_given("byte_mode_max") { Some(bytes(a, "byte_mode_max")? as u32) } else { None },
+    };
+    Ok((Queue::Red(Red::new(limit(a)?, cfg)), None))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedConfig {

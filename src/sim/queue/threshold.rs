@@ -1,41 +1,25 @@
-//! A DropTail queue that signals congestion back to the sender once its occupancy reaches a
-//! threshold τ — the ICMP source-quench idea (RFC 792; deprecated for the Internet by RFC 6633, kept
-//! here as an explicit, early congestion signal to compare with ECN).
+//! The threshold queue of scenario files: a DropTail queue watched by a source-quench router
+//! ([`crate::sim::agent::source_quench`]), which signals the data sender for every data arrival
+//! while the occupancy is at least τ packets.
 
-use super::{Fifo, Outcome, Verdict};
-use crate::sim::packet::{Kind, Packet};
-use crate::sim::units::Limit;
+use super::{droptail::DropTail, limit, Built, Queue, QueueCtx, LIMIT};
+use crate::rtt::params::ParamSpec;
+use crate::sim::agent::QueueAgent;
+use crate::sim::component::{Args, Component};
+use crate::sim::config::ConfigError;
 
-#[derive(Debug, Clone)]
-pub struct Threshold {
-    pub(super) fifo: Fifo,
-    /// Occupancy in packets (after the arrival is queued) at which a signal is sent.
-    tau: u64,
-}
+pub const COMPONENT: Component<Built, QueueCtx> = Component {
+    name: "threshold",
+    aliases: &[],
+    summary: "DropTail whose router sends a source quench to the sender at occupancy ≥ tau",
+    source: "ICMP source quench, RFC 792 (deprecated by RFC 6633; kept as an explicit router signal)",
+    params: &[LIMIT, ParamSpec::int("tau", "required", 1.0, f64::INFINITY, "occupancy in packets (after the arrival) from which each data arrival is signalled")],
+    build,
+};
 
-impl Threshold {
-    pub fn new(limit: Limit, tau: u64) -> Self {
-        Self { fifo: Fifo::new(limit), tau }
+fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
+    if !a.is_given("tau") {
+        return Err(a.invalid("tau", "a threshold queue needs tau (packets)"));
     }
-
-    pub fn enqueue(&mut self, pkt: Packet) -> Outcome {
-        let verdict = self.fifo.push(pkt);
-        // Only data packets have a sender that can slow down; a dropped arrival also signals,
-        // since the queue is certainly above τ then.
-        let quench = pkt.kind == Kind::Data && self.fifo.len() as u64 >= self.tau;
-        Outcome { verdict, quench: quench || (pkt.kind == Kind::Data && verdict != Verdict::Enqueued) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sim::queue::test_packet;
-
-    #[test]
-    fn the_signal_starts_when_occupancy_reaches_tau() {
-        let mut q = Threshold::new(Limit::Packets(10), 3);
-        let signals: Vec<bool> = (0..4).map(|_| q.enqueue(test_packet(1500)).quench).collect();
-        assert_eq!(signals, [false, false, true, true]);
-    }
+    Ok((Queue::DropTail(DropTail::new(limit(a)?)), Some(QueueAgent::SourceQuench { tau: a.int("tau")? })))
 }

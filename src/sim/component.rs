@@ -1,0 +1,177 @@
+//! Declarative components: queue disciplines, error models and applications are tagged tables
+//! in a scenario (`queue = { kind = "red", max_p = 0.1 }`). Each kind declares its parameters
+//! once ([`ParamSpec`]: name, default, range, meaning, as estimators do in `rtt::params`) in its
+//! own file, next to its own validation; the same declaration feeds the scenario reader, the
+//! `rttlab components` listing and the docs. Errors name the full key
+//! (`topology.bottleneck.queue.max_p: 1.5 is outside the accepted range 0..1`).
+
+use super::config::{invalid, ConfigError};
+use crate::rtt::params::{ParamError, ParamSpec, Params};
+use crate::time::Nanos;
+
+/// One kind of component: its name in scenario files, what it is, and how to build it from
+/// checked parameters and a build context `C` (e.g. the link's bandwidth for a queue).
+pub struct Component<T: 'static, C: 'static = ()> {
+    pub name: &'static str,
+    /// Other spellings accepted in scenario files (not listed).
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    /// Where the algorithm comes from (paper, RFC section).
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    pub build: fn(&Args<'_, C>) -> Result<T, ConfigError>,
+}
+
+impl<T, C> Component<T, C> {
+    fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// A component's parameters as given, checked against its declaration; readers turn every
+/// mistake into a [`ConfigError`] naming `path.key`.
+pub struct Args<'a, C> {
+    path: &'a str,
+    params: Params<'a>,
+    pub ctx: &'a C,
+}
+
+impl<C> Args<'_, C> {
+    fn err(&self, e: ParamError) -> ConfigError {
+        match e {
+            ParamError::Malformed { key, value, expected, .. } => invalid(format!("{}.{key}", self.path), format!("cannot read '{value}' as {expected}")),
+            ParamError::OutOfRange { key, value, range, .. } => invalid(format!("{}.{key}", self.path), format!("{value} is outside the accepted range {range}")),
+            ParamError::UnknownKey { key, known, .. } => invalid(format!("{}.{key}", self.path), format!("unknown parameter (known: {known})")),
+            ParamError::Inconsistent { reason, .. } => invalid(self.path, reason),
+            ParamError::UnknownEstimator { name, known } => invalid(self.path, format!("unknown '{name}' (known: {known})")),
+        }
+    }
+
+    /// An error about parameter `key` of this component.
+    pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
+        invalid(format!("{}.{key}", self.path), reason)
+    }
+
+    pub fn is_given(&self, key: &str) -> bool {
+        self.params.is_given(key)
+    }
+
+    pub fn duration(&self, key: &str) -> Result<Nanos, ConfigError> {
+        self.params.duration(key).map_err(|e| self.err(e))
+    }
+
+    pub fn float(&self, key: &str) -> Result<f64, ConfigError> {
+        self.params.float(key).map_err(|e| self.err(e))
+    }
+
+    pub fn int(&self, key: &str) -> Result<u64, ConfigError> {
+        self.params.int(key).map_err(|e| self.err(e))
+    }
+
+    pub fn choice(&self, key: &str) -> Result<&'static str, ConfigError> {
+        self.params.choice(key).map_err(|e| self.err(e))
+    }
+
+    /// A `true`/`false` parameter (declared as a choice of the two).
+    pub fn flag(&self, key: &str) -> Result<bool, ConfigError> {
+        Ok(self.choice(key)? == "true")
+    }
+
+    pub fn quantity<T>(&self, key: &str, expected: &str, parse: impl Fn(&str) -> Option<T>, magnitude: impl Fn(&T) -> f64) -> Result<T, ConfigError> {
+        self.params.quantity(key, expected, parse, magnitude).map_err(|e| self.err(e))
+    }
+}
+
+/// A TOML value as the text a user would write after `key =` (strings unquoted).
+fn text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Build a component from its tagged table: `kind` picks the entry of `registry` (or
+/// `default_kind` when absent); every other key must be one of its parameters. `what` names
+/// the family in errors ("queue", "error model", "application").
+pub fn build<T, C>(registry: &'static [Component<T, C>], what: &str, default_kind: &str, table: &toml::Table, path: &str, ctx: &C) -> Result<T, ConfigError> {
+    let kind = match table.get("kind") {
+        None => default_kind.to_string(),
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(other) => return Err(invalid(format!("{path}.kind"), format!("expected a name, got {other}"))),
+    };
+    let known = || registry.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
+    let comp = registry
+        .iter()
+        .find(|c| c.answers_to(&kind))
+        .ok_or_else(|| invalid(format!("{path}.kind"), format!("unknown {what} '{kind}' (known: {})", known())))?;
+    let mut given = Vec::with_capacity(table.len());
+    for (k, v) in table.iter().filter(|(k, _)| *k != "kind") {
+        if !comp.params.iter().any(|p| p.name == k) {
+            let theirs = comp.params.iter().map(|p| p.name).collect::<Vec<_>>();
+            let theirs = if theirs.is_empty() { "none".to_string() } else { theirs.join(", ") };
+            return Err(invalid(format!("{path}.{k}"), format!("does not apply to kind = \"{}\" (its parameters: {theirs})", comp.name)));
+        }
+        given.push((k.clone(), text(v)));
+    }
+    let params = Params::new(comp.name, comp.params, &given).map_err(|e| invalid(path, e.to_string()))?;
+    (comp.build)(&Args { path, params, ctx })
+}
+
+/// What `rttlab components` lists for one component kind.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// The family: "queue", "error", "app", "cc".
+    pub family: &'static str,
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: Vec<ParamSpec>,
+}
+
+/// Listings of one registry.
+pub fn list<T, C>(family: &'static str, registry: &'static [Component<T, C>]) -> Vec<Listing> {
+    registry.iter().map(|c| Listing { family, name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }).collect()
+}
+
+/// Every component the simulator knows, family by family. Congestion controls come from the
+/// TCP module's registry as (name, summary, source, params).
+pub fn catalog() -> Vec<Listing> {
+    let mut out = list("queue", super::queue::REGISTRY);
+    out.extend(list("error", super::error_model::REGISTRY));
+    out.extend(list("app", super::app::REGISTRY));
+    out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARAMS: &[ParamSpec] = &[ParamSpec::float("p", "0.5", 0.0, 1.0, "a probability"), ParamSpec::choice("on", "false", &["true", "false"], "a flag")];
+
+    fn pick(a: &Args<'_, u32>) -> Result<(f64, bool, u32), ConfigError> {
+        Ok((a.float("p")?, a.flag("on")?, *a.ctx))
+    }
+
+    static REG: &[Component<(f64, bool, u32), u32>] = &[Component { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, build: pick }];
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn defaults_fill_in_and_the_context_reaches_the_builder() {
+        assert_eq!(build(REG, "widget", "thing", &table(""), "a.b", &7).unwrap(), (0.5, false, 7));
+        assert_eq!(build(REG, "widget", "thing", &table("kind = \"gadget\"\np = 0.25\non = true"), "a.b", &7).unwrap(), (0.25, true, 7));
+    }
+
+    #[test]
+    fn every_mistake_names_the_full_key() {
+        let err = |t: &str| build(REG, "widget", "thing", &table(t), "a.b", &0).unwrap_err().to_string();
+        assert_eq!(err("kind = \"nope\""), "a.b.kind: unknown widget 'nope' (known: thing)");
+        assert_eq!(err("q = 1"), "a.b.q: does not apply to kind = \"thing\" (its parameters: p, on)");
+        assert_eq!(err("p = 2"), "a.b.p: 2 is outside the accepted range 0..1");
+        assert_eq!(err("p = \"lots\""), "a.b.p: cannot read 'lots' as a number");
+        assert_eq!(err("on = 3"), "a.b.on: cannot read '3' as one of true|false");
+    }
+}
