@@ -3,7 +3,7 @@
 //! to the TOML table before deserialising, and errors that name the key.
 
 use super::units::{Bandwidth, ByteSize, Duration, QueueLimit};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -38,7 +38,7 @@ pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Conf
     ConfigError::Invalid { key: key.into(), reason: reason.into() }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub simulation: SimulationCfg,
@@ -48,7 +48,7 @@ pub struct Scenario {
     pub flows: Vec<FlowGroupCfg>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationCfg {
     #[serde(default)]
@@ -75,7 +75,7 @@ fn ten_ms() -> Duration {
     Duration(10_000_000)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     /// "dumbbell" (default) or "graph".
@@ -103,7 +103,7 @@ fn dumbbell_name() -> String {
     "dumbbell".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkCfg {
     pub bandwidth: Bandwidth,
@@ -134,7 +134,7 @@ fn forward() -> String {
     "forward".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueCfg {
     /// "droptail" (default), "red" or "threshold".
@@ -183,7 +183,7 @@ impl Default for QueueCfg {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorCfg {
     /// "none" (default), "bernoulli", "ber", "gilbert-elliott".
@@ -197,7 +197,7 @@ pub struct ErrorCfg {
     pub loss_bad: Option<f64>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpCfg {
     #[serde(default = "newreno")]
@@ -286,7 +286,7 @@ impl Default for TcpCfg {
 
 /// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` is a parameter
 /// of that estimator, checked by [`crate::rtt::build`].
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct RtoCfg {
     #[serde(default = "rfc6298")]
     pub estimator: String,
@@ -320,7 +320,7 @@ impl RtoCfg {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowGroupCfg {
     /// Number of identical flows in this group (default 1).
@@ -358,7 +358,7 @@ fn one() -> u32 {
 
 /// `app = { kind = "onoff", on = "500ms", off = "1s", dist = "exponential", rate = "2Mbps" }` or
 /// with `burst = "64KB"` instead of `rate`; `app = { kind = "bulk" }` is the default.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppCfg {
     /// "bulk" or "onoff".
@@ -411,6 +411,19 @@ impl<'de> Deserialize<'de> for Start {
     }
 }
 
+/// The canonical spelling: `"1s"` for a fixed start, `"uniform(0ns, 1s)"` for a draw, in the
+/// largest unit that is exact (what [`Start::parse`] reads back to the same value).
+impl Serialize for Start {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use super::units::exact_duration;
+        if self.from == self.to {
+            s.serialize_str(&exact_duration(self.from))
+        } else {
+            s.serialize_str(&format!("uniform({}, {})", exact_duration(self.from), exact_duration(self.to)))
+        }
+    }
+}
+
 /// "inf" or a byte size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AppBytes(pub Option<u64>);
@@ -429,6 +442,15 @@ impl<'de> Deserialize<'de> for AppBytes {
             Raw::Text(t) => super::units::parse_bytes(&t)
                 .map(|n| AppBytes(Some(n)))
                 .ok_or_else(|| serde::de::Error::custom(format!("cannot read '{t}' as a byte count such as \"1MB\" or \"inf\""))),
+        }
+    }
+}
+
+impl Serialize for AppBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_str(&format!("{n}B")),
+            None => s.serialize_str("inf"),
         }
     }
 }
@@ -511,6 +533,14 @@ impl Scenario {
             apply_override(&mut table, o)?;
         }
         Self::from_table(table)
+    }
+
+    /// The scenario with every default filled in, as TOML: the canonical form a run's content
+    /// hash is computed from. Quantities are spelled exactly (`"20ms"`, `"10Mbps"`, `"1448B"`), so
+    /// parsing this text gives the same scenario, and two files meaning the same run give the same
+    /// text.
+    pub fn to_canonical_toml(&self) -> Result<String, ConfigError> {
+        toml::to_string(self).map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))
     }
 
     pub fn from_file(path: &std::path::Path, overrides: &[String]) -> Result<Self, ConfigError> {
@@ -610,6 +640,17 @@ mod tests {
         let g = s.flows[0].tcp.as_ref().unwrap();
         assert_eq!(g.mss.0, 1000, "inherited");
         assert!(!g.ecn, "overridden");
+    }
+
+    #[test]
+    fn the_canonical_form_fills_defaults_and_reads_back_to_itself() {
+        let text = format!("{MINIMAL}\n[[flows]]\nstart = \"uniform(0s, 1.5s)\"\nbytes = \"1MB\"\n[tcp.rto]\nmin_rto = \"200ms\"\n");
+        let canon = Scenario::from_toml(&text, &[]).unwrap().to_canonical_toml().unwrap();
+        for needle in ["seed = 1", "mss = \"1448B\"", "bandwidth = \"10Mbps\"", "limit = \"100p\"", "start = \"uniform(0ns, 1500ms)\"", "bytes = \"1000000B\"", "estimator = \"rfc6298\"", "min_rto = \"200ms\""] {
+            assert!(canon.contains(needle), "{needle} missing from\n{canon}");
+        }
+        let again = Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap();
+        assert_eq!(canon, again);
     }
 
     #[test]
