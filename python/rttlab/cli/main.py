@@ -12,6 +12,8 @@ from rttlab.cli import capture as capture_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
 from rttlab.cli import simulate as simulate_cmd
+from rttlab.cli import results as results_cmd
+from rttlab.cli import sweep as sweep_cmd
 from rttlab.cli.common import CliError, stderr
 
 app = typer.Typer(
@@ -27,6 +29,8 @@ estimators_cmd.register(app)
 evaluate_cmd.register(app)
 capture_cmd.register(app)
 simulate_cmd.register(app)
+sweep_cmd.register(app)
+results_cmd.register(app)
 
 
 def main() -> None:
