@@ -232,8 +232,13 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def result_scalars(result: Any) -> dict[str, Any]:
-    """The scalar results of a run, as the ``runs`` table keeps them."""
+    """The scalar results of a run, as the ``runs`` table keeps them; what a simulator does not
+    report (NaN, e.g. ns-3's per-flow retransmissions) is NULL, never zero."""
     import math
+
+    def num(x: Any, kind: type = float) -> Any:
+        x = float(x)
+        return None if math.isnan(x) else kind(x)
 
     ch = result.channels.set_index("name").loc[result.bottleneck]
     flows = result.flows
@@ -241,16 +246,16 @@ def result_scalars(result: Any) -> dict[str, Any]:
     return {
         "duration_s": float(result.duration),
         "events": int(result.events),
-        "event_hash": result.event_hash,
+        "event_hash": result.event_hash or None,
         "goodput_bps": float(result.aggregate_goodput_bps),
-        "jain_index": None if jain is None or (isinstance(jain, float) and math.isnan(jain)) else float(jain),
-        "utilisation": float(ch["utilisation"]),
-        "drops": int(ch["drops_overflow"]) + int(ch["drops_aqm"]),
-        "marks": int(ch["marks"]),
-        "retransmissions": int(flows["retransmissions"].sum()),
-        "timeouts": int(flows["timeouts"].sum()),
-        "min_flow_goodput_bps": float(flows["goodput_bps"].min()),
-        "max_flow_goodput_bps": float(flows["goodput_bps"].max()),
+        "jain_index": None if jain is None else num(jain),
+        "utilisation": num(ch["utilisation"]),
+        "drops": num(float(ch["drops_overflow"]) + float(ch["drops_aqm"]), int),
+        "marks": num(ch["marks"], int),
+        "retransmissions": num(flows["retransmissions"].sum(skipna=False), int),
+        "timeouts": num(flows["timeouts"].sum(skipna=False), int),
+        "min_flow_goodput_bps": num(flows["goodput_bps"].min()),
+        "max_flow_goodput_bps": num(flows["goodput_bps"].max()),
     }
 
 
@@ -278,6 +283,9 @@ class Outcome:
     failed: int = 0
     interrupted: bool = False
     wall_s: float = 0.0
+    #: Time the client spent writing results to the store, and the runs' own wall time on the workers.
+    store_s: float = 0.0
+    task_wall_s: float = 0.0
     errors: list[tuple[str, str, str]] = field(default_factory=list)  # (hash, kind, message)
 
     @property
@@ -346,7 +354,10 @@ def execute(
                 out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
                 out.pop("traces")
             future.release()
+            w0 = time.perf_counter()
             wrote = store.write_run(sweep.name, run.params, out)
+            result.store_s += time.perf_counter() - w0
+            result.task_wall_s += out.get("wall_s") or 0.0
             if out["status"] == "ok":
                 result.ok += 1
             else:

@@ -12,6 +12,8 @@ from rttlab.cli import capture as capture_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
 from rttlab.cli import simulate as simulate_cmd
+from rttlab.cli import report as report_cmd
+from rttlab.cli import reproduce as reproduce_cmd
 from rttlab.cli import results as results_cmd
 from rttlab.cli import sweep as sweep_cmd
 from rttlab.cli.common import CliError, stderr
@@ -31,6 +33,8 @@ capture_cmd.register(app)
 simulate_cmd.register(app)
 sweep_cmd.register(app)
 results_cmd.register(app)
+reproduce_cmd.register(app)
+report_cmd.register(app)
 
 
 def main() -> None:
