@@ -221,3 +221,11 @@ def test_the_cli_reports_a_bad_sweep_file_in_one_line(tmp_path):
     r = subprocess.run([*RTTLAB, "sweep", str(spec), "--store", str(tmp_path / "r.duckdb")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "missing.toml" in r.stderr
+
+
+def test_the_cli_loads_no_experiment_dependency_until_a_command_needs_it():
+    """`rttlab --help` must stay fast: dask, distributed, duckdb, scipy and matplotlib are imported
+    inside the experiment commands, never when the CLI is built."""
+    code = "import sys, rttlab.cli.main; print(sorted(m for m in ('dask', 'distributed', 'duckdb', 'scipy', 'matplotlib') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

@@ -19,9 +19,10 @@ other scenario raises :class:`Ns3Unsupported` naming the key.
 
 Seeding: the scenario's seed is ns-3's run number with its seed fixed at 1 — only runs (substreams)
 of one seed are guaranteed independent (ns-3 manual, "Seeding and independent replications").
-Every random stream a run uses (RED's drop draws) is assigned explicitly, so a run's result does
-not depend on what ran before it in the same process (checked in tests/test_ns3_peer.py); a Dask
-worker can therefore run many ns-3 runs after paying the ≈ 30 s import once.
+ns-3 gives a random variable created without a stream number (RED's drop draws) the next stream
+from a process-wide counter; every run rewinds that counter first, so it draws exactly what it
+would in a fresh process, whatever ran before it (tests/test_ns3_peer.py). A Dask worker can
+therefore run many ns-3 runs after paying the ≈ 30 s import once.
 
 What ns-3 does not report here is NaN in the result (per-flow retransmissions, timeouts; the
 bottleneck's utilisation), never a made-up zero. Bottleneck drops are the queue disc's total
@@ -174,6 +175,9 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
 
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(doc["simulation"]["seed"]))
+    # Random variables created without a stream number take the next one from a process-wide
+    # counter: rewind it, so a run draws what it would draw in a fresh process, whatever ran before.
+    ns.RngSeedManager.ResetNextStreamIndex()
     topo, tcp, flows = doc["topology"], doc["tcp"], doc["flows"]
     duration = _seconds(doc["simulation"]["duration"])
     mss = _bytes(tcp["mss"])
@@ -228,10 +232,6 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
         ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(_seconds(b["delay"]))))
     bottleneck = p2p(b, "1p").Install(left.Get(0), right.Get(0))
     qdiscs = tc.Install(bottleneck)  # before addresses, so ns-3 installs no default queue disc
-    if q["kind"] == "red":
-        # Fixed streams: the run's draws do not depend on what ran before in this process.
-        for i in range(qdiscs.GetN()):
-            ns.DynamicCast[ns.RedQueueDisc](qdiscs.Get(i)).AssignStreams(1000 * (i + 1))
     addr = ns.Ipv4AddressHelper()
     addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addr.Assign(bottleneck)

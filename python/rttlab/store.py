@@ -120,6 +120,9 @@ class Store:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise StoreError(f"{self.path}: cannot open the store: {first}") from None
         self.read_only = read_only
+        # Columns of runs and tables known to exist: looked up once, not per stored run.
+        self._run_cols: set[str] = set()
+        self._tables: set[str] = set()
         if not read_only:
             self._create()
 
@@ -188,10 +191,12 @@ class Store:
                 self.db.execute(f"ALTER TABLE runs ALTER {quote(key)} TYPE {wide}")
 
     def _ensure_param_columns(self, params: Mapping[str, Any]) -> None:
-        have = set(self.columns("runs"))
-        missing = {k: v for k, v in params.items() if k not in have}
+        if not self._run_cols.issuperset(params):
+            self._run_cols = set(self.columns("runs"))
+        missing = {k: v for k, v in params.items() if k not in self._run_cols}
         if missing:
             self.prepare_params(param_types([missing]))
+            self._run_cols = set(self.columns("runs"))
 
     def add_membership(self, sweep: str, hash_: str, params: Mapping[str, Any]) -> None:
         """Record that ``sweep`` contains the already stored run ``hash_`` and fill in the
@@ -211,38 +216,52 @@ class Store:
         """Store one finished run (``outcome`` as :func:`rttlab.sweep.run_one` returns it) in one
         transaction, series first. A hash already stored is left alone (a task retried after its
         worker died may finish twice); returns whether a row was written."""
-        self._ensure_param_columns(params)
-        row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
-        row["sweep"] = sweep
-        row["finished_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-        row.update({k: sql_value(v) for k, v in params.items()})
-        h = row["hash"]
-        traces = outcome.get("traces") or {}
-        if traces:
-            self._write_series(h, traces)
-        names = ", ".join(quote(k) for k in row)
-        marks = ", ".join("?" for _ in row)
+        return self.write_runs(sweep, [(params, outcome)])[0]
+
+    def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
+        """Store runs that finished together in one transaction (one commit, not one per run):
+        all of them or none."""
+        for params, _ in items:
+            self._ensure_param_columns(params)
+        rows = []
+        for params, outcome in items:
+            row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
+            row["sweep"] = sweep
+            row["finished_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+            row.update({k: sql_value(v) for k, v in params.items()})
+            traces = outcome.get("traces") or {}
+            if traces:
+                self._write_series(row["hash"], traces)
+            rows.append(row)
+        written = []
         self.db.execute("BEGIN")
         try:
-            done = self.db.execute(f"INSERT INTO runs ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING RETURNING hash", list(row.values())).fetchall()
-            if done:
-                for table in ("flows", "channels"):
-                    frame = outcome.get(table)
-                    if frame is not None and len(frame):
-                        self._insert_frame(table, h, frame)
-            self.db.execute("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [sweep, h])
+            for row, (_, outcome) in zip(rows, items):
+                names = ", ".join(quote(k) for k in row)
+                marks = ", ".join("?" for _ in row)
+                h = row["hash"]
+                done = self.db.execute(f"INSERT INTO runs ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING RETURNING hash", list(row.values())).fetchall()
+                if done:
+                    for table in ("flows", "channels"):
+                        frame = outcome.get(table)
+                        if frame is not None and len(frame):
+                            self._insert_frame(table, h, frame)
+                self.db.execute("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [sweep, h])
+                written.append(bool(done))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return bool(done)
+        return written
 
     def _insert_frame(self, table: str, hash_: str, frame) -> None:
         self.db.register("_frame", frame)
         try:
-            exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
-            if not exists:
-                self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT CAST(? AS VARCHAR) AS hash, * FROM _frame LIMIT 0", [hash_])
+            if table not in self._tables:
+                exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+                if not exists:
+                    self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT CAST(? AS VARCHAR) AS hash, * FROM _frame LIMIT 0", [hash_])
+                self._tables.add(table)
             self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT CAST(? AS VARCHAR) AS hash, * FROM _frame", [hash_])
         finally:
             self.db.unregister("_frame")

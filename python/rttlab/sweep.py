@@ -346,25 +346,30 @@ def execute(
     futures = []
     try:
         futures = [client.submit(run_one, task_of(sweep, r), key=f"rttlab-run-{r.hash}", pure=False) for r in todo]
-        for future in as_completed(futures):
-            run = by_hash[future.key.removeprefix("rttlab-run-")]
-            try:
-                out = future.result()
-            except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the run keeps failing its worker
-                out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
-                out.pop("traces")
-            future.release()
+        # Results that arrived together are stored in one transaction (one commit); a lone
+        # result is stored the moment it arrives.
+        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
+            items = []
+            for future, out in batch:
+                run = by_hash[future.key.removeprefix("rttlab-run-")]
+                if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
+                    e = out
+                    out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
+                    out.pop("traces")
+                future.release()
+                items.append((run, out))
             w0 = time.perf_counter()
-            wrote = store.write_run(sweep.name, run.params, out)
+            wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in items])
             result.store_s += time.perf_counter() - w0
-            result.task_wall_s += out.get("wall_s") or 0.0
-            if out["status"] == "ok":
-                result.ok += 1
-            else:
-                result.failed += 1
-                result.errors.append((run.hash, out.get("error_kind", ""), out.get("error", "")))
-            if on_result:
-                on_result(result, out, wrote)
+            for (run, out), w in zip(items, wrote):
+                result.task_wall_s += out.get("wall_s") or 0.0
+                if out["status"] == "ok":
+                    result.ok += 1
+                else:
+                    result.failed += 1
+                    result.errors.append((run.hash, out.get("error_kind", ""), out.get("error", "")))
+                if on_result:
+                    on_result(result, out, w)
     except KeyboardInterrupt:
         result.interrupted = True
         client.cancel([f for f in futures if not f.done()])
