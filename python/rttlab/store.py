@@ -220,7 +220,10 @@ class Store:
 
     def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
         """Store runs that finished together in one transaction (one commit, not one per run):
-        all of them or none."""
+        all of them or none. Rows go to DuckDB as Arrow tables (one statement per table for the
+        whole batch: binding values one by one costs more than the runs themselves)."""
+        import pyarrow as pa
+
         for params, _ in items:
             self._ensure_param_columns(params)
         rows = []
@@ -233,36 +236,40 @@ class Store:
             if traces:
                 self._write_series(row["hash"], traces)
             rows.append(row)
-        written = []
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        batch = pa.table({k: [r.get(k) for r in rows] for k in keys})
         self.db.execute("BEGIN")
         try:
-            for row, (_, outcome) in zip(rows, items):
-                names = ", ".join(quote(k) for k in row)
-                marks = ", ".join("?" for _ in row)
-                h = row["hash"]
-                done = self.db.execute(f"INSERT INTO runs ({names}) VALUES ({marks}) ON CONFLICT DO NOTHING RETURNING hash", list(row.values())).fetchall()
-                if done:
-                    for table in ("flows", "channels"):
-                        frame = outcome.get(table)
-                        if frame is not None and len(frame):
-                            self._insert_frame(table, h, frame)
-                self.db.execute("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [sweep, h])
-                written.append(bool(done))
+            self.db.register("_rows", batch)
+            try:
+                done = {r[0] for r in self.db.execute("INSERT INTO runs BY NAME SELECT * FROM _rows ON CONFLICT DO NOTHING RETURNING hash").fetchall()}
+                self.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _rows ON CONFLICT DO NOTHING", [sweep])
+            finally:
+                self.db.unregister("_rows")
+            for table in ("flows", "channels"):
+                frames = [
+                    _with_hash(outcome[table], row["hash"])
+                    for row, (_, outcome) in zip(rows, items)
+                    if row["hash"] in done and outcome.get(table) is not None and len(outcome[table])
+                ]
+                if frames:
+                    self._insert_frame(table, pa.concat_tables(frames, promote_options="default"))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return written
+        return [r["hash"] in done for r in rows]
 
-    def _insert_frame(self, table: str, hash_: str, frame) -> None:
+    def _insert_frame(self, table: str, frame: Any) -> None:
+        """Append an Arrow table that carries a ``hash`` column (the table created on first use)."""
         self.db.register("_frame", frame)
         try:
             if table not in self._tables:
                 exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
                 if not exists:
-                    self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT CAST(? AS VARCHAR) AS hash, * FROM _frame LIMIT 0", [hash_])
+                    self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM _frame LIMIT 0")
                 self._tables.add(table)
-            self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT CAST(? AS VARCHAR) AS hash, * FROM _frame", [hash_])
+            self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM _frame")
         finally:
             self.db.unregister("_frame")
 
@@ -296,3 +303,11 @@ class Store:
         if not path.is_file():
             raise StoreError(f"{path}: no {name!r} series stored for run {hash_}")
         return pd.read_parquet(path)
+
+
+def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
+    """A run's per-flow or per-channel table (pandas or Arrow) as Arrow, ``hash`` first."""
+    import pyarrow as pa
+
+    t = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    return t.add_column(0, "hash", pa.array([hash_] * t.num_rows, pa.string()))
