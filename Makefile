@@ -8,10 +8,12 @@ PYTHON ?= python3
 install:
 	$(PYTHON) -m pip install --quiet -e '.[test,ns3]'
 
-# Peer tools from Debian: tshark for the capture comparison in tests/test_capture.py (which skips
-# with its reason where tshark is missing). Needs root for apt-get; never fails the build.
+# Peer tools from Debian: tshark for the capture comparison in tests/test_capture.py, chromium for
+# the HTML report test in tests/test_report.py (each skips with its reason where the tool is
+# missing, except under CI). Needs root for apt-get; never fails the build.
 test-deps:
 	@command -v tshark >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } || echo "make: could not install tshark; the tshark comparison test will be skipped"
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: could not install chromium; the report test will be skipped"
 
 # The whole suite: Rust unit tests, then pytest (CLI, API, real data from ../shared).
 test: install test-deps

@@ -467,10 +467,21 @@ fn components(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// The scenario (TOML text, `key.path=value` overrides applied first) with every default filled
+/// in, as canonical TOML: what `rttlab.Scenario` hashes. Raises ScenarioError naming the key.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new()))]
+fn resolve_scenario(text: &str, overrides: Vec<String>) -> PyResult<String> {
+    crate::sim::config::Scenario::from_toml(text, &overrides)
+        .and_then(|s| s.to_canonical_toml())
+        .map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     Ok(())
 }
 // ---- end sim ----

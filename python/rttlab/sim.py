@@ -16,12 +16,15 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from rttlab import _core
+
+if TYPE_CHECKING:
+    from rttlab.scenario import Scenario
 
 #: Version of the result layout; bumped when a column or key changes meaning.
 SCHEMA = "rttlab.simulate/1"
@@ -170,25 +173,35 @@ TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
 
 
 def simulate(
-    scenario: str | Path,
+    scenario: str | Path | Scenario,
     *,
     set: Iterable[str] | Mapping[str, Any] = (),  # noqa: A002 - mirrors the CLI's --set
     seed: int | None = None,
     traces: str | Iterable[str] = "all",
     progress: Callable[[float, float], Any] | None = None,
 ) -> Result:
-    """Run a scenario file (or TOML text, if ``scenario`` is a string containing a newline).
+    """Run a scenario: a :class:`rttlab.Scenario`, a file, or TOML text (a string containing a
+    newline).
 
-    ``set``: ``key.path=value`` overrides applied before parsing, as a list of strings or a
-    mapping (``{"topology.bottleneck.bandwidth": "20Mbps"}``). ``seed`` overrides
-    ``simulation.seed``. ``traces``: which traces to keep — ``"all"`` (default), ``"none"``
-    (memory then stays bounded however long the run) or names from :data:`TRACES` (``"cwnd"``
-    and ``"retx"`` are accepted for ``window`` and ``retransmissions``), as a list or a
-    comma-separated string; summaries do not depend on it. ``progress(simulated_s, end_s)`` is
-    called every few milliseconds of work. Ctrl-C raises ``KeyboardInterrupt`` within
-    milliseconds. Raises :class:`rttlab.ScenarioError` naming the offending key."""
+    ``set``: overrides applied before parsing, as ``key.path=value`` strings (read as by the CLI's
+    ``--set``) or a mapping of paths to typed values (``{"topology.bottleneck.bandwidth": "20Mbps",
+    "simulation.name": "123"}`` — a string stays a string). ``seed`` overrides ``simulation.seed``.
+    ``traces``: which traces to keep — ``"all"`` (default), ``"none"`` (memory then stays bounded
+    however long the run) or names from :data:`TRACES` (``"cwnd"`` and ``"retx"`` are accepted for
+    ``window`` and ``retransmissions``), as a list or a comma-separated string; summaries do not
+    depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
+    Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
+    naming the offending key."""
+    from rttlab.scenario import Scenario
+
     path = None
-    if isinstance(scenario, str) and "\n" in scenario:
+    if isinstance(scenario, Scenario):
+        path = scenario.source
+        if isinstance(set, Mapping):
+            scenario = scenario.with_(set)
+            set = ()  # noqa: A001
+        text = scenario.to_toml()
+    elif isinstance(scenario, str) and "\n" in scenario:
         text = scenario
     else:
         path = Path(scenario)
@@ -196,9 +209,13 @@ def simulate(
             text = path.read_text()
         except OSError as e:
             raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
-    overrides = [f"{k}={_toml_value(v)}" for k, v in set.items()] if isinstance(set, Mapping) else [str(o) for o in set]
+    if isinstance(set, Mapping):
+        # Typed values: applied to the parsed table here, the whole table goes to the core.
+        text = Scenario.from_toml(text, source=str(path) if path else None).with_(set).to_toml()
+        set = ()  # noqa: A001
+    overrides = [str(o) for o in set]
     if seed is not None:
-        if not isinstance(seed, int) or seed < 0:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise _core.ScenarioError(f"seed must be a non-negative integer, got {seed!r}")
         overrides.append(f"simulation.seed={seed}")
     keep = traces if isinstance(traces, str) else ",".join(traces)
@@ -234,10 +251,3 @@ def components() -> list[dict[str, Any]]:
     its family, summary, source and parameters (name, kind, default, range, doc)."""
     return _core.components()
 
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return str(v)

@@ -16,6 +16,9 @@ use crate::time::Nanos;
 
 /// Every application, as named in scenario files (`app = { kind = "onoff", ... }`); a built
 /// application is the on/off source's settings, or None for a bulk transfer.
+/// A flow without `app` is a bulk transfer.
+pub const DEFAULT_KIND: &str = "bulk";
+
 pub static REGISTRY: &[Component<Option<OnOffConfig>>] = &[
     Component { name: "bulk", aliases: &[], summary: "all data there at the start (flows.bytes, or unlimited)", source: "", params: &[], build: |_| Ok(None) },
     Component {

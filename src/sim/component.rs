@@ -117,6 +117,53 @@ pub fn build<T, C>(registry: &'static [Component<T, C>], what: &str, default_kin
     (comp.build)(&Args { path, params, ctx })
 }
 
+/// Defaults that stand for "no value" rather than a value (the parameter stays absent).
+const NO_DEFAULT: &[&str] = &["required", "none", "off"];
+
+/// A tagged table in canonical form: `kind` spelled by its registered name and every declared
+/// parameter present — as given, else its default — in one spelling (durations exact, numbers
+/// as numbers), so two tables that build the same component compare equal. This is what a
+/// run's content hash sees (`Scenario::to_canonical_toml`). Parameters without a default stay
+/// absent unless given; quantities (`100p`, `64KB`) keep the text given. A table that would not
+/// build (unknown kind) is returned as it is: building it reports the error.
+pub fn canonical<T, C>(registry: &'static [Component<T, C>], default_kind: &str, table: &toml::Table) -> toml::Table {
+    let kind = match table.get("kind") {
+        None => default_kind,
+        Some(toml::Value::String(s)) => s.as_str(),
+        Some(_) => return table.clone(),
+    };
+    let Some(comp) = registry.iter().find(|c| c.answers_to(kind)) else { return table.clone() };
+    let mut out = toml::Table::new();
+    out.insert("kind".into(), toml::Value::String(comp.name.into()));
+    for spec in comp.params {
+        let value = match table.get(spec.name) {
+            Some(v) => v.clone(),
+            None if NO_DEFAULT.contains(&spec.default) => continue,
+            None => toml::Value::String(spec.default.into()),
+        };
+        out.insert(spec.name.into(), canonical_value(spec, value));
+    }
+    // Keys the component does not declare are kept, so building still names them.
+    for (k, v) in table {
+        out.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    out
+}
+
+/// One spelling per value of a parameter; text that does not parse is left for the builder to reject.
+fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
+    use crate::rtt::params::Kind;
+    let raw = text(&value);
+    match spec.kind {
+        Kind::Duration => crate::time::parse_duration(&raw).map(|n| toml::Value::String(super::units::exact_duration(n))),
+        Kind::Float => raw.trim().parse::<f64>().ok().map(toml::Value::Float),
+        Kind::Int => raw.trim().parse::<i64>().ok().map(toml::Value::Integer),
+        Kind::Choice(_) => Some(toml::Value::String(raw)),
+        Kind::Quantity(_) => None,
+    }
+    .unwrap_or(value)
+}
+
 /// What `rttlab components` lists for one component kind.
 #[derive(Debug, Clone)]
 pub struct Listing {
@@ -173,5 +220,16 @@ mod tests {
         assert_eq!(err("p = 2"), "a.b.p: 2 is outside the accepted range 0..1");
         assert_eq!(err("p = \"lots\""), "a.b.p: cannot read 'lots' as a number");
         assert_eq!(err("on = 3"), "a.b.on: cannot read '3' as one of true|false");
+    }
+
+    #[test]
+    fn tables_that_build_the_same_queue_have_one_canonical_form() {
+        use crate::sim::queue::{DEFAULT_KIND, REGISTRY};
+        let short = canonical(REGISTRY, DEFAULT_KIND, &table("kind = \"red\""));
+        let spelled = canonical(REGISTRY, DEFAULT_KIND, &table("kind = \"red\"\nmin_th = 5\nw_q = \"0.002\"\nlimit = \"100p\"\ngentle = \"false\""));
+        assert_eq!(short, spelled);
+        assert_eq!(short.get("max_th"), Some(&toml::Value::Float(15.0)));
+        assert_eq!(short.get("byte_mode_max"), None, "a default meaning 'off' stays absent");
+        assert_eq!(canonical(REGISTRY, DEFAULT_KIND, &toml::Table::new()).get("kind"), Some(&toml::Value::String("droptail".into())));
     }
 }

@@ -3,7 +3,7 @@
 //! to the TOML table before deserialising, and errors that name the key.
 
 use super::units::{Bandwidth, ByteSize, Duration};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -38,7 +38,7 @@ pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Conf
     ConfigError::Invalid { key: key.into(), reason: reason.into() }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub simulation: SimulationCfg,
@@ -48,7 +48,7 @@ pub struct Scenario {
     pub flows: Vec<FlowGroupCfg>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationCfg {
     #[serde(default)]
@@ -75,7 +75,7 @@ fn ten_ms() -> Duration {
     Duration(10_000_000)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     /// "dumbbell" (default) or "graph".
@@ -103,7 +103,7 @@ fn dumbbell_name() -> String {
     "dumbbell".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkCfg {
     pub bandwidth: Bandwidth,
@@ -138,7 +138,7 @@ fn forward() -> String {
     "forward".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpCfg {
     /// `"vegas"` or `{ name = "vegas", alpha = 2, beta = 4 }`: the congestion control and its
@@ -261,7 +261,7 @@ impl Default for TcpCfg {
 
 /// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` is a parameter
 /// of that estimator, checked by [`crate::rtt::build`].
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct RtoCfg {
     #[serde(default = "rfc6298")]
     pub estimator: String,
@@ -294,7 +294,7 @@ impl RtoCfg {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowGroupCfg {
     /// Number of identical flows in this group (default 1).
@@ -368,6 +368,19 @@ impl<'de> Deserialize<'de> for Start {
     }
 }
 
+/// The canonical spelling: `"1s"` for a fixed start, `"uniform(0ns, 1s)"` for a draw, in the
+/// largest unit that is exact (what [`Start::parse`] reads back to the same value).
+impl Serialize for Start {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use super::units::exact_duration;
+        if self.from == self.to {
+            s.serialize_str(&exact_duration(self.from))
+        } else {
+            s.serialize_str(&format!("uniform({}, {})", exact_duration(self.from), exact_duration(self.to)))
+        }
+    }
+}
+
 /// "inf" or a byte size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AppBytes(pub Option<u64>);
@@ -386,6 +399,15 @@ impl<'de> Deserialize<'de> for AppBytes {
             Raw::Text(t) => super::units::parse_bytes(&t)
                 .map(|n| AppBytes(Some(n)))
                 .ok_or_else(|| serde::de::Error::custom(format!("cannot read '{t}' as a byte count such as \"1MB\" or \"inf\""))),
+        }
+    }
+}
+
+impl Serialize for AppBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_str(&format!("{n}B")),
+            None => s.serialize_str("inf"),
         }
     }
 }
@@ -468,6 +490,26 @@ impl Scenario {
             apply_override(&mut table, o)?;
         }
         Self::from_table(table)
+    }
+
+    /// The scenario with every default filled in, as TOML: the canonical form a run's content
+    /// hash is computed from. Quantities are spelled exactly (`"20ms"`, `"10Mbps"`, `"1448B"`), so
+    /// parsing this text gives the same scenario, and two files meaning the same run give the same
+    /// text.
+    pub fn to_canonical_toml(&self) -> Result<String, ConfigError> {
+        use super::{app, component::canonical, error_model, queue};
+        let mut s = self.clone();
+        let links = s.topology.bottleneck.iter_mut().chain(s.topology.access.iter_mut()).chain(s.topology.receiver_access.iter_mut()).chain(s.topology.links.iter_mut());
+        for link in links {
+            link.queue = canonical(queue::REGISTRY, queue::DEFAULT_KIND, &link.queue);
+            link.error = canonical(error_model::REGISTRY, error_model::DEFAULT_KIND, &link.error);
+        }
+        for group in &mut s.flows {
+            if let Some(t) = &group.app {
+                group.app = Some(canonical(app::REGISTRY, app::DEFAULT_KIND, t));
+            }
+        }
+        toml::to_string(&s).map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))
     }
 
     pub fn from_file(path: &std::path::Path, overrides: &[String]) -> Result<Self, ConfigError> {
@@ -567,6 +609,17 @@ mod tests {
         let g = s.flows[0].tcp.as_ref().unwrap();
         assert_eq!(g.mss.0, 1000, "inherited");
         assert!(!g.ecn, "overridden");
+    }
+
+    #[test]
+    fn the_canonical_form_fills_defaults_and_reads_back_to_itself() {
+        let text = format!("{MINIMAL}\n[[flows]]\nstart = \"uniform(0s, 1.5s)\"\nbytes = \"1MB\"\n[tcp.rto]\nmin_rto = \"200ms\"\n");
+        let canon = Scenario::from_toml(&text, &[]).unwrap().to_canonical_toml().unwrap();
+        for needle in ["seed = 1", "mss = \"1448B\"", "bandwidth = \"10Mbps\"", "limit = \"100p\"", "start = \"uniform(0ns, 1500ms)\"", "bytes = \"1000000B\"", "estimator = \"rfc6298\"", "min_rto = \"200ms\""] {
+            assert!(canon.contains(needle), "{needle} missing from\n{canon}");
+        }
+        let again = Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap();
+        assert_eq!(canon, again);
     }
 
     #[test]

@@ -9,6 +9,9 @@ use crate::time::Nanos;
 
 /// Every error model, as named in scenario files (`error = { kind = "bernoulli", per = 0.01 }`).
 /// Each validates its own parameters here; probabilities are checked to lie in [0, 1].
+/// A link without `error.kind` loses nothing.
+pub const DEFAULT_KIND: &str = "none";
+
 pub static REGISTRY: &[Component<ErrorModel>] = &[
     Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], build: |_| Ok(ErrorModel::None) },
     Component {

@@ -152,8 +152,8 @@ pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl F
 }
 
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let (queue, agent) = component::build(queue::REGISTRY, "queue", "droptail", &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
-    let errors = component::build(error_model::REGISTRY, "error model", "none", &cfg.error, &format!("{key}.error"), &())?;
+    let (queue, agent) = component::build(queue::REGISTRY, "queue", queue::DEFAULT_KIND, &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
+    let errors = component::build(error_model::REGISTRY, "error model", error_model::DEFAULT_KIND, &cfg.error, &format!("{key}.error"), &())?;
     let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
         "forward" => (true, false),
         "reverse" => (false, true),
@@ -384,7 +384,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             None => u64::MAX,
         };
         let app = match &group.app {
-            Some(t) => component::build(app::REGISTRY, "application", "bulk", t, &format!("flows[{g}].app"), &())?,
+            Some(t) => component::build(app::REGISTRY, "application", app::DEFAULT_KIND, t, &format!("flows[{g}].app"), &())?,
             None => None,
         };
         if app.is_some() && group.bytes.is_some() {

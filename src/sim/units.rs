@@ -6,7 +6,7 @@
 
 use crate::time::{parse_duration, Nanos};
 use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// Split `"10 Mbps"` into (10.0, "Mbps").
@@ -103,6 +103,51 @@ unit_type!(Bandwidth, u64, parse_bandwidth, "a bandwidth such as \"10Mbps\"", "B
 unit_type!(Duration, Nanos, parse_duration, "a duration such as \"20ms\" (a bare number is seconds)", "Nanoseconds.");
 unit_type!(ByteSize, u64, parse_bytes, "a size such as \"1500B\" or \"64KiB\"", "Bytes.");
 unit_type!(QueueLimit, Limit, parse_limit, "a queue limit such as \"100p\" (packets) or \"150000B\"", "Packets or bytes.");
+
+/// `n` nanoseconds in the largest of s, ms, us, ns that states it exactly (`20ms`, `1500ms`).
+pub fn exact_duration(n: Nanos) -> String {
+    for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if n != 0 && n % scale == 0 {
+            return format!("{}{unit}", n / scale);
+        }
+    }
+    format!("{n}ns")
+}
+
+/// `bps` in the largest of Gbps, Mbps, kbps, bps that states it exactly.
+pub fn exact_bandwidth(bps: u64) -> String {
+    for (unit, scale) in [("Gbps", 1_000_000_000u64), ("Mbps", 1_000_000), ("kbps", 1_000)] {
+        if bps != 0 && bps % scale == 0 {
+            return format!("{}{unit}", bps / scale);
+        }
+    }
+    format!("{bps}bps")
+}
+
+// The canonical spellings the scenario's resolved form uses (each parses back to the same value).
+impl Serialize for Bandwidth {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&exact_bandwidth(self.0))
+    }
+}
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&exact_duration(self.0))
+    }
+}
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}B", self.0))
+    }
+}
+impl Serialize for QueueLimit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Limit::Packets(n) => s.serialize_str(&format!("{n}p")),
+            Limit::Bytes(n) => s.serialize_str(&format!("{n}B")),
+        }
+    }
+}
 
 /// Serialisation time of `bytes` at `bps`, rounded up to the next nanosecond so that a link never
 /// carries more than its rate.

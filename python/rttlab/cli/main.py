@@ -13,6 +13,10 @@ from rttlab.cli import components as components_cmd
 from rttlab.cli import estimators as estimators_cmd
 from rttlab.cli import evaluate as evaluate_cmd
 from rttlab.cli import simulate as simulate_cmd
+from rttlab.cli import report as report_cmd
+from rttlab.cli import reproduce as reproduce_cmd
+from rttlab.cli import results as results_cmd
+from rttlab.cli import sweep as sweep_cmd
 from rttlab.cli.common import CliError, stderr
 
 app = typer.Typer(
@@ -29,6 +33,10 @@ evaluate_cmd.register(app)
 capture_cmd.register(app)
 simulate_cmd.register(app)
 components_cmd.register(app)
+sweep_cmd.register(app)
+results_cmd.register(app)
+reproduce_cmd.register(app)
+report_cmd.register(app)
 
 
 def main() -> None:

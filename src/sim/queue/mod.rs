@@ -26,6 +26,9 @@ pub struct QueueCtx {
 pub type Built = (Queue, Option<QueueAgent>);
 
 /// Every queue kind, as named in scenario files (`queue = { kind = "red", ... }`).
+/// A link without `queue.kind` gets DropTail.
+pub const DEFAULT_KIND: &str = "droptail";
+
 pub static REGISTRY: &[Component<Built, QueueCtx>] = &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT];
 
 /// Every queue's capacity parameter.

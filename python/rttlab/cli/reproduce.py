@@ -1,0 +1,87 @@
+"""``rttlab reproduce NAME``: run a shipped reproduction and print ours beside the published numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from rttlab.cli.common import clean, console, fail, print_json, stderr
+
+
+def reproduce(
+    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell (list: rttlab reproduce --list).", show_default=False),
+    quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
+    scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
+    out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Run a reproduction's sweep (resuming what its store already holds), then print each point's
+    result with its confidence interval beside the published number, the difference, and whether
+    it matched within the reproduction's stated tolerance."""
+    from rttlab.cli.sweep import run_sweep
+    from rttlab.reproduce import Reproduction, ReproductionError, figure_svg
+    from rttlab.store import Store
+
+    if scheduler and workers:
+        fail("--scheduler and --workers: give one")
+    try:
+        rep = Reproduction.load(name, quick=quick)
+        sweep = rep.sweep()
+    except ReproductionError as e:
+        fail(str(e))
+    out = out or Path(f"reproduce-{rep.sweep_name}")
+    out.mkdir(parents=True, exist_ok=True)
+    outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json)
+    if outcome.interrupted:
+        stderr.print("rttlab: interrupted; rerun the same command to resume")
+        raise typer.Exit(130)
+    with Store(out / "results.duckdb") as store:
+        rows = rep.compare(store.runs(sweep.name))
+        store.write_comparison(rep.sweep_name, rows)
+    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows}), indent=1) + "\n")
+    (out / "figure.svg").write_text(figure_svg(rep, rows))
+    if as_json:
+        print_json({"reproduction": rep.sweep_name, "rows": rows})
+        return
+    show(rep, rows)
+    console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure.svg", highlight=False)
+
+
+def show(rep: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    peer = rep.doc["published"]["kind"] == "peer"
+    table = Table(title=f"{rep.meta['title']}\n{rep.meta['source']}", title_justify="left")
+    for h in ("point", "ours (mean)", f"{rep.level:.0%} CI", "n", rep.doc["published"].get("simulator", "published") if peer else "published", "diff", "matched", "source"):
+        table.add_column(h, justify="left" if h in ("point", "source") else "right")
+    for r in rows:
+        ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
+        diff = pct(r["diff"])
+        verdict = "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
+        table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]), f"{r['published']:.4g}", diff, verdict, r["source"])
+    console.print(table)
+    missed = [r for r in rows if not r["matched"]]
+    metric = rep.metric
+    if missed:
+        console.print(
+            f"[bold red]not matched[/] (|ours/published − 1| > {rep.tolerance:.0%} on {metric}): "
+            + "; ".join(f"{r['point']} ({pct(r['diff'])})" for r in missed),
+            highlight=False,
+        )
+    else:
+        console.print(f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False)
+    if rep.meta.get("note"):
+        console.print(rep.meta["note"], highlight=False)
+
+
+def pct(x: float) -> str:
+    return "—" if math.isnan(x) else f"{x:+.1%}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reproduce")(reproduce)

@@ -1,0 +1,283 @@
+"""ns-3 (PyPI wheel ``ns3``, the ``ns3`` extra) as a peer: run a resolved rttlab dumbbell scenario in
+ns-3 and return the result in rttlab's schema (:class:`rttlab.sim.Result`).
+
+    from rttlab import Scenario, ns3
+    s = Scenario.load("examples/scenarios/dumbbell-n10-red.toml").with_(ns3.COMPARABLE)
+    theirs = ns3.simulate(s)          # Result: flows (goodput), channels (bottleneck drops, marks)
+    ours = rttlab.simulate(s)
+
+The mapping reads the *resolved* scenario (``Scenario.resolved()``: every default filled in by the
+core), so ns-3 gets rttlab's defaults — e.g. the 100-packet queue of an access link that names none —
+not defaults of its own. ns-3 is configured to match rttlab's model as far as it goes: NewReno
+with classic (RFC 6582) recovery, SACK as in the scenario, no Limited Transmit, delayed ACKs as in
+the scenario, the bottleneck queue as a queue disc (FIFO, or RED with the scenario's thresholds,
+``Wait`` off, ``Gentle`` as given, ``LinkBandwidth`` the link's rate) in front of a 1-packet device
+queue, access links with device queues of the scenario's limit. :data:`COMPARABLE` holds the
+overrides that make rttlab match what ns-3 always does (timestamps on, 54-byte headers: IP 20 +
+TCP 32 + PPP 2). Only dumbbells of bulk flows without error models or scheduled losses map; any
+other scenario raises :class:`Ns3Unsupported` naming the key.
+
+Seeding: the scenario's seed is ns-3's run number with its seed fixed at 1 — only runs (substreams)
+of one seed are guaranteed independent (ns-3 manual, "Seeding and independent replications").
+ns-3 gives a random variable created without a stream number (RED's drop draws) the next stream
+from a process-wide counter; every run rewinds that counter first, so it draws exactly what it
+would in a fresh process, whatever ran before it (tests/test_ns3_peer.py). A Dask worker can
+therefore run many ns-3 runs after paying the ≈ 30 s import once.
+
+What ns-3 does not report here is NaN in the result (per-flow retransmissions, timeouts; the
+bottleneck's utilisation), never a made-up zero. Bottleneck drops are the queue disc's total
+(``drops_overflow``; ``drops_aqm`` is NaN: ns-3's drop reasons are not split out).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+#: Overrides that make rttlab's model match ns-3's fixed behaviour (see the module doc).
+COMPARABLE: dict[str, Any] = {"tcp.timestamps": True, "tcp.header": "54B"}
+
+
+class Ns3Unsupported(Exception):
+    """The scenario uses something the mapping does not carry to ns-3."""
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as v
+
+    try:
+        return f"ns3 {v('ns3')}"
+    except PackageNotFoundError:
+        return "ns3 (unknown version)"
+
+
+def _seconds(text: str) -> float:
+    from rttlab import _core
+
+    ns = _core.parse_duration(str(text))
+    if ns is None:
+        raise Ns3Unsupported(f"cannot read {text!r} as a duration")
+    return ns / 1e9
+
+
+def _bytes(text: str) -> int:
+    return int(str(text).removesuffix("B"))
+
+
+def check(doc: dict[str, Any]) -> None:
+    """Raise :class:`Ns3Unsupported` for what the mapping cannot express (``doc`` resolved)."""
+    topo, tcp = doc["topology"], doc["tcp"]
+    if doc["simulation"]["warmup"] != "0ns":
+        raise Ns3Unsupported("simulation.warmup: ns-3 goodput is measured from each flow's start; warm-up is not mapped")
+    if sum(int(g["count"]) for g in doc["flows"]) > 250:
+        raise Ns3Unsupported("flows: at most 250 flows map to ns-3 (one /24 per access link)")
+    if topo["kind"] != "dumbbell":
+        raise Ns3Unsupported("topology.kind: only dumbbells map to ns-3")
+    if topo.get("receiver_access"):
+        raise Ns3Unsupported("topology.receiver_access: not mapped to ns-3")
+    for link in ("bottleneck", "access"):
+        if topo[link].get("error", {}).get("kind") not in (None, "none"):
+            raise Ns3Unsupported(f"topology.{link}.error: error models are not mapped to ns-3")
+        if topo[link].get("losses"):
+            raise Ns3Unsupported(f"topology.{link}.losses: scheduled losses are not mapped to ns-3")
+    if topo["access"]["queue"]["kind"] != "droptail":
+        raise Ns3Unsupported("topology.access.queue.kind: access links map as droptail only")
+    if topo["bottleneck"]["queue"]["kind"] not in ("droptail", "red"):
+        raise Ns3Unsupported(f"topology.bottleneck.queue.kind: {topo['bottleneck']['queue']['kind']!r} is not mapped to ns-3")
+    if tcp["cc"] != "newreno":
+        raise Ns3Unsupported(f"tcp.cc: {tcp['cc']!r} is not mapped to ns-3 (newreno only)")
+    for i, g in enumerate(doc["flows"]):
+        if g.get("app") and g["app"].get("kind", "bulk") != "bulk":
+            raise Ns3Unsupported(f"flows.{i}.app: only bulk flows map to ns-3")
+        if g.get("bytes") not in (None, "inf"):
+            raise Ns3Unsupported(f"flows.{i}.bytes: only unlimited bulk flows map to ns-3")
+        if str(g.get("start", "0s")).startswith("uniform") or g.get("start_jitter", "0ns") != "0ns":
+            raise Ns3Unsupported(f"flows.{i}.start: random starts are not mapped to ns-3")
+        if g.get("tcp"):
+            raise Ns3Unsupported(f"flows.{i}.tcp: per-group TCP settings are not mapped to ns-3")
+
+
+def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
+    """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3."""
+    import numpy as np
+    import pandas as pd
+
+    from rttlab.scenario import Scenario
+    from rttlab.sim import Result
+
+    s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+    doc = s.resolved()
+    check(doc)
+    raw = _run(doc, pcap)
+    duration = _seconds(doc["simulation"]["duration"])
+    goodput = np.asarray(raw["goodput"], dtype=float)
+    n = len(goodput)
+    nan = np.full(n, np.nan)
+    flows = pd.DataFrame(
+        {
+            "flow": np.arange(n, dtype=np.uint32),
+            "goodput_bps": goodput,
+            "throughput_bps": nan,
+            "offered_bps": nan,
+            "bytes_delivered": np.asarray(raw["bytes"], dtype=np.uint64),
+            "retransmissions": nan,
+            "retx_timeout": nan,
+            "retx_fast": nan,
+            "retx_spurious": nan,
+            "retx_necessary": nan,
+            "timeouts": nan,
+            "fast_recoveries": nan,
+            "ecn_reductions": nan,
+            "start": np.asarray(raw["starts"], dtype=float),
+            "completed": nan,
+        }
+    )
+    b = doc["topology"]["bottleneck"]
+    channels = pd.DataFrame(
+        {
+            "channel": [0],
+            "name": ["bottleneck"],
+            "bandwidth_bps": [_core_bandwidth(b["bandwidth"])],
+            "utilisation": [math.nan],
+            "drops_overflow": [raw["drops"]],
+            "drops_aqm": [math.nan],
+            "drops_corruption": [0],
+            "marks": [raw["marks"]],
+        }
+    )
+    jain = float(goodput.sum() ** 2 / (n * (goodput**2).sum())) if n and goodput.any() else None
+    return Result(
+        name=doc["simulation"].get("name"),
+        seed=int(doc["simulation"]["seed"]),
+        duration=duration,
+        events=int(raw["events"]),
+        event_hash="",
+        aggregate_goodput_bps=float(goodput.sum()),
+        jain_index=jain,
+        flows=flows,
+        channels=channels,
+        bottleneck="bottleneck",
+        traces={},
+    )
+
+
+def _core_bandwidth(text: str) -> int:
+    for unit, scale in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3), ("bps", 1)):
+        if text.endswith(unit):
+            return int(text.removesuffix(unit)) * scale
+    raise Ns3Unsupported(f"cannot read bandwidth {text!r}")
+
+
+def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
+    from ns import ns  # slow import (≈ 30 s), only when a run needs it
+
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(int(doc["simulation"]["seed"]))
+    # Random variables created without a stream number take the next one from a process-wide
+    # counter: rewind it, so a run draws what it would draw in a fresh process, whatever ran before.
+    ns.RngSeedManager.ResetNextStreamIndex()
+    topo, tcp, flows = doc["topology"], doc["tcp"], doc["flows"]
+    duration = _seconds(doc["simulation"]["duration"])
+    mss = _bytes(tcp["mss"])
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp["sack"])))
+    ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp["ecn"] else "Off"))
+    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
+    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(int(tcp["init_cwnd"])))
+    delack = str(tcp["delayed_ack"])
+    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1 if delack == "off" else int(tcp["delayed_ack_segments"])))
+    if delack != "off":
+        ns.Config.SetDefault("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(_seconds(delack))))
+    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 26))
+    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
+
+    n = sum(int(g["count"]) for g in flows)
+    left, right, senders, receivers = (ns.NodeContainer() for _ in range(4))
+    left.Create(1), right.Create(1), senders.Create(n), receivers.Create(n)
+    stack = ns.InternetStackHelper()
+    for c in (left, right, senders, receivers):
+        stack.Install(c)
+
+    def p2p(link: dict, device_queue: str) -> Any:
+        h = ns.PointToPointHelper()
+        h.SetDeviceAttribute("DataRate", ns.StringValue(link["bandwidth"]))  # canonical: "10Mbps"
+        h.SetChannelAttribute("Delay", ns.StringValue(link["delay"]))  # canonical: "20ms", "0ns"
+        h.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize(device_queue)))
+        return h
+
+    b = topo["bottleneck"]
+    q = b["queue"]
+    limit = q["limit"]  # canonical "100p" / "150000B": ns-3's QueueSize reads both spellings
+    tc = ns.TrafficControlHelper()
+    if q["kind"] == "droptail":
+        tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(limit)))
+    else:
+        # rttlab's RED defaults (ALGORITHMS.md §9.7, ns-2's) where the scenario names none.
+        tc.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(limit)))
+        ns.Config.SetDefault("ns3::RedQueueDisc::MinTh", ns.DoubleValue(float(q.get("min_th", 5))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(float(q.get("max_th", 15))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::QW", ns.DoubleValue(float(q.get("w_q", 0.002))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0 / float(q.get("max_p", 0.1))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::Gentle", ns.BooleanValue(bool(q.get("gentle", False))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
+        ns.Config.SetDefault("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q.get("ecn", False))))
+        ns.Config.SetDefault("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(_bytes(q.get("mean_packet", "1500B"))))
+        # The idle-time correction counts the packets the link could have sent while idle at
+        # LinkBandwidth (default 1.5 Mb/s, not the link's own rate); rttlab uses the real link.
+        ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(b["bandwidth"])))
+        ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(_seconds(b["delay"]))))
+    bottleneck = p2p(b, "1p").Install(left.Get(0), right.Get(0))
+    qdiscs = tc.Install(bottleneck)  # before addresses, so ns-3 installs no default queue disc
+    addr = ns.Ipv4AddressHelper()
+    addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addr.Assign(bottleneck)
+    access = p2p(topo["access"], topo["access"]["queue"]["limit"])
+    plain = ns.TrafficControlHelper()
+    rx = []
+    for i in range(n):
+        d = access.Install(senders.Get(i), left.Get(0))
+        if pcap and i == 0:
+            access.EnablePcap(pcap, d.Get(0), True)  # writes PREFIX-<node>-<device>.pcap
+        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.Assign(d)
+        plain.Uninstall(d)
+        d = access.Install(right.Get(0), receivers.Get(i))
+        addr.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        rx.append(addr.Assign(d))
+        plain.Uninstall(d)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    sinks, starts = [], []
+    i = 0
+    for g in flows:
+        for k in range(int(g["count"])):
+            start = _seconds(g["start"]) + k * _seconds(g["start_step"])
+            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(rx[i].GetAddress(1), 5000).ConvertTo())
+            bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+            bulk.SetAttribute("SendSize", ns.UintegerValue(mss))
+            apps = bulk.Install(senders.Get(i))
+            apps.Start(ns.Seconds(start))
+            sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+            sinks.append(sink.Install(receivers.Get(i)).Get(0))
+            starts.append(start)
+            i += 1
+    ns.Simulator.Stop(ns.Seconds(duration))
+    t0 = time.process_time()
+    ns.Simulator.Run()
+    cpu = time.process_time() - t0
+    rx_bytes = [int(ns.DynamicCast[ns.PacketSink](s).GetTotalRx()) for s in sinks]
+    stats = qdiscs.Get(0).GetStats()
+    out = {
+        "goodput": [x * 8 / (duration - st) for x, st in zip(rx_bytes, starts)],
+        "bytes": rx_bytes,
+        "starts": starts,
+        "drops": int(stats.nTotalDroppedPackets),
+        "marks": int(stats.nTotalMarkedPackets),
+        "cpu_s": cpu,
+        "events": int(ns.Simulator.GetEventCount()),
+    }
+    ns.Simulator.Destroy()
+    return out

@@ -1,0 +1,313 @@
+"""The results store: one embedded DuckDB file, bulky series as Parquet beside it.
+
+Tables (documented in docs/experiments.md):
+
+- ``runs``: one row per run, keyed by its content hash (:attr:`rttlab.Scenario.hash`): the sweep
+  that first ran it, the simulator, every swept parameter as a typed column named by its scenario
+  path (``"topology.bottleneck.bandwidth"``), the canonical scenario (TOML), seed, versions, CPU and
+  wall time, status (``ok`` / ``error``) with the error's kind and message, and the run's scalar
+  results (aggregate goodput, Jain index, bottleneck utilisation, drops, ...).
+- ``sweep_runs``: which sweeps contain which runs (a run shared by two sweeps is stored once).
+- ``flows``, ``channels``: the simulator's per-flow and per-channel tables, with the run's hash.
+- traces (window, rtt, queue, ...) when a sweep keeps them: ``STORE.series/HASH/NAME.parquet``.
+
+One process writes (DuckDB locks the file); each run is one transaction, so a run is either
+stored whole or not at all, and a rerun of a sweep skips every hash already in ``runs``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: Columns of ``runs`` besides the parameters, with their DuckDB types.
+RUN_COLUMNS: dict[str, str] = {
+    "hash": "VARCHAR PRIMARY KEY",
+    "sweep": "VARCHAR",
+    "simulator": "VARCHAR",
+    "seed": "BIGINT",
+    "status": "VARCHAR",
+    "error_kind": "VARCHAR",
+    "error": "VARCHAR",
+    "cpu_s": "DOUBLE",
+    "wall_s": "DOUBLE",
+    "worker": "VARCHAR",
+    "finished_at": "TIMESTAMP",
+    "rttlab_version": "VARCHAR",
+    "simulator_version": "VARCHAR",
+    "result_schema": "VARCHAR",
+    "scenario_schema": "INTEGER",
+    "scenario": "VARCHAR",
+    "name": "VARCHAR",
+    "duration_s": "DOUBLE",
+    "events": "BIGINT",
+    "event_hash": "VARCHAR",
+    "goodput_bps": "DOUBLE",
+    "jain_index": "DOUBLE",
+    "utilisation": "DOUBLE",
+    "drops": "BIGINT",
+    "marks": "BIGINT",
+    "retransmissions": "BIGINT",
+    "timeouts": "BIGINT",
+    "min_flow_goodput_bps": "DOUBLE",
+    "max_flow_goodput_bps": "DOUBLE",
+}
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written (locked by another writer, not a DuckDB file, ...)."""
+
+
+def sql_type(value: Any) -> str:
+    """The DuckDB column type of a parameter value (TOML types: bool, int, float, string, list)."""
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "BIGINT"
+    if isinstance(value, float):
+        return "DOUBLE"
+    return "VARCHAR"
+
+
+def unify(types: set[str]) -> str:
+    """One column type for values of several types: integers widen to DOUBLE beside floats,
+    anything else mixed is VARCHAR."""
+    if len(types) == 1:
+        return next(iter(types))
+    if types <= {"BIGINT", "DOUBLE"}:
+        return "DOUBLE"
+    return "VARCHAR"
+
+
+def param_types(rows: list[Mapping[str, Any]]) -> dict[str, str]:
+    """The column type of every parameter over all of a sweep's runs."""
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        for k, v in r.items():
+            seen.setdefault(k, set()).add(sql_type(v))
+    return {k: unify(t) for k, t in seen.items()}
+
+
+def sql_value(value: Any) -> Any:
+    """Lists and tables (rare as parameters) are stored as their JSON text."""
+    if isinstance(value, (list, dict)):
+        import json
+
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Store:
+    """A DuckDB results file. ``Store(path)`` opens it for writing (creating the tables);
+    ``Store(path, read_only=True)`` for queries while nothing writes."""
+
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        import duckdb
+
+        self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise StoreError(f"{self.path}: no such store")
+        try:
+            self.db = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise StoreError(f"{self.path}: cannot open the store: {first}") from None
+        self.read_only = read_only
+        # Columns of runs and tables known to exist: looked up once, not per stored run.
+        self._run_cols: set[str] = set()
+        self._tables: set[str] = set()
+        if not read_only:
+            self._create()
+
+    @property
+    def series_dir(self) -> Path:
+        return self.path.with_name(self.path.name + ".series")
+
+    def _create(self) -> None:
+        cols = ", ".join(f"{quote(k)} {t}" for k, t in RUN_COLUMNS.items())
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+        self.db.execute("CREATE TABLE IF NOT EXISTS sweep_runs (sweep VARCHAR, hash VARCHAR, PRIMARY KEY (sweep, hash))")
+        # Reproductions write their published-vs-ours comparison here (one row per point and metric).
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS comparisons (reproduction VARCHAR, point VARCHAR, metric VARCHAR, "
+            "published DOUBLE, source VARCHAR, ours DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT, "
+            "tolerance DOUBLE, matched BOOLEAN, PRIMARY KEY (reproduction, point, metric))"
+        )
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    def stored_hashes(self, status: str | None = None) -> set[str]:
+        if status is None:
+            rows = self.db.execute("SELECT hash FROM runs").fetchall()
+        else:
+            rows = self.db.execute("SELECT hash FROM runs WHERE status = ?", [status]).fetchall()
+        return {r[0] for r in rows}
+
+    def columns(self, table: str = "runs") -> list[str]:
+        return [r[0] for r in self.db.execute(f"DESCRIBE {quote(table)}").fetchall()]
+
+    def query(self, sql: str, params: list[Any] | None = None):  # -> pandas.DataFrame
+        return self.db.execute(sql, params or []).df()
+
+    def runs(self, sweep: str | None = None):  # -> pandas.DataFrame
+        """The ``runs`` rows (of one sweep, by membership), oldest first."""
+        if sweep is None:
+            return self.query("SELECT * FROM runs ORDER BY finished_at, hash")
+        return self.query(
+            "SELECT r.* FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? ORDER BY r.finished_at, r.hash", [sweep]
+        )
+
+    def sweeps(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep").fetchall()]
+
+    # ---- writing ----------------------------------------------------------------------------
+
+    def prepare_params(self, types: Mapping[str, str]) -> None:
+        """Add a typed column for every parameter (``types`` from :func:`param_types`); widen
+        an existing column when another sweep gives it wider values (BIGINT → DOUBLE → VARCHAR)."""
+        have = dict(self.db.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs'").fetchall())
+        for key, t in types.items():
+            if key in RUN_COLUMNS:
+                continue
+            if key not in have:
+                self.db.execute(f"ALTER TABLE runs ADD COLUMN {quote(key)} {t}")
+            elif (wide := unify({have[key], t})) != have[key]:
+                self.db.execute(f"ALTER TABLE runs ALTER {quote(key)} TYPE {wide}")
+
+    def _ensure_param_columns(self, params: Mapping[str, Any]) -> None:
+        if not self._run_cols.issuperset(params):
+            self._run_cols = set(self.columns("runs"))
+        missing = {k: v for k, v in params.items() if k not in self._run_cols}
+        if missing:
+            self.prepare_params(param_types([missing]))
+            self._run_cols = set(self.columns("runs"))
+
+    def add_membership(self, sweep: str, hash_: str, params: Mapping[str, Any]) -> None:
+        """Record that ``sweep`` contains the already stored run ``hash_`` and fill in the
+        parameter columns this sweep names (they follow from the scenario, so never conflict)."""
+        self._ensure_param_columns(params)
+        self.db.execute("BEGIN")
+        try:
+            self.db.execute("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [sweep, hash_])
+            for key, value in params.items():
+                self.db.execute(f"UPDATE runs SET {quote(key)} = ? WHERE hash = ? AND {quote(key)} IS NULL", [sql_value(value), hash_])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def write_run(self, sweep: str, params: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
+        """Store one finished run (``outcome`` as :func:`rttlab.sweep.run_one` returns it) in one
+        transaction, series first. A hash already stored is left alone (a task retried after its
+        worker died may finish twice); returns whether a row was written."""
+        return self.write_runs(sweep, [(params, outcome)])[0]
+
+    def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
+        """Store runs that finished together in one transaction (one commit, not one per run):
+        all of them or none. Rows go to DuckDB as Arrow tables (one statement per table for the
+        whole batch: binding values one by one costs more than the runs themselves)."""
+        import pyarrow as pa
+
+        for params, _ in items:
+            self._ensure_param_columns(params)
+        rows = []
+        for params, outcome in items:
+            row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
+            row["sweep"] = sweep
+            row["finished_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+            row.update({k: sql_value(v) for k, v in params.items()})
+            traces = outcome.get("traces") or {}
+            if traces:
+                self._write_series(row["hash"], traces)
+            rows.append(row)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        batch = pa.table({k: [r.get(k) for r in rows] for k in keys})
+        self.db.execute("BEGIN")
+        try:
+            self.db.register("_rows", batch)
+            try:
+                done = {r[0] for r in self.db.execute("INSERT INTO runs BY NAME SELECT * FROM _rows ON CONFLICT DO NOTHING RETURNING hash").fetchall()}
+                self.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _rows ON CONFLICT DO NOTHING", [sweep])
+            finally:
+                self.db.unregister("_rows")
+            for table in ("flows", "channels"):
+                frames = [
+                    _with_hash(outcome[table], row["hash"])
+                    for row, (_, outcome) in zip(rows, items)
+                    if row["hash"] in done and outcome.get(table) is not None and len(outcome[table])
+                ]
+                if frames:
+                    self._insert_frame(table, pa.concat_tables(frames, promote_options="default"))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return [r["hash"] in done for r in rows]
+
+    def _insert_frame(self, table: str, frame: Any) -> None:
+        """Append an Arrow table that carries a ``hash`` column (the table created on first use)."""
+        self.db.register("_frame", frame)
+        try:
+            if table not in self._tables:
+                exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+                if not exists:
+                    self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM _frame LIMIT 0")
+                self._tables.add(table)
+            self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM _frame")
+        finally:
+            self.db.unregister("_frame")
+
+    def _write_series(self, hash_: str, traces: Mapping[str, Any]) -> None:
+        out = self.series_dir / hash_
+        out.mkdir(parents=True, exist_ok=True)
+        for name, frame in traces.items():
+            final = out / f"{name}.parquet"
+            tmp = out / f".{name}.parquet.tmp"
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, final)  # a reader never sees half a file
+
+    def write_comparison(self, reproduction: str, rows: list[dict[str, Any]]) -> None:
+        self.db.execute("BEGIN")
+        try:
+            self.db.execute("DELETE FROM comparisons WHERE reproduction = ?", [reproduction])
+            for r in rows:
+                self.db.execute(
+                    "INSERT INTO comparisons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [reproduction, r["point"], r["metric"], r["published"], r["source"], r["ours"], r["ci_low"], r["ci_high"], r["n"], r["tolerance"], r["matched"]],
+                )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def series(self, hash_: str, name: str):  # -> pandas.DataFrame
+        import pandas as pd
+
+        path = self.series_dir / hash_ / f"{name}.parquet"
+        if not path.is_file():
+            raise StoreError(f"{path}: no {name!r} series stored for run {hash_}")
+        return pd.read_parquet(path)
+
+
+def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
+    """A run's per-flow or per-channel table (pandas or Arrow) as Arrow, ``hash`` first."""
+    import pyarrow as pa
+
+    t = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    return t.add_column(0, "hash", pa.array([hash_] * t.num_rows, pa.string()))

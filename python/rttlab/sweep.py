@@ -1,0 +1,385 @@
+"""Sweeps: a base scenario × a grid and/or zipped parameter lists × seeds, run on Dask.
+
+A sweep file (docs/experiments.md)::
+
+    [sweep]
+    name = "bw"
+    scenario = "../examples/scenarios/dumbbell-n10-droptail.toml"   # relative to this file
+    seeds = [1, 2, 3]            # or: replications = 24  (seeds 1..24)
+    level = 0.95                 # confidence level of the summaries
+    traces = ["queue"]           # traces kept as Parquet beside the store (default none)
+
+    [set]                        # applied to every run, typed TOML values
+    "simulation.duration" = "10s"
+
+    [grid]                       # every combination
+    "topology.bottleneck.bandwidth" = ["5Mbps", "10Mbps"]
+
+    [zip]                        # lists of one length, varied together (then crossed with the grid)
+    "topology.bottleneck.delay" = ["10ms", "40ms"]
+    "flows.0.count" = [1, 4]
+
+``simulator`` may appear in ``[grid]``/``[zip]`` or ``[sweep]`` (``"rttlab"``, ``"ns3"``): it
+selects the engine instead of setting a scenario key.
+
+The client submits one Dask task per run not yet in the store and writes every result the moment
+it arrives (single writer); see :func:`execute`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rttlab import _core
+from rttlab.scenario import Scenario
+
+SIMULATORS = ("rttlab", "ns3")
+
+
+class SweepError(Exception):
+    """The sweep file is invalid: the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: its parameters (the swept values), scenario, simulator and key."""
+
+    params: dict[str, Any]
+    scenario: Scenario
+    simulator: str
+    hash: str
+
+
+@dataclass
+class Sweep:
+    name: str
+    base: Scenario
+    runs: list[RunSpec]
+    level: float = 0.95
+    traces: list[str] = field(default_factory=list)
+    #: The swept parameter names, in file order (the summary's default ``--by``).
+    keys: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Sweep:
+        p = Path(path)
+        try:
+            doc = tomllib.loads(p.read_text())
+        except OSError as e:
+            raise SweepError(f"cannot read sweep {p}: {e.strerror or e}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise SweepError(f"{p}: not valid TOML: {e}") from None
+        return cls.from_dict(doc, base_dir=p.parent, source=str(p))
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any], base_dir: Path = Path("."), source: str = "sweep") -> Sweep:
+        def bad(key: str, reason: str) -> SweepError:
+            return SweepError(f"{source}: {key}: {reason}")
+
+        unknown = set(doc) - {"sweep", "set", "grid", "zip", "scenario"}
+        if unknown:
+            raise bad(sorted(unknown)[0], "unknown table (expected [sweep], [set], [grid], [zip], [scenario])")
+        head = dict(doc.get("sweep", {}))
+        allowed = {"name", "scenario", "seeds", "replications", "level", "traces", "simulator"}
+        for k in head:
+            if k not in allowed:
+                raise bad(f"sweep.{k}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+        # The base scenario: a file (relative to the sweep file) or an inline [scenario] table.
+        if "scenario" in doc and "scenario" in head:
+            raise bad("scenario", "give sweep.scenario (a file) or a [scenario] table, not both")
+        if "scenario" in doc:
+            base = Scenario(dict(doc["scenario"]), source=f"{source} [scenario]")
+        elif "scenario" in head:
+            if not isinstance(head["scenario"], str):
+                raise bad("sweep.scenario", "expected a file name")
+            path = Path(head["scenario"])
+            path = path if path.is_absolute() else base_dir / path
+            base = Scenario.load(path)
+        else:
+            raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
+        name = head.get("name") or Path(source).stem
+        if not isinstance(name, str):
+            raise bad("sweep.name", "expected a string")
+        level = head.get("level", 0.95)
+        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+            raise bad("sweep.level", f"expected a confidence level in (0, 1), got {level!r}")
+        traces = head.get("traces", [])
+        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
+        if not isinstance(traces, list) or any(t not in known_traces for t in traces):
+            raise bad("sweep.traces", f"expected a list of {', '.join(sorted(known_traces))}")
+        if "seeds" in head and "replications" in head:
+            raise bad("sweep.seeds", "give seeds or replications, not both")
+        if "seeds" in head:
+            seeds = head["seeds"]
+            if not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+                raise bad("sweep.seeds", "expected a non-empty list of non-negative integers")
+        elif "replications" in head:
+            n = head["replications"]
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise bad("sweep.replications", f"expected a positive integer, got {n!r}")
+            seeds = list(range(1, n + 1))
+        else:
+            seeds = [None]  # the scenario's own seed
+        common = dict(doc.get("set", {}))
+        grid = dict(doc.get("grid", {}))
+        zipped = dict(doc.get("zip", {}))
+        for table, values in (("grid", grid), ("zip", zipped)):
+            for k, v in values.items():
+                if not isinstance(v, list) or not v:
+                    raise bad(f"{table}.{k}", "expected a non-empty list of values")
+        lengths = {len(v) for v in zipped.values()}
+        if len(lengths) > 1:
+            raise bad("zip", f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})")
+        for k in set(grid) & set(zipped):
+            raise bad(f"zip.{k}", "also in [grid]")
+        default_sim = head.get("simulator", "rttlab")
+        points: list[dict[str, Any]] = []
+        zip_rows = [dict(zip(zipped, vals)) for vals in zip(*zipped.values())] if zipped else [{}]
+        for combo in itertools.product(*grid.values()) if grid else [()]:
+            g = dict(zip(grid, combo))
+            for z in zip_rows:
+                points.append({**g, **z})
+        keys = [*grid, *zipped]
+        runs: list[RunSpec] = []
+        seen: set[str] = set()
+        base_with_common = base.with_(common)
+        for point in points:
+            sim = point.get("simulator", default_sim)
+            if sim not in SIMULATORS:
+                raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
+            overrides = {k: v for k, v in point.items() if k != "simulator"}
+            for seed in seeds:
+                s = base_with_common.with_(overrides)
+                if seed is not None:
+                    s = s.with_seed(seed)
+                try:
+                    h = run_hash(s, sim)
+                except _core.ScenarioError as e:
+                    where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+                    raise SweepError(f"{source}: run ({where}{', ' if where else ''}seed={s.get('simulation.seed', 1)}): {e}") from None
+                if h in seen:
+                    continue  # two points naming the same run (e.g. a parameter repeated)
+                seen.add(h)
+                params = {**point, "simulator": sim} if "simulator" in point else dict(point)
+                runs.append(RunSpec(params=params, scenario=s, simulator=sim, hash=h))
+        return cls(name=name, base=base, runs=runs, level=float(level), traces=list(traces), keys=keys)
+
+
+def run_hash(scenario: Scenario, simulator: str) -> str:
+    """The run's key: the scenario's content hash, or for another simulator that hash with the
+    simulator's name (its version is stored with the run)."""
+    if simulator == "rttlab":
+        return scenario.hash
+    import hashlib
+
+    return hashlib.sha256(f"{scenario.hash}:{simulator}".encode()).hexdigest()[:40]
+
+
+# ---- the task (runs on a worker) --------------------------------------------------------------
+
+
+def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one scenario and return what the store keeps. Never raises for a failing run: the
+    error (kind, one-line message) comes back as the outcome, so one bad point cannot stop a sweep."""
+    import socket
+
+    from rttlab import __version__
+    from rttlab.scenario import SCENARIO_SCHEMA
+    from rttlab.sim import SCHEMA
+
+    out: dict[str, Any] = {
+        "hash": task["hash"],
+        "simulator": task["simulator"],
+        "seed": task["seed"],
+        "scenario": task["scenario"],
+        "name": task.get("name"),
+        "rttlab_version": __version__,
+        "result_schema": SCHEMA,
+        "scenario_schema": SCENARIO_SCHEMA,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+    }
+    wall0, cpu0 = time.perf_counter(), time.thread_time()
+    try:
+        if task["simulator"] == "ns3":
+            from rttlab import ns3
+
+            result = ns3.simulate(task["scenario"])
+            out["simulator_version"] = ns3.version()
+        else:
+            from rttlab.sim import simulate
+
+            result = simulate(task["scenario"])
+            out["simulator_version"] = __version__
+        out.update(result_scalars(result))
+        # Arrow on the worker: the client (the only writer, the bottleneck of a sweep of short
+        # runs) then hands them to DuckDB without converting.
+        import pyarrow as pa
+
+        out["flows"] = pa.Table.from_pandas(result.flows, preserve_index=False)
+        out["channels"] = pa.Table.from_pandas(result.channels, preserve_index=False)
+        out["traces"] = {k: v for k, v in result.traces.items() if k in task.get("traces", ())}
+        out["status"] = "ok"
+    except Exception as e:  # noqa: BLE001 - every failure is data about the run
+        out["status"] = "error"
+        out["error_kind"] = type(e).__name__
+        out["error"] = (str(e).strip().splitlines() or [""])[0][:2000]
+    out["cpu_s"] = time.thread_time() - cpu0
+    out["wall_s"] = time.perf_counter() - wall0
+    return out
+
+
+def result_scalars(result: Any) -> dict[str, Any]:
+    """The scalar results of a run, as the ``runs`` table keeps them; what a simulator does not
+    report (NaN, e.g. ns-3's per-flow retransmissions) is NULL, never zero."""
+    import math
+
+    def num(x: Any, kind: type = float) -> Any:
+        x = float(x)
+        return None if math.isnan(x) else kind(x)
+
+    ch = result.channels.set_index("name").loc[result.bottleneck]
+    flows = result.flows
+    jain = result.jain_index
+    return {
+        "duration_s": float(result.duration),
+        "events": int(result.events),
+        "event_hash": result.event_hash or None,
+        "goodput_bps": float(result.aggregate_goodput_bps),
+        "jain_index": None if jain is None else num(jain),
+        "utilisation": num(ch["utilisation"]),
+        "drops": num(float(ch["drops_overflow"]) + float(ch["drops_aqm"]), int),
+        "marks": num(ch["marks"], int),
+        "retransmissions": num(flows["retransmissions"].sum(skipna=False), int),
+        "timeouts": num(flows["timeouts"].sum(skipna=False), int),
+        "min_flow_goodput_bps": num(flows["goodput_bps"].min()),
+        "max_flow_goodput_bps": num(flows["goodput_bps"].max()),
+    }
+
+
+def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
+    return {
+        "hash": run.hash,
+        "simulator": run.simulator,
+        "seed": run.scenario.seed,
+        "scenario": run.scenario.canonical_toml,
+        "name": run.scenario.name,
+        "traces": list(sweep.traces),
+    }
+
+
+# ---- the client --------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What :func:`execute` did."""
+
+    total: int
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+    #: Time the client spent writing results to the store, and the runs' own wall time on the workers.
+    store_s: float = 0.0
+    task_wall_s: float = 0.0
+    errors: list[tuple[str, str, str]] = field(default_factory=list)  # (hash, kind, message)
+
+    @property
+    def ran(self) -> int:
+        return self.ok + self.failed
+
+
+def start_client(scheduler: str | None = None, workers: int | None = None):
+    """A Dask client: to ``scheduler`` (an address such as ``tcp://host:8786`` or a scheduler
+    file path) or to a new ``LocalCluster`` of ``workers`` single-threaded processes (default:
+    one per core)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        if os.path.isfile(scheduler):
+            return Client(scheduler_file=scheduler), None
+        return Client(scheduler), None
+    n = workers or os.cpu_count() or 1
+    # One process per worker, one thread each: the core releases the GIL, but a process per core
+    # keeps each run's memory apart and matches a cluster's layout. No dashboard (needs bokeh).
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
+    return Client(cluster), cluster
+
+
+def execute(
+    sweep: Sweep,
+    store: Any,
+    client: Any,
+    *,
+    on_result: Callable[[Outcome, dict[str, Any], bool], None] | None = None,
+    retry_failed: bool = False,
+) -> Outcome:
+    """Run every run of ``sweep`` not yet in ``store`` on ``client``'s cluster.
+
+    Each outcome is written to the store as soon as it arrives (this client is the only writer),
+    then ``on_result(outcome, run_outcome, stored)`` is called (progress display). A run whose
+    worker dies is resubmitted by the scheduler to another worker; if it keeps killing workers
+    it is stored as failed. Ctrl-C cancels what is pending and returns with ``interrupted``
+    set; everything stored stays, and a rerun resumes from there."""
+    from distributed import as_completed
+
+    from rttlab.store import param_types
+
+    t0 = time.perf_counter()
+    store.prepare_params(param_types([r.params for r in sweep.runs]))
+    stored = store.stored_hashes()
+    if retry_failed:
+        failed = store.stored_hashes(status="error")
+        if failed:
+            store.db.execute(f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed))
+            stored -= failed
+    todo = [r for r in sweep.runs if r.hash not in stored]
+    result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
+    for r in sweep.runs:
+        if r.hash in stored:
+            store.add_membership(sweep.name, r.hash, r.params)
+    by_hash = {r.hash: r for r in todo}
+    futures = []
+    try:
+        futures = [client.submit(run_one, task_of(sweep, r), key=f"rttlab-run-{r.hash}", pure=False) for r in todo]
+        # Results that arrived together are stored in one transaction (one commit); a lone
+        # result is stored the moment it arrives.
+        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
+            items = []
+            for future, out in batch:
+                run = by_hash[future.key.removeprefix("rttlab-run-")]
+                if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
+                    e = out
+                    out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
+                    out.pop("traces")
+                future.release()
+                items.append((run, out))
+            w0 = time.perf_counter()
+            wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in items])
+            result.store_s += time.perf_counter() - w0
+            for (run, out), w in zip(items, wrote):
+                result.task_wall_s += out.get("wall_s") or 0.0
+                if out["status"] == "ok":
+                    result.ok += 1
+                else:
+                    result.failed += 1
+                    result.errors.append((run.hash, out.get("error_kind", ""), out.get("error", "")))
+                if on_result:
+                    on_result(result, out, w)
+    except KeyboardInterrupt:
+        result.interrupted = True
+        client.cancel([f for f in futures if not f.done()])
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def points(runs: Iterable[RunSpec]) -> int:
+    return len({tuple(sorted((k, repr(v)) for k, v in r.params.items())) for r in runs})

@@ -1,0 +1,135 @@
+"""`rttlab reproduce mathis --quick` (pinned) and `rttlab results` over the store it writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from rttlab.reproduce import Reproduction, available
+from rttlab.stats import t_interval
+
+RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
+
+
+@pytest.fixture(scope="module")
+def mathis(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mathis")
+    r = subprocess.run([*RTTLAB, "reproduce", "mathis", "--quick", "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    assert "every point matched within 15% on goodput_bps" in r.stdout
+    return out
+
+
+def test_the_shipped_reproductions_are_listed():
+    assert {"mathis", "ns3-dumbbell"} <= set(available())
+
+
+def test_mathis_quick_is_pinned(mathis):
+    doc = json.loads((mathis / "comparison.json").read_text())
+    rows = {r["params"]["topology.bottleneck.error.per"]: r for r in doc["rows"]}
+    assert sorted(rows) == [0.001, 0.01]
+    # MSS/RTT · sqrt(3/2)/sqrt(p) with MSS 1448 B and RTT 100 ms, computed here independently.
+    for p, r in rows.items():
+        assert r["published"] == pytest.approx(1448 * 8 / 0.1 * math.sqrt(1.5) / math.sqrt(p))
+        assert r["n"] == 3 and r["matched"]
+    # Pinned (3 seeds × 200 s): a little below the model at 10⁻³, further below at 10⁻² where
+    # timeouts (absent from the model) set in. A simulator change that moves these is a finding.
+    assert rows[0.001]["diff"] == pytest.approx(-0.058, abs=0.03)
+    assert rows[0.01]["diff"] == pytest.approx(-0.129, abs=0.03)
+
+
+def test_the_comparison_is_computed_from_the_stored_runs(mathis):
+    with duckdb.connect(str(mathis / "results.duckdb"), read_only=True) as c:
+        stored = c.execute('SELECT "topology.bottleneck.error.per", goodput_bps FROM runs WHERE status = \'ok\'').fetchall()
+        table = c.execute("SELECT point, ours, ci_low, ci_high, published, matched FROM comparisons WHERE reproduction = 'mathis-quick'").fetchall()
+    assert len(stored) == 6 and len(table) == 2
+    doc = json.loads((mathis / "comparison.json").read_text())
+    for r in doc["rows"]:
+        xs = [g for p, g in stored if p == r["params"]["topology.bottleneck.error.per"]]
+        assert r["ours"] == pytest.approx(statistics.fmean(xs))
+        assert (r["point"], r["ours"], r["ci_low"], r["ci_high"], r["published"], r["matched"]) in [tuple(t) for t in table]
+    assert (mathis / "figure.svg").read_text().startswith("<svg")
+
+
+def test_a_second_run_resumes_from_the_store(mathis):
+    r = subprocess.run([*RTTLAB, "reproduce", "mathis", "--quick", "--workers", "1", "--out", str(mathis)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "6 already in" in r.stdout and "0 to run" in r.stdout
+
+
+def test_results_summary_gives_student_t_intervals_of_the_stored_runs(mathis):
+    db = mathis / "results.duckdb"
+    r = subprocess.run([*RTTLAB, "results", "summary", "--store", str(db), "--metric", "goodput_bps", "--level", "0.9", "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    with duckdb.connect(str(db), read_only=True) as c:
+        stored = c.execute('SELECT "topology.bottleneck.error.per", goodput_bps FROM runs').fetchall()
+    assert len(rows) == 2
+    for row in rows:
+        xs = [g for p, g in stored if p == row["topology.bottleneck.error.per"]]
+        mean, sd = statistics.fmean(xs), statistics.stdev(xs)
+        # t_{0.95, 2} = 2.919986 (two-sided 90 %, two degrees of freedom; any t table).
+        assert row["mean"] == pytest.approx(mean)
+        assert row["std"] == pytest.approx(sd)
+        assert row["ci_high"] - row["mean"] == pytest.approx(2.919986 * sd / math.sqrt(3), rel=1e-6)
+        assert row["n"] == 3 and row["level"] == 0.9
+
+
+def test_results_query_runs_sql_and_reports_bad_sql_in_one_line(mathis):
+    db = mathis / "results.duckdb"
+    r = subprocess.run([*RTTLAB, "results", "query", "SELECT count(*) AS n, count(DISTINCT hash) AS h FROM runs", "--store", str(db), "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout) == [{"n": 6, "h": 6}]
+    bad = subprocess.run([*RTTLAB, "results", "query", "SELEC nonsense", "--store", str(db)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "query:" in bad.stderr
+    missing = subprocess.run([*RTTLAB, "results", "summary", "--store", str(db), "--by", "nope"], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "--by nope: no such column" in missing.stderr
+
+
+def test_a_single_run_has_no_interval_rather_than_a_zero_one():
+    one = t_interval([3.0], 0.95)
+    assert one["n"] == 1 and math.isnan(one["half_width"])
+    # t_{0.975, 4} = 2.776445 (two-sided 95 %, four degrees of freedom).
+    five = t_interval([1.0, 2.0, 3.0, 4.0, 5.0], 0.95)
+    assert five["half_width"] == pytest.approx(2.776445 * statistics.stdev([1, 2, 3, 4, 5]) / math.sqrt(5), rel=1e-6)
+
+
+def test_quick_replaces_the_grid_and_keeps_the_rest():
+    full, quick = Reproduction.load("mathis").sweep(), Reproduction.load("mathis", quick=True).sweep()
+    assert len(full.runs) == 5 * 10 and len(quick.runs) == 2 * 3
+    assert quick.name == "mathis-quick" and full.name == "mathis"
+    assert {r.scenario.resolved()["topology"]["bottleneck"]["error"]["kind"] for r in quick.runs} == {"bernoulli"}
+
+
+ns3_missing = pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("ns") is None and not __import__("os").environ.get("CI"),
+    reason="the ns3 wheel is not installed (pip install -e '.[ns3]'); CI installs it",
+)
+
+
+@ns3_missing
+def test_ns3_dumbbell_quick_is_pinned(tmp_path):
+    """Four dumbbells (1 and 10 flows, DropTail and RED), 60 s, seed 1, in both simulators on a
+    two-worker local cluster (one ns-3 import per worker)."""
+    r = subprocess.run([*RTTLAB, "reproduce", "ns3-dumbbell", "--quick", "--workers", "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = {r["point"]: r for r in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
+    assert len(rows) == 4
+    for point, row in rows.items():
+        assert row["matched"], (point, row["diff"])
+        assert row["source"] == "ns3 (1 run)"
+    # Pinned: the same numbers `scripts/ns3_compare.py X --set tcp.sack=true` gives for these
+    # scenarios (docs/ns3-comparison.md); RED single flow is the largest gap.
+    assert rows["flows.0.count=1, simulation.name=red"]["diff"] == pytest.approx(-0.025, abs=0.01)
+    assert rows["flows.0.count=10, simulation.name=droptail"]["diff"] == pytest.approx(0.001, abs=0.005)
+    with duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True) as c:
+        sims = dict(c.execute("SELECT simulator, count(*) FROM runs WHERE status = 'ok' GROUP BY ALL").fetchall())
+        version = c.execute("SELECT DISTINCT simulator_version FROM runs WHERE simulator = 'ns3'").fetchall()
+    assert sims == {"rttlab": 4, "ns3": 4}
+    assert version[0][0].startswith("ns3 3.44")
