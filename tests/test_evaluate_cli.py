@@ -203,7 +203,7 @@ def test_min_rto_equalises_every_floor(write):
     # 100 ms RTTs: with every floor at 300 ms, rfc6298 and quic wait 300 ms on a loss.
     path = write("s.csv", "\n".join(["100"] * 50))
     doc = json.loads(run("evaluate", path, "-e", "rfc6298,quic,linux", "--min-rto", "300ms", "--json").stdout)
-    rows = {r["estimator"].split("(")[0]: r for r in doc["rows"]}
+    rows = {r["estimator"]: r for r in doc["rows"]}
     assert doc["settings"]["min_rto_s"] == 0.3
     assert rows["rfc6298"]["wait_mean_s"] == pytest.approx(0.3)
     # QUIC's PTO starts above 300 ms (100 + 4·50 + 25 ms) and sinks to the floor within samples.
@@ -221,7 +221,8 @@ def test_tick_sets_fixed_share_and_warns_about_samples_above_its_top_expert(writ
     out = run("evaluate", path, "-e", "fixed-share,linux", "--tick", "4ms", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert {r["estimator"] for r in doc["rows"]} == {"fixed-share(tick=0.004)", "linux(hz=250)"}
+    assert {r["estimator"] for r in doc["rows"]} == {"fixed-share", "linux"}
+    assert doc["params"] == {"fixed-share": {"tick": "0.004"}, "linux": {"hz": "250"}}
     assert "5 of 25 samples (20.0%) exceed its top expert (516 ms = 129 ticks of 4 ms)" in out.stderr
     assert "exceed" in " ".join(doc["warnings"])
     clamped = run("evaluate", path, "-e", "fixed-share", "-p", "fixed-share.clamp=top")

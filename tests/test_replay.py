@@ -60,7 +60,7 @@ def test_fixed_share_clamp_feeds_the_top_expert_for_samples_above_it(rng):
 def test_tick_sets_every_tick_based_estimator():
     rtts = np.full(50, 0.1)
     table = rttlab.replay(rtts, ["fixed-share", "linux"], tick=0.01)
-    assert list(table["estimator"]) == ["fixed-share(tick=0.01)", "linux(hz=100)"]
+    assert list(table["estimator"]) == ["fixed-share", "linux"]
     assert table["mae_ticks"][0] == pytest.approx(table["mae_s"][0] / 0.01)
     with pytest.raises(ValueError, match="not a whole number of Hz"):
         rttlab.replay(rtts, ["linux"], tick=0.003)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rttlab.estimators import NAMES, Spec, catalog, spec
-from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, score, with_tick
+from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, relabel, score, with_tick
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -153,9 +153,10 @@ def evaluate(
         raise ValueError(f"by must be 'conn' or None, got {by!r}")
     if sort not in (*METRICS, *COUNTS):
         raise ValueError(f"sort must be one of {', '.join((*METRICS, *COUNTS))}, got {sort!r}")
-    specs = as_specs(NAMES if estimators is None else estimators)
-    if not specs:
+    given = as_specs(NAMES if estimators is None else estimators)
+    if not given:
         raise ValueError("no estimators given")
+    specs = given
     if tick is not None:
         if not (isinstance(tick, (int, float)) and tick > 0 and math.isfinite(tick)):
             raise ValueError(f"tick must be a positive number of seconds, got {tick!r}")
@@ -170,7 +171,9 @@ def evaluate(
         "timer_granularity_s": timer_granularity,
         "timestamps": timestamps,
     }
-    options = dict(tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps)
+    # Rows keep the names the caller gave; `params` in the JSON records what actually ran.
+    labels = {s.label: g.label for s, g in zip(specs, given)}
+    options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps)
 
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -277,8 +280,8 @@ def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
     return front
 
 
-def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str) -> list[dict[str, Any]]:
-    floors = {s.label: floor_of(s, min_rto) for s in specs}
+def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str]) -> list[dict[str, Any]]:
+    floors = {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
     front = pareto_front(rows)
     out = []
     for r in rows:
@@ -287,7 +290,7 @@ def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | No
     return sorted(out, key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0.0))
 
 
-def _notes(rows: list[dict[str, Any]], specs: list[Spec]) -> list[str]:
+def _notes(rows: list[dict[str, Any]], specs: list[Spec], labels: dict[str, str]) -> list[str]:
     notes = []
     keys = ("samples", "predicted", *METRICS, *COUNTS)
     groups: dict[tuple, list[str]] = {}
@@ -297,14 +300,15 @@ def _notes(rows: list[dict[str, Any]], specs: list[Spec]) -> list[str]:
         if len(names) > 1 and rows and rows[0]["samples"] > 0:
             notes.append(f"{' and '.join(names)}: identical on every metric (the same predictions and RTOs on these samples)")
     for s in specs:
+        label = labels.get(s.label, s.label)
         if s.name == "ca-rto":
-            notes.append(f"{s.label}: closed-loop only — its random extension needs the sender's cwnd, which a replay of RTT samples has not; here it is its RFC 6298 base (use `rttlab simulate` to see it)")
+            notes.append(f"{label}: closed-loop only — its random extension needs the sender's cwnd, which a replay of RTT samples has not; here it is its RFC 6298 base (use `rttlab simulate` to see it)")
         if s.name == "eifel" and s.params.get("gain", "fixed") != "fixed":
-            notes.append(f"{s.label}: the flight-based gain needs the sender's cwnd; a replay falls back to the fixed γ = 1/3")
+            notes.append(f"{label}: the flight-based gain needs the sender's cwnd; a replay falls back to the fixed γ = 1/3")
     return notes
 
 
-def _range_warnings(rtts_ns: np.ndarray, specs: list[Spec]) -> list[str]:
+def _range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str]) -> list[str]:
     """Fixed-Share cannot predict above its top expert x_N = RTT_min + RTT_max ticks."""
     out = []
     for s in specs:
@@ -316,19 +320,23 @@ def _range_warnings(rtts_ns: np.ndarray, specs: list[Spec]) -> list[str]:
         above = int(np.count_nonzero(rtts_ns > top * 1e9))
         if above and p["clamp"] == "off":
             out.append(
-                f"{s.label}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
+                f"{labels.get(s.label, s.label)}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
                 f"({_fmt_s(top)} = {float(p['rtt_min']) + float(p['rtt_max']):g} ticks of {_fmt_s(tick)}); above it every expert pays the same loss "
                 "and the prediction collapses toward the mean expert — set fixed-share.clamp=top or a longer fixed-share.tick"
             )
     return out
 
 
+def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
+    return relabel(score(times_ns, rtts_ns, specs, **options), labels)
+
+
 def _evaluate_streams(name, kind, times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title) -> Evaluation:
-    result = score(times_ns, rtts_ns, specs, starts=starts, trace=trace, **options)
-    rows = _decorate(result.rows, specs, settings["min_rto_s"], sort)
-    notes = _notes(rows, specs)
+    result = _score(times_ns, rtts_ns, specs, starts=starts, trace=trace, **options)
+    rows = _decorate(result.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    notes = _notes(rows, specs, options["labels"])
     notes.append("losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)")
-    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, _range_warnings(rtts_ns, specs), result if trace else None, title)
+    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, _range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
 
 
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
@@ -346,9 +354,9 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     ends = np.r_[starts[1:], len(conn)]
     times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    pooled = score(times_ns, rtts_ns, specs, starts=starts.tolist(), **options)
-    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort)
-    notes = _notes(rows, specs)
+    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), **options)
+    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    notes = _notes(rows, specs, options["labels"])
     notes.append(
         "losses: the capture layer reports how many segments each connection retransmitted, not which ones were lost and needed, "
         "so W is the wait the timer in force would have imposed on a loss, as for a plain series (docs/metrics.md)"
@@ -372,7 +380,7 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
                 "samples": int(b - a),
                 # Retransmissions by the side whose data the path series times (count only).
                 "retransmissions": int(info.at[c, f"retransmissions_{direction}"]) if direction else None,
-                "rows": _decorate(score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows, specs, settings["min_rto_s"], sort) if b - a >= 2 else [],
+                "rows": _decorate(_score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows, specs, settings["min_rto_s"], sort, options["labels"]) if b - a >= 2 else [],
             }
             per_conn.append(entry)
         per_conn.sort(key=lambda e: -e["samples"])
@@ -380,8 +388,8 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
             top = per_conn[0]
             a = int(starts[np.flatnonzero(conn[starts] == top["conn"])[0]])
             b = a + top["samples"]
-            trace_scores = score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **options)
+            trace_scores = _score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **options)
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
-    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + _range_warnings(rtts_ns, specs), trace_scores, title)
+    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + _range_warnings(rtts_ns, specs, options["labels"]), trace_scores, title)

@@ -135,6 +135,16 @@ def score(
     return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces)
 
 
+def relabel(scores: Scores, labels: dict[str, str]) -> Scores:
+    """Rows and traces named as the caller wrote the estimators (``--tick`` and ``--min-rto`` add
+    parameters to the specs that ran; the JSON's ``params`` records those)."""
+    for row in scores.rows:
+        row["estimator"] = labels.get(row["estimator"], row["estimator"])
+    if scores.traces is not None:
+        scores.traces = {labels.get(k, k): v for k, v in scores.traces.items()}
+    return scores
+
+
 def replay(
     samples: pd.DataFrame | np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str,
@@ -162,12 +172,14 @@ def replay(
     from rttlab.series import to_nanos
 
     times_ns, rtts_ns = to_nanos(samples)
-    specs = as_specs(estimators)
-    if tick is not None:
-        specs = with_tick(specs, tick)
-    result = score(
-        times_ns, rtts_ns, specs, tick=tick or DEFAULT_TICK_S, trace=trace, threads=threads,
-        min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps,
+    given = as_specs(estimators)
+    specs = with_tick(given, tick) if tick is not None else given
+    result = relabel(
+        score(
+            times_ns, rtts_ns, specs, tick=tick or DEFAULT_TICK_S, trace=trace, threads=threads,
+            min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps,
+        ),
+        {s.label: g.label for s, g in zip(specs, given)},
     )
     table = pd.DataFrame(result.rows)
     table[METRICS] = table[METRICS].astype("float64")
