@@ -57,6 +57,7 @@ impl WithEstimator for Pass<'_> {
         let mut starts = self.starts.iter().copied().peekable();
         let mut scorer = Scorer::with_capacity(n);
         let mut timer = SenderTimer::new(self.cfg.timer, self.template);
+        let mut stream_start = 0;
         let mut trace = self.cfg.trace.then(|| Trace {
             prediction: Vec::with_capacity(n),
             prediction_after: Vec::with_capacity(n),
@@ -71,6 +72,7 @@ impl WithEstimator for Pass<'_> {
             }
             if first_of_stream && i > 0 {
                 timer = SenderTimer::new(self.cfg.timer, self.template);
+                stream_start = i;
             }
             while starts.peek().is_some_and(|&s| s <= i) {
                 starts.next();
@@ -79,10 +81,10 @@ impl WithEstimator for Pass<'_> {
             let before = est.prediction();
             let rto = self.cfg.timer.base(&*est);
             let outcome = if first_of_stream {
-                timer.warm_up(now, rtt);
+                timer.warm_up(now);
                 TimerOutcome::default()
             } else {
-                timer.on_ack(now, rtt, &*est)
+                timer.on_ack(now, rtt, &*est, (&self.times[stream_start..i], &self.rtts[stream_start..i]))
             };
             est.on_sample(rtt, &ctx);
             est.on_timer_armed(&ctx);

@@ -84,8 +84,6 @@ pub struct SenderTimer<'a> {
     cfg: TimerConfig,
     /// A fresh estimator of the kind replayed, to build the timer from at the first expiry.
     template: &'a Estimator,
-    /// The stream's samples so far (ACK time, RTT), while the timer has not diverged.
-    history: Vec<(Nanos, Nanos)>,
     /// The timer once it diverged from the open-loop estimator.
     own: Option<RetransmitTimer>,
     last_ack: Option<Nanos>,
@@ -93,18 +91,19 @@ pub struct SenderTimer<'a> {
 
 impl<'a> SenderTimer<'a> {
     pub fn new(cfg: TimerConfig, template: &'a Estimator) -> Self {
-        Self { cfg, template, history: Vec::new(), own: None, last_ack: None }
+        Self { cfg, template, own: None, last_ack: None }
     }
 
     /// The first sample of a stream only starts the clock (it is not scored).
-    pub fn warm_up(&mut self, now: Nanos, rtt: Nanos) {
+    pub fn warm_up(&mut self, now: Nanos) {
         self.last_ack = Some(now);
-        self.history.push((now, rtt));
     }
 
     /// Replay the timer for the segment whose ACK arrives at `now` with RTT `rtt`. `shared` is
-    /// the open-loop estimator *before* it absorbs the sample. Call [`Self::absorb`] after.
-    pub fn on_ack<E: RttEstimator>(&mut self, now: Nanos, rtt: Nanos, shared: &E) -> TimerOutcome {
+    /// the open-loop estimator *before* it absorbs the sample; `earlier` the stream's samples
+    /// before this one (ACK times, RTTs), from which the timer is built at its first expiry.
+    /// Call [`Self::absorb`] after.
+    pub fn on_ack<E: RttEstimator>(&mut self, now: Nanos, rtt: Nanos, shared: &E, earlier: (&[Nanos], &[Nanos])) -> TimerOutcome {
         let send = now.saturating_sub(rtt);
         let mut armed = self.last_ack.map_or(send, |a| a.max(send));
         let first = match &self.own {
@@ -116,7 +115,7 @@ impl<'a> SenderTimer<'a> {
         let mut expiries = 0u32;
         let cfg = self.cfg;
         while deadline <= now {
-            let timer = self.diverge();
+            let timer = self.diverge(earlier);
             expiries = expiries.saturating_add(1);
             timer.on_timeout();
             let rto = cfg.in_force(timer.base_rto(), timer.backoff_count(), timer.estimator().max_rto());
@@ -138,25 +137,22 @@ impl<'a> SenderTimer<'a> {
     /// diverged) takes it unless Karn withheld it, which also ends the back-off; the ACK restarts
     /// the timer (§5.3).
     pub fn absorb(&mut self, now: Nanos, rtt: Nanos, outcome: &TimerOutcome, ctx: &Context) {
-        match self.own.as_mut() {
-            Some(timer) => {
-                if !outcome.withheld {
-                    timer.on_sample(rtt, ctx);
-                }
-                timer.arm(now, ctx);
+        if let Some(timer) = self.own.as_mut() {
+            if !outcome.withheld {
+                timer.on_sample(rtt, ctx);
             }
-            None => self.history.push((now, rtt)),
+            timer.arm(now, ctx);
         }
         self.last_ack = Some(now);
     }
 
     /// The stream's own timer, built at the first expiry from the samples seen so far (each
     /// absorbed then followed by a re-arm, the calls the open-loop estimator received).
-    fn diverge(&mut self) -> &mut RetransmitTimer {
-        let (template, history) = (self.template, &mut self.history);
+    fn diverge(&mut self, (times, rtts): (&[Nanos], &[Nanos])) -> &mut RetransmitTimer {
+        let template = self.template;
         self.own.get_or_insert_with(|| {
             let mut timer = RetransmitTimer::new(template.clone(), Policy::None);
-            for (now, rtt) in history.drain(..) {
+            for (&now, &rtt) in times.iter().zip(rtts) {
                 let ctx = Context { now, ..Context::default() };
                 timer.on_sample(rtt, &ctx);
                 timer.arm(now, &ctx);
@@ -179,13 +175,15 @@ mod tests {
         let template = open.clone();
         let mut timer = SenderTimer::new(cfg, &template);
         let mut out = vec![];
-        for (i, &(now, rtt)) in acks.iter().enumerate() {
-            let (now, rtt) = (now * MS, rtt * MS);
+        let times: Vec<Nanos> = acks.iter().map(|a| a.0 * MS).collect();
+        let rtts: Vec<Nanos> = acks.iter().map(|a| a.1 * MS).collect();
+        for i in 0..acks.len() {
+            let (now, rtt) = (times[i], rtts[i]);
             let ctx = Context { now, ..Context::default() };
             if i == 0 {
-                timer.warm_up(now, rtt);
+                timer.warm_up(now);
             } else {
-                let o = timer.on_ack(now, rtt, &open);
+                let o = timer.on_ack(now, rtt, &open, (&times[..i], &rtts[..i]));
                 timer.absorb(now, rtt, &o, &ctx);
                 out.push(o);
             }
