@@ -1,7 +1,7 @@
 //! The Python bindings, all in this one file (DESIGN.md). Data crosses as NumPy columns; errors
 //! become the exceptions defined here, whose message is the one line the CLI prints.
 
-use crate::eval::{replay_all, ReplayConfig, TimerConfig};
+use crate::eval::{replay_all, ReplayConfig, Streams, TimerConfig};
 use crate::io::series;
 use crate::rtt::{self, ParamError, ParamSpec};
 use crate::time::Nanos;
@@ -86,7 +86,7 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -100,11 +100,12 @@ fn replay<'py>(
     timer_granularity_ns: u64,
     min_rto_ns: u64,
     timestamps: bool,
+    stream_timestamps: Option<Vec<bool>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
     let starts = starts.unwrap_or_default();
-    if starts.windows(2).any(|w| w[0] > w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
-        return Err(PyValueError::new_err("stream starts must be sorted indices within the samples"));
+    if starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
+        return Err(PyValueError::new_err("stream starts must be strictly increasing indices within the samples"));
     }
     let rtts = rtts_ns.as_slice()?;
     if times.len() != rtts.len() {
@@ -119,7 +120,9 @@ fn replay<'py>(
         timer: TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps },
         trace,
     };
-    let results = py.detach(|| replay_all(estimators, times, rtts, &starts, &cfg, threads));
+    let stream_timestamps = stream_timestamps.unwrap_or_default();
+    let streams = Streams { starts: &starts, timestamps: &stream_timestamps };
+    let results = py.detach(|| replay_all(estimators, times, rtts, &streams, &cfg, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
         .iter()

@@ -63,8 +63,10 @@ def test_a_capture_is_evaluated_per_connection_in_one_call(tmp_path):
 
 def test_a_frame_with_connections_is_one_stream_per_connection():
     frame = pd.DataFrame({"conn": [1, 1, 1, 2, 2, 2], "time": [0.1, 0.2, 0.3, 0.05, 0.15, 0.25], "rtt": [0.1] * 6})
-    [row] = rttlab.evaluate(frame, ["rfc6298"]).rows
+    result = rttlab.evaluate(frame, ["rfc6298"])
+    [row] = result.rows
     assert row["samples"] == 4  # two streams, each's first sample warms up
+    assert [(c["conn"], c["samples"], c["rows"][0]["samples"]) for c in result.connections] == [(1, 3, 2), (2, 3, 2)]
     # Rows are taken in time order within each connection, whatever order they come in.
     shuffled = frame.iloc[[5, 2, 0, 4, 1, 3]]
     assert rttlab.evaluate(shuffled, ["rfc6298"]).rows == rttlab.evaluate(frame, ["rfc6298"]).rows
@@ -102,3 +104,14 @@ def test_real_captures_pool_what_their_connections_score(shared):
         per = [r for c in result.connections for r in c["rows"] if r["estimator"] == name]
         assert row["bad_timeouts"] == sum(r["bad_timeouts"] for r in per)
         assert row["samples"] == sum(r["samples"] for r in per)
+
+
+def test_a_capture_decides_karn_per_connection_from_its_timestamp_option(shared):
+    path = shared / "captures" / "zeek-tcprs_rto001.pcap"
+    auto = rttlab.evaluate(path, ["rfc6298"])
+    assert auto.settings["timestamps"] == "auto"
+    _, flows = rttlab.read_capture(path)
+    uses = {int(c): bool(f and r) for c, f, r in zip(flows["conn"], flows["ts_fwd"], flows["ts_rev"])}
+    assert all(c["timestamps"] == uses[c["conn"]] for c in auto.connections)
+    forced = rttlab.evaluate(path, ["rfc6298"], timestamps=False)
+    assert all(c["timestamps"] is False for c in forced.connections)

@@ -236,6 +236,7 @@ def test_the_timer_options_reach_the_replay(write):
     karn = json.loads(run(*base).stdout)["rows"][0]
     ts = json.loads(run(*base, "--timestamps").stdout)["rows"][0]
     assert karn["bad_timeouts"] == ts["bad_timeouts"] == 1
+    assert json.loads(run(*base).stdout)["settings"]["timestamps"] == "auto"
     assert karn["karn_withheld"] == 1 and ts["karn_withheld"] == 0
     beat = json.loads(run(*base, "--timer-granularity", "500ms").stdout)
     assert beat["settings"]["timer_granularity_s"] == 0.5

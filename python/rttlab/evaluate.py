@@ -127,7 +127,7 @@ def evaluate(
     tick: float | None = None,
     min_rto: float | None = None,
     timer_granularity: float = 0.0,
-    timestamps: bool = False,
+    timestamps: bool | None = None,
     unit: str | None = None,
     sort: str = "mae_s",
     trace: bool = False,
@@ -147,7 +147,8 @@ def evaluate(
     ``min_rto`` (s): equalise floors — sets every estimator's own floor parameter to it and
     raises every RTO in force to at least it. ``timer_granularity`` (s): the sender's timer
     fires on this heartbeat. ``timestamps``: samples of timed-out segments still reach the
-    estimator (RFC 7323), else Karn's rule withholds them. ``unit``: of a series file's RTTs.
+    estimator (RFC 7323), else Karn's rule withholds them; None (default): for a capture, per
+    connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's RTTs.
     ``sort``: the metric rows are sorted by (undefined last)."""
     if by not in ("conn", None):
         raise ValueError(f"by must be 'conn' or None, got {by!r}")
@@ -169,11 +170,11 @@ def evaluate(
         "tick_s": tick if tick is not None else DEFAULT_TICK_S,
         "min_rto_s": min_rto,
         "timer_granularity_s": timer_granularity,
-        "timestamps": timestamps,
+        "timestamps": "auto" if timestamps is None else timestamps,
     }
     # Rows keep the names the caller gave; `params` in the JSON records what actually ran.
     labels = {s.label: g.label for s, g in zip(specs, given)}
-    options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps)
+    options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=bool(timestamps))
 
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -193,8 +194,15 @@ def evaluate(
         frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
         times_ns, rtts_ns = to_nanos_by_conn(frame)
         conn = frame["conn"].to_numpy()
-        starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]]).tolist()
-        return _evaluate_streams("<DataFrame>", "samples", times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+        starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+        result = _evaluate_streams("<DataFrame>", "samples", times_ns, rtts_ns, starts.tolist(), specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+        if by == "conn":
+            result.connections = []
+            for a, b in zip(starts, np.r_[starts[1:], len(conn)]):
+                rows = _score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows if b - a >= 2 else []
+                result.connections.append({"conn": conn[a].item(), "samples": int(b - a), "rows": _decorate(rows, specs, min_rto, sort, labels)})
+            result.connections.sort(key=lambda e: -e["samples"])
+        return result
     times_ns, rtts_ns = to_nanos(source)
     kind = "<DataFrame>" if hasattr(source, "columns") else "<array>"
     return _evaluate_streams(kind, "samples", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title="samples, predictions and RTOs")
@@ -354,6 +362,12 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     ends = np.r_[starts[1:], len(conn)]
     times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
+    info = connections.set_index("conn")
+    if settings["timestamps"] == "auto":
+        # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
+        # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
+        uses_ts = [bool(info.at[int(conn[a]), "ts_fwd"] and info.at[int(conn[a]), "ts_rev"]) for a in starts]
+        options = {**options, "timestamps": uses_ts}
     pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), **options)
     rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
     notes = _notes(rows, specs, options["labels"])
@@ -365,9 +379,10 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     per_conn = None
     trace_scores, title = None, ""
     if by == "conn" or trace:
-        info = connections.set_index("conn")
         per_conn = []
-        for a, b in zip(starts, ends):
+        stream_ts = options["timestamps"]
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            one = {**options, "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts}
             c = int(conn[a])
             method = str(info.at[c, "path_rtt_method"])
             direction = method.split()[-1] if method.split()[-1] in ("fwd", "rev") else None
@@ -380,7 +395,8 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
                 "samples": int(b - a),
                 # Retransmissions by the side whose data the path series times (count only).
                 "retransmissions": int(info.at[c, f"retransmissions_{direction}"]) if direction else None,
-                "rows": _decorate(_score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows, specs, settings["min_rto_s"], sort, options["labels"]) if b - a >= 2 else [],
+                "timestamps": one["timestamps"],
+                "rows": _decorate(_score(times_ns[a:b], rtts_ns[a:b], specs, **one).rows, specs, settings["min_rto_s"], sort, options["labels"]) if b - a >= 2 else [],
             }
             per_conn.append(entry)
         per_conn.sort(key=lambda e: -e["samples"])
@@ -388,7 +404,7 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
             top = per_conn[0]
             a = int(starts[np.flatnonzero(conn[starts] == top["conn"])[0]])
             b = a + top["samples"]
-            trace_scores = _score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **options)
+            trace_scores = _score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **{**options, "timestamps": top["timestamps"]})
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None

@@ -84,7 +84,7 @@ def score(
     starts: list[int] | None = None,
     min_rto: float | None = None,
     timer_granularity: float = 0.0,
-    timestamps: bool = False,
+    timestamps: bool | list[bool] = False,
 ) -> Scores:
     """Replay on uint64 nanosecond columns; what :func:`replay` and :func:`rttlab.evaluate` build on.
 
@@ -93,7 +93,7 @@ def score(
     ``tick`` is only the unit of ``mae_ticks`` here (see :func:`with_tick`). ``min_rto``: every
     RTO in force is at least this (s). ``timer_granularity``: the sender's timer fires on this
     heartbeat (s, 0 = exactly). ``timestamps``: Karn's rule does not withhold the samples of
-    timed-out segments (docs/metrics.md)."""
+    timed-out segments (docs/metrics.md); a list gives one flag per stream."""
     specs = as_specs(estimators)
     if not specs:
         raise ValueError("no estimators given")
@@ -116,7 +116,8 @@ def score(
         list(starts) if starts is not None else None,
         int(round(timer_granularity * 1e9)),
         int(round((min_rto or 0.0) * 1e9)),
-        bool(timestamps),
+        timestamps if isinstance(timestamps, bool) else False,
+        None if isinstance(timestamps, bool) else [bool(t) for t in timestamps],
     )
     keys = ("samples", "predicted", *METRICS, *COUNTS)
     rows = [{"estimator": label, **{k: r[k] for k in keys}} for label, r in zip(labels, raw)]

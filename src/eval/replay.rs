@@ -45,6 +45,8 @@ struct Pass<'a> {
     rtts: &'a [Nanos],
     /// Where independent streams (connections) begin; each gets a fresh estimator.
     starts: &'a [usize],
+    /// Per stream (in order): its samples come from TCP timestamps (overrides the config).
+    timestamps: &'a [bool],
     cfg: ReplayConfig,
 }
 
@@ -56,7 +58,9 @@ impl WithEstimator for Pass<'_> {
         let fresh = est.clone();
         let mut starts = self.starts.iter().copied().peekable();
         let mut scorer = Scorer::with_capacity(n);
-        let mut timer = SenderTimer::new(self.cfg.timer, self.template);
+        let timer_cfg = |k: usize| TimerConfig { timestamps: self.timestamps.get(k).copied().unwrap_or(self.cfg.timer.timestamps), ..self.cfg.timer };
+        let mut stream = 0;
+        let mut timer = SenderTimer::new(timer_cfg(0), self.template);
         let mut stream_start = 0;
         let mut trace = self.cfg.trace.then(|| Trace {
             prediction: Vec::with_capacity(n),
@@ -71,7 +75,8 @@ impl WithEstimator for Pass<'_> {
                 *est = fresh.clone();
             }
             if first_of_stream && i > 0 {
-                timer = SenderTimer::new(self.cfg.timer, self.template);
+                stream += 1;
+                timer = SenderTimer::new(timer_cfg(stream), self.template);
                 stream_start = i;
             }
             while starts.peek().is_some_and(|&s| s <= i) {
@@ -110,26 +115,37 @@ impl WithEstimator for Pass<'_> {
 /// Replay one estimator (consumed: replay mutates its state). `times` and `rtts` have equal
 /// length.
 pub fn replay(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
-    replay_streams(estimator, times, rtts, &[], cfg)
+    replay_streams(estimator, times, rtts, &Streams::default(), cfg)
+}
+
+/// How the samples split into independent streams (connections).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Streams<'a> {
+    /// The index where each stream begins (sorted; 0 may be omitted).
+    pub starts: &'a [usize],
+    /// One flag per stream, in order: its samples are TCP-timestamp samples, so Karn's rule
+    /// does not withhold them ([`TimerConfig::timestamps`] for streams not listed).
+    pub timestamps: &'a [bool],
 }
 
 /// As [`replay`], over several independent streams laid end to end (one per connection):
 /// `starts` holds the index where each stream begins (sorted; 0 may be omitted). Every stream
 /// starts from a fresh estimator and a fresh timer, its first sample is not scored, and the
 /// metrics pool all streams' scored samples.
-pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], starts: &[usize], cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
     assert_eq!(times.len(), rtts.len(), "times and rtts must have equal length");
-    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "stream starts must be sorted");
+    let starts = streams.starts;
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "stream starts must be strictly increasing");
     let template = estimator.clone();
-    estimator.with(Pass { template: &template, times, rtts, starts, cfg: *cfg })
+    estimator.with(Pass { template: &template, times, rtts, starts, timestamps: streams.timestamps, cfg: *cfg })
 }
 
 /// Replay several estimators over the same samples, one thread each (results in input order;
 /// each pass is sequential and deterministic, so threading does not change any number).
-pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], starts: &[usize], cfg: &ReplayConfig, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
+pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
     let threads = threads.max(1);
     if threads == 1 || estimators.len() == 1 {
-        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, starts, cfg)).collect();
+        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, streams, cfg)).collect();
     }
     let mut slots: Vec<Option<(Metrics, Option<Trace>)>> = vec![None; estimators.len()];
     let jobs: Vec<(usize, Estimator)> = estimators.into_iter().enumerate().collect();
@@ -140,7 +156,7 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
             scope.spawn(|| loop {
                 let job = next.lock().map(|mut it| it.next()).unwrap_or(None);
                 let Some((i, e)) = job else { break };
-                let out = replay_streams(e, times, rtts, starts, cfg);
+                let out = replay_streams(e, times, rtts, streams, cfg);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(out);
                 }
@@ -199,7 +215,8 @@ mod tests {
         let names = ["rfc6298", "linux", "fixed-share", "quic", "eifel"];
         let make = || names.iter().map(|n| build(n, &[]).unwrap()).collect::<Vec<_>>();
         let cfg = ReplayConfig::default();
-        assert_eq!(replay_all(make(), &t, &r, &[], &cfg, 1), replay_all(make(), &t, &r, &[], &cfg, 2));
+        let one = Streams::default();
+        assert_eq!(replay_all(make(), &t, &r, &one, &cfg, 1), replay_all(make(), &t, &r, &one, &cfg, 2));
     }
 
     #[test]
@@ -211,7 +228,7 @@ mod tests {
         let (m2, tr2) = alone(&t2, &r2);
         let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
-        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &[0, 4], &traced());
+        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &Streams { starts: &[0, 4], timestamps: &[] }, &traced());
         let tr = tr.unwrap();
         // The second stream starts afresh: same trace as replayed alone.
         assert_eq!(tr.prediction[4..], tr2.unwrap().prediction[..]);
@@ -230,5 +247,17 @@ mod tests {
         let tr = tr.unwrap();
         assert!(tr.rto[1..].iter().all(|&x| x == 700 * MS), "{:?}", tr.rto);
         assert!((m.wait_mean_s.unwrap() - 0.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_stream_can_say_whether_its_samples_are_timestamp_samples() {
+        // Two identical streams with a stall: Karn withholds the stalled sample in the first
+        // (no timestamps), not in the second.
+        let (t1, r1) = stream(&[100, 100, 100, 3000, 100]);
+        let t: Vec<Nanos> = t1.iter().chain(t1.iter()).copied().collect();
+        let r: Vec<Nanos> = r1.iter().chain(r1.iter()).copied().collect();
+        let streams = Streams { starts: &[0, 5], timestamps: &[false, true] };
+        let (m, _) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &streams, &ReplayConfig::default());
+        assert_eq!((m.bad_timeouts, m.karn_withheld), (2, 1));
     }
 }

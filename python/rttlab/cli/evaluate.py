@@ -40,7 +40,7 @@ def evaluate(
     tick: str = typer.Option(None, "--tick", help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of seed 000's Linux 2.6.28]."),
     min_rto: str = typer.Option(None, "--min-rto", help="Equalise floors: set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
     timer_granularity: str = typer.Option("0", "--timer-granularity", help="The sender's timer fires on this heartbeat (e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
-    timestamps: bool = typer.Option(False, "--timestamps", help="Samples come from TCP timestamps: a timed-out segment's sample still reaches the estimator (else Karn's rule withholds it)."),
+    timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
     sort: str = typer.Option("mae_s", "--sort", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
     plot: Path = typer.Option(None, "--plot", help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
@@ -113,7 +113,13 @@ def render(result: Evaluation) -> None:
         extra.append(f"floors equalised at {settings['min_rto_s'] * 1e3:g} ms")
     if settings["timer_granularity_s"]:
         extra.append(f"timer heartbeat {settings['timer_granularity_s'] * 1e3:g} ms")
-    extra.append("timestamps: samples of timed-out segments kept" if settings["timestamps"] else "Karn: samples of timed-out segments withheld")
+    extra.append(
+        {
+            True: "timestamps: samples of timed-out segments kept",
+            False: "Karn: samples of timed-out segments withheld",
+            "auto": "Karn: samples of timed-out segments withheld unless the connection uses timestamps",
+        }[settings["timestamps"]]
+    )
     table = Table(title=f"{title}\n[dim]{'; '.join(extra)}[/]", title_justify="left")
     table.add_column("", no_wrap=True)
     table.add_column("estimator", style="cyan", no_wrap=True)
