@@ -59,8 +59,14 @@ def test_fixed_share_clamp_feeds_the_top_expert_for_samples_above_it(rng):
 
 def test_tick_sets_every_tick_based_estimator():
     rtts = np.full(50, 0.1)
-    table = rttlab.replay(rtts, ["fixed-share", "linux"], tick=0.01)
-    assert list(table["estimator"]) == ["fixed-share", "linux"]
+    table = rttlab.replay(rtts, ["fixed-share", "linux", "rfc6298"], tick=0.01)
+    assert list(table["estimator"]) == ["fixed-share", "linux", "rfc6298"]
+    # The same as setting each estimator's own clock parameter.
+    own = rttlab.replay(rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01)
+    pd.testing.assert_frame_equal(table.drop(columns="estimator"), own.drop(columns="estimator"))
+    # rfc6298 without a floor: RTO = SRTT + max(G, 4·RTTVAR) shows the 10 ms G once RTTVAR is 0.
+    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True)[1]["rfc6298(min_rto=0)"]
+    assert bare["rto"].iloc[-1] == pytest.approx(0.11, abs=1e-6)
     assert table["mae_ticks"][0] == pytest.approx(table["mae_s"][0] / 0.01)
     with pytest.raises(ValueError, match="not a whole number of Hz"):
         rttlab.replay(rtts, ["linux"], tick=0.003)

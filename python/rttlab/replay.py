@@ -40,11 +40,18 @@ DEFAULT_TICK_S = 0.004
 
 def with_tick(specs: list[Spec], tick: float) -> list[Spec]:
     """Every tick-based estimator set to ``tick`` seconds unless its own parameter says otherwise:
-    ``fixed-share.tick`` and ``linux.hz`` (= 1/tick, which must be a whole number of Hz)."""
+    ``fixed-share.tick`` (the unit of its experts), ``linux.hz`` (= 1/tick, which must be a whole
+    number of Hz) and the clock granularity G (``granularity``) of the others that have one
+    (rfc6298, eifel, peak-hopper, quic, ca-rto)."""
+    from rttlab.estimators import catalog
+
+    has_g = {e["name"] for e in catalog() if any(p["name"] == "granularity" for p in e["params"])}
     out = []
     for s in specs:
         if s.name == "fixed-share" and "tick" not in s.params:
             s = spec(s.name, **s.params, tick=f"{tick!r}")
+        elif s.name in has_g and s.name != "fixed-share" and "granularity" not in s.params:
+            s = spec(s.name, **s.params, granularity=f"{tick!r}")
         elif s.name == "linux" and "hz" not in s.params:
             hz = round(1.0 / tick)
             if hz < 1 or abs(hz * tick - 1.0) > 1e-9:
