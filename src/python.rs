@@ -1,7 +1,7 @@
 //! The Python bindings, all in this one file (DESIGN.md). Data crosses as NumPy columns; errors
 //! become the exceptions defined here, whose message is the one line the CLI prints.
 
-use crate::eval::replay_all;
+use crate::eval::{replay_all, ReplayConfig, Streams, TimerConfig};
 use crate::io::series;
 use crate::rtt::{self, ParamError, ParamSpec};
 use crate::time::Nanos;
@@ -87,7 +87,8 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None))]
+#[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
     times_ns: PyReadonlyArray1<'py, u64>,
@@ -97,11 +98,15 @@ fn replay<'py>(
     trace: bool,
     threads: usize,
     starts: Option<Vec<usize>>,
+    timer_granularity_ns: u64,
+    min_rto_ns: u64,
+    timestamps: bool,
+    stream_timestamps: Option<Vec<bool>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
     let starts = starts.unwrap_or_default();
-    if starts.windows(2).any(|w| w[0] > w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
-        return Err(PyValueError::new_err("stream starts must be sorted indices within the samples"));
+    if starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
+        return Err(PyValueError::new_err("stream starts must be strictly increasing indices within the samples"));
     }
     let rtts = rtts_ns.as_slice()?;
     if times.len() != rtts.len() {
@@ -111,7 +116,14 @@ fn replay<'py>(
         return Err(ParameterError::new_err("tick must be positive"));
     }
     let estimators = build_all(&specs)?;
-    let results = py.detach(|| replay_all(estimators, times, rtts, &starts, tick_ns, trace, threads));
+    let cfg = ReplayConfig {
+        tick: tick_ns,
+        timer: TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps },
+        trace,
+    };
+    let stream_timestamps = stream_timestamps.unwrap_or_default();
+    let streams = Streams { starts: &starts, timestamps: &stream_timestamps };
+    let results = py.detach(|| replay_all(estimators, times, rtts, &streams, &cfg, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
         .iter()
@@ -122,18 +134,27 @@ fn replay<'py>(
             d.set_item("samples", m.samples)?;
             d.set_item("predicted", m.predicted)?;
             d.set_item("mae_s", m.mae_s)?;
+            d.set_item("mae_after_s", m.mae_after_s)?;
             d.set_item("mae_ticks", m.mae_ticks)?;
             d.set_item("mape", m.mape)?;
             d.set_item("under_prediction_rate", m.under_prediction_rate)?;
-            d.set_item("premature_timeout_rate", m.premature_timeout_rate)?;
+            d.set_item("bad_timeouts", m.bad_timeouts)?;
+            d.set_item("bad_timeout_rate", m.bad_timeout_rate)?;
+            d.set_item("expiries", m.expiries)?;
+            d.set_item("karn_withheld", m.karn_withheld)?;
             d.set_item("wait_mean_s", m.wait_mean_s)?;
             d.set_item("wait_p99_s", m.wait_p99_s)?;
             d.set_item("rto_mean_s", m.rto_mean_s)?;
             if let Some(tr) = tr {
                 let pred: Vec<f64> = tr.prediction.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
+                let after: Vec<f64> = tr.prediction_after.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
                 let rto: Vec<f64> = tr.rto.iter().map(|&r| secs(r)).collect();
+                let wait: Vec<f64> = tr.wait.iter().map(|&r| secs(r)).collect();
                 d.set_item("prediction_s", pred.into_pyarray(py))?;
+                d.set_item("prediction_after_s", after.into_pyarray(py))?;
                 d.set_item("rto_s", rto.into_pyarray(py))?;
+                d.set_item("wait_s", wait.into_pyarray(py))?;
+                d.set_item("expiries_each", tr.expiries.clone().into_pyarray(py))?;
             }
             Ok(d)
         })

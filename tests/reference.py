@@ -26,15 +26,18 @@ def rfc6298(rtts: np.ndarray, *, min_rto: float = 1.0, max_rto: float = 60.0, g:
     return pred, rto_in_force
 
 
-def fixed_share(rtts: np.ndarray, *, n: int = 100, eta: float = 2.0, alpha: float = 0.08, tick: float = 0.01):
+def fixed_share(rtts: np.ndarray, *, tick: float, n: int = 100, eta: float = 2.0, alpha: float = 0.08, clamp: bool = False):
     """Nunes et al. Table I, one NumPy-vectorised trial per sample. Returns predictions (s) made
-    before each sample."""
+    before each sample. ``tick`` (s) has no default: the paper does not print one (ALGORITHMS.md
+    §6.2). ``clamp``: a sample above the top expert is fed as the top expert."""
     i = np.arange(1, n + 1)
     x = 1.0 + 128.0 * 2.0 ** ((i - n) / 4.0)
     w = np.full(n, 1.0 / n)
     out = np.empty(len(rtts))
     for t, r in enumerate(rtts):
         y = r / tick
+        if clamp:
+            y = min(y, x[-1])
         out[t] = (w @ x) / w.sum() * tick
         loss = np.where(x >= y, (x - y) ** 2, 2.0 * y)
         w = w * np.exp(-eta * (loss - loss.min()))

@@ -28,9 +28,12 @@ def test_json_rows_carry_the_documented_keys(write):
     out = run("evaluate", path, "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["schema"] == "rttlab.evaluate/1"
+    assert doc["schema"] == "rttlab.evaluate/2"
     assert doc["samples_read"] == 300
-    keys = {"estimator", "samples", "mae_s", "mape", "premature_timeout_rate", "wait_mean_s", "wait_p99_s", "rto_mean_s"}
+    keys = {
+        "estimator", "floor", "floor_s", "pareto", "samples", "mae_s", "mae_after_s", "mape", "bad_timeouts",
+        "bad_timeout_rate", "expiries", "karn_withheld", "wait_mean_s", "wait_p99_s", "rto_mean_s",
+    }
     assert all(keys <= row.keys() for row in doc["rows"])
     assert {r["estimator"] for r in doc["rows"]} >= {"rfc6298", "linux", "fixed-share"}
     assert all(r["samples"] == 299 for r in doc["rows"])
@@ -110,8 +113,8 @@ def test_every_shared_series_evaluates_quickly_with_sane_metrics(shared):
         assert out.returncode == 0, out.stderr
         rows = json.loads(out.stdout)["rows"]
         for r in rows:
-            assert 0 <= r["premature_timeout_rate"] <= 1
-            assert r["rto_mean_s"] > 0
+            assert 0 <= r["bad_timeout_rate"] <= 1 and r["bad_timeouts"] <= r["expiries"]
+            assert r["wait_mean_s"] > 0 and r["rto_mean_s"] > 0
             if r["mae_s"] is not None:
                 assert r["mae_s"] >= 0 and r["mape"] >= 0
         # The series' own median RTT sets the scale: the best MAE must be below it.
@@ -184,3 +187,57 @@ def test_a_scenario_that_is_not_toml_is_one_line_naming_the_file(write):
     out = run("simulate", path)
     assert out.returncode == 2
     assert out.stderr.strip() == f"rttlab: error: {path}: scenario is not valid TOML: line 1, column 32: key with no value, expected `=`"
+
+
+def test_the_table_shows_floors_the_pareto_front_and_says_when_rows_are_identical():
+    out = run("evaluate", "--sample", "-e", "rfc6298,ca-rto,quic,linux")
+    assert out.returncode == 0, out.stderr
+    assert "SRTT + 200 ms" in out.stdout and "1 s" in out.stdout
+    assert "◆" in out.stdout
+    assert "rfc6298 and ca-rto: identical on every metric" in out.stdout
+    assert "ca-rto: closed-loop only" in out.stdout
+    assert "premature" not in out.stdout
+
+
+def test_min_rto_equalises_every_floor(write):
+    # 100 ms RTTs: with every floor at 300 ms, rfc6298 and quic wait 300 ms on a loss.
+    path = write("s.csv", "\n".join(["100"] * 50))
+    doc = json.loads(run("evaluate", path, "-e", "rfc6298,quic,linux", "--min-rto", "300ms", "--json").stdout)
+    rows = {r["estimator"]: r for r in doc["rows"]}
+    assert doc["settings"]["min_rto_s"] == 0.3
+    assert rows["rfc6298"]["wait_mean_s"] == pytest.approx(0.3)
+    # QUIC's PTO starts above 300 ms (100 + 4·50 + 25 ms) and sinks to the floor within samples.
+    assert 0.3 <= rows["quic"]["wait_mean_s"] < 0.301
+    assert rows["rfc6298"]["floor"] == "300 ms" and rows["quic"]["floor_s"] == 0.3
+    # Linux's floor sits above SRTT: 100 ms + 300 ms.
+    assert rows["linux"]["floor"] == "SRTT + 300 ms, ≥ 300 ms"
+    assert rows["linux"]["wait_mean_s"] == pytest.approx(0.4, abs=2e-3)
+    clash = run("evaluate", path, "-e", "rfc6298", "--min-rto", "300ms", "-p", "rfc6298.min_rto=1s")
+    assert clash.returncode == 2 and "both set the floor of rfc6298" in clash.stderr
+
+
+def test_tick_sets_fixed_share_and_warns_about_samples_above_its_top_expert(write):
+    path = write("s.csv", "\n".join(["100"] * 20 + ["900"] * 5))
+    out = run("evaluate", path, "-e", "fixed-share,linux", "--tick", "4ms", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {r["estimator"] for r in doc["rows"]} == {"fixed-share", "linux"}
+    assert doc["params"] == {"fixed-share": {"tick": "0.004"}, "linux": {"hz": "250"}}
+    assert "5 of 25 samples (20.0%) exceed its top expert (516 ms = 129 ticks of 4 ms)" in out.stderr
+    assert "exceed" in " ".join(doc["warnings"])
+    clamped = run("evaluate", path, "-e", "fixed-share", "-p", "fixed-share.clamp=top")
+    assert clamped.returncode == 0 and "exceed" not in clamped.stderr
+
+
+def test_the_timer_options_reach_the_replay(write):
+    # 100 ms RTTs with one 1.5 s stall: rfc6298 without floor times out once; a 2 s floor never.
+    path = write("s.csv", "\n".join(["100"] * 10 + ["1500"] + ["100"] * 10))
+    base = ["evaluate", path, "-e", "rfc6298", "-p", "rfc6298.min_rto=0", "--json"]
+    karn = json.loads(run(*base).stdout)["rows"][0]
+    ts = json.loads(run(*base, "--timestamps").stdout)["rows"][0]
+    assert karn["bad_timeouts"] == ts["bad_timeouts"] == 1
+    assert json.loads(run(*base).stdout)["settings"]["timestamps"] == "auto"
+    assert karn["karn_withheld"] == 1 and ts["karn_withheld"] == 0
+    beat = json.loads(run(*base, "--timer-granularity", "500ms").stdout)
+    assert beat["settings"]["timer_granularity_s"] == 0.5
+    assert beat["rows"][0]["wait_mean_s"] > karn["wait_mean_s"]

@@ -24,9 +24,52 @@ def test_rfc6298_replay_matches_the_plain_python_reference(rng):
 
 
 def test_fixed_share_replay_matches_the_numpy_reference(rng):
-    rtts = np.concatenate([rng.uniform(0.05, 0.15, 500), rng.uniform(0.3, 0.6, 300), rng.uniform(0.01, 2.0, 200)])
+    # The default tick is 4 ms (one jiffy of seed 000's Linux 2.6.28 at HZ = 250): the reference
+    # is told so explicitly, and 0.3–2 s samples reach beyond its 516 ms top expert.
+    # The core holds times in whole ns; with 4 ms ticks the squared loss is sensitive enough to
+    # that rounding (up to 1e-7 s in the prediction), so the reference gets the same samples.
+    rtts = ns(np.concatenate([rng.uniform(0.05, 0.15, 500), rng.uniform(0.3, 0.6, 300), rng.uniform(0.01, 2.0, 200)]))
     _, traces = rttlab.replay(rtts, [FixedShare()], trace=True)
-    np.testing.assert_allclose(traces["fixed-share"]["prediction"], ref_fixed_share(rtts), atol=1e-9)
+    np.testing.assert_allclose(traces["fixed-share"]["prediction"], ref_fixed_share(rtts, tick=0.004), atol=1e-9)
+
+
+def ns(seconds: np.ndarray) -> np.ndarray:
+    """Samples rounded to whole nanoseconds, as the core stores them."""
+    return np.rint(seconds * 1e9) / 1e9
+
+
+@pytest.mark.parametrize("tick", ["10ms", "500ms"])
+def test_fixed_share_with_another_tick_matches_the_reference_with_that_tick(rng, tick):
+    rtts = ns(rng.uniform(0.01, 3.0, 400))
+    _, traces = rttlab.replay(rtts, [FixedShare(tick=tick)], trace=True)
+    seconds = {"10ms": 0.01, "500ms": 0.5}[tick]
+    np.testing.assert_allclose(traces[f"fixed-share(tick={tick})"]["prediction"], ref_fixed_share(rtts, tick=seconds), atol=1e-9)
+
+
+def test_fixed_share_clamp_feeds_the_top_expert_for_samples_above_it(rng):
+    rtts = ns(np.concatenate([rng.uniform(0.05, 0.15, 100), rng.uniform(0.6, 3.0, 200), rng.uniform(0.05, 0.15, 50)]))
+    _, traces = rttlab.replay(rtts, [FixedShare(clamp="top")], trace=True)
+    clamped = ref_fixed_share(rtts, tick=0.004, clamp=True)
+    np.testing.assert_allclose(traces["fixed-share(clamp=top)"]["prediction"], clamped, atol=1e-9)
+    # Unclamped, the long samples drag the prediction toward the mean expert (≈ 36 ms), far below
+    # the top expert that the clamped run sits near.
+    plain = ref_fixed_share(rtts, tick=0.004)
+    assert plain[299] < 0.05 < 0.45 < clamped[299]
+
+
+def test_tick_sets_every_tick_based_estimator():
+    rtts = np.full(50, 0.1)
+    table = rttlab.replay(rtts, ["fixed-share", "linux", "rfc6298"], tick=0.01)
+    assert list(table["estimator"]) == ["fixed-share", "linux", "rfc6298"]
+    # The same as setting each estimator's own clock parameter.
+    own = rttlab.replay(rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01)
+    pd.testing.assert_frame_equal(table.drop(columns="estimator"), own.drop(columns="estimator"))
+    # rfc6298 without a floor: RTO = SRTT + max(G, 4·RTTVAR) shows the 10 ms G once RTTVAR is 0.
+    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True)[1]["rfc6298(min_rto=0)"]
+    assert bare["rto"].iloc[-1] == pytest.approx(0.11, abs=1e-6)
+    assert table["mae_ticks"][0] == pytest.approx(table["mae_s"][0] / 0.01)
+    with pytest.raises(ValueError, match="not a whole number of Hz"):
+        rttlab.replay(rtts, ["linux"], tick=0.003)
 
 
 def test_metrics_follow_their_definitions():
@@ -37,12 +80,20 @@ def test_metrics_follow_their_definitions():
     err = t["prediction"] - t["rtt"]
     assert row["samples"] == 3
     assert row["mae_s"] == pytest.approx(err.abs().mean())
+    assert row["mae_after_s"] == pytest.approx((t["prediction_after"] - t["rtt"]).abs().mean())
     assert row["mape"] == pytest.approx((err.abs() / t["rtt"]).mean() * 100)
     assert row["under_prediction_rate"] == pytest.approx((err < 0).mean())
-    assert row["premature_timeout_rate"] == pytest.approx((t["rto"] < t["rtt"]).mean())
-    assert row["wait_mean_s"] == pytest.approx((t["rto"] - t["rtt"]).mean())
     assert row["rto_mean_s"] == pytest.approx(t["rto"].mean())
-    assert row["mae_ticks"] == pytest.approx(row["mae_s"] / 0.01)
+    assert row["mae_ticks"] == pytest.approx(row["mae_s"] / 0.004)
+    # Back to back, the 2 s sample's segment went out at the previous ACK: the 1 s timer fires
+    # at +1 s, backs off to 2 s and the ACK at +2 s beats it — one bad timeout, one expiry.
+    assert list(t["expiries"]) == [0, 1, 0]
+    assert (row["bad_timeouts"], row["expiries"], row["karn_withheld"]) == (1, 1, 1)
+    assert row["bad_timeout_rate"] == pytest.approx(1 / 3)
+    # W: the RTO in force at arming; Karn kept the back-off for the last segment (2 × 1 s).
+    assert list(t["wait"]) == [1.0, 1.0, 2.0]
+    assert row["wait_mean_s"] == pytest.approx(4 / 3)
+    assert row["wait_p99_s"] == 2.0
 
 
 def test_a_dataframe_with_times_is_accepted_and_times_reach_the_linux_window():

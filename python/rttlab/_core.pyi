@@ -22,6 +22,10 @@ def replay(
     trace: bool = False,
     threads: int = 1,
     starts: list[int] | None = None,
+    timer_granularity_ns: int = 0,
+    min_rto_ns: int = 0,
+    timestamps: bool = False,
+    stream_timestamps: list[bool] | None = None,
 ) -> list[dict[str, Any]]: ...
 def fit_regression(features: npt.NDArray[np.float64], targets: npt.NDArray[np.float64]) -> list[float]: ...
 def analyze_capture(path: str, include_ambiguous: bool = False, sack_samples: bool = True) -> dict[str, Any]: ...

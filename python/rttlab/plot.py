@@ -27,7 +27,8 @@ def plot_replay(scores: Scores, path: str | Path, title: str = "", max_points: i
     time = scores.times_s[::step]
     for ax in (top, bottom):
         ax.plot(time, scores.rtts_s[::step] * 1e3, ".", color="0.55", markersize=2.5, label="sample", zorder=1)
-    for label, (prediction, rto) in scores.traces.items():
+    for label, columns in scores.traces.items():
+        prediction, rto = columns["prediction"], columns["rto"]
         if not np.all(np.isnan(prediction)):
             top.plot(time, prediction[::step] * 1e3, lw=1.0, label=label)
         bottom.plot(time, rto[::step] * 1e3, lw=1.0, label=label)

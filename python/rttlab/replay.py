@@ -17,17 +17,48 @@ from rttlab.estimators import Spec, spec
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Metric columns, in the order reports show them (definitions: docs/metrics.md).
+#: Metric columns, in the order reports show them (definitions: docs/metrics.md, the only place
+#: they are defined).
 METRICS = [
     "mae_s",
+    "mae_after_s",
     "mae_ticks",
     "mape",
     "under_prediction_rate",
-    "premature_timeout_rate",
+    "bad_timeout_rate",
     "wait_mean_s",
     "wait_p99_s",
     "rto_mean_s",
 ]
+#: Whole-number columns of the timer replay.
+COUNTS = ["bad_timeouts", "expiries", "karn_withheld"]
+
+#: The tick `mae_ticks` is counted in when none is given: one jiffy of the Linux 2.6.28 kernel
+#: (default HZ = 250) that seed 000's Table II measured "error in ticks" in.
+DEFAULT_TICK_S = 0.004
+
+
+def with_tick(specs: list[Spec], tick: float) -> list[Spec]:
+    """Every tick-based estimator set to ``tick`` seconds unless its own parameter says otherwise:
+    ``fixed-share.tick`` (the unit of its experts), ``linux.hz`` (= 1/tick, which must be a whole
+    number of Hz) and the clock granularity G (``granularity``) of the others that have one
+    (rfc6298, eifel, peak-hopper, quic, ca-rto)."""
+    from rttlab.estimators import catalog
+
+    has_g = {e["name"] for e in catalog() if any(p["name"] == "granularity" for p in e["params"])}
+    out = []
+    for s in specs:
+        if s.name == "fixed-share" and "tick" not in s.params:
+            s = spec(s.name, **s.params, tick=f"{tick!r}")
+        elif s.name in has_g and s.name != "fixed-share" and "granularity" not in s.params:
+            s = spec(s.name, **s.params, granularity=f"{tick!r}")
+        elif s.name == "linux" and "hz" not in s.params:
+            hz = round(1.0 / tick)
+            if hz < 1 or abs(hz * tick - 1.0) > 1e-9:
+                raise ValueError(f"tick {tick:g} s is not a whole number of Hz for linux.hz (1/tick = {1 / tick:g}); set linux.hz yourself")
+            s = spec(s.name, **s.params, hz=hz)
+        out.append(s)
+    return out
 
 
 @dataclass
@@ -38,8 +69,9 @@ class Scores:
     rows: list[dict[str, Any]]
     times_s: np.ndarray
     rtts_s: np.ndarray
-    #: label → (prediction_s, rto_s) arrays, NaN where the estimator had no prediction.
-    traces: dict[str, tuple[np.ndarray, np.ndarray]] | None
+    #: label → dict of per-sample arrays (``prediction``, ``prediction_after``, ``rto``,
+    #: ``wait``, ``expiries``; seconds, NaN where the estimator had no prediction).
+    traces: dict[str, dict[str, np.ndarray]] | None
 
 
 def as_specs(estimators: Iterable[Spec | str] | Spec | str) -> list[Spec]:
@@ -53,20 +85,31 @@ def score(
     rtts_ns: np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str,
     *,
-    tick: float = 0.01,
+    tick: float = DEFAULT_TICK_S,
     trace: bool = False,
     threads: int | None = None,
     starts: list[int] | None = None,
+    min_rto: float | None = None,
+    timer_granularity: float = 0.0,
+    timestamps: bool | list[bool] = False,
 ) -> Scores:
-    """Replay on uint64 nanosecond columns; what :func:`replay` and the CLI build on.
+    """Replay on uint64 nanosecond columns; what :func:`replay` and :func:`rttlab.evaluate` build on.
 
     ``starts``: indices where independent streams (e.g. connections) begin; each starts from a
-    fresh estimator, its first sample is not scored, and the scores pool every stream."""
+    fresh estimator and timer, its first sample is not scored, and the scores pool every stream.
+    ``tick`` is only the unit of ``mae_ticks`` here (see :func:`with_tick`). ``min_rto``: every
+    RTO in force is at least this (s). ``timer_granularity``: the sender's timer fires on this
+    heartbeat (s, 0 = exactly). ``timestamps``: Karn's rule does not withhold the samples of
+    timed-out segments (docs/metrics.md); a list gives one flag per stream."""
     specs = as_specs(estimators)
     if not specs:
         raise ValueError("no estimators given")
     if not tick > 0:
         raise ValueError("tick must be positive")
+    if min_rto is not None and not min_rto >= 0:
+        raise ValueError("min_rto must be a duration ≥ 0")
+    if not timer_granularity >= 0:
+        raise ValueError("timer_granularity must be a duration ≥ 0")
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise ValueError("the same estimator with the same parameters is listed twice")
@@ -78,38 +121,80 @@ def score(
         trace,
         threads or min(len(specs), os.cpu_count() or 1),
         list(starts) if starts is not None else None,
+        int(round(timer_granularity * 1e9)),
+        int(round((min_rto or 0.0) * 1e9)),
+        timestamps if isinstance(timestamps, bool) else False,
+        None if isinstance(timestamps, bool) else [bool(t) for t in timestamps],
     )
-    rows = [{"estimator": label, **{k: r[k] for k in ("samples", "predicted", *METRICS)}} for label, r in zip(labels, raw)]
-    traces = {label: (r["prediction_s"], r["rto_s"]) for label, r in zip(labels, raw)} if trace else None
+    keys = ("samples", "predicted", *METRICS, *COUNTS)
+    rows = [{"estimator": label, **{k: r[k] for k in keys}} for label, r in zip(labels, raw)]
+    traces = None
+    if trace:
+        traces = {
+            label: {
+                "prediction": r["prediction_s"],
+                "prediction_after": r["prediction_after_s"],
+                "rto": r["rto_s"],
+                "wait": r["wait_s"],
+                "expiries": r["expiries_each"],
+            }
+            for label, r in zip(labels, raw)
+        }
     return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces)
+
+
+def relabel(scores: Scores, labels: dict[str, str]) -> Scores:
+    """Rows and traces named as the caller wrote the estimators (``--tick`` and ``--min-rto`` add
+    parameters to the specs that ran; the JSON's ``params`` records those)."""
+    for row in scores.rows:
+        row["estimator"] = labels.get(row["estimator"], row["estimator"])
+    if scores.traces is not None:
+        scores.traces = {labels.get(k, k): v for k, v in scores.traces.items()}
+    return scores
 
 
 def replay(
     samples: pd.DataFrame | np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str,
     *,
-    tick: float = 0.01,
+    tick: float | None = None,
     trace: bool = False,
     threads: int | None = None,
+    min_rto: float | None = None,
+    timer_granularity: float = 0.0,
+    timestamps: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """Score each estimator on the samples.
+    """Score each estimator on one stream of samples (:func:`rttlab.evaluate` adds per-connection
+    results, floors, the Pareto front and notes).
 
     ``samples``: DataFrame with ``rtt`` (and ``time``) in seconds, or a 1-D array of RTTs (s).
-    ``tick``: seconds per tick for ``mae_ticks``. Returns one row per estimator with the columns
-    ``estimator``, ``samples``, ``predicted`` and :data:`METRICS` (NaN where undefined). With
-    ``trace=True`` also a dict label → DataFrame(time, rtt, prediction, rto) per sample."""
+    ``tick`` (s): the unit of ``mae_ticks`` and, when given, the tick of every tick-based
+    estimator (``fixed-share.tick``, ``linux.hz``) that does not set its own; default: 4 ms for
+    ``mae_ticks``, estimators keep their defaults. ``min_rto``, ``timer_granularity``,
+    ``timestamps``: the timer replay's settings (docs/metrics.md). Returns one row per estimator
+    with ``estimator``, ``samples``, ``predicted``, :data:`METRICS` (NaN where undefined) and
+    :data:`COUNTS`. With ``trace=True`` also a dict label → DataFrame(time, rtt, prediction,
+    prediction_after, rto, wait, expiries) per sample."""
     import pandas as pd
 
     from rttlab.series import to_nanos
 
     times_ns, rtts_ns = to_nanos(samples)
-    result = score(times_ns, rtts_ns, estimators, tick=tick, trace=trace, threads=threads)
+    given = as_specs(estimators)
+    specs = with_tick(given, tick) if tick is not None else given
+    result = relabel(
+        score(
+            times_ns, rtts_ns, specs, tick=tick or DEFAULT_TICK_S, trace=trace, threads=threads,
+            min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps,
+        ),
+        {s.label: g.label for s, g in zip(specs, given)},
+    )
     table = pd.DataFrame(result.rows)
     table[METRICS] = table[METRICS].astype("float64")
     if result.traces is None:
         return table
     traces = {
-        label: pd.DataFrame({"time": result.times_s, "rtt": result.rtts_s, "prediction": pred, "rto": rto})
-        for label, (pred, rto) in result.traces.items()
+        label: pd.DataFrame({"time": result.times_s, "rtt": result.rtts_s, **columns})
+        for label, columns in result.traces.items()
     }
     return table, traces

@@ -1,8 +1,16 @@
-//! Scores of one estimator over one sample stream (definitions: docs/metrics.md).
+//! Scores of one estimator over one sample stream (definitions: docs/metrics.md, the only place
+//! they are defined; this file follows it).
 //!
-//! Every metric is taken over the *scored* samples: all but the first, so that every estimator
-//! has seen at least one sample before it is judged (Fixed-Share predicts before any sample,
-//! the others do not; the first RTO is everybody's initial value).
+//! Every metric is taken over the *scored* samples: all but the first of each stream, so that
+//! every estimator has seen at least one sample before it is judged (Fixed-Share predicts before
+//! any sample, the others do not; the first RTO is everybody's initial value).
+//!
+//! Two families:
+//! - **prediction error**, two named definitions: the one-step *forecast* made before the sample
+//!   (`mae_s`, seed 000's "prediction error") and the estimate just *after* absorbing it
+//!   (`mae_after_s`, what a log written inside the kernel's estimator sees);
+//! - **the retransmission timer** as its sender would run it (Allman & Paxson 1999 §2; see
+//!   [`super::timer`]): bad (spurious) timeouts per timer episode, and the wait W on a loss.
 
 use crate::time::Nanos;
 
@@ -12,13 +20,30 @@ pub struct Scorer {
     scored: u64,
     predicted: u64,
     abs_error_sum: f64,
+    after_predicted: u64,
+    after_abs_error_sum: f64,
     ape_sum: f64,
     under: u64,
-    premature: u64,
-    wait_sum: f64,
     rto_sum: f64,
-    /// RTO − sample for every scored sample, in ns, for the p99.
-    waits: Vec<i64>,
+    bad_timeouts: u64,
+    expiries: u64,
+    withheld: u64,
+    wait_sum: f64,
+    /// W of every scored sample, in ns, for the p99.
+    waits: Vec<Nanos>,
+}
+
+/// What the timer replay saw for one scored sample (see [`super::timer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimerOutcome {
+    /// W: how long the timer armed for this segment would run before firing (RTO in force,
+    /// back-off and timer granularity included) — the wait had the segment been lost.
+    pub wait: Nanos,
+    /// Expiries before the ACK arrived (0: none; ≥ 1: one bad-timeout episode, backed off
+    /// `expiries − 1` times).
+    pub expiries: u32,
+    /// Karn's rule kept the sample from the timer's estimator (its segment was retransmitted).
+    pub withheld: bool,
 }
 
 impl Scorer {
@@ -26,24 +51,29 @@ impl Scorer {
         Self { waits: Vec::with_capacity(n), ..Self::default() }
     }
 
-    /// One scored sample: `prediction` and `rto` are what the estimator held *before* it saw `rtt`.
+    /// One scored sample: `before` and `rto` are what the estimator held *before* it saw `rtt`,
+    /// `after` its prediction just after absorbing it.
     #[inline]
-    pub fn record(&mut self, rtt: Nanos, prediction: Option<Nanos>, rto: Nanos) {
+    pub fn record(&mut self, rtt: Nanos, before: Option<Nanos>, after: Option<Nanos>, rto: Nanos, timer: TimerOutcome) {
         self.scored += 1;
         let y = rtt as f64;
-        if let Some(p) = prediction {
+        if let Some(p) = before {
             let err = p as f64 - y;
             self.predicted += 1;
             self.abs_error_sum += err.abs();
             self.ape_sum += err.abs() / y;
             self.under += (err < 0.0) as u64;
         }
-        // Allman & Paxson's "bad timeout": the timer in force would have fired before the ACK.
-        self.premature += (rto < rtt) as u64;
-        let wait = rto as i64 - rtt as i64;
-        self.wait_sum += wait as f64;
+        if let Some(p) = after {
+            self.after_predicted += 1;
+            self.after_abs_error_sum += (p as f64 - y).abs();
+        }
         self.rto_sum += rto as f64;
-        self.waits.push(wait);
+        self.bad_timeouts += (timer.expiries > 0) as u64;
+        self.expiries += timer.expiries as u64;
+        self.withheld += timer.withheld as u64;
+        self.wait_sum += timer.wait as f64;
+        self.waits.push(timer.wait);
     }
 
     pub fn finish(mut self, tick: Nanos) -> Metrics {
@@ -61,10 +91,14 @@ impl Scorer {
             samples: self.scored,
             predicted: self.predicted,
             mae_s: mae_ns.map(|e| e / 1e9),
+            mae_after_s: (self.after_predicted > 0).then(|| self.after_abs_error_sum / self.after_predicted as f64 / 1e9),
             mae_ticks: mae_ns.map(|e| e / tick as f64),
             mape: per_pred(self.ape_sum * 100.0),
             under_prediction_rate: per_pred(self.under as f64),
-            premature_timeout_rate: per_sample(self.premature as f64),
+            bad_timeouts: self.bad_timeouts,
+            expiries: self.expiries,
+            karn_withheld: self.withheld,
+            bad_timeout_rate: per_sample(self.bad_timeouts as f64),
             wait_mean_s: per_sample(self.wait_sum / 1e9),
             wait_p99_s: wait_p99,
             rto_mean_s: per_sample(self.rto_sum / 1e9),
@@ -75,25 +109,33 @@ impl Scorer {
 /// Scores of one estimator; `None` where the metric is undefined (no prediction, no sample).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Metrics {
-    /// Scored samples (all but the first).
+    /// Scored samples (all but the first of each stream).
     pub samples: u64,
-    /// Scored samples for which the estimator had a prediction.
+    /// Scored samples for which the estimator had a forecast.
     pub predicted: u64,
-    /// Mean |prediction − sample| in seconds.
+    /// Forecast error: mean |prediction before the sample − sample|, seconds.
     pub mae_s: Option<f64>,
-    /// The same in ticks of the evaluation's tick (seed 000, Table II).
+    /// Tracking error: mean |estimate just after absorbing the sample − sample|, seconds.
+    pub mae_after_s: Option<f64>,
+    /// `mae_s` in ticks of the evaluation's tick (seed 000, Table II).
     pub mae_ticks: Option<f64>,
-    /// Mean absolute percentage error, in percent (seed 004).
+    /// Mean absolute percentage error of the forecast, in percent (seed 004).
     pub mape: Option<f64>,
-    /// Fraction of predictions below the sample.
+    /// Fraction of forecasts below the sample.
     pub under_prediction_rate: Option<f64>,
-    /// Fraction of samples larger than the RTO in force when they arrived.
-    pub premature_timeout_rate: Option<f64>,
-    /// Mean of RTO − sample, seconds: how long a sender waits beyond the RTT on a real loss.
+    /// Timer episodes that ended in at least one expiry before the ACK (A&P's bad timeouts).
+    pub bad_timeouts: u64,
+    /// Every expiry, back-off repeats included.
+    pub expiries: u64,
+    /// Samples Karn's rule kept from the timer's estimator.
+    pub karn_withheld: u64,
+    /// `bad_timeouts` / scored samples.
+    pub bad_timeout_rate: Option<f64>,
+    /// Mean W: the time the timer would make the sender wait on a loss (never negative).
     pub wait_mean_s: Option<f64>,
-    /// 99th percentile (nearest rank) of RTO − sample, seconds.
+    /// 99th percentile (nearest rank) of W, seconds.
     pub wait_p99_s: Option<f64>,
-    /// Mean RTO in force, seconds.
+    /// Mean base RTO the estimator held before each sample (open loop, no back-off), seconds.
     pub rto_mean_s: Option<f64>,
 }
 
@@ -102,23 +144,29 @@ mod tests {
     use super::*;
     use crate::time::MS;
 
+    fn timer(wait_ms: u64, expiries: u32) -> TimerOutcome {
+        TimerOutcome { wait: wait_ms * MS, expiries, withheld: expiries > 0 }
+    }
+
     #[test]
     fn metrics_follow_their_definitions_on_a_hand_worked_stream() {
         let mut s = Scorer::default();
-        // (sample, prediction, rto) in ms
-        s.record(100 * MS, Some(110 * MS), 300 * MS); // err +10, wait 200
-        s.record(200 * MS, Some(150 * MS), 150 * MS); // err −50 (under), premature, wait −50
-        s.record(50 * MS, None, 400 * MS); // no prediction, wait 350
+        // (sample, forecast, after, rto, timer) in ms
+        s.record(100 * MS, Some(110 * MS), Some(105 * MS), 300 * MS, timer(300, 0)); // err +10, after 5
+        s.record(200 * MS, Some(150 * MS), Some(160 * MS), 150 * MS, timer(150, 1)); // err −50 (under), one bad timeout
+        s.record(50 * MS, None, None, 400 * MS, timer(800, 2)); // no forecast; an episode with one back-off
         let m = s.finish(10 * MS);
         assert_eq!(m.samples, 3);
         assert_eq!(m.predicted, 2);
         assert!((m.mae_s.unwrap() - 0.030).abs() < 1e-12);
+        assert!((m.mae_after_s.unwrap() - 0.0225).abs() < 1e-12);
         assert!((m.mae_ticks.unwrap() - 3.0).abs() < 1e-9);
         assert!((m.mape.unwrap() - (10.0 + 25.0) / 2.0).abs() < 1e-9);
         assert_eq!(m.under_prediction_rate, Some(0.5));
-        assert_eq!(m.premature_timeout_rate, Some(1.0 / 3.0));
-        assert!((m.wait_mean_s.unwrap() - 0.5 / 3.0).abs() < 1e-12);
-        assert_eq!(m.wait_p99_s, Some(0.35));
+        assert_eq!((m.bad_timeouts, m.expiries, m.karn_withheld), (2, 3, 2));
+        assert_eq!(m.bad_timeout_rate, Some(2.0 / 3.0));
+        assert!((m.wait_mean_s.unwrap() - 1.25 / 3.0).abs() < 1e-12);
+        assert_eq!(m.wait_p99_s, Some(0.8));
         assert!((m.rto_mean_s.unwrap() - 0.85 / 3.0).abs() < 1e-12);
     }
 
@@ -127,6 +175,7 @@ mod tests {
         let m = Scorer::default().finish(MS);
         assert_eq!(m.samples, 0);
         assert_eq!(m.mae_s, None);
+        assert_eq!(m.bad_timeout_rate, None);
         assert_eq!(m.wait_p99_s, None);
     }
 
@@ -134,7 +183,7 @@ mod tests {
     fn p99_is_the_nearest_rank() {
         let mut s = Scorer::default();
         for i in 1..=200u64 {
-            s.record(MS, None, MS + i * MS);
+            s.record(MS, None, None, MS, timer(i, 0));
         }
         // ⌈0.99·200⌉ = 198th smallest wait = 198 ms.
         assert_eq!(s.finish(MS).wait_p99_s, Some(0.198));

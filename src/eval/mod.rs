@@ -1,10 +1,13 @@
 //! Open-loop evaluation: replay an RTT sample stream through estimators and score them.
 //!
-//! Open loop means the estimator's RTO does not change the samples (no retransmission happens);
-//! the closed loop is the simulator's job. docs/metrics.md defines every metric.
+//! Open loop means the estimator's RTO does not change the samples (no retransmission reaches
+//! the path); the sender's timer is replayed beside it ([`timer`]) to count the timeouts it
+//! would have taken. The closed loop is the simulator's job. docs/metrics.md defines every metric.
 
 pub mod metrics;
 pub mod replay;
+pub mod timer;
 
-pub use metrics::{Metrics, Scorer};
-pub use replay::{replay, replay_all, replay_streams, Trace};
+pub use metrics::{Metrics, Scorer, TimerOutcome};
+pub use replay::{replay, replay_all, replay_streams, ReplayConfig, Streams, Trace};
+pub use timer::{SenderTimer, TimerConfig};

@@ -1,25 +1,53 @@
 //! Replay: one pass per estimator over (time, rtt) samples, monomorphised per estimator type.
+//!
+//! Each pass runs the estimator open loop (every sample absorbed: prediction errors) and, beside
+//! it, the retransmission timer its sender would have run ([`super::timer`]: bad timeouts, W).
 
-use super::metrics::{Metrics, Scorer};
+use super::metrics::{Metrics, Scorer, TimerOutcome};
+use super::timer::{SenderTimer, TimerConfig};
 use crate::rtt::{Context, Estimator, RttEstimator, WithEstimator};
 use crate::time::Nanos;
+
+/// How to replay and score (defaults: 1 ms tick, no heartbeat, no common floor, Karn applies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayConfig {
+    /// The unit of `mae_ticks`.
+    pub tick: Nanos,
+    pub timer: TimerConfig,
+    /// Keep the per-sample [`Trace`].
+    pub trace: bool,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false }
+    }
+}
 
 /// Per-sample record of what the estimator held when each sample arrived.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trace {
-    /// Prediction in ns, or `None` before the estimator had one.
+    /// Forecast in ns, or `None` before the estimator had one.
     pub prediction: Vec<Option<Nanos>>,
-    /// RTO in force (ns) when the sample arrived.
+    /// The estimate just after absorbing the sample.
+    pub prediction_after: Vec<Option<Nanos>>,
+    /// Base RTO (ns) the open-loop estimator held when the sample arrived (common floor applied).
     pub rto: Vec<Nanos>,
+    /// The timer replay: W (ns) and expiries for each sample (0, 0 for each stream's first).
+    pub wait: Vec<Nanos>,
+    pub expiries: Vec<u32>,
 }
 
 struct Pass<'a> {
+    /// A fresh estimator of the kind replayed (the timer is built from it when it diverges).
+    template: &'a Estimator,
     times: &'a [Nanos],
     rtts: &'a [Nanos],
     /// Where independent streams (connections) begin; each gets a fresh estimator.
     starts: &'a [usize],
-    tick: Nanos,
-    trace: bool,
+    /// Per stream (in order): its samples come from TCP timestamps (overrides the config).
+    timestamps: &'a [bool],
+    cfg: ReplayConfig,
 }
 
 impl WithEstimator for Pass<'_> {
@@ -30,56 +58,94 @@ impl WithEstimator for Pass<'_> {
         let fresh = est.clone();
         let mut starts = self.starts.iter().copied().peekable();
         let mut scorer = Scorer::with_capacity(n);
-        let mut trace = self.trace.then(|| Trace { prediction: Vec::with_capacity(n), rto: Vec::with_capacity(n) });
+        let timer_cfg = |k: usize| TimerConfig { timestamps: self.timestamps.get(k).copied().unwrap_or(self.cfg.timer.timestamps), ..self.cfg.timer };
+        let mut stream = 0;
+        let mut timer = SenderTimer::new(timer_cfg(0), self.template);
+        let mut stream_start = 0;
+        let mut trace = self.cfg.trace.then(|| Trace {
+            prediction: Vec::with_capacity(n),
+            prediction_after: Vec::with_capacity(n),
+            rto: Vec::with_capacity(n),
+            wait: Vec::with_capacity(n),
+            expiries: Vec::with_capacity(n),
+        });
         for (i, (&now, &rtt)) in self.times.iter().zip(self.rtts).enumerate() {
             let first_of_stream = i == 0 || starts.peek() == Some(&i);
             if first_of_stream && i > 0 {
                 *est = fresh.clone();
             }
+            if first_of_stream && i > 0 {
+                stream += 1;
+                timer = SenderTimer::new(timer_cfg(stream), self.template);
+                stream_start = i;
+            }
             while starts.peek().is_some_and(|&s| s <= i) {
                 starts.next();
             }
-            // The timer is (re)armed by every ACK (RFC 6298 §5.3); in open loop there is no
-            // expiry, so no back-off: the RTO in force is the estimator's base RTO.
-            let prediction = est.prediction();
-            let rto = est.rto();
-            if !first_of_stream {
-                scorer.record(rtt, prediction, rto);
-            }
-            if let Some(t) = trace.as_mut() {
-                t.prediction.push(prediction);
-                t.rto.push(rto);
-            }
             let ctx = Context { now, ..Context::default() };
+            let before = est.prediction();
+            let rto = self.cfg.timer.base(&*est);
+            let outcome = if first_of_stream {
+                timer.warm_up(now);
+                TimerOutcome::default()
+            } else {
+                timer.on_ack(now, rtt, &*est, (&self.times[stream_start..i], &self.rtts[stream_start..i]))
+            };
             est.on_sample(rtt, &ctx);
             est.on_timer_armed(&ctx);
+            if !first_of_stream {
+                timer.absorb(now, rtt, &outcome, &ctx);
+            }
+            let after = est.prediction();
+            if !first_of_stream {
+                scorer.record(rtt, before, after, rto, outcome);
+            }
+            if let Some(t) = trace.as_mut() {
+                t.prediction.push(before);
+                t.prediction_after.push(after);
+                t.rto.push(rto);
+                t.wait.push(outcome.wait);
+                t.expiries.push(outcome.expiries);
+            }
         }
-        (scorer.finish(self.tick), trace)
+        (scorer.finish(self.cfg.tick), trace)
     }
 }
 
 /// Replay one estimator (consumed: replay mutates its state). `times` and `rtts` have equal
-/// length; `tick` is the unit of `mae_ticks`.
-pub fn replay(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], tick: Nanos, trace: bool) -> (Metrics, Option<Trace>) {
-    replay_streams(estimator, times, rtts, &[], tick, trace)
+/// length.
+pub fn replay(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+    replay_streams(estimator, times, rtts, &Streams::default(), cfg)
+}
+
+/// How the samples split into independent streams (connections).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Streams<'a> {
+    /// The index where each stream begins (sorted; 0 may be omitted).
+    pub starts: &'a [usize],
+    /// One flag per stream, in order: its samples are TCP-timestamp samples, so Karn's rule
+    /// does not withhold them ([`TimerConfig::timestamps`] for streams not listed).
+    pub timestamps: &'a [bool],
 }
 
 /// As [`replay`], over several independent streams laid end to end (one per connection):
 /// `starts` holds the index where each stream begins (sorted; 0 may be omitted). Every stream
-/// starts from a fresh estimator, its first sample is not scored, and the metrics pool all
-/// streams' scored samples.
-pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], starts: &[usize], tick: Nanos, trace: bool) -> (Metrics, Option<Trace>) {
+/// starts from a fresh estimator and a fresh timer, its first sample is not scored, and the
+/// metrics pool all streams' scored samples.
+pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
     assert_eq!(times.len(), rtts.len(), "times and rtts must have equal length");
-    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "stream starts must be sorted");
-    estimator.with(Pass { times, rtts, starts, tick, trace })
+    let starts = streams.starts;
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "stream starts must be strictly increasing");
+    let template = estimator.clone();
+    estimator.with(Pass { template: &template, times, rtts, starts, timestamps: streams.timestamps, cfg: *cfg })
 }
 
 /// Replay several estimators over the same samples, one thread each (results in input order;
 /// each pass is sequential and deterministic, so threading does not change any number).
-pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], starts: &[usize], tick: Nanos, trace: bool, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
+pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
     let threads = threads.max(1);
     if threads == 1 || estimators.len() == 1 {
-        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, starts, tick, trace)).collect();
+        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, streams, cfg)).collect();
     }
     let mut slots: Vec<Option<(Metrics, Option<Trace>)>> = vec![None; estimators.len()];
     let jobs: Vec<(usize, Estimator)> = estimators.into_iter().enumerate().collect();
@@ -90,7 +156,7 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
             scope.spawn(|| loop {
                 let job = next.lock().map(|mut it| it.next()).unwrap_or(None);
                 let Some((i, e)) = job else { break };
-                let out = replay_streams(e, times, rtts, starts, tick, trace);
+                let out = replay_streams(e, times, rtts, streams, cfg);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(out);
                 }
@@ -104,7 +170,7 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
 mod tests {
     use super::*;
     use crate::rtt::build;
-    use crate::time::MS;
+    use crate::time::{MS, SEC};
 
     fn stream(ms: &[u64]) -> (Vec<Nanos>, Vec<Nanos>) {
         let rtts: Vec<Nanos> = ms.iter().map(|m| m * MS).collect();
@@ -112,17 +178,34 @@ mod tests {
         (times, rtts)
     }
 
+    fn traced() -> ReplayConfig {
+        ReplayConfig { trace: true, ..ReplayConfig::default() }
+    }
+
     #[test]
     fn the_rto_in_force_is_the_one_before_the_sample() {
         let (t, r) = stream(&[100, 100, 2000]);
-        let (m, trace) = replay(build("rfc6298", &[]).unwrap(), &t, &r, MS, true);
+        let (m, trace) = replay(build("rfc6298", &[]).unwrap(), &t, &r, &traced());
         let trace = trace.unwrap();
         assert_eq!(trace.rto, vec![1000 * MS, 1000 * MS, 1000 * MS]);
         assert_eq!(trace.prediction, vec![None, Some(100 * MS), Some(100 * MS)]);
-        // Scored: samples 2 and 3; the 2 s sample exceeds the 1 s RTO.
+        // Scored: samples 2 and 3. Back to back, the 2 s sample's segment was sent at the
+        // previous ACK: the 1 s timer fires once before its ACK — one bad timeout.
         assert_eq!(m.samples, 2);
-        assert_eq!(m.premature_timeout_rate, Some(0.5));
+        assert_eq!((m.bad_timeouts, m.expiries), (1, 1));
+        assert_eq!(m.bad_timeout_rate, Some(0.5));
+        assert_eq!(trace.wait, vec![0, SEC, SEC]);
         assert!((m.mae_s.unwrap() - 0.95).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_after_estimate_is_the_prediction_once_the_sample_is_absorbed() {
+        let (t, r) = stream(&[100, 200, 100]);
+        let (m, trace) = replay(build("last", &[]).unwrap(), &t, &r, &traced());
+        // `last` predicts the sample it just saw: after-error 0, forecast error |100−200|, |200−100|.
+        assert_eq!(trace.unwrap().prediction_after, vec![Some(100 * MS), Some(200 * MS), Some(100 * MS)]);
+        assert_eq!(m.mae_after_s, Some(0.0));
+        assert!((m.mae_s.unwrap() - 0.1).abs() < 1e-12);
     }
 
     #[test]
@@ -131,19 +214,21 @@ mod tests {
         let (t, r) = stream(&ms);
         let names = ["rfc6298", "linux", "fixed-share", "quic", "eifel"];
         let make = || names.iter().map(|n| build(n, &[]).unwrap()).collect::<Vec<_>>();
-        assert_eq!(replay_all(make(), &t, &r, &[], MS, false, 1), replay_all(make(), &t, &r, &[], MS, false, 2));
+        let cfg = ReplayConfig::default();
+        let one = Streams::default();
+        assert_eq!(replay_all(make(), &t, &r, &one, &cfg, 1), replay_all(make(), &t, &r, &one, &cfg, 2));
     }
 
     #[test]
     fn streams_restart_the_estimator_and_pool_their_scores() {
         let (t1, r1) = stream(&[100, 120, 90, 110]);
         let (t2, r2) = stream(&[400, 380, 420]);
-        let alone = |t: &[Nanos], r: &[Nanos]| replay(build("rfc6298", &[]).unwrap(), t, r, MS, true);
+        let alone = |t: &[Nanos], r: &[Nanos]| replay(build("rfc6298", &[]).unwrap(), t, r, &traced());
         let (m1, tr1) = alone(&t1, &r1);
         let (m2, tr2) = alone(&t2, &r2);
         let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
-        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &[0, 4], MS, true);
+        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &Streams { starts: &[0, 4], timestamps: &[] }, &traced());
         let tr = tr.unwrap();
         // The second stream starts afresh: same trace as replayed alone.
         assert_eq!(tr.prediction[4..], tr2.unwrap().prediction[..]);
@@ -152,5 +237,27 @@ mod tests {
         assert_eq!(m.samples, m1.samples + m2.samples);
         let pooled_mae = (m1.mae_s.unwrap() * 3.0 + m2.mae_s.unwrap() * 2.0) / 5.0;
         assert!((m.mae_s.unwrap() - pooled_mae).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_common_floor_raises_the_rto_of_an_estimator_without_one() {
+        let (t, r) = stream(&[100, 100, 100, 100]);
+        let cfg = ReplayConfig { timer: TimerConfig { min_rto: 700 * MS, ..TimerConfig::default() }, trace: true, ..ReplayConfig::default() };
+        let (m, tr) = replay(build("quic", &[]).unwrap(), &t, &r, &cfg);
+        let tr = tr.unwrap();
+        assert!(tr.rto[1..].iter().all(|&x| x == 700 * MS), "{:?}", tr.rto);
+        assert!((m.wait_mean_s.unwrap() - 0.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_stream_can_say_whether_its_samples_are_timestamp_samples() {
+        // Two identical streams with a stall: Karn withholds the stalled sample in the first
+        // (no timestamps), not in the second.
+        let (t1, r1) = stream(&[100, 100, 100, 3000, 100]);
+        let t: Vec<Nanos> = t1.iter().chain(t1.iter()).copied().collect();
+        let r: Vec<Nanos> = r1.iter().chain(r1.iter()).copied().collect();
+        let streams = Streams { starts: &[0, 5], timestamps: &[false, true] };
+        let (m, _) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &streams, &ReplayConfig::default());
+        assert_eq!((m.bad_timeouts, m.karn_withheld), (2, 1));
     }
 }

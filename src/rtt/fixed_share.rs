@@ -2,11 +2,21 @@
 //! Table I; Herbster & Warmuth 1998) — ALGORITHMS.md §6.
 //!
 //! Choices where the paper is silent (all documented in docs/estimators.md):
-//! - **Tick unit**: parameter `tick`, default 10 ms (ns-2 `tcpTick_`, HZ = 100 jiffies); the
-//!   experts span [1, 129] ticks and η = 2 is only meaningful in the original unit.
+//! - **Tick unit**: parameter `tick`, default 4 ms. The paper's live results (Table II, "error in
+//!   ticks") come from Linux 2.6.28.3, whose default `CONFIG_HZ` is 250: one jiffy = 4 ms, and
+//!   `tcp_rtt_estimator()`, which the authors replaced, works in jiffies. (Its simulations ran in
+//!   QualNet, whose BSD-derived TCP ticks at 500 ms; the paper gives no tick for them.) The
+//!   experts then span [1, 129] ticks = 4 ms … 516 ms; η = 2 is only meaningful in that unit.
 //! - **Index base**: i = 1…N, so x_N = RTT_min + RTT_max = 129 ticks (§6.2).
-//! - **RTO** (paper: future work): `rto = linux` (default) keeps Linux's RTO machinery with srtt
-//!   replaced by the prediction, as the authors did in kernel 2.6.28; `rto = rfc6298` uses
+//! - **Samples above the top expert** (y > x_N): every expert under-predicts and pays the same
+//!   loss 2y, so the trial leaves the relative weights unchanged and sharing pulls them toward
+//!   uniform: the prediction collapses toward the mean expert x̄ ≈ 9 ticks, *not* toward x_N.
+//!   `clamp = top` feeds min(y, x_N) to the trial instead (ALGORITHMS.md §6.2 suggests clamping);
+//!   the default `off` is the paper's Table I as printed. The RTO rules still see the raw sample.
+//! - **RTO** (the paper leaves it to future work; it says only that `tcp_rtt_estimator()` was made
+//!   to return the experts' output): `rto = linux` (default, our choice) keeps Linux's RTO
+//!   machinery — its mdev/rttvar fed the raw samples, rto_min inside it — with SRTT replaced by
+//!   the prediction, one reading of what that modification implies; `rto = rfc6298` uses
 //!   ŷ + max(G, 4·RTTVAR) with RTTVAR updated as RFC 6298 but against ŷ (§6.2 variant (a)).
 //! - **Underflow**: losses are shifted by their minimum before exponentiation (the prediction is
 //!   invariant to a common weight scale), and weights are normalised every trial, so no sample
@@ -20,11 +30,12 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("n", "100", 2.0, 10000.0, "number of experts N (paper: 100; more gave no gain)"),
     ParamSpec::float("eta", "2", 0.0, 1000.0, "learning rate η (paper: 2; 1.7–2.5 worked)"),
     ParamSpec::float("alpha", "0.08", 0.0, 1.0, "sharing rate α (paper: 0.08)"),
-    ParamSpec::duration("tick", "10ms", 0.000001, 10.0, "length of one tick, the unit of experts and loss [ambiguous: BSD 500 ms, Linux 1/HZ]"),
+    ParamSpec::duration("tick", "4ms", 0.000001, 10.0, "length of one tick, the unit of experts and loss (4 ms: one jiffy of the paper's Linux 2.6.28 at its default HZ = 250) [ambiguous: BSD 500 ms, Linux 1/HZ]"),
     ParamSpec::float("rtt_min", "1", 0.0, 1e6, "RTT_min in ticks: x_i = RTT_min + RTT_max·2^((i−N)/4)"),
     ParamSpec::float("rtt_max", "128", 0.001, 1e6, "RTT_max in ticks"),
     ParamSpec::choice("share", "uniform", &["uniform", "others"], "uniform: pool/N to every expert (Nunes); others: pool from the other N−1 experts (Herbster & Warmuth 1998)"),
-    ParamSpec::choice("rto", "linux", &["linux", "rfc6298"], "how the RTO is derived from the prediction (the paper leaves it open)"),
+    ParamSpec::choice("clamp", "off", &["off", "top"], "samples above the top expert x_N: off = as Table I (the prediction collapses toward the mean expert); top = fed to the experts as x_N"),
+    ParamSpec::choice("rto", "linux", &["linux", "rfc6298"], "how the RTO is derived from the prediction (the paper leaves it open; both are our choices): linux = Linux's rttvar machinery around the prediction; rfc6298 = ŷ + max(G, 4·RTTVAR)"),
     ParamSpec::duration("min_rto", "200ms", 0.0, 60.0, "rto=linux: rto_min inside rttvar; rto=rfc6298: floor of the RTO"),
     ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "rto=rfc6298: clock granularity G"),
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
@@ -60,6 +71,8 @@ pub struct Config {
     pub rtt_min: f64,
     pub rtt_max: f64,
     pub share: Share,
+    /// Feed min(y, x_N) to the experts (`clamp = top`).
+    pub clamp: bool,
     pub rto: RtoRule,
     pub min_rto: Nanos,
     pub granularity: Nanos,
@@ -73,10 +86,11 @@ impl Default for Config {
             n: 100,
             eta: 2.0,
             alpha: 0.08,
-            tick: 10 * MS,
+            tick: 4 * MS,
             rtt_min: 1.0,
             rtt_max: 128.0,
             share: Share::Uniform,
+            clamp: false,
             rto: RtoRule::Linux,
             min_rto: 200 * MS,
             granularity: MS,
@@ -96,6 +110,7 @@ impl Config {
             rtt_min: p.float("rtt_min")?,
             rtt_max: p.float("rtt_max")?,
             share: if p.choice("share")? == "others" { Share::Others } else { Share::Uniform },
+            clamp: p.choice("clamp")? == "top",
             rto: if p.choice("rto")? == "rfc6298" { RtoRule::Rfc6298 } else { RtoRule::Linux },
             min_rto: p.duration("min_rto")?,
             granularity: p.duration("granularity")?,
@@ -164,6 +179,11 @@ impl FixedShare {
 
     pub fn weights(&self) -> &[f64] {
         &self.weights
+    }
+
+    /// x_N, the largest expert, in ticks (RTT_min + RTT_max with i = 1…N).
+    pub fn top_expert(&self) -> f64 {
+        self.experts[self.experts.len() - 1]
     }
 
     /// One trial of Table I with sample `y` (ticks); returns the new prediction.
@@ -265,6 +285,7 @@ impl RttEstimator for FixedShare {
     fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
         let tick = self.cfg.tick as f64;
         let y = rtt as f64 / tick;
+        let y = if self.cfg.clamp { y.min(self.top_expert()) } else { y };
         let before = self.prediction;
         self.prediction = self.trial(y);
         let predicted_ns = self.prediction * tick;
@@ -350,15 +371,45 @@ mod tests {
     }
 
     /// ALGORITHMS.md §14: predictions made before each sample, N=100, η=2, α=0.08, in ticks.
+    /// The vectors are in ticks, so they hold for any tick length: fed y ticks of the default.
     #[test]
     fn matches_the_derived_prediction_vectors() {
-        let y = [10.0, 10.0, 10.0, 10.0, 30.0, 30.0, 10.0, 10.0, 5.0, 5.0, 5.0, 5.0];
+        let y = [10, 10, 10, 10, 30, 30, 10, 10, 5, 5, 5, 5];
         let want = [9.045, 10.396, 10.396, 10.396, 10.396, 31.084, 31.084, 10.396, 10.396, 5.496, 5.388, 5.346];
         let mut est = ticks(Config::default());
         for i in 0..y.len() {
             assert!((est.prediction_ticks() - want[i]).abs() < 0.0015, "trial {i}: {} vs {}", est.prediction_ticks(), want[i]);
-            est.on_sample((y[i] * 10.0) as Nanos * MS, &Context::default());
+            est.on_sample(y[i] * Config::default().tick, &Context::default());
         }
+    }
+
+    #[test]
+    fn the_default_tick_is_one_jiffy_of_linux_2_6_28_at_hz_250() {
+        assert_eq!(Config::default().tick, 4 * MS);
+        assert!((ticks(Config::default()).top_expert() - 129.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn samples_above_the_top_expert_pull_the_prediction_toward_the_mean_expert_unless_clamped() {
+        // Lock onto 100 ticks, then 100 samples of 400 ticks (1.6 s at 4 ms), far above x_N.
+        let run = |clamp: bool| {
+            let mut est = ticks(Config { clamp, ..Config::default() });
+            for _ in 0..20 {
+                est.on_sample(400 * MS, &Context::default());
+            }
+            for _ in 0..100 {
+                est.on_sample(1600 * MS, &Context::default());
+            }
+            est.prediction_ticks()
+        };
+        let mean_expert = Config::default().experts().iter().sum::<f64>() / 100.0;
+        // Every expert pays 2y: the trial keeps the weights, sharing drifts them to uniform —
+        // the weight left on the old expert shrinks by (1 − α) per sample: 0.92^100 ≈ 2.4e-4.
+        assert!((run(false) - mean_expert).abs() < 0.1, "{} vs x̄ = {mean_expert}", run(false));
+        // Clamped, the samples are x_N itself: the weight sits on the top expert except for
+        // the share floor, so ŷ = (1 − α)·x_N + α·x̄ (ALGORITHMS.md §6.2).
+        let want = 0.92 * 129.0 + 0.08 * mean_expert;
+        assert!((run(true) - want).abs() < 1e-6, "{} vs {want}", run(true));
     }
 
     #[test]

@@ -1,0 +1,411 @@
+"""``rttlab.evaluate``: score estimators on an RTT series or a capture in one call.
+
+The result object holds everything ``rttlab evaluate`` prints (the CLI only renders it): pooled
+rows, per-connection rows for a capture, each estimator's RTO floor, the Pareto front of
+bad-timeout rate against wait, and notes on what a replay cannot show. Every metric is defined
+in docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rttlab.estimators import NAMES, Spec, catalog, spec
+from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, relabel, score, with_tick
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SCHEMA = "rttlab.evaluate/2"
+
+#: Where each estimator keeps its RTO floor: (parameter, how it binds). "absolute": RTO ≥ value;
+#: "above-srtt": RTO ≥ SRTT (or the prediction) + value, Linux's rto_min inside rttvar.
+#: Estimators absent here have no floor parameter (their RTO can go as low as the RTT allows).
+FLOOR_PARAMS: dict[str, tuple[str, str]] = {
+    "rfc6298": ("min_rto", "absolute"),
+    "ca-rto": ("min_rto", "absolute"),
+    "regression": ("min_rto", "absolute"),
+    "linux": ("rto_min", "above-srtt"),
+    "fixed-share": ("min_rto", "above-srtt"),  # "absolute" with rto=rfc6298, see floor_of
+}
+#: What bounds the RTO of the estimators without a floor parameter (docs/estimators.md).
+NO_FLOOR = {
+    "eifel": "none (R + 2G)",
+    "peak-hopper": "none",
+    "quic": "none (G)",
+    "last": "none",
+    "constant": "its rto",
+}
+
+# pcap (µs and ns, both byte orders) and pcapng section headers.
+CAPTURE_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a"}
+
+
+def is_capture(path: Path) -> bool:
+    """A pcap/pcapng file, by its magic number (not its name)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) in CAPTURE_MAGICS
+    except OSError:
+        return False  # the series reader reports the error in its own words
+
+
+@dataclass
+class Evaluation:
+    """The result of :func:`evaluate`. ``rows``: one dict per estimator, pooled over every stream
+    (``estimator``, ``floor``, ``floor_s``, ``pareto``, ``samples``, ``predicted``, the metrics of
+    docs/metrics.md); ``connections``: for a capture evaluated ``by="conn"``, one dict per
+    connection (``conn, src, dst, vantage, method, samples, retransmissions, rows``), largest
+    first; ``notes``: identical rows, closed-loop-only estimators, how losses were modelled;
+    ``warnings``: inputs the estimators cannot represent (Fixed-Share's range)."""
+
+    input: str
+    input_kind: str
+    samples_read: int
+    settings: dict[str, Any]
+    specs: list[Spec]
+    rows: list[dict[str, Any]]
+    connections: list[dict[str, Any]] | None = None
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: Per-sample traces (``trace=True``): the whole series, or a capture's largest connection.
+    trace: Scores | None = None
+    trace_title: str = ""
+
+    @property
+    def pareto(self) -> list[str]:
+        """The estimators on the Pareto front of bad-timeout rate vs mean wait (pooled rows)."""
+        return [r["estimator"] for r in self.rows if r["pareto"]]
+
+    def table(self) -> pd.DataFrame:
+        """The pooled rows as a DataFrame (NaN where a metric is undefined)."""
+        import pandas as pd
+
+        table = pd.DataFrame(self.rows)
+        table[METRICS] = table[METRICS].astype("float64")
+        return table
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rttlab.evaluate/2`` object (docs/schema.md)."""
+        doc: dict[str, Any] = {
+            "schema": SCHEMA,
+            "input": self.input,
+            "input_kind": self.input_kind,
+            "samples_read": self.samples_read,
+            "tick_s": self.settings["tick_s"],
+            "settings": self.settings,
+            "rows": self.rows,
+            "pareto": self.pareto,
+            "notes": self.notes,
+            "warnings": self.warnings,
+        }
+        if self.connections is not None:
+            doc["connections"] = self.connections
+        doc["params"] = {s.name: s.params for s in self.specs if s.params}
+        return doc
+
+    def plot(self, path: str | Path) -> None:
+        """Samples, forecasts and RTOs over time (needs ``trace=True``)."""
+        from rttlab.plot import plot_replay
+
+        if self.trace is None:
+            raise ValueError("plot needs an evaluation made with trace=True")
+        plot_replay(self.trace, path, title=self.trace_title)
+
+
+def evaluate(
+    source: str | Path | pd.DataFrame | np.ndarray,
+    estimators: Iterable[Spec | str] | Spec | str | None = None,
+    *,
+    by: str | None = "conn",
+    tick: float | None = None,
+    min_rto: float | None = None,
+    timer_granularity: float = 0.0,
+    timestamps: bool | None = None,
+    unit: str | None = None,
+    sort: str = "mae_s",
+    trace: bool = False,
+    threads: int | None = None,
+) -> Evaluation:
+    """Replay estimators over ``source`` and score them (docs/metrics.md).
+
+    ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), a DataFrame of
+    samples (``rtt`` and optionally ``time`` in seconds, and ``conn`` to give one stream per
+    connection — e.g. :func:`rttlab.capture.path_samples`), or a 1-D array of RTTs in seconds.
+    A capture is scored on each connection's path-RTT series (docs/capture.md).
+
+    ``estimators``: specs or names (default: every registered estimator). ``by="conn"``: also
+    score each connection alone; ``None``: pooled rows only. ``tick`` (s): the unit of
+    ``mae_ticks`` and the tick of every tick-based estimator (``fixed-share.tick``, ``linux.hz``)
+    that does not set its own (default: 4 ms for ``mae_ticks``, estimators keep their defaults).
+    ``min_rto`` (s): equalise floors — sets every estimator's own floor parameter to it and
+    raises every RTO in force to at least it. ``timer_granularity`` (s): the sender's timer
+    fires on this heartbeat. ``timestamps``: samples of timed-out segments still reach the
+    estimator (RFC 7323), else Karn's rule withholds them; None (default): for a capture, per
+    connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's RTTs.
+    ``sort``: the metric rows are sorted by (undefined last)."""
+    if by not in ("conn", None):
+        raise ValueError(f"by must be 'conn' or None, got {by!r}")
+    if sort not in (*METRICS, *COUNTS):
+        raise ValueError(f"sort must be one of {', '.join((*METRICS, *COUNTS))}, got {sort!r}")
+    given = as_specs(NAMES if estimators is None else estimators)
+    if not given:
+        raise ValueError("no estimators given")
+    specs = given
+    if tick is not None:
+        if not (isinstance(tick, (int, float)) and tick > 0 and math.isfinite(tick)):
+            raise ValueError(f"tick must be a positive number of seconds, got {tick!r}")
+        specs = with_tick(specs, tick)
+    if min_rto is not None:
+        if not (isinstance(min_rto, (int, float)) and min_rto >= 0 and math.isfinite(min_rto)):
+            raise ValueError(f"min_rto must be a number of seconds ≥ 0, got {min_rto!r}")
+        specs = with_floor(specs, min_rto)
+    settings = {
+        "tick_s": tick if tick is not None else DEFAULT_TICK_S,
+        "min_rto_s": min_rto,
+        "timer_granularity_s": timer_granularity,
+        "timestamps": "auto" if timestamps is None else timestamps,
+    }
+    # Rows keep the names the caller gave; `params` in the JSON records what actually ran.
+    labels = {s.label: g.label for s, g in zip(specs, given)}
+    options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=bool(timestamps))
+
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if is_capture(path):
+            if unit is not None:
+                raise ValueError("unit applies to RTT series; a capture's times are its own")
+            return _evaluate_capture(path, specs, by, sort, trace, settings, options)
+        from rttlab.series import read_series_ns
+
+        times_ns, rtts_ns = read_series_ns(path, unit)
+        return _evaluate_streams(str(path), "series", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
+    if unit is not None:
+        raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
+    from rttlab.series import to_nanos
+
+    if hasattr(source, "columns") and "conn" in source:
+        frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
+        times_ns, rtts_ns = to_nanos_by_conn(frame)
+        conn = frame["conn"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+        result = _evaluate_streams("<DataFrame>", "samples", times_ns, rtts_ns, starts.tolist(), specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+        if by == "conn":
+            result.connections = []
+            for a, b in zip(starts, np.r_[starts[1:], len(conn)]):
+                rows = _score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows if b - a >= 2 else []
+                result.connections.append({"conn": conn[a].item(), "samples": int(b - a), "rows": _decorate(rows, specs, min_rto, sort, labels)})
+            result.connections.sort(key=lambda e: -e["samples"])
+        return result
+    times_ns, rtts_ns = to_nanos(source)
+    kind = "<DataFrame>" if hasattr(source, "columns") else "<array>"
+    return _evaluate_streams(kind, "samples", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+
+
+def to_nanos_by_conn(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`rttlab.series.to_nanos`, but time only has to rise within each connection."""
+    from rttlab.series import to_nanos
+
+    if "time" not in frame:
+        return to_nanos(frame)
+    rtt = frame["rtt"].to_numpy(dtype=np.float64)
+    time = frame["time"].to_numpy(dtype=np.float64)
+    # Validate the RTTs (and their index) with the shared rule, times per connection here.
+    to_nanos(rtt)
+    conn = frame["conn"].to_numpy()
+    same = conn[1:] == conn[:-1]
+    if not np.all(np.isfinite(time)) or np.any(time < 0) or np.any(np.diff(time)[same] < 0):
+        raise ValueError("time must be finite, non-negative and non-decreasing within each connection")
+    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(np.uint64)
+
+
+def with_floor(specs: list[Spec], min_rto: float) -> list[Spec]:
+    """Every estimator's own floor parameter set to ``min_rto`` (the replay raises every RTO in
+    force to it as well, for those without one). A floor also given as a parameter is a conflict."""
+    out = []
+    for s in specs:
+        key = FLOOR_PARAMS.get(s.name, (None, ""))[0]
+        if key is not None:
+            if key in s.params:
+                raise ValueError(f"min_rto and {s.name}.{key} both set the floor of {s.name}: give one")
+            s = spec(s.name, **s.params, **{key: f"{min_rto!r}"})
+        out.append(s)
+    return out
+
+
+def _defaults(name: str) -> dict[str, str]:
+    entry = next(e for e in catalog() if e["name"] == name)
+    return {p["name"]: p["default"] for p in entry["params"]}
+
+
+def _seconds(text: str) -> float:
+    from rttlab import _core
+
+    ns = _core.parse_duration(text)
+    return (ns or 0) / 1e9
+
+
+def _fmt_s(s: float) -> str:
+    return f"{s:g} s" if s >= 1 else f"{s * 1e3:g} ms"
+
+
+def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
+    """(how the floor reads, its value in seconds when it is absolute) for one estimator."""
+    params = {**_defaults(s.name), **s.params}
+    found = FLOOR_PARAMS.get(s.name)
+    if found is None:
+        text, value = NO_FLOOR.get(s.name, "none"), None
+    else:
+        key, how = found
+        if s.name == "fixed-share" and params.get("rto") == "rfc6298":
+            how = "absolute"
+        value = _seconds(params[key])
+        if how == "absolute":
+            text = _fmt_s(value)
+        else:
+            text = ("ŷ" if s.name == "fixed-share" else "SRTT") + f" + {_fmt_s(value)}"
+            value = None
+    if min_rto is not None and min_rto > 0:
+        text = f"{text}, ≥ {_fmt_s(min_rto)}" if value is None else _fmt_s(max(value, min_rto))
+        value = max(value or 0.0, min_rto)
+    return text, value
+
+
+def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
+    """Rows that no other row beats on both bad-timeout rate and mean wait (lower is better,
+    equal on one and lower on the other beats). Rows without both values are not ranked."""
+    pts = [(r["estimator"], r["bad_timeout_rate"], r["wait_mean_s"]) for r in rows if r["bad_timeout_rate"] is not None and r["wait_mean_s"] is not None]
+    front = set()
+    for name, b, w in pts:
+        if not any((b2 <= b and w2 <= w) and (b2 < b or w2 < w) for _, b2, w2 in pts):
+            front.add(name)
+    return front
+
+
+def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str]) -> list[dict[str, Any]]:
+    floors = {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
+    front = pareto_front(rows)
+    out = []
+    for r in rows:
+        text, value = floors[r["estimator"]]
+        out.append({"estimator": r["estimator"], "floor": text, "floor_s": value, "pareto": r["estimator"] in front, **{k: v for k, v in r.items() if k != "estimator"}})
+    return sorted(out, key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0.0))
+
+
+def _notes(rows: list[dict[str, Any]], specs: list[Spec], labels: dict[str, str]) -> list[str]:
+    notes = []
+    keys = ("samples", "predicted", *METRICS, *COUNTS)
+    groups: dict[tuple, list[str]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in keys), []).append(r["estimator"])
+    for names in groups.values():
+        if len(names) > 1 and rows and rows[0]["samples"] > 0:
+            notes.append(f"{' and '.join(names)}: identical on every metric (the same predictions and RTOs on these samples)")
+    for s in specs:
+        label = labels.get(s.label, s.label)
+        if s.name == "ca-rto":
+            notes.append(f"{label}: closed-loop only — its random extension needs the sender's cwnd, which a replay of RTT samples has not; here it is its RFC 6298 base (use `rttlab simulate` to see it)")
+        if s.name == "eifel" and s.params.get("gain", "fixed") != "fixed":
+            notes.append(f"{label}: the flight-based gain needs the sender's cwnd; a replay falls back to the fixed γ = 1/3")
+    return notes
+
+
+def _range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str]) -> list[str]:
+    """Fixed-Share cannot predict above its top expert x_N = RTT_min + RTT_max ticks."""
+    out = []
+    for s in specs:
+        if s.name != "fixed-share":
+            continue
+        p = {**_defaults(s.name), **s.params}
+        tick = _seconds(p["tick"])
+        top = (float(p["rtt_min"]) + float(p["rtt_max"])) * tick
+        above = int(np.count_nonzero(rtts_ns > top * 1e9))
+        if above and p["clamp"] == "off":
+            out.append(
+                f"{labels.get(s.label, s.label)}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
+                f"({_fmt_s(top)} = {float(p['rtt_min']) + float(p['rtt_max']):g} ticks of {_fmt_s(tick)}); above it every expert pays the same loss "
+                "and the prediction collapses toward the mean expert — set fixed-share.clamp=top or a longer fixed-share.tick"
+            )
+    return out
+
+
+def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
+    return relabel(score(times_ns, rtts_ns, specs, **options), labels)
+
+
+def _evaluate_streams(name, kind, times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title) -> Evaluation:
+    result = _score(times_ns, rtts_ns, specs, starts=starts, trace=trace, **options)
+    rows = _decorate(result.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    notes = _notes(rows, specs, options["labels"])
+    notes.append("losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)")
+    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, _range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
+
+
+def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
+    from rttlab.capture import path_samples, read_capture
+
+    samples, connections = read_capture(path)
+    warnings = list(samples.attrs.get("warnings", []))
+    series = path_samples(samples, connections)
+    if series.empty:
+        from rttlab import InputError
+
+        raise InputError(f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)")
+    conn = series["conn"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+    ends = np.r_[starts[1:], len(conn)]
+    times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
+    rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
+    info = connections.set_index("conn")
+    if settings["timestamps"] == "auto":
+        # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
+        # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
+        uses_ts = [bool(info.at[int(conn[a]), "ts_fwd"] and info.at[int(conn[a]), "ts_rev"]) for a in starts]
+        options = {**options, "timestamps": uses_ts}
+    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), **options)
+    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    notes = _notes(rows, specs, options["labels"])
+    notes.append(
+        "losses: the capture layer reports how many segments each connection retransmitted, not which ones were lost and needed, "
+        "so W is the wait the timer in force would have imposed on a loss, as for a plain series (docs/metrics.md)"
+    )
+
+    per_conn = None
+    trace_scores, title = None, ""
+    if by == "conn" or trace:
+        per_conn = []
+        stream_ts = options["timestamps"]
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            one = {**options, "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts}
+            c = int(conn[a])
+            method = str(info.at[c, "path_rtt_method"])
+            direction = method.split()[-1] if method.split()[-1] in ("fwd", "rev") else None
+            entry = {
+                "conn": c,
+                "src": info.at[c, "src"],
+                "dst": info.at[c, "dst"],
+                "vantage": info.at[c, "vantage"],
+                "method": method,
+                "samples": int(b - a),
+                # Retransmissions by the side whose data the path series times (count only).
+                "retransmissions": int(info.at[c, f"retransmissions_{direction}"]) if direction else None,
+                "timestamps": one["timestamps"],
+                "rows": _decorate(_score(times_ns[a:b], rtts_ns[a:b], specs, **one).rows, specs, settings["min_rto_s"], sort, options["labels"]) if b - a >= 2 else [],
+            }
+            per_conn.append(entry)
+        per_conn.sort(key=lambda e: -e["samples"])
+        if trace:
+            top = per_conn[0]
+            a = int(starts[np.flatnonzero(conn[starts] == top["conn"])[0]])
+            b = a + top["samples"]
+            trace_scores = _score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **{**options, "timestamps": top["timestamps"]})
+            title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
+        if by is None:
+            per_conn = None
+    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + _range_warnings(rtts_ns, specs, options["labels"]), trace_scores, title)
