@@ -122,7 +122,7 @@ const NO_DEFAULT: &[&str] = &["required", "none", "off"];
 
 /// A tagged table in canonical form: `kind` spelled by its registered name and every declared
 /// parameter present — as given, else its default — in one spelling (durations exact, numbers
-/// as numbers), so two tables that build the same component compare equal. This is what a
+/// as numbers, flags as booleans), so two tables that build the same component compare equal. This is what a
 /// run's content hash sees (`Scenario::to_canonical_toml`). Parameters without a default stay
 /// absent unless given; quantities (`100p`, `64KB`) keep the text given. A table that would not
 /// build (unknown kind) is returned as it is: building it reports the error.
@@ -158,6 +158,8 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
         Kind::Duration => crate::time::parse_duration(&raw).map(|n| toml::Value::String(super::units::exact_duration(n))),
         Kind::Float => raw.trim().parse::<f64>().ok().map(toml::Value::Float),
         Kind::Int => raw.trim().parse::<i64>().ok().map(toml::Value::Integer),
+        // A true/false choice (see `Args::flag`) is written as a TOML boolean, as users write it.
+        Kind::Choice(["true", "false"]) => raw.parse::<bool>().ok().map(toml::Value::Boolean),
         Kind::Choice(_) => Some(toml::Value::String(raw)),
         Kind::Quantity(_) => None,
     }
@@ -229,6 +231,7 @@ mod tests {
         let spelled = canonical(REGISTRY, DEFAULT_KIND, &table("kind = \"red\"\nmin_th = 5\nw_q = \"0.002\"\nlimit = \"100p\"\ngentle = \"false\""));
         assert_eq!(short, spelled);
         assert_eq!(short.get("max_th"), Some(&toml::Value::Float(15.0)));
+        assert_eq!(short.get("gentle"), Some(&toml::Value::Boolean(false)));
         assert_eq!(short.get("byte_mode_max"), None, "a default meaning 'off' stays absent");
         assert_eq!(canonical(REGISTRY, DEFAULT_KIND, &toml::Table::new()).get("kind"), Some(&toml::Value::String("droptail".into())));
     }
