@@ -67,7 +67,15 @@ def run_ns3(doc: dict, pcap: str | None = None) -> dict:
             raise SystemExit(f"ns3_compare: topology.{link}: error models are not mapped to ns-3")
     duration = seconds(doc["simulation"]["duration"])
     mss = int(str(tcp.get("mss", "1448")).rstrip("B"))
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    cc = tcp.get("cc", "newreno")
+    cc_name = cc.get("name") if isinstance(cc, dict) else cc
+    socket = {"newreno": "ns3::TcpNewReno", "vegas": "ns3::TcpVegas", "veno": "ns3::TcpVeno"}.get(cc_name)
+    if socket is None:
+        raise SystemExit(f"ns3_compare: tcp.cc '{cc_name}' is not mapped to ns-3 (newreno, vegas, veno)")
+    for key, value in (cc.items() if isinstance(cc, dict) else []):
+        if key != "name":  # same parameter names in ns-3's TcpVegas/TcpVeno (Alpha, Beta, Gamma)
+            ns.Config.SetDefault(f"{socket}::{key.capitalize()}", ns.UintegerValue(int(value)))
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp.get("sack", False))))
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
