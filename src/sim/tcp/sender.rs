@@ -190,8 +190,7 @@ impl Sender {
 
     /// Send what the windows allow, segment by segment as the recovery strategy picks them.
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        loop {
-            let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) else { break };
+        while let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) {
             let retransmission = seq < self.seq.snd_max;
             let len = self.transmit(seq, now, cause, out, trace);
             if !self.recovery.on_sent(&mut self.seq, seq, len, retransmission) {
