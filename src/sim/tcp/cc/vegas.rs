@@ -12,9 +12,8 @@
 //! Choices (also in docs/scenarios.md):
 //! - A round ends when the cumulative ACK passes snd_max as it was when the last round ended
 //!   ([`AckEvent::round_ended`]; Linux: `after(ack, beg_snd_nxt)`, one byte later).
-//! - Samples are [`AckEvent::rtt`]: with `rtt_sampling = "timed"` there is one per RTT, so Vegas
-//!   behaves as Reno (as Linux does with ≤ 2 samples). Use `timestamps = true` or
-//!   `rtt_sampling = "every-ack"`.
+//! - Samples are [`AckEvent::newest_rtt`]: one per ACK that advances snd_una (the newest segment
+//!   it covers, Karn applied, or the timestamp echo), whatever the estimator's `rtt_sampling`.
 //! - Slow start and the Reno fallback use this simulator's Reno growth (RFC 5681: + min(acked,
 //!   SMSS) per ACK), not Linux's per-packet `tcp_slow_start`; cwnd is kept in bytes, adjusted by
 //!   whole segments.
@@ -40,7 +39,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: CcInfo = CcInfo::new(
     "vegas",
     &[],
-    "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT (needs per-ACK RTT samples)",
+    "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
     "Brakmo & Peterson 1995; Linux tcp_vegas.c; ALGORITHMS.md §9.5",
     PARAMS,
     RecoveryKind::NewReno,
@@ -134,7 +133,7 @@ impl Vegas {
 impl CongestionOps for Vegas {
     /// `tcp_vegas_pkts_acked`: every valid sample, in recovery too.
     fn on_ack_event(&mut self, _w: &Window, ev: &AckEvent) {
-        if let Some(rtt) = ev.rtt {
+        if let Some(rtt) = ev.newest_rtt {
             let rtt = rtt.max(1);
             self.base_rtt = self.base_rtt.min(rtt);
             self.min_rtt = self.min_rtt.min(rtt);
@@ -190,7 +189,7 @@ mod tests {
     /// One round of `n` ACKs of one segment each, every one with RTT `rtt`; the last ends it.
     fn round(v: &mut Vegas, w: &mut Window, rtt: Nanos, n: u32) {
         for i in 0..n {
-            let ev = AckEvent { acked: MSS, rtt: Some(rtt), round_ended: i + 1 == n, ..AckEvent::default() };
+            let ev = AckEvent { acked: MSS, newest_rtt: Some(rtt), round_ended: i + 1 == n, ..AckEvent::default() };
             v.on_ack_event(w, &ev);
             v.on_ack(w, &ev);
         }
