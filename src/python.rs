@@ -78,6 +78,49 @@ fn estimators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// Every registered congestion control (for `rttlab components`): name, aliases, summary, source,
+/// default loss recovery and parameter specs, in the shape of [`estimators`].
+#[pyfunction]
+fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use crate::sim::tcp::{cc, recovery::RecoveryKind};
+    cc::registry()
+        .iter()
+        .map(|info| {
+            let d = PyDict::new(py);
+            d.set_item("name", info.name)?;
+            d.set_item("aliases", info.aliases.to_vec())?;
+            d.set_item("summary", info.summary)?;
+            d.set_item("source", info.source)?;
+            let recovery = match info.recovery {
+                RecoveryKind::Reno => "reno",
+                RecoveryKind::NewReno => "newreno",
+                RecoveryKind::Sack => "sack",
+            };
+            d.set_item("recovery", recovery)?;
+            let params = info.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Every registered RTO policy (`tcp.rto.policy`): name, summary, source and parameter specs.
+#[pyfunction]
+fn rto_policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    rtt::policy::registry()
+        .iter()
+        .map(|info| {
+            let d = PyDict::new(py);
+            d.set_item("name", info.name)?;
+            d.set_item("summary", info.summary)?;
+            d.set_item("source", info.source)?;
+            let params = info.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Validate an estimator name and its parameters (raises ParameterError).
 #[pyfunction]
 fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
@@ -514,6 +557,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_series, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(estimators, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(rto_policies, m)?)?;
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(fit_regression, m)?)?;

@@ -124,3 +124,45 @@ impl Default for TcpConfig {
         }
     }
 }
+
+/// Scenario keys reaching the sender's three strategies.
+#[cfg(test)]
+mod wiring_tests {
+    use crate::sim::{build, config::Scenario, run};
+
+    fn scenario(sets: &[&str]) -> Result<Scenario, String> {
+        let path = format!("{}/examples/scenarios/dumbbell-n1-droptail.toml", env!("CARGO_MANIFEST_DIR"));
+        let mut all = vec!["simulation.duration=\"5s\"".to_string()];
+        all.extend(sets.iter().map(|s| s.to_string()));
+        Scenario::from_file(path.as_ref(), &all).map_err(|e| e.to_string())
+    }
+
+    fn error(sets: &[&str]) -> String {
+        match scenario(sets) {
+            Err(e) => e,
+            Ok(s) => build(&s).err().expect("rejected").to_string(),
+        }
+    }
+
+    #[test]
+    fn recovery_names_and_their_prerequisites_are_checked_with_the_key() {
+        assert!(error(&["tcp.recovery=\"sack\""]).starts_with("tcp.recovery: \"sack\" recovery needs sack = true"));
+        assert!(error(&["tcp.recovery=\"fack\""]).starts_with("tcp.recovery: 'fack' is not one of reno, newreno, sack"));
+        let e = build(&scenario(&["tcp.cc=\"reno\"", "tcp.recovery=\"newreno\""]).unwrap()).unwrap();
+        assert_eq!(e.flows[0].sender.recovery().kind(), super::recovery::RecoveryKind::NewReno);
+    }
+
+    #[test]
+    fn an_rto_policy_over_linux_reaches_the_timer_and_bad_ones_are_named() {
+        let e = build(&scenario(&["tcp.rto.estimator=\"linux\"", "tcp.rto.policy={ name = \"ca-rto\", scale = \"50ms\" }"]).unwrap()).unwrap();
+        assert_eq!(e.flows[0].sender.timer().policy().name(), "ca-rto");
+        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("tcp.rto.policy: rto policy: unknown policy 'karn'"));
+        assert!(error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with("tcp.rto.policy: ca-rto.scale:"));
+    }
+
+    #[test]
+    fn a_cc_table_without_a_name_is_an_error_naming_tcp_cc() {
+        assert!(error(&["tcp.cc={ alpha = 2 }"]).starts_with("tcp.cc: a table needs name"));
+        assert!(run(&scenario(&["tcp.cc={ name = \"veno\", beta = 2 }"]).unwrap()).is_ok());
+    }
+}

@@ -190,8 +190,7 @@ impl Sender {
 
     /// Send what the windows allow, segment by segment as the recovery strategy picks them.
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        loop {
-            let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) else { break };
+        while let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) {
             let retransmission = seq < self.seq.snd_max;
             let len = self.transmit(seq, now, cause, out, trace);
             if !self.recovery.on_sent(&mut self.seq, seq, len, retransmission) {
@@ -303,11 +302,13 @@ impl Sender {
         let dupack = pkt.ack == self.seq.snd_una && flight > 0 && self.recovery.counts_as_dupack(newly_sacked);
         let advances = pkt.ack > self.seq.snd_una;
         let rtt = if advances { self.take_sample(pkt, now) } else { None };
+        let newest_rtt = if !advances || self.timestamps || self.sampling == Sampling::EveryAck { rtt } else { self.newest_sample(pkt.ack, now) };
         let event = AckEvent {
             now,
             acked: pkt.ack.saturating_sub(self.seq.snd_una),
             sacked: newly_sacked,
             rtt,
+            newest_rtt,
             // An RTT round ends when snd_una passes the snd_max recorded at its start (Linux rtt_seq).
             round_ended: advances && pkt.ack >= self.rtt_window_end,
             flight,
@@ -369,6 +370,12 @@ impl Sender {
         self.trace_window(now, trace);
     }
 
+    /// The newest segment the cumulative ACK `ack` covers, timed if never retransmitted (Karn).
+    fn newest_sample(&self, ack: u64, now: Nanos) -> Option<Nanos> {
+        let newest = self.seq.board.iter().take_while(|s| s.end() <= ack).last()?;
+        karn(Measurement::Segment { sent_at: newest.sent_at, retransmitted: newest.tx > 0 }, now)
+    }
+
     /// The RTT sample this ACK yields, Karn's rule applied by the timer.
     fn take_sample(&mut self, pkt: &Packet, now: Nanos) -> Option<Nanos> {
         if self.timestamps {
@@ -377,10 +384,7 @@ impl Sender {
         }
         match self.sampling {
             Sampling::Timed => self.timer.timed_sample(pkt.ack, now),
-            Sampling::EveryAck => {
-                let newest = self.seq.board.iter().take_while(|s| s.end() <= pkt.ack).last()?;
-                karn(Measurement::Segment { sent_at: newest.sent_at, retransmitted: newest.tx > 0 }, now)
-            }
+            Sampling::EveryAck => self.newest_sample(pkt.ack, now),
         }
     }
 

@@ -234,3 +234,16 @@ fn the_congestion_control_hears_the_rtt_sample_of_the_ack() {
     let CongestionControl::Westwood(w) = h.s.congestion_control() else { panic!("westwood+") };
     assert_eq!(w.rtt_min(), 80 * MS);
 }
+
+#[test]
+fn the_congestion_control_hears_the_newest_segments_rtt_on_every_ack_even_with_timed_sampling() {
+    // One timed segment per RTT feeds the estimator; Vegas still sees every ACK's sample.
+    let mut h = Harness::new(4, |c| c.cc = CcSpec::new("vegas", vec![]).unwrap());
+    h.sent();
+    h.ack(80 * MS, 1);
+    h.ack(81 * MS, 2);
+    h.ack(79 * MS, 3);
+    assert_eq!(h.s.stats.rtt_samples, 1, "the estimator timed one segment");
+    let CongestionControl::Vegas(v) = h.s.congestion_control() else { panic!("vegas") };
+    assert_eq!(v.base_rtt(), Some(79 * MS), "the third ACK's segment (sent at 0) took 79 ms");
+}

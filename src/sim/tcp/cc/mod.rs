@@ -48,9 +48,14 @@ pub struct AckEvent {
     pub acked: u64,
     /// Bytes newly SACKed by this ACK (0 without SACK recovery).
     pub sacked: u64,
-    /// The RTT sample this ACK gives, when valid (Karn's rule applied; timestamps or the timed
-    /// segment, as `tcp.rtt_sampling` says).
+    /// The RTT sample the estimator takes from this ACK, when valid (Karn's rule applied;
+    /// timestamps or the timed segment, as `tcp.rtt_sampling` says).
     pub rtt: Option<Nanos>,
+    /// The RTT of the newest segment this ACK acknowledges, when valid (the timestamp echo, or
+    /// without timestamps the segment if it was never retransmitted: Karn): a sample on every
+    /// ACK that advances snd_una whatever `tcp.rtt_sampling` says, as Linux's `pkts_acked` gets
+    /// one (Vegas, Veno).
+    pub newest_rtt: Option<Nanos>,
     /// This ACK passed the end of the RTT round that began when the previous one ended (Linux
     /// `rtt_seq`; Vegas' "once per RTT").
     pub round_ended: bool,

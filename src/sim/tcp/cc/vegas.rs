@@ -12,12 +12,13 @@
 //! Choices (also in docs/scenarios.md):
 //! - A round ends when the cumulative ACK passes snd_max as it was when the last round ended
 //!   ([`AckEvent::round_ended`]; Linux: `after(ack, beg_snd_nxt)`, one byte later).
-//! - Samples are [`AckEvent::rtt`]: with `rtt_sampling = "timed"` there is one per RTT, so Vegas
-//!   behaves as Reno (as Linux does with ≤ 2 samples). Use `timestamps = true` or
-//!   `rtt_sampling = "every-ack"`.
+//! - Samples are [`AckEvent::newest_rtt`]: one per ACK that advances snd_una (the newest segment
+//!   it covers, Karn applied, or the timestamp echo), whatever the estimator's `rtt_sampling`.
 //! - Slow start and the Reno fallback use this simulator's Reno growth (RFC 5681: + min(acked,
 //!   SMSS) per ACK), not Linux's per-packet `tcp_slow_start`; cwnd is kept in bytes, adjusted by
 //!   whole segments.
+//! - `diff = "paper"` normalises by RTT instead (diff = cwnd − target, Brakmo & Peterson, ns-3
+//!   `TcpVegas`); the default is Linux's.
 //! - The loss response halves FlightSize (RFC 5681, as `reno`), not cwnd (Linux
 //!   `tcp_reno_ssthresh`); the recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
@@ -32,12 +33,13 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::int("alpha", "2", 0.0, 1000.0, "lower bound of segments queued at the bottleneck: below it cwnd grows by one per RTT (Linux 2, paper 1)"),
     ParamSpec::int("beta", "4", 0.0, 1000.0, "upper bound of segments queued: above it cwnd shrinks by one per RTT (Linux 4, paper 3)"),
     ParamSpec::int("gamma", "1", 0.0, 1000.0, "slow start ends once more than gamma segments are queued"),
+    ParamSpec::choice("diff", "linux", &["linux", "paper"], "diff = cwnd·(rtt − BaseRTT)/BaseRTT (Linux) or cwnd − cwnd·BaseRTT/rtt (Brakmo & Peterson, ns-3 TcpVegas)"),
 ];
 
 pub const INFO: CcInfo = CcInfo::new(
     "vegas",
     &[],
-    "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT (needs per-ACK RTT samples)",
+    "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
     "Brakmo & Peterson 1995; Linux tcp_vegas.c; ALGORITHMS.md §9.5",
     PARAMS,
     RecoveryKind::NewReno,
@@ -49,11 +51,13 @@ pub struct Config {
     pub alpha: u64,
     pub beta: u64,
     pub gamma: u64,
+    /// Normalise diff by RTT (the paper, ns-3) instead of BaseRTT (Linux).
+    pub paper_diff: bool,
 }
 
 impl Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let cfg = Self { alpha: p.int("alpha")?, beta: p.int("beta")?, gamma: p.int("gamma")? };
+        let cfg = Self { alpha: p.int("alpha")?, beta: p.int("beta")?, gamma: p.int("gamma")?, paper_diff: p.choice("diff")? == "paper" };
         if cfg.alpha > cfg.beta {
             return Err(ParamError::Inconsistent { estimator: "vegas".into(), reason: format!("alpha ({}) must not exceed beta ({})", cfg.alpha, cfg.beta) });
         }
@@ -63,7 +67,7 @@ impl Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { alpha: 2, beta: 4, gamma: 1 }
+        Self { alpha: 2, beta: 4, gamma: 1, paper_diff: false }
     }
 }
 
@@ -105,7 +109,7 @@ impl Vegas {
         let (rtt, base) = (self.min_rtt as u128, self.base_rtt as u128);
         let cwnd = (w.cwnd / w.mss) as u128;
         let target = (cwnd * base / rtt) as u64;
-        let diff = (cwnd * (rtt - base) / base) as u64;
+        let diff = if self.cfg.paper_diff { cwnd as u64 - target } else { (cwnd * (rtt - base) / base) as u64 };
         self.last_diff = Some(diff);
         if diff > self.cfg.gamma && w.in_slow_start() {
             // Going too fast: match the actual rate (+1 for the truncation) and leave slow start.
@@ -129,7 +133,7 @@ impl Vegas {
 impl CongestionOps for Vegas {
     /// `tcp_vegas_pkts_acked`: every valid sample, in recovery too.
     fn on_ack_event(&mut self, _w: &Window, ev: &AckEvent) {
-        if let Some(rtt) = ev.rtt {
+        if let Some(rtt) = ev.newest_rtt {
             let rtt = rtt.max(1);
             self.base_rtt = self.base_rtt.min(rtt);
             self.min_rtt = self.min_rtt.min(rtt);
@@ -185,7 +189,7 @@ mod tests {
     /// One round of `n` ACKs of one segment each, every one with RTT `rtt`; the last ends it.
     fn round(v: &mut Vegas, w: &mut Window, rtt: Nanos, n: u32) {
         for i in 0..n {
-            let ev = AckEvent { acked: MSS, rtt: Some(rtt), round_ended: i + 1 == n, ..AckEvent::default() };
+            let ev = AckEvent { acked: MSS, newest_rtt: Some(rtt), round_ended: i + 1 == n, ..AckEvent::default() };
             v.on_ack_event(w, &ev);
             v.on_ack(w, &ev);
         }
@@ -230,6 +234,19 @@ mod tests {
         round(&mut v, &mut w, 150 * MS, 4);
         assert_eq!((w.cwnd, w.ssthresh, v.last_diff()), (12 * MSS, 12 * MSS, Some(8)));
         assert!(!w.in_slow_start());
+    }
+
+    #[test]
+    fn the_papers_diff_is_normalised_by_the_rtt_instead_of_base_rtt() {
+        let mut v = Vegas::new(Config { paper_diff: true, ..Config::default() });
+        let mut w = in_avoidance(20);
+        round(&mut v, &mut w, 100 * MS, 5);
+        // cwnd 21, rtt 130 ms: 21 − ⌊21·100/130⌋ = 21 − 16 = 5 > β (Linux: 6).
+        round(&mut v, &mut w, 130 * MS, 5);
+        assert_eq!((w.cwnd, v.last_diff()), (20 * MSS, Some(5)));
+        // cwnd 20, rtt 115 ms: 20 − ⌊20·100/115⌋ = 20 − 17 = 3: hold.
+        round(&mut v, &mut w, 115 * MS, 5);
+        assert_eq!((w.cwnd, v.last_diff()), (20 * MSS, Some(3)));
     }
 
     #[test]

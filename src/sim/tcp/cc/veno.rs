@@ -10,9 +10,9 @@
 //! Choices (also in docs/scenarios.md):
 //! - RTT is the smallest sample since the previous ACK: Linux resets `minrtt` after every ACK
 //!   (ALGORITHMS.md's "min RTT in the last RTT" is looser), and `cntrtt` is never reset, so Veno
-//!   acts from the third sample on. An ACK without a sample keeps the last N (Linux would divide
-//!   by 0x7fffffff and read "congestive"): with `rtt_sampling = "timed"` N is refreshed once per
-//!   RTT; timestamps or every-ACK sampling refresh it on every ACK, as in Linux.
+//!   acts from the third sample on. Samples are [`AckEvent::newest_rtt`] (every ACK that advances
+//!   snd_una, Karn applied); an ACK without one (its newest segment was retransmitted) keeps the
+//!   last N, where Linux would divide by 0x7fffffff and read "congestive".
 //! - The ⅘ / ½ rule sets ssthresh for every congestion event (Linux calls `ssthresh` on fast
 //!   retransmit, RTO and ECN alike), from cwnd in whole segments; cwnd then follows RFC 5681's
 //!   response (ssthresh after a loss or ECN, one segment after a timeout).
@@ -83,7 +83,7 @@ impl Veno {
 impl CongestionOps for Veno {
     /// `tcp_veno_pkts_acked`.
     fn on_ack_event(&mut self, _w: &Window, ev: &AckEvent) {
-        if let Some(rtt) = ev.rtt {
+        if let Some(rtt) = ev.newest_rtt {
             let rtt = rtt.max(1);
             self.base_rtt = self.base_rtt.min(rtt);
             self.min_rtt = self.min_rtt.min(rtt);
@@ -155,7 +155,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(v: &mut Veno, w: &mut Window, rtt: Nanos) {
-        let ev = AckEvent { acked: MSS, rtt: Some(rtt), ..AckEvent::default() };
+        let ev = AckEvent { acked: MSS, newest_rtt: Some(rtt), ..AckEvent::default() };
         v.on_ack_event(w, &ev);
         v.on_ack(w, &ev);
     }
