@@ -7,6 +7,7 @@ use super::app::OnOff;
 use super::deadline::Deadline;
 use super::link::Departure;
 use super::packet::{FlowId, Kind, NodeId, Packet, Signal};
+use super::spurious::SpuriousOracle;
 use super::queue::Verdict;
 use super::tcp::receiver::Receiver;
 use super::tcp::sender::Sender;
@@ -118,31 +119,13 @@ pub struct Flow {
     pub offered_at_warmup: u64,
     /// An on/off source feeding the sender over time; None: bulk, all data there at the start.
     pub app: Option<OnOff>,
-    /// Segment size, the index unit of `retx_max_tx`.
-    mss: u32,
-    /// Oracle for spurious retransmissions without the retransmission trace: the highest
-    /// transmission number sent of each segment (by seq / mss), 0 if never resent. One byte per
-    /// segment, as the receiver's record of first arrivals.
-    retx_max_tx: Vec<u8>,
+    /// Tells spurious retransmissions from necessary ones, holding only the window.
+    pub spurious: SpuriousOracle,
 }
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, mss: mss.max(1), retx_max_tx: Vec::new() }
-    }
-
-    /// Retransmissions of this flow an earlier copy had made unnecessary: those that reached the
-    /// receiver after (or while) an earlier transmission of the same segment did. Transmission
-    /// numbers 1..=max of a segment are each sent once (the sender counts them up), so this is
-    /// the count of retransmission records whose segment had an earlier copy arrive — exact
-    /// unless a segment is resent more than 254 times (the counter saturates).
-    pub fn spurious_retransmissions(&self) -> u64 {
-        let mut n = 0;
-        for (i, &max) in self.retx_max_tx.iter().enumerate() {
-            let seq = i as u64 * self.mss as u64;
-            n += (1..=max).filter(|&tx| self.receiver.earlier_copy_arrived(seq, tx)).count() as u64;
-        }
-        n
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss) }
     }
 
     /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
@@ -176,6 +159,8 @@ pub struct Engine {
     pub event_hash: u64,
     out: Vec<Packet>,
     agent_out: Vec<Packet>,
+    /// Retransmission-trace rows already matched to their packets.
+    retx_rows: usize,
 }
 
 impl Engine {
@@ -212,6 +197,7 @@ impl Engine {
             event_hash: 0xCBF2_9CE4_8422_2325,
             out: Vec::new(),
             agent_out: Vec::new(),
+            retx_rows: 0,
         };
         for f in 0..e.flows.len() {
             let start = e.flows[f].start;
@@ -312,6 +298,17 @@ impl Engine {
         }
     }
 
+    /// The retransmission-trace row of a retransmitted packet (if the trace is kept): senders write
+    /// the row just before the packet, and packets leave in the order written.
+    fn retx_record(&mut self, pkt: &Packet) -> Option<u32> {
+        let t = &self.trace.retx;
+        let rows = self.retx_rows..t.time.len();
+        let row = rows.into_iter().find(|&r| t.flow[r] == pkt.flow && t.seq[r] == pkt.seq && t.tx[r] == pkt.tx)?;
+        debug_assert_eq!(row, self.retx_rows, "retransmission rows are met in order");
+        self.retx_rows = row + 1;
+        Some(row as u32)
+    }
+
     /// Send the packets an agent at `node` produced.
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
         for pkt in out.drain(..) {
@@ -408,12 +405,16 @@ impl Engine {
         let flow = &mut self.flows[f as usize];
         match pkt.kind {
             Kind::Data => {
+                flow.spurious.arrived(pkt.seq, pkt.tx);
                 flow.receiver.on_data(&pkt, now, &mut self.out);
                 if flow.completed_at.is_none() && flow.receiver.stats.bytes_delivered >= flow.app_bytes {
                     flow.completed_at = Some(now);
                 }
             }
-            Kind::Ack => flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace),
+            Kind::Ack => {
+                flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace);
+                flow.spurious.acked(flow.sender.snd_una(), &mut self.trace.retx);
+            }
             Kind::Signal(Signal::Quench { .. }) => flow.sender.on_quench(now, &mut self.trace),
         }
         self.flush(f);
@@ -445,12 +446,8 @@ impl Engine {
         let mut out = std::mem::take(&mut self.out);
         for pkt in out.drain(..) {
             if pkt.tx > 0 && pkt.kind == Kind::Data {
-                let flow = &mut self.flows[pkt.flow as usize];
-                let i = (pkt.seq / flow.mss as u64) as usize;
-                if flow.retx_max_tx.len() <= i {
-                    flow.retx_max_tx.resize(i + 1, 0);
-                }
-                flow.retx_max_tx[i] = flow.retx_max_tx[i].max(pkt.tx);
+                let record = self.retx_record(&pkt);
+                self.flows[pkt.flow as usize].spurious.sent(pkt.seq, pkt.tx, record);
             }
             self.forward(pkt.src, pkt);
         }

@@ -16,6 +16,7 @@ pub mod link;
 pub mod packet;
 pub mod queue;
 pub mod rng;
+pub mod spurious;
 pub mod tcp;
 pub mod topology;
 pub mod trace;
@@ -420,13 +421,12 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
 fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
     let end = e.end;
     let warmup = e.warmup;
-    // Resolve spurious retransmissions now that every copy in flight has landed or not: per
-    // record in the trace if kept, and per flow from the engine's oracle (which needs no trace).
-    for i in 0..e.trace.retx.time.len() {
-        let f = e.trace.retx.flow[i] as usize;
-        e.trace.retx.spurious[i] = e.flows[f].receiver.earlier_copy_arrived(e.trace.retx.seq[i], e.trace.retx.tx[i]);
+    // Resolve the spurious retransmissions of segments still unacknowledged, with the copies
+    // that landed by the end (the rest were resolved as the ACKs passed them).
+    for f in &mut e.flows {
+        f.spurious.finish(&mut e.trace.retx);
     }
-    let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious_retransmissions()).collect();
+    let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious.spurious).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()

@@ -739,14 +739,16 @@ fn with_no_trace_kept_the_buffers_stay_empty_and_nothing_grows_with_the_run() {
         let s = Scenario::from_toml(&text, &[format!("simulation.duration={secs}s")]).unwrap();
         let mut e = super::build_with(&s, traces).unwrap();
         e.run();
-        (e.trace.len(), e.backlog(), e.events)
+        let held: usize = e.flows.iter().map(|f| f.spurious.held()).sum();
+        (e.trace.len(), e.backlog() + held, e.events)
     };
     let (short_trace, short_backlog, short_events) = run_for(20, super::trace::TraceSet::NONE);
     let (long_trace, long_backlog, long_events) = run_for(80, super::trace::TraceSet::NONE);
     assert!(long_events > 3 * short_events, "the long run did four times the work");
     assert_eq!((short_trace, long_trace), (0, 0), "no trace record kept");
-    // Queued packets, packets on wires and pending events: bounded by the buffers and windows,
-    // not by the run's length (100-packet bottleneck, 10 flows).
+    // Queued packets, packets on wires, pending events and the segments the spurious-retransmission
+    // oracle holds: bounded by the buffers and windows, not by the run's length (100-packet
+    // bottleneck, 10 flows).
     assert!(long_backlog < 2000 && long_backlog <= 2 * short_backlog + 200, "{short_backlog} → {long_backlog}");
     // And the measure is not blind: kept traces grow with the run.
     let (all_short, _, _) = run_for(20, super::trace::TraceSet::ALL);

@@ -23,7 +23,6 @@ pub struct Receiver {
     flow: FlowId,
     node: NodeId,
     peer: NodeId,
-    mss: u32,
     header: u32,
     rwnd: u64,
     delayed_ack: Option<DelayedAck>,
@@ -42,9 +41,6 @@ pub struct Receiver {
     ece: bool,
     ts_recent: Nanos,
     last_ack_sent: u64,
-    /// Oracle: lowest transmission number of each segment (by index seq/mss) that arrived here,
-    /// `u8::MAX` for none. Lets the report tell spurious retransmissions from necessary ones.
-    first_arrival_tx: Vec<u8>,
     pub stats: ReceiverStats,
 }
 
@@ -54,7 +50,6 @@ impl Receiver {
             flow,
             node,
             peer,
-            mss: cfg.mss,
             header: cfg.header,
             rwnd: cfg.rwnd,
             delayed_ack: cfg.delayed_ack,
@@ -69,7 +64,6 @@ impl Receiver {
             ece: false,
             ts_recent: 0,
             last_ack_sent: 0,
-            first_arrival_tx: Vec::new(),
             stats: ReceiverStats::default(),
         }
     }
@@ -78,20 +72,9 @@ impl Receiver {
         self.delack_deadline
     }
 
-    /// Whether some transmission of the segment at `seq` earlier than `tx` reached this receiver.
-    pub fn earlier_copy_arrived(&self, seq: u64, tx: u8) -> bool {
-        let idx = (seq / self.mss as u64) as usize;
-        self.first_arrival_tx.get(idx).is_some_and(|&first| first < tx)
-    }
-
     /// A data segment arrived. Returns the bytes newly delivered to the application.
     pub fn on_data(&mut self, pkt: &Packet, now: Nanos, out: &mut Vec<Packet>) -> u64 {
         self.stats.bytes_received += pkt.len as u64;
-        let idx = (pkt.seq / self.mss as u64) as usize;
-        if self.first_arrival_tx.len() <= idx {
-            self.first_arrival_tx.resize(idx + 1, u8::MAX);
-        }
-        self.first_arrival_tx[idx] = self.first_arrival_tx[idx].min(pkt.tx);
 
         // RFC 3168 §6.1.3: CWR ends the echo, a CE mark (re)starts it.
         if pkt.cwr {
@@ -302,17 +285,5 @@ mod tests {
         cwr.cwr = true;
         r.on_data(&cwr, 0, &mut out);
         assert_eq!(out.iter().map(|p| p.ece).collect::<Vec<_>>(), [true, true, false]);
-    }
-
-    #[test]
-    fn the_oracle_knows_which_copy_arrived_first() {
-        let mut r = receiver(false);
-        let mut out = Vec::new();
-        r.on_data(&seg(0, 100), 0, &mut out);
-        let mut again = seg(0, 100);
-        again.tx = 1;
-        r.on_data(&again, 0, &mut out);
-        assert!(r.earlier_copy_arrived(0, 1), "the original arrived: the retransmission was spurious");
-        assert!(!r.earlier_copy_arrived(100, 1), "nothing of segment 1 arrived");
     }
 }
