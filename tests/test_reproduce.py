@@ -68,7 +68,9 @@ def test_results_summary_gives_student_t_intervals_of_the_stored_runs(mathis):
     db = mathis / "results.duckdb"
     r = subprocess.run([*RTTLAB, "results", "summary", "--store", str(db), "--metric", "goodput_bps", "--level", "0.9", "--json"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    rows = json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "rttlab.summary/1" and doc["by"] == ["topology.bottleneck.error.per"]
+    rows = doc["rows"]
     with duckdb.connect(str(db), read_only=True) as c:
         stored = c.execute('SELECT "topology.bottleneck.error.per", goodput_bps FROM runs').fetchall()
     assert len(rows) == 2
@@ -85,7 +87,7 @@ def test_results_summary_gives_student_t_intervals_of_the_stored_runs(mathis):
 def test_results_query_runs_sql_and_reports_bad_sql_in_one_line(mathis):
     db = mathis / "results.duckdb"
     r = subprocess.run([*RTTLAB, "results", "query", "SELECT count(*) AS n, count(DISTINCT hash) AS h FROM runs", "--store", str(db), "--json"], capture_output=True, text=True, timeout=120)
-    assert json.loads(r.stdout) == [{"n": 6, "h": 6}]
+    assert json.loads(r.stdout) == {"schema": "rttlab.results/1", "rows": [{"n": 6, "h": 6}]}
     bad = subprocess.run([*RTTLAB, "results", "query", "SELEC nonsense", "--store", str(db)], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "query:" in bad.stderr
     missing = subprocess.run([*RTTLAB, "results", "summary", "--store", str(db), "--by", "nope"], capture_output=True, text=True, timeout=120)

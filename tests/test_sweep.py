@@ -100,7 +100,7 @@ def wait_for_lines(proc: subprocess.Popen, prefix: str, count: int, timeout: flo
     while sum(line.startswith(prefix) for line in lines) < count:
         assert time.monotonic() < deadline, f"no {count} '{prefix}' lines in time: {lines}"
         line = proc.stdout.readline()
-        assert line, f"sweep ended early: {lines}"
+        assert line, f"sweep ended early (status {proc.wait()}): {lines} {proc.stderr.read()[-3000:]}"
         lines.append(line)
     return lines
 
@@ -124,8 +124,10 @@ def test_a_sweep_survives_a_worker_killed_mid_run_and_stores_every_run_exactly_o
         per_run = c.execute("SELECT hash, count(*) FROM flows GROUP BY hash").fetchall()
         assert sorted(n for _, n in per_run) == [50] * 16
         assert c.execute("SELECT count(*) FROM sweep_runs WHERE sweep = 'slow'").fetchone()[0] == 16
-    # Both workers ran something; the survivor finished the sweep after the kill.
-    assert len({w for _, _, w in rows}) == 2
+    # Every run was done by one of the two workers, and the survivor finished the sweep.
+    pids = {w.rsplit(":", 1)[1] for _, _, w in rows}
+    assert pids <= {str(workers[0].pid), str(workers[1].pid)}
+    assert str(workers[1].pid) in pids
 
 
 def test_ctrl_c_stops_cleanly_and_a_rerun_resumes_without_repeating_a_run(tmp_path):

@@ -32,7 +32,6 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from rttlab.sweep import Sweep, SweepError

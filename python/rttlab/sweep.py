@@ -32,7 +32,7 @@ import itertools
 import os
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -380,6 +380,3 @@ def execute(
     result.wall_s = time.perf_counter() - t0
     return result
 
-
-def points(runs: Iterable[RunSpec]) -> int:
-    return len({tuple(sorted((k, repr(v)) for k, v in r.params.items())) for r in runs})

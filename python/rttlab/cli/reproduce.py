@@ -46,7 +46,7 @@ def reproduce(
     (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows}), indent=1) + "\n")
     (out / "figure.svg").write_text(figure_svg(rep, rows))
     if as_json:
-        print_json({"reproduction": rep.sweep_name, "rows": rows})
+        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows})
         return
     show(rep, rows)
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure.svg", highlight=False)

@@ -54,7 +54,7 @@ def records(frame: Any) -> list[dict[str, Any]]:
 def query(
     sql: str = typer.Argument(..., help="SQL over the tables runs, sweep_runs, flows, channels, comparisons.", show_default=False),
     store: Path = STORE,
-    as_json: bool = typer.Option(False, "--json", help="Print the rows as a JSON list of objects."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.results/1): the rows as a list of objects."),
 ) -> None:
     """Run one SQL statement (DuckDB dialect) on the store, read-only, and print the rows."""
     import duckdb
@@ -65,7 +65,7 @@ def query(
         except duckdb.Error as e:
             fail(f"query: {str(e).splitlines()[0]}")
     if as_json:
-        print_json(records(frame))
+        print_json({"schema": "rttlab.results/1", "rows": records(frame)})
     else:
         show(frame)
 
@@ -77,7 +77,7 @@ def summary(
     sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t interval."),
     store: Path = STORE,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as a JSON list of objects."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric."),
 ) -> None:
     """Mean, standard deviation and Student-t confidence interval of each metric per parameter
     point, over the successful runs (seeds are the replications)."""
@@ -106,7 +106,7 @@ def summary(
             fail(f"--metric {m}: not a numeric column")
     table = summarise(runs, by, metric, level)
     if as_json:
-        print_json(records(table))
+        print_json({"schema": "rttlab.summary/1", "level": level, "by": by, "rows": records(table)})
         return
     show(table, title=f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}; {level:.0%} Student-t intervals")
 
