@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rttlab.estimators import NAMES, Spec, catalog, spec
-from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, relabel, score, with_tick
+from rttlab.estimators import NAMES, Spec, spec
+from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -239,25 +239,9 @@ def with_floor(specs: list[Spec], min_rto: float) -> list[Spec]:
     return out
 
 
-def _defaults(name: str) -> dict[str, str]:
-    entry = next(e for e in catalog() if e["name"] == name)
-    return {p["name"]: p["default"] for p in entry["params"]}
-
-
-def _seconds(text: str) -> float:
-    from rttlab import _core
-
-    ns = _core.parse_duration(text)
-    return (ns or 0) / 1e9
-
-
-def _fmt_s(s: float) -> str:
-    return f"{s:g} s" if s >= 1 else f"{s * 1e3:g} ms"
-
-
 def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
     """(how the floor reads, its value in seconds when it is absolute) for one estimator."""
-    params = {**_defaults(s.name), **s.params}
+    params = {**defaults(s.name), **s.params}
     found = FLOOR_PARAMS.get(s.name)
     if found is None:
         text, value = NO_FLOOR.get(s.name, "none"), None
@@ -265,14 +249,14 @@ def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
         key, how = found
         if s.name == "fixed-share" and params.get("rto") == "rfc6298":
             how = "absolute"
-        value = _seconds(params[key])
+        value = seconds(params[key])
         if how == "absolute":
-            text = _fmt_s(value)
+            text = fmt_s(value)
         else:
-            text = ("ŷ" if s.name == "fixed-share" else "SRTT") + f" + {_fmt_s(value)}"
+            text = ("ŷ" if s.name == "fixed-share" else "SRTT") + f" + {fmt_s(value)}"
             value = None
     if min_rto is not None and min_rto > 0:
-        text = f"{text}, ≥ {_fmt_s(min_rto)}" if value is None else _fmt_s(max(value, min_rto))
+        text = f"{text}, ≥ {fmt_s(min_rto)}" if value is None else fmt_s(max(value, min_rto))
         value = max(value or 0.0, min_rto)
     return text, value
 
@@ -316,25 +300,6 @@ def _notes(rows: list[dict[str, Any]], specs: list[Spec], labels: dict[str, str]
     return notes
 
 
-def _range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str]) -> list[str]:
-    """Fixed-Share cannot predict above its top expert x_N = RTT_min + RTT_max ticks."""
-    out = []
-    for s in specs:
-        if s.name != "fixed-share":
-            continue
-        p = {**_defaults(s.name), **s.params}
-        tick = _seconds(p["tick"])
-        top = (float(p["rtt_min"]) + float(p["rtt_max"])) * tick
-        above = int(np.count_nonzero(rtts_ns > top * 1e9))
-        if above and p["clamp"] == "off":
-            out.append(
-                f"{labels.get(s.label, s.label)}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
-                f"({_fmt_s(top)} = {float(p['rtt_min']) + float(p['rtt_max']):g} ticks of {_fmt_s(tick)}); above it every expert pays the same loss "
-                "and the prediction collapses toward the mean expert — set fixed-share.clamp=top or a longer fixed-share.tick"
-            )
-    return out
-
-
 def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
     return relabel(score(times_ns, rtts_ns, specs, **options), labels)
 
@@ -344,7 +309,7 @@ def _evaluate_streams(name, kind, times_ns, rtts_ns, starts, specs, sort, trace,
     rows = _decorate(result.rows, specs, settings["min_rto_s"], sort, options["labels"])
     notes = _notes(rows, specs, options["labels"])
     notes.append("losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)")
-    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, _range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
+    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
 
 
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
@@ -408,4 +373,4 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
-    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + _range_warnings(rtts_ns, specs, options["labels"]), trace_scores, title)
+    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + range_warnings(rtts_ns, specs, options["labels"]), trace_scores, title)

@@ -5,6 +5,7 @@ pandas is imported only where a DataFrame is returned, so the CLI starts quickly
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -143,6 +144,44 @@ def score(
     return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces)
 
 
+def defaults(name: str) -> dict[str, str]:
+    from rttlab.estimators import catalog
+
+    entry = next(e for e in catalog() if e["name"] == name)
+    return {p["name"]: p["default"] for p in entry["params"]}
+
+
+def seconds(text: str) -> float:
+    from rttlab import _core
+
+    ns = _core.parse_duration(text)
+    return (ns or 0) / 1e9
+
+
+def fmt_s(s: float) -> str:
+    return f"{s:g} s" if s >= 1 else f"{s * 1e3:g} ms"
+
+
+def range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str] | None = None) -> list[str]:
+    """Fixed-Share cannot predict above its top expert x_N = RTT_min + RTT_max ticks."""
+    labels = labels or {}
+    out = []
+    for s in specs:
+        if s.name != "fixed-share":
+            continue
+        p = {**defaults(s.name), **s.params}
+        tick = seconds(p["tick"])
+        top = (float(p["rtt_min"]) + float(p["rtt_max"])) * tick
+        above = int(np.count_nonzero(rtts_ns > top * 1e9))
+        if above and p["clamp"] == "off":
+            out.append(
+                f"{labels.get(s.label, s.label)}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
+                f"({fmt_s(top)} = {float(p['rtt_min']) + float(p['rtt_max']):g} ticks of {fmt_s(tick)}); above it every expert pays the same loss "
+                "and the prediction collapses toward the mean expert — set fixed-share.clamp=top or a longer fixed-share.tick"
+            )
+    return out
+
+
 def relabel(scores: Scores, labels: dict[str, str]) -> Scores:
     """Rows and traces named as the caller wrote the estimators (``--tick`` and ``--min-rto`` add
     parameters to the specs that ran; the JSON's ``params`` records those)."""
@@ -189,6 +228,8 @@ def replay(
         ),
         {s.label: g.label for s, g in zip(specs, given)},
     )
+    for warning in range_warnings(rtts_ns, specs, {s.label: g.label for s, g in zip(specs, given)}):
+        warnings.warn(warning, stacklevel=2)
     table = pd.DataFrame(result.rows)
     table[METRICS] = table[METRICS].astype("float64")
     if result.traces is None:
