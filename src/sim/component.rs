@@ -169,7 +169,7 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
 /// What `rttlab components` lists for one component kind.
 #[derive(Debug, Clone)]
 pub struct Listing {
-    /// The family: "queue", "error", "app", "cc".
+    /// The family: "queue", "error", "app", "cc", "rto-policy".
     pub family: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -182,13 +182,14 @@ pub fn list<T, C>(family: &'static str, registry: &'static [Component<T, C>]) ->
     registry.iter().map(|c| Listing { family, name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }).collect()
 }
 
-/// Every component the simulator knows, family by family. Congestion controls come from the
-/// TCP module's registry as (name, summary, source, params).
+/// Every component the simulator knows, family by family. Congestion controls and RTO policies
+/// come from their own registries (`tcp::cc`, `rtt::policy`).
 pub fn catalog() -> Vec<Listing> {
     let mut out = list("queue", super::queue::REGISTRY);
     out.extend(list("error", super::error_model::REGISTRY));
     out.extend(list("app", super::app::REGISTRY));
     out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
+    out.extend(crate::rtt::policy::registry().iter().map(|p| Listing { family: "rto-policy", name: p.name, summary: p.summary, source: p.source, params: p.params.to_vec() }));
     out
 }
 

@@ -14,7 +14,8 @@ FAMILIES = {
     "queue": "topology.<link>.queue = { kind = ..., ... }",
     "error": "topology.<link>.error = { kind = ..., ... }",
     "app": "flows[].app = { kind = ..., ... }",
-    "cc": "tcp.cc",
+    "cc": "tcp.cc = \"name\" or { name = ..., ... }",
+    "rto-policy": "tcp.rto.policy = \"name\" or { name = ..., ... }",
 }
 
 
