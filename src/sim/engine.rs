@@ -9,6 +9,7 @@ use super::link::Departure;
 use super::packet::{FlowId, Kind, NodeId, Packet, Signal};
 use super::spurious::SpuriousOracle;
 use super::queue::Verdict;
+use super::tcp::cc::RouterSignal;
 use super::tcp::receiver::Receiver;
 use super::tcp::sender::Sender;
 use super::topology::Network;
@@ -415,7 +416,10 @@ impl Engine {
                 flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace);
                 flow.spurious.acked(flow.sender.snd_una(), &mut self.trace.retx);
             }
-            Kind::Signal(Signal::Quench { .. }) => flow.sender.on_quench(now, &mut self.trace),
+            Kind::Signal(Signal::Quench { router, queue }) => {
+                let signal = RouterSignal { router: Some(router), queue_len: Some(queue) };
+                flow.sender.on_router_signal(now, signal, &mut self.trace);
+            }
         }
         self.flush(f);
     }

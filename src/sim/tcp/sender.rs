@@ -282,11 +282,6 @@ impl Sender {
         self.trace_window(now, trace);
     }
 
-    /// A source quench whose router and queue length are unknown.
-    pub fn on_quench(&mut self, now: Nanos, trace: &mut Trace) {
-        self.on_router_signal(now, RouterSignal::default(), trace);
-    }
-
     /// A router's explicit signal (source quench), with what it carried.
     pub fn on_router_signal(&mut self, now: Nanos, signal: RouterSignal, trace: &mut Trace) {
         self.signal(now, Congestion::Router(signal), trace);
