@@ -30,17 +30,9 @@ COLUMNS = [
 ]
 
 
-# pcap (µs and ns, both byte orders) and pcapng section headers.
-CAPTURE_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a"}
-
-
-def is_capture(path: Path) -> bool:
-    """A pcap/pcapng file, by its magic number (not its name)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) in CAPTURE_MAGICS
-    except OSError:
-        return False  # the series reader reports the error in its own words
+# Capture or RTT series: decided by the Rust reader's own magic check (every pcap variant it
+# reads; a compressed file is an error saying so).
+from rttlab.capture import is_capture  # noqa: E402
 
 
 def load_samples(path: Path, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
