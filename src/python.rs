@@ -236,6 +236,25 @@ fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sa
     capture_dict(py, path, a)
 }
 
+/// A file's capture format from its first bytes: "pcap" or "pcapng", or None when it is no
+/// capture (e.g. an RTT series, or unreadable: the caller's reader then reports why). A
+/// compressed file raises InputError saying so. The one file-type check of every command.
+#[pyfunction]
+fn capture_format(path: &str) -> PyResult<Option<&'static str>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4);
+    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
+    if file.take(4).read_to_end(&mut head).is_err() {
+        return Ok(None);
+    }
+    match capture::reader::sniff(&head) {
+        Ok(capture::Format::Pcap) => Ok(Some("pcap")),
+        Ok(capture::Format::PcapNg) => Ok(Some("pcapng")),
+        Err(e @ capture::CaptureError::Compressed { .. }) => Err(InputError::new_err(format!("{path}: {e}"))),
+        Err(_) => Ok(None),
+    }
+}
+
 fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let secs = |ns: i64| ns as f64 / 1e9;
@@ -249,6 +268,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     samples.set_item("rtt", s.rtt.iter().map(|&r| r as f64 / 1e9).collect::<Vec<f64>>().into_pyarray(py))?;
     samples.set_item("method", s.method.iter().map(|&m| m as u8).collect::<Vec<u8>>().into_pyarray(py))?;
     samples.set_item("ambiguous", s.ambiguous.into_pyarray(py))?;
+    samples.set_item("idle_echo", s.idle_echo.into_pyarray(py))?;
     samples.set_item("seq_start", s.seq_start.into_pyarray(py))?;
     samples.set_item("seq_end", s.seq_end.into_pyarray(py))?;
     samples.set_item("frame", s.frame.into_pyarray(py))?;
@@ -283,6 +303,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     conns.set_item("sack_packets", col_u64(&|x| x.sack_packets).into_pyarray(py))?;
     conns.set_item("handshake_seen", c.iter().map(|x| x.handshake_seen).collect::<Vec<bool>>().into_pyarray(py))?;
     conns.set_item("handshake_rtt", col_f64(&|x| opt_secs(x.handshake_rtt)).into_pyarray(py))?;
+    conns.set_item("handshake_ambiguous", c.iter().map(|x| x.handshake_ambiguous).collect::<Vec<bool>>().into_pyarray(py))?;
     conns.set_item("syn_retransmissions", col_u64(&|x| u64::from(x.syn_retransmissions)).into_pyarray(py))?;
     conns.set_item("vantage", c.iter().map(|x| x.vantage.name()).collect::<Vec<_>>())?;
     conns.set_item("path_rtt_method", c.iter().map(|x| x.path_rtt.describe()).collect::<Vec<_>>())?;
@@ -291,6 +312,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     conns.set_item("max_rtt", col_f64(&|x| opt_secs(x.max_rtt)).into_pyarray(py))?;
     conns.set_item("malformed", col_u64(&|x| x.malformed).into_pyarray(py))?;
     conns.set_item("samples", col_u64(&|x| x.samples).into_pyarray(py))?;
+    conns.set_item("ts_excluded", col_u64(&|x| x.ts_excluded).into_pyarray(py))?;
     out.set_item("connections", conns)?;
 
     let k = &a.counters;
@@ -306,6 +328,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
         ("negative_rtt", k.negative_rtt),
         ("outstanding_dropped", k.outstanding_dropped),
         ("ambiguous", k.ambiguous),
+        ("idle_echoes", k.idle_echoes),
     ] {
         counters.set_item(name, v)?;
     }
@@ -342,6 +365,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
 
 fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_format, m)?)?;
     Ok(())
 }
 // ---- end capture ----

@@ -217,6 +217,7 @@ CATEGORIES = {
     "tshark_times_resent_segment": "tshark times a segment whose bytes were sent before (retransmission, re-segmented 'out-of-order' resend, keep-alive) or from the first of repeated SYNs",
     "timed_earlier_by_sack": "segment first covered by a SACK block: we time it there; tshark (no SACK logic) times it at the later cumulative ACK, which measures loss recovery",
     "ours_sack_sample": "ours only: a SACK block first covers the segment exactly (tshark never samples on SACK)",
+    "syn_resolved_by_ts_echo": "a retransmitted SYN or SYN/ACK whose answer's TSecr echoes one transmission's TSval: we time from that one, tshark from another (its first)",
 }
 
 
@@ -242,6 +243,24 @@ def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int]
     return acks, {int(x) for x in out.split()}, sack, len(streams)
 
 
+def tshark_ts_echoes(path: Path, frames: set[int]) -> dict[int, set[int]]:
+    """For each frame in `frames`: the frames of the same TCP stream, before it and in the other
+    direction, whose TSval its TSecr echoes (tshark's decoding, independent of ours)."""
+    if not frames:
+        return {}
+    fields = ["frame.number", "tcp.stream", "tcp.srcport", "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr"]
+    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "tcp.options.timestamp.tsval", "-T", "fields", *sum((["-e", f] for f in fields), [])], capture_output=True, text=True, check=True, timeout=300).stdout
+    seen: dict[tuple[str, str, int], list[int]] = collections.defaultdict(list)  # (stream, port, tsval) → frames
+    echoes: dict[int, set[int]] = {}
+    for line in out.splitlines():
+        frame, stream, port, tsval, tsecr = line.split("\t")[:5]
+        frame_no = int(frame)
+        if frame_no in frames and tsecr:
+            echoes[frame_no] = {f for (s, p, v), fs in seen.items() if s == stream and p != port and v == int(tsecr.split(",")[0]) for f in fs}
+        seen[(stream, port, int(tsval.split(",")[0]))].append(frame_no)
+    return echoes
+
+
 def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
     samples, conns = read_capture(path, include_ambiguous=True)
     # tshark's ack_rtt covers data and the handshake, so compare with our seq and syn samples.
@@ -252,13 +271,17 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
         by_frame[r.frame].append(r)
         by_ref[r.ref_frame].append(r)
     acks, resent, sack, streams = tshark_view(path)
+    ts_echoed = tshark_ts_echoes(path, {f for f, rs in by_frame.items() if any(r.method == "syn" for r in rs)})
     counts: collections.Counter = collections.Counter()
     unexplained: list[str] = []
     if len(conns) != streams:
         unexplained.append(f"{len(conns)} connections, tshark has {streams} TCP streams")
     for frame, (rtt, acked, _stream) in acks.items():
         match = [r for r in by_frame.get(frame, []) if r.ref_frame == acked]
-        if match and not match[0].ambiguous:
+        resolved = [r for r in by_frame.get(frame, []) if r.method == "syn" and not r.ambiguous and r.ref_frame != acked]
+        if resolved and resolved[0].ref_frame in ts_echoed.get(frame, set()):
+            counts["syn_resolved_by_ts_echo"] += 1
+        elif match and not match[0].ambiguous:
             if abs(match[0].rtt - rtt) <= 2e-9:
                 counts["same"] += 1
             else:
@@ -277,6 +300,8 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
         t = acks.get(r.frame)
         if t is not None and t[1] == r.ref_frame:
             continue
+        if r.method == "syn" and t is not None and r.ref_frame in ts_echoed.get(r.frame, set()):
+            continue  # counted above: syn_resolved_by_ts_echo
         if r.method == "seq" and r.frame in sack:
             counts["ours_sack_sample"] += 1
         else:
@@ -494,3 +519,107 @@ def test_ts_echo_samples_match_an_independent_pairing_on_every_real_capture(shar
         assert ours == theirs, f"{path.name}: ours only {sorted(ours - theirs)[:5]}, reference only {sorted(theirs - ours)[:5]}"
         total += len(ours)
     assert total > 2000  # the development captures hold 2,703 TS-echo samples
+
+
+# ---- issue 15: capture edge cases seen from Python and the CLI ----
+
+
+def modified_pcap(packets: list[tuple[float, bytes]], big_endian: bool = False) -> bytes:
+    """The "modified" (Kuznetsov, patched libpcap) format: magic a1b2cd34 and 24-byte records
+    (the usual 16 bytes plus ifindex, protocol, pkt_type and padding)."""
+    e = ">" if big_endian else "<"
+    out = [struct.pack(e + "IHHiIII", 0xA1B2CD34, 2, 4, 0, 0, 65535, 1)]
+    for t, frame in packets:
+        us = round(t * 1e6)
+        out.append(struct.pack(e + "IIIIiHBx", us // 1_000_000, us % 1_000_000, len(frame), len(frame), 2, 0x0800, 0) + frame)
+    return b"".join(out)
+
+
+def bulk(n: int = 30) -> list[tuple[float, bytes]]:
+    """Sender-side capture of n segments, each acknowledged 50 ms later."""
+    pkts = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.05, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0501, tcp_frame(True, 101, 901, ACK))]
+    for i in range(n):
+        t = T0 + 0.1 + i * 0.01
+        pkts.append((t, tcp_frame(True, 101 + 1000 * i, 901, ACK | PSH, 1000)))
+        pkts.append((t + 0.05 + i * 1e-4, tcp_frame(False, 901, 101 + 1000 * (i + 1), ACK)))
+    pkts.sort(key=lambda p: p[0])
+    return pkts
+
+
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_a_modified_pcap_is_a_capture_for_every_command(write, big_endian):
+    path = write("kuznetsov.pcap", modified_pcap(bulk(), big_endian))
+    assert rttlab.capture.capture_format(path) == "pcap"
+    samples, conns = read_capture(path)
+    plain, _ = read_capture(write("plain.pcap", pcap(bulk())))
+    pd.testing.assert_frame_equal(samples, plain)
+    out = run("evaluate", path, "-e", "rfc6298", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["input_kind"] == "capture"
+
+
+def test_a_gzip_compressed_capture_says_so_everywhere(write):
+    import gzip
+
+    path = write("t.pcap.gz", gzip.compress(pcap(transfer())))
+    with pytest.raises(rttlab.InputError, match="gzip-compressed; decompress it first"):
+        read_capture(path)
+    for cmd in ("flows", "samples", "evaluate"):
+        out = run(cmd, path)
+        assert out.returncode == 2, cmd
+        assert f"{path}: gzip-compressed; decompress it first" in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_flows_json_writes_integer_fields_as_integers_and_missing_ones_as_null(write):
+    path = write("t.pcap", pcap(transfer()))
+    (flow,) = json.loads(run("flows", path, "--json").stdout)["flows"]
+    # The transfer's SYNs carry no MSS option: null, not NaN; TTL and hops are integers.
+    assert flow["mss_fwd"] is None and flow["ttl_fwd"] == 64 and flow["hops_rev"] == 0
+    assert isinstance(flow["ttl_rev"], int) and isinstance(flow["packets_fwd"], int)
+    assert '"ttl_fwd": 64,' in run("flows", path, "--json").stdout
+
+
+def test_a_retransmitted_syn_ack_is_resolved_by_the_ts_echo_or_marked_ambiguous(write):
+    # Server-side capture: the SYN/ACK is sent twice; the ACK echoes the first one's TSval.
+    pkts = [
+        (T0, tcp_frame(True, 100, 0, SYN, ts=(10, 0))),
+        (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK, ts=(5000, 10))),
+        (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK, ts=(5402, 10))),
+        (T0 + 0.9864, tcp_frame(True, 101, 901, ACK, ts=(996, 5000))),
+    ]
+    _, conns = read_capture(write("hs.pcap", pcap(pkts)))
+    assert conns["handshake_rtt"].iloc[0] == pytest.approx(0.9864)
+    assert not conns["handshake_ambiguous"].iloc[0]
+    no_ts = [(t, tcp_frame(c2s, seq, ack, fl)) for (t, _), (c2s, seq, ack, fl) in zip(pkts, [(True, 100, 0, SYN), (False, 900, 101, SYN | ACK), (False, 900, 101, SYN | ACK), (True, 101, 901, ACK)])]
+    path = write("hs-nots.pcap", pcap(no_ts))
+    _, conns = read_capture(path)
+    assert conns["handshake_ambiguous"].iloc[0] and pd.isna(conns["handshake_rtt"].iloc[0])
+    (flow,) = json.loads(run("flows", path, "--json").stdout)["flows"]
+    assert flow["handshake_ambiguous"] is True and flow["handshake_rtt"] is None
+    assert "amb." in run("flows", path).stdout
+
+
+def test_ts_echoes_spanning_an_application_pause_never_enter_the_path_series(write):
+    # Receiver-side capture: a push, the client's ACK, then 24 s of server silence.
+    pkts = [
+        (T0, tcp_frame(True, 1, 0, SYN, ts=(1, 0))),
+        (T0 + 0.08, tcp_frame(False, 100, 2, SYN | ACK, ts=(500, 1))),
+        (T0 + 0.0801, tcp_frame(True, 2, 101, ACK, ts=(2, 500))),
+        (T0 + 0.16, tcp_frame(False, 101, 2, ACK | PSH, 100, ts=(580, 2))),
+        (T0 + 0.1602, tcp_frame(True, 2, 201, ACK, ts=(3, 580))),
+        (T0 + 24.16, tcp_frame(False, 201, 2, ACK | PSH, 100, ts=(24580, 3))),
+        (T0 + 24.1602, tcp_frame(True, 2, 301, ACK, ts=(24003, 24580))),
+    ]
+    samples, conns = read_capture(write("pause.pcap", pcap(pkts)))
+    idle = samples[samples["idle_echo"]]
+    assert len(idle) == 2 and idle["rtt"].max() == pytest.approx(23.9998)
+    assert samples.attrs["counters"]["idle_echoes"] == 2 and conns["ts_excluded"].iloc[0] == 2
+    path = rttlab.capture.path_samples(samples, conns)
+    assert len(path) > 0 and path["rtt"].max() < 1.0
+
+
+def test_seq_start_after_a_partial_ack_is_the_timed_segments_start(write):
+    pkts = [(T0, tcp_frame(True, 1, 1, ACK, 3000)), (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)), (T0 + 0.07, tcp_frame(False, 1, 3001, ACK))]
+    samples, _ = read_capture(write("partial.pcap", pcap(pkts)))
+    assert list(samples[["seq_start", "seq_end"]].itertuples(index=False, name=None)) == [(1, 3001)]

@@ -9,7 +9,11 @@ Sample methods (column ``method``):
   Karn's rule drops samples whose ACK covers retransmitted data unless ``include_ambiguous``.
 - ``ts``: RFC 7323 TSval first seen in one direction, matched with the first TSecr echoing it
   from the other (pping-style); each direction gives one partial RTT of the capture point.
-- ``syn``: SYN → SYN/ACK (``fwd``) and SYN/ACK → ACK (``rev``).
+- ``syn``: SYN → SYN/ACK (``fwd``) and SYN/ACK → ACK (``rev``); with a retransmitted SYN or
+  SYN/ACK the answer's TSecr names the transmission answered, else the leg is ambiguous.
+
+``idle_echo`` flags ``ts`` samples that RFC 7323 §4's RTTM rule does not accept as a path
+measurement (they may span an application pause); they are left out of path series.
 
 ``direction`` is ``fwd`` when the timed packet went from the connection's ``src`` (the
 initiator, when the handshake was seen) to ``dst``, ``rev`` otherwise.
@@ -18,22 +22,51 @@ initiator, when the handshake was seen) to ``dst``, ``rev`` otherwise.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rttlab import _core
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 METHODS = ("seq", "ts", "syn")
+
+#: Connection columns that are integers but may be missing (no SYN seen, TTL 0): nullable ints,
+#: so JSON shows ``1460`` and ``null``, never ``1460.0``.
+NULLABLE_INT_COLUMNS = ("mss_fwd", "mss_rev", "ttl_fwd", "ttl_rev", "hops_fwd", "hops_rev")
+
+
+def _check_path(path: object, what: str = "path") -> str:
+    """A file path as a string, or a TypeError naming the argument (a DataFrame or a list
+    passed where one file is expected)."""
+    if isinstance(path, (str, Path)) or hasattr(path, "__fspath__"):
+        return str(Path(path))
+    raise TypeError(f"{what} must be a capture file path (str or Path), got {type(path).__name__}")
+
+
+def capture_format(path: str | Path) -> str | None:
+    """``"pcap"`` or ``"pcapng"`` from the file's first bytes (the Rust reader's own check, so
+    every magic it reads counts, the modified/Kuznetsov pcap included), or None for any other
+    file. A gzip/zstd/xz/bzip2-compressed file raises :class:`rttlab.InputError` saying so."""
+    return _core.capture_format(_check_path(path))
+
+
+def is_capture(path: str | Path) -> bool:
+    """True for a pcap/pcapng file (by content, not name); see :func:`capture_format`."""
+    return capture_format(path) is not None
 
 
 def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> dict:
     """The raw result of the Rust analysis: column dicts plus ``counters``, ``read`` and
     ``warnings``. Raises :class:`rttlab.InputError` if the file cannot be read at all."""
-    return _core.analyze_capture(str(path), include_ambiguous, sack_samples)
+    return _core.analyze_capture(_check_path(path), include_ambiguous, sack_samples)
 
 
 def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    import pandas as pd
+
     s = raw["samples"]
     # Codes index the core's method list; build categoricals from codes (no per-row strings).
     names = list(raw["method_names"])
@@ -49,10 +82,13 @@ def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
             "seq_end": s["seq_end"].astype(np.int64),
             "frame": s["frame"].astype(np.int64),
             "ref_frame": s["ref_frame"].astype(np.int64),
+            "idle_echo": s["idle_echo"],
         }
     )
     connections = pd.DataFrame(raw["connections"])
     connections["conn"] = connections["conn"].astype(np.int64)
+    for column in NULLABLE_INT_COLUMNS:
+        connections[column] = connections[column].astype("Int64")
     for df in (samples, connections):
         df.attrs["counters"] = raw["counters"]
         df.attrs["read"] = raw["read"]
@@ -87,6 +123,15 @@ def read_captures(
     import os
     from concurrent.futures import ThreadPoolExecutor
 
+    if isinstance(paths, (str, Path)) or hasattr(paths, "__fspath__"):
+        raise TypeError(f"paths must be a list of capture files, got one path {str(paths)!r}: use read_capture, or read_captures([{str(paths)!r}])")
+    try:
+        paths = [_check_path(p, "each of paths") for p in paths]
+    except TypeError as e:
+        if not hasattr(paths, "__iter__"):
+            raise TypeError(f"paths must be a list of capture files, got {type(paths).__name__}") from None
+        raise e
+
     workers = max(1, min(len(paths), threads or os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(analyze, p, include_ambiguous, sack_samples) for p in paths]
@@ -100,7 +145,10 @@ def path_samples(samples: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFra
     (``seq fwd``, ``ts rev``, ...). Connections whose path RTT is only a sum of partial RTTs
     (capture in the middle) or unknown contribute nothing. Rows are sorted by connection and
     time, ready for :func:`rttlab.replay` one connection at a time, or for
-    ``rttlab evaluate`` after ``rttlab samples --path --flow ID -o FILE.csv``."""
+    ``rttlab evaluate`` after ``rttlab samples --path --flow ID -o FILE.csv``. TS echoes flagged
+    ``idle_echo`` (RFC 7323 §4's RTTM rule) are never part of a path series."""
+    import pandas as pd
+
     keep = []
     for conn, how in zip(connections["conn"], connections["path_rtt_method"]):
         parts = how.split()
@@ -111,5 +159,5 @@ def path_samples(samples: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFra
     want = pd.DataFrame(keep, columns=["conn", "method", "direction"])
     key = samples[["conn", "method", "direction"]].astype({"method": str, "direction": str})
     mask = key.merge(want, how="left", indicator=True)["_merge"].eq("both").to_numpy()
-    out = samples[mask & ~samples["ambiguous"].to_numpy()]
+    out = samples[mask & ~samples["ambiguous"].to_numpy() & ~samples["idle_echo"].to_numpy()]
     return out.sort_values(["conn", "time"], kind="stable").reset_index(drop=True)

@@ -43,19 +43,6 @@ NO_FLOOR = {
     "constant": "its rto",
 }
 
-# pcap (µs and ns, both byte orders) and pcapng section headers.
-CAPTURE_MAGICS = {b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a"}
-
-
-def is_capture(path: Path) -> bool:
-    """A pcap/pcapng file, by its magic number (not its name)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) in CAPTURE_MAGICS
-    except OSError:
-        return False  # the series reader reports the error in its own words
-
-
 @dataclass
 class Evaluation:
     """The result of :func:`evaluate`. ``rows``: one dict per estimator, pooled over every stream
@@ -177,6 +164,8 @@ def evaluate(
     options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=bool(timestamps))
 
     if isinstance(source, (str, Path)):
+        from rttlab.capture import is_capture  # the Rust reader's own magic check
+
         path = Path(source)
         if is_capture(path):
             if unit is not None:

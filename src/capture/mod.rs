@@ -35,6 +35,10 @@ pub enum CaptureError {
     TooShort { len: usize },
     #[error("not a pcap or pcapng file (starts with {magic:02x?})")]
     NotACapture { magic: [u8; 4] },
+    /// A compressed file (tcpdump/editcap users often keep `.pcap.gz`): say so instead of
+    /// "not a capture", so the fix (decompress first) is obvious.
+    #[error("{format}-compressed; decompress it first (e.g. `{tool} -dk FILE`)")]
+    Compressed { format: &'static str, tool: &'static str },
     #[error("{reason}")]
     BadHeader { reason: String },
 }
@@ -108,6 +112,11 @@ pub struct Samples {
     pub rtt: Vec<Nanos>,
     pub method: Vec<Method>,
     pub ambiguous: Vec<bool>,
+    /// `ts` only: an echo RFC 7323 §4's RTTM rule does not accept as a path measurement (it
+    /// acknowledges no new data of the timed side, and the echoing side sent nothing between the
+    /// TSval and its echo, so the wait may include an application pause). Kept here, left out of
+    /// path series and connection summaries.
+    pub idle_echo: Vec<bool>,
     /// Sequence range `[start, end)` of the timed segment (for `ts`: of the packet whose TSval
     /// was echoed; for `syn`: the SYN's or SYN/ACK's sequence number and +1).
     pub seq_start: Vec<u32>,
@@ -128,13 +137,14 @@ impl Samples {
 
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(crate) fn push(&mut self, conn: u32, dir: u8, time: i64, rtt: Nanos, method: Method, ambiguous: bool, seq: (u32, u32), frame: u64, ref_frame: u64) {
+    pub(crate) fn push(&mut self, conn: u32, dir: u8, time: i64, rtt: Nanos, method: Method, ambiguous: bool, idle_echo: bool, seq: (u32, u32), frame: u64, ref_frame: u64) {
         self.conn.push(conn);
         self.dir.push(dir);
         self.time.push(time);
         self.rtt.push(rtt);
         self.method.push(method);
         self.ambiguous.push(ambiguous);
+        self.idle_echo.push(idle_echo);
         self.seq_start.push(seq.0);
         self.seq_end.push(seq.1);
         self.frame.push(frame);

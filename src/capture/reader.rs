@@ -13,7 +13,7 @@
 //! byte offset. Only a file whose header cannot be read is an error.
 
 use super::CaptureError;
-use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified, parse_pcap_header};
+use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_header, LegacyPcapBlock};
 use pcap_parser::pcapng::{parse_block_be, parse_block_le, parse_sectionheaderblock, Block};
 use pcap_parser::traits::PcapNGPacketBlock;
 
@@ -145,14 +145,24 @@ impl FrameReader {
             }
             let magic: [u8; 4] = [buf[0], buf[1], buf[2], buf[3]];
             return match u32::from_le_bytes(magic) {
-                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 => {
-                    let Ok((rest, hdr)) = parse_pcap_header(buf) else {
+                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 | 0x34cd_b2a1 => {
+                    // pcap-parser 0.17 knows the modified (Kuznetsov) magic only little-endian;
+                    // a big-endian one (written on SPARC/PowerPC) is read here the same way.
+                    let modified_be = u32::from_le_bytes(magic) == 0x34cd_b2a1;
+                    let header = if modified_be {
+                        let mut h = buf[..buf.len().min(24)].to_vec();
+                        h[..4].copy_from_slice(&0xd4c3_b2a1u32.to_le_bytes());
+                        parse_pcap_header(&h).map(|(rest, hdr)| (h.len() - rest.len(), hdr)).ok()
+                    } else {
+                        parse_pcap_header(buf).map(|(rest, hdr)| (buf.len() - rest.len(), hdr)).ok()
+                    };
+                    let Some((used, hdr)) = header else {
                         return if eof || buf.len() >= 24 { Err(CaptureError::BadHeader { reason: "pcap file header is truncated or invalid".into() }) } else { Ok(0) };
                     };
                     self.state = State::Pcap {
                         be: hdr.is_bigendian(),
                         nanos: hdr.is_nanosecond_precision(),
-                        modified: hdr.is_modified_format(),
+                        modified: hdr.is_modified_format() || modified_be,
                         linktype: hdr.network.0 as u32,
                         // A header snaplen above libpcap's ceiling is honoured, up to the same
                         // bound as pcapng blocks: a corrupt 4 GiB snaplen must not let a corrupt
@@ -163,9 +173,8 @@ impl FrameReader {
                     self.stats.sections = 1;
                     self.stats.interfaces = 1;
                     self.stats.snaplens.push(hdr.snaplen);
-                    let used = buf.len() - rest.len();
                     self.offset += used as u64;
-                    Ok(used + self.feed(rest, eof, on_frame)?)
+                    Ok(used + self.feed(&buf[used..], eof, on_frame)?)
                 }
                 0x0a0d_0d0a => {
                     let Ok((rest, shb)) = parse_sectionheaderblock(buf) else {
@@ -178,7 +187,7 @@ impl FrameReader {
                     self.offset += used as u64;
                     Ok(used + self.feed(rest, eof, on_frame)?)
                 }
-                _ => Err(CaptureError::NotACapture { magic }),
+                _ => Err(compressed(&magic).unwrap_or(CaptureError::NotACapture { magic })),
             };
         }
         let used = match self.state {
@@ -206,11 +215,11 @@ impl FrameReader {
                 }
             }
             let parsed = if modified {
-                parse_pcap_frame_modified(rest)
+                parse_modified_record(rest, be)
             } else if be {
-                parse_pcap_frame_be(rest)
+                parse_pcap_frame_be(rest).map_err(|e| e.map(|_| ()))
             } else {
-                parse_pcap_frame(rest)
+                parse_pcap_frame(rest).map_err(|e| e.map(|_| ()))
             };
             let (next, rec) = match parsed {
                 Ok(v) => v,
@@ -240,6 +249,18 @@ impl FrameReader {
         while !rest.is_empty() {
             let State::PcapNg { be, ref mut ifaces, ref mut last_ts } = self.state else { break };
             let offset = self.offset + (buf.len() - rest.len()) as u64;
+            // pcapng §3.1: a block's total length is at least 12 (type, length, trailing
+            // length) and a multiple of 4. pcap-parser 0.17 checks only `>= 4` for some block
+            // types and then computes `length - 12`, which underflows for a Process Information
+            // Block of length 4..11 (found by `cargo fuzz`): check it here first.
+            if rest.len() >= 8 {
+                let l = [rest[4], rest[5], rest[6], rest[7]];
+                let len = if be { u32::from_be_bytes(l) } else { u32::from_le_bytes(l) };
+                if len < 12 || len % 4 != 0 {
+                    self.damage(offset, format!("corrupt block (length {len}: below 12 or not a multiple of 4)"));
+                    break;
+                }
+            }
             let parsed = if be { parse_block_be(rest) } else { parse_block_le(rest) };
             let (next, block) = match parsed {
                 Ok(v) => v,
@@ -299,6 +320,53 @@ impl FrameReader {
         let used = if self.stopped() { buf.len() } else { buf.len() - rest.len() };
         self.offset += used as u64;
         used
+    }
+}
+
+/// A record of the "modified" (Kuznetsov, patched-libpcap) format: the usual 16-byte header plus
+/// ifindex, protocol, pkt_type and padding (8 bytes). Read here in either byte order, as
+/// pcap-parser 0.17's `parse_pcap_frame_modified` reads it only little-endian.
+fn parse_modified_record(i: &[u8], be: bool) -> Result<(&[u8], LegacyPcapBlock<'_>), pcap_parser::nom::Err<()>> {
+    use pcap_parser::nom::{Err, Needed};
+    let word = |at: usize| {
+        let b = [i[at], i[at + 1], i[at + 2], i[at + 3]];
+        if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+    };
+    if i.len() < 24 {
+        return Err(Err::Incomplete(Needed::new(24 - i.len())));
+    }
+    let (ts_sec, ts_usec, caplen, origlen) = (word(0), word(4), word(8), word(12));
+    let end = 24usize.saturating_add(caplen as usize);
+    let Some(data) = i.get(24..end) else { return Err(Err::Incomplete(Needed::new(end - i.len()))) };
+    Ok((&i[end..], LegacyPcapBlock { ts_sec, ts_usec, caplen, origlen, data }))
+}
+
+/// Compressed-file magics (gzip RFC 1952, zstd RFC 8878, xz, bzip2): a typed error saying so.
+fn compressed(magic: &[u8; 4]) -> Option<CaptureError> {
+    let (format, tool) = match magic {
+        [0x1f, 0x8b, ..] => ("gzip", "gzip"),
+        [0x28, 0xb5, 0x2f, 0xfd] => ("zstd", "zstd"),
+        [0xfd, b'7', b'z', b'X'] => ("xz", "xz"),
+        [b'B', b'Z', b'h', _] => ("bzip2", "bzip2"),
+        _ => return None,
+    };
+    Some(CaptureError::Compressed { format, tool })
+}
+
+/// What kind of file `head` (its first bytes) starts: a capture format, or the typed error a
+/// full read would give (compressed, unknown magic, too short). The one file-type check every
+/// command uses (`rttlab evaluate` decides capture vs RTT series with it).
+pub fn sniff(head: &[u8]) -> Result<Format, CaptureError> {
+    if head.is_empty() {
+        return Err(CaptureError::Empty);
+    }
+    let Some(magic) = head.get(..4).map(|m| [m[0], m[1], m[2], m[3]]) else {
+        return Err(CaptureError::TooShort { len: head.len() });
+    };
+    match u32::from_le_bytes(magic) {
+        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 | 0x34cd_b2a1 => Ok(Format::Pcap),
+        0x0a0d_0d0a => Ok(Format::PcapNg),
+        _ => Err(compressed(&magic).unwrap_or(CaptureError::NotACapture { magic })),
     }
 }
 
@@ -529,5 +597,57 @@ mod tests {
         let (v, stats) = collect(cut);
         assert_eq!(v.len(), 1);
         assert_eq!(stats.damage.unwrap().packet, 2);
+    }
+
+    /// Found by `cargo fuzz` with overflow checks: pcap-parser 0.17 subtracts 12 from a Process
+    /// Information Block's length after checking only that it is at least 4.
+    #[test]
+    fn a_pcapng_block_shorter_than_12_bytes_is_damage_not_an_underflow() {
+        let mut g = PcapNg::default();
+        g.section();
+        for len in 4u32..12 {
+            let mut bytes = g.bytes.clone();
+            bytes.extend_from_slice(&0x8000_0001u32.to_le_bytes());
+            bytes.extend_from_slice(&len.to_le_bytes());
+            bytes.extend_from_slice(&[0; 8]);
+            let (v, stats) = collect(&bytes);
+            assert!(v.is_empty());
+            assert!(stats.damage.unwrap().reason.contains("corrupt block"), "length {len}");
+        }
+    }
+
+    #[test]
+    fn modified_pcap_reads_in_both_byte_orders() {
+        for be in [false, true] {
+            let w = |v: u32| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+            let mut bytes = w(0xa1b2_cd34).to_vec();
+            bytes.extend_from_slice(&if be { 2u16.to_be_bytes() } else { 2u16.to_le_bytes() });
+            bytes.extend_from_slice(&if be { 4u16.to_be_bytes() } else { 4u16.to_le_bytes() });
+            for v in [0, 0, 65535, 1] {
+                bytes.extend_from_slice(&w(v));
+            }
+            for (sec, len) in [(7u32, 60u32), (8, 70)] {
+                for v in [sec, 250, len, len] {
+                    bytes.extend_from_slice(&w(v));
+                }
+                bytes.extend_from_slice(&[0; 8]); // ifindex, protocol, pkt_type, pad
+                bytes.extend_from_slice(&vec![0xab; len as usize]);
+            }
+            let (v, stats) = collect(&bytes);
+            assert_eq!(v, vec![(1, 7_000_250_000, 1, 60, 60), (2, 8_000_250_000, 1, 70, 70)], "be={be}");
+            assert_eq!(stats.damage, None);
+            assert_eq!(sniff(&bytes).unwrap(), Format::Pcap);
+        }
+    }
+
+    #[test]
+    fn compressed_captures_say_so() {
+        let gz = [0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0];
+        let e = read_frames(&gz, |_| {}).unwrap_err();
+        assert_eq!(e.to_string(), "gzip-compressed; decompress it first (e.g. `gzip -dk FILE`)");
+        assert!(matches!(sniff(&gz), Err(CaptureError::Compressed { format: "gzip", .. })));
+        assert!(matches!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 1]), Err(CaptureError::Compressed { format: "zstd", .. })));
+        assert!(matches!(sniff(b"time,rtt\n"), Err(CaptureError::NotACapture { .. })));
+        assert!(matches!(sniff(&0x0a0d_0d0au32.to_le_bytes()), Ok(Format::PcapNg)));
     }
 }

@@ -5,7 +5,7 @@
 use super::testutil::*;
 use super::wire::{flags::*, linktype};
 use super::*;
-use crate::time::{MS, US};
+use crate::time::{MS, SEC, US};
 
 const SYNACK: u8 = SYN | ACK;
 
@@ -233,10 +233,11 @@ fn segments_reordered_before_the_capture_point_are_not_retransmissions() {
 }
 
 #[test]
-fn partial_acks_trim_the_segment_and_give_no_sample_until_its_end_is_acked() {
+fn partial_acks_give_no_sample_until_the_end_is_acked_and_the_sample_names_the_segment_sent() {
     let mut c = Conv::new();
     c.send(0, true, 1, 1, ACK, 3000, none).send(50 * MS, false, 1, 1001, ACK, 0, none).send(70 * MS, false, 1, 3001, ACK, 0, none);
-    assert_eq!(rows(&c.run(&Config::default())), vec![(Method::Seq, 0, 70 * MS, false, 1001, 3001)]);
+    // seq_start is the timed segment's start as sent (1), not where the partial ACK left it.
+    assert_eq!(rows(&c.run(&Config::default())), vec![(Method::Seq, 0, 70 * MS, false, 1, 3001)]);
 }
 
 #[test]
@@ -351,28 +352,177 @@ fn timestamps_at_the_ends_of_the_64_bit_range_give_no_sample_and_no_overflow() {
 #[test]
 fn a_receiver_side_capture_is_recognised_and_points_at_the_echo_of_the_sender() {
     let mut c = Conv::new();
-    // Server sends data; the capture is at the client: data→ACK is 0.2 ms, the server's echo
-    // of the client's TSval takes 80 ms.
+    // Server sends data; the capture is at the client. The server keeps the pipe full: one
+    // segment every 10 ms, each answering (and echoing the TSval of) the client's ACK of 90 ms
+    // before, so the path RTT is 90 ms; data→ACK at the client is 0.2 ms.
     c.send(0, true, 1, 0, SYN, 0, |t| t.ts = Some((1, 0)))
         .send(80 * MS, false, 100, 2, SYNACK, 0, |t| t.ts = Some((500, 1)))
         .send(80 * MS + 100 * US, true, 2, 101, ACK, 0, |t| t.ts = Some((2, 500)));
-    let mut t = 100 * MS;
     let mut seq = 101u32;
-    for (cts, i) in (3u32..).zip(0..10u32) {
-        c.send(t, false, seq, 2, ACK, 1000, |s| s.ts = Some((600 + i, cts - 1)));
+    for i in 0..40u32 {
+        let t = 100 * MS + u64::from(i) * 10 * MS;
+        // The ACK for segment i leaves at t + 0.2 ms with TSval 10 + i; segment i echoes the
+        // ACK of segment i − 9 (sent 89.8 ms earlier), or the handshake ACK's TSval 2.
+        let echo = if i >= 9 { 10 + i - 9 } else { 2 };
+        c.send(t, false, seq, 2, ACK, 1000, |s| s.ts = Some((600 + i, echo)));
         seq += 1000;
-        t += 200 * US;
-        c.send(t, true, 2, seq, ACK, 0, |s| s.ts = Some((cts, 600 + i)));
-        t += 90 * MS;
+        c.send(t + 200 * US, true, 2, seq, ACK, 0, |s| s.ts = Some((10 + i, 600 + i)));
     }
     let a = c.run(&Config::default());
     let conn = &a.connections[0];
     assert_eq!(conn.vantage, Vantage::NearReceiver);
     assert_eq!(conn.path_rtt, PathRtt::Series(Method::Ts, 0));
-    assert_eq!(conn.bytes, [0, 10_000]);
-    // First echo: client TSval 2 (sent at 80.1 ms) echoed by the data at 100 ms; then each
-    // client ACK's TSval is echoed by the next data segment 90 ms later.
-    assert_eq!(conn.path_rtt_median, Some(90 * MS));
+    assert_eq!(conn.bytes, [0, 40_000]);
+    assert_eq!(conn.path_rtt_median, Some(89_800 * US));
+    // Only the first data segment's echo (of the handshake ACK, after which the server was idle
+    // until its application wrote) is excluded.
+    assert_eq!(conn.ts_excluded, 1);
+}
+
+/// The echo of a TSval first sent on a pure ACK that left the peer idle, after a 24 s
+/// application pause: RFC 7323 §4's RTTM rule does not take it as an RTT.
+#[test]
+fn a_ts_echo_spanning_an_application_pause_is_flagged_counted_and_kept_out_of_the_path() {
+    let mut c = Conv::new();
+    // Capture at the client (receiver); the server answers each request-less push after its
+    // own application's pause: one segment at 100 ms, then one 24 s after the client's ACK.
+    c.send(0, true, 1, 0, SYN, 0, |t| t.ts = Some((1, 0)))
+        .send(80 * MS, false, 100, 2, SYNACK, 0, |t| t.ts = Some((500, 1)))
+        .send(80 * MS + 100 * US, true, 2, 101, ACK, 0, |t| t.ts = Some((2, 500)))
+        .send(160 * MS, false, 101, 2, ACK | PSH, 100, |t| t.ts = Some((580, 2)))
+        .send(160 * MS + 200 * US, true, 2, 201, ACK, 0, |t| t.ts = Some((3, 580)))
+        .send(24_160 * MS, false, 201, 2, ACK | PSH, 100, |t| t.ts = Some((24_580, 3)))
+        .send(24_160 * MS + 200 * US, true, 2, 301, ACK, 0, |t| t.ts = Some((24_003, 24_580)));
+    let a = c.run(&Config::default());
+    let s = &a.samples;
+    let ts: Vec<(u8, u64, bool)> = (0..s.len()).filter(|&i| s.method[i] == Method::Ts).map(|i| (s.dir[i], s.rtt[i], s.idle_echo[i])).collect();
+    // The handshake ACK's TSval 2 is echoed 79.9 ms later by data (the server had been idle
+    // since its SYN/ACK was acknowledged: flagged); TSval 3, 24 s later: flagged.
+    assert!(ts.contains(&(0, 24_000 * MS - 200 * US, true)), "{ts:?}");
+    assert_eq!(a.counters.idle_echoes, 2);
+    let conn = &a.connections[0];
+    assert_eq!(conn.ts_excluded, 2);
+    // What remains of the path series is the SYN's echo by the SYN/ACK (80 ms); the pause never
+    // becomes an RTT.
+    assert_eq!(conn.path_rtt, PathRtt::Series(Method::Ts, 0));
+    assert_eq!((conn.path_rtt_median, conn.max_rtt), (Some(80 * MS), Some(80 * MS)));
+}
+
+/// tcpdump on the sender over a local link: SYN→SYN/ACK 50 µs, the host's own answer 20 µs.
+#[test]
+fn a_sender_side_capture_on_a_local_link_is_near_the_sender_and_keeps_its_samples() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, none).send(50 * US, false, 100, 2, SYNACK, 0, none).send(70 * US, true, 2, 101, ACK, 0, none);
+    let mut seq = 2u32;
+    for i in 0..20u64 {
+        let t = MS + i * MS;
+        c.send(t, true, seq, 101, ACK, 1000, none);
+        seq += 1000;
+        c.send(t + 60 * US, false, 101, seq, ACK, 0, none);
+    }
+    let a = c.run(&Config::default());
+    let conn = &a.connections[0];
+    assert_eq!(conn.vantage, Vantage::NearSender);
+    assert_eq!(conn.path_rtt, PathRtt::Series(Method::Seq, 0));
+    assert_eq!(conn.path_rtt_median, Some(60 * US));
+}
+
+/// Timing alone says "middle" (30 % / 70 %), but only the receiver's packets crossed routers.
+#[test]
+fn hop_counts_place_a_capture_the_timing_leaves_in_the_middle() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, none)
+        .send(70 * MS, false, 100, 2, SYNACK, 0, |t| t.ttl = 52)
+        .send(100 * MS, true, 2, 101, ACK, 0, none)
+        .send(101 * MS, true, 2, 101, ACK, 1000, none)
+        .send(171 * MS, false, 101, 1002, ACK, 0, |t| t.ttl = 52);
+    let a = c.run(&Config::default());
+    let conn = &a.connections[0];
+    assert_eq!(conn.hops, [Some(0), Some(12)]);
+    assert_eq!(conn.vantage, Vantage::NearSender);
+    assert_eq!(conn.path_rtt, PathRtt::Series(Method::Seq, 0));
+}
+
+/// A middle capture without timestamps whose SYN was retransmitted: the forward leg is
+/// ambiguous and nothing else times the receiver's side, so there is no path RTT at all —
+/// the method says "none" rather than naming a sum whose value is missing.
+#[test]
+fn a_middle_capture_with_an_ambiguous_forward_leg_has_no_path_method() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, none)
+        .send(SEC, true, 1, 0, SYN, 0, none)
+        .send(SEC + 40 * MS, false, 100, 2, SYNACK, 0, |t| t.ttl = 60)
+        .send(SEC + 80 * MS, true, 2, 101, ACK, 0, |t| t.ttl = 60);
+    let a = c.run(&Config::default());
+    let conn = &a.connections[0];
+    assert!(conn.handshake_ambiguous);
+    assert_eq!(conn.handshake_rtt, None);
+    assert_eq!((conn.path_rtt, conn.path_rtt_median), (PathRtt::None, None));
+}
+
+/// At the receiver without timestamps, the receiver's own data (requests) acknowledged by the
+/// sender times the whole path: that series, not the one handshake leg.
+#[test]
+fn a_receiver_side_capture_without_timestamps_uses_the_seq_samples_of_the_receivers_data() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, none).send(80 * MS, false, 100, 2, SYNACK, 0, none).send(80 * MS + 100 * US, true, 2, 101, ACK, 0, none);
+    let (mut cseq, mut sseq) = (2u32, 101u32);
+    for i in 0..10u64 {
+        let t = 100 * MS + i * 200 * MS;
+        // Request (100 bytes) from the client; the server's response (3000 bytes) 80 ms later
+        // acknowledges it.
+        c.send(t, true, cseq, sseq, ACK | PSH, 100, none);
+        cseq += 100;
+        c.send(t + 80 * MS, false, sseq, cseq, ACK | PSH, 3000, none);
+        sseq += 3000;
+        c.send(t + 80 * MS + 100 * US, true, cseq, sseq, ACK, 0, none);
+    }
+    let a = c.run(&Config::default());
+    let conn = &a.connections[0];
+    assert_eq!(conn.vantage, Vantage::NearReceiver);
+    assert_eq!(conn.path_rtt, PathRtt::Series(Method::Seq, 0));
+    assert_eq!(conn.path_rtt_median, Some(80 * MS));
+}
+
+/// A server-side capture whose SYN/ACK was retransmitted: the handshake ACK's TSecr echoes the
+/// first SYN/ACK, so the second leg starts there (986.3 ms, not the 583.8 ms from the last).
+#[test]
+fn a_retransmitted_syn_ack_is_resolved_by_the_ts_echo_of_the_handshake_ack() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, |t| t.ts = Some((10, 0)))
+        .send(100 * US, false, 100, 2, SYNACK, 0, |t| t.ts = Some((5000, 10)))
+        .send(402_600 * US, false, 100, 2, SYNACK, 0, |t| t.ts = Some((5402, 10)))
+        .send(986_400 * US, true, 2, 101, ACK, 0, |t| t.ts = Some((996, 5000)));
+    let a = c.run(&Config::default());
+    let conn = &a.connections[0];
+    assert!(!conn.handshake_ambiguous);
+    assert_eq!(conn.handshake_rtt, Some(100 * US + 986_300 * US));
+    let syn: Vec<_> = rows(&a).into_iter().filter(|r| r.0 == Method::Syn).collect();
+    assert_eq!(syn[1], (Method::Syn, 1, 986_300 * US, false, 100, 101));
+    assert_eq!(a.samples.ref_frame[a.samples.method.iter().rposition(|&m| m == Method::Syn).unwrap()], 2);
+
+    // Without timestamps nothing tells which SYN/ACK was answered: ambiguous, no value.
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, none)
+        .send(100 * US, false, 100, 2, SYNACK, 0, none)
+        .send(402_600 * US, false, 100, 2, SYNACK, 0, none)
+        .send(986_400 * US, true, 2, 101, ACK, 0, none);
+    let conn = c.run(&Config::default()).connections[0].clone();
+    assert!(conn.handshake_ambiguous);
+    assert_eq!(conn.handshake_rtt, None);
+}
+
+#[test]
+fn a_retransmitted_syn_is_resolved_by_the_syn_acks_ts_echo() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 0, SYN, 0, |t| t.ts = Some((10, 0)))
+        .send(SEC, true, 1, 0, SYN, 0, |t| t.ts = Some((1010, 0)))
+        .send(SEC + 80 * MS, false, 100, 2, SYNACK, 0, |t| t.ts = Some((7, 1010)))
+        .send(SEC + 81 * MS, true, 2, 101, ACK, 0, |t| t.ts = Some((1091, 7)));
+    let a = c.run(&Config::default());
+    assert_eq!(rows(&a)[0], (Method::Syn, 0, 80 * MS, false, 1, 2));
+    assert_eq!(a.connections[0].handshake_rtt, Some(81 * MS));
+    assert!(!a.connections[0].handshake_ambiguous);
 }
 
 #[test]
@@ -391,7 +541,6 @@ fn garbage_frames_are_counted_as_malformed_and_never_panic() {
     assert_eq!(rows(&a).len(), 3);
 }
 
-use crate::time::SEC;
 
 #[test]
 fn a_file_damaged_mid_way_keeps_the_samples_before_the_damage() {

@@ -77,6 +77,9 @@ pub struct Counters {
     pub outstanding_dropped: u64,
     /// Samples that Karn's rule rejected (emitted only with `include_ambiguous`).
     pub ambiguous: u64,
+    /// TS-echo samples that RFC 7323 §4's RTTM rule does not accept as path measurements
+    /// (flagged `idle_echo`: kept in the samples, left out of path series and summaries).
+    pub idle_echoes: u64,
 }
 
 /// Where the capture point sits on the path of a connection's main data flow.
@@ -104,9 +107,9 @@ impl Vantage {
 pub enum PathRtt {
     /// One sample series (method, direction) is the path RTT.
     Series(Method, u8),
-    /// Only the sum of the two partial RTTs is (capture in the middle): `ts` both ways, or the
-    /// handshake.
-    SumOfPartials(Method),
+    /// Only the sum of the two partial RTTs is (capture in the middle): the median of the
+    /// series timing the receiver's side plus that of the series timing the sender's side.
+    SumOfPartials((Method, u8), (Method, u8)),
     None,
 }
 
@@ -115,7 +118,11 @@ impl PathRtt {
         let d = |d: u8| if d == 0 { "fwd" } else { "rev" };
         match self {
             PathRtt::Series(m, dir) => format!("{} {}", m.name(), d(dir)),
-            PathRtt::SumOfPartials(m) => format!("{} fwd + {} rev", m.name(), m.name()),
+            PathRtt::SumOfPartials((m1, d1), (m2, d2)) => {
+                // Listed fwd first, whichever side is the data sender.
+                let (a, b) = if d1 <= d2 { ((m1, d1), (m2, d2)) } else { ((m2, d2), (m1, d1)) };
+                format!("{} {} + {} {}", a.0.name(), d(a.1), b.0.name(), d(b.1))
+            }
             PathRtt::None => "none".into(),
         }
     }
@@ -146,10 +153,13 @@ pub struct ConnSummary {
     pub wscale: [Option<u8>; 2],
     /// `a` sent a SYN (so `a` is the initiator) and the handshake completed.
     pub handshake_seen: bool,
-    /// SYN→SYN/ACK + SYN/ACK→ACK, each from the last (re)transmission before its answer; `None`
-    /// without a complete handshake. (tshark's `initial_rtt` instead spans first SYN to ACK, so
-    /// it includes SYN retransmission timeouts.)
+    /// SYN→SYN/ACK + SYN/ACK→ACK. With a retransmitted SYN or SYN/ACK, each leg starts at the
+    /// transmission its answer's TSecr echoes (RFC 7323 §3.2); without timestamps to tell, the
+    /// leg is ambiguous (Karn) and this is `None` with `handshake_ambiguous` set. `None` also
+    /// without a complete handshake. (tshark's `initial_rtt` spans the most recent SYN to the
+    /// ACK.)
     pub handshake_rtt: Option<Nanos>,
+    pub handshake_ambiguous: bool,
     pub syn_retransmissions: u32,
     pub vantage: Vantage,
     pub path_rtt: PathRtt,
@@ -163,6 +173,9 @@ pub struct ConnSummary {
     /// Packets of this connection with malformed TCP options.
     pub malformed: u64,
     pub samples: u64,
+    /// TS-echo samples of this connection that the RTTM rule excludes from the path (see
+    /// [`Counters::idle_echoes`]).
+    pub ts_excluded: u64,
 }
 
 /// Hops from the initial TTL guess: the smallest of the common initial values (64 Linux/macOS,
@@ -180,6 +193,8 @@ pub fn hops_from_ttl(ttl: u8) -> Option<u8> {
 struct Seg {
     start: u32,
     end: u32,
+    /// `start` as sent: partial ACKs trim `start`, but a sample reports the timed segment.
+    sent: u32,
     t: i64,
     frame: u64,
     /// Overlapped by a retransmission: its ACK is ambiguous (Karn).
@@ -193,7 +208,27 @@ struct TsPending {
     t: i64,
     frame: u64,
     seq: (u32, u32),
+    /// Packets the other direction had sent when this TSval was first seen: an echo from a side
+    /// that sent nothing since was not clocked by this packet (RTTM rule, see `on_segment`).
+    peer_packets: u64,
+    /// The packet was a pure ACK that left the other direction nothing outstanding (as seen at
+    /// the capture point): the other side was then idle, free to send whenever its application
+    /// had data.
+    peer_idle: bool,
 }
+
+/// One transmission of a SYN or SYN/ACK: time, frame and TSval (to tell which one an answer
+/// echoes, RFC 7323 §3.2).
+#[derive(Debug, Clone, Copy)]
+struct SynTx {
+    t: i64,
+    frame: u64,
+    tsval: Option<u32>,
+}
+
+/// Transmissions of one SYN remembered for disambiguation; more retransmissions than this are
+/// counted but only the first ones can be matched by TSecr.
+const MAX_SYN_TX: usize = 8;
 
 /// Bound on remembered TSvals per direction: an echo lags by about one RTT, i.e. by as many
 /// TSvals as clock ticks (1 ms at most stacks) in one RTT. 4096 covers a 4 s RTT at 1 ms.
@@ -222,6 +257,8 @@ struct Dir {
     sack_perm: bool,
     /// SYN (or SYN/ACK) sent from this side: ISN, last transmission time and frame, count.
     syn: Option<(u32, i64, u64, u32)>,
+    /// Its transmissions, oldest first (at most [`MAX_SYN_TX`]).
+    syn_tx: Vec<SynTx>,
     fin: bool,
 }
 
@@ -234,8 +271,11 @@ struct Conn {
     last: i64,
     dirs: [Dir; 2],
     rst: bool,
-    /// Handshake legs: SYN→SYN/ACK (dir 0) and SYN/ACK→ACK (dir 1) RTTs.
+    /// Handshake legs: SYN→SYN/ACK (dir 0) and SYN/ACK→ACK (dir 1) RTTs, and whether each is
+    /// ambiguous (a retransmitted SYN or SYN/ACK that TSecr could not resolve).
     hs: [Option<Nanos>; 2],
+    hs_amb: [bool; 2],
+    idle_echoes: u64,
     hs_done: bool,
     sack_packets: u64,
     malformed: u64,
@@ -362,6 +402,8 @@ impl Tracker {
             dirs: [Dir::default(), Dir::default()],
             rst: false,
             hs: [None, None],
+            hs_amb: [false, false],
+            idle_echoes: 0,
             hs_done: false,
             sack_packets: 0,
             malformed: 0,
@@ -448,10 +490,12 @@ impl Tracker {
                     return;
                 }
             }
-            out.push(id, dir, t, rtt as Nanos, m, amb, seq, frame, ref_frame);
+            out.push(id, dir, t, rtt as Nanos, m, amb, false, seq, frame, ref_frame);
         };
 
         // --- syn: the handshake's two legs ---
+        let tsval = seg.opts.ts.map(|(v, _)| v);
+        let tsecr = if seg.has(flags::ACK) { seg.opts.ts.map(|(_, e)| e) } else { None };
         if seg.has(flags::SYN) {
             let dir = &mut c.dirs[d];
             match &mut dir.syn {
@@ -459,31 +503,41 @@ impl Tracker {
                     *n += 1;
                     *last_t = t;
                     *last_f = frame;
+                    if dir.syn_tx.len() < MAX_SYN_TX {
+                        dir.syn_tx.push(SynTx { t, frame, tsval });
+                    }
                 }
                 Some(_) => {}
-                None => dir.syn = Some((seg.seq, t, frame, 1)),
+                None => {
+                    dir.syn = Some((seg.seq, t, frame, 1));
+                    dir.syn_tx = vec![SynTx { t, frame, tsval }];
+                }
             }
             if seg.has(flags::ACK) && c.hs[0].is_none() {
-                if let Some((isn, syn_t, syn_f, n)) = c.dirs[o].syn {
+                if let Some((isn, last_t, last_f, n)) = c.dirs[o].syn {
                     // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
                     if seg.ack == isn.wrapping_add(1) {
-                        let rtt = elapsed(t, syn_t);
+                        let (tx, amb) = answered_syn(&c.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                        let rtt = elapsed(t, tx.t);
                         if rtt >= 0 {
                             c.hs[0] = Some(rtt as Nanos);
+                            c.hs_amb[0] = amb;
                         }
-                        emit(o as u8, rtt, Method::Syn, n > 1, (isn, isn.wrapping_add(1)), syn_f);
+                        emit(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
                     }
                 }
             }
         } else if seg.has(flags::ACK) && !c.hs_done && c.hs[0].is_some() {
-            if let Some((isn, sa_t, sa_f, n)) = c.dirs[o].syn {
+            if let Some((isn, last_t, last_f, n)) = c.dirs[o].syn {
                 if seg.ack == isn.wrapping_add(1) {
                     c.hs_done = true;
-                    let rtt = elapsed(t, sa_t);
+                    let (tx, amb) = answered_syn(&c.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                    let rtt = elapsed(t, tx.t);
                     if rtt >= 0 {
                         c.hs[1] = Some(rtt as Nanos);
+                        c.hs_amb[1] = amb;
                     }
-                    emit(o as u8, rtt, Method::Syn, n > 1, (isn, isn.wrapping_add(1)), sa_f);
+                    emit(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
                 }
             }
         }
@@ -507,12 +561,12 @@ impl Tracker {
                 if seq_ge(start, dir.snd_nxt) {
                     // New data (a gap before it means the capture missed packets or they were
                     // reordered before the capture point).
-                    dropped += push_seg(dir, Seg { start, end, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                    dropped += push_seg(dir, Seg { start, end, sent: start, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
                     dir.snd_nxt = end;
                 } else if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
                     // Fills a hole never seen before: reordered before the capture point, a
                     // first transmission, not a retransmission.
-                    dir.segs.insert(first, Seg { start, end, t, frame, rtx: false, sacked: false });
+                    dir.segs.insert(first, Seg { start, end, sent: start, t, frame, rtx: false, sacked: false });
                 } else {
                     let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
                     if !keepalive {
@@ -528,7 +582,7 @@ impl Tracker {
                     }
                     if seq_gt(end, dir.snd_nxt) {
                         // The part beyond snd_nxt is sent for the first time.
-                        dropped += push_seg(dir, Seg { start: dir.snd_nxt, end, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                        dropped += push_seg(dir, Seg { start: dir.snd_nxt, end, sent: dir.snd_nxt, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
                         dir.snd_nxt = end;
                     }
                 }
@@ -538,9 +592,18 @@ impl Tracker {
         }
 
         // --- seq: this packet's ACK (and SACK blocks) time the other direction's data ---
+        // Whether this packet acknowledges new data of the other direction (advances the left
+        // edge of its send window): the RTTM rule's test for the TS echo below.
+        let mut acks_new_data = false;
         if seg.has(flags::ACK) {
             let peer = &mut c.dirs[o];
             let ack = seg.ack;
+            acks_new_data = if peer.una_init {
+                seq_gt(ack, peer.una)
+            } else {
+                // The first ACK seen for that direction: new if it covers its SYN or data.
+                peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1)) || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
+            };
             if !peer.una_init || seq_gt(ack, peer.una) {
                 let mut exact: Option<Seg> = None;
                 // Karn, as Linux applies it (`tcp_clean_rtx_queue`, FLAG_RETRANS_DATA_ACKED): an
@@ -567,7 +630,7 @@ impl Tracker {
                 peer.una_init = true;
                 if let Some(s) = exact {
                     if !s.sacked {
-                        emit(o as u8, elapsed(t, s.t), Method::Seq, covers_rtx, (s.start, s.end), s.frame);
+                        emit(o as u8, elapsed(t, s.t), Method::Seq, covers_rtx, (s.sent, s.end), s.frame);
                     }
                 }
             }
@@ -591,13 +654,16 @@ impl Tracker {
                     }
                 }
                 if let (Some(s), true) = (timed, cfg.sack_samples) {
-                    emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.start, s.end), s.frame);
+                    emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.sent, s.end), s.frame);
                 }
             }
         }
 
         // --- ts: RFC 7323 §4 echo matching ---
         if let Some((val, ecr)) = seg.opts.ts {
+            let peer_packets = c.dirs[o].packets;
+            let pure_ack = seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && seg.has(flags::ACK);
+            let peer_idle = pure_ack && c.dirs[o].segs.is_empty();
             let dir = &mut c.dirs[d];
             let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
             if newer {
@@ -606,10 +672,12 @@ impl Tracker {
                     dir.ts_pending.pop_front();
                 }
                 let start = seg.seq.wrapping_add(syn_len);
-                dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)) });
+                dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)), peer_packets, peer_idle });
             }
             // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
             if seg.has(flags::ACK) {
+                // Packets this side sent before this one (it was counted above).
+                let own_before = c.dirs[d].packets - 1;
                 let peer = &mut c.dirs[o];
                 let max_wait = cfg.ts_max_wait as i64;
                 while let Some(p) = peer.ts_pending.front() {
@@ -619,7 +687,28 @@ impl Tracker {
                         if p.val == ecr {
                             let p = *p;
                             peer.ts_pending.pop_front();
-                            emit(o as u8, elapsed(t, p.t), Method::Ts, false, p.seq, p.frame);
+                            // RFC 7323 §4.1 (RTTM rule): an echo measures the RTT only if its
+                            // segment advances the left edge of the echoed side's window. At a
+                            // capture point the echo of a pure ACK's TSval (the data sender
+                            // echoing the receiver) can never do that, yet it measures the path
+                            // when the echoing side was busy (data outstanding, or still
+                            // sending): its next packet answers the ACK. It does not when that
+                            // ACK left the echoing side idle (nothing outstanding) and that
+                            // side sent nothing until the echo: its packet left when its
+                            // application had data, after a pause of any length (the rule's
+                            // own rationale). Such echoes are kept, flagged `idle_echo`,
+                            // counted, and left out of path series and summaries.
+                            let idle = !acks_new_data && p.peer_idle && own_before <= p.peer_packets;
+                            let rtt = elapsed(t, p.t);
+                            if rtt < 0 {
+                                counters.negative_rtt += 1;
+                            } else {
+                                if idle {
+                                    counters.idle_echoes += 1;
+                                    c.idle_echoes += 1;
+                                }
+                                out.push(id, o as u8, t, rtt as Nanos, Method::Ts, false, idle, p.seq, frame, p.frame);
+                            }
                         }
                         break;
                     }
@@ -650,6 +739,22 @@ impl Tracker {
         }
         let summaries = summarise(&self.conns, &self.samples);
         (self.samples, summaries, self.counters, self.start.unwrap_or(0))
+    }
+}
+
+/// Which transmission of a SYN (or SYN/ACK) its answer answers, and whether that is ambiguous.
+/// One transmission: that one. Several: the one whose TSval the answer's TSecr echoes (RFC 7323
+/// §3.2; each retransmission carries a fresh TSval), when exactly one matches; otherwise the
+/// last, flagged ambiguous (Karn, RFC 6298 §3).
+fn answered_syn(tx: &[SynTx], last: SynTx, count: u32, tsecr: Option<u32>) -> (SynTx, bool) {
+    if count <= 1 {
+        return (last, false);
+    }
+    let Some(ecr) = tsecr else { return (last, true) };
+    let mut matching = tx.iter().filter(|x| x.tsval == Some(ecr));
+    match (matching.next(), matching.next()) {
+        (Some(&x), None) => (x, false),
+        _ => (last, true),
     }
 }
 
@@ -699,14 +804,31 @@ fn series(m: Method, dir: u8) -> usize {
 /// "near the sender", above 1 − this "near the receiver".
 const NEAR: f64 = 0.2;
 
+/// A partial RTT below this is a host's own turnaround (or one LAN hop), not a network leg:
+/// a capture on the sender's host over a local link sees SYN→SYN/ACK in 40–70 µs and its own
+/// stack answer in a few tens of µs, a share in the "middle" band. A capture point is "middle"
+/// only when both partial RTTs are network legs.
+const LOCAL_TURNAROUND: Nanos = 200 * crate::time::US;
+
+/// Which side the hop counts put the capture point at: the only side whose packets crossed no
+/// router (hops 0) while the other side's did.
+fn hops_side(hops_sender: Option<u8>, hops_receiver: Option<u8>) -> Option<Vantage> {
+    match (hops_sender?, hops_receiver?) {
+        (0, r) if r > 0 => Some(Vantage::NearSender),
+        (s, 0) if s > 0 => Some(Vantage::NearReceiver),
+        _ => None,
+    }
+}
+
 fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
-    // Group unambiguous RTTs per connection and series (6 series: 3 methods × 2 directions).
+    // Group RTTs that measure the path per connection and series (6 series: 3 methods × 2
+    // directions): not Karn-ambiguous, not an idle TS echo.
     let mut per: Vec<[Vec<Nanos>; 6]> = (0..conns.len()).map(|_| Default::default()).collect();
     let mut counts = vec![0u64; conns.len()];
     for i in 0..samples.len() {
         let c = samples.conn[i] as usize;
         counts[c] += 1;
-        if !samples.ambiguous[i] {
+        if !samples.ambiguous[i] && !samples.idle_echo[i] {
             per[c][series(samples.method[i], samples.dir[i])].push(samples.rtt[i]);
         }
     }
@@ -718,44 +840,69 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
             // Main data direction: more payload bytes.
             let data = u8::from(c.dirs[1].bytes > c.dirs[0].bytes);
             let rev = 1 - data;
+            let n = |m: Method, d: u8| s[series(m, d)].len();
+            let counts6: Vec<usize> = Method::ALL.iter().flat_map(|&m| [n(m, 0), n(m, 1)]).collect();
             let meds: Vec<Option<Nanos>> = s.iter_mut().map(|v| median(v)).collect();
             let med = |m: Method, d: u8| meds[series(m, d)];
-            // The capture point's two partial RTTs: capture → receiver → capture (`rx`) and
-            // capture → sender → capture (`tx`). The handshake legs come first: both answers
-            // are sent by the kernel at once, whereas an echo of a pure ACK's TSval waits for
-            // the peer's next packet and can include application think time.
-            let first = |opts: &[(Method, u8)]| opts.iter().find_map(|&(m, d)| med(m, d));
+            let len = |m: Method, d: u8| counts6[series(m, d)];
+            // The capture point's two partial RTTs: capture → receiver → capture (`rx`: the data
+            // direction's handshake leg, seq or ts) and capture → sender → capture (`tx`: the
+            // reverse direction's handshake leg, ts echo, or seq of the receiver's own data,
+            // e.g. requests). Handshake legs come first: the kernel answers them at once,
+            // whereas data may wait for a delayed ACK.
+            let first = |opts: &[(Method, u8)]| opts.iter().find_map(|&(m, d)| med(m, d).map(|v| (v, (m, d))));
             let rx = first(&[(Method::Syn, data), (Method::Seq, data), (Method::Ts, data)]);
-            let tx = first(&[(Method::Syn, rev), (Method::Ts, rev)]);
-            // The series that carries the path RTT from there: the one with most samples.
-            let series_of = |opts: &[(Method, u8)]| opts.iter().find(|&&(m, d)| med(m, d).is_some()).map(|&(m, d)| PathRtt::Series(m, d)).unwrap_or(PathRtt::None);
-            let (vantage, path) = match (rx, tx) {
-                (Some(rx), Some(tx)) if rx + tx > 0 => {
+            let tx = first(&[(Method::Syn, rev), (Method::Ts, rev), (Method::Seq, rev)]);
+            let (hops_sender, hops_receiver) = (c.dirs[data as usize].ttl.and_then(hops_from_ttl), c.dirs[rev as usize].ttl.and_then(hops_from_ttl));
+            let vantage = match (rx, tx) {
+                (Some((rx, _)), Some((tx, _))) if rx + tx > 0 => {
                     let share = tx as f64 / (rx + tx) as f64;
                     if share < NEAR {
-                        (Vantage::NearSender, series_of(&[(Method::Seq, data), (Method::Ts, data), (Method::Syn, data)]))
+                        Vantage::NearSender
                     } else if share > 1.0 - NEAR {
-                        (Vantage::NearReceiver, series_of(&[(Method::Ts, rev), (Method::Syn, rev)]))
-                    } else if med(Method::Ts, 0).is_some() && med(Method::Ts, 1).is_some() {
-                        (Vantage::Middle, PathRtt::SumOfPartials(Method::Ts))
+                        Vantage::NearReceiver
+                    } else if tx.min(rx) < LOCAL_TURNAROUND {
+                        if tx <= rx { Vantage::NearSender } else { Vantage::NearReceiver }
                     } else {
-                        (Vantage::Middle, PathRtt::SumOfPartials(Method::Syn))
+                        hops_side(hops_sender, hops_receiver).unwrap_or(Vantage::Middle)
                     }
                 }
-                _ => (Vantage::Unknown, PathRtt::None),
+                // One partial RTT only: the hop counts alone can still place the capture.
+                _ => hops_side(hops_sender, hops_receiver).unwrap_or(Vantage::Unknown),
+            };
+            // The series that carries the path RTT from there: the first of the steady-state
+            // series that has samples, else the handshake leg.
+            let series_of = |steady: &[(Method, u8)], hs: (Method, u8)| steady.iter().chain([&hs]).copied().find(|&(m, d)| len(m, d) > 0);
+            let path = match vantage {
+                Vantage::NearSender => series_of(&[(Method::Seq, data), (Method::Ts, data)], (Method::Syn, data)).map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d)),
+                // Receiver side: the data sender's echo of the receiver's TSvals, or the
+                // receiver's own data (requests) acknowledged by the sender.
+                Vantage::NearReceiver => series_of(&[(Method::Ts, rev), (Method::Seq, rev)], (Method::Syn, rev)).map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d)),
+                Vantage::Middle => {
+                    let rx = first(&[(Method::Ts, data), (Method::Seq, data), (Method::Syn, data)]);
+                    let tx = first(&[(Method::Ts, rev), (Method::Seq, rev), (Method::Syn, rev)]);
+                    // Both partials needed; a Karn-ambiguous handshake leg with nothing else
+                    // timing that side leaves no path RTT (method "none", value null).
+                    match (rx, tx) {
+                        (Some((_, a)), Some((_, b))) => PathRtt::SumOfPartials(a, b),
+                        _ => PathRtt::None,
+                    }
+                }
+                Vantage::Unknown => PathRtt::None,
             };
             let (path_median, min_rtt, max_rtt) = match path {
                 PathRtt::Series(m, d) => {
                     let v = &s[series(m, d)];
                     (med(m, d), v.iter().min().copied(), v.iter().max().copied())
                 }
-                PathRtt::SumOfPartials(m) => {
-                    let sum = med(m, 0).zip(med(m, 1)).map(|(x, y)| x + y);
+                PathRtt::SumOfPartials((m1, d1), (m2, d2)) => {
+                    let sum = med(m1, d1).zip(med(m2, d2)).map(|(x, y)| x + y);
                     (sum, sum, sum)
                 }
                 PathRtt::None => (None, None, None),
             };
-            let handshake_rtt = if c.hs_done { c.hs[0].zip(c.hs[1]).map(|(x, y)| x + y) } else { None };
+            let handshake_ambiguous = c.hs_done && (c.hs_amb[0] || c.hs_amb[1]);
+            let handshake_rtt = if c.hs_done && !handshake_ambiguous { c.hs[0].zip(c.hs[1]).map(|(x, y)| x + y) } else { None };
             let syn_retrans = c.dirs.iter().map(|d| d.syn.map_or(0, |s| s.3.saturating_sub(1))).sum();
             ConnSummary {
                 id: id as u32,
@@ -775,6 +922,7 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
                 wscale: [c.dirs[0].wscale, c.dirs[1].wscale],
                 handshake_seen: c.hs_done && c.dirs[0].syn.is_some(),
                 handshake_rtt,
+                handshake_ambiguous,
                 syn_retransmissions: syn_retrans,
                 vantage,
                 path_rtt: path,
@@ -785,6 +933,7 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
                 hops: [c.dirs[0].ttl.and_then(hops_from_ttl), c.dirs[1].ttl.and_then(hops_from_ttl)],
                 malformed: c.malformed,
                 samples: counts[id],
+                ts_excluded: c.idle_echoes,
             }
         })
         .collect()

@@ -90,7 +90,7 @@ def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> N
     ]:
         table.add_column(col, justify=just, no_wrap=whole, overflow="fold")
     for r in conns.itertuples(index=False):
-        hops = "/".join("-" if math.isnan(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
+        hops = "/".join("-" if pd.isna(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
         table.add_row(
             str(r.conn),
             r.src,
@@ -99,7 +99,7 @@ def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> N
             f"{r.bytes_fwd}/{r.bytes_rev}",
             f"{r.retransmissions_fwd}/{r.retransmissions_rev}",
             f"{'y' if r.sack_permitted else 'n'}/{'y' if r.ts_fwd and r.ts_rev else 'n'}",
-            _ms(r.handshake_rtt),
+            "amb." if r.handshake_ambiguous else _ms(r.handshake_rtt),
             r.vantage,
             r.path_rtt_method,
             f"{_ms(r.path_rtt)}/{_ms(r.min_rtt)}/{_ms(r.max_rtt)}",

@@ -12,7 +12,8 @@ from rich.table import Table
 from rttlab import InputError, ParameterError
 from rttlab.cli.common import console, fail, parse_duration, parse_params, print_json, stderr
 from rttlab.estimators import NAMES, spec
-from rttlab.evaluate import SCHEMA, Evaluation, is_capture
+from rttlab.capture import is_capture
+from rttlab.evaluate import SCHEMA, Evaluation
 from rttlab.evaluate import evaluate as run_evaluation
 from rttlab.replay import COUNTS, METRICS
 from rttlab.series import sample_path
