@@ -4,50 +4,26 @@
 use super::component::{Args, Component};
 use super::config::ConfigError;
 use super::rng::Stream;
-use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
 
-/// Every error model, as named in scenario files (`error = { kind = "bernoulli", per = 0.01 }`).
-/// Each validates its own parameters here; probabilities are checked to lie in [0, 1].
+pub mod ber;
+pub mod bernoulli;
+pub mod gilbert_elliott;
+
 /// A link without `error.kind` loses nothing.
 pub const DEFAULT_KIND: &str = "none";
 
+/// Every error model, as named in scenario files (`error = { kind = "bernoulli", per = 0.01 }`),
+/// each declared and validated in its own file.
 pub static REGISTRY: &[Component<ErrorModel>] = &[
     Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], build: |_| Ok(ErrorModel::None) },
-    Component {
-        name: "bernoulli",
-        aliases: &[],
-        summary: "each packet lost independently with probability per",
-        source: "independent (Bernoulli) packet loss",
-        params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
-        build: |a| Ok(ErrorModel::Bernoulli { per: required(a, "per")? }),
-    },
-    Component {
-        name: "ber",
-        aliases: &[],
-        summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
-        source: "independent bit errors",
-        params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
-        build: |a| Ok(ErrorModel::Ber { ber: required(a, "ber")? }),
-    },
-    Component {
-        name: "gilbert-elliott",
-        aliases: &[],
-        summary: "two-state Markov chain, one transition per packet before the loss draw",
-        source: "Gilbert 1960, Elliott 1963",
-        params: &[
-            ParamSpec::float("p_gb", "required", 0.0, 1.0, "good → bad transition probability per packet"),
-            ParamSpec::float("p_bg", "required", 0.0, 1.0, "bad → good transition probability per packet"),
-            ParamSpec::float("loss_good", "0", 0.0, 1.0, "loss probability in the good state"),
-            ParamSpec::float("loss_bad", "1", 0.0, 1.0, "loss probability in the bad state"),
-        ],
-        build: |a| {
-            Ok(ErrorModel::GilbertElliott { p_gb: required(a, "p_gb")?, p_bg: required(a, "p_bg")?, loss_good: a.float("loss_good")?, loss_bad: a.float("loss_bad")?, bad: false })
-        },
-    },
+    bernoulli::COMPONENT,
+    ber::COMPONENT,
+    gilbert_elliott::COMPONENT,
 ];
 
-fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ConfigError> {
+/// A probability every model needs given (declared with default "required").
+pub(crate) fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ConfigError> {
     if !a.is_given(key) {
         return Err(a.invalid(key, "required for this error model"));
     }
@@ -73,11 +49,7 @@ impl ErrorModel {
         match self {
             ErrorModel::None => false,
             ErrorModel::Bernoulli { per } => rng.bernoulli(*per),
-            ErrorModel::Ber { ber } => {
-                // 1 − (1 − ber)^(8·bytes), computed through ln_1p so tiny BERs keep their digits.
-                let p = -(8.0 * bytes as f64 * (-*ber).ln_1p()).exp_m1();
-                rng.bernoulli(p)
-            }
+            ErrorModel::Ber { ber } => rng.bernoulli(ber::loss(*ber, bytes)),
             ErrorModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
                 let flip = rng.bernoulli(if *bad { *p_bg } else { *p_gb });
                 if flip {
@@ -93,11 +65,8 @@ impl ErrorModel {
         match self {
             ErrorModel::None => 0.0,
             ErrorModel::Bernoulli { per } => *per,
-            ErrorModel::Ber { ber } => -(8.0 * bytes as f64 * (-*ber).ln_1p()).exp_m1(),
-            ErrorModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, .. } => {
-                let pi_bad = if p_gb + p_bg > 0.0 { p_gb / (p_gb + p_bg) } else { 0.0 };
-                (1.0 - pi_bad) * loss_good + pi_bad * loss_bad
-            }
+            ErrorModel::Ber { ber } => ber::loss(*ber, bytes),
+            ErrorModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, .. } => gilbert_elliott::mean_loss(*p_gb, *p_bg, *loss_good, *loss_bad),
         }
     }
 }
