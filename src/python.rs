@@ -61,21 +61,22 @@ fn parse_duration(text: &str) -> Option<u64> {
     crate::time::parse_duration(text)
 }
 
+/// One registry entry as Python sees it: name, summary, source and parameter specs (the shape
+/// shared by `estimators()`, `congestion_controls()`, `rto_policies()` and `components()`).
+fn listing<'py>(py: Python<'py>, name: &str, summary: &str, source: &str, params: &[rtt::params::ParamSpec]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", name)?;
+    d.set_item("summary", summary)?;
+    d.set_item("source", source)?;
+    let params = params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
+    d.set_item("params", params)?;
+    Ok(d)
+}
+
 /// Every registered estimator: name, summary, source and parameter specs.
 #[pyfunction]
 fn estimators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    rtt::registry()
-        .iter()
-        .map(|info| {
-            let d = PyDict::new(py);
-            d.set_item("name", info.name)?;
-            d.set_item("summary", info.summary)?;
-            d.set_item("source", info.source)?;
-            let params = info.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
-            d.set_item("params", params)?;
-            Ok(d)
-        })
-        .collect()
+    rtt::registry().iter().map(|i| listing(py, i.name, i.summary, i.source, i.params)).collect()
 }
 
 /// Every registered congestion control (for `rttlab components`): name, aliases, summary, source,
@@ -86,19 +87,14 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     cc::registry()
         .iter()
         .map(|info| {
-            let d = PyDict::new(py);
-            d.set_item("name", info.name)?;
+            let d = listing(py, info.name, info.summary, info.source, info.params)?;
             d.set_item("aliases", info.aliases.to_vec())?;
-            d.set_item("summary", info.summary)?;
-            d.set_item("source", info.source)?;
             let recovery = match info.recovery {
                 RecoveryKind::Reno => "reno",
                 RecoveryKind::NewReno => "newreno",
                 RecoveryKind::Sack => "sack",
             };
             d.set_item("recovery", recovery)?;
-            let params = info.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
-            d.set_item("params", params)?;
             Ok(d)
         })
         .collect()
@@ -107,18 +103,7 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 /// Every registered RTO policy (`tcp.rto.policy`): name, summary, source and parameter specs.
 #[pyfunction]
 fn rto_policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    rtt::policy::registry()
-        .iter()
-        .map(|info| {
-            let d = PyDict::new(py);
-            d.set_item("name", info.name)?;
-            d.set_item("summary", info.summary)?;
-            d.set_item("source", info.source)?;
-            let params = info.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
-            d.set_item("params", params)?;
-            Ok(d)
-        })
-        .collect()
+    rtt::policy::registry().iter().map(|i| listing(py, i.name, i.summary, i.source, i.params)).collect()
 }
 
 /// Validate an estimator name and its parameters (raises ParameterError).
@@ -543,13 +528,8 @@ fn components(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     crate::sim::component::catalog()
         .iter()
         .map(|c| {
-            let d = PyDict::new(py);
+            let d = listing(py, c.name, c.summary, c.source, &c.params)?;
             d.set_item("family", c.family)?;
-            d.set_item("name", c.name)?;
-            d.set_item("summary", c.summary)?;
-            d.set_item("source", c.source)?;
-            let params = c.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
-            d.set_item("params", params)?;
             Ok(d)
         })
         .collect()
