@@ -98,9 +98,10 @@ def replay(
     ``tick``: seconds per tick for ``mae_ticks``. Returns one row per estimator with the columns
     ``estimator``, ``samples``, ``predicted`` and :data:`METRICS` (NaN where undefined). With
     ``trace=True`` also a dict label → DataFrame(time, rtt, prediction, rto) per sample."""
-    import pandas as pd
+    from rttlab.series import check_replay_args, to_nanos
 
-    from rttlab.series import to_nanos
+    check_replay_args(samples, estimators)
+    import pandas as pd
 
     times_ns, rtts_ns = to_nanos(samples)
     result = score(times_ns, rtts_ns, estimators, tick=tick, trace=trace, threads=threads)

@@ -173,6 +173,8 @@ def simulate(
     ``set``: ``key.path=value`` overrides applied before parsing, as a list of strings or a
     mapping (``{"topology.bottleneck.bandwidth": "20Mbps"}``). ``seed`` overrides
     ``simulation.seed``. Raises :class:`rttlab.ScenarioError` naming the offending key."""
+    if isinstance(set, (str, bytes)):
+        raise TypeError(f"set must be a list of 'key.path=value' strings or a mapping, got the string {set!r}: use set=[{set!r}]")
     path = None
     if isinstance(scenario, str) and "\n" in scenario:
         text = scenario
@@ -182,6 +184,8 @@ def simulate(
             text = path.read_text()
         except OSError as e:
             raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise _core.ScenarioError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
     overrides = [f"{k}={_toml_value(v)}" for k, v in set.items()] if isinstance(set, Mapping) else [str(o) for o in set]
     if seed is not None:
         if not isinstance(seed, int) or seed < 0:
