@@ -1,7 +1,7 @@
 # The README's Quick start and .ci/run use these targets; nothing here is needed by hand otherwise.
 PYTHON ?= python3
 
-.PHONY: install test test-deps demo bench bench-capture
+.PHONY: install test test-deps demo bench bench-deps bench-capture
 
 # Editable install of the package (builds the Rust extension in release mode) with the test
 # extras and ns-3 (the simulator's peer).
@@ -23,11 +23,16 @@ test: install test-deps
 demo: install
 	rttlab evaluate --sample
 
-# Throughput against the plain-Python/NumPy peers; appends nothing, prints a table for BENCHMARKS.md.
-bench: install
+# Peers the benchmarks time against (Debian packages): hyperfine times whole commands, tcptrace
+# and tshark are the capture peers. Needs root for apt-get; never fails the build.
+bench-deps:
+	@command -v hyperfine >/dev/null 2>&1 && command -v tcptrace >/dev/null 2>&1 && command -v tshark >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine tcptrace tshark >/dev/null; } || echo "make: could not install hyperfine/tcptrace/tshark; the capture benchmark needs them"
+
+# Throughput against the plain-Python/NumPy peers; appends nothing, prints tables for BENCHMARKS.md.
+bench: install bench-deps
 	$(PYTHON) benchmarks/bench_replay.py
+	$(PYTHON) benchmarks/bench_series.py
 
 # Capture-reader throughput against tshark and tcptrace on a >= 1 GB capture built in /tmp.
-bench-capture:
-	@command -v tcptrace >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark tcptrace >/dev/null; } || true
+bench-capture: bench-deps
 	bash scripts/bench_capture.sh

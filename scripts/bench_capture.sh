@@ -1,64 +1,57 @@
 #!/usr/bin/env bash
-# Capture-reader throughput: rttlab (Rust core, and through Python) vs tshark and tcptrace, on
-# the same large capture in the same run. Prints one line per tool; nothing is written to the repo.
+# Whole-command capture benchmark: rttlab's CLI against tcptrace and tshark on the same large
+# capture in the same run, timed by hyperfine; plus the Rust core alone and each rttlab
+# command's peak memory. Prints tables for BENCHMARKS.md; nothing is written to the repo.
 #
 #   bash scripts/bench_capture.sh [CAPTURE]
 #
 # CAPTURE defaults to /tmp/rttlab-big.pcap, built first by scripts/make_big_capture.py (>= 1 GB
-# from ../shared/captures) if missing. Each tool runs REPEAT times (default 3); the best wall
-# time counts (the machine is shared, the best run is the least disturbed one). Caches are warm:
-# every tool reads the file from the page cache.
+# from ../shared/captures) if missing. RUNS (default 5) timed runs per command after one warm-up
+# (warm page cache: every tool reads the file from memory); tshark, ~100x slower, runs once.
 #
-# What each tool does, so the comparison is fair about work:
-#   rttlab      full job: decode, connections, seq/ts/syn samples, summaries (capture_stats example)
-#   rttlab-py   the same through rttlab.read_capture (adds Python start-up, imports, DataFrames)
-#   tshark      TCP sequence analysis with ack_rtt, fields written to /dev/null (-2 not used)
-#   tcptrace    -n -l -r: long output with RTT statistics per connection, to /dev/null
+# What each command does, so the comparison is fair about work:
+#   rttlab samples   decode, connections, seq/ts/syn samples, summaries; all samples to Parquet
+#   rttlab flows     the same analysis; connection summaries as JSON (samples streamed and dropped)
+#   core             the Rust analysis alone (examples/capture_stats.rs), no Python
+#   tcptrace -n -l -r  per-connection long output with RTT statistics, to /dev/null
+#   tshark           TCP sequence analysis with ack_rtt fields, to /dev/null
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CAP="${1:-/tmp/rttlab-big.pcap}"
-REPEAT="${REPEAT:-3}"
+RUNS="${RUNS:-5}"
 PY="${PYTHON:-python3}"
+RTTLAB="${RTTLAB:-rttlab}"
+OUT="${TMPDIR:-/tmp}/rttlab-bench-samples.parquet"
 if [ ! -f "$CAP" ]; then
     "$PY" scripts/make_big_capture.py --size-gb 1.0 --out "$CAP"
 fi
+for tool in hyperfine tcptrace; do
+    command -v "$tool" >/dev/null || { echo "$tool is missing: make bench-capture installs it (Debian package)"; exit 1; }
+done
 cargo build --quiet --release --example capture_stats
 BIN=target/release/examples/capture_stats
 FRAMES=$("$BIN" "$CAP" | sed -n 's/.*frames=\([0-9]*\).*/\1/p')
-SIZE=$(stat -c %s "$CAP")
-echo "capture: $CAP, $SIZE bytes, $FRAMES frames; best of $REPEAT runs; $(nproc) cores"
-
-best() { # best wall time (s) of REPEAT runs of "$@"
-    local b=""
-    for _ in $(seq "$REPEAT"); do
-        local t0 t1 s
-        t0=$(date +%s.%N)
-        "$@" >/dev/null 2>&1
-        t1=$(date +%s.%N)
-        s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-        if [ -z "$b" ] || awk -v s="$s" -v b="$b" 'BEGIN { exit !(s < b) }'; then b=$s; fi
-    done
-    echo "$b"
-}
-
-report() { # name seconds
-    awk -v n="$1" -v s="$2" -v f="$FRAMES" -v z="$SIZE" 'BEGIN { printf "%-10s %8.3f s  %6.2f M packets/s  %7.1f MB/s\n", n, s, f / s / 1e6, z / s / 1e6 }'
-}
-
-report rttlab "$(best "$BIN" "$CAP")"
-if "$PY" -c "import rttlab.capture" 2>/dev/null; then
-    report rttlab-py "$(best "$PY" -c "import sys, rttlab; rttlab.read_capture(sys.argv[1])" "$CAP")"
-    printf '%-10s %8.3f s  (interpreter start and imports, included in rttlab-py)\n' py-import "$(best "$PY" -c "import rttlab")"
-else
-    echo "rttlab-py  skipped: the Python package is not installed (make install)"
+echo "capture: $CAP, $(stat -c %s "$CAP") bytes, $FRAMES frames; $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "## one core each (taskset -c 0)"
+ONE="taskset -c 0"
+hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
+    -n "rttlab samples -o .parquet" "$ONE $RTTLAB samples $CAP --method all -o $OUT" \
+    -n "rttlab flows --json" "$ONE sh -c '$RTTLAB flows $CAP --json > /dev/null'" \
+    -n "rttlab core (Rust only)" "$ONE $BIN $CAP" \
+    -n "tcptrace -n -l -r" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
+echo
+echo "## rttlab --help (start-up)"
+hyperfine --warmup 3 --runs 20 -N --export-markdown /dev/stdout --style none -n "rttlab --help" "$RTTLAB --help" 2>/dev/null | grep '^|'
+echo
+echo "## peak memory (max RSS, /usr/bin/time)"
+for cmd in "$RTTLAB samples $CAP --method all -o $OUT" "$RTTLAB flows $CAP --json"; do
+    /usr/bin/time -f "%M kB  $cmd" $cmd > /dev/null 2> >(tail -1 >&2)
+done 2>&1
+if command -v tshark >/dev/null && [ "${TSHARK:-1}" = 1 ]; then
+    echo
+    echo "## tshark (one run)"
+    hyperfine --runs 1 -N --export-markdown /dev/stdout --style none -n "tshark ack_rtt fields" \
+        "sh -c 'tshark -n -r $CAP -Y tcp.analysis.ack_rtt -T fields -e frame.number -e tcp.stream -e tcp.analysis.ack_rtt -e tcp.analysis.acks_frame > /dev/null'" 2>/dev/null | grep '^|'
 fi
-if command -v tshark >/dev/null; then
-    report tshark "$(REPEAT=1 best tshark -n -r "$CAP" -Y tcp.analysis.ack_rtt -T fields -e frame.number -e tcp.stream -e tcp.analysis.ack_rtt -e tcp.analysis.acks_frame)"
-else
-    echo "tshark     skipped: not installed (apt-get install tshark)"
-fi
-if command -v tcptrace >/dev/null; then
-    report tcptrace "$(REPEAT=1 best tcptrace -n -l -r "$CAP")"
-else
-    echo "tcptrace   skipped: not installed (apt-get install tcptrace)"
-fi
+rm -f "$OUT"

@@ -213,11 +213,7 @@ use crate::capture::{self, Analysis, Method};
 fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Bound<'py, PyDict>> {
     let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
     let path_buf = std::path::PathBuf::from(path);
-    let a = py.detach(|| capture::analyze_file(&path_buf, &cfg)).map_err(|e| match e {
-        // The Io variant already names the file.
-        capture::CaptureError::Io { .. } => InputError::new_err(e.to_string()),
-        _ => InputError::new_err(format!("{path}: {e}")),
-    })?;
+    let a = py.detach(|| capture::analyze_file(&path_buf, &cfg)).map_err(|e| capture_error(path, e))?;
     capture_dict(py, path, a)
 }
 
@@ -240,12 +236,50 @@ fn capture_format(path: &str) -> PyResult<Option<&'static str>> {
     }
 }
 
-fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    let secs = |ns: i64| ns as f64 / 1e9;
-    let opt_secs = |v: Option<Nanos>| v.map_or(f64::NAN, |ns| ns as f64 / 1e9);
+fn capture_error(path: &str, e: capture::CaptureError) -> PyErr {
+    match e {
+        // The Io variant already names the file.
+        capture::CaptureError::Io { .. } => InputError::new_err(e.to_string()),
+        _ => InputError::new_err(format!("{path}: {e}")),
+    }
+}
 
-    let s = a.samples;
+/// A capture read in batches (`rttlab.capture.CaptureReader`): `next_batch(rows)` returns the
+/// next dict of sample columns (None at the end), `finish()` the rest as `analyze_capture` does.
+#[pyclass(module = "rttlab._core")]
+struct CaptureStream {
+    path: String,
+    stream: Option<capture::Stream>,
+}
+
+#[pymethods]
+impl CaptureStream {
+    #[new]
+    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true))]
+    fn new(path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Self> {
+        let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
+        let stream = capture::Stream::open(std::path::Path::new(path), &cfg).map_err(|e| capture_error(path, e))?;
+        Ok(Self { path: path.to_owned(), stream: Some(stream) })
+    }
+
+    /// The next batch of at least `rows` samples as a dict of columns, or None when done.
+    fn next_batch<'py>(&mut self, py: Python<'py>, rows: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(stream) = self.stream.as_mut() else { return Ok(None) };
+        let batch = py.detach(|| stream.next_batch(rows)).map_err(|e| capture_error(&self.path, e))?;
+        batch.map(|s| samples_dict(py, s)).transpose()
+    }
+
+    /// Connections, counters, read statistics and warnings (and any samples not yet taken), once
+    /// `next_batch` returned None.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
+        let a = py.detach(|| stream.finish());
+        capture_dict(py, &self.path, a)
+    }
+}
+
+fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
+    let secs = |ns: i64| ns as f64 / 1e9;
     let samples = PyDict::new(py);
     samples.set_item("conn", s.conn.into_pyarray(py))?;
     samples.set_item("dir", s.dir.into_pyarray(py))?;
@@ -258,7 +292,14 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     samples.set_item("seq_end", s.seq_end.into_pyarray(py))?;
     samples.set_item("frame", s.frame.into_pyarray(py))?;
     samples.set_item("ref_frame", s.ref_frame.into_pyarray(py))?;
-    out.set_item("samples", samples)?;
+    Ok(samples)
+}
+
+fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let secs = |ns: i64| ns as f64 / 1e9;
+    let opt_secs = |v: Option<Nanos>| v.map_or(f64::NAN, |ns| ns as f64 / 1e9);
+    out.set_item("samples", samples_dict(py, a.samples)?)?;
     out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
 
     let c = &a.connections;
@@ -351,6 +392,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
 fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(capture_format, m)?)?;
+    m.add_class::<CaptureStream>()?;
     Ok(())
 }
 // ---- end capture ----

@@ -149,7 +149,7 @@ def test_missing_file_and_bad_options_are_one_line_errors(write):
     for args, expected in [
         (["flows", "/no/such.pcap"], "/no/such.pcap: no such file"),
         (["samples", path, "--method", "rtt"], "--method: 'rtt' is not one of"),
-        (["samples", path, "-o", "x.txt"], "must end in .csv or .parquet"),
+        (["samples", path, "-o", "x.txt"], "must end in .csv, .parquet or .jsonl"),
         (["samples", path, "--flow", "3"], "--flow: no connection 3"),
     ]:
         out = run(*args)
@@ -623,3 +623,42 @@ def test_seq_start_after_a_partial_ack_is_the_timed_segments_start(write):
     pkts = [(T0, tcp_frame(True, 1, 1, ACK, 3000)), (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)), (T0 + 0.07, tcp_frame(False, 1, 3001, ACK))]
     samples, _ = read_capture(write("partial.pcap", pcap(pkts)))
     assert list(samples[["seq_start", "seq_end"]].itertuples(index=False, name=None)) == [(1, 3001)]
+
+
+def test_the_capture_reader_streams_batches_equal_to_one_read(write):
+    path = write("b.pcap", pcap(bulk(2000)))  # ~350 kB: the core checks for a full batch every 64 kB
+    whole, conns = read_capture(path)
+    reader = rttlab.capture.CaptureReader(path, batch_rows=7)
+    batches = list(reader.batches())
+    assert len(batches) > 3 and all(len(b) >= 7 for b in batches[:-1])
+    pd.testing.assert_frame_equal(pd.concat(batches, ignore_index=True), whole, check_like=False)
+    streamed = reader.connections()
+    pd.testing.assert_frame_equal(streamed, conns)
+    with pytest.raises(ValueError, match="batch_rows"):
+        rttlab.capture.CaptureReader(path, batch_rows=0)
+
+
+def test_samples_write_json_lines_and_empty_selections_stay_valid_files(write, tmp_path):
+    path = write("b.pcap", pcap(bulk(20)))
+    csv, jsonl = tmp_path / "s.csv", tmp_path / "s.jsonl"
+    assert run("samples", path, "-o", csv).returncode == 0
+    out = run("samples", path, "-o", jsonl)
+    assert out.returncode == 0, out.stderr
+    a, b = pd.read_csv(csv), pd.read_json(jsonl, lines=True)
+    assert len(a) == len(b) > 20 and list(a.columns) == list(b.columns)
+    assert (a["rtt"] - b["rtt"]).abs().max() < 1e-9
+    empty = tmp_path / "none.parquet"
+    assert run("samples", path, "--method", "ts", "-o", empty).returncode == 0  # no TS in bulk()
+    assert len(pd.read_parquet(empty)) == 0 and "rtt" in pd.read_parquet(empty).columns
+    header_only = run("samples", path, "--method", "ts")
+    assert header_only.stdout.strip().startswith("conn,direction,time,rtt") and len(header_only.stdout.strip().splitlines()) == 1
+
+
+def test_the_flows_table_of_a_huge_capture_is_truncated_with_a_note(write):
+    pkts = [(T0 + i * 1e-3, tcp_frame(True, 1, 0, SYN)[:34] + struct.pack(">HH", 10000 + i, 80) + tcp_frame(True, 1, 0, SYN)[38:]) for i in range(250)]
+    path = write("many.pcap", pcap(pkts))
+    out = run("flows", path)
+    assert out.returncode == 0, out.stderr
+    assert "250 TCP connections" in out.stdout and "showing the 200 largest of 250 connections" in out.stdout
+    doc = json.loads(run("flows", path, "--json").stdout)
+    assert len(doc["flows"]) == 250 and doc["flows"][0]["src"] == "10.0.0.1:10000"

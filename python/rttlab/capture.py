@@ -64,19 +64,19 @@ def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: boo
     return _core.analyze_capture(_check_path(path), include_ambiguous, sack_samples)
 
 
-def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _samples_frame(s: dict) -> pd.DataFrame:
+    """Sample columns from the core → the documented DataFrame."""
     import pandas as pd
 
-    s = raw["samples"]
-    # Codes index the core's method list; build categoricals from codes (no per-row strings).
-    names = list(raw["method_names"])
-    samples = pd.DataFrame(
+    # Codes index the core's method list (METHODS, the same order as Rust's Method::ALL); build
+    # categoricals from codes (no per-row strings).
+    return pd.DataFrame(
         {
             "conn": s["conn"].astype(np.int64),
             "direction": pd.Categorical.from_codes(s["dir"].astype(np.int8), categories=["fwd", "rev"]),
             "time": s["time"],
             "rtt": s["rtt"],
-            "method": pd.Categorical.from_codes(s["method"].astype(np.int8), categories=names),
+            "method": pd.Categorical.from_codes(s["method"].astype(np.int8), categories=list(METHODS)),
             "ambiguous": s["ambiguous"],
             "seq_start": s["seq_start"].astype(np.int64),
             "seq_end": s["seq_end"].astype(np.int64),
@@ -85,15 +85,72 @@ def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
             "idle_echo": s["idle_echo"],
         }
     )
+
+
+def _connections_frame(raw: dict) -> pd.DataFrame:
+    import pandas as pd
+
     connections = pd.DataFrame(raw["connections"])
     connections["conn"] = connections["conn"].astype(np.int64)
     for column in NULLABLE_INT_COLUMNS:
         connections[column] = connections[column].astype("Int64")
+    connections.attrs.update(_attrs(raw))
+    return connections
+
+
+def _attrs(raw: dict) -> dict:
+    return {"counters": raw["counters"], "read": raw["read"], "warnings": list(raw["warnings"])}
+
+
+def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    assert list(raw["method_names"]) == list(METHODS)
+    samples = _samples_frame(raw["samples"])
+    connections = _connections_frame(raw)
     for df in (samples, connections):
-        df.attrs["counters"] = raw["counters"]
-        df.attrs["read"] = raw["read"]
-        df.attrs["warnings"] = list(raw["warnings"])
+        df.attrs.update(_attrs(raw))
     return samples, connections
+
+
+class CaptureReader:
+    """A capture read in batches, so memory stays bounded whatever its length::
+
+        reader = rttlab.capture.CaptureReader("big.pcap")
+        for batch in reader.batches():      # DataFrames of at least `batch_rows` samples
+            ...                             # (the columns of read_capture's samples)
+        connections = reader.connections()  # after the last batch; .attrs as read_capture's
+
+    The Rust core hands each batch over and forgets it; it keeps only live connections and, per
+    connection, the RTTs its summary's medians need. Raises :class:`rttlab.InputError` (from the
+    constructor or the first batch) when the file cannot be read at all."""
+
+    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16) -> None:
+        if not isinstance(batch_rows, int) or batch_rows < 1:
+            raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+        self.path = _check_path(path)
+        self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples)
+        self._rows = batch_rows
+        self._raw: dict | None = None
+
+    def batches(self):
+        """Sample DataFrames in capture order, each of at least ``batch_rows`` rows (the last
+        may be shorter); an empty capture yields nothing."""
+        while (batch := self._stream.next_batch(self._rows)) is not None:
+            yield _samples_frame(batch)
+
+    def drain(self) -> int:
+        """Read to the end without building DataFrames (for the summaries alone); returns the
+        number of samples skipped."""
+        n = 0
+        while (batch := self._stream.next_batch(self._rows)) is not None:
+            n += len(batch["rtt"])
+        return n
+
+    def connections(self) -> pd.DataFrame:
+        """The connection summaries (``read_capture``'s second frame), once every batch was read."""
+        if self._raw is None:
+            self.drain()
+            self._raw = self._stream.finish()
+        return _connections_frame(self._raw)
 
 
 def read_capture(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:

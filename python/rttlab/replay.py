@@ -214,9 +214,10 @@ def replay(
     with ``estimator``, ``samples``, ``predicted``, :data:`METRICS` (NaN where undefined) and
     :data:`COUNTS`. With ``trace=True`` also a dict label → DataFrame(time, rtt, prediction,
     prediction_after, rto, wait, expiries) per sample."""
-    import pandas as pd
+    from rttlab.series import check_replay_args, to_nanos
 
-    from rttlab.series import to_nanos
+    check_replay_args(samples, estimators)
+    import pandas as pd
 
     times_ns, rtts_ns = to_nanos(samples)
     given = as_specs(estimators)

@@ -35,6 +35,29 @@ def read_series_ns(path: str | Path, unit: str | None = None) -> tuple[np.ndarra
     return _core.read_series(str(path), unit)
 
 
+#: Largest time or RTT accepted, in seconds (2^62 ns ≈ 146 years; the Rust reader's MAX_NS).
+MAX_SECONDS = 2**62 / 1e9
+
+
+def check_replay_args(samples: object, estimators: object) -> None:
+    """What :func:`rttlab.replay` checks first, so a wrong argument is named in the error rather
+    than surfacing as a NumPy or PyO3 conversion message."""
+    from rttlab.estimators import Spec
+
+    if isinstance(samples, (str, Path)) or hasattr(samples, "__fspath__"):
+        raise TypeError(
+            f"samples must be a DataFrame with 'rtt' (and 'time') columns in seconds or a 1-D array of RTTs, "
+            f"got the path {str(samples)!r}: read it first, e.g. rttlab.replay(rttlab.read_series({str(samples)!r}), ...)"
+        )
+    if isinstance(estimators, (Spec, str)):
+        return
+    if not hasattr(estimators, "__iter__"):
+        raise TypeError(f"estimators must be an estimator name, a spec, or a list of them, got {type(estimators).__name__}")
+    for i, e in enumerate(estimators):
+        if not isinstance(e, (Spec, str)):
+            raise TypeError(f"estimators[{i}] must be an estimator name such as 'rfc6298' or a spec such as rttlab.estimators.Rfc6298(), got {type(e).__name__} {e!r}")
+
+
 def to_nanos(samples: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame needs ``rtt`` (and optionally
     ``time``) in seconds; a 1-D array is RTTs in seconds, arriving back to back."""
@@ -51,6 +74,13 @@ def to_nanos(samples: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray
     if not np.all(np.isfinite(rtt)) or np.any(rtt <= 0):
         bad = int(np.flatnonzero(~np.isfinite(rtt) | (rtt <= 0))[0])
         raise ValueError(f"sample {bad}: rtt must be positive and finite, got {rtt[bad]}")
+    # Checked before the cast: NumPy would wrap or warn, never say which sample.
+    if np.any(rtt > MAX_SECONDS):
+        bad = int(np.flatnonzero(rtt > MAX_SECONDS)[0])
+        raise ValueError(f"sample {bad}: rtt {rtt[bad]:g} s is outside the representable range (1 ns .. 146 years)")
     if not np.all(np.isfinite(time)) or np.any(time < 0) or np.any(np.diff(time) < 0):
         raise ValueError("time must be finite, non-negative and non-decreasing")
+    if np.any(time > MAX_SECONDS):
+        bad = int(np.flatnonzero(time > MAX_SECONDS)[0])
+        raise ValueError(f"sample {bad}: time {time[bad]:g} s is outside the representable range (0 .. 146 years)")
     return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(np.uint64)

@@ -194,6 +194,8 @@ def simulate(
     naming the offending key."""
     from rttlab.scenario import Scenario
 
+    if isinstance(set, (str, bytes)):
+        raise TypeError(f"set must be a list of 'key.path=value' strings or a mapping, got the string {set!r}: use set=[{set!r}]")
     path = None
     if isinstance(scenario, Scenario):
         path = scenario.source
@@ -209,6 +211,8 @@ def simulate(
             text = path.read_text()
         except OSError as e:
             raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise _core.ScenarioError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
     if isinstance(set, Mapping):
         # Typed values: applied to the parsed table here, the whole table goes to the core.
         text = Scenario.from_toml(text, source=str(path) if path else None).with_(set).to_toml()

@@ -10,6 +10,7 @@
 //! columns, which grow with the number of samples).
 
 pub mod reader;
+pub mod text;
 pub mod track;
 pub mod wire;
 
@@ -185,6 +186,95 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
     let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
     let (samples, connections, counters, start_ns) = tracker.finish();
     Ok(Analysis { samples, connections, counters, read, start_ns })
+}
+
+/// A capture read in batches of samples: [`Stream::next_batch`] reads on until a batch is ready
+/// and hands its rows out, so memory holds one batch (plus live connections and the per-
+/// connection RTTs the summaries need), whatever the capture's length. [`Stream::finish`] gives
+/// the connection summaries once the file is read.
+pub struct Stream {
+    file: std::fs::File,
+    path: PathBuf,
+    reader: reader::FrameReader,
+    tracker: track::Tracker,
+    buf: Vec<u8>,
+    /// `buf[pos..filled]` is read from the file but not yet parsed.
+    pos: usize,
+    filled: usize,
+    /// The file has no more bytes after `buf[..filled]`.
+    eof: bool,
+    done: bool,
+}
+
+/// Bytes parsed between checks for a full batch: small, so a batch overshoots its size by at
+/// most this much capture (and small files still come in several batches).
+const STEP: usize = 64 << 10;
+
+impl Stream {
+    pub fn open(path: &Path, cfg: &Config) -> Result<Self, CaptureError> {
+        let file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+        Ok(Self { file, path: path.to_path_buf(), reader: reader::FrameReader::new(), tracker: track::Tracker::new(*cfg), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false, done: false })
+    }
+
+    /// Move the unparsed tail to the front and read the file on into the buffer (grown when one
+    /// record fills it).
+    fn refill(&mut self) -> Result<(), CaptureError> {
+        use std::io::Read;
+        self.buf.copy_within(self.pos..self.filled, 0);
+        self.filled -= self.pos;
+        self.pos = 0;
+        if self.filled == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        while self.filled < self.buf.len() {
+            match self.file.read(&mut self.buf[self.filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(CaptureError::Io { path: self.path.clone(), source }),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next batch of at least `rows` samples (fewer at the end of the file); `None` once
+    /// everything was handed out. A file that cannot be read at all fails on the first call.
+    pub fn next_batch(&mut self, rows: usize) -> Result<Option<Samples>, CaptureError> {
+        let mut step = STEP;
+        while !self.done && self.tracker.pending_samples() < rows.max(1) {
+            if self.pos == self.filled && !self.eof {
+                self.refill()?;
+            }
+            let end = (self.pos + step).min(self.filled);
+            let last = self.eof && end == self.filled;
+            let Self { reader, tracker, buf, pos, .. } = self;
+            let used = reader.feed(&buf[*pos..end], last, &mut |f| tracker.on_frame(f))?;
+            self.pos += used;
+            if last || self.reader.stopped() {
+                self.done = true;
+            } else if used == 0 {
+                // An incomplete record at the end of the slice: a longer slice, or more file.
+                if end < self.filled {
+                    step *= 2;
+                } else {
+                    self.refill()?;
+                }
+            }
+        }
+        let batch = self.tracker.take_samples();
+        Ok(if batch.is_empty() && self.done { None } else { Some(batch) })
+    }
+
+    /// Connection summaries, counters and read statistics, once [`Stream::next_batch`] returned
+    /// `None` (samples not yet taken are in `samples`).
+    pub fn finish(self) -> Analysis {
+        let read = self.reader.finish();
+        let (samples, connections, counters, start_ns) = self.tracker.finish();
+        Analysis { samples, connections, counters, read, start_ns }
+    }
 }
 
 #[cfg(test)]

@@ -772,3 +772,28 @@ mod robustness {
         }
     }
 }
+
+#[test]
+fn streaming_in_batches_gives_the_same_samples_and_summaries_as_one_read() {
+    let mut c = Conv::new();
+    client_side_transfer(&mut c, 1);
+    for i in 0..200u32 {
+        c.send(300 * MS + u64::from(i) * MS, true, 2001 + i * 100, 5001, ACK, 100, none).send(350 * MS + u64::from(i) * MS, false, 5001, 2101 + i * 100, ACK, 0, none);
+    }
+    let whole = c.run(&Config::default());
+    let dir = std::env::temp_dir().join(format!("rttlab-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.pcap");
+    std::fs::write(&path, &c.p.bytes).unwrap();
+    let mut stream = Stream::open(&path, &Config::default()).unwrap();
+    let mut rtts = Vec::new();
+    while let Some(batch) = stream.next_batch(7).unwrap() {
+        rtts.extend(batch.rtt);
+    }
+    let rest = stream.finish();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(rtts, whole.samples.rtt);
+    assert!(rest.samples.is_empty());
+    assert_eq!(rest.connections, whole.connections);
+    assert_eq!(rest.counters, whole.counters);
+}

@@ -276,6 +276,10 @@ struct Conn {
     hs: [Option<Nanos>; 2],
     hs_amb: [bool; 2],
     idle_echoes: u64,
+    /// RTTs that measure the path (not ambiguous, not idle echoes), per (method, direction)
+    /// series, for the summary's medians; and the number of sample rows of this connection.
+    series: [Vec<Nanos>; 6],
+    nsamples: u64,
     hs_done: bool,
     sack_packets: u64,
     malformed: u64,
@@ -404,6 +408,8 @@ impl Tracker {
             hs: [None, None],
             hs_amb: [false, false],
             idle_echoes: 0,
+            series: Default::default(),
+            nsamples: 0,
             hs_done: false,
             sack_packets: 0,
             malformed: 0,
@@ -417,6 +423,22 @@ impl Tracker {
     }
 
     fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) {
+        let before = self.samples.len();
+        let id = self.segment(seg, t, frame);
+        // Keep what the summaries need (each connection's path-measuring RTTs per series), so
+        // the sample rows themselves can be handed out in batches and dropped.
+        let c = &mut self.conns[id as usize];
+        let s = &self.samples;
+        for i in before..s.len() {
+            c.nsamples += 1;
+            if !s.ambiguous[i] && !s.idle_echo[i] {
+                c.series[series(s.method[i], s.dir[i])].push(s.rtt[i]);
+            }
+        }
+    }
+
+    /// Process one segment; returns its connection id.
+    fn segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) -> u32 {
         let src_is_lo = (seg.src, seg.sport) <= (seg.dst, seg.dport);
         let key = if src_is_lo {
             Key { lo: seg.src, hi: seg.dst, lo_port: seg.sport, hi_port: seg.dport }
@@ -716,6 +738,7 @@ impl Tracker {
             }
         }
         self.counters.outstanding_dropped += dropped;
+        id
     }
 
     /// A pure SYN on a known 4-tuple: is it a new connection reusing the ports?
@@ -732,12 +755,23 @@ impl Tracker {
         }
     }
 
-    /// Finish: samples, connection summaries, counters, and the absolute start time.
+    /// Samples taken so far, handed out and forgotten: the streaming reader calls this every
+    /// batch, so memory holds one batch of rows whatever the capture's length.
+    pub fn take_samples(&mut self) -> Samples {
+        std::mem::take(&mut self.samples)
+    }
+
+    /// Samples held (not yet taken).
+    pub fn pending_samples(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Finish: samples not yet taken, connection summaries, counters, and the absolute start time.
     pub fn finish(mut self) -> (Samples, Vec<ConnSummary>, Counters, i64) {
         for c in &mut self.conns {
             release(c);
         }
-        let summaries = summarise(&self.conns, &self.samples);
+        let summaries = summarise(&mut self.conns);
         (self.samples, summaries, self.counters, self.start.unwrap_or(0))
     }
 }
@@ -820,23 +854,15 @@ fn hops_side(hops_sender: Option<u8>, hops_receiver: Option<u8>) -> Option<Vanta
     }
 }
 
-fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
-    // Group RTTs that measure the path per connection and series (6 series: 3 methods × 2
-    // directions): not Karn-ambiguous, not an idle TS echo.
-    let mut per: Vec<[Vec<Nanos>; 6]> = (0..conns.len()).map(|_| Default::default()).collect();
-    let mut counts = vec![0u64; conns.len()];
-    for i in 0..samples.len() {
-        let c = samples.conn[i] as usize;
-        counts[c] += 1;
-        if !samples.ambiguous[i] && !samples.idle_echo[i] {
-            per[c][series(samples.method[i], samples.dir[i])].push(samples.rtt[i]);
-        }
-    }
+/// One summary per connection, from the RTT series each kept (6 series: 3 methods × 2
+/// directions, only samples that measure the path: not Karn-ambiguous, not an idle TS echo).
+fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
     conns
-        .iter()
+        .iter_mut()
         .enumerate()
         .map(|(id, c)| {
-            let s = &mut per[id];
+            let mut s = std::mem::take(&mut c.series);
+            let s = &mut s;
             // Main data direction: more payload bytes.
             let data = u8::from(c.dirs[1].bytes > c.dirs[0].bytes);
             let rev = 1 - data;
@@ -932,7 +958,7 @@ fn summarise(conns: &[Conn], samples: &Samples) -> Vec<ConnSummary> {
                 ttl: [c.dirs[0].ttl, c.dirs[1].ttl],
                 hops: [c.dirs[0].ttl.and_then(hops_from_ttl), c.dirs[1].ttl.and_then(hops_from_ttl)],
                 malformed: c.malformed,
-                samples: counts[id],
+                samples: c.nsamples,
                 ts_excluded: c.idle_echoes,
             }
         })

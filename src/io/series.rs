@@ -62,6 +62,21 @@ impl fmt::Display for SeriesError {
     }
 }
 
+/// Largest time or RTT accepted, in ns (2^62 ns ≈ 146 years): far beyond any real value, and
+/// sums of two still fit in `u64`.
+pub const MAX_NS: Nanos = 1 << 62;
+
+/// Longest piece of a bad cell echoed in an error (a 10 MB cell must not make a 10 MB line).
+const ECHO_MAX: usize = 40;
+
+/// `text` quoted for an error message, cut to [`ECHO_MAX`] characters with its full length noted.
+fn quoted(text: &str) -> String {
+    match text.char_indices().nth(ECHO_MAX) {
+        None => format!("'{text}'"),
+        Some((cut, _)) => format!("'{}…' ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 pub fn read(path: &Path, unit: Option<Unit>) -> Result<Series, SeriesError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| SeriesError { path: name.clone(), line: None, field: None, reason: io_reason(&e) })?;
@@ -80,6 +95,8 @@ fn io_reason(e: &std::io::Error) -> String {
 /// Parse series text. `name` labels errors.
 pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, SeriesError> {
     let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError { path: name.into(), line, field: field.map(Into::into), reason };
+    // A UTF-8 byte-order mark, as spreadsheets write it, is not part of the first header name.
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     // Two numeric columns at most: a line splitter gives exact line numbers for errors, which
     // is all a CSV library would add here.
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -96,10 +113,13 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
         if content.is_empty() {
             continue;
         }
-        let record: Vec<&str> = content.split(',').map(str::trim).collect();
+        // Fields are looked up in place (no per-line allocation: parsing is most of the cost of
+        // reading a million-line series).
+        let field = |col: usize| content.split(',').nth(col).map(str::trim);
         let (time_col, rtt_col) = match columns {
             Some(c) => c,
             None => {
+                let record: Vec<&str> = content.split(',').map(str::trim).collect();
                 let first = record[0];
                 if first.parse::<f64>().is_ok() || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic()) {
                     columns = Some((None, 0));
@@ -107,7 +127,7 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
                 } else {
                     // A header: find the columns by name.
                     let find = |want: &str| record.iter().position(|h| h.eq_ignore_ascii_case(want));
-                    let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header '{}' has no 'rtt' column (expected 'time,rtt', or one RTT per line)", record.join(","))))?;
+                    let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header {} has no 'rtt' column (expected 'time,rtt', or one RTT per line)", quoted(&record.join(",")))))?;
                     let time = find("time");
                     columns = Some((time, rtt));
                     unit_scale = unit.unwrap_or(Unit::Seconds).nanos();
@@ -115,11 +135,11 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
                 }
             }
         };
-        let cell = |col: usize, field: &str| -> Result<f64, SeriesError> {
-            let text = *record.get(col).ok_or_else(|| err(line, Some(field), "missing".into()))?;
-            let x: f64 = text.parse().map_err(|_| err(line, Some(field), format!("'{text}' is not a number")))?;
+        let cell = |col: usize, name: &str| -> Result<f64, SeriesError> {
+            let text = field(col).ok_or_else(|| err(line, Some(name), "missing".into()))?;
+            let x: f64 = text.parse().map_err(|_| err(line, Some(name), format!("{} is not a number", quoted(text))))?;
             if !x.is_finite() {
-                return Err(err(line, Some(field), format!("'{text}' is not a finite number")));
+                return Err(err(line, Some(name), format!("{} is not a finite number", quoted(text))));
             }
             Ok(x)
         };
@@ -128,8 +148,8 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
             return Err(err(line, Some("rtt"), format!("an RTT must be positive, got {rtt}")));
         }
         let rtt_ns = (rtt * unit_scale).round();
-        if rtt_ns < 1.0 || rtt_ns > u64::MAX as f64 / 4.0 {
-            return Err(err(line, Some("rtt"), format!("{rtt} is outside the representable range (1 ns .. 146 years)")));
+        if rtt_ns < 1.0 || rtt_ns > MAX_NS as f64 {
+            return Err(err(line, Some("rtt"), format!("{rtt:e} is outside the representable range (1 ns .. 146 years)")));
         }
         let rtt_ns = rtt_ns as Nanos;
         let time_ns = match time_col {
@@ -138,14 +158,19 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
                 if t < 0.0 {
                     return Err(err(line, Some("time"), format!("a time must not be negative, got {t}")));
                 }
-                let t_ns = (t * SEC as f64).round() as Nanos;
+                let t_ns = (t * SEC as f64).round();
+                // Checked, not clamped: `as` saturates, so 1e300 s would silently become 584 years.
+                if t_ns > MAX_NS as f64 {
+                    return Err(err(line, Some("time"), format!("{t:e} s is outside the representable range (0 .. 146 years)")));
+                }
+                let t_ns = t_ns as Nanos;
                 if series.times.last().is_some_and(|&prev| t_ns < prev) {
                     return Err(err(line, Some("time"), format!("times must not decrease ({t} s comes after a later time)")));
                 }
                 t_ns
             }
             None => {
-                clock = clock.saturating_add(rtt_ns);
+                clock = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS).ok_or_else(|| err(line, Some("rtt"), "the running sum of RTTs (the implied arrival time) exceeds 146 years".into()))?;
                 clock
             }
         };
@@ -231,6 +256,31 @@ mod tests {
             let text = lines.join("\n");
             let _ = parse(text.as_bytes(), "f", None);
         }
+    }
+
+    #[test]
+    fn a_utf8_byte_order_mark_does_not_hide_the_first_header() {
+        let s = parse(b"\xef\xbb\xbftime,rtt\n1,0.1\n2,0.2\n", "bom.csv", None).unwrap();
+        assert_eq!(s.times, vec![SEC, 2 * SEC]);
+        let s = parse(b"\xef\xbb\xbf100\n", "bom.csv", None).unwrap();
+        assert_eq!(s.rtts, vec![100 * MS]);
+    }
+
+    #[test]
+    fn huge_times_and_rtts_are_errors_not_clamped() {
+        assert_eq!(fails("time,rtt\n1e300,0.1\n"), "t.csv:2: field 'time': 1e300 s is outside the representable range (0 .. 146 years)");
+        assert_eq!(fails("time,rtt\n1,1e11\n"), "t.csv:2: field 'rtt': 1e11 is outside the representable range (1 ns .. 146 years)");
+        let many = "2e12\n".repeat(3);
+        assert!(fails(&many).contains("running sum of RTTs"), "{}", fails(&many));
+    }
+
+    #[test]
+    fn a_huge_bad_cell_is_echoed_cut() {
+        let cell = "x".repeat(10_000_000);
+        let e = fails(&format!("100\n{cell}\n"));
+        assert_eq!(e, format!("t.csv:2: field 'rtt': '{}…' (10000000 bytes) is not a number", "x".repeat(40)));
+        let e = fails(&format!("{},b\n1,2\n", "h".repeat(1000)));
+        assert!(e.len() < 200, "{e}");
     }
 
     #[test]

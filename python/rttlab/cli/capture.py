@@ -1,45 +1,83 @@
-"""``rttlab flows`` and ``rttlab samples``: TCP connections and RTT samples of a pcap/pcapng."""
+"""``rttlab flows`` and ``rttlab samples``: TCP connections and RTT samples of a pcap/pcapng.
+
+Both stream: samples leave the Rust core in batches and are written batch by batch (CSV, Parquet
+or JSON lines), and ``flows`` never builds the sample table at all, so memory stays bounded
+whatever the capture's length. pandas and pyarrow are imported inside the commands."""
 
 from __future__ import annotations
 
+import json
 import math
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from rttlab.capture import METHODS, path_samples, read_captures
-from rttlab.cli.common import console, fail, print_json, stderr
+from rttlab.cli.common import clean, fail
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FLOWS_SCHEMA = "rttlab.flows/1"
 
 # Above this size reading takes about a second or more: show a spinner.
 BUSY_BYTES = 200 << 20
 
+#: The flows table shows at most this many connections (the largest by packets); --json has all.
+TABLE_ROWS = 200
 
-def _read(captures: list[Path], include_ambiguous: bool = False, quiet: bool = False) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-    """Read every capture (in parallel, one per core); warnings go to stderr."""
+#: Output suffixes `samples -o` writes.
+SAMPLE_FORMATS = (".csv", ".parquet", ".jsonl")
+
+METHODS = ("seq", "ts", "syn")
+
+
+def _check(captures: list[Path]) -> None:
     for capture in captures:
         if not capture.exists():
             fail(f"{capture}: no such file")
         if capture.is_dir():
             fail(f"{capture}: is a directory, not a capture file")
-    busy = not quiet and sum(c.stat().st_size for c in captures) >= BUSY_BYTES
+
+
+def _warn(capture: Path, warnings: list[str]) -> None:
+    from rich.markup import escape
+
+    from rttlab.cli.common import stderr
+
+    for w in warnings:
+        prefix = "" if str(w).startswith(str(capture)) else f"{capture}: "
+        stderr.print(f"[yellow]rttlab: warning:[/] {escape(f'{prefix}{w}')}", highlight=False, soft_wrap=True)
+
+
+def _busy(captures: list[Path], quiet: bool):
+    if quiet or sum(c.stat().st_size for c in captures) < BUSY_BYTES:
+        return nullcontext()
+    from rttlab.cli.common import stderr
+
     label = captures[0].name if len(captures) == 1 else f"{len(captures)} captures"
-    status = stderr.status(f"reading {label}") if busy else nullcontext()
-    with status:
-        results = read_captures(captures, include_ambiguous=include_ambiguous)
-    for capture, (samples, _) in zip(captures, results):
-        for w in samples.attrs["warnings"]:
-            prefix = "" if str(w).startswith(str(capture)) else f"{capture}: "
-            stderr.print(f"[yellow]rttlab: warning:[/] {escape(f'{prefix}{w}')}", highlight=False, soft_wrap=True)
-    return results
+    return stderr.status(f"reading {label}")
 
 
-def _ms(v: float) -> str:
+def _summaries(captures: list[Path], quiet: bool) -> list[pd.DataFrame]:
+    """Each capture's connection summaries, read in parallel (one file per core: the Rust core
+    releases the GIL), the samples streamed through and dropped; warnings go to stderr."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rttlab.capture import CaptureReader
+
+    _check(captures)
+    readers = [CaptureReader(c) for c in captures]
+    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(readers), os.cpu_count() or 1))) as pool:
+        conns = list(pool.map(lambda r: r.connections(), readers))
+    for capture, c in zip(captures, conns):
+        _warn(capture, c.attrs["warnings"])
+    return conns
+
+
+def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
@@ -51,27 +89,51 @@ def flows(
     SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
     middle) and which sample method gives the path RTT there.
 
-    fwd is src → dst; src is the initiator when the handshake was captured."""
-    results = _read(captures, quiet=as_json)
+    fwd is src → dst; src is the initiator when the handshake was captured. The table shows the
+    200 largest connections; --json lists all of them."""
+    import sys
+
+    results = _summaries(captures, quiet=as_json)
     if as_json:
-        docs = [
-            {
-                "schema": FLOWS_SCHEMA,
-                "capture": str(capture),
-                "counters": samples.attrs["counters"],
-                "warnings": samples.attrs["warnings"],
-                "flows": conns.to_dict(orient="records"),
-            }
-            for capture, (samples, conns) in zip(captures, results)
-        ]
-        print_json(docs[0] if len(docs) == 1 else docs)
+        out = sys.stdout
+        if len(results) > 1:
+            out.write("[\n")
+        for i, (capture, conns) in enumerate(zip(captures, results)):
+            _flows_json(out, capture, conns, indent="  " if len(results) > 1 else "")
+            out.write(",\n" if i + 1 < len(results) else "\n")
+        if len(results) > 1:
+            out.write("]\n")
         return
-    for capture, (samples, conns) in zip(captures, results):
-        _flows_table(capture, samples, conns)
+    for capture, conns in zip(captures, results):
+        _flows_table(capture, conns)
 
 
-def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> None:
-    table = Table(title=f"{capture.name}: {len(conns)} TCP connections, {len(samples)} RTT samples", title_justify="left")
+def _flows_json(out: TextIO, capture: Path, conns: pd.DataFrame, indent: str) -> None:
+    """One `rttlab.flows/1` object, written connection by connection (a capture with 300,000
+    connections never becomes one big list of dicts)."""
+    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": conns.attrs["counters"], "warnings": conns.attrs["warnings"]}
+    body = json.dumps(clean(head), indent=2)[:-2]  # without the closing "\n}"
+    out.write("\n".join(indent + line for line in body.splitlines()) + ',\n' + indent + '  "flows": [')
+    step = 10_000
+    for start in range(0, len(conns), step):
+        for j, record in enumerate(conns.iloc[start : start + step].to_dict(orient="records")):
+            sep = "," if start + j > 0 else ""
+            item = json.dumps(clean(record), indent=2)
+            out.write(sep + "\n" + "\n".join(indent + "    " + line for line in item.splitlines()))
+    out.write(("\n" + indent + "  " if len(conns) else "") + "]\n" + indent + "}")
+
+
+def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
+    import pandas as pd
+    from rich.table import Table
+
+    from rttlab.cli.common import console
+
+    samples = int(conns["samples"].sum())
+    shown = conns
+    if len(conns) > TABLE_ROWS:
+        shown = conns.assign(_p=conns["packets_fwd"] + conns["packets_rev"]).nlargest(TABLE_ROWS, "_p", keep="first").sort_values("conn")
+    table = Table(title=f"{capture.name}: {len(conns)} TCP connections, {samples} RTT samples", title_justify="left")
     # (header, justify, no_wrap): numbers and labels stay whole, endpoints fold if narrow.
     for col, just, whole in [
         ("id", "right", True),
@@ -89,7 +151,7 @@ def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> N
         ("samples", "right", True),
     ]:
         table.add_column(col, justify=just, no_wrap=whole, overflow="fold")
-    for r in conns.itertuples(index=False):
+    for r in shown.itertuples(index=False):
         hops = "/".join("-" if pd.isna(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
         table.add_row(
             str(r.conn),
@@ -107,53 +169,126 @@ def _flows_table(capture: Path, samples: pd.DataFrame, conns: pd.DataFrame) -> N
             str(r.samples),
         )
     console.print(table)
+    if len(shown) < len(conns):
+        console.print(f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` lists all[/]")
+
+
+class _SampleWriter:
+    """Writes sample batches to stdout (CSV) or a .csv/.parquet/.jsonl file, batch by batch."""
+
+    def __init__(self, output: Path | None) -> None:
+        self.output = output
+        self.kind = "csv" if output is None else output.suffix.lower().lstrip(".")
+        self.rows = 0
+        self._file: TextIO | None = None
+        self._parquet = None
+        self._empty: pd.DataFrame | None = None
+
+    def write(self, df: pd.DataFrame) -> None:
+        import sys
+
+        if self._empty is None:
+            self._empty = df.iloc[0:0]
+        if df.empty:
+            return
+        if self.kind == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            if self._parquet is None:
+                self._parquet = pq.ParquetWriter(self.output, table.schema)
+            self._parquet.write_table(table)
+        else:
+            if self._file is None:
+                self._file = sys.stdout if self.output is None else open(self.output, "w", encoding="utf-8", newline="")
+            if self.kind == "jsonl":
+                text = df.to_json(orient="records", lines=True)
+                self._file.write(text if text.endswith("\n") else text + "\n")
+            else:
+                df.to_csv(self._file, index=False, header=self.rows == 0, float_format="%.9f")
+        self.rows += len(df)
+
+    def close(self) -> None:
+        import sys
+
+        if self.rows == 0 and self._empty is not None:
+            # Nothing matched: still a valid, empty file with the columns (a CSV header).
+            if self.kind == "parquet":
+                self._empty.to_parquet(self.output, index=False)
+            elif self.kind == "csv":
+                self._empty.to_csv(sys.stdout if self.output is None else self.output, index=False)
+            elif self.output is not None:
+                self.output.write_text("")
+        if self._parquet is not None:
+            self._parquet.close()
+        if self._file is not None and self._file is not sys.stdout:
+            self._file.close()
 
 
 def samples(
     captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),
-    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv or FILE.parquet instead of printing CSV."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv, FILE.parquet or FILE.jsonl (JSON lines) instead of printing CSV."),
     method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
     flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
     path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
 ) -> None:
     """Write the RTT samples of a capture, one row per sample: conn, direction, time (s),
-    rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame.
+    rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame, idle_echo.
 
+    Samples are streamed batch by batch, so memory stays bounded on any capture (--path needs
+    each connection's summary first and holds the samples in memory).
     `rttlab samples CAP --path --flow ID -o s.csv` then `rttlab evaluate s.csv` scores the
     estimators on one connection's path RTT."""
+    from rttlab.capture import CaptureReader
+
     if method not in (*METHODS, "all"):
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
-    if output is not None and output.suffix.lower() not in (".csv", ".parquet"):
-        fail(f"--output: '{output}' must end in .csv or .parquet")
+    if output is not None and output.suffix.lower() not in SAMPLE_FORMATS:
+        fail(f"--output: '{output}' must end in {', '.join(SAMPLE_FORMATS[:-1])} or {SAMPLE_FORMATS[-1]}")
     if path and include_ambiguous:
         fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
-    parts = []
-    for capture, (df, conns) in zip(captures, _read(captures, include_ambiguous, quiet=output is None)):
-        unknown = sorted(set(flow) - set(conns["conn"]))
-        if unknown and len(captures) == 1:
-            fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
-        if path:
-            df = path_samples(df, conns)
-        if method != "all":
-            df = df[df["method"] == method]
-        if flow:
-            df = df[df["conn"].isin(flow)]
-        if len(captures) > 1:
-            df = df.assign(capture=str(capture))[["capture", *df.columns]]
-        parts.append(df)
-    df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    if output is None:
-        df.to_csv(console.file, index=False, float_format="%.9f")
-        return
+    _check(captures)
+    writer = _SampleWriter(output)
     try:
-        if output.suffix.lower() == ".parquet":
-            df.to_parquet(output, index=False)
-        else:
-            df.to_csv(output, index=False, float_format="%.9f")
+        with _busy(captures, quiet=output is None):
+            for capture in captures:
+                reader = CaptureReader(capture, include_ambiguous=include_ambiguous)
+                if path:
+                    from rttlab.capture import path_samples
+
+                    import pandas as pd
+
+                    parts = list(reader.batches())
+                    conns = reader.connections()
+                    every = pd.concat(parts, ignore_index=True) if parts else None
+                    batches = [path_samples(every, conns)] if every is not None else []
+                else:
+                    batches = reader.batches()
+                    conns = None
+                for df in batches:
+                    if method != "all":
+                        df = df[df["method"] == method]
+                    if flow:
+                        df = df[df["conn"].isin(flow)]
+                    if len(captures) > 1:
+                        df = df.assign(capture=str(capture))[["capture", *df.columns]]
+                    writer.write(df)
+                conns = reader.connections() if conns is None else conns
+                _warn(capture, conns.attrs["warnings"])
+                unknown = sorted(set(flow) - set(conns["conn"]))
+                if unknown and len(captures) == 1:
+                    fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
+        writer.close()
     except OSError as e:
-        fail(f"{output}: cannot write: {e.strerror or e}")
-    stderr.print(f"wrote {len(df)} samples to {output}", highlight=False)
+        if output is None:
+            raise  # stdout: main() reports it (or a closed pipe ends the program quietly)
+        fail(f"{output}: cannot write: {e.strerror or str(e).splitlines()[0]}")
+    if output is not None:
+        from rttlab.cli.common import stderr
+
+        stderr.print(f"wrote {writer.rows} samples to {output}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,13 +5,26 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-# Pipes and CI logs get a wide table rather than 80 columns of ellipses.
-console = Console(width=None if sys.stdout.isatty() else 150)
-stderr = Console(stderr=True)
+    console: Console
+    stderr: Console
+
+
+def __getattr__(name: str) -> Any:
+    """``console`` and ``stderr`` are made on first use, so importing this module (every command
+    does) costs no rich import until something is printed."""
+    if name not in ("console", "stderr"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rich.console import Console
+
+    # Pipes and CI logs get a wide table rather than 80 columns of ellipses.
+    made = {"console": Console(width=None if sys.stdout.isatty() else 150), "stderr": Console(stderr=True)}
+    globals().update(made)
+    return made[name]
 
 
 class CliError(Exception):
@@ -53,6 +66,8 @@ def clean(value: Any) -> Any:
         return {k: clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [clean(v) for v in value]
+    if value is None or type(value).__name__ == "NAType":  # pandas' missing value (nullable ints)
+        return None
     if hasattr(value, "item"):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -1,26 +1,73 @@
-"""Entry point: ``rttlab COMMAND ...``. Each command group lives in its own module."""
+"""Entry point: ``rttlab COMMAND ...``. Each command group lives in its own module, imported only
+when that command runs: ``rttlab --help`` loads neither NumPy, pandas, pyarrow nor matplotlib."""
 
 from __future__ import annotations
 
+import errno
+import importlib
+import os
+import signal
 import sys
 
+import click
 import typer
-from rich.markup import escape
+from typer.core import TyperGroup
 
-from rttlab import InputError, ParameterError, ScenarioError
-from rttlab.cli import capture as capture_cmd
-from rttlab.cli import components as components_cmd
-from rttlab.cli import estimators as estimators_cmd
-from rttlab.cli import evaluate as evaluate_cmd
-from rttlab.cli import simulate as simulate_cmd
-from rttlab.cli import report as report_cmd
-from rttlab.cli import reproduce as reproduce_cmd
-from rttlab.cli import results as results_cmd
-from rttlab.cli import sweep as sweep_cmd
-from rttlab.cli.common import CliError, stderr
+#: Command → (module that registers it, the one-line summary `rttlab --help` lists). The summary
+#: is the first line of the command's own docstring (tests/test_cli_startup.py checks they agree),
+#: written here so that listing the commands imports none of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "estimators": ("rttlab.cli.estimators", "List the estimators (names as used by --estimators and scenario files) with every"),
+    "evaluate": ("rttlab.cli.evaluate", "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run."),
+    "flows": ("rttlab.cli.capture", "List the TCP connections of a capture: endpoints, traffic each way, retransmissions,"),
+    "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture, one row per sample: conn, direction, time (s),"),
+    "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
+    "components": ("rttlab.cli.components", "List the simulator's components by family (queues, error models, applications,"),
+    "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
+    "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
+    "reproduce": ("rttlab.cli.reproduce", "Run a reproduction's sweep (resuming what its store already holds), then print each point's"),
+    "report": ("rttlab.cli.report", "One HTML file, no external resources: per sweep the parameters, versions, a table of means"),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """Import the command's module and build its click command (what typer would have built)."""
+    module = importlib.import_module(COMMANDS[name][0])
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich")
+    module.register(sub)
+    return typer.main.get_group(sub).commands[name]
+
+
+class LazyGroup(TyperGroup):
+    """A typer group whose commands are imported on first use; the top-level help lists them from
+    :data:`COMMANDS` without importing any."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if self._listing:
+            return click.Command(cmd_name, help=COMMANDS[cmd_name][1])
+        return load_command(cmd_name)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Click's plain formatter for the command list: typer's rich help costs ~0.1 s of
+        # imports (rich, markdown-it) that `rttlab --help` need not pay. Each command's own
+        # help (`rttlab evaluate --help`) stays rich.
+        self._listing = True
+        try:
+            click.Group.format_help(self, ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="rttlab",
+    cls=LazyGroup,
     help="Which RTT estimator, RTO and loss response should my stack use, and what does each cost?",
     no_args_is_help=True,
     add_completion=False,
@@ -28,30 +75,81 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-estimators_cmd.register(app)
-evaluate_cmd.register(app)
-capture_cmd.register(app)
-simulate_cmd.register(app)
-components_cmd.register(app)
-sweep_cmd.register(app)
-results_cmd.register(app)
-reproduce_cmd.register(app)
-report_cmd.register(app)
+
+@app.callback()
+def _root() -> None:
+    """Which RTT estimator, RTO and loss response should my stack use, and what does each cost?"""
+
+
+def _error(message: str) -> None:
+    from rich.markup import escape
+
+    from rttlab.cli.common import stderr
+
+    # The message may hold user text with brackets (file bytes, TOML): never read it as markup.
+    stderr.print(f"[bold red]rttlab: error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (`rttlab samples ... | head -1`): what it wanted was written. Point
+    stdout at /dev/null so the interpreter's final flush does not fail again (the convention
+    the Python docs give for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout_name() -> str:
+    """What stdout is connected to (`/dev/full`, a file), for an error naming it."""
+    try:
+        return os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError):
+        return "<stdout>"
 
 
 def main() -> None:
-    """Run the CLI; user errors become one line on stderr and exit status 2, never a traceback."""
+    """Run the CLI; user errors become one line on stderr and exit status 2, never a traceback.
+    A closed pipe on stdout ends the program by SIGPIPE as any Unix filter (where there is no
+    SIGPIPE: quietly, status 0); an output error (disk full, unwritable path) is one line naming
+    the path and exit status 1."""
+    from rttlab._core import InputError, ParameterError, ScenarioError
+    from rttlab.cli.common import CliError
+
+    if hasattr(signal, "SIGPIPE"):
+        # As every Unix filter does: a reader that closes the pipe (`| head -1`) ends the
+        # program by SIGPIPE (status 141 in the shell), silently, instead of an exception.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        app()
+        try:
+            app()
+        finally:
+            # Output buffered for stdout fails here on a full disk (`> /dev/full`), inside
+            # the handlers below rather than at interpreter exit.
+            sys.stdout.flush()
     except (CliError, InputError, ParameterError, ScenarioError) as e:
-        # The message may hold user text with brackets (file bytes, TOML): never read it as markup.
-        stderr.print(f"[bold red]rttlab: error:[/] {escape(str(e))}", highlight=False, markup=True, soft_wrap=True)
+        _error(str(e))
         sys.exit(2)
     except KeyboardInterrupt:
-        stderr.print("rttlab: interrupted")
+        _error("interrupted")
         sys.exit(130)
     except BrokenPipeError:
+        _quiet_broken_pipe()
         sys.exit(0)
+    except OSError as e:
+        if e.errno == errno.EPIPE:
+            _quiet_broken_pipe()
+            sys.exit(0)
+        stdout = _stdout_name()
+        _quiet_broken_pipe()  # drop what stdout still buffers: it cannot be written
+        if e.filename is not None:
+            _error(f"{e.filename}: {e.strerror or e}")
+        elif e.errno is not None and e.strerror:
+            _error(f"{stdout}: {e.strerror}" if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else e.strerror)
+        else:
+            _error(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
