@@ -42,27 +42,25 @@ class LazyGroup(TyperGroup):
     """A typer group whose commands are imported on first use; the top-level help lists them from
     :data:`COMMANDS` without importing any."""
 
-    _listing = False
-
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        if self._listing:
-            return click.Command(cmd_name, help=COMMANDS[cmd_name][1])
-        return load_command(cmd_name)
+        return load_command(cmd_name) if cmd_name in COMMANDS else None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Click's plain formatter for the command list: typer's rich help costs ~0.1 s of
-        # imports (rich, markdown-it) that `rttlab --help` need not pay. Each command's own
-        # help (`rttlab evaluate --help`) stays rich.
-        self._listing = True
-        try:
-            click.Group.format_help(self, ctx, formatter)
-        finally:
-            self._listing = False
+        # Plain help for the command list, written here: typer's rich help costs ~0.1 s of
+        # imports (rich, markdown-it) that `rttlab --help` need not pay, and borrowing click's
+        # Group.format_help breaks whenever typer's vendored click and click itself drift apart
+        # (click 8.5 added format_arguments). Each command's own help stays rich.
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        options = [record for param in self.get_params(ctx) if (record := param.get_help_record(ctx))]
+        if options:
+            with formatter.section("Options"):
+                formatter.write_dl(options)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
 
 
 app = typer.Typer(
