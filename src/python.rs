@@ -1,4 +1,5 @@
-//! The Python bindings, all in this one file (DESIGN.md). Data crosses as NumPy columns; errors
+//! The Python bindings, all in this one file (DESIGN.md). Data crosses as NumPy columns or Arrow
+//! tables (the simulator's results, through the Arrow PyCapsule interface); errors
 //! become the exceptions defined here, whose message is the one line the CLI prints.
 
 use crate::eval::{replay_all, ReplayConfig, Streams, TimerConfig};
@@ -402,17 +403,62 @@ fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid; the message names the key.");
 
-/// Put named columns into a dict.
-macro_rules! columns {
-    ($py:expr, $( $name:literal => $values:expr ),* $(,)?) => {{
-        let d = PyDict::new($py);
-        $( d.set_item($name, $values.into_pyarray($py))?; )*
-        d
-    }};
+/// One result table as Arrow: pyarrow (`pa.table(t)`), polars and DuckDB import it through the
+/// Arrow PyCapsule interface (`__arrow_c_stream__`) without copying the columns.
+#[pyclass(frozen, module = "rttlab._core")]
+struct ArrowTable {
+    batch: arrow_array::RecordBatch,
 }
 
-fn names(codes: &[u8], table: &[&'static str]) -> Vec<&'static str> {
-    codes.iter().map(|&c| table.get(c as usize).copied().unwrap_or("?")).collect()
+#[pymethods]
+impl ArrowTable {
+    /// A capsule holding an `ArrowArrayStream` of this table's one batch. The requested schema
+    /// is ignored (allowed by the protocol): the table has one schema.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+        let _ = requested_schema;
+        let schema = self.batch.schema();
+        let reader = arrow_array::RecordBatchIterator::new([Ok(self.batch.clone())], schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        pyo3::types::PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        schema_capsule(py, &self.batch.schema())
+    }
+
+    fn __len__(&self) -> usize {
+        self.batch.num_rows()
+    }
+}
+
+/// An Arrow schema wrapped for `pa.schema(obj)` (the PyCapsule interface's `__arrow_c_schema__`).
+#[pyclass(frozen, module = "rttlab._core")]
+struct ArrowSchema {
+    schema: arrow_schema::SchemaRef,
+}
+
+#[pymethods]
+impl ArrowSchema {
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+        schema_capsule(py, &self.schema)
+    }
+}
+
+fn schema_capsule<'py>(py: Python<'py>, schema: &arrow_schema::Schema) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+    let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    pyo3::types::PyCapsule::new_with_value(py, ffi, c"arrow_schema")
+}
+
+/// The result tables' names and Arrow schemas (`src/sim/tables.rs`): flows, channels, then the
+/// traces.
+#[pyfunction]
+fn result_schemas(py: Python<'_>) -> PyResult<Vec<(&'static str, Py<ArrowSchema>)>> {
+    crate::sim::tables::schemas()
+        .into_iter()
+        .map(|(name, schema)| Ok((name, Py::new(py, ArrowSchema { schema: std::sync::Arc::new(schema) })?)))
+        .collect()
 }
 
 /// Events between two checks for Ctrl-C and progress reports: a few milliseconds of work.
@@ -420,9 +466,10 @@ const CHECK_EVERY: u64 = 1 << 14;
 
 /// Run a scenario given as TOML text, with `key.path=value` overrides applied first. Returns a
 /// dict: scalars (`schema_version`, `name`, `seed`, `duration_ns`, `events`, `event_hash`,
-/// `aggregate_goodput_bps`, `jain_index`, `bottleneck`), `flows` and `channels` (dicts of
-/// columns, one row per flow / channel), and `traces` (dict of trace name → dict of columns,
-/// only the traces asked for: `traces` is "all", "none" or a comma-separated list).
+/// `aggregate_goodput_bps`, `jain_index`, `bottleneck`), `flows` and `channels` (Arrow tables,
+/// one row per flow / channel), and `traces` (dict of trace name → Arrow table, only the traces
+/// asked for: `traces` is "all", "none" or a comma-separated list). Tables are [`ArrowTable`]s
+/// in the schemas of `sim::tables`.
 ///
 /// The run releases the GIL; every few thousand events it takes it back to let Python handle
 /// signals (Ctrl-C raises KeyboardInterrupt within milliseconds) and to call
@@ -430,7 +477,7 @@ const CHECK_EVERY: u64 = 1 << 14;
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), traces="all", progress=None))]
 fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
-    use crate::sim::trace::{TraceSet, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES};
+    use crate::sim::trace::TraceSet;
     use std::ops::ControlFlow;
     let keep = TraceSet::parse(traces).map_err(|e| ScenarioError::new_err(format!("traces: {e}")))?;
     let text = text.to_owned();
@@ -470,93 +517,13 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
     out.set_item("jain_index", r.jain_index)?;
     out.set_item("bottleneck", r.bottleneck)?;
 
-    let f = &r.flows;
-    let col = |g: fn(&crate::sim::FlowSummary) -> u64| f.iter().map(g).collect::<Vec<u64>>();
-    let flows = columns!(py,
-        "flow" => f.iter().map(|x| x.flow).collect::<Vec<_>>(),
-        "src" => f.iter().map(|x| x.src).collect::<Vec<_>>(),
-        "dst" => f.iter().map(|x| x.dst).collect::<Vec<_>>(),
-        "start_ns" => col(|x| x.start),
-        "completed_ns" => f.iter().map(|x| x.completed_at.map_or(-1, |t| t as i64)).collect::<Vec<i64>>(),
-        "bytes_delivered" => col(|x| x.bytes_delivered),
-        "bytes_received" => col(|x| x.bytes_received),
-        "bytes_sent" => col(|x| x.bytes_sent),
-        "goodput_bps" => f.iter().map(|x| x.goodput_bps).collect::<Vec<f64>>(),
-        "throughput_bps" => f.iter().map(|x| x.throughput_bps).collect::<Vec<f64>>(),
-        "offered_bps" => f.iter().map(|x| x.offered_bps.unwrap_or(f64::NAN)).collect::<Vec<f64>>(),
-        "retransmissions" => col(|x| x.retransmissions()),
-        "retx_timeout" => col(|x| x.retx_timeout),
-        "retx_fast" => col(|x| x.retx_fast),
-        "retx_spurious" => col(|x| x.retx_spurious),
-        "retx_necessary" => col(|x| x.retx_necessary),
-        "timeouts" => col(|x| x.timeouts),
-        "fast_recoveries" => col(|x| x.fast_recoveries),
-        "ecn_reductions" => col(|x| x.ecn_reductions),
-        "quench_reductions" => col(|x| x.quench_reductions),
-        "rtt_samples" => col(|x| x.rtt_samples),
-        "final_cwnd" => col(|x| x.final_cwnd),
-        "final_ssthresh" => col(|x| x.final_ssthresh),
-    );
-    out.set_item("flows", flows)?;
-
-    let c = &r.channels;
-    let ccol = |g: fn(&crate::sim::ChannelSummary) -> u64| c.iter().map(g).collect::<Vec<u64>>();
-    let channels = columns!(py,
-        "channel" => c.iter().map(|x| x.channel).collect::<Vec<_>>(),
-        "from_node" => c.iter().map(|x| x.from).collect::<Vec<_>>(),
-        "to_node" => c.iter().map(|x| x.to).collect::<Vec<_>>(),
-        "bandwidth_bps" => ccol(|x| x.bandwidth_bps),
-        "arrivals" => ccol(|x| x.arrivals),
-        "departures" => ccol(|x| x.departures),
-        "bytes_sent" => ccol(|x| x.bytes_sent),
-        "utilisation" => c.iter().map(|x| x.utilisation).collect::<Vec<f64>>(),
-        "drops_overflow" => ccol(|x| x.drops_overflow),
-        "drops_aqm" => ccol(|x| x.drops_aqm),
-        "drops_corruption" => ccol(|x| x.drops_corruption),
-        "drops_scheduled" => ccol(|x| x.drops_scheduled),
-        "marks" => ccol(|x| x.marks),
-        "quench" => ccol(|x| x.quench),
-    );
-    channels.set_item("name", c.iter().map(|x| x.name.clone()).collect::<Vec<_>>())?;
-    out.set_item("channels", channels)?;
-
-    let t = r.trace;
+    // Every table as Arrow, in the schemas of `sim::tables` (defined there once).
     let traces = PyDict::new(py);
-    let all = PyDict::new(py);
-    all.set_item(
-        "window",
-        columns!(py, "time_ns" => t.window.time, "flow" => t.window.flow, "cwnd" => t.window.cwnd,
-            "ssthresh" => t.window.ssthresh, "srtt_ns" => t.window.srtt, "rto_ns" => t.window.rto),
-    )?;
-    let prediction: Vec<i64> = t.rtt.prediction.iter().map(|p| p.map_or(-1, |v| v as i64)).collect();
-    all.set_item(
-        "rtt",
-        columns!(py, "time_ns" => t.rtt.time, "flow" => t.rtt.flow, "sample_ns" => t.rtt.sample,
-            "prediction_ns" => prediction, "rto_ns" => t.rtt.rto),
-    )?;
-    let retx = columns!(py, "time_ns" => t.retx.time, "flow" => t.retx.flow, "seq" => t.retx.seq,
-        "tx" => t.retx.tx, "spurious" => t.retx.spurious);
-    retx.set_item("cause", names(&t.retx.cause, &RETX_CAUSE_NAMES))?;
-    all.set_item("retransmissions", retx)?;
-    let drops = columns!(py, "time_ns" => t.drops.time, "channel" => t.drops.channel, "flow" => t.drops.flow, "seq" => t.drops.seq);
-    drops.set_item("kind", names(&t.drops.kind, &PACKET_KIND_NAMES))?;
-    drops.set_item("cause", names(&t.drops.cause, &DROP_CAUSE_NAMES))?;
-    // Congestion (overflow, AQM) versus the link's own losses (corruption, scheduled).
-    let congestion: Vec<bool> = t.drops.cause.iter().map(|&c| c <= crate::sim::queue::DropCause::Aqm as u8).collect();
-    drops.set_item("congestion", congestion.into_pyarray(py))?;
-    all.set_item("drops", drops)?;
-    all.set_item(
-        "marks",
-        columns!(py, "time_ns" => t.marks.time, "channel" => t.marks.channel, "flow" => t.marks.flow, "seq" => t.marks.seq),
-    )?;
-    all.set_item(
-        "queue",
-        columns!(py, "time_ns" => t.queue.time, "channel" => t.queue.channel, "packets" => t.queue.packets,
-            "bytes" => t.queue.bytes, "average" => t.queue.average),
-    )?;
-    for name in TraceSet::NAMES.iter().filter(|n| keep.contains(n)) {
-        if let Some(v) = all.get_item(name)? {
-            traces.set_item(name, v)?;
+    for (name, batch) in crate::sim::tables::batches(&r) {
+        let table = ArrowTable { batch };
+        match name {
+            "flows" | "channels" => out.set_item(name, table)?,
+            _ => traces.set_item(name, table)?,
         }
     }
     out.set_item("traces", traces)?;
@@ -592,6 +559,9 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schemas, m)?)?;
+    m.add_class::<ArrowTable>()?;
+    m.add_class::<ArrowSchema>()?;
     Ok(())
 }
 // ---- end sim ----

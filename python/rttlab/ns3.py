@@ -26,12 +26,11 @@ therefore run many ns-3 runs after paying the ≈ 30 s import once.
 
 What ns-3 does not report here is NaN in the result (per-flow retransmissions, timeouts; the
 bottleneck's utilisation), never a made-up zero. Bottleneck drops are the queue disc's total
-(``drops_overflow``; ``drops_aqm`` is NaN: ns-3's drop reasons are not split out).
+(``drops_overflow``; ``drops_aqm`` is null: ns-3's drop reasons are not split out).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -125,10 +124,9 @@ def check(doc: dict[str, Any]) -> None:
 def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
     """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3."""
     import numpy as np
-    import pandas as pd
 
     from rttlab.scenario import Scenario
-    from rttlab.sim import Result
+    from rttlab.sim import Result, conform
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     doc = s.resolved()
@@ -137,38 +135,27 @@ def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
     duration = _seconds(doc["simulation"]["duration"])
     goodput = np.asarray(raw["goodput"], dtype=float)
     n = len(goodput)
-    nan = np.full(n, np.nan)
-    flows = pd.DataFrame(
+    # rttlab's result schema; what ns-3 does not report here stays null (conform).
+    flows = conform(
+        "flows",
         {
             "flow": np.arange(n, dtype=np.uint32),
             "goodput_bps": goodput,
-            "throughput_bps": nan,
-            "offered_bps": nan,
             "bytes_delivered": np.asarray(raw["bytes"], dtype=np.uint64),
-            "retransmissions": nan,
-            "retx_timeout": nan,
-            "retx_fast": nan,
-            "retx_spurious": nan,
-            "retx_necessary": nan,
-            "timeouts": nan,
-            "fast_recoveries": nan,
-            "ecn_reductions": nan,
             "start": np.asarray(raw["starts"], dtype=float),
-            "completed": nan,
-        }
+        },
     )
     b = doc["topology"]["bottleneck"]
-    channels = pd.DataFrame(
+    channels = conform(
+        "channels",
         {
             "channel": [0],
             "name": ["bottleneck"],
             "bandwidth_bps": [_core_bandwidth(b["bandwidth"])],
-            "utilisation": [math.nan],
             "drops_overflow": [raw["drops"]],
-            "drops_aqm": [math.nan],
             "drops_corruption": [0],
             "marks": [raw["marks"]],
-        }
+        },
     )
     jain = float(goodput.sum() ** 2 / (n * (goodput**2).sum())) if n and goodput.any() else None
     return Result(
@@ -179,10 +166,8 @@ def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
         event_hash="",
         aggregate_goodput_bps=float(goodput.sum()),
         jain_index=jain,
-        flows=flows,
-        channels=channels,
+        tables={"flows": flows, "channels": channels},
         bottleneck="bottleneck",
-        traces={},
     )
 
 

@@ -6,7 +6,10 @@
     result.traces["rtt"]    # every RTT sample with the estimator's prediction before it
 
 Times in traces are seconds (``time``, ``sample``, ``prediction``, ``srtt``, ``rto``); the loop
-never leaves Rust, only columns cross.
+never leaves Rust, only columns cross: every table leaves the core as an Arrow record batch (the
+Arrow C stream interface, no copy) in the schema defined once in ``src/sim/tables.rs``
+(:func:`schema`, docs/schema.md). ``result.tables`` holds them as ``pyarrow.Table``; the pandas
+frames ``result.flows``, ``result.channels`` and ``result.traces`` are made from them on first use.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rttlab import _core
 
@@ -29,12 +33,39 @@ if TYPE_CHECKING:
 #: Version of the result layout; bumped when a column or key changes meaning.
 SCHEMA = "rttlab.simulate/1"
 
-_NS_COLUMNS = {"time_ns": "time", "sample_ns": "sample", "prediction_ns": "prediction", "srtt_ns": "srtt", "rto_ns": "rto"}
+
+@cache
+def _schemas() -> dict[str, pa.Schema]:
+    return {name: pa.schema(s) for name, s in _core.result_schemas()}
+
+
+def schema(table: str) -> pa.Schema:
+    """The Arrow schema of a result table (``flows``, ``channels`` or a trace name), as the core
+    defines it (``src/sim/tables.rs``): column types, and each field's ``unit`` and ``doc`` in its
+    metadata. docs/schema.md lists the same."""
+    try:
+        return _schemas()[table]
+    except KeyError:
+        raise ValueError(f"no result table {table!r} (known: {', '.join(_schemas())})") from None
+
+
+def conform(table: str, columns: Mapping[str, Any]) -> pa.Table:
+    """A table in the schema of ``table`` from the columns a simulator reports (lists or arrays);
+    columns it does not report are null — never zero (ns-3's results, :mod:`rttlab.ns3`)."""
+    s = schema(table)
+    unknown = set(columns) - set(s.names)
+    if unknown:
+        raise ValueError(f"{table}: no column(s) {', '.join(sorted(unknown))} in the result schema")
+    n = len(next(iter(columns.values()))) if columns else 0
+    arrays = [pa.array(columns[f.name], type=f.type, from_pandas=True) if f.name in columns else pa.nulls(n, f.type) for f in s]
+    return pa.Table.from_arrays(arrays, schema=s)
 
 
 @dataclass
 class Result:
-    """What one simulation run produced."""
+    """What one simulation run produced. ``tables`` is the result as Arrow (flows, channels and
+    the traces kept, in the schemas of :func:`schema`); the pandas attributes are views made on
+    first use."""
 
     name: str | None
     seed: int
@@ -43,13 +74,25 @@ class Result:
     event_hash: str
     aggregate_goodput_bps: float
     jain_index: float | None
-    #: One row per flow.
-    flows: pd.DataFrame
-    #: One row per channel (one direction of a link); ``bottleneck`` names the data direction.
-    channels: pd.DataFrame
+    #: ``flows``, ``channels`` and the traces kept, as Arrow tables.
+    tables: dict[str, pa.Table]
+    #: The name of the channel that is the bottleneck's data direction.
     bottleneck: str
-    #: window, rtt, retransmissions, drops, marks, queue — those the run kept.
-    traces: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @cached_property
+    def flows(self) -> pd.DataFrame:
+        """One row per flow."""
+        return self.tables["flows"].to_pandas()
+
+    @cached_property
+    def channels(self) -> pd.DataFrame:
+        """One row per channel (one direction of a link); ``bottleneck`` names the data direction."""
+        return self.tables["channels"].to_pandas()
+
+    @cached_property
+    def traces(self) -> dict[str, pd.DataFrame]:
+        """window, rtt, retransmissions, drops, marks, queue — those the run kept."""
+        return {k: self.tables[k].to_pandas() for k in TRACES if k in self.tables}
 
     def summary(self) -> dict[str, Any]:
         """The versioned JSON summary (schema :data:`SCHEMA`, documented in docs/schema.md)."""
@@ -145,27 +188,13 @@ class Result:
         written = []
         (out / "summary.json").write_text(json.dumps(clean(self.summary()), indent=2) + "\n")
         written.append(out / "summary.json")
-        for name, frame in {"flows": self.flows, "channels": self.channels, **self.traces}.items():
+        import pyarrow.parquet as pq
+
+        for name, table in self.tables.items():
             path = out / f"{name}.parquet"
-            frame.to_parquet(path, index=False)
+            pq.write_table(table, path)
             written.append(path)
         return written
-
-
-def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
-    data = {}
-    for key, values in columns.items():
-        if key in _NS_COLUMNS:
-            arr = np.asarray(values)
-            secs = arr.astype("float64") / 1e9
-            if key == "prediction_ns":  # -1 marks "no prediction yet"
-                secs[arr < 0] = np.nan
-            data[_NS_COLUMNS[key]] = secs
-        elif key in ("cause", "kind"):
-            data[key] = pd.Categorical(values)
-        else:
-            data[key] = values
-    return pd.DataFrame(data)
 
 
 #: Trace names, as in ``Result.traces`` and ``--traces``.
@@ -230,11 +259,10 @@ def simulate(
         if path is None:
             raise
         raise _core.ScenarioError(f"{path}: {e}") from None
-    flows = _frame(raw["flows"])
-    flows["start"] = flows.pop("start_ns") / 1e9
-    completed = flows.pop("completed_ns").astype("float64")
-    flows["completed"] = np.where(completed < 0, np.nan, completed / 1e9)
-    channels = _frame(raw["channels"])
+    # The core's tables cross as Arrow streams: pa.table takes their buffers as they are.
+    tables = {"flows": pa.table(raw["flows"]), "channels": pa.table(raw["channels"])}
+    tables.update((name, pa.table(t)) for name, t in raw["traces"].items())
+    names = tables["channels"].column("name")
     return Result(
         name=raw["name"],
         seed=int(raw["seed"]),
@@ -243,10 +271,8 @@ def simulate(
         event_hash=raw["event_hash"],
         aggregate_goodput_bps=float(raw["aggregate_goodput_bps"]),
         jain_index=raw["jain_index"],
-        flows=flows,
-        channels=channels,
-        bottleneck=str(channels["name"].iloc[raw["bottleneck"]]),
-        traces={name: _frame(cols) for name, cols in raw["traces"].items()},
+        tables=tables,
+        bottleneck=str(names[raw["bottleneck"]]),
     )
 
 

@@ -276,10 +276,13 @@ class Store:
     def _write_series(self, hash_: str, traces: Mapping[str, Any]) -> None:
         out = self.series_dir / hash_
         out.mkdir(parents=True, exist_ok=True)
-        for name, frame in traces.items():
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for name, table in traces.items():
             final = out / f"{name}.parquet"
             tmp = out / f".{name}.parquet.tmp"
-            frame.to_parquet(tmp, index=False)
+            pq.write_table(table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False), tmp)
             os.replace(tmp, final)  # a reader never sees half a file
 
     def write_comparison(self, reproduction: str, rows: list[dict[str, Any]]) -> None:

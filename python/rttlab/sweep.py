@@ -218,13 +218,11 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             result = simulate(task["scenario"])
             out["simulator_version"] = __version__
         out.update(result_scalars(result))
-        # Arrow on the worker: the client (the only writer, the bottleneck of a sweep of short
-        # runs) then hands them to DuckDB without converting.
-        import pyarrow as pa
-
-        out["flows"] = pa.Table.from_pandas(result.flows, preserve_index=False)
-        out["channels"] = pa.Table.from_pandas(result.channels, preserve_index=False)
-        out["traces"] = {k: v for k, v in result.traces.items() if k in task.get("traces", ())}
+        # The core's Arrow tables as they are: the client (the only writer, the bottleneck of a
+        # sweep of short runs) hands them to DuckDB without converting.
+        out["flows"] = result.tables["flows"]
+        out["channels"] = result.tables["channels"]
+        out["traces"] = {k: v for k, v in result.tables.items() if k in task.get("traces", ())}
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
         out["status"] = "error"

@@ -17,6 +17,7 @@ pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod spurious;
+pub mod tables;
 pub mod tcp;
 pub mod topology;
 pub mod trace;
