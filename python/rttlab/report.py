@@ -23,6 +23,10 @@ METRICS = {
     "utilisation": ("bottleneck utilisation", "", 1.0),
     "drops": ("bottleneck drops", "", 1.0),
     "timeouts": ("timeouts", "", 1.0),
+    # Evaluate jobs (columns of ``scores``, docs/metrics.md).
+    "mae_s": ("MAE of the prediction", "ms", 1e3),
+    "bad_timeout_rate": ("bad-timeout rate", "", 1.0),
+    "wait_mean_s": ("mean wait W", "s", 1.0),
     "cpu_s": ("CPU per run", "s", 1.0),
 }
 
@@ -97,7 +101,7 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = store.runs(sweep)
+    runs = store.runs(sweep, scores=True)
     params = [c for c in store.columns("runs") if c not in RUN_COLUMNS]
     ok = runs[runs["status"] == "ok"]
     by = [c for c in params if runs[c].notna().any() and runs[c].nunique(dropna=True) > 1]

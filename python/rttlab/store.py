@@ -9,6 +9,8 @@ Tables (documented in docs/experiments.md):
   results (aggregate goodput, Jain index, bottleneck utilisation, drops, ...).
 - ``sweep_runs``: which sweeps contain which runs (a run shared by two sweeps is stored once).
 - ``flows``, ``channels``: the simulator's per-flow and per-channel tables, with the run's hash.
+- ``scores``: an evaluate job's run (one input through one estimator): its ``rttlab.evaluate``
+  row (metrics of docs/metrics.md), with the run's hash.
 - traces (window, rtt, queue, ...) when a sweep keeps them: ``STORE.series/HASH/NAME.parquet``.
 
 One process writes (DuckDB locks the file); each run is one transaction, so a run is either
@@ -165,13 +167,22 @@ class Store:
     def query(self, sql: str, params: list[Any] | None = None):  # -> pandas.DataFrame
         return self.db.execute(sql, params or []).df()
 
-    def runs(self, sweep: str | None = None):  # -> pandas.DataFrame
-        """The ``runs`` rows (of one sweep, by membership), oldest first."""
+    def runs(self, sweep: str | None = None, scores: bool = False):  # -> pandas.DataFrame
+        """The ``runs`` rows (of one sweep, by membership), oldest first; with ``scores``, each
+        evaluate run's ``scores`` columns beside it (NULL for simulation runs)."""
+        select, join = "r.*", ""
+        if scores and "scores" in self.tables():
+            extra = [c for c in self.columns("scores") if c not in ("hash", *self.columns("runs"))]
+            select += "".join(f", sc.{quote(c)}" for c in extra)
+            join = " LEFT JOIN scores sc USING (hash)"
         if sweep is None:
-            return self.query("SELECT * FROM runs ORDER BY finished_at, hash")
+            return self.query(f"SELECT {select} FROM runs r{join} ORDER BY r.finished_at, r.hash")
         return self.query(
-            "SELECT r.* FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? ORDER BY r.finished_at, r.hash", [sweep]
+            f"SELECT {select} FROM runs r JOIN sweep_runs s USING (hash){join} WHERE s.sweep = ? ORDER BY r.finished_at, r.hash", [sweep]
         )
+
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
     def sweeps(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep").fetchall()]
@@ -246,7 +257,7 @@ class Store:
                 self.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _rows ON CONFLICT DO NOTHING", [sweep])
             finally:
                 self.db.unregister("_rows")
-            for table in ("flows", "channels"):
+            for table in ("flows", "channels", "scores"):
                 frames = [
                     _with_hash(outcome[table], row["hash"])
                     for row, (_, outcome) in zip(rows, items)

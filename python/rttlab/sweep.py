@@ -22,6 +22,10 @@ A sweep file (docs/experiments.md)::
 ``simulator`` may appear in ``[grid]``/``[zip]`` or ``[sweep]`` (``"rttlab"``, ``"ns3"``): it
 selects the engine instead of setting a scenario key.
 
+Instead of a scenario, a sweep may be an evaluate job (an ``[evaluate]`` table: estimators ×
+parameters × trace files, :mod:`rttlab.evaluate_job`); its runs are replays (simulator
+``"replay"``) whose scores go to the store's ``scores`` table.
+
 The client submits one Dask task per run not yet in the store and writes every result the moment
 it arrives (single writer); see :func:`execute`.
 """
@@ -49,18 +53,20 @@ class SweepError(Exception):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep: its parameters (the swept values), scenario, simulator and key."""
+    """One run of a sweep: its parameters (the swept values), scenario, simulator and key; an
+    evaluate job's run has no scenario but a ``job`` (:mod:`rttlab.evaluate_job`)."""
 
     params: dict[str, Any]
-    scenario: Scenario
+    scenario: Scenario | None
     simulator: str
     hash: str
+    job: dict[str, Any] | None = None
 
 
 @dataclass
 class Sweep:
     name: str
-    base: Scenario
+    base: Scenario | None
     runs: list[RunSpec]
     level: float = 0.95
     traces: list[str] = field(default_factory=list)
@@ -83,10 +89,12 @@ class Sweep:
         def bad(key: str, reason: str) -> SweepError:
             return SweepError(f"{source}: {key}: {reason}")
 
-        unknown = set(doc) - {"sweep", "set", "grid", "zip", "scenario"}
+        unknown = set(doc) - {"sweep", "set", "grid", "zip", "scenario", "evaluate"}
         if unknown:
-            raise bad(sorted(unknown)[0], "unknown table (expected [sweep], [set], [grid], [zip], [scenario])")
+            raise bad(sorted(unknown)[0], "unknown table (expected [sweep], [set], [grid], [zip], [scenario] or [evaluate])")
         head = dict(doc.get("sweep", {}))
+        if "evaluate" in doc:
+            return cls._evaluate_job(doc, head, base_dir, source, bad)
         allowed = {"name", "scenario", "seeds", "replications", "level", "traces", "simulator"}
         for k in head:
             if k not in allowed:
@@ -172,6 +180,32 @@ class Sweep:
         return cls(name=name, base=base, runs=runs, level=float(level), traces=list(traces), keys=keys)
 
 
+    @classmethod
+    def _evaluate_job(cls, doc: Mapping[str, Any], head: dict[str, Any], base_dir: Path, source: str, bad: Callable[[str, str], SweepError]) -> Sweep:
+        from rttlab.evaluate_job import runs_of
+
+        for k in head:
+            if k not in ("name", "level"):
+                raise bad(f"sweep.{k}", "an evaluate job takes name and level here; its inputs, estimators and settings go in [evaluate]")
+        if "scenario" in doc:
+            raise bad("scenario", "a sweep is a scenario or an evaluate job, not both")
+        name = head.get("name") or Path(source).stem
+        if not isinstance(name, str):
+            raise bad("sweep.name", "expected a string")
+        level = head.get("level", 0.95)
+        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+            raise bad("sweep.level", f"expected a confidence level in (0, 1), got {level!r}")
+        for table in ("grid", "zip"):
+            for k, v in dict(doc.get(table, {})).items():
+                if not isinstance(v, list) or not v:
+                    raise bad(f"{table}.{k}", "expected a non-empty list of values")
+        zipped = dict(doc.get("zip", {}))
+        if len({len(v) for v in zipped.values()}) > 1:
+            raise bad("zip", f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})")
+        runs, keys = runs_of(doc, base_dir, source, bad)
+        return cls(name=name, base=None, runs=runs, level=float(level), keys=keys)
+
+
 def run_hash(scenario: Scenario, simulator: str) -> str:
     """The run's key: the scenario's content hash, or for another simulator that hash with the
     simulator's name (its version is stored with the run)."""
@@ -207,22 +241,30 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     }
     wall0, cpu0 = time.perf_counter(), time.thread_time()
     try:
-        if task["simulator"] == "ns3":
-            from rttlab import ns3
+        if task["simulator"] == "replay":
+            from rttlab.evaluate_job import SCHEMA as EVALUATE_SCHEMA
+            from rttlab.evaluate_job import run_job
 
-            result = ns3.simulate(task["scenario"])
-            out["simulator_version"] = ns3.version()
-        else:
-            from rttlab.sim import simulate
-
-            result = simulate(task["scenario"])
+            out["result_schema"], out["scenario_schema"] = EVALUATE_SCHEMA, None
             out["simulator_version"] = __version__
-        out.update(result_scalars(result))
-        # The core's Arrow tables as they are: the client (the only writer, the bottleneck of a
-        # sweep of short runs) hands them to DuckDB without converting.
-        out["flows"] = result.tables["flows"]
-        out["channels"] = result.tables["channels"]
-        out["traces"] = {k: v for k, v in result.tables.items() if k in task.get("traces", ())}
+            out.update(run_job(task["job"]))
+        else:
+            if task["simulator"] == "ns3":
+                from rttlab import ns3
+
+                result = ns3.simulate(task["scenario"])
+                out["simulator_version"] = ns3.version()
+            else:
+                from rttlab.sim import simulate
+
+                result = simulate(task["scenario"])
+                out["simulator_version"] = __version__
+            out.update(result_scalars(result))
+            # The core's Arrow tables as they are: the client (the only writer, the bottleneck of
+            # a sweep of short runs) hands them to DuckDB without converting.
+            out["flows"] = result.tables["flows"]
+            out["channels"] = result.tables["channels"]
+            out["traces"] = {k: v for k, v in result.tables.items() if k in task.get("traces", ())}
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
         out["status"] = "error"
@@ -262,6 +304,10 @@ def result_scalars(result: Any) -> dict[str, Any]:
 
 
 def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
+    if run.job is not None:
+        import json
+
+        return {"hash": run.hash, "simulator": run.simulator, "seed": None, "scenario": json.dumps(run.job, sort_keys=True), "name": run.job["input"], "job": run.job}
     return {
         "hash": run.hash,
         "simulator": run.simulator,
@@ -357,7 +403,7 @@ def execute(
                 if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
                     e = out
                     out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
-                    out.pop("traces")
+                    out.pop("traces", None)
                 future.release()
                 items.append((run, out))
             w0 = time.perf_counter()

@@ -46,8 +46,9 @@ def fmt(v: Any) -> str:
 def records(frame: Any) -> list[dict[str, Any]]:
     import json
 
-    # pandas' own JSON writer turns timestamps, NaN and NumPy scalars into standard JSON.
-    return json.loads(frame.to_json(orient="records", date_format="iso"))
+    # pandas' own JSON writer turns timestamps, NaN and NumPy scalars into standard JSON; its
+    # default 10 significant digits would round the numbers, 15 is its most.
+    return json.loads(frame.to_json(orient="records", date_format="iso", double_precision=15))
 
 
 @app.command("query")
@@ -73,24 +74,28 @@ def query(
 @app.command("summary")
 def summary(
     by: list[str] = typer.Option([], "--by", help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: the sweep's parameters."),
-    metric: list[str] = typer.Option(["goodput_bps"], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...); repeatable."),
+    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate runs mae_s, bad_timeout_rate and wait_mean_s."),
     sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t interval."),
     store: Path = STORE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric."),
 ) -> None:
     """Mean, standard deviation and Student-t confidence interval of each metric per parameter
-    point, over the successful runs (seeds are the replications)."""
+    point, over the successful runs (seeds, or an evaluate job's input files, are the replications)."""
     from rttlab.stats import summarise
     from rttlab.store import RUN_COLUMNS
 
     with open_store(store) as s:
         if sweep is not None and sweep not in s.sweeps():
             fail(f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(s.sweeps()) or 'none'})")
-        runs = s.runs(sweep)
+        runs = s.runs(sweep, scores=True)
         cols = s.columns("runs")
     runs = runs[runs["status"] == "ok"]
     params = [c for c in cols if c not in RUN_COLUMNS]
+    if not metric:
+        # Evaluate runs (replays of trace files) are scored, not simulated.
+        replays = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
+        metric = ["mae_s", "bad_timeout_rate", "wait_mean_s"] if replays else ["goodput_bps"]
     if not by:
         # The parameters this selection varies, plus the simulator where more than one ran.
         by = [c for c in params if runs[c].nunique(dropna=True) > 1]
@@ -101,7 +106,7 @@ def summary(
             fail(f"--by {k}: no such column (parameters: {', '.join(params) or 'none'})")
     for m in metric:
         if m not in runs.columns:
-            fail(f"--metric {m}: no such column of runs")
+            fail(f"--metric {m}: no such column of runs or scores")
         if runs[m].dtype.kind not in "iufb":
             fail(f"--metric {m}: not a numeric column")
     table = summarise(runs, by, metric, level)
