@@ -2,19 +2,25 @@
 """Sweep throughput on Dask: N runs of dumbbell-n10-droptail (60 s simulated, one seed per run)
 with 1 and 2 local worker processes, into a fresh DuckDB store each time.
 
-    python benchmarks/bench_sweep.py [--runs 200] [--big 1000]
+    python benchmarks/bench_sweep.py [--runs 200] [--repeat 3] [--big 1000] [--big-repeat 3]
 
-Prints, per configuration: cluster start-up, sweep wall time (submission to last result stored),
-runs per second, the runs' own wall time on the workers (Σ), the client's store-write time per
-run, and the overhead per run (1 worker: sweep wall − Σ run wall, i.e. scheduling, transfer and
-storing that did not overlap a run), and CPU time per run of the run itself (worker thread) and of
-the client process (the LocalCluster's scheduler runs in it, and it writes the store) — CPU
-figures do not depend on what else the machine runs. Figures for BENCHMARKS.md.
+The 1- and 2-worker sweeps alternate `--repeat` times in one session (the machine's load drifts;
+alternating keeps the two comparable). Per sweep it prints: the load average, cluster start-up,
+the time to load the sweep (expand and hash every run), sweep wall time (submission to last
+result stored), the runs' own wall time on the workers (Σ), the overhead per run (1 worker:
+sweep wall − Σ run wall, i.e. scheduling, transfer and storing that did not overlap a run), and
+CPU time per run: the run itself (its worker thread), the worker processes (the run plus Dask's
+per-task work), and the client process (the LocalCluster's scheduler runs in it, and it writes
+the store). CPU figures depend far less on the machine's other load than wall times do; from
+them, `model` gives the speed-up two workers would reach on two otherwise idle cores,
+2 · worker CPU / (worker CPU + client CPU) per run (capped at 2). Figures for BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -27,33 +33,53 @@ SCENARIO = ROOT / "examples" / "scenarios" / "dumbbell-n10-droptail.toml"
 
 
 def one(runs: int, workers: int) -> dict:
+    load_before = os.getloadavg()[0]
+    t0 = time.perf_counter()
     sweep = Sweep.from_dict({"sweep": {"name": f"bench-{runs}-{workers}", "scenario": str(SCENARIO), "replications": runs}})
+    load_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         client, cluster = start_client(workers=workers)
         client.wait_for_workers(workers)
         started = time.perf_counter() - t0
         # Warm every worker (import rttlab and pandas) so the sweep measures runs, not imports.
-        client.run(lambda: __import__("rttlab.sweep"))
+        client.run(lambda: __import__("rttlab.sweep") is not None)
         with Store(Path(tmp) / "r.duckdb") as store:
+            w0 = client.run(time.process_time)
             c0 = time.process_time()
             out = execute(sweep, store, client)
             client_cpu = time.process_time() - c0
+            w1 = client.run(time.process_time)
             assert out.ok == runs, out.errors[:3]
             cpu = store.query("SELECT sum(cpu_s) AS s FROM runs")["s"].iloc[0]
         client.close()
         cluster.close()
-    return {"runs": runs, "workers": workers, "startup_s": started, "wall_s": out.wall_s, "task_wall_s": out.task_wall_s, "store_s": out.store_s, "client_cpu_s": client_cpu, "run_cpu_s": cpu}
+    return {
+        "runs": runs,
+        "workers": workers,
+        "load": (load_before + os.getloadavg()[0]) / 2,
+        "sweep_load_s": load_s,
+        "startup_s": started,
+        "wall_s": out.wall_s,
+        "task_wall_s": out.task_wall_s,
+        "store_s": out.store_s,
+        "client_cpu_s": client_cpu,
+        "worker_cpu_s": sum(w1[k] - w0[k] for k in w0),
+        "run_cpu_s": cpu,
+    }
 
 
 def show(r: dict) -> None:
-    per = r["wall_s"] / r["runs"]
+    n = r["runs"]
+    per = r["wall_s"] / n
+    overhead = (r["wall_s"] - r["task_wall_s"]) / n * 1e3 if r["workers"] == 1 else float("nan")
+    worker, client = r["worker_cpu_s"] / n, r["client_cpu_s"] / n
     print(
-        f"{r['runs']:5d} runs, {r['workers']} worker(s): start-up {r['startup_s']:.1f} s, sweep {r['wall_s']:.2f} s "
-        f"({r['runs'] / r['wall_s']:.1f} runs/s, {per * 1e3:.1f} ms/run), Σ run wall {r['task_wall_s']:.2f} s, "
-        f"store {r['store_s'] / r['runs'] * 1e3:.1f} ms/run, overhead/run (1 worker) "
-        f"{(r['wall_s'] - r['task_wall_s']) / r['runs'] * 1e3 if r['workers'] == 1 else float('nan'):.1f} ms; "
-        f"CPU per run: the run {r['run_cpu_s'] / r['runs'] * 1e3:.1f} ms, the client (scheduler + store, same process) {r['client_cpu_s'] / r['runs'] * 1e3:.1f} ms",
+        f"{n:5d} runs, {r['workers']} worker(s), load {r['load']:.1f}: start-up {r['startup_s']:.1f} s, load sweep {r['sweep_load_s']:.2f} s, "
+        f"sweep {r['wall_s']:.2f} s ({n / r['wall_s']:.1f} runs/s, {per * 1e3:.1f} ms/run), Σ run wall {r['task_wall_s']:.2f} s, "
+        f"store {r['store_s'] / n * 1e3:.1f} ms/run, overhead/run (1 worker) {overhead:.1f} ms; CPU per run: the run "
+        f"{r['run_cpu_s'] / n * 1e3:.1f} ms, worker processes {worker * 1e3:.1f} ms, client {client * 1e3:.1f} ms "
+        f"(model: {min(2.0, 2 * worker / (worker + client)):.2f}x on 2 idle cores)",
         flush=True,
     )
 
@@ -61,17 +87,25 @@ def show(r: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big", type=int, default=1000)
+    ap.add_argument("--big-repeat", type=int, default=3)
     args = ap.parse_args()
-    a = one(args.runs, 1)
-    show(a)
-    b = one(args.runs, 2)
-    show(b)
-    print(f"speed-up 2 workers vs 1 ({args.runs} runs): {a['wall_s'] / b['wall_s']:.2f}x", flush=True)
-    if args.big:
+    ratios = []
+    for i in range(args.repeat):
+        a = one(args.runs, 1)
+        show(a)
+        b = one(args.runs, 2)
+        show(b)
+        ratios.append(a["wall_s"] / b["wall_s"])
+        print(f"round {i + 1}: speed-up 2 workers vs 1 ({args.runs} runs): {ratios[-1]:.2f}x", flush=True)
+    if ratios:
+        print(f"speed-up over {len(ratios)} rounds: median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x", flush=True)
+    for _ in range(args.big_repeat if args.big else 0):
         c = one(args.big, 2)
         show(c)
-        print(f"{args.big}-run sweep on 2 workers: {c['wall_s']:.1f} s sweep, {c['wall_s'] + c['startup_s']:.1f} s with cluster start-up")
+        total = c["sweep_load_s"] + c["startup_s"] + c["wall_s"]
+        print(f"{args.big}-run sweep on 2 workers: {c['wall_s']:.1f} s sweep, {total:.1f} s with loading the sweep and cluster start-up", flush=True)
 
 
 if __name__ == "__main__":

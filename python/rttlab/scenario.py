@@ -140,11 +140,18 @@ class Scenario:
             raise _error(f"{self.source}: {e}" if self.source else str(e)) from None
 
     def resolved(self) -> dict[str, Any]:
+        """The canonical form as a table (a fresh copy: the caller may change it)."""
+        return tomllib.loads(self.canonical_toml)
+
+    @cached_property
+    def _resolved(self) -> dict[str, Any]:
+        # Parsed once per scenario for the hash and the seed (a sweep computes both per run);
+        # never handed out, so never changed.
         return tomllib.loads(self.canonical_toml)
 
     @property
     def seed(self) -> int:
-        return int(self.resolved()["simulation"]["seed"])
+        return int(self._resolved["simulation"]["seed"])
 
     @property
     def name(self) -> str | None:
@@ -158,7 +165,7 @@ class Scenario:
         from rttlab.sim import SCHEMA
 
         key = {
-            "scenario": self.resolved(),
+            "scenario": self._resolved,
             "seed": self.seed,
             "rttlab": __version__,
             "scenario_schema": SCENARIO_SCHEMA,

@@ -212,12 +212,21 @@ class Store:
     def add_membership(self, sweep: str, hash_: str, params: Mapping[str, Any]) -> None:
         """Record that ``sweep`` contains the already stored run ``hash_`` and fill in the
         parameter columns this sweep names (they follow from the scenario, so never conflict)."""
-        self._ensure_param_columns(params)
+        self.add_memberships(sweep, [(hash_, params)])
+
+    def add_memberships(self, sweep: str, items: list[tuple[str, Mapping[str, Any]]]) -> None:
+        """:meth:`add_membership` for many runs, in one transaction (a resumed sweep of
+        thousands of stored runs)."""
+        if not items:
+            return
+        for _, params in items:
+            self._ensure_param_columns(params)
         self.db.execute("BEGIN")
         try:
-            self.db.execute("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [sweep, hash_])
-            for key, value in params.items():
-                self.db.execute(f"UPDATE runs SET {quote(key)} = ? WHERE hash = ? AND {quote(key)} IS NULL", [sql_value(value), hash_])
+            self.db.executemany("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [[sweep, h] for h, _ in items])
+            for key in dict.fromkeys(k for _, params in items for k in params):
+                values = [[sql_value(params[key]), h] for h, params in items if key in params]
+                self.db.executemany(f"UPDATE runs SET {quote(key)} = ? WHERE hash = ? AND {quote(key)} IS NULL", values)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -261,7 +270,7 @@ class Store:
                 frames = [
                     _with_hash(outcome[table], row["hash"])
                     for row, (_, outcome) in zip(rows, items)
-                    if row["hash"] in done and outcome.get(table) is not None and len(outcome[table])
+                    if row["hash"] in done and outcome.get(table) is not None
                 ]
                 if frames:
                     self._insert_frame(table, pa.concat_tables(frames, promote_options="default"))
@@ -287,13 +296,12 @@ class Store:
     def _write_series(self, hash_: str, traces: Mapping[str, Any]) -> None:
         out = self.series_dir / hash_
         out.mkdir(parents=True, exist_ok=True)
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         for name, table in traces.items():
             final = out / f"{name}.parquet"
             tmp = out / f".{name}.parquet.tmp"
-            pq.write_table(table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False), tmp)
+            pq.write_table(as_table(table), tmp)
             os.replace(tmp, final)  # a reader never sees half a file
 
     def write_comparison(self, reproduction: str, rows: list[dict[str, Any]]) -> None:
@@ -319,9 +327,18 @@ class Store:
         return pd.read_parquet(path)
 
 
-def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
-    """A run's per-flow or per-channel table (pandas or Arrow) as Arrow, ``hash`` first."""
+def as_table(frame: Any):  # -> pyarrow.Table
+    """A table as a run's outcome carries it: Arrow IPC bytes (from a worker), Arrow or pandas."""
     import pyarrow as pa
 
-    t = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    if isinstance(frame, (bytes, bytearray, memoryview)):
+        return pa.ipc.open_stream(pa.py_buffer(frame)).read_all()
+    return frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
+    """A run's per-flow or per-channel table (IPC bytes, pandas or Arrow) as Arrow, ``hash`` first."""
+    import pyarrow as pa
+
+    t = as_table(frame)
     return t.add_column(0, "hash", pa.array([hash_] * t.num_rows, pa.string()))

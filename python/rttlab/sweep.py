@@ -257,14 +257,16 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 from rttlab.sim import simulate
 
-                result = simulate(task["scenario"])
+                # Only the traces the sweep keeps: recording the others costs ~15 % of a run.
+                result = simulate(task["scenario"], traces=list(task.get("traces", ())) or "none")
                 out["simulator_version"] = __version__
             out.update(result_scalars(result))
-            # The core's Arrow tables as they are: the client (the only writer, the bottleneck of
-            # a sweep of short runs) hands them to DuckDB without converting.
-            out["flows"] = result.tables["flows"]
-            out["channels"] = result.tables["channels"]
-            out["traces"] = {k: v for k, v in result.tables.items() if k in task.get("traces", ())}
+            # The core's Arrow tables, as Arrow IPC bytes: Dask ships bytes without pickling,
+            # and the client (the only writer, the bottleneck of a sweep of short runs) hands
+            # them to DuckDB without converting.
+            out["flows"] = to_ipc(result.tables["flows"])
+            out["channels"] = to_ipc(result.tables["channels"])
+            out["traces"] = {k: to_ipc(v, keep_metadata=True) for k, v in result.tables.items() if k in task.get("traces", ())}
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
         out["status"] = "error"
@@ -275,17 +277,45 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def to_ipc(table: Any, keep_metadata: bool = False) -> bytes:
+    """An Arrow table as IPC stream bytes, by default without its schema's documentation
+    (flows and channels travel per run; the store's tables do not need it)."""
+    import pyarrow as pa
+
+    if not keep_metadata:
+        table = pa.Table.from_arrays(table.columns, names=table.column_names)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def result_scalars(result: Any) -> dict[str, Any]:
     """The scalar results of a run, as the ``runs`` table keeps them; what a simulator does not
-    report (NaN, e.g. ns-3's per-flow retransmissions) is NULL, never zero."""
+    report (null, e.g. ns-3's per-flow retransmissions) is NULL, never zero. Computed on the
+    Arrow tables (no pandas on the worker's hot path)."""
     import math
 
+    import pyarrow.compute as pc
+
     def num(x: Any, kind: type = float) -> Any:
+        if x is None:
+            return None
         x = float(x)
         return None if math.isnan(x) else kind(x)
 
-    ch = result.channels.set_index("name").loc[result.bottleneck]
-    flows = result.flows
+    flows, channels = result.tables["flows"], result.tables["channels"]
+    b = channels.column("name").to_pylist().index(result.bottleneck)
+
+    def at(col: str) -> Any:
+        return channels.column(col)[b].as_py()
+
+    def total(col: str) -> Any:
+        c = flows.column(col)
+        return None if c.null_count else num(pc.sum(c).as_py() or 0, int)
+
+    goodput = pc.min_max(flows.column("goodput_bps")).as_py() if flows.num_rows else {"min": None, "max": None}
+    overflow, aqm = at("drops_overflow"), at("drops_aqm")
     jain = result.jain_index
     return {
         "duration_s": float(result.duration),
@@ -293,13 +323,13 @@ def result_scalars(result: Any) -> dict[str, Any]:
         "event_hash": result.event_hash or None,
         "goodput_bps": float(result.aggregate_goodput_bps),
         "jain_index": None if jain is None else num(jain),
-        "utilisation": num(ch["utilisation"]),
-        "drops": num(float(ch["drops_overflow"]) + float(ch["drops_aqm"]), int),
-        "marks": num(ch["marks"], int),
-        "retransmissions": num(flows["retransmissions"].sum(skipna=False), int),
-        "timeouts": num(flows["timeouts"].sum(skipna=False), int),
-        "min_flow_goodput_bps": num(flows["goodput_bps"].min()),
-        "max_flow_goodput_bps": num(flows["goodput_bps"].max()),
+        "utilisation": num(at("utilisation")),
+        "drops": None if overflow is None or aqm is None else int(overflow + aqm),
+        "marks": num(at("marks"), int),
+        "retransmissions": total("retransmissions"),
+        "timeouts": total("timeouts"),
+        "min_flow_goodput_bps": num(goodput["min"]),
+        "max_flow_goodput_bps": num(goodput["max"]),
     }
 
 
@@ -351,11 +381,29 @@ def start_client(scheduler: str | None = None, workers: int | None = None):
         if os.path.isfile(scheduler):
             return Client(scheduler_file=scheduler), None
         return Client(scheduler), None
+    import dask
+
     n = workers or os.cpu_count() or 1
     # One process per worker, one thread each: the core releases the GIL, but a process per core
     # keeps each run's memory apart and matches a cluster's layout. No dashboard (needs bokeh).
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
-    return Client(cluster), cluster
+    # Dask's housekeeping timers are slowed on the machine it shares with the runs: the
+    # statistical profiler (a stack sample every 10 ms), the event-loop tick monitor (20 ms),
+    # the memory and system monitors cost a worker several ms of CPU per 50 ms run
+    # (BENCHMARKS.md). Workers read this config when they start; a cluster of your own keeps its own.
+    quiet = {
+        "distributed.worker.profile.enabled": False,
+        "distributed.admin.tick.interval": "1s",
+        "distributed.admin.system-monitor.interval": "2s",
+        "distributed.worker.memory.monitor-interval": "1s",
+    }
+    with dask.config.set(quiet):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
+    return Client(cluster, direct_to_workers=True), cluster
+
+
+#: Longest a result that reached the client waits for its transaction: what arrives within this
+#: window is committed together (one DuckDB commit per window, not one per run).
+COMMIT_EVERY_S = 0.5
 
 
 def execute(
@@ -368,8 +416,11 @@ def execute(
 ) -> Outcome:
     """Run every run of ``sweep`` not yet in ``store`` on ``client``'s cluster.
 
-    Each outcome is written to the store as soon as it arrives (this client is the only writer),
-    then ``on_result(outcome, run_outcome, stored)`` is called (progress display). A run whose
+    Outcomes are written to the store as they arrive (this client is the only writer), those
+    that arrive within :data:`COMMIT_EVERY_S` of each other in one transaction; then
+    ``on_result(outcome, run_outcome, stored)`` is called (progress display). Ctrl-C or an error
+    in the client commits what has arrived before returning or raising; only the client process
+    itself dying can lose that last half second, which a rerun computes again. A run whose
     worker dies is resubmitted by the scheduler to another worker; if it keeps killing workers
     it is stored as failed. Ctrl-C cancels what is pending and returns with ``interrupted``
     set; everything stored stays, and a rerun resumes from there."""
@@ -387,28 +438,19 @@ def execute(
             stored -= failed
     todo = [r for r in sweep.runs if r.hash not in stored]
     result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
-    for r in sweep.runs:
-        if r.hash in stored:
-            store.add_membership(sweep.name, r.hash, r.params)
+    store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs if r.hash in stored])
     by_hash = {r.hash: r for r in todo}
-    futures = []
-    try:
-        futures = [client.submit(run_one, task_of(sweep, r), key=f"rttlab-run-{r.hash}", pure=False) for r in todo]
-        # Results that arrived together are stored in one transaction (one commit); a lone
-        # result is stored the moment it arrives.
-        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
-            items = []
-            for future, out in batch:
-                run = by_hash[future.key.removeprefix("rttlab-run-")]
-                if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
-                    e = out
-                    out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
-                    out.pop("traces", None)
-                future.release()
-                items.append((run, out))
+    pending: list[tuple[RunSpec, dict[str, Any]]] = []
+    last_commit = time.perf_counter()
+
+    def commit() -> None:
+        nonlocal last_commit
+        if pending:
             w0 = time.perf_counter()
-            wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in items])
+            wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in pending])
             result.store_s += time.perf_counter() - w0
+            items = list(pending)
+            pending.clear()
             for (run, out), w in zip(items, wrote):
                 result.task_wall_s += out.get("wall_s") or 0.0
                 if out["status"] == "ok":
@@ -418,9 +460,37 @@ def execute(
                     result.errors.append((run.hash, out.get("error_kind", ""), out.get("error", "")))
                 if on_result:
                     on_result(result, out, w)
+        last_commit = time.perf_counter()
+
+    futures: list[Any] = []
+    try:
+        try:
+            # One graph update for the whole sweep (a submit per run costs the scheduler more);
+            # still one task, and one key, per run.
+            futures = client.map(run_one, [task_of(sweep, r) for r in todo], key=[f"rttlab-run-{r.hash}" for r in todo], pure=False) if todo else []
+            arrived = as_completed(futures, with_results=True, raise_errors=False)
+            while not arrived.is_empty():
+                batch = arrived.next_batch(block=not pending)
+                if not batch:
+                    if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
+                        commit()
+                    else:
+                        time.sleep(0.05)  # results wait for their window; poll for more meanwhile
+                    continue
+                for future, out in batch:
+                    run = by_hash[future.key.removeprefix("rttlab-run-")]
+                    if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
+                        e = out
+                        out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
+                        out.pop("traces", None)
+                    future.release()
+                    pending.append((run, out))
+                if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
+                    commit()
+        finally:
+            commit()  # what arrived is kept, however the loop ended
     except KeyboardInterrupt:
         result.interrupted = True
         client.cancel([f for f in futures if not f.done()])
     result.wall_s = time.perf_counter() - t0
     return result
-

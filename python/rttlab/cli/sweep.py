@@ -35,8 +35,7 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
         if todo == 0:
             from rttlab.sweep import Outcome
 
-            for r in sweep.runs:
-                store.add_membership(sweep.name, r.hash, r.params)
+            store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs])
             return Outcome(total=len(sweep.runs), skipped=len(sweep.runs))
         try:
             client, cluster = start_client(scheduler, workers)
