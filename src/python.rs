@@ -474,6 +474,7 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
     let col = |g: fn(&crate::sim::FlowSummary) -> u64| f.iter().map(g).collect::<Vec<u64>>();
     let flows = columns!(py,
         "flow" => f.iter().map(|x| x.flow).collect::<Vec<_>>(),
+        "group" => f.iter().map(|x| x.label.group).collect::<Vec<_>>(),
         "src" => f.iter().map(|x| x.src).collect::<Vec<_>>(),
         "dst" => f.iter().map(|x| x.dst).collect::<Vec<_>>(),
         "start_ns" => col(|x| x.start),
@@ -497,6 +498,15 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
         "final_cwnd" => col(|x| x.final_cwnd),
         "final_ssthresh" => col(|x| x.final_ssthresh),
     );
+    // What each flow ran (a scenario may mix them across flow groups), as string columns.
+    for (key, get) in [
+        ("cc", (|x: &crate::sim::FlowSummary| x.label.cc.clone()) as fn(&crate::sim::FlowSummary) -> String),
+        ("recovery", |x| x.label.recovery.clone()),
+        ("estimator", |x| x.label.estimator.clone()),
+        ("rto_policy", |x| x.label.rto_policy.clone()),
+    ] {
+        flows.set_item(key, f.iter().map(get).collect::<Vec<_>>())?;
+    }
     out.set_item("flows", flows)?;
 
     let c = &r.channels;

@@ -24,6 +24,8 @@ pub mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod rto_tests;
 
 use crate::time::Nanos;
 use app::OnOff;
@@ -44,6 +46,8 @@ pub const RESULT_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowSummary {
     pub flow: u32,
+    /// The flow group, congestion control, loss recovery, RTT estimator and RTO policy it ran.
+    pub label: engine::FlowLabel,
     pub src: u32,
     pub dst: u32,
     pub start: Nanos,
@@ -404,11 +408,31 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             }
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];
-            let policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            let mut policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            // CA-RTO's draws come from the flow's own stream (seed 001 §IV-A: randomness is what
+            // breaks synchronisation, so two flows must not draw the same sequence).
+            let stream = Stream::new(sim.seed, Component::RtoPolicy(f as u32)).next_u64();
+            policy.seed_stream(stream);
+            let mut estimator = estimator;
+            if let crate::rtt::Estimator::CaRto(ca) = &mut estimator {
+                ca.seed_stream(stream); // the registered `ca-rto` estimator: the same per-flow stream
+            }
             let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
             let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss);
+            let label = engine::FlowLabel {
+                group: g as u32,
+                cc: tcp.cc.info().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
+                recovery: match tcp.recovery_kind() {
+                    RecoveryKind::Reno => "reno",
+                    RecoveryKind::NewReno => "newreno",
+                    RecoveryKind::Sack => "sack",
+                }
+                .to_string(),
+                estimator: tcp.estimator.clone(),
+                rto_policy: tcp.rto_policy.clone(),
+            };
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss).with_label(label);
             flows.push(match app {
                 Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
                 None => flow,
@@ -442,6 +466,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             let w = f.sender.window();
             FlowSummary {
                 flow: i as u32,
+                label: f.label.clone(),
                 src: f.src,
                 dst: f.dst,
                 start: f.start,
