@@ -495,6 +495,11 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
         "ecn_reductions" => col(|x| x.ecn_reductions),
         "quench_reductions" => col(|x| x.quench_reductions),
         "rtt_samples" => col(|x| x.rtt_samples),
+        "timeouts_undone" => col(|x| x.timeouts_undone),
+        "detect_tp" => col(|x| x.detector.true_positives),
+        "detect_fp" => col(|x| x.detector.false_positives),
+        "detect_fn" => col(|x| x.detector.false_negatives),
+        "detect_tn" => col(|x| x.detector.true_negatives),
         "final_cwnd" => col(|x| x.final_cwnd),
         "final_ssthresh" => col(|x| x.final_ssthresh),
     );

@@ -433,6 +433,9 @@ impl Engine {
             }
             Kind::Ack => {
                 flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace);
+                for v in flow.sender.take_verdicts() {
+                    flow.spurious.judged(v.seq, v.tx, v.spurious);
+                }
                 flow.spurious.acked(flow.sender.snd_una(), &mut self.trace.retx);
             }
             Kind::Signal(Signal::Quench { router, queue }) => {

@@ -36,7 +36,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
+use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -76,6 +76,10 @@ pub struct FlowSummary {
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
     pub rtt_samples: u64,
+    /// Timeouts found spurious and undone by the detector (`tcp.spurious_detection`).
+    pub timeouts_undone: u64,
+    /// The detector's judgements scored against the simulator's knowledge (all 0 when off).
+    pub detector: spurious::DetectorScore,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -227,6 +231,12 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         "halve-flight" => RecoveryTimeout::HalveFlight,
         other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
     };
+    let spurious_detection = match cfg.spurious_detection.as_deref() {
+        None | Some("off") => SpuriousDetection::Off,
+        Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
+        Some("eifel") => SpuriousDetection::Eifel,
+        Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off or eifel"))),
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
@@ -249,6 +259,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         rto_policy_params,
         cc,
         recovery,
+        spurious_detection,
     })
 }
 
@@ -451,6 +462,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
         f.spurious.finish(&mut e.trace.retx);
     }
     let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious.spurious).collect();
+    let scores: Vec<spurious::DetectorScore> = e.flows.iter().map(|f| f.spurious.detector).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()
@@ -486,6 +498,8 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 ecn_reductions: st.ecn_reductions,
                 quench_reductions: st.quench_reductions,
                 rtt_samples: st.rtt_samples,
+                timeouts_undone: st.timeouts_undone,
+                detector: scores[i],
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

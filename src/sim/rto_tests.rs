@@ -100,3 +100,67 @@ fn ca_rto_flows_draw_from_their_own_streams() {
     distinct.dedup();
     assert!(distinct.len() > 3, "flows drew {a:?}");
 }
+
+/// One flow on a 10 Mb/s, 20 ms bottleneck with 100 Mb/s, 1 ms access links.
+fn one_flow(tcp: &str, extra: &str) -> String {
+    format!(
+        r#"
+        [simulation]
+        duration = "20s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "20ms"
+        {extra}
+        [topology.access]
+        bandwidth = "100Mbps"
+        delay = "1ms"
+        [tcp]
+        timestamps = true
+        {tcp}
+        [[flows]]
+        start = "0s"
+        bytes = "200KB"
+        "#
+    )
+}
+
+#[test]
+fn eifel_finds_timeouts_shorter_than_the_rtt_spurious_and_the_oracle_agrees() {
+    // A 10 ms constant RTO on a ≈45 ms path: every timeout is premature (nothing is lost).
+    let rto = "rto = { estimator = \"constant\", rto = \"10ms\" }";
+    let plain = run(&scenario(&one_flow(rto, ""))).unwrap();
+    let eifel = run(&scenario(&one_flow(&format!("{rto}\nspurious_detection = \"eifel\""), ""))).unwrap();
+    let (p, e) = (&plain.flows[0], &eifel.flows[0]);
+    assert_eq!(p.detector, Default::default(), "no detector, no judgements");
+    assert!(e.timeouts > 0 && e.timeouts_undone > 0);
+    let d = e.detector;
+    // RFC 3522 §3.2 step (3) on a lossless path: every judged timeout was spurious and called so.
+    assert!(d.true_positives > 0);
+    assert_eq!((d.false_positives, d.false_negatives, d.true_negatives), (0, 0, 0));
+    assert_eq!(d.true_positives, e.timeouts_undone, "each detection undid its timeout (RFC 4015)");
+    // Going forward instead of go-back-N resends far less.
+    assert!(e.retx_spurious * 2 < p.retx_spurious, "{} vs {}", e.retx_spurious, p.retx_spurious);
+    assert_eq!(e.bytes_delivered, 200_000);
+}
+
+#[test]
+fn eifel_calls_a_timeout_after_a_real_loss_necessary() {
+    // Two segments in flight (rwnd), the second lost: too few duplicate ACKs, so the timer
+    // recovers it; the ACK echoes the retransmission's timestamp (RFC 3522 step (3) → DONE).
+    let tcp = "rwnd = \"2896B\"\ninit_cwnd = 2\nspurious_detection = \"eifel\"\nrto = { estimator = \"rfc6298\", min_rto = \"200ms\" }";
+    let r = run(&scenario(&one_flow(tcp, "losses = [\"500ms\"]"))).unwrap();
+    let f = &r.flows[0];
+    assert!(f.timeouts >= 1, "{f:?}");
+    assert_eq!(f.timeouts_undone, 0);
+    assert!(f.detector.true_negatives >= 1);
+    assert_eq!((f.detector.false_positives, f.detector.true_positives), (0, 0));
+}
+
+#[test]
+fn eifel_without_timestamps_is_refused_with_the_key() {
+    let text = one_flow("spurious_detection = \"eifel\"", "").replace("timestamps = true", "timestamps = false");
+    let err = build(&scenario(&text)).err().expect("refused").to_string();
+    assert!(err.starts_with("tcp.spurious_detection: \"eifel\" needs timestamps"), "{err}");
+    let err = build(&scenario(&one_flow("spurious_detection = \"frto\"", ""))).err().expect("refused").to_string();
+    assert!(err.starts_with("tcp.spurious_detection: 'frto' is not off or eifel"), "{err}");
+}

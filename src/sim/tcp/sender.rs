@@ -8,7 +8,8 @@
 use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, RouterSignal, Window};
 use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
-use super::{RecoveryTimeout, Sampling, TcpConfig};
+use super::eifel::{Eifel, Verdict};
+use super::{RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
 use crate::rtt::{Context, Estimator};
@@ -28,6 +29,8 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
     pub rtt_samples: u64,
+    /// Timeouts a detector found spurious and undid (Eifel, RFC 3522/4015).
+    pub timeouts_undone: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +64,10 @@ pub struct Sender {
     last_send: Option<Nanos>,
     /// What the last first timeout of an episode changed, until undone or superseded.
     undo: Option<TimeoutUndo>,
+    /// Eifel detection (RFC 3522) when `tcp.spurious_detection = "eifel"`.
+    eifel: Option<Eifel>,
+    /// Judgements the detector made since the owner last took them (for the spurious oracle).
+    verdicts: Vec<Verdict>,
     pub stats: SenderStats,
 }
 
@@ -96,6 +103,8 @@ impl Sender {
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
             undo: None,
+            eifel: (cfg.spurious_detection == SpuriousDetection::Eifel).then(Eifel::default),
+            verdicts: Vec::new(),
             stats: SenderStats::default(),
         }
     }
@@ -313,8 +322,20 @@ impl Sender {
             in_recovery: self.episode.in_recovery,
         };
         self.cc.on_ack_event(&self.win, &event);
+        // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.
+        let spurious_timeout = match self.eifel.as_mut().filter(|_| advances).and_then(|e| e.on_acceptable_ack(pkt.ts_ecr)) {
+            Some(v) => {
+                self.verdicts.push(v);
+                v.spurious
+            }
+            None => false,
+        };
         if advances {
             self.on_new_ack(&event, pkt.ack, out, trace);
+        }
+        // RFC 4015 §3: respond to SPUR_TO by undoing the timeout (go forward, restore the window).
+        if spurious_timeout && self.undo_timeout(now, out, trace) {
+            self.stats.timeouts_undone += 1;
         } else if dupack && self.recovery.on_dupack(&self.seq, &mut self.win, &mut self.episode) {
             self.enter_recovery(now, out, trace);
         }
@@ -419,7 +440,8 @@ impl Sender {
         if first {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
         }
-        if self.timer.backoff_count() == 0 {
+        let first_of_episode = self.timer.backoff_count() == 0;
+        if first_of_episode {
             self.undo = Some(TimeoutUndo { prior: self.win, snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una) });
         }
         let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
@@ -433,7 +455,18 @@ impl Sender {
         // §5.4 retransmit the earliest unacknowledged segment; transmit() restarts the timer (§5.6).
         let sent = self.transmit(self.seq.snd_una, now, Some(RetxCause::Timeout), out, trace);
         self.recovery.on_timeout_resent(&mut self.seq, sent);
+        // RFC 3522 §3.2 step (1): only the first retransmission of an episode arms the detector.
+        if let Some(e) = self.eifel.as_mut().filter(|_| first_of_episode && sent > 0) {
+            let una = self.seq.snd_una;
+            let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
+            e.on_timeout_retransmit(una, tx, now); // the retransmission's TSval is `now`
+        }
         self.trace_window(now, trace);
+    }
+
+    /// The detector's judgements since the last call (the engine scores them against the oracle).
+    pub fn take_verdicts(&mut self) -> std::vec::Drain<'_, Verdict> {
+        self.verdicts.drain(..)
     }
 
     /// A detector found the last timeout spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): the
