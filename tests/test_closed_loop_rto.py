@@ -58,6 +58,21 @@ def test_each_flow_reports_the_group_cc_recovery_estimator_and_rto_policy_it_ran
     assert f.groupby("rto_policy")["goodput_bps"].sum().gt(0).all()
 
 
+def test_eifel_judgements_reach_python_scored_against_the_oracle(tmp_path):
+    """RFC 3522 on a path whose constant 10 ms RTO is shorter than the RTT: every timeout is
+    spurious, Eifel says so, and the oracle agrees. Timeouts after real losses (the 1 Mb/s
+    bottleneck overflows) are called needed: with timestamps on FIFO paths no call is wrong."""
+    path = tmp_path / "eifel.toml"
+    text = MIXED.split("[[flows]]")[0].replace('rto = { estimator = "rfc6298" }', 'timestamps = true\nrto = { estimator = "constant", rto = "10ms" }')
+    path.write_text(text + '[[flows]]\nstart = "0s"\nbytes = "200KB"\n')
+    plain = rttlab.simulate(path).flows.iloc[0]
+    eifel = rttlab.simulate(path, set={"tcp.spurious_detection": "eifel"}).flows.iloc[0]
+    assert plain[["detect_tp", "detect_fp", "detect_fn", "detect_tn", "timeouts_undone"]].sum() == 0
+    assert eifel["detect_tp"] > 0 and eifel["detect_tp"] == eifel["timeouts_undone"]
+    assert eifel[["detect_fp", "detect_fn"]].sum() == 0
+    assert eifel["retx_spurious"] < plain["retx_spurious"]
+
+
 def test_ca_rto_choices_are_checked_with_the_key_they_came_from(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(MIXED.replace('draw = "sample"', 'draw = "sometimes"'))
@@ -86,7 +101,7 @@ def test_ca_rto_quick_runs_both_populations_on_the_same_seeds():
     policies = {r.scenario.resolved()["tcp"]["rto"]["policy"] for r in quick.runs}
     assert policies == {"none", "ca-rto"}
     full = Reproduction.load("ca-rto").sweep()
-    assert len(full.runs) == 4 * 4 * 2 * 5
+    assert len(full.runs) == 4 * 7 * 2 * 10
 
 
 @pytest.fixture(scope="module")
