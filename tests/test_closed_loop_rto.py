@@ -70,7 +70,6 @@ def test_eifel_judgements_reach_python_scored_against_the_oracle(tmp_path):
     assert plain[["detect_tp", "detect_fp", "detect_fn", "detect_tn", "timeouts_undone"]].sum() == 0
     assert eifel["detect_tp"] > 0 and eifel["detect_tp"] == eifel["timeouts_undone"]
     assert eifel[["detect_fp", "detect_fn"]].sum() == 0
-    assert eifel["retx_spurious"] < plain["retx_spurious"]
 
 
 def test_ca_rto_choices_are_checked_with_the_key_they_came_from(tmp_path):
