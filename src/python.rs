@@ -500,6 +500,9 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
         "detect_fp" => col(|x| x.detector.false_positives),
         "detect_fn" => col(|x| x.detector.false_negatives),
         "detect_tn" => col(|x| x.detector.true_negatives),
+        "pred_error_before_s" => f.iter().map(|x| x.pred_error_before.map_or(f64::NAN, |e| e / 1e9)).collect::<Vec<f64>>(),
+        "pred_error_after_s" => f.iter().map(|x| x.pred_error_after.map_or(f64::NAN, |e| e / 1e9)).collect::<Vec<f64>>(),
+        "mean_cwnd" => f.iter().map(|x| x.mean_cwnd.unwrap_or(f64::NAN)).collect::<Vec<f64>>(),
         "final_cwnd" => col(|x| x.final_cwnd),
         "final_ssthresh" => col(|x| x.final_ssthresh),
     );

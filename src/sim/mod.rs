@@ -80,6 +80,13 @@ pub struct FlowSummary {
     pub timeouts_undone: u64,
     /// The detector's judgements scored against the simulator's knowledge (all 0 when off).
     pub detector: spurious::DetectorScore,
+    /// Mean |ŷ − y| over RTT samples, ŷ the estimator's prediction before the sample (its forecast
+    /// error), in ns; None without such samples.
+    pub pred_error_before: Option<f64>,
+    /// The same with ŷ the prediction after absorbing the sample.
+    pub pred_error_after: Option<f64>,
+    /// cwnd averaged over time from the flow's start to its completion or the end, in segments.
+    pub mean_cwnd: Option<f64>,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -500,6 +507,9 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 rtt_samples: st.rtt_samples,
                 timeouts_undone: st.timeouts_undone,
                 detector: scores[i],
+                pred_error_before: (st.pred_error_before_n > 0).then(|| st.pred_error_before_ns as f64 / st.pred_error_before_n as f64),
+                pred_error_after: (st.pred_error_after_n > 0).then(|| st.pred_error_after_ns as f64 / st.pred_error_after_n as f64),
+                mean_cwnd: f.sender.mean_cwnd(f.completed_at.unwrap_or(end)),
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

@@ -31,6 +31,15 @@ pub struct SenderStats {
     pub rtt_samples: u64,
     /// Timeouts a detector found spurious and undid (Eifel, RFC 3522/4015).
     pub timeouts_undone: u64,
+    /// Σ|ŷ − y| over samples y that had a prediction ŷ made *before* them (the estimator's
+    /// forecast error), in ns, and how many.
+    pub pred_error_before_ns: u64,
+    pub pred_error_before_n: u64,
+    /// Σ|ŷ' − y| with ŷ' the prediction *after* absorbing y (how well it tracks), in ns, and how many.
+    pub pred_error_after_ns: u64,
+    pub pred_error_after_n: u64,
+    /// ∫ cwnd dt in byte·ns from the first send to the last window change ([`Sender::mean_cwnd`]).
+    pub cwnd_area: u128,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +77,9 @@ pub struct Sender {
     eifel: Option<Eifel>,
     /// Judgements the detector made since the owner last took them (for the spurious oracle).
     verdicts: Vec<Verdict>,
+    /// When the window was last accounted and its value then (for the time-averaged cwnd).
+    cwnd_since: Option<(Nanos, u64)>,
+    started_at: Option<Nanos>,
     pub stats: SenderStats,
 }
 
@@ -105,6 +117,8 @@ impl Sender {
             undo: None,
             eifel: (cfg.spurious_detection == SpuriousDetection::Eifel).then(Eifel::default),
             verdicts: Vec::new(),
+            cwnd_since: None,
+            started_at: None,
             stats: SenderStats::default(),
         }
     }
@@ -182,8 +196,25 @@ impl Sender {
         }
     }
 
-    fn trace_window(&self, now: Nanos, trace: &mut Trace) {
+    fn trace_window(&mut self, now: Nanos, trace: &mut Trace) {
+        self.account_cwnd(now);
         trace.window(now, self.flow, self.win.cwnd, self.win.ssthresh, self.timer.prediction().unwrap_or(0), self.rto());
+    }
+
+    /// Integrate cwnd over time up to `now` (every window change passes through here).
+    fn account_cwnd(&mut self, now: Nanos) {
+        if let Some((t, cwnd)) = self.cwnd_since {
+            self.stats.cwnd_area += cwnd as u128 * now.saturating_sub(t) as u128;
+        }
+        self.cwnd_since = Some((now, self.win.cwnd));
+    }
+
+    /// Time-averaged cwnd in segments from the flow's start to `end`.
+    pub fn mean_cwnd(&self, end: Nanos) -> Option<f64> {
+        let (t, cwnd) = self.cwnd_since?;
+        let area = self.stats.cwnd_area + cwnd as u128 * end.saturating_sub(t) as u128;
+        let span = end.saturating_sub(self.started_at?);
+        (span > 0).then(|| area as f64 / span as f64 / self.mss as f64)
     }
 
     /// RFC 6298 §5.1/5.3: (re)start the timer with the current (backed-off) RTO.
@@ -193,6 +224,7 @@ impl Sender {
     }
 
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        self.started_at = Some(now);
         self.trace_window(now, trace);
         self.send_allowed(now, out, trace);
     }
@@ -359,6 +391,15 @@ impl Sender {
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
             self.stats.rtt_samples += 1;
+            // Both readings of "prediction error" (Nunes et al. Table II does not say which).
+            if let Some(b) = before {
+                self.stats.pred_error_before_ns += b.abs_diff(rtt);
+                self.stats.pred_error_before_n += 1;
+            }
+            if let Some(a) = self.timer.prediction() {
+                self.stats.pred_error_after_ns += a.abs_diff(rtt);
+                self.stats.pred_error_after_n += 1;
+            }
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 
