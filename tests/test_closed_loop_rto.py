@@ -54,6 +54,8 @@ def test_each_flow_reports_the_group_cc_recovery_estimator_and_rto_policy_it_ran
     assert list(f["rto_policy"]) == ["none"] * 4 + ["ca-rto"] * 4 + ["none"] * 2
     assert list(f["cc"]) == ["reno"] * 8 + ["newreno"] * 2
     assert list(f["recovery"]) == ["reno"] * 8 + ["newreno"] * 2
+    # Both prediction-error readings and the time-averaged window reach Python, in seconds and segments.
+    assert f["pred_error_before_s"].between(0, 5).all() and f["mean_cwnd"].between(1, 100).all()
     # Per-group results are a groupby away.
     assert f.groupby("rto_policy")["goodput_bps"].sum().gt(0).all()
 
