@@ -513,8 +513,8 @@ impl Sender {
     /// A detector found the last timeout spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): the
     /// congestion control restores the window ([`CongestionOps::on_undo`]) and the recovery
     /// strategy resumes where the timeout found it. The back-off is left to the next valid
-    /// sample. False if there is no timeout to undo. No detector calls this yet (future work);
-    /// the hook is tested.
+    /// sample. False if there is no timeout to undo. Eifel ([`super::eifel`]) calls it; F-RTO
+    /// would too (not written yet).
     pub fn undo_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
         let Some(undo) = self.undo.take() else { return false };
         self.cc.on_undo(&mut self.win, &undo.prior);
