@@ -19,6 +19,13 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     # kind = "table": [[published.values]] point = {...}, value = ..., source = "Table 2, p. 5"
     # kind = "peer": another simulator of the same sweep (simulator = "ns3") run beside ours
 
+    # Optional: several metrics (table values then name theirs), and a paired contrast — ours is
+    # treatment − control of `key` (a swept parameter), per seed, so the CI is the paired one:
+    # metrics = ["jain_index", "retransmissions"]
+    # contrast = { key = "tcp.rto.policy", treatment = "ca-rto", control = "none" }
+    # A table value may carry its own `tolerance`, an `abs_tolerance` (|ours − published| ≤ it:
+    # for a published 0) or `at_least = true` (a published lower bound: ours ≥ value·(1 − tolerance)).
+
     [sweep] / [set] / [grid] / [zip] / [scenario]   # a sweep file's tables
     [quick.sweep] / [quick.set] / [quick.grid] / [quick.zip]   # replace those tables for --quick
 
@@ -81,7 +88,22 @@ class Reproduction:
 
     @property
     def metric(self) -> str:
-        return self.meta["metric"]
+        return self.meta.get("metric") or self.metrics[0]
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.meta.get("metrics") or [self.meta["metric"]])
+
+    def _paired(self, ok: Any) -> Any:
+        """Per point and seed, treatment − control of each metric (the contrast's runs paired by seed)."""
+        c = self.meta["contrast"]
+        key = c["key"]
+        if key not in ok.columns:
+            raise ReproductionError(f"reproduction {self.name}: contrast key {key!r} is not a swept parameter")
+        index = [*self.by, "seed"]
+        wide = ok.pivot_table(index=index, columns=key, values=self.metrics, aggfunc="first")
+        out = wide.xs(c["treatment"], axis=1, level=key) - wide.xs(c["control"], axis=1, level=key)
+        return out.dropna().reset_index()
 
     @property
     def level(self) -> float:
@@ -100,21 +122,28 @@ class Reproduction:
         kind = pub["kind"]
         if kind == "peer":
             peer = pub["simulator"]
-            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, [self.metric], self.level)
-            theirs = summarise(ok[ok["simulator"] == peer], self.by, [self.metric], self.level)
-            theirs = {tuple(r[k] for k in self.by): r for r in theirs.to_dict("records")}
+            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, self.metrics, self.level)
+            theirs = summarise(ok[ok["simulator"] == peer], self.by, self.metrics, self.level)
+            theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
+        elif "contrast" in self.meta and len(ok):
+            ours = summarise(self._paired(ok), self.by, self.metrics, self.level)
         else:
-            ours = summarise(ok, self.by, [self.metric], self.level)
+            ours = summarise(ok, self.by, self.metrics, self.level)
         rows = []
         for r in ours.to_dict("records"):
             key = tuple(r[k] for k in self.by)
             point = dict(zip(self.by, key))
+            metric = r["metric"]
+            tolerance, abs_tolerance, at_least = self.tolerance, None, False
             if kind == "formula":
                 published, source = self._formula(point), pub["source"]
             elif kind == "table":
-                published, source = self._table(point)
+                published, source, v = self._table(point, metric)
+                tolerance = float(v.get("tolerance", tolerance))
+                abs_tolerance = v.get("abs_tolerance")
+                at_least = bool(v.get("at_least", False))
             elif kind == "peer":
-                t = theirs.get(key)
+                t = theirs.get((*key, metric))
                 published = t["mean"] if t else math.nan
                 if t is None:
                     source = f"{pub['simulator']}: no successful run"
@@ -125,11 +154,20 @@ class Reproduction:
             else:
                 raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table or peer")
             diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
+            if math.isnan(published) or math.isnan(r["mean"]):
+                matched = False
+            elif abs_tolerance is not None:
+                matched = abs(r["mean"] - published) <= float(abs_tolerance)
+            elif at_least:
+                matched = r["mean"] >= published - abs(published) * tolerance
+            else:
+                matched = not math.isnan(diff) and abs(diff) <= tolerance
+            label = ", ".join(f"{k}={_short(v)}" for k, v in point.items())
             rows.append(
                 {
-                    "point": ", ".join(f"{k}={_short(v)}" for k, v in point.items()),
+                    "point": f"{metric}: {label}" if len(self.metrics) > 1 else label,
                     "params": point,
-                    "metric": self.metric,
+                    "metric": metric,
                     "published": published,
                     "source": source,
                     "ours": r["mean"],
@@ -137,8 +175,8 @@ class Reproduction:
                     "ci_high": r["ci_high"],
                     "n": int(r["n"]),
                     "diff": diff,
-                    "tolerance": self.tolerance,
-                    "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance),
+                    "tolerance": float(abs_tolerance) if abs_tolerance is not None else tolerance,
+                    "matched": bool(matched),
                     "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"]) if not math.isnan(r["ci_low"]) else False,
                 }
             )
@@ -154,11 +192,11 @@ class Reproduction:
         # pandas' expression evaluator: arithmetic and sqrt/log/exp, no Python beyond that.
         return float(pd.DataFrame([env]).eval(pub["formula"]).iloc[0])
 
-    def _table(self, point: dict[str, Any]) -> tuple[float, str]:
+    def _table(self, point: dict[str, Any], metric: str | None = None) -> tuple[float, str, dict[str, Any]]:
         for v in self.doc["published"]["values"]:
-            if all(_same(point.get(k), x) for k, x in v["point"].items()):
-                return float(v["value"]), v["source"]
-        return math.nan, "not published for this point"
+            if v.get("metric", self.metric) == (metric or self.metric) and all(_same(point.get(k), x) for k, x in v["point"].items()):
+                return float(v["value"]), v["source"], v
+        return math.nan, "not published for this point", {}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -180,27 +218,38 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
-    labels = [r["point"] for r in rows]
+    metrics = list(dict.fromkeys(r["metric"] for r in rows)) or [rep.metric]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(7, 4 * len(metrics)), constrained_layout=True, squeeze=False)
+    for ax, metric in zip(axes[:, 0], metrics):
+        _panel(ax, rep, [r for r in rows if r["metric"] == metric], metric)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]  # inline: no XML prolog or doctype
+
+
+def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) -> None:
+    """One metric's panel: ours with CI error bars beside the published values."""
+    labels = [", ".join(f"{k}={_short(v)}" for k, v in r["params"].items()) for r in rows]
     x = list(range(len(rows)))
     numeric = len(rep.by) == 1 and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
     if numeric:
         x = [float(r["params"][rep.by[0]]) for r in rows]
     ours = [r["ours"] for r in rows]
     err = [[r["ours"] - r["ci_low"] if not math.isnan(r["ci_low"]) else 0 for r in rows], [r["ci_high"] - r["ours"] if not math.isnan(r["ci_high"]) else 0 for r in rows]]
-    ax.errorbar(x, ours, yerr=err, fmt="o", capsize=3, label=f"rttlab (mean, {rep.level:.0%} CI)")
+    contrast = rep.meta.get("contrast")
+    what = f" ({contrast['treatment']} − {contrast['control']})" if contrast else ""
+    ax.errorbar(x, ours, yerr=err, fmt="o", capsize=3, label=f"rttlab{what} (mean, {rep.level:.0%} CI)")
     ax.plot(x, [r["published"] for r in rows], "s", mfc="none", label="published" if rep.doc["published"]["kind"] != "peer" else rep.doc["published"]["simulator"])
-    if numeric:
+    if numeric and not contrast:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(rep.by[0])
     else:
         ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel(rep.metric)
+    if contrast:
+        ax.axhline(0, color="grey", lw=0.5)
+    ax.set_ylabel(metric + what)
     ax.set_title(rep.meta.get("title", rep.name), fontsize=9)
     ax.legend(fontsize=8)
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # inline: no XML prolog or doctype

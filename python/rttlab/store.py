@@ -289,6 +289,13 @@ class Store:
                 if not exists:
                     self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM _frame LIMIT 0")
                 self._tables.add(table)
+            # A newer simulator may report more per-flow columns (e.g. what each flow ran): add
+            # them, so older rows read NULL there instead of the insert failing.
+            have = {r[0] for r in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+            if missing := [n for n in frame.column_names if n not in have]:
+                types = dict(self.db.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _frame)").fetchall())
+                for name in missing:
+                    self.db.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {types[name]}")
             self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM _frame")
         finally:
             self.db.unregister("_frame")

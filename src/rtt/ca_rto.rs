@@ -4,15 +4,23 @@
 //! Base: RFC 2988 (A, D, RTO = A + 4D, g = 1/8, d = 1/4). Extension (§IV-A): c = 1/cwnd,
 //! cont_diff = max_cwnd − cwnd, p = Uniform(0, cont_diff), RTO = A + 4D + c·p.
 //!
-//! Choices (ALGORITHMS.md §7 defaults, documented in docs/estimators.md):
-//! 1. "cont_diff × 100 %" read as 100 ms per segment of contention (`scale`, default 100 ms).
-//! 2. max_cwnd: the window at the last congestion event, supplied by the sender in
-//!    [`Context::max_cwnd`] (`max_cwnd = last-congestion`), or the running maximum of the cwnd
-//!    seen (`running-max`). cont_diff is clamped at 0.
-//! 3. p is drawn each time the timer is armed and kept through back-off.
-//! 4. p is uniform on [0, cont_diff), from a seeded PCG stream: same seed, same draws.
-//! 5. The extension is part of the base RTO (added before back-off); the floor applies to the sum,
-//!    as ns-2 clamps its computed timeout as a whole.
+//! Choices where the paper is ambiguous, each a named parameter (ALGORITHMS.md §7 defaults,
+//! documented in docs/estimators.md and docs/reproductions/ca-rto.md):
+//! 1. `scale` — "cont_diff × 100 %" read as 100 ms of timer per segment of contention (default
+//!    "100ms", reading (a)). `scale = "1s"` is the literal reading ×1 in seconds and also reading
+//!    (b), ×100 in ns-2 ticks of 10 ms; `scale = "10ms"` the literal ×1 in ticks.
+//! 2. `max_cwnd` — the window at the last congestion event, supplied by the sender in
+//!    [`Context::max_cwnd`] (`last-congestion`: fast retransmit, first timeout of an episode,
+//!    ECN or router signal), or the running maximum of the cwnd seen (`running-max`).
+//!    cont_diff is clamped at 0 (a window above max_cwnd means no contention).
+//! 3. `draw` — p is drawn each time the timer is armed and kept through back-off (`arm`), or at
+//!    every RTT sample, when RFC 2988 recomputes the RTO (`sample`).
+//! 4. p is uniform on [0, cont_diff) (the paper's Random(0, cont_diff)); the stream is seeded by
+//!    `seed` — in the simulator mixed with the simulation seed and the flow's index, so every
+//!    flow draws from its own stream ([`super::policy::Policy::seed_stream`]).
+//! 5. `backoff` (policy only) — c·p is part of the base RTO and doubled by back-off, the floor
+//!    applying to the sum as ns-2 clamps its computed timeout as a whole (`before`); or added
+//!    after back-off to the backed-off estimator RTO, not doubled (`after`).
 //!
 //! Without a cwnd in the context (open-loop trace replay) there is no contention signal, and
 //! CA-RTO is exactly its RFC 2988 base.
@@ -29,19 +37,25 @@ use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-/// The policy's own parameters come first, so [`POLICY_PARAMS`] is a prefix.
+const SCALE: ParamSpec = ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\"; 1s = literal seconds or ×100 ns-2 ticks) [ambiguous]");
+const MAX_CWND: ParamSpec = ParamSpec::choice("max_cwnd", "last-congestion", &["last-congestion", "running-max"], "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum [ambiguous]");
+const SEED: ParamSpec = ParamSpec::int("seed", "1", 0.0, 18446744073709551615.0, "seed of the random extension (the simulator mixes in its seed and the flow's index)");
+const DRAW: ParamSpec = ParamSpec::choice("draw", "arm", &["arm", "sample"], "when p is drawn: at every timer arm (kept through back-off) or at every RTT sample [ambiguous]");
+const BACKOFF: ParamSpec = ParamSpec::choice("backoff", "before", &["before", "after"], "c·p added before back-off (doubled with the base) or after it (not doubled) [ambiguous]");
+
 pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\") [ambiguous]"),
-    ParamSpec::choice("max_cwnd", "last-congestion", &["last-congestion", "running-max"], "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum"),
-    ParamSpec::int("seed", "1", 0.0, 18446744073709551615.0, "seed of the random extension"),
+    SCALE,
+    MAX_CWND,
+    SEED,
+    DRAW,
     ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G of the base RFC 2988 timer"),
-    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (ns-2 minrto_ = 1 s since 2004)"),
+    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (RFC 2988 §2.4; ns-2's minrto_ was 0.2 s from 2004)"),
     ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
 ];
 
 /// The parameters of the contention extension alone (the RTO policy `ca-rto`).
-pub const POLICY_PARAMS: &[ParamSpec] = PARAMS.split_at(3).0;
+pub const POLICY_PARAMS: &[ParamSpec] = &[SCALE, MAX_CWND, SEED, DRAW, BACKOFF];
 
 pub const INFO: Info = Info::new(
     "ca-rto",
@@ -56,6 +70,7 @@ pub struct Config {
     pub scale: Nanos,
     pub running_max: bool,
     pub seed: u64,
+    pub draw_per_sample: bool,
     pub granularity: Nanos,
     pub min_rto: Nanos,
     pub max_rto: Nanos,
@@ -64,7 +79,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { scale: 100 * MS, running_max: false, seed: 1, granularity: MS, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC }
+        Self { scale: 100 * MS, running_max: false, seed: 1, draw_per_sample: false, granularity: MS, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC }
     }
 }
 
@@ -75,6 +90,7 @@ impl Config {
             scale: ext.scale,
             running_max: ext.running_max,
             seed: ext.seed,
+            draw_per_sample: ext.draw_per_sample,
             granularity: p.duration("granularity")?,
             min_rto: p.duration("min_rto")?,
             max_rto: p.duration("max_rto")?,
@@ -83,16 +99,20 @@ impl Config {
     }
 
     fn extension(&self) -> ExtensionConfig {
-        ExtensionConfig { scale: self.scale, running_max: self.running_max, seed: self.seed }
+        ExtensionConfig { scale: self.scale, running_max: self.running_max, seed: self.seed, draw_per_sample: self.draw_per_sample, after_backoff: false }
     }
 }
 
-/// The contention extension's parameters (choices 1–4 above).
+/// The contention extension's parameters (choices 1–5 above).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExtensionConfig {
     pub scale: Nanos,
     pub running_max: bool,
     pub seed: u64,
+    /// Choice 3: draw p at every RTT sample instead of at every timer arm.
+    pub draw_per_sample: bool,
+    /// Choice 5: add c·p after back-off instead of before.
+    pub after_backoff: bool,
 }
 
 impl Default for ExtensionConfig {
@@ -103,7 +123,19 @@ impl Default for ExtensionConfig {
 
 impl ExtensionConfig {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self { scale: p.duration("scale")?, running_max: p.choice("max_cwnd")? == "running-max", seed: p.int("seed")? })
+        Ok(Self {
+            scale: p.duration("scale")?,
+            running_max: p.choice("max_cwnd")? == "running-max",
+            seed: p.int("seed")?,
+            draw_per_sample: p.choice("draw")? == "sample",
+            after_backoff: false,
+        })
+    }
+
+    /// The policy's parameters: the extension's plus `backoff` (the registered estimator has no
+    /// back-off of its own, so it always adds c·p before back-off).
+    pub fn from_policy_params(p: &Params) -> Result<Self, ParamError> {
+        Ok(Self { after_backoff: p.choice("backoff")? == "after", ..Self::from_params(p)? })
     }
 }
 
@@ -140,8 +172,43 @@ impl ContentionExtension {
         round_ns(base.unfloored_rto() + self.extension).max(base.min_rto()).min(base.max_rto())
     }
 
-    /// Draw p for this arm of the timer (kept through back-off, until the next arm).
+    /// The backed-off RTO with c·p added after back-off (choice 5, `backoff = after`): the
+    /// estimator's own RTO (its floor applying to it alone) doubled `count` times, plus c·p, capped.
+    pub fn rto_after_backoff<E: RttEstimator + ?Sized>(&self, base: &E, count: u32) -> Nanos {
+        let backed = super::timer::backed_off(base.rto(), count, base.max_rto());
+        if base.prediction().is_none() {
+            return backed;
+        }
+        backed.saturating_add(self.extension()).min(base.max_rto())
+    }
+
+    pub fn config(&self) -> &ExtensionConfig {
+        &self.cfg
+    }
+
+    /// Restart the random stream from the owner's `stream` (the simulator gives each flow its
+    /// own) mixed with the `seed` parameter, so that flows never draw the same sequence.
+    pub fn seed_stream(&mut self, stream: u64) {
+        self.rng = Pcg64Mcg::seed_from_u64(stream ^ self.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+
+    /// The timer was armed: draw p for this arm (kept through back-off) unless p is drawn per sample.
     pub fn on_timer_armed(&mut self, ctx: &Context) {
+        if !self.cfg.draw_per_sample {
+            self.draw(ctx);
+        }
+    }
+
+    /// An RTT sample arrived (RFC 2988 recomputes the RTO): with `draw = sample`, draw p now.
+    pub fn on_sample(&mut self, ctx: &Context) {
+        if self.cfg.draw_per_sample {
+            self.draw(ctx);
+        }
+    }
+
+    /// §IV-A: c = 1/cwnd, cont_diff = max_cwnd − cwnd (≥ 0), p = Random(0, cont_diff), extension c·p
+    /// in units of `scale`.
+    fn draw(&mut self, ctx: &Context) {
         let Some(cwnd) = ctx.cwnd.filter(|c| *c > 0.0) else {
             self.extension = 0.0;
             return;
@@ -178,12 +245,19 @@ impl CaRto {
     pub fn extension(&self) -> Nanos {
         self.ext.extension()
     }
+
+    /// Draw from the owner's stream (the simulator's per-flow stream) mixed with `seed`, as the
+    /// policy form does ([`super::policy::Policy::seed_stream`]).
+    pub fn seed_stream(&mut self, stream: u64) {
+        self.ext.seed_stream(stream);
+    }
 }
 
 impl RttEstimator for CaRto {
     /// §III: Diff = M − A; A += g·Diff; D += d(|Diff| − D) — RFC 6298's update with g = 1/8, d = 1/4.
     fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
         self.base.on_sample(rtt, ctx);
+        self.ext.on_sample(ctx);
     }
 
     fn prediction(&self) -> Option<Nanos> {

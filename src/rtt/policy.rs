@@ -29,12 +29,40 @@ impl Policy {
         }
     }
 
+    /// The RTO in force after `count` expiries: the base doubled `count` times and capped
+    /// (RFC 6298 §5.5) — unless the policy adds its part after back-off (CA-RTO `backoff = after`).
+    #[inline]
+    pub fn backed_off_rto<E: RttEstimator + ?Sized>(&self, estimator: &E, count: u32) -> Nanos {
+        match self {
+            Policy::CaRto(ext) if ext.config().after_backoff => ext.rto_after_backoff(estimator, count),
+            _ => super::timer::backed_off(self.rto(estimator), count, estimator.max_rto()),
+        }
+    }
+
     /// The timer was (re)armed: a policy may draw afresh (CA-RTO draws p here).
     #[inline]
     pub fn on_timer_armed(&mut self, ctx: &Context) {
         match self {
             Policy::None => {}
             Policy::CaRto(ext) => ext.on_timer_armed(ctx),
+        }
+    }
+
+    /// A valid RTT sample reached the estimator (CA-RTO with `draw = sample` draws p here).
+    #[inline]
+    pub fn on_sample(&mut self, ctx: &Context) {
+        match self {
+            Policy::None => {}
+            Policy::CaRto(ext) => ext.on_sample(ctx),
+        }
+    }
+
+    /// Give the policy's randomness its own stream: `stream` comes from the owner (the simulator
+    /// derives one per flow from the simulation seed), mixed with the policy's `seed` parameter.
+    pub fn seed_stream(&mut self, stream: u64) {
+        match self {
+            Policy::None => {}
+            Policy::CaRto(ext) => ext.seed_stream(stream),
         }
     }
 
@@ -63,7 +91,7 @@ const REGISTRY: &[PolicyInfo] = &[
         summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
         source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; ALGORITHMS.md §7",
         params: ca_rto::POLICY_PARAMS,
-        build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_params(p)?))),
+        build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
     },
 ];
 
@@ -134,6 +162,56 @@ mod tests {
                 assert_eq!(policy.rto(&est), est.rto(), "{name}");
             }
         }
+    }
+
+    #[test]
+    fn with_draw_per_sample_p_changes_at_samples_and_not_at_arms() {
+        let mut est = estimator("rfc6298", &[]).unwrap();
+        let mut policy = build("ca-rto", &[("draw".into(), "sample".into())]).unwrap();
+        let ext = |p: &Policy| match p { Policy::CaRto(e) => e.extension(), Policy::None => unreachable!() };
+        est.on_sample(100 * MS, &contended());
+        policy.on_sample(&contended());
+        let first = ext(&policy);
+        assert!(first > 0);
+        for _ in 0..5 {
+            policy.on_timer_armed(&contended());
+            assert_eq!(ext(&policy), first, "arming keeps the sample's draw");
+        }
+        policy.on_sample(&contended());
+        assert_ne!(ext(&policy), first, "a new sample draws again");
+    }
+
+    #[test]
+    fn after_backoff_the_extension_is_added_once_and_not_doubled() {
+        use crate::rtt::timer::backed_off;
+        let mut est = estimator("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
+        est.on_sample(100 * MS, &Context::default());
+        let mut before = build("ca-rto", &[]).unwrap();
+        let mut after = build("ca-rto", &[("backoff".into(), "after".into())]).unwrap();
+        before.on_timer_armed(&contended());
+        after.on_timer_armed(&contended());
+        let Policy::CaRto(e) = &after else { unreachable!() };
+        let e = e.extension();
+        assert!(e > 0);
+        assert_eq!(before.backed_off_rto(&est, 0), after.backed_off_rto(&est, 0), "same seed, same draw: equal before any expiry");
+        assert_eq!(before.backed_off_rto(&est, 2), backed_off(est.rto() + e, 2, est.max_rto()).min(est.max_rto()));
+        assert_eq!(after.backed_off_rto(&est, 2), 4 * est.rto() + e);
+    }
+
+    #[test]
+    fn seeding_the_stream_gives_different_flows_different_draws_and_the_same_flow_the_same() {
+        let draws = |stream| {
+            let mut p = build("ca-rto", &[]).unwrap();
+            p.seed_stream(stream);
+            (0..20)
+                .map(|_| {
+                    p.on_timer_armed(&contended());
+                    match &p { Policy::CaRto(e) => e.extension(), Policy::None => unreachable!() }
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draws(11), draws(11));
+        assert_ne!(draws(11), draws(12));
     }
 
     #[test]

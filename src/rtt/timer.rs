@@ -73,6 +73,10 @@ impl RetransmitTimer {
         &self.policy
     }
 
+    pub fn policy_mut(&mut self) -> &mut Policy {
+        &mut self.policy
+    }
+
     /// The estimator's prediction (its SRTT), if it has one.
     pub fn prediction(&self) -> Option<Nanos> {
         self.estimator.prediction()
@@ -84,10 +88,11 @@ impl RetransmitTimer {
         self.policy.rto(&self.estimator)
     }
 
-    /// The RTO in force: base · 2^backoff, capped at the estimator's maximum (§5.5).
+    /// The RTO in force: base · 2^backoff, capped at the estimator's maximum (§5.5); a policy may
+    /// add its part after back-off instead (CA-RTO `backoff = after`).
     #[inline]
     pub fn rto(&self) -> Nanos {
-        backed_off(self.base_rto(), self.backoff.count, self.estimator.max_rto())
+        self.policy.backed_off_rto(&self.estimator, self.backoff.count)
     }
 
     /// Expiries since the last valid sample.
@@ -146,6 +151,7 @@ impl RetransmitTimer {
     /// sets icsk_backoff = 0).
     pub fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
         self.estimator.on_sample(rtt, ctx);
+        self.policy.on_sample(ctx);
         self.backoff.on_valid_sample();
     }
 

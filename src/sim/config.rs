@@ -180,6 +180,10 @@ pub struct TcpCfg {
     pub rtt_sampling: String,
     #[serde(default)]
     pub rto: RtoCfg,
+    /// Spurious-timeout detection: absent/"off", or "eifel" (RFC 3522 + RFC 4015, needs
+    /// timestamps). Left out of the canonical form when absent, so existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spurious_detection: Option<String>,
 }
 
 fn newreno() -> toml::Value {
@@ -255,6 +259,7 @@ impl Default for TcpCfg {
             rtt_sampling: timed(),
             recovery_timeout: keep(),
             rto: RtoCfg::default(),
+            spurious_detection: None,
         }
     }
 }

@@ -122,11 +122,30 @@ pub struct Flow {
     pub app: Option<OnOff>,
     /// Tells spurious retransmissions from necessary ones, holding only the window.
     pub spurious: SpuriousOracle,
+    /// Which flow group it belongs to and what its sender runs, for the per-flow results.
+    pub label: FlowLabel,
+}
+
+/// What a flow runs, as the scenario named it: a scenario may mix estimators, RTO policies and
+/// congestion controls across flow groups, so each flow's results say which it used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowLabel {
+    /// Index of the `[[flows]]` group.
+    pub group: u32,
+    pub cc: String,
+    pub recovery: String,
+    pub estimator: String,
+    pub rto_policy: String,
 }
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss) }
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss), label: FlowLabel::default() }
+    }
+
+    pub fn with_label(mut self, label: FlowLabel) -> Self {
+        self.label = label;
+        self
     }
 
     /// Feed the sender from an on/off source instead of a bulk transfer (no completion time).
@@ -414,6 +433,9 @@ impl Engine {
             }
             Kind::Ack => {
                 flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace);
+                for v in flow.sender.take_verdicts() {
+                    flow.spurious.judged(v.seq, v.tx, v.spurious);
+                }
                 flow.spurious.acked(flow.sender.snd_una(), &mut self.trace.retx);
             }
             Kind::Signal(Signal::Quench { router, queue }) => {

@@ -25,6 +25,8 @@ pub mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod rto_tests;
 
 use crate::time::Nanos;
 use app::OnOff;
@@ -35,7 +37,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, TcpConfig};
+use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -45,6 +47,8 @@ pub const RESULT_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowSummary {
     pub flow: u32,
+    /// The flow group, congestion control, loss recovery, RTT estimator and RTO policy it ran.
+    pub label: engine::FlowLabel,
     pub src: u32,
     pub dst: u32,
     pub start: Nanos,
@@ -73,6 +77,17 @@ pub struct FlowSummary {
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
     pub rtt_samples: u64,
+    /// Timeouts found spurious and undone by the detector (`tcp.spurious_detection`).
+    pub timeouts_undone: u64,
+    /// The detector's judgements scored against the simulator's knowledge (all 0 when off).
+    pub detector: spurious::DetectorScore,
+    /// Mean |ŷ − y| over RTT samples, ŷ the estimator's prediction before the sample (its forecast
+    /// error), in ns; None without such samples.
+    pub pred_error_before: Option<f64>,
+    /// The same with ŷ the prediction after absorbing the sample.
+    pub pred_error_after: Option<f64>,
+    /// cwnd averaged over time from the flow's start to its completion or the end, in segments.
+    pub mean_cwnd: Option<f64>,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -224,6 +239,12 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         "halve-flight" => RecoveryTimeout::HalveFlight,
         other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
     };
+    let spurious_detection = match cfg.spurious_detection.as_deref() {
+        None | Some("off") => SpuriousDetection::Off,
+        Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
+        Some("eifel") => SpuriousDetection::Eifel,
+        Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off or eifel"))),
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
@@ -246,6 +267,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         rto_policy_params,
         cc,
         recovery,
+        spurious_detection,
     })
 }
 
@@ -405,11 +427,31 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             }
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];
-            let policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            let mut policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            // CA-RTO's draws come from the flow's own stream (seed 001 §IV-A: randomness is what
+            // breaks synchronisation, so two flows must not draw the same sequence).
+            let stream = Stream::new(sim.seed, Component::RtoPolicy(f as u32)).next_u64();
+            policy.seed_stream(stream);
+            let mut estimator = estimator;
+            if let crate::rtt::Estimator::CaRto(ca) = &mut estimator {
+                ca.seed_stream(stream); // the registered `ca-rto` estimator: the same per-flow stream
+            }
             let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
             let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss);
+            let label = engine::FlowLabel {
+                group: g as u32,
+                cc: tcp.cc.info().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
+                recovery: match tcp.recovery_kind() {
+                    RecoveryKind::Reno => "reno",
+                    RecoveryKind::NewReno => "newreno",
+                    RecoveryKind::Sack => "sack",
+                }
+                .to_string(),
+                estimator: tcp.estimator.clone(),
+                rto_policy: tcp.rto_policy.clone(),
+            };
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss).with_label(label);
             flows.push(match app {
                 Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
                 None => flow,
@@ -428,6 +470,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
         f.spurious.finish(&mut e.trace.retx);
     }
     let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious.spurious).collect();
+    let scores: Vec<spurious::DetectorScore> = e.flows.iter().map(|f| f.spurious.detector).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()
@@ -443,6 +486,7 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             let w = f.sender.window();
             FlowSummary {
                 flow: i as u32,
+                label: f.label.clone(),
                 src: f.src,
                 dst: f.dst,
                 start: f.start,
@@ -462,6 +506,11 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 ecn_reductions: st.ecn_reductions,
                 quench_reductions: st.quench_reductions,
                 rtt_samples: st.rtt_samples,
+                timeouts_undone: st.timeouts_undone,
+                detector: scores[i],
+                pred_error_before: (st.pred_error_before_n > 0).then(|| st.pred_error_before_ns as f64 / st.pred_error_before_n as f64),
+                pred_error_after: (st.pred_error_after_n > 0).then(|| st.pred_error_after_ns as f64 / st.pred_error_after_n as f64),
+                mean_cwnd: f.sender.mean_cwnd(f.completed_at.unwrap_or(end)),
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

@@ -23,6 +23,8 @@ pub enum Component {
     App(u32),
     /// Flow `n`'s random start time.
     FlowStart(u32),
+    /// Flow `n`'s RTO policy (CA-RTO's random extension).
+    RtoPolicy(u32),
 }
 
 impl Component {
@@ -32,6 +34,7 @@ impl Component {
             Component::Queue(n) => (n as u64) << 8 | 2,
             Component::App(n) => (n as u64) << 8 | 3,
             Component::FlowStart(n) => (n as u64) << 8 | 4,
+            Component::RtoPolicy(n) => (n as u64) << 8 | 5,
         }
     }
 }
@@ -44,6 +47,12 @@ impl Stream {
         let hi = splitmix64(seed ^ splitmix64(component.id()));
         let lo = splitmix64(hi ^ component.id().rotate_left(32));
         Stream(Pcg64Mcg::new((hi as u128) << 64 | lo as u128))
+    }
+
+    /// 64 random bits (e.g. to seed a component's own generator).
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
     }
 
     /// Uniform in [0, 1) with 53 random bits.

@@ -26,12 +26,28 @@ struct Segment {
     first_arrival: u16,
     /// Indices of this segment's records in the retransmission trace, if it is kept.
     records: Vec<u32>,
+    /// A detector's judgement of one of its retransmissions: (transmission number, called spurious).
+    judged: Option<(u8, bool)>,
 }
 
 impl Default for Segment {
     fn default() -> Self {
-        Self { retransmissions: 0, first_arrival: NONE, records: Vec::new() }
+        Self { retransmissions: 0, first_arrival: NONE, records: Vec::new(), judged: None }
     }
+}
+
+/// How a spurious-timeout detector (Eifel) fared against the oracle: each judged timeout
+/// retransmission, by what the detector said and what was true.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetectorScore {
+    /// Called spurious, and an earlier copy had reached the receiver.
+    pub true_positives: u64,
+    /// Called spurious, but the retransmission was needed.
+    pub false_positives: u64,
+    /// Called needed, but it was spurious.
+    pub false_negatives: u64,
+    /// Called needed, and it was.
+    pub true_negatives: u64,
 }
 
 /// One flow's oracle.
@@ -43,11 +59,13 @@ pub struct SpuriousOracle {
     open: VecDeque<Segment>,
     /// Spurious retransmissions of the segments already resolved.
     pub spurious: u64,
+    /// The detector's judgements of resolved segments, scored.
+    pub detector: DetectorScore,
 }
 
 impl SpuriousOracle {
     pub fn new(mss: u32) -> Self {
-        Self { mss: mss.max(1) as u64, base: 0, open: VecDeque::new(), spurious: 0 }
+        Self { mss: mss.max(1) as u64, base: 0, open: VecDeque::new(), spurious: 0, detector: DetectorScore::default() }
     }
 
     /// Segments held right now (bounded by the window).
@@ -78,6 +96,14 @@ impl SpuriousOracle {
         }
     }
 
+    /// A detector judged transmission `tx` of the segment at `seq` (spurious or not); scored when
+    /// the segment resolves. Call before [`Self::acked`] for the ACK that prompted the judgement.
+    pub fn judged(&mut self, seq: u64, tx: u8, spurious: bool) {
+        if let Some(s) = self.segment(seq) {
+            s.judged = Some((tx, spurious));
+        }
+    }
+
     /// A copy of the segment at `seq` reached the receiver.
     pub fn arrived(&mut self, seq: u64, tx: u8) {
         if let Some(s) = self.segment(seq) {
@@ -102,6 +128,17 @@ impl SpuriousOracle {
     }
 
     fn resolve(&mut self, s: &Segment, trace: &mut RetxTrace) {
+        if let Some((tx, called)) = s.judged {
+            // The judged copy was unnecessary iff an earlier one arrived.
+            let truth = s.first_arrival != NONE && (tx as u16) > s.first_arrival;
+            let d = &mut self.detector;
+            *match (called, truth) {
+                (true, true) => &mut d.true_positives,
+                (true, false) => &mut d.false_positives,
+                (false, true) => &mut d.false_negatives,
+                (false, false) => &mut d.true_negatives,
+            } += 1;
+        }
         if s.first_arrival == NONE {
             return;
         }
@@ -143,6 +180,29 @@ mod tests {
         o.sent(2000, 2, Some(1)); // a second, needless one
         o.acked(3000, &mut t);
         assert_eq!((o.spurious, t.spurious.clone()), (1, vec![false, true]));
+    }
+
+    #[test]
+    fn a_detectors_judgements_are_scored_against_what_arrived() {
+        let mut o = SpuriousOracle::new(1000);
+        let mut t = trace_with(&[]);
+        // Segment 0: the original arrived, the timeout was premature; the detector saw it.
+        o.arrived(0, 0);
+        o.sent(0, 1, None);
+        o.judged(0, 1, true);
+        // Segment 1: lost; the retransmission was needed, but the detector called it spurious.
+        o.sent(1000, 1, None);
+        o.arrived(1000, 1);
+        o.judged(1000, 1, true);
+        // Segment 2: premature, missed by the detector. Segment 3: needed, called needed.
+        o.arrived(2000, 0);
+        o.sent(2000, 1, None);
+        o.judged(2000, 1, false);
+        o.sent(3000, 1, None);
+        o.arrived(3000, 1);
+        o.judged(3000, 1, false);
+        o.acked(4000, &mut t);
+        assert_eq!(o.detector, DetectorScore { true_positives: 1, false_positives: 1, false_negatives: 1, true_negatives: 1 });
     }
 
     #[test]

@@ -87,6 +87,10 @@ fn opt_f64s(it: impl Iterator<Item = Option<f64>>) -> ArrayRef {
     Arc::new(Float64Array::from_iter(it))
 }
 
+fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(it.collect::<StringArray>())
+}
+
 fn bools(it: impl Iterator<Item = bool>) -> ArrayRef {
     Arc::new(BooleanArray::from_iter(it.map(Some)))
 }
@@ -137,6 +141,7 @@ pub static FLOWS: Table<Flows> = Table {
     doc: "One row per flow. Rates are over the measured interval: from max(flow start, `simulation.warmup`) to the transfer's completion or the end.",
     columns: &[
         col!("flow", "", "flow number, from 0 in the scenario's order", |f| u32s(f.iter().map(|x| x.flow))),
+        col!("group", "", "index of the `[[flows]]` group the flow belongs to", |f| u32s(f.iter().map(|x| x.label.group))),
         col!("src", "", "sending node", |f| u32s(f.iter().map(|x| x.src))),
         col!("dst", "", "receiving node", |f| u32s(f.iter().map(|x| x.dst))),
         col!("start", "s", "when the flow started", |f| f64s(f.iter().map(|x| secs(x.start)))),
@@ -163,8 +168,28 @@ pub static FLOWS: Table<Flows> = Table {
         flow_u64!(ecn_reductions, "", "window reductions on ECN echoes"),
         flow_u64!(quench_reductions, "", "window reductions on source-quench signals"),
         flow_u64!(rtt_samples, "", "RTT samples the sender accepted"),
+        flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid"),
+        col!("detect_tp", "", "detector called a retransmission spurious and an earlier copy had reached the receiver (0 when detection is off)", |f| u64s(
+            f.iter().map(|x| x.detector.true_positives)
+        )),
+        col!("detect_fp", "", "detector called it spurious but it was needed", |f| u64s(f.iter().map(|x| x.detector.false_positives))),
+        col!("detect_fn", "", "detector called it needed but it was spurious", |f| u64s(f.iter().map(|x| x.detector.false_negatives))),
+        col!("detect_tn", "", "detector called it needed and it was", |f| u64s(f.iter().map(|x| x.detector.true_negatives))),
+        col!("pred_error_before", "s", "mean |prediction − sample| over RTT samples, the prediction made before the sample (forecast error); null without samples", |f| opt_f64s(
+            f.iter().map(|x| x.pred_error_before.map(|e| e / 1e9))
+        )),
+        col!("pred_error_after", "s", "the same with the prediction just after absorbing the sample", |f| opt_f64s(
+            f.iter().map(|x| x.pred_error_after.map(|e| e / 1e9))
+        )),
+        col!("mean_cwnd", "segments", "cwnd averaged over time from the flow's start to its completion or the end; null if it never ran", |f| opt_f64s(
+            f.iter().map(|x| x.mean_cwnd)
+        )),
         flow_u64!(final_cwnd, "bytes", "congestion window at the end"),
         flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end"),
+        col!("cc", "", "congestion control the flow ran (scenarios may mix them across flow groups)", |f| strings(f.iter().map(|x| x.label.cc.as_str()))),
+        col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str()))),
+        col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str()))),
+        col!("rto_policy", "", "RTO policy over the estimator", |f| strings(f.iter().map(|x| x.label.rto_policy.as_str()))),
     ],
 };
 

@@ -62,11 +62,11 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
         diff = pct(r["diff"])
-        verdict = "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
+        verdict = "—" if math.isnan(r["published"]) else "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
         table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]), f"{r['published']:.4g}", diff, verdict, r["source"])
     console.print(table)
-    missed = [r for r in rows if not r["matched"]]
-    metric = rep.metric
+    missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
+    metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"
     if missed:
         console.print(
             f"[bold red]not matched[/] (|ours/published − 1| > {rep.tolerance:.0%} on {metric}): "

@@ -8,6 +8,7 @@
 //! deadlines; the engine owns time.
 
 pub mod cc;
+pub mod eifel;
 pub mod receiver;
 pub mod recovery;
 pub mod scoreboard;
@@ -34,6 +35,15 @@ pub enum RecoveryTimeout {
     /// RFC 5681 eq. (4) read literally: max(FlightSize/2, 2·SMSS), with the flight NewReno grew
     /// during recovery.
     HalveFlight,
+}
+
+/// Spurious-timeout detection and response (off by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpuriousDetection {
+    #[default]
+    Off,
+    /// Eifel detection (RFC 3522, timestamps) with the Eifel response (RFC 4015), [`eifel`].
+    Eifel,
 }
 
 /// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
@@ -85,6 +95,7 @@ pub struct TcpConfig {
     pub cc: cc::CcSpec,
     /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
     pub recovery: Option<recovery::RecoveryKind>,
+    pub spurious_detection: SpuriousDetection,
 }
 
 impl TcpConfig {
@@ -121,6 +132,7 @@ impl Default for TcpConfig {
             rto_policy_params: Vec::new(),
             cc: cc::CcSpec::default(),
             recovery: None,
+            spurious_detection: SpuriousDetection::Off,
         }
     }
 }

@@ -8,7 +8,8 @@
 use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, RouterSignal, Window};
 use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
-use super::{RecoveryTimeout, Sampling, TcpConfig};
+use super::eifel::{Eifel, Verdict};
+use super::{RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
 use crate::rtt::{Context, Estimator};
@@ -28,6 +29,17 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
     pub rtt_samples: u64,
+    /// Timeouts a detector found spurious and undid (Eifel, RFC 3522/4015).
+    pub timeouts_undone: u64,
+    /// Σ|ŷ − y| over samples y that had a prediction ŷ made *before* them (the estimator's
+    /// forecast error), in ns, and how many.
+    pub pred_error_before_ns: u64,
+    pub pred_error_before_n: u64,
+    /// Σ|ŷ' − y| with ŷ' the prediction *after* absorbing y (how well it tracks), in ns, and how many.
+    pub pred_error_after_ns: u64,
+    pub pred_error_after_n: u64,
+    /// ∫ cwnd dt in byte·ns from the first send to the last window change ([`Sender::mean_cwnd`]).
+    pub cwnd_area: u128,
 }
 
 #[derive(Debug, Clone)]
@@ -61,6 +73,13 @@ pub struct Sender {
     last_send: Option<Nanos>,
     /// What the last first timeout of an episode changed, until undone or superseded.
     undo: Option<TimeoutUndo>,
+    /// Eifel detection (RFC 3522) when `tcp.spurious_detection = "eifel"`.
+    eifel: Option<Eifel>,
+    /// Judgements the detector made since the owner last took them (for the spurious oracle).
+    verdicts: Vec<Verdict>,
+    /// When the window was last accounted and its value then (for the time-averaged cwnd).
+    cwnd_since: Option<(Nanos, u64)>,
+    started_at: Option<Nanos>,
     pub stats: SenderStats,
 }
 
@@ -96,6 +115,10 @@ impl Sender {
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
             undo: None,
+            eifel: (cfg.spurious_detection == SpuriousDetection::Eifel).then(Eifel::default),
+            verdicts: Vec::new(),
+            cwnd_since: None,
+            started_at: None,
             stats: SenderStats::default(),
         }
     }
@@ -173,8 +196,25 @@ impl Sender {
         }
     }
 
-    fn trace_window(&self, now: Nanos, trace: &mut Trace) {
+    fn trace_window(&mut self, now: Nanos, trace: &mut Trace) {
+        self.account_cwnd(now);
         trace.window(now, self.flow, self.win.cwnd, self.win.ssthresh, self.timer.prediction().unwrap_or(0), self.rto());
+    }
+
+    /// Integrate cwnd over time up to `now` (every window change passes through here).
+    fn account_cwnd(&mut self, now: Nanos) {
+        if let Some((t, cwnd)) = self.cwnd_since {
+            self.stats.cwnd_area += cwnd as u128 * now.saturating_sub(t) as u128;
+        }
+        self.cwnd_since = Some((now, self.win.cwnd));
+    }
+
+    /// Time-averaged cwnd in segments from the flow's start to `end`.
+    pub fn mean_cwnd(&self, end: Nanos) -> Option<f64> {
+        let (t, cwnd) = self.cwnd_since?;
+        let area = self.stats.cwnd_area + cwnd as u128 * end.saturating_sub(t) as u128;
+        let span = end.saturating_sub(self.started_at?);
+        (span > 0).then(|| area as f64 / span as f64 / self.mss as f64)
     }
 
     /// RFC 6298 §5.1/5.3: (re)start the timer with the current (backed-off) RTO.
@@ -184,6 +224,7 @@ impl Sender {
     }
 
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        self.started_at = Some(now);
         self.trace_window(now, trace);
         self.send_allowed(now, out, trace);
     }
@@ -313,8 +354,20 @@ impl Sender {
             in_recovery: self.episode.in_recovery,
         };
         self.cc.on_ack_event(&self.win, &event);
+        // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.
+        let spurious_timeout = match self.eifel.as_mut().filter(|_| advances).and_then(|e| e.on_acceptable_ack(pkt.ts_ecr)) {
+            Some(v) => {
+                self.verdicts.push(v);
+                v.spurious
+            }
+            None => false,
+        };
         if advances {
             self.on_new_ack(&event, pkt.ack, out, trace);
+        }
+        // RFC 4015 §3: respond to SPUR_TO by undoing the timeout (go forward, restore the window).
+        if spurious_timeout && self.undo_timeout(now, out, trace) {
+            self.stats.timeouts_undone += 1;
         } else if dupack && self.recovery.on_dupack(&self.seq, &mut self.win, &mut self.episode) {
             self.enter_recovery(now, out, trace);
         }
@@ -338,6 +391,15 @@ impl Sender {
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
             self.stats.rtt_samples += 1;
+            // Both readings of "prediction error" (Nunes et al. Table II does not say which).
+            if let Some(b) = before {
+                self.stats.pred_error_before_ns += b.abs_diff(rtt);
+                self.stats.pred_error_before_n += 1;
+            }
+            if let Some(a) = self.timer.prediction() {
+                self.stats.pred_error_after_ns += a.abs_diff(rtt);
+                self.stats.pred_error_after_n += 1;
+            }
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 
@@ -419,7 +481,8 @@ impl Sender {
         if first {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
         }
-        if self.timer.backoff_count() == 0 {
+        let first_of_episode = self.timer.backoff_count() == 0;
+        if first_of_episode {
             self.undo = Some(TimeoutUndo { prior: self.win, snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una) });
         }
         let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
@@ -433,14 +496,25 @@ impl Sender {
         // §5.4 retransmit the earliest unacknowledged segment; transmit() restarts the timer (§5.6).
         let sent = self.transmit(self.seq.snd_una, now, Some(RetxCause::Timeout), out, trace);
         self.recovery.on_timeout_resent(&mut self.seq, sent);
+        // RFC 3522 §3.2 step (1): only the first retransmission of an episode arms the detector.
+        if let Some(e) = self.eifel.as_mut().filter(|_| first_of_episode && sent > 0) {
+            let una = self.seq.snd_una;
+            let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
+            e.on_timeout_retransmit(una, tx, now); // the retransmission's TSval is `now`
+        }
         self.trace_window(now, trace);
+    }
+
+    /// The detector's judgements since the last call (the engine scores them against the oracle).
+    pub fn take_verdicts(&mut self) -> std::vec::Drain<'_, Verdict> {
+        self.verdicts.drain(..)
     }
 
     /// A detector found the last timeout spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): the
     /// congestion control restores the window ([`CongestionOps::on_undo`]) and the recovery
     /// strategy resumes where the timeout found it. The back-off is left to the next valid
-    /// sample. False if there is no timeout to undo. No detector calls this yet (future work);
-    /// the hook is tested.
+    /// sample. False if there is no timeout to undo. Eifel ([`super::eifel`]) calls it; F-RTO
+    /// would too (not written yet).
     pub fn undo_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
         let Some(undo) = self.undo.take() else { return false };
         self.cc.on_undo(&mut self.win, &undo.prior);

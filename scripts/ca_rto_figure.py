@@ -1,0 +1,50 @@
+"""Figure for docs/reproductions/ca-rto.md from a `rttlab reproduce ca-rto` store: Jain's index,
+retransmissions and goodput against the number of flows, Reno and CA-RTO side by side (mean and
+95 % Student-t interval over the seeds), one column per setting — the layout of the paper's
+Figs 8–18. Reads the store only.
+
+    python scripts/ca_rto_figure.py reproduce-ca-rto/results.duckdb docs/reproductions/ca-rto.png
+"""
+
+from __future__ import annotations
+
+import sys
+
+import duckdb
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from rttlab.stats import t_interval
+
+SETTINGS = ["1M-50p", "10M-100p", "100M-50p", "1M-150p-per10"]
+METRICS = [("jain_index", "Jain's index"), ("retransmissions", "retransmitted packets"), ("goodput_bps", "aggregate goodput (b/s)")]
+
+
+def main(store: str, out: str) -> None:
+    with duckdb.connect(store, read_only=True) as c:
+        runs = c.execute('SELECT "simulation.name" AS name, "flows.0.count" AS n, "tcp.rto.policy" AS policy, jain_index, retransmissions, goodput_bps FROM runs WHERE status = \'ok\'').fetchdf()
+    fig, axes = plt.subplots(len(METRICS), len(SETTINGS), figsize=(14, 8), constrained_layout=True, squeeze=False)
+    for col, setting in enumerate(SETTINGS):
+        for row, (metric, label) in enumerate(METRICS):
+            ax = axes[row, col]
+            for policy, name, marker in (("none", "Reno", "s"), ("ca-rto", "Reno + CA-RTO", "o")):
+                g = runs[(runs.name == setting) & (runs.policy == policy)]
+                xs = sorted(g.n.unique())
+                stats = [t_interval(g[g.n == x][metric].tolist(), 0.95) for x in xs]
+                ax.errorbar(xs, [s["mean"] for s in stats], yerr=[s["half_width"] for s in stats], marker=marker, mfc="none", capsize=2, lw=0.8, label=name)
+            if row == 0:
+                ax.set_title(setting, fontsize=9)
+            if col == 0:
+                ax.set_ylabel(label, fontsize=8)
+            if row == len(METRICS) - 1:
+                ax.set_xlabel("flows", fontsize=8)
+            ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle("rttlab reproduce ca-rto (seed 001 §VI): mean and 95 % CI over 10 seeds, 500 s each", fontsize=9)
+    fig.savefig(out, dpi=90)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

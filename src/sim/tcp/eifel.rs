@@ -1,0 +1,84 @@
+//! The Eifel detection algorithm (RFC 3522) for timeouts, with the Eifel response (RFC 4015)
+//! carried out by the sender's undo ([`super::sender::Sender::undo_timeout`]). ALGORITHMS.md §9.8.
+//!
+//! Detection needs timestamps (RFC 3522 §2: RFC 7323's TSecr names the transmission an ACK
+//! answers). Only timeouts are judged — the response of RFC 4015 is defined for them, and a
+//! spurious fast retransmit has no undo here yet.
+//!
+//! What the response does, and what it leaves out (partial, written down in docs/scenarios.md):
+//! - go forward: SND.NXT ← SND.MAX (RFC 4015 §3 step (RESP)), by the recovery strategy's undo;
+//! - congestion state: the congestion control's `on_undo` — for every shipped scheme Linux's
+//!   `tcp_undo_cwnd` rule, neither cwnd nor ssthresh below its value before the timeout — instead of
+//!   RFC 4015 §3's cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev. Both avoid the
+//!   go-back-N slow start; Linux's is the one deployed;
+//! - not done: the RTO adaptation of RFC 4015 §3 steps (7)–(8) (SRTT ← max(SRTT_prev, m), …) and
+//!   the ECE check; the back-off ends at the next valid sample as usual.
+
+use crate::time::Nanos;
+
+/// What the detector is waiting for: the first acceptable ACK after the first retransmission of
+/// a timeout episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Armed {
+    /// RetransmitTS: the TSval carried by the retransmission (RFC 3522 §3.2 step (1)).
+    retransmit_ts: Nanos,
+    seq: u64,
+    tx: u8,
+}
+
+/// A detector's judgement of one timeout retransmission, for the oracle to score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub seq: u64,
+    pub tx: u8,
+    /// The detector called the timeout spurious (SpuriousRecovery = SPUR_TO).
+    pub spurious: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Eifel {
+    armed: Option<Armed>,
+}
+
+impl Eifel {
+    /// RFC 3522 §3.2 step (1): the first retransmission of the oldest outstanding segment after a
+    /// timeout went out with TSval `ts_val`; SpuriousRecovery ← FALSE.
+    pub fn on_timeout_retransmit(&mut self, seq: u64, tx: u8, ts_val: Nanos) {
+        self.armed = Some(Armed { retransmit_ts: ts_val, seq, tx });
+    }
+
+    /// Steps (2)–(4): an acceptable ACK (it acknowledges new data) echoing `ts_ecr`. The first one
+    /// after the retransmission decides: TSecr < RetransmitTS means it answers the original
+    /// transmission, so the timeout was spurious (SPUR_TO).
+    pub fn on_acceptable_ack(&mut self, ts_ecr: Nanos) -> Option<Verdict> {
+        let a = self.armed.take()?;
+        Some(Verdict { seq: a.seq, tx: a.tx, spurious: ts_ecr < a.retransmit_ts })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ack_echoing_the_original_transmission_marks_the_timeout_spurious() {
+        // RFC 3522 §3.2 step (3): TSecr (10) < RetransmitTS (500): the original was ACKed.
+        let mut e = Eifel::default();
+        e.on_timeout_retransmit(1000, 1, 500);
+        assert_eq!(e.on_acceptable_ack(10), Some(Verdict { seq: 1000, tx: 1, spurious: true }));
+        assert_eq!(e.on_acceptable_ack(10), None, "only the first acceptable ACK decides (step (2))");
+    }
+
+    #[test]
+    fn an_ack_echoing_the_retransmission_means_the_timeout_was_needed() {
+        // Step (3) → (DONE): TSecr = RetransmitTS: the retransmission filled the hole.
+        let mut e = Eifel::default();
+        e.on_timeout_retransmit(0, 1, 500);
+        assert_eq!(e.on_acceptable_ack(500), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+    }
+
+    #[test]
+    fn without_a_timeout_nothing_is_judged() {
+        assert_eq!(Eifel::default().on_acceptable_ack(3), None);
+    }
+}
