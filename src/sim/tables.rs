@@ -88,7 +88,7 @@ fn opt_f64s(it: impl Iterator<Item = Option<f64>>) -> ArrayRef {
 }
 
 fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
-    Arc::new(it.collect::<StringArray>())
+    Arc::new(StringArray::from_iter_values(it))
 }
 
 fn bools(it: impl Iterator<Item = bool>) -> ArrayRef {
