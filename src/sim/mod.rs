@@ -237,6 +237,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         timestamps: cfg.timestamps,
         sampling,
         ecn: cfg.ecn,
+        receiver_ecn: cfg.receiver_ecn.unwrap_or(true),
         sack: cfg.sack,
         recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
@@ -406,7 +407,8 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             let (src, dst) = endpoints[f];
             let policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
             let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
-            let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
+            let mut sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
+            sender.connect(sim.seed);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
             let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss);
             flows.push(match app {

@@ -23,6 +23,8 @@ pub enum Component {
     App(u32),
     /// Flow `n`'s random start time.
     FlowStart(u32),
+    /// Flow `n`'s loss predictor (SpecTCP's conditional Bernoulli draw).
+    Predictor(u32),
 }
 
 impl Component {
@@ -32,6 +34,7 @@ impl Component {
             Component::Queue(n) => (n as u64) << 8 | 2,
             Component::App(n) => (n as u64) << 8 | 3,
             Component::FlowStart(n) => (n as u64) << 8 | 4,
+            Component::Predictor(n) => (n as u64) << 8 | 5,
         }
     }
 }
