@@ -6,6 +6,14 @@
 //! what they are scored against.
 
 pub mod bernoulli;
+pub mod ndg;
+pub mod ntg;
+pub mod score;
+pub mod two_bit;
+pub mod vegas;
+pub mod veno;
+
+use crate::time::Nanos;
 
 /// A discriminator's verdict on one loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,4 +22,40 @@ pub enum LossClass {
     Congestion,
     /// The link corrupted it (ALGORITHMS.md's WIRELESS): resend, keep the rate.
     Corruption,
+}
+
+/// A sender-side discriminator: it sees every RTT sample with the window (segments) at that
+/// moment, classifies each loss the sender notices, and — only the ones that learn, like a branch
+/// predictor — is told the truth afterwards.
+pub trait SenderDiscriminator {
+    fn name(&self) -> &'static str;
+    fn on_sample(&mut self, rtt: Nanos, cwnd: f64);
+    fn classify(&mut self) -> LossClass;
+    fn learn(&mut self, _truth: LossClass) {}
+}
+
+impl SenderDiscriminator for bernoulli::Bernoulli {
+    fn name(&self) -> &'static str {
+        "bernoulli"
+    }
+
+    fn on_sample(&mut self, _rtt: Nanos, _cwnd: f64) {}
+
+    fn classify(&mut self) -> LossClass {
+        self.predict()
+    }
+}
+
+/// Every sender-side discriminator with its published parameters (the Bernoulli predictor with
+/// p = 1), for scoring side by side.
+pub fn sender_side(seed: u64) -> Vec<Box<dyn SenderDiscriminator>> {
+    use crate::sim::rng::{Component, Stream};
+    vec![
+        Box::new(bernoulli::Bernoulli::new(1.0, Stream::new(seed, Component::Predictor(0)))),
+        Box::new(vegas::VegasSender::default()),
+        Box::new(ntg::Ntg::default()),
+        Box::new(ndg::Ndg::default()),
+        Box::new(veno::VenoRule::default()),
+        Box::new(two_bit::TwoBit::default()),
+    ]
 }
