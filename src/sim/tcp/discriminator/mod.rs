@@ -6,12 +6,16 @@
 //! what they are scored against.
 
 pub mod bernoulli;
+pub mod biaz;
+pub mod mbiaz;
 pub mod ndg;
 pub mod ntg;
 pub mod score;
+pub mod spike;
 pub mod two_bit;
 pub mod vegas;
 pub mod veno;
+pub mod zigzag;
 
 use crate::time::Nanos;
 
@@ -58,4 +62,14 @@ pub fn sender_side(seed: u64) -> Vec<Box<dyn SenderDiscriminator>> {
         Box::new(veno::VenoRule::default()),
         Box::new(two_bit::TwoBit::default()),
     ]
+}
+
+/// A receiver-side discriminator: every data packet's arrival time and relative one-way trip time
+/// (ROTT: its arrival minus its send time; only differences matter, so clocks need not agree) and
+/// how many packets are missing just before it (0: in order). A packet after a gap returns the
+/// verdict on that loss. Not yet scored on simulated runs: the simulator does not trace arrivals
+/// at the receiver.
+pub trait ReceiverDiscriminator {
+    fn name(&self) -> &'static str;
+    fn on_arrival(&mut self, now: Nanos, rott: Nanos, missing: u32) -> Option<LossClass>;
 }
