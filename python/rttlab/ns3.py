@@ -110,6 +110,8 @@ def check(doc: dict[str, Any]) -> None:
     if topo["bottleneck"]["queue"]["kind"] not in ("droptail", "red"):
         raise Ns3Unsupported(f"topology.bottleneck.queue.kind: {topo['bottleneck']['queue']['kind']!r} is not mapped to ns-3")
     _congestion_control(tcp["cc"])
+    if tcp.get("receiver_ecn") is False:
+        raise Ns3Unsupported("tcp.receiver_ecn: a receiver refusing ECN is not mapped to ns-3")
     for i, g in enumerate(doc["flows"]):
         if g.get("app") and g["app"].get("kind", "bulk") != "bulk":
             raise Ns3Unsupported(f"flows.{i}.app: only bulk flows map to ns-3")

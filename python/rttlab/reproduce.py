@@ -18,6 +18,8 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     source = "eq. (3)"
     # kind = "table": [[published.values]] point = {...}, value = ..., source = "Table 2, p. 5"
     # kind = "peer": another simulator of the same sweep (simulator = "ns3") run beside ours
+    # kind = "ratio": [[published.values]] numerator = {...}, denominator = {...}, value, source —
+    #   a published ratio of the metric between two points of the sweep (ours: per seed, paired)
 
     # Optional: several metrics (table values then name theirs), and a paired contrast — ours is
     # treatment − control of `key` (a swept parameter), per seed, so the CI is the paired one:
@@ -120,6 +122,8 @@ class Reproduction:
         ok = runs[runs["status"] == "ok"]
         pub = self.doc["published"]
         kind = pub["kind"]
+        if kind == "ratio":
+            return self._ratios(ok)
         if kind == "peer":
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, self.metrics, self.level)
@@ -152,7 +156,7 @@ class Reproduction:
                 else:
                     source = f"{pub['simulator']} (1 run)"
             else:
-                raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table or peer")
+                raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer or ratio")
             diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
             if math.isnan(published) or math.isnan(r["mean"]):
                 matched = False
@@ -178,6 +182,48 @@ class Reproduction:
                     "tolerance": float(abs_tolerance) if abs_tolerance is not None else tolerance,
                     "matched": bool(matched),
                     "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"]) if not math.isnan(r["ci_low"]) else False,
+                }
+            )
+        return rows
+
+    def _ratios(self, ok: Any) -> list[dict[str, Any]]:
+        """Each published ratio metric(numerator point) / metric(denominator point): ours is the
+        mean over seeds of the per-seed ratio (the two runs of a seed share its random streams),
+        with a Student-t interval."""
+        from rttlab.stats import t_interval
+
+        def at(point: dict[str, Any]) -> dict[Any, float]:
+            missing = [k for k in point if k not in ok.columns]
+            if missing:
+                raise ReproductionError(f"reproduction {self.name}: {missing[0]!r} is not a swept parameter")
+            mask = ok.apply(lambda r: all(_same(r[k], v) for k, v in point.items()), axis=1) if len(ok) else []
+            return dict(zip(ok[mask]["seed"], ok[mask][self.metric]))
+
+        def label(point: dict[str, Any]) -> str:
+            return ", ".join(f"{k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in point.items())
+
+        rows = []
+        for v in self.doc["published"]["values"]:
+            num, den = at(v["numerator"]), at(v["denominator"])
+            ratios = [num[s] / den[s] for s in sorted(num.keys() & den.keys()) if den[s]]
+            t = t_interval(ratios, self.level)
+            published = float(v["value"])
+            diff = t["mean"] / published - 1 if ratios else math.nan
+            rows.append(
+                {
+                    "point": f"{label(v['numerator'])} / {label(v['denominator'])}",
+                    "params": dict(v["numerator"]),
+                    "metric": f"{self.metric} ratio",
+                    "published": published,
+                    "source": v["source"],
+                    "ours": t["mean"],
+                    "ci_low": t["ci_low"],
+                    "ci_high": t["ci_high"],
+                    "n": t["n"],
+                    "diff": diff,
+                    "tolerance": self.tolerance,
+                    "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance),
+                    "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"]) if not math.isnan(t["ci_low"]) else False,
                 }
             )
         return rows

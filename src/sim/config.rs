@@ -168,6 +168,10 @@ pub struct TcpCfg {
     pub timestamps: bool,
     #[serde(default)]
     pub ecn: bool,
+    /// Whether the receiver accepts ECN at connection set-up (RFC 3168 §6.1.1); default true.
+    /// With false the negotiation fails and neither end uses ECN, whatever `ecn` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_ecn: Option<bool>,
     /// SACK (RFC 2018) with RFC 6675 loss recovery.
     #[serde(default)]
     pub sack: bool,
@@ -255,6 +259,7 @@ impl Default for TcpCfg {
             delayed_ack_segments: 2,
             timestamps: false,
             ecn: false,
+            receiver_ecn: None,
             sack: false,
             rtt_sampling: timed(),
             recovery_timeout: keep(),

@@ -259,6 +259,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         timestamps: cfg.timestamps,
         sampling,
         ecn: cfg.ecn,
+        receiver_ecn: cfg.receiver_ecn.unwrap_or(true),
         sack: cfg.sack,
         recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
@@ -437,7 +438,8 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
                 ca.seed_stream(stream); // the registered `ca-rto` estimator: the same per-flow stream
             }
             let timer = crate::rtt::timer::RetransmitTimer::new(estimator, policy);
-            let sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
+            let mut sender = Sender::with_timer(f as u32, src, dst, &tcp, app_bytes, timer);
+            sender.connect(sim.seed);
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
             let label = engine::FlowLabel {
                 group: g as u32,

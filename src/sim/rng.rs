@@ -25,6 +25,8 @@ pub enum Component {
     FlowStart(u32),
     /// Flow `n`'s RTO policy (CA-RTO's random extension).
     RtoPolicy(u32),
+    /// Flow `n`'s loss predictor (SpecTCP's conditional Bernoulli draw).
+    Predictor(u32),
 }
 
 impl Component {
@@ -35,6 +37,7 @@ impl Component {
             Component::App(n) => (n as u64) << 8 | 3,
             Component::FlowStart(n) => (n as u64) << 8 | 4,
             Component::RtoPolicy(n) => (n as u64) << 8 | 5,
+            Component::Predictor(n) => (n as u64) << 8 | 6,
         }
     }
 }

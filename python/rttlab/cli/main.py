@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
     "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
     "reproduce": ("rttlab.cli.reproduce", "Run a reproduction's sweep (resuming what its store already holds), then print each point's"),
+    "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
     "report": ("rttlab.cli.report", "One HTML file, no external resources: per sweep the parameters, versions, a table of means"),
 }
 

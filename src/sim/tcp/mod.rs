@@ -8,6 +8,7 @@
 //! deadlines; the engine owns time.
 
 pub mod cc;
+pub mod discriminator;
 pub mod eifel;
 pub mod receiver;
 pub mod recovery;
@@ -80,8 +81,10 @@ pub struct TcpConfig {
     /// ambiguity.
     pub timestamps: bool,
     pub sampling: Sampling,
-    /// ECN-capable endpoints (RFC 3168 §6); negotiation assumed successful.
+    /// The sender asks for ECN (RFC 3168 §6.1.1).
     pub ecn: bool,
+    /// The receiver agrees to ECN at set-up (SYN-ACK with ECE); ECN is used only if both do.
+    pub receiver_ecn: bool,
     /// SACK (RFC 2018) at both ends, with RFC 6675 loss recovery at the sender; negotiation
     /// assumed successful.
     pub sack: bool,
@@ -124,6 +127,7 @@ impl Default for TcpConfig {
             timestamps: false,
             sampling: Sampling::Timed,
             ecn: false,
+            receiver_ecn: true,
             sack: false,
             recovery_timeout: RecoveryTimeout::Keep,
             estimator: "rfc6298".into(),

@@ -5,7 +5,7 @@
 //! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
 //! over time through [`Sender::write`].
 
-use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, RouterSignal, Window};
+use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, RouterSignal, Window};
 use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
 use super::eifel::{Eifel, Verdict};
@@ -67,6 +67,9 @@ pub struct Sender {
     cwr_until: Option<u64>,
     /// Set CWR on the next new data segment.
     cwr_pending: bool,
+    /// The congestion control answered the current loss recovery as congestion; if not (SpecTCP
+    /// judged it corruption), ECN-Echo and router signals are not gated by it.
+    loss_reduced: bool,
     /// Initial window in bytes, the restart window's cap after idle (RFC 5681 §4.1).
     iw: u64,
     /// When a segment last went out (None: never).
@@ -100,7 +103,8 @@ impl Sender {
             header: cfg.header,
             timestamps: cfg.timestamps,
             sampling: cfg.sampling,
-            ecn: cfg.ecn,
+            // RFC 3168 §6.1.1: ECN is used only if both ends agree at set-up.
+            ecn: cfg.ecn && cfg.receiver_ecn,
             recovery_timeout: cfg.recovery_timeout,
             seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
@@ -112,6 +116,7 @@ impl Sender {
             max_cwnd: None,
             cwr_until: None,
             cwr_pending: false,
+            loss_reduced: true,
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
             undo: None,
@@ -121,6 +126,12 @@ impl Sender {
             started_at: None,
             stats: SenderStats::default(),
         }
+    }
+
+    /// The connection is set up: tell the congestion control what was negotiated (ECN) and give
+    /// it the simulation's seed for any random draws of its own.
+    pub fn connect(&mut self, seed: u64) {
+        self.cc.on_established(&Connection { flow: self.flow, seed, ecn: self.ecn });
     }
 
     pub fn window(&self) -> Window {
@@ -305,7 +316,7 @@ impl Sender {
         // The window ends only once the ACK passes the data sent before the last reduction: ACKs
         // up to it were sent before the receiver could see our CWR, so their ECE is stale (Linux
         // holds CWR "until something *above* high_seq is ACKed"; ns-3 `ackNumber > m_recover`).
-        let gated = self.episode.in_recovery || self.cwr_until.is_some_and(|c| self.seq.snd_una <= c) || self.seq.size() == 0;
+        let gated = (self.episode.in_recovery && self.loss_reduced) || self.cwr_until.is_some_and(|c| self.seq.snd_una <= c) || self.seq.size() == 0;
         if gated && self.cc.once_per_window(&kind) {
             return;
         }
@@ -454,7 +465,10 @@ impl Sender {
         let ev = self.congestion_event(now, Congestion::Loss, self.recovery.outstanding(&self.seq));
         self.cc.on_congestion(&mut self.win, &ev);
         self.episode.recover = Some(self.seq.snd_max);
-        self.cwr_until = Some(self.seq.snd_max);
+        self.loss_reduced = self.cc.last_loss_reduced();
+        if self.loss_reduced {
+            self.cwr_until = Some(self.seq.snd_max);
+        }
         self.episode.in_recovery = true;
         self.stats.fast_recoveries += 1;
         self.timer.discard_timed();
@@ -489,7 +503,9 @@ impl Sender {
         self.cc.on_congestion(&mut self.win, &ev);
         self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
         self.episode.recover = Some(self.seq.snd_max);
-        self.cwr_until = Some(self.seq.snd_max);
+        if self.cc.last_loss_reduced() {
+            self.cwr_until = Some(self.seq.snd_max);
+        }
         self.episode.in_recovery = false;
         self.episode.dupacks = 0;
         self.recovery.on_timeout(&mut self.seq);

@@ -15,6 +15,7 @@
 
 pub mod new_reno;
 pub mod reno;
+pub mod spec_tcp;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
@@ -103,7 +104,27 @@ pub struct CongestionEvent {
     pub in_recovery: bool,
 }
 
+/// What the connection's set-up settled (RFC 3168 §6.1.1's negotiation), told to the scheme once
+/// before the first segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connection {
+    pub flow: u32,
+    /// The simulation's seed, for a scheme that draws random numbers (its own stream per flow).
+    pub seed: u64,
+    /// ECN was negotiated end to end: the sender asked for it and the receiver agreed.
+    pub ecn: bool,
+}
+
 pub trait CongestionOps {
+    /// The connection is set up (default: nothing). A manager choosing between algorithms by what
+    /// the path supports (SpecTCP's, seed 002 §3) decides here.
+    fn on_established(&mut self, _c: &Connection) {}
+    /// Whether the last `Loss` or `Timeout` event was answered as congestion (a reduction). If
+    /// not (a scheme judged it corruption), the loss opens no "once per window" period: ECN-Echo
+    /// and router signals still reach [`Self::on_congestion`] during that recovery. Default true.
+    fn last_loss_reduced(&self) -> bool {
+        true
+    }
     /// Every ACK, first, before recovery acts (default: nothing).
     fn on_ack_event(&mut self, _w: &Window, _ev: &AckEvent) {}
     /// New data was acknowledged outside loss recovery: grow (or shrink) the window.
@@ -192,6 +213,8 @@ macro_rules! schemes {
         pub enum CongestionControl { $( $variant($ty), )* }
 
         impl CongestionOps for CongestionControl {
+            fn on_established(&mut self, c: &Connection) { match self { $( Self::$variant(cc) => cc.on_established(c), )* } }
+            fn last_loss_reduced(&self) -> bool { match self { $( Self::$variant(c) => c.last_loss_reduced(), )* } }
             #[inline]
             fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack_event(w, ev), )* } }
             #[inline]
@@ -212,9 +235,10 @@ schemes! {
     Westwood(Box<westwood::Westwood>),
     Vegas(Box<vegas::Vegas>),
     Veno(Box<veno::Veno>),
+    SpecTcp(Box<spec_tcp::SpecTcp>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO];
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO];
 
 /// Every scheme, in the order listings show them (for `rttlab components`).
 pub fn registry() -> &'static [CcInfo] {

@@ -1,0 +1,50 @@
+"""`rttlab reproduce spectcp --quick` (pinned): SpecTCP vs Reno+ECN goodput ratios on the paper's
+64 kb/s lossy link, computed per seed from the stored runs (the "ratio" kind of reproduce.py)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
+
+
+@pytest.fixture(scope="module")
+def spectcp(tmp_path_factory):
+    out = tmp_path_factory.mktemp("spectcp")
+    r = subprocess.run([*RTTLAB, "reproduce", "spectcp", "--quick", "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "not matched" in r.stdout  # we do not reproduce the paper's 5x (docs/reproductions/spectcp.md)
+    return out
+
+
+def test_each_ratio_is_the_mean_of_per_seed_ratios_of_the_stored_runs(spectcp):
+    with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
+        runs = c.execute('SELECT "tcp.cc", "topology.bottleneck.error.ber", seed, goodput_bps FROM runs WHERE status = \'ok\'').fetchall()
+    assert len(runs) == 12
+    g = {(cc, ber, seed): x for cc, ber, seed, x in runs}
+    rows = json.loads((spectcp / "comparison.json").read_text())["rows"]
+    assert [r["published"] for r in rows] == [5.0, 0.23, 0.88]
+    expected = [
+        statistics.fmean(g["spectcp", 5e-5, s] / g["reno", 5e-5, s] for s in (1, 2, 3)),
+        statistics.fmean(g["reno", 5e-5, s] / g["reno", 1e-5, s] for s in (1, 2, 3)),
+        statistics.fmean(g["spectcp", 5e-5, s] / g["spectcp", 1e-5, s] for s in (1, 2, 3)),
+    ]
+    for r, e in zip(rows, expected):
+        assert r["n"] == 3 and r["ours"] == pytest.approx(e)
+        assert r["ci_low"] < r["ours"] < r["ci_high"]
+
+
+def test_the_quick_ratios_are_pinned(spectcp):
+    # Pinned (3 seeds × 300 s): Reno+ECN's fall from BER 1e-5 to 5e-5 matches the paper's -77 %,
+    # but SpecTCP falls as far and gains only ~1.1x over Reno+ECN at 5e-5, not the paper's ~5x.
+    # A simulator or SpecTCP change that moves these is a finding: update docs/reproductions/spectcp.md.
+    rows = json.loads((spectcp / "comparison.json").read_text())["rows"]
+    assert rows[0]["ours"] == pytest.approx(1.137, abs=0.02) and not rows[0]["matched"]
+    assert rows[1]["ours"] == pytest.approx(0.211, abs=0.02) and rows[1]["matched"]
+    assert rows[2]["ours"] == pytest.approx(0.232, abs=0.02) and not rows[2]["matched"]
