@@ -115,7 +115,7 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None, losses=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -130,6 +130,7 @@ fn replay<'py>(
     min_rto_ns: u64,
     timestamps: bool,
     stream_timestamps: Option<Vec<bool>>,
+    losses: Option<Vec<(usize, u64)>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
     let starts = starts.unwrap_or_default();
@@ -150,7 +151,10 @@ fn replay<'py>(
         trace,
     };
     let stream_timestamps = stream_timestamps.unwrap_or_default();
-    let streams = Streams { starts: &starts, timestamps: &stream_timestamps };
+    // Really lost segments: (stream index, timer start in ns), scored with W (docs/metrics.md).
+    let mut losses = losses.unwrap_or_default();
+    losses.sort_unstable();
+    let streams = Streams { starts: &starts, timestamps: &stream_timestamps, losses: &losses };
     let results = py.detach(|| replay_all(estimators, times, rtts, &streams, &cfg, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
@@ -173,6 +177,9 @@ fn replay<'py>(
             d.set_item("wait_mean_s", m.wait_mean_s)?;
             d.set_item("wait_p99_s", m.wait_p99_s)?;
             d.set_item("rto_mean_s", m.rto_mean_s)?;
+            d.set_item("lost_segments", m.lost_segments)?;
+            d.set_item("lost_wait_mean_s", m.lost_wait_mean_s)?;
+            d.set_item("lost_wait_max_s", m.lost_wait_max_s)?;
             if let Some(tr) = tr {
                 let pred: Vec<f64> = tr.prediction.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
                 let after: Vec<f64> = tr.prediction_after.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
@@ -340,6 +347,25 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     conns.set_item("samples", col_u64(&|x| x.samples).into_pyarray(py))?;
     conns.set_item("ts_excluded", col_u64(&|x| x.ts_excluded).into_pyarray(py))?;
     out.set_item("connections", conns)?;
+
+    // Retransmissions and the evidence on whether each was needed (capture::loss).
+    let r = &a.retransmissions;
+    let rtx = PyDict::new(py);
+    let opt_time = |v: Option<i64>| v.map_or(f64::NAN, secs);
+    rtx.set_item("conn", r.iter().map(|x| x.conn).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("dir", r.iter().map(|x| x.dir).collect::<Vec<u8>>().into_pyarray(py))?;
+    rtx.set_item("seq_start", r.iter().map(|x| x.seq_start).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("seq_end", r.iter().map(|x| x.seq_end).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("sent", r.iter().map(|x| opt_time(x.sent)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("resent", r.iter().map(|x| secs(x.resent)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("timer_start", r.iter().map(|x| opt_time(x.timer_start)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("attempt", r.iter().map(|x| x.attempt).collect::<Vec<u16>>().into_pyarray(py))?;
+    rtx.set_item("dupacks", r.iter().map(|x| x.dupacks).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("evidence", r.iter().map(|x| x.evidence as u8).collect::<Vec<u8>>().into_pyarray(py))?;
+    rtx.set_item("frame", r.iter().map(|x| x.frame).collect::<Vec<u64>>().into_pyarray(py))?;
+    rtx.set_item("ref_frame", r.iter().map(|x| x.ref_frame).collect::<Vec<u64>>().into_pyarray(py))?;
+    out.set_item("retransmissions", rtx)?;
+    out.set_item("evidence_names", capture::Evidence::ALL.iter().map(|e| e.name()).collect::<Vec<_>>())?;
 
     let k = &a.counters;
     let counters = PyDict::new(py);

@@ -30,9 +30,11 @@ METRICS = [
     "wait_mean_s",
     "wait_p99_s",
     "rto_mean_s",
+    "lost_wait_mean_s",
+    "lost_wait_max_s",
 ]
 #: Whole-number columns of the timer replay.
-COUNTS = ["bad_timeouts", "expiries", "karn_withheld"]
+COUNTS = ["bad_timeouts", "expiries", "karn_withheld", "lost_segments"]
 
 #: The tick `mae_ticks` is counted in when none is given: one jiffy of the Linux 2.6.28 kernel
 #: (default HZ = 250) that seed 000's Table II measured "error in ticks" in.
@@ -93,6 +95,7 @@ def score(
     min_rto: float | None = None,
     timer_granularity: float = 0.0,
     timestamps: bool | list[bool] = False,
+    losses: list[tuple[int, int]] | None = None,
 ) -> Scores:
     """Replay on uint64 nanosecond columns; what :func:`replay` and :func:`rttlab.evaluate` build on.
 
@@ -101,7 +104,9 @@ def score(
     ``tick`` is only the unit of ``mae_ticks`` here (see :func:`with_tick`). ``min_rto``: every
     RTO in force is at least this (s). ``timer_granularity``: the sender's timer fires on this
     heartbeat (s, 0 = exactly). ``timestamps``: Karn's rule does not withhold the samples of
-    timed-out segments (docs/metrics.md); a list gives one flag per stream."""
+    timed-out segments (docs/metrics.md); a list gives one flag per stream. ``losses``: segments
+    the input shows were really lost, as (stream index, ns when their sender's timer started),
+    each scored with the W the stream's timer would have imposed (``lost_*`` metrics)."""
     specs = as_specs(estimators)
     if not specs:
         raise ValueError("no estimators given")
@@ -126,6 +131,7 @@ def score(
         int(round((min_rto or 0.0) * 1e9)),
         timestamps if isinstance(timestamps, bool) else False,
         None if isinstance(timestamps, bool) else [bool(t) for t in timestamps],
+        [(int(k), int(t)) for k, t in losses] if losses else None,
     )
     keys = ("samples", "predicted", *METRICS, *COUNTS)
     rows = [{"estimator": label, **{k: r[k] for k in keys}} for label, r in zip(labels, raw)]
