@@ -115,7 +115,7 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None, losses=None))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None, losses=None, per_stream=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -131,6 +131,7 @@ fn replay<'py>(
     timestamps: bool,
     stream_timestamps: Option<Vec<bool>>,
     losses: Option<Vec<(usize, u64)>>,
+    per_stream: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
     let starts = starts.unwrap_or_default();
@@ -149,6 +150,7 @@ fn replay<'py>(
         tick: tick_ns,
         timer: TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps },
         trace,
+        per_stream,
     };
     let stream_timestamps = stream_timestamps.unwrap_or_default();
     // Really lost segments: (stream index, timer start in ns), scored with W (docs/metrics.md).
@@ -160,26 +162,11 @@ fn replay<'py>(
     specs
         .iter()
         .zip(results)
-        .map(|((name, _), (m, tr))| {
-            let d = PyDict::new(py);
-            d.set_item("estimator", name)?;
-            d.set_item("samples", m.samples)?;
-            d.set_item("predicted", m.predicted)?;
-            d.set_item("mae_s", m.mae_s)?;
-            d.set_item("mae_after_s", m.mae_after_s)?;
-            d.set_item("mae_ticks", m.mae_ticks)?;
-            d.set_item("mape", m.mape)?;
-            d.set_item("under_prediction_rate", m.under_prediction_rate)?;
-            d.set_item("bad_timeouts", m.bad_timeouts)?;
-            d.set_item("bad_timeout_rate", m.bad_timeout_rate)?;
-            d.set_item("expiries", m.expiries)?;
-            d.set_item("karn_withheld", m.karn_withheld)?;
-            d.set_item("wait_mean_s", m.wait_mean_s)?;
-            d.set_item("wait_p99_s", m.wait_p99_s)?;
-            d.set_item("rto_mean_s", m.rto_mean_s)?;
-            d.set_item("lost_segments", m.lost_segments)?;
-            d.set_item("lost_wait_mean_s", m.lost_wait_mean_s)?;
-            d.set_item("lost_wait_max_s", m.lost_wait_max_s)?;
+        .map(|((name, _), (m, tr, each))| {
+            let d = metrics_dict(py, name, &m)?;
+            if per_stream {
+                d.set_item("streams", each.iter().map(|m| metrics_dict(py, name, m)).collect::<PyResult<Vec<_>>>()?)?;
+            }
             if let Some(tr) = tr {
                 let pred: Vec<f64> = tr.prediction.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
                 let after: Vec<f64> = tr.prediction_after.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
@@ -194,6 +181,30 @@ fn replay<'py>(
             Ok(d)
         })
         .collect()
+}
+
+/// One estimator's metrics as a dict (keys: docs/metrics.md).
+fn metrics_dict<'py>(py: Python<'py>, name: &str, m: &crate::eval::Metrics) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("estimator", name)?;
+    d.set_item("samples", m.samples)?;
+    d.set_item("predicted", m.predicted)?;
+    d.set_item("mae_s", m.mae_s)?;
+    d.set_item("mae_after_s", m.mae_after_s)?;
+    d.set_item("mae_ticks", m.mae_ticks)?;
+    d.set_item("mape", m.mape)?;
+    d.set_item("under_prediction_rate", m.under_prediction_rate)?;
+    d.set_item("bad_timeouts", m.bad_timeouts)?;
+    d.set_item("bad_timeout_rate", m.bad_timeout_rate)?;
+    d.set_item("expiries", m.expiries)?;
+    d.set_item("karn_withheld", m.karn_withheld)?;
+    d.set_item("wait_mean_s", m.wait_mean_s)?;
+    d.set_item("wait_p99_s", m.wait_p99_s)?;
+    d.set_item("rto_mean_s", m.rto_mean_s)?;
+    d.set_item("lost_segments", m.lost_segments)?;
+    d.set_item("lost_wait_mean_s", m.lost_wait_mean_s)?;
+    d.set_item("lost_wait_max_s", m.lost_wait_max_s)?;
+    Ok(d)
 }
 
 /// Least-squares fit of the regression estimator: features (n × 4: hops, min_rtt, max_rtt, ttl)

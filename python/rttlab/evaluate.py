@@ -262,8 +262,8 @@ def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
     return front
 
 
-def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str]) -> list[dict[str, Any]]:
-    floors = {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
+def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str], floors: dict | None = None) -> list[dict[str, Any]]:
+    floors = floors or {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
     front = pareto_front(rows)
     out = []
     for r in rows:
@@ -330,7 +330,6 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     ends = np.r_[starts[1:], len(conn)]
     times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    info = connections.set_index("conn")
     # Really lost segments per stream: (stream index, timer start in ns), for the lost_* metrics.
     lost = lost_segments(retransmissions, connections)
     stream_of = {int(conn[a]): k for k, a in enumerate(starts)}
@@ -342,10 +341,12 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     if settings["timestamps"] == "auto":
         # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
         # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
-        uses_ts = [bool(info.at[int(conn[a]), "ts_fwd"] and info.at[int(conn[a]), "ts_rev"]) for a in starts]
+        both = dict(zip(connections["conn"].tolist(), (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist()))
+        uses_ts = [bool(both[int(c)]) for c in conn[starts].tolist()]
         options = {**options, "timestamps": uses_ts}
-    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), losses=losses, **options)
-    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), losses=losses, per_stream=by == "conn" or trace, **options)
+    floors = {options["labels"].get(s.label, s.label): floor_of(s, settings["min_rto_s"]) for s in specs}
+    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"], floors)
     notes = _notes(rows, specs, options["labels"])
     unscored = int(len(lost) - len(losses))
     notes.append(
@@ -360,33 +361,37 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     if by == "conn" or trace:
         per_conn = []
         stream_ts = options["timestamps"]
+        # Per-connection facts as plain lists (no per-row DataFrame lookups: captures hold
+        # hundreds of thousands of connections).
+        col = {k: dict(zip(connections["conn"].tolist(), connections[k].tolist())) for k in ("src", "dst", "vantage", "path_rtt_method", "bytes_fwd", "bytes_rev", "retransmissions_fwd", "retransmissions_rev")}
+        rtx_dir = retransmissions["direction"].astype(str).to_numpy()
+        rtx_conn = retransmissions["conn"].to_numpy()
+        main_dir = {c: ("rev" if col["bytes_rev"][c] > col["bytes_fwd"][c] else "fwd") for c in col["src"]}
+        in_main = rtx_dir == np.array([main_dir[c] for c in rtx_conn.tolist()], dtype=object) if len(rtx_conn) else np.zeros(0, bool)
+        unneeded = in_main & retransmissions["evidence"].isin(["acked", "dsack", "ts-original"]).to_numpy()
+        spurious = dict(zip(*np.unique(rtx_conn[unneeded], return_counts=True)))
+        lost_count = lost.groupby("conn").size().to_dict()
+        actual = (lost["resent"] - lost["timer_start"]).groupby(lost["conn"]).mean().to_dict()
         for k, (a, b) in enumerate(zip(starts, ends)):
-            one = {**options, "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts}
             c = int(conn[a])
-            method = str(info.at[c, "path_rtt_method"])
-            # The main data direction (more payload bytes): whose retransmissions count.
-            direction = "rev" if info.at[c, "bytes_rev"] > info.at[c, "bytes_fwd"] else "fwd"
-            mine = lost[lost["conn"] == c]
-            resent = retransmissions[(retransmissions["conn"] == c) & (retransmissions["direction"] == direction)]
+            direction = main_dir[c]
             entry = {
                 "conn": c,
-                "src": info.at[c, "src"],
-                "dst": info.at[c, "dst"],
-                "vantage": info.at[c, "vantage"],
-                "method": method,
+                "src": col["src"][c],
+                "dst": col["dst"][c],
+                "vantage": col["vantage"][c],
+                "method": str(col["path_rtt_method"][c]),
                 "samples": int(b - a),
+                # The main data direction (more payload bytes): whose retransmissions count.
                 "data_direction": direction,
-                # Retransmitted packets of the main data direction, and what the capture says of them.
-                "retransmissions": int(info.at[c, f"retransmissions_{direction}"]),
-                "lost": len(mine),
-                "spurious": int((~resent["needed"] & resent["evidence"].isin(["acked", "dsack", "ts-original"])).sum()),
+                "retransmissions": int(col[f"retransmissions_{direction}"][c]),
+                "lost": int(lost_count.get(c, 0)),
+                "spurious": int(spurious.get(c, 0)),
                 # What the real sender waited on those losses: resend − timer start.
-                "actual_lost_wait_mean_s": float((mine["resent"] - mine["timer_start"]).mean()) if len(mine) else None,
-                "timestamps": one["timestamps"],
-                "rows": _decorate(
-                    _score(times_ns[a:b], rtts_ns[a:b], specs, losses=[(0, t) for t in sorted(lost_by_stream.get(k, []))], **one).rows,
-                    specs, settings["min_rto_s"], sort, options["labels"],
-                ) if b - a >= 2 else [],
+                "actual_lost_wait_mean_s": float(actual[c]) if c in actual else None,
+                "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts,
+                # Each stream scored alone in the pooled pass (fresh estimator and timer).
+                "rows": _decorate(pooled.streams[k], specs, settings["min_rto_s"], sort, options["labels"], floors) if b - a >= 2 else [],
             }
             per_conn.append(entry)
         per_conn.sort(key=lambda e: -e["samples"])

@@ -16,13 +16,20 @@ pub struct ReplayConfig {
     pub timer: TimerConfig,
     /// Keep the per-sample [`Trace`].
     pub trace: bool,
+    /// Also score each stream alone (the same numbers as replaying it by itself: each stream
+    /// starts afresh), in one pass.
+    pub per_stream: bool,
 }
 
 impl Default for ReplayConfig {
     fn default() -> Self {
-        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false }
+        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false, per_stream: false }
     }
 }
+
+/// What one estimator's replay gives: pooled metrics, the per-sample trace if asked for, and
+/// each stream's own metrics if asked for (`ReplayConfig::per_stream`; in stream order).
+pub type Replayed = (Metrics, Option<Trace>, Vec<Metrics>);
 
 /// Per-sample record of what the estimator held when each sample arrived.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -52,9 +59,39 @@ struct Pass<'a> {
     cfg: ReplayConfig,
 }
 
+/// The pooled scorer and, when asked for, the current stream's own.
+struct Scorers {
+    pooled: Scorer,
+    stream: Option<Scorer>,
+    done: Vec<Metrics>,
+    tick: Nanos,
+}
+
+impl Scorers {
+    fn record(&mut self, rtt: Nanos, before: Option<Nanos>, after: Option<Nanos>, rto: Nanos, timer: TimerOutcome) {
+        self.pooled.record(rtt, before, after, rto, timer);
+        if let Some(s) = self.stream.as_mut() {
+            s.record(rtt, before, after, rto, timer);
+        }
+    }
+
+    fn record_loss(&mut self, wait: Nanos) {
+        self.pooled.record_loss(wait);
+        if let Some(s) = self.stream.as_mut() {
+            s.record_loss(wait);
+        }
+    }
+
+    fn end_stream(&mut self) {
+        if let Some(s) = self.stream.as_mut() {
+            self.done.push(std::mem::take(s).finish(self.tick));
+        }
+    }
+}
+
 /// Score the losses of `stream` whose timer started before `until` (all of them with `None`),
 /// with the estimator and timer as they stand; `next` walks `losses`.
-fn score_losses<E: RttEstimator>(losses: &[(usize, Nanos)], next: &mut usize, stream: usize, until: Option<Nanos>, timer: &SenderTimer, est: &E, scorer: &mut Scorer) {
+fn score_losses<E: RttEstimator>(losses: &[(usize, Nanos)], next: &mut usize, stream: usize, until: Option<Nanos>, timer: &SenderTimer, est: &E, scorer: &mut Scorers) {
     while let Some(&(k, armed)) = losses.get(*next) {
         if k > stream || (k == stream && until.is_some_and(|u| armed >= u)) {
             break;
@@ -67,13 +104,14 @@ fn score_losses<E: RttEstimator>(losses: &[(usize, Nanos)], next: &mut usize, st
 }
 
 impl WithEstimator for Pass<'_> {
-    type Output = (Metrics, Option<Trace>);
+    type Output = Replayed;
 
     fn call<E: RttEstimator + Clone>(self, est: &mut E) -> Self::Output {
         let n = self.rtts.len();
         let fresh = est.clone();
         let mut starts = self.starts.iter().copied().peekable();
-        let mut scorer = Scorer::with_capacity(n);
+        let per_stream = self.cfg.per_stream.then(Scorer::default);
+        let mut scorer = Scorers { pooled: Scorer::with_capacity(n), stream: per_stream, done: Vec::new(), tick: self.cfg.tick };
         let timer_cfg = |k: usize| TimerConfig { timestamps: self.timestamps.get(k).copied().unwrap_or(self.cfg.timer.timestamps), ..self.cfg.timer };
         let mut stream = 0;
         let mut timer = SenderTimer::new(timer_cfg(0), self.template);
@@ -90,6 +128,7 @@ impl WithEstimator for Pass<'_> {
             let first_of_stream = i == 0 || starts.peek() == Some(&i);
             if first_of_stream && i > 0 {
                 score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+                scorer.end_stream();
                 *est = fresh.clone();
             }
             if first_of_stream && i > 0 {
@@ -131,8 +170,9 @@ impl WithEstimator for Pass<'_> {
         }
         if n > 0 {
             score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+            scorer.end_stream();
         }
-        (scorer.finish(self.cfg.tick), trace)
+        (scorer.pooled.finish(self.cfg.tick), trace, scorer.done)
     }
 }
 
@@ -160,7 +200,13 @@ pub struct Streams<'a> {
 /// `starts` holds the index where each stream begins (sorted; 0 may be omitted). Every stream
 /// starts from a fresh estimator and a fresh timer, its first sample is not scored, and the
 /// metrics pool all streams' scored samples.
-pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+pub fn replay_streams(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+    let (m, trace, _) = replay_each(estimator, times, rtts, streams, cfg);
+    (m, trace)
+}
+
+/// As [`replay_streams`], with each stream's own metrics when `cfg.per_stream` is set.
+pub fn replay_each(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> Replayed {
     assert_eq!(times.len(), rtts.len(), "times and rtts must have equal length");
     let starts = streams.starts;
     assert!(starts.windows(2).all(|w| w[0] < w[1]), "stream starts must be strictly increasing");
@@ -171,12 +217,12 @@ pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos],
 
 /// Replay several estimators over the same samples, one thread each (results in input order;
 /// each pass is sequential and deterministic, so threading does not change any number).
-pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
+pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<Replayed> {
     let threads = threads.max(1);
     if threads == 1 || estimators.len() == 1 {
-        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, streams, cfg)).collect();
+        return estimators.into_iter().map(|e| replay_each(e, times, rtts, streams, cfg)).collect();
     }
-    let mut slots: Vec<Option<(Metrics, Option<Trace>)>> = vec![None; estimators.len()];
+    let mut slots: Vec<Option<Replayed>> = vec![None; estimators.len()];
     let jobs: Vec<(usize, Estimator)> = estimators.into_iter().enumerate().collect();
     let next = std::sync::Mutex::new(jobs.into_iter());
     let results = std::sync::Mutex::new(&mut slots);
@@ -185,7 +231,7 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
             scope.spawn(|| loop {
                 let job = next.lock().map(|mut it| it.next()).unwrap_or(None);
                 let Some((i, e)) = job else { break };
-                let out = replay_streams(e, times, rtts, streams, cfg);
+                let out = replay_each(e, times, rtts, streams, cfg);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(out);
                 }
@@ -324,5 +370,20 @@ mod tests {
         let (m, _) = replay_streams(est, &t, &r, &streams, &ReplayConfig::default());
         assert_eq!(m.lost_segments, 2);
         assert!((m.lost_wait_mean_s.unwrap() - (0.3 + 1.0) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_stream_scored_in_the_pooled_pass_equals_the_stream_replayed_alone() {
+        let (t1, r1) = stream(&[100, 120, 90, 3000, 110]);
+        let (t2, r2) = stream(&[400, 380, 420]);
+        let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
+        let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
+        let losses = [(0, 150 * MS), (1, 500 * MS)];
+        let cfg = ReplayConfig { per_stream: true, ..ReplayConfig::default() };
+        let streams = Streams { starts: &[0, 5], losses: &losses, ..Streams::default() };
+        let (_, _, each) = replay_each(build("linux", &[]).unwrap(), &t, &r, &streams, &cfg);
+        let alone1 = replay_streams(build("linux", &[]).unwrap(), &t1, &r1, &Streams { losses: &[(0, 150 * MS)], ..Streams::default() }, &cfg).0;
+        let alone2 = replay_streams(build("linux", &[]).unwrap(), &t2, &r2, &Streams { losses: &[(0, 500 * MS)], ..Streams::default() }, &cfg).0;
+        assert_eq!(each, vec![alone1, alone2]);
     }
 }
