@@ -287,6 +287,20 @@ impl CaptureStream {
         batch.map(|s| samples_dict(py, s)).transpose()
     }
 
+    /// Read to the end, dropping the samples inside the core (no Python objects are built: what
+    /// `rttlab flows` needs); returns how many were dropped.
+    fn drain(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
+        py.detach(|| {
+            let mut n = 0u64;
+            while let Some(batch) = stream.next_batch(1 << 16)? {
+                n += batch.len() as u64;
+            }
+            Ok(n)
+        })
+        .map_err(|e| capture_error(&self.path, e))
+    }
+
     /// Connections, counters, read statistics and warnings (and any samples not yet taken), once
     /// `next_batch` returned None.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -172,10 +172,7 @@ class CaptureReader:
     def drain(self) -> int:
         """Read to the end without building DataFrames (for the summaries alone); returns the
         number of samples skipped."""
-        n = 0
-        while (batch := self._stream.next_batch(self._rows)) is not None:
-            n += len(batch["rtt"])
-        return n
+        return self._stream.drain()
 
     def connections(self) -> pd.DataFrame:
         """The connection summaries (``read_capture``'s second frame), once every batch was read."""
