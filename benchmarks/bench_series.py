@@ -75,7 +75,7 @@ def main() -> None:
         peer = best(lambda: plain_python(path), args.repeat)
         a, b = rttlab_inprocess(path), plain_python(path)
         assert abs(a - b) < 1e-6 * b, (a, b)  # same work, same answer
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {args.lines:,} lines, best of {args.repeat}")
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {args.lines:,} lines, best of {args.repeat}, load average {os.getloadavg()[0]:.1f}")
     print("| what | time | samples/s |")
     print("|---|---:|---:|")
     print(f"| rttlab: read_series_ns + score(rfc6298) | {ours * 1e3:.0f} ms | {args.lines / ours / 1e6:.1f} M |")

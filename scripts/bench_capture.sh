@@ -12,6 +12,8 @@
 # What each command does, so the comparison is fair about work:
 #   rttlab samples   decode, connections, seq/ts/syn samples, summaries; all samples to Parquet
 #   rttlab flows     the same analysis; connection summaries as JSON (samples streamed and dropped)
+#   rttlab evaluate  the same analysis, then every estimator replayed (timer replay, W on real
+#                    losses) over each connection's path-RTT series; JSON to /dev/null
 #   core             the Rust analysis alone (examples/capture_stats.rs), no Python
 #   tcptrace -n -l -r  per-connection long output with RTT statistics, to /dev/null
 #   tshark           TCP sequence analysis with ack_rtt fields, to /dev/null
@@ -38,14 +40,24 @@ ONE="taskset -c 0"
 hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
     -n "rttlab samples -o .parquet" "$ONE $RTTLAB samples $CAP --method all -o $OUT" \
     -n "rttlab flows --json" "$ONE sh -c '$RTTLAB flows $CAP --json > /dev/null'" \
+    -n "rttlab evaluate --json" "$ONE sh -c '$RTTLAB evaluate $CAP --json > /dev/null'" \
     -n "rttlab core (Rust only)" "$ONE $BIN $CAP" \
     -n "tcptrace -n -l -r" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "## rttlab on both cores, tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
+hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
+    -n "rttlab samples -o .parquet (2 cores)" "$RTTLAB samples $CAP --method all -o $OUT" \
+    -n "rttlab flows --json (2 cores)" "sh -c '$RTTLAB flows $CAP --json > /dev/null'" \
+    -n "rttlab evaluate --json (2 cores)" "sh -c '$RTTLAB evaluate $CAP --json > /dev/null'" \
+    -n "tcptrace -n -l -r (1 core)" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "## rttlab --help (start-up)"
 hyperfine --warmup 3 --runs 20 -N --export-markdown /dev/stdout --style none -n "rttlab --help" "$RTTLAB --help" 2>/dev/null | grep '^|'
 echo
 echo "## peak memory (max RSS, /usr/bin/time)"
-for cmd in "$RTTLAB samples $CAP --method all -o $OUT" "$RTTLAB flows $CAP --json"; do
+for cmd in "$RTTLAB samples $CAP --method all -o $OUT" "$RTTLAB flows $CAP --json" "$RTTLAB evaluate $CAP --json"; do
     /usr/bin/time -f "%M kB  $cmd" $cmd > /dev/null 2> >(tail -1 >&2)
 done 2>&1
 if command -v tshark >/dev/null && [ "${TSHARK:-1}" = 1 ]; then

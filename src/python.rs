@@ -116,7 +116,7 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
 /// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
 /// `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
-#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None))]
+#[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None, losses=None, per_stream=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -131,6 +131,8 @@ fn replay<'py>(
     min_rto_ns: u64,
     timestamps: bool,
     stream_timestamps: Option<Vec<bool>>,
+    losses: Option<Vec<(usize, u64)>>,
+    per_stream: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let times = times_ns.as_slice()?;
     let starts = starts.unwrap_or_default();
@@ -149,31 +151,23 @@ fn replay<'py>(
         tick: tick_ns,
         timer: TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps },
         trace,
+        per_stream,
     };
     let stream_timestamps = stream_timestamps.unwrap_or_default();
-    let streams = Streams { starts: &starts, timestamps: &stream_timestamps };
+    // Really lost segments: (stream index, timer start in ns), scored with W (docs/metrics.md).
+    let mut losses = losses.unwrap_or_default();
+    losses.sort_unstable();
+    let streams = Streams { starts: &starts, timestamps: &stream_timestamps, losses: &losses };
     let results = py.detach(|| replay_all(estimators, times, rtts, &streams, &cfg, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
         .iter()
         .zip(results)
-        .map(|((name, _), (m, tr))| {
-            let d = PyDict::new(py);
-            d.set_item("estimator", name)?;
-            d.set_item("samples", m.samples)?;
-            d.set_item("predicted", m.predicted)?;
-            d.set_item("mae_s", m.mae_s)?;
-            d.set_item("mae_after_s", m.mae_after_s)?;
-            d.set_item("mae_ticks", m.mae_ticks)?;
-            d.set_item("mape", m.mape)?;
-            d.set_item("under_prediction_rate", m.under_prediction_rate)?;
-            d.set_item("bad_timeouts", m.bad_timeouts)?;
-            d.set_item("bad_timeout_rate", m.bad_timeout_rate)?;
-            d.set_item("expiries", m.expiries)?;
-            d.set_item("karn_withheld", m.karn_withheld)?;
-            d.set_item("wait_mean_s", m.wait_mean_s)?;
-            d.set_item("wait_p99_s", m.wait_p99_s)?;
-            d.set_item("rto_mean_s", m.rto_mean_s)?;
+        .map(|((name, _), (m, tr, each))| {
+            let d = metrics_dict(py, name, &m)?;
+            if per_stream {
+                d.set_item("streams", each.iter().map(|m| metrics_dict(py, name, m)).collect::<PyResult<Vec<_>>>()?)?;
+            }
             if let Some(tr) = tr {
                 let pred: Vec<f64> = tr.prediction.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
                 let after: Vec<f64> = tr.prediction_after.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
@@ -188,6 +182,30 @@ fn replay<'py>(
             Ok(d)
         })
         .collect()
+}
+
+/// One estimator's metrics as a dict (keys: docs/metrics.md).
+fn metrics_dict<'py>(py: Python<'py>, name: &str, m: &crate::eval::Metrics) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("estimator", name)?;
+    d.set_item("samples", m.samples)?;
+    d.set_item("predicted", m.predicted)?;
+    d.set_item("mae_s", m.mae_s)?;
+    d.set_item("mae_after_s", m.mae_after_s)?;
+    d.set_item("mae_ticks", m.mae_ticks)?;
+    d.set_item("mape", m.mape)?;
+    d.set_item("under_prediction_rate", m.under_prediction_rate)?;
+    d.set_item("bad_timeouts", m.bad_timeouts)?;
+    d.set_item("bad_timeout_rate", m.bad_timeout_rate)?;
+    d.set_item("expiries", m.expiries)?;
+    d.set_item("karn_withheld", m.karn_withheld)?;
+    d.set_item("wait_mean_s", m.wait_mean_s)?;
+    d.set_item("wait_p99_s", m.wait_p99_s)?;
+    d.set_item("rto_mean_s", m.rto_mean_s)?;
+    d.set_item("lost_segments", m.lost_segments)?;
+    d.set_item("lost_wait_mean_s", m.lost_wait_mean_s)?;
+    d.set_item("lost_wait_max_s", m.lost_wait_max_s)?;
+    Ok(d)
 }
 
 /// Least-squares fit of the regression estimator: features (n × 4: hops, min_rtt, max_rtt, ttl)
@@ -270,6 +288,20 @@ impl CaptureStream {
         batch.map(|s| samples_dict(py, s)).transpose()
     }
 
+    /// Read to the end, dropping the samples inside the core (no Python objects are built: what
+    /// `rttlab flows` needs); returns how many were dropped.
+    fn drain(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
+        py.detach(|| {
+            let mut n = 0u64;
+            while let Some(batch) = stream.next_batch(1 << 16)? {
+                n += batch.len() as u64;
+            }
+            Ok(n)
+        })
+        .map_err(|e| capture_error(&self.path, e))
+    }
+
     /// Connections, counters, read statistics and warnings (and any samples not yet taken), once
     /// `next_batch` returned None.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -341,6 +373,25 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     conns.set_item("samples", col_u64(&|x| x.samples).into_pyarray(py))?;
     conns.set_item("ts_excluded", col_u64(&|x| x.ts_excluded).into_pyarray(py))?;
     out.set_item("connections", conns)?;
+
+    // Retransmissions and the evidence on whether each was needed (capture::loss).
+    let r = &a.retransmissions;
+    let rtx = PyDict::new(py);
+    let opt_time = |v: Option<i64>| v.map_or(f64::NAN, secs);
+    rtx.set_item("conn", r.iter().map(|x| x.conn).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("dir", r.iter().map(|x| x.dir).collect::<Vec<u8>>().into_pyarray(py))?;
+    rtx.set_item("seq_start", r.iter().map(|x| x.seq_start).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("seq_end", r.iter().map(|x| x.seq_end).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("sent", r.iter().map(|x| opt_time(x.sent)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("resent", r.iter().map(|x| secs(x.resent)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("timer_start", r.iter().map(|x| opt_time(x.timer_start)).collect::<Vec<f64>>().into_pyarray(py))?;
+    rtx.set_item("attempt", r.iter().map(|x| x.attempt).collect::<Vec<u16>>().into_pyarray(py))?;
+    rtx.set_item("dupacks", r.iter().map(|x| x.dupacks).collect::<Vec<u32>>().into_pyarray(py))?;
+    rtx.set_item("evidence", r.iter().map(|x| x.evidence as u8).collect::<Vec<u8>>().into_pyarray(py))?;
+    rtx.set_item("frame", r.iter().map(|x| x.frame).collect::<Vec<u64>>().into_pyarray(py))?;
+    rtx.set_item("ref_frame", r.iter().map(|x| x.ref_frame).collect::<Vec<u64>>().into_pyarray(py))?;
+    out.set_item("retransmissions", rtx)?;
+    out.set_item("evidence_names", capture::Evidence::ALL.iter().map(|e| e.name()).collect::<Vec<_>>())?;
 
     let k = &a.counters;
     let counters = PyDict::new(py);

@@ -31,11 +31,15 @@ CLIENT, SERVER = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
 SYN, ACK, PSH, FIN = 0x02, 0x10, 0x08, 0x01
 
 
-def tcp_frame(c2s: bool, seq: int, ack: int, flags: int, payload: int = 0, ts: tuple[int, int] | None = None) -> bytes:
+def tcp_frame(
+    c2s: bool, seq: int, ack: int, flags: int, payload: int = 0, ts: tuple[int, int] | None = None, sack: list[tuple[int, int]] | None = None
+) -> bytes:
     src, dst, sport, dport = (CLIENT, SERVER, 40000, 80) if c2s else (SERVER, CLIENT, 80, 40000)
     opts = b""
     if ts is not None:
         opts = bytes([1, 1, 8, 10]) + struct.pack(">II", *ts)
+    if sack:
+        opts += bytes([1, 1, 5, 2 + 8 * len(sack)]) + b"".join(struct.pack(">II", l, r) for l, r in sack)
     tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, (20 + len(opts)) // 4 << 4, flags, 65535, 0, 0) + opts
     ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + payload, 1, 0x4000, 64, 6, 0, src, dst)
     eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import rttlab
+from rttlab.estimators import spec
 from rttlab.evaluate import FLOOR_PARAMS, NO_FLOOR, pareto_front
 from test_evaluate_cli import synthetic_capture
 
@@ -55,10 +56,10 @@ def test_a_capture_is_evaluated_per_connection_in_one_call(tmp_path):
     [conn] = result.connections
     assert conn["method"] == "seq fwd" and conn["samples"] == 20 and conn["retransmissions"] == 0
     assert [r["estimator"] for r in conn["rows"]] == [r["estimator"] for r in result.rows]
-    assert any("capture layer reports how many segments" in n for n in result.notes)
+    assert any("really lost" in n for n in result.notes)
     assert rttlab.evaluate(path, ["rfc6298"], by=None).connections is None
     doc = result.to_json()
-    assert doc["schema"] == "rttlab.evaluate/2" and doc["connections"][0]["conn"] == conn["conn"]
+    assert doc["schema"] == "rttlab.evaluate/3" and doc["connections"][0]["conn"] == conn["conn"]
 
 
 def test_a_frame_with_connections_is_one_stream_per_connection():
@@ -115,3 +116,87 @@ def test_a_capture_decides_karn_per_connection_from_its_timestamp_option(shared)
     assert all(c["timestamps"] == uses[c["conn"]] for c in auto.connections)
     forced = rttlab.evaluate(path, ["rfc6298"], timestamps=False)
     assert all(c["timestamps"] is False for c in forced.connections)
+
+
+def capture_with_a_loss_and_a_spurious_resend() -> bytes:
+    """Client-side capture: handshake, ten 1000-byte segments 100 ms apart each ACKed 40–49 ms
+    later; then segment L sent at 1.1 s, never acknowledged, resent at 1.6 s and ACKed at
+    1.65 s (really lost: evidence `unacked`); then segment M sent at 2.0 s, resent at 2.03 s,
+    its original ACKed at 2.04 s and the resend reported as a duplicate by a D-SACK at 2.07 s
+    (not lost); then two more segments ACKed 45 ms later."""
+    from test_capture import ACK, PSH, SYN, T0, pcap, tcp_frame
+
+    frames = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.050, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0501, tcp_frame(True, 101, 901, ACK))]
+    seq = 101
+    for i in range(10):
+        t = T0 + 0.1 + 0.1 * i
+        frames += [(t, tcp_frame(True, seq, 901, ACK | PSH, 1000)), (t + 0.040 + i * 0.001, tcp_frame(False, 901, seq + 1000, ACK))]
+        seq += 1000
+    lost = seq  # L = [lost, lost + 1000)
+    frames += [(T0 + 1.1, tcp_frame(True, lost, 901, ACK | PSH, 1000)), (T0 + 1.6, tcp_frame(True, lost, 901, ACK | PSH, 1000)), (T0 + 1.65, tcp_frame(False, 901, lost + 1000, ACK))]
+    m = lost + 1000
+    frames += [
+        (T0 + 2.0, tcp_frame(True, m, 901, ACK | PSH, 1000)),
+        (T0 + 2.03, tcp_frame(True, m, 901, ACK | PSH, 1000)),
+        (T0 + 2.04, tcp_frame(False, 901, m + 1000, ACK)),
+        (T0 + 2.07, tcp_frame(False, 901, m + 1000, ACK, sack=[(m, m + 1000)])),
+    ]
+    seq = m + 1000
+    for t in (2.2, 2.3):
+        frames += [(T0 + t, tcp_frame(True, seq, 901, ACK | PSH, 1000)), (T0 + t + 0.045, tcp_frame(False, 901, seq + 1000, ACK))]
+        seq += 1000
+    return pcap(frames)
+
+
+def test_a_capture_lists_its_retransmissions_with_the_evidence_that_they_were_needed(tmp_path):
+    path = tmp_path / "loss.pcap"
+    path.write_bytes(capture_with_a_loss_and_a_spurious_resend())
+    _, _, rtx = rttlab.read_capture(path, retransmissions=True)
+    assert rtx["evidence"].astype(str).tolist() == ["unacked", "dsack"]
+    assert rtx["needed"].tolist() == [True, False]
+    lost = rtx.iloc[0]
+    assert (lost["direction"], lost["attempt"], lost["dupacks"]) == ("fwd", 1, 0)
+    # Sent at 1.1 s, after the last ACK (1.049 s): its timer started when it was sent.
+    assert lost["sent"] == pytest.approx(1.1) and lost["timer_start"] == pytest.approx(1.1) and lost["resent"] == pytest.approx(1.6)
+
+
+def test_w_on_really_lost_segments_is_the_rto_in_force_when_their_timer_started(tmp_path):
+    path = tmp_path / "loss.pcap"
+    path.write_bytes(capture_with_a_loss_and_a_spurious_resend())
+    result = rttlab.evaluate(path, ["last", "rfc6298"])
+    rows = {r["estimator"]: r for r in result.rows}
+    # `last` (RTO = 2 × last sample): the last sample before 1.1 s is 49 ms → W = 98 ms.
+    # rfc6298: its 1 s floor. Only L is scored; M's resend was not needed (D-SACK).
+    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(0.098, abs=1e-9)
+    assert rows["rfc6298"]["lost_wait_mean_s"] == pytest.approx(1.0) and rows["rfc6298"]["lost_wait_max_s"] == pytest.approx(1.0)
+    [conn] = result.connections
+    assert (conn["retransmissions"], conn["lost"], conn["spurious"]) == (2, 1, 1)
+    # The real sender waited 0.5 s (resent at 1.6 s).
+    assert conn["actual_lost_wait_mean_s"] == pytest.approx(0.5)
+    assert {r["estimator"]: r["lost_wait_mean_s"] for r in conn["rows"]} == {r["estimator"]: r["lost_wait_mean_s"] for r in result.rows}
+    assert any("really lost" in n for n in result.notes)
+    assert result.to_json()["schema"] == "rttlab.evaluate/3"
+
+
+def test_a_plain_series_has_no_lost_segments_to_score():
+    [row] = rttlab.evaluate(np.full(10, 0.1), ["rfc6298"]).rows
+    assert row["lost_segments"] == 0 and row["lost_wait_mean_s"] is None
+
+
+def test_on_every_real_capture_each_lost_segment_waits_exactly_a_constant_rto_and_timers_start_in_order(shared):
+    # A constant RTO longer than any sample never expires (no back-off), so W is independent of
+    # the samples: every scored loss must wait exactly it (W = f(start + RTO) − start).
+    scored = 0
+    for path in sorted((shared / "captures").glob("*.pcap*")):
+        samples, conns, rtx = rttlab.read_capture(path, retransmissions=True)
+        known = rtx[rtx["sent"].notna()]
+        assert (known["sent"] <= known["timer_start"]).all() and (known["timer_start"] <= known["resent"]).all(), path.name
+        assert ((rtx["evidence"] == "unknown") == rtx["sent"].isna() & (rtx["evidence"] != "acked")).all(), path.name
+        if rttlab.capture.path_samples(samples, conns).empty:
+            continue
+        [row] = rttlab.evaluate(path, [spec("constant", rto="1000s")], by=None).rows
+        if row["lost_segments"]:
+            assert row["lost_wait_mean_s"] == pytest.approx(1000.0) and row["lost_wait_max_s"] == 1000.0, path.name
+        scored += row["lost_segments"]
+    # The development captures hold real losses (zeek-tcprs_* are loss-recovery test traces).
+    assert scored > 50

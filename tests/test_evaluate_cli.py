@@ -28,7 +28,7 @@ def test_json_rows_carry_the_documented_keys(write):
     out = run("evaluate", path, "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["schema"] == "rttlab.evaluate/2"
+    assert doc["schema"] == "rttlab.evaluate/3"
     assert doc["samples_read"] == 300
     keys = {
         "estimator", "floor", "floor_s", "pareto", "samples", "mae_s", "mae_after_s", "mape", "bad_timeouts",

@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 METHODS = ("seq", "ts", "syn")
+#: Evidence on whether a retransmission was needed (docs/capture.md, src/capture/loss.rs), in the
+#: core's order.
+EVIDENCE = ("acked", "dsack", "ts-original", "ts-resend", "unacked", "unknown")
+#: The evidence values that say the earlier transmission was really lost.
+NEEDED = ("ts-resend", "unacked")
 
 #: Connection columns that are integers but may be missing (no SYN seen, TTL 0): nullable ints,
 #: so JSON shows ``1460`` and ``null``, never ``1460.0``.
@@ -83,6 +88,33 @@ def _samples_frame(s: dict) -> pd.DataFrame:
             "frame": s["frame"].astype(np.int64),
             "ref_frame": s["ref_frame"].astype(np.int64),
             "idle_echo": s["idle_echo"],
+        }
+    )
+
+
+def _retransmissions_frame(raw: dict) -> pd.DataFrame:
+    """Retransmission columns from the core → the documented DataFrame (one row per resent
+    packet; docs/capture.md "Retransmissions")."""
+    import pandas as pd
+
+    assert list(raw["evidence_names"]) == list(EVIDENCE)
+    r = raw["retransmissions"]
+    evidence = pd.Categorical.from_codes(r["evidence"].astype(np.int8), categories=list(EVIDENCE))
+    return pd.DataFrame(
+        {
+            "conn": r["conn"].astype(np.int64),
+            "direction": pd.Categorical.from_codes(r["dir"].astype(np.int8), categories=["fwd", "rev"]),
+            "seq_start": r["seq_start"].astype(np.int64),
+            "seq_end": r["seq_end"].astype(np.int64),
+            "sent": r["sent"],
+            "resent": r["resent"],
+            "timer_start": r["timer_start"],
+            "attempt": r["attempt"].astype(np.int64),
+            "dupacks": r["dupacks"].astype(np.int64),
+            "evidence": evidence,
+            "needed": np.isin(np.asarray(evidence.astype(str)), NEEDED),
+            "frame": r["frame"].astype(np.int64),
+            "ref_frame": r["ref_frame"].astype(np.int64),
         }
     )
 
@@ -140,10 +172,7 @@ class CaptureReader:
     def drain(self) -> int:
         """Read to the end without building DataFrames (for the summaries alone); returns the
         number of samples skipped."""
-        n = 0
-        while (batch := self._stream.next_batch(self._rows)) is not None:
-            n += len(batch["rtt"])
-        return n
+        return self._stream.drain()
 
     def connections(self) -> pd.DataFrame:
         """The connection summaries (``read_capture``'s second frame), once every batch was read."""
@@ -153,8 +182,11 @@ class CaptureReader:
         return _connections_frame(self._raw)
 
 
-def read_capture(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read a pcap/pcapng capture → ``(samples, connections)``.
+def read_capture(
+    path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, retransmissions: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame] | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Read a pcap/pcapng capture → ``(samples, connections)``, and a third DataFrame
+    ``retransmissions`` when ``retransmissions=True``.
 
     ``samples``: one row per RTT sample — ``conn, direction, time, rtt, method, ambiguous,
     seq_start, seq_end, frame, ref_frame`` (times in seconds from the first packet; ``frame`` is
@@ -165,10 +197,20 @@ def read_capture(path: str | Path, include_ambiguous: bool = False, sack_samples
     direction, SACK/TS use, handshake RTT, vantage point guess and which method gives the path
     RTT there, TTL and hop estimate, min/max/median path RTT, malformed count.
 
+    ``retransmissions``: one row per resent packet — ``conn, direction, seq_start, seq_end,
+    sent`` (the transmission it repeats; NaN when the capture holds none), ``resent``,
+    ``timer_start`` (when the sender's timer covering that data last started), ``attempt``,
+    ``dupacks``, ``evidence`` and ``needed`` (whether the capture shows the earlier transmission
+    was really lost; docs/capture.md), ``frame``, ``ref_frame``.
+
     A file damaged part-way is read up to the damage; ``samples.attrs["warnings"]`` says where.
     ``attrs["counters"]`` has capture-wide counts (malformed frames, non-TCP, fragments, ...).
     Raises :class:`rttlab.InputError` if the file cannot be read at all."""
-    return _frames(analyze(path, include_ambiguous, sack_samples))
+    raw = analyze(path, include_ambiguous, sack_samples)
+    samples, connections = _frames(raw)
+    if retransmissions:
+        return samples, connections, _retransmissions_frame(raw)
+    return samples, connections
 
 
 def read_captures(

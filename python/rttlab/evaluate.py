@@ -22,7 +22,7 @@ from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, def
 if TYPE_CHECKING:
     import pandas as pd
 
-SCHEMA = "rttlab.evaluate/2"
+SCHEMA = "rttlab.evaluate/3"
 
 #: Where each estimator keeps its RTO floor: (parameter, how it binds). "absolute": RTO ≥ value;
 #: "above-srtt": RTO ≥ SRTT (or the prediction) + value, Linux's rto_min inside rttvar.
@@ -79,7 +79,7 @@ class Evaluation:
         return table
 
     def to_json(self) -> dict[str, Any]:
-        """The ``rttlab.evaluate/2`` object (docs/schema.md)."""
+        """The ``rttlab.evaluate/3`` object (docs/schema.md)."""
         doc: dict[str, Any] = {
             "schema": SCHEMA,
             "input": self.input,
@@ -125,7 +125,8 @@ def evaluate(
     ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), a DataFrame of
     samples (``rtt`` and optionally ``time`` in seconds, and ``conn`` to give one stream per
     connection — e.g. :func:`rttlab.capture.path_samples`), or a 1-D array of RTTs in seconds.
-    A capture is scored on each connection's path-RTT series (docs/capture.md).
+    A capture is scored on each connection's path-RTT series (docs/capture.md), and W also on
+    the segments it shows were really lost (``lost_*`` metrics, docs/metrics.md).
 
     ``estimators``: specs or names (default: every registered estimator). ``by="conn"``: also
     score each connection alone; ``None``: pooled rows only. ``tick`` (s): the unit of
@@ -261,8 +262,8 @@ def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
     return front
 
 
-def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str]) -> list[dict[str, Any]]:
-    floors = {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
+def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str], floors: dict | None = None) -> list[dict[str, Any]]:
+    floors = floors or {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
     front = pareto_front(rows)
     out = []
     for r in rows:
@@ -301,10 +302,23 @@ def _evaluate_streams(name, kind, times_ns, rtts_ns, starts, specs, sort, trace,
     return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
 
 
+def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFrame:
+    """The retransmissions W is scored on (docs/metrics.md): first resends (``attempt`` 1) whose
+    earlier transmission the capture shows was really lost (``needed``), of each connection's
+    main data direction (more payload bytes; ties: ``fwd``), with a known timer start."""
+    info = connections.set_index("conn")
+    data_dir = np.where(info["bytes_rev"].to_numpy() > info["bytes_fwd"].to_numpy(), "rev", "fwd")
+    main = dict(zip(info.index.to_numpy().tolist(), data_dir.tolist()))
+    r = retransmissions
+    keep = r["needed"].to_numpy() & (r["attempt"].to_numpy() == 1) & r["timer_start"].notna().to_numpy()
+    keep &= r["direction"].astype(str).to_numpy() == np.array([main[c] for c in r["conn"].tolist()], dtype=object)
+    return r[keep]
+
+
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
     from rttlab.capture import path_samples, read_capture
 
-    samples, connections = read_capture(path)
+    samples, connections, retransmissions = read_capture(path, retransmissions=True)
     warnings = list(samples.attrs.get("warnings", []))
     series = path_samples(samples, connections)
     if series.empty:
@@ -316,18 +330,30 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     ends = np.r_[starts[1:], len(conn)]
     times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    info = connections.set_index("conn")
+    # Really lost segments per stream: (stream index, timer start in ns), for the lost_* metrics.
+    lost = lost_segments(retransmissions, connections)
+    stream_of = {int(conn[a]): k for k, a in enumerate(starts)}
+    lost_by_stream: dict[int, list[int]] = {}
+    for c, t in zip(lost["conn"].tolist(), lost["timer_start"].to_numpy()):
+        if c in stream_of:
+            lost_by_stream.setdefault(stream_of[c], []).append(int(np.rint(t * 1e9)))
+    losses = [(k, t) for k in sorted(lost_by_stream) for t in sorted(lost_by_stream[k])]
     if settings["timestamps"] == "auto":
         # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
         # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
-        uses_ts = [bool(info.at[int(conn[a]), "ts_fwd"] and info.at[int(conn[a]), "ts_rev"]) for a in starts]
+        both = dict(zip(connections["conn"].tolist(), (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist()))
+        uses_ts = [bool(both[int(c)]) for c in conn[starts].tolist()]
         options = {**options, "timestamps": uses_ts}
-    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), **options)
-    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), losses=losses, per_stream=by == "conn" or trace, **options)
+    floors = {options["labels"].get(s.label, s.label): floor_of(s, settings["min_rto_s"]) for s in specs}
+    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"], floors)
     notes = _notes(rows, specs, options["labels"])
+    unscored = int(len(lost) - len(losses))
     notes.append(
-        "losses: the capture layer reports how many segments each connection retransmitted, not which ones were lost and needed, "
-        "so W is the wait the timer in force would have imposed on a loss, as for a plain series (docs/metrics.md)"
+        f"losses: W on the {len(losses):,} segment{'' if len(losses) == 1 else 's'} the capture shows were really lost (first resends with no sign the original arrived: "
+        "no ACK or SACK before the resend, no D-SACK, no TS echo of the original) is lost_wait_mean_s; wait_mean_s is the wait the timer "
+        "in force would have imposed had any scored segment been lost (docs/metrics.md)"
+        + (f"; {unscored:,} more lost segments belong to connections without a path-RTT series and are not scored" if unscored else "")
     )
 
     per_conn = None
@@ -335,22 +361,37 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     if by == "conn" or trace:
         per_conn = []
         stream_ts = options["timestamps"]
+        # Per-connection facts as plain lists (no per-row DataFrame lookups: captures hold
+        # hundreds of thousands of connections).
+        col = {k: dict(zip(connections["conn"].tolist(), connections[k].tolist())) for k in ("src", "dst", "vantage", "path_rtt_method", "bytes_fwd", "bytes_rev", "retransmissions_fwd", "retransmissions_rev")}
+        rtx_dir = retransmissions["direction"].astype(str).to_numpy()
+        rtx_conn = retransmissions["conn"].to_numpy()
+        main_dir = {c: ("rev" if col["bytes_rev"][c] > col["bytes_fwd"][c] else "fwd") for c in col["src"]}
+        in_main = rtx_dir == np.array([main_dir[c] for c in rtx_conn.tolist()], dtype=object) if len(rtx_conn) else np.zeros(0, bool)
+        unneeded = in_main & retransmissions["evidence"].isin(["acked", "dsack", "ts-original"]).to_numpy()
+        spurious = dict(zip(*np.unique(rtx_conn[unneeded], return_counts=True)))
+        lost_count = lost.groupby("conn").size().to_dict()
+        actual = (lost["resent"] - lost["timer_start"]).groupby(lost["conn"]).mean().to_dict()
         for k, (a, b) in enumerate(zip(starts, ends)):
-            one = {**options, "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts}
             c = int(conn[a])
-            method = str(info.at[c, "path_rtt_method"])
-            direction = method.split()[-1] if method.split()[-1] in ("fwd", "rev") else None
+            direction = main_dir[c]
             entry = {
                 "conn": c,
-                "src": info.at[c, "src"],
-                "dst": info.at[c, "dst"],
-                "vantage": info.at[c, "vantage"],
-                "method": method,
+                "src": col["src"][c],
+                "dst": col["dst"][c],
+                "vantage": col["vantage"][c],
+                "method": str(col["path_rtt_method"][c]),
                 "samples": int(b - a),
-                # Retransmissions by the side whose data the path series times (count only).
-                "retransmissions": int(info.at[c, f"retransmissions_{direction}"]) if direction else None,
-                "timestamps": one["timestamps"],
-                "rows": _decorate(_score(times_ns[a:b], rtts_ns[a:b], specs, **one).rows, specs, settings["min_rto_s"], sort, options["labels"]) if b - a >= 2 else [],
+                # The main data direction (more payload bytes): whose retransmissions count.
+                "data_direction": direction,
+                "retransmissions": int(col[f"retransmissions_{direction}"][c]),
+                "lost": int(lost_count.get(c, 0)),
+                "spurious": int(spurious.get(c, 0)),
+                # What the real sender waited on those losses: resend − timer start.
+                "actual_lost_wait_mean_s": float(actual[c]) if c in actual else None,
+                "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts,
+                # Each stream scored alone in the pooled pass (fresh estimator and timer).
+                "rows": _decorate(pooled.streams[k], specs, settings["min_rto_s"], sort, options["labels"], floors) if b - a >= 2 else [],
             }
             per_conn.append(entry)
         per_conn.sort(key=lambda e: -e["samples"])

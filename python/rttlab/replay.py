@@ -30,9 +30,11 @@ METRICS = [
     "wait_mean_s",
     "wait_p99_s",
     "rto_mean_s",
+    "lost_wait_mean_s",
+    "lost_wait_max_s",
 ]
 #: Whole-number columns of the timer replay.
-COUNTS = ["bad_timeouts", "expiries", "karn_withheld"]
+COUNTS = ["bad_timeouts", "expiries", "karn_withheld", "lost_segments"]
 
 #: The tick `mae_ticks` is counted in when none is given: one jiffy of the Linux 2.6.28 kernel
 #: (default HZ = 250) that seed 000's Table II measured "error in ticks" in.
@@ -73,6 +75,9 @@ class Scores:
     #: label → dict of per-sample arrays (``prediction``, ``prediction_after``, ``rto``,
     #: ``wait``, ``expiries``; seconds, NaN where the estimator had no prediction).
     traces: dict[str, dict[str, np.ndarray]] | None
+    #: With ``per_stream=True``: for each stream, one row per estimator (as ``rows``), scored
+    #: alone (the same numbers as replaying that stream by itself).
+    streams: list[list[dict[str, Any]]] | None = None
 
 
 def as_specs(estimators: Iterable[Spec | str] | Spec | str) -> list[Spec]:
@@ -93,6 +98,8 @@ def score(
     min_rto: float | None = None,
     timer_granularity: float = 0.0,
     timestamps: bool | list[bool] = False,
+    losses: list[tuple[int, int]] | None = None,
+    per_stream: bool = False,
 ) -> Scores:
     """Replay on uint64 nanosecond columns; what :func:`replay` and :func:`rttlab.evaluate` build on.
 
@@ -101,7 +108,10 @@ def score(
     ``tick`` is only the unit of ``mae_ticks`` here (see :func:`with_tick`). ``min_rto``: every
     RTO in force is at least this (s). ``timer_granularity``: the sender's timer fires on this
     heartbeat (s, 0 = exactly). ``timestamps``: Karn's rule does not withhold the samples of
-    timed-out segments (docs/metrics.md); a list gives one flag per stream."""
+    timed-out segments (docs/metrics.md); a list gives one flag per stream. ``losses``: segments
+    the input shows were really lost, as (stream index, ns when their sender's timer started),
+    each scored with the W the stream's timer would have imposed (``lost_*`` metrics).
+    ``per_stream``: also score each stream alone, in the same pass (``Scores.streams``)."""
     specs = as_specs(estimators)
     if not specs:
         raise ValueError("no estimators given")
@@ -126,9 +136,14 @@ def score(
         int(round((min_rto or 0.0) * 1e9)),
         timestamps if isinstance(timestamps, bool) else False,
         None if isinstance(timestamps, bool) else [bool(t) for t in timestamps],
+        [(int(k), int(t)) for k, t in losses] if losses else None,
+        per_stream,
     )
     keys = ("samples", "predicted", *METRICS, *COUNTS)
     rows = [{"estimator": label, **{k: r[k] for k in keys}} for label, r in zip(labels, raw)]
+    streams = None
+    if per_stream:
+        streams = [[{"estimator": label, **{k: r["streams"][i][k] for k in keys}} for label, r in zip(labels, raw)] for i in range(len(raw[0]["streams"]))]
     traces = None
     if trace:
         traces = {
@@ -141,7 +156,7 @@ def score(
             }
             for label, r in zip(labels, raw)
         }
-    return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces)
+    return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces, streams)
 
 
 def defaults(name: str) -> dict[str, str]:
@@ -185,7 +200,7 @@ def range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str
 def relabel(scores: Scores, labels: dict[str, str]) -> Scores:
     """Rows and traces named as the caller wrote the estimators (``--tick`` and ``--min-rto`` add
     parameters to the specs that ran; the JSON's ``params`` records those)."""
-    for row in scores.rows:
+    for row in [*scores.rows, *(r for rows in scores.streams or [] for r in rows)]:
         row["estimator"] = labels.get(row["estimator"], row["estimator"])
     if scores.traces is not None:
         scores.traces = {labels.get(k, k): v for k, v in scores.traces.items()}

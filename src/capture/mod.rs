@@ -9,6 +9,7 @@
 //! connections and their outstanding segments, never with file size (besides the output
 //! columns, which grow with the number of samples).
 
+pub mod loss;
 pub mod reader;
 pub mod text;
 pub mod track;
@@ -19,6 +20,7 @@ pub(crate) mod testutil;
 
 use std::path::{Path, PathBuf};
 
+pub use loss::{Evidence, Retransmission};
 pub use reader::{Damage, Format, ReadStats};
 pub use track::{ConnSummary, Counters, PathRtt, Vantage};
 
@@ -159,6 +161,8 @@ pub struct Analysis {
     pub samples: Samples,
     pub connections: Vec<ConnSummary>,
     pub counters: Counters,
+    /// Every retransmitted packet and whether the capture shows it was needed (super::loss).
+    pub retransmissions: Vec<Retransmission>,
     pub read: ReadStats,
     /// Absolute time of the first frame (ns since the Unix epoch); all times are relative to it.
     pub start_ns: i64,
@@ -174,8 +178,9 @@ impl Analysis {
 pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError> {
     let mut tracker = track::Tracker::new(*cfg);
     let read = reader::read_frames(data, |f| tracker.on_frame(f))?;
+    let retransmissions = tracker.take_retransmissions();
     let (samples, connections, counters, start_ns) = tracker.finish();
-    Ok(Analysis { samples, connections, counters, read, start_ns })
+    Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
 }
 
 /// Analyse a capture file, streamed in [`reader::CHUNK`]-byte reads: memory stays at one buffer
@@ -184,8 +189,9 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
     let mut tracker = track::Tracker::new(*cfg);
     let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
+    let retransmissions = tracker.take_retransmissions();
     let (samples, connections, counters, start_ns) = tracker.finish();
-    Ok(Analysis { samples, connections, counters, read, start_ns })
+    Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
 }
 
 /// A capture read in batches of samples: [`Stream::next_batch`] reads on until a batch is ready
@@ -272,8 +278,10 @@ impl Stream {
     /// `None` (samples not yet taken are in `samples`).
     pub fn finish(self) -> Analysis {
         let read = self.reader.finish();
-        let (samples, connections, counters, start_ns) = self.tracker.finish();
-        Analysis { samples, connections, counters, read, start_ns }
+        let mut tracker = self.tracker;
+        let retransmissions = tracker.take_retransmissions();
+        let (samples, connections, counters, start_ns) = tracker.finish();
+        Analysis { samples, connections, counters, retransmissions, read, start_ns }
     }
 }
 

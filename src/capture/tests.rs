@@ -797,3 +797,82 @@ fn streaming_in_batches_gives_the_same_samples_and_summaries_as_one_read() {
     assert_eq!(rest.connections, whole.connections);
     assert_eq!(rest.counters, whole.counters);
 }
+
+// ---- retransmissions and the evidence that they were needed (super::loss) ----
+
+/// Client-side capture: handshake (ISN 0 / 5000), segment A [1, 1001) at 101 ms ACKed at
+/// 201 ms, segment B [1001, 2001) sent at 150 ms and resent at `resend` ms. `ts`: timestamps
+/// on every packet (TSval = send time in ms), `ack_b`: the ACK that finally covers B, sent at
+/// (ms, TSecr, SACK blocks).
+fn lost_b(resend: u64, ts: bool, ack_b: (u64, u32, Vec<(u32, u32)>)) -> Analysis {
+    let mut c = Conv::new();
+    let at = move |ms: u64, ecr: u32| move |t: &mut TcpSpec| t.ts = ts.then_some((ms as u32, ecr));
+    c.send(0, true, 0, 0, SYN, 0, at(0, 0))
+        .send(50 * MS, false, 5000, 1, SYNACK, 0, at(50, 0))
+        .send(100 * MS, true, 1, 5001, ACK, 0, at(100, 50))
+        .send(101 * MS, true, 1, 5001, ACK, 1000, at(101, 50))
+        .send(150 * MS, true, 1001, 5001, ACK, 1000, at(150, 50))
+        .send(201 * MS, false, 5001, 1001, ACK, 0, at(201, 101))
+        .send(resend * MS, true, 1001, 5001, ACK, 1000, at(resend, 201));
+    let (ms, ecr, sack) = ack_b;
+    c.send(ms * MS, false, 5001, 2001, ACK, 0, |t| {
+        t.ts = ts.then_some((ms as u32, ecr));
+        t.sack = sack;
+    });
+    c.run(&Config::default())
+}
+
+#[test]
+fn a_resend_never_acknowledged_before_is_presumed_lost_with_its_timer_started_at_the_last_ack() {
+    let a = lost_b(1200, false, (1300, 0, vec![]));
+    let [r] = a.retransmissions[..] else { panic!("{:?}", a.retransmissions) };
+    assert_eq!((r.dir, r.seq_start, r.seq_end, r.attempt, r.dupacks), (0, 1001, 2001, 1, 0));
+    assert_eq!((r.sent, r.resent, r.frame, r.ref_frame), (Some(150 * MS as i64), 1200 * MS as i64, 7, 5));
+    // B was outstanding when A's ACK came at 201 ms: the timer restarted then (RFC 6298 §5.3).
+    assert_eq!(r.timer_start, Some(201 * MS as i64));
+    assert_eq!(r.evidence, Evidence::Unacked);
+    assert!(r.evidence.needed());
+}
+
+#[test]
+fn the_ts_echo_of_the_first_ack_covering_a_resend_says_which_transmission_arrived() {
+    let lost = lost_b(1200, true, (1300, 1200, vec![]));
+    assert_eq!(lost.retransmissions[0].evidence, Evidence::TsResend);
+    assert!(lost.retransmissions[0].evidence.needed());
+    // The ACK echoes B's original TSval (150): the original arrived, the resend was spurious
+    // (RFC 3522's Eifel detection).
+    let spurious = lost_b(1200, true, (1300, 150, vec![]));
+    assert_eq!(spurious.retransmissions[0].evidence, Evidence::TsOriginal);
+    assert!(!spurious.retransmissions[0].evidence.needed());
+}
+
+#[test]
+fn a_dsack_of_the_resent_range_marks_the_resend_unneeded() {
+    let a = lost_b(1200, false, (1300, 0, vec![(1001, 2001)]));
+    assert_eq!(a.retransmissions[0].evidence, Evidence::Dsack);
+}
+
+#[test]
+fn data_acknowledged_at_the_capture_point_before_its_resend_was_not_lost() {
+    // B's ACK passes the capture point at 1100 ms (it was lost beyond it), the resend at 1200.
+    let mut c = Conv::new();
+    c.send(0, true, 1, 5001, ACK, 1000, none).send(100 * MS, false, 5001, 1001, ACK, 0, none).send(200 * MS, true, 1, 5001, ACK, 1000, none);
+    let a = c.run(&Config::default());
+    let [r] = a.retransmissions[..] else { panic!() };
+    assert_eq!((r.evidence, r.sent, r.timer_start), (Evidence::Acked, None, None));
+}
+
+#[test]
+fn a_resend_of_a_resend_is_a_second_attempt_timed_from_the_first_resend_and_dupacks_are_counted() {
+    let mut c = Conv::new();
+    c.send(0, true, 1, 5001, ACK, 1000, none).send(10 * MS, true, 1001, 5001, ACK, 1000, none);
+    for i in 0..3 {
+        c.send((100 + i) * MS, false, 5001, 1, ACK, 0, none);
+    }
+    c.send(200 * MS, true, 1, 5001, ACK, 1000, none).send(1200 * MS, true, 1, 5001, ACK, 1000, none);
+    let a = c.run(&Config::default());
+    let [r1, r2] = a.retransmissions[..] else { panic!("{:?}", a.retransmissions) };
+    // No ACK ever advanced: the first resend's timer started at the original send.
+    assert_eq!((r1.attempt, r1.sent, r1.timer_start, r1.dupacks), (1, Some(0), Some(0), 3));
+    assert_eq!((r2.attempt, r2.sent, r2.ref_frame), (2, Some(200 * MS as i64), 6));
+}

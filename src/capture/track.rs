@@ -23,6 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
+use super::loss::{self, Evidence, Open, Retransmission};
 use super::reader::Frame;
 use super::wire::{self, flags, Skip, TcpSegment};
 use super::{Config, Method, Samples};
@@ -200,6 +201,17 @@ struct Seg {
     /// Overlapped by a retransmission: its ACK is ambiguous (Karn).
     rtx: bool,
     sacked: bool,
+    /// Retransmissions overlapping it so far, and the time and frame of its latest
+    /// transmission (the one a further resend repeats).
+    resends: u16,
+    last_t: i64,
+    last_frame: u64,
+}
+
+impl Seg {
+    fn new(start: u32, end: u32, t: i64, frame: u64) -> Self {
+        Self { start, end, sent: start, t, frame, rtx: false, sacked: false, resends: 0, last_t: t, last_frame: frame }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -242,9 +254,17 @@ struct Dir {
     /// Next sequence number after the highest byte sent (valid once `seq_init`).
     snd_nxt: u32,
     seq_init: bool,
-    /// Highest cumulative ACK received for this direction's data (valid once `una_init`).
+    /// Highest cumulative ACK received for this direction's data (valid once `una_init`), and
+    /// when it last advanced (the sender's retransmission timer restarts then, RFC 6298 §5.3).
     una: u32,
     una_init: bool,
+    una_t: i64,
+    /// Duplicate ACKs for this direction's data since `una` last advanced (RFC 5681 §2).
+    dupacks: u32,
+    /// Retransmissions of this direction's data awaiting the first ACK that covers them, and
+    /// the latest covered ones (still open to a D-SACK); see [`super::loss`].
+    rtx_open: VecDeque<Open>,
+    rtx_covered: VecDeque<Open>,
     segs: VecDeque<Seg>,
     ts_pending: VecDeque<TsPending>,
     /// Newest TSval recorded: TSvals only move forward (RFC 7323 §5.4), so an older one (a
@@ -303,6 +323,8 @@ pub struct Tracker {
     map: FxHashMap<Key, u32>,
     conns: Vec<Conn>,
     samples: Samples,
+    /// Every retransmission, in capture order (its evidence may change until the end).
+    rtx: Vec<Retransmission>,
     counters: Counters,
     start: Option<i64>,
     /// Frames since the last sweep of idle connections, and the capture time of that sweep.
@@ -325,7 +347,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0 }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -583,28 +605,67 @@ impl Tracker {
                 if seq_ge(start, dir.snd_nxt) {
                     // New data (a gap before it means the capture missed packets or they were
                     // reordered before the capture point).
-                    dropped += push_seg(dir, Seg { start, end, sent: start, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                    dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
                     dir.snd_nxt = end;
                 } else if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
                     // Fills a hole never seen before: reordered before the capture point, a
                     // first transmission, not a retransmission.
-                    dir.segs.insert(first, Seg { start, end, sent: start, t, frame, rtx: false, sacked: false });
+                    dir.segs.insert(first, Seg::new(start, end, t, frame));
                 } else {
                     let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
                     if !keepalive {
                         dir.retrans += 1;
                     }
                     // Karn (RFC 6298 §3): every outstanding segment this one overlaps can no
-                    // longer be timed unambiguously.
+                    // longer be timed unambiguously. The first of them not SACKed is the data
+                    // this resend repeats (super::loss).
+                    let (mut repeated, mut overlapped) = (None::<Seg>, false);
                     for s in dir.segs.range_mut(first..) {
                         if seq_ge(s.start, end) {
                             break;
                         }
+                        overlapped = true;
+                        if !s.sacked && repeated.is_none() {
+                            repeated = Some(*s);
+                        }
                         s.rtx = true;
+                        s.resends = s.resends.saturating_add(1);
+                        s.last_t = t;
+                        s.last_frame = frame;
+                    }
+                    if !keepalive {
+                        let acked = (dir.una_init && seq_le(end, dir.una)) || (overlapped && repeated.is_none());
+                        let evidence = match (acked, repeated) {
+                            (true, _) => Evidence::Acked,
+                            (false, Some(_)) => Evidence::Unacked,
+                            (false, None) => Evidence::Unknown,
+                        };
+                        let sent = repeated.filter(|_| !acked);
+                        let idx = self.rtx.len() as u32;
+                        self.rtx.push(Retransmission {
+                            conn: id,
+                            dir: d as u8,
+                            seq_start: start,
+                            seq_end: end,
+                            resent: t,
+                            frame,
+                            sent: sent.map(|s| s.last_t),
+                            ref_frame: sent.map_or(0, |s| s.last_frame),
+                            timer_start: sent.map(|s| if dir.una_init { s.last_t.max(dir.una_t) } else { s.last_t }),
+                            attempt: sent.map_or(1, |s| s.resends.saturating_add(1)),
+                            dupacks: dir.dupacks,
+                            evidence,
+                        });
+                        if evidence == Evidence::Unacked {
+                            if dir.rtx_open.len() >= loss::MAX_OPEN {
+                                dir.rtx_open.pop_front();
+                            }
+                            dir.rtx_open.push_back(Open { idx, start, end, tsval });
+                        }
                     }
                     if seq_gt(end, dir.snd_nxt) {
                         // The part beyond snd_nxt is sent for the first time.
-                        dropped += push_seg(dir, Seg { start: dir.snd_nxt, end, sent: dir.snd_nxt, t, frame, rtx: false, sacked: false }, cfg.max_outstanding);
+                        dropped += push_seg(dir, Seg::new(dir.snd_nxt, end, t, frame), cfg.max_outstanding);
                         dir.snd_nxt = end;
                     }
                 }
@@ -626,7 +687,8 @@ impl Tracker {
                 // The first ACK seen for that direction: new if it covers its SYN or data.
                 peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1)) || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
             };
-            if !peer.una_init || seq_gt(ack, peer.una) {
+            let advanced = !peer.una_init || seq_gt(ack, peer.una);
+            if advanced {
                 let mut exact: Option<Seg> = None;
                 // Karn, as Linux applies it (`tcp_clean_rtx_queue`, FLAG_RETRANS_DATA_ACKED): an
                 // ACK that covers any retransmitted byte is ambiguous, even for the segment that
@@ -656,6 +718,12 @@ impl Tracker {
                     }
                 }
             }
+            if acks_new_data {
+                peer.una_t = t;
+                peer.dupacks = 0;
+            } else if ack == peer.una && seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && !peer.segs.is_empty() {
+                peer.dupacks = peer.dupacks.saturating_add(1);
+            }
             // SACK blocks (RFC 2018 §3). A block at or below the cumulative ACK is a D-SACK
             // (RFC 2883) and says nothing new.
             for &(l, r) in seg.opts.sack_blocks() {
@@ -678,6 +746,10 @@ impl Tracker {
                 if let (Some(s), true) = (timed, cfg.sack_samples) {
                     emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.sent, s.end), s.frame);
                 }
+            }
+            let blocks = seg.opts.sack_blocks();
+            if (advanced || !blocks.is_empty()) && !(peer.rtx_open.is_empty() && peer.rtx_covered.is_empty()) {
+                settle(peer, &mut self.rtx, ack, blocks, tsecr);
             }
         }
 
@@ -761,6 +833,12 @@ impl Tracker {
         std::mem::take(&mut self.samples)
     }
 
+    /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
+    /// it was needed (super::loss); call after the last frame.
+    pub fn take_retransmissions(&mut self) -> Vec<Retransmission> {
+        std::mem::take(&mut self.rtx)
+    }
+
     /// Samples held (not yet taken).
     pub fn pending_samples(&self) -> usize {
         self.samples.len()
@@ -802,11 +880,64 @@ fn push_seg(dir: &mut Dir, s: Seg, max: usize) -> u64 {
     u64::from(dropped)
 }
 
+/// Covered retransmissions kept per direction for D-SACKs (which come about one RTT after the
+/// resend).
+const MAX_COVERED: usize = 64;
+
+/// The evidence one ACK gives on the open retransmissions of the data it acknowledges
+/// (super::loss): the first *cumulative* ACK covering a resend decides by its TS echo (an ACK
+/// that covers it by SACK echoes the last in-order segment, RFC 7323 §4.3, so it says nothing);
+/// a D-SACK (RFC 2883) marks the latest resend of each byte it reports.
+fn settle(peer: &mut Dir, rtx: &mut [Retransmission], ack: u32, blocks: &[(u32, u32)], tsecr: Option<u32>) {
+    let update = |r: &mut Retransmission, e: Evidence| {
+        if r.evidence.replaced_by(e) {
+            r.evidence = e;
+        }
+    };
+    let dsack = loss::is_dsack(blocks, ack);
+    let sacks = if dsack { &blocks[1..] } else { blocks };
+    let mut i = 0;
+    while i < peer.rtx_open.len() {
+        let e = peer.rtx_open[i];
+        let cumulative = seq_ge(ack, e.end);
+        if cumulative || sacks.iter().any(|&(l, r)| seq_le(l, e.start) && seq_ge(r, e.end)) {
+            if cumulative {
+                if let Some(ev) = loss::ts_evidence(e.tsval, tsecr) {
+                    update(&mut rtx[e.idx as usize], ev);
+                }
+            }
+            peer.rtx_open.remove(i);
+            if peer.rtx_covered.len() >= MAX_COVERED {
+                peer.rtx_covered.pop_front();
+            }
+            peer.rtx_covered.push_back(e);
+        } else {
+            i += 1;
+        }
+    }
+    if dsack {
+        let (l, r) = blocks[0];
+        let mut hit: Vec<Open> = peer.rtx_open.iter().chain(&peer.rtx_covered).filter(|e| seq_lt(l, e.end) && seq_lt(e.start, r)).copied().collect();
+        // Newest first: a byte resent twice was duplicated by its latest resend.
+        hit.sort_unstable_by_key(|e| std::cmp::Reverse(e.idx));
+        let mut marked: Vec<(u32, u32)> = Vec::new();
+        for e in hit {
+            if marked.iter().any(|&(ms, me)| seq_le(ms, e.start) && seq_ge(me, e.end)) {
+                continue;
+            }
+            update(&mut rtx[e.idx as usize], Evidence::Dsack);
+            marked.push((e.start, e.end));
+        }
+    }
+}
+
 fn release(c: &mut Conn) {
     if c.live {
         for d in &mut c.dirs {
             d.segs = VecDeque::new();
             d.ts_pending = VecDeque::new();
+            d.rtx_open = VecDeque::new();
+            d.rtx_covered = VecDeque::new();
         }
         c.live = false;
     }

@@ -31,6 +31,9 @@ pub struct Scorer {
     wait_sum: f64,
     /// W of every scored sample, in ns, for the p99.
     waits: Vec<Nanos>,
+    lost: u64,
+    lost_wait_sum: f64,
+    lost_wait_max: Nanos,
 }
 
 /// What the timer replay saw for one scored sample (see [`super::timer`]).
@@ -76,6 +79,13 @@ impl Scorer {
         self.waits.push(timer.wait);
     }
 
+    /// W of one segment the capture shows was really lost (see [`super::timer::SenderTimer::wait_if_lost`]).
+    pub fn record_loss(&mut self, wait: Nanos) {
+        self.lost += 1;
+        self.lost_wait_sum += wait as f64;
+        self.lost_wait_max = self.lost_wait_max.max(wait);
+    }
+
     pub fn finish(mut self, tick: Nanos) -> Metrics {
         let n = self.scored as f64;
         let p = self.predicted as f64;
@@ -102,6 +112,9 @@ impl Scorer {
             wait_mean_s: per_sample(self.wait_sum / 1e9),
             wait_p99_s: wait_p99,
             rto_mean_s: per_sample(self.rto_sum / 1e9),
+            lost_segments: self.lost,
+            lost_wait_mean_s: (self.lost > 0).then(|| self.lost_wait_sum / self.lost as f64 / 1e9),
+            lost_wait_max_s: (self.lost > 0).then(|| self.lost_wait_max as f64 / 1e9),
         }
     }
 }
@@ -137,6 +150,12 @@ pub struct Metrics {
     pub wait_p99_s: Option<f64>,
     /// Mean base RTO the estimator held before each sample (open loop, no back-off), seconds.
     pub rto_mean_s: Option<f64>,
+    /// Segments the input shows were really lost (a capture's needed retransmissions; none for
+    /// a plain series) that were scored.
+    pub lost_segments: u64,
+    /// Mean and largest W over those segments (A&P's W on real losses), seconds.
+    pub lost_wait_mean_s: Option<f64>,
+    pub lost_wait_max_s: Option<f64>,
 }
 
 #[cfg(test)]

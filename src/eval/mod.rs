@@ -9,5 +9,5 @@ pub mod replay;
 pub mod timer;
 
 pub use metrics::{Metrics, Scorer, TimerOutcome};
-pub use replay::{replay, replay_all, replay_streams, ReplayConfig, Streams, Trace};
+pub use replay::{replay, replay_all, replay_each, replay_streams, ReplayConfig, Replayed, Streams, Trace};
 pub use timer::{SenderTimer, TimerConfig};

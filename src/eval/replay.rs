@@ -16,13 +16,20 @@ pub struct ReplayConfig {
     pub timer: TimerConfig,
     /// Keep the per-sample [`Trace`].
     pub trace: bool,
+    /// Also score each stream alone (the same numbers as replaying it by itself: each stream
+    /// starts afresh), in one pass.
+    pub per_stream: bool,
 }
 
 impl Default for ReplayConfig {
     fn default() -> Self {
-        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false }
+        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false, per_stream: false }
     }
 }
+
+/// What one estimator's replay gives: pooled metrics, the per-sample trace if asked for, and
+/// each stream's own metrics if asked for (`ReplayConfig::per_stream`; in stream order).
+pub type Replayed = (Metrics, Option<Trace>, Vec<Metrics>);
 
 /// Per-sample record of what the estimator held when each sample arrived.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -47,17 +54,64 @@ struct Pass<'a> {
     starts: &'a [usize],
     /// Per stream (in order): its samples come from TCP timestamps (overrides the config).
     timestamps: &'a [bool],
+    /// Really lost segments: (stream, timer start), sorted.
+    losses: &'a [(usize, Nanos)],
     cfg: ReplayConfig,
 }
 
+/// The pooled scorer and, when asked for, the current stream's own.
+struct Scorers {
+    pooled: Scorer,
+    stream: Option<Scorer>,
+    done: Vec<Metrics>,
+    tick: Nanos,
+}
+
+impl Scorers {
+    fn record(&mut self, rtt: Nanos, before: Option<Nanos>, after: Option<Nanos>, rto: Nanos, timer: TimerOutcome) {
+        self.pooled.record(rtt, before, after, rto, timer);
+        if let Some(s) = self.stream.as_mut() {
+            s.record(rtt, before, after, rto, timer);
+        }
+    }
+
+    fn record_loss(&mut self, wait: Nanos) {
+        self.pooled.record_loss(wait);
+        if let Some(s) = self.stream.as_mut() {
+            s.record_loss(wait);
+        }
+    }
+
+    fn end_stream(&mut self) {
+        if let Some(s) = self.stream.as_mut() {
+            self.done.push(std::mem::take(s).finish(self.tick));
+        }
+    }
+}
+
+/// Score the losses of `stream` whose timer started before `until` (all of them with `None`),
+/// with the estimator and timer as they stand; `next` walks `losses`.
+fn score_losses<E: RttEstimator>(losses: &[(usize, Nanos)], next: &mut usize, stream: usize, until: Option<Nanos>, timer: &SenderTimer, est: &E, scorer: &mut Scorers) {
+    while let Some(&(k, armed)) = losses.get(*next) {
+        if k > stream || (k == stream && until.is_some_and(|u| armed >= u)) {
+            break;
+        }
+        if k == stream {
+            scorer.record_loss(timer.wait_if_lost(armed, est));
+        }
+        *next += 1;
+    }
+}
+
 impl WithEstimator for Pass<'_> {
-    type Output = (Metrics, Option<Trace>);
+    type Output = Replayed;
 
     fn call<E: RttEstimator + Clone>(self, est: &mut E) -> Self::Output {
         let n = self.rtts.len();
         let fresh = est.clone();
         let mut starts = self.starts.iter().copied().peekable();
-        let mut scorer = Scorer::with_capacity(n);
+        let per_stream = self.cfg.per_stream.then(Scorer::default);
+        let mut scorer = Scorers { pooled: Scorer::with_capacity(n), stream: per_stream, done: Vec::new(), tick: self.cfg.tick };
         let timer_cfg = |k: usize| TimerConfig { timestamps: self.timestamps.get(k).copied().unwrap_or(self.cfg.timer.timestamps), ..self.cfg.timer };
         let mut stream = 0;
         let mut timer = SenderTimer::new(timer_cfg(0), self.template);
@@ -69,9 +123,12 @@ impl WithEstimator for Pass<'_> {
             wait: Vec::with_capacity(n),
             expiries: Vec::with_capacity(n),
         });
+        let mut next_loss = 0;
         for (i, (&now, &rtt)) in self.times.iter().zip(self.rtts).enumerate() {
             let first_of_stream = i == 0 || starts.peek() == Some(&i);
             if first_of_stream && i > 0 {
+                score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+                scorer.end_stream();
                 *est = fresh.clone();
             }
             if first_of_stream && i > 0 {
@@ -82,6 +139,9 @@ impl WithEstimator for Pass<'_> {
             while starts.peek().is_some_and(|&s| s <= i) {
                 starts.next();
             }
+            // A loss whose timer started before this ACK saw the state before it; one started
+            // by this very ACK sees the sample absorbed and the timer restarted (RFC 6298 §5.3).
+            score_losses(self.losses, &mut next_loss, stream, Some(now), &timer, &*est, &mut scorer);
             let ctx = Context { now, ..Context::default() };
             let before = est.prediction();
             let rto = self.cfg.timer.base(&*est);
@@ -108,7 +168,11 @@ impl WithEstimator for Pass<'_> {
                 t.expiries.push(outcome.expiries);
             }
         }
-        (scorer.finish(self.cfg.tick), trace)
+        if n > 0 {
+            score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+            scorer.end_stream();
+        }
+        (scorer.pooled.finish(self.cfg.tick), trace, scorer.done)
     }
 }
 
@@ -126,28 +190,39 @@ pub struct Streams<'a> {
     /// One flag per stream, in order: its samples are TCP-timestamp samples, so Karn's rule
     /// does not withhold them ([`TimerConfig::timestamps`] for streams not listed).
     pub timestamps: &'a [bool],
+    /// Segments the input shows were really lost, as (stream index, the time their sender's
+    /// timer started), sorted: each is scored with the W the stream's timer would have imposed
+    /// ([`SenderTimer::wait_if_lost`]). Streams are counted in order from 0.
+    pub losses: &'a [(usize, Nanos)],
 }
 
 /// As [`replay`], over several independent streams laid end to end (one per connection):
 /// `starts` holds the index where each stream begins (sorted; 0 may be omitted). Every stream
 /// starts from a fresh estimator and a fresh timer, its first sample is not scored, and the
 /// metrics pool all streams' scored samples.
-pub fn replay_streams(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+pub fn replay_streams(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+    let (m, trace, _) = replay_each(estimator, times, rtts, streams, cfg);
+    (m, trace)
+}
+
+/// As [`replay_streams`], with each stream's own metrics when `cfg.per_stream` is set.
+pub fn replay_each(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> Replayed {
     assert_eq!(times.len(), rtts.len(), "times and rtts must have equal length");
     let starts = streams.starts;
     assert!(starts.windows(2).all(|w| w[0] < w[1]), "stream starts must be strictly increasing");
+    assert!(streams.losses.windows(2).all(|w| w[0] <= w[1]), "losses must be sorted by stream and time");
     let template = estimator.clone();
-    estimator.with(Pass { template: &template, times, rtts, starts, timestamps: streams.timestamps, cfg: *cfg })
+    estimator.with(Pass { template: &template, times, rtts, starts, timestamps: streams.timestamps, losses: streams.losses, cfg: *cfg })
 }
 
 /// Replay several estimators over the same samples, one thread each (results in input order;
 /// each pass is sequential and deterministic, so threading does not change any number).
-pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<(Metrics, Option<Trace>)> {
+pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<Replayed> {
     let threads = threads.max(1);
     if threads == 1 || estimators.len() == 1 {
-        return estimators.into_iter().map(|e| replay_streams(e, times, rtts, streams, cfg)).collect();
+        return estimators.into_iter().map(|e| replay_each(e, times, rtts, streams, cfg)).collect();
     }
-    let mut slots: Vec<Option<(Metrics, Option<Trace>)>> = vec![None; estimators.len()];
+    let mut slots: Vec<Option<Replayed>> = vec![None; estimators.len()];
     let jobs: Vec<(usize, Estimator)> = estimators.into_iter().enumerate().collect();
     let next = std::sync::Mutex::new(jobs.into_iter());
     let results = std::sync::Mutex::new(&mut slots);
@@ -156,7 +231,7 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
             scope.spawn(|| loop {
                 let job = next.lock().map(|mut it| it.next()).unwrap_or(None);
                 let Some((i, e)) = job else { break };
-                let out = replay_streams(e, times, rtts, streams, cfg);
+                let out = replay_each(e, times, rtts, streams, cfg);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(out);
                 }
@@ -228,7 +303,7 @@ mod tests {
         let (m2, tr2) = alone(&t2, &r2);
         let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
-        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &Streams { starts: &[0, 4], timestamps: &[] }, &traced());
+        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &Streams { starts: &[0, 4], ..Streams::default() }, &traced());
         let tr = tr.unwrap();
         // The second stream starts afresh: same trace as replayed alone.
         assert_eq!(tr.prediction[4..], tr2.unwrap().prediction[..]);
@@ -256,8 +331,59 @@ mod tests {
         let (t1, r1) = stream(&[100, 100, 100, 3000, 100]);
         let t: Vec<Nanos> = t1.iter().chain(t1.iter()).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(r1.iter()).copied().collect();
-        let streams = Streams { starts: &[0, 5], timestamps: &[false, true] };
+        let streams = Streams { starts: &[0, 5], timestamps: &[false, true], ..Streams::default() };
         let (m, _) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &streams, &ReplayConfig::default());
         assert_eq!((m.bad_timeouts, m.karn_withheld), (2, 1));
+    }
+
+    #[test]
+    fn a_lost_segment_waits_the_rto_in_force_when_its_timer_started() {
+        // rfc6298 without a floor, 100 ms samples back to back (ACKs at 100, 200, 300 ms): RTO
+        // 1 s before any sample (RFC 6298 §2.1), 300 ms after the first (100 + 4·50), 250 ms
+        // after the second (RTTVAR 37.5 ms). Losses whose timers started at 50 ms, 150 ms, at
+        // the very ACK of 200 ms (restarted by it, so after it), and after the last ACK.
+        let (t, r) = stream(&[100, 100, 100]);
+        let losses = [(0, 50 * MS), (0, 150 * MS), (0, 200 * MS), (0, 900 * MS)];
+        let streams = Streams { losses: &losses, ..Streams::default() };
+        let est = build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
+        let (m, _) = replay_streams(est, &t, &r, &streams, &ReplayConfig::default());
+        assert_eq!(m.lost_segments, 4);
+        // After the third sample: RTTVAR 28.125 ms, RTO 212.5 ms.
+        let expected = (1.0 + 0.3 + 0.25 + 0.2125) / 4.0;
+        assert!((m.lost_wait_mean_s.unwrap() - expected).abs() < 1e-12, "{:?}", m.lost_wait_mean_s);
+        assert_eq!(m.lost_wait_max_s, Some(1.0));
+        // Scoring losses changes nothing else.
+        let (plain, _) = replay(build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap(), &t, &r, &ReplayConfig::default());
+        assert_eq!(Metrics { lost_segments: 0, lost_wait_mean_s: None, lost_wait_max_s: None, ..m }, plain);
+    }
+
+    #[test]
+    fn losses_belong_to_their_stream_and_see_its_fresh_estimator() {
+        // Two streams; the second's loss, before its first sample, sees the initial 1 s RTO
+        // even though the first stream had brought its RTO down.
+        let (t1, r1) = stream(&[100, 100]);
+        let t: Vec<Nanos> = t1.iter().chain(t1.iter().map(|x| x + 10 * SEC).collect::<Vec<_>>().iter()).copied().collect();
+        let r: Vec<Nanos> = r1.iter().chain(&r1).copied().collect();
+        let losses = [(0, 150 * MS), (1, 10 * SEC + 50 * MS)];
+        let streams = Streams { starts: &[0, 2], losses: &losses, ..Streams::default() };
+        let est = build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
+        let (m, _) = replay_streams(est, &t, &r, &streams, &ReplayConfig::default());
+        assert_eq!(m.lost_segments, 2);
+        assert!((m.lost_wait_mean_s.unwrap() - (0.3 + 1.0) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_stream_scored_in_the_pooled_pass_equals_the_stream_replayed_alone() {
+        let (t1, r1) = stream(&[100, 120, 90, 3000, 110]);
+        let (t2, r2) = stream(&[400, 380, 420]);
+        let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
+        let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
+        let losses = [(0, 150 * MS), (1, 500 * MS)];
+        let cfg = ReplayConfig { per_stream: true, ..ReplayConfig::default() };
+        let streams = Streams { starts: &[0, 5], losses: &losses, ..Streams::default() };
+        let (_, _, each) = replay_each(build("linux", &[]).unwrap(), &t, &r, &streams, &cfg);
+        let alone1 = replay_streams(build("linux", &[]).unwrap(), &t1, &r1, &Streams { losses: &[(0, 150 * MS)], ..Streams::default() }, &cfg).0;
+        let alone2 = replay_streams(build("linux", &[]).unwrap(), &t2, &r2, &Streams { losses: &[(0, 500 * MS)], ..Streams::default() }, &cfg).0;
+        assert_eq!(each, vec![alone1, alone2]);
     }
 }

@@ -133,6 +133,21 @@ impl<'a> SenderTimer<'a> {
         TimerOutcome { wait, expiries, withheld: expiries > 0 && !self.cfg.timestamps }
     }
 
+    /// W of a segment that was really lost (a capture's evidence, `capture::loss`), whose timer
+    /// was started at `armed` (its send, or the last ACK that advanced the cumulative ACK before
+    /// its resend): `f(armed + RTO in force) − armed`, the RTO in force being the one this timer
+    /// holds at that moment (back-off included). `shared`: the open-loop estimator having
+    /// absorbed the stream's samples up to `armed`. A probe: it changes nothing, since the
+    /// replay cannot know whether this estimator's sender would have repaired the loss by a
+    /// timeout or by fast retransmit (docs/metrics.md).
+    pub fn wait_if_lost<E: RttEstimator>(&self, armed: Nanos, shared: &E) -> Nanos {
+        let rto = match &self.own {
+            Some(t) => self.cfg.in_force(t.base_rto(), t.backoff_count(), t.estimator().max_rto()),
+            None => self.cfg.in_force(shared.rto(), 0, shared.max_rto()),
+        };
+        self.cfg.fire_at(armed.saturating_add(rto)) - armed
+    }
+
     /// After the open-loop estimator absorbed the sample: the timer's own estimator (if it has
     /// diverged) takes it unless Karn withheld it, which also ends the back-off; the ACK restarts
     /// the timer (§5.3).

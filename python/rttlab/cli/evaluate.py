@@ -30,6 +30,8 @@ COLUMNS = [
     ("wait_mean_s", "W ms", 1e3),
     ("wait_p99_s", "W p99 ms", 1e3),
 ]
+#: Shown for a capture: W on the segments it shows were really lost.
+LOST_COLUMNS = [("lost_segments", "lost", None), ("lost_wait_mean_s", "W lost ms", 1e3)]
 
 
 def evaluate(
@@ -125,11 +127,12 @@ def render(result: Evaluation) -> None:
     table.add_column("", no_wrap=True)
     table.add_column("estimator", style="cyan", no_wrap=True)
     table.add_column("floor", no_wrap=True)
-    for _, header, _ in COLUMNS:
+    columns = COLUMNS + (LOST_COLUMNS if result.input_kind == "capture" else [])
+    for _, header, _ in columns:
         table.add_column(header, justify="right")
     for row in result.rows:
         cells = []
-        for column, _, scale in COLUMNS:
+        for column, _, scale in columns:
             v = row[column]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 cells.append("[dim]—[/]")
@@ -141,15 +144,19 @@ def render(result: Evaluation) -> None:
     console.print(table)
     console.print(
         "[dim]◆ = on the Pareto front of bad-timeout rate vs wait W (no other row is lower on both). MAE: forecast before the sample; "
-        "MAE after: estimate once the sample is absorbed. — = not defined. Definitions: docs/metrics.md[/]"
+        "MAE after: estimate once the sample is absorbed. "
+        + ("W lost: W on the segments the capture shows were really lost. " if result.input_kind == "capture" else "")
+        + "— = not defined. Definitions: docs/metrics.md[/]"
     )
     if result.connections:
         per = Table(title="per connection (largest first)", title_justify="left")
-        for name in ("conn", "src → dst", "vantage", "path RTT from", "samples", "retx", "best MAE", "Pareto front (bad TO vs W)"):
-            per.add_column(name, justify="right" if name in ("conn", "samples", "retx") else "left")
+        for name in ("conn", "src → dst", "vantage", "path RTT from", "samples", "retx", "lost", "best MAE", "Pareto front (bad TO vs W)"):
+            per.add_column(name, justify="right" if name in ("conn", "samples", "retx", "lost") else "left")
         for e in result.connections[:30]:
-            retx = "—" if e["retransmissions"] is None else f"{e['retransmissions']:,}"
-            per.add_row(str(e["conn"]), f"{e['src']} → {e['dst']}", e["vantage"], e["method"], f"{e['samples']:,}", retx, winners(e["rows"], "mae_s"), front(e["rows"]))
+            per.add_row(
+                str(e["conn"]), f"{e['src']} → {e['dst']}", e["vantage"], e["method"], f"{e['samples']:,}", f"{e['retransmissions']:,}", f"{e['lost']:,}",
+                winners(e["rows"], "mae_s"), front(e["rows"]),
+            )
         console.print(per)
         if len(result.connections) > 30:
             console.print(f"[dim]{len(result.connections) - 30} more connections in --json[/]")
