@@ -171,3 +171,9 @@ def test_the_shared_rtt_series_sweep_scores_every_file(tmp_path, shared):
     for f in files:
         n = len(rttlab.read_series(f))
         assert got[f"{f.resolve()} rfc6298"] == got[f"{f.resolve()} fixed-share"] == n - 1  # all but the first sample
+
+
+def test_evaluate_jobs_store_rows_in_the_schema_rttlab_evaluate_writes():
+    from rttlab import evaluate, evaluate_job
+
+    assert evaluate_job.SCHEMA == evaluate.SCHEMA
