@@ -81,7 +81,7 @@ inline void SetAbi(uintptr_t make, uintptr_t sample, uintptr_t rto, uintptr_t pr
 
 // Per-sample columns (one entry per RTT sample of an attached flow).
 struct Samples {
-    std::vector<int64_t> flow; std::vector<uint64_t> t, rtt, before, after, rto, ns3_rto, armed;
+    std::vector<int64_t> flow; std::vector<uint64_t> t, rtt, exact, before, after, rto, ns3_rto, armed;
     std::vector<double> cwnd, ssthresh;
 };
 inline Samples g_s;
@@ -92,6 +92,12 @@ struct Flow { uint64_t sent = 0, retx = 0, timeouts = 0, samples = 0; uint64_t h
               double cwnd_integral = 0, cwnd_last = 0; uint64_t cwnd_t = 0, start = 0, last_sample = 0; };
 inline std::vector<Flow> g_flows;
 inline bool g_failed = false;
+// cwnd above this (bytes) counts as this in the mean cwnd (the receiver's window: BSD caps
+// snd_cwnd there, ns-3 lets it grow without bound while the receiver's window limits the flight).
+inline double g_cwnd_cap = 1e300;
+// > 0: samples reach the estimator as BSD's slow timer measures them (t_rtt, in ticks of this
+// many ns: 1 + the timer's ticks between the segment's send and its ACK, ticks at multiples of it).
+inline uint64_t g_tick_ns = 0;
 
 inline void Clear() {
     g_s = Samples(); g_rx_flow.clear(); g_rx_t.clear(); g_rx_seq.clear(); g_flows.clear(); g_failed = false; g_error.clear();
@@ -129,12 +135,17 @@ class RttlabEstimator : public RttEstimator {
             c.cwnd = double(tcb->m_cWnd.Get()) / tcb->m_segmentSize;
             c.ssthresh = double(tcb->m_ssThresh.Get()) / tcb->m_segmentSize;
         }
-        g_abi.sample(m_e, uint64_t(m.GetNanoSeconds()), &c);
+        uint64_t exact = uint64_t(m.GetNanoSeconds()), fed = exact;
+        if (g_tick_ns > 0) {
+            uint64_t sent = now > exact ? now - exact : 0;
+            fed = (1 + now / g_tick_ns - sent / g_tick_ns) * g_tick_ns;
+        }
+        g_abi.sample(m_e, fed, &c);
         Publish();
         m_nSamples++;
         if (m_flow >= 0) {
             size_t i = g_s.t.size();
-            g_s.flow.push_back(m_flow); g_s.t.push_back(now); g_s.rtt.push_back(uint64_t(m.GetNanoSeconds()));
+            g_s.flow.push_back(m_flow); g_s.t.push_back(now); g_s.rtt.push_back(fed); g_s.exact.push_back(exact);
             g_s.before.push_back(before); g_s.after.push_back(g_abi.prediction(m_e)); g_s.rto.push_back(g_abi.rto(m_e));
             g_s.ns3_rto.push_back(0); g_s.armed.push_back(0); g_s.cwnd.push_back(c.cwnd); g_s.ssthresh.push_back(c.ssthresh);
             Flow& f = g_flows[m_flow]; f.samples++; f.last_sample = now;
@@ -200,7 +211,7 @@ inline void OnCwnd(int64_t flow, uint32_t oldv, uint32_t newv) {
     Flow& f = g_flows[flow];
     uint64_t now = Simulator::Now().GetNanoSeconds();
     f.cwnd_integral += f.cwnd_last * double(now - f.cwnd_t) * 1e-9;
-    f.cwnd_last = newv; f.cwnd_t = now;
+    f.cwnd_last = std::min(double(newv), g_cwnd_cap); f.cwnd_t = now;
 }
 
 inline void OnCongState(RttlabEstimator* e, int64_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
@@ -215,7 +226,7 @@ inline void DoAttach(Ptr<Application> app, int64_t flow) {
     f.start = Simulator::Now().GetNanoSeconds();
     f.cwnd_t = f.start;
     Ptr<TcpSocketState> tcb = Peek::Tcb(PeekPointer(s));
-    f.cwnd_last = tcb->m_cWnd.Get();
+    f.cwnd_last = std::min(double(tcb->m_cWnd.Get()), g_cwnd_cap);
     RttlabEstimator* e = dynamic_cast<RttlabEstimator*>(PeekPointer(Peek::Rtt(PeekPointer(s))));
     if (e) e->Bind(PeekPointer(s), flow);
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, flow));
@@ -298,9 +309,12 @@ def probe(estimator: str, params: dict[str, Any] | None = None) -> None:
     lib.rttlab_estimator_free(ctypes.c_void_p(e))
 
 
-def install(estimator: str, params: dict[str, Any] | None = None) -> Any:
+def install(estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes: float | None = None, sample_tick_s: float = 0.0) -> Any:
     """Make every TCP socket created from now on estimate with rttlab's ``estimator`` (registry
-    name, ``params`` as in a scenario); clears the traces. Returns ns-3's ``ns`` namespace.
+    name, ``params`` as in a scenario); clears the traces. ``cwnd_cap_bytes``: cwnd above it counts
+    as it in the per-flow mean cwnd (the receiver's window). ``sample_tick_s`` > 0: every sample
+    reaches the estimator as BSD's slow timer measures it (``t_rtt``: 1 + the ticks between send
+    and ACK, times the tick); the trace's ``sample`` is that, ``exact`` ns-3's own. Returns ns-3's ``ns`` namespace.
     Raises ``ValueError`` with rttlab's message for an unknown estimator or parameter."""
     probe(estimator, params)  # before ns-3's 30 s import
     ns = _compile()
@@ -309,6 +323,8 @@ def install(estimator: str, params: dict[str, Any] | None = None) -> Any:
     bridge.g_name = estimator
     bridge.g_params = text
     bridge.Clear()
+    bridge.g_cwnd_cap = float(cwnd_cap_bytes) if cwnd_cap_bytes else 1e300
+    bridge.g_tick_ns = round(sample_tick_s * 1e9)
     ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttlabEstimator")))
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(0)))
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
@@ -357,6 +373,7 @@ def collect(segment_bytes: int) -> dict[str, Any]:
             "time": ns_to_s(s.t),
             "flow": _column(s.flow, "int64").astype("uint32"),
             "sample": ns_to_s(s.rtt),
+            "exact": ns_to_s(s.exact),
             # rttlab's trace: null before the estimator has a prediction (0 through the ABI).
             "prediction": np.where(before > 0, before / 1e9, np.nan),
             "prediction_after": ns_to_s(s.after),

@@ -50,6 +50,9 @@ class Result:
     bottleneck: str
     #: window, rtt, retransmissions, drops, marks, queue — those the run kept.
     traces: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Scalar results beyond the common ones, stored as columns of the ``runs`` table (e.g. the
+    #: MANET runs' prediction error and queue length, rttlab.manet); empty for rttlab's simulator.
+    metrics: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """The versioned JSON summary (schema :data:`SCHEMA`, documented in docs/schema.md)."""
