@@ -119,7 +119,7 @@ def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
     full = Reproduction.load("nunes-manet").sweep()
     # (7 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 24 seeds
     assert len(full.runs) == (7 * 3 * 3 + 3 * 3) * 24
-    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == 3 * 2 * 2 * 2
+    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == 3 * 3 * 3 * 2
     assert len(Reproduction.load("nunes-manet", quick=True).sweep().runs) == 3
     with pytest.raises(Exception, match="no scale 'huge'"):
         Reproduction.load("nunes-manet", scale="huge")

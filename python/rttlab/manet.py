@@ -29,6 +29,7 @@ with every default written here and in docs/reproductions/nunes-manet.md::
     [tcp]
     rto = { estimator = "rfc6298", min_rto = "1s", granularity = "500ms" }   # any rttlab estimator
     sample_clock = "500ms"  # samples measured in BSD slow-timer ticks of this length; "0s": exact
+    sack = false            # optional (absent: false, BSD TCP-Lite); true: RFC 6675 in ns-3
 
     [metrics]
     tick = "500ms"          # the unit of the prediction error (QualNet's BSD slow timer)
@@ -113,7 +114,7 @@ _KNOWN = {
     "simulation": {"duration", "seed", "name"},
     "network": {"nodes", "area", "mobility", "speed", "pause", "range", "data_rate"},
     "traffic": {"kind", "flows", "packets", "packet", "period", "burst_packets"},
-    "tcp": {"rto", "sample_clock", "estimator"},
+    "tcp": {"rto", "sample_clock", "estimator", "sack"},
     "estimators": None,  # any labels
     "metrics": {"tick"},
 }
@@ -222,6 +223,8 @@ class ManetScenario:
                 raise _error(f"{where}tcp.estimator: {tcp['estimator']!r} is not in [estimators] ({', '.join(labels) or 'none'})")
             tcp["rto"] = copy.deepcopy(labels[tcp["estimator"]])
         out.pop("estimators", None)
+        if not isinstance(tcp.get("sack", False), bool):
+            raise _error(f"{where}tcp.sack: expected true or false, got {tcp['sack']!r}")
         rto = tcp["rto"]
         if not isinstance(rto, dict) or not isinstance(rto.get("estimator"), str):
             raise _error(f"{where}tcp.rto: expected a table with an estimator name")
@@ -348,7 +351,7 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     ns.RngSeedManager.SetRun(int(sim["seed"]))
     ns.RngSeedManager.ResetNextStreamIndex()
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp.get("sack", False))))
     # Everything else set explicitly: a worker may have run another kind of ns-3 run before.
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
