@@ -42,6 +42,7 @@ for i, (name, params) in enumerate(json.loads(sys.argv[2]).items()):
     t["rtt"].to_parquet(f"{out}/rtt-{i}.parquet")
     t["flows"].to_parquet(f"{out}/flows-{i}.parquet")
     t["retransmissions"].to_parquet(f"{out}/retx-{i}.parquet")
+ns3_rtt.wired("rfc6298", {"min_rto": "0s"}, duration_s=20.0, sample_tick_s=0.5)["rtt"].to_parquet(f"{out}/ticks.parquet")
 """
 
 
@@ -51,6 +52,8 @@ def runs(tmp_path_factory):
     r = subprocess.run([sys.executable, "-c", DRIVER, out, json.dumps(ESTIMATORS)], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return {
+        "ticks": pd.read_parquet(out / "ticks.parquet"),
+    } | {
         name: (pd.read_parquet(out / f"rtt-{i}.parquet"), pd.read_parquet(out / f"flows-{i}.parquet"), pd.read_parquet(out / f"retx-{i}.parquet"))
         for i, name in enumerate(ESTIMATORS)
     }
@@ -83,6 +86,18 @@ def test_retransmissions_are_traced_per_segment_and_counted_per_flow(runs):
     assert len(retx) == flows["retransmissions"].iloc[0] > 0
     assert flows["segments_sent"].iloc[0] > 1000
     assert 1 < flows["mean_cwnd"].iloc[0] < rtt["cwnd"].max()
+
+
+def test_with_a_slow_timer_samples_are_counted_in_ticks_as_bsd_does(runs):
+    """BSD's t_rtt: 1 at the send, +1 at each 500 ms tick of the slow timer before the ACK."""
+    rtt = runs["ticks"]
+    ticks = ns(rtt["sample"]) // 500_000_000
+    assert np.array_equal(ns(rtt["sample"]) % 500_000_000, np.zeros(len(rtt), dtype=np.int64))
+    sent = ns(rtt["time"]) - ns(rtt["exact"])
+    assert np.array_equal(ticks, 1 + ns(rtt["time"]) // 500_000_000 - sent // 500_000_000)
+    assert set(np.unique(ticks)) >= {1, 2}, "RTTs of ~0.1–0.5 s cross a tick boundary now and then"
+    _, traces = rttlab.replay(pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}), [spec("rfc6298", min_rto="0s")], trace=True)
+    assert np.array_equal(ns(next(iter(traces.values()))["rto"])[1:], ns(rtt["ns3_rto"])[:-1])
 
 
 def test_an_unknown_estimator_or_parameter_is_refused_with_rttlabs_message_before_ns3_loads():

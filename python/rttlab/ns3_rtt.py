@@ -399,12 +399,12 @@ def collect(segment_bytes: int) -> dict[str, Any]:
     return {"rtt": rtt, "retransmissions": retx, "flows": flows}
 
 
-def wired(estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1) -> dict[str, Any]:
+def wired(estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1, sample_tick_s: float = 0.0) -> dict[str, Any]:
     """A small wired check scenario: one bulk flow of 512-byte segments over 10 Mb/s 10 ms then
     1 Mb/s 30 ms with a 20-packet DropTail queue (losses, timeouts, a varying RTT), ns-3's
     default TCP (NewReno, SACK, timestamps), ``estimator`` inside it. Returns :func:`collect`'s
     traces. tests/test_ns3_bridge.py checks ns-3's RTO against rttlab's replay of the samples."""
-    ns = install(estimator, params)
+    ns = install(estimator, params, sample_tick_s=sample_tick_s)
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(seed))
     ns.RngSeedManager.ResetNextStreamIndex()
