@@ -108,6 +108,8 @@ def test_a_growing_gap_claim_needs_the_gap_to_grow():
     assert not claims_of(rep, {"fig4-cwnd"}, shrinking)["claim: fig4-cwnd"]["matched"]
     growing = runs_frame({("fixed-share", 3): [11.0], ("jacobson", 3): [10.0], ("fixed-share", 130): [20.0], ("jacobson", 130): [10.0]})
     assert claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, growing)["claim: fig4-cwnd"]["matched"]
+    one_load = runs_frame({("fixed-share", 3): [20.0], ("jacobson", 3): [10.0]})
+    assert not claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, one_load)["claim: fig4-cwnd"]["matched"]
 
 
 def test_a_claim_without_runs_is_not_called_held():

@@ -195,9 +195,9 @@ class Reproduction:
                                             f"{c['source']}: ours {a['mean']:.4g} vs {b['mean']:.4g}"))
             verdicts = [h for *_, h in results]
             holds = bool(verdicts) and (all(verdicts) if c.get("holds", "all") == "all" else any(verdicts))
-            if c.get("gap_grows") and len(results) >= 2:
-                first, last = results[0], results[-1]
-                holds = holds and (last[1]["mean"] - last[2]["mean"]) > (first[1]["mean"] - first[2]["mean"])
+            if c.get("gap_grows"):  # one point cannot show a growing gap
+                first, last = results[0] if results else None, results[-1] if results else None
+                holds = holds and len(results) >= 2 and (last[1]["mean"] - last[2]["mean"]) > (first[1]["mean"] - first[2]["mean"])
             best = min((r[3] for r in results), default=math.nan) if op == "<=" else max((r[3] for r in results), default=math.nan)
             rows.append(self._claim_row(f"claim: {c['id']}", {"claim": c["id"]}, c, best, threshold, len(results), holds, c["text"]))
         return rows
