@@ -193,6 +193,11 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     mss = _bytes(tcp["mss"])
     socket, params = _congestion_control(tcp["cc"])
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
+    # ns-3's own estimator and timer defaults, in case an rttlab.ns3_rtt run in this process
+    # (a Dask worker runs any kind of run) installed rttlab's.
+    ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
+    ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
     for attribute, value in params.items():
         ns.Config.SetDefault(f"{socket}::{attribute}", ns.UintegerValue(value))
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))

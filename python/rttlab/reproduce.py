@@ -60,23 +60,31 @@ class Reproduction:
     doc: dict[str, Any]
     quick: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    #: "full" (the file's own tables) or the name of a ``[scale.NAME.*]`` overlay (e.g. "medium").
+    scale: str = "full"
 
     @classmethod
-    def load(cls, name: str, quick: bool = False) -> Reproduction:
+    def load(cls, name: str, quick: bool = False, scale: str = "full") -> Reproduction:
         if name not in available():
             raise ReproductionError(f"no reproduction named {name!r} (have: {', '.join(available())})")
         text = resources.files("rttlab").joinpath("reproductions", f"{name}.toml").read_text()
         doc = tomllib.loads(text)
-        return cls(name=name, doc=doc, quick=quick, meta=doc["reproduction"])
+        scales = ["full", *doc.get("scale", {})]
+        if scale not in scales:
+            raise ReproductionError(f"reproduction {name}: no scale {scale!r} (have: {', '.join(scales)})")
+        return cls(name=name, doc=doc, quick=quick, meta=doc["reproduction"], scale=scale)
 
     @property
     def sweep_name(self) -> str:
-        return f"{self.name}-quick" if self.quick else self.name
+        if self.quick:
+            return f"{self.name}-quick"
+        return self.name if self.scale == "full" else f"{self.name}-{self.scale}"
 
     def sweep(self) -> Sweep:
         tables = {k: dict(self.doc[k]) for k in ("sweep", "set", "grid", "zip", "scenario") if k in self.doc}
-        if self.quick:
-            for k, v in self.doc.get("quick", {}).items():
+        overlay = self.doc.get("quick", {}) if self.quick else self.doc.get("scale", {}).get(self.scale, {})
+        if overlay:
+            for k, v in overlay.items():
                 tables[k] = {**tables.get(k, {}), **v} if k in ("sweep", "set") else dict(v)
         tables.setdefault("sweep", {})["name"] = self.sweep_name
         try:
@@ -124,6 +132,8 @@ class Reproduction:
         kind = pub["kind"]
         if kind == "ratio":
             return self._ratios(ok)
+        if kind == "claims":
+            return self._claims(ok)
         if kind == "peer":
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, self.metrics, self.level)
@@ -156,7 +166,7 @@ class Reproduction:
                 else:
                     source = f"{pub['simulator']} (1 run)"
             else:
-                raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer or ratio")
+                raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer, ratio or claims")
             diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
             if math.isnan(published) or math.isnan(r["mean"]):
                 matched = False
@@ -228,6 +238,61 @@ class Reproduction:
             )
         return rows
 
+    def _claims(self, ok: Any) -> list[dict[str, Any]]:
+        """Published claims that compare two groups of runs (``kind = "claims"``): per point
+        (``by``), ratio = mean of ``metric`` over the ``ours`` runs / over the ``versus`` runs
+        (both within ``where``), tested against ``ratio = "<= 0.7"`` (or ``>=``) at ``holds`` =
+        ``"all"`` points or ``"any"``; ``gap_grows``: ours − versus larger at the largest ``by``
+        than at the smallest. One row per point and one verdict row per claim (its point is
+        ``claim: ID``), whose ``matched`` says whether the claim holds in our runs."""
+        from rttlab.stats import summarise
+
+        rows = []
+        for c in self.doc["published"]["claims"]:
+            op, _, value = c["ratio"].partition(" ")
+            if op not in ("<=", ">="):
+                raise ReproductionError(f"reproduction {self.name}: claim {c['id']}: ratio must be '<= X' or '>= X'")
+            threshold = float(value)
+            def only(frame: Any, sel: dict[str, Any]) -> Any:
+                for k, v in sel.items():  # a column the sweep never had: no run matches
+                    frame = frame[frame[k] == v] if k in frame else frame.iloc[0:0]
+                return frame
+
+            frame = only(ok, c.get("where", {}))
+            if c["metric"] not in frame or c["by"] not in frame:
+                frame = frame.iloc[0:0].assign(**{c["metric"]: [], c["by"]: []})
+
+            def group(sel: dict[str, Any], frame: Any = frame) -> dict[Any, dict[str, Any]]:
+                frame = only(frame, sel)
+                table = summarise(frame.dropna(subset=[c["metric"]]), [c["by"]], [c["metric"]], self.level)
+                return {r[c["by"]]: r for r in table.to_dict("records")}
+
+            ours, versus = group(c["ours"]), group(c["versus"])
+            points = sorted(set(ours) & set(versus))
+            results = []
+            for p in points:
+                a, b = ours[p], versus[p]
+                ratio = a["mean"] / b["mean"] if b["mean"] else math.nan
+                holds = bool(ratio <= threshold) if op == "<=" else bool(ratio >= threshold)
+                results.append((p, a, b, ratio, holds))
+                rows.append(self._claim_row(f"{c['id']}: {c['by']}={_short(p)}", {c["by"]: p, "claim": c["id"]}, c, ratio, threshold, min(a["n"], b["n"]), holds,
+                                            f"{c['source']}: ours {a['mean']:.4g} vs {b['mean']:.4g}"))
+            verdicts = [h for *_, h in results]
+            holds = bool(verdicts) and (all(verdicts) if c.get("holds", "all") == "all" else any(verdicts))
+            if c.get("gap_grows"):  # one point cannot show a growing gap
+                first, last = results[0] if results else None, results[-1] if results else None
+                holds = holds and len(results) >= 2 and (last[1]["mean"] - last[2]["mean"]) > (first[1]["mean"] - first[2]["mean"])
+            best = min((r[3] for r in results), default=math.nan) if op == "<=" else max((r[3] for r in results), default=math.nan)
+            rows.append(self._claim_row(f"claim: {c['id']}", {"claim": c["id"]}, c, best, threshold, len(results), holds, c["text"]))
+        return rows
+
+    def _claim_row(self, point: str, params: dict[str, Any], c: dict[str, Any], ratio: float, threshold: float, n: int, matched: bool, source: str) -> dict[str, Any]:
+        return {
+            "point": point, "params": params, "metric": f"{c['metric']} ratio", "published": threshold, "source": source,
+            "ours": ratio, "ci_low": math.nan, "ci_high": math.nan, "n": int(n),
+            "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "matched": matched, "inside_ci": False,
+        }
+
     def _formula(self, point: dict[str, Any]) -> float:
         import pandas as pd
 
@@ -279,7 +344,7 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
     """One metric's panel: ours with CI error bars beside the published values."""
     labels = [", ".join(f"{k}={_short(v)}" for k, v in r["params"].items()) for r in rows]
     x = list(range(len(rows)))
-    numeric = len(rep.by) == 1 and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
+    numeric = len(rep.by) == 1 and rep.doc["published"]["kind"] != "claims" and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
     if numeric:
         x = [float(r["params"][rep.by[0]]) for r in rows]
     ours = [r["ours"] for r in rows]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,9 @@ class Result:
     tables: dict[str, pa.Table]
     #: The name of the channel that is the bottleneck's data direction.
     bottleneck: str
+    #: Scalar results beyond the common ones, stored as columns of the ``runs`` table (e.g. the
+    #: MANET runs' prediction error and queue length, rttlab.manet); empty for rttlab's simulator.
+    metrics: dict[str, float] = field(default_factory=dict)
 
     @cached_property
     def flows(self) -> pd.DataFrame:

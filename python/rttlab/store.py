@@ -244,13 +244,16 @@ class Store:
         whole batch: binding values one by one costs more than the runs themselves)."""
         import pyarrow as pa
 
-        for params, _ in items:
+        for params, outcome in items:
             self._ensure_param_columns(params)
+            # A simulator's own scalar results (Result.metrics) become columns as parameters do.
+            self._ensure_param_columns(outcome.get("metrics") or {})
         rows = []
         for params, outcome in items:
             row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
             row["sweep"] = sweep
             row["finished_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+            row.update({k: (None if isinstance(v, float) and v != v else v) for k, v in (outcome.get("metrics") or {}).items() if k not in RUN_COLUMNS})
             row.update({k: sql_value(v) for k, v in params.items()})
             traces = outcome.get("traces") or {}
             if traces:

@@ -44,7 +44,9 @@ from typing import Any
 from rttlab import _core
 from rttlab.scenario import Scenario
 
-SIMULATORS = ("rttlab", "ns3")
+SIMULATORS = ("rttlab", "ns3", "ns3-manet")
+#: Simulators whose scenarios are not rttlab's (a table of their own, set for the whole sweep).
+OWN_SCENARIOS = ("ns3-manet",)
 
 
 class SweepError(Exception):
@@ -102,14 +104,21 @@ class Sweep:
         # The base scenario: a file (relative to the sweep file) or an inline [scenario] table.
         if "scenario" in doc and "scenario" in head:
             raise bad("scenario", "give sweep.scenario (a file) or a [scenario] table, not both")
+        default_sim = head.get("simulator", "rttlab")
+        # ns-3's MANET runs (rttlab.manet) have scenarios of their own, not the core's.
+        kind: Any = Scenario
+        if default_sim in OWN_SCENARIOS:
+            from rttlab.manet import ManetScenario
+
+            kind = ManetScenario
         if "scenario" in doc:
-            base = Scenario(dict(doc["scenario"]), source=f"{source} [scenario]")
+            base = kind(dict(doc["scenario"]), source=f"{source} [scenario]")
         elif "scenario" in head:
             if not isinstance(head["scenario"], str):
                 raise bad("sweep.scenario", "expected a file name")
             path = Path(head["scenario"])
             path = path if path.is_absolute() else base_dir / path
-            base = Scenario.load(path)
+            base = Scenario.load(path) if kind is Scenario else kind.from_toml(path.read_text(), source=str(path))
         else:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name = head.get("name") or Path(source).stem
@@ -147,7 +156,6 @@ class Sweep:
             raise bad("zip", f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})")
         for k in set(grid) & set(zipped):
             raise bad(f"zip.{k}", "also in [grid]")
-        default_sim = head.get("simulator", "rttlab")
         points: list[dict[str, Any]] = []
         zip_rows = [dict(zip(zipped, vals)) for vals in zip(*zipped.values())] if zipped else [{}]
         for combo in itertools.product(*grid.values()) if grid else [()]:
@@ -162,6 +170,8 @@ class Sweep:
             sim = point.get("simulator", default_sim)
             if sim not in SIMULATORS:
                 raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
+            if (sim in OWN_SCENARIOS) != (default_sim in OWN_SCENARIOS):
+                raise bad("simulator", f"{sim!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
             overrides = {k: v for k, v in point.items() if k != "simulator"}
             for seed in seeds:
                 s = base_with_common.with_(overrides)
@@ -254,6 +264,11 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
 
                 result = ns3.simulate(task["scenario"])
                 out["simulator_version"] = ns3.version()
+            elif task["simulator"] == "ns3-manet":
+                from rttlab import manet, ns3
+
+                result = manet.simulate(task["scenario"])
+                out["simulator_version"] = ns3.version()
             else:
                 from rttlab.sim import simulate
 
@@ -261,6 +276,7 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
                 result = simulate(task["scenario"], traces=list(task.get("traces", ())) or "none")
                 out["simulator_version"] = __version__
             out.update(result_scalars(result))
+            out["metrics"] = dict(result.metrics)
             # The core's Arrow tables, as Arrow IPC bytes: Dask ships bytes without pickling,
             # and the client (the only writer, the bottleneck of a sweep of short runs) hands
             # them to DuckDB without converting.

@@ -13,8 +13,9 @@ from rttlab.cli.common import clean, console, fail, print_json, stderr
 
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell (list: rttlab reproduce --list).", show_default=False),
+    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet (list: rttlab reproduce --list).", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
+    scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
     out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
@@ -30,7 +31,7 @@ def reproduce(
     if scheduler and workers:
         fail("--scheduler and --workers: give one")
     try:
-        rep = Reproduction.load(name, quick=quick)
+        rep = Reproduction.load(name, quick=quick, scale=scale)
         sweep = rep.sweep()
     except ReproductionError as e:
         fail(str(e))
@@ -67,7 +68,11 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
     console.print(table)
     missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
     metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"
-    if missed:
+    if rep.doc["published"]["kind"] == "claims":
+        verdicts = [r for r in rows if r["point"].startswith("claim: ")]
+        held = [r["point"].removeprefix("claim: ") for r in verdicts if r["matched"]]
+        console.print(f"claims held in our runs: {len(held)} of {len(verdicts)}" + (f" ({', '.join(held)})" if held else ""), highlight=False)
+    elif missed:
         console.print(
             f"[bold red]not matched[/] (|ours/published − 1| > {rep.tolerance:.0%} on {metric}): "
             + "; ".join(f"{r['point']} ({pct(r['diff'])})" for r in missed),

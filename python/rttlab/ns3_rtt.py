@@ -1,0 +1,441 @@
+"""rttlab's estimators inside ns-3's TCP: an ``ns3::RttEstimator`` subclass defined at run time
+through the ns-3 wheel's cppyy bindings, calling rttlab's C ABI (``src/ffi.rs``, version 2).
+
+    from rttlab import ns3_rtt
+    ns = ns3_rtt.install("fixed-share", {"tick": "500ms"})   # returns the ``ns`` namespace
+    ...build an ns-3 scenario; every TCP socket now estimates with rttlab's fixed-share...
+    ns3_rtt.attach(app, flow)          # per BulkSendApplication: per-sample traces of its socket
+    ns.Simulator.Run()
+    traces = ns3_rtt.collect()          # DataFrames in rttlab's trace schema (docs/schema.md)
+
+**The mapping.** ns-3 (``TcpSocketBase::EstimateRtt``) arms its timer with
+RTO = max(MinRto, estimate + max(ClockGranularity, 4·variation)). :func:`install` sets MinRto 0
+and ClockGranularity 1 ns, and the estimator reports variation = ⌊(RTO − ŷ)/4⌋ and estimate =
+RTO − 4·variation (ŷ, the prediction, rounded up by < 4 ns so that the sum is exact), so ns-3's
+timer is rttlab's RTO to the nanosecond. Where RTO ≤ ŷ the estimate is RTO − 1 ns and the
+variation 0 (then ns-3's max(1 ns, 0) restores RTO). Before the first sample the estimator
+reports rttlab's initial RTO the same way.
+
+**What stays ns-3's.** Back-off (ns-3 doubles its RTO on expiry, capped at 60 s, and keeps it
+until the next sample), Karn's rule and the choice of samples (with timestamps, ns-3's default,
+every ACK that acknowledges new data gives a sample from TSecr, retransmitted segments
+included; without them, segments sent once), and when the timer is (re)armed. rttlab's
+estimator sees each sample with the socket's cwnd and ssthresh in segments (``rttlab_context``;
+CA-RTO's and Eifel's flight-based gains need them) and ``on_timeout`` when the socket enters
+loss recovery after an expiry (CongState → CA_LOSS). ns-3's ``TcpSocketState::m_lastRtt`` (what
+congestion controls read as the last RTT) becomes the reported estimate, as with ns-3's own
+estimator; NewReno does not read it. ``rttlab_estimator_on_timer_armed`` is not called: ns-3 has
+no hook where the timer is armed, so CA-RTO's contention extension is not applied (partial).
+
+**Traces, recorded in C++ (no Python call per event).** Per RTT sample: time, flow, sample,
+prediction before and after it, rttlab's RTO, the RTO ns-3 set (read from the socket after
+``EstimateRtt``), the delay of the retransmission timer armed at that instant (0 if none was
+armed then), cwnd and ssthresh (segments). Per retransmitted segment: time, flow, sequence
+number. Per flow: data segments sent, segments retransmitted, timeouts, the time-weighted cwnd
+integral. :func:`collect` copies the columns out as NumPy arrays in one go per column.
+
+ns-3's import costs ≈ 30 s; the C++ is compiled once per process (≈ 10 s more). :func:`install`
+may be called again with another estimator: only the configuration changes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+#: The C ABI version this bridge is written against (``rttlab_abi_version``).
+ABI_VERSION = 2
+
+_CPP = r"""
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include <cstdint>
+#include <string>
+#include <vector>
+#include <map>
+
+namespace rttlab_bridge {
+using namespace ns3;
+
+struct Ctx { uint64_t now_ns; double cwnd, ssthresh, max_cwnd; int32_t new_window; uint64_t ack_delay_ns; };
+typedef void* (*NewFn)(const char*, const char*);
+typedef void (*SampleFn)(void*, uint64_t, const Ctx*);
+typedef uint64_t (*U64Fn)(const void*);
+typedef void (*VoidFn)(void*);
+typedef const char* (*ErrFn)();
+
+struct Abi { NewFn make = nullptr; SampleFn sample = nullptr; U64Fn rto = nullptr, prediction = nullptr; VoidFn timeout = nullptr, release = nullptr; ErrFn error = nullptr; };
+inline Abi g_abi;
+inline std::string g_name, g_params, g_error;
+
+inline void SetAbi(uintptr_t make, uintptr_t sample, uintptr_t rto, uintptr_t prediction, uintptr_t timeout, uintptr_t release, uintptr_t error) {
+    g_abi.make = reinterpret_cast<NewFn>(make);
+    g_abi.sample = reinterpret_cast<SampleFn>(sample);
+    g_abi.rto = reinterpret_cast<U64Fn>(rto);
+    g_abi.prediction = reinterpret_cast<U64Fn>(prediction);
+    g_abi.timeout = reinterpret_cast<VoidFn>(timeout);
+    g_abi.release = reinterpret_cast<VoidFn>(release);
+    g_abi.error = reinterpret_cast<ErrFn>(error);
+}
+
+// Per-sample columns (one entry per RTT sample of an attached flow).
+struct Samples {
+    std::vector<int64_t> flow; std::vector<uint64_t> t, rtt, exact, before, after, rto, ns3_rto, armed;
+    std::vector<double> cwnd, ssthresh;
+};
+inline Samples g_s;
+// Per retransmitted segment.
+inline std::vector<int64_t> g_rx_flow; inline std::vector<uint64_t> g_rx_t, g_rx_seq;
+// Per flow.
+struct Flow { uint64_t sent = 0, retx = 0, timeouts = 0, samples = 0; uint64_t high = 0; bool any = false;
+              double cwnd_integral = 0, cwnd_last = 0; uint64_t cwnd_t = 0, start = 0, last_sample = 0; };
+inline std::vector<Flow> g_flows;
+inline bool g_failed = false;
+// cwnd above this (bytes) counts as this in the mean cwnd (the receiver's window: BSD caps
+// snd_cwnd there, ns-3 lets it grow without bound while the receiver's window limits the flight).
+inline double g_cwnd_cap = 1e300;
+// > 0: samples reach the estimator as BSD's slow timer measures them (t_rtt, in ticks of this
+// many ns: 1 + the timer's ticks between the segment's send and its ACK, ticks at multiples of it).
+inline uint64_t g_tick_ns = 0;
+
+inline void Clear() {
+    g_s = Samples(); g_rx_flow.clear(); g_rx_t.clear(); g_rx_seq.clear(); g_flows.clear(); g_failed = false; g_error.clear();
+}
+
+// The protected members of TcpSocketBase the bridge reads (a derived class may name them).
+struct Peek : public TcpSocketBase {
+    static Ptr<RttEstimator> Rtt(TcpSocketBase* s) { return s->*(&Peek::m_rtt); }
+    static Ptr<TcpSocketState> Tcb(TcpSocketBase* s) { return s->*(&Peek::m_tcb); }
+    static Time Rto(TcpSocketBase* s) { return (s->*(&Peek::m_rto)).Get(); }
+    static EventId RetxEvent(TcpSocketBase* s) { return s->*(&Peek::m_retxEvent); }
+};
+
+class RttlabEstimator : public RttEstimator {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::RttlabEstimator")
+                                .SetParent<RttEstimator>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<RttlabEstimator>();
+        return tid;
+    }
+    RttlabEstimator() { Make(); }
+    RttlabEstimator(const RttlabEstimator& r) : RttEstimator(r) { Make(); }
+    ~RttlabEstimator() override { if (m_e) g_abi.release(m_e); }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+
+    void Measurement(Time m) override {
+        if (!m_e) return;
+        uint64_t now = Simulator::Now().GetNanoSeconds();
+        uint64_t before = g_abi.prediction(m_e);
+        Ctx c{now, -1.0, -1.0, -1.0, -1, 0};
+        if (m_socket) {
+            Ptr<TcpSocketState> tcb = Peek::Tcb(m_socket);
+            c.cwnd = double(tcb->m_cWnd.Get()) / tcb->m_segmentSize;
+            c.ssthresh = double(tcb->m_ssThresh.Get()) / tcb->m_segmentSize;
+        }
+        uint64_t exact = uint64_t(m.GetNanoSeconds()), fed = exact;
+        if (g_tick_ns > 0) {
+            uint64_t sent = now > exact ? now - exact : 0;
+            fed = (1 + now / g_tick_ns - sent / g_tick_ns) * g_tick_ns;
+        }
+        g_abi.sample(m_e, fed, &c);
+        Publish();
+        m_nSamples++;
+        if (m_flow >= 0) {
+            size_t i = g_s.t.size();
+            g_s.flow.push_back(m_flow); g_s.t.push_back(now); g_s.rtt.push_back(fed); g_s.exact.push_back(exact);
+            g_s.before.push_back(before); g_s.after.push_back(g_abi.prediction(m_e)); g_s.rto.push_back(g_abi.rto(m_e));
+            g_s.ns3_rto.push_back(0); g_s.armed.push_back(0); g_s.cwnd.push_back(c.cwnd); g_s.ssthresh.push_back(c.ssthresh);
+            Flow& f = g_flows[m_flow]; f.samples++; f.last_sample = now;
+            // EstimateRtt sets m_rto right after this call and the ACK's processing (re)arms the
+            // timer: read both once the current event is over.
+            Simulator::ScheduleNow(&RttlabEstimator::ReadSocket, m_socket, i);
+        }
+    }
+    static void ReadSocket(TcpSocketBase* s, size_t i) {
+        g_s.ns3_rto[i] = uint64_t(Peek::Rto(s).GetNanoSeconds());
+        // The timer's delay if it is running now: the ACK that gave the sample (re)armed it
+        // with ns-3's RTO when it acknowledged new data and data is still outstanding.
+        EventId ev = Peek::RetxEvent(s);
+        if (ev.IsPending()) g_s.armed[i] = uint64_t(Simulator::GetDelayLeft(ev).GetNanoSeconds());
+    }
+    Ptr<RttEstimator> Copy() const override { return CopyObject<RttlabEstimator>(this); }
+    void Reset() override {
+        RttEstimator::Reset();
+        if (m_e) g_abi.release(m_e);
+        m_e = nullptr;
+        Make();
+    }
+    void Timeout() { if (m_e) g_abi.timeout(m_e); }
+    void Bind(TcpSocketBase* s, int64_t flow) { m_socket = s; m_flow = flow; }
+
+  private:
+    void Make() {
+        m_e = g_abi.make ? g_abi.make(g_name.c_str(), g_params.c_str()) : nullptr;
+        if (!m_e) { g_failed = true; g_error = g_abi.error ? g_abi.error() : "the rttlab C ABI is not set"; return; }
+        Publish();
+    }
+    // ns-3: RTO = max(MinRto = 0, estimate + max(G = 1 ns, 4·variation)) == rttlab's RTO.
+    void Publish() {
+        int64_t rto = int64_t(g_abi.rto(m_e));
+        int64_t pred = int64_t(g_abi.prediction(m_e));
+        if (pred <= 0) pred = rto / 3;  // no prediction yet: any split of the initial RTO
+        int64_t var = rto > pred ? (rto - pred) / 4 : 0;
+        int64_t est = rto > pred ? rto - 4 * var : rto - 1;
+        m_estimatedRtt = NanoSeconds(est);
+        m_estimatedVariation = NanoSeconds(var);
+    }
+    void* m_e = nullptr;
+    TcpSocketBase* m_socket = nullptr;
+    int64_t m_flow = -1;
+};
+
+inline void OnTx(int64_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    uint32_t n = p->GetSize();
+    if (n == 0) return;
+    Flow& f = g_flows[flow];
+    uint64_t seq = h.GetSequenceNumber().GetValue();
+    uint64_t end = seq + n;
+    f.sent++;
+    if (f.any && seq < f.high) {  // below the highest byte sent: a retransmission
+        f.retx++;
+        g_rx_flow.push_back(flow); g_rx_t.push_back(Simulator::Now().GetNanoSeconds()); g_rx_seq.push_back(seq);
+    }
+    if (!f.any || end > f.high) f.high = end;
+    f.any = true;
+}
+
+inline void OnCwnd(int64_t flow, uint32_t oldv, uint32_t newv) {
+    Flow& f = g_flows[flow];
+    uint64_t now = Simulator::Now().GetNanoSeconds();
+    f.cwnd_integral += f.cwnd_last * double(now - f.cwnd_t) * 1e-9;
+    f.cwnd_last = std::min(double(newv), g_cwnd_cap); f.cwnd_t = now;
+}
+
+inline void OnCongState(RttlabEstimator* e, int64_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+    if (now == TcpSocketState::CA_LOSS) { g_flows[flow].timeouts++; if (e) e->Timeout(); }
+}
+
+inline void DoAttach(Ptr<Application> app, int64_t flow) {
+    Ptr<BulkSendApplication> b = DynamicCast<BulkSendApplication>(app);
+    Ptr<TcpSocketBase> s = b ? DynamicCast<TcpSocketBase>(b->GetSocket()) : nullptr;
+    if (!s) { g_failed = true; g_error = "flow " + std::to_string(flow) + ": no TCP socket at its start"; return; }
+    Flow& f = g_flows[flow];
+    f.start = Simulator::Now().GetNanoSeconds();
+    f.cwnd_t = f.start;
+    Ptr<TcpSocketState> tcb = Peek::Tcb(PeekPointer(s));
+    f.cwnd_last = std::min(double(tcb->m_cWnd.Get()), g_cwnd_cap);
+    RttlabEstimator* e = dynamic_cast<RttlabEstimator*>(PeekPointer(Peek::Rtt(PeekPointer(s))));
+    if (e) e->Bind(PeekPointer(s), flow);
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, flow));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, flow));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, e, flow));
+}
+
+inline void StartAttach(Ptr<Application> app, int64_t flow) {
+    // Runs after the application's own start event (scheduled earlier at this instant), which
+    // created the socket.
+    Simulator::ScheduleNow(&DoAttach, app, flow);
+}
+
+// Attach flow `flow` (0, 1, ...) to the BulkSendApplication `app` that starts at `start`.
+inline void Attach(Ptr<Application> app, int64_t flow, double start) {
+    if (int64_t(g_flows.size()) <= flow) g_flows.resize(flow + 1);
+    Simulator::Schedule(Seconds(start), &StartAttach, app, flow);
+}
+
+// The time-weighted cwnd (bytes) of a flow from its start to its last RTT sample.
+inline double MeanCwnd(int64_t flow) {
+    Flow& f = g_flows[flow];
+    uint64_t end = f.last_sample;
+    if (end <= f.start) return -1.0;
+    double integral = f.cwnd_integral + (end > f.cwnd_t ? f.cwnd_last * double(end - f.cwnd_t) * 1e-9 : 0.0);
+    return integral / (double(end - f.start) * 1e-9);
+}
+
+template <typename T> uintptr_t Data(std::vector<T>& v) { return reinterpret_cast<uintptr_t>(v.data()); }
+}  // namespace rttlab_bridge
+"""
+
+_state: dict[str, Any] = {}
+
+
+def _library() -> ctypes.CDLL:
+    """rttlab's extension module: the C ABI is exported from it (``nm -D _core*.so``), so a plain
+    ``pip install rttlab`` carries the bridge, no separate cdylib."""
+    from rttlab import _core
+
+    lib = ctypes.CDLL(_core.__file__)
+    version = lib.rttlab_abi_version()
+    if version < ABI_VERSION:
+        raise RuntimeError(f"rttlab's C ABI is version {version}; the ns-3 bridge needs {ABI_VERSION}")
+    return lib
+
+
+def _compile() -> Any:
+    if "ns" in _state:
+        return _state["ns"]
+    from ns import ns  # ≈ 30 s, once per process
+
+    import cppyy
+
+    cppyy.cppdef(_CPP)
+    lib = _library()
+    addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
+    cppyy.gbl.rttlab_bridge.SetAbi(
+        addr(lib.rttlab_estimator_new), addr(lib.rttlab_estimator_on_sample_ctx), addr(lib.rttlab_estimator_rto),
+        addr(lib.rttlab_estimator_prediction), addr(lib.rttlab_estimator_on_timeout), addr(lib.rttlab_estimator_free),
+        addr(lib.rttlab_last_error),
+    )
+    cppyy.gbl.rttlab_bridge.RttlabEstimator.GetTypeId()  # registers the TypeId with ns-3
+    _state.update(ns=ns, cppyy=cppyy, lib=lib)
+    return ns
+
+
+def params_text(params: dict[str, Any] | None) -> str:
+    return ",".join(f"{k}={v}" for k, v in (params or {}).items())
+
+
+def probe(estimator: str, params: dict[str, Any] | None = None) -> None:
+    """Raise ``ValueError`` with rttlab's one-line message if the C ABI cannot make ``estimator``."""
+    lib = _library()
+    lib.rttlab_estimator_new.restype = ctypes.c_void_p
+    lib.rttlab_last_error.restype = ctypes.c_char_p
+    e = lib.rttlab_estimator_new(estimator.encode(), params_text(params).encode())
+    if not e:
+        raise ValueError(f"estimator {estimator!r}: {lib.rttlab_last_error().decode()}")
+    lib.rttlab_estimator_free(ctypes.c_void_p(e))
+
+
+def install(estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes: float | None = None, sample_tick_s: float = 0.0) -> Any:
+    """Make every TCP socket created from now on estimate with rttlab's ``estimator`` (registry
+    name, ``params`` as in a scenario); clears the traces. ``cwnd_cap_bytes``: cwnd above it counts
+    as it in the per-flow mean cwnd (the receiver's window). ``sample_tick_s`` > 0: every sample
+    reaches the estimator as BSD's slow timer measures it (``t_rtt``: 1 + the ticks between send
+    and ACK, times the tick); the trace's ``sample`` is that, ``exact`` ns-3's own. Returns ns-3's ``ns`` namespace.
+    Raises ``ValueError`` with rttlab's message for an unknown estimator or parameter."""
+    probe(estimator, params)  # before ns-3's 30 s import
+    ns = _compile()
+    bridge = _state["cppyy"].gbl.rttlab_bridge
+    text = params_text(params)
+    bridge.g_name = estimator
+    bridge.g_params = text
+    bridge.Clear()
+    bridge.g_cwnd_cap = float(cwnd_cap_bytes) if cwnd_cap_bytes else 1e300
+    bridge.g_tick_ns = round(sample_tick_s * 1e9)
+    ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttlabEstimator")))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(0)))
+    ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
+    return ns
+
+
+def attach(app: Any, flow: int, start_s: float) -> None:
+    """Trace the socket of ``app`` (a BulkSendApplication starting at ``start_s``) as ``flow``."""
+    _state["cppyy"].gbl.rttlab_bridge.Attach(app, flow, float(start_s))
+
+
+def _column(vec: Any, dtype: str):  # -> numpy.ndarray (a copy)
+    import numpy as np
+
+    n = int(vec.size())
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    ctype = {"int64": ctypes.c_int64, "uint64": ctypes.c_uint64, "float64": ctypes.c_double}[dtype]
+    addr = int(_state["cppyy"].gbl.rttlab_bridge.Data(vec))
+    return np.ctypeslib.as_array((ctype * n).from_address(addr)).astype(dtype, copy=True)
+
+
+def check() -> None:
+    """Raise ``RuntimeError`` if the bridge failed during the run (an estimator that could not be
+    made, a flow without a socket)."""
+    bridge = _state["cppyy"].gbl.rttlab_bridge
+    if bridge.g_failed:
+        raise RuntimeError(f"ns-3 bridge: {bridge.g_error}")
+
+
+def collect(segment_bytes: int) -> dict[str, Any]:
+    """The run's traces as DataFrames in rttlab's trace schema (times and RTTs in seconds):
+    ``rtt`` (time, flow, sample, prediction, prediction_after, rto, ns3_rto, armed, cwnd,
+    ssthresh) and ``retransmissions`` (time, flow, seq); plus ``flows``: per-flow counters
+    (segments_sent, retransmissions, timeouts, samples, mean_cwnd in segments, NaN without samples)."""
+    import numpy as np
+    import pandas as pd
+
+    check()
+    b = _state["cppyy"].gbl.rttlab_bridge
+    s = b.g_s
+    ns_to_s = lambda v: _column(v, "uint64") / 1e9  # noqa: E731
+    before = _column(s.before, "uint64")
+    rtt = pd.DataFrame(
+        {
+            "time": ns_to_s(s.t),
+            "flow": _column(s.flow, "int64").astype("uint32"),
+            "sample": ns_to_s(s.rtt),
+            "exact": ns_to_s(s.exact),
+            # rttlab's trace: null before the estimator has a prediction (0 through the ABI).
+            "prediction": np.where(before > 0, before / 1e9, np.nan),
+            "prediction_after": ns_to_s(s.after),
+            "rto": ns_to_s(s.rto),
+            "ns3_rto": ns_to_s(s.ns3_rto),
+            "armed": ns_to_s(s.armed),
+            "cwnd": _column(s.cwnd, "float64"),
+            "ssthresh": _column(s.ssthresh, "float64"),
+        }
+    )
+    retx = pd.DataFrame({"time": _column(b.g_rx_t, "uint64") / 1e9, "flow": _column(b.g_rx_flow, "int64").astype("uint32"), "seq": _column(b.g_rx_seq, "uint64")})
+    n = int(b.g_flows.size())
+    flows = pd.DataFrame(
+        {
+            "flow": np.arange(n, dtype=np.uint32),
+            "segments_sent": [int(b.g_flows[i].sent) for i in range(n)],
+            "retransmissions": [int(b.g_flows[i].retx) for i in range(n)],
+            "timeouts": [int(b.g_flows[i].timeouts) for i in range(n)],
+            "samples": [int(b.g_flows[i].samples) for i in range(n)],
+            "mean_cwnd": [(c / segment_bytes if (c := float(b.MeanCwnd(i))) >= 0 else np.nan) for i in range(n)],
+        }
+    )
+    return {"rtt": rtt, "retransmissions": retx, "flows": flows}
+
+
+def wired(estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1, sample_tick_s: float = 0.0) -> dict[str, Any]:
+    """A small wired check scenario: one bulk flow of 512-byte segments over 10 Mb/s 10 ms then
+    1 Mb/s 30 ms with a 20-packet DropTail queue (losses, timeouts, a varying RTT), ns-3's
+    default TCP (NewReno, SACK, timestamps), ``estimator`` inside it. Returns :func:`collect`'s
+    traces. tests/test_ns3_bridge.py checks ns-3's RTO against rttlab's replay of the samples."""
+    ns = install(estimator, params, sample_tick_s=sample_tick_s)
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(int(seed))
+    ns.RngSeedManager.ResetNextStreamIndex()
+    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(512))
+    nodes = ns.NodeContainer()
+    nodes.Create(3)
+    ns.InternetStackHelper().Install(nodes)
+    p2p = ns.PointToPointHelper()
+    p2p.SetDeviceAttribute("DataRate", ns.StringValue("10Mbps"))
+    p2p.SetChannelAttribute("Delay", ns.StringValue("10ms"))
+    first = p2p.Install(nodes.Get(0), nodes.Get(1))
+    p2p.SetDeviceAttribute("DataRate", ns.StringValue("1Mbps"))
+    p2p.SetChannelAttribute("Delay", ns.StringValue("30ms"))
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize("20p")))
+    second = p2p.Install(nodes.Get(1), nodes.Get(2))
+    addr = ns.Ipv4AddressHelper()
+    addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addr.Assign(first)
+    addr.SetBase(ns.Ipv4Address("10.0.1.0"), ns.Ipv4Mask("255.255.255.0"))
+    far = addr.Assign(second)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(far.GetAddress(1), 5000).ConvertTo())
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    apps = bulk.Install(nodes.Get(0))
+    apps.Start(ns.Seconds(0.1))
+    attach(apps.Get(0), 0, 0.1)
+    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+    sink.Install(nodes.Get(2))
+    ns.Simulator.Stop(ns.Seconds(duration_s))
+    ns.Simulator.Run()
+    try:
+        return collect(512)
+    finally:
+        ns.Simulator.Destroy()

@@ -1,0 +1,166 @@
+"""Seed 000's MANET scenarios (rttlab.manet, issue 14): the scenario table, the flows it draws, the
+claims comparison of `rttlab reproduce nunes-manet`, and (with the ns3 wheel) the CI-sized
+reproduction end to end on a two-worker Dask cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+
+import duckdb
+import pandas as pd
+import pytest
+
+from rttlab import ScenarioError
+from rttlab.manet import ManetScenario, flows_of
+from rttlab.reproduce import Reproduction
+
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+
+
+def test_defaults_are_the_papers_scenario_one():
+    doc = ManetScenario({}).resolved()
+    assert doc["network"]["nodes"] == 20 and doc["network"]["area"] == [1500.0, 1000.0]
+    assert doc["network"]["speed"] == [1.0, 50.0] and doc["network"]["pause"] == "0s"
+    assert doc["simulation"]["duration"] == "1500s" and doc["traffic"]["packet"] == 512
+    assert doc["tcp"]["estimator"] == "rfc6298" and doc["tcp"]["sample_clock"] == "500ms"
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"network": {"nodez": 3}}, "network.nodez: unknown key"),
+        ({"network": {"mobility": "walk"}}, "network.mobility: expected"),
+        ({"network": {"speed": [50, 1]}}, "network.speed: expected [low, high]"),
+        ({"traffic": {"flows": 0}}, "traffic.flows: expected an integer"),
+        ({"simulation": {"duration": "soon"}}, "simulation.duration: cannot read"),
+        ({"tcp": {"rto": {"estimator": "bbr"}}}, "tcp.rto: unknown estimator 'bbr'"),
+        ({"tcp": {"estimator": "jacobson"}}, "tcp.estimator: 'jacobson' is not in [estimators]"),
+        ({"mobility": {}}, "mobility: unknown table"),
+    ],
+)
+def test_a_bad_scenario_is_refused_naming_the_key(doc, message):
+    with pytest.raises(ScenarioError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ManetScenario(doc).resolved()
+
+
+def test_keys_that_do_not_apply_do_not_make_a_different_run():
+    bursty = ManetScenario({"traffic": {"kind": "bursty"}})
+    assert bursty.with_({"traffic.flows": 130}).hash == bursty.hash
+    static = ManetScenario({"network": {"mobility": "static"}})
+    assert static.with_({"network.speed": [1.0, 10.0]}).hash == static.hash
+    assert ManetScenario({}).with_({"traffic.flows": 7}).hash != ManetScenario({}).hash
+
+
+def test_a_label_picks_its_estimator_and_only_that_one_enters_the_run():
+    s = ManetScenario({"estimators": {"a": {"estimator": "eifel"}, "b": {"estimator": "fixed-share", "tick": "500ms"}}, "tcp": {"estimator": "b"}})
+    doc = s.resolved()
+    assert doc["tcp"]["rto"] == {"estimator": "fixed-share", "tick": "500ms"} and "estimators" not in doc
+
+
+def test_flows_are_spread_over_the_nodes_and_drawn_from_the_seed():
+    doc = ManetScenario({"traffic": {"flows": 45}}).resolved()
+    flows = flows_of(doc)
+    assert [f["src"] for f in flows] == [i % 20 for i in range(45)]
+    assert all(f["dst"] != f["src"] and 0 <= f["dst"] < 20 for f in flows)
+    assert all(1000 <= f["packets"] <= 100000 and 0 <= f["start"] < 1440 for f in flows)
+    assert flows == flows_of(doc)
+    assert flows != flows_of(ManetScenario({"traffic": {"flows": 45}, "simulation": {"seed": 2}}).resolved())
+
+
+def test_bursty_traffic_starts_a_flow_per_node_every_period():
+    doc = ManetScenario({"traffic": {"kind": "bursty"}, "simulation": {"duration": "600s"}}).resolved()
+    flows = flows_of(doc)
+    assert len(flows) == 3 * 20 and {f["packets"] for f in flows} == {1000}
+    node0 = [f["start"] for f in flows if f["src"] == 0]
+    assert node0 == [0.0, 200.0, 400.0]
+
+
+def runs_frame(values: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
+    rows = []
+    for (est, flows), xs in values.items():
+        for x in xs:
+            rows.append({"status": "ok", "simulation.name": "I", "tcp.estimator": est, "traffic.flows": flows, "retx_pct": x, "mean_cwnd": x})
+    return pd.DataFrame(rows)
+
+
+def claims_of(rep: Reproduction, ids: set[str], runs: pd.DataFrame) -> dict[str, dict]:
+    rep.doc = {**rep.doc, "published": {"kind": "claims", "claims": [c for c in rep.doc["published"]["claims"] if c["id"] in ids]}}
+    return {r["point"]: r for r in rep.compare(runs)}
+
+
+def test_a_claim_is_judged_on_the_ratio_of_the_two_groups_means():
+    runs = runs_frame({("fixed-share", 3): [6.0, 8.0], ("jacobson", 3): [10.0, 10.0], ("fixed-share", 17): [9.0], ("jacobson", 17): [10.0]})
+    rows = claims_of(Reproduction.load("nunes-manet"), {"fig2-retx"}, runs)
+    assert rows["fig2-retx: traffic.flows=3"]["ours"] == pytest.approx(0.7)
+    assert rows["fig2-retx: traffic.flows=3"]["matched"] and not rows["fig2-retx: traffic.flows=17"]["matched"]
+    verdict = rows["claim: fig2-retx"]
+    assert verdict["matched"] and verdict["ours"] == pytest.approx(0.7) and verdict["n"] == 2  # "as much as": any point
+
+
+def test_a_growing_gap_claim_needs_the_gap_to_grow():
+    rep = Reproduction.load("nunes-manet")
+    shrinking = runs_frame({("fixed-share", 3): [20.0], ("jacobson", 3): [10.0], ("fixed-share", 130): [11.0], ("jacobson", 130): [10.0]})
+    assert not claims_of(rep, {"fig4-cwnd"}, shrinking)["claim: fig4-cwnd"]["matched"]
+    growing = runs_frame({("fixed-share", 3): [11.0], ("jacobson", 3): [10.0], ("fixed-share", 130): [20.0], ("jacobson", 130): [10.0]})
+    assert claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, growing)["claim: fig4-cwnd"]["matched"]
+    one_load = runs_frame({("fixed-share", 3): [20.0], ("jacobson", 3): [10.0]})
+    assert not claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, one_load)["claim: fig4-cwnd"]["matched"]
+
+
+def test_a_claim_without_runs_is_not_called_held():
+    rows = claims_of(Reproduction.load("nunes-manet"), {"fig2-retx"}, runs_frame({}).reindex(columns=["status", "simulation.name", "tcp.estimator", "traffic.flows", "retx_pct"]))
+    assert not rows["claim: fig2-retx"]["matched"] and rows["claim: fig2-retx"]["n"] == 0 and math.isnan(rows["claim: fig2-retx"]["ours"])
+
+
+def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
+    full = Reproduction.load("nunes-manet").sweep()
+    # (7 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 24 seeds
+    assert len(full.runs) == (7 * 3 * 3 + 3 * 3) * 24
+    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == 3 * 3 * 3 * 2
+    assert len(Reproduction.load("nunes-manet", quick=True).sweep().runs) == 3
+    with pytest.raises(Exception, match="no scale 'huge'"):
+        Reproduction.load("nunes-manet", scale="huge")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ns") is None and not os.environ.get("CI"),
+    reason="the ns3 wheel is not installed (pip install -e '.[ns3]'); CI installs it",
+)
+def test_nunes_manet_quick_is_pinned(tmp_path):
+    """Scenario I, 3 flows, 60 s, seed 1, the three estimators inside ns-3's TCP on two Dask
+    workers (one ns-3 import each); the numbers are bit-identical from run to run."""
+    r = subprocess.run([*RTTLAB, "reproduce", "nunes-manet", "--quick", "--workers", "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = {r["point"]: r for r in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
+    assert "fig2-retx: traffic.flows=3" in rows and "claim: fig8-bursty-delivered" in rows
+    with duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True) as c:
+        got = {
+            est: (delivered, retx, samples)
+            for est, delivered, retx, samples in c.execute(
+                'SELECT "tcp.estimator", packets_delivered, retx_pct, samples FROM runs WHERE status = \'ok\' ORDER BY 1'
+            ).fetchall()
+        }
+        versions = c.execute("SELECT DISTINCT simulator, simulator_version FROM runs").fetchall()
+    assert versions == [("ns3-manet", versions[0][1])] and versions[0][1].startswith("ns3 3.44")
+    assert set(got) == {"eifel", "fixed-share", "jacobson"}
+    # Pinned (docs/reproductions/nunes-manet.md): packets delivered, % retransmitted, samples.
+    for est, pinned in PINNED.items():
+        assert got[est] == pytest.approx(pinned, rel=1e-12), est
+
+
+PINNED = {
+    "eifel": (7177.0, 11.582917629881981, 3647.0),
+    "fixed-share": (8944.0, 2.6039978390059426, 4197.0),
+    "jacobson": (8265.0, 12.538161911780188, 4207.0),
+}
+
+
+def test_the_canonical_form_is_the_same_run_when_a_worker_reads_it_back():
+    for run in Reproduction.load("nunes-manet", quick=True).sweep().runs:
+        again = ManetScenario.from_toml(run.scenario.canonical_toml)
+        assert again.hash == run.scenario.hash and again.resolved() == run.scenario.resolved()
