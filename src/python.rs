@@ -493,7 +493,12 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
         "fast_recoveries" => col(|x| x.fast_recoveries),
         "ecn_reductions" => col(|x| x.ecn_reductions),
         "quench_reductions" => col(|x| x.quench_reductions),
+        "quench_received" => col(|x| x.quench_received),
         "rtt_samples" => col(|x| x.rtt_samples),
+        "rtt_mean_s" => f.iter().map(|x| x.rtt_stats.map_or(f64::NAN, |s| s[0])).collect::<Vec<f64>>(),
+        "rtt_std_s" => f.iter().map(|x| x.rtt_stats.map_or(f64::NAN, |s| s[1])).collect::<Vec<f64>>(),
+        "rtt_min_s" => f.iter().map(|x| x.rtt_stats.map_or(f64::NAN, |s| s[2])).collect::<Vec<f64>>(),
+        "rtt_max_s" => f.iter().map(|x| x.rtt_stats.map_or(f64::NAN, |s| s[3])).collect::<Vec<f64>>(),
         "final_cwnd" => col(|x| x.final_cwnd),
         "final_ssthresh" => col(|x| x.final_ssthresh),
     );

@@ -180,6 +180,11 @@ pub struct TcpCfg {
     pub rtt_sampling: String,
     #[serde(default)]
     pub rto: RtoCfg,
+    /// What the sender does with a router's source quench: "react" (default: the congestion
+    /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
+    /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_quench: Option<String>,
 }
 
 fn newreno() -> toml::Value {
@@ -255,6 +260,7 @@ impl Default for TcpCfg {
             rtt_sampling: timed(),
             recovery_timeout: keep(),
             rto: RtoCfg::default(),
+            source_quench: None,
         }
     }
 }

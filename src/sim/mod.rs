@@ -71,7 +71,11 @@ pub struct FlowSummary {
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
+    /// Source quenches that reached the sender, acted on or ignored (`tcp.source_quench`).
+    pub quench_received: u64,
     pub rtt_samples: u64,
+    /// Mean, standard deviation, minimum and maximum of the RTT samples (s), over the whole run.
+    pub rtt_stats: Option<[f64; 4]>,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -223,6 +227,11 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         "halve-flight" => RecoveryTimeout::HalveFlight,
         other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
     };
+    let ignore_quench = match cfg.source_quench.as_deref() {
+        None | Some("react") => false,
+        Some("ignore") => true,
+        Some(other) => return Err(invalid(format!("{key}.source_quench"), format!("'{other}' is not react or ignore"))),
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
@@ -245,6 +254,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         rto_policy_params,
         cc,
         recovery,
+        ignore_quench,
     })
 }
 
@@ -460,7 +470,9 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 fast_recoveries: st.fast_recoveries,
                 ecn_reductions: st.ecn_reductions,
                 quench_reductions: st.quench_reductions,
+                quench_received: st.quench_reductions + st.quench_ignored,
                 rtt_samples: st.rtt_samples,
+                rtt_stats: st.rtt_summary(),
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

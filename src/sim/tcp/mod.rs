@@ -85,6 +85,8 @@ pub struct TcpConfig {
     pub cc: cc::CcSpec,
     /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
     pub recovery: Option<recovery::RecoveryKind>,
+    /// Source quench is counted ([`sender::SenderStats::quench_ignored`]) but not acted on.
+    pub ignore_quench: bool,
 }
 
 impl TcpConfig {
@@ -121,6 +123,7 @@ impl Default for TcpConfig {
             rto_policy_params: Vec::new(),
             cc: cc::CcSpec::default(),
             recovery: None,
+            ignore_quench: false,
         }
     }
 }

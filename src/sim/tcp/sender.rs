@@ -27,7 +27,27 @@ pub struct SenderStats {
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
+    /// Source quenches received and ignored (`tcp.source_quench = "ignore"`).
+    pub quench_ignored: u64,
     pub rtt_samples: u64,
+    /// Σ sample, Σ sample² (ns, ns²), smallest and largest sample: the RTT variation per flow.
+    pub rtt_sum: u128,
+    pub rtt_sum_sq: u128,
+    pub rtt_min: u64,
+    pub rtt_max: u64,
+}
+
+impl SenderStats {
+    /// Mean, population standard deviation, minimum and maximum of the RTT samples, in seconds
+    /// (None without samples). Exact integer sums, so the variance does not cancel.
+    pub fn rtt_summary(&self) -> Option<[f64; 4]> {
+        let n = self.rtt_samples as u128;
+        if n == 0 {
+            return None;
+        }
+        let var = (n * self.rtt_sum_sq - self.rtt_sum * self.rtt_sum) as f64 / (n * n) as f64;
+        Some([self.rtt_sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.rtt_min as f64 / 1e9, self.rtt_max as f64 / 1e9])
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +61,7 @@ pub struct Sender {
     sampling: Sampling,
     ecn: bool,
     recovery_timeout: RecoveryTimeout,
+    ignore_quench: bool,
     seq: Flight,
     win: Window,
     cc: CongestionControl,
@@ -83,6 +104,7 @@ impl Sender {
             sampling: cfg.sampling,
             ecn: cfg.ecn,
             recovery_timeout: cfg.recovery_timeout,
+            ignore_quench: cfg.ignore_quench,
             seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
             cc: cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read"),
@@ -284,6 +306,10 @@ impl Sender {
 
     /// A router's explicit signal (source quench), with what it carried.
     pub fn on_router_signal(&mut self, now: Nanos, signal: RouterSignal, trace: &mut Trace) {
+        if self.ignore_quench {
+            self.stats.quench_ignored += 1;
+            return;
+        }
         self.signal(now, Congestion::Router(signal), trace);
     }
 
@@ -338,6 +364,10 @@ impl Sender {
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
             self.stats.rtt_samples += 1;
+            self.stats.rtt_sum += rtt as u128;
+            self.stats.rtt_sum_sq += rtt as u128 * rtt as u128;
+            self.stats.rtt_min = if self.stats.rtt_samples == 1 { rtt } else { self.stats.rtt_min.min(rtt) };
+            self.stats.rtt_max = self.stats.rtt_max.max(rtt);
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 

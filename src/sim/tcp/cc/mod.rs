@@ -15,6 +15,7 @@
 
 pub mod new_reno;
 pub mod reno;
+pub mod smooth_tcp;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
@@ -212,9 +213,10 @@ schemes! {
     Westwood(Box<westwood::Westwood>),
     Vegas(Box<vegas::Vegas>),
     Veno(Box<veno::Veno>),
+    Smooth(Box<smooth_tcp::SmoothTcp>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO];
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, smooth_tcp::INFO];
 
 /// Every scheme, in the order listings show them (for `rttlab components`).
 pub fn registry() -> &'static [CcInfo] {
