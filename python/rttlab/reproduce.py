@@ -19,8 +19,16 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     # kind = "table": [[published.values]] point = {...}, value = ..., source = "Table 2, p. 5"
     # kind = "peer": another simulator of the same sweep (simulator = "ns3") run beside ours
 
+    # kind = "table" with only_listed = true: points without a published value are left out
+
     [sweep] / [set] / [grid] / [zip] / [scenario]   # a sweep file's tables
     [quick.sweep] / [quick.set] / [quick.grid] / [quick.zip]   # replace those tables for --quick
+
+A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joined with its run's
+parameters: ``by`` may then name ``flow``; without it a run's flows are summed. ``[[report]]``
+entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's columns, e.g.
+``"rtt_max_s - rtt_min_s"``) are printed as tables of ours alone, for results with nothing
+published to compare against.
 
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
@@ -91,20 +99,41 @@ class Reproduction:
     def tolerance(self) -> float:
         return float(self.meta["tolerance"])
 
-    def compare(self, runs: Any) -> list[dict[str, Any]]:
-        """Comparison rows from the stored runs of this reproduction's sweep."""
+    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None) -> tuple[Any, str]:
+        """The rows to summarise and the column holding ``metric``: the successful runs, or for
+        ``flows.COLUMN`` their per-flow rows with the run's parameters (summed per run unless
+        ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns."""
+        ok = runs[runs["status"] == "ok"]
+        if not metric.startswith("flows."):
+            return ok, metric
+        col = metric.removeprefix("flows.")
+        if flows is None:
+            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the per-flow table")
+        f = flows[flows["hash"].isin(ok["hash"])].copy()
+        if expr:
+            f[col] = f.eval(expr)
+        keep = ["hash", *[k for k in by if k != "flow"]]
+        if "simulator" in ok.columns and "simulator" not in keep:
+            keep.append("simulator")
+        merged = f.merge(ok[keep], on="hash")
+        if "flow" not in by:
+            merged = merged.groupby(keep, as_index=False, dropna=False)[col].sum()
+        return merged, col
+
+    def compare(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
+        """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep."""
         from rttlab.stats import summarise
 
-        ok = runs[runs["status"] == "ok"]
+        ok, col = self.frame(runs, flows, self.metric, self.by)
         pub = self.doc["published"]
         kind = pub["kind"]
         if kind == "peer":
             peer = pub["simulator"]
-            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, [self.metric], self.level)
-            theirs = summarise(ok[ok["simulator"] == peer], self.by, [self.metric], self.level)
+            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, [col], self.level)
+            theirs = summarise(ok[ok["simulator"] == peer], self.by, [col], self.level)
             theirs = {tuple(r[k] for k in self.by): r for r in theirs.to_dict("records")}
         else:
-            ours = summarise(ok, self.by, [self.metric], self.level)
+            ours = summarise(ok, self.by, [col], self.level)
         rows = []
         for r in ours.to_dict("records"):
             key = tuple(r[k] for k in self.by)
@@ -113,6 +142,8 @@ class Reproduction:
                 published, source = self._formula(point), pub["source"]
             elif kind == "table":
                 published, source = self._table(point)
+                if pub.get("only_listed") and math.isnan(published):
+                    continue
             elif kind == "peer":
                 t = theirs.get(key)
                 published = t["mean"] if t else math.nan
@@ -143,6 +174,28 @@ class Reproduction:
                 }
             )
         return rows
+
+    def reports(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
+        """The ``[[report]]`` tables: ours alone (mean, CI, n) per point."""
+        from rttlab.stats import summarise
+
+        out = []
+        for spec in self.doc.get("report", []):
+            by = list(spec["by"])
+            frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"))
+            rows = [
+                {
+                    "point": ", ".join(f"{k}={_short(r[k])}" for k in by),
+                    "params": {k: r[k] for k in by},
+                    "ours": r["mean"],
+                    "ci_low": r["ci_low"],
+                    "ci_high": r["ci_high"],
+                    "n": int(r["n"]),
+                }
+                for r in summarise(frame, by, [col], self.level).to_dict("records")
+            ]
+            out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
+        return out
 
     def _formula(self, point: dict[str, Any]) -> float:
         import pandas as pd

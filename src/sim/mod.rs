@@ -74,7 +74,7 @@ pub struct FlowSummary {
     /// Source quenches that reached the sender, acted on or ignored (`tcp.source_quench`).
     pub quench_received: u64,
     pub rtt_samples: u64,
-    /// Mean, standard deviation, minimum and maximum of the RTT samples (s), over the whole run.
+    /// Mean, standard deviation, minimum and maximum of the RTT samples (s) after the warm-up.
     pub rtt_stats: Option<[f64; 4]>,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,

@@ -30,7 +30,9 @@ pub struct SenderStats {
     /// Source quenches received and ignored (`tcp.source_quench = "ignore"`).
     pub quench_ignored: u64,
     pub rtt_samples: u64,
-    /// Σ sample, Σ sample² (ns, ns²), smallest and largest sample: the RTT variation per flow.
+    /// Samples since the measurement began (simulation.warmup), their Σ and Σ² (ns, ns²), the
+    /// smallest and the largest: the RTT variation per flow.
+    pub rtt_n: u64,
     pub rtt_sum: u128,
     pub rtt_sum_sq: u128,
     pub rtt_min: u64,
@@ -41,12 +43,17 @@ impl SenderStats {
     /// Mean, population standard deviation, minimum and maximum of the RTT samples, in seconds
     /// (None without samples). Exact integer sums, so the variance does not cancel.
     pub fn rtt_summary(&self) -> Option<[f64; 4]> {
-        let n = self.rtt_samples as u128;
+        let n = self.rtt_n as u128;
         if n == 0 {
             return None;
         }
         let var = (n * self.rtt_sum_sq - self.rtt_sum * self.rtt_sum) as f64 / (n * n) as f64;
         Some([self.rtt_sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.rtt_min as f64 / 1e9, self.rtt_max as f64 / 1e9])
+    }
+
+    /// Measurement begins (warm-up over): forget the RTT samples so far.
+    pub fn restart_rtt_summary(&mut self) {
+        (self.rtt_n, self.rtt_sum, self.rtt_sum_sq, self.rtt_min, self.rtt_max) = (0, 0, 0, 0, 0);
     }
 }
 
@@ -364,9 +371,10 @@ impl Sender {
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
             self.stats.rtt_samples += 1;
+            self.stats.rtt_n += 1;
             self.stats.rtt_sum += rtt as u128;
             self.stats.rtt_sum_sq += rtt as u128 * rtt as u128;
-            self.stats.rtt_min = if self.stats.rtt_samples == 1 { rtt } else { self.stats.rtt_min.min(rtt) };
+            self.stats.rtt_min = if self.stats.rtt_n == 1 { rtt } else { self.stats.rtt_min.min(rtt) };
             self.stats.rtt_max = self.stats.rtt_max.max(rtt);
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
