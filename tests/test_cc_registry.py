@@ -5,7 +5,8 @@ from rttlab import _core
 
 def test_every_congestion_control_is_listed_with_its_declared_parameters():
     ccs = {c["name"]: c for c in _core.congestion_controls()}
-    assert list(ccs) == ["reno", "newreno", "westwood+", "vegas", "veno", "spectcp"]
+    assert list(ccs)[:5] == ["reno", "newreno", "westwood+", "vegas", "veno"]
+    assert "spectcp" in ccs and "smooth" in ccs
     vegas = {p["name"]: p for p in ccs["vegas"]["params"]}
     assert (vegas["alpha"]["default"], vegas["beta"]["default"], vegas["gamma"]["default"]) == ("2", "4", "1")
     assert ccs["veno"]["params"][0]["name"] == "beta"
@@ -19,3 +20,11 @@ def test_rto_policies_list_ca_rto_with_only_its_own_parameters():
     assert list(policies) == ["none", "ca-rto"]
     # The estimator's timer parameters (min_rto, …) are not the policy's; its named ambiguities are.
     assert [p["name"] for p in policies["ca-rto"]["params"]] == ["scale", "max_cwnd", "seed", "draw", "backoff"]
+
+
+def test_smoothtcp_defaults_are_the_papers_instance():
+    smooth = {c["name"]: c for c in _core.congestion_controls()}["smooth"]
+    params = {p["name"]: p["default"] for p in smooth["params"]}
+    # Seed 003 §V: A_a 40, B_a 0.003038, A_q 0, B_q 0.5493, C_q 0.0625, M_q 0, κ 0.005.
+    assert (params["a_a"], params["b_a"], params["a_q"], params["b_q"], params["c_q"], params["m_q"], params["kappa"]) == ("40", "0.003038", "0", "0.5493", "0.0625", "0", "0.005")
+    assert all(params[f"{c}_{m}"] == "0" for m in "jxfe" for c in "abcm"), "only q is a control metric"

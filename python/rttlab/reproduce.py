@@ -27,9 +27,16 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     # contrast = { key = "tcp.rto.policy", treatment = "ca-rto", control = "none" }
     # A table value may carry its own `tolerance`, an `abs_tolerance` (|ours − published| ≤ it:
     # for a published 0) or `at_least = true` (a published lower bound: ours ≥ value·(1 − tolerance)).
+    # kind = "table" with only_listed = true: points without a published value are left out
 
     [sweep] / [set] / [grid] / [zip] / [scenario]   # a sweep file's tables
     [quick.sweep] / [quick.set] / [quick.grid] / [quick.zip]   # replace those tables for --quick
+
+A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joined with its run's
+parameters: ``by`` may then name ``flow``; without it a run's flows are summed. ``[[report]]``
+entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's columns, e.g.
+``"rtt_max - rtt_min"``) are printed as tables of ours alone, for results with nothing
+published to compare against.
 
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
@@ -123,11 +130,35 @@ class Reproduction:
     def tolerance(self) -> float:
         return float(self.meta["tolerance"])
 
-    def compare(self, runs: Any) -> list[dict[str, Any]]:
-        """Comparison rows from the stored runs of this reproduction's sweep."""
+    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None) -> tuple[Any, str]:
+        """The rows to summarise and the column holding ``metric``: the successful runs, or for
+        ``flows.COLUMN`` their per-flow rows with the run's parameters (summed per run unless
+        ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns."""
+        ok = runs[runs["status"] == "ok"]
+        if not metric.startswith("flows."):
+            return ok, metric
+        col = metric.removeprefix("flows.")
+        if flows is None:
+            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the per-flow table")
+        f = flows[flows["hash"].isin(ok["hash"])].copy()
+        if expr:
+            f[col] = f.eval(expr)
+        keep = ["hash", *[k for k in by if k != "flow"]]
+        if "simulator" in ok.columns and "simulator" not in keep:
+            keep.append("simulator")
+        merged = f.merge(ok[keep], on="hash")
+        if "flow" not in by:
+            merged = merged.groupby(keep, as_index=False, dropna=False)[col].sum()
+        return merged, col
+
+    def compare(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
+        """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep."""
         from rttlab.stats import summarise
 
-        ok = runs[runs["status"] == "ok"]
+        ok, col = self.frame(runs, flows, self.metric, self.by)
+        # A per-flow metric (flows.COLUMN) is summarised under its column's name; rows say its own.
+        metrics = [col] if col != self.metric else self.metrics
+        names = {col: self.metric}
         pub = self.doc["published"]
         kind = pub["kind"]
         if kind == "ratio":
@@ -136,18 +167,18 @@ class Reproduction:
             return self._claims(ok)
         if kind == "peer":
             peer = pub["simulator"]
-            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, self.metrics, self.level)
-            theirs = summarise(ok[ok["simulator"] == peer], self.by, self.metrics, self.level)
+            ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, metrics, self.level)
+            theirs = summarise(ok[ok["simulator"] == peer], self.by, metrics, self.level)
             theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
         elif "contrast" in self.meta and len(ok):
-            ours = summarise(self._paired(ok), self.by, self.metrics, self.level)
+            ours = summarise(self._paired(ok), self.by, metrics, self.level)
         else:
-            ours = summarise(ok, self.by, self.metrics, self.level)
+            ours = summarise(ok, self.by, metrics, self.level)
         rows = []
         for r in ours.to_dict("records"):
             key = tuple(r[k] for k in self.by)
             point = dict(zip(self.by, key))
-            metric = r["metric"]
+            metric = names.get(r["metric"], r["metric"])
             tolerance, abs_tolerance, at_least = self.tolerance, None, False
             if kind == "formula":
                 published, source = self._formula(point), pub["source"]
@@ -156,6 +187,8 @@ class Reproduction:
                 tolerance = float(v.get("tolerance", tolerance))
                 abs_tolerance = v.get("abs_tolerance")
                 at_least = bool(v.get("at_least", False))
+                if pub.get("only_listed") and math.isnan(published):
+                    continue
             elif kind == "peer":
                 t = theirs.get((*key, metric))
                 published = t["mean"] if t else math.nan
@@ -292,6 +325,28 @@ class Reproduction:
             "ours": ratio, "ci_low": math.nan, "ci_high": math.nan, "n": int(n),
             "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "matched": matched, "inside_ci": False,
         }
+
+    def reports(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
+        """The ``[[report]]`` tables: ours alone (mean, CI, n) per point."""
+        from rttlab.stats import summarise
+
+        out = []
+        for spec in self.doc.get("report", []):
+            by = list(spec["by"])
+            frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"))
+            rows = [
+                {
+                    "point": ", ".join(f"{k}={_short(r[k])}" for k in by),
+                    "params": {k: r[k] for k in by},
+                    "ours": r["mean"],
+                    "ci_low": r["ci_low"],
+                    "ci_high": r["ci_high"],
+                    "n": int(r["n"]),
+                }
+                for r in summarise(frame, by, [col], self.level).to_dict("records")
+            ]
+            out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
+        return out
 
     def _formula(self, point: dict[str, Any]) -> float:
         import pandas as pd

@@ -184,6 +184,15 @@ class Store:
     def tables(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
+    def flows(self, sweep: str):  # -> pandas.DataFrame
+        """The per-flow rows of one sweep's runs (empty if no run stored any)."""
+        exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'flows'").fetchone()[0]
+        if not exists:
+            import pandas as pd
+
+            return pd.DataFrame({"hash": []})
+        return self.query("SELECT f.* FROM flows f JOIN sweep_runs s USING (hash) WHERE s.sweep = ? ORDER BY f.hash, f.flow", [sweep])
+
     def sweeps(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep").fetchall()]
 

@@ -188,6 +188,11 @@ pub struct TcpCfg {
     /// timestamps). Left out of the canonical form when absent, so existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spurious_detection: Option<String>,
+    /// What the sender does with a router's source quench: "react" (default: the congestion
+    /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
+    /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_quench: Option<String>,
 }
 
 fn newreno() -> toml::Value {
@@ -265,6 +270,7 @@ impl Default for TcpCfg {
             recovery_timeout: keep(),
             rto: RtoCfg::default(),
             spurious_detection: None,
+            source_quench: None,
         }
     }
 }

@@ -76,6 +76,8 @@ pub struct FlowSummary {
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
+    /// Source quenches that reached the sender, acted on or ignored (`tcp.source_quench`).
+    pub quench_received: u64,
     pub rtt_samples: u64,
     /// Timeouts found spurious and undone by the detector (`tcp.spurious_detection`).
     pub timeouts_undone: u64,
@@ -88,6 +90,8 @@ pub struct FlowSummary {
     pub pred_error_after: Option<f64>,
     /// cwnd averaged over time from the flow's start to its completion or the end, in segments.
     pub mean_cwnd: Option<f64>,
+    /// Mean, standard deviation, minimum and maximum of the RTT samples (s) after the warm-up.
+    pub rtt_stats: Option<[f64; 4]>,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -244,6 +248,10 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
         Some("eifel") => SpuriousDetection::Eifel,
         Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off or eifel"))),
+    let ignore_quench = match cfg.source_quench.as_deref() {
+        None | Some("react") => false,
+        Some("ignore") => true,
+        Some(other) => return Err(invalid(format!("{key}.source_quench"), format!("'{other}' is not react or ignore"))),
     };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
@@ -269,6 +277,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         cc,
         recovery,
         spurious_detection,
+        ignore_quench,
     })
 }
 
@@ -507,12 +516,14 @@ fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 fast_recoveries: st.fast_recoveries,
                 ecn_reductions: st.ecn_reductions,
                 quench_reductions: st.quench_reductions,
+                quench_received: st.quench_reductions + st.quench_ignored,
                 rtt_samples: st.rtt_samples,
                 timeouts_undone: st.timeouts_undone,
                 detector: scores[i],
                 pred_error_before: (st.pred_error_before_n > 0).then(|| st.pred_error_before_ns as f64 / st.pred_error_before_n as f64),
                 pred_error_after: (st.pred_error_after_n > 0).then(|| st.pred_error_after_ns as f64 / st.pred_error_after_n as f64),
                 mean_cwnd: f.sender.mean_cwnd(f.completed_at.unwrap_or(end)),
+                rtt_stats: st.rtt_summary(),
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

@@ -167,7 +167,12 @@ pub static FLOWS: Table<Flows> = Table {
         flow_u64!(fast_recoveries, "", "fast-recovery episodes entered"),
         flow_u64!(ecn_reductions, "", "window reductions on ECN echoes"),
         flow_u64!(quench_reductions, "", "window reductions on source-quench signals"),
+        flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)"),
         flow_u64!(rtt_samples, "", "RTT samples the sender accepted"),
+        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[0])))),
+        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[1])))),
+        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[2])))),
+        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[3])))),
         flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid"),
         col!("detect_tp", "", "detector called a retransmission spurious and an earlier copy had reached the receiver (0 when detection is off)", |f| u64s(
             f.iter().map(|x| x.detector.true_positives)

@@ -13,7 +13,7 @@ from rttlab.cli.common import clean, console, fail, print_json, stderr
 
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet (list: rttlab reproduce --list).", show_default=False),
+    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet, smoothtcp (list: rttlab reproduce --list).", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
     scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
@@ -42,14 +42,17 @@ def reproduce(
         stderr.print("rttlab: interrupted; rerun the same command to resume")
         raise typer.Exit(130)
     with Store(out / "results.duckdb") as store:
-        rows = rep.compare(store.runs(sweep.name))
+        runs, flows = store.runs(sweep.name), store.flows(sweep.name)
+        rows = rep.compare(runs, flows)
+        reports = rep.reports(runs, flows)
         store.write_comparison(rep.sweep_name, rows)
-    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows}), indent=1) + "\n")
+    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports}), indent=1) + "\n")
     (out / "figure.svg").write_text(figure_svg(rep, rows))
     if as_json:
-        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows})
+        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows, "reports": reports})
         return
     show(rep, rows)
+    show_reports(rep, reports)
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure.svg", highlight=False)
 
 
@@ -82,6 +85,19 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
         console.print(f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False)
     if rep.meta.get("note"):
         console.print(rep.meta["note"], highlight=False)
+
+
+def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    for rpt in reports:
+        table = Table(title=f"{rpt['title']} (ours; nothing published to compare)", title_justify="left")
+        for h in ("point", "ours (mean)", f"{rep.level:.0%} CI", "n"):
+            table.add_column(h, justify="left" if h == "point" else "right")
+        for r in rpt["rows"]:
+            ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
+            table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]))
+        console.print(table)
 
 
 def pct(x: float) -> str:

@@ -99,6 +99,8 @@ pub struct TcpConfig {
     /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
     pub recovery: Option<recovery::RecoveryKind>,
     pub spurious_detection: SpuriousDetection,
+    /// Source quench is counted ([`sender::SenderStats::quench_ignored`]) but not acted on.
+    pub ignore_quench: bool,
 }
 
 impl TcpConfig {
@@ -137,6 +139,7 @@ impl Default for TcpConfig {
             cc: cc::CcSpec::default(),
             recovery: None,
             spurious_detection: SpuriousDetection::Off,
+            ignore_quench: false,
         }
     }
 }

@@ -28,6 +28,8 @@ pub struct SenderStats {
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
     pub quench_reductions: u64,
+    /// Source quenches received and ignored (`tcp.source_quench = "ignore"`).
+    pub quench_ignored: u64,
     pub rtt_samples: u64,
     /// Timeouts a detector found spurious and undid (Eifel, RFC 3522/4015).
     pub timeouts_undone: u64,
@@ -40,6 +42,31 @@ pub struct SenderStats {
     pub pred_error_after_n: u64,
     /// ∫ cwnd dt in byte·ns from the first send to the last window change ([`Sender::mean_cwnd`]).
     pub cwnd_area: u128,
+    /// Samples since the measurement began (simulation.warmup), their Σ and Σ² (ns, ns²), the
+    /// smallest and the largest: the RTT variation per flow.
+    pub rtt_n: u64,
+    pub rtt_sum: u128,
+    pub rtt_sum_sq: u128,
+    pub rtt_min: u64,
+    pub rtt_max: u64,
+}
+
+impl SenderStats {
+    /// Mean, population standard deviation, minimum and maximum of the RTT samples, in seconds
+    /// (None without samples). Exact integer sums, so the variance does not cancel.
+    pub fn rtt_summary(&self) -> Option<[f64; 4]> {
+        let n = self.rtt_n as u128;
+        if n == 0 {
+            return None;
+        }
+        let var = (n * self.rtt_sum_sq - self.rtt_sum * self.rtt_sum) as f64 / (n * n) as f64;
+        Some([self.rtt_sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.rtt_min as f64 / 1e9, self.rtt_max as f64 / 1e9])
+    }
+
+    /// Measurement begins (warm-up over): forget the RTT samples so far.
+    pub fn restart_rtt_summary(&mut self) {
+        (self.rtt_n, self.rtt_sum, self.rtt_sum_sq, self.rtt_min, self.rtt_max) = (0, 0, 0, 0, 0);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +80,7 @@ pub struct Sender {
     sampling: Sampling,
     ecn: bool,
     recovery_timeout: RecoveryTimeout,
+    ignore_quench: bool,
     seq: Flight,
     win: Window,
     cc: CongestionControl,
@@ -106,6 +134,7 @@ impl Sender {
             // RFC 3168 §6.1.1: ECN is used only if both ends agree at set-up.
             ecn: cfg.ecn && cfg.receiver_ecn,
             recovery_timeout: cfg.recovery_timeout,
+            ignore_quench: cfg.ignore_quench,
             seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
             cc: cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read"),
@@ -336,6 +365,10 @@ impl Sender {
 
     /// A router's explicit signal (source quench), with what it carried.
     pub fn on_router_signal(&mut self, now: Nanos, signal: RouterSignal, trace: &mut Trace) {
+        if self.ignore_quench {
+            self.stats.quench_ignored += 1;
+            return;
+        }
         self.signal(now, Congestion::Router(signal), trace);
     }
 
@@ -411,6 +444,11 @@ impl Sender {
                 self.stats.pred_error_after_ns += a.abs_diff(rtt);
                 self.stats.pred_error_after_n += 1;
             }
+            self.stats.rtt_n += 1;
+            self.stats.rtt_sum += rtt as u128;
+            self.stats.rtt_sum_sq += rtt as u128 * rtt as u128;
+            self.stats.rtt_min = if self.stats.rtt_n == 1 { rtt } else { self.stats.rtt_min.min(rtt) };
+            self.stats.rtt_max = self.stats.rtt_max.max(rtt);
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 

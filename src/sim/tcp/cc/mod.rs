@@ -16,6 +16,7 @@
 pub mod new_reno;
 pub mod reno;
 pub mod spec_tcp;
+pub mod smooth_tcp;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
@@ -236,9 +237,10 @@ schemes! {
     Vegas(Box<vegas::Vegas>),
     Veno(Box<veno::Veno>),
     SpecTcp(Box<spec_tcp::SpecTcp>),
+    Smooth(Box<smooth_tcp::SmoothTcp>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO];
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO, smooth_tcp::INFO];
 
 /// Every scheme, in the order listings show them (for `rttlab components`).
 pub fn registry() -> &'static [CcInfo] {
