@@ -248,6 +248,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
         Some("eifel") => SpuriousDetection::Eifel,
         Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off or eifel"))),
+    };
     let ignore_quench = match cfg.source_quench.as_deref() {
         None | Some("react") => false,
         Some("ignore") => true,
