@@ -121,12 +121,7 @@ class Sweep:
             base = Scenario.load(path) if kind is Scenario else kind.from_toml(path.read_text(), source=str(path))
         else:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
-        name = head.get("name") or Path(source).stem
-        if not isinstance(name, str):
-            raise bad("sweep.name", "expected a string")
-        level = head.get("level", 0.95)
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-            raise bad("sweep.level", f"expected a confidence level in (0, 1), got {level!r}")
+        name, level = _name_and_level(head, source, bad)
         traces = head.get("traces", [])
         known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
         if not isinstance(traces, list) or any(t not in known_traces for t in traces):
@@ -199,12 +194,7 @@ class Sweep:
                 raise bad(f"sweep.{k}", "an evaluate job takes name and level here; its inputs, estimators and settings go in [evaluate]")
         if "scenario" in doc:
             raise bad("scenario", "a sweep is a scenario or an evaluate job, not both")
-        name = head.get("name") or Path(source).stem
-        if not isinstance(name, str):
-            raise bad("sweep.name", "expected a string")
-        level = head.get("level", 0.95)
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-            raise bad("sweep.level", f"expected a confidence level in (0, 1), got {level!r}")
+        name, level = _name_and_level(head, source, bad)
         for table in ("grid", "zip"):
             for k, v in dict(doc.get(table, {})).items():
                 if not isinstance(v, list) or not v:
@@ -510,3 +500,14 @@ def execute(
         client.cancel([f for f in futures if not f.done()])
     result.wall_s = time.perf_counter() - t0
     return result
+
+
+def _name_and_level(head: Mapping[str, Any], source: str, bad: Any) -> tuple[str, float]:
+    """A sweep's `name` (default: the file's stem) and confidence `level`, checked."""
+    name = head.get("name") or Path(source).stem
+    if not isinstance(name, str):
+        raise bad("sweep.name", "expected a string")
+    level = head.get("level", 0.95)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise bad("sweep.level", f"expected a confidence level in (0, 1), got {level!r}")
+    return name, level

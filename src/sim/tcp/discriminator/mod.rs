@@ -28,6 +28,17 @@ pub enum LossClass {
     Corruption,
 }
 
+impl LossClass {
+    /// The class of a loss seen while the path looked congested (or not).
+    pub fn congestion_if(congested: bool) -> Self {
+        if congested {
+            Self::Congestion
+        } else {
+            Self::Corruption
+        }
+    }
+}
+
 /// A sender-side discriminator: it sees every RTT sample with the window (segments) at that
 /// moment, classifies each loss the sender notices, and — only the ones that learn, like a branch
 /// predictor — is told the truth afterwards.

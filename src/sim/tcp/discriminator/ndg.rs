@@ -32,11 +32,7 @@ impl SenderDiscriminator for Ndg {
     }
 
     fn classify(&mut self) -> LossClass {
-        if self.congested {
-            LossClass::Congestion
-        } else {
-            LossClass::Corruption
-        }
+        LossClass::congestion_if(self.congested)
     }
 }
 

@@ -39,11 +39,7 @@ impl SenderDiscriminator for Ntg {
     }
 
     fn classify(&mut self) -> LossClass {
-        if self.congested {
-            LossClass::Congestion
-        } else {
-            LossClass::Corruption
-        }
+        LossClass::congestion_if(self.congested)
     }
 }
 

@@ -44,11 +44,7 @@ impl SenderDiscriminator for VegasSender {
     }
 
     fn classify(&mut self) -> LossClass {
-        if self.congested {
-            LossClass::Congestion
-        } else {
-            LossClass::Corruption
-        }
+        LossClass::congestion_if(self.congested)
     }
 }
 
