@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
 
@@ -28,19 +27,6 @@ class _Progress:
         self.now, self.end = now, end
         if not self.show:
             return
-        # Ctrl-C waits until the bar is consistent: a KeyboardInterrupt raised inside rich's
-        # lock (while the bar starts or updates) could leave its refresh thread waiting on that
-        # lock, and stop() would then wait forever. The signal is delivered on unblocking.
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            try:
-                self._draw(now, end)
-            finally:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        else:
-            self._draw(now, end)
-
-    def _draw(self, now: float, end: float) -> None:
         if self.bar is None:
             if time.monotonic() - self.started < 1.0:
                 return
