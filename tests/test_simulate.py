@@ -240,13 +240,22 @@ def test_cli_traces_none_writes_only_summaries_and_plot_needs_its_traces(tmp_pat
 LONG_RUN = ["--set", "simulation.duration=100000s", "--traces", "none"]
 
 
+def _sigint_default() -> None:
+    """In the child, before exec: Ctrl-C's default disposition. A shell starts background jobs
+    with SIGINT ignored, and a Python started so never installs its KeyboardInterrupt handler —
+    the test would then measure how pytest was launched, not rttlab."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_after_start(args: list[str], marker: str) -> tuple[subprocess.CompletedProcess, float]:
     """Start a long run, wait until it is simulating (its progress callback wrote `marker`),
     send SIGINT and time how long the process takes to exit."""
     import signal
     import time
 
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     try:
         deadline = time.monotonic() + 60
         while not Path(marker).exists():

@@ -133,7 +133,15 @@ def test_a_sweep_survives_a_worker_killed_mid_run_and_stores_every_run_exactly_o
 def test_ctrl_c_stops_cleanly_and_a_rerun_resumes_without_repeating_a_run(tmp_path):
     spec = slow_sweep(tmp_path, 12)
     db = tmp_path / "r.duckdb"
-    proc = subprocess.Popen([*RTTLAB, "sweep", str(spec), "--workers", "1", "--store", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT's default disposition in the child: a shell starts background jobs with it ignored,
+    # and Python then installs no KeyboardInterrupt handler (the test would measure the launcher).
+    proc = subprocess.Popen(
+        [*RTTLAB, "sweep", str(spec), "--workers", "1", "--store", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     wait_for_lines(proc, "run ", 2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
