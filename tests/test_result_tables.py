@@ -21,7 +21,7 @@ SHORT = {"simulation.duration": "4s"}
 
 @pytest.fixture(scope="module")
 def result():
-    return rttlab.simulate(RED10, set=SHORT)
+    return rttlab.simulate(RED10, set=SHORT, traces=TRACES)
 
 
 def test_every_table_of_a_run_is_arrow_in_the_schema_the_core_defines(result):
@@ -31,6 +31,20 @@ def test_every_table_of_a_run_is_arrow_in_the_schema_the_core_defines(result):
         assert table.schema.equals(schema(name), check_metadata=True), name
         assert table.schema.metadata[b"table"] == name.encode()
     assert [n for n, _ in _core.result_schemas()] == ["flows", "channels", *TRACES]
+
+
+def test_the_per_arrival_traces_are_kept_only_when_asked_for_by_name():
+    threshold = {**SHORT, "topology.bottleneck.queue": {"kind": "threshold", "limit": "100p", "tau": 30}}
+    assert not {"arrival", "quench"} & set(rttlab.simulate(RED10, set=threshold).traces)
+    r = rttlab.simulate(RED10, set=threshold, traces="all,arrival,quench")
+    arrival, quench = r.traces["arrival"], r.traces["quench"]
+    channels = r.channels.set_index("channel")
+    per_channel = arrival.groupby("channel", observed=True).size()
+    assert {channels.loc[c, "name"] for c in per_channel.index} == {"bottleneck>", "bottleneck<"}
+    assert all(per_channel[c] == channels.loc[c, "arrivals"] for c in per_channel.index)
+    data = arrival[(arrival["channel"] == 0) & (arrival["kind"] == "data")]
+    assert len(quench) == channels.loc[0, "quench"] == int(((data["queue"] >= 30) | data["dropped"]).sum()) > 0
+    assert (quench["queue"] >= 30).all()
 
 
 def test_the_pandas_views_hold_the_same_values_as_the_arrow_tables(result):

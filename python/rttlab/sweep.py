@@ -123,7 +123,7 @@ class Sweep:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name, level = _name_and_level(head, source, bad)
         traces = head.get("traces", [])
-        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
+        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench"}
         if not isinstance(traces, list) or any(t not in known_traces for t in traces):
             raise bad("sweep.traces", f"expected a list of {', '.join(sorted(known_traces))}")
         if "seeds" in head and "replications" in head:

@@ -502,7 +502,11 @@ impl Engine {
             return; // unreachable: validation rejects such scenarios, so this is never hit
         };
         let channel = &mut self.network.channels[ch as usize];
+        let monitored = channel.monitored;
         let accepted = channel.arrive(pkt, now);
+        if monitored {
+            self.trace.arrival(now, ch, pkt.flow, pkt.kind, pkt.seq, accepted.queue_len, accepted.verdict);
+        }
         match accepted.verdict {
             Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             Verdict::Marked => self.trace.mark(now, ch, pkt.flow, pkt.seq),
@@ -527,6 +531,13 @@ impl Engine {
             self.agents[a as usize].on_queued(&mut At { now: self.now, node, out: &mut out }, pkt, &mut q);
         }
         self.queue_agents[ch as usize] = ids;
+        if self.trace.keep.quench {
+            for p in &out {
+                if let Kind::Signal(Signal::Quench { queue, .. }) = p.kind {
+                    self.trace.quench(self.now, ch, p.flow, p.seq, queue);
+                }
+            }
+        }
         self.emit(node, &mut out);
         self.agent_out = out;
         for a in 0..self.queue_agents[ch as usize].len() {

@@ -10,7 +10,7 @@
 //! columns (u8 codes into the `*_NAMES` tables of [`super::trace`]), which pandas reads as
 //! categoricals.
 
-use super::trace::{DropTrace, MarkTrace, QueueTrace, RetxTrace, RttTrace, Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES};
+use super::trace::{ArrivalTrace, DropTrace, MarkTrace, QuenchTrace, QueueTrace, RetxTrace, RttTrace, Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES, VERDICT_NAMES};
 use super::{ChannelSummary, FlowSummary, SimResult, RESULT_SCHEMA_VERSION};
 use crate::time::Nanos;
 use arrow_array::types::UInt8Type;
@@ -303,6 +303,37 @@ pub static QUEUE: Table<QueueTrace> = Table {
     ],
 };
 
+pub static ARRIVAL: Table<ArrivalTrace> = Table {
+    name: "arrival",
+    doc: "Every packet offered to a monitored queue (both directions of the bottleneck), with what became of it. Not kept by `all`: ask for `arrival`.",
+    columns: &[
+        col!("time", "s", "simulated time", |t| secs_of(&t.time)),
+        col!("channel", "", "channel number", |t| u32s(t.channel.iter().copied())),
+        col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
+        col!("seq", "bytes", "the packet's sequence number (ACK number for ACKs)", |t| u64s(t.seq.iter().copied())),
+        col!("kind", "", "data, ack or quench", |t| coded(&t.kind, &PACKET_KIND_NAMES)),
+        col!("queue", "", "packets in the queue right after it decided on the arrival (the arrival included if queued, before an idle link takes it): what a threshold router compares with τ", |t| u32s(
+            t.queue.iter().copied()
+        )),
+        col!("verdict", "", "enqueued, marked or dropped", |t| coded(&t.verdict, &VERDICT_NAMES)),
+        col!("dropped", "", "the queue refused the arrival (overflow or AQM)", |t| bools(
+            t.verdict.iter().map(|&v| VERDICT_NAMES[v as usize] == "dropped")
+        )),
+    ],
+};
+
+pub static QUENCH: Table<QuenchTrace> = Table {
+    name: "quench",
+    doc: "Every source-quench signal a router sent about one of its queues. Not kept by `all`: ask for `quench`.",
+    columns: &[
+        col!("time", "s", "simulated time (the arrival that caused it)", |t| secs_of(&t.time)),
+        col!("channel", "", "the queue's channel number", |t| u32s(t.channel.iter().copied())),
+        col!("flow", "", "the flow whose sender the signal goes to", |t| u32s(t.flow.iter().copied())),
+        col!("seq", "bytes", "sequence number of the arrival that caused it", |t| u64s(t.seq.iter().copied())),
+        col!("queue", "", "the occupancy the signal reports", |t| u32s(t.queue.iter().copied())),
+    ],
+};
+
 /// Every table's name and schema, in the order results list them: flows, channels, then the
 /// traces in the order of [`TraceSet::NAMES`].
 pub fn schemas() -> Vec<(&'static str, Schema)> {
@@ -315,6 +346,8 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         (DROPS.name, DROPS.schema()),
         (MARKS.name, MARKS.schema()),
         (QUEUE.name, QUEUE.schema()),
+        (ARRIVAL.name, ARRIVAL.schema()),
+        (QUENCH.name, QUENCH.schema()),
     ]
 }
 
@@ -346,6 +379,12 @@ pub fn trace_batches(t: &Trace) -> Vec<(&'static str, RecordBatch)> {
     }
     if k.queue {
         out.push((QUEUE.name, QUEUE.batch(&t.queue)));
+    }
+    if k.arrival {
+        out.push((ARRIVAL.name, ARRIVAL.batch(&t.arrival)));
+    }
+    if k.quench {
+        out.push((QUENCH.name, QUENCH.batch(&t.quench)));
     }
     out
 }
@@ -392,7 +431,9 @@ mod tests {
 
     #[test]
     fn every_table_of_a_run_has_its_schema_and_one_row_per_record() {
-        let r = run_toml(DUMBBELL, &[]).unwrap();
+        let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
+        let every = TraceSet::parse(&TraceSet::NAMES.join(",")).unwrap();
+        let r = crate::sim::run_with(&s, every, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
         let batches = batches(&r);
         let schemas: HashMap<_, _> = schemas().into_iter().collect();
         assert_eq!(batches.len(), 2 + TraceSet::NAMES.len());
@@ -404,7 +445,8 @@ mod tests {
         assert_eq!(rows["channels"], r.channels.len());
         assert_eq!(rows["rtt"], r.trace.rtt.time.len());
         assert_eq!(rows["drops"], r.trace.drops.time.len());
-        assert!(rows["rtt"] > 0 && rows["queue"] > 0);
+        assert_eq!(rows["arrival"], r.trace.arrival.time.len());
+        assert!(rows["rtt"] > 0 && rows["queue"] > 0 && rows["arrival"] > 0);
     }
 
     #[test]

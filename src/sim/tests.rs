@@ -222,6 +222,52 @@ fn a_threshold_queue_slows_senders_before_the_buffer_overflows() {
 }
 
 #[test]
+fn the_arrival_and_quench_traces_record_every_bottleneck_arrival_and_every_signal_it_caused() {
+    // Ten flows into a 50-packet threshold queue with τ = 20: overflows and quenches both happen.
+    // The senders count every quench they get and ignore it (acted on, they are counted at most
+    // once per window).
+    let text = example("dumbbell-n10-droptail");
+    let over: Vec<String> = ["simulation.duration=10s", "topology.bottleneck.queue={kind=\"threshold\", limit=\"50p\", tau=20}", "tcp.source_quench=\"ignore\""].map(String::from).to_vec();
+    let s = Scenario::from_toml(&text, &over).unwrap();
+    let keep = super::trace::TraceSet::parse("all,arrival,quench").unwrap();
+    let r = super::run_with(&s, keep, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let (a, q, b) = (&r.trace.arrival, &r.trace.quench, r.bottleneck as u32);
+    let ch = &r.channels[r.bottleneck];
+    // Only the monitored link (both directions of the bottleneck) is traced, every arrival there.
+    for (i, c) in r.channels.iter().enumerate() {
+        let seen = a.channel.iter().filter(|&&x| x == i as u32).count() as u64;
+        let monitored = c.name.starts_with("bottleneck");
+        assert_eq!(seen, if monitored { c.arrivals } else { 0 }, "{}", c.name);
+    }
+    assert!(ch.arrivals > 1000);
+    assert!(a.time.windows(2).all(|w| w[0] <= w[1]));
+    // A dropped arrival is the overflow drop of the drops trace, packet for packet.
+    let dropped: Vec<(u64, u32, u64)> = (0..a.time.len()).filter(|&i| a.channel[i] == b && a.verdict[i] == 2).map(|i| (a.time[i], a.flow[i], a.seq[i])).collect();
+    let d = &r.trace.drops;
+    let overflow: Vec<(u64, u32, u64)> = (0..d.time.len()).filter(|&i| d.channel[i] == b && d.cause[i] == DropCause::Overflow as u8).map(|i| (d.time[i], d.flow[i], d.seq[i])).collect();
+    assert!(!dropped.is_empty() && dropped.len() as u64 == ch.drops_overflow);
+    assert_eq!(dropped, overflow);
+    // One quench per data arrival the router saw at occupancy ≥ τ or dropped, at that arrival,
+    // to that arrival's flow, reporting that occupancy.
+    let causes: Vec<(u64, u32, u64, u32)> = (0..a.time.len())
+        .filter(|&i| a.channel[i] == b && a.kind[i] == 0 && (a.queue[i] >= 20 || a.verdict[i] == 2))
+        .map(|i| (a.time[i], a.flow[i], a.seq[i], a.queue[i]))
+        .collect();
+    let sent: Vec<(u64, u32, u64, u32)> = (0..q.time.len()).map(|i| (q.time[i], q.flow[i], q.seq[i], q.queue[i])).collect();
+    assert!(sent.len() > 100 && sent.len() as u64 == ch.quench, "{} quenches", sent.len());
+    assert_eq!(sent, causes);
+    // Each reaches its flow's sender, bar the few still travelling when the run ends.
+    for f in &r.flows {
+        let to_f = q.flow.iter().filter(|&&x| x == f.flow).count() as u64;
+        assert!(f.quench_received <= to_f && f.quench_received + 10 >= to_f, "flow {}: {} of {to_f}", f.flow, f.quench_received);
+    }
+    // And they cost nothing when not asked for: same run, same results.
+    let plain = super::run(&s).unwrap();
+    assert_eq!((plain.event_hash, &plain.flows), (r.event_hash, &r.flows));
+    assert!(plain.trace.arrival.time.is_empty() && plain.trace.quench.time.is_empty());
+}
+
+#[test]
 fn ten_flows_share_the_bottleneck_fairly_and_fill_it() {
     let r = sim(&example("dumbbell-n10-droptail"), &["simulation.warmup=10s"]);
     let jain = r.jain_index.unwrap();

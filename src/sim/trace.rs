@@ -3,7 +3,7 @@
 //! are given by the `*_NAMES` tables.
 
 use super::packet::{FlowId, Kind, Signal};
-use super::queue::DropCause;
+use super::queue::{DropCause, Verdict};
 use crate::time::Nanos;
 
 /// Why a segment was retransmitted.
@@ -97,6 +97,49 @@ pub struct QueueTrace {
     pub average: Vec<f64>,
 }
 
+// ---- per-arrival traces of router queues (issue 13: SmoothTCP's Figs 4–8) ----------------------
+
+pub const VERDICT_NAMES: [&str; 3] = ["enqueued", "marked", "dropped"];
+
+pub fn verdict_code(v: Verdict) -> u8 {
+    match v {
+        Verdict::Enqueued => 0,
+        Verdict::Marked => 1,
+        Verdict::Dropped(_) => 2,
+    }
+}
+
+/// Every packet offered to a monitored queue (both directions of the dumbbell's bottleneck, a
+/// graph's `monitor`ed links), whatever became of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArrivalTrace {
+    pub time: Vec<Nanos>,
+    pub channel: Vec<u32>,
+    pub flow: Vec<FlowId>,
+    /// Code into [`PACKET_KIND_NAMES`].
+    pub kind: Vec<u8>,
+    pub seq: Vec<u64>,
+    /// Packets in the queue right after it decided on the arrival (the arrival included if
+    /// queued), before an idle transmitter took the head: what a threshold router compares with τ.
+    pub queue: Vec<u32>,
+    /// Code into [`VERDICT_NAMES`].
+    pub verdict: Vec<u8>,
+}
+
+/// Every source-quench signal a router sent about one of its queues.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuenchTrace {
+    pub time: Vec<Nanos>,
+    /// The queue the signal is about.
+    pub channel: Vec<u32>,
+    /// The flow whose sender it goes to (the flow of the arrival that caused it).
+    pub flow: Vec<FlowId>,
+    /// Sequence number of that arrival.
+    pub seq: Vec<u64>,
+    /// The occupancy the signal reports.
+    pub queue: Vec<u32>,
+}
+
 /// Which traces a run keeps. Traces are the only per-run buffers that grow with simulated time;
 /// with none kept, a run's memory is its flows, queues and packets in flight (plus the
 /// one-byte-per-segment spurious-retransmission oracles, see `Engine`).
@@ -108,16 +151,22 @@ pub struct TraceSet {
     pub drops: bool,
     pub marks: bool,
     pub queue: bool,
+    /// Per-arrival traces: one record per packet offered to a monitored queue / per quench.
+    /// Not in `all` (they are as large as the packet count); ask for them by name.
+    pub arrival: bool,
+    pub quench: bool,
 }
 
 impl TraceSet {
     /// Names as used by `--traces` and in results, in the order of the flags.
-    pub const NAMES: [&'static str; 6] = ["window", "rtt", "retransmissions", "drops", "marks", "queue"];
-    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true };
-    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false };
+    pub const NAMES: [&'static str; 8] = ["window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench"];
+    /// Every trace but the per-arrival ones (`arrival`, `quench`), which are asked for by name.
+    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true, arrival: false, quench: false };
+    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false, arrival: false, quench: false };
 
     /// `all`, `none`, or a comma-separated list of trace names (`cwnd` and `retx` are accepted
-    /// for `window` and `retransmissions`).
+    /// for `window` and `retransmissions`; `all` in a list adds what `all` keeps, e.g.
+    /// `all,arrival,quench`).
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "all" => return Ok(Self::ALL),
@@ -127,6 +176,9 @@ impl TraceSet {
         let mut set = Self::NONE;
         for name in text.split(',').map(str::trim) {
             match name {
+                "all" => set = Self { arrival: set.arrival, quench: set.quench, ..Self::ALL },
+                "arrival" | "arrivals" => set.arrival = true,
+                "quench" => set.quench = true,
                 "window" | "cwnd" => set.window = true,
                 "rtt" => set.rtt = true,
                 "retransmissions" | "retx" => set.retx = true,
@@ -148,6 +200,8 @@ impl TraceSet {
             "drops" => self.drops,
             "marks" => self.marks,
             "queue" => self.queue,
+            "arrival" => self.arrival,
+            "quench" => self.quench,
             _ => false,
         }
     }
@@ -169,6 +223,8 @@ pub struct Trace {
     pub drops: DropTrace,
     pub marks: MarkTrace,
     pub queue: QueueTrace,
+    pub arrival: ArrivalTrace,
+    pub quench: QuenchTrace,
     pub keep: TraceSet,
 }
 
@@ -179,7 +235,7 @@ impl Trace {
 
     /// Records held, all traces together (0 when none are kept).
     pub fn len(&self) -> usize {
-        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len()
+        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len() + self.arrival.time.len() + self.quench.time.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -265,6 +321,34 @@ impl Trace {
         q.bytes.push(bytes);
         q.average.push(average.unwrap_or(f64::NAN));
     }
+
+    #[inline]
+    pub fn arrival(&mut self, time: Nanos, channel: u32, flow: FlowId, kind: Kind, seq: u64, queue: u32, verdict: Verdict) {
+        if !self.keep.arrival {
+            return;
+        }
+        let a = &mut self.arrival;
+        a.time.push(time);
+        a.channel.push(channel);
+        a.flow.push(flow);
+        a.kind.push(kind_code(kind));
+        a.seq.push(seq);
+        a.queue.push(queue);
+        a.verdict.push(verdict_code(verdict));
+    }
+
+    #[inline]
+    pub fn quench(&mut self, time: Nanos, channel: u32, flow: FlowId, seq: u64, queue: u32) {
+        if !self.keep.quench {
+            return;
+        }
+        let q = &mut self.quench;
+        q.time.push(time);
+        q.channel.push(channel);
+        q.flow.push(flow);
+        q.seq.push(seq);
+        q.queue.push(queue);
+    }
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 for equal shares, 1/n when one flow takes everything.
@@ -286,7 +370,17 @@ mod tests {
         let s = TraceSet::parse("cwnd, drops,retx").unwrap();
         assert!(s.window && s.drops && s.retx && !s.rtt && !s.marks && !s.queue);
         assert!(s.contains("retransmissions") && !s.contains("queue"));
-        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue)");
+        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue, arrival, quench)");
+    }
+
+    #[test]
+    fn the_per_arrival_traces_are_not_in_all_and_are_asked_for_by_name() {
+        assert!(!TraceSet::ALL.arrival && !TraceSet::ALL.quench);
+        let s = TraceSet::parse("all, arrival,quench").unwrap();
+        assert_eq!(s, TraceSet { arrival: true, quench: true, ..TraceSet::ALL });
+        let s = TraceSet::parse("quench,all").unwrap();
+        assert!(s.quench && !s.arrival && s.window && s.contains("quench") && !s.contains("arrival"));
+        assert!(TraceSet::parse("arrival").unwrap().contains("arrival"));
     }
 
     #[test]
@@ -297,6 +391,8 @@ mod tests {
         t.retx(1, 0, 0, RetxCause::Fast, 1);
         t.mark(1, 0, 0, 0);
         t.queue(1, 0, 3, 4500, None);
+        t.arrival(1, 0, 0, Kind::Data, 0, 3, Verdict::Enqueued);
+        t.quench(1, 0, 0, 0, 9);
         assert!(t.is_empty());
         t.drop(1, 0, 0, Kind::Data, 0, DropCause::Overflow);
         assert_eq!((t.len(), t.drops.time.len()), (1, 1));
