@@ -135,3 +135,30 @@ def test_ns3_dumbbell_quick_is_pinned(tmp_path):
         version = c.execute("SELECT DISTINCT simulator_version FROM runs WHERE simulator = 'ns3'").fetchall()
     assert sims == {"rttlab": 4, "ns3": 4}
     assert version[0][0].startswith("ns3 3.44")
+
+
+def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
+    import pandas as pd
+
+    from rttlab.reproduce import ReproductionError
+
+    rep = Reproduction.load("smoothtcp", quick=True)  # keeps the drops and queue traces
+    runs = pd.DataFrame({"hash": ["a", "b", "c"], "status": ["ok", "ok", "error"], "simulation.name": ["x", "x", "y"]})
+    drops = {"a": pd.DataFrame({"time": [1.0, 70.0, 80.0], "cause": ["overflow", "overflow", "scheduled"]}), "b": pd.DataFrame({"time": [90.0], "cause": ["overflow"]})}
+    queue = {"a": pd.DataFrame({"channel": [0, 0, 1], "packets": [2, 8, 40]}), "b": pd.DataFrame({"channel": [0, 0], "packets": [10, 12]})}
+    series = lambda h, name: {"drops": drops, "queue": queue}[name][h]  # noqa: E731
+    rep.doc = {**rep.doc, "report": [
+        {"metric": "trace.drops", "where": "time >= 60 and cause == 'overflow'", "by": ["simulation.name"]},
+        {"metric": "trace.queue", "where": "channel == 0", "agg": "mean", "column": "packets", "by": ["simulation.name"]},
+        {"metric": "trace.queue", "where": "channel == 0", "agg": "mean", "expr": "packets >= 7", "by": ["simulation.name"]},
+        {"metric": "trace.arrival", "by": ["simulation.name"]},  # not kept by the quick sweep: left out
+    ]}
+    out = rep.reports(runs, None, series)
+    assert len(out) == 3
+    (count,), (mean,), (share,) = (r["rows"] for r in out)
+    assert (count["point"], count["n"], count["ours"]) == ("simulation.name=x", 2, 1.0)  # one per run
+    assert mean["ours"] == pytest.approx((5 + 11) / 2)
+    assert share["ours"] == pytest.approx((0.5 + 1.0) / 2)
+    rep.doc["report"] = [{"metric": "trace.queue", "agg": "median", "column": "packets", "by": []}]
+    with pytest.raises(ReproductionError, match="agg must be count, mean, sum, min or max"):
+        rep.reports(runs, None, series)

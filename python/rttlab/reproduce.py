@@ -36,7 +36,11 @@ A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joi
 parameters: ``by`` may then name ``flow``; without it a run's flows are summed. ``[[report]]``
 entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's columns, e.g.
 ``"rtt_max - rtt_min"``) are printed as tables of ours alone, for results with nothing
-published to compare against.
+published to compare against. A report's metric ``trace.NAME`` is computed per run from a trace
+the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas query over the trace's
+columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg = "count"``, the default)
+or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min or max); a report over a
+trace the sweep does not keep (e.g. under ``--quick``) is left out.
 
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
@@ -326,14 +330,47 @@ class Reproduction:
             "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "matched": matched, "inside_ci": False,
         }
 
-    def reports(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
-        """The ``[[report]]`` tables: ours alone (mean, CI, n) per point."""
+    def trace_frame(self, runs: Any, spec: dict[str, Any], series: Any) -> tuple[Any, str]:
+        """The successful runs with a column holding ``spec``'s ``trace.NAME`` metric, computed
+        from each run's stored trace (``series(hash, name)`` gives it as a DataFrame)."""
+        import pandas as pd
+
+        name, agg = spec["metric"].removeprefix("trace."), spec.get("agg", "count")
+        if agg not in ("count", "mean", "sum", "min", "max"):
+            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: agg must be count, mean, sum, min or max, not {agg!r}")
+        if agg != "count" and not ("column" in spec or "expr" in spec):
+            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: agg = {agg!r} needs a column or an expr")
+        if "flow" in spec["by"]:
+            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: a trace metric is per run, by cannot name flow")
+        ok = runs[runs["status"] == "ok"].copy()
+        values = []
+        for h in ok["hash"]:
+            t = series(h, name)
+            if spec.get("where"):
+                t = t.query(spec["where"])
+            if agg == "count":
+                values.append(float(len(t)))
+                continue
+            x = pd.Series(t.eval(spec["expr"]) if "expr" in spec else t[spec["column"]], dtype=float)
+            values.append(float(getattr(x, agg)()) if len(x) else math.nan)
+        ok[spec["metric"]] = values
+        return ok, spec["metric"]
+
+    def reports(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
+        """The ``[[report]]`` tables: ours alone (mean, CI, n) per point. ``series(hash, name)``
+        gives a run's stored trace, for ``trace.NAME`` metrics."""
         from rttlab.stats import summarise
 
         out = []
+        kept = set(self.sweep().traces)
         for spec in self.doc.get("report", []):
             by = list(spec["by"])
-            frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"))
+            if spec["metric"].startswith("trace."):
+                if spec["metric"].removeprefix("trace.") not in kept or series is None:
+                    continue
+                frame, col = self.trace_frame(runs, spec, series)
+            else:
+                frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"))
             rows = [
                 {
                     "point": ", ".join(f"{k}={_short(r[k])}" for k in by),

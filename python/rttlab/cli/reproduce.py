@@ -44,7 +44,7 @@ def reproduce(
     with Store(out / "results.duckdb") as store:
         runs, flows = store.runs(sweep.name), store.flows(sweep.name)
         rows = rep.compare(runs, flows)
-        reports = rep.reports(runs, flows)
+        reports = rep.reports(runs, flows, store.series)
         store.write_comparison(rep.sweep_name, rows)
     (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports}), indent=1) + "\n")
     (out / "figure.svg").write_text(figure_svg(rep, rows))
