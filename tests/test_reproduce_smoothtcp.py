@@ -33,6 +33,13 @@ def reports(out: Path) -> dict[str, dict[str, float]]:
     return {rep["metric"]: {r["point"]: r["ours"] for r in rep["rows"]} for rep in doc["reports"]}
 
 
+def report(out: Path, title: str) -> dict[str, float]:
+    """The report whose title starts with ``title``, by point (``simulation.name=...`` dropped)."""
+    doc = json.loads((out / "comparison.json").read_text())
+    (rep,) = [rep for rep in doc["reports"] if rep["title"].startswith(title)]
+    return {r["point"].removeprefix("simulation.name="): r["ours"] for r in rep["rows"]}
+
+
 def test_the_published_byte_counts_are_compared_per_connection_and_pinned(quick):
     doc = json.loads((quick / "comparison.json").read_text())
     rows = {(r["params"]["simulation.name"], r["params"]["flow"]): r for r in doc["rows"]}
@@ -44,8 +51,8 @@ def test_the_published_byte_counts_are_compared_per_connection_and_pinned(quick)
     ours = {k: r["ours"] for k, r in rows.items()}
     assert ours[("standard", 0)] == pytest.approx(1284256, rel=0.02)
     assert ours[("standard", 1)] == pytest.approx(886008, rel=0.02)
-    assert ours[("smooth-k0.005", 0)] == pytest.approx(1696440, rel=0.02)
-    assert ours[("smooth-k0.005", 1)] == pytest.approx(460424, rel=0.05)
+    assert ours[("smooth-k0.005", 0)] == pytest.approx(1697512, rel=0.02)
+    assert ours[("smooth-k0.005", 1)] == pytest.approx(459352, rel=0.05)
 
 
 def test_both_connections_together_send_what_the_paper_reports(quick):
@@ -81,13 +88,41 @@ def test_each_connection_loses_exactly_its_three_scheduled_packets(quick):
         assert scheduled == (3 if run.endswith("+errors") else 0), (run, channel)
 
 
-def test_a_larger_fairness_factor_shares_more_fairly_and_varies_the_rtt_more(quick):
+def test_a_larger_fairness_factor_shares_more_fairly_but_barely_moves_the_rtt_variation(quick):
     rep = reports(quick)
     jain, std = rep["jain_index"], rep["flows.rtt_std"]
     k = {x: f"simulation.name=smooth-k{x}+errors" for x in ("0.001", "0.005", "0.010")}
     assert jain[k["0.001"]] < jain[k["0.005"]] < jain[k["0.010"]]
+    # §VII's "larger κ, larger RTT variation" is NOT reproduced with the errors (pinned; the doc
+    # says why): the mean of the two connections' RTT std stays within ±10 % from κ 0.001 to 0.010.
     mean_std = {x: (std[f"{k[x]}, flow=0"] + std[f"{k[x]}, flow=1"]) / 2 for x in k}
-    assert mean_std["0.001"] < mean_std["0.010"]
+    assert mean_std["0.001"] == pytest.approx(0.0816, rel=0.03)
+    assert mean_std["0.005"] == pytest.approx(0.0896, rel=0.03)
+    assert mean_std["0.010"] == pytest.approx(0.0801, rel=0.03)
+    assert max(mean_std.values()) < 1.15 * min(mean_std.values())
+
+
+def test_the_papers_router_claims_are_quantified_beside_them(quick):
+    """§V-B 2–3: SmoothTCP drops only in slow start, keeps a smaller queue, and (the paper says)
+    gets almost as many quenches as Standard TCP — ours gets about a third (the doc says why)."""
+    late = report(quick, "router drops after 60 s")
+    assert late["standard"] == 53 and late["standard+errors"] == 50
+    assert all(late[n] == 0 for n in late if n.startswith("smooth")), late
+    queue = report(quick, "mean router queue")
+    assert queue["standard"] == pytest.approx(14.25, rel=0.02)
+    assert queue["smooth-k0.005"] == pytest.approx(7.18, rel=0.02) and queue["smooth-k0.005"] < 0.6 * queue["standard"]
+    above = report(quick, "share of the time the router queue holds")
+    assert above["standard"] > 0.95 > 0.4 > above["smooth-k0.005"]
+    quench = report(quick, "source quenches that reached the senders")
+    assert quench["standard"] == 3999 and quench["smooth-k0.005"] == 1408
+    assert "share of arriving data packets" not in json.loads((quick / "comparison.json").read_text())["reports"].__repr__(), "the arrival trace is not kept by --quick"
+
+
+def test_standard_tcps_rtt_is_mostly_between_1_4_and_3_seconds(quick):
+    with duckdb.connect(str(quick / "results.duckdb"), read_only=True) as c:
+        rows = c.execute("SELECT f.flow, f.rtt_mean, f.rtt_min, f.rtt_max FROM flows f JOIN runs r USING (hash) WHERE r.name = 'standard'").fetchall()
+    for flow, mean, low, high in rows:
+        assert 1.4 < mean < 3.0 and high <= 3.05 and low > 0.8, (flow, mean, low, high)
 
 
 def test_per_flow_rtt_statistics_match_the_samples_after_the_warmup():

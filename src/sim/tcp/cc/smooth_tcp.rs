@@ -26,7 +26,8 @@
 //! - κ is added once per new ACK (§IV-B "each time there is a new acknowledgment packet"), not
 //!   at signal events. A signal step has D = −∂w/∂p·α.
 //! - Losses and timeouts change the window only through x and f (inactive in the paper's
-//!   instance): the recovery strategy resends and inflates around w, and leaves it at w.
+//!   instance): the recovery strategy resends and inflates around w, and leaves it at w. A
+//!   quench or ECN-Echo during recovery shifts the inflated window by w's change.
 //!
 //! **Slow start (eqs 7–11).** dw = A_a − A_a·tanh(B_a(a − M_a)) per acknowledgement a, divided by
 //! w as eq. 3 says (that is what makes eq. 8 a square root). Eq. 8 is garbled in the seed; we
@@ -416,6 +417,7 @@ impl CongestionOps for SmoothTcp {
         self.signals[k] += 1;
         let d = self.event_step(k);
         let drop = matches!(ev.kind, Congestion::Loss | Congestion::Timeout { .. });
+        let before = self.w();
         if self.in_slow_start {
             if self.gate == 0 && (drop || self.cfg.ss_on_signals) {
                 self.refit(ev.outstanding.max(win.mss));
@@ -423,7 +425,14 @@ impl CongestionOps for SmoothTcp {
         } else {
             self.apply(d);
         }
-        self.publish(win);
+        if ev.in_recovery && !drop {
+            // A quench or ECN-Echo during loss recovery: move the recovery's inflated window by
+            // w's change rather than deflating it early; recovery exit sets cwnd = w.
+            let delta = ((self.w() - before) * win.mss as f64).round() as i64;
+            win.cwnd = (win.cwnd as i64 + delta).max(win.mss as i64) as u64;
+        } else {
+            self.publish(win);
+        }
     }
 
     fn on_recovery_exit(&mut self, win: &mut Window, _flight: u64) {
@@ -602,6 +611,19 @@ mod tests {
         let (small, large) = (shrink(3.0), shrink(12.0));
         // 12 vs 3 packets: the ratio 4 falls (to ≈ 3.5 after 200 steps) — the windows converge.
         assert!(small > 0.1 && large > small + 0.05, "{small} {large}");
+    }
+
+    #[test]
+    fn a_quench_during_recovery_moves_the_inflated_window_by_ws_change() {
+        let (mut s, mut w) = ca(Config::default(), 8.0);
+        s.p[Q] = 1.0;
+        w.cwnd = 14 * MSS; // inflated by the recovery strategy
+        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Router(RouterSignal::default()), outstanding: 8 * MSS, in_recovery: true });
+        let dw = s.w() - 8.0;
+        assert!(dw < 0.0);
+        assert_eq!(w.cwnd, (14 * MSS as i64 + (dw * MSS as f64).round() as i64) as u64);
+        s.on_recovery_exit(&mut w, 0);
+        assert_eq!(w.cwnd, (s.w() * MSS as f64).round() as u64);
     }
 
     #[test]
