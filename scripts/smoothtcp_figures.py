@@ -130,6 +130,8 @@ def main(src: Path, dst: Path) -> None:
         a = trace(name, "arrival")
         a = a[(a["channel"] == 0) & (a["kind"] == "data")]
         rate, edges = np.histogram(a["time"], bins=np.arange(0, 601, 1.0))
+        late = rate[60:]
+        print(f"{name}: data arrivals per second after 60 s: mean {late.mean():.2f}, std {late.std():.2f}, max {late.max()}")
         ax.plot(edges[:-1], rate, lw=0.5, c="tab:blue", label="parvlr1 (data packets arriving per 1-s bin)")
         ax.set(xlabel="time (s)", ylabel="arrivals per second", ylim=(0, 70), title=f"{name} (paper's Fig. {fig_no})")
         ax2 = ax.twinx()
