@@ -237,6 +237,15 @@ def test_cli_traces_none_writes_only_summaries_and_plot_needs_its_traces(tmp_pat
     assert bad.returncode == 2 and "--plot needs the window, rtt, queue trace(s)" in bad.stderr
 
 
+def test_cli_all_plus_the_per_arrival_traces_writes_them_and_can_still_plot(tmp_path):
+    threshold = "topology.bottleneck.queue={kind=\"threshold\", limit=\"100p\", tau=30}"
+    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=2s", "--set", threshold, "--traces", "all,arrival,quench", "--out", tmp_path, "--plot", tmp_path / "run.png")
+    assert out.returncode == 0, out.stderr
+    assert {"arrival.parquet", "quench.parquet", "window.parquet", "run.png"} <= {p.name for p in tmp_path.iterdir()}
+    arrival = pd.read_parquet(tmp_path / "arrival.parquet")
+    assert len(arrival) > 1000 and set(arrival["verdict"].cat.categories) == {"enqueued", "marked", "dropped"}
+
+
 LONG_RUN = ["--set", "simulation.duration=100000s", "--traces", "none"]
 
 

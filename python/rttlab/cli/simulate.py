@@ -58,7 +58,7 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
     plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
-    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted). With none, memory stays bounded however long the run."),
+    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted; all leaves out the per-packet arrival and quench: all,arrival,quench adds them). With none, memory stays bounded however long the run."),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 
@@ -68,8 +68,9 @@ def simulate(
         fail(f"{scenario}: no such scenario file")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
-    if plot is not None and traces != "all":
-        missing = [t for t in ("window", "rtt", "queue") if t not in traces.replace("cwnd", "window").split(",")]
+    named = [t.strip() for t in traces.replace("cwnd", "window").split(",")]
+    if plot is not None and "all" not in named:  # "all,arrival,quench" keeps what --plot needs
+        missing = [t for t in ("window", "rtt", "queue") if t not in named]
         if missing:
             fail(f"--plot needs the {', '.join(missing)} trace(s): add them to --traces")
     progress = _Progress(scenario.stem, show=not as_json)
