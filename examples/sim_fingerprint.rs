@@ -4,6 +4,7 @@
 //! refactoring of the simulator must leave bit-identical: per-flow goodput (as f64 bits),
 //! retransmissions, timeouts, recoveries, reductions, final window; per-channel drops, marks and
 //! quench counts; Jain's index; the event count and hash; and a hash of every trace column.
+//! Without arguments it ends with the spurious-timeout detectors on examples/spurious/spikes.toml.
 //! Diff its output before and after a change (`scripts/sim_fingerprint.sh`).
 //!
 //!     cargo run --release --example sim_fingerprint -- [SCENARIO.toml ...]
@@ -110,6 +111,7 @@ fn trace_hash(r: &SimResult) -> u64 {
 
 fn main() {
     let mut paths: Vec<String> = std::env::args().skip(1).collect();
+    let default_run = paths.is_empty();
     if paths.is_empty() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios");
         let mut found: Vec<String> = std::fs::read_dir(dir)
@@ -182,6 +184,57 @@ fn main() {
                     c.quench
                 );
             }
+        }
+    }
+    if default_run {
+        spurious_block(&mut out);
+    }
+}
+
+/// Issue 11's spurious-timeout detectors (Eifel, F-RTO, SACK-enhanced F-RTO) and responses on
+/// examples/spurious/spikes.toml (delay spikes and congestion losses), appended after everything
+/// else so the lines above stay byte-identical: per flow the detector's scores against the oracle.
+fn spurious_block(out: &mut impl Write) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/spurious/spikes.toml");
+    let variants: [&[&str]; 7] = [
+        &[],
+        &["tcp.spurious_detection=\"eifel\""],
+        &["tcp.spurious_detection=\"frto\""],
+        &["tcp.spurious_detection=\"frto-sack\""],
+        &["tcp.spurious_detection=\"frto\"", "tcp.sack=false"],
+        &["tcp.spurious_detection=\"eifel\"", "tcp.spurious_response=\"rfc4015\""],
+        &["tcp.spurious_detection=\"frto-sack\"", "tcp.spurious_response=\"rfc4015\""],
+    ];
+    for v in variants {
+        let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        let label = format!("spurious/spikes [{}]", v.join(" "));
+        let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(out, "{label}: error: {e}");
+                continue;
+            }
+        };
+        let _ = writeln!(out, "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}", r.events, r.event_hash, trace_hash(&r), r.aggregate_goodput_bps.to_bits());
+        for f in &r.flows {
+            let d = f.detector;
+            let _ = writeln!(
+                out,
+                "  flow {} goodput {:016x} retx {}/{} spurious {} timeouts {} undone {} detect {}/{}/{}/{} cwnd {} ssthresh {}",
+                f.flow,
+                f.goodput_bps.to_bits(),
+                f.retx_timeout,
+                f.retx_fast,
+                f.retx_spurious,
+                f.timeouts,
+                f.timeouts_undone,
+                d.true_positives,
+                d.false_positives,
+                d.false_negatives,
+                d.true_negatives,
+                f.final_cwnd,
+                f.final_ssthresh
+            );
         }
     }
 }

@@ -74,6 +74,22 @@ def test_eifel_judgements_reach_python_scored_against_the_oracle(tmp_path):
     assert eifel[["detect_fp", "detect_fn"]].sum() == 0
 
 
+SPIKES = Path(__file__).resolve().parents[1] / "examples" / "spurious" / "spikes.toml"
+
+
+def test_frto_and_eifel_judgements_on_delay_spikes_reach_python_per_flow_group():
+    """RFC 5682 and RFC 3522 side by side in one run (two flow groups on the spike scenario):
+    each flow says which detector judged it through its results, and no needed retransmission
+    is called spurious."""
+    text = SPIKES.read_text().replace("count = 4", 'count = 2\ntcp = { spurious_detection = "frto-sack" }')
+    text += '\n[[flows]]\ncount = 2\nstart = "uniform(0s, 1s)"\ntcp = { spurious_detection = "eifel", spurious_response = "rfc4015" }\n'
+    f = rttlab.simulate(text, set={"simulation.duration": "20s"}, traces="none").flows
+    assert list(f["group"]) == [0, 0, 1, 1]
+    assert (f["detect_fp"] == 0).all()
+    by_group = f.groupby("group")[["detect_tp", "timeouts_undone"]].sum()
+    assert (by_group["detect_tp"] > 0).all() and (by_group["detect_tp"] == by_group["timeouts_undone"]).all()
+
+
 def test_ca_rto_choices_are_checked_with_the_key_they_came_from(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(MIXED.replace('draw = "sample"', 'draw = "sometimes"'))

@@ -71,6 +71,22 @@ pub trait RttEstimator {
     fn on_timer_armed(&mut self, _ctx: &Context) {}
     /// The retransmission timer expired. Back-off itself is not the estimator's business.
     fn on_timeout(&mut self) {}
+    /// RFC 6298's smoothed state, for a response that saves and later re-initialises it (the
+    /// Eifel response, RFC 4015); None for estimators that keep no SRTT/RTTVAR pair (default).
+    fn smoothed(&self) -> Option<Smoothed> {
+        None
+    }
+    /// Set SRTT and RTTVAR (ns) and recompute the RTO from them (RFC 4015's RTO adaptation).
+    /// Estimators without [`Self::smoothed`] ignore it.
+    fn set_smoothed(&mut self, _srtt: f64, _rttvar: f64) {}
+}
+
+/// SRTT, RTTVAR and the clock granularity G of RFC 6298, in ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Smoothed {
+    pub srtt: f64,
+    pub rttvar: f64,
+    pub granularity: f64,
 }
 
 macro_rules! estimators {
@@ -88,6 +104,8 @@ macro_rules! estimators {
             fn min_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.min_rto(), )* } }
             fn unfloored_rto(&self) -> f64 { match self { $( Self::$variant(e) => e.unfloored_rto(), )* } }
             fn on_timer_armed(&mut self, ctx: &Context) { match self { $( Self::$variant(e) => e.on_timer_armed(ctx), )* } }
+            fn smoothed(&self) -> Option<Smoothed> { match self { $( Self::$variant(e) => e.smoothed(), )* } }
+            fn set_smoothed(&mut self, srtt: f64, rttvar: f64) { match self { $( Self::$variant(e) => e.set_smoothed(srtt, rttvar), )* } }
             fn on_timeout(&mut self) { match self { $( Self::$variant(e) => e.on_timeout(), )* } }
         }
 

@@ -1,6 +1,6 @@
 //! RFC 6298 (Jacobson/Karels) retransmission timer — ALGORITHMS.md §1 [exact].
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator, Smoothed};
 use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[
@@ -120,6 +120,15 @@ impl RttEstimator for Rfc6298 {
     /// Before the first sample: the initial RTO (§2.1), already bounded.
     fn unfloored_rto(&self) -> f64 {
         if self.has_sample { self.raw_rto() } else { self.rto as f64 }
+    }
+
+    fn smoothed(&self) -> Option<Smoothed> {
+        self.has_sample.then_some(Smoothed { srtt: self.srtt, rttvar: self.rttvar, granularity: self.cfg.granularity as f64 })
+    }
+
+    fn set_smoothed(&mut self, srtt: f64, rttvar: f64) {
+        (self.srtt, self.rttvar, self.has_sample) = (srtt, rttvar, true);
+        self.rto = self.compute_rto();
     }
 }
 

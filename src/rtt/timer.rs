@@ -155,6 +155,18 @@ impl RetransmitTimer {
         self.backoff.on_valid_sample();
     }
 
+    /// Re-initialise SRTT and RTTVAR (the Eifel response's RTO adaptation, RFC 4015) and end the
+    /// back-off, as a valid sample would; false (nothing changed) if the estimator keeps no
+    /// SRTT/RTTVAR pair.
+    pub fn set_smoothed(&mut self, srtt: f64, rttvar: f64) -> bool {
+        if self.estimator.smoothed().is_none() {
+            return false;
+        }
+        self.estimator.set_smoothed(srtt, rttvar);
+        self.backoff.on_valid_sample();
+        true
+    }
+
     /// Classic timing: a segment ending at `end` left at `now`; timed if none is being timed.
     pub fn on_new_segment(&mut self, end: u64, now: Nanos) {
         if self.timed.is_none() {

@@ -169,7 +169,8 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
 /// What `rttlab components` lists for one component kind.
 #[derive(Debug, Clone)]
 pub struct Listing {
-    /// The family: "queue", "error", "app", "cc", "rto-policy".
+    /// The family: "queue", "error", "app", "cc", "rto-policy", "spurious-detection",
+    /// "spurious-response".
     pub family: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -183,13 +184,15 @@ pub fn list<T, C>(family: &'static str, registry: &'static [Component<T, C>]) ->
 }
 
 /// Every component the simulator knows, family by family. Congestion controls and RTO policies
-/// come from their own registries (`tcp::cc`, `rtt::policy`).
+/// come from their own registries (`tcp::cc`, `rtt::policy`), spurious-timeout detectors and
+/// responses from `tcp::SPURIOUS_OPTIONS`.
 pub fn catalog() -> Vec<Listing> {
     let mut out = list("queue", super::queue::REGISTRY);
     out.extend(list("error", super::error_model::REGISTRY));
     out.extend(list("app", super::app::REGISTRY));
     out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
     out.extend(crate::rtt::policy::registry().iter().map(|p| Listing { family: "rto-policy", name: p.name, summary: p.summary, source: p.source, params: p.params.to_vec() }));
+    out.extend(super::tcp::SPURIOUS_OPTIONS.iter().map(|&(family, name, summary, source)| Listing { family, name, summary, source, params: Vec::new() }));
     out
 }
 

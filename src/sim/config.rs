@@ -99,6 +99,14 @@ pub struct TopologyCfg {
     pub links: Vec<LinkCfg>,
 }
 
+/// One delay spike ([`LinkCfg::delay_spikes`]).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelaySpikeCfg {
+    pub at: Duration,
+    pub duration: Duration,
+}
+
 fn dumbbell_name() -> String {
     "dumbbell".into()
 }
@@ -123,6 +131,13 @@ pub struct LinkCfg {
     /// Times at which a data packet is lost on the forward channel.
     #[serde(default)]
     pub losses: Vec<Duration>,
+    /// Delay spikes on the forward channel, `[{ at = "5s", duration = "1s" }]`: a packet whose
+    /// serialisation ends within [at, at + duration) is held until the spike ends, then
+    /// propagates as usual — the link stalls without losing anything (the spurious-timeout
+    /// scenario of RFC 3522 §1 and RFC 5682 §1). Left out of the canonical form when empty, so
+    /// existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delay_spikes: Vec<DelaySpikeCfg>,
     /// Graph links only: the end nodes.
     #[serde(default)]
     pub a: Option<u32>,
@@ -184,10 +199,17 @@ pub struct TcpCfg {
     pub rtt_sampling: String,
     #[serde(default)]
     pub rto: RtoCfg,
-    /// Spurious-timeout detection: absent/"off", or "eifel" (RFC 3522 + RFC 4015, needs
+    /// Spurious-timeout detection: absent/"off", "frto" (RFC 5682 §2), "frto-sack" (§3, needs
+    /// sack), or "eifel" (RFC 3522 + RFC 4015, needs
     /// timestamps). Left out of the canonical form when absent, so existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spurious_detection: Option<String>,
+    /// The response to a timeout found spurious: absent/"linux" (Linux's undo: cwnd and
+    /// ssthresh back to at least their values before the timeout) or "rfc4015" (the Eifel
+    /// response: cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO adaptation).
+    /// Left out of the canonical form when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spurious_response: Option<String>,
     /// What the sender does with a router's source quench: "react" (default: the congestion
     /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
     /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
@@ -270,6 +292,7 @@ impl Default for TcpCfg {
             recovery_timeout: keep(),
             rto: RtoCfg::default(),
             spurious_detection: None,
+            spurious_response: None,
             source_quench: None,
         }
     }

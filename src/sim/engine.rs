@@ -437,7 +437,7 @@ impl Engine {
                 for v in flow.sender.take_verdicts() {
                     flow.spurious.judged(v.seq, v.tx, v.spurious);
                 }
-                flow.spurious.acked(flow.sender.snd_una(), &mut self.trace.retx);
+                flow.spurious.acked(flow.sender.oracle_floor(), &mut self.trace.retx);
             }
             Kind::Signal(Signal::Quench { router, queue }) => {
                 let signal = RouterSignal { router: Some(router), queue_len: Some(queue) };

@@ -1,6 +1,7 @@
 //! A channel: one direction of a link — a queue, a transmitter serialising at `bandwidth`, a wire
 //! of constant propagation `delay`, an error model and scheduled losses. Packets leave the wire in
-//! the order they entered it, `delay` after their last bit was sent.
+//! the order they entered it, `delay` after their last bit was sent — or, during a delay spike,
+//! `delay` after the spike ends.
 
 use super::error_model::{ErrorModel, ScheduledLosses};
 use super::packet::{Kind, NodeId, Packet};
@@ -19,6 +20,9 @@ pub struct ChannelSpec {
     pub queue: Queue,
     pub errors: ErrorModel,
     pub losses: Vec<Nanos>,
+    /// Delay spikes as [start, end): a packet whose serialisation ends inside one is held until
+    /// its end (a stalled link: radio ARQ, handover), then propagates as usual.
+    pub delay_spikes: Vec<(Nanos, Nanos)>,
     /// Name for reports, e.g. `bottleneck>`.
     pub name: String,
     /// Sample this channel's queue length periodically into the trace.
@@ -55,6 +59,9 @@ pub struct Channel {
     pub queue: Queue,
     pub errors: ErrorModel,
     pub losses: ScheduledLosses,
+    /// Delay spikes, sorted, and the first that has not ended yet.
+    spikes: Vec<(Nanos, Nanos)>,
+    next_spike: usize,
     pub name: String,
     pub monitored: bool,
     error_rng: Stream,
@@ -95,6 +102,12 @@ impl Channel {
             queue: spec.queue,
             errors: spec.errors,
             losses: ScheduledLosses::new(spec.losses),
+            spikes: {
+                let mut s = spec.delay_spikes;
+                s.sort_unstable();
+                s
+            },
+            next_spike: 0,
             name: spec.name,
             monitored: spec.monitored,
             error_rng: Stream::new(seed, Component::ChannelErrors(id)),
@@ -151,9 +164,23 @@ impl Channel {
                 self.stats.drops[DropCause::Corruption as usize] += 1;
                 Departure::Lost(p, DropCause::Corruption)
             } else {
-                Departure::Arrives(p, now.saturating_add(self.delay))
+                Departure::Arrives(p, self.held_until(now).saturating_add(self.delay))
             }
         });
         (departure, self.start_next(now))
+    }
+
+    /// When a packet whose serialisation ended at `now` enters the wire: at once, or when the
+    /// delay spike covering `now` ends. Arrival times stay non-decreasing, so the wire stays FIFO
+    /// (the spurious-retransmission oracle relies on it).
+    #[inline]
+    fn held_until(&mut self, now: Nanos) -> Nanos {
+        while self.spikes.get(self.next_spike).is_some_and(|&(_, end)| end <= now) {
+            self.next_spike += 1;
+        }
+        match self.spikes.get(self.next_spike) {
+            Some(&(start, end)) if start <= now => end,
+            _ => now,
+        }
     }
 }

@@ -27,6 +27,8 @@ pub mod units;
 mod tests;
 #[cfg(test)]
 mod rto_tests;
+#[cfg(test)]
+mod detector_tests;
 
 use crate::time::Nanos;
 use app::OnOff;
@@ -37,7 +39,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
+use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -182,6 +184,13 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         other => return Err(invalid(format!("{key}.error_direction"), format!("'{other}' is not forward, reverse or both"))),
     };
     let losses: Vec<Nanos> = cfg.losses.iter().map(|d| d.0).collect();
+    let mut spikes = Vec::with_capacity(cfg.delay_spikes.len());
+    for (i, d) in cfg.delay_spikes.iter().enumerate() {
+        if d.duration.0 == 0 {
+            return Err(invalid(format!("{key}.delay_spikes[{i}].duration"), "must be positive"));
+        }
+        spikes.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
+    }
     let short = key.rsplit('.').next().unwrap_or(key);
     let channel = |name: &str, with_errors: bool| ChannelSpec {
         bandwidth: cfg.bandwidth.0,
@@ -190,6 +199,8 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         errors: if with_errors { errors.clone() } else { ErrorModel::None },
         // Scheduled losses hit data, which travels forward whatever the error direction.
         losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
+        // Delay spikes stall the data direction only, like scheduled losses.
+        delay_spikes: if name.ends_with('>') { spikes.clone() } else { Vec::new() },
         name: name.into(),
         monitored,
         agent,
@@ -247,7 +258,15 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         None | Some("off") => SpuriousDetection::Off,
         Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
         Some("eifel") => SpuriousDetection::Eifel,
-        Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off or eifel"))),
+        Some("frto") => SpuriousDetection::Frto(tcp::frto::Variant::Basic),
+        Some("frto-sack") if !cfg.sack => return Err(invalid(format!("{key}.spurious_detection"), "\"frto-sack\" needs sack = true (RFC 5682 §3 reads the SACK information)")),
+        Some("frto-sack") => SpuriousDetection::Frto(tcp::frto::Variant::Sack),
+        Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off, eifel, frto or frto-sack"))),
+    };
+    let spurious_response = match cfg.spurious_response.as_deref() {
+        None | Some("linux") => SpuriousResponse::Linux,
+        Some("rfc4015") => SpuriousResponse::Rfc4015,
+        Some(other) => return Err(invalid(format!("{key}.spurious_response"), format!("'{other}' is not linux or rfc4015"))),
     };
     let ignore_quench = match cfg.source_quench.as_deref() {
         None | Some("react") => false,
@@ -278,6 +297,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         cc,
         recovery,
         spurious_detection,
+        spurious_response,
         ignore_quench,
     })
 }

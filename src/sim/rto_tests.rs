@@ -161,8 +161,8 @@ fn eifel_without_timestamps_is_refused_with_the_key() {
     let text = one_flow("spurious_detection = \"eifel\"", "").replace("timestamps = true", "timestamps = false");
     let err = build(&scenario(&text)).err().expect("refused").to_string();
     assert!(err.starts_with("tcp.spurious_detection: \"eifel\" needs timestamps"), "{err}");
-    let err = build(&scenario(&one_flow("spurious_detection = \"frto\"", ""))).err().expect("refused").to_string();
-    assert!(err.starts_with("tcp.spurious_detection: 'frto' is not off or eifel"), "{err}");
+    let err = build(&scenario(&one_flow("spurious_detection = \"ludwig\"", ""))).err().expect("refused").to_string();
+    assert!(err.starts_with("tcp.spurious_detection: 'ludwig' is not off, eifel, frto or frto-sack"), "{err}");
 }
 
 #[test]

@@ -127,6 +127,7 @@ mod tests {
             queue: Queue::DropTail(DropTail::new(Limit::Packets(10))),
             errors: ErrorModel::None,
             losses: vec![],
+            delay_spikes: vec![],
             name: name.into(),
             monitored: false,
             agent: None,

@@ -1,5 +1,5 @@
 """``rttlab components``: every simulator component (queue, error model, application, congestion
-control) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
+control, RTO policy, spurious-timeout detector and response) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ FAMILIES = {
     "app": "flows[].app = { kind = ..., ... }",
     "cc": "tcp.cc = \"name\" or { name = ..., ... }",
     "rto-policy": "tcp.rto.policy = \"name\" or { name = ..., ... }",
+    "spurious-detection": "tcp.spurious_detection = \"name\"",
+    "spurious-response": "tcp.spurious_response = \"name\"",
 }
 
 

@@ -1,18 +1,15 @@
-//! The Eifel detection algorithm (RFC 3522) for timeouts, with the Eifel response (RFC 4015)
-//! carried out by the sender's undo ([`super::sender::Sender::undo_timeout`]). ALGORITHMS.md §9.8.
+//! The Eifel detection algorithm (RFC 3522) for timeouts; a detection triggers the sender's
+//! response to a spurious timeout (`tcp.spurious_response`, below). ALGORITHMS.md §9.8.
 //!
 //! Detection needs timestamps (RFC 3522 §2: RFC 7323's TSecr names the transmission an ACK
 //! answers). Only timeouts are judged — the response of RFC 4015 is defined for them, and a
 //! spurious fast retransmit has no undo here yet.
 //!
-//! What the response does, and what it leaves out (partial, written down in docs/scenarios.md):
-//! - go forward: SND.NXT ← SND.MAX (RFC 4015 §3 step (RESP)), by the recovery strategy's undo;
-//! - congestion state: the congestion control's `on_undo` — for every shipped scheme Linux's
-//!   `tcp_undo_cwnd` rule, neither cwnd nor ssthresh below its value before the timeout — instead of
-//!   RFC 4015 §3's cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev. Both avoid the
-//!   go-back-N slow start; Linux's is the one deployed;
-//! - not done: the RTO adaptation of RFC 4015 §3 steps (7)–(8) (SRTT ← max(SRTT_prev, m), …) and
-//!   the ECE check; the back-off ends at the next valid sample as usual.
+//! The response is the sender's (`tcp.spurious_response`): Linux's undo by default, or RFC 4015's
+//! Eifel response in full ([`super::eifel_response`]): SND.NXT ← SND.MAX, cwnd = FlightSize +
+//! min(bytes_acked, IW) and ssthresh = pipe_prev unless ECN-Echo, and the RTO adaptation.
+//! Only SPUR_TO is detected (the first acceptable ACK after the retransmission); LATE_SPUR_TO
+//! (RFC 4015 without timestamps) does not arise here.
 
 use crate::time::Nanos;
 

@@ -10,6 +10,8 @@
 pub mod cc;
 pub mod discriminator;
 pub mod eifel;
+pub mod eifel_response;
+pub mod frto;
 pub mod receiver;
 pub mod recovery;
 pub mod scoreboard;
@@ -45,7 +47,30 @@ pub enum SpuriousDetection {
     Off,
     /// Eifel detection (RFC 3522, timestamps) with the Eifel response (RFC 4015), [`eifel`].
     Eifel,
+    /// F-RTO (RFC 5682 §2, or the SACK-enhanced §3), [`frto`], with the same response.
+    Frto(frto::Variant),
 }
+
+/// What the sender does once a detector finds a timeout spurious.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpuriousResponse {
+    /// Linux's undo (`tcp_undo_cwnd_reduction`): go forward, neither cwnd nor ssthresh below its
+    /// value before the timeout (the congestion control's `on_undo`), no RTO adaptation. Default.
+    #[default]
+    Linux,
+    /// The Eifel response in full (RFC 4015), [`eifel_response`].
+    Rfc4015,
+}
+
+/// The values of `tcp.spurious_detection` and `tcp.spurious_response`, for `rttlab components`:
+/// (family, name, summary, source).
+pub const SPURIOUS_OPTIONS: &[(&str, &str, &str, &str)] = &[
+    ("spurious-detection", "eifel", "Eifel detection: the first ACK after a timeout's retransmission echoes an older timestamp => spurious (needs timestamps)", "RFC 3522 §3.2; src/sim/tcp/eifel.rs"),
+    ("spurious-detection", "frto", "F-RTO: two new segments after the first new ACK; an ACK of never-retransmitted data next => spurious (no TCP option)", "RFC 5682 §2; src/sim/tcp/frto.rs"),
+    ("spurious-detection", "frto-sack", "SACK-enhanced F-RTO: as frto, reading SACK information against RecoveryPoint (needs sack)", "RFC 5682 §3; src/sim/tcp/frto.rs"),
+    ("spurious-response", "linux", "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched", "Linux tcp_undo_cwnd_reduction"),
+    ("spurious-response", "rfc4015", "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)", "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs"),
+];
 
 /// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +124,7 @@ pub struct TcpConfig {
     /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
     pub recovery: Option<recovery::RecoveryKind>,
     pub spurious_detection: SpuriousDetection,
+    pub spurious_response: SpuriousResponse,
     /// Source quench is counted ([`sender::SenderStats::quench_ignored`]) but not acted on.
     pub ignore_quench: bool,
 }
@@ -139,6 +165,7 @@ impl Default for TcpConfig {
             cc: cc::CcSpec::default(),
             recovery: None,
             spurious_detection: SpuriousDetection::Off,
+            spurious_response: SpuriousResponse::Linux,
             ignore_quench: false,
         }
     }

@@ -9,10 +9,12 @@ use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, Conges
 use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
 use super::eifel::{Eifel, Verdict};
-use super::{RecoveryTimeout, Sampling, SpuriousDetection, TcpConfig};
+use super::frto::{AckFacts, Decision, Frto, Variant};
+use super::eifel_response::{self, Saved};
+use super::{RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
-use crate::rtt::{Context, Estimator};
+use crate::rtt::{Context, Estimator, RttEstimator};
 use crate::sim::packet::{Ecn, FlowId, Kind, NodeId, Packet};
 use crate::sim::trace::{RetxCause, Trace};
 use crate::time::Nanos;
@@ -31,8 +33,12 @@ pub struct SenderStats {
     /// Source quenches received and ignored (`tcp.source_quench = "ignore"`).
     pub quench_ignored: u64,
     pub rtt_samples: u64,
-    /// Timeouts a detector found spurious and undid (Eifel, RFC 3522/4015).
+    /// Timeouts a detector found spurious and undid (Eifel RFC 3522, F-RTO RFC 5682).
     pub timeouts_undone: u64,
+    /// RFC 4015 responses whose RTO adaptation ran, and those skipped because the estimator keeps
+    /// no SRTT/RTTVAR pair (`tcp.spurious_response = "rfc4015"`).
+    pub rto_adapted: u64,
+    pub rto_not_adapted: u64,
     /// Σ|ŷ − y| over samples y that had a prediction ŷ made *before* them (the estimator's
     /// forecast error), in ns, and how many.
     pub pred_error_before_ns: u64,
@@ -106,6 +112,13 @@ pub struct Sender {
     undo: Option<TimeoutUndo>,
     /// Eifel detection (RFC 3522) when `tcp.spurious_detection = "eifel"`.
     eifel: Option<Eifel>,
+    /// F-RTO (RFC 5682 §2 or §3) when `tcp.spurious_detection = "frto"` or `"frto-sack"`.
+    frto: Option<Frto>,
+    response: SpuriousResponse,
+    /// RFC 4015: what the first timeout of the episode saved for the response.
+    saved: Option<Saved>,
+    /// RFC 4015 RTO adaptation pending: (SRTT_prev, RTTVAR_prev) and the SND.MAX of the timeout.
+    adapt: Option<((f64, f64), u64)>,
     /// Judgements the detector made since the owner last took them (for the spurious oracle).
     verdicts: Vec<Verdict>,
     /// When the window was last accounted and its value then (for the time-averaged cwnd).
@@ -150,6 +163,13 @@ impl Sender {
             last_send: None,
             undo: None,
             eifel: (cfg.spurious_detection == SpuriousDetection::Eifel).then(Eifel::default),
+            frto: match cfg.spurious_detection {
+                SpuriousDetection::Frto(v) => Some(Frto::new(v)),
+                _ => None,
+            },
+            response: cfg.spurious_response,
+            saved: None,
+            adapt: None,
             verdicts: Vec::new(),
             cwnd_since: None,
             started_at: None,
@@ -378,9 +398,27 @@ impl Sender {
         }
         self.seq.rwnd = pkt.rwnd;
         let flight = self.seq.size();
+        // RFC 5682 §3 step 3 reads what this ACK SACKs below RecoveryPoint: measured around on_sack.
+        let frto_point = self.frto.as_ref().filter(|f| f.in_step3() && f.variant() == Variant::Sack).and_then(Frto::point);
+        let sacked_below = |seq: &Flight, p: u64| seq.board.iter().filter(|s| s.sacked && s.end() <= p).map(|s| s.len as u64).sum::<u64>();
+        let sacked_before = frto_point.map(|p| sacked_below(&self.seq, p));
         let newly_sacked = self.recovery.on_sack(&mut self.seq, pkt);
         let dupack = pkt.ack == self.seq.snd_una && flight > 0 && self.recovery.counts_as_dupack(newly_sacked);
         let advances = pkt.ack > self.seq.snd_una;
+        let frto = match self.frto.as_mut().filter(|f| f.watching()) {
+            Some(f) => f.on_ack(&AckFacts {
+                ack: pkt.ack,
+                snd_una: self.seq.snd_una,
+                snd_max: self.seq.snd_max,
+                duplicate: pkt.ack == self.seq.snd_una && flight > 0,
+                sack_high: pkt.sack.iter(pkt.ack).map(|(_, e)| e).max().unwrap_or(0),
+                newly_sacked_below_point: match (frto_point, sacked_before) {
+                    (Some(p), Some(b)) => sacked_below(&self.seq, p).saturating_sub(b),
+                    _ => 0,
+                },
+            }),
+            None => Decision::Pass,
+        };
         let rtt = if advances { self.take_sample(pkt, now) } else { None };
         let newest_rtt = if !advances || self.timestamps || self.sampling == Sampling::EveryAck { rtt } else { self.newest_sample(pkt.ack, now) };
         let event = AckEvent {
@@ -399,7 +437,7 @@ impl Sender {
         };
         self.cc.on_ack_event(&self.win, &event);
         // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.
-        let spurious_timeout = match self.eifel.as_mut().filter(|_| advances).and_then(|e| e.on_acceptable_ack(pkt.ts_ecr)) {
+        let mut spurious_timeout = match self.eifel.as_mut().filter(|_| advances).and_then(|e| e.on_acceptable_ack(pkt.ts_ecr)) {
             Some(v) => {
                 self.verdicts.push(v);
                 v.spurious
@@ -409,8 +447,43 @@ impl Sender {
         if advances {
             self.on_new_ack(&event, pkt.ack, out, trace);
         }
+        // F-RTO's decision (RFC 5682 §2/§3 steps 2–3), after slow start counted the ACK.
+        let mut hold = false;
+        match frto {
+            Decision::Pass => {}
+            Decision::Hold => hold = true,
+            Decision::SendNew => {
+                // Step 2b: up to two new segments instead of retransmissions, then wait (step 3).
+                let sent = self.send_new(now, 2, out, trace);
+                match self.frto.as_mut().and_then(|f| f.sent_new(sent)) {
+                    Some(v) => self.verdicts.push(v),
+                    None => {
+                        hold = true;
+                        // Should the timeout prove spurious, go on after these (SND.NXT ← SND.MAX).
+                        if let Some(u) = self.undo.as_mut() {
+                            u.snd_nxt = u.snd_nxt.max(self.seq.snd_max);
+                        }
+                    }
+                }
+            }
+            Decision::Conventional { cap_segments, verdict } => {
+                self.verdicts.push(verdict);
+                if let Some(cap) = cap_segments {
+                    self.win.cwnd = self.win.cwnd.min(cap * self.mss as u64).max(self.mss as u64);
+                }
+            }
+            Decision::Spurious(verdict) => {
+                self.verdicts.push(verdict);
+                spurious_timeout = true;
+                // §2 step 3b: recover ← SND.UNA, so later losses may start fast recovery (the
+                // SACK variant, §3, says nothing of RecoveryPoint here: it stays).
+                if self.frto.as_ref().is_some_and(|f| f.variant() == Variant::Basic) {
+                    self.episode.recover = Some(self.seq.snd_una);
+                }
+            }
+        }
         // RFC 4015 §3: respond to SPUR_TO by undoing the timeout (go forward, restore the window).
-        if spurious_timeout && self.undo_timeout(now, out, trace) {
+        if spurious_timeout && self.respond(now, event.acked, event.ece, out, trace) {
             self.stats.timeouts_undone += 1;
         } else if dupack && self.recovery.on_dupack(&self.seq, &mut self.win, &mut self.episode) {
             self.enter_recovery(now, out, trace);
@@ -418,7 +491,25 @@ impl Sender {
         if event.ece {
             self.signal(now, Congestion::Ecn, trace);
         }
-        self.send_allowed(now, out, trace);
+        if !hold {
+            self.send_allowed(now, out, trace);
+        }
+    }
+
+    /// RFC 5682 step 2b: send up to `max` new (never sent) segments, within the receiver's window
+    /// and the application's data, whatever the recovery strategy would resend; how many went out.
+    fn send_new(&mut self, now: Nanos, max: u32, out: &mut Vec<Packet>, trace: &mut Trace) -> u32 {
+        let mut n = 0;
+        while n < max {
+            let seq = self.seq.snd_max;
+            let len = (self.mss as u64).min(self.seq.app_bytes.saturating_sub(seq));
+            if len == 0 || seq + len > self.seq.snd_una + self.seq.rwnd {
+                break;
+            }
+            self.transmit(seq, now, None, out, trace);
+            n += 1;
+        }
+        n
     }
 
     fn on_new_ack(&mut self, ev: &AckEvent, ack: u64, out: &mut Vec<Packet>, trace: &mut Trace) {
@@ -434,6 +525,14 @@ impl Sender {
             let before = self.timer.prediction();
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
+            // RFC 4015 RTO adaptation on the first sample of data sent after the spurious timeout.
+            if let Some((prev, _)) = self.adapt.filter(|&(_, after)| ack > after) {
+                let (srtt, rttvar) = eifel_response::adapted(prev, rtt);
+                if self.timer.set_smoothed(srtt, rttvar) {
+                    self.stats.rto_adapted += 1;
+                }
+                self.adapt = None;
+            }
             self.stats.rtt_samples += 1;
             // Both readings of "prediction error" (Nunes et al. Table II does not say which).
             if let Some(b) = before {
@@ -508,6 +607,9 @@ impl Sender {
             self.cwr_until = Some(self.seq.snd_max);
         }
         self.episode.in_recovery = true;
+        if let Some(f) = self.frto.as_mut() {
+            f.on_fast_recovery(self.seq.snd_max); // RFC 6675 RecoveryPoint, read by RFC 5682 §3 step 1
+        }
         self.stats.fast_recoveries += 1;
         self.timer.discard_timed();
         let len = self.transmit(self.seq.snd_una, now, Some(RetxCause::Fast), out, trace);
@@ -536,6 +638,11 @@ impl Sender {
         let first_of_episode = self.timer.backoff_count() == 0;
         if first_of_episode {
             self.undo = Some(TimeoutUndo { prior: self.win, snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una) });
+            // RFC 4015: pipe_prev, SRTT_prev, RTTVAR_prev before cwnd and ssthresh change.
+            self.adapt = None;
+            if self.response == SpuriousResponse::Rfc4015 {
+                self.saved = Some(Saved::at_timeout(self.seq.size(), &self.win, self.timer.estimator().smoothed(), self.seq.snd_max));
+            }
         }
         let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
         self.cc.on_congestion(&mut self.win, &ev);
@@ -556,7 +663,21 @@ impl Sender {
             let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
             e.on_timeout_retransmit(una, tx, now); // the retransmission's TSval is `now`
         }
+        // RFC 5682 step 1, at every timeout (the detector decides whether a detection starts).
+        if let Some(f) = self.frto.as_mut().filter(|_| sent > 0) {
+            let una = self.seq.snd_una;
+            let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
+            if let Some(v) = f.on_timeout(una, tx, una + sent as u64, self.seq.snd_max) {
+                self.verdicts.push(v);
+            }
+        }
         self.trace_window(now, trace);
+    }
+
+    /// Where the spurious oracle may resolve segments up to: SND.UNA, or lower while F-RTO waits to
+    /// judge a segment the cumulative ACK already passed (its step 3 follows that ACK).
+    pub fn oracle_floor(&self) -> u64 {
+        self.frto.as_ref().and_then(Frto::judging).map_or(self.seq.snd_una, |s| s.min(self.seq.snd_una))
     }
 
     /// The detector's judgements since the last call (the engine scores them against the oracle).
@@ -567,12 +688,39 @@ impl Sender {
     /// A detector found the last timeout spurious (Eifel RFC 4015 §3, F-RTO RFC 5682 §3): the
     /// congestion control restores the window ([`CongestionOps::on_undo`]) and the recovery
     /// strategy resumes where the timeout found it. The back-off is left to the next valid
-    /// sample. False if there is no timeout to undo. Eifel ([`super::eifel`]) calls it; F-RTO
-    /// would too (not written yet).
+    /// sample. False if there is no timeout to undo. Eifel ([`super::eifel`]) and F-RTO
+    /// ([`super::frto`]) call it.
     pub fn undo_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
+        self.respond(now, 0, false, out, trace)
+    }
+
+    /// The response to a timeout found spurious on an ACK of `acked` bytes (`ece`: it carried
+    /// ECN-Echo): `tcp.spurious_response`.
+    fn respond(&mut self, now: Nanos, acked: u64, ece: bool, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
+        if self.response == SpuriousResponse::Rfc4015 {
+            return self.respond_rfc4015(now, acked, ece, out, trace);
+        }
         let Some(undo) = self.undo.take() else { return false };
         self.cc.on_undo(&mut self.win, &undo.prior);
         self.recovery.on_undo(&mut self.seq, &undo);
+        self.trace_window(now, trace);
+        self.send_allowed(now, out, trace);
+        true
+    }
+
+    /// RFC 4015 §3.1 ([`eifel_response`]): SND.NXT ← SND.MAX; unless ECN-Echo, cwnd ← FlightSize +
+    /// min(bytes_acked, IW) and ssthresh ← pipe_prev; the RTO adapts on the first sample of new data.
+    fn respond_rfc4015(&mut self, now: Nanos, acked: u64, ece: bool, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
+        let Some(mut undo) = self.undo.take() else { return false };
+        undo.snd_nxt = self.seq.snd_max;
+        self.recovery.on_undo(&mut self.seq, &undo);
+        if let Some(saved) = self.saved.take() {
+            saved.restore(&mut self.win, self.seq.size(), acked, self.iw, ece);
+            match saved.smoothed_prev {
+                Some(prev) => self.adapt = Some((prev, saved.snd_max_prev)),
+                None => self.stats.rto_not_adapted += 1,
+            }
+        }
         self.trace_window(now, trace);
         self.send_allowed(now, out, trace);
         true

@@ -247,3 +247,34 @@ fn the_congestion_control_hears_the_newest_segments_rtt_on_every_ack_even_with_t
     let CongestionControl::Vegas(v) = h.s.congestion_control() else { panic!("vegas") };
     assert_eq!(v.base_rtt(), Some(79 * MS), "the third ACK's segment (sent at 0) took 79 ms");
 }
+
+#[test]
+fn frto_sends_two_new_segments_and_the_rfc4015_response_restores_flight_plus_acked_and_adapts_the_rto() {
+    use crate::rtt::RttEstimator;
+    use crate::sim::tcp::{frto::Variant, SpuriousDetection, SpuriousResponse};
+    let mut h = Harness::new(4, |c| {
+        c.spurious_detection = SpuriousDetection::Frto(Variant::Basic);
+        c.spurious_response = SpuriousResponse::Rfc4015;
+    });
+    h.sent();
+    h.ack(100 * MS, 1); // SRTT 100 ms, RTTVAR 50 ms; slow start sends 4 and 5
+    assert_eq!(h.sent(), vec![(4, 0), (5, 0)]);
+    let at = h.expire(); // RFC 4015 saves pipe_prev = max(FlightSize, ssthresh), SRTT_prev = 102 ms
+    assert_eq!(h.sent(), vec![(1, 1)]);
+    // RFC 5682 §2 step 2b: segment 1's delayed original is acknowledged: two new segments.
+    h.ack(at + 10 * MS, 2);
+    assert_eq!(h.sent(), vec![(6, 0), (7, 0)], "new data, not go-back-N");
+    // Step 3b: segment 2, never retransmitted, is acknowledged: SPUR_TO.
+    h.ack(at + 20 * MS, 3);
+    assert_eq!(h.s.take_verdicts().collect::<Vec<_>>(), vec![Verdict { seq: MSS, tx: 1, spurious: true }]);
+    // cwnd = FlightSize (3..8 = 5 segments) + min(bytes_acked, IW) = 6; ssthresh = pipe_prev,
+    // here the initial "arbitrarily high" ssthresh; SND.NXT = SND.MAX, so segment 8 is next.
+    assert_eq!(h.window(), (6 * MSS, TcpConfig::default().init_ssthresh));
+    assert_eq!(h.sent(), vec![(8, 0)]);
+    // The first sample of data sent after the timeout (segment 6, 300 ms): SRTT ← max(102, 300),
+    // RTTVAR ← max(50, 150).
+    h.ack(at + 310 * MS, 7);
+    let s = h.s.timer().estimator().smoothed().unwrap();
+    assert_eq!((s.srtt, s.rttvar), (300e6, 150e6));
+    assert_eq!((h.s.stats.rto_adapted, h.s.stats.timeouts_undone), (1, 1));
+}
