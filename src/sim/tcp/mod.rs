@@ -101,6 +101,8 @@ pub struct TcpConfig {
     pub spurious_detection: SpuriousDetection,
     /// Source quench is counted ([`sender::SenderStats::quench_ignored`]) but not acted on.
     pub ignore_quench: bool,
+    /// Tick of the clock the estimator's RTT samples are read with (0: exact).
+    pub sample_clock: Nanos,
 }
 
 impl TcpConfig {
@@ -140,6 +142,7 @@ impl Default for TcpConfig {
             recovery: None,
             spurious_detection: SpuriousDetection::Off,
             ignore_quench: false,
+            sample_clock: 0,
         }
     }
 }
