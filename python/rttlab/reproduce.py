@@ -19,7 +19,9 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     # kind = "table": [[published.values]] point = {...}, value = ..., source = "Table 2, p. 5"
     # kind = "peer": another simulator of the same sweep (simulator = "ns3") run beside ours
     # kind = "ratio": [[published.values]] numerator = {...}, denominator = {...}, value, source —
-    #   a published ratio of the metric between two points of the sweep (ours: per seed, paired)
+    #   a published ratio of the metric between two points of the sweep (ours: per seed, paired);
+    #   each row's "direction" says whether our interval lies on the published side of 1, and
+    #   require_direction = true makes that a condition of "matched"
 
     # Optional: several metrics (table values then name theirs), and a paired contrast — ours is
     # treatment − control of `key` (a swept parameter), per seed, so the CI is the paired one:
@@ -33,10 +35,15 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
     [quick.sweep] / [quick.set] / [quick.grid] / [quick.zip]   # replace those tables for --quick
 
 A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joined with its run's
-parameters: ``by`` may then name ``flow``; without it a run's flows are summed. ``[[report]]``
-entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's columns, e.g.
-``"rtt_max - rtt_min"``) are printed as tables of ours alone, for results with nothing
-published to compare against. A report's metric ``trace.NAME`` is computed per run from a trace
+parameters: ``by`` may then name ``flow`` or any other column of the flows table (``estimator``,
+``group``, ``cc``…); without ``flow`` a run's flows are summed — or averaged with
+``flows_agg = "mean"`` — so each run is one observation. ``flows_where = { group = 0 }`` keeps
+only the flows matching every key (e.g. the measured flow, not the cross traffic). Several
+``flows.*`` metrics may be listed in ``metrics``; a ``ratio`` value may name its ``metric``.
+``[[report]]`` entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's
+columns, e.g. ``"rtt_max - rtt_min"``, and their own ``flows_where``/``flows_agg``, defaulting
+to the reproduction's) are printed as tables of ours alone, for results with nothing published
+to compare against. A report's metric ``trace.NAME`` is computed per run from a trace
 the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas query over the trace's
 columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg = "count"``, the default)
 or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min or max); a report over a
@@ -134,35 +141,62 @@ class Reproduction:
     def tolerance(self) -> float:
         return float(self.meta["tolerance"])
 
-    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None) -> tuple[Any, str]:
+    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None) -> tuple[Any, str]:
         """The rows to summarise and the column holding ``metric``: the successful runs, or for
         ``flows.COLUMN`` their per-flow rows with the run's parameters (summed per run unless
         ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns."""
+        frame, cols = self.frames(runs, flows, [metric], by, expr, spec)
+        return frame, cols[0]
+
+    def frames(self, runs: Any, flows: Any, metrics: list[str], by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
+        """:meth:`frame` for several metrics at once (all run columns, or all ``flows.*``): one
+        row per run (or per flow with ``flow`` in ``by``), the runs' ``seed`` kept for pairing.
+        ``spec`` (a ``[[report]]`` entry) may override ``flows_where`` and ``flows_agg``."""
         ok = runs[runs["status"] == "ok"]
-        if not metric.startswith("flows."):
-            return ok, metric
-        col = metric.removeprefix("flows.")
+        per_flow = [m.startswith("flows.") for m in metrics]
+        if not any(per_flow):
+            return ok, list(metrics)
+        if not all(per_flow):
+            raise ReproductionError(f"reproduction {self.name}: metrics mix run columns and flows.* columns: {', '.join(metrics)}")
+        cols = [m.removeprefix("flows.") for m in metrics]
         if flows is None:
-            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the per-flow table")
+            raise ReproductionError(f"reproduction {self.name}: metric {metrics[0]} needs the per-flow table")
+        spec = spec or {}
+        where = spec.get("flows_where", self.meta.get("flows_where", {}))
+        agg = spec.get("flows_agg", self.meta.get("flows_agg", "sum"))
+        if agg not in ("sum", "mean"):
+            raise ReproductionError(f"reproduction {self.name}: flows_agg must be 'sum' or 'mean', got {agg!r}")
         f = flows[flows["hash"].isin(ok["hash"])].copy()
+        for k, v in where.items():
+            if k not in f.columns:
+                raise ReproductionError(f"reproduction {self.name}: flows_where.{k}: not a column of the flows table")
+            f = f[f[k] == v]
         if expr:
-            f[col] = f.eval(expr)
-        keep = ["hash", *[k for k in by if k != "flow"]]
-        if "simulator" in ok.columns and "simulator" not in keep:
-            keep.append("simulator")
+            f[cols[0]] = f.eval(expr)
+        # A `by` key the runs table has comes from the run's parameters; any other (flow,
+        # estimator, group, ...) from the flows table itself.
+        from_runs = [k for k in by if k in ok.columns and k != "flow"]
+        missing = [k for k in by if k not in ok.columns and k not in f.columns]
+        if missing:
+            raise ReproductionError(f"reproduction {self.name}: by {missing[0]!r} is neither a swept parameter nor a flows column")
+        keep = ["hash", *from_runs]
+        for extra in ("simulator", "seed"):
+            if extra in ok.columns and extra not in keep:
+                keep.append(extra)
         merged = f.merge(ok[keep], on="hash")
         if "flow" not in by:
-            merged = merged.groupby(keep, as_index=False, dropna=False)[col].sum()
-        return merged, col
+            group = [*keep, *[k for k in by if k not in keep]]
+            merged = merged.groupby(group, as_index=False, dropna=False, observed=True)[cols].agg(agg)
+        return merged, cols
 
     def compare(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
         """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep."""
         from rttlab.stats import summarise
 
-        ok, col = self.frame(runs, flows, self.metric, self.by)
+        ok, cols = self.frames(runs, flows, self.metrics, self.by)
         # A per-flow metric (flows.COLUMN) is summarised under its column's name; rows say its own.
-        metrics = [col] if col != self.metric else self.metrics
-        names = {col: self.metric}
+        metrics = cols
+        names = dict(zip(cols, self.metrics))
         pub = self.doc["published"]
         kind = pub["kind"]
         if kind == "ratio":
@@ -244,23 +278,33 @@ class Reproduction:
             if missing:
                 raise ReproductionError(f"reproduction {self.name}: {missing[0]!r} is not a swept parameter")
             mask = ok.apply(lambda r: all(_same(r[k], v) for k, v in point.items()), axis=1) if len(ok) else []
-            return dict(zip(ok[mask]["seed"], ok[mask][self.metric]))
+            return dict(zip(ok[mask]["seed"], ok[mask][column]))
 
         def label(point: dict[str, Any]) -> str:
             return ", ".join(f"{k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in point.items())
 
         rows = []
         for v in self.doc["published"]["values"]:
+            metric = v.get("metric", self.metric)
+            if metric not in self.metrics:
+                raise ReproductionError(f"reproduction {self.name}: ratio metric {metric!r} is not one of the reproduction's metrics")
+            column = metric.removeprefix("flows.")
             num, den = at(v["numerator"]), at(v["denominator"])
             ratios = [num[s] / den[s] for s in sorted(num.keys() & den.keys()) if den[s]]
             t = t_interval(ratios, self.level)
             published = float(v["value"])
             diff = t["mean"] / published - 1 if ratios else math.nan
+            # Which side of 1 the ratio lies, ours judged by its whole interval: a published
+            # ratio < 1 is "same" only if our interval lies below 1 (with one seed: the mean).
+            lo, hi = (t["ci_low"], t["ci_high"]) if not math.isnan(t["ci_low"]) else (t["mean"], t["mean"])
+            side = "below 1" if hi < 1 else "above 1" if lo > 1 else "undecided"
+            direction = "—" if not ratios else "undecided" if side == "undecided" else "same" if (published < 1) == (side == "below 1") else "opposite"
             rows.append(
                 {
-                    "point": f"{label(v['numerator'])} / {label(v['denominator'])}",
+                    "point": f"{metric}: {label(v['numerator'])} / {label(v['denominator'])}" if len(self.metrics) > 1 else f"{label(v['numerator'])} / {label(v['denominator'])}",
                     "params": dict(v["numerator"]),
-                    "metric": f"{self.metric} ratio",
+                    "metric": f"{metric} ratio",
+                    "direction": direction,
                     "published": published,
                     "source": v["source"],
                     "ours": t["mean"],
@@ -269,7 +313,8 @@ class Reproduction:
                     "n": t["n"],
                     "diff": diff,
                     "tolerance": self.tolerance,
-                    "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance),
+                    # require_direction: within tolerance *and* on the published side of 1.
+                    "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance and (direction == "same" or not self.meta.get("require_direction"))),
                     "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"]) if not math.isnan(t["ci_low"]) else False,
                 }
             )
@@ -370,7 +415,7 @@ class Reproduction:
                     continue
                 frame, col = self.trace_frame(runs, spec, series)
             else:
-                frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"))
+                frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"), spec)
             rows = [
                 {
                     "point": ", ".join(f"{k}={_short(r[k])}" for k in by),

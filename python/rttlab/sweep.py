@@ -167,7 +167,9 @@ class Sweep:
                 raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
             if (sim in OWN_SCENARIOS) != (default_sim in OWN_SCENARIOS):
                 raise bad("simulator", f"{sim!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
-            overrides = {k: v for k, v in point.items() if k != "simulator"}
+            # A table before the keys inside it ("flows" before "flows.0.tcp.rto"), whichever of
+            # [grid]/[zip] names it: the deeper key edits the table the shallower one set.
+            overrides = {k: v for k, v in sorted(point.items(), key=lambda kv: kv[0].count(".")) if k != "simulator"}
             for seed in seeds:
                 s = base_with_common.with_(overrides)
                 if seed is not None:

@@ -215,6 +215,11 @@ pub struct TcpCfg {
     /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_quench: Option<String>,
+    /// The clock the RTT estimator's samples are read with: absent/"0s" exact; e.g. "4ms" counts
+    /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (seed 000's 2.6.28 at HZ 250).
+    /// Absent from the canonical form unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_clock: Option<String>,
 }
 
 fn newreno() -> toml::Value {
@@ -294,6 +299,7 @@ impl Default for TcpCfg {
             spurious_detection: None,
             spurious_response: None,
             source_quench: None,
+            sample_clock: None,
         }
     }
 }

@@ -273,6 +273,12 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         Some("ignore") => true,
         Some(other) => return Err(invalid(format!("{key}.source_quench"), format!("'{other}' is not react or ignore"))),
     };
+    let sample_clock = match cfg.sample_clock.as_deref().map(str::trim) {
+        None | Some("off") => 0,
+        Some(text) => crate::time::parse_duration(text)
+            .filter(|&t| t <= 10 * crate::time::SEC)
+            .ok_or_else(|| invalid(format!("{key}.sample_clock"), format!("cannot read '{text}': use a tick such as \"4ms\" (at most 10 s), or \"0s\" for exact samples")))?,
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
@@ -299,6 +305,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         spurious_detection,
         spurious_response,
         ignore_quench,
+        sample_clock,
     })
 }
 

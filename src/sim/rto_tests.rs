@@ -185,3 +185,21 @@ fn prediction_errors_are_measured_before_and_after_the_sample_is_absorbed() {
     let m = f.mean_cwnd.unwrap();
     assert!(m > 1.0 && m < 200.0, "mean cwnd {m} segments");
 }
+
+#[test]
+fn a_sample_clock_counts_every_sample_in_whole_ticks_and_never_zero() {
+    // Linux 2.6.28 measured RTTs in jiffies (4 ms at HZ 250) and counted a 0 as 1 (seed 000's
+    // kernel): with `sample_clock` the estimator, its error metrics and the rtt trace see that.
+    let tcp = "sample_clock = \"4ms\"\nrto = { estimator = \"linux\", hz = 250 }";
+    let r = run(&scenario(&one_flow(tcp, ""))).unwrap();
+    let t = &r.trace.rtt;
+    assert!(t.sample.len() > 100, "{} samples", t.sample.len());
+    assert!(t.sample.iter().all(|&y| y % 4_000_000 == 0 && y >= 4_000_000), "{:?}", &t.sample[..10]);
+    // Each reading is within one tick of the exact sample the same run takes without the clock.
+    let exact = run(&scenario(&one_flow("rto = { estimator = \"linux\", hz = 250 }", ""))).unwrap();
+    assert!(exact.trace.rtt.sample.iter().any(|&y| y % 4_000_000 != 0));
+    let (q, e) = (t.sample[0] as i64, exact.trace.rtt.sample[0] as i64);
+    assert!((q - e).abs() < 4_000_000, "{q} vs {e}");
+    let err = build(&scenario(&one_flow("sample_clock = \"soon\"", ""))).err().expect("refused").to_string();
+    assert!(err.starts_with("tcp.sample_clock: cannot read 'soon'"), "{err}");
+}

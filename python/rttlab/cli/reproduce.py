@@ -13,7 +13,7 @@ from rttlab.cli.common import clean, console, fail, print_json, stderr
 
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet, smoothtcp (list: rttlab reproduce --list).", show_default=False),
+    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet, nunes-wired, smoothtcp (list: rttlab reproduce --list).", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
     scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
@@ -61,13 +61,16 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
 
     peer = rep.doc["published"]["kind"] == "peer"
     table = Table(title=f"{rep.meta['title']}\n{rep.meta['source']}", title_justify="left")
-    for h in ("point", "ours (mean)", f"{rep.level:.0%} CI", "n", rep.doc["published"].get("simulator", "published") if peer else "published", "diff", "matched", "source"):
+    # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
+    direction = any("direction" in r for r in rows)
+    heads = ("point", "ours (mean)", f"{rep.level:.0%} CI", "n", rep.doc["published"].get("simulator", "published") if peer else "published", "diff", "matched", *(("direction",) if direction else ()), "source")
+    for h in heads:
         table.add_column(h, justify="left" if h in ("point", "source") else "right")
     for r in rows:
         ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
         diff = pct(r["diff"])
         verdict = "—" if math.isnan(r["published"]) else "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
-        table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]), f"{r['published']:.4g}", diff, verdict, r["source"])
+        table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]), f"{r['published']:.4g}", diff, verdict, *((r.get("direction", "—"),) if direction else ()), r["source"])
     console.print(table)
     missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
     metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"

@@ -127,6 +127,8 @@ pub struct TcpConfig {
     pub spurious_response: SpuriousResponse,
     /// Source quench is counted ([`sender::SenderStats::quench_ignored`]) but not acted on.
     pub ignore_quench: bool,
+    /// Tick of the clock the estimator's RTT samples are read with (0: exact).
+    pub sample_clock: Nanos,
 }
 
 impl TcpConfig {
@@ -167,6 +169,7 @@ impl Default for TcpConfig {
             spurious_detection: SpuriousDetection::Off,
             spurious_response: SpuriousResponse::Linux,
             ignore_quench: false,
+            sample_clock: 0,
         }
     }
 }

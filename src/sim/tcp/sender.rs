@@ -84,6 +84,8 @@ pub struct Sender {
     header: u32,
     timestamps: bool,
     sampling: Sampling,
+    /// Tick the estimator's samples are counted in (0: exact); see [`Sender::clocked`].
+    sample_clock: Nanos,
     ecn: bool,
     recovery_timeout: RecoveryTimeout,
     ignore_quench: bool,
@@ -144,6 +146,7 @@ impl Sender {
             header: cfg.header,
             timestamps: cfg.timestamps,
             sampling: cfg.sampling,
+            sample_clock: cfg.sample_clock,
             // RFC 3168 §6.1.1: ECN is used only if both ends agree at set-up.
             ecn: cfg.ecn && cfg.receiver_ecn,
             recovery_timeout: cfg.recovery_timeout,
@@ -521,7 +524,7 @@ impl Sender {
         if ev.round_ended {
             self.rtt_window_end = self.seq.snd_max;
         }
-        if let Some(rtt) = ev.rtt {
+        if let Some(rtt) = ev.rtt.map(|r| self.clocked(r, now)) {
             let before = self.timer.prediction();
             let ctx = self.context(now, Some(ev.round_ended));
             self.timer.on_sample(rtt, &ctx);
@@ -573,6 +576,17 @@ impl Sender {
             self.arm_timer(now); // RFC 6298 §5.3
         }
         self.trace_window(now, trace);
+    }
+
+    /// The sample as the estimator's clock reads it: with a tick, the ticks elapsed between the
+    /// send and `now` (a counter of ticks since the start, read twice), and a 0 counted as 1 —
+    /// Linux ≤ 3.14's `tcp_rtt_estimator` in jiffies (`if (m == 0) m = 1`). Exact without one.
+    fn clocked(&self, rtt: Nanos, now: Nanos) -> Nanos {
+        let tick = self.sample_clock;
+        if tick == 0 {
+            return rtt;
+        }
+        (now / tick - now.saturating_sub(rtt) / tick).max(1) * tick
     }
 
     /// The newest segment the cumulative ACK `ack` covers, timed if never retransmitted (Karn).
