@@ -239,3 +239,23 @@ def test_the_cli_loads_no_experiment_dependency_until_a_command_needs_it():
     code = "import sys, rttlab.cli.main; print(sorted(m for m in ('dask', 'distributed', 'duckdb', 'scipy', 'matplotlib') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _boom(_: int) -> None:
+    raise RuntimeError("worker-side failure outside run_one")
+
+
+def test_a_task_that_errors_outside_the_run_is_recognised_in_the_shape_dask_hands_it_over():
+    # A run that keeps killing its worker ends as KilledWorker: `as_completed(with_results=True,
+    # raise_errors=False)` then yields distributed's (type, exception, traceback) triple, which the
+    # sweep once tried to store as a result (AttributeError, the sweep lost). Take the real shape.
+    from distributed import Client, LocalCluster, as_completed
+
+    from rttlab.sweep import _task_exception
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc, Client(lc) as client:
+        [(_, out)] = list(as_completed([client.submit(_boom, 1)], with_results=True, raise_errors=False))
+    e = _task_exception(out)
+    assert isinstance(e, RuntimeError) and "outside run_one" in str(e)
+    assert _task_exception({"status": "ok"}) is None
+    assert isinstance(_task_exception(KeyError("k")), KeyError)

@@ -487,8 +487,8 @@ def execute(
                     continue
                 for future, out in batch:
                     run = by_hash[future.key.removeprefix("rttlab-run-")]
-                    if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
-                        e = out
+                    e = _task_exception(out)
+                    if e is not None:  # e.g. KilledWorker: the run keeps killing its worker
                         out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
                         out.pop("traces", None)
                     future.release()
@@ -502,6 +502,19 @@ def execute(
         client.cancel([f for f in futures if not f.done()])
     result.wall_s = time.perf_counter() - t0
     return result
+
+
+def _task_exception(out: Any) -> BaseException | None:
+    """The exception of a task that failed outside `run_one` (e.g. its worker died each time), or None.
+
+    `as_completed(..., with_results=True, raise_errors=False)` hands an errored future's result
+    over as distributed's `(type, exception, traceback)` triple and a cancelled one as the exception.
+    """
+    if isinstance(out, BaseException):
+        return out
+    if isinstance(out, tuple) and len(out) == 3 and isinstance(out[1], BaseException):
+        return out[1]
+    return None
 
 
 def _name_and_level(head: Mapping[str, Any], source: str, bad: Any) -> tuple[str, float]:
