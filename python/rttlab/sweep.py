@@ -221,7 +221,10 @@ def run_hash(scenario: Scenario, simulator: str) -> str:
 
 def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     """Run one scenario and return what the store keeps. Never raises for a failing run: the
-    error (kind, one-line message) comes back as the outcome, so one bad point cannot stop a sweep."""
+    error (kind, one-line message) comes back as the outcome, so one bad point cannot stop a sweep.
+
+    What the client already knows (the scenario's TOML, seed, name, simulator) does not travel
+    back: :func:`outcome_of` joins it to the result (less to serialise on both sides)."""
     import socket
 
     from rttlab import __version__
@@ -230,10 +233,6 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "hash": task["hash"],
-        "simulator": task["simulator"],
-        "seed": task["seed"],
-        "scenario": task["scenario"],
-        "name": task.get("name"),
         "rttlab_version": __version__,
         "result_schema": SCHEMA,
         "scenario_schema": SCENARIO_SCHEMA,
@@ -248,6 +247,7 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             out["result_schema"], out["scenario_schema"] = EVALUATE_SCHEMA, None
             out["simulator_version"] = __version__
             out.update(run_job(task["job"]))
+            out["scores"] = to_ipc(out["scores"], hash_=task["hash"])
         else:
             if task["simulator"] == "ns3":
                 from rttlab import ns3
@@ -270,8 +270,8 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             # The core's Arrow tables, as Arrow IPC bytes: Dask ships bytes without pickling,
             # and the client (the only writer, the bottleneck of a sweep of short runs) hands
             # them to DuckDB without converting.
-            out["flows"] = to_ipc(result.tables["flows"])
-            out["channels"] = to_ipc(result.tables["channels"])
+            out["flows"] = to_ipc(result.tables["flows"], hash_=task["hash"])
+            out["channels"] = to_ipc(result.tables["channels"], hash_=task["hash"])
             out["traces"] = {k: to_ipc(v, keep_metadata=True) for k, v in result.tables.items() if k in task.get("traces", ())}
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
@@ -283,13 +283,18 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def to_ipc(table: Any, keep_metadata: bool = False) -> bytes:
+def to_ipc(table: Any, keep_metadata: bool = False, hash_: str | None = None) -> bytes:
     """An Arrow table as IPC stream bytes, by default without its schema's documentation
-    (flows and channels travel per run; the store's tables do not need it)."""
+    (flows and channels travel per run; the store's tables do not need it); with ``hash_``,
+    the run's key as a first column ``hash``, as the store keeps it (added here, on the worker,
+    so the client, the sweep's single writer, has less to do per run)."""
     import pyarrow as pa
 
-    if not keep_metadata:
-        table = pa.Table.from_arrays(table.columns, names=table.column_names)
+    if not keep_metadata or hash_ is not None:
+        columns, names = table.columns, table.column_names
+        if hash_ is not None:
+            columns, names = [pa.array([hash_] * table.num_rows, pa.string()), *columns], ["hash", *names]
+        table = pa.Table.from_arrays(columns, names=names) if not keep_metadata else pa.Table.from_arrays(columns, names=names, metadata=table.schema.metadata)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
@@ -352,6 +357,22 @@ def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
         "name": run.scenario.name,
         "traces": list(sweep.traces),
     }
+
+
+#: What the store keeps of a task itself (the rest of a run's row comes from the worker).
+ECHOED = ("hash", "simulator", "seed", "scenario", "name")
+
+
+def outcome_of(task: Mapping[str, Any], result: Any) -> dict[str, Any]:
+    """A run's outcome as the store takes it: the task's own fields (:data:`ECHOED`) and the
+    worker's result, or for a task that raised instead of returning (e.g. ``KilledWorker``: the
+    run kept killing its worker) that exception as the run's error."""
+    out = {k: task[k] for k in ECHOED}
+    if isinstance(result, BaseException):
+        out.update(status="error", error_kind=type(result).__name__, error=(str(result).splitlines() or [""])[0][:2000])
+    else:
+        out.update(result)
+    return out
 
 
 # ---- the client --------------------------------------------------------------------------------
@@ -469,30 +490,50 @@ def execute(
         last_commit = time.perf_counter()
 
     futures: list[Any] = []
+    finished: list[Any] = []  # futures done on the cluster, their results not yet fetched
+
+    def fetch() -> None:
+        """Fetch the finished runs' results in one gather (one request per worker holding
+        some, not one per run: a fetch costs the client, the scheduler and the worker ~1 ms
+        of CPU each, as much as storing a run) and queue them for the store."""
+        ready = {f.key: f for f in finished if f.status == "finished"}
+        # "skip": a result lost with its worker meanwhile is computed again (gather waits for
+        # it); one that then fails comes back as None and is stored with the task's error.
+        got = client.gather(ready, errors="skip") if ready else {}
+        by_key = {k: v for k, v in got.items() if v is not None}
+        for future in finished:
+            run = by_hash[future.key.removeprefix("rttlab-run-")]
+            if future.key in by_key:
+                out = by_key[future.key]
+            elif future.status in ("error", "cancelled"):  # e.g. KilledWorker: the run keeps killing its worker
+                try:
+                    out = future.exception()
+                except Exception as e:  # noqa: BLE001 - cancelled: stored as the run's error
+                    out = e
+            else:  # finished, then lost with its worker before the fetch: computed again, back later
+                arrived.add(future)
+                continue
+            pending.append((run, outcome_of(task_of(sweep, run), out)))
+            future.release()
+        finished.clear()
+
     try:
         try:
             # One graph update for the whole sweep (a submit per run costs the scheduler more);
             # still one task, and one key, per run.
             futures = client.map(run_one, [task_of(sweep, r) for r in todo], key=[f"rttlab-run-{r.hash}" for r in todo], pure=False) if todo else []
-            arrived = as_completed(futures, with_results=True, raise_errors=False)
-            while not arrived.is_empty():
-                batch = arrived.next_batch(block=not pending)
-                if not batch:
-                    if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
-                        commit()
-                    else:
-                        time.sleep(0.05)  # results wait for their window; poll for more meanwhile
-                    continue
-                for future, out in batch:
-                    run = by_hash[future.key.removeprefix("rttlab-run-")]
-                    if isinstance(out, BaseException):  # e.g. KilledWorker: the run keeps killing its worker
-                        e = out
-                        out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
-                        out.pop("traces", None)
-                    future.release()
-                    pending.append((run, out))
-                if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
+            arrived = as_completed(futures)
+            while not arrived.is_empty() or finished:
+                # Results are fetched and stored together once per COMMIT_EVERY_S: the first
+                # run to finish after a quiet spell at once, those behind it within the window.
+                due = time.perf_counter() - last_commit >= COMMIT_EVERY_S
+                if not arrived.is_empty():
+                    finished.extend(arrived.next_batch(block=not finished and due))
+                if finished and (due or arrived.is_empty()):
+                    fetch()
                     commit()
+                elif not due:
+                    time.sleep(min(0.05, max(0.0, last_commit + COMMIT_EVERY_S - time.perf_counter())))
         finally:
             commit()  # what arrived is kept, however the loop ended
     except KeyboardInterrupt:
