@@ -422,6 +422,11 @@ def start_client(scheduler: str | None = None, workers: int | None = None):
         "distributed.admin.tick.interval": "1s",
         "distributed.admin.system-monitor.interval": "2s",
         "distributed.worker.memory.monitor-interval": "1s",
+        # Work stealing moves tasks queued on a busy worker to an idle one; here the scheduler
+        # queues the runs itself and hands each single-threaded worker at most two at a time
+        # (worker-saturation), so there is nothing to steal — only its per-task bookkeeping
+        # in the scheduler, which runs in this (the client's) process.
+        "distributed.scheduler.work-stealing": False,
     }
     with dask.config.set(quiet):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
