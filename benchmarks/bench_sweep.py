@@ -67,6 +67,8 @@ def one(runs: int, workers: int) -> dict:
         "wall_s": out.wall_s,
         "task_wall_s": out.task_wall_s,
         "store_s": out.store_s,
+        "store_cpu_s": out.store_cpu_s,
+        "commits": out.commits,
         "client_cpu_s": client_cpu,
         "worker_cpu_s": sum(w1[k] - w0[k] for k in w0),
         "run_cpu_s": cpu,
@@ -126,7 +128,7 @@ def show(r: dict) -> None:
     print(
         f"{n:5d} runs, {r['workers']} worker(s), load {r['load']:.1f}: start-up {r['startup_s']:.1f} s, load sweep {r['sweep_load_s']:.2f} s, "
         f"sweep {r['wall_s']:.2f} s ({n / r['wall_s']:.1f} runs/s, {per * 1e3:.1f} ms/run), Σ run wall {r['task_wall_s']:.2f} s, "
-        f"store {r['store_s'] / n * 1e3:.1f} ms/run, overhead/run (1 worker) {overhead:.1f} ms; CPU per run: the run "
+        f"store {r['store_s'] / n * 1e3:.1f} ms/run ({r['store_cpu_s'] / n * 1e3:.1f} ms CPU, {n / max(r['commits'], 1):.1f} runs per commit), overhead/run (1 worker) {overhead:.1f} ms; CPU per run: the run "
         f"{r['run_cpu_s'] / n * 1e3:.1f} ms, worker processes {worker * 1e3:.1f} ms, client {client * 1e3:.1f} ms "
         f"(model: {min(2.0, 2 * worker / (worker + client)):.2f}x on 2 idle cores)",
         flush=True,

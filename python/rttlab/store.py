@@ -13,8 +13,9 @@ Tables (documented in docs/experiments.md):
   row (metrics of docs/metrics.md), with the run's hash.
 - traces (window, rtt, queue, ...) when a sweep keeps them: ``STORE.series/HASH/NAME.parquet``.
 
-One process writes (DuckDB locks the file); each run is one transaction, so a run is either
-stored whole or not at all, and a rerun of a sweep skips every hash already in ``runs``.
+One process writes (DuckDB locks the file); the runs that finished together are one
+transaction, so a run is either stored whole or not at all, and a rerun of a sweep skips every
+hash already in ``runs``.
 """
 
 from __future__ import annotations
@@ -117,7 +118,10 @@ class Store:
         if read_only and not self.path.is_file():
             raise StoreError(f"{self.path}: no such store")
         try:
-            self.db = duckdb.connect(str(self.path), read_only=read_only)
+            # The writer inserts a few dozen rows per commit: DuckDB's thread pool only adds
+            # wake-ups to statements that small (≈ 20 % of the store's CPU, BENCHMARKS.md);
+            # queries (read-only) keep every core.
+            self.db = duckdb.connect(str(self.path), read_only=read_only, config={} if read_only else {"threads": 1})
         except duckdb.Error as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise StoreError(f"{self.path}: cannot open the store: {first}") from None

@@ -391,6 +391,9 @@ class Outcome:
     #: Time the client spent writing results to the store, and the runs' own wall time on the workers.
     store_s: float = 0.0
     task_wall_s: float = 0.0
+    #: The client's CPU time (its main thread) in those writes, and how many transactions they took.
+    store_cpu_s: float = 0.0
+    commits: int = 0
     errors: list[tuple[str, str, str]] = field(default_factory=list)  # (hash, kind, message)
 
     @property
@@ -478,9 +481,11 @@ def execute(
     def commit() -> None:
         nonlocal last_commit
         if pending:
-            w0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.thread_time()
             wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in pending])
             result.store_s += time.perf_counter() - w0
+            result.store_cpu_s += time.thread_time() - c0
+            result.commits += 1
             items = list(pending)
             pending.clear()
             for (run, out), w in zip(items, wrote):
