@@ -119,7 +119,7 @@ class Store:
             raise StoreError(f"{self.path}: no such store")
         try:
             # The writer inserts a few dozen rows per commit: DuckDB's thread pool only adds
-            # wake-ups to statements that small (≈ 20 % of the store's CPU, BENCHMARKS.md);
+            # wake-ups to statements that small (≈ 17 % of the store's CPU, BENCHMARKS.md);
             # queries (read-only) keep every core.
             self.db = duckdb.connect(str(self.path), read_only=read_only, config={} if read_only else {"threads": 1})
         except duckdb.Error as e:
@@ -257,8 +257,8 @@ class Store:
     def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
         """Store runs that finished together in one transaction (one commit, not one per run):
         all of them or none. Rows go to DuckDB as Arrow tables, one statement per table for the
-        whole batch: each DuckDB statement costs ~1 ms of CPU whatever its size, more than
-        binding the rows, so a batch costs five statements (BENCHMARKS.md, issue 10)."""
+        whole batch: each DuckDB statement costs ~1 ms of CPU or more whatever its size, more than
+        binding the rows (BENCHMARKS.md, issue 10)."""
         import pyarrow as pa
 
         # A simulator's own scalar results (Result.metrics) become columns as parameters do.

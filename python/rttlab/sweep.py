@@ -451,11 +451,12 @@ def execute(
 ) -> Outcome:
     """Run every run of ``sweep`` not yet in ``store`` on ``client``'s cluster.
 
-    Outcomes are written to the store as they arrive (this client is the only writer), those
-    that arrive within :data:`COMMIT_EVERY_S` of each other in one transaction; then
-    ``on_result(outcome, run_outcome, stored)`` is called (progress display). Ctrl-C or an error
-    in the client commits what has arrived before returning or raising; only the client process
-    itself dying can lose that last half second, which a rerun computes again. A run whose
+    Outcomes are written to the store as they finish (this client is the only writer), those
+    that finish within :data:`COMMIT_EVERY_S` of each other fetched in one gather and written in
+    one transaction; then ``on_result(outcome, run_outcome, stored)`` is called (progress
+    display). Ctrl-C or an error in the client fetches and commits what has finished before
+    returning or raising; only the client process itself dying can lose that last half second,
+    which a rerun computes again. A run whose
     worker dies is resubmitted by the scheduler to another worker; if it keeps killing workers
     it is stored as failed. Ctrl-C cancels what is pending and returns with ``interrupted``
     set; everything stored stays, and a rerun resumes from there."""
@@ -511,7 +512,8 @@ def execute(
         # it); one that then fails comes back as None and is stored with the task's error.
         got = client.gather(ready, errors="skip") if ready else {}
         by_key = {k: v for k, v in got.items() if v is not None}
-        for future in finished:
+        while finished:  # popped one by one: an interrupted fetch never queues a run twice
+            future = finished.pop()
             run = by_hash[future.key.removeprefix("rttlab-run-")]
             if future.key in by_key:
                 out = by_key[future.key]
@@ -525,7 +527,6 @@ def execute(
                 continue
             pending.append((run, outcome_of(task_of(sweep, run), out)))
             future.release()
-        finished.clear()
 
     try:
         try:
@@ -545,7 +546,15 @@ def execute(
                 elif not due:
                     time.sleep(min(0.05, max(0.0, last_commit + COMMIT_EVERY_S - time.perf_counter())))
         finally:
-            commit()  # what arrived is kept, however the loop ended
+            # What finished is kept, however the loop ended (Ctrl-C, an error in the client):
+            # the runs finished but not yet fetched are fetched first. A second Ctrl-C during
+            # that fetch (say, a worker no longer answers) skips it; what was fetched is stored.
+            try:
+                if finished:
+                    fetch()
+            except (Exception, KeyboardInterrupt):  # noqa: BLE001 - the loop's own exception propagates
+                pass
+            commit()
     except KeyboardInterrupt:
         result.interrupted = True
         client.cancel([f for f in futures if not f.done()])
