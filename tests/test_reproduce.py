@@ -31,6 +31,15 @@ def test_the_shipped_reproductions_are_listed():
     assert {"mathis", "ns3-dumbbell"} <= set(available())
 
 
+def test_reproduce_help_names_every_shipped_reproduction():
+    import os
+
+    r = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})
+    assert r.returncode == 0, r.stderr
+    line = next(line for line in r.stdout.splitlines() if "ships:" in line)
+    assert all(f" {name}," in line or f" {name}." in line for name in available()), line
+
+
 def test_mathis_quick_is_pinned(mathis):
     doc = json.loads((mathis / "comparison.json").read_text())
     rows = {r["params"]["topology.bottleneck.error.per"]: r for r in doc["rows"]}

@@ -241,21 +241,27 @@ def test_the_cli_loads_no_experiment_dependency_until_a_command_needs_it():
     assert out.stdout.strip() == "[]"
 
 
-def _boom(_: int) -> None:
-    raise RuntimeError("worker-side failure outside run_one")
+
+def _dies(task):
+    raise RuntimeError("the worker-side task failed outside run_one")
 
 
-def test_a_task_that_errors_outside_the_run_is_recognised_in_the_shape_dask_hands_it_over():
-    # A run that keeps killing its worker ends as KilledWorker: `as_completed(with_results=True,
-    # raise_errors=False)` then yields distributed's (type, exception, traceback) triple, which the
-    # sweep once tried to store as a result (AttributeError, the sweep lost). Take the real shape.
-    from distributed import Client, LocalCluster, as_completed
+def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash(tmp_path, monkeypatch):
+    # A run that keeps killing its worker ends as KilledWorker, an errored *future* rather than an
+    # error result of run_one. The nunes-manet medium sweep once died on that (it tried to store
+    # distributed's (type, exception, traceback) triple as a result). Make every task error the
+    # same way, through a real in-process Dask cluster and a real DuckDB store.
+    from distributed import Client, LocalCluster
 
-    from rttlab.sweep import _task_exception
+    from rttlab import sweep as sweep_module
+    from rttlab.store import Store
 
+    monkeypatch.setattr(sweep_module, "run_one", _dies)
+    s = Sweep.from_dict({"sweep": {"name": "dies", "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "seeds": [1, 2]}})
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc, Client(lc) as client:
-        [(_, out)] = list(as_completed([client.submit(_boom, 1)], with_results=True, raise_errors=False))
-    e = _task_exception(out)
-    assert isinstance(e, RuntimeError) and "outside run_one" in str(e)
-    assert _task_exception({"status": "ok"}) is None
-    assert isinstance(_task_exception(KeyError("k")), KeyError)
+        outcome = sweep_module.execute(s, Store(tmp_path / "r.duckdb"), client)
+    assert (outcome.ok, outcome.failed) == (0, 2)
+    with duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True) as c:
+        rows = c.execute("SELECT hash, status, error_kind, error FROM runs").fetchall()
+    assert {h for h, *_ in rows} == {r.hash for r in s.runs}
+    assert all(st == "error" and kind == "RuntimeError" and "outside run_one" in msg for _, st, kind, msg in rows)

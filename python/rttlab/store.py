@@ -13,8 +13,9 @@ Tables (documented in docs/experiments.md):
   row (metrics of docs/metrics.md), with the run's hash.
 - traces (window, rtt, queue, ...) when a sweep keeps them: ``STORE.series/HASH/NAME.parquet``.
 
-One process writes (DuckDB locks the file); each run is one transaction, so a run is either
-stored whole or not at all, and a rerun of a sweep skips every hash already in ``runs``.
+One process writes (DuckDB locks the file); the runs that finished together are one
+transaction, so a run is either stored whole or not at all, and a rerun of a sweep skips every
+hash already in ``runs``.
 """
 
 from __future__ import annotations
@@ -117,14 +118,17 @@ class Store:
         if read_only and not self.path.is_file():
             raise StoreError(f"{self.path}: no such store")
         try:
-            self.db = duckdb.connect(str(self.path), read_only=read_only)
+            # The writer inserts a few dozen rows per commit: DuckDB's thread pool only adds
+            # wake-ups to statements that small (≈ 17 % of the store's CPU, BENCHMARKS.md);
+            # queries (read-only) keep every core.
+            self.db = duckdb.connect(str(self.path), read_only=read_only, config={} if read_only else {"threads": 1})
         except duckdb.Error as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise StoreError(f"{self.path}: cannot open the store: {first}") from None
         self.read_only = read_only
         # Columns of runs and tables known to exist: looked up once, not per stored run.
         self._run_cols: set[str] = set()
-        self._tables: set[str] = set()
+        self._table_cols: dict[str, set[str]] = {}
         if not read_only:
             self._create()
 
@@ -210,12 +214,16 @@ class Store:
             elif (wide := unify({have[key], t})) != have[key]:
                 self.db.execute(f"ALTER TABLE runs ALTER {quote(key)} TYPE {wide}")
 
-    def _ensure_param_columns(self, params: Mapping[str, Any]) -> None:
-        if not self._run_cols.issuperset(params):
-            self._run_cols = set(self.columns("runs"))
-        missing = {k: v for k, v in params.items() if k not in self._run_cols}
-        if missing:
-            self.prepare_params(param_types([missing]))
+    def _ensure_param_columns(self, *rows: Mapping[str, Any]) -> None:
+        """Add the columns that ``rows`` (parameters or a simulator's metrics) name and ``runs``
+        lacks, typed over all of them; the known columns are cached, so a batch of runs whose
+        columns exist costs no query."""
+        if all(self._run_cols.issuperset(r) for r in rows):
+            return
+        self._run_cols = set(self.columns("runs"))
+        missing = [{k: v for k, v in r.items() if k not in self._run_cols} for r in rows]
+        if any(missing):
+            self.prepare_params(param_types(missing))
             self._run_cols = set(self.columns("runs"))
 
     def add_membership(self, sweep: str, hash_: str, params: Mapping[str, Any]) -> None:
@@ -228,8 +236,7 @@ class Store:
         thousands of stored runs)."""
         if not items:
             return
-        for _, params in items:
-            self._ensure_param_columns(params)
+        self._ensure_param_columns(*(params for _, params in items))
         self.db.execute("BEGIN")
         try:
             self.db.executemany("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [[sweep, h] for h, _ in items])
@@ -249,19 +256,19 @@ class Store:
 
     def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
         """Store runs that finished together in one transaction (one commit, not one per run):
-        all of them or none. Rows go to DuckDB as Arrow tables (one statement per table for the
-        whole batch: binding values one by one costs more than the runs themselves)."""
+        all of them or none. Rows go to DuckDB as Arrow tables, one statement per table for the
+        whole batch: each DuckDB statement costs ~1 ms of CPU or more whatever its size, more than
+        binding the rows (BENCHMARKS.md, issue 10)."""
         import pyarrow as pa
 
-        for params, outcome in items:
-            self._ensure_param_columns(params)
-            # A simulator's own scalar results (Result.metrics) become columns as parameters do.
-            self._ensure_param_columns(outcome.get("metrics") or {})
+        # A simulator's own scalar results (Result.metrics) become columns as parameters do.
+        self._ensure_param_columns(*(params for params, _ in items), *(outcome.get("metrics") or {} for _, outcome in items))
+        now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         rows = []
         for params, outcome in items:
             row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
             row["sweep"] = sweep
-            row["finished_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+            row["finished_at"] = now
             row.update({k: (None if isinstance(v, float) and v != v else v) for k, v in (outcome.get("metrics") or {}).items() if k not in RUN_COLUMNS})
             row.update({k: sql_value(v) for k, v in params.items()})
             traces = outcome.get("traces") or {}
@@ -285,29 +292,36 @@ class Store:
                     if row["hash"] in done and outcome.get(table) is not None
                 ]
                 if frames:
-                    self._insert_frame(table, pa.concat_tables(frames, promote_options="default"))
+                    # One chunk: DuckDB's Arrow scan costs per chunk (~0.3 ms each), not per row.
+                    self._insert_frame(table, pa.concat_tables(frames, promote_options="default").combine_chunks())
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
+            self._table_cols.clear()  # a rolled-back ALTER leaves the cache ahead of the file
+            self._run_cols = set()
             raise
         return [r["hash"] in done for r in rows]
 
     def _insert_frame(self, table: str, frame: Any) -> None:
-        """Append an Arrow table that carries a ``hash`` column (the table created on first use)."""
+        """Append an Arrow table that carries a ``hash`` column (the table created on first use).
+        The table's columns are looked up once and cached (an information-schema query costs
+        more than the insert)."""
         self.db.register("_frame", frame)
         try:
-            if table not in self._tables:
-                exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
-                if not exists:
+            have = self._table_cols.get(table)
+            if have is None or not have.issuperset(frame.column_names):
+                have = {r[0] for r in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+                if not have:
                     self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM _frame LIMIT 0")
-                self._tables.add(table)
-            # A newer simulator may report more per-flow columns (e.g. what each flow ran): add
-            # them, so older rows read NULL there instead of the insert failing.
-            have = {r[0] for r in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
-            if missing := [n for n in frame.column_names if n not in have]:
-                types = dict(self.db.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _frame)").fetchall())
-                for name in missing:
-                    self.db.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {types[name]}")
+                    have = set(frame.column_names)
+                # A newer simulator may report more per-flow columns (e.g. what each flow ran): add
+                # them, so older rows read NULL there instead of the insert failing.
+                if missing := [n for n in frame.column_names if n not in have]:
+                    types = dict(self.db.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _frame)").fetchall())
+                    for name in missing:
+                        self.db.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {types[name]}")
+                    have |= set(missing)
+                self._table_cols[table] = have
             self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM _frame")
         finally:
             self.db.unregister("_frame")
@@ -360,4 +374,6 @@ def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
     import pyarrow as pa
 
     t = as_table(frame)
+    if t.num_columns and t.column_names[0] == "hash":
+        return t  # the worker added it (rttlab.sweep.run_one)
     return t.add_column(0, "hash", pa.array([hash_] * t.num_rows, pa.string()))

@@ -123,7 +123,7 @@ class Sweep:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name, level = _name_and_level(head, source, bad)
         traces = head.get("traces", [])
-        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench"}
+        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
         if not isinstance(traces, list) or any(t not in known_traces for t in traces):
             raise bad("sweep.traces", f"expected a list of {', '.join(sorted(known_traces))}")
         if "seeds" in head and "replications" in head:
@@ -167,9 +167,7 @@ class Sweep:
                 raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
             if (sim in OWN_SCENARIOS) != (default_sim in OWN_SCENARIOS):
                 raise bad("simulator", f"{sim!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
-            # A table before the keys inside it ("flows" before "flows.0.tcp.rto"), whichever of
-            # [grid]/[zip] names it: the deeper key edits the table the shallower one set.
-            overrides = {k: v for k, v in sorted(point.items(), key=lambda kv: kv[0].count(".")) if k != "simulator"}
+            overrides = {k: v for k, v in point.items() if k != "simulator"}
             for seed in seeds:
                 s = base_with_common.with_(overrides)
                 if seed is not None:
@@ -223,7 +221,10 @@ def run_hash(scenario: Scenario, simulator: str) -> str:
 
 def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     """Run one scenario and return what the store keeps. Never raises for a failing run: the
-    error (kind, one-line message) comes back as the outcome, so one bad point cannot stop a sweep."""
+    error (kind, one-line message) comes back as the outcome, so one bad point cannot stop a sweep.
+
+    What the client already knows (the scenario's TOML, seed, name, simulator) does not travel
+    back: :func:`outcome_of` joins it to the result (less to serialise on both sides)."""
     import socket
 
     from rttlab import __version__
@@ -232,10 +233,6 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "hash": task["hash"],
-        "simulator": task["simulator"],
-        "seed": task["seed"],
-        "scenario": task["scenario"],
-        "name": task.get("name"),
         "rttlab_version": __version__,
         "result_schema": SCHEMA,
         "scenario_schema": SCENARIO_SCHEMA,
@@ -250,6 +247,7 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             out["result_schema"], out["scenario_schema"] = EVALUATE_SCHEMA, None
             out["simulator_version"] = __version__
             out.update(run_job(task["job"]))
+            out["scores"] = to_ipc(out["scores"], hash_=task["hash"])
         else:
             if task["simulator"] == "ns3":
                 from rttlab import ns3
@@ -272,8 +270,8 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             # The core's Arrow tables, as Arrow IPC bytes: Dask ships bytes without pickling,
             # and the client (the only writer, the bottleneck of a sweep of short runs) hands
             # them to DuckDB without converting.
-            out["flows"] = to_ipc(result.tables["flows"])
-            out["channels"] = to_ipc(result.tables["channels"])
+            out["flows"] = to_ipc(result.tables["flows"], hash_=task["hash"])
+            out["channels"] = to_ipc(result.tables["channels"], hash_=task["hash"])
             out["traces"] = {k: to_ipc(v, keep_metadata=True) for k, v in result.tables.items() if k in task.get("traces", ())}
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
@@ -285,13 +283,18 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def to_ipc(table: Any, keep_metadata: bool = False) -> bytes:
+def to_ipc(table: Any, keep_metadata: bool = False, hash_: str | None = None) -> bytes:
     """An Arrow table as IPC stream bytes, by default without its schema's documentation
-    (flows and channels travel per run; the store's tables do not need it)."""
+    (flows and channels travel per run; the store's tables do not need it); with ``hash_``,
+    the run's key as a first column ``hash``, as the store keeps it (added here, on the worker,
+    so the client, the sweep's single writer, has less to do per run)."""
     import pyarrow as pa
 
-    if not keep_metadata:
-        table = pa.Table.from_arrays(table.columns, names=table.column_names)
+    if not keep_metadata or hash_ is not None:
+        columns, names = table.columns, table.column_names
+        if hash_ is not None:
+            columns, names = [pa.array([hash_] * table.num_rows, pa.string()), *columns], ["hash", *names]
+        table = pa.Table.from_arrays(columns, names=names) if not keep_metadata else pa.Table.from_arrays(columns, names=names, metadata=table.schema.metadata)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
@@ -356,6 +359,22 @@ def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
     }
 
 
+#: What the store keeps of a task itself (the rest of a run's row comes from the worker).
+ECHOED = ("hash", "simulator", "seed", "scenario", "name")
+
+
+def outcome_of(task: Mapping[str, Any], result: Any) -> dict[str, Any]:
+    """A run's outcome as the store takes it: the task's own fields (:data:`ECHOED`) and the
+    worker's result, or for a task that raised instead of returning (e.g. ``KilledWorker``: the
+    run kept killing its worker) that exception as the run's error."""
+    out = {k: task[k] for k in ECHOED}
+    if isinstance(result, BaseException):
+        out.update(status="error", error_kind=type(result).__name__, error=(str(result).splitlines() or [""])[0][:2000])
+    else:
+        out.update(result)
+    return out
+
+
 # ---- the client --------------------------------------------------------------------------------
 
 
@@ -372,6 +391,9 @@ class Outcome:
     #: Time the client spent writing results to the store, and the runs' own wall time on the workers.
     store_s: float = 0.0
     task_wall_s: float = 0.0
+    #: The client's CPU time (its main thread) in those writes, and how many transactions they took.
+    store_cpu_s: float = 0.0
+    commits: int = 0
     errors: list[tuple[str, str, str]] = field(default_factory=list)  # (hash, kind, message)
 
     @property
@@ -403,6 +425,11 @@ def start_client(scheduler: str | None = None, workers: int | None = None):
         "distributed.admin.tick.interval": "1s",
         "distributed.admin.system-monitor.interval": "2s",
         "distributed.worker.memory.monitor-interval": "1s",
+        # Work stealing moves tasks queued on a busy worker to an idle one; here the scheduler
+        # queues the runs itself and hands each single-threaded worker at most two at a time
+        # (worker-saturation), so there is nothing to steal — only its per-task bookkeeping
+        # in the scheduler, which runs in this (the client's) process.
+        "distributed.scheduler.work-stealing": False,
     }
     with dask.config.set(quiet):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
@@ -424,11 +451,12 @@ def execute(
 ) -> Outcome:
     """Run every run of ``sweep`` not yet in ``store`` on ``client``'s cluster.
 
-    Outcomes are written to the store as they arrive (this client is the only writer), those
-    that arrive within :data:`COMMIT_EVERY_S` of each other in one transaction; then
-    ``on_result(outcome, run_outcome, stored)`` is called (progress display). Ctrl-C or an error
-    in the client commits what has arrived before returning or raising; only the client process
-    itself dying can lose that last half second, which a rerun computes again. A run whose
+    Outcomes are written to the store as they finish (this client is the only writer), those
+    that finish within :data:`COMMIT_EVERY_S` of each other fetched in one gather and written in
+    one transaction; then ``on_result(outcome, run_outcome, stored)`` is called (progress
+    display). Ctrl-C or an error in the client fetches and commits what has finished before
+    returning or raising; only the client process itself dying can lose that last half second,
+    which a rerun computes again. A run whose
     worker dies is resubmitted by the scheduler to another worker; if it keeps killing workers
     it is stored as failed. Ctrl-C cancels what is pending and returns with ``interrupted``
     set; everything stored stays, and a rerun resumes from there."""
@@ -454,9 +482,11 @@ def execute(
     def commit() -> None:
         nonlocal last_commit
         if pending:
-            w0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.thread_time()
             wrote = store.write_runs(sweep.name, [(run.params, out) for run, out in pending])
             result.store_s += time.perf_counter() - w0
+            result.store_cpu_s += time.thread_time() - c0
+            result.commits += 1
             items = list(pending)
             pending.clear()
             for (run, out), w in zip(items, wrote):
@@ -471,50 +501,65 @@ def execute(
         last_commit = time.perf_counter()
 
     futures: list[Any] = []
+    finished: list[Any] = []  # futures done on the cluster, their results not yet fetched
+
+    def fetch() -> None:
+        """Fetch the finished runs' results in one gather (one request per worker holding
+        some, not one per run: a fetch costs the client, the scheduler and the worker ~1 ms
+        of CPU each, as much as storing a run) and queue them for the store."""
+        ready = {f.key: f for f in finished if f.status == "finished"}
+        # "skip": a result lost with its worker meanwhile is computed again (gather waits for
+        # it); one that then fails comes back as None and is stored with the task's error.
+        got = client.gather(ready, errors="skip") if ready else {}
+        by_key = {k: v for k, v in got.items() if v is not None}
+        while finished:  # popped one by one: an interrupted fetch never queues a run twice
+            future = finished.pop()
+            run = by_hash[future.key.removeprefix("rttlab-run-")]
+            if future.key in by_key:
+                out = by_key[future.key]
+            elif future.status in ("error", "cancelled"):  # e.g. KilledWorker: the run keeps killing its worker
+                try:
+                    out = future.exception()
+                except Exception as e:  # noqa: BLE001 - cancelled: stored as the run's error
+                    out = e
+            else:  # finished, then lost with its worker before the fetch: computed again, back later
+                arrived.add(future)
+                continue
+            pending.append((run, outcome_of(task_of(sweep, run), out)))
+            future.release()
+
     try:
         try:
             # One graph update for the whole sweep (a submit per run costs the scheduler more);
             # still one task, and one key, per run.
             futures = client.map(run_one, [task_of(sweep, r) for r in todo], key=[f"rttlab-run-{r.hash}" for r in todo], pure=False) if todo else []
-            arrived = as_completed(futures, with_results=True, raise_errors=False)
-            while not arrived.is_empty():
-                batch = arrived.next_batch(block=not pending)
-                if not batch:
-                    if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
-                        commit()
-                    else:
-                        time.sleep(0.05)  # results wait for their window; poll for more meanwhile
-                    continue
-                for future, out in batch:
-                    run = by_hash[future.key.removeprefix("rttlab-run-")]
-                    e = _task_exception(out)
-                    if e is not None:  # e.g. KilledWorker: the run keeps killing its worker
-                        out = {**task_of(sweep, run), "status": "error", "error_kind": type(e).__name__, "error": (str(e).splitlines() or [""])[0][:2000]}
-                        out.pop("traces", None)
-                    future.release()
-                    pending.append((run, out))
-                if time.perf_counter() - last_commit >= COMMIT_EVERY_S:
+            arrived = as_completed(futures)
+            while not arrived.is_empty() or finished:
+                # Results are fetched and stored together once per COMMIT_EVERY_S: the first
+                # run to finish after a quiet spell at once, those behind it within the window.
+                due = time.perf_counter() - last_commit >= COMMIT_EVERY_S
+                if not arrived.is_empty():
+                    finished.extend(arrived.next_batch(block=not finished and due))
+                if finished and (due or arrived.is_empty()):
+                    fetch()
                     commit()
+                elif not due:
+                    time.sleep(min(0.05, max(0.0, last_commit + COMMIT_EVERY_S - time.perf_counter())))
         finally:
-            commit()  # what arrived is kept, however the loop ended
+            # What finished is kept, however the loop ended (Ctrl-C, an error in the client):
+            # the runs finished but not yet fetched are fetched first. A second Ctrl-C during
+            # that fetch (say, a worker no longer answers) skips it; what was fetched is stored.
+            try:
+                if finished:
+                    fetch()
+            except (Exception, KeyboardInterrupt):  # noqa: BLE001 - the loop's own exception propagates
+                pass
+            commit()
     except KeyboardInterrupt:
         result.interrupted = True
         client.cancel([f for f in futures if not f.done()])
     result.wall_s = time.perf_counter() - t0
     return result
-
-
-def _task_exception(out: Any) -> BaseException | None:
-    """The exception of a task that failed outside `run_one` (e.g. its worker died each time), or None.
-
-    `as_completed(..., with_results=True, raise_errors=False)` hands an errored future's result
-    over as distributed's `(type, exception, traceback)` triple and a cancelled one as the exception.
-    """
-    if isinstance(out, BaseException):
-        return out
-    if isinstance(out, tuple) and len(out) == 3 and isinstance(out[1], BaseException):
-        return out[1]
-    return None
 
 
 def _name_and_level(head: Mapping[str, Any], source: str, bad: Any) -> tuple[str, float]:

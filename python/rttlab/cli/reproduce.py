@@ -10,10 +10,11 @@ from typing import Any
 import typer
 
 from rttlab.cli.common import clean, console, fail, print_json, stderr
+from rttlab.reproduce import available
 
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction: mathis, ns3-dumbbell, nunes-manet, nunes-wired, smoothtcp (list: rttlab reproduce --list).", show_default=False),
+    name: str = typer.Argument(..., help=f"A reproduction the package ships: {', '.join(available())}.", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
     scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),

@@ -52,6 +52,9 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
             TimeRemainingColumn(),
             console=console,
             disable=not live,
+            # Redrawn twice a second, not ten times: the bar is drawn by the client, whose CPU
+            # time is taken from the runs on a small machine (BENCHMARKS.md, issue 10).
+            refresh_per_second=2,
         )
         task = progress.add_task(sweep.name, total=todo, failed=0)
 
