@@ -11,6 +11,7 @@
 #
 # What each command does, so the comparison is fair about work:
 #   rttlab samples   decode, connections, seq/ts/syn samples, summaries; all samples to Parquet
+#                    (Arrow batches built in Rust, written by pyarrow; CSV is formatted in Rust)
 #   rttlab flows     the same analysis; connection summaries as JSON (samples streamed and dropped)
 #   rttlab evaluate  the same analysis, then every estimator replayed (timer replay, W on real
 #                    losses) over each connection's path-RTT series; JSON to /dev/null
@@ -45,10 +46,11 @@ hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style non
     -n "tcptrace -n -l -r" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "## rttlab on both cores, tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "## rttlab on both cores (--threads 2: reading+decoding on a second thread), tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
-    -n "rttlab samples -o .parquet (2 cores)" "$RTTLAB samples $CAP --method all -o $OUT" \
-    -n "rttlab flows --json (2 cores)" "sh -c '$RTTLAB flows $CAP --json > /dev/null'" \
+    -n "rttlab samples -o .parquet (2 cores)" "$RTTLAB samples $CAP --method all -o $OUT --threads 2" \
+    -n "rttlab samples CSV to /dev/null (2 cores)" "sh -c '$RTTLAB samples $CAP --method all --threads 2 > /dev/null'" \
+    -n "rttlab flows --json (2 cores)" "sh -c '$RTTLAB flows $CAP --json --threads 2 > /dev/null'" \
     -n "rttlab evaluate --json (2 cores)" "sh -c '$RTTLAB evaluate $CAP --json > /dev/null'" \
     -n "tcptrace -n -l -r (1 core)" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -56,9 +58,12 @@ echo
 echo "## rttlab --help (start-up)"
 hyperfine --warmup 3 --runs 20 -N --export-markdown /dev/stdout --style none -n "rttlab --help" "$RTTLAB --help" 2>/dev/null | grep '^|'
 echo
-echo "## peak memory (max RSS, /usr/bin/time)"
-for cmd in "$RTTLAB samples $CAP --method all -o $OUT" "$RTTLAB flows $CAP --json" "$RTTLAB evaluate $CAP --json"; do
-    /usr/bin/time -f "%M kB  $cmd" $cmd > /dev/null 2> >(tail -1 >&2)
+echo "## CPU time (user+sys) and peak memory (max RSS), /usr/bin/time, one run each"
+echo "(CPU seconds compare even on a loaded machine, where wall-clock ratios do not)"
+for cmd in "$RTTLAB samples $CAP --method all -o $OUT --threads 1" "$RTTLAB samples $CAP --method all -o $OUT --threads 2" \
+    "$RTTLAB samples $CAP --method all --threads 1" "$RTTLAB flows $CAP --json --threads 1" "$RTTLAB flows $CAP --json --threads 2" \
+    "$RTTLAB evaluate $CAP --json" "$BIN $CAP" "tcptrace -n -l -r $CAP"; do
+    /usr/bin/time -f "%U user %S sys %e wall %M kB  $cmd" $cmd > /dev/null 2> >(tail -1 >&2)
 done 2>&1
 if command -v tshark >/dev/null && [ "${TSHARK:-1}" = 1 ]; then
     echo

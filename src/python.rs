@@ -273,12 +273,71 @@ struct CaptureStream {
 
 #[pymethods]
 impl CaptureStream {
+    /// `threaded`: read and decode the file on a second thread (`capture::Stream::open_threaded`;
+    /// identical results).
     #[new]
-    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true))]
-    fn new(path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threaded=false))]
+    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threaded: bool) -> PyResult<Self> {
         let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
-        let stream = capture::Stream::open(std::path::Path::new(path), &cfg).map_err(|e| capture_error(path, e))?;
-        Ok(Self { path: path.to_owned(), stream: Some(stream) })
+        let p = std::path::Path::new(path);
+        let stream = if threaded { capture::Stream::open_threaded(p, &cfg) } else { capture::Stream::open(p, &cfg) };
+        Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?) })
+    }
+
+    /// The next batch of at least `rows` samples that pass the filter (`methods`: names, None
+    /// for all; `conns`: ids, empty for all) as an Arrow table in the samples schema
+    /// (`capture::export`; a first column `capture` holding `capture` when given), or None
+    /// when done. No NumPy or pandas on the way: `pa.table(t)` takes it as it is.
+    #[pyo3(signature = (rows, methods=None, conns=Vec::new(), capture=None))]
+    fn next_arrow(&mut self, py: Python<'_>, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<Option<ArrowTable>> {
+        let filter = sample_filter(methods, &conns)?;
+        let Some(stream) = self.stream.as_mut() else { return Ok(None) };
+        loop {
+            let batch = py.detach(|| stream.next_batch(rows)).map_err(|e| capture_error(&self.path, e))?;
+            let Some(batch) = batch else { return Ok(None) };
+            let batch = filter.apply(batch);
+            if !batch.is_empty() {
+                return Ok(Some(ArrowTable { batch: capture::export::record_batch(&batch, capture.as_deref()) }));
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// Write every remaining sample that passes the filter (as for `next_arrow`) as CSV rows,
+    /// exactly as pandas writes the samples DataFrame with `float_format="%.9f"`, to `path`
+    /// (appended to when `append`) or to standard output (None; flush Python's buffer first),
+    /// the header line first when `header`. Returns the number of rows written. Write errors
+    /// are OSErrors with errno and strerror, as Python's own writes raise them.
+    #[pyo3(signature = (path, header, append=false, rows=1 << 16, methods=None, conns=Vec::new(), capture=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_csv(&mut self, py: Python<'_>, path: Option<String>, header: bool, append: bool, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<u64> {
+        use std::io::Write;
+        let filter = sample_filter(methods, &conns)?;
+        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
+        let sink: Box<dyn Write + Send> = match &path {
+            Some(p) => Box::new(std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(p).map_err(os_error)?),
+            None => Box::new(std::io::stdout()),
+        };
+        let mut out = std::io::BufWriter::with_capacity(1 << 18, sink);
+        if header {
+            out.write_all(capture::export::csv_header(capture.is_some()).as_bytes()).map_err(os_error)?;
+        }
+        let mut written = 0u64;
+        loop {
+            let step = py.detach(|| -> PyResult<bool> {
+                let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
+                let batch = filter.apply(batch);
+                capture::export::write_csv(&mut out, &batch, capture.as_deref()).map_err(os_error)?;
+                written += batch.len() as u64;
+                Ok(true)
+            })?;
+            if !step {
+                break;
+            }
+            py.check_signals()?;
+        }
+        out.flush().map_err(os_error)?;
+        Ok(written)
     }
 
     /// The next batch of at least `rows` samples as a dict of columns, or None when done.
@@ -309,6 +368,33 @@ impl CaptureStream {
         let a = py.detach(|| stream.finish());
         capture_dict(py, &self.path, a)
     }
+}
+
+fn sample_filter(methods: Option<Vec<String>>, conns: &[i64]) -> PyResult<capture::export::Filter> {
+    let methods = methods
+        .map(|names| names.iter().map(|n| Method::from_name(n).ok_or_else(|| PyValueError::new_err(format!("unknown sample method '{n}' (seq, ts or syn)")))).collect::<PyResult<Vec<_>>>())
+        .transpose()?;
+    Ok(capture::export::Filter::new(methods.as_deref(), conns))
+}
+
+/// An I/O error as Python's own OSError (errno and strerror set, so `BrokenPipeError`,
+/// `e.strerror` and the CLI's one-line messages work as for writes made in Python).
+fn os_error(e: std::io::Error) -> PyErr {
+    match e.raw_os_error() {
+        Some(code) => {
+            let text = e.to_string();
+            let strerror = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_owned();
+            pyo3::exceptions::PyOSError::new_err((code, strerror))
+        }
+        None => PyErr::from(e),
+    }
+}
+
+/// The samples table's Arrow schema (`capture::export::schema`), for an empty Parquet file.
+#[pyfunction]
+#[pyo3(signature = (with_capture=false))]
+fn sample_schema(with_capture: bool) -> ArrowSchema {
+    ArrowSchema { schema: std::sync::Arc::new(capture::export::schema(with_capture)) }
 }
 
 fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
@@ -444,6 +530,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
 fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(capture_format, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_schema, m)?)?;
     m.add_class::<CaptureStream>()?;
     Ok(())
 }

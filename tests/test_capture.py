@@ -666,3 +666,43 @@ def test_the_flows_table_of_a_huge_capture_is_truncated_with_a_note(write):
     assert "250 TCP connections" in out.stdout and "showing the 200 largest of 250 connections" in out.stdout
     doc = json.loads(run("flows", path, "--json").stdout)
     assert len(doc["flows"]) == 250 and doc["flows"][0]["src"] == "10.0.0.1:10000"
+
+
+def many_transfers(n: int) -> list[tuple[float, bytes]]:
+    """`transfer()` on n client ports, interleaved (more frames than the reading thread sends
+    at once)."""
+    packets = []
+    for k in range(n):
+        for t, frame in transfer():
+            frame = bytearray(frame)
+            frame[34:36] = struct.pack(">H", 1024 + k) if frame[23] == 6 and frame[26:30] == CLIENT else frame[34:36]
+            frame[36:38] = struct.pack(">H", 1024 + k) if frame[26:30] == SERVER else frame[36:38]
+            packets.append((t + k * 1e-4, bytes(frame)))
+    return sorted(packets, key=lambda p: p[0])
+
+
+def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(shared, tmp_path):
+    # The command line formats CSV and builds Arrow batches in Rust (no pandas): the result must
+    # be exactly what pandas writes from read_capture's DataFrame.
+    for cap in sorted((shared / "captures").glob("*.pcap*"))[::3]:  # a third of them: ~1 s a command
+        frame, _ = read_capture(cap, include_ambiguous=True)
+        out = run("samples", cap, "--include-ambiguous")
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == frame.to_csv(index=False, float_format="%.9f"), cap.name
+        dest = tmp_path / f"{cap.name}.parquet"
+        assert run("samples", cap, "--include-ambiguous", "-o", dest).returncode == 0
+        pd.testing.assert_frame_equal(pd.read_parquet(dest), frame, check_like=False)
+
+
+def test_reading_on_two_threads_gives_the_output_of_one(shared, write, tmp_path):
+    big = write("many.pcap", pcap(many_transfers(2000)))
+    # Every shared capture is compared inside the core (src/capture/tests.rs); here the command
+    # line end to end on a few.
+    for cap in [big, *sorted((shared / "captures").glob("*.pcap*"))[:3]]:
+        for args in (["samples", cap], ["samples", cap, "-m", "ts", "--flow", "0"], ["flows", cap, "--json"]):
+            one, two = run(*args, "--threads", "1"), run(*args, "--threads", "2")
+            assert one.returncode == 0, one.stderr
+            assert (one.stdout, one.stderr) == (two.stdout, two.stderr), (cap.name, args)
+    flows = json.loads(run("flows", big, "--json").stdout)["flows"]
+    assert len(flows) == 2000 and all(f["handshake_rtt"] == pytest.approx(0.1005) for f in flows)
+    assert run("samples", big, "--threads", "0").returncode == 2

@@ -155,11 +155,13 @@ class CaptureReader:
     connection, the RTTs its summary's medians need. Raises :class:`rttlab.InputError` (from the
     constructor or the first batch) when the file cannot be read at all."""
 
-    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16) -> None:
+    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16, threaded: bool = False) -> None:
         if not isinstance(batch_rows, int) or batch_rows < 1:
             raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
         self.path = _check_path(path)
-        self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples)
+        # threaded: the file is read and decoded on a second thread while this one tracks
+        # connections (identical results; worth it for files of tens of MB and more).
+        self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples, threaded)
         self._rows = batch_rows
         self._raw: dict | None = None
 
@@ -176,10 +178,16 @@ class CaptureReader:
 
     def connections(self) -> pd.DataFrame:
         """The connection summaries (``read_capture``'s second frame), once every batch was read."""
+        return _connections_frame(self.result())
+
+    def result(self) -> dict:
+        """The core's result once every batch was read (samples not taken are dropped): the
+        dict :func:`analyze` returns — ``connections`` as columns, ``counters``, ``read``,
+        ``warnings`` — without building a DataFrame (no pandas import)."""
         if self._raw is None:
             self.drain()
             self._raw = self._stream.finish()
-        return _connections_frame(self._raw)
+        return self._raw
 
 
 def read_capture(

@@ -9,6 +9,7 @@
 //! connections and their outstanding segments, never with file size (besides the output
 //! columns, which grow with the number of samples).
 
+pub mod export;
 pub mod loss;
 pub mod reader;
 pub mod text;
@@ -198,18 +199,54 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
 /// and hands its rows out, so memory holds one batch (plus live connections and the per-
 /// connection RTTs the summaries need), whatever the capture's length. [`Stream::finish`] gives
 /// the connection summaries once the file is read.
+///
+/// [`Stream::open_threaded`] reads and decodes the file on a second thread (the kernel's copy of
+/// the file, pcap framing and `wire::decode`: about half the work) while the caller's thread
+/// tracks connections: the tracker sees the same frames in the same order, so every result is
+/// the one of [`Stream::open`].
 pub struct Stream {
+    tracker: track::Tracker,
+    source: Source,
+    done: bool,
+}
+
+enum Source {
+    Inline(Inline),
+    Thread(Reading),
+}
+
+/// Reading on the caller's thread, through a fixed buffer.
+struct Inline {
     file: std::fs::File,
     path: PathBuf,
     reader: reader::FrameReader,
-    tracker: track::Tracker,
     buf: Vec<u8>,
     /// `buf[pos..filled]` is read from the file but not yet parsed.
     pos: usize,
     filled: usize,
     /// The file has no more bytes after `buf[..filled]`.
     eof: bool,
-    done: bool,
+}
+
+/// A frame decoded by the reading thread: what [`track::Tracker::on_decoded`] takes.
+struct Decoded {
+    ts_ns: i64,
+    number: u64,
+    linktype: u32,
+    seg: Result<wire::TcpSegment, wire::Skip>,
+}
+
+/// Frames per message from the reading thread, and messages in flight: ≈ 1 MB each, so the
+/// reader runs at most a few MB ahead of the tracker.
+const DECODED_FRAMES: usize = 8192;
+const IN_FLIGHT: usize = 4;
+
+/// Reading and decoding on a second thread.
+struct Reading {
+    /// In a mutex only so the stream is `Sync` (Python objects must be); one thread uses it.
+    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Decoded>>>,
+    handle: Option<std::thread::JoinHandle<Result<ReadStats, CaptureError>>>,
+    stats: Option<ReadStats>,
 }
 
 /// Bytes parsed between checks for a full batch: small, so a batch overshoots its size by at
@@ -219,9 +256,73 @@ const STEP: usize = 64 << 10;
 impl Stream {
     pub fn open(path: &Path, cfg: &Config) -> Result<Self, CaptureError> {
         let file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        Ok(Self { file, path: path.to_path_buf(), reader: reader::FrameReader::new(), tracker: track::Tracker::new(*cfg), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false, done: false })
+        let inline = Inline { file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false };
+        Ok(Self { tracker: track::Tracker::new(*cfg), source: Source::Inline(inline), done: false })
     }
 
+    /// [`Stream::open`] with reading and decoding on a second thread (same results). The thread
+    /// stops soon after the stream is dropped.
+    pub fn open_threaded(path: &Path, cfg: &Config) -> Result<Self, CaptureError> {
+        let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(IN_FLIGHT);
+        let path_buf = path.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("rttlab-read".into())
+            .spawn(move || {
+                let mut batch = Vec::with_capacity(DECODED_FRAMES);
+                // The tracker still listens (a send failed: the stream was dropped).
+                let open = std::cell::Cell::new(true);
+                let stats = reader::read_stream_while(
+                    &mut file,
+                    &path_buf,
+                    |f| {
+                        batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
+                        if batch.len() == DECODED_FRAMES && open.get() {
+                            open.set(tx.send(std::mem::replace(&mut batch, Vec::with_capacity(DECODED_FRAMES))).is_ok());
+                        }
+                        if !open.get() {
+                            batch.clear();
+                        }
+                    },
+                    || open.get(),
+                );
+                if open.get() && !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                stats
+            })
+            .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+        let reading = Reading { rx: std::sync::Mutex::new(rx), handle: Some(handle), stats: None };
+        Ok(Self { tracker: track::Tracker::new(*cfg), source: Source::Thread(reading), done: false })
+    }
+
+    /// The next batch of at least `rows` samples (fewer at the end of the file); `None` once
+    /// everything was handed out. A file that cannot be read at all fails on the first call.
+    pub fn next_batch(&mut self, rows: usize) -> Result<Option<Samples>, CaptureError> {
+        let rows = rows.max(1);
+        match &mut self.source {
+            Source::Inline(inline) => inline.fill(&mut self.tracker, rows, &mut self.done)?,
+            Source::Thread(reading) => reading.fill(&mut self.tracker, rows, &mut self.done)?,
+        }
+        let batch = self.tracker.take_samples();
+        Ok(if batch.is_empty() && self.done { None } else { Some(batch) })
+    }
+
+    /// Connection summaries, counters and read statistics, once [`Stream::next_batch`] returned
+    /// `None` (samples not yet taken are in `samples`).
+    pub fn finish(self) -> Analysis {
+        let read = match self.source {
+            Source::Inline(inline) => inline.reader.finish(),
+            Source::Thread(reading) => reading.stats.expect("finish() before the stream was read to its end"),
+        };
+        let mut tracker = self.tracker;
+        let retransmissions = tracker.take_retransmissions();
+        let (samples, connections, counters, start_ns) = tracker.finish();
+        Analysis { samples, connections, counters, retransmissions, read, start_ns }
+    }
+}
+
+impl Inline {
     /// Move the unparsed tail to the front and read the file on into the buffer (grown when one
     /// record fills it).
     fn refill(&mut self) -> Result<(), CaptureError> {
@@ -246,21 +347,19 @@ impl Stream {
         Ok(())
     }
 
-    /// The next batch of at least `rows` samples (fewer at the end of the file); `None` once
-    /// everything was handed out. A file that cannot be read at all fails on the first call.
-    pub fn next_batch(&mut self, rows: usize) -> Result<Option<Samples>, CaptureError> {
+    /// Parse on until the tracker holds `rows` samples or the file ends.
+    fn fill(&mut self, tracker: &mut track::Tracker, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
         let mut step = STEP;
-        while !self.done && self.tracker.pending_samples() < rows.max(1) {
+        while !*done && tracker.pending_samples() < rows {
             if self.pos == self.filled && !self.eof {
                 self.refill()?;
             }
             let end = (self.pos + step).min(self.filled);
             let last = self.eof && end == self.filled;
-            let Self { reader, tracker, buf, pos, .. } = self;
-            let used = reader.feed(&buf[*pos..end], last, &mut |f| tracker.on_frame(f))?;
+            let used = self.reader.feed(&self.buf[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
             self.pos += used;
             if last || self.reader.stopped() {
-                self.done = true;
+                *done = true;
             } else if used == 0 {
                 // An incomplete record at the end of the slice: a longer slice, or more file.
                 if end < self.filled {
@@ -270,18 +369,32 @@ impl Stream {
                 }
             }
         }
-        let batch = self.tracker.take_samples();
-        Ok(if batch.is_empty() && self.done { None } else { Some(batch) })
+        Ok(())
     }
+}
 
-    /// Connection summaries, counters and read statistics, once [`Stream::next_batch`] returned
-    /// `None` (samples not yet taken are in `samples`).
-    pub fn finish(self) -> Analysis {
-        let read = self.reader.finish();
-        let mut tracker = self.tracker;
-        let retransmissions = tracker.take_retransmissions();
-        let (samples, connections, counters, start_ns) = tracker.finish();
-        Analysis { samples, connections, counters, retransmissions, read, start_ns }
+impl Reading {
+    /// Track decoded frames until the tracker holds `rows` samples or the reading thread ends
+    /// (then its result: the read statistics, or the error that stopped it).
+    fn fill(&mut self, tracker: &mut track::Tracker, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+        let rx = self.rx.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*done && tracker.pending_samples() < rows {
+            match rx.recv() {
+                Ok(frames) => {
+                    for d in frames {
+                        tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
+                    }
+                }
+                Err(_) => {
+                    // The sender is gone: the thread has returned.
+                    *done = true;
+                    let handle = self.handle.take().expect("the reading thread is joined once");
+                    let result = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    self.stats = Some(result?);
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -405,7 +405,13 @@ pub const CHUNK: usize = 8 << 20;
 
 /// Call `on_frame` for each frame of a capture read from `src` in chunks of [`CHUNK`] bytes
 /// (a record or block larger than a chunk grows the buffer, up to [`MAX_BLOCK`]).
-pub fn read_stream(src: &mut impl std::io::Read, path: &std::path::Path, mut on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+pub fn read_stream(src: &mut impl std::io::Read, path: &std::path::Path, on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+    read_stream_while(src, path, on_frame, || true)
+}
+
+/// [`read_stream`] that also asks `go_on` after each chunk and stops reading (returning what was
+/// read so far) once it says no: a reading thread whose consumer has gone away stops there.
+pub fn read_stream_while(src: &mut impl std::io::Read, path: &std::path::Path, mut on_frame: impl FnMut(&Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
     let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
     let mut r = FrameReader::new();
     let mut buf = vec![0u8; CHUNK];
@@ -425,7 +431,7 @@ pub fn read_stream(src: &mut impl std::io::Read, path: &std::path::Path, mut on_
             }
         }
         let used = r.feed(&buf[..filled], eof, &mut on_frame)?;
-        if eof || r.stopped() {
+        if eof || r.stopped() || !go_on() {
             break;
         }
         buf.copy_within(used..filled, 0);

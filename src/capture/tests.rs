@@ -876,3 +876,79 @@ fn a_resend_of_a_resend_is_a_second_attempt_timed_from_the_first_resend_and_dupa
     assert_eq!((r1.attempt, r1.sent, r1.timer_start, r1.dupacks), (1, Some(0), Some(0), 3));
     assert_eq!((r2.attempt, r2.sent, r2.ref_frame), (2, Some(200 * MS as i64), 6));
 }
+
+// ---- reading on a second thread ----
+
+/// Every sample (in batches of `rows`) and the final analysis of a stream.
+fn stream_all(path: &std::path::Path, threaded: bool, rows: usize) -> Result<(Samples, Analysis), CaptureError> {
+    let cfg = Config { include_ambiguous: true, ..Config::default() };
+    let mut stream = if threaded { Stream::open_threaded(path, &cfg)? } else { Stream::open(path, &cfg)? };
+    let mut all = Samples::default();
+    while let Some(b) = stream.next_batch(rows)? {
+        for i in 0..b.len() {
+            all.push(b.conn[i], b.dir[i], b.time[i], b.rtt[i], b.method[i], b.ambiguous[i], b.idle_echo[i], (b.seq_start[i], b.seq_end[i]), b.frame[i], b.ref_frame[i]);
+        }
+    }
+    Ok((all, stream.finish()))
+}
+
+fn assert_same(path: &std::path::Path, rows: usize) {
+    let (s1, a1) = stream_all(path, false, rows).unwrap();
+    let (s2, a2) = stream_all(path, true, rows).unwrap();
+    let name = path.display();
+    assert_eq!(s1, s2, "{name}: samples");
+    assert_eq!(a1.connections, a2.connections, "{name}: connections");
+    assert_eq!(a1.counters, a2.counters, "{name}: counters");
+    assert_eq!(a1.retransmissions, a2.retransmissions, "{name}: retransmissions");
+    assert_eq!(a1.read, a2.read, "{name}: read statistics");
+    assert_eq!(a1.start_ns, a2.start_ns, "{name}: start");
+}
+
+#[test]
+fn reading_on_a_second_thread_gives_every_result_of_reading_inline() {
+    // Many connections, more frames than one message of the reading thread, loss and SACK,
+    // then damage at the end: everything must come out as one thread gives it.
+    let mut c = Conv::new();
+    for k in 0..40u32 {
+        client_side_transfer(&mut c, 1 + k * 7919);
+        loss_with_sack(&mut c, k % 2 == 0);
+        for i in 0..300u32 {
+            c.send(400 * MS + u64::from(i) * MS, true, 2001 + i * 100, 5001, ACK, 100, none).send(450 * MS + u64::from(i) * MS, false, 5001, 2101 + i * 100, ACK, 0, none);
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("rttlab-threaded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.pcap");
+    std::fs::write(&path, &c.p.bytes).unwrap();
+    assert_same(&path, 1 << 16);
+    assert_same(&path, 7);
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &c.p.bytes[..c.p.bytes.len() - 30]).unwrap();
+    assert_same(&cut, 100);
+    assert!(stream_all(&cut, true, 100).unwrap().1.damage().is_some());
+    let junk = dir.join("junk.pcap");
+    std::fs::write(&junk, b"not a capture at all").unwrap();
+    assert!(matches!(stream_all(&junk, true, 10), Err(CaptureError::NotACapture { .. })));
+    std::fs::remove_dir_all(&dir).unwrap();
+    if let Some(files) = shared_captures() {
+        for f in files {
+            assert_same(&f, 1 << 10);
+        }
+    }
+}
+
+#[test]
+fn a_threaded_stream_dropped_early_stops_its_reader() {
+    let mut c = Conv::new();
+    for k in 0..200u32 {
+        client_side_transfer(&mut c, 1 + k);
+    }
+    let dir = std::env::temp_dir().join(format!("rttlab-threaded-drop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.pcap");
+    std::fs::write(&path, &c.p.bytes).unwrap();
+    let mut stream = Stream::open_threaded(&path, &Config::default()).unwrap();
+    assert!(stream.next_batch(1).unwrap().is_some());
+    drop(stream); // must not hang or panic
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -351,23 +351,29 @@ impl Tracker {
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
+        self.on_decoded(f.ts_ns, f.number, f.linktype, wire::decode(f.linktype, f.data));
+    }
+
+    /// [`Tracker::on_frame`] for a frame already decoded (by `wire::decode`, possibly on another
+    /// thread: see `super::Stream::open_threaded`): capture time, frame number, link type.
+    pub fn on_decoded(&mut self, ts_ns: i64, number: u64, linktype: u32, decoded: Result<TcpSegment, Skip>) {
         self.counters.frames += 1;
-        let start = *self.start.get_or_insert(f.ts_ns);
-        let t = f.ts_ns.wrapping_sub(start);
+        let start = *self.start.get_or_insert(ts_ns);
+        let t = ts_ns.wrapping_sub(start);
         self.max_t = self.max_t.max(t);
-        self.frames = f.number;
-        match wire::decode(f.linktype, f.data) {
+        self.frames = number;
+        match decoded {
             Ok(seg) => {
                 self.counters.tcp += 1;
                 if seg.opts.incomplete {
                     self.counters.options_cut += 1;
                 }
-                self.on_segment(&seg, t, f.number);
+                self.on_segment(&seg, t, number);
             }
             Err(Skip::NotTcp) => self.counters.not_tcp += 1,
             Err(Skip::UnsupportedLink) => {
                 self.counters.unsupported_link += 1;
-                self.counters.first_unsupported_link.get_or_insert(f.linktype);
+                self.counters.first_unsupported_link.get_or_insert(linktype);
             }
             Err(Skip::NonFirstFragment) => self.counters.non_first_fragments += 1,
             Err(Skip::Malformed) => self.counters.malformed += 1,

@@ -32,6 +32,9 @@ SAMPLE_FORMATS = (".csv", ".parquet", ".jsonl")
 
 METHODS = ("seq", "ts", "syn")
 
+#: Sample columns Parquet stores dictionary-encoded (few distinct values).
+DICTIONARY_COLUMNS = ("capture", "conn", "direction", "method")
+
 
 def _check(captures: list[Path]) -> None:
     for capture in captures:
@@ -60,30 +63,63 @@ def _busy(captures: list[Path], quiet: bool):
     return stderr.status(f"reading {label}")
 
 
-def _summaries(captures: list[Path], quiet: bool) -> list[pd.DataFrame]:
-    """Each capture's connection summaries, read in parallel (one file per core: the Rust core
-    releases the GIL), the samples streamed through and dropped; warnings go to stderr."""
+#: From this size on (and with a second core free) a file is read and decoded on a second thread
+#: while the first tracks connections: below it the thread costs more than it saves.
+THREAD_BYTES = 32 << 20
+
+
+def _cores() -> int:
+    """The cores this process may run on (`taskset` narrows them), not the machine's count."""
     import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _threaded(capture: Path, threads: int | None, files: int = 1) -> bool:
+    """Whether to read one file on two threads: as asked (--threads), else when it is large and
+    a core is free beyond the one per file."""
+    if threads is not None:
+        return threads >= 2
+    return capture.stat().st_size >= THREAD_BYTES and _cores() > files
+
+
+def _check_threads(threads: int | None) -> None:
+    if threads is not None and threads < 1:
+        fail(f"--threads: must be at least 1, got {threads}")
+
+
+def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) -> list[dict]:
+    """Each capture's core result (connection columns, counters, warnings: no DataFrame), read
+    in parallel (one file per core: the Rust core releases the GIL), the samples streamed
+    through and dropped inside the core; warnings go to stderr."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rttlab.capture import CaptureReader
 
     _check(captures)
-    readers = [CaptureReader(c) for c in captures]
-    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(readers), os.cpu_count() or 1))) as pool:
-        conns = list(pool.map(lambda r: r.connections(), readers))
-    for capture, c in zip(captures, conns):
-        _warn(capture, c.attrs["warnings"])
-    return conns
+    _check_threads(threads)
+    readers = [CaptureReader(c, threaded=_threaded(c, threads, len(captures))) for c in captures]
+    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(readers), _cores()))) as pool:
+        results = list(pool.map(lambda r: r.result(), readers))
+    for capture, raw in zip(captures, results):
+        _warn(capture, raw["warnings"])
+    return results
 
 
 def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
+THREADS_HELP = "Threads per file: 2 reads and decodes the file on a second thread while the first tracks connections (same output). Default: 2 for files of 32 MB or more when a second core is free, else 1."
+
+
 def flows(
     captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
+    threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
 ) -> None:
     """List the TCP connections of a capture: endpoints, traffic each way, retransmissions,
     SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
@@ -93,41 +129,61 @@ def flows(
     200 largest connections; --json lists all of them."""
     import sys
 
-    results = _summaries(captures, quiet=as_json)
+    results = _summaries(captures, quiet=as_json, threads=threads)
     if as_json:
         out = sys.stdout
         if len(results) > 1:
             out.write("[\n")
-        for i, (capture, conns) in enumerate(zip(captures, results)):
-            _flows_json(out, capture, conns, indent="  " if len(results) > 1 else "")
+        for i, (capture, raw) in enumerate(zip(captures, results)):
+            _flows_json(out, capture, raw, indent="  " if len(results) > 1 else "")
             out.write(",\n" if i + 1 < len(results) else "\n")
         if len(results) > 1:
             out.write("]\n")
         return
-    for capture, conns in zip(captures, results):
-        _flows_table(capture, conns)
+    from rttlab.capture import _connections_frame
+
+    for capture, raw in zip(captures, results):
+        _flows_table(capture, _connections_frame(raw))
 
 
-def _flows_json(out: TextIO, capture: Path, conns: pd.DataFrame, indent: str) -> None:
+def _records(columns: dict) -> Any:
+    """The connection columns of the core's result → one dict per connection, as pandas'
+    ``astype(object).where(notna, None).to_dict("records")`` made them: Python ints, floats,
+    bools and strings, NaN → None, the nullable integer columns as ints (or None)."""
+    from rttlab.capture import NULLABLE_INT_COLUMNS
+
+    names = list(columns)
+    lists = []
+    for name in names:
+        column = columns[name]
+        floats = getattr(getattr(column, "dtype", None), "kind", "") == "f"
+        values = column.tolist() if hasattr(column, "tolist") else list(column)
+        if floats:
+            if name in NULLABLE_INT_COLUMNS:
+                values = [None if v != v else int(v) for v in values]
+            else:
+                values = [None if v != v else v for v in values]
+        lists.append(values)
+    return (dict(zip(names, row)) for row in zip(*lists))
+
+
+def _flows_json(out: TextIO, capture: Path, raw: dict, indent: str) -> None:
     """One `rttlab.flows/1` object, written connection by connection (a capture with 300,000
-    connections never becomes one big list of dicts)."""
-    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": conns.attrs["counters"], "warnings": conns.attrs["warnings"]}
+    connections never becomes one big list of dicts), straight from the core's columns."""
+    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": raw["counters"], "warnings": list(raw["warnings"])}
     body = json.dumps(clean(head), indent=2)[:-2]  # without the closing "\n}"
     out.write("\n".join(indent + line for line in body.splitlines()) + ',\n' + indent + '  "flows": [')
-    step = 10_000
-    for start in range(0, len(conns), step):
+    n = 0
+    for record in _records(raw["connections"]):
         # One compact line per connection: json's C encoder (indent=None) is ~10× faster than
-        # the pretty printer, and missing values are made None column-wise, not value by value.
-        chunk = conns.iloc[start : start + step]
-        chunk = chunk.astype(object).where(chunk.notna(), None)
-        for j, record in enumerate(chunk.to_dict(orient="records")):
-            sep = "," if start + j > 0 else ""
-            try:
-                item = json.dumps(record, allow_nan=False)
-            except (TypeError, ValueError):  # an infinity or a NumPy scalar: the slow, general path
-                item = json.dumps(clean(record))
-            out.write(sep + "\n" + indent + "    " + item)
-    out.write(("\n" + indent + "  " if len(conns) else "") + "]\n" + indent + "}")
+        # the pretty printer.
+        try:
+            item = json.dumps(record, allow_nan=False)
+        except (TypeError, ValueError):  # an infinity: the slow, general path
+            item = json.dumps(clean(record))
+        out.write(("," if n else "") + "\n" + indent + "    " + item)
+        n += 1
+    out.write(("\n" + indent + "  " if n else "") + "]\n" + indent + "}")
 
 
 def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
@@ -240,6 +296,7 @@ def samples(
     flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
     include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
     path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
+    threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
 ) -> None:
     """Write the RTT samples of a capture, one row per sample: conn, direction, time (s),
     rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame, idle_echo.
@@ -248,8 +305,6 @@ def samples(
     each connection's summary first and holds the samples in memory).
     `rttlab samples CAP --path --flow ID -o s.csv` then `rttlab evaluate s.csv` scores the
     estimators on one connection's path RTT."""
-    from rttlab.capture import CaptureReader
-
     if method not in (*METHODS, "all"):
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
     if output is not None and output.suffix.lower() not in SAMPLE_FORMATS:
@@ -257,37 +312,14 @@ def samples(
     if path and include_ambiguous:
         fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
     _check(captures)
-    writer = _SampleWriter(output)
+    _check_threads(threads)
+    kind = "csv" if output is None else output.suffix.lower().lstrip(".")
     try:
         with _busy(captures, quiet=output is None):
-            for capture in captures:
-                reader = CaptureReader(capture, include_ambiguous=include_ambiguous)
-                if path:
-                    from rttlab.capture import path_samples
-
-                    import pandas as pd
-
-                    parts = list(reader.batches())
-                    conns = reader.connections()
-                    every = pd.concat(parts, ignore_index=True) if parts else None
-                    batches = [path_samples(every, conns)] if every is not None else []
-                else:
-                    batches = reader.batches()
-                    conns = None
-                for df in batches:
-                    if method != "all":
-                        df = df[df["method"] == method]
-                    if flow:
-                        df = df[df["conn"].isin(flow)]
-                    if len(captures) > 1:
-                        df = df.assign(capture=str(capture))[["capture", *df.columns]]
-                    writer.write(df)
-                conns = reader.connections() if conns is None else conns
-                _warn(capture, conns.attrs["warnings"])
-                unknown = sorted(set(flow) - set(conns["conn"]))
-                if unknown and len(captures) == 1:
-                    fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{len(conns) - 1})")
-        writer.close()
+            if path or kind == "jsonl":
+                rows = _samples_frames(captures, output, method, flow, include_ambiguous, path, threads)
+            else:
+                rows = _samples_direct(captures, output, kind, method, flow, include_ambiguous, threads)
     except OSError as e:
         if output is None:
             raise  # stdout: main() reports it (or a closed pipe ends the program quietly)
@@ -295,7 +327,93 @@ def samples(
     if output is not None:
         from rttlab.cli.common import stderr
 
-        stderr.print(f"wrote {writer.rows} samples to {output}", highlight=False)
+        stderr.print(f"wrote {rows} samples to {output}", highlight=False)
+
+
+def _finish_capture(capture: Path, raw: dict, flow: list[int], several: bool) -> None:
+    """Warnings of one capture, and the error for a --flow it does not have."""
+    _warn(capture, raw["warnings"])
+    n = len(raw["connections"]["conn"])
+    unknown = sorted(set(flow) - set(range(n)))
+    if unknown and not several:
+        fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{n - 1})")
+
+
+def _samples_direct(captures: list[Path], output: Path | None, kind: str, method: str, flow: list[int], include_ambiguous: bool, threads: int | None) -> int:
+    """CSV and Parquet: every batch is filtered and formatted inside the core (CSV text, or an
+    Arrow record batch pyarrow writes to Parquet), never a NumPy column or a DataFrame; pandas
+    is not imported. Returns the rows written."""
+    import sys
+
+    from rttlab import _core
+
+    methods = None if method == "all" else [method]
+    several = len(captures) > 1
+    rows = 0
+    writer = None
+    for i, capture in enumerate(captures):
+        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threaded(capture, threads))
+        name = str(capture) if several else None
+        if kind == "csv":
+            if output is None:
+                sys.stdout.flush()  # the core writes to the same file descriptor
+            rows += stream.write_csv(None if output is None else str(output), header=i == 0, append=i > 0, methods=methods, conns=flow, capture=name)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            while (batch := stream.next_arrow(1 << 16, methods, flow, name)) is not None:
+                table = pa.table(batch)
+                if writer is None:
+                    # Dictionary pages only for the columns with few distinct values: trying
+                    # them on times, RTTs and sequence numbers cost 3× the whole write, for a
+                    # larger file (same data either way).
+                    writer = pq.ParquetWriter(output, table.schema, use_dictionary=[c for c in DICTIONARY_COLUMNS if c in table.schema.names])
+                writer.write_table(table)
+                rows += table.num_rows
+        _finish_capture(capture, stream.finish(), flow, several)
+    if kind == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if writer is None:
+            # Nothing matched: still a valid, empty file with the columns.
+            pq.write_table(pa.schema(_core.sample_schema(several)).empty_table(), output)
+        else:
+            writer.close()
+    return rows
+
+
+def _samples_frames(captures: list[Path], output: Path | None, method: str, flow: list[int], include_ambiguous: bool, path: bool, threads: int | None) -> int:
+    """JSON lines and --path: through DataFrames (pandas' JSON writer; the path series needs
+    every connection's summary before any sample is written). Returns the rows written."""
+    from rttlab.capture import CaptureReader
+
+    writer = _SampleWriter(output)
+    for capture in captures:
+        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threaded=_threaded(capture, threads))
+        if path:
+            import pandas as pd
+
+            from rttlab.capture import path_samples
+
+            parts = list(reader.batches())
+            conns = reader.connections()
+            every = pd.concat(parts, ignore_index=True) if parts else None
+            batches = [path_samples(every, conns)] if every is not None else []
+        else:
+            batches = reader.batches()
+        for df in batches:
+            if method != "all":
+                df = df[df["method"] == method]
+            if flow:
+                df = df[df["conn"].isin(flow)]
+            if len(captures) > 1:
+                df = df.assign(capture=str(capture))[["capture", *df.columns]]
+            writer.write(df)
+        _finish_capture(capture, reader.result(), flow, len(captures) > 1)
+    writer.close()
+    return writer.rows
 
 
 def register(app: typer.Typer) -> None:

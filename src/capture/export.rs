@@ -1,0 +1,239 @@
+//! Sample batches on their way out of the core: filtered by method and connection, then as an
+//! Arrow record batch (`rttlab samples -o FILE.parquet`, written by pyarrow) or as CSV text
+//! (`rttlab samples`, `-o FILE.csv`). Columns, types and text are those of `rttlab.capture`'s
+//! samples DataFrame written by pandas (docs/capture.md), built here so the command line never
+//! goes through pandas: one pass over the columns instead of NumPy → pandas → Arrow per batch.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use arrow_array::types::Int8Type;
+use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+
+use super::{Method, Samples};
+
+/// Which rows to keep: a set of methods and, optionally, of connection ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    /// Indexed by `Method as usize`.
+    pub methods: [bool; 3],
+    /// Sorted connection ids; `None` keeps every connection.
+    pub conns: Option<Vec<u32>>,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Self { methods: [true; 3], conns: None }
+    }
+}
+
+impl Filter {
+    /// Only `methods` (every method when `None`) of the connections `conns` (every one when
+    /// empty; ids outside u32 match nothing).
+    pub fn new(methods: Option<&[Method]>, conns: &[i64]) -> Self {
+        let mut m = [methods.is_none(); 3];
+        for &x in methods.unwrap_or_default() {
+            m[x as usize] = true;
+        }
+        let conns = (!conns.is_empty()).then(|| {
+            let mut v: Vec<u32> = conns.iter().filter_map(|&c| u32::try_from(c).ok()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        Self { methods: m, conns }
+    }
+
+    fn keeps_all(&self) -> bool {
+        self.methods == [true; 3] && self.conns.is_none()
+    }
+
+    fn keeps(&self, s: &Samples, i: usize) -> bool {
+        self.methods[s.method[i] as usize] && self.conns.as_ref().is_none_or(|c| c.binary_search(&s.conn[i]).is_ok())
+    }
+
+    /// The rows of `s` this filter keeps, in order.
+    pub fn apply(&self, s: Samples) -> Samples {
+        if self.keeps_all() {
+            return s;
+        }
+        let mut out = Samples::default();
+        for i in (0..s.len()).filter(|&i| self.keeps(&s, i)) {
+            out.push(s.conn[i], s.dir[i], s.time[i], s.rtt[i], s.method[i], s.ambiguous[i], s.idle_echo[i], (s.seq_start[i], s.seq_end[i]), s.frame[i], s.ref_frame[i]);
+        }
+        out
+    }
+}
+
+const DIRECTIONS: [&str; 2] = ["fwd", "rev"];
+
+fn category() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+}
+
+/// The samples table's schema (with a leading `capture` column naming the file when several
+/// are written together). Every field is nullable, as pyarrow makes them from pandas.
+pub fn schema(with_capture: bool) -> Schema {
+    let mut fields = Vec::with_capacity(12);
+    if with_capture {
+        fields.push(Field::new("capture", DataType::LargeUtf8, true));
+    }
+    fields.extend([
+        Field::new("conn", DataType::Int64, true),
+        Field::new("direction", category(), true),
+        Field::new("time", DataType::Float64, true),
+        Field::new("rtt", DataType::Float64, true),
+        Field::new("method", category(), true),
+        Field::new("ambiguous", DataType::Boolean, true),
+        Field::new("seq_start", DataType::Int64, true),
+        Field::new("seq_end", DataType::Int64, true),
+        Field::new("frame", DataType::Int64, true),
+        Field::new("ref_frame", DataType::Int64, true),
+        Field::new("idle_echo", DataType::Boolean, true),
+    ]);
+    Schema::new(fields)
+}
+
+/// Seconds as the DataFrame has them: ns / 1e9 in f64.
+fn secs(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn codes(codes: impl Iterator<Item = u8>, names: &[&str]) -> ArrayRef {
+    let keys = Int8Array::from_iter_values(codes.map(|c| c as i8));
+    let values = Arc::new(StringArray::from(names.to_vec()));
+    Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values).expect("codes index their name list"))
+}
+
+/// One batch of samples as Arrow, in [`schema`].
+pub fn record_batch(s: &Samples, capture: Option<&str>) -> RecordBatch {
+    let int64 = |v: &mut dyn Iterator<Item = i64>| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v)) };
+    let methods: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(12);
+    if let Some(name) = capture {
+        columns.push(Arc::new(LargeStringArray::from_iter_values(std::iter::repeat_n(name, s.len()))));
+    }
+    columns.extend([
+        int64(&mut s.conn.iter().map(|&c| i64::from(c))),
+        codes(s.dir.iter().copied(), &DIRECTIONS),
+        Arc::new(Float64Array::from_iter_values(s.time.iter().map(|&t| secs(t)))) as ArrayRef,
+        Arc::new(Float64Array::from_iter_values(s.rtt.iter().map(|&r| r as f64 / 1e9))),
+        codes(s.method.iter().map(|&m| m as u8), &methods),
+        Arc::new(BooleanArray::from(s.ambiguous.clone())),
+        int64(&mut s.seq_start.iter().map(|&x| i64::from(x))),
+        int64(&mut s.seq_end.iter().map(|&x| i64::from(x))),
+        int64(&mut s.frame.iter().map(|&x| x as i64)),
+        int64(&mut s.ref_frame.iter().map(|&x| x as i64)),
+        Arc::new(BooleanArray::from(s.idle_echo.clone())),
+    ]);
+    RecordBatch::try_new(Arc::new(schema(capture.is_some())), columns).expect("columns match the schema")
+}
+
+/// The CSV header line (pandas' `to_csv(index=False)`).
+pub fn csv_header(with_capture: bool) -> String {
+    let names: Vec<String> = schema(with_capture).fields().iter().map(|f| f.name().clone()).collect();
+    names.join(",") + "\n"
+}
+
+/// A text field as Python's csv module writes it (QUOTE_MINIMAL): quoted, quotes doubled, when
+/// it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+fn py_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// The rows of one batch as CSV, exactly as pandas writes the DataFrame with
+/// `float_format="%.9f"` (Rust's `{:.9}` and C's `%.9f` both round the exact binary value
+/// correctly, so the digits agree).
+pub fn write_csv(out: &mut impl Write, s: &Samples, capture: Option<&str>) -> io::Result<()> {
+    let prefix = capture.map(|c| csv_field(c) + ",").unwrap_or_default();
+    for i in 0..s.len() {
+        writeln!(
+            out,
+            "{prefix}{},{},{:.9},{:.9},{},{},{},{},{},{},{}",
+            s.conn[i],
+            DIRECTIONS[usize::from(s.dir[i] & 1)],
+            secs(s.time[i]),
+            s.rtt[i] as f64 / 1e9,
+            s.method[i].name(),
+            py_bool(s.ambiguous[i]),
+            s.seq_start[i],
+            s.seq_end[i],
+            s.frame[i],
+            s.ref_frame[i],
+            py_bool(s.idle_echo[i]),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_rows() -> Samples {
+        let mut s = Samples::default();
+        s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
+        s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
+        s
+    }
+
+    #[test]
+    fn csv_rows_read_as_pandas_writes_them() {
+        let mut out = Vec::new();
+        out.extend(csv_header(false).as_bytes());
+        write_csv(&mut out, &two_rows(), None).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "conn,direction,time,rtt,method,ambiguous,seq_start,seq_end,frame,ref_frame,idle_echo\n\
+             0,fwd,1.500000000,0.012345678,seq,False,1,1449,3,2,False\n\
+             7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n"
+        );
+    }
+
+    #[test]
+    fn a_capture_name_with_a_comma_is_quoted_like_pythons_csv_module() {
+        let mut out = Vec::new();
+        write_csv(&mut out, &two_rows(), Some("a,\"b\".pcap")).unwrap();
+        assert!(String::from_utf8(out).unwrap().starts_with("\"a,\"\"b\"\".pcap\",0,fwd,"));
+        assert!(csv_header(true).starts_with("capture,conn,"));
+    }
+
+    #[test]
+    fn the_filter_keeps_the_methods_and_connections_asked_for_in_order() {
+        let s = two_rows();
+        assert_eq!(Filter::new(None, &[]).apply(s.clone()), s);
+        let ts = Filter::new(Some(&[Method::Ts]), &[]).apply(s.clone());
+        assert_eq!(ts.conn, vec![7]);
+        let conn0 = Filter::new(None, &[0, -1, 1 << 40]).apply(s.clone());
+        assert_eq!(conn0.conn, vec![0]);
+        assert!(Filter::new(Some(&[Method::Syn]), &[]).apply(s).is_empty());
+    }
+
+    #[test]
+    fn the_record_batch_has_the_dataframes_types_and_values() {
+        use arrow_array::Array;
+        let b = record_batch(&two_rows(), Some("x.pcap"));
+        assert_eq!(b.num_rows(), 2);
+        assert_eq!(b.schema().field(0).name(), "capture");
+        assert_eq!(b.schema().field(2).data_type(), &category());
+        let time = b.column_by_name("time").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
+        assert_eq!(time.values().to_vec(), vec![1.5, -2e-9]);
+        let method = b.column_by_name("method").unwrap().as_any().downcast_ref::<DictionaryArray<Int8Type>>().unwrap();
+        assert_eq!(method.keys().values().to_vec(), vec![0, 1]);
+        assert_eq!(b.column_by_name("seq_start").unwrap().len(), 2);
+    }
+}
