@@ -95,7 +95,7 @@ class Result:
     @cached_property
     def traces(self) -> dict[str, pd.DataFrame]:
         """window, rtt, retransmissions, drops, marks, queue — those the run kept."""
-        return {k: self.tables[k].to_pandas() for k in TRACES if k in self.tables}
+        return {k: self.tables[k].to_pandas() for k in (*TRACES, *PER_PACKET_TRACES) if k in self.tables}
 
     def summary(self) -> dict[str, Any]:
         """The versioned JSON summary (schema :data:`SCHEMA`, documented in docs/schema.md)."""
@@ -200,8 +200,11 @@ class Result:
         return written
 
 
-#: Trace names, as in ``Result.traces`` and ``--traces``.
+#: Trace names, as in ``Result.traces`` and ``--traces``: what ``"all"`` keeps.
 TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
+#: Per-packet traces, kept only when named (``"all,receive"``): ``receive`` has one row per data
+#: packet that reached its receiver (what receiver-side loss discriminators read).
+PER_PACKET_TRACES = ("receive",)
 
 
 def simulate(
@@ -219,8 +222,10 @@ def simulate(
     ``--set``) or a mapping of paths to typed values (``{"topology.bottleneck.bandwidth": "20Mbps",
     "simulation.name": "123"}`` — a string stays a string). ``seed`` overrides ``simulation.seed``.
     ``traces``: which traces to keep — ``"all"`` (default), ``"none"`` (memory then stays bounded
-    however long the run) or names from :data:`TRACES` (``"cwnd"`` and ``"retx"`` are accepted for
-    ``window`` and ``retransmissions``), as a list or a comma-separated string; summaries do not
+    however long the run) or names from :data:`TRACES` and :data:`PER_PACKET_TRACES` (``"cwnd"``
+    and ``"retx"`` are accepted for ``window`` and ``retransmissions``; ``"all"`` keeps
+    :data:`TRACES` only, ``"all,receive"`` adds the per-packet one), as a list or a comma-separated
+    string; summaries do not
     depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
     Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
     naming the offending key."""

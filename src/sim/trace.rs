@@ -97,6 +97,22 @@ pub struct QueueTrace {
     pub average: Vec<f64>,
 }
 
+/// Every data packet that reached its receiver (`receive`): what receiver-side loss
+/// discriminators read (arrival time, the sender's send time for the relative one-way trip time,
+/// the sequence number for gaps). Per packet, so kept only when named (not part of `all`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReceiveTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<FlowId>,
+    pub seq: Vec<u64>,
+    pub len: Vec<u32>,
+    /// Transmission number of the copy (0 = original); a gateway's local copy keeps the number of
+    /// the copy it cached.
+    pub tx: Vec<u8>,
+    /// When the sender sent this copy (its TSval clock; a cached copy keeps the original's).
+    pub sent: Vec<Nanos>,
+}
+
 /// Which traces a run keeps. Traces are the only per-run buffers that grow with simulated time;
 /// with none kept, a run's memory is its flows, queues and packets in flight (plus the
 /// one-byte-per-segment spurious-retransmission oracles, see `Engine`).
@@ -108,16 +124,21 @@ pub struct TraceSet {
     pub drops: bool,
     pub marks: bool,
     pub queue: bool,
+    /// Per data packet at its receiver; not in `all` (name it: `all,receive`).
+    pub receive: bool,
 }
 
 impl TraceSet {
     /// Names as used by `--traces` and in results, in the order of the flags.
-    pub const NAMES: [&'static str; 6] = ["window", "rtt", "retransmissions", "drops", "marks", "queue"];
-    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true };
-    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false };
+    pub const NAMES: [&'static str; 7] = ["window", "rtt", "retransmissions", "drops", "marks", "queue", "receive"];
+    /// `all`, the default: every trace but the per-packet ones (`receive`), which are named.
+    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true, receive: false };
+    /// Every trace, the per-packet ones included.
+    pub const EVERY: Self = Self { receive: true, ..Self::ALL };
+    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false, receive: false };
 
     /// `all`, `none`, or a comma-separated list of trace names (`cwnd` and `retx` are accepted
-    /// for `window` and `retransmissions`).
+    /// for `window` and `retransmissions`; `all` may be listed too, as in `all,receive`).
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "all" => return Ok(Self::ALL),
@@ -133,6 +154,8 @@ impl TraceSet {
                 "drops" => set.drops = true,
                 "marks" => set.marks = true,
                 "queue" => set.queue = true,
+                "receive" => set.receive = true,
+                "all" => set = Self { receive: set.receive, ..Self::ALL },
                 other => return Err(format!("unknown trace '{other}' (known: all, none, {})", Self::NAMES.join(", "))),
             }
         }
@@ -148,6 +171,7 @@ impl TraceSet {
             "drops" => self.drops,
             "marks" => self.marks,
             "queue" => self.queue,
+            "receive" => self.receive,
             _ => false,
         }
     }
@@ -169,6 +193,7 @@ pub struct Trace {
     pub drops: DropTrace,
     pub marks: MarkTrace,
     pub queue: QueueTrace,
+    pub receive: ReceiveTrace,
     pub keep: TraceSet,
 }
 
@@ -179,7 +204,7 @@ impl Trace {
 
     /// Records held, all traces together (0 when none are kept).
     pub fn len(&self) -> usize {
-        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len()
+        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len() + self.receive.time.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -267,6 +292,22 @@ impl Trace {
     }
 }
 
+impl Trace {
+    #[inline]
+    pub fn receive(&mut self, time: Nanos, flow: FlowId, seq: u64, len: u32, tx: u8, sent: Nanos) {
+        if !self.keep.receive {
+            return;
+        }
+        let r = &mut self.receive;
+        r.time.push(time);
+        r.flow.push(flow);
+        r.seq.push(seq);
+        r.len.push(len);
+        r.tx.push(tx);
+        r.sent.push(sent);
+    }
+}
+
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 for equal shares, 1/n when one flow takes everything.
 /// `None` for no flows or all-zero shares.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
@@ -286,7 +327,16 @@ mod tests {
         let s = TraceSet::parse("cwnd, drops,retx").unwrap();
         assert!(s.window && s.drops && s.retx && !s.rtt && !s.marks && !s.queue);
         assert!(s.contains("retransmissions") && !s.contains("queue"));
-        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue)");
+        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue, receive)");
+    }
+
+    #[test]
+    fn the_per_packet_receive_trace_is_kept_only_when_named() {
+        assert!(!TraceSet::parse("all").unwrap().receive && !TraceSet::default().receive);
+        assert_eq!(TraceSet::parse("all,receive"), Ok(TraceSet::EVERY));
+        assert_eq!(TraceSet::parse("receive, all"), Ok(TraceSet::EVERY));
+        let only = TraceSet::parse("receive").unwrap();
+        assert!(only.receive && !only.window && only.contains("receive"));
     }
 
     #[test]
