@@ -9,6 +9,7 @@
 //! connections and their outstanding segments, never with file size (besides the output
 //! columns, which grow with the number of samples).
 
+pub mod arrivals;
 pub mod loss;
 pub mod reader;
 pub mod text;
