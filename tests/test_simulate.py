@@ -182,7 +182,7 @@ def test_components_lists_every_family_with_its_declared_parameters():
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.components/1"
     by_name = {(c["family"], c["name"]): c for c in doc["components"]}
-    assert {f for f, _ in by_name} == {"queue", "error", "app", "cc", "rto-policy"}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "rto-policy"}
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]
     assert "scale" in [p["name"] for p in by_name[("rto-policy", "ca-rto")]["params"]]
     assert {"droptail", "red", "threshold"} <= {n for f, n in by_name if f == "queue"}

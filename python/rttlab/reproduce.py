@@ -36,7 +36,10 @@ A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joi
 parameters: ``by`` may then name ``flow``; without it a run's flows are summed. ``[[report]]``
 entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's columns, e.g.
 ``"rtt_max - rtt_min"``) are printed as tables of ours alone, for results with nothing
-published to compare against.
+published to compare against. ``[[model]]`` entries compare a paper's own model column with the
+model computed here, no runs involved: ``title``, ``formula`` (DataFrame.eval, as kind =
+"formula"), ``constants``, optional ``abs_tolerance``, and ``[[model.rows]]`` each with
+``point`` (the formula's variables), ``value`` (published) and ``source``.
 
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
@@ -346,6 +349,25 @@ class Reproduction:
                 for r in summarise(frame, by, [col], self.level).to_dict("records")
             ]
             out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
+        return out
+
+    def models(self) -> list[dict[str, Any]]:
+        """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
+        on the row's variables; matched when within ``abs_tolerance`` (else ``tolerance``)."""
+        import pandas as pd
+
+        out = []
+        for spec in self.doc.get("model", []):
+            rows = []
+            for v in spec["rows"]:
+                env = {**spec.get("constants", {}), **v["point"]}
+                ours = float(pd.DataFrame([env]).eval(spec["formula"]).iloc[0])
+                published = float(v["value"])
+                abs_tol = v.get("abs_tolerance", spec.get("abs_tolerance"))
+                diff = ours / published - 1 if published else math.nan
+                matched = abs(ours - published) <= float(abs_tol) if abs_tol is not None else abs(diff) <= self.tolerance
+                rows.append({"point": ", ".join(f"{k}={_short(x)}" for k, x in v["point"].items()), "params": dict(v["point"]), "ours": ours, "published": published, "source": v["source"], "diff": diff, "abs_tolerance": abs_tol, "matched": bool(matched)})
+            out.append({"title": spec["title"], "formula": spec["formula"], "rows": rows})
         return out
 
     def _formula(self, point: dict[str, Any]) -> float:
