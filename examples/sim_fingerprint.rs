@@ -123,10 +123,18 @@ fn main() {
         found.sort();
         paths = found;
     }
+    let default_set = std::env::args().len() == 1;
+    let mut jobs: Vec<(String, Vec<Vec<&'static str>>)> = paths.iter().map(|p| (p.clone(), variants(&std::path::Path::new(p).file_stem().unwrap().to_string_lossy()))).collect();
+    // Blocks added after main c069d38, each self-contained, only at the end of the output.
+    if default_set {
+        // Issue 12: Snoop on the gateway before SpecTCP's lossy link (Reno+ECN endpoints).
+        let snoop = ["tcp.cc=reno", "topology.bottleneck.agent={kind=\"snoop\"}", "simulation.duration=\"300s\""];
+        jobs.push((concat!(env!("CARGO_MANIFEST_DIR"), "/examples/spectcp/lossy-link.toml").into(), vec![[&snoop[..], &["topology.bottleneck.error.ber=1e-5"]].concat(), [&snoop[..], &["topology.bottleneck.error.ber=5e-5"]].concat()]));
+    }
     let mut out = std::io::stdout().lock();
-    for path in &paths {
+    for (path, vs) in &jobs {
         let name = std::path::Path::new(path).file_stem().unwrap().to_string_lossy().to_string();
-        for v in variants(&name) {
+        for v in vs.iter().cloned() {
             let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
             let label = format!("{name} [{}]", v.join(" "));
             let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {

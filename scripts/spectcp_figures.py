@@ -10,7 +10,9 @@ what a ratio cannot show. Definitions (the paper gives none beyond its prose):
   of the flow's lost data packets that a queue dropped (overflow or RED) among all its lost data
   packets on the bottleneck — per lost packet, from the simulator's ground truth;
 - congestion-loss rate (Fig. 9): queue drops / data packets sent; normalised goodput (Fig. 10):
-  goodput (bit/s) / data packets sent, the paper's own definition;
+  goodput (bit/s) / data packets sent, the paper's own definition (packets the sender sent; with
+  Snoop, queue drops include the agent's local retransmissions the gateway's queue dropped);
+- Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults);
 - fairness (Fig. 7): Jain's index of one SpecTCP and one Reno+ECN flow sharing the link.
 """
 
@@ -56,13 +58,15 @@ def lossy_link(args, out: Path):
     import matplotlib.pyplot as plt
 
     seeds = range(1, args.seeds + 1)
-    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)"}
+    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)"}
+    # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway.
+    setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}})}
     rows = {}
     for cc in schemes:
         for ber in BERS:
             g, mis, closs, ngood = [], [], [], []
             for s in seeds:
-                r = lossy(cc, ber, s, args.duration)
+                r = lossy(setups[cc][0], ber, s, args.duration, extra=setups[cc][1])
                 b = bottleneck(r)
                 f = r.flows.iloc[0]
                 queue = b["drops_overflow"] + b["drops_aqm"]
@@ -73,7 +77,7 @@ def lossy_link(args, out: Path):
                 closs.append(queue / sent)
                 ngood.append(f["goodput_bps"] / sent)
             rows[cc, ber] = {"goodput": ci(g), "mis": ci([m for m in mis if not math.isnan(m)]), "closs": ci(closs), "ngood": ci(ngood)}
-    print("\n#### Goodput (bit/s), Fig. 5\n\n| BER | " + " | ".join(schemes.values()) + " | SpecTCP / Reno+ECN |\n|---|---|---|---|---|")
+    print("\n#### Goodput (bit/s), Fig. 5\n\n| BER | " + " | ".join(schemes.values()) + " | SpecTCP / Reno+ECN |\n|---|" + "---|" * (len(schemes) + 1))
     for ber in BERS:
         ratio = rows["spectcp", ber]["goodput"][0] / rows["reno", ber]["goodput"][0]
         print(f"| {ber:g} | " + " | ".join(fmt(*rows[cc, ber]["goodput"]) for cc in schemes) + f" | {ratio:.2f} |")

@@ -692,7 +692,61 @@ fn resolve_scenario(text: &str, overrides: Vec<String>) -> PyResult<String> {
         .map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
+// ---- receiver-side loss discriminators (Biaz, mBiaz, Spike, ZigZag, ZBS) ----
+
+/// The gaps `classify_arrivals` finds, as columns: time (ns), from, seq, missing, and one list of
+/// "congestion"/"corruption" per discriminator.
+fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::sim::tcp::discriminator::score::Arrival]) -> PyResult<Bound<'py, PyDict>> {
+    use crate::sim::tcp::discriminator::{receiver_side, score::classify_arrivals, LossClass};
+    let mut ds = receiver_side();
+    let names: Vec<&'static str> = ds.iter().map(|d| d.name()).collect();
+    let gaps = classify_arrivals(arrivals, &mut ds);
+    let d = PyDict::new(py);
+    d.set_item("time", gaps.iter().map(|g| g.time).collect::<Vec<_>>())?;
+    d.set_item("from", gaps.iter().map(|g| g.from).collect::<Vec<_>>())?;
+    d.set_item("seq", gaps.iter().map(|g| g.seq).collect::<Vec<_>>())?;
+    d.set_item("missing", gaps.iter().map(|g| g.missing).collect::<Vec<_>>())?;
+    for (i, name) in names.iter().enumerate() {
+        let v: Vec<&str> = gaps.iter().map(|g| if g.verdicts[i] == LossClass::Congestion { "congestion" } else { "corruption" }).collect();
+        d.set_item(*name, v)?;
+    }
+    Ok(d)
+}
+
+/// Receiver-side discriminators on one flow's arrivals, in arrival order: arrival time and
+/// send time (ns, any clock offset), sequence number, payload bytes.
+#[pyfunction]
+fn classify_arrivals<'py>(py: Python<'py>, time: Vec<u64>, seq: Vec<u64>, len: Vec<u32>, sent: Vec<u64>) -> PyResult<Bound<'py, PyDict>> {
+    use crate::sim::tcp::discriminator::score::Arrival;
+    if time.len() != seq.len() || time.len() != len.len() || time.len() != sent.len() {
+        return Err(PyValueError::new_err("time, seq, len and sent must have one length"));
+    }
+    let arrivals: Vec<Arrival> = (0..time.len()).map(|i| Arrival { time: time[i], seq: seq[i], len: len[i], sent: sent[i] }).collect();
+    gaps_dict(py, &arrivals)
+}
+
+/// Receiver-side discriminators on every direction of every TCP connection in a capture
+/// (classification only): a list of {src, dst, ts_hz, packets, gaps}.
+#[pyfunction]
+fn capture_loss_classes<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let p = std::path::PathBuf::from(path);
+    let dirs = py.detach(|| capture::arrivals::from_file(&p)).map_err(|e| capture_error(path, e))?;
+    dirs.iter()
+        .map(|dir| {
+            let d = PyDict::new(py);
+            d.set_item("src", &dir.src)?;
+            d.set_item("dst", &dir.dst)?;
+            d.set_item("ts_hz", dir.ts_hz)?;
+            d.set_item("packets", dir.arrivals.len())?;
+            d.set_item("gaps", gaps_dict(py, &dir.arrivals)?)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(classify_arrivals, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_loss_classes, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;

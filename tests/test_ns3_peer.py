@@ -28,6 +28,7 @@ N1 = ROOT / "examples" / "scenarios" / "dumbbell-n1-red.toml"
         ({"flows.0.start_jitter": "5ms"}, "flows.0.start"),
         ({"simulation.warmup": "1s"}, "simulation.warmup"),
         ({"tcp.receiver_ecn": False}, "tcp.receiver_ecn"),
+        ({"topology.bottleneck.agent": {"kind": "snoop"}}, "topology.bottleneck.agent"),
     ],
 )
 def test_what_the_mapping_cannot_carry_is_refused_naming_the_key(overrides, key):

@@ -48,3 +48,20 @@ def test_the_quick_ratios_are_pinned(spectcp):
     assert rows[0]["ours"] == pytest.approx(1.137, abs=0.02) and not rows[0]["matched"]
     assert rows[1]["ours"] == pytest.approx(0.211, abs=0.02) and rows[1]["matched"]
     assert rows[2]["ours"] == pytest.approx(0.232, abs=0.02) and not rows[2]["matched"]
+
+
+def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectcp):
+    from rttlab.red_dimension import dimension
+    from rttlab.reproduce import Reproduction
+
+    models = json.loads((spectcp / "comparison.json").read_text())["models"]
+    assert models == json.loads(json.dumps(Reproduction.load("spectcp", quick=True).models()))
+    q, qbar = models
+    assert [r["published"] for r in q["rows"]] == [19, 24, 12] and [r["published"] for r in qbar["rows"]] == [7, 7, 10]
+    # The reproduction's formulas are eqs. (3) and (8) as rttlab.red_dimension computes them.
+    for r, ssth, rtt in zip(q["rows"], [(15, 15), (15, 20), (15, 15)], [0.059, 0.059, 0.099]):
+        d = {x.name: x.value for x in dimension(ssthresh=ssth, rtt=[rtt], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=5, omega=0.002, max_p=0.1)}
+        assert r["ours"] == pytest.approx(d["Q(t)_max"]) and r["matched"]
+    for r, (mn, mp) in zip(qbar["rows"], [(5, 0.1), (5, 0.2), (7, 0.1)]):
+        d = {x.name: x.value for x in dimension(ssthresh=(15, 15), rtt=[0.059], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=mn, omega=0.002, max_p=mp)}
+        assert r["ours"] == pytest.approx(d["Qbar_max"]) and r["matched"]

@@ -12,7 +12,7 @@ import pytest
 
 import rttlab
 from rttlab import _core
-from rttlab.sim import TRACES, conform, schema
+from rttlab.sim import PER_PACKET_TRACES, TRACES, conform, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 RED10 = ROOT / "examples" / "scenarios" / "dumbbell-n10-red.toml"
@@ -30,7 +30,7 @@ def test_every_table_of_a_run_is_arrow_in_the_schema_the_core_defines(result):
         assert isinstance(table, pa.Table)
         assert table.schema.equals(schema(name), check_metadata=True), name
         assert table.schema.metadata[b"table"] == name.encode()
-    assert [n for n, _ in _core.result_schemas()] == ["flows", "channels", *TRACES]
+    assert [n for n, _ in _core.result_schemas()] == ["flows", "channels", *TRACES, *PER_PACKET_TRACES]
 
 
 def test_the_per_arrival_traces_are_kept_only_when_asked_for_by_name():

@@ -182,7 +182,7 @@ def test_components_lists_every_family_with_its_declared_parameters():
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.components/1"
     by_name = {(c["family"], c["name"]): c for c in doc["components"]}
-    assert {f for f, _ in by_name} == {"queue", "error", "app", "cc", "rto-policy", "spurious-detection", "spurious-response"}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "rto-policy", "spurious-detection", "spurious-response"}
     assert {n for f, n in by_name if f == "spurious-detection"} == {"eifel", "frto", "frto-sack"}
     assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015"}
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]
@@ -211,7 +211,7 @@ def test_traces_are_chosen_per_run_and_summaries_do_not_depend_on_them():
     full = rttlab.simulate(DROPTAIL10, set=SHORT)
     none = rttlab.simulate(DROPTAIL10, set=SHORT, traces="none")
     some = rttlab.simulate(DROPTAIL10, set=SHORT, traces=["cwnd", "drops"])
-    assert set(full.traces) == set(rttlab.sim.TRACES) - {"arrival", "quench"}, "the per-arrival traces are asked for by name"
+    assert set(full.traces) == set(rttlab.sim.TRACES), "the per-packet traces are asked for by name"
     assert none.traces == {}
     assert set(some.traces) == {"window", "drops"}
     pd.testing.assert_frame_equal(some.traces["drops"], full.traces["drops"])

@@ -105,6 +105,8 @@ def check(doc: dict[str, Any]) -> None:
             raise Ns3Unsupported(f"topology.{link}.error: error models are not mapped to ns-3")
         if topo[link].get("losses"):
             raise Ns3Unsupported(f"topology.{link}.losses: scheduled losses are not mapped to ns-3")
+        if topo[link].get("agent"):
+            raise Ns3Unsupported(f"topology.{link}.agent: link agents (Snoop) are not mapped to ns-3")
     if topo["access"]["queue"]["kind"] != "droptail":
         raise Ns3Unsupported("topology.access.queue.kind: access links map as droptail only")
     if topo["bottleneck"]["queue"]["kind"] not in ("droptail", "red"):

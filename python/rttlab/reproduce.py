@@ -47,7 +47,11 @@ to compare against. A report's metric ``trace.NAME`` is computed per run from a 
 the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas query over the trace's
 columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg = "count"``, the default)
 or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min or max); a report over a
-trace the sweep does not keep (e.g. under ``--quick``) is left out.
+trace the sweep does not keep (e.g. under ``--quick``) is left out. ``[[model]]`` entries compare a
+paper's own model column with the model computed here, no runs involved: ``title``, ``formula``
+(DataFrame.eval, as kind = "formula"), ``constants``, optional ``abs_tolerance``, and
+``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
+``source``.
 
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
@@ -428,6 +432,25 @@ class Reproduction:
                 for r in summarise(frame, by, [col], self.level).to_dict("records")
             ]
             out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
+        return out
+
+    def models(self) -> list[dict[str, Any]]:
+        """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
+        on the row's variables; matched when within ``abs_tolerance`` (else ``tolerance``)."""
+        import pandas as pd
+
+        out = []
+        for spec in self.doc.get("model", []):
+            rows = []
+            for v in spec["rows"]:
+                env = {**spec.get("constants", {}), **v["point"]}
+                ours = float(pd.DataFrame([env]).eval(spec["formula"]).iloc[0])
+                published = float(v["value"])
+                abs_tol = v.get("abs_tolerance", spec.get("abs_tolerance"))
+                diff = ours / published - 1 if published else math.nan
+                matched = abs(ours - published) <= float(abs_tol) if abs_tol is not None else abs(diff) <= self.tolerance
+                rows.append({"point": ", ".join(f"{k}={_short(x)}" for k, x in v["point"].items()), "params": dict(v["point"]), "ours": ours, "published": published, "source": v["source"], "diff": diff, "abs_tolerance": abs_tol, "matched": bool(matched)})
+            out.append({"title": spec["title"], "formula": spec["formula"], "rows": rows})
         return out
 
     def _formula(self, point: dict[str, Any]) -> float:

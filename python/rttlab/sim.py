@@ -94,8 +94,9 @@ class Result:
 
     @cached_property
     def traces(self) -> dict[str, pd.DataFrame]:
-        """window, rtt, retransmissions, drops, marks, queue, arrival, quench — those the run kept."""
-        return {k: self.tables[k].to_pandas() for k in TRACES if k in self.tables}
+        """window, rtt, retransmissions, drops, marks, queue and the per-packet arrival, quench,
+        receive — those the run kept."""
+        return {k: self.tables[k].to_pandas() for k in (*TRACES, *PER_PACKET_TRACES) if k in self.tables}
 
     def summary(self) -> dict[str, Any]:
         """The versioned JSON summary (schema :data:`SCHEMA`, documented in docs/schema.md)."""
@@ -200,10 +201,13 @@ class Result:
         return written
 
 
-#: Trace names, as in ``Result.traces`` and ``--traces``.
-#: ``arrival`` and ``quench`` (one record per packet offered to the bottleneck / per source quench)
-#: are not in ``"all"``: ask for them by name, e.g. ``"all,arrival,quench"``.
-TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench")
+#: Trace names, as in ``Result.traces`` and ``--traces``: what ``"all"`` keeps.
+TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
+#: Per-packet traces, kept only when named (``"all,arrival,quench"``, ``"all,receive"``):
+#: ``arrival`` has one row per packet offered to a monitored queue, ``quench`` one per source
+#: quench sent, ``receive`` one per data packet that reached its receiver (what receiver-side loss
+#: discriminators read).
+PER_PACKET_TRACES = ("arrival", "quench", "receive")
 
 
 def simulate(
@@ -220,11 +224,12 @@ def simulate(
     ``set``: overrides applied before parsing, as ``key.path=value`` strings (read as by the CLI's
     ``--set``) or a mapping of paths to typed values (``{"topology.bottleneck.bandwidth": "20Mbps",
     "simulation.name": "123"}`` — a string stays a string). ``seed`` overrides ``simulation.seed``.
-    ``traces``: which traces to keep — ``"all"`` (default; every trace but the per-arrival
-    ``arrival`` and ``quench``), ``"none"`` (memory then stays bounded however long the run) or
-    names from :data:`TRACES` (``"cwnd"`` and ``"retx"`` are accepted for ``window`` and
-    ``retransmissions``, ``"all"`` in a list adds what ``"all"`` keeps), as a list or a
-    comma-separated string; summaries do not depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
+    ``traces``: which traces to keep — ``"all"`` (default), ``"none"`` (memory then stays bounded
+    however long the run) or names from :data:`TRACES` and :data:`PER_PACKET_TRACES` (``"cwnd"``
+    and ``"retx"`` are accepted for ``window`` and ``retransmissions``; ``"all"`` keeps
+    :data:`TRACES` only, ``"all,arrival,quench"`` or ``"all,receive"`` add per-packet ones), as a
+    list or a comma-separated string; summaries do not
+    depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
     Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
     naming the offending key."""
     from rttlab.scenario import Scenario

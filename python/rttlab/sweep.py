@@ -123,7 +123,7 @@ class Sweep:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name, level = _name_and_level(head, source, bad)
         traces = head.get("traces", [])
-        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
+        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench", "receive"}
         if not isinstance(traces, list) or any(t not in known_traces for t in traces):
             raise bad("sweep.traces", f"expected a list of {', '.join(sorted(known_traces))}")
         if "seeds" in head and "replications" in head:
@@ -167,7 +167,9 @@ class Sweep:
                 raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
             if (sim in OWN_SCENARIOS) != (default_sim in OWN_SCENARIOS):
                 raise bad("simulator", f"{sim!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
-            overrides = {k: v for k, v in point.items() if k != "simulator"}
+            # A table before the keys inside it ("flows" before "flows.0.tcp.rto"), whichever of
+            # [grid]/[zip] names it: the deeper key edits the table the shallower one set.
+            overrides = {k: v for k, v in sorted(point.items(), key=lambda kv: kv[0].count(".")) if k != "simulator"}
             for seed in seeds:
                 s = base_with_common.with_(overrides)
                 if seed is not None:

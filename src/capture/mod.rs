@@ -10,6 +10,7 @@
 //! columns, which grow with the number of samples).
 
 pub mod export;
+pub mod arrivals;
 pub mod loss;
 pub mod reader;
 pub mod text;

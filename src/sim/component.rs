@@ -169,7 +169,7 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
 /// What `rttlab components` lists for one component kind.
 #[derive(Debug, Clone)]
 pub struct Listing {
-    /// The family: "queue", "error", "app", "cc", "rto-policy", "spurious-detection",
+    /// The family: "queue", "error", "app", "agent", "cc", "rto-policy", "spurious-detection",
     /// "spurious-response".
     pub family: &'static str,
     pub name: &'static str,
@@ -190,6 +190,7 @@ pub fn catalog() -> Vec<Listing> {
     let mut out = list("queue", super::queue::REGISTRY);
     out.extend(list("error", super::error_model::REGISTRY));
     out.extend(list("app", super::app::REGISTRY));
+    out.extend(list("agent", super::agent::REGISTRY));
     out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
     out.extend(crate::rtt::policy::registry().iter().map(|p| Listing { family: "rto-policy", name: p.name, summary: p.summary, source: p.source, params: p.params.to_vec() }));
     out.extend(super::tcp::SPURIOUS_OPTIONS.iter().map(|&(family, name, summary, source)| Listing { family, name, summary, source, params: Vec::new() }));

@@ -138,6 +138,11 @@ pub struct LinkCfg {
     /// existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay_spikes: Vec<DelaySpikeCfg>,
+    /// Tagged table `{ kind = "snoop", ... }`: a node agent at the link's sending end of the
+    /// forward (data) direction ([`super::agent::REGISTRY`]). Absent: none, and absent from the
+    /// canonical form, so existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<toml::Table>,
     /// Graph links only: the end nodes.
     #[serde(default)]
     pub a: Option<u32>,
@@ -548,6 +553,9 @@ impl Scenario {
         for link in links {
             link.queue = canonical(queue::REGISTRY, queue::DEFAULT_KIND, &link.queue);
             link.error = canonical(error_model::REGISTRY, error_model::DEFAULT_KIND, &link.error);
+            if let Some(t) = &link.agent {
+                link.agent = Some(canonical(super::agent::REGISTRY, "snoop", t));
+            }
         }
         for group in &mut s.flows {
             if let Some(t) = &group.app {

@@ -427,6 +427,7 @@ impl Engine {
         match pkt.kind {
             Kind::Data => {
                 flow.spurious.arrived(pkt.seq, pkt.tx);
+                self.trace.receive(now, f, pkt.seq, pkt.len, pkt.tx, pkt.ts_val);
                 flow.receiver.on_data(&pkt, now, &mut self.out);
                 if flow.completed_at.is_none() && flow.receiver.stats.bytes_delivered >= flow.app_bytes {
                     flow.completed_at = Some(now);

@@ -183,6 +183,12 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         "both" => (true, true),
         other => return Err(invalid(format!("{key}.error_direction"), format!("'{other}' is not forward, reverse or both"))),
     };
+    // A link agent (Snoop) watches the forward channel's queue; one agent per queue.
+    let forward_agent = match &cfg.agent {
+        None => agent,
+        Some(_) if agent.is_some() => return Err(invalid(format!("{key}.agent"), "this link's queue already has its own agent (a threshold queue's source quench); one agent per link")),
+        Some(t) => Some(agent::QueueAgent::Snoop(component::build(agent::REGISTRY, "agent", "snoop", t, &format!("{key}.agent"), &())?)),
+    };
     let losses: Vec<Nanos> = cfg.losses.iter().map(|d| d.0).collect();
     let mut spikes = Vec::with_capacity(cfg.delay_spikes.len());
     for (i, d) in cfg.delay_spikes.iter().enumerate() {
@@ -192,7 +198,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         spikes.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
     }
     let short = key.rsplit('.').next().unwrap_or(key);
-    let channel = |name: &str, with_errors: bool| ChannelSpec {
+    let channel = |name: &str, with_errors: bool, agent: Option<agent::QueueAgent>| ChannelSpec {
         bandwidth: cfg.bandwidth.0,
         delay: cfg.delay.0,
         queue: queue.clone(),
@@ -206,7 +212,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         agent,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
-    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err), reverse: channel(&format!("{short}<"), rev_err) })
+    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err, forward_agent), reverse: channel(&format!("{short}<"), rev_err, agent) })
 }
 
 fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
@@ -500,7 +506,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
     Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0, traces))
 }
 
-fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
+pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
     let end = e.end;
     let warmup = e.warmup;
     // Resolve the spurious retransmissions of segments still unacknowledged, with the copies

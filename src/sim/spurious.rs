@@ -10,8 +10,10 @@
 //! left when the run ends is resolved with the arrivals seen by then (a copy still in flight does
 //! not count, as before).
 //!
-//! Assumption written down: a node agent that re-sends a cached copy (Snoop) breaks the FIFO
-//! argument; such an agent must keep its copies' transmission numbers or resolve them itself.
+//! Assumption written down: a node agent that re-sends a cached copy (Snoop) could break the FIFO
+//! argument. Snoop keeps it: its cache holds the sender's latest copy of each segment, so a local
+//! copy numbered below c left the gateway before c passed it, on the same FIFO path onwards
+//! (`agent::snoop`).
 
 use super::trace::RetxTrace;
 use std::collections::VecDeque;

@@ -10,7 +10,7 @@
 //! columns (u8 codes into the `*_NAMES` tables of [`super::trace`]), which pandas reads as
 //! categoricals.
 
-use super::trace::{ArrivalTrace, DropTrace, MarkTrace, QuenchTrace, QueueTrace, RetxTrace, RttTrace, Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES, VERDICT_NAMES};
+use super::trace::{ArrivalTrace, DropTrace, MarkTrace, QuenchTrace, QueueTrace, ReceiveTrace, RetxTrace, RttTrace, Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES, VERDICT_NAMES};
 use super::{ChannelSummary, FlowSummary, SimResult, RESULT_SCHEMA_VERSION};
 use crate::time::Nanos;
 use arrow_array::types::UInt8Type;
@@ -334,6 +334,19 @@ pub static QUENCH: Table<QuenchTrace> = Table {
     ],
 };
 
+pub static RECEIVE: Table<ReceiveTrace> = Table {
+    name: "receive",
+    doc: "Every data packet that reached its receiver, for receiver-side loss discriminators. Per packet, so kept only when named (`--traces all,receive`).",
+    columns: &[
+        col!("time", "s", "arrival at the receiver", |t| secs_of(&t.time)),
+        col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
+        col!("seq", "bytes", "the packet's first sequence number", |t| u64s(t.seq.iter().copied())),
+        col!("len", "bytes", "payload bytes", |t| u32s(t.len.iter().copied())),
+        col!("tx", "", "transmission number of the copy (0 = original; a gateway's local retransmission keeps its cached copy's)", |t| Arc::new(UInt8Array::from(t.tx.clone()))),
+        col!("sent", "s", "when the sender sent this copy (its timestamp clock); time − sent is the one-way trip time", |t| secs_of(&t.sent)),
+    ],
+};
+
 /// Every table's name and schema, in the order results list them: flows, channels, then the
 /// traces in the order of [`TraceSet::NAMES`].
 pub fn schemas() -> Vec<(&'static str, Schema)> {
@@ -348,6 +361,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         (QUEUE.name, QUEUE.schema()),
         (ARRIVAL.name, ARRIVAL.schema()),
         (QUENCH.name, QUENCH.schema()),
+        (RECEIVE.name, RECEIVE.schema()),
     ]
 }
 
@@ -385,6 +399,9 @@ pub fn trace_batches(t: &Trace) -> Vec<(&'static str, RecordBatch)> {
     }
     if k.quench {
         out.push((QUENCH.name, QUENCH.batch(&t.quench)));
+    }
+    if k.receive {
+        out.push((RECEIVE.name, RECEIVE.batch(&t.receive)));
     }
     out
 }
@@ -447,6 +464,18 @@ mod tests {
         assert_eq!(rows["drops"], r.trace.drops.time.len());
         assert_eq!(rows["arrival"], r.trace.arrival.time.len());
         assert!(rows["rtt"] > 0 && rows["queue"] > 0 && rows["arrival"] > 0);
+    }
+
+    #[test]
+    fn the_receive_trace_has_one_row_per_data_packet_that_reached_a_receiver() {
+        let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
+        let r = crate::sim::run_with(&s, TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let b = RECEIVE.batch(&r.trace.receive);
+        let bytes: u64 = r.flows.iter().map(|f| f.bytes_received).sum();
+        assert_eq!(r.trace.receive.len.iter().map(|&l| l as u64).sum::<u64>(), bytes, "every payload byte that reached a receiver, once");
+        assert_eq!(b.num_rows(), r.trace.receive.time.len());
+        let one_way = r.trace.receive.time.iter().zip(&r.trace.receive.sent).map(|(t, s)| t - s).min().unwrap();
+        assert!(one_way >= 22_000_000, "at least the three links' delays: {one_way}");
     }
 
     #[test]

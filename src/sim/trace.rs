@@ -140,6 +140,22 @@ pub struct QuenchTrace {
     pub queue: Vec<u32>,
 }
 
+/// Every data packet that reached its receiver (`receive`): what receiver-side loss
+/// discriminators read (arrival time, the sender's send time for the relative one-way trip time,
+/// the sequence number for gaps). Per packet, so kept only when named (not part of `all`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReceiveTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<FlowId>,
+    pub seq: Vec<u64>,
+    pub len: Vec<u32>,
+    /// Transmission number of the copy (0 = original); a gateway's local copy keeps the number of
+    /// the copy it cached.
+    pub tx: Vec<u8>,
+    /// When the sender sent this copy (its TSval clock; a cached copy keeps the original's).
+    pub sent: Vec<Nanos>,
+}
+
 /// Which traces a run keeps. Traces are the only per-run buffers that grow with simulated time;
 /// with none kept, a run's memory is its flows, queues and packets in flight (plus the
 /// one-byte-per-segment spurious-retransmission oracles, see `Engine`).
@@ -155,18 +171,23 @@ pub struct TraceSet {
     /// Not in `all` (they are as large as the packet count); ask for them by name.
     pub arrival: bool,
     pub quench: bool,
+    /// Per data packet at its receiver; not in `all` (name it: `all,receive`).
+    pub receive: bool,
 }
 
 impl TraceSet {
     /// Names as used by `--traces` and in results, in the order of the flags.
-    pub const NAMES: [&'static str; 8] = ["window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench"];
-    /// Every trace but the per-arrival ones (`arrival`, `quench`), which are asked for by name.
-    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true, arrival: false, quench: false };
-    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false, arrival: false, quench: false };
+    pub const NAMES: [&'static str; 9] = ["window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench", "receive"];
+    /// `all`, the default: every trace but the per-packet ones (`arrival`, `quench`, `receive`),
+    /// which are asked for by name.
+    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true, arrival: false, quench: false, receive: false };
+    /// Every trace, the per-packet ones included.
+    pub const EVERY: Self = Self { arrival: true, quench: true, receive: true, ..Self::ALL };
+    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false, arrival: false, quench: false, receive: false };
 
     /// `all`, `none`, or a comma-separated list of trace names (`cwnd` and `retx` are accepted
     /// for `window` and `retransmissions`; `all` in a list adds what `all` keeps, e.g.
-    /// `all,arrival,quench`).
+    /// `all,arrival,quench` or `all,receive`).
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "all" => return Ok(Self::ALL),
@@ -176,7 +197,7 @@ impl TraceSet {
         let mut set = Self::NONE;
         for name in text.split(',').map(str::trim) {
             match name {
-                "all" => set = Self { arrival: set.arrival, quench: set.quench, ..Self::ALL },
+                "all" => set = Self { arrival: set.arrival, quench: set.quench, receive: set.receive, ..Self::ALL },
                 "arrival" | "arrivals" => set.arrival = true,
                 "quench" => set.quench = true,
                 "window" | "cwnd" => set.window = true,
@@ -185,6 +206,7 @@ impl TraceSet {
                 "drops" => set.drops = true,
                 "marks" => set.marks = true,
                 "queue" => set.queue = true,
+                "receive" => set.receive = true,
                 other => return Err(format!("unknown trace '{other}' (known: all, none, {})", Self::NAMES.join(", "))),
             }
         }
@@ -202,6 +224,7 @@ impl TraceSet {
             "queue" => self.queue,
             "arrival" => self.arrival,
             "quench" => self.quench,
+            "receive" => self.receive,
             _ => false,
         }
     }
@@ -225,6 +248,7 @@ pub struct Trace {
     pub queue: QueueTrace,
     pub arrival: ArrivalTrace,
     pub quench: QuenchTrace,
+    pub receive: ReceiveTrace,
     pub keep: TraceSet,
 }
 
@@ -235,7 +259,7 @@ impl Trace {
 
     /// Records held, all traces together (0 when none are kept).
     pub fn len(&self) -> usize {
-        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len() + self.arrival.time.len() + self.quench.time.len()
+        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len() + self.arrival.time.len() + self.quench.time.len() + self.receive.time.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -351,6 +375,22 @@ impl Trace {
     }
 }
 
+impl Trace {
+    #[inline]
+    pub fn receive(&mut self, time: Nanos, flow: FlowId, seq: u64, len: u32, tx: u8, sent: Nanos) {
+        if !self.keep.receive {
+            return;
+        }
+        let r = &mut self.receive;
+        r.time.push(time);
+        r.flow.push(flow);
+        r.seq.push(seq);
+        r.len.push(len);
+        r.tx.push(tx);
+        r.sent.push(sent);
+    }
+}
+
 /// Jain's fairness index (Σx)² / (n·Σx²): 1 for equal shares, 1/n when one flow takes everything.
 /// `None` for no flows or all-zero shares.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
@@ -370,7 +410,7 @@ mod tests {
         let s = TraceSet::parse("cwnd, drops,retx").unwrap();
         assert!(s.window && s.drops && s.retx && !s.rtt && !s.marks && !s.queue);
         assert!(s.contains("retransmissions") && !s.contains("queue"));
-        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue, arrival, quench)");
+        assert_eq!(TraceSet::parse("cwnd,loss").unwrap_err(), "unknown trace 'loss' (known: all, none, window, rtt, retransmissions, drops, marks, queue, arrival, quench, receive)");
     }
 
     #[test]
@@ -381,6 +421,15 @@ mod tests {
         let s = TraceSet::parse("quench,all").unwrap();
         assert!(s.quench && !s.arrival && s.window && s.contains("quench") && !s.contains("arrival"));
         assert!(TraceSet::parse("arrival").unwrap().contains("arrival"));
+    }
+
+    #[test]
+    fn the_per_packet_receive_trace_is_kept_only_when_named() {
+        assert!(!TraceSet::parse("all").unwrap().receive && !TraceSet::default().receive);
+        assert_eq!(TraceSet::parse("all,receive"), Ok(TraceSet { receive: true, ..TraceSet::ALL }));
+        assert_eq!(TraceSet::parse("receive, all, arrival, quench"), Ok(TraceSet::EVERY));
+        let only = TraceSet::parse("receive").unwrap();
+        assert!(only.receive && !only.window && only.contains("receive"));
     }
 
     #[test]

@@ -14,6 +14,7 @@ FAMILIES = {
     "queue": "topology.<link>.queue = { kind = ..., ... }",
     "error": "topology.<link>.error = { kind = ..., ... }",
     "app": "flows[].app = { kind = ..., ... }",
+    "agent": "topology.<link>.agent = { kind = ..., ... }",
     "cc": "tcp.cc = \"name\" or { name = ..., ... }",
     "rto-policy": "tcp.rto.policy = \"name\" or { name = ..., ... }",
     "spurious-detection": "tcp.spurious_detection = \"name\"",

@@ -47,13 +47,15 @@ def reproduce(
         rows = rep.compare(runs, flows)
         reports = rep.reports(runs, flows, store.series)
         store.write_comparison(rep.sweep_name, rows)
-    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports}), indent=1) + "\n")
+    models = rep.models()
+    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"models": models} if models else {})}), indent=1) + "\n")
     (out / "figure.svg").write_text(figure_svg(rep, rows))
     if as_json:
-        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows, "reports": reports})
+        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows, "reports": reports, **({"models": models} if models else {})})
         return
     show(rep, rows)
     show_reports(rep, reports)
+    show_models(models)
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure.svg", highlight=False)
 
 
@@ -101,6 +103,18 @@ def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:
         for r in rpt["rows"]:
             ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
             table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]))
+        console.print(table)
+
+
+def show_models(models: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    for m in models:
+        table = Table(title=f"{m['title']} (the paper's model beside ours: {m['formula']})", title_justify="left")
+        for h in ("point", "ours", "published", "diff", "matched", "source"):
+            table.add_column(h, justify="left" if h in ("point", "source") else "right")
+        for r in m["rows"]:
+            table.add_row(r["point"], f"{r['ours']:.4g}", f"{r['published']:.4g}", pct(r["diff"]), "[green]yes[/]" if r["matched"] else "[bold red]NO[/]", r["source"])
         console.print(table)
 
 

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from rttlab.cli.common import console, fail, print_json, stderr
-from rttlab.sim import SCHEMA, TRACES, simulate as run_scenario
+from rttlab.sim import PER_PACKET_TRACES, SCHEMA, TRACES, simulate as run_scenario
 
 
 class _Progress:
@@ -58,7 +58,7 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
     plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
-    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted; all leaves out the per-packet arrival and quench: all,arrival,quench adds them). With none, memory stays bounded however long the run."),
+    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted); all leaves out the per-packet {', '.join(PER_PACKET_TRACES)}: name them to keep them (all,arrival,quench or all,receive). With none, memory stays bounded however long the run."),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 

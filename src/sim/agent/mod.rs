@@ -5,10 +5,11 @@
 //!
 //! Adding an agent: one file here implementing [`NodeAgent`], one variant in [`Agent`] (the event
 //! loop dispatches over the enum, no `dyn`). First user: [`source_quench::SourceQuench`], the
-//! router that answers a full queue with a signal to the sender. Planned: Snoop at a gateway
-//! (`on_forward` caches data and absorbs duplicate ACKs, its timer retransmits locally), loss
-//! marking for receiver-side discriminators.
+//! router that answers a full queue with a signal to the sender; [`snoop::Snoop`] at a gateway
+//! before a lossy link caches data (`on_queued`), absorbs duplicate ACKs (`on_forward`) and
+//! retransmits locally (also on its timer).
 
+pub mod snoop;
 pub mod source_quench;
 #[cfg(test)]
 pub(crate) mod probe;
@@ -82,12 +83,15 @@ pub trait NodeAgent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueAgent {
     SourceQuench { tau: u64 },
+    /// Snoop caching the data entering the channel (`topology.<link>.agent`).
+    Snoop(snoop::SnoopParams),
 }
 
 impl QueueAgent {
     pub fn build(self, node: NodeId, channel: u32) -> Agent {
         match self {
             QueueAgent::SourceQuench { tau } => Agent::SourceQuench(source_quench::SourceQuench::new(node, channel, tau)),
+            QueueAgent::Snoop(p) => Agent::Snoop(snoop::Snoop::new(node, channel, p)),
         }
     }
 }
@@ -96,6 +100,7 @@ impl QueueAgent {
 #[derive(Debug, Clone)]
 pub enum Agent {
     SourceQuench(source_quench::SourceQuench),
+    Snoop(snoop::Snoop),
     /// Test-only: records what the engine shows it (engine tests of the seam).
     #[cfg(test)]
     Probe(probe::Probe),
@@ -105,11 +110,15 @@ macro_rules! dispatch {
     ($self:ident, $a:ident => $e:expr) => {
         match $self {
             Agent::SourceQuench($a) => $e,
+            Agent::Snoop($a) => $e,
             #[cfg(test)]
             Agent::Probe($a) => $e,
         }
     };
 }
+
+/// Link agents as named in scenario files (`topology.<link>.agent = { kind = "snoop" }`).
+pub static REGISTRY: &[super::component::Component<snoop::SnoopParams>] = &[snoop::COMPONENT];
 
 impl Agent {
     pub fn placement(&self) -> Placement {

@@ -15,6 +15,7 @@ pub mod spike;
 pub mod two_bit;
 pub mod vegas;
 pub mod veno;
+pub mod zbs;
 pub mod zigzag;
 
 use crate::time::Nanos;
@@ -78,9 +79,15 @@ pub fn sender_side(seed: u64) -> Vec<Box<dyn SenderDiscriminator>> {
 /// A receiver-side discriminator: every data packet's arrival time and relative one-way trip time
 /// (ROTT: its arrival minus its send time; only differences matter, so clocks need not agree) and
 /// how many packets are missing just before it (0: in order). A packet after a gap returns the
-/// verdict on that loss. Not yet scored on simulated runs: the simulator does not trace arrivals
-/// at the receiver.
+/// verdict on that loss. Scored on simulated runs from the `receive` trace
+/// ([`score::score_receiver`]); on any arrival sequence, a capture's included, classification
+/// only ([`score::classify_arrivals`]).
 pub trait ReceiverDiscriminator {
     fn name(&self) -> &'static str;
     fn on_arrival(&mut self, now: Nanos, rott: Nanos, missing: u32) -> Option<LossClass>;
+}
+
+/// Every receiver-side discriminator with its published parameters, for scoring side by side.
+pub fn receiver_side() -> Vec<Box<dyn ReceiverDiscriminator>> {
+    vec![Box::new(biaz::Biaz::default()), Box::new(mbiaz::MBiaz::default()), Box::new(spike::Spike::default()), Box::new(zigzag::ZigZag::default()), Box::new(zbs::Zbs::default())]
 }

@@ -7,9 +7,10 @@
 //! timeouts) are no loss and are skipped. Scoring is per lost segment; the sender's reaction is
 //! whatever the run's congestion control did, not the discriminator's.
 
-use super::{LossClass, SenderDiscriminator};
+use super::{LossClass, ReceiverDiscriminator, SenderDiscriminator};
 use crate::sim::packet::FlowId;
 use crate::sim::trace::Trace;
+use crate::time::Nanos;
 use std::collections::HashMap;
 
 /// Verdicts against the truth.
@@ -101,6 +102,86 @@ pub fn score(trace: &Trace, flow: FlowId, mss: u64, ds: &mut [Box<dyn SenderDisc
     out
 }
 
+/// One data packet at the receiver: arrival time, first sequence number, payload bytes, and the
+/// sender's clock when it was sent (TSval on a capture; any offset, only differences matter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub time: Nanos,
+    pub seq: u64,
+    pub len: u32,
+    pub sent: Nanos,
+}
+
+/// One gap the receiver saw: the packet after it arrived at `time` starting at `seq`, `missing`
+/// segments (of the flow's largest payload so far) were never seen before it, at sequence
+/// [`Gap::from`] .. `seq`; `verdicts` in the discriminators' order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub time: Nanos,
+    pub from: u64,
+    pub seq: u64,
+    pub missing: u32,
+    pub verdicts: Vec<LossClass>,
+}
+
+/// Feed one flow's arrivals, in arrival order, to every receiver-side discriminator; a packet
+/// starting above the highest byte seen so far reveals a gap of ⌈gap / segment⌉ missing packets
+/// (the segment size is the largest payload seen so far). Retransmissions filling holes are
+/// in-sequence arrivals to them (no gap). Classification only: no truth needed (a capture).
+pub fn classify_arrivals(arrivals: &[Arrival], ds: &mut [Box<dyn ReceiverDiscriminator>]) -> Vec<Gap> {
+    let mut high: Option<u64> = None;
+    let mut seg: u64 = 0;
+    let mut out = Vec::new();
+    for a in arrivals {
+        seg = seg.max(a.len as u64);
+        let missing = match high {
+            Some(h) if a.seq > h && seg > 0 => (a.seq - h).div_ceil(seg).min(u32::MAX as u64) as u32,
+            _ => 0,
+        };
+        let rott = a.time.saturating_sub(a.sent);
+        let verdicts: Vec<Option<LossClass>> = ds.iter_mut().map(|d| d.on_arrival(a.time, rott, missing)).collect();
+        if missing > 0 {
+            // A discriminator without enough history yet (no T_min, no mean) abstains: congestion,
+            // the safe answer.
+            out.push(Gap { time: a.time, from: high.unwrap_or(0), seq: a.seq, missing, verdicts: verdicts.into_iter().map(|v| v.unwrap_or(LossClass::Congestion)).collect() });
+        }
+        let end = a.seq + a.len as u64;
+        high = Some(high.map_or(end, |h| h.max(end)));
+    }
+    out
+}
+
+/// Score the receiver-side discriminators on one flow of a finished run (which must keep the
+/// `receive` and `drops` traces): every gap the receiver saw is classified once, and the verdict
+/// counts once per missing segment against that segment's truth — the cause of its latest drop
+/// before the gap showed (queue: congestion; link: corruption). Only first transmissions make
+/// gaps, so losses of retransmissions are not scored here (the sender-side scoring counts them);
+/// missing segments without a drop (none in a FIFO network) are skipped.
+pub fn score_receiver(trace: &Trace, flow: FlowId, ds: &mut [Box<dyn ReceiverDiscriminator>]) -> Vec<Confusion> {
+    let r = &trace.receive;
+    let arrivals: Vec<Arrival> = (0..r.time.len()).filter(|&i| r.flow[i] == flow).map(|i| Arrival { time: r.time[i], seq: r.seq[i], len: r.len[i], sent: r.sent[i] }).collect();
+    let d = &trace.drops;
+    let mut drops: HashMap<u64, Vec<(u64, LossClass)>> = HashMap::new();
+    for i in (0..d.time.len()).filter(|&i| d.flow[i] == flow && d.kind[i] == 0) {
+        drops.entry(d.seq[i]).or_default().push((d.time[i], if d.cause[i] <= 1 { LossClass::Congestion } else { LossClass::Corruption }));
+    }
+    let seg = arrivals.iter().map(|a| a.len as u64).max().unwrap_or(1).max(1);
+    let mut out = vec![Confusion::default(); ds.len()];
+    for g in classify_arrivals(&arrivals, ds) {
+        let mut s = g.from;
+        while s < g.seq {
+            let truth = drops.get(&s).and_then(|v| v.iter().rev().find(|&&(t, _)| t <= g.time)).map(|&(_, c)| c);
+            if let Some(truth) = truth {
+                for (c, &v) in out.iter_mut().zip(&g.verdicts) {
+                    c.add(truth, v);
+                }
+            }
+            s += seg;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +218,45 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod receiver_side {
+    use super::*;
+    use crate::sim::packet::Kind;
+    use crate::sim::queue::DropCause;
+    use crate::sim::tcp::discriminator::{receiver_side, spike::Spike};
+    use crate::sim::trace::TraceSet;
+    use crate::time::MS;
+
+    /// Segment `seg` arrives at 1 s + `ms` with a ROTT of `rott_ms`.
+    fn arrive(t: &mut Trace, ms: u64, seg: u64, rott_ms: u64) {
+        t.receive((1000 + ms) * MS, 0, seg * 1000, 1000, 0, (1000 + ms - rott_ms) * MS);
+    }
+
+    #[test]
+    fn each_missing_segment_is_scored_against_the_cause_of_its_drop() {
+        let mut t = Trace::new(TraceSet::EVERY);
+        // ROTTs span 100..200 ms; segment 3 is dropped by the queue while the ROTT is high (Spike
+        // says congestion), segments 7 and 8 are corrupted while it is low (corruption).
+        arrive(&mut t, 0, 0, 100);
+        arrive(&mut t, 10, 1, 200);
+        arrive(&mut t, 20, 2, 190);
+        t.drop(25 * MS, 0, 0, Kind::Data, 3000, DropCause::Overflow);
+        arrive(&mut t, 40, 4, 195);
+        arrive(&mut t, 50, 5, 110);
+        arrive(&mut t, 60, 6, 100);
+        t.drop(65 * MS, 0, 0, Kind::Data, 7000, DropCause::Corruption);
+        t.drop(70 * MS, 0, 0, Kind::Data, 8000, DropCause::Corruption);
+        t.drop(71 * MS, 0, 1, Kind::Data, 9000, DropCause::Overflow); // another flow's
+        arrive(&mut t, 90, 9, 100);
+        arrive(&mut t, 100, 3, 100); // the retransmission filling the first hole: no gap
+        let mut spike: Vec<Box<dyn ReceiverDiscriminator>> = vec![Box::new(Spike::default())];
+        let c = score_receiver(&t, 0, &mut spike)[0];
+        assert_eq!(c, Confusion { congestion_as_congestion: 1, corruption_as_corruption: 2, ..Confusion::default() });
+        let gaps = classify_arrivals(&[Arrival { time: 0, seq: 0, len: 1000, sent: 0 }, Arrival { time: 5, seq: 3000, len: 1000, sent: 0 }], &mut receiver_side());
+        assert_eq!((gaps.len(), gaps[0].from, gaps[0].missing, gaps[0].verdicts.len()), (1, 1000, 2, 5));
+    }
+}
+
 /// On a simulated run: SpecTCP on the paper's lossy link, where both kinds of loss occur.
 #[cfg(test)]
 mod on_a_run {
@@ -162,5 +282,22 @@ mod on_a_run {
         let data_drops = ch.drops_overflow + ch.drops_aqm + ch.drops_corruption;
         let scored = first.congestion_losses() + first.corruption_losses();
         assert!(scored <= data_drops && scored * 5 >= data_drops * 4, "{scored} of {data_drops}");
+    }
+
+    #[test]
+    fn the_receiver_side_discriminators_score_every_gap_the_receiver_saw() {
+        use crate::sim::tcp::discriminator::receiver_side;
+        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
+        let s = Scenario::from_file(path.as_ref(), &["topology.bottleneck.error.ber=1e-5".into()]).unwrap();
+        let r = crate::sim::run_with(&s, crate::sim::trace::TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let scores = score_receiver(&r.trace, 0, &mut receiver_side());
+        let first = scores[0];
+        assert!(first.congestion_losses() > 0 && first.corruption_losses() > 0, "{first:?}");
+        for c in &scores {
+            assert_eq!((c.congestion_losses(), c.corruption_losses()), (first.congestion_losses(), first.corruption_losses()));
+        }
+        // Gaps show only first transmissions lost: fewer than all data drops.
+        let ch = &r.channels[r.bottleneck];
+        assert!(first.congestion_losses() + first.corruption_losses() < ch.drops_overflow + ch.drops_aqm + ch.drops_corruption);
     }
 }

@@ -1,0 +1,74 @@
+"""Receiver-side loss discriminators (Biaz, mBiaz, Spike, ZigZag, ZBS; ALGORITHMS.md §8.2-8.6) on
+data arrivals: for every gap the receiver sees (a packet above the highest byte received so
+far), each discriminator's verdict on the missing packets — ``congestion`` or ``corruption``.
+
+    from rttlab.discriminators import classify, classify_capture
+    r = rttlab.simulate("examples/spectcp/lossy-link.toml", traces="all,receive")
+    classify(r.traces["receive"])            # one row per gap, per flow
+    classify_capture("receiver-side.pcap")   # one row per gap, per direction of each connection
+
+Classification only: a capture holds no truth about why a packet was lost. On simulated runs the
+verdicts are scored against the simulator's ground truth by
+``cargo run --release --example discriminators`` (docs/reproductions/spectcp.md, Fig. 8). A
+capture should be taken at or near the receiver (capture time = arrival time); the send time is
+the segment's TSval in nanoseconds (tick rate estimated per direction), so without RFC 7323
+timestamps the one-way trip times are all 0 and only Biaz and mBiaz, which use arrival times
+alone, are informative. Before a discriminator has history (T_min, a mean), it answers
+``congestion``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+NAMES = ("biaz", "mbiaz", "spike", "zigzag", "zbs")
+
+
+def _frame(d: dict[str, Any]) -> Any:
+    import pandas as pd
+
+    f = pd.DataFrame({k: d[k] for k in ("time", "from", "seq", "missing", *NAMES)})
+    f["time"] = f["time"] / 1e9
+    return f
+
+
+def classify(arrivals: Any) -> Any:
+    """Gaps and verdicts from a frame of arrivals in arrival order: the ``receive`` trace of a
+    simulated run, or any frame with ``time`` and ``sent`` (seconds), ``seq`` and ``len`` (bytes)
+    and optionally ``flow``. Returns one row per gap: ``flow`` (if given), ``time`` (s), ``from``
+    and ``seq`` (the missing bytes), ``missing`` (packets) and one column per discriminator."""
+    import pandas as pd
+
+    from rttlab import _core
+
+    groups = arrivals.groupby("flow", sort=True) if "flow" in arrivals.columns else [(None, arrivals)]
+    out = []
+    for flow, a in groups:
+        d = _core.classify_arrivals(
+            (a["time"] * 1e9).round().astype("uint64").tolist(), a["seq"].astype("uint64").tolist(), a["len"].astype("uint32").tolist(), (a["sent"] * 1e9).round().astype("uint64").tolist()
+        )
+        f = _frame(d)
+        if flow is not None:
+            f.insert(0, "flow", flow)
+        out.append(f)
+    return pd.concat(out, ignore_index=True) if out else _frame({k: [] for k in ("time", "from", "seq", "missing", *NAMES)})
+
+
+def classify_capture(path: str | Path) -> Any:
+    """Gaps and verdicts for every direction of every TCP connection with data in a pcap/pcapng
+    capture: ``src``, ``dst``, ``ts_hz`` (TSval ticks per second used, null without timestamps)
+    and the columns of :func:`classify`; ``time`` is seconds from the capture's first data
+    segment. Raises ``rttlab.InputError`` naming the file when it cannot be read."""
+    import pandas as pd
+
+    from rttlab import _core
+
+    out = []
+    for d in _core.capture_loss_classes(str(path)):
+        f = _frame(d["gaps"])
+        f.insert(0, "ts_hz", d["ts_hz"])
+        f.insert(0, "dst", d["dst"])
+        f.insert(0, "src", d["src"])
+        out.append(f)
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["src", "dst", "ts_hz", "time", "from", "seq", "missing", *NAMES])
