@@ -340,7 +340,7 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     flows = flows_of(doc)
     rto = dict(tcp["rto"])
     name = rto.pop("estimator")
-    ns = ns3_rtt.install(name, rto, cwnd_cap_bytes=BUFFER, sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"))
+    ns = ns3_rtt.install(name, rto, cwnd_cap_bytes=BUFFER, sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"), seed=int(sim["seed"]))
     import cppyy
 
     if not hasattr(cppyy.gbl, "rttlab_manet"):
