@@ -225,6 +225,8 @@ class ManetScenario:
         out.pop("estimators", None)
         if not isinstance(tcp.get("sack", False), bool):
             raise _error(f"{where}tcp.sack: expected true or false, got {tcp['sack']!r}")
+        if tcp.get("sack") is False:
+            tcp.pop("sack")  # false is the default (absent): one run, one hash
         rto = tcp["rto"]
         if not isinstance(rto, dict) or not isinstance(rto.get("estimator"), str):
             raise _error(f"{where}tcp.rto: expected a table with an estimator name")
