@@ -3,6 +3,7 @@
 
     python scripts/ns3_disorder_assert.py                      # rttlab's Jacobson in the socket
     python scripts/ns3_disorder_assert.py --own-estimator      # ns-3's RttMeanDeviation instead
+    python scripts/ns3_disorder_assert.py --own-estimator --seed 2   # aborts at 455.34 s (no rttlab in the socket)
 
 Runs one scenario III run (default: [20, 30] m/s, seed 1, 600 s, tcp.sack = false) as
 `rttlab.manet` builds it. Every flow's socket is traced through C++ trace sinks (received
