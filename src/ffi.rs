@@ -11,6 +11,10 @@
 //! ```
 //! Errors: `rttlab_last_error()` returns the message of the last failed call on this thread.
 //!
+//! Version 3 adds `rttlab_estimator_seed_stream(e, seed, flow)`: an estimator that draws random
+//! numbers (CA-RTO) draws from the stream rttlab's simulator gives flow `flow` of a run seeded
+//! `seed`, so a host running several flows seeds each as the simulator does.
+//!
 //! Version 2 adds the full context of a sample or timer arm, as the simulator passes it
 //! ([`crate::rtt::Context`]: cwnd, ssthresh, max_cwnd, new_window, ack_delay), and
 //! `rttlab_abi_version()`; version 1's calls are unchanged.
@@ -43,8 +47,9 @@ fn parse_params(text: &str) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-/// The ABI's version: 1 = the original calls, 2 = `*_ctx` calls with the full context.
-pub const ABI_VERSION: u32 = 2;
+/// The ABI's version: 1 = the original calls, 2 = `*_ctx` calls with the full context,
+/// 3 = `rttlab_estimator_seed_stream`.
+pub const ABI_VERSION: u32 = 3;
 
 /// The C layout of [`Context`]. Windows in segments; a window ≤ 0 or not finite is unknown;
 /// `new_window` −1 unknown, 0 no, 1 yes.
@@ -106,6 +111,24 @@ pub unsafe extern "C" fn rttlab_estimator_on_timer_armed_ctx(e: *mut Estimator, 
     if let Some(e) = unsafe { e.as_mut() } {
         let ctx = unsafe { ctx.as_ref() }.map_or_else(Context::default, |c| c.to_context());
         e.on_timer_armed(&ctx);
+    }
+}
+
+/// Seed the estimator's random stream (CA-RTO's draws) as rttlab's simulator seeds flow `flow` of
+/// a run with seed `seed` (the flow's `RtoPolicy` stream, mixed with the estimator's own `seed`
+/// parameter). Returns 1 if the estimator draws random numbers, 0 if it has none (nothing changes).
+///
+/// # Safety
+/// As for `rttlab_estimator_on_sample`.
+#[no_mangle]
+pub unsafe extern "C" fn rttlab_estimator_seed_stream(e: *mut Estimator, seed: u64, flow: u32) -> i32 {
+    // SAFETY: per the contract, `e` is a live estimator or NULL.
+    match unsafe { e.as_mut() } {
+        Some(Estimator::CaRto(ca)) => {
+            ca.seed_stream(crate::sim::rng::Stream::new(seed, crate::sim::rng::Component::RtoPolicy(flow)).next_u64());
+            1
+        }
+        _ => 0,
     }
 }
 
@@ -247,8 +270,35 @@ mod tests {
     }
 
     #[test]
-    fn the_abi_reports_version_two() {
-        assert_eq!(rttlab_abi_version(), 2);
+    fn the_abi_reports_version_three() {
+        assert_eq!(rttlab_abi_version(), 3);
+    }
+
+    #[test]
+    fn seeding_gives_ca_rto_the_simulators_stream_of_that_flow_and_other_estimators_nothing() {
+        let contended = RttlabContext { now_ns: 0, cwnd: 2.0, ssthresh: 8.0, max_cwnd: 40.0, new_window: -1, ack_delay_ns: 0 };
+        let draws = |seed: u64, flow: u32| unsafe {
+            let e = rttlab_estimator_new(c"ca-rto".as_ptr(), std::ptr::null());
+            assert_eq!(rttlab_estimator_seed_stream(e, seed, flow), 1);
+            rttlab_estimator_on_sample_ctx(e, 100 * MS, &contended);
+            let rtos = (0..20).map(|_| { rttlab_estimator_on_timer_armed_ctx(e, &contended); rttlab_estimator_rto(e) }).collect::<Vec<_>>();
+            rttlab_estimator_free(e);
+            rtos
+        };
+        assert_eq!(draws(7, 0), draws(7, 0));
+        assert_ne!(draws(7, 0), draws(7, 1));
+        assert_ne!(draws(7, 0), draws(8, 0));
+        // The simulator's flow 3 of seed 7: the same stream through Rust.
+        let mut ca = crate::rtt::ca_rto::CaRto::new(crate::rtt::ca_rto::Config::default());
+        ca.seed_stream(crate::sim::rng::Stream::new(7, crate::sim::rng::Component::RtoPolicy(3)).next_u64());
+        ca.on_sample(100 * MS, &contended.to_context());
+        let rust = (0..20).map(|_| { ca.on_timer_armed(&contended.to_context()); ca.rto() }).collect::<Vec<_>>();
+        assert_eq!(draws(7, 3), rust);
+        unsafe {
+            let e = rttlab_estimator_new(c"rfc6298".as_ptr(), std::ptr::null());
+            assert_eq!(rttlab_estimator_seed_stream(e, 7, 0), 0);
+            rttlab_estimator_free(e);
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ import pytest
 from rttlab import ScenarioError
 from rttlab.manet import ManetScenario, flows_of
 from rttlab.reproduce import Reproduction
+from rttlab.sweep import Sweep
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 
@@ -54,6 +55,8 @@ def test_keys_that_do_not_apply_do_not_make_a_different_run():
     static = ManetScenario({"network": {"mobility": "static"}})
     assert static.with_({"network.speed": [1.0, 10.0]}).hash == static.hash
     assert ManetScenario({}).with_({"traffic.flows": 7}).hash != ManetScenario({}).hash
+    assert ManetScenario({}).with_({"tcp.sack": False}).hash == ManetScenario({}).hash
+    assert ManetScenario({}).with_({"tcp.sack": True}).hash != ManetScenario({}).hash
 
 
 def test_a_label_picks_its_estimator_and_only_that_one_enters_the_run():
@@ -121,10 +124,29 @@ def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
     full = Reproduction.load("nunes-manet").sweep()
     # (7 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 24 seeds
     assert len(full.runs) == (7 * 3 * 3 + 3 * 3) * 24
-    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == 3 * 3 * 3 * 2
+    # (3 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 2 seeds
+    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == (3 * 3 * 3 + 3 * 3) * 2
     assert len(Reproduction.load("nunes-manet", quick=True).sweep().runs) == 3
     with pytest.raises(Exception, match="no scale 'huge'"):
         Reproduction.load("nunes-manet", scale="huge")
+
+
+def test_adding_scenario_three_to_the_medium_scale_left_every_other_medium_run_the_same():
+    """The medium scale's I, II and I-10 runs as they were defined before scenario III joined it
+    (zip of three, duration in [set]): the same scenarios, so a store holding them resumes."""
+    rep = Reproduction.load("nunes-manet", scale="medium")
+    medium = rep.doc["scale"]["medium"]
+    before = {k: dict(rep.doc[k]) for k in ("sweep", "scenario")}
+    before["sweep"].update(medium["sweep"])
+    before["grid"] = dict(medium["grid"])
+    before["zip"] = {k: v[:3] for k, v in medium["zip"].items() if k in ("simulation.name", "network.mobility", "network.nodes")}
+    before["set"] = {"simulation.duration": "300s"}
+    assert medium["zip"]["simulation.name"][:3] == ["I", "II", "I-10"]
+    old = {r.hash for r in Sweep.from_dict(before).runs}
+    new = rep.sweep().runs
+    assert len(old) == 54 and old <= {r.hash for r in new}
+    bursty = [r for r in new if r.hash not in old]
+    assert len(bursty) == 18 and all(r.scenario.resolved()["traffic"]["kind"] == "bursty" for r in bursty)
 
 
 @pytest.mark.skipif(

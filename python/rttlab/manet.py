@@ -225,6 +225,8 @@ class ManetScenario:
         out.pop("estimators", None)
         if not isinstance(tcp.get("sack", False), bool):
             raise _error(f"{where}tcp.sack: expected true or false, got {tcp['sack']!r}")
+        if tcp.get("sack") is False:
+            tcp.pop("sack")  # false is the default (absent): one run, one hash
         rto = tcp["rto"]
         if not isinstance(rto, dict) or not isinstance(rto.get("estimator"), str):
             raise _error(f"{where}tcp.rto: expected a table with an estimator name")
@@ -340,7 +342,7 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     flows = flows_of(doc)
     rto = dict(tcp["rto"])
     name = rto.pop("estimator")
-    ns = ns3_rtt.install(name, rto, cwnd_cap_bytes=BUFFER, sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"))
+    ns = ns3_rtt.install(name, rto, cwnd_cap_bytes=BUFFER, sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"), seed=int(sim["seed"]))
     import cppyy
 
     if not hasattr(cppyy.gbl, "rttlab_manet"):

@@ -1,5 +1,5 @@
 """rttlab's estimators inside ns-3's TCP: an ``ns3::RttEstimator`` subclass defined at run time
-through the ns-3 wheel's cppyy bindings, calling rttlab's C ABI (``src/ffi.rs``, version 2).
+through the ns-3 wheel's cppyy bindings, calling rttlab's C ABI (``src/ffi.rs``, version 3).
 
     from rttlab import ns3_rtt
     ns = ns3_rtt.install("fixed-share", {"tick": "500ms"})   # returns the ``ns`` namespace
@@ -20,12 +20,23 @@ reports rttlab's initial RTO the same way.
 until the next sample), Karn's rule and the choice of samples (with timestamps, ns-3's default,
 every ACK that acknowledges new data gives a sample from TSecr, retransmitted segments
 included; without them, segments sent once), and when the timer is (re)armed. rttlab's
-estimator sees each sample with the socket's cwnd and ssthresh in segments (``rttlab_context``;
-CA-RTO's and Eifel's flight-based gains need them) and ``on_timeout`` when the socket enters
-loss recovery after an expiry (CongState → CA_LOSS). ns-3's ``TcpSocketState::m_lastRtt`` (what
-congestion controls read as the last RTT) becomes the reported estimate, as with ns-3's own
-estimator; NewReno does not read it. ``rttlab_estimator_on_timer_armed`` is not called: ns-3 has
-no hook where the timer is armed, so CA-RTO's contention extension is not applied (partial).
+estimator sees each sample with the socket's cwnd, ssthresh and max_cwnd in segments
+(``rttlab_context``; Eifel's flight-based gains need them) and ``on_timeout`` when the socket
+enters loss recovery after an expiry (CongState → CA_LOSS). ns-3's ``TcpSocketState::m_lastRtt``
+(what congestion controls read as the last RTT) becomes the reported estimate, as with ns-3's own
+estimator; NewReno does not read it.
+
+**cwnd for the RTO (CA-RTO).** ns-3 has no hook where it arms its timer and ``GetEstimate`` is not
+virtual, so the bridge keeps what ns-3 will read current instead: the socket's CongestionWindow
+trace (a C++ callback) calls ``on_timer_armed`` with the new cwnd (CA-RTO draws p) and republishes
+estimate/variation. On an ACK ns-3 runs EstimateRtt (the sample), the congestion control moves
+cwnd (the draw), then NewAck computes the RTO from what was published and re-arms the timer: the
+armed RTO is CA-RTO's for the cwnd of that instant. p is drawn per cwnd change rather than per
+arm (the same in NewReno outside recovery, where every ACK of new data moves cwnd).
+max_cwnd is cwnd when the socket enters CA_RECOVERY, CA_CWR, or CA_LOSS from any state but
+CA_RECOVERY (the CongState trace fires before ns-3 reduces cwnd). Each attached flow's estimator
+draws from rttlab's simulator's stream for that flow and the run's seed
+(``rttlab_estimator_seed_stream``). docs/reproductions/nunes-manet.md has the details.
 
 **Traces, recorded in C++ (no Python call per event).** Per RTT sample: time, flow, sample,
 prediction before and after it, rttlab's RTO, the RTO ns-3 set (read from the socket after
@@ -44,7 +55,7 @@ import ctypes
 from typing import Any
 
 #: The C ABI version this bridge is written against (``rttlab_abi_version``).
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _CPP = r"""
 #include "ns3/core-module.h"
@@ -61,17 +72,24 @@ using namespace ns3;
 struct Ctx { uint64_t now_ns; double cwnd, ssthresh, max_cwnd; int32_t new_window; uint64_t ack_delay_ns; };
 typedef void* (*NewFn)(const char*, const char*);
 typedef void (*SampleFn)(void*, uint64_t, const Ctx*);
+typedef void (*ArmFn)(void*, const Ctx*);
+typedef int32_t (*SeedFn)(void*, uint64_t, uint32_t);
 typedef uint64_t (*U64Fn)(const void*);
 typedef void (*VoidFn)(void*);
 typedef const char* (*ErrFn)();
 
-struct Abi { NewFn make = nullptr; SampleFn sample = nullptr; U64Fn rto = nullptr, prediction = nullptr; VoidFn timeout = nullptr, release = nullptr; ErrFn error = nullptr; };
+struct Abi { NewFn make = nullptr; SampleFn sample = nullptr; ArmFn arm = nullptr; SeedFn seed = nullptr; U64Fn rto = nullptr, prediction = nullptr; VoidFn timeout = nullptr, release = nullptr; ErrFn error = nullptr; };
 inline Abi g_abi;
 inline std::string g_name, g_params, g_error;
+// The run's seed: with the flow's index it seeds the flow's estimator's random stream (CA-RTO's
+// draws), as rttlab's simulator seeds flow f's (rttlab_estimator_seed_stream).
+inline uint64_t g_seed = 1;
 
-inline void SetAbi(uintptr_t make, uintptr_t sample, uintptr_t rto, uintptr_t prediction, uintptr_t timeout, uintptr_t release, uintptr_t error) {
+inline void SetAbi(uintptr_t make, uintptr_t sample, uintptr_t arm, uintptr_t seed, uintptr_t rto, uintptr_t prediction, uintptr_t timeout, uintptr_t release, uintptr_t error) {
     g_abi.make = reinterpret_cast<NewFn>(make);
     g_abi.sample = reinterpret_cast<SampleFn>(sample);
+    g_abi.arm = reinterpret_cast<ArmFn>(arm);
+    g_abi.seed = reinterpret_cast<SeedFn>(seed);
     g_abi.rto = reinterpret_cast<U64Fn>(rto);
     g_abi.prediction = reinterpret_cast<U64Fn>(prediction);
     g_abi.timeout = reinterpret_cast<VoidFn>(timeout);
@@ -81,10 +99,24 @@ inline void SetAbi(uintptr_t make, uintptr_t sample, uintptr_t rto, uintptr_t pr
 
 // Per-sample columns (one entry per RTT sample of an attached flow).
 struct Samples {
-    std::vector<int64_t> flow; std::vector<uint64_t> t, rtt, exact, before, after, rto, ns3_rto, armed;
+    std::vector<int64_t> flow, calls; std::vector<uint64_t> t, rtt, exact, before, after, rto, rto_end, ns3_rto, armed;
     std::vector<double> cwnd, ssthresh;
 };
 inline Samples g_s;
+// Optional log of every call into the estimator of an attached flow (kind 0 sample, 1 cwnd
+// changed → on_timer_armed, 2 timeout), with the context passed and rttlab's RTO after the call:
+// what a replay outside ns-3 needs to recompute the RTO (tests/test_ns3_bridge.py).
+struct Calls {
+    std::vector<int64_t> flow, kind; std::vector<uint64_t> t, rtt, rto;
+    std::vector<double> cwnd, ssthresh, max_cwnd;
+};
+inline Calls g_c;
+inline bool g_log_calls = false;
+inline void LogCall(int64_t flow, int64_t kind, uint64_t rtt, const Ctx& c, uint64_t rto) {
+    if (!g_log_calls || flow < 0) return;
+    g_c.flow.push_back(flow); g_c.kind.push_back(kind); g_c.t.push_back(c.now_ns); g_c.rtt.push_back(rtt); g_c.rto.push_back(rto);
+    g_c.cwnd.push_back(c.cwnd); g_c.ssthresh.push_back(c.ssthresh); g_c.max_cwnd.push_back(c.max_cwnd);
+}
 // Per retransmitted segment.
 inline std::vector<int64_t> g_rx_flow; inline std::vector<uint64_t> g_rx_t, g_rx_seq;
 // Per flow.
@@ -100,7 +132,7 @@ inline double g_cwnd_cap = 1e300;
 inline uint64_t g_tick_ns = 0;
 
 inline void Clear() {
-    g_s = Samples(); g_rx_flow.clear(); g_rx_t.clear(); g_rx_seq.clear(); g_flows.clear(); g_failed = false; g_error.clear();
+    g_s = Samples(); g_c = Calls(); g_rx_flow.clear(); g_rx_t.clear(); g_rx_seq.clear(); g_flows.clear(); g_failed = false; g_error.clear();
 }
 
 // The protected members of TcpSocketBase the bridge reads (a derived class may name them).
@@ -129,12 +161,7 @@ class RttlabEstimator : public RttEstimator {
         if (!m_e) return;
         uint64_t now = Simulator::Now().GetNanoSeconds();
         uint64_t before = g_abi.prediction(m_e);
-        Ctx c{now, -1.0, -1.0, -1.0, -1, 0};
-        if (m_socket) {
-            Ptr<TcpSocketState> tcb = Peek::Tcb(m_socket);
-            c.cwnd = double(tcb->m_cWnd.Get()) / tcb->m_segmentSize;
-            c.ssthresh = double(tcb->m_ssThresh.Get()) / tcb->m_segmentSize;
-        }
+        Ctx c = Context(now, -1);
         uint64_t exact = uint64_t(m.GetNanoSeconds()), fed = exact;
         if (g_tick_ns > 0) {
             uint64_t sent = now > exact ? now - exact : 0;
@@ -142,20 +169,25 @@ class RttlabEstimator : public RttEstimator {
         }
         g_abi.sample(m_e, fed, &c);
         Publish();
+        LogCall(m_flow, 0, fed, c, g_abi.rto(m_e));
         m_nSamples++;
         if (m_flow >= 0) {
             size_t i = g_s.t.size();
             g_s.flow.push_back(m_flow); g_s.t.push_back(now); g_s.rtt.push_back(fed); g_s.exact.push_back(exact);
             g_s.before.push_back(before); g_s.after.push_back(g_abi.prediction(m_e)); g_s.rto.push_back(g_abi.rto(m_e));
+            g_s.rto_end.push_back(0); g_s.calls.push_back(0);
             g_s.ns3_rto.push_back(0); g_s.armed.push_back(0); g_s.cwnd.push_back(c.cwnd); g_s.ssthresh.push_back(c.ssthresh);
             Flow& f = g_flows[m_flow]; f.samples++; f.last_sample = now;
             // EstimateRtt sets m_rto right after this call and the ACK's processing (re)arms the
-            // timer: read both once the current event is over.
-            Simulator::ScheduleNow(&RttlabEstimator::ReadSocket, m_socket, i);
+            // timer (NewAck reads the estimate again after the congestion control has moved
+            // cwnd): read both once the current event is over.
+            Simulator::ScheduleNow(&RttlabEstimator::ReadSocket, this, m_socket, i);
         }
     }
-    static void ReadSocket(TcpSocketBase* s, size_t i) {
+    static void ReadSocket(RttlabEstimator* e, TcpSocketBase* s, size_t i) {
         g_s.ns3_rto[i] = uint64_t(Peek::Rto(s).GetNanoSeconds());
+        g_s.rto_end[i] = e->m_e ? g_abi.rto(e->m_e) : 0;
+        g_s.calls[i] = int64_t(g_c.t.size());
         // The timer's delay if it is running now: the ACK that gave the sample (re)armed it
         // with ns-3's RTO when it acknowledged new data and data is still outstanding.
         EventId ev = Peek::RetxEvent(s);
@@ -167,11 +199,56 @@ class RttlabEstimator : public RttEstimator {
         if (m_e) g_abi.release(m_e);
         m_e = nullptr;
         Make();
+        if (m_e && m_flow >= 0) g_abi.seed(m_e, g_seed, uint32_t(m_flow));
     }
-    void Timeout() { if (m_e) g_abi.timeout(m_e); }
-    void Bind(TcpSocketBase* s, int64_t flow) { m_socket = s; m_flow = flow; }
+    void Timeout() {
+        if (!m_e) return;
+        g_abi.timeout(m_e);
+        Publish();
+        LogCall(m_flow, 2, 0, Context(Simulator::Now().GetNanoSeconds(), -1), g_abi.rto(m_e));
+    }
+    void Bind(TcpSocketBase* s, int64_t flow) {
+        m_socket = s; m_flow = flow;
+        // The flow's own random stream (CA-RTO's draws), from the run's seed and the flow's index.
+        if (m_e) g_abi.seed(m_e, g_seed, uint32_t(flow));
+    }
+    // The sender's cwnd changed (the socket's CongestionWindow trace, in C++; `bytes` is the new
+    // value: ns-3 calls the trace before storing it). The timer's RTO follows: rttlab's
+    // on_timer_armed (CA-RTO draws p with this cwnd and max_cwnd) and the estimate/variation ns-3
+    // reads when it next computes its RTO (NewAck, right before it re-arms the timer).
+    void CwndChanged(uint32_t bytes) {
+        if (!m_e || !m_socket) return;
+        Ctx c = Context(Simulator::Now().GetNanoSeconds(), int64_t(bytes));
+        g_abi.arm(m_e, &c);
+        Publish();
+        LogCall(m_flow, 1, 0, c, g_abi.rto(m_e));
+    }
+    // A congestion event (the CongState trace, before ns-3 reduces cwnd): max_cwnd, CA-RTO's
+    // "max congestion window prior to congestion", is cwnd now — at fast retransmit (→ CA_RECOVERY),
+    // an ECN reduction (→ CA_CWR) and the first timeout of an episode (→ CA_LOSS, except from
+    // CA_RECOVERY: a timeout ending a fast recovery belongs to its episode, as in rttlab's sender).
+    void CongestionEvent(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to) {
+        if (!m_socket) return;
+        bool event = to == TcpSocketState::CA_RECOVERY || to == TcpSocketState::CA_CWR ||
+                     (to == TcpSocketState::CA_LOSS && from != TcpSocketState::CA_RECOVERY);
+        if (!event) return;
+        Ptr<TcpSocketState> tcb = Peek::Tcb(m_socket);
+        m_maxCwnd = double(tcb->m_cWnd.Get()) / tcb->m_segmentSize;
+    }
 
   private:
+    // The context rttlab's estimator gets: cwnd (`cwnd_bytes`, or the socket's when < 0), ssthresh
+    // and max_cwnd in segments; unknown (−1) without a socket.
+    Ctx Context(uint64_t now, int64_t cwnd_bytes) const {
+        Ctx c{now, -1.0, -1.0, m_maxCwnd, -1, 0};
+        if (m_socket) {
+            Ptr<TcpSocketState> tcb = Peek::Tcb(m_socket);
+            double seg = tcb->m_segmentSize;
+            c.cwnd = double(cwnd_bytes >= 0 ? uint64_t(cwnd_bytes) : uint64_t(tcb->m_cWnd.Get())) / seg;
+            c.ssthresh = double(tcb->m_ssThresh.Get()) / seg;
+        }
+        return c;
+    }
     void Make() {
         m_e = g_abi.make ? g_abi.make(g_name.c_str(), g_params.c_str()) : nullptr;
         if (!m_e) { g_failed = true; g_error = g_abi.error ? g_abi.error() : "the rttlab C ABI is not set"; return; }
@@ -190,6 +267,7 @@ class RttlabEstimator : public RttEstimator {
     void* m_e = nullptr;
     TcpSocketBase* m_socket = nullptr;
     int64_t m_flow = -1;
+    double m_maxCwnd = -1.0;  // segments; unknown until the first congestion event
 };
 
 inline void OnTx(int64_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
@@ -207,14 +285,16 @@ inline void OnTx(int64_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<cons
     f.any = true;
 }
 
-inline void OnCwnd(int64_t flow, uint32_t oldv, uint32_t newv) {
+inline void OnCwnd(RttlabEstimator* e, int64_t flow, uint32_t oldv, uint32_t newv) {
+    if (e) e->CwndChanged(newv);
     Flow& f = g_flows[flow];
     uint64_t now = Simulator::Now().GetNanoSeconds();
     f.cwnd_integral += f.cwnd_last * double(now - f.cwnd_t) * 1e-9;
     f.cwnd_last = std::min(double(newv), g_cwnd_cap); f.cwnd_t = now;
 }
 
-inline void OnCongState(RttlabEstimator* e, int64_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+inline void OnCongState(RttlabEstimator* e, int64_t flow, TcpSocketState::TcpCongState_t before, TcpSocketState::TcpCongState_t now) {
+    if (e) e->CongestionEvent(before, now);
     if (now == TcpSocketState::CA_LOSS) { g_flows[flow].timeouts++; if (e) e->Timeout(); }
 }
 
@@ -230,7 +310,7 @@ inline void DoAttach(Ptr<Application> app, int64_t flow) {
     RttlabEstimator* e = dynamic_cast<RttlabEstimator*>(PeekPointer(Peek::Rtt(PeekPointer(s))));
     if (e) e->Bind(PeekPointer(s), flow);
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, flow));
-    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, flow));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, e, flow));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, e, flow));
 }
 
@@ -285,7 +365,8 @@ def _compile() -> Any:
     lib = _library()
     addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
     cppyy.gbl.rttlab_bridge.SetAbi(
-        addr(lib.rttlab_estimator_new), addr(lib.rttlab_estimator_on_sample_ctx), addr(lib.rttlab_estimator_rto),
+        addr(lib.rttlab_estimator_new), addr(lib.rttlab_estimator_on_sample_ctx), addr(lib.rttlab_estimator_on_timer_armed_ctx),
+        addr(lib.rttlab_estimator_seed_stream), addr(lib.rttlab_estimator_rto),
         addr(lib.rttlab_estimator_prediction), addr(lib.rttlab_estimator_on_timeout), addr(lib.rttlab_estimator_free),
         addr(lib.rttlab_last_error),
     )
@@ -309,12 +390,17 @@ def probe(estimator: str, params: dict[str, Any] | None = None) -> None:
     lib.rttlab_estimator_free(ctypes.c_void_p(e))
 
 
-def install(estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes: float | None = None, sample_tick_s: float = 0.0) -> Any:
+def install(
+    estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes: float | None = None, sample_tick_s: float = 0.0, seed: int = 1, log_calls: bool = False
+) -> Any:
     """Make every TCP socket created from now on estimate with rttlab's ``estimator`` (registry
     name, ``params`` as in a scenario); clears the traces. ``cwnd_cap_bytes``: cwnd above it counts
     as it in the per-flow mean cwnd (the receiver's window). ``sample_tick_s`` > 0: every sample
     reaches the estimator as BSD's slow timer measures it (``t_rtt``: 1 + the ticks between send
-    and ACK, times the tick); the trace's ``sample`` is that, ``exact`` ns-3's own. Returns ns-3's ``ns`` namespace.
+    and ACK, times the tick); the trace's ``sample`` is that, ``exact`` ns-3's own. ``seed``: the
+    run's seed; with a flow's index it seeds that flow's estimator's random stream (CA-RTO's draws)
+    as rttlab's simulator does. ``log_calls``: keep every call into the attached flows' estimators
+    (:func:`collect`'s ``calls``; for checks, it grows with every cwnd change). Returns ns-3's ``ns`` namespace.
     Raises ``ValueError`` with rttlab's message for an unknown estimator or parameter."""
     probe(estimator, params)  # before ns-3's 30 s import
     ns = _compile()
@@ -325,6 +411,8 @@ def install(estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes
     bridge.Clear()
     bridge.g_cwnd_cap = float(cwnd_cap_bytes) if cwnd_cap_bytes else 1e300
     bridge.g_tick_ns = round(sample_tick_s * 1e9)
+    bridge.g_seed = int(seed)
+    bridge.g_log_calls = bool(log_calls)
     ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttlabEstimator")))
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(0)))
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
@@ -357,9 +445,13 @@ def check() -> None:
 
 def collect(segment_bytes: int) -> dict[str, Any]:
     """The run's traces as DataFrames in rttlab's trace schema (times and RTTs in seconds):
-    ``rtt`` (time, flow, sample, prediction, prediction_after, rto, ns3_rto, armed, cwnd,
-    ssthresh) and ``retransmissions`` (time, flow, seq); plus ``flows``: per-flow counters
-    (segments_sent, retransmissions, timeouts, samples, mean_cwnd in segments, NaN without samples)."""
+    ``rtt`` (time, flow, sample, prediction, prediction_after, rto — rttlab's right after the
+    sample, rto_end — rttlab's once the sample's ACK has been processed (cwnd moved), ns3_rto —
+    the socket's then, armed, cwnd, ssthresh) and ``retransmissions`` (time, flow, seq); plus
+    ``flows``: per-flow counters (segments_sent, retransmissions, timeouts, samples, mean_cwnd in
+    segments, NaN without samples). With ``install(log_calls=True)``: ``calls`` (time, flow, kind —
+    sample / cwnd / timeout, sample, cwnd, ssthresh, max_cwnd, rto after the call) and the
+    ``rtt`` column ``calls``, the number of calls logged when the sample's ACK was done."""
     import numpy as np
     import pandas as pd
 
@@ -378,6 +470,7 @@ def collect(segment_bytes: int) -> dict[str, Any]:
             "prediction": np.where(before > 0, before / 1e9, np.nan),
             "prediction_after": ns_to_s(s.after),
             "rto": ns_to_s(s.rto),
+            "rto_end": ns_to_s(s.rto_end),
             "ns3_rto": ns_to_s(s.ns3_rto),
             "armed": ns_to_s(s.armed),
             "cwnd": _column(s.cwnd, "float64"),
@@ -396,15 +489,35 @@ def collect(segment_bytes: int) -> dict[str, Any]:
             "mean_cwnd": [(c / segment_bytes if (c := float(b.MeanCwnd(i))) >= 0 else np.nan) for i in range(n)],
         }
     )
-    return {"rtt": rtt, "retransmissions": retx, "flows": flows}
+    out = {"rtt": rtt, "retransmissions": retx, "flows": flows}
+    if not b.g_log_calls:
+        return out
+    # The calls logged up to the end of each sample's ACK (an index into `calls`).
+    rtt["calls"] = _column(s.calls, "int64")
+    c = b.g_c
+    out["calls"] = pd.DataFrame(
+        {
+            "time": ns_to_s(c.t),
+            "flow": _column(c.flow, "int64").astype("uint32"),
+            "kind": pd.Categorical.from_codes(_column(c.kind, "int64"), ["sample", "cwnd", "timeout"]),
+            "sample": ns_to_s(c.rtt),
+            "cwnd": _column(c.cwnd, "float64"),
+            "ssthresh": _column(c.ssthresh, "float64"),
+            "max_cwnd": _column(c.max_cwnd, "float64"),
+            "rto": ns_to_s(c.rto),
+        }
+    )
+    return out
 
 
-def wired(estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1, sample_tick_s: float = 0.0) -> dict[str, Any]:
+def wired(
+    estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1, sample_tick_s: float = 0.0, log_calls: bool = False
+) -> dict[str, Any]:
     """A small wired check scenario: one bulk flow of 512-byte segments over 10 Mb/s 10 ms then
     1 Mb/s 30 ms with a 20-packet DropTail queue (losses, timeouts, a varying RTT), ns-3's
     default TCP (NewReno, SACK, timestamps), ``estimator`` inside it. Returns :func:`collect`'s
     traces. tests/test_ns3_bridge.py checks ns-3's RTO against rttlab's replay of the samples."""
-    ns = install(estimator, params, sample_tick_s=sample_tick_s)
+    ns = install(estimator, params, sample_tick_s=sample_tick_s, seed=seed, log_calls=log_calls)
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(seed))
     ns.RngSeedManager.ResetNextStreamIndex()
