@@ -72,19 +72,22 @@ def main(src: Path, dst: Path) -> None:
 
     # Figs 3/6 and 9/11: cwnd and RTT, Standard vs SmoothTCP, without and with errors.
     fig, axes = plt.subplots(2, 2, figsize=(11, 6), sharex=True, constrained_layout=True)
+    def cwnd_rtt(ax, name, ms):
+        """Figs 3/6/9/11/13/15: each connection's cwnd (steps) and RTT samples (dots, right axis)."""
+        w, r = trace(name, "window"), trace(name, "rtt")
+        for f in (0, 1):
+            s = w[w["flow"] == f]
+            ax.step(s["time"], s["cwnd"] / MSS, where="post", lw=0.7, label=f"cwnd{f + 1}")
+        ax2 = ax.twinx()
+        for f in (0, 1):
+            s = r[r["flow"] == f]
+            ax2.plot(s["time"], s["sample"], ".", ms=ms, c="k" if f == 0 else "grey")
+        ax2.set(ylim=(0, 3.5), ylabel="RTT (s), dots")
+
     for col, suffix in enumerate(("", "+errors")):
         for row, name in enumerate(("standard", "smooth-k0.005")):
             ax = axes[row][col]
-            w, r = trace(name + suffix, "window"), trace(name + suffix, "rtt")
-            for f in (0, 1):
-                s = w[w["flow"] == f]
-                ax.step(s["time"], s["cwnd"] / MSS, where="post", lw=0.7, label=f"cwnd{f + 1}")
-            ax2 = ax.twinx()
-            for f in (0, 1):
-                s = r[r["flow"] == f]
-                ax2.plot(s["time"], s["sample"], ".", ms=0.8, c="k" if f == 0 else "grey")
-            ax2.set_ylim(0, 3.5)
-            ax2.set_ylabel("RTT (s), dots")
+            cwnd_rtt(ax, name + suffix, ms=0.8)
             if suffix:
                 for t in ERRORS:
                     ax.axvline(t, c="r", lw=0.6, ls=":")
@@ -147,15 +150,7 @@ def main(src: Path, dst: Path) -> None:
     for col, (kappa, figs) in enumerate((("0.005", (13, 14)), ("0.010", (15, 16)))):
         name = f"smooth-k{kappa}+errors"
         ax = axes[0][col]
-        w, r = trace(name, "window"), trace(name, "rtt")
-        for f in (0, 1):
-            s = w[w["flow"] == f]
-            ax.step(s["time"], s["cwnd"] / MSS, where="post", lw=0.7, label=f"cwnd{f + 1}")
-        ax2 = ax.twinx()
-        for f in (0, 1):
-            s = r[r["flow"] == f]
-            ax2.plot(s["time"], s["sample"], ".", ms=0.6, c="k" if f == 0 else "grey")
-        ax2.set(ylim=(0, 3.5), ylabel="RTT (s), dots")
+        cwnd_rtt(ax, name, ms=0.6)
         ax.set(ylim=(0, 22), ylabel="cwnd (packets)", title=f"SmoothTCP κ {kappa} + errors (paper's Fig. {figs[0]})")
         ax.legend(fontsize=7, loc="upper right")
         for t in ERRORS:
