@@ -29,6 +29,7 @@ N1 = ROOT / "examples" / "scenarios" / "dumbbell-n1-red.toml"
         ({"simulation.warmup": "1s"}, "simulation.warmup"),
         ({"tcp.receiver_ecn": False}, "tcp.receiver_ecn"),
         ({"topology.bottleneck.agent": {"kind": "snoop"}}, "topology.bottleneck.agent"),
+        ({"flows.0.stop": "30s"}, "flows.0.stop"),
     ],
 )
 def test_what_the_mapping_cannot_carry_is_refused_naming_the_key(overrides, key):

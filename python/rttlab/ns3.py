@@ -123,6 +123,8 @@ def check(doc: dict[str, Any]) -> None:
             raise Ns3Unsupported(f"flows.{i}.start: random starts are not mapped to ns-3")
         if g.get("tcp"):
             raise Ns3Unsupported(f"flows.{i}.tcp: per-group TCP settings are not mapped to ns-3")
+        if g.get("stop"):
+            raise Ns3Unsupported(f"flows.{i}.stop: flows that stop are not mapped to ns-3")
 
 
 def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result

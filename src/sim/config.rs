@@ -370,6 +370,15 @@ pub struct FlowGroupCfg {
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
     #[serde(default)]
     pub tcp: Option<TcpCfg>,
+    /// When every flow of the group stops: from then on its application offers no new data, as
+    /// ns-2's `$ftp stop` (`advance 0` then `close`: the send limit drops to the highest sequence
+    /// already sent). Data already sent is still delivered — acknowledged, or retransmitted until
+    /// it is — then the connection idles; the flow counts as completed when that last byte
+    /// reaches the receiving application. Must be later than the group's last possible start.
+    /// Absent: the flow runs to the end of the simulation, and the key is left out of the
+    /// canonical form, so existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
     /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
     #[serde(default)]
     pub src: Option<u32>,

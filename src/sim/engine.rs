@@ -46,6 +46,8 @@ enum Event {
     /// so the packet itself waits in the channel, keeping heap entries small.
     Arrive(u32),
     FlowStart(FlowId),
+    /// The flow's application stops offering data (`[[flows]] stop`).
+    FlowStop(FlowId),
     Timer(Owner),
     QueueSample,
     /// Snapshot counters: measurements start here.
@@ -67,6 +69,7 @@ impl Event {
             Event::Warmup => 7,
             Event::Timer(Owner::App(f)) => 8 | (*f as u64) << 8,
             Event::Timer(Owner::Agent(a)) => 9 | (*a as u64) << 8,
+            Event::FlowStop(f) => 10 | (*f as u64) << 8,
         }
     }
 }
@@ -111,9 +114,14 @@ pub struct Flow {
     pub src: NodeId,
     pub dst: NodeId,
     pub start: Nanos,
-    /// When the last byte of a finite transfer reached the application.
+    /// When the last byte of a finite transfer (or of a stopped flow, the last byte sent before
+    /// its stop) reached the application.
     pub completed_at: Option<Nanos>,
     pub app_bytes: u64,
+    /// When the application stops offering data (`[[flows]] stop`); None: it never does.
+    pub stop: Option<Nanos>,
+    /// The stop has happened: an on/off source wakes no more.
+    pub stopped: bool,
     /// Bytes delivered and sent when measurement began (warm-up).
     pub delivered_at_warmup: u64,
     pub sent_at_warmup: u64,
@@ -140,11 +148,17 @@ pub struct FlowLabel {
 
 impl Flow {
     pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss), label: FlowLabel::default() }
+        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, stop: None, stopped: false, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss), label: FlowLabel::default() }
     }
 
     pub fn with_label(mut self, label: FlowLabel) -> Self {
         self.label = label;
+        self
+    }
+
+    /// Stop the application at `at` (see [`Event::FlowStop`]).
+    pub fn with_stop(mut self, at: Option<Nanos>) -> Self {
+        self.stop = at;
         self
     }
 
@@ -222,6 +236,11 @@ impl Engine {
         for f in 0..e.flows.len() {
             let start = e.flows[f].start;
             e.schedule(start, Event::FlowStart(f as FlowId));
+            // Only flows with a stop get the event, so scenarios without one keep their event
+            // sequence (and hash) bit for bit.
+            if let Some(stop) = e.flows[f].stop {
+                e.schedule(stop, Event::FlowStop(f as FlowId));
+            }
             // Scheduled after FlowStart, so at equal times the sender starts first.
             e.refresh(Owner::App(f as FlowId));
         }
@@ -259,7 +278,7 @@ impl Engine {
         match owner {
             Owner::Sender(f) => self.flows[f as usize].sender.next_deadline(),
             Owner::Receiver(f) => self.flows[f as usize].receiver.next_deadline(),
-            Owner::App(f) => self.flows[f as usize].app.as_ref().map(OnOff::next_wake),
+            Owner::App(f) => self.flows[f as usize].app.as_ref().filter(|_| !self.flows[f as usize].stopped).map(OnOff::next_wake),
             Owner::Agent(a) => self.agents[a as usize].next_deadline(),
         }
     }
@@ -296,7 +315,7 @@ impl Engine {
             }
             Owner::App(f) => {
                 let flow = &mut self.flows[f as usize];
-                if let Some(app) = &mut flow.app {
+                if let Some(app) = flow.app.as_mut().filter(|_| !flow.stopped) {
                     let bytes = app.wake(now);
                     if bytes > 0 {
                         flow.sender.write(bytes, now, &mut self.out, &mut self.trace);
@@ -393,6 +412,18 @@ impl Engine {
                 let flow = &mut self.flows[f as usize];
                 flow.sender.start(now, &mut self.out, &mut self.trace);
                 self.flush(f);
+            }
+            Event::FlowStop(f) => {
+                // ns-2's `$ftp stop` (`advance 0`, `close`): nothing new is offered; what was
+                // already sent is still delivered, retransmitted as needed, and the flow
+                // completes when its last byte reaches the application.
+                let flow = &mut self.flows[f as usize];
+                flow.stopped = true;
+                flow.sender.stop_app();
+                flow.app_bytes = flow.sender.app_bytes();
+                if flow.completed_at.is_none() && flow.receiver.stats.bytes_delivered >= flow.app_bytes {
+                    flow.completed_at = Some(now);
+                }
             }
             Event::Timer(owner) => self.expire(owner),
             Event::QueueSample => {

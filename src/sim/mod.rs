@@ -29,6 +29,8 @@ mod tests;
 mod rto_tests;
 #[cfg(test)]
 mod detector_tests;
+#[cfg(test)]
+mod stop_tests;
 
 use crate::time::Nanos;
 use app::OnOff;
@@ -54,8 +56,11 @@ pub struct FlowSummary {
     pub src: u32,
     pub dst: u32,
     pub start: Nanos,
-    /// When the last byte of a finite transfer reached the application.
+    /// When the last byte of a finite transfer (or of a stopped flow, the last byte sent before
+    /// its stop) reached the application.
     pub completed_at: Option<Nanos>,
+    /// When the flow's application stopped offering data (`[[flows]] stop`).
+    pub stop: Option<Nanos>,
     pub bytes_delivered: u64,
     /// Payload bytes that reached the receiver, duplicates included.
     pub bytes_received: u64,
@@ -459,6 +464,15 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
         }
         let app_bytes = if app.is_some() { 0 } else { app_bytes };
+        // A stop before a flow has started would leave nothing to stop: the stop must come after
+        // the group's last possible start (its draws included).
+        let stop = group.stop.map(|d| d.0);
+        if let Some(stop) = stop {
+            let last = group.start.to.saturating_add(group.start_step.0.saturating_mul(group.count.saturating_sub(1) as u64)).saturating_add(group.start_jitter.0);
+            if stop <= last {
+                return Err(invalid(format!("flows[{g}].stop"), format!("{} must be later than the group's last possible start ({})", units::exact_duration(stop), units::exact_duration(last))));
+            }
+        }
         for i in 0..group.count as u64 {
             let f = flows.len();
             let mut start = group.start.from.saturating_add(group.start_step.0.saturating_mul(i));
@@ -496,7 +510,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
                 estimator: tcp.estimator.clone(),
                 rto_policy: tcp.rto_policy.clone(),
             };
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss).with_label(label);
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss).with_label(label).with_stop(stop);
             flows.push(match app {
                 Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
                 None => flow,
@@ -536,6 +550,7 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 dst: f.dst,
                 start: f.start,
                 completed_at: f.completed_at,
+                stop: f.stop.filter(|&t| t <= end),
                 bytes_delivered: f.receiver.stats.bytes_delivered,
                 bytes_received: f.receiver.stats.bytes_received,
                 bytes_sent: st.bytes_sent,

@@ -138,15 +138,18 @@ macro_rules! channel_u64 {
 
 pub static FLOWS: Table<Flows> = Table {
     name: "flows",
-    doc: "One row per flow. Rates are over the measured interval: from max(flow start, `simulation.warmup`) to the transfer's completion or the end.",
+    doc: "One row per flow. Rates are over the measured interval: from max(flow start, `simulation.warmup`) to the transfer's completion (a stopped flow's: when the last byte it sent reached the application) or the end.",
     columns: &[
         col!("flow", "", "flow number, from 0 in the scenario's order", |f| u32s(f.iter().map(|x| x.flow))),
         col!("group", "", "index of the `[[flows]]` group the flow belongs to", |f| u32s(f.iter().map(|x| x.label.group))),
         col!("src", "", "sending node", |f| u32s(f.iter().map(|x| x.src))),
         col!("dst", "", "receiving node", |f| u32s(f.iter().map(|x| x.dst))),
         col!("start", "s", "when the flow started", |f| f64s(f.iter().map(|x| secs(x.start)))),
-        col!("completed", "s", "when the last byte of a finite transfer reached the application; null if it did not", |f| opt_f64s(
+        col!("completed", "s", "when the last byte of a finite transfer (of a stopped flow: the last byte sent before its stop) reached the application; null if it did not", |f| opt_f64s(
             f.iter().map(|x| x.completed_at.map(secs))
+        )),
+        col!("stop", "s", "when the flow's application stopped offering data (`[[flows]] stop`); null if it ran to the end", |f| opt_f64s(
+            f.iter().map(|x| x.stop.map(secs))
         )),
         flow_u64!(bytes_delivered, "bytes", "bytes delivered in order to the receiving application"),
         flow_u64!(bytes_received, "bytes", "payload bytes that reached the receiver, duplicates included"),

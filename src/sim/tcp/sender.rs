@@ -233,6 +233,13 @@ impl Sender {
         self.send_allowed(now, out, trace);
     }
 
+    /// The application stops offering data (ns-2's `$ftp stop`: `advance 0` sets the send limit
+    /// to the highest sequence already sent). Bytes sent before stay to be delivered; nothing
+    /// beyond them is ever sent.
+    pub fn stop_app(&mut self) {
+        self.seq.app_bytes = self.seq.app_bytes.min(self.seq.snd_max);
+    }
+
     /// All the application's data is acknowledged.
     pub fn done(&self) -> bool {
         self.seq.snd_una >= self.seq.app_bytes
