@@ -33,6 +33,8 @@ A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)
 
     [sweep] / [set] / [grid] / [zip] / [scenario]   # a sweep file's tables
     [quick.sweep] / [quick.set] / [quick.grid] / [quick.zip]   # replace those tables for --quick
+    [scale.NAME.sweep] / [scale.NAME.set] / ...   # the same for --scale NAME (e.g. another figure's runs)
+    [scale.NAME.quick.*]                         # --scale NAME --quick: on top of that scale
 
 A metric ``flows.COLUMN`` is a per-flow column (the store's ``flows`` table) joined with its run's
 parameters: ``by`` may then name ``flow`` or any other column of the flows table (``estimator``,
@@ -97,15 +99,27 @@ class Reproduction:
         return cls(name=name, doc=doc, quick=quick, meta=doc["reproduction"], scale=scale)
 
     @property
+    def _scale_quick(self) -> bool:
+        """--quick of a scale with its own ``[scale.NAME.quick.*]`` (other scales' --quick is the file's)."""
+        return self.quick and "quick" in self.doc.get("scale", {}).get(self.scale, {})
+
+    @property
     def sweep_name(self) -> str:
+        if self._scale_quick:
+            return f"{self.name}-{self.scale}-quick"
         if self.quick:
             return f"{self.name}-quick"
         return self.name if self.scale == "full" else f"{self.name}-{self.scale}"
 
     def sweep(self) -> Sweep:
         tables = {k: dict(self.doc[k]) for k in ("sweep", "set", "grid", "zip", "scenario") if k in self.doc}
-        overlay = self.doc.get("quick", {}) if self.quick else self.doc.get("scale", {}).get(self.scale, {})
-        if overlay:
+        scale = self.doc.get("scale", {}).get(self.scale, {})
+        own = {k: v for k, v in scale.items() if k != "quick"}
+        if self._scale_quick:
+            overlays = [own, scale["quick"]]
+        else:
+            overlays = [self.doc.get("quick", {}) if self.quick else own]
+        for overlay in overlays:
             for k, v in overlay.items():
                 tables[k] = {**tables.get(k, {}), **v} if k in ("sweep", "set") else dict(v)
         tables.setdefault("sweep", {})["name"] = self.sweep_name
