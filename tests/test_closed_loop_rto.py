@@ -61,6 +61,21 @@ def test_each_flow_reports_the_group_cc_recovery_estimator_and_rto_policy_it_ran
     assert f.groupby("rto_policy")["goodput_bps"].sum().gt(0).all()
 
 
+def test_a_group_switching_estimator_does_not_inherit_the_other_estimators_parameters():
+    """[tcp]'s rto names rfc6298 with its parameters and CA-RTO; a group running `linux` gets its
+    own rto table whole (rfc6298's min_rto/granularity would be refused by linux), while a group
+    only changing the policy keeps [tcp]'s parameters."""
+    text = MIXED.replace('rto = { estimator = "rfc6298" }', 'rto = { estimator = "rfc6298", min_rto = "200ms", granularity = "10ms", policy = "ca-rto" }')
+    text = text.replace('tcp = { cc = "newreno", rto = { estimator = "eifel" } }', 'tcp = { cc = "newreno", rto = { policy = "none" } }')
+    s = rttlab.Scenario.from_toml(text)
+    groups = s.resolved()["flows"]
+    assert groups[1]["tcp"]["rto"]["estimator"] == "linux" and "min_rto" not in groups[1]["tcp"]["rto"] and "granularity" not in groups[1]["tcp"]["rto"]
+    assert groups[2]["tcp"]["rto"]["min_rto"] == "200ms" and groups[2]["tcp"]["rto"]["policy"] == "none"
+    f = rttlab.simulate(s.with_({"simulation.duration": "5s"})).flows
+    assert list(f["estimator"]) == ["rfc6298"] * 4 + ["linux"] * 4 + ["rfc6298"] * 2
+    assert list(f["rto_policy"]) == ["ca-rto"] * 4 + ["ca-rto"] * 4 + ["none"] * 2
+
+
 def test_eifel_judgements_reach_python_scored_against_the_oracle(tmp_path):
     """RFC 3522 on a path whose constant 10 ms RTO is shorter than the RTT: every timeout is
     spurious, Eifel says so, and the oracle agrees. Timeouts after real losses (the 1 Mb/s

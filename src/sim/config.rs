@@ -521,15 +521,22 @@ fn set_path(root: &mut toml::Value, keys: &[&str], value: toml::Value) -> Result
 }
 
 /// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
-/// group only lists what differs.
+/// group only lists what differs. Inner tables merge key by key too — except an `rto` table that
+/// names another estimator than [tcp]'s (absent: `rfc6298`): it replaces [tcp]'s whole, policy
+/// included, because one estimator's parameters (`min_rto`, `hz`, `gain`…) mean nothing to another.
 fn merge_group_tcp(root: &mut toml::Table) {
     let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else { return };
+    let estimator = |t: &toml::Table| t.get("rto").and_then(|r| r.get("estimator")).and_then(|e| e.as_str()).map(str::to_string);
+    let base_estimator = if base.get("rto").is_some_and(|r| r.is_table()) { estimator(&base).unwrap_or_else(rfc6298) } else { rfc6298() };
     if let Some(toml::Value::Array(groups)) = root.get_mut("flows") {
         for g in groups {
             if let Some(toml::Value::Table(own)) = g.get_mut("tcp").filter(|v| v.is_table()) {
+                let switches = estimator(own).is_some_and(|e| e != base_estimator);
                 for (k, v) in &base {
                     if !own.contains_key(k) {
                         own.insert(k.clone(), v.clone());
+                    } else if k == "rto" && switches {
+                        continue;
                     } else if let (Some(toml::Value::Table(inner)), toml::Value::Table(base_inner)) = (own.get_mut(k), v) {
                         for (ik, iv) in base_inner {
                             inner.entry(ik.clone()).or_insert_with(|| iv.clone());
@@ -601,6 +608,42 @@ mod tests {
         let err = Scenario::from_toml("[simulation]\nduration = \"1s\"\nroot:x:0\n", &[]).unwrap_err().to_string();
         assert!(err.starts_with("scenario is not valid TOML: line 3, column "), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+
+    #[test]
+    fn a_group_switching_estimator_takes_its_own_rto_table_not_the_other_estimators_parameters() {
+        let text = r#"
+            [simulation]
+            duration = "1s"
+            [topology.bottleneck]
+            bandwidth = "10Mbps"
+            delay = "10ms"
+            [topology.access]
+            bandwidth = "100Mbps"
+            delay = "1ms"
+            [tcp]
+            rto = { estimator = "rfc6298", min_rto = "200ms", granularity = "10ms", policy = "ca-rto" }
+            [[flows]]
+            tcp = { rto = { estimator = "linux", hz = 250 } }
+            [[flows]]
+            tcp = { rto = { policy = "none" } }
+            [[flows]]
+            tcp = { rto = { estimator = "rfc6298" } }
+        "#;
+        let s = Scenario::from_toml(text, &[]).unwrap();
+        let rto = |g: usize| s.flows[g].tcp.as_ref().unwrap().rto.clone();
+        // Switching estimator: only what the group wrote, no rfc6298 parameters, no policy.
+        assert_eq!(rto(0).estimator, "linux");
+        assert_eq!(rto(0).params.keys().collect::<Vec<_>>(), vec!["hz"]);
+        assert!(rto(0).policy.is_none());
+        // The same estimator (named or not): [tcp]'s parameters and policy carry over.
+        for g in [1, 2] {
+            assert_eq!(rto(g).params.keys().collect::<Vec<_>>(), vec!["granularity", "min_rto"], "group {g}");
+        }
+        assert_eq!(rto(1).policy, Some(toml::Value::String("none".into())));
+        assert_eq!(rto(2).policy, Some(toml::Value::String("ca-rto".into())));
+        // And it builds: linux would refuse rfc6298's min_rto/granularity.
+        crate::sim::build(&s).unwrap_or_else(|e| panic!("{e}"));
     }
 
     const MINIMAL: &str = r#"
