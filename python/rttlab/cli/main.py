@@ -9,9 +9,15 @@ import os
 import signal
 import sys
 
-import click
+from typing import TYPE_CHECKING
+
 import typer
 from typer.core import TyperGroup
+
+if TYPE_CHECKING:
+    # Annotations only: typer carries its own click, and importing the click package costs
+    # ~30 ms of every command's start.
+    import click
 
 #: Command → (module that registers it, the one-line summary `rttlab --help` lists). The summary
 #: is the first line of the command's own docstring (tests/test_cli_startup.py checks they agree),
