@@ -139,4 +139,6 @@ def test_options_converted_without_pydantic_keep_pydantics_values_and_messages(w
     assert out.returncode == 2
     words = " ".join(out.stderr.replace("│", " ").split())  # the usage box wraps the line
     assert "Invalid value for '--threads': Input should be a valid integer, unable to parse string as an integer" in words
-    assert run("samples", cap, "--flow", " 0 ", "--threads", "+1").stdout == run("samples", cap, "--flow", "0").stdout
+    assert run("samples", cap, "--flow", " 0 ", "--threads", "+1").stdout == run("samples", cap, "--flow", "0.0").stdout == run("samples", cap, "--flow", "0").stdout
+    for bad in ("1e3", "0.5", "3.", "\u0663"):  # as pydantic: no exponent, fraction or non-ASCII digit
+        assert run("samples", cap, "--flow", bad).returncode == 2, bad

@@ -100,8 +100,14 @@ def _plain_coercion() -> None:
             kind, article, convert = numbers[self.leaf]
             if isinstance(value, convert) and not isinstance(value, bool):
                 return value
+            text = str(value).strip()
             try:
-                return convert(str(value).strip())
+                if not text.isascii():  # pydantic reads ASCII digits only
+                    raise ValueError(text)
+                head, point, zeros = text.partition(".")
+                if convert is int and point and zeros and not zeros.strip("0"):
+                    text = head  # pydantic takes "3.0" as the integer 3 (but not "1e3")
+                return convert(text)
             except ValueError:
                 raise BadParameter(f"Input should be a valid {kind}, unable to parse string as {article}", ctx=ctx, param=param) from None
 
