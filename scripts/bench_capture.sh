@@ -11,7 +11,7 @@
 #
 # What each command does, so the comparison is fair about work:
 #   rttlab samples   decode, connections, seq/ts/syn samples, summaries; all samples to Parquet
-#                    (Arrow batches built in Rust, written by pyarrow; CSV is formatted in Rust)
+#                    (written by the core's parquet crate, no pyarrow; CSV is formatted in Rust)
 #   rttlab flows     the same analysis; connection summaries as JSON (samples streamed and dropped)
 #   rttlab evaluate  the same analysis, then every estimator replayed (timer replay, W on real
 #                    losses) over each connection's path-RTT series; JSON to /dev/null

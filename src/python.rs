@@ -340,6 +340,49 @@ impl CaptureStream {
         Ok(written)
     }
 
+    /// Write every remaining sample that passes the filter (as for `next_arrow`) into the
+    /// Parquet file `sink` (`capture::parquet_file`: one row group per batch of `rows`), with a
+    /// first column `capture` holding `capture` when given. Returns the rows written. Write errors
+    /// are OSErrors, as for `write_csv`.
+    #[pyo3(signature = (sink, rows=1 << 16, methods=None, conns=Vec::new(), capture=None))]
+    fn write_parquet(&mut self, py: Python<'_>, mut sink: PyRefMut<'_, ParquetSink>, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<u64> {
+        let filter = sample_filter(methods, &conns)?;
+        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
+        let file = sink.file.get_mut().unwrap_or_else(|e| e.into_inner()).as_mut();
+        let file = file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
+        let mut written = 0u64;
+        loop {
+            let step = py.detach(|| -> PyResult<bool> {
+                let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
+                let batch = filter.apply(batch);
+                if !batch.is_empty() {
+                    file.write(&capture::export::record_batch(&batch, capture.as_deref())).map_err(os_error)?;
+                    written += batch.len() as u64;
+                }
+                Ok(true)
+            })?;
+            if !step {
+                break;
+            }
+            py.check_signals()?;
+        }
+        Ok(written)
+    }
+
+    /// Read to the end (dropping the samples inside the core) and finish: the connections,
+    /// counters and warnings as a `CaptureSummary`, no NumPy array or dict built (what `rttlab
+    /// flows --json` and `rttlab samples` need).
+    fn summary(&mut self, py: Python<'_>) -> PyResult<CaptureSummary> {
+        let mut stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
+        let a = py
+            .detach(|| -> Result<Analysis, capture::CaptureError> {
+                while stream.next_batch(1 << 16)?.is_some() {}
+                Ok(stream.finish())
+            })
+            .map_err(|e| capture_error(&self.path, e))?;
+        Ok(CaptureSummary { path: self.path.clone(), analysis: Some(a) })
+    }
+
     /// The next batch of at least `rows` samples as a dict of columns, or None when done.
     fn next_batch<'py>(&mut self, py: Python<'py>, rows: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(stream) = self.stream.as_mut() else { return Ok(None) };
@@ -366,6 +409,83 @@ impl CaptureStream {
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
         let a = py.detach(|| stream.finish());
+        capture_dict(py, &self.path, a)
+    }
+}
+
+/// A Parquet file of samples being written (`capture::parquet_file`), shared by the streams of
+/// several captures written into one file. `close()` writes the footer.
+#[pyclass(module = "rttlab._core")]
+struct ParquetSink {
+    // A Mutex only to make the class Sync (the writer's encoders are Send, not Sync); Python's
+    // calls come one at a time.
+    file: std::sync::Mutex<Option<capture::parquet_file::SampleParquet>>,
+}
+
+#[pymethods]
+impl ParquetSink {
+    /// Create (truncate) `path`, with a first column `capture` when `with_capture`. Errors are
+    /// OSErrors naming the file's problem (errno and strerror).
+    #[new]
+    #[pyo3(signature = (path, with_capture=false))]
+    fn new(path: &str, with_capture: bool) -> PyResult<Self> {
+        let file = capture::parquet_file::SampleParquet::create(std::path::Path::new(path), with_capture).map_err(os_error)?;
+        Ok(Self { file: std::sync::Mutex::new(Some(file)) })
+    }
+
+    /// Write the footer; returns the rows the file holds. A file with no rows still has the
+    /// columns.
+    fn close(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let file = self.file.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let file = file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
+        py.detach(|| file.close()).map_err(os_error)
+    }
+}
+
+/// A capture's result without its samples (`CaptureStream.summary()`): connections, counters,
+/// warnings, read statistics, kept in Rust until asked for.
+#[pyclass(module = "rttlab._core")]
+struct CaptureSummary {
+    path: String,
+    analysis: Option<Analysis>,
+}
+
+impl CaptureSummary {
+    fn analysis(&self) -> PyResult<&Analysis> {
+        self.analysis.as_ref().ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))
+    }
+}
+
+#[pymethods]
+impl CaptureSummary {
+    /// How many connections the capture has.
+    fn connection_count(&self) -> PyResult<usize> {
+        Ok(self.analysis()?.connections.len())
+    }
+
+    /// The counters dict (as `analyze_capture`'s `counters`).
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        counters_dict(py, &self.analysis()?.counters)
+    }
+
+    /// The warnings (as `analyze_capture`'s `warnings`).
+    fn warnings(&self) -> PyResult<Vec<String>> {
+        Ok(capture_warnings(&self.path, self.analysis()?))
+    }
+
+    /// Write the connection records of `rttlab flows --json` (`capture::flows_json`: the
+    /// `"flows"` list's body and the object's end, after `indent`) to `out`, a text file object,
+    /// by `out.write` of pieces of about 1 MB.
+    fn write_flows_json(&self, py: Python<'_>, out: Bound<'_, PyAny>, indent: &str) -> PyResult<()> {
+        let conns = &self.analysis()?.connections;
+        capture::flows_json::write_records(conns, indent, 1 << 20, |piece| out.call_method1("write", (piece,)).map(|_| ()))?;
+        let _ = py;
+        Ok(())
+    }
+
+    /// The dict `analyze_capture` returns (samples empty); the summary is used up.
+    fn to_dict<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let a = self.analysis.take().ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))?;
         capture_dict(py, &self.path, a)
     }
 }
@@ -418,6 +538,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     let out = PyDict::new(py);
     let secs = |ns: i64| ns as f64 / 1e9;
     let opt_secs = |v: Option<Nanos>| v.map_or(f64::NAN, |ns| ns as f64 / 1e9);
+    let warnings = capture_warnings(path, &a);
     out.set_item("samples", samples_dict(py, a.samples)?)?;
     out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
 
@@ -479,7 +600,27 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     out.set_item("retransmissions", rtx)?;
     out.set_item("evidence_names", capture::Evidence::ALL.iter().map(|e| e.name()).collect::<Vec<_>>())?;
 
-    let k = &a.counters;
+    out.set_item("counters", counters_dict(py, &a.counters)?)?;
+
+    let read = PyDict::new(py);
+    read.set_item("format", match a.read.format {
+        capture::Format::Pcap => "pcap",
+        capture::Format::PcapNg => "pcapng",
+    })?;
+    read.set_item("frames", a.read.frames)?;
+    read.set_item("interfaces", a.read.interfaces)?;
+    read.set_item("snaplens", a.read.snaplens.clone())?;
+    read.set_item("start_ns", a.start_ns)?;
+    if let Some(d) = &a.read.damage {
+        read.set_item("damage_packet", d.packet)?;
+        read.set_item("damage_offset", d.offset)?;
+    }
+    out.set_item("read", read)?;
+    out.set_item("warnings", warnings)?;
+    Ok(out)
+}
+
+fn counters_dict<'py>(py: Python<'py>, k: &capture::Counters) -> PyResult<Bound<'py, PyDict>> {
     let counters = PyDict::new(py);
     for (name, v) in [
         ("frames", k.frames),
@@ -496,21 +637,14 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     ] {
         counters.set_item(name, v)?;
     }
-    out.set_item("counters", counters)?;
+    Ok(counters)
+}
 
-    let read = PyDict::new(py);
-    read.set_item("format", match a.read.format {
-        capture::Format::Pcap => "pcap",
-        capture::Format::PcapNg => "pcapng",
-    })?;
-    read.set_item("frames", a.read.frames)?;
-    read.set_item("interfaces", a.read.interfaces)?;
-    read.set_item("snaplens", a.read.snaplens.clone())?;
-    read.set_item("start_ns", a.start_ns)?;
+/// The capture's warnings, each naming the file.
+fn capture_warnings(path: &str, a: &Analysis) -> Vec<String> {
+    let k = &a.counters;
     let mut warnings = Vec::new();
     if let Some(d) = &a.read.damage {
-        read.set_item("damage_packet", d.packet)?;
-        read.set_item("damage_offset", d.offset)?;
         warnings.push(format!("{path}: {d}; the {} packets before it were analysed", d.packet - 1));
     }
     if a.read.orphan_packets > 0 {
@@ -522,9 +656,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
             k.unsupported_link
         ));
     }
-    out.set_item("read", read)?;
-    out.set_item("warnings", warnings)?;
-    Ok(out)
+    warnings
 }
 
 fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -532,6 +664,8 @@ fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capture_format, m)?)?;
     m.add_function(wrap_pyfunction!(sample_schema, m)?)?;
     m.add_class::<CaptureStream>()?;
+    m.add_class::<CaptureSummary>()?;
+    m.add_class::<ParquetSink>()?;
     Ok(())
 }
 // ---- end capture ----

@@ -154,19 +154,43 @@ fn py_bool(b: bool) -> &'static str {
     }
 }
 
+/// Below this many nanoseconds (2^52 ns ≈ 52 days) `%.9f` of `ns as f64 / 1e9` is exactly the
+/// integer's digits with the point moved: the quotient is the double nearest ns·10⁻⁹ (ns is exact
+/// in f64, division rounds correctly), so it lies within half an ulp — below 2²³ s at most
+/// 2⁻³¹ s ≈ 0.47 ns < 0.5 ns — of a number with nine decimals, and rounding to nine decimals
+/// returns that number. Larger values format the double.
+const EXACT_NS: u64 = 1 << 52;
+
+/// `{:.9}` of `ns as f64 / 1e9` (C's `%.9f`, pandas' `float_format="%.9f"`), from the integer
+/// where that is provably the same text (≈ 10× faster than formatting the double).
+fn push_secs(line: &mut Vec<u8>, ns: i128) {
+    let magnitude = ns.unsigned_abs();
+    if magnitude >= u128::from(EXACT_NS) {
+        let _ = write!(line, "{:.9}", ns as f64 / 1e9);
+        return;
+    }
+    if ns < 0 {
+        line.push(b'-');
+    }
+    let _ = write!(line, "{}.{:09}", magnitude / 1_000_000_000, magnitude % 1_000_000_000);
+}
+
 /// The rows of one batch as CSV, exactly as pandas writes the DataFrame with
 /// `float_format="%.9f"` (Rust's `{:.9}` and C's `%.9f` both round the exact binary value
-/// correctly, so the digits agree).
+/// correctly, so the digits agree; [`push_secs`] takes the integer shortcut where it is exact).
 pub fn write_csv(out: &mut impl Write, s: &Samples, capture: Option<&str>) -> io::Result<()> {
     let prefix = capture.map(|c| csv_field(c) + ",").unwrap_or_default();
+    let mut line: Vec<u8> = Vec::with_capacity(160);
     for i in 0..s.len() {
-        writeln!(
-            out,
-            "{prefix}{},{},{:.9},{:.9},{},{},{},{},{},{},{}",
-            s.conn[i],
-            DIRECTIONS[usize::from(s.dir[i] & 1)],
-            secs(s.time[i]),
-            s.rtt[i] as f64 / 1e9,
+        line.clear();
+        line.extend_from_slice(prefix.as_bytes());
+        let _ = write!(line, "{},{},", s.conn[i], DIRECTIONS[usize::from(s.dir[i] & 1)]);
+        push_secs(&mut line, i128::from(s.time[i]));
+        line.push(b',');
+        push_secs(&mut line, i128::from(s.rtt[i]));
+        let _ = writeln!(
+            line,
+            ",{},{},{},{},{},{},{}",
             s.method[i].name(),
             py_bool(s.ambiguous[i]),
             s.seq_start[i],
@@ -174,7 +198,8 @@ pub fn write_csv(out: &mut impl Write, s: &Samples, capture: Option<&str>) -> io
             s.frame[i],
             s.ref_frame[i],
             py_bool(s.idle_echo[i]),
-        )?;
+        );
+        out.write_all(&line)?;
     }
     Ok(())
 }
@@ -202,6 +227,21 @@ mod tests {
              0,fwd,1.500000000,0.012345678,seq,False,1,1449,3,2,False\n\
              7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n"
         );
+    }
+
+    #[test]
+    fn seconds_from_the_integer_equal_formatting_the_double() {
+        use proptest::prelude::*;
+        let check = |ns: i128| {
+            let mut fast = Vec::new();
+            push_secs(&mut fast, ns);
+            assert_eq!(String::from_utf8(fast).unwrap(), format!("{:.9}", ns as f64 / 1e9), "{ns}");
+        };
+        for ns in [0, 1, -1, -2, 999_999_999, 1_000_000_000, -1_000_000_001, (1 << 52) - 1, 1 << 52, -(1 << 52), i128::from(u64::MAX), i128::from(i64::MIN)] {
+            check(ns);
+        }
+        proptest!(ProptestConfig::with_cases(20_000), |(ns in -(1i64 << 53)..(1i64 << 53))| check(i128::from(ns)));
+        proptest!(ProptestConfig::with_cases(20_000), |(ns in -10_000_000_000i64..10_000_000_000)| check(i128::from(ns)));
     }
 
     #[test]

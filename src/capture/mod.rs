@@ -10,6 +10,8 @@
 //! columns, which grow with the number of samples).
 
 pub mod export;
+pub mod flows_json;
+pub mod parquet_file;
 pub mod arrivals;
 pub mod loss;
 pub mod reader;

@@ -2,7 +2,9 @@
 
 Both stream: samples leave the Rust core in batches and are written batch by batch (CSV, Parquet
 or JSON lines), and ``flows`` never builds the sample table at all, so memory stays bounded
-whatever the capture's length. pandas and pyarrow are imported inside the commands."""
+whatever the capture's length. CSV, Parquet and ``flows --json`` are written by the core itself
+(no NumPy, pandas or pyarrow import); pandas is imported only for JSON lines, ``--path`` and
+the flows table."""
 
 from __future__ import annotations
 
@@ -32,10 +34,6 @@ SAMPLE_FORMATS = (".csv", ".parquet", ".jsonl")
 
 METHODS = ("seq", "ts", "syn")
 
-#: Sample columns Parquet stores dictionary-encoded (few distinct values).
-DICTIONARY_COLUMNS = ("capture", "conn", "direction", "method")
-
-
 def _check(captures: list[Path]) -> None:
     for capture in captures:
         if not capture.exists():
@@ -45,6 +43,8 @@ def _check(captures: list[Path]) -> None:
 
 
 def _warn(capture: Path, warnings: list[str]) -> None:
+    if not warnings:
+        return  # no rich import
     from rich.markup import escape
 
     from rttlab.cli.common import stderr
@@ -55,7 +55,11 @@ def _warn(capture: Path, warnings: list[str]) -> None:
 
 
 def _busy(captures: list[Path], quiet: bool):
-    if quiet or sum(c.stat().st_size for c in captures) < BUSY_BYTES:
+    """A spinner on stderr while a large capture is read, for a person watching: not when
+    stderr is a file or pipe (a script or benchmark then pays no rich import)."""
+    import sys
+
+    if quiet or not sys.stderr.isatty() or sum(c.stat().st_size for c in captures) < BUSY_BYTES:
         return nullcontext()
     from rttlab.cli.common import stderr
 
@@ -91,21 +95,21 @@ def _check_threads(threads: int | None) -> None:
         fail(f"--threads: must be at least 1, got {threads}")
 
 
-def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) -> list[dict]:
-    """Each capture's core result (connection columns, counters, warnings: no DataFrame), read
-    in parallel (one file per core: the Rust core releases the GIL), the samples streamed
-    through and dropped inside the core; warnings go to stderr."""
+def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) -> list:
+    """Each capture's core summary (`_core.CaptureSummary`: connections, counters, warnings, kept
+    in Rust; no NumPy array or DataFrame), read in parallel (one file per core: the Rust core
+    releases the GIL), the samples dropped inside the core; warnings go to stderr."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from rttlab.capture import CaptureReader
+    from rttlab import _core
 
     _check(captures)
     _check_threads(threads)
-    readers = [CaptureReader(c, threaded=_threaded(c, threads, len(captures))) for c in captures]
-    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(readers), _cores()))) as pool:
-        results = list(pool.map(lambda r: r.result(), readers))
-    for capture, raw in zip(captures, results):
-        _warn(capture, raw["warnings"])
+    streams = [_core.CaptureStream(str(c), False, True, _threaded(c, threads, len(captures))) for c in captures]
+    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
+        results = list(pool.map(lambda s: s.summary(), streams))
+    for capture, summary in zip(captures, results):
+        _warn(capture, summary.warnings())
     return results
 
 
@@ -134,56 +138,27 @@ def flows(
         out = sys.stdout
         if len(results) > 1:
             out.write("[\n")
-        for i, (capture, raw) in enumerate(zip(captures, results)):
-            _flows_json(out, capture, raw, indent="  " if len(results) > 1 else "")
+        for i, (capture, summary) in enumerate(zip(captures, results)):
+            _flows_json(out, capture, summary, indent="  " if len(results) > 1 else "")
             out.write(",\n" if i + 1 < len(results) else "\n")
         if len(results) > 1:
             out.write("]\n")
         return
     from rttlab.capture import _connections_frame
 
-    for capture, raw in zip(captures, results):
-        _flows_table(capture, _connections_frame(raw))
+    for capture, summary in zip(captures, results):
+        _flows_table(capture, _connections_frame(summary.to_dict()))
 
 
-def _records(columns: dict) -> Any:
-    """The connection columns of the core's result → one dict per connection, as pandas'
-    ``astype(object).where(notna, None).to_dict("records")`` made them: Python ints, floats,
-    bools and strings, NaN → None, the nullable integer columns as ints (or None)."""
-    from rttlab.capture import NULLABLE_INT_COLUMNS
-
-    names = list(columns)
-    lists = []
-    for name in names:
-        column = columns[name]
-        floats = getattr(getattr(column, "dtype", None), "kind", "") == "f"
-        values = column.tolist() if hasattr(column, "tolist") else list(column)
-        if floats:
-            if name in NULLABLE_INT_COLUMNS:
-                values = [None if v != v else int(v) for v in values]
-            else:
-                values = [None if v != v else v for v in values]
-        lists.append(values)
-    return (dict(zip(names, row)) for row in zip(*lists))
-
-
-def _flows_json(out: TextIO, capture: Path, raw: dict, indent: str) -> None:
-    """One `rttlab.flows/1` object, written connection by connection (a capture with 300,000
-    connections never becomes one big list of dicts), straight from the core's columns."""
-    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": raw["counters"], "warnings": list(raw["warnings"])}
+def _flows_json(out: TextIO, capture: Path, summary: Any, indent: str) -> None:
+    """One `rttlab.flows/1` object: the head (schema, capture, counters, warnings) by json here,
+    the connection records by the core (`src/capture/flows_json.rs`: one compact line per
+    connection, byte for byte what `json.dumps(record)` gave), streamed to ``out`` in pieces (a
+    capture with 300,000 connections never becomes one big list or string)."""
+    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": summary.counters(), "warnings": summary.warnings()}
     body = json.dumps(clean(head), indent=2)[:-2]  # without the closing "\n}"
     out.write("\n".join(indent + line for line in body.splitlines()) + ',\n' + indent + '  "flows": [')
-    n = 0
-    for record in _records(raw["connections"]):
-        # One compact line per connection: json's C encoder (indent=None) is ~10× faster than
-        # the pretty printer.
-        try:
-            item = json.dumps(record, allow_nan=False)
-        except (TypeError, ValueError):  # an infinity: the slow, general path
-            item = json.dumps(clean(record))
-        out.write(("," if n else "") + "\n" + indent + "    " + item)
-        n += 1
-    out.write(("\n" + indent + "  " if n else "") + "]\n" + indent + "}")
+    summary.write_flows_json(out, indent)
 
 
 def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
@@ -325,24 +300,25 @@ def samples(
             raise  # stdout: main() reports it (or a closed pipe ends the program quietly)
         fail(f"{output}: cannot write: {e.strerror or str(e).splitlines()[0]}")
     if output is not None:
-        from rttlab.cli.common import stderr
+        import sys
 
-        stderr.print(f"wrote {rows} samples to {output}", highlight=False)
+        # Plain text: no markup to read in a file name, and no rich import.
+        sys.stderr.write(f"wrote {rows} samples to {output}\n")
 
 
-def _finish_capture(capture: Path, raw: dict, flow: list[int], several: bool) -> None:
-    """Warnings of one capture, and the error for a --flow it does not have."""
-    _warn(capture, raw["warnings"])
-    n = len(raw["connections"]["conn"])
+def _finish_capture(capture: Path, warnings: list[str], n: int, flow: list[int], several: bool) -> None:
+    """Warnings of one capture (of ``n`` connections), and the error for a --flow it does not
+    have."""
+    _warn(capture, warnings)
     unknown = sorted(set(flow) - set(range(n)))
     if unknown and not several:
         fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{n - 1})")
 
 
 def _samples_direct(captures: list[Path], output: Path | None, kind: str, method: str, flow: list[int], include_ambiguous: bool, threads: int | None) -> int:
-    """CSV and Parquet: every batch is filtered and formatted inside the core (CSV text, or an
-    Arrow record batch pyarrow writes to Parquet), never a NumPy column or a DataFrame; pandas
-    is not imported. Returns the rows written."""
+    """CSV and Parquet: every batch is filtered and written by the core (CSV text, or Parquet
+    through the `parquet` crate: `src/capture/parquet_file.rs`), never a NumPy column, a
+    DataFrame or a pyarrow table. Returns the rows written."""
     import sys
 
     from rttlab import _core
@@ -350,37 +326,24 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     methods = None if method == "all" else [method]
     several = len(captures) > 1
     rows = 0
-    writer = None
+    sink = None
     for i, capture in enumerate(captures):
         stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threaded(capture, threads))
         name = str(capture) if several else None
+        if kind == "parquet" and sink is None:
+            # Created once the first capture opened: a capture that cannot be opened leaves
+            # no file.
+            sink = _core.ParquetSink(str(output), several)
         if kind == "csv":
             if output is None:
                 sys.stdout.flush()  # the core writes to the same file descriptor
             rows += stream.write_csv(None if output is None else str(output), header=i == 0, append=i > 0, methods=methods, conns=flow, capture=name)
         else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            while (batch := stream.next_arrow(1 << 16, methods, flow, name)) is not None:
-                table = pa.table(batch)
-                if writer is None:
-                    # Dictionary pages only for the columns with few distinct values: trying
-                    # them on times, RTTs and sequence numbers cost 3× the whole write, for a
-                    # larger file (same data either way).
-                    writer = pq.ParquetWriter(output, table.schema, use_dictionary=[c for c in DICTIONARY_COLUMNS if c in table.schema.names])
-                writer.write_table(table)
-                rows += table.num_rows
-        _finish_capture(capture, stream.finish(), flow, several)
-    if kind == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if writer is None:
-            # Nothing matched: still a valid, empty file with the columns.
-            pq.write_table(pa.schema(_core.sample_schema(several)).empty_table(), output)
-        else:
-            writer.close()
+            rows += stream.write_parquet(sink, methods=methods, conns=flow, capture=name)
+        summary = stream.summary()
+        _finish_capture(capture, summary.warnings(), summary.connection_count(), flow, several)
+    if sink is not None:
+        sink.close()  # a file with no rows still has the columns
     return rows
 
 
@@ -411,7 +374,8 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
             if len(captures) > 1:
                 df = df.assign(capture=str(capture))[["capture", *df.columns]]
             writer.write(df)
-        _finish_capture(capture, reader.result(), flow, len(captures) > 1)
+        raw = reader.result()
+        _finish_capture(capture, raw["warnings"], len(raw["connections"]["conn"]), flow, len(captures) > 1)
     writer.close()
     return writer.rows
 

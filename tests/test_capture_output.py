@@ -1,0 +1,144 @@
+"""What `rttlab flows --json` and `rttlab samples -o FILE.parquet` write now that the core writes
+them (src/capture/flows_json.rs, src/capture/parquet_file.rs): the same bytes and values as the
+Python writers they replace, read back by pyarrow, pandas and DuckDB, with none of NumPy,
+pandas, pyarrow or pydantic imported on the way."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rttlab
+from rttlab.capture import NULLABLE_INT_COLUMNS, read_capture
+from test_capture import T0, ACK, SYN, pcap, run, tcp_frame, transfer
+
+
+def flows_json_by_python(captures: list[Path]) -> str:
+    """`rttlab flows --json` as the Python writer made it before the core wrote the records:
+    `json.dumps` of one dict per connection built from `analyze()`'s columns."""
+
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+
+    out = ["[\n"] if len(captures) > 1 else []
+    for i, cap in enumerate(captures):
+        raw = rttlab.capture.analyze(cap)
+        indent = "  " if len(captures) > 1 else ""
+        head = {"schema": "rttlab.flows/1", "capture": str(cap), "counters": raw["counters"], "warnings": list(raw["warnings"])}
+        body = json.dumps(clean(head), indent=2)[:-2]
+        out.append("\n".join(indent + line for line in body.splitlines()) + ",\n" + indent + '  "flows": [')
+        columns = raw["connections"]
+        lists = []
+        for name, column in columns.items():
+            values = column.tolist() if hasattr(column, "tolist") else list(column)
+            if getattr(getattr(column, "dtype", None), "kind", "") == "f":
+                values = [None if v != v else (int(v) if name in NULLABLE_INT_COLUMNS else v) for v in values]
+            lists.append(values)
+        records = [dict(zip(columns, row)) for row in zip(*lists)]
+        for n, record in enumerate(records):
+            out.append(("," if n else "") + "\n" + indent + "    " + json.dumps(clean(record)))
+        out.append(("\n" + indent + "  " if records else "") + "]\n" + indent + "}")
+        out.append(",\n" if i + 1 < len(captures) else "\n")
+    if len(captures) > 1:
+        out.append("]\n")
+    return "".join(out)
+
+
+def test_flows_json_is_byte_for_byte_what_pythons_json_module_wrote(shared, write):
+    caps = sorted((shared / "captures").glob("*.pcap*"))
+    for cap in caps:
+        out = run("flows", cap, "--json")
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == flows_json_by_python([cap]), cap.name
+    # Several files (indented objects in a list), a non-ASCII name, a connection with nulls.
+    odd = write("é – ✓.pcap", pcap(transfer()))
+    hs = write("hs.pcap", pcap([(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.4, tcp_frame(True, 100, 0, SYN)), (T0 + 0.5, tcp_frame(False, 900, 101, SYN | ACK))]))
+    several = [caps[0], odd, hs]
+    out = run("flows", *several, "--json")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == flows_json_by_python(several)
+    assert "\\u00e9 \\u2013 \\u2713.pcap" in out.stdout
+
+
+def test_the_parquet_file_reads_back_as_the_api_gives_in_pandas_and_duckdb(shared, tmp_path):
+    import duckdb
+
+    caps = sorted((shared / "captures").glob("*.pcap*"))[1::4]
+    dest = tmp_path / "s.parquet"
+    out = run("samples", *caps, "--include-ambiguous", "-o", dest)
+    assert out.returncode == 0, out.stderr
+    frames = []
+    for cap in caps:
+        frame, _ = read_capture(cap, include_ambiguous=True)
+        frames.append(frame.assign(capture=str(cap))[["capture", *frame.columns]])
+    want = pd.concat(frames, ignore_index=True)
+    got = pd.read_parquet(dest)
+    assert list(got.columns) == list(want.columns) and len(got) == len(want) > 1000
+    for name in ("direction", "method"):
+        # Categories, in the order the values first appear in the file (docs/capture.md).
+        assert isinstance(got[name].dtype, pd.CategoricalDtype), name
+        got[name], want[name] = got[name].astype(str), want[name].astype(str)
+    got["capture"] = got["capture"].astype(object)
+    want["capture"] = want["capture"].astype(object)
+    pd.testing.assert_frame_equal(got, want)
+    db = duckdb.sql(f"select count(*), sum(rtt), sum(seq_end), count(distinct method), sum(ambiguous::int) from '{dest}'").fetchall()[0]
+    assert db[0] == len(want) and db[1] == pytest.approx(want["rtt"].sum(), rel=1e-12)
+    assert db[2] == want["seq_end"].sum() and db[3] == want["method"].nunique() and db[4] == want["ambiguous"].sum()
+
+
+def test_the_parquet_file_keeps_dictionaries_to_the_few_valued_columns(write, tmp_path):
+    import pyarrow.parquet as pq
+
+    dest = tmp_path / "s.parquet"
+    assert run("samples", write("t.pcap", pcap(transfer())), "-o", dest).returncode == 0
+    meta = pq.ParquetFile(dest).metadata
+    group = meta.row_group(0)
+    encodings = {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+    assert all("RLE_DICTIONARY" in encodings[c] for c in ("conn", "direction", "method"))
+    assert all("RLE_DICTIONARY" not in encodings[c] for c in ("time", "rtt", "seq_start"))
+    assert group.column(0).compression == "SNAPPY"
+    assert pq.read_schema(dest).field("direction").type.value_type == "string"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["flows", "--json"], ["samples", "-o", "{tmp}/s.parquet"], ["samples", "-o", "{tmp}/s.csv"], ["samples"]],
+    ids=["flows-json", "samples-parquet", "samples-csv", "samples-stdout"],
+)
+def test_the_capture_commands_import_no_numpy_pandas_pyarrow_or_pydantic(write, tmp_path, args):
+    cap = write("t.pcap", pcap(transfer()))
+    argv = ["rttlab", *[a.format(tmp=tmp_path) for a in args], str(cap)]
+    probe = (
+        "import sys, json, contextlib, io\n"
+        "from rttlab.cli.main import main\n"
+        f"sys.argv = {argv!r}\n"
+        "out = io.StringIO()\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(out):\n"
+        "    main()\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'pyarrow', 'pydantic', 'rich'})\n"
+        "print(json.dumps(heavy), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [], done.stderr
+
+
+def test_options_converted_without_pydantic_keep_pydantics_values_and_messages(write):
+    cap = write("t.pcap", pcap(transfer()))
+    out = run("flows", "--threads", "x", cap)
+    assert out.returncode == 2
+    words = " ".join(out.stderr.replace("│", " ").split())  # the usage box wraps the line
+    assert "Invalid value for '--threads': Input should be a valid integer, unable to parse string as an integer" in words
+    assert run("samples", cap, "--flow", " 0 ", "--threads", "+1").stdout == run("samples", cap, "--flow", "0.0").stdout == run("samples", cap, "--flow", "0").stdout
+    for bad in ("1e3", "0.5", "3.", "\u0663"):  # as pydantic: no exponent, fraction or non-ASCII digit
+        assert run("samples", cap, "--flow", bad).returncode == 2, bad
