@@ -157,6 +157,11 @@ impl Snoop {
         Self { node, channel, p, conns: Vec::new(), own: Vec::new(), stats: SnoopStats::default() }
     }
 
+    /// The channel whose arrivals it caches (the lossy link's data direction).
+    pub fn channel(&self) -> u32 {
+        self.channel
+    }
+
     pub fn placement(&self) -> Placement {
         Placement { node: self.node, channels: vec![self.channel], node_hooks: true }
     }
@@ -547,6 +552,23 @@ mod on_a_run {
         assert!(s.goodput_bps > p.goodput_bps, "goodput {} with Snoop, {} without", s.goodput_bps, p.goodput_bps);
         // The sender's counters stay the sender's: local copies are not its retransmissions.
         assert_eq!(s.retx_spurious + s.retx_necessary, s.retransmissions());
+    }
+
+    #[test]
+    fn the_channels_table_reports_snoops_counters_on_its_channel_and_null_elsewhere() {
+        let (plain, _) = lossy(&["simulation.duration=\"120s\""]);
+        let (snooped, stats) = lossy(&["simulation.duration=\"120s\"", "topology.bottleneck.agent={kind=\"snoop\"}"]);
+        assert!(plain.channels.iter().all(|c| c.snoop.is_none()));
+        let with: Vec<_> = snooped.channels.iter().filter(|c| c.snoop.is_some()).collect();
+        assert_eq!(with.len(), 1);
+        assert_eq!(with[0].channel as usize, snooped.bottleneck, "Snoop caches the lossy link's data direction");
+        assert_eq!(with[0].snoop, stats);
+        assert!(stats.unwrap().local_on_dupack > 0);
+        // In the Arrow table: the counters on Snoop's channel, null on the others.
+        use arrow_array::Array;
+        let batch = crate::sim::tables::CHANNELS.batch(&snooped.channels);
+        let col = batch.column_by_name("snoop_local_dupack").unwrap();
+        assert_eq!(col.null_count(), snooped.channels.len() - 1);
     }
 
     #[test]
