@@ -13,7 +13,9 @@ what a ratio cannot show. Definitions (the paper gives none beyond its prose):
 - congestion-loss rate (Fig. 9): queue drops / data packets sent; normalised goodput (Fig. 10):
   goodput (bit/s) / data packets sent, the paper's own definition (packets the sender sent; with
   Snoop, queue drops include the agent's local retransmissions the gateway's queue dropped);
-- Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults);
+- Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults), and
+  what it did (its counters in the channels table);
+- Vegas (ECN): not in the paper's figures, shown beside them (issue 12's comparators);
 - fairness (Fig. 7): Jain's index of one SpecTCP and one Reno+ECN flow sharing the link.
 """
 
@@ -57,9 +59,10 @@ def lossy_link(args, out: Path):
     import matplotlib.pyplot as plt
 
     seeds = range(1, args.seeds + 1)
-    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)"}
-    # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway.
-    setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}})}
+    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)", "vegas": "Vegas (ECN)"}
+    # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway. Vegas is not
+    # in the paper's Figs 9-10 (issue 12 lists it among the comparators): shown beside them.
+    setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}}), "vegas": ("vegas", {})}
     rows = {}
     # What Snoop did (the agent's counters on the lossy link's data direction), per run.
     snoop_cols = ["snoop_local_dupack", "snoop_local_timeout", "snoop_local_dropped", "snoop_dupacks_suppressed", "snoop_acks_regenerated"]
