@@ -76,37 +76,26 @@ def classify_capture(path: str | Path) -> Any:
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["src", "dst", "ts_hz", "time", "from", "seq", "missing", *NAMES])
 
 
-def score(scenario: Any, seed: int | None = None) -> Any:
+def score(scenario: Any, *, set: Any = (), seed: int | None = None) -> Any:  # noqa: A002 - as rttlab.simulate
     """Every loss discriminator scored open loop on one simulated run of ``scenario`` (a
-    :class:`rttlab.Scenario`, a file, or TOML text) against the run's ground truth (each drop's
-    cause: queue overflow or RED = congestion, bit errors or scheduled losses = corruption).
-    Sender side: every data drop the sender answered with a resend, classified at that resend from
-    the RTT samples and window so far; receiver side: every segment missing at a gap the receiver
-    saw. One row per flow, side and discriminator: the four counts (``congestion_as_corruption``
-    … ) and ``misprediction`` (share of all losses misclassified), ``congestion_missed`` (share of
-    congestion losses called corruption), ``corruption_missed`` (the reverse); NaN without such
-    losses. The run's seed also seeds the Bernoulli predictor (as the example does). Raises
-    :class:`rttlab.ScenarioError` naming the file or key."""
+    :class:`rttlab.Scenario`, a file, or TOML text; ``set`` and ``seed`` as :func:`rttlab.simulate`
+    takes them) against the run's ground truth (each drop's cause: queue overflow or RED =
+    congestion, bit errors or scheduled losses = corruption). Sender side: every data drop the
+    sender answered with a resend, classified at that resend from the RTT samples and window so
+    far; receiver side: every segment missing at a gap the receiver saw. One row per flow, side and
+    discriminator: the four counts (``congestion_as_corruption`` … ) and ``misprediction`` (share of
+    all losses misclassified), ``congestion_missed`` (share of congestion losses called
+    corruption), ``corruption_missed`` (the reverse); NaN without such losses. The run's seed also
+    seeds the Bernoulli predictor (as the example does). Raises :class:`rttlab.ScenarioError`
+    naming the file or key."""
     import pandas as pd
 
     from rttlab import _core
-    from rttlab.scenario import Scenario
+    from rttlab.sim import scenario_input
 
-    path = None
-    if isinstance(scenario, Scenario):
-        path, text = scenario.source, scenario.to_toml()
-    elif isinstance(scenario, str) and "\n" in scenario:
-        text = scenario
-    else:
-        path = Path(scenario)
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise _core.ScenarioError(f"seed must be a non-negative integer, got {seed!r}")
+    text, overrides, path = scenario_input(scenario, set, seed)
     try:
-        d = _core.score_discriminators(text, [] if seed is None else [f"simulation.seed={seed}"])
+        d = _core.score_discriminators(text, overrides)
     except _core.ScenarioError as e:
         if path is None:
             raise
