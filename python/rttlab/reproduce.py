@@ -458,20 +458,17 @@ class Reproduction:
             frame = frame.query(where, local_dict=env)
         agg = t.get("agg", "count")
 
-        def reduce(rows: Any, how: str) -> float:
-            if how == "count":
+        def reduce(rows: Any) -> float:
+            if agg == "count":
                 return float(len(rows))
-            x = pd.Series(rows.eval(t["expr"]) if "expr" in t else rows[t["column"]], dtype=float).dropna()
-            return math.nan if not len(x) else float(x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)())
+            return _aggregate(pd.Series(rows.eval(t["expr"]) if "expr" in t else rows[t["column"]], dtype=float), agg)
 
         if "per" not in t:
-            return reduce(frame, agg)
+            return reduce(frame)
         if t["per"] not in frame.columns:
             raise ReproductionError(f"reproduction {self.name}: metric {metric}: per {t['per']!r} is not a column of the {t['trace']} trace")
-        groups = pd.Series([reduce(g, agg) for _, g in frame.groupby(t["per"], observed=True, sort=True)], dtype=float).dropna()
-        if t["then"] == "count":
-            return float(len(groups))
-        return math.nan if not len(groups) else float(groups.iloc[0] if t["then"] == "first" else groups.iloc[-1] if t["then"] == "last" else getattr(groups, t["then"])())
+        groups = pd.Series([reduce(g) for _, g in frame.groupby(t["per"], observed=True, sort=True)], dtype=float)
+        return float(len(groups.dropna())) if t["then"] == "count" else _aggregate(groups, t["then"])
 
     def reports(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
         """The ``[[report]]`` tables: ours alone (mean, CI, n) per point. ``series(hash, name)``
@@ -541,6 +538,14 @@ class Reproduction:
 #: A ``trace.*`` metric's fields besides ``trace`` (what it reads), and its aggregations.
 TRACE_KEYS = ("where", "column", "expr", "agg", "per", "then")
 TRACE_AGGS = ("count", "mean", "sum", "min", "max", "first", "last")
+
+
+def _aggregate(x: Any, how: str) -> float:
+    """A series' ``how`` (mean, sum, min, max, first or last) over its non-null values; NaN if none."""
+    x = x.dropna()
+    if not len(x):
+        return math.nan
+    return float(x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)())
 
 
 def _same(a: Any, b: Any) -> bool:
