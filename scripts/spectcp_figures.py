@@ -65,7 +65,7 @@ def lossy_link(args, out: Path):
     setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}}), "vegas": ("vegas", {})}
     rows = {}
     # What Snoop did (the agent's counters on the lossy link's data direction), per run.
-    snoop_cols = ["snoop_local_dupack", "snoop_local_timeout", "snoop_local_dropped", "snoop_dupacks_suppressed", "snoop_acks_regenerated"]
+    snoop_cols = ["snoop_local_dupack", "snoop_local_timeout", "snoop_local_dropped", "snoop_dupacks_suppressed", "snoop_dupacks_stray", "snoop_acks_regenerated"]
     snooped = {}
     for cc in schemes:
         for ber in BERS:
@@ -95,7 +95,7 @@ def lossy_link(args, out: Path):
         print(f"| {ber:g} | {fmt(*rows['spectcp', ber]['mis'])} | " + " | ".join(fmt(*rows[cc, ber]["closs"]) for cc in schemes) + " | " + " | ".join(fmt(*rows[cc, ber]["ngood"]) for cc in schemes) + " |")
 
     print("\n#### What Snoop did per run (its counters on the lossy link's data direction; mean ± 95 % CI)\n")
-    print("| BER | local retx on dup. ACK | local retx on timer | local retx dropped by the queue | dup. ACKs suppressed | ACKs regenerated | packets corrupted on the link (data direction) |\n|---|---|---|---|---|---|---|")
+    print("| BER | local retx on dup. ACK | local retx on timer | local retx dropped by the queue | dup. ACKs suppressed | dup. ACKs passed as a duplicate's | ACKs regenerated | packets corrupted on the link (data direction) |\n|---|---|---|---|---|---|---|---|")
     for ber in BERS:
         print(f"| {ber:g} | " + " | ".join(fmt(*ci([x[i] for x in snooped[ber]])) for i in range(len(snoop_cols) + 1)) + " |")
 

@@ -236,6 +236,7 @@ pub static CHANNELS: Table<Channels> = Table {
         snoop_u64!(snoop_dupacks_suppressed, dupacks_suppressed, "duplicate ACKs Snoop kept from the sender; null without Snoop"),
         snoop_u64!(snoop_acks_regenerated, acks_regenerated, "already-acknowledged data segments Snoop answered with the last ACK instead of forwarding; null without Snoop"),
         snoop_u64!(snoop_not_cached, not_cached, "data segments that found Snoop's cache full and passed uncached; null without Snoop"),
+        snoop_u64!(snoop_dupacks_stray, dupacks_stray, "duplicate ACKs Snoop passed on without a local resend because a duplicate copy in flight may have caused them; null without Snoop"),
     ],
 };
 
