@@ -1,6 +1,7 @@
 """Figures and tables of docs/reproductions/spectcp.md: SpecTCP (seed 002) §6.1 Table 3 and §6.2
 Figs 4-7, 9-10 on rttlab's simulator. Prints Markdown tables (mean and 95 % Student-t CI over
-seeds) and writes SVG figures into --out.
+seeds) and writes SVG figures into --out. Table 3 is `rttlab reproduce spectcp-table3`'s (run
+here, 10 seeds, or its --quick 3 with --seeds < 10), formatted as the page's tables.
 
     python scripts/spectcp_figures.py [--seeds 10] [--duration 600] [--out docs/reproductions]
 
@@ -12,7 +13,9 @@ what a ratio cannot show. Definitions (the paper gives none beyond its prose):
 - congestion-loss rate (Fig. 9): queue drops / data packets sent; normalised goodput (Fig. 10):
   goodput (bit/s) / data packets sent, the paper's own definition (packets the sender sent; with
   Snoop, queue drops include the agent's local retransmissions the gateway's queue dropped);
-- Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults);
+- Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults), and
+  what it did (its counters in the channels table);
+- Vegas (ECN): not in the paper's figures, shown beside them (issue 12's comparators);
 - fairness (Fig. 7): Jain's index of one SpecTCP and one Reno+ECN flow sharing the link.
 """
 
@@ -22,8 +25,6 @@ import argparse
 import math
 import time
 from pathlib import Path
-
-import numpy as np
 
 import rttlab
 from rttlab.stats import t_interval
@@ -58,16 +59,22 @@ def lossy_link(args, out: Path):
     import matplotlib.pyplot as plt
 
     seeds = range(1, args.seeds + 1)
-    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)"}
-    # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway.
-    setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}})}
+    schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)", "vegas": "Vegas (ECN)"}
+    # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway. Vegas is not
+    # in the paper's Figs 9-10 (issue 12 lists it among the comparators): shown beside them.
+    setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}}), "vegas": ("vegas", {})}
     rows = {}
+    # What Snoop did (the agent's counters on the lossy link's data direction), per run.
+    snoop_cols = ["snoop_local_dupack", "snoop_local_timeout", "snoop_local_dropped", "snoop_dupacks_suppressed", "snoop_dupacks_stray", "snoop_acks_regenerated"]
+    snooped = {}
     for cc in schemes:
         for ber in BERS:
             g, mis, closs, ngood = [], [], [], []
             for s in seeds:
                 r = lossy(setups[cc][0], ber, s, args.duration, extra=setups[cc][1])
                 b = bottleneck(r)
+                if cc == "snoop":
+                    snooped.setdefault(ber, []).append([float(b[c]) for c in snoop_cols] + [float(b["drops_corruption"])])
                 f = r.flows.iloc[0]
                 queue = b["drops_overflow"] + b["drops_aqm"]
                 lost = queue + b["drops_corruption"]
@@ -86,6 +93,11 @@ def lossy_link(args, out: Path):
     print("|---|" + "---|" * (1 + 2 * len(schemes)))
     for ber in BERS:
         print(f"| {ber:g} | {fmt(*rows['spectcp', ber]['mis'])} | " + " | ".join(fmt(*rows[cc, ber]["closs"]) for cc in schemes) + " | " + " | ".join(fmt(*rows[cc, ber]["ngood"]) for cc in schemes) + " |")
+
+    print("\n#### What Snoop did per run (its counters on the lossy link's data direction; mean ± 95 % CI)\n")
+    print("| BER | local retx on dup. ACK | local retx on timer | local retx dropped by the queue | dup. ACKs suppressed | dup. ACKs passed as a duplicate's | ACKs regenerated | packets corrupted on the link (data direction) |\n|---|---|---|---|---|---|---|---|")
+    for ber in BERS:
+        print(f"| {ber:g} | " + " | ".join(fmt(*ci([x[i] for x in snooped[ber]])) for i in range(len(snoop_cols) + 1)) + " |")
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
     for ax, key, label in zip(axes.flat, ["goodput", "mis", "closs", "ngood"], ["goodput (bit/s), Fig. 5", "SpecTCP misprediction rate, Fig. 6", "congestion-loss rate, Fig. 9", "goodput / packets sent, Fig. 10"]):
@@ -146,54 +158,33 @@ def lossy_link(args, out: Path):
 
 
 def table3(args):
-    """§6.1: two flows, 1.5 Mb/s bottleneck, RED with ECN, both flows start together."""
-    base = {
-        "simulation": {"name": "spectcp-table3", "duration": "30s", "queue_sample_interval": "1ms"},
-        "topology": {
-            "kind": "dumbbell",
-            "bottleneck": {"bandwidth": "1.5Mbps", "delay": "27.5ms", "queue": {"kind": "red", "limit": "100p", "min_th": 5, "max_th": 15, "w_q": 0.002, "max_p": 0.1, "ecn": True, "mean_packet": "1040B"}},
-            "access": {"bandwidth": "10Mbps", "delay": "1ms", "queue": {"kind": "droptail", "limit": "100p"}},
-        },
-        "tcp": {"cc": "reno", "mss": "1000B", "header": "40B", "init_cwnd": 1, "rwnd": "64000B", "ecn": True, "rto": {"estimator": "rfc6298", "min_rto": "200ms", "initial_rto": "3s"}},
-        "flows": [],
-    }
-    import tomli_w
+    """§6.1 Table 3: run by `rttlab reproduce spectcp-table3` (reproductions/spectcp-table3.toml,
+    also a part of `rttlab reproduce spectcp`); printed here as this page's Markdown tables."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
 
-    def run(ssth, delay, red, seed):
-        doc = {**base, "topology": {**base["topology"], "bottleneck": {**base["topology"]["bottleneck"], "delay": delay, "queue": {**base["topology"]["bottleneck"]["queue"], **red}}}}
-        doc["flows"] = [{"count": 1, "start": "0s", "bytes": "inf", "tcp": {"init_ssthresh": f"{s * 1000}B"}} for s in ssth]
-        r = rttlab.simulate(tomli_w.dumps(doc), seed=seed, traces="queue,window")
-        q = r.traces["queue"]
-        ch = int(r.channels.set_index("name").loc[r.bottleneck]["channel"])
-        q = q[q["channel"] == ch]
-        b = bottleneck(r)
-        # Eq. (3)'s moment: every flow's window has reached its SSthresh (and the segments it
-        # then sent have reached the gateway, one RTT later at most); congestion avoidance keeps
-        # growing the queue after that until RED's slow average starts marking.
-        w = r.traces["window"]
-        rtt_s = (float(delay.removesuffix("ms")) * 2 + 4) / 1000
-        reached = max(float(w[(w["flow"] == f) & (w["cwnd"] >= s * 1000)]["time"].min()) for f, s in enumerate(ssth))
-        early = q[q["time"] <= reached + rtt_s]
-        return float(early["packets"].max()), float(np.nanmax(q["average"])), int(b["drops_overflow"] + b["drops_aqm"]), float(q["packets"].max())
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-c", "from rttlab.cli.main import main; main()", "reproduce", "spectcp-table3", "--json", "--out", tmp]
+        res = json.loads(subprocess.run([*cmd, *(["--quick"] if args.seeds < 10 else [])], capture_output=True, text=True, check=True).stdout)
+    sim = {(r["metric"], r["params"]["simulation.name"]): r for r in res["rows"]}
+    peak = {r["params"]["simulation.name"]: r for r in res["reports"][0]["rows"]}
+    analytic_q, analytic_qbar = ([r["ours"] for r in m["rows"]] for m in res["models"])
 
-    seeds = range(1, args.seeds + 1)
-    from rttlab.red_dimension import dimension
+    def ours(r):
+        return f"{r['ours']:.3g} ± {(r['ci_high'] - r['ci_low']) / 2:.2g}" + ("" if r.get("matched", True) else " (not matched)")
 
-    print("\n#### Table 3, maximum buffer Q(t)_max (packets)\n\n| case | SSthresh | r | published analytic / sim | ours eq. (3) | ours simulated, when SSthresh is reached | ours simulated, 30 s |\n|---|---|---|---|---|---|---|")
-    for case, ssth, r_ms, pub in [(1, (15, 15), 59, "19 / 18"), (2, (15, 20), 59, "24 / 23"), (3, (15, 15), 99, "12 / 13")]:
-        delay = f"{(r_ms - 4) / 2}ms"
-        an = {q.name: q.value for q in dimension(ssthresh=ssth, rtt=[r_ms / 1000], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=5, omega=0.002, max_p=0.1)}["Q(t)_max"]
-        res = [run(ssth, delay, {}, s) for s in seeds]
-        print(f"| {case} | {ssth[0]}/{ssth[1]} | {r_ms} ms | {pub} | {an:.2f} | {fmt(*ci([x[0] for x in res]))} | {fmt(*ci([x[3] for x in res]))} |")
+    print(f"\n#### Table 3, maximum buffer Q(t)_max (packets), {sim['drops', 'base']['n']} seeds\n\n| case | SSthresh | r | published analytic / sim | ours eq. (3) | ours simulated, when SSthresh is reached | ours simulated, 30 s |\n|---|---|---|---|---|---|---|")
+    for i, (name, ssth, r_ms, pub) in enumerate([("base", "15/15", 59, "19 / 18"), ("ssthresh-15-20", "15/20", 59, "24 / 23"), ("r-99ms", "15/15", 99, "12 / 13")]):
+        print(f"| {i + 1} | {ssth} | {r_ms} ms | {pub} | {analytic_q[i]:.2f} | {ours(sim['trace.queue_at_ssthresh', name])} | {ours(peak[name])} |")
     print("\n#### Table 3, maximum average queue Q̄_max (packets), SSthresh 15/15, r = 59 ms\n\n| case | ω | min_th | max_th | max_p | published analytic / sim | ours eq. (8), default p, W | ours simulated |\n|---|---|---|---|---|---|---|---|")
-    for case, mn, mx, mp, pub in [(1, 5, 15, 0.1, "7 / 8"), (2, 5, 15, 0.2, "7 / 7"), (3, 7, 21, 0.1, "10 / 10")]:
-        an = {q.name: q.value for q in dimension(ssthresh=(15, 15), rtt=[0.059], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=mn, omega=0.002, max_p=mp)}["Qbar_max"]
-        sim = [run((15, 15), "27.5ms", {"min_th": mn, "max_th": mx, "max_p": mp}, s)[1] for s in seeds]
-        print(f"| {case} | 0.002 | {mn} | {mx} | {mp} | {pub} | {an:.2f} | {fmt(*ci(sim))} |")
-    print("\n#### Table 3, drops at the RED gateway (SSthresh 15/15, r = 59 ms, min_th 5, max_p 0.1)\n\n| case | max_th | published | ours: runs with drops / runs | mean drops |\n|---|---|---|---|---|")
-    for case, mx, pub in [(1, 15, "no"), (2, 8, "no"), (3, 7, "yes")]:
-        d = [run((15, 15), "27.5ms", {"max_th": mx}, s)[2] for s in seeds]
-        print(f"| {case} | {mx} | {pub} | {sum(x > 0 for x in d)} / {len(d)} | {np.mean(d):.1f} |")
+    for i, (name, mn, mx, mp, pub) in enumerate([("base", 5, 15, 0.1, "7 / 8"), ("max_p-0.2", 5, 15, 0.2, "7 / 7"), ("min_th-7-max_th-21", 7, 21, 0.1, "10 / 10")]):
+        print(f"| {i + 1} | 0.002 | {mn} | {mx} | {mp} | {pub} | {analytic_qbar[i]:.2f} | {ours(sim['trace.red_average_max', name])} |")
+    print("\n#### Table 3, drops at the RED gateway (SSthresh 15/15, r = 59 ms, min_th 5, max_p 0.1)\n\n| case | max_th | published | ours: mean drops per run | matched |\n|---|---|---|---|---|")
+    for i, (name, mx, pub) in enumerate([("base", 15, "no"), ("max_th-8", 8, "no"), ("max_th-7", 7, "yes")]):
+        r = sim["drops", name]
+        print(f"| {i + 1} | {mx} | {pub} | {r['ours']:.3g} ± {(r['ci_high'] - r['ci_low']) / 2:.2g} | {'yes' if r['matched'] else 'no'} |")
 
 
 def main():

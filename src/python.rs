@@ -878,7 +878,54 @@ fn capture_loss_classes<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<
         .collect()
 }
 
+/// Every loss discriminator, sender and receiver side, scored open loop on one simulated run
+/// against its ground truth (`discriminator::score`; docs/reproductions/spectcp.md, Fig. 8): per
+/// flow, one row per discriminator with the four counts of truth × verdict. The run keeps every
+/// trace it needs; the sender-side ones see the flow's RTT samples and window, the receiver-side
+/// ones its arrivals.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new()))]
+fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    use crate::sim::tcp::discriminator::score::{score, score_receiver, Confusion};
+    use crate::sim::tcp::discriminator::{receiver_side, sender_side};
+    use crate::sim::trace::TraceSet;
+    let text = text.to_owned();
+    let rows: Vec<(u32, &'static str, &'static str, Confusion)> = py
+        .detach(|| -> Result<_, String> {
+            let sc = crate::sim::config::Scenario::from_toml(&text, &overrides).map_err(|e| e.to_string())?;
+            let mut e = crate::sim::build_with(&sc, TraceSet::EVERY).map_err(|e| e.to_string())?;
+            e.run();
+            let mut rows = Vec::new();
+            for (f, flow) in e.flows.iter().enumerate() {
+                let f = f as u32;
+                // The Bernoulli predictor's stream, as in the discriminators example: the run's seed.
+                let mut senders = sender_side(sc.simulation.seed);
+                let names: Vec<&'static str> = senders.iter().map(|d| d.name()).collect();
+                for (name, c) in names.into_iter().zip(score(&e.trace, f, flow.sender.mss() as u64, &mut senders)) {
+                    rows.push((f, "sender", name, c));
+                }
+                let mut receivers = receiver_side();
+                let names: Vec<&'static str> = receivers.iter().map(|d| d.name()).collect();
+                for (name, c) in names.into_iter().zip(score_receiver(&e.trace, f, &mut receivers)) {
+                    rows.push((f, "receiver", name, c));
+                }
+            }
+            Ok(rows)
+        })
+        .map_err(ScenarioError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("flow", rows.iter().map(|r| r.0).collect::<Vec<_>>())?;
+    d.set_item("side", rows.iter().map(|r| r.1).collect::<Vec<_>>())?;
+    d.set_item("discriminator", rows.iter().map(|r| r.2).collect::<Vec<_>>())?;
+    d.set_item("congestion_as_congestion", rows.iter().map(|r| r.3.congestion_as_congestion).collect::<Vec<_>>())?;
+    d.set_item("congestion_as_corruption", rows.iter().map(|r| r.3.congestion_as_corruption).collect::<Vec<_>>())?;
+    d.set_item("corruption_as_corruption", rows.iter().map(|r| r.3.corruption_as_corruption).collect::<Vec<_>>())?;
+    d.set_item("corruption_as_congestion", rows.iter().map(|r| r.3.corruption_as_congestion).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(score_discriminators, m)?)?;
     m.add_function(wrap_pyfunction!(classify_arrivals, m)?)?;
     m.add_function(wrap_pyfunction!(capture_loss_classes, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -169,5 +169,38 @@ def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
     assert mean["ours"] == pytest.approx((5 + 11) / 2)
     assert share["ours"] == pytest.approx((0.5 + 1.0) / 2)
     rep.doc["report"] = [{"metric": "trace.queue", "agg": "median", "column": "packets", "by": []}]
-    with pytest.raises(ReproductionError, match="agg must be count, mean, sum, min or max"):
+    with pytest.raises(ReproductionError, match="agg must be count, mean, sum, min, max, first or last, not 'median'"):
         rep.reports(runs, None, series)
+
+
+def test_a_named_trace_metric_may_use_another_per_run_value_and_aggregate_per_group_first():
+    import pandas as pd
+
+    from rttlab.reproduce import ReproductionError
+
+    rep = Reproduction.load("spectcp-table3", quick=True)  # keeps the queue, window and rtt traces
+    runs = pd.DataFrame({"hash": ["a", "b"], "status": ["ok", "ok"], "simulation.name": ["x", "x"], "drops": [0, 4]})
+    window = {
+        "a": pd.DataFrame({"time": [0.1, 0.2, 0.3, 0.4], "flow": [0, 1, 0, 1], "cwnd": [1, 1, 5, 2], "ssthresh": [4, 2, 4, 2]}),
+        "b": pd.DataFrame({"time": [0.1, 0.5], "flow": [0, 1], "cwnd": [9, 9], "ssthresh": [4, 4]}),
+    }
+    queue = {"a": pd.DataFrame({"time": [0.1, 0.35, 0.45], "channel": [0, 0, 0], "packets": [3, 7, 20]}), "b": pd.DataFrame({"time": [0.2, 0.6], "channel": [0, 0], "packets": [1, 2]})}
+    series = lambda h, name: {"window": window, "queue": queue}[name][h]  # noqa: E731
+    rep.doc = {**rep.doc, "trace": {
+        # the later flow's first cwnd >= ssthresh: a at 0.4 (flow 1), b at 0.5
+        "reached": {"trace": "window", "where": "cwnd >= ssthresh", "column": "time", "agg": "min", "per": "flow", "then": "max"},
+        "queue_then": {"trace": "queue", "where": "time <= @reached", "column": "packets", "agg": "last"},
+        "loop": {"trace": "queue", "where": "time <= @loop", "agg": "count"},
+        "nowhere": {"trace": "queue", "where": "time <= @missing", "agg": "count"},
+    }}
+    ok, cols = rep.frames(runs, None, ["trace.reached", "trace.queue_then", "drops"], ["simulation.name"], series=series)
+    assert cols == ["trace.reached", "trace.queue_then", "drops"]
+    assert ok["trace.reached"].tolist() == [0.4, 0.5]
+    assert ok["trace.queue_then"].tolist() == [7.0, 1.0]  # the last sample at or before that moment
+    assert ok["drops"].tolist() == [0, 4]  # run columns and trace metrics side by side
+    with pytest.raises(ReproductionError, match="@loop depends on itself"):
+        rep.frames(runs, None, ["trace.loop"], [], series=series)
+    with pytest.raises(ReproductionError, match="@missing, which is no \\[trace.missing\\] table"):
+        rep.frames(runs, None, ["trace.nowhere"], [], series=series)
+    with pytest.raises(ReproductionError, match="needs the 'drops' trace, which \\[sweep\\] traces does not keep"):
+        rep.frames(runs, None, ["trace.drops"], [], series=series)

@@ -45,11 +45,16 @@ only the flows matching every key (e.g. the measured flow, not the cross traffic
 ``[[report]]`` entries (``title``, ``metric``, ``by``, optional ``expr`` over the flows table's
 columns, e.g. ``"rtt_max - rtt_min"``, and their own ``flows_where``/``flows_agg``, defaulting
 to the reproduction's) are printed as tables of ours alone, for results with nothing published
-to compare against. A report's metric ``trace.NAME`` is computed per run from a trace
-the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas query over the trace's
-columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg = "count"``, the default)
-or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min or max); a report over a
-trace the sweep does not keep (e.g. under ``--quick``) is left out. ``[[model]]`` entries compare a
+to compare against. A metric ``trace.NAME`` (in ``metrics`` beside run columns, or a report's) is
+computed per run from a trace the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas
+query over the trace's columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg =
+"count"``, the default) or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min,
+max, first or last); with ``per`` (a column) per group first, then across groups by ``then``. NAME
+is a ``[trace.NAME]`` table holding those keys and ``trace`` (which trace), or in a report the
+trace itself with the keys in the entry; ``@OTHER`` in ``where`` is the same run's
+``trace.OTHER``. A report over a trace the sweep does not keep (e.g. under ``--quick``) is left
+out; a comparison over one is an error. ``parts = ["OTHER"]`` in ``[reproduction]``: reproductions
+run and printed after this one (a table measured on a set-up of its own). ``[[model]]`` entries compare a
 paper's own model column with the model computed here, no runs involved: ``title``, ``formula``
 (DataFrame.eval, as kind = "formula"), ``constants``, optional ``abs_tolerance``, and
 ``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
@@ -129,6 +134,12 @@ class Reproduction:
             raise ReproductionError(str(e)) from None
 
     @property
+    def parts(self) -> list[Reproduction]:
+        """The reproductions run and printed with this one (``parts = ["NAME", ...]`` in
+        ``[reproduction]``): a paper's table measured on a set-up of its own, at the same scale."""
+        return [Reproduction.load(p, quick=self.quick, scale=self.scale) for p in self.meta.get("parts", [])]
+
+    @property
     def by(self) -> list[str]:
         return list(self.meta["by"])
 
@@ -159,23 +170,30 @@ class Reproduction:
     def tolerance(self) -> float:
         return float(self.meta["tolerance"])
 
-    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None) -> tuple[Any, str]:
+    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None, series: Any = None) -> tuple[Any, str]:
         """The rows to summarise and the column holding ``metric``: the successful runs, or for
         ``flows.COLUMN`` their per-flow rows with the run's parameters (summed per run unless
-        ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns."""
-        frame, cols = self.frames(runs, flows, [metric], by, expr, spec)
+        ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns; a
+        ``trace.NAME`` metric is computed per run from its stored trace (:meth:`trace_values`)."""
+        frame, cols = self.frames(runs, flows, [metric], by, expr, spec, series)
         return frame, cols[0]
 
-    def frames(self, runs: Any, flows: Any, metrics: list[str], by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
-        """:meth:`frame` for several metrics at once (all run columns, or all ``flows.*``): one
-        row per run (or per flow with ``flow`` in ``by``), the runs' ``seed`` kept for pairing.
-        ``spec`` (a ``[[report]]`` entry) may override ``flows_where`` and ``flows_agg``."""
+    def frames(self, runs: Any, flows: Any, metrics: list[str], by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None, series: Any = None) -> tuple[Any, list[str]]:
+        """:meth:`frame` for several metrics at once (run columns and ``trace.*``, or all
+        ``flows.*``): one row per run (or per flow with ``flow`` in ``by``), the runs' ``seed``
+        kept for pairing. ``spec`` (a ``[[report]]`` entry) may override ``flows_where`` and
+        ``flows_agg``, and gives an unnamed ``trace.NAME`` metric its fields."""
         ok = runs[runs["status"] == "ok"]
         per_flow = [m.startswith("flows.") for m in metrics]
         if not any(per_flow):
+            traced = [m for m in metrics if m.startswith("trace.")]
+            if traced:
+                ok = ok.copy()
+                for m in traced:
+                    ok[m] = self.trace_values(ok, m, spec or {}, series)
             return ok, list(metrics)
         if not all(per_flow):
-            raise ReproductionError(f"reproduction {self.name}: metrics mix run columns and flows.* columns: {', '.join(metrics)}")
+            raise ReproductionError(f"reproduction {self.name}: metrics mix per-run columns (run columns, trace.*) and flows.* columns: {', '.join(metrics)}")
         cols = [m.removeprefix("flows.") for m in metrics]
         if flows is None:
             raise ReproductionError(f"reproduction {self.name}: metric {metrics[0]} needs the per-flow table")
@@ -207,11 +225,12 @@ class Reproduction:
             merged = merged.groupby(group, as_index=False, dropna=False, observed=True)[cols].agg(agg)
         return merged, cols
 
-    def compare(self, runs: Any, flows: Any = None) -> list[dict[str, Any]]:
-        """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep."""
+    def compare(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
+        """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep;
+        ``series(hash, name)`` gives a run's stored trace, for ``trace.NAME`` metrics."""
         from rttlab.stats import summarise
 
-        ok, cols = self.frames(runs, flows, self.metrics, self.by)
+        ok, cols = self.frames(runs, flows, self.metrics, self.by, series=series)
         # A per-flow metric (flows.COLUMN) is summarised under its column's name; rows say its own.
         metrics = cols
         names = dict(zip(cols, self.metrics))
@@ -230,7 +249,7 @@ class Reproduction:
             ours = summarise(self._paired(ok), self.by, metrics, self.level)
         else:
             ours = summarise(ok, self.by, metrics, self.level)
-        rows = []
+        rows, ranks = [], []
         for r in ours.to_dict("records"):
             key = tuple(r[k] for k in self.by)
             point = dict(zip(self.by, key))
@@ -245,6 +264,7 @@ class Reproduction:
                 at_least = bool(v.get("at_least", False))
                 if pub.get("only_listed") and math.isnan(published):
                     continue
+                ranks.append(next((i for i, x in enumerate(pub["values"]) if x is v), len(pub["values"])))
             elif kind == "peer":
                 t = theirs.get((*key, metric))
                 published = t["mean"] if t else math.nan
@@ -283,6 +303,8 @@ class Reproduction:
                     "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"]) if not math.isnan(r["ci_low"]) else False,
                 }
             )
+        if kind == "table" and pub.get("only_listed"):  # in the order the paper's values are listed
+            rows = [row for _, row in sorted(zip(ranks, rows), key=lambda x: x[0])]
         return rows
 
     def _ratios(self, ok: Any) -> list[dict[str, Any]]:
@@ -393,31 +415,74 @@ class Reproduction:
             "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "matched": matched, "inside_ci": False,
         }
 
-    def trace_frame(self, runs: Any, spec: dict[str, Any], series: Any) -> tuple[Any, str]:
-        """The successful runs with a column holding ``spec``'s ``trace.NAME`` metric, computed
-        from each run's stored trace (``series(hash, name)`` gives it as a DataFrame)."""
+    def trace_spec(self, metric: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What ``trace.NAME`` computes: the ``[trace.NAME]`` table when the reproduction names one,
+        else the stored trace NAME itself with ``spec``'s fields (``where``, ``column``/``expr``,
+        ``agg``, ``per``/``then``: a ``[[report]]`` entry's)."""
+        name = metric.removeprefix("trace.")
+        named = self.doc.get("trace", {})
+        t = dict(named[name]) if name in named else {k: v for k, v in (spec or {}).items() if k in TRACE_KEYS}
+        t.setdefault("trace", name)
+        where = f"reproduction {self.name}: {'trace.' + name if name in named else 'metric ' + metric}"
+        unknown = sorted(set(t) - {"trace", *TRACE_KEYS})
+        if unknown:
+            raise ReproductionError(f"{where}: unknown key {unknown[0]!r} (expected trace, {', '.join(TRACE_KEYS)})")
+        for key in ("agg", "then"):
+            if t.get(key, "count") not in TRACE_AGGS:
+                raise ReproductionError(f"{where}: {key} must be {', '.join(TRACE_AGGS[:-1])} or {TRACE_AGGS[-1]}, not {t[key]!r}")
+        if t.get("agg", "count") != "count" and not ("column" in t or "expr" in t):
+            raise ReproductionError(f"{where}: agg = {t['agg']!r} needs a column or an expr")
+        if ("then" in t) != ("per" in t):
+            raise ReproductionError(f"{where}: per and then go together (aggregate per group, then across the groups)")
+        return t
+
+    def trace_values(self, ok: Any, metric: str, spec: dict[str, Any], series: Any) -> list[float]:
+        """``metric`` (``trace.NAME``) of each run in ``ok``, from its stored trace (``series(hash,
+        trace)`` gives it as a DataFrame): the rows matching ``where`` (a pandas query over the
+        trace's columns, in which ``@OTHER`` is the same run's ``trace.OTHER``, a ``[trace.OTHER]``
+        table) counted or their ``column``/``expr`` aggregated by ``agg``; with ``per`` (a column)
+        aggregated per group first, then across the groups by ``then``."""
+        if "flow" in (spec.get("by") or []):
+            raise ReproductionError(f"reproduction {self.name}: report {metric}: a trace metric is per run, by cannot name flow")
+        if series is None:
+            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the runs' stored traces")
+        kept = set(self.sweep().traces)
+        return [self._trace_value(h, metric, spec, series, kept, {}, ()) for h in ok["hash"]]
+
+    def _trace_value(self, h: str, metric: str, spec: dict[str, Any], series: Any, kept: set[str], done: dict[str, float], chain: tuple[str, ...]) -> float:
+        import re
+
         import pandas as pd
 
-        name, agg = spec["metric"].removeprefix("trace."), spec.get("agg", "count")
-        if agg not in ("count", "mean", "sum", "min", "max"):
-            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: agg must be count, mean, sum, min or max, not {agg!r}")
-        if agg != "count" and not ("column" in spec or "expr" in spec):
-            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: agg = {agg!r} needs a column or an expr")
-        if "flow" in spec["by"]:
-            raise ReproductionError(f"reproduction {self.name}: report {spec['metric']}: a trace metric is per run, by cannot name flow")
-        ok = runs[runs["status"] == "ok"].copy()
-        values = []
-        for h in ok["hash"]:
-            t = series(h, name)
-            if spec.get("where"):
-                t = t.query(spec["where"])
+        t = self.trace_spec(metric, spec)
+        if t["trace"] not in kept:
+            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the {t['trace']!r} trace, which [sweep] traces does not keep")
+        frame = series(h, t["trace"])
+        where = t.get("where")
+        if where:
+            env = {}
+            for other in dict.fromkeys(re.findall(r"@(\w+)", where)):
+                if other not in self.doc.get("trace", {}):
+                    raise ReproductionError(f"reproduction {self.name}: metric {metric}: where names @{other}, which is no [trace.{other}] table")
+                if other in chain or other == metric.removeprefix("trace."):
+                    raise ReproductionError(f"reproduction {self.name}: metric {metric}: @{other} depends on itself")
+                if other not in done:
+                    done[other] = self._trace_value(h, f"trace.{other}", {}, series, kept, done, (*chain, metric.removeprefix("trace.")))
+                env[other] = done[other]
+            frame = frame.query(where, local_dict=env)
+        agg = t.get("agg", "count")
+
+        def reduce(rows: Any) -> float:
             if agg == "count":
-                values.append(float(len(t)))
-                continue
-            x = pd.Series(t.eval(spec["expr"]) if "expr" in spec else t[spec["column"]], dtype=float)
-            values.append(float(getattr(x, agg)()) if len(x) else math.nan)
-        ok[spec["metric"]] = values
-        return ok, spec["metric"]
+                return float(len(rows))
+            return _aggregate(pd.Series(rows.eval(t["expr"]) if "expr" in t else rows[t["column"]], dtype=float), agg)
+
+        if "per" not in t:
+            return reduce(frame)
+        if t["per"] not in frame.columns:
+            raise ReproductionError(f"reproduction {self.name}: metric {metric}: per {t['per']!r} is not a column of the {t['trace']} trace")
+        groups = pd.Series([reduce(g) for _, g in frame.groupby(t["per"], observed=True, sort=True)], dtype=float)
+        return float(len(groups.dropna())) if t["then"] == "count" else _aggregate(groups, t["then"])
 
     def reports(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
         """The ``[[report]]`` tables: ours alone (mean, CI, n) per point. ``series(hash, name)``
@@ -429,9 +494,9 @@ class Reproduction:
         for spec in self.doc.get("report", []):
             by = list(spec["by"])
             if spec["metric"].startswith("trace."):
-                if spec["metric"].removeprefix("trace.") not in kept or series is None:
-                    continue
-                frame, col = self.trace_frame(runs, spec, series)
+                if self.trace_spec(spec["metric"], spec)["trace"] not in kept or series is None:
+                    continue  # e.g. a trace --quick does not keep
+                frame, col = self.frame(runs, flows, spec["metric"], by, None, spec, series)
             else:
                 frame, col = self.frame(runs, flows, spec["metric"], by, spec.get("expr"), spec)
             rows = [
@@ -482,6 +547,19 @@ class Reproduction:
             if v.get("metric", self.metric) == (metric or self.metric) and all(_same(point.get(k), x) for k, x in v["point"].items()):
                 return float(v["value"]), v["source"], v
         return math.nan, "not published for this point", {}
+
+
+#: A ``trace.*`` metric's fields besides ``trace`` (what it reads), and its aggregations.
+TRACE_KEYS = ("where", "column", "expr", "agg", "per", "then")
+TRACE_AGGS = ("count", "mean", "sum", "min", "max", "first", "last")
+
+
+def _aggregate(x: Any, how: str) -> float:
+    """A series' ``how`` (mean, sum, min, max, first or last) over its non-null values; NaN if none."""
+    x = x.dropna()
+    if not len(x):
+        return math.nan
+    return float(x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)())
 
 
 def _same(a: Any, b: Any) -> bool:

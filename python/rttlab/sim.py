@@ -210,28 +210,10 @@ TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
 PER_PACKET_TRACES = ("arrival", "quench", "receive")
 
 
-def simulate(
-    scenario: str | Path | Scenario,
-    *,
-    set: Iterable[str] | Mapping[str, Any] = (),  # noqa: A002 - mirrors the CLI's --set
-    seed: int | None = None,
-    traces: str | Iterable[str] = "all",
-    progress: Callable[[float, float], Any] | None = None,
-) -> Result:
-    """Run a scenario: a :class:`rttlab.Scenario`, a file, or TOML text (a string containing a
-    newline).
-
-    ``set``: overrides applied before parsing, as ``key.path=value`` strings (read as by the CLI's
-    ``--set``) or a mapping of paths to typed values (``{"topology.bottleneck.bandwidth": "20Mbps",
-    "simulation.name": "123"}`` — a string stays a string). ``seed`` overrides ``simulation.seed``.
-    ``traces``: which traces to keep — ``"all"`` (default), ``"none"`` (memory then stays bounded
-    however long the run) or names from :data:`TRACES` and :data:`PER_PACKET_TRACES` (``"cwnd"``
-    and ``"retx"`` are accepted for ``window`` and ``retransmissions``; ``"all"`` keeps
-    :data:`TRACES` only, ``"all,arrival,quench"`` or ``"all,receive"`` add per-packet ones), as a
-    list or a comma-separated string; summaries do not
-    depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
-    Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
-    naming the offending key."""
+def scenario_input(scenario: Any, set: Iterable[str] | Mapping[str, Any] = (), seed: int | None = None) -> tuple[str, list[str], Path | None]:  # noqa: A002
+    """What the core runs for ``scenario`` (a :class:`rttlab.Scenario`, a file, or TOML text), its
+    ``set`` overrides and ``seed`` (as :func:`simulate` takes them): the TOML text, the override
+    strings, and the file to name in errors (None for text)."""
     from rttlab.scenario import Scenario
 
     if isinstance(set, (str, bytes)):
@@ -262,6 +244,32 @@ def simulate(
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise _core.ScenarioError(f"seed must be a non-negative integer, got {seed!r}")
         overrides.append(f"simulation.seed={seed}")
+    return text, overrides, path
+
+
+def simulate(
+    scenario: str | Path | Scenario,
+    *,
+    set: Iterable[str] | Mapping[str, Any] = (),  # noqa: A002 - mirrors the CLI's --set
+    seed: int | None = None,
+    traces: str | Iterable[str] = "all",
+    progress: Callable[[float, float], Any] | None = None,
+) -> Result:
+    """Run a scenario: a :class:`rttlab.Scenario`, a file, or TOML text (a string containing a
+    newline).
+
+    ``set``: overrides applied before parsing, as ``key.path=value`` strings (read as by the CLI's
+    ``--set``) or a mapping of paths to typed values (``{"topology.bottleneck.bandwidth": "20Mbps",
+    "simulation.name": "123"}`` — a string stays a string). ``seed`` overrides ``simulation.seed``.
+    ``traces``: which traces to keep — ``"all"`` (default), ``"none"`` (memory then stays bounded
+    however long the run) or names from :data:`TRACES` and :data:`PER_PACKET_TRACES` (``"cwnd"``
+    and ``"retx"`` are accepted for ``window`` and ``retransmissions``; ``"all"`` keeps
+    :data:`TRACES` only, ``"all,arrival,quench"`` or ``"all,receive"`` add per-packet ones), as a
+    list or a comma-separated string; summaries do not
+    depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
+    Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
+    naming the offending key."""
+    text, overrides, path = scenario_input(scenario, set, seed)
     keep = traces if isinstance(traces, str) else ",".join(traces)
     report = None if progress is None else (lambda now_ns, end_ns: progress(now_ns / 1e9, end_ns / 1e9))
     try:

@@ -127,6 +127,8 @@ pub struct ChannelSummary {
     pub drops_scheduled: u64,
     pub marks: u64,
     pub quench: u64,
+    /// What a Snoop agent caching this channel's arrivals did; `None` without one.
+    pub snoop: Option<agent::snoop::SnoopStats>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -601,6 +603,10 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             drops_scheduled: c.stats.drops_by(DropCause::Scheduled),
             marks: c.stats.marks,
             quench: c.stats.quench,
+            snoop: e.agents.iter().find_map(|a| match a {
+                agent::Agent::Snoop(s) if s.channel() as usize == i => Some(s.stats),
+                _ => None,
+            }),
         })
         .collect();
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();

@@ -87,6 +87,10 @@ fn opt_f64s(it: impl Iterator<Item = Option<f64>>) -> ArrayRef {
     Arc::new(Float64Array::from_iter(it))
 }
 
+fn opt_u64s(it: impl Iterator<Item = Option<u64>>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter(it))
+}
+
 fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(it))
 }
@@ -133,6 +137,13 @@ macro_rules! flow_u64 {
 macro_rules! channel_u64 {
     ($name:ident, $unit:literal, $doc:literal) => {
         col!(stringify!($name), $unit, $doc, |c: &Channels| u64s(c.iter().map(|x| x.$name)))
+    };
+}
+
+/// A Snoop counter of the channel's agent (`agent::snoop::SnoopStats`), null without one.
+macro_rules! snoop_u64 {
+    ($name:ident, $field:ident, $doc:literal) => {
+        col!(stringify!($name), "", $doc, |c: &Channels| opt_u64s(c.iter().map(|x| x.snoop.map(|s| s.$field))))
     };
 }
 
@@ -222,6 +233,13 @@ pub static CHANNELS: Table<Channels> = Table {
         channel_u64!(drops_scheduled, "", "packets lost to scheduled losses"),
         channel_u64!(marks, "", "packets ECN-marked"),
         channel_u64!(quench, "", "source-quench signals sent"),
+        snoop_u64!(snoop_local_dupack, local_on_dupack, "local retransmissions a Snoop agent on this channel sent on a duplicate ACK; null without Snoop"),
+        snoop_u64!(snoop_local_timeout, local_on_timeout, "local retransmissions Snoop sent on its own timer; null without Snoop"),
+        snoop_u64!(snoop_local_dropped, local_dropped, "Snoop's local retransmissions this channel's queue dropped; null without Snoop"),
+        snoop_u64!(snoop_dupacks_suppressed, dupacks_suppressed, "duplicate ACKs Snoop kept from the sender; null without Snoop"),
+        snoop_u64!(snoop_acks_regenerated, acks_regenerated, "already-acknowledged data segments Snoop answered with the last ACK instead of forwarding; null without Snoop"),
+        snoop_u64!(snoop_not_cached, not_cached, "data segments that found Snoop's cache full and passed uncached; null without Snoop"),
+        snoop_u64!(snoop_dupacks_stray, dupacks_stray, "duplicate ACKs Snoop passed on without a local resend because a duplicate copy in flight may have caused them; null without Snoop"),
     ],
 };
 

@@ -33,30 +33,41 @@ def reproduce(
         fail("--scheduler and --workers: give one")
     try:
         rep = Reproduction.load(name, quick=quick, scale=scale)
-        sweep = rep.sweep()
+        reps = [rep, *rep.parts]
+        sweeps = [r.sweep() for r in reps]
     except ReproductionError as e:
         fail(str(e))
     out = out or Path(f"reproduce-{rep.sweep_name}")
     out.mkdir(parents=True, exist_ok=True)
-    outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json)
-    if outcome.interrupted:
-        stderr.print("rttlab: interrupted; rerun the same command to resume")
-        raise typer.Exit(130)
-    with Store(out / "results.duckdb") as store:
-        runs, flows = store.runs(sweep.name), store.flows(sweep.name)
-        rows = rep.compare(runs, flows)
-        reports = rep.reports(runs, flows, store.series)
-        store.write_comparison(rep.sweep_name, rows)
-    models = rep.models()
-    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.sweep_name, "meta": rep.meta, "published": {k: v for k, v in rep.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"models": models} if models else {})}), indent=1) + "\n")
-    (out / "figure.svg").write_text(figure_svg(rep, rows))
+    # A reproduction and its parts (a table measured on a set-up of its own): one store, one
+    # sweep each, each compared and printed on its own.
+    results = []
+    for r, sweep in zip(reps, sweeps):
+        outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json)
+        if outcome.interrupted:
+            stderr.print("rttlab: interrupted; rerun the same command to resume")
+            raise typer.Exit(130)
+        with Store(out / "results.duckdb") as store:
+            runs, flows = store.runs(sweep.name), store.flows(sweep.name)
+            try:
+                rows = r.compare(runs, flows, store.series)
+                reports = r.reports(runs, flows, store.series)
+            except ReproductionError as e:
+                fail(str(e))
+            store.write_comparison(r.sweep_name, rows)
+        models = r.models()
+        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"models": models} if models else {})})
+        (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(r, rows))
+    main_result, parts = results[0], results[1:]
+    (out / "comparison.json").write_text(json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n")
     if as_json:
-        print_json({"schema": "rttlab.reproduce/1", "reproduction": rep.sweep_name, "rows": rows, "reports": reports, **({"models": models} if models else {})})
+        print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {})}))
         return
-    show(rep, rows)
-    show_reports(rep, reports)
-    show_models(models)
-    console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure.svg", highlight=False)
+    for r, res in zip(reps, results):
+        show(r, res["rows"])
+        show_reports(r, res["reports"])
+        show_models(res.get("models", []))
+    console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
 
 
 def show(rep: Any, rows: list[dict[str, Any]]) -> None:
@@ -83,7 +94,7 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
         console.print(f"claims held in our runs: {len(held)} of {len(verdicts)}" + (f" ({', '.join(held)})" if held else ""), highlight=False)
     elif missed:
         console.print(
-            f"[bold red]not matched[/] (|ours/published − 1| > {rep.tolerance:.0%} on {metric}): "
+            f"[bold red]not matched[/] ({'beyond the row’s tolerance' if rep.doc['published'].get('values') and any('abs_tolerance' in v or 'tolerance' in v for v in rep.doc['published']['values']) else f'|ours/published − 1| > {rep.tolerance:.0%}'} on {metric}): "
             + "; ".join(f"{r['point']} ({pct(r['diff'])})" for r in missed),
             highlight=False,
         )

@@ -26,6 +26,13 @@
 //!   cached behind it (those already on their way: cache length − 2, as ns-2 counts after its
 //!   first); later ones pass to the sender, as do duplicate ACKs for segments not cached or
 //!   retransmitted by the sender itself (MobiCom §3, "snoop_ack").
+//! - A duplicate copy in flight (a local resend, or the sender's resend of a cached segment) makes
+//!   a duplicate ACK naming the next segment the receiver waits for, lost or not, which the rule
+//!   above would resend — and that resend, if the segment was not lost, makes the next duplicate
+//!   ACK, and so on (found on SpecTCP's link: 182 local resends for 3 corrupted packets). Ours, not
+//!   the papers': after such a copy enters the queue, the first duplicate ACK for which no segment
+//!   behind the head was queued before that copy is passed on unanswered; once a segment queued
+//!   after the copy is acknowledged, the copy has arrived (FIFO) and the rule lapses.
 //! - A data segment the receiver has already acknowledged (below the last ACK seen) is not sent
 //!   over the lossy link again: the agent answers with a copy of that last ACK instead (MobiCom
 //!   §3: the original ACK may have been lost on its way back). The copy echoes the old timestamp.
@@ -108,6 +115,8 @@ pub struct SnoopStats {
     pub acks_regenerated: u64,
     /// Data segments that found the cache full.
     pub not_cached: u64,
+    /// Duplicate ACKs passed on unanswered because a duplicate copy may have caused them.
+    pub dupacks_stray: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -133,6 +142,10 @@ struct Conn {
     srtt: Nanos,
     rttvar: Nanos,
     deadline: Option<Nanos>,
+    /// When the latest copy that may reach the receiver as a duplicate (a local retransmission, or
+    /// the sender's retransmission of a cached segment) entered the queue, until its duplicate
+    /// ACK came or a segment queued after it was acknowledged.
+    stray: Option<Nanos>,
 }
 
 /// The local retransmission timeout: max(srtt + 4·rttvar, min_timeout), no back-off.
@@ -157,6 +170,11 @@ impl Snoop {
         Self { node, channel, p, conns: Vec::new(), own: Vec::new(), stats: SnoopStats::default() }
     }
 
+    /// The channel whose arrivals it caches (the lossy link's data direction).
+    pub fn channel(&self) -> u32 {
+        self.channel
+    }
+
     pub fn placement(&self) -> Placement {
         Placement { node: self.node, channels: vec![self.channel], node_hooks: true }
     }
@@ -176,6 +194,7 @@ impl Snoop {
         head.local += 1;
         head.sent = at.now;
         let pkt = head.pkt;
+        c.stray = Some(at.now);
         at.out.push(pkt);
         self.own.push((flow, pkt.seq));
         true
@@ -211,6 +230,10 @@ impl Snoop {
                     while c.cache.front().is_some_and(|s| s.pkt.end() <= pkt.ack) {
                         let s = c.cache.pop_front().expect("front exists");
                         sample = (s.local == 0 && !s.sender_retransmitted).then(|| now.saturating_sub(s.sent));
+                        // FIFO: a copy queued before this one has reached the receiver already.
+                        if c.stray.is_some_and(|t| s.sent > t) {
+                            c.stray = None;
+                        }
                     }
                     if let Some(r) = sample {
                         // RFC 6298 §2.3 gains on the gateway's own RTT (to the receiver and back).
@@ -240,6 +263,18 @@ impl Snoop {
         }
         if c.repairing {
             return Fate::Pass; // more than expected: let the sender's own recovery act
+        }
+        // A duplicate copy in flight (our local resend, or the sender's) makes a duplicate ACK
+        // naming the next segment the receiver waits for, lost or not. Only a segment behind the
+        // head queued before that copy can have made this one a sign of loss; otherwise pass it
+        // on unanswered, once per copy (without this, a resend of a segment still in flight makes
+        // another duplicate ACK, another resend, and so on to the end of the run).
+        if let Some(t) = c.stray {
+            if c.cache.get(1).is_none_or(|next| next.sent > t) {
+                c.stray = None;
+                self.stats.dupacks_stray += 1;
+                return Fate::Pass;
+            }
         }
         c.repairing = true;
         // Duplicates still to come from the segments already sent behind the lost one; this one
@@ -287,6 +322,7 @@ impl Snoop {
             srtt: p.initial_srtt,
             rttvar: p.initial_rttvar,
             deadline: None,
+            stray: None,
         });
         if c.last_ack.is_some_and(|a| pkt.end() <= a.ack) {
             return;
@@ -298,6 +334,7 @@ impl Snoop {
             // The sender's own retransmission of a cached segment: keep its copy (see the module
             // note on ground truth) and leave its duplicate ACKs to the sender.
             c.cache[at] = Cached { sender_retransmitted: true, ..entry };
+            c.stray = Some(now);
         } else if c.cache.len() >= p.cache as usize {
             self.stats.not_cached += 1;
         } else if pkt.seq >= c.high {
@@ -547,6 +584,37 @@ mod on_a_run {
         assert!(s.goodput_bps > p.goodput_bps, "goodput {} with Snoop, {} without", s.goodput_bps, p.goodput_bps);
         // The sender's counters stay the sender's: local copies are not its retransmissions.
         assert_eq!(s.retx_spurious + s.retx_necessary, s.retransmissions());
+    }
+
+    #[test]
+    fn a_duplicate_copy_in_flight_does_not_start_a_chain_of_local_resends() {
+        // Seed 2 at BER 1e-7: three packets corrupted; a sender timeout resends a segment Snoop
+        // is still repairing. Its duplicate made a duplicate ACK for the next segment in flight,
+        // which Snoop resent, whose duplicate made the next: 182 local resends to the end of the
+        // run before duplicate ACKs a duplicate copy may have caused passed on unanswered.
+        let (r, stats) = lossy(&["topology.bottleneck.error.ber=1e-7", "simulation.seed=2", "topology.bottleneck.agent={kind=\"snoop\"}"]);
+        let stats = stats.unwrap();
+        let corrupted = r.channels[r.bottleneck].drops_corruption;
+        assert_eq!(corrupted, 3);
+        assert!(stats.local_on_dupack + stats.local_on_timeout <= 2 * corrupted, "{stats:?}");
+        assert!(stats.dupacks_stray > 0, "{stats:?}");
+    }
+
+    #[test]
+    fn the_channels_table_reports_snoops_counters_on_its_channel_and_null_elsewhere() {
+        let (plain, _) = lossy(&["simulation.duration=\"120s\""]);
+        let (snooped, stats) = lossy(&["simulation.duration=\"120s\"", "topology.bottleneck.agent={kind=\"snoop\"}"]);
+        assert!(plain.channels.iter().all(|c| c.snoop.is_none()));
+        let with: Vec<_> = snooped.channels.iter().filter(|c| c.snoop.is_some()).collect();
+        assert_eq!(with.len(), 1);
+        assert_eq!(with[0].channel as usize, snooped.bottleneck, "Snoop caches the lossy link's data direction");
+        assert_eq!(with[0].snoop, stats);
+        assert!(stats.unwrap().local_on_dupack > 0);
+        // In the Arrow table: the counters on Snoop's channel, null on the others.
+        use arrow_array::Array;
+        let batch = crate::sim::tables::CHANNELS.batch(&snooped.channels);
+        let col = batch.column_by_name("snoop_local_dupack").unwrap();
+        assert_eq!(col.null_count(), snooped.channels.len() - 1);
     }
 
     #[test]

@@ -182,6 +182,11 @@ impl Sender {
 
     /// The connection is set up: tell the congestion control what was negotiated (ECN) and give
     /// it the simulation's seed for any random draws of its own.
+    /// Maximum segment size, bytes (the unit of the window in segments).
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+
     pub fn connect(&mut self, seed: u64) {
         self.cc.on_established(&Connection { flow: self.flow, seed, ecn: self.ecn });
     }
