@@ -273,14 +273,13 @@ struct CaptureStream {
 
 #[pymethods]
 impl CaptureStream {
-    /// `threaded`: read and decode the file on a second thread (`capture::Stream::open_threaded`;
+    /// `threads`: analyse the file on this many threads (`capture::Stream::open_threads`;
     /// identical results).
     #[new]
-    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threaded=false))]
-    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threaded: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threads=1))]
+    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threads: usize) -> PyResult<Self> {
         let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
-        let p = std::path::Path::new(path);
-        let stream = if threaded { capture::Stream::open_threaded(p, &cfg) } else { capture::Stream::open(p, &cfg) };
+        let stream = capture::Stream::open_threads(std::path::Path::new(path), &cfg, threads);
         Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?) })
     }
 

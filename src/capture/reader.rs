@@ -127,6 +127,11 @@ impl FrameReader {
         self.stats
     }
 
+    /// Frames delivered so far (the number of the last one).
+    pub fn frames(&self) -> u64 {
+        self.stats.frames
+    }
+
     fn damage(&mut self, offset: u64, reason: String) {
         self.stats.damage = Some(Damage { packet: self.stats.frames + 1, offset, reason });
         self.state = State::Stopped;
