@@ -241,7 +241,25 @@ pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError
 pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
     if let Some(map) = map_file(&file) {
-        return analyze_bytes(&map, cfg);
+        let mut tracker = track::Tracker::new(*cfg);
+        let mut reader = reader::FrameReader::new();
+        let mut release = Release::new();
+        // Whole records in slices of about `CHUNK`, so pages can be given back behind them.
+        let (mut pos, mut step) = (0, reader::CHUNK);
+        loop {
+            let end = (pos + step).min(map.len());
+            let last = end == map.len();
+            let used = reader.feed(&map[pos..end], last, &mut |f| tracker.on_frame(f))?;
+            pos += used;
+            release.behind(&map, pos);
+            if last || reader.stopped() {
+                break;
+            }
+            step = if used == 0 { step * 2 } else { reader::CHUNK };
+        }
+        let retransmissions = tracker.take_retransmissions();
+        let (samples, connections, counters, start_ns) = tracker.finish();
+        return Ok(Analysis { samples, connections, counters, retransmissions, read: reader.finish(), start_ns });
     }
     let mut tracker = track::Tracker::new(*cfg);
     let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
@@ -280,6 +298,44 @@ fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
     Some(map)
 }
 
+/// Gives mapped pages back behind the reader, so the process's resident memory does not grow
+/// with the file (the pages stay in the page cache; a late access maps them again).
+pub(crate) struct Release {
+    /// Bytes before this are given back; bytes before `ahead` were mapped in advance.
+    done: usize,
+    ahead: usize,
+}
+
+impl Release {
+    /// Pages are given back in steps of this many bytes, this far behind the reader (other
+    /// threads may still read a little behind it: see `parallel`).
+    const STEP: usize = 8 << 20;
+    const LAG: usize = 32 << 20;
+
+    pub(crate) fn new() -> Self {
+        Self { done: 0, ahead: 0 }
+    }
+
+    pub(crate) fn behind(&mut self, map: &memmap2::Mmap, pos: usize) {
+        // Map the next pages in one call each step rather than one page fault per 64 kB
+        // (Linux ≥ 5.14; elsewhere the pages fault in as they are read).
+        #[cfg(target_os = "linux")]
+        if pos + Self::STEP > self.ahead && self.ahead < map.len() {
+            let len = (2 * Self::STEP).min(map.len() - self.ahead);
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, self.ahead, len);
+            self.ahead += len;
+        }
+        let upto = pos.saturating_sub(Self::LAG);
+        if upto >= self.done + Self::STEP {
+            // SAFETY: MADV_DONTNEED on a shared file mapping only drops page-table entries; the
+            // bytes stay the file's, read again from the page cache on the next access, so the
+            // slices borrowed from the map keep their contents.
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.done, upto - self.done) };
+            self.done = upto;
+        }
+    }
+}
+
 /// A capture read in batches of samples: [`Stream::next_batch`] reads on until a batch is ready
 /// and hands its rows out, so memory holds one batch (plus live connections and the per-
 /// connection RTTs the summaries need), whatever the capture's length. [`Stream::finish`] gives
@@ -313,6 +369,7 @@ struct Mapped {
     map: memmap2::Mmap,
     reader: reader::FrameReader,
     pos: usize,
+    release: Release,
 }
 
 /// Reading on the caller's thread, through a fixed buffer.
@@ -377,7 +434,7 @@ impl Stream {
         let tracker = track::Tracker::new(*cfg);
         let source = match map.then(|| map_file(&file)).flatten() {
             Some(map) if threads >= 2 => Source::Sharded(parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?),
-            Some(map) => Source::Mapped(Mapped { tracker, map, reader: reader::FrameReader::new(), pos: 0 }),
+            Some(map) => Source::Mapped(Mapped { tracker, map, reader: reader::FrameReader::new(), pos: 0, release: Release::new() }),
             None if threads >= 2 => Source::Thread(Reading::start(file, path, tracker)?),
             None => Source::Inline(Inline { tracker, file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false }),
         };
@@ -461,6 +518,7 @@ impl Mapped {
             let last = end == data.len();
             let used = self.reader.feed(&data[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
             self.pos += used;
+            self.release.behind(&self.map, self.pos);
             if last || self.reader.stopped() {
                 *done = true;
             } else if used == 0 {

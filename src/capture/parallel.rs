@@ -35,6 +35,9 @@ const STEP: usize = 1 << 20;
 /// to each follower before the router waits for it.
 const IN_FLIGHT: usize = 8;
 
+/// A worker's tracker when it is done, and (the router's) read statistics.
+type End = (Box<Tracker>, Option<reader::ReadStats>);
+
 /// What a worker reports after each step.
 struct Report {
     samples: Samples,
@@ -44,20 +47,21 @@ struct Report {
     upto: u64,
     /// The last report: the tracker (its summaries, counters, retransmissions) and, from the
     /// router, the read statistics; or the error that stopped the file from being read at all.
-    end: Option<Result<(Box<Tracker>, Option<reader::ReadStats>), CaptureError>>,
+    end: Option<Result<End, CaptureError>>,
 }
 
-/// A frame the router passes to a follower: one of its own (`len` bytes of the file at `off`),
-/// or one it only needs for its clock (`own` false).
+/// What the router passes a follower, in frame order.
 #[derive(Clone, Copy)]
-struct Entry {
-    ts_ns: i64,
-    number: u64,
-    off: usize,
-    len: u32,
-    orig_len: u32,
-    linktype: u32,
-    own: bool,
+enum Entry {
+    /// The file's first frame's time (the first entry of all).
+    Start(i64),
+    /// One of the follower's frames: `len` bytes of the file at `off`.
+    Frame { ts_ns: i64, number: u64, off: usize, len: u32, orig_len: u32, linktype: u32 },
+    /// The router's tracker swept here, with this clock (latest time, frame number): the
+    /// follower sweeps too, so connections are released at the frames one tracker releases them.
+    Sweep { max_t: i64, frames: u64 },
+    /// Every frame up to this number has been passed on.
+    Upto(u64),
 }
 
 /// A worker's reports not yet merged.
@@ -81,7 +85,7 @@ pub(super) struct Sharded {
     rx: Option<std::sync::Mutex<Receiver<(usize, Report)>>>,
     handles: Vec<Option<JoinHandle<()>>>,
     lanes: Vec<Lane>,
-    ends: Vec<Option<(Box<Tracker>, Option<reader::ReadStats>)>>,
+    ends: Vec<Option<End>>,
     /// Connections numbered so far.
     next_id: u32,
 }
@@ -291,12 +295,27 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
     let data = &map[..];
     let base = data.as_ptr() as usize;
     let (mut pos, mut step) = (0usize, STEP);
+    let mut release = super::Release::new();
+    let mut sweeps = 0;
     // A follower went away: the stream was dropped.
     let mut gone = false;
+    let send = |batches: &mut Vec<Vec<Entry>>, i: usize, gone: &mut bool| {
+        if !*gone && !batches[i].is_empty() {
+            *gone |= followers[i].send(std::mem::replace(&mut batches[i], Vec::with_capacity(ENTRIES))).is_err();
+        }
+        if *gone {
+            batches[i].clear();
+        }
+    };
     let end = loop {
         let end = (pos + step).min(data.len());
         let last = end == data.len();
         let fed = reader.feed(&data[pos..end], last, &mut |f| {
+            if f.number == 1 {
+                for b in batches.iter_mut() {
+                    b.push(Entry::Start(f.ts_ns));
+                }
+            }
             let (w, seg) = match wire::route(f.linktype, f.data) {
                 Some((s, sp, d, dp)) => (owner(&s, sp, &d, dp, workers), None),
                 None => {
@@ -309,17 +328,20 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
             match (w, seg) {
                 (0, Some(seg)) => tracker.on_decoded(f.ts_ns, f.number, f.linktype, seg),
                 (0, None) => tracker.on_frame(f),
-                _ => tracker.on_other(f.ts_ns, f.number),
-            }
-            for (i, batch) in batches.iter_mut().enumerate() {
-                let own = w == i + 1;
-                let off = f.data.as_ptr() as usize - base;
-                batch.push(Entry { ts_ns: f.ts_ns, number: f.number, off, len: f.data.len() as u32, orig_len: f.orig_len, linktype: f.linktype, own });
-                if batch.len() == ENTRIES && !gone {
-                    gone |= followers[i].send(std::mem::replace(batch, Vec::with_capacity(ENTRIES))).is_err();
+                (w, _) => {
+                    let off = f.data.as_ptr() as usize - base;
+                    batches[w - 1].push(Entry::Frame { ts_ns: f.ts_ns, number: f.number, off, len: f.data.len() as u32, orig_len: f.orig_len, linktype: f.linktype });
+                    tracker.on_other(f.ts_ns, f.number);
+                    if batches[w - 1].len() >= ENTRIES {
+                        send(&mut batches, w - 1, &mut gone);
+                    }
                 }
-                if gone {
-                    batch.clear();
+            }
+            let (n, max_t, frames) = tracker.sweeps();
+            if n != sweeps {
+                sweeps = n;
+                for b in batches.iter_mut() {
+                    b.push(Entry::Sweep { max_t, frames });
                 }
             }
         });
@@ -328,6 +350,8 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
             Err(e) => break Some(e),
         };
         pos += used;
+        // Followers run at most a few MB behind (their channels' bound), well within the lag.
+        release.behind(map, pos);
         let finished = last || reader.stopped();
         if used == 0 && !finished {
             // An incomplete record at the end of the slice: a longer slice.
@@ -339,10 +363,9 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
             break None;
         }
         // The followers get every frame up to here before the merger hears of it.
-        for (i, batch) in batches.iter_mut().enumerate() {
-            if !batch.is_empty() && !gone {
-                gone |= followers[i].send(std::mem::replace(batch, Vec::with_capacity(ENTRIES))).is_err();
-            }
+        for i in 0..batches.len() {
+            batches[i].push(Entry::Upto(reader.frames()));
+            send(&mut batches, i, &mut gone);
         }
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
@@ -351,9 +374,9 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
             return;
         }
     };
-    for (i, batch) in batches.into_iter().enumerate() {
-        if !batch.is_empty() && end.is_none() {
-            let _ = followers[i].send(batch);
+    if end.is_none() {
+        for i in 0..batches.len() {
+            send(&mut batches, i, &mut gone);
         }
     }
     // Closing the followers' channels ends them.
@@ -368,20 +391,23 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
 
 /// A follower: track the frames the router passes, report after each batch.
 fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entry>>, tx: SyncSender<(usize, Report)>) {
-    let mut tracker = Box::new(Tracker::new(cfg));
+    let mut tracker = Box::new(Tracker::follower(cfg, 0));
     let mut sent = 0;
     let data = &map[..];
     let mut upto = 0;
     while let Ok(batch) = frames.recv() {
         for e in &batch {
-            if e.own {
-                let frame = reader::Frame { number: e.number, ts_ns: e.ts_ns, linktype: e.linktype, data: &data[e.off..e.off + e.len as usize], orig_len: e.orig_len };
-                tracker.on_frame(&frame);
-            } else {
-                tracker.on_other(e.ts_ns, e.number);
+            match *e {
+                Entry::Start(ts_ns) => *tracker = Tracker::follower(cfg, ts_ns),
+                Entry::Frame { ts_ns, number, off, len, orig_len, linktype } => {
+                    let frame = reader::Frame { number, ts_ns, linktype, data: &data[off..off + len as usize], orig_len };
+                    tracker.on_frame(&frame);
+                    upto = number;
+                }
+                Entry::Sweep { max_t, frames } => tracker.sweep_as(max_t, frames),
+                Entry::Upto(n) => upto = n,
             }
         }
-        upto = batch.last().map_or(upto, |e| e.number);
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
         if tx.send((me, Report { samples: tracker.take_samples(), created, upto, end: None })).is_err() {

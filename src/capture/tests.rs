@@ -1038,6 +1038,40 @@ fn connections_sharded_across_threads_come_out_numbered_and_ordered_as_one_threa
 }
 
 #[test]
+fn a_connection_released_by_the_sweep_is_released_at_the_same_frame_on_every_thread() {
+    // Connection 0 sends a segment, then 6,000 frames of 40 other connections pass (more than
+    // the sweep's idle frame count) over 600 ms, then its ACK comes. With a 20 ms idle split the
+    // sweep has released connection 0 by then: no sample; with the default split, one. Each
+    // shard's tracker must sweep where one tracker sweeps, or the counts differ.
+    let mut c = Conv::new();
+    c.base.sport = 50000;
+    c.send(0, true, 1, 5001, ACK | PSH, 100, none);
+    for i in 0..6000u64 {
+        c.base.sport = 40000 + (i % 40) as u16;
+        let s = 1 + (i / 40) as u32 * 100;
+        if i % 2 == 0 {
+            c.send(MS + i * 100 * US, true, s, 5001, ACK | PSH, 100, none);
+        } else {
+            c.send(MS + i * 100 * US, false, 5001, s + 100, ACK, 0, none);
+        }
+    }
+    c.base.sport = 50000;
+    c.send(700 * MS, false, 5001, 101, ACK, 0, none);
+    let short = Config { idle_split: 20 * MS, ..Config::default() };
+    let timed = |a: &Analysis| (0..a.samples.len()).filter(|&i| a.connections[a.samples.conn[i] as usize].a_port == 50000).count();
+    assert_eq!((timed(&c.run(&Config::default())), timed(&c.run(&short))), (1, 0));
+    let dir = std::env::temp_dir().join(format!("rttlab-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sweep.pcap");
+    std::fs::write(&path, &c.p.bytes).unwrap();
+    for threads in [2, 3] {
+        assert_eq!(timed(&analyze_file_threads(&path, &short, threads).unwrap()), 0, "{threads} threads");
+    }
+    assert_same(&path, 500);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_fast_route_reads_the_four_tuple_decode_gives_or_declines() {
     let bytes = many_connections(24, 1);
     let mut routed = 0;

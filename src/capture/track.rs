@@ -318,8 +318,9 @@ pub fn shard_of(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, shards: 
     let key = if (src, sport) <= (dst, dport) { Key { lo: *src, hi: *dst, lo_port: sport, hi_port: dport } } else { Key { lo: *dst, hi: *src, lo_port: dport, hi_port: sport } };
     let mut h = rustc_hash::FxHasher::default();
     key.hash(&mut h);
-    // Fx's low bits are weak; its high bits mix every input byte.
-    ((h.finish() >> 32) % shards as u64) as usize
+    // Fx's high bits mix every input byte; scaled to `0..shards` by a multiply (Lemire's
+    // reduction), not a division.
+    (((h.finish() >> 32) * shards as u64) >> 32) as usize
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -351,6 +352,9 @@ pub struct Tracker {
     /// Frame number of each connection's first packet, by connection id: the sharded reader
     /// (super::parallel) numbers connections across trackers in this order.
     created: Vec<u64>,
+    /// Sweeps done; and whether sweeps come only from [`Tracker::sweep_as`].
+    sweeps: u64,
+    external_sweeps: bool,
 }
 
 /// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
@@ -363,7 +367,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new() }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -403,6 +407,26 @@ impl Tracker {
         self.after_frame();
     }
 
+    /// A tracker that sees only some frames (super::parallel) and sweeps when told
+    /// ([`Tracker::sweep_as`]) by one that sees them all: `start_ns` is the file's first frame.
+    pub fn follower(cfg: Config, start_ns: i64) -> Self {
+        Self { start: Some(start_ns), external_sweeps: true, ..Self::new(cfg) }
+    }
+
+    /// Sweeps so far, and the clock they used (latest capture time, frame number): what a
+    /// follower is told.
+    pub fn sweeps(&self) -> (u64, i64, u64) {
+        (self.sweeps, self.max_t, self.frames)
+    }
+
+    /// A follower's sweep, at the point in the frame sequence where the tracker that sees every
+    /// frame swept, with its clock.
+    pub fn sweep_as(&mut self, max_t: i64, frames: u64) {
+        self.max_t = max_t;
+        self.frames = frames;
+        self.sweep();
+    }
+
     /// Start of every frame: the capture clock (relative to the first frame) and frame number.
     #[inline]
     fn clock(&mut self, ts_ns: i64, number: u64) -> i64 {
@@ -416,11 +440,15 @@ impl Tracker {
     /// End of every frame: the periodic sweep of idle connections.
     #[inline]
     fn after_frame(&mut self) {
+        if self.external_sweeps {
+            return;
+        }
         self.since_sweep += 1;
         let due_by_time = self.since_sweep >= SWEEP_MIN && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
         if self.since_sweep >= SWEEP_EVERY || due_by_time {
             self.since_sweep = 0;
             self.last_sweep = self.max_t;
+            self.sweeps += 1;
             self.sweep();
         }
     }
