@@ -350,14 +350,7 @@ impl CaptureStream {
     /// `rttlab flows` needs); returns how many were dropped.
     fn drain(&mut self, py: Python<'_>) -> PyResult<u64> {
         let Some(stream) = self.stream.as_mut() else { return Ok(0) };
-        py.detach(|| {
-            let mut n = 0u64;
-            while let Some(batch) = stream.next_batch(1 << 16)? {
-                n += batch.len() as u64;
-            }
-            Ok(n)
-        })
-        .map_err(|e| capture_error(&self.path, e))
+        py.detach(|| stream.drain()).map_err(|e| capture_error(&self.path, e))
     }
 
     /// Connections, counters, read statistics and warnings (and any samples not yet taken), once

@@ -175,6 +175,21 @@ impl Samples {
         }
     }
 
+    /// Keep rows `..n`.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.conn.truncate(n);
+        self.dir.truncate(n);
+        self.time.truncate(n);
+        self.rtt.truncate(n);
+        self.method.truncate(n);
+        self.ambiguous.truncate(n);
+        self.idle_echo.truncate(n);
+        self.seq_start.truncate(n);
+        self.seq_end.truncate(n);
+        self.frame.truncate(n);
+        self.ref_frame.truncate(n);
+    }
+
     /// Forget rows `..n`.
     pub(crate) fn drain_front(&mut self, n: usize) {
         self.conn.drain(..n);
@@ -309,8 +324,8 @@ pub(crate) struct Release {
 impl Release {
     /// Pages are given back in steps of this many bytes, this far behind the reader (other
     /// threads may still read a little behind it: see `parallel`).
-    const STEP: usize = 8 << 20;
-    const LAG: usize = 32 << 20;
+    const STEP: usize = 4 << 20;
+    const LAG: usize = 16 << 20;
 
     pub(crate) fn new() -> Self {
         Self { done: 0, ahead: 0 }
@@ -472,6 +487,33 @@ impl Stream {
             parallel::append(&mut self.out, tracker.take_samples());
         }
         Ok(self.cut(rows))
+    }
+
+    /// Read to the end keeping no sample rows (the summaries are all the caller wants): returns
+    /// the number of rows skipped. [`Stream::finish`] then has the summaries as always.
+    pub fn drain(&mut self) -> Result<u64, CaptureError> {
+        let mut skipped = std::mem::take(&mut self.out).len() as u64;
+        let mut done = self.done;
+        match &mut self.source {
+            Source::Mapped(m) => {
+                m.tracker.skip_rows();
+                m.fill(usize::MAX, &mut done)?;
+                skipped += m.tracker.take_samples().len() as u64 + m.tracker.skipped_rows();
+            }
+            Source::Inline(inline) => {
+                inline.tracker.skip_rows();
+                inline.fill(usize::MAX, &mut done)?;
+                skipped += inline.tracker.take_samples().len() as u64 + inline.tracker.skipped_rows();
+            }
+            Source::Thread(reading) => {
+                reading.tracker.skip_rows();
+                reading.fill(usize::MAX, &mut done)?;
+                skipped += reading.tracker.take_samples().len() as u64 + reading.tracker.skipped_rows();
+            }
+            Source::Sharded(sharded) => skipped += sharded.drain()?,
+        }
+        self.done = true;
+        Ok(skipped)
     }
 
     /// Hand out the first `rows` rows read.

@@ -31,8 +31,7 @@ use super::{wire, Analysis, CaptureError, Config, Counters, Samples};
 /// File bytes the router walks between reports to the merger (≈ 2,000 frames of 500 bytes):
 /// small enough that the merger's backlog stays a few MB, large enough that messages are rare.
 const STEP: usize = 1 << 20;
-/// Reports in flight per worker before it waits for the merger, and frame batches in flight
-/// to each follower before the router waits for it.
+/// Reports in flight per worker before it waits for the merger.
 const IN_FLIGHT: usize = 8;
 
 /// A worker's tracker when it is done, and (the router's) read statistics.
@@ -45,6 +44,8 @@ struct Report {
     created: Vec<u64>,
     /// Every frame up to this number has been walked.
     upto: u64,
+    /// Sample rows skipped (not in `samples`) since the last report.
+    skipped: u64,
     /// The last report: the tracker (its summaries, counters, retransmissions) and, from the
     /// router, the read statistics; or the error that stopped the file from being read at all.
     end: Option<Result<End, CaptureError>>,
@@ -88,6 +89,10 @@ pub(super) struct Sharded {
     ends: Vec<Option<End>>,
     /// Connections numbered so far.
     next_id: u32,
+    /// Set by [`Sharded::drain`]: workers keep no sample rows from their next step on, and
+    /// report how many they skipped.
+    skip: Arc<std::sync::atomic::AtomicBool>,
+    skipped: u64,
 }
 
 /// Which worker owns a frame's connection, of `workers`. The router (worker 0) also walks and
@@ -102,28 +107,32 @@ fn owner(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, workers: usize)
     if bucket == 0 { 0 } else { 1 + (bucket - 1) / 2 }
 }
 
-/// Frames per batch from the router to a follower.
-const ENTRIES: usize = 4096;
+/// Frames per batch from the router to a follower, and batches in flight: a follower runs at
+/// most ≈ 8,000 of its frames (≈ 12,000 of the file's, ≈ 6 MB) behind the router, well within
+/// the pages the router keeps mapped behind it (`super::Release`).
+const ENTRIES: usize = 2048;
+const FRAMES_IN_FLIGHT: usize = 4;
 
 impl Sharded {
     /// Start `workers` threads over the mapped file `map`: worker 0 (the router) walks the file,
     /// tracks its own connections and passes each follower its frames (and the others' times).
     pub(super) fn start(map: Arc<memmap2::Mmap>, cfg: &Config, workers: usize) -> std::io::Result<Self> {
         let workers = workers.max(1);
+        let skip = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = sync_channel::<(usize, Report)>(IN_FLIGHT * workers);
         let mut handles = Vec::with_capacity(workers);
         let mut to_followers = Vec::with_capacity(workers - 1);
         for me in 1..workers {
-            let (ftx, frx) = sync_channel::<Vec<Entry>>(IN_FLIGHT);
+            let (ftx, frx) = sync_channel::<Vec<Entry>>(FRAMES_IN_FLIGHT);
             to_followers.push(ftx);
-            let (map, cfg, tx) = (Arc::clone(&map), *cfg, tx.clone());
-            let handle = std::thread::Builder::new().name(format!("rttlab-shard{me}")).spawn(move || follow(me, &map, cfg, frx, tx))?;
+            let (map, cfg, tx, skip) = (Arc::clone(&map), *cfg, tx.clone(), Arc::clone(&skip));
+            let handle = std::thread::Builder::new().name(format!("rttlab-shard{me}")).spawn(move || follow(me, &map, cfg, frx, tx, &skip))?;
             handles.push(Some(handle));
         }
-        let cfg = *cfg;
-        let router = std::thread::Builder::new().name("rttlab-shard0".into()).spawn(move || route(&map, cfg, workers, to_followers, tx))?;
+        let (cfg, skip_router) = (*cfg, Arc::clone(&skip));
+        let router = std::thread::Builder::new().name("rttlab-shard0".into()).spawn(move || route(&map, cfg, workers, to_followers, tx, &skip_router))?;
         handles.insert(0, Some(router));
-        Ok(Self { rx: Some(std::sync::Mutex::new(rx)), handles, lanes: (0..workers).map(|_| Lane::default()).collect(), ends: (0..workers).map(|_| None).collect(), next_id: 0 })
+        Ok(Self { rx: Some(std::sync::Mutex::new(rx)), handles, lanes: (0..workers).map(|_| Lane::default()).collect(), ends: (0..workers).map(|_| None).collect(), next_id: 0, skip, skipped: 0 })
     }
 
     /// Merge until `out` holds at least `rows` samples or every worker is done (then true).
@@ -143,6 +152,7 @@ impl Sharded {
                 }
                 return Err(CaptureError::Io { path: "worker".into(), source: std::io::Error::other("a worker thread stopped early") });
             };
+            self.skipped += report.skipped;
             let lane = &mut self.lanes[w];
             append(&mut lane.samples, report.samples);
             lane.created.extend(report.created);
@@ -159,6 +169,14 @@ impl Sharded {
             }
             self.merge(out);
         }
+    }
+
+    /// Read to the end keeping no sample rows; returns the number of rows skipped.
+    pub(super) fn drain(&mut self) -> Result<u64, CaptureError> {
+        self.skip.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut out = Samples::default();
+        while !self.fill(&mut out, usize::MAX)? {}
+        Ok(self.skipped + out.len() as u64)
     }
 
     /// Number connections and hand out samples up to the frame every worker has passed.
@@ -287,10 +305,11 @@ fn add_counters(to: &mut Counters, c: &Counters) {
 }
 
 /// The router: walk the file, track worker 0's connections, pass every follower its frames.
-fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSender<Vec<Entry>>>, tx: SyncSender<(usize, Report)>) {
+fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSender<Vec<Entry>>>, tx: SyncSender<(usize, Report)>, skip: &std::sync::atomic::AtomicBool) {
     let mut tracker = Box::new(Tracker::new(cfg));
     let mut reader = FrameReader::new();
     let mut sent = 0;
+    let mut skipped = 0;
     let mut batches: Vec<Vec<Entry>> = followers.iter().map(|_| Vec::with_capacity(ENTRIES)).collect();
     let data = &map[..];
     let base = data.as_ptr() as usize;
@@ -369,7 +388,8 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
         }
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
-        let report = Report { samples: tracker.take_samples(), created, upto: reader.frames(), end: None };
+        let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
+        let report = Report { samples, created, upto: reader.frames(), skipped, end: None };
         if gone || tx.send((0, report)).is_err() {
             return;
         }
@@ -383,21 +403,26 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
     drop(followers);
     let created = tracker.created_frames()[sent..].to_vec();
     let report = match end {
-        Some(e) => Report { samples: Samples::default(), created, upto: u64::MAX, end: Some(Err(e)) },
-        None => Report { samples: tracker.take_samples(), created, upto: u64::MAX, end: Some(Ok((tracker, Some(reader.finish())))) },
+        Some(e) => Report { samples: Samples::default(), created, upto: u64::MAX, skipped: 0, end: Some(Err(e)) },
+        None => {
+            let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
+            Report { samples, created, upto: u64::MAX, skipped, end: Some(Ok((tracker, Some(reader.finish())))) }
+        }
     };
     let _ = tx.send((0, report));
 }
 
 /// A follower: track the frames the router passes, report after each batch.
-fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entry>>, tx: SyncSender<(usize, Report)>) {
+fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entry>>, tx: SyncSender<(usize, Report)>, skip: &std::sync::atomic::AtomicBool) {
     let mut tracker = Box::new(Tracker::follower(cfg, 0));
     let mut sent = 0;
+    let mut skipped = 0;
     let data = &map[..];
     let mut upto = 0;
     while let Ok(batch) = frames.recv() {
         for e in &batch {
             match *e {
+                // The first entry of all: nothing tracked yet.
                 Entry::Start(ts_ns) => *tracker = Tracker::follower(cfg, ts_ns),
                 Entry::Frame { ts_ns, number, off, len, orig_len, linktype } => {
                     let frame = reader::Frame { number, ts_ns, linktype, data: &data[off..off + len as usize], orig_len };
@@ -410,10 +435,25 @@ fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entr
         }
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
-        if tx.send((me, Report { samples: tracker.take_samples(), created, upto, end: None })).is_err() {
+        let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
+        if tx.send((me, Report { samples, created, upto, skipped, end: None })).is_err() {
             return;
         }
     }
     let created = tracker.created_frames()[sent..].to_vec();
-    let _ = tx.send((me, Report { samples: tracker.take_samples(), created, upto: u64::MAX, end: Some(Ok((tracker, None))) }));
+    let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
+    let _ = tx.send((me, Report { samples, created, upto: u64::MAX, skipped, end: Some(Ok((tracker, None))) }));
+}
+
+/// A worker's rows for its report: the rows, or (once the stream is drained) none and how many
+/// were skipped since the last report.
+fn rows(tracker: &mut Tracker, skip: &std::sync::atomic::AtomicBool, reported: &mut u64) -> (Samples, u64) {
+    let rows = tracker.take_samples();
+    if !skip.load(std::sync::atomic::Ordering::Relaxed) {
+        return (rows, 0);
+    }
+    tracker.skip_rows();
+    let skipped = tracker.skipped_rows() - *reported;
+    *reported = tracker.skipped_rows();
+    (Samples::default(), rows.len() as u64 + skipped)
 }

@@ -911,9 +911,23 @@ fn assert_same(path: &std::path::Path, rows: usize) {
             assert_eq!(a1.read, a2.read, "{name}: read statistics");
             assert_eq!(a1.start_ns, a2.start_ns, "{name}: start");
         }
-        // The whole-file calls agree with the stream.
+        // The whole-file calls agree with the stream, and so does a drained stream (summaries
+        // only), after a first batch or none.
         let whole = analyze_file_threads(path, &cfg, 2).unwrap();
-        assert_eq!((whole.samples, whole.connections), (s1, a1.connections));
+        assert_eq!((&whole.samples, &whole.connections), (&s1, &a1.connections));
+        for (threads, mapped) in [(1, true), (2, true), (3, true), (1, false), (2, false)] {
+            for first in [0, rows] {
+                let mut stream = Stream::open_with(path, &cfg, threads, mapped).unwrap();
+                let taken = if first > 0 { stream.next_batch(first).unwrap().map_or(0, |b| b.len()) } else { 0 };
+                let skipped = stream.drain().unwrap();
+                assert!(stream.next_batch(10).unwrap().is_none());
+                let a = stream.finish();
+                let name = format!("{} drained threads={threads} mapped={mapped}", path.display());
+                assert_eq!(taken as u64 + skipped, s1.len() as u64, "{name}");
+                assert!(a.samples.is_empty(), "{name}");
+                assert_eq!((&a.connections, &a.counters, &a.retransmissions), (&a1.connections, &a1.counters, &a1.retransmissions), "{name}");
+            }
+        }
     }
 }
 

@@ -355,6 +355,9 @@ pub struct Tracker {
     /// Sweeps done; and whether sweeps come only from [`Tracker::sweep_as`].
     sweeps: u64,
     external_sweeps: bool,
+    /// Rows are counted, not kept (see [`Tracker::skip_rows`]).
+    skip_rows: bool,
+    skipped: u64,
 }
 
 /// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
@@ -367,7 +370,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -530,6 +533,21 @@ impl Tracker {
                 c.series[series(s.method[i], s.dir[i])].push(s.rtt[i]);
             }
         }
+        if self.skip_rows {
+            self.skipped += (self.samples.len() - before) as u64;
+            self.samples.truncate(before);
+        }
+    }
+
+    /// From now on keep no sample rows (only what the summaries need), counting them instead:
+    /// for callers that want the summaries alone.
+    pub fn skip_rows(&mut self) {
+        self.skip_rows = true;
+    }
+
+    /// Sample rows skipped since [`Tracker::skip_rows`].
+    pub fn skipped_rows(&self) -> u64 {
+        self.skipped
     }
 
     /// Process one segment; returns its connection id.
