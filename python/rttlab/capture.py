@@ -152,8 +152,10 @@ class CaptureReader:
         connections = reader.connections()  # after the last batch; .attrs as read_capture's
 
     The Rust core hands each batch over and forgets it; it keeps only live connections and, per
-    connection, the RTTs its summary's medians need. Raises :class:`rttlab.InputError` (from the
-    constructor or the first batch) when the file cannot be read at all."""
+    connection, the RTTs its summary's medians need. ``threads=N`` splits the file's connections
+    across N threads (docs/capture.md; every result identical to one thread). Raises
+    :class:`rttlab.InputError` (from the constructor or the first batch) when the file cannot be
+    read at all."""
 
     def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16, threads: int = 1) -> None:
         if not isinstance(batch_rows, int) or batch_rows < 1:
