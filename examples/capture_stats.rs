@@ -1,20 +1,22 @@
 //! Analyse capture files and print counters, per-method sample counts and throughput.
 //! Used by `scripts/bench_capture.sh`; `--conns` also prints one line per connection.
 //!
-//! cargo run --release --example capture_stats -- FILE... [--conns] [--samples] [--include-ambiguous]
+//! cargo run --release --example capture_stats -- FILE... [--conns] [--samples] [--include-ambiguous] [--threads=N]
 
-use rttlab::capture::{analyze_file, Config, Method};
+use rttlab::capture::{analyze_file_threads, Config, Method};
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let conns = args.iter().any(|a| a == "--conns");
     let samples = args.iter().any(|a| a == "--samples");
+    // One file on N threads (connections sharded, same results); default 1.
+    let threads: usize = args.iter().find_map(|a| a.strip_prefix("--threads=")).map_or(1, |n| n.parse().expect("--threads=N takes a number"));
     let mut failed = false;
     for path in args.iter().filter(|a| !a.starts_with("--")) {
         let t0 = Instant::now();
         let cfg = Config { include_ambiguous: args.iter().any(|a| a == "--include-ambiguous"), ..Config::default() };
-        match analyze_file(path.as_ref(), &cfg) {
+        match analyze_file_threads(path.as_ref(), &cfg, threads) {
             Ok(a) => {
                 let secs = t0.elapsed().as_secs_f64();
                 let per = |m: Method| a.samples.method.iter().filter(|&&x| x == m).count();

@@ -15,7 +15,7 @@
 #   rttlab flows     the same analysis; connection summaries as JSON (samples streamed and dropped)
 #   rttlab evaluate  the same analysis, then every estimator replayed (timer replay, W on real
 #                    losses) over each connection's path-RTT series; JSON to /dev/null
-#   core             the Rust analysis alone (examples/capture_stats.rs), no Python
+#   core             the Rust analysis alone (examples/capture_stats.rs, --threads=N), no Python
 #   tcptrace -n -l -r  per-connection long output with RTT statistics, to /dev/null
 #   tshark           TCP sequence analysis with ack_rtt fields, to /dev/null
 set -euo pipefail
@@ -46,12 +46,13 @@ hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style non
     -n "tcptrace -n -l -r" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "## rttlab on both cores (--threads 2: reading+decoding on a second thread), tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "## rttlab on both cores (--threads 2: connections split across two threads), tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
     -n "rttlab samples -o .parquet (2 cores)" "$RTTLAB samples $CAP --method all -o $OUT --threads 2" \
     -n "rttlab samples CSV to /dev/null (2 cores)" "sh -c '$RTTLAB samples $CAP --method all --threads 2 > /dev/null'" \
     -n "rttlab flows --json (2 cores)" "sh -c '$RTTLAB flows $CAP --json --threads 2 > /dev/null'" \
     -n "rttlab evaluate --json (2 cores)" "sh -c '$RTTLAB evaluate $CAP --json > /dev/null'" \
+    -n "rttlab core (Rust only, 2 threads)" "$BIN $CAP --threads=2" \
     -n "tcptrace -n -l -r (1 core)" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
@@ -62,7 +63,7 @@ echo "## CPU time (user+sys) and peak memory (max RSS), /usr/bin/time, one run e
 echo "(CPU seconds compare even on a loaded machine, where wall-clock ratios do not)"
 for cmd in "$RTTLAB samples $CAP --method all -o $OUT --threads 1" "$RTTLAB samples $CAP --method all -o $OUT --threads 2" \
     "$RTTLAB samples $CAP --method all --threads 1" "$RTTLAB flows $CAP --json --threads 1" "$RTTLAB flows $CAP --json --threads 2" \
-    "$RTTLAB evaluate $CAP --json" "$BIN $CAP" "tcptrace -n -l -r $CAP"; do
+    "$RTTLAB evaluate $CAP --json" "$BIN $CAP" "$BIN $CAP --threads=2" "tcptrace -n -l -r $CAP"; do
     /usr/bin/time -f "%U user %S sys %e wall %M kB  $cmd" $cmd > /dev/null 2> >(tail -1 >&2)
 done 2>&1
 if command -v tshark >/dev/null && [ "${TSHARK:-1}" = 1 ]; then

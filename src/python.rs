@@ -273,14 +273,13 @@ struct CaptureStream {
 
 #[pymethods]
 impl CaptureStream {
-    /// `threaded`: read and decode the file on a second thread (`capture::Stream::open_threaded`;
+    /// `threads`: analyse the file on this many threads (`capture::Stream::open_threads`;
     /// identical results).
     #[new]
-    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threaded=false))]
-    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threaded: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threads=1))]
+    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threads: usize) -> PyResult<Self> {
         let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
-        let p = std::path::Path::new(path);
-        let stream = if threaded { capture::Stream::open_threaded(p, &cfg) } else { capture::Stream::open(p, &cfg) };
+        let stream = capture::Stream::open_threads(std::path::Path::new(path), &cfg, threads);
         Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?) })
     }
 
@@ -394,14 +393,7 @@ impl CaptureStream {
     /// `rttlab flows` needs); returns how many were dropped.
     fn drain(&mut self, py: Python<'_>) -> PyResult<u64> {
         let Some(stream) = self.stream.as_mut() else { return Ok(0) };
-        py.detach(|| {
-            let mut n = 0u64;
-            while let Some(batch) = stream.next_batch(1 << 16)? {
-                n += batch.len() as u64;
-            }
-            Ok(n)
-        })
-        .map_err(|e| capture_error(&self.path, e))
+        py.detach(|| stream.drain()).map_err(|e| capture_error(&self.path, e))
     }
 
     /// Connections, counters, read statistics and warnings (and any samples not yet taken), once

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import rttlab
-from rttlab.capture import read_capture
+from rttlab.capture import CaptureReader, read_capture
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 
@@ -700,15 +700,30 @@ def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(share
         pd.testing.assert_frame_equal(got, frame, check_like=False)
 
 
-def test_reading_on_two_threads_gives_the_output_of_one(shared, write, tmp_path):
+def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_path):
     big = write("many.pcap", pcap(many_transfers(2000)))
     # Every shared capture is compared inside the core (src/capture/tests.rs); here the command
-    # line end to end on a few.
+    # line end to end on a few, and a pipe (read, not mapped: its own two-thread path).
     for cap in [big, *sorted((shared / "captures").glob("*.pcap*"))[:3]]:
         for args in (["samples", cap], ["samples", cap, "-m", "ts", "--flow", "0"], ["flows", cap, "--json"]):
-            one, two = run(*args, "--threads", "1"), run(*args, "--threads", "2")
+            one = run(*args, "--threads", "1")
             assert one.returncode == 0, one.stderr
-            assert (one.stdout, one.stderr) == (two.stdout, two.stderr), (cap.name, args)
+            for n in ("2", "3"):
+                more = run(*args, "--threads", n)
+                assert (one.stdout, one.stderr) == (more.stdout, more.stderr), (cap.name, args, n)
+        # Parquet is written batch by batch: the same batches make the same file.
+        files = [tmp_path / f"{cap.name}.{n}.parquet" for n in (1, 2)]
+        for n, dest in zip((1, 2), files):
+            assert run("samples", cap, "-o", dest, "--threads", str(n)).returncode == 0
+        assert files[0].read_bytes() == files[1].read_bytes(), cap.name
+    piped = subprocess.run(f"cat {big} | {sys.executable} -m rttlab.cli.main samples /dev/stdin --threads 2", shell=True, capture_output=True, text=True)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == run("samples", big, "--threads", "1").stdout
+    reader = CaptureReader(big, batch_rows=1000, threads=2)
+    sizes = [len(b) for b in reader.batches()]
+    assert sizes[:-1] == [1000] * (len(sizes) - 1) and 0 < sizes[-1] <= 1000
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        CaptureReader(big, threads=0)
     flows = json.loads(run("flows", big, "--json").stdout)["flows"]
     assert len(flows) == 2000 and all(f["handshake_rtt"] == pytest.approx(0.1005) for f in flows)
     assert run("samples", big, "--threads", "0").returncode == 2

@@ -147,26 +147,30 @@ class CaptureReader:
     """A capture read in batches, so memory stays bounded whatever its length::
 
         reader = rttlab.capture.CaptureReader("big.pcap")
-        for batch in reader.batches():      # DataFrames of at least `batch_rows` samples
+        for batch in reader.batches():      # DataFrames of `batch_rows` samples
             ...                             # (the columns of read_capture's samples)
         connections = reader.connections()  # after the last batch; .attrs as read_capture's
 
     The Rust core hands each batch over and forgets it; it keeps only live connections and, per
-    connection, the RTTs its summary's medians need. Raises :class:`rttlab.InputError` (from the
-    constructor or the first batch) when the file cannot be read at all."""
+    connection, the RTTs its summary's medians need. ``threads=N`` splits the file's connections
+    across N threads (docs/capture.md; every result identical to one thread). Raises
+    :class:`rttlab.InputError` (from the constructor or the first batch) when the file cannot be
+    read at all."""
 
-    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16, threaded: bool = False) -> None:
+    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16, threads: int = 1) -> None:
         if not isinstance(batch_rows, int) or batch_rows < 1:
             raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.path = _check_path(path)
-        # threaded: the file is read and decoded on a second thread while this one tracks
-        # connections (identical results; worth it for files of tens of MB and more).
-        self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples, threaded)
+        # threads: the file's connections are split across this many threads (identical
+        # results; worth it for files of tens of MB and more, see docs/capture.md).
+        self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples, threads)
         self._rows = batch_rows
         self._raw: dict | None = None
 
     def batches(self):
-        """Sample DataFrames in capture order, each of at least ``batch_rows`` rows (the last
+        """Sample DataFrames in capture order, each of exactly ``batch_rows`` rows (the last
         may be shorter); an empty capture yields nothing."""
         while (batch := self._stream.next_batch(self._rows)) is not None:
             yield _samples_frame(batch)

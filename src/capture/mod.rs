@@ -14,6 +14,7 @@ pub mod flows_json;
 pub mod parquet_file;
 pub mod arrivals;
 pub mod loss;
+mod parallel;
 pub mod reader;
 pub mod text;
 pub mod track;
@@ -142,6 +143,70 @@ impl Samples {
         self.rtt.is_empty()
     }
 
+    /// Columns with room for `rows` rows.
+    pub fn with_capacity(rows: usize) -> Samples {
+        Samples {
+            conn: Vec::with_capacity(rows),
+            dir: Vec::with_capacity(rows),
+            time: Vec::with_capacity(rows),
+            rtt: Vec::with_capacity(rows),
+            method: Vec::with_capacity(rows),
+            ambiguous: Vec::with_capacity(rows),
+            idle_echo: Vec::with_capacity(rows),
+            seq_start: Vec::with_capacity(rows),
+            seq_end: Vec::with_capacity(rows),
+            frame: Vec::with_capacity(rows),
+            ref_frame: Vec::with_capacity(rows),
+        }
+    }
+
+    /// Rows `at..` as their own columns; `self` keeps rows `..at`.
+    pub fn split_off(&mut self, at: usize) -> Samples {
+        Samples {
+            conn: self.conn.split_off(at),
+            dir: self.dir.split_off(at),
+            time: self.time.split_off(at),
+            rtt: self.rtt.split_off(at),
+            method: self.method.split_off(at),
+            ambiguous: self.ambiguous.split_off(at),
+            idle_echo: self.idle_echo.split_off(at),
+            seq_start: self.seq_start.split_off(at),
+            seq_end: self.seq_end.split_off(at),
+            frame: self.frame.split_off(at),
+            ref_frame: self.ref_frame.split_off(at),
+        }
+    }
+
+    /// Keep rows `..n`.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.conn.truncate(n);
+        self.dir.truncate(n);
+        self.time.truncate(n);
+        self.rtt.truncate(n);
+        self.method.truncate(n);
+        self.ambiguous.truncate(n);
+        self.idle_echo.truncate(n);
+        self.seq_start.truncate(n);
+        self.seq_end.truncate(n);
+        self.frame.truncate(n);
+        self.ref_frame.truncate(n);
+    }
+
+    /// Forget rows `..n`.
+    pub(crate) fn drain_front(&mut self, n: usize) {
+        self.conn.drain(..n);
+        self.dir.drain(..n);
+        self.time.drain(..n);
+        self.rtt.drain(..n);
+        self.method.drain(..n);
+        self.ambiguous.drain(..n);
+        self.idle_echo.drain(..n);
+        self.seq_start.drain(..n);
+        self.seq_end.drain(..n);
+        self.frame.drain(..n);
+        self.ref_frame.drain(..n);
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(crate) fn push(&mut self, conn: u32, dir: u8, time: i64, rtt: Nanos, method: Method, ambiguous: bool, idle_echo: bool, seq: (u32, u32), frame: u64, ref_frame: u64) {
@@ -187,10 +252,32 @@ pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError
     Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
 }
 
-/// Analyse a capture file, streamed in [`reader::CHUNK`]-byte reads: memory stays at one buffer
-/// plus the live connections, whatever the file size.
+/// Analyse a capture file: memory-mapped when it is a regular file (no copy through `read`),
+/// otherwise (a pipe, a device) streamed in [`reader::CHUNK`]-byte reads. Memory stays at the
+/// live connections and the output, whatever the file size (mapped pages are the page cache's).
 pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+    if let Some(map) = map_file(&file) {
+        let mut tracker = track::Tracker::new(*cfg);
+        let mut reader = reader::FrameReader::new();
+        let mut release = Release::new();
+        // Whole records in slices of about `CHUNK`, so pages can be given back behind them.
+        let (mut pos, mut step) = (0, reader::CHUNK);
+        loop {
+            let end = (pos + step).min(map.len());
+            let last = end == map.len();
+            let used = reader.feed(&map[pos..end], last, &mut |f| tracker.on_frame(f))?;
+            pos += used;
+            release.behind(&map, pos);
+            if last || reader.stopped() {
+                break;
+            }
+            step = if used == 0 { step * 2 } else { reader::CHUNK };
+        }
+        let retransmissions = tracker.take_retransmissions();
+        let (samples, connections, counters, start_ns) = tracker.finish();
+        return Ok(Analysis { samples, connections, counters, retransmissions, read: reader.finish(), start_ns });
+    }
     let mut tracker = track::Tracker::new(*cfg);
     let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
     let retransmissions = tracker.take_retransmissions();
@@ -198,28 +285,113 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
     Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
 }
 
+/// [`analyze_file`] on `threads` threads ([`Stream::open_threads`]): the same result.
+pub fn analyze_file_threads(path: &Path, cfg: &Config, threads: usize) -> Result<Analysis, CaptureError> {
+    if threads <= 1 {
+        return analyze_file(path, cfg);
+    }
+    let mut stream = Stream::open_threads(path, cfg, threads)?;
+    let samples = stream.next_batch(usize::MAX)?.unwrap_or_default();
+    let mut a = stream.finish();
+    parallel::append(&mut a.samples, samples);
+    Ok(a)
+}
+
+/// The file mapped into memory, when it is a regular non-empty file (pipes, devices and empty
+/// files are read with `read`, which also reports an empty file as such).
+///
+/// Mapping is sound as long as nobody truncates the file while it is read (the kernel would then
+/// kill the process with SIGBUS); a capture still being appended to (`tcpdump -w`) is fine: the
+/// mapping covers the length at open.
+fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return None;
+    }
+    // SAFETY: see above; the mapping is only read, as plain bytes.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // Read ahead: the file is walked from start to end.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+/// Gives mapped pages back behind the reader, so the process's resident memory does not grow
+/// with the file (the pages stay in the page cache; a late access maps them again).
+pub(crate) struct Release {
+    /// Bytes before this are given back; bytes before `ahead` were mapped in advance.
+    done: usize,
+    ahead: usize,
+}
+
+impl Release {
+    /// Pages are given back in steps of this many bytes, this far behind the reader (other
+    /// threads may still read a little behind it: see `parallel`).
+    const STEP: usize = 4 << 20;
+    const LAG: usize = 16 << 20;
+
+    pub(crate) fn new() -> Self {
+        Self { done: 0, ahead: 0 }
+    }
+
+    pub(crate) fn behind(&mut self, map: &memmap2::Mmap, pos: usize) {
+        // Map the next pages in one call each step rather than one page fault per 64 kB
+        // (Linux ≥ 5.14; elsewhere the pages fault in as they are read).
+        #[cfg(target_os = "linux")]
+        if pos + Self::STEP > self.ahead && self.ahead < map.len() {
+            let len = (2 * Self::STEP).min(map.len() - self.ahead);
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, self.ahead, len);
+            self.ahead += len;
+        }
+        let upto = pos.saturating_sub(Self::LAG);
+        if upto >= self.done + Self::STEP {
+            // SAFETY: MADV_DONTNEED on a shared file mapping only drops page-table entries; the
+            // bytes stay the file's, read again from the page cache on the next access, so the
+            // slices borrowed from the map keep their contents.
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.done, upto - self.done) };
+            self.done = upto;
+        }
+    }
+}
+
 /// A capture read in batches of samples: [`Stream::next_batch`] reads on until a batch is ready
 /// and hands its rows out, so memory holds one batch (plus live connections and the per-
 /// connection RTTs the summaries need), whatever the capture's length. [`Stream::finish`] gives
-/// the connection summaries once the file is read.
+/// the connection summaries once the file is read. Batches have exactly the rows asked for
+/// (the last one fewer), however the file is read, so anything written batch by batch is the
+/// same for every thread count.
 ///
-/// [`Stream::open_threaded`] reads and decodes the file on a second thread (the kernel's copy of
-/// the file, pcap framing and `wire::decode`: about half the work) while the caller's thread
-/// tracks connections: the tracker sees the same frames in the same order, so every result is
-/// the one of [`Stream::open`].
+/// [`Stream::open_threads`] analyses one file on several threads ([`parallel`]: connections
+/// sharded by their 4-tuple, results merged into exactly those of [`Stream::open`]).
 pub struct Stream {
-    tracker: track::Tracker,
     source: Source,
     done: bool,
+    /// Rows read but not yet handed out (a batch's overshoot).
+    out: Samples,
 }
 
 enum Source {
+    /// A regular file, mapped; one thread.
+    Mapped(Mapped),
+    /// Anything else, through a fixed buffer; one thread.
     Inline(Inline),
+    /// Anything else on two threads: reading and decoding on the second.
     Thread(Reading),
+    /// A regular file, mapped, on several threads.
+    Sharded(parallel::Sharded),
+}
+
+/// A mapped file parsed on the caller's thread.
+struct Mapped {
+    tracker: track::Tracker,
+    map: memmap2::Mmap,
+    reader: reader::FrameReader,
+    pos: usize,
+    release: Release,
 }
 
 /// Reading on the caller's thread, through a fixed buffer.
 struct Inline {
+    tracker: track::Tracker,
     file: std::fs::File,
     path: PathBuf,
     reader: reader::FrameReader,
@@ -246,6 +418,7 @@ const IN_FLIGHT: usize = 4;
 
 /// Reading and decoding on a second thread.
 struct Reading {
+    tracker: track::Tracker,
     /// In a mutex only so the stream is `Sync` (Python objects must be); one thread uses it.
     rx: std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Decoded>>>,
     handle: Option<std::thread::JoinHandle<Result<ReadStats, CaptureError>>>,
@@ -257,71 +430,149 @@ struct Reading {
 const STEP: usize = 64 << 10;
 
 impl Stream {
+    /// One thread.
     pub fn open(path: &Path, cfg: &Config) -> Result<Self, CaptureError> {
-        let file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        let inline = Inline { file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false };
-        Ok(Self { tracker: track::Tracker::new(*cfg), source: Source::Inline(inline), done: false })
+        Self::open_threads(path, cfg, 1)
     }
 
-    /// [`Stream::open`] with reading and decoding on a second thread (same results). The thread
-    /// stops soon after the stream is dropped.
+    /// `threads` threads (at least one). A regular file is mapped and its connections sharded
+    /// across `threads` workers ([`parallel`]); anything else (a pipe) is read and decoded on a
+    /// second thread while the caller's thread tracks. Every variant gives the results of one
+    /// thread. Worker threads stop soon after the stream is dropped.
+    pub fn open_threads(path: &Path, cfg: &Config, threads: usize) -> Result<Self, CaptureError> {
+        Self::open_with(path, cfg, threads, true)
+    }
+
+    /// [`Stream::open_threads`]; `map` false reads even a regular file through `read`, as a
+    /// pipe is read (for tests).
+    pub(crate) fn open_with(path: &Path, cfg: &Config, threads: usize, map: bool) -> Result<Self, CaptureError> {
+        let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let tracker = track::Tracker::new(*cfg);
+        let source = match map.then(|| map_file(&file)).flatten() {
+            Some(map) if threads >= 2 => Source::Sharded(parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?),
+            Some(map) => Source::Mapped(Mapped { tracker, map, reader: reader::FrameReader::new(), pos: 0, release: Release::new() }),
+            None if threads >= 2 => Source::Thread(Reading::start(file, path, tracker)?),
+            None => Source::Inline(Inline { tracker, file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false }),
+        };
+        Ok(Self { source, done: false, out: Samples::default() })
+    }
+
+    /// [`Stream::open_threads`] with two threads.
     pub fn open_threaded(path: &Path, cfg: &Config) -> Result<Self, CaptureError> {
-        let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(IN_FLIGHT);
-        let path_buf = path.to_path_buf();
-        let handle = std::thread::Builder::new()
-            .name("rttlab-read".into())
-            .spawn(move || {
-                let mut batch = Vec::with_capacity(DECODED_FRAMES);
-                // The tracker still listens (a send failed: the stream was dropped).
-                let open = std::cell::Cell::new(true);
-                let stats = reader::read_stream_while(
-                    &mut file,
-                    &path_buf,
-                    |f| {
-                        batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
-                        if batch.len() == DECODED_FRAMES && open.get() {
-                            open.set(tx.send(std::mem::replace(&mut batch, Vec::with_capacity(DECODED_FRAMES))).is_ok());
-                        }
-                        if !open.get() {
-                            batch.clear();
-                        }
-                    },
-                    || open.get(),
-                );
-                if open.get() && !batch.is_empty() {
-                    let _ = tx.send(batch);
-                }
-                stats
-            })
-            .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        let reading = Reading { rx: std::sync::Mutex::new(rx), handle: Some(handle), stats: None };
-        Ok(Self { tracker: track::Tracker::new(*cfg), source: Source::Thread(reading), done: false })
+        Self::open_threads(path, cfg, 2)
     }
 
-    /// The next batch of at least `rows` samples (fewer at the end of the file); `None` once
+    /// The next batch of exactly `rows` samples (fewer at the end of the file); `None` once
     /// everything was handed out. A file that cannot be read at all fails on the first call.
     pub fn next_batch(&mut self, rows: usize) -> Result<Option<Samples>, CaptureError> {
         let rows = rows.max(1);
-        match &mut self.source {
-            Source::Inline(inline) => inline.fill(&mut self.tracker, rows, &mut self.done)?,
-            Source::Thread(reading) => reading.fill(&mut self.tracker, rows, &mut self.done)?,
+        if !self.done && self.out.len() < rows {
+            let want = rows - self.out.len();
+            let done = &mut self.done;
+            let tracker = match &mut self.source {
+                Source::Mapped(m) => m.fill(want, done).map(|()| &mut m.tracker)?,
+                Source::Inline(inline) => inline.fill(want, done).map(|()| &mut inline.tracker)?,
+                Source::Thread(reading) => reading.fill(want, done).map(|()| &mut reading.tracker)?,
+                Source::Sharded(sharded) => {
+                    // Room for the whole batch at once (not grown by doubling), when it is a
+                    // batch and not "everything".
+                    if rows <= 1 << 22 && self.out.conn.capacity() < rows {
+                        let mut out = Samples::with_capacity(rows + rows / 8);
+                        parallel::append(&mut out, std::mem::take(&mut self.out));
+                        self.out = out;
+                    }
+                    *done = sharded.fill(&mut self.out, rows)?;
+                    return Ok(self.cut(rows));
+                }
+            };
+            parallel::append(&mut self.out, tracker.take_samples());
         }
-        let batch = self.tracker.take_samples();
-        Ok(if batch.is_empty() && self.done { None } else { Some(batch) })
+        Ok(self.cut(rows))
+    }
+
+    /// Read to the end keeping no sample rows (the summaries are all the caller wants): returns
+    /// the number of rows skipped. [`Stream::finish`] then has the summaries as always.
+    pub fn drain(&mut self) -> Result<u64, CaptureError> {
+        let mut skipped = std::mem::take(&mut self.out).len() as u64;
+        let mut done = self.done;
+        match &mut self.source {
+            Source::Mapped(m) => {
+                m.tracker.skip_rows();
+                m.fill(usize::MAX, &mut done)?;
+                skipped += m.tracker.take_samples().len() as u64 + m.tracker.skipped_rows();
+            }
+            Source::Inline(inline) => {
+                inline.tracker.skip_rows();
+                inline.fill(usize::MAX, &mut done)?;
+                skipped += inline.tracker.take_samples().len() as u64 + inline.tracker.skipped_rows();
+            }
+            Source::Thread(reading) => {
+                reading.tracker.skip_rows();
+                reading.fill(usize::MAX, &mut done)?;
+                skipped += reading.tracker.take_samples().len() as u64 + reading.tracker.skipped_rows();
+            }
+            Source::Sharded(sharded) => skipped += sharded.drain()?,
+        }
+        self.done = true;
+        Ok(skipped)
+    }
+
+    /// Hand out the first `rows` rows read.
+    fn cut(&mut self, rows: usize) -> Option<Samples> {
+        if self.out.is_empty() && self.done {
+            return None;
+        }
+        if self.out.len() <= rows {
+            return Some(std::mem::take(&mut self.out));
+        }
+        let rest = self.out.split_off(rows);
+        Some(std::mem::replace(&mut self.out, rest))
     }
 
     /// Connection summaries, counters and read statistics, once [`Stream::next_batch`] returned
     /// `None` (samples not yet taken are in `samples`).
     pub fn finish(self) -> Analysis {
-        let read = match self.source {
-            Source::Inline(inline) => inline.reader.finish(),
-            Source::Thread(reading) => reading.stats.expect("finish() before the stream was read to its end"),
+        let (mut tracker, read) = match self.source {
+            Source::Mapped(m) => (m.tracker, m.reader.finish()),
+            Source::Inline(inline) => (inline.tracker, inline.reader.finish()),
+            Source::Thread(reading) => (reading.tracker, reading.stats.expect("finish() before the stream was read to its end")),
+            Source::Sharded(sharded) => {
+                let mut a = sharded.finish();
+                a.samples = self.out;
+                return a;
+            }
         };
-        let mut tracker = self.tracker;
         let retransmissions = tracker.take_retransmissions();
-        let (samples, connections, counters, start_ns) = tracker.finish();
+        let (rest, connections, counters, start_ns) = tracker.finish();
+        let mut samples = self.out;
+        parallel::append(&mut samples, rest);
         Analysis { samples, connections, counters, retransmissions, read, start_ns }
+    }
+}
+
+impl Mapped {
+    /// Parse on until the tracker holds `rows` samples or the file ends.
+    fn fill(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+        let mut step = STEP;
+        let data = &self.map[..];
+        let tracker = &mut self.tracker;
+        while !*done && tracker.pending_samples() < rows {
+            let end = (self.pos + step).min(data.len());
+            let last = end == data.len();
+            let used = self.reader.feed(&data[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
+            self.pos += used;
+            self.release.behind(&self.map, self.pos);
+            if last || self.reader.stopped() {
+                *done = true;
+            } else if used == 0 {
+                // An incomplete record at the end of the slice: a longer slice.
+                step *= 2;
+            } else {
+                step = STEP;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -351,14 +602,15 @@ impl Inline {
     }
 
     /// Parse on until the tracker holds `rows` samples or the file ends.
-    fn fill(&mut self, tracker: &mut track::Tracker, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+    fn fill(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
         let mut step = STEP;
-        while !*done && tracker.pending_samples() < rows {
+        while !*done && self.tracker.pending_samples() < rows {
             if self.pos == self.filled && !self.eof {
                 self.refill()?;
             }
             let end = (self.pos + step).min(self.filled);
             let last = self.eof && end == self.filled;
+            let tracker = &mut self.tracker;
             let used = self.reader.feed(&self.buf[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
             self.pos += used;
             if last || self.reader.stopped() {
@@ -377,15 +629,47 @@ impl Inline {
 }
 
 impl Reading {
+    fn start(mut file: std::fs::File, path: &Path, tracker: track::Tracker) -> Result<Self, CaptureError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(IN_FLIGHT);
+        let path_buf = path.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("rttlab-read".into())
+            .spawn(move || {
+                let mut batch = Vec::with_capacity(DECODED_FRAMES);
+                // The tracker still listens (a send failed: the stream was dropped).
+                let open = std::cell::Cell::new(true);
+                let stats = reader::read_stream_while(
+                    &mut file,
+                    &path_buf,
+                    |f| {
+                        batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
+                        if batch.len() == DECODED_FRAMES && open.get() {
+                            open.set(tx.send(std::mem::replace(&mut batch, Vec::with_capacity(DECODED_FRAMES))).is_ok());
+                        }
+                        if !open.get() {
+                            batch.clear();
+                        }
+                    },
+                    || open.get(),
+                );
+                if open.get() && !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                stats
+            })
+            .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), handle: Some(handle), stats: None })
+    }
+
     /// Track decoded frames until the tracker holds `rows` samples or the reading thread ends
     /// (then its result: the read statistics, or the error that stopped it).
-    fn fill(&mut self, tracker: &mut track::Tracker, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+    fn fill(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
         let rx = self.rx.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while !*done && tracker.pending_samples() < rows {
+        while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
                 Ok(frames) => {
                     for d in frames {
-                        tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
+                        self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
                     }
                 }
                 Err(_) => {

@@ -877,14 +877,17 @@ fn a_resend_of_a_resend_is_a_second_attempt_timed_from_the_first_resend_and_dupa
     assert_eq!((r2.attempt, r2.sent, r2.ref_frame), (2, Some(200 * MS as i64), 6));
 }
 
-// ---- reading on a second thread ----
+// ---- reading on several threads ----
 
-/// Every sample (in batches of `rows`) and the final analysis of a stream.
-fn stream_all(path: &std::path::Path, threaded: bool, rows: usize) -> Result<(Samples, Analysis), CaptureError> {
-    let cfg = Config { include_ambiguous: true, ..Config::default() };
-    let mut stream = if threaded { Stream::open_threaded(path, &cfg)? } else { Stream::open(path, &cfg)? };
+/// Every sample (in batches of `rows`, each of exactly `rows` but the last) and the final
+/// analysis of a stream on `threads` threads; `mapped` false reads through `read` as a pipe is.
+fn stream_all(path: &std::path::Path, threads: usize, mapped: bool, rows: usize, cfg: &Config) -> Result<(Samples, Analysis), CaptureError> {
+    let mut stream = Stream::open_with(path, cfg, threads, mapped)?;
     let mut all = Samples::default();
+    let mut short = false;
     while let Some(b) = stream.next_batch(rows)? {
+        assert!(!short, "only the last batch may be short");
+        short = b.len() < rows;
         for i in 0..b.len() {
             all.push(b.conn[i], b.dir[i], b.time[i], b.rtt[i], b.method[i], b.ambiguous[i], b.idle_echo[i], (b.seq_start[i], b.seq_end[i]), b.frame[i], b.ref_frame[i]);
         }
@@ -892,20 +895,44 @@ fn stream_all(path: &std::path::Path, threaded: bool, rows: usize) -> Result<(Sa
     Ok((all, stream.finish()))
 }
 
+/// One mapped thread against 2–4 sharded ones and the read-based one and two threads.
 fn assert_same(path: &std::path::Path, rows: usize) {
-    let (s1, a1) = stream_all(path, false, rows).unwrap();
-    let (s2, a2) = stream_all(path, true, rows).unwrap();
-    let name = path.display();
-    assert_eq!(s1, s2, "{name}: samples");
-    assert_eq!(a1.connections, a2.connections, "{name}: connections");
-    assert_eq!(a1.counters, a2.counters, "{name}: counters");
-    assert_eq!(a1.retransmissions, a2.retransmissions, "{name}: retransmissions");
-    assert_eq!(a1.read, a2.read, "{name}: read statistics");
-    assert_eq!(a1.start_ns, a2.start_ns, "{name}: start");
+    // Short idle splits too: connections are released by the sweep (whose schedule every
+    // shard must keep) and port pairs reused.
+    for cfg in [Config { include_ambiguous: true, ..Config::default() }, Config { idle_split: 20 * MS, ..Config::default() }] {
+        let (s1, a1) = stream_all(path, 1, true, rows, &cfg).unwrap();
+        for (threads, mapped) in [(2, true), (3, true), (4, true), (1, false), (2, false)] {
+            let (s2, a2) = stream_all(path, threads, mapped, rows, &cfg).unwrap();
+            let name = format!("{} threads={threads} mapped={mapped} idle_split={}", path.display(), cfg.idle_split);
+            assert_eq!(s1, s2, "{name}: samples");
+            assert_eq!(a1.connections, a2.connections, "{name}: connections");
+            assert_eq!(a1.counters, a2.counters, "{name}: counters");
+            assert_eq!(a1.retransmissions, a2.retransmissions, "{name}: retransmissions");
+            assert_eq!(a1.read, a2.read, "{name}: read statistics");
+            assert_eq!(a1.start_ns, a2.start_ns, "{name}: start");
+        }
+        // The whole-file calls agree with the stream, and so does a drained stream (summaries
+        // only), after a first batch or none.
+        let whole = analyze_file_threads(path, &cfg, 2).unwrap();
+        assert_eq!((&whole.samples, &whole.connections), (&s1, &a1.connections));
+        for (threads, mapped) in [(1, true), (2, true), (3, true), (1, false), (2, false)] {
+            for first in [0, rows] {
+                let mut stream = Stream::open_with(path, &cfg, threads, mapped).unwrap();
+                let taken = if first > 0 { stream.next_batch(first).unwrap().map_or(0, |b| b.len()) } else { 0 };
+                let skipped = stream.drain().unwrap();
+                assert!(stream.next_batch(10).unwrap().is_none());
+                let a = stream.finish();
+                let name = format!("{} drained threads={threads} mapped={mapped}", path.display());
+                assert_eq!(taken as u64 + skipped, s1.len() as u64, "{name}");
+                assert!(a.samples.is_empty(), "{name}");
+                assert_eq!((&a.connections, &a.counters, &a.retransmissions), (&a1.connections, &a1.counters, &a1.retransmissions), "{name}");
+            }
+        }
+    }
 }
 
 #[test]
-fn reading_on_a_second_thread_gives_every_result_of_reading_inline() {
+fn one_file_on_several_threads_gives_every_result_of_one_thread() {
     // Many connections, more frames than one message of the reading thread, loss and SACK,
     // then damage at the end: everything must come out as one thread gives it.
     let mut c = Conv::new();
@@ -925,10 +952,16 @@ fn reading_on_a_second_thread_gives_every_result_of_reading_inline() {
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &c.p.bytes[..c.p.bytes.len() - 30]).unwrap();
     assert_same(&cut, 100);
-    assert!(stream_all(&cut, true, 100).unwrap().1.damage().is_some());
+    let cfg = Config::default();
+    assert!(stream_all(&cut, 2, true, 100, &cfg).unwrap().1.damage().is_some());
     let junk = dir.join("junk.pcap");
     std::fs::write(&junk, b"not a capture at all").unwrap();
-    assert!(matches!(stream_all(&junk, true, 10), Err(CaptureError::NotACapture { .. })));
+    for (threads, mapped) in [(2, true), (2, false), (1, true)] {
+        assert!(matches!(stream_all(&junk, threads, mapped, 10, &cfg), Err(CaptureError::NotACapture { .. })));
+    }
+    let empty = dir.join("empty.pcap");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(stream_all(&empty, 2, true, 10, &cfg), Err(CaptureError::Empty)));
     std::fs::remove_dir_all(&dir).unwrap();
     if let Some(files) = shared_captures() {
         for f in files {
@@ -947,8 +980,129 @@ fn a_threaded_stream_dropped_early_stops_its_reader() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.pcap");
     std::fs::write(&path, &c.p.bytes).unwrap();
-    let mut stream = Stream::open_threaded(&path, &Config::default()).unwrap();
-    assert!(stream.next_batch(1).unwrap().is_some());
-    drop(stream); // must not hang or panic
+    for (threads, mapped) in [(2, true), (3, true), (2, false)] {
+        let mut stream = Stream::open_with(&path, &Config::default(), threads, mapped).unwrap();
+        assert!(stream.next_batch(1).unwrap().is_some());
+        drop(stream); // must not hang or panic
+    }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `connections` interleaved connections on reused port pairs (`epochs` incarnations each),
+/// mixing IPv4 and IPv6 (with and without extension headers), VLAN-tagged and untagged frames
+/// of one connection, timestamps, a retransmission, and frames that are no TCP segment.
+fn many_connections(connections: u16, epochs: u32) -> Vec<u8> {
+    let mut c = Conv::new();
+    for epoch in 0..epochs {
+        let base = u64::from(epoch) * 10 * SEC;
+        for step in 0..14u32 {
+            for k in 0..connections {
+                let t = base + u64::from(step) * 10 * MS + u64::from(k) * 37 * US;
+                c.base.sport = 40000 + k;
+                c.base.src4 = [10, 0, (k % 3) as u8, 1];
+                c.v6_exts = match k % 4 {
+                    1 => Some(vec![]),
+                    3 => Some(vec![(0, 8)]),
+                    _ => None,
+                };
+                c.vlans = if (u32::from(k) + step) % 5 == 0 { vec![0x8100] } else { vec![] };
+                let s = u32::from(k) * 100_000 + epoch * 7;
+                let ts = |t: &mut TcpSpec| t.ts = (k % 2 == 0).then_some((step * 10 + 1, step * 10));
+                match step {
+                    0 => c.send(t, true, s, 0, SYN, 0, |t| t.mss = Some(1460)),
+                    1 => c.send(t, false, 5000, s + 1, SYNACK, 0, ts),
+                    2 => c.send(t, true, s + 1, 5001, ACK, 0, ts),
+                    // Segment 4 is resent at step 9 (one retransmission per connection).
+                    3..=8 => c.send(t, true, s + 1 + (step - 3) * 100, 5001, ACK | PSH, 100, ts),
+                    9 => c.send(t, true, s + 1 + 100, 5001, ACK | PSH, 100, ts),
+                    10 | 11 => c.send(t, false, 5001, s + 1 + (step - 9) * 300, ACK, 0, ts),
+                    12 => c.send(t, true, s + 601, 5001, FIN | ACK, 0, ts),
+                    _ => c.send(t, false, 5001, s + 602, FIN | ACK, 0, ts),
+                };
+                if k % 17 == 0 {
+                    // Junk, UDP, and TCP cut after its ports (the fast route reads a 4-tuple,
+                    // decode finds it malformed): each counted once, by whichever worker.
+                    c.p.packet(T0 + t + 1, &[0xff; 42]);
+                    let ip = |proto: u8| vec![0x45, 0, 0, 24, 0, 0, 0, 0, 64, proto, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0x9c, 0x40 + k as u8, 0, 80];
+                    c.p.packet(T0 + t + 2, &eth(0x0800, &ip(17)));
+                    c.p.packet(T0 + t + 3, &eth(0x0800, &ip(6)));
+                }
+            }
+        }
+    }
+    c.p.bytes.clone()
+}
+
+#[test]
+fn connections_sharded_across_threads_come_out_numbered_and_ordered_as_one_thread_gives_them() {
+    let bytes = many_connections(60, 3);
+    let dir = std::env::temp_dir().join(format!("rttlab-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("many.pcap");
+    std::fs::write(&path, &bytes).unwrap();
+    let one = analyze_bytes(&bytes, &Config::default()).unwrap();
+    // The capture is what the test means: 180 connections, every kind of frame, samples.
+    assert_eq!(one.connections.len(), 180);
+    assert!(one.counters.not_tcp > 0 && one.counters.malformed > 0, "{:?}", one.counters);
+    assert!(one.retransmissions.len() == 180 && one.samples.len() > 700, "{} {}", one.retransmissions.len(), one.samples.len());
+    assert!(one.connections.iter().any(|c| c.a.is_ipv6()) && one.connections.iter().any(|c| c.a.is_ipv4()));
+    assert_same(&path, 1 << 16);
+    assert_same(&path, 33);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_connection_released_by_the_sweep_is_released_at_the_same_frame_on_every_thread() {
+    // Connection 0 sends a segment, then 6,000 frames of 40 other connections pass (more than
+    // the sweep's idle frame count) over 600 ms, then its ACK comes. With a 20 ms idle split the
+    // sweep has released connection 0 by then: no sample; with the default split, one. Each
+    // shard's tracker must sweep where one tracker sweeps, or the counts differ.
+    let mut c = Conv::new();
+    c.base.sport = 50000;
+    c.send(0, true, 1, 5001, ACK | PSH, 100, none);
+    for i in 0..6000u64 {
+        c.base.sport = 40000 + (i % 40) as u16;
+        let s = 1 + (i / 40) as u32 * 100;
+        if i % 2 == 0 {
+            c.send(MS + i * 100 * US, true, s, 5001, ACK | PSH, 100, none);
+        } else {
+            c.send(MS + i * 100 * US, false, 5001, s + 100, ACK, 0, none);
+        }
+    }
+    c.base.sport = 50000;
+    c.send(700 * MS, false, 5001, 101, ACK, 0, none);
+    let short = Config { idle_split: 20 * MS, ..Config::default() };
+    let timed = |a: &Analysis| (0..a.samples.len()).filter(|&i| a.connections[a.samples.conn[i] as usize].a_port == 50000).count();
+    assert_eq!((timed(&c.run(&Config::default())), timed(&c.run(&short))), (1, 0));
+    let dir = std::env::temp_dir().join(format!("rttlab-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sweep.pcap");
+    std::fs::write(&path, &c.p.bytes).unwrap();
+    for threads in [2, 3] {
+        assert_eq!(timed(&analyze_file_threads(&path, &short, threads).unwrap()), 0, "{threads} threads");
+    }
+    assert_same(&path, 500);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_fast_route_reads_the_four_tuple_decode_gives_or_declines() {
+    let bytes = many_connections(24, 1);
+    let mut routed = 0;
+    let mut declined = 0;
+    reader::read_frames(&bytes, |f| {
+        let fast = wire::route(f.linktype, f.data);
+        match (wire::decode(f.linktype, f.data), fast) {
+            (Ok(seg), Some(r)) => {
+                assert_eq!(r, (seg.src, seg.sport, seg.dst, seg.dport), "frame {}", f.number);
+                routed += 1;
+            }
+            (_, None) => declined += 1,
+            // A frame decode rejects may take any route: its owner counts it.
+            (Err(_), Some(_)) => {}
+        }
+    })
+    .unwrap();
+    // Untagged IPv4 and plain IPv6 take the fast path; VLAN tags and extension headers not.
+    assert!(routed > 100 && declined > 50, "{routed} {declined}");
 }

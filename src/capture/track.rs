@@ -309,6 +309,20 @@ struct Conn {
     last_frame: u64,
 }
 
+/// Which of `shards` trackers owns the connection of a segment from `(src, sport)` to
+/// `(dst, dport)`: a hash of the 4-tuple ordered as [`Key`] orders it, so both directions and
+/// every incarnation of a port pair land on the same tracker (super::parallel).
+#[inline]
+pub fn shard_of(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, shards: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let key = if (src, sport) <= (dst, dport) { Key { lo: *src, hi: *dst, lo_port: sport, hi_port: dport } } else { Key { lo: *dst, hi: *src, lo_port: dport, hi_port: sport } };
+    let mut h = rustc_hash::FxHasher::default();
+    key.hash(&mut h);
+    // Fx's high bits mix every input byte; scaled to `0..shards` by a multiply (Lemire's
+    // reduction), not a division.
+    (((h.finish() >> 32) * shards as u64) >> 32) as usize
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
     lo: [u8; 16],
@@ -335,6 +349,15 @@ pub struct Tracker {
     /// Latest capture time seen (files may step backwards).
     max_t: i64,
     frames: u64,
+    /// Frame number of each connection's first packet, by connection id: the sharded reader
+    /// (super::parallel) numbers connections across trackers in this order.
+    created: Vec<u64>,
+    /// Sweeps done; and whether sweeps come only from [`Tracker::sweep_as`].
+    sweeps: u64,
+    external_sweeps: bool,
+    /// Rows are counted, not kept (see [`Tracker::skip_rows`]).
+    skip_rows: bool,
+    skipped: u64,
 }
 
 /// Sweep for idle connections every this many frames, or sooner once a quarter of `idle_split`
@@ -347,7 +370,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0 }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -358,10 +381,7 @@ impl Tracker {
     /// thread: see `super::Stream::open_threaded`): capture time, frame number, link type.
     pub fn on_decoded(&mut self, ts_ns: i64, number: u64, linktype: u32, decoded: Result<TcpSegment, Skip>) {
         self.counters.frames += 1;
-        let start = *self.start.get_or_insert(ts_ns);
-        let t = ts_ns.wrapping_sub(start);
-        self.max_t = self.max_t.max(t);
-        self.frames = number;
+        let t = self.clock(ts_ns, number);
         match decoded {
             Ok(seg) => {
                 self.counters.tcp += 1;
@@ -378,11 +398,60 @@ impl Tracker {
             Err(Skip::NonFirstFragment) => self.counters.non_first_fragments += 1,
             Err(Skip::Malformed) => self.counters.malformed += 1,
         }
+        self.after_frame();
+    }
+
+    /// A frame another tracker analyses (super::parallel shards connections across trackers):
+    /// it is not counted, but it moves this tracker's clock and sweep schedule exactly as
+    /// [`Tracker::on_decoded`] would, so each connection is released at the same frame as when
+    /// one tracker sees everything.
+    pub fn on_other(&mut self, ts_ns: i64, number: u64) {
+        self.clock(ts_ns, number);
+        self.after_frame();
+    }
+
+    /// A tracker that sees only some frames (super::parallel) and sweeps when told
+    /// ([`Tracker::sweep_as`]) by one that sees them all: `start_ns` is the file's first frame.
+    pub fn follower(cfg: Config, start_ns: i64) -> Self {
+        Self { start: Some(start_ns), external_sweeps: true, ..Self::new(cfg) }
+    }
+
+    /// Sweeps so far, and the clock they used (latest capture time, frame number): what a
+    /// follower is told.
+    pub fn sweeps(&self) -> (u64, i64, u64) {
+        (self.sweeps, self.max_t, self.frames)
+    }
+
+    /// A follower's sweep, at the point in the frame sequence where the tracker that sees every
+    /// frame swept, with its clock.
+    pub fn sweep_as(&mut self, max_t: i64, frames: u64) {
+        self.max_t = max_t;
+        self.frames = frames;
+        self.sweep();
+    }
+
+    /// Start of every frame: the capture clock (relative to the first frame) and frame number.
+    #[inline]
+    fn clock(&mut self, ts_ns: i64, number: u64) -> i64 {
+        let start = *self.start.get_or_insert(ts_ns);
+        let t = ts_ns.wrapping_sub(start);
+        self.max_t = self.max_t.max(t);
+        self.frames = number;
+        t
+    }
+
+    /// End of every frame: the periodic sweep of idle connections.
+    #[inline]
+    fn after_frame(&mut self) {
+        if self.external_sweeps {
+            return;
+        }
         self.since_sweep += 1;
         let due_by_time = self.since_sweep >= SWEEP_MIN && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
         if self.since_sweep >= SWEEP_EVERY || due_by_time {
             self.since_sweep = 0;
             self.last_sweep = self.max_t;
+            self.sweeps += 1;
             self.sweep();
         }
     }
@@ -425,6 +494,7 @@ impl Tracker {
         let hi = (key.hi, key.hi_port, seg.is_v6);
         let (a, b) = if lo_is_a { (lo, hi) } else { (hi, lo) };
         let id = self.conns.len() as u32;
+        self.created.push(self.frames);
         self.conns.push(Conn {
             lo_is_a,
             a,
@@ -463,6 +533,21 @@ impl Tracker {
                 c.series[series(s.method[i], s.dir[i])].push(s.rtt[i]);
             }
         }
+        if self.skip_rows {
+            self.skipped += (self.samples.len() - before) as u64;
+            self.samples.truncate(before);
+        }
+    }
+
+    /// From now on keep no sample rows (only what the summaries need), counting them instead:
+    /// for callers that want the summaries alone.
+    pub fn skip_rows(&mut self) {
+        self.skip_rows = true;
+    }
+
+    /// Sample rows skipped since [`Tracker::skip_rows`].
+    pub fn skipped_rows(&self) -> u64 {
+        self.skipped
     }
 
     /// Process one segment; returns its connection id.
@@ -836,13 +921,20 @@ impl Tracker {
     /// Samples taken so far, handed out and forgotten: the streaming reader calls this every
     /// batch, so memory holds one batch of rows whatever the capture's length.
     pub fn take_samples(&mut self) -> Samples {
-        std::mem::take(&mut self.samples)
+        // The next batch gets room for as many rows at once, instead of growing by doubling.
+        let rows = self.samples.len();
+        std::mem::replace(&mut self.samples, Samples::with_capacity(rows))
     }
 
     /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
     /// it was needed (super::loss); call after the last frame.
     pub fn take_retransmissions(&mut self) -> Vec<Retransmission> {
         std::mem::take(&mut self.rtx)
+    }
+
+    /// Frame number of each connection's first packet, by connection id.
+    pub fn created_frames(&self) -> &[u64] {
+        &self.created
     }
 
     /// Samples held (not yet taken).

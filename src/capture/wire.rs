@@ -157,6 +157,49 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<TcpSegment, Skip> {
     }
 }
 
+/// The 4-tuple `(src, sport, dst, dport)` of a TCP frame, as [`decode`] would give it (IPv4
+/// addresses IPv4-mapped), read at fixed offsets without decoding options: what the sharded
+/// reader (super::parallel) needs for every frame to find the tracker that owns it. Only the
+/// common cases take this fast path (Ethernet without VLAN tags, raw IP; IPv4, or IPv6 with TCP
+/// as its first next header); `None` means "decode it to know", never "not TCP". When `decode`
+/// returns a segment, its addresses and ports are the bytes read here.
+#[inline]
+pub fn route(linktype: u32, frame: &[u8]) -> Option<([u8; 16], u16, [u8; 16], u16)> {
+    let ip = match linktype {
+        linktype::ETHERNET => match be16(frame, 12)? {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => frame.get(14..)?,
+            _ => return None,
+        },
+        linktype::RAW | linktype::RAW_12 | linktype::RAW_14 | linktype::IPV4 | linktype::IPV6 => frame,
+        _ => return None,
+    };
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    let tcp = match ip.first()? >> 4 {
+        4 => {
+            // Protocol TCP, fragment offset 0 (RFC 791 §3.1); IHL gives the TCP header's place.
+            if *ip.get(9)? != ip_number::TCP.0 || be16(ip, 6)? & 0x1fff != 0 {
+                return None;
+            }
+            src[10..12].copy_from_slice(&[0xff, 0xff]);
+            dst[10..12].copy_from_slice(&[0xff, 0xff]);
+            src[12..].copy_from_slice(ip.get(12..16)?);
+            dst[12..].copy_from_slice(ip.get(16..20)?);
+            ip.get(usize::from(ip[0] & 0x0f) * 4..)?
+        }
+        6 => {
+            if *ip.get(6)? != ip_number::TCP.0 {
+                return None;
+            }
+            src.copy_from_slice(ip.get(8..24)?);
+            dst.copy_from_slice(ip.get(24..40)?);
+            ip.get(40..)?
+        }
+        _ => return None,
+    };
+    Some((src, be16(tcp, 0)?, dst, be16(tcp, 2)?))
+}
+
 /// PPP: optional FF 03 (RFC 1662 §3.1), then the protocol field, one byte when compressed
 /// (RFC 1661 §6.5: a protocol number's low octet is odd, its high octet even).
 fn ppp(frame: &[u8]) -> Result<TcpSegment, Skip> {

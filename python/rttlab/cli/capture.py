@@ -67,8 +67,8 @@ def _busy(captures: list[Path], quiet: bool):
     return stderr.status(f"reading {label}")
 
 
-#: From this size on (and with a second core free) a file is read and decoded on a second thread
-#: while the first tracks connections: below it the thread costs more than it saves.
+#: From this size on (and with a second core free) a file's connections are split across two
+#: threads: below it the threads cost more than they save.
 THREAD_BYTES = 32 << 20
 
 
@@ -82,12 +82,12 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _threaded(capture: Path, threads: int | None, files: int = 1) -> bool:
-    """Whether to read one file on two threads: as asked (--threads), else when it is large and
-    a core is free beyond the one per file."""
+def _threads(capture: Path, threads: int | None, files: int = 1) -> int:
+    """Threads for one file: as asked (--threads), else 2 when it is large and a core is free
+    beyond the one per file, else 1."""
     if threads is not None:
-        return threads >= 2
-    return capture.stat().st_size >= THREAD_BYTES and _cores() > files
+        return threads
+    return 2 if capture.stat().st_size >= THREAD_BYTES and _cores() > files else 1
 
 
 def _check_threads(threads: int | None) -> None:
@@ -105,7 +105,7 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
 
     _check(captures)
     _check_threads(threads)
-    streams = [_core.CaptureStream(str(c), False, True, _threaded(c, threads, len(captures))) for c in captures]
+    streams = [_core.CaptureStream(str(c), False, True, _threads(c, threads, len(captures))) for c in captures]
     with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
         results = list(pool.map(lambda s: s.summary(), streams))
     for capture, summary in zip(captures, results):
@@ -117,7 +117,7 @@ def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
-THREADS_HELP = "Threads per file: 2 reads and decodes the file on a second thread while the first tracks connections (same output). Default: 2 for files of 32 MB or more when a second core is free, else 1."
+THREADS_HELP = "Threads per file: N splits the file's connections across N threads (same output). Default: 2 for files of 32 MB or more when a second core is free, else 1."
 
 
 def flows(
@@ -328,7 +328,7 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     rows = 0
     sink = None
     for i, capture in enumerate(captures):
-        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threaded(capture, threads))
+        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(capture, threads))
         name = str(capture) if several else None
         if kind == "parquet" and sink is None:
             # Created once the first capture opened: a capture that cannot be opened leaves
@@ -354,7 +354,7 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
 
     writer = _SampleWriter(output)
     for capture in captures:
-        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threaded=_threaded(capture, threads))
+        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(capture, threads))
         if path:
             import pandas as pd
 
