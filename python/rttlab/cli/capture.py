@@ -67,11 +67,6 @@ def _busy(captures: list[Path], quiet: bool):
     return stderr.status(f"reading {label}")
 
 
-#: From this size on (and with a second core free) a file's connections are split across two
-#: threads: below it the threads cost more than they save.
-THREAD_BYTES = 32 << 20
-
-
 def _cores() -> int:
     """The cores this process may run on (`taskset` narrows them), not the machine's count."""
     import os
@@ -82,12 +77,12 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _threads(capture: Path, threads: int | None, files: int = 1) -> int:
-    """Threads for one file: as asked (--threads), else 2 when it is large and a core is free
-    beyond the one per file, else 1."""
-    if threads is not None:
-        return threads
-    return 2 if capture.stat().st_size >= THREAD_BYTES and _cores() > files else 1
+def _threads(threads: int | None) -> int:
+    """Threads for one file: as asked (--threads), else 1. Splitting a file's connections across
+    two threads measured no wall-clock gain on an idle 2-core machine (BENCHMARKS.md, issue 15:
+    the thread that walks the file does most of one thread's work, and routing and merging cost
+    ≈ 0.2 CPU-s), so one thread per file is the default; several files still run one per core."""
+    return 1 if threads is None else threads
 
 
 def _check_threads(threads: int | None) -> None:
@@ -105,7 +100,7 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
 
     _check(captures)
     _check_threads(threads)
-    streams = [_core.CaptureStream(str(c), False, True, _threads(c, threads, len(captures))) for c in captures]
+    streams = [_core.CaptureStream(str(c), False, True, _threads(threads)) for c in captures]
     with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
         results = list(pool.map(lambda s: s.summary(), streams))
     for capture, summary in zip(captures, results):
@@ -117,7 +112,7 @@ def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
-THREADS_HELP = "Threads per file: N splits the file's connections across N threads (same output). Default: 2 for files of 32 MB or more when a second core is free, else 1."
+THREADS_HELP = "Threads per file: N splits the file's connections across N threads (same output). Default: 1 (two threads measured no faster on 2 cores: BENCHMARKS.md)."
 
 
 def flows(
@@ -328,7 +323,7 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     rows = 0
     sink = None
     for i, capture in enumerate(captures):
-        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(capture, threads))
+        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(threads))
         name = str(capture) if several else None
         if kind == "parquet" and sink is None:
             # Created once the first capture opened: a capture that cannot be opened leaves
@@ -354,7 +349,7 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
 
     writer = _SampleWriter(output)
     for capture in captures:
-        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(capture, threads))
+        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(threads))
         if path:
             import pandas as pd
 
