@@ -200,6 +200,23 @@ fn main() {
     }
 }
 
+/// Runs `path` with the overrides `v` and writes its header line (`PREFIX [overrides]: events …`),
+/// or its error line; the appended blocks below share this so their lines keep one shape.
+fn run_labelled(out: &mut impl Write, prefix: &str, path: &str, v: &[&str]) -> Option<SimResult> {
+    let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    let label = format!("{prefix} [{}]", v.join(" "));
+    match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
+        Ok(r) => {
+            let _ = writeln!(out, "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}", r.events, r.event_hash, trace_hash(&r), r.aggregate_goodput_bps.to_bits());
+            Some(r)
+        }
+        Err(e) => {
+            let _ = writeln!(out, "{label}: error: {e}");
+            None
+        }
+    }
+}
+
 /// Flow groups that stop (`[[flows]] stop`, issue 11's Fig. 15 of seed 001): the RED dumbbell's
 /// ten flows leave in halving steps (5 at 15 s, 3 at 30 s, 1 at 45 s; the last runs to the end),
 /// with the standard RTO and with CA-RTO. Appended last so every line above stays byte-identical.
@@ -207,16 +224,7 @@ fn stop_block(out: &mut impl Write) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios/dumbbell-n10-red.toml");
     let flows = "flows=[{count=5, start=\"uniform(0s, 2s)\", stop=\"15s\"}, {count=3, start=\"uniform(0s, 2s)\", stop=\"30s\"}, {count=1, start=\"uniform(0s, 2s)\", stop=\"45s\"}, {count=1, start=\"uniform(0s, 2s)\"}]";
     for v in [vec![flows], vec![flows, "tcp.cc=reno", "tcp.rto.policy=\"ca-rto\""]] {
-        let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-        let label = format!("stop/dumbbell-n10-red [{}]", v.join(" "));
-        let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(out, "{label}: error: {e}");
-                continue;
-            }
-        };
-        let _ = writeln!(out, "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}", r.events, r.event_hash, trace_hash(&r), r.aggregate_goodput_bps.to_bits());
+        let Some(r) = run_labelled(out, "stop/dumbbell-n10-red", path, &v) else { continue };
         for f in &r.flows {
             let _ = writeln!(
                 out,
@@ -250,16 +258,7 @@ fn spurious_block(out: &mut impl Write) {
         &["tcp.spurious_detection=\"frto-sack\"", "tcp.spurious_response=\"rfc4015\""],
     ];
     for v in variants {
-        let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-        let label = format!("spurious/spikes [{}]", v.join(" "));
-        let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(out, "{label}: error: {e}");
-                continue;
-            }
-        };
-        let _ = writeln!(out, "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}", r.events, r.event_hash, trace_hash(&r), r.aggregate_goodput_bps.to_bits());
+        let Some(r) = run_labelled(out, "spurious/spikes", path, v) else { continue };
         for f in &r.flows {
             let d = f.detector;
             let _ = writeln!(
