@@ -375,7 +375,7 @@ impl CaptureStream {
         let mut stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
         let a = py
             .detach(|| -> Result<Analysis, capture::CaptureError> {
-                while stream.next_batch(1 << 16)?.is_some() {}
+                stream.drain()?;
                 Ok(stream.finish())
             })
             .map_err(|e| capture_error(&self.path, e))?;
