@@ -355,8 +355,8 @@ impl CaptureStream {
                 let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
                 let batch = filter.apply(batch);
                 if !batch.is_empty() {
-                    file.write(&capture::export::record_batch(&batch, capture.as_deref())).map_err(os_error)?;
                     written += batch.len() as u64;
+                    file.write(batch, capture.as_deref()).map_err(os_error)?;
                 }
                 Ok(true)
             })?;
@@ -416,12 +416,13 @@ struct ParquetSink {
 
 #[pymethods]
 impl ParquetSink {
-    /// Create (truncate) `path`, with a first column `capture` when `with_capture`. Errors are
-    /// OSErrors naming the file's problem (errno and strerror).
+    /// Create (truncate) `path`, with a first column `capture` when `with_capture`; `background`
+    /// encodes and writes on a thread of its own while the analysis goes on (the same file).
+    /// Errors are OSErrors naming the file's problem (errno and strerror).
     #[new]
-    #[pyo3(signature = (path, with_capture=false))]
-    fn new(path: &str, with_capture: bool) -> PyResult<Self> {
-        let file = capture::parquet_file::SampleParquet::create(std::path::Path::new(path), with_capture).map_err(os_error)?;
+    #[pyo3(signature = (path, with_capture=false, background=false))]
+    fn new(path: &str, with_capture: bool, background: bool) -> PyResult<Self> {
+        let file = capture::parquet_file::SampleParquet::create(std::path::Path::new(path), with_capture, background).map_err(os_error)?;
         Ok(Self { file: std::sync::Mutex::new(Some(file)) })
     }
 

@@ -96,7 +96,7 @@ def test_the_parquet_file_reads_back_as_the_api_gives_in_pandas_and_duckdb(share
     assert db[2] == want["seq_end"].sum() and db[3] == want["method"].nunique() and db[4] == want["ambiguous"].sum()
 
 
-def test_the_parquet_file_keeps_dictionaries_to_the_few_valued_columns(write, tmp_path):
+def test_the_parquet_file_keeps_dictionaries_to_the_text_columns_and_deltas_to_the_integers(write, tmp_path):
     import pyarrow.parquet as pq
 
     dest = tmp_path / "s.parquet"
@@ -104,8 +104,9 @@ def test_the_parquet_file_keeps_dictionaries_to_the_few_valued_columns(write, tm
     meta = pq.ParquetFile(dest).metadata
     group = meta.row_group(0)
     encodings = {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
-    assert all("RLE_DICTIONARY" in encodings[c] for c in ("conn", "direction", "method"))
-    assert all("RLE_DICTIONARY" not in encodings[c] for c in ("time", "rtt", "seq_start"))
+    assert all("RLE_DICTIONARY" in encodings[c] for c in ("direction", "method"))
+    assert all("RLE_DICTIONARY" not in encodings[c] for c in ("conn", "time", "rtt", "seq_start"))
+    assert all("DELTA_BINARY_PACKED" in encodings[c] for c in ("conn", "seq_start", "seq_end", "frame", "ref_frame"))
     assert group.column(0).compression == "SNAPPY"
     assert pq.read_schema(dest).field("direction").type.value_type == "string"
 

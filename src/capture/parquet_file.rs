@@ -2,33 +2,60 @@
 //! the Arrow record batches of [`super::export::record_batch`] through the `parquet` crate, so the
 //! command line never imports pyarrow (≈ 0.2 s and ≈ 60 MB of a run).
 //!
-//! The file is laid out as pyarrow's `ParquetWriter` wrote it before: one row group per batch,
-//! Snappy compression (pyarrow's default), dictionary pages only for the few-valued columns
-//! ([`DICTIONARY_COLUMNS`]) — dictionaries tried on times, RTTs and sequence numbers cost 3× the
-//! whole write for a larger file — and the Arrow schema stored in the footer (`ARROW:schema`), so
-//! pyarrow, pandas and DuckDB read the same column types back (categories stay categories).
+//! Layout: one row group per batch, Snappy compression (pyarrow's default), dictionary pages for
+//! the few-valued text columns ([`DICTIONARY_COLUMNS`]), `DELTA_BINARY_PACKED` for the integer
+//! columns ([`DELTA_COLUMNS`]: connection ids, sequence numbers and frame numbers rise in small
+//! steps, so their pages shrink before Snappy sees them — measured on a 916,476-row capture,
+//! 168 → 150 ms and 18.5 → 17.7 MB against plain encoding; dictionaries tried on times, RTTs and
+//! sequence numbers cost 3× the whole write for a larger file), and the Arrow schema stored in
+//! the footer (`ARROW:schema`), so pyarrow, pandas and DuckDB read the same column types back
+//! (categories stay categories).
+//!
+//! Encoding can run on a thread of its own ([`SampleParquet::create`] with `background`): the
+//! caller hands over each batch of samples and goes on analysing the capture while the previous
+//! batch is turned into Arrow columns, encoded, compressed and written. The file is the same
+//! byte for byte either way.
 
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use super::export;
+use super::{export, Samples};
 
 /// Sample columns stored dictionary-encoded (few distinct values).
-pub const DICTIONARY_COLUMNS: [&str; 4] = ["capture", "conn", "direction", "method"];
+pub const DICTIONARY_COLUMNS: [&str; 3] = ["capture", "direction", "method"];
+
+/// Integer sample columns stored as deltas (RLE/bit-packed differences, Parquet's
+/// `DELTA_BINARY_PACKED`).
+pub const DELTA_COLUMNS: [&str; 5] = ["conn", "seq_start", "seq_end", "frame", "ref_frame"];
+
+/// Batches queued for the writer thread while the caller analyses on: two keep it busy without
+/// holding more than a few MB.
+const QUEUED: usize = 2;
+
+type Writer = ArrowWriter<BufWriter<File>>;
 
 /// A Parquet file of samples being written, batch by batch.
 pub struct SampleParquet {
-    writer: ArrowWriter<BufWriter<File>>,
+    sink: Sink,
     rows: u64,
+}
+
+enum Sink {
+    /// Encoded on the caller's thread.
+    Here(Box<Writer>),
+    /// Encoded on a writer thread; `None` once it has been joined.
+    Thread { batches: Option<SyncSender<(Samples, Option<Arc<str>>)>>, writer: Option<JoinHandle<io::Result<()>>> },
 }
 
 /// A write error as the I/O error underneath when there is one (errno kept: "No space left on
@@ -43,30 +70,78 @@ fn io_error(e: ParquetError) -> io::Error {
     }
 }
 
+fn properties() -> WriterProperties {
+    let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY).set_dictionary_enabled(false);
+    for name in DICTIONARY_COLUMNS {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(name), true);
+    }
+    for name in DELTA_COLUMNS {
+        props = props.set_column_encoding(ColumnPath::from(name), Encoding::DELTA_BINARY_PACKED);
+    }
+    props.build()
+}
+
+/// Append one batch as its own row group (nothing for an empty batch).
+fn write_batch(writer: &mut Writer, batch: &RecordBatch) -> io::Result<()> {
+    if batch.num_rows() == 0 {
+        return Ok(());
+    }
+    writer.write(batch).map_err(io_error)?;
+    // One row group per batch: the encoded group leaves memory at once instead of up to a
+    // million rows being buffered.
+    writer.flush().map_err(io_error)
+}
+
+/// Write the footer and flush the file to the OS.
+fn finish(mut writer: Writer) -> io::Result<()> {
+    writer.finish().map_err(io_error)?;
+    // The footer sits in the buffer: flush it here, where an error is seen (a dropped
+    // BufWriter swallows it).
+    io::Write::flush(writer.inner_mut())
+}
+
 impl SampleParquet {
     /// Create (truncate) `path` for the samples schema, with a leading `capture` column when
-    /// `with_capture`.
-    pub fn create(path: &Path, with_capture: bool) -> io::Result<Self> {
+    /// `with_capture`; `background` encodes on a writer thread.
+    pub fn create(path: &Path, with_capture: bool, background: bool) -> io::Result<Self> {
         let file = File::create(path)?;
-        let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY).set_dictionary_enabled(false);
-        for name in DICTIONARY_COLUMNS {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(name), true);
-        }
         let schema = Arc::new(export::schema(with_capture));
-        let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props.build())).map_err(io_error)?;
-        Ok(Self { writer, rows: 0 })
+        let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties())).map_err(io_error)?;
+        let sink = if background {
+            let (tx, rx) = sync_channel::<(Samples, Option<Arc<str>>)>(QUEUED);
+            let mut writer = writer;
+            let thread = std::thread::Builder::new().name("rttlab-parquet".into()).spawn(move || {
+                for (samples, capture) in rx {
+                    write_batch(&mut writer, &export::record_batch(&samples, capture.as_deref()))?;
+                }
+                finish(writer)
+            })?;
+            Sink::Thread { batches: Some(tx), writer: Some(thread) }
+        } else {
+            Sink::Here(Box::new(writer))
+        };
+        Ok(Self { sink, rows: 0 })
     }
 
-    /// Append one batch as its own row group (nothing for an empty batch).
-    pub fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
-        if batch.num_rows() == 0 {
+    /// Append one batch of samples as its own row group (nothing for an empty batch), with
+    /// `capture` in every row of the `capture` column when the file has one. With a writer
+    /// thread, an error it met on an earlier batch is returned here.
+    pub fn write(&mut self, samples: Samples, capture: Option<&str>) -> io::Result<()> {
+        if samples.is_empty() {
             return Ok(());
         }
-        self.writer.write(batch).map_err(io_error)?;
-        // One row group per batch, as before: the encoded group leaves memory at once instead
-        // of up to a million rows being buffered.
-        self.writer.flush().map_err(io_error)?;
-        self.rows += batch.num_rows() as u64;
+        let rows = samples.len() as u64;
+        match &mut self.sink {
+            Sink::Here(writer) => write_batch(writer, &export::record_batch(&samples, capture))?,
+            Sink::Thread { batches, .. } => {
+                let sent = batches.as_ref().is_some_and(|tx| tx.send((samples, capture.map(Arc::from))).is_ok());
+                if !sent {
+                    // The writer thread stopped: its error says why.
+                    return Err(self.join().err().unwrap_or_else(|| io::Error::other("the Parquet writer thread stopped")));
+                }
+            }
+        }
+        self.rows += rows;
         Ok(())
     }
 
@@ -75,15 +150,38 @@ impl SampleParquet {
         self.rows
     }
 
-    /// Write the footer and flush the file to the OS.
-    pub fn close(self) -> io::Result<u64> {
+    /// The writer thread's outcome once it has written everything queued (and the footer, when
+    /// the queue was closed).
+    fn join(&mut self) -> io::Result<()> {
+        let Sink::Thread { batches, writer } = &mut self.sink else { return Ok(()) };
+        batches.take();
+        match writer.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("the Parquet writer thread panicked"))),
+            None => Err(io::Error::other("the Parquet writer thread already stopped")),
+        }
+    }
+
+    /// Write the footer and flush the file to the OS; returns the rows written.
+    pub fn close(mut self) -> io::Result<u64> {
         let rows = self.rows;
-        let mut writer = self.writer;
-        writer.finish().map_err(io_error)?;
-        // The footer sits in the buffer: flush it here, where an error is seen (a dropped
-        // BufWriter swallows it).
-        io::Write::flush(writer.inner_mut())?;
+        match std::mem::replace(&mut self.sink, Sink::Thread { batches: None, writer: None }) {
+            Sink::Here(writer) => finish(*writer)?,
+            sink @ Sink::Thread { .. } => {
+                self.sink = sink;
+                self.join()?;
+            }
+        }
         Ok(rows)
+    }
+}
+
+impl Drop for SampleParquet {
+    /// A file dropped unclosed (an error elsewhere) still gets its writer thread's last batches
+    /// and footer before the caller goes on.
+    fn drop(&mut self) {
+        if let Sink::Thread { writer: Some(_), .. } = self.sink {
+            let _ = self.join();
+        }
     }
 }
 
@@ -106,10 +204,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rttlab-parquet-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.parquet");
-        let mut w = SampleParquet::create(&path, true).unwrap();
-        w.write(&export::record_batch(&rows(10), Some("a.pcap"))).unwrap();
-        w.write(&export::record_batch(&Samples::default(), Some("a.pcap"))).unwrap();
-        w.write(&export::record_batch(&rows(7), Some("b.pcap"))).unwrap();
+        let mut w = SampleParquet::create(&path, true, false).unwrap();
+        w.write(rows(10), Some("a.pcap")).unwrap();
+        w.write(Samples::default(), Some("a.pcap")).unwrap();
+        w.write(rows(7), Some("b.pcap")).unwrap();
         assert_eq!(w.close().unwrap(), 17);
 
         let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
@@ -121,8 +219,13 @@ mod tests {
             let col = group.columns().iter().find(|c| c.column_path().string() == name).unwrap();
             col.encodings().any(|e| e == parquet::basic::Encoding::RLE_DICTIONARY)
         };
-        assert!(encodings("method") && encodings("conn") && encodings("capture"));
-        assert!(!encodings("rtt") && !encodings("time"));
+        assert!(encodings("method") && encodings("direction") && encodings("capture"));
+        assert!(!encodings("rtt") && !encodings("time") && !encodings("conn"));
+        let delta = |name: &str| {
+            let col = group.columns().iter().find(|c| c.column_path().string() == name).unwrap();
+            col.encodings().any(|e| e == parquet::basic::Encoding::DELTA_BINARY_PACKED)
+        };
+        assert!(DELTA_COLUMNS.iter().all(|c| delta(c)) && !delta("time"));
         assert_eq!(group.column(1).compression(), Compression::SNAPPY);
 
         let batches: Vec<RecordBatch> = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap())
@@ -159,7 +262,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rttlab-parquet-empty-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("e.parquet");
-        assert_eq!(SampleParquet::create(&path, false).unwrap().close().unwrap(), 0);
+        assert_eq!(SampleParquet::create(&path, false, false).unwrap().close().unwrap(), 0);
         let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
         assert_eq!(reader.metadata().file_metadata().schema_descr().num_columns(), 11);
@@ -171,9 +274,31 @@ mod tests {
         if !Path::new("/dev/full").exists() {
             return;
         }
-        let mut w = SampleParquet::create(Path::new("/dev/full"), false).unwrap();
-        let big = rows(200_000);
-        let err = w.write(&export::record_batch(&big, None)).and_then(|_| w.close().map(|_| ()));
-        assert_eq!(err.unwrap_err().raw_os_error(), Some(28)); // ENOSPC
+        for background in [false, true] {
+            let mut w = SampleParquet::create(Path::new("/dev/full"), false, background).unwrap();
+            let err = (0..4).try_for_each(|_| w.write(rows(200_000), None)).and_then(|_| w.close().map(|_| ()));
+            assert_eq!(err.unwrap_err().raw_os_error(), Some(28), "background {background}"); // ENOSPC
+        }
+    }
+
+    #[test]
+    fn a_writer_thread_writes_the_same_file_byte_for_byte() {
+        let dir = std::env::temp_dir().join(format!("rttlab-parquet-thread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<Vec<u8>> = [false, true]
+            .iter()
+            .map(|&background| {
+                let path = dir.join(format!("s-{background}.parquet"));
+                let mut w = SampleParquet::create(&path, true, background).unwrap();
+                for (n, name) in [(70_000, "a.pcap"), (0, "a.pcap"), (5, "b.pcap"), (65_536, "b.pcap")] {
+                    w.write(rows(n), Some(name)).unwrap();
+                }
+                assert_eq!(w.close().unwrap(), 135_541);
+                std::fs::read(&path).unwrap()
+            })
+            .collect();
+        assert!(files[0].len() > 100_000);
+        assert!(files[0] == files[1], "the files differ");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

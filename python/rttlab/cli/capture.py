@@ -328,7 +328,8 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
         if kind == "parquet" and sink is None:
             # Created once the first capture opened: a capture that cannot be opened leaves
             # no file.
-            sink = _core.ParquetSink(str(output), several)
+            # With a second thread, Parquet is encoded beside the analysis (same file).
+            sink = _core.ParquetSink(str(output), several, _threads(threads) >= 2)
         if kind == "csv":
             if output is None:
                 sys.stdout.flush()  # the core writes to the same file descriptor
