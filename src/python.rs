@@ -263,12 +263,20 @@ fn capture_error(path: &str, e: capture::CaptureError) -> PyErr {
     }
 }
 
+/// Where `write_csv` formats its rows: here, or on a writer thread.
+enum CsvOut {
+    Here(std::io::BufWriter<Box<dyn std::io::Write + Send>>),
+    Thread(capture::background::Background<capture::Samples>),
+}
+
 /// A capture read in batches (`rttlab.capture.CaptureReader`): `next_batch(rows)` returns the
 /// next dict of sample columns (None at the end), `finish()` the rest as `analyze_capture` does.
 #[pyclass(module = "rttlab._core")]
 struct CaptureStream {
     path: String,
     stream: Option<capture::Stream>,
+    /// Threads asked for: with two or more, CSV text is also formatted on a writer thread.
+    threads: usize,
 }
 
 #[pymethods]
@@ -280,7 +288,7 @@ impl CaptureStream {
     fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threads: usize) -> PyResult<Self> {
         let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
         let stream = capture::Stream::open_threads(std::path::Path::new(path), &cfg, threads);
-        Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?) })
+        Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?), threads })
     }
 
     /// The next batch of at least `rows` samples that pass the filter (`methods`: names, None
@@ -312,6 +320,7 @@ impl CaptureStream {
     fn write_csv(&mut self, py: Python<'_>, path: Option<String>, header: bool, append: bool, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<u64> {
         use std::io::Write;
         let filter = sample_filter(methods, &conns)?;
+        let threads = self.threads;
         let Some(stream) = self.stream.as_mut() else { return Ok(0) };
         let sink: Box<dyn Write + Send> = match &path {
             Some(p) => Box::new(std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(p).map_err(os_error)?),
@@ -321,13 +330,33 @@ impl CaptureStream {
         if header {
             out.write_all(capture::export::csv_header(capture.is_some()).as_bytes()).map_err(os_error)?;
         }
+        // With a second thread the rows are formatted and written beside the analysis.
+        let mut csv = if threads >= 2 {
+            let name = capture.clone();
+            CsvOut::Thread(
+                capture::background::Background::spawn("rttlab-csv", move |batches: std::sync::mpsc::Receiver<capture::Samples>| {
+                    for batch in batches {
+                        capture::export::write_csv(&mut out, &batch, name.as_deref())?;
+                    }
+                    out.flush()
+                })
+                .map_err(os_error)?,
+            )
+        } else {
+            CsvOut::Here(out)
+        };
         let mut written = 0u64;
         loop {
             let step = py.detach(|| -> PyResult<bool> {
                 let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
                 let batch = filter.apply(batch);
-                capture::export::write_csv(&mut out, &batch, capture.as_deref()).map_err(os_error)?;
                 written += batch.len() as u64;
+                match &mut csv {
+                    CsvOut::Here(out) => capture::export::write_csv(out, &batch, capture.as_deref()),
+                    CsvOut::Thread(thread) if !batch.is_empty() => thread.send(batch),
+                    CsvOut::Thread(_) => Ok(()),
+                }
+                .map_err(os_error)?;
                 Ok(true)
             })?;
             if !step {
@@ -335,7 +364,11 @@ impl CaptureStream {
             }
             py.check_signals()?;
         }
-        out.flush().map_err(os_error)?;
+        py.detach(|| match csv {
+            CsvOut::Here(mut out) => out.flush(),
+            CsvOut::Thread(thread) => thread.finish(),
+        })
+        .map_err(os_error)?;
         Ok(written)
     }
 

@@ -9,6 +9,7 @@
 //! connections and their outstanding segments, never with file size (besides the output
 //! columns, which grow with the number of samples).
 
+pub mod background;
 pub mod export;
 pub mod flows_json;
 pub mod parquet_file;

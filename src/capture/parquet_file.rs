@@ -11,17 +11,15 @@
 //! the footer (`ARROW:schema`), so pyarrow, pandas and DuckDB read the same column types back
 //! (categories stay categories).
 //!
-//! Encoding can run on a thread of its own ([`SampleParquet::create`] with `background`): the
-//! caller hands over each batch of samples and goes on analysing the capture while the previous
-//! batch is turned into Arrow columns, encoded, compressed and written. The file is the same
-//! byte for byte either way.
+//! Encoding can run on a thread of its own ([`SampleParquet::create`] with `background`,
+//! [`super::background`]): the caller hands over each batch of samples and goes on analysing the
+//! capture while the previous batch is turned into Arrow columns, encoded, compressed and
+//! written. The file is the same byte for byte either way.
 
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
@@ -30,6 +28,7 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
+use super::background::Background;
 use super::{export, Samples};
 
 /// Sample columns stored dictionary-encoded (few distinct values).
@@ -38,10 +37,6 @@ pub const DICTIONARY_COLUMNS: [&str; 3] = ["capture", "direction", "method"];
 /// Integer sample columns stored as deltas (RLE/bit-packed differences, Parquet's
 /// `DELTA_BINARY_PACKED`).
 pub const DELTA_COLUMNS: [&str; 5] = ["conn", "seq_start", "seq_end", "frame", "ref_frame"];
-
-/// Batches queued for the writer thread while the caller analyses on: two keep it busy without
-/// holding more than a few MB.
-const QUEUED: usize = 2;
 
 type Writer = ArrowWriter<BufWriter<File>>;
 
@@ -54,8 +49,8 @@ pub struct SampleParquet {
 enum Sink {
     /// Encoded on the caller's thread.
     Here(Box<Writer>),
-    /// Encoded on a writer thread; `None` once it has been joined.
-    Thread { batches: Option<SyncSender<(Samples, Option<Arc<str>>)>>, writer: Option<JoinHandle<io::Result<()>>> },
+    /// Encoded on a writer thread.
+    Thread(Background<(Samples, Option<Arc<str>>)>),
 }
 
 /// A write error as the I/O error underneath when there is one (errno kept: "No space left on
@@ -108,15 +103,13 @@ impl SampleParquet {
         let schema = Arc::new(export::schema(with_capture));
         let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties())).map_err(io_error)?;
         let sink = if background {
-            let (tx, rx) = sync_channel::<(Samples, Option<Arc<str>>)>(QUEUED);
             let mut writer = writer;
-            let thread = std::thread::Builder::new().name("rttlab-parquet".into()).spawn(move || {
-                for (samples, capture) in rx {
+            Sink::Thread(Background::spawn("rttlab-parquet", move |batches: std::sync::mpsc::Receiver<(Samples, Option<Arc<str>>)>| {
+                for (samples, capture) in batches {
                     write_batch(&mut writer, &export::record_batch(&samples, capture.as_deref()))?;
                 }
                 finish(writer)
-            })?;
-            Sink::Thread { batches: Some(tx), writer: Some(thread) }
+            })?)
         } else {
             Sink::Here(Box::new(writer))
         };
@@ -133,13 +126,7 @@ impl SampleParquet {
         let rows = samples.len() as u64;
         match &mut self.sink {
             Sink::Here(writer) => write_batch(writer, &export::record_batch(&samples, capture))?,
-            Sink::Thread { batches, .. } => {
-                let sent = batches.as_ref().is_some_and(|tx| tx.send((samples, capture.map(Arc::from))).is_ok());
-                if !sent {
-                    // The writer thread stopped: its error says why.
-                    return Err(self.join().err().unwrap_or_else(|| io::Error::other("the Parquet writer thread stopped")));
-                }
-            }
+            Sink::Thread(thread) => thread.send((samples, capture.map(Arc::from)))?,
         }
         self.rows += rows;
         Ok(())
@@ -150,38 +137,13 @@ impl SampleParquet {
         self.rows
     }
 
-    /// The writer thread's outcome once it has written everything queued (and the footer, when
-    /// the queue was closed).
-    fn join(&mut self) -> io::Result<()> {
-        let Sink::Thread { batches, writer } = &mut self.sink else { return Ok(()) };
-        batches.take();
-        match writer.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("the Parquet writer thread panicked"))),
-            None => Err(io::Error::other("the Parquet writer thread already stopped")),
-        }
-    }
-
     /// Write the footer and flush the file to the OS; returns the rows written.
-    pub fn close(mut self) -> io::Result<u64> {
-        let rows = self.rows;
-        match std::mem::replace(&mut self.sink, Sink::Thread { batches: None, writer: None }) {
+    pub fn close(self) -> io::Result<u64> {
+        match self.sink {
             Sink::Here(writer) => finish(*writer)?,
-            sink @ Sink::Thread { .. } => {
-                self.sink = sink;
-                self.join()?;
-            }
+            Sink::Thread(thread) => thread.finish()?,
         }
-        Ok(rows)
-    }
-}
-
-impl Drop for SampleParquet {
-    /// A file dropped unclosed (an error elsewhere) still gets its writer thread's last batches
-    /// and footer before the caller goes on.
-    fn drop(&mut self) {
-        if let Sink::Thread { writer: Some(_), .. } = self.sink {
-            let _ = self.join();
-        }
+        Ok(self.rows)
     }
 }
 
