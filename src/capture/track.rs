@@ -315,20 +315,31 @@ struct Conn {
 #[inline]
 pub fn shard_of(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, shards: usize) -> usize {
     use std::hash::{Hash, Hasher};
-    let key = if (src, sport) <= (dst, dport) { Key { lo: *src, hi: *dst, lo_port: sport, hi_port: dport } } else { Key { lo: *dst, hi: *src, lo_port: dport, hi_port: sport } };
+    let (lo, hi) = if Key::src_is_lo(src, sport, dst, dport) { ((src, sport), (dst, dport)) } else { ((dst, dport), (src, sport)) };
     let mut h = rustc_hash::FxHasher::default();
-    key.hash(&mut h);
+    (lo.0, hi.0, lo.1, hi.1).hash(&mut h);
     // Fx's high bits mix every input byte; scaled to `0..shards` by a multiply (Lemire's
     // reduction), not a division.
     (((h.finish() >> 32) * shards as u64) >> 32) as usize
 }
 
+/// A connection's 4-tuple, the lower (address, port) end first so both directions share it.
+/// Addresses as big-endian integers: two word compares instead of a 16-byte `memcmp`, and the
+/// same order as comparing their bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
-    lo: [u8; 16],
-    hi: [u8; 16],
+    lo: u128,
+    hi: u128,
     lo_port: u16,
     hi_port: u16,
+}
+
+impl Key {
+    /// Whether `(src, sport)` is the lower end: the segment goes lo → hi.
+    #[inline]
+    fn src_is_lo(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16) -> bool {
+        (u128::from_be_bytes(*src), sport) <= (u128::from_be_bytes(*dst), dport)
+    }
 }
 
 /// Streaming state: feed frames with [`Tracker::on_frame`], then [`Tracker::finish`].
@@ -382,13 +393,14 @@ impl Tracker {
     pub fn on_decoded(&mut self, ts_ns: i64, number: u64, linktype: u32, decoded: Result<TcpSegment, Skip>) {
         self.counters.frames += 1;
         let t = self.clock(ts_ns, number);
-        match decoded {
+        // Matched by reference: the segment is not copied out of the `Result`.
+        match &decoded {
             Ok(seg) => {
                 self.counters.tcp += 1;
                 if seg.opts.incomplete {
                     self.counters.options_cut += 1;
                 }
-                self.on_segment(&seg, t, number);
+                self.on_segment(seg, t, number);
             }
             Err(Skip::NotTcp) => self.counters.not_tcp += 1,
             Err(Skip::UnsupportedLink) => {
@@ -490,8 +502,8 @@ impl Tracker {
         let syn = seg.has(flags::SYN);
         let a_is_src = !(syn && seg.has(flags::ACK));
         let lo_is_a = src_is_lo == a_is_src;
-        let lo = (key.lo, key.lo_port, seg.is_v6);
-        let hi = (key.hi, key.hi_port, seg.is_v6);
+        let lo = (key.lo.to_be_bytes(), key.lo_port, seg.is_v6);
+        let hi = (key.hi.to_be_bytes(), key.hi_port, seg.is_v6);
         let (a, b) = if lo_is_a { (lo, hi) } else { (hi, lo) };
         let id = self.conns.len() as u32;
         self.created.push(self.frames);
@@ -552,12 +564,9 @@ impl Tracker {
 
     /// Process one segment; returns its connection id.
     fn segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) -> u32 {
-        let src_is_lo = (seg.src, seg.sport) <= (seg.dst, seg.dport);
-        let key = if src_is_lo {
-            Key { lo: seg.src, hi: seg.dst, lo_port: seg.sport, hi_port: seg.dport }
-        } else {
-            Key { lo: seg.dst, hi: seg.src, lo_port: seg.dport, hi_port: seg.sport }
-        };
+        let (src, dst) = (u128::from_be_bytes(seg.src), u128::from_be_bytes(seg.dst));
+        let src_is_lo = (src, seg.sport) <= (dst, seg.dport);
+        let key = if src_is_lo { Key { lo: src, hi: dst, lo_port: seg.sport, hi_port: seg.dport } } else { Key { lo: dst, hi: src, lo_port: seg.dport, hi_port: seg.sport } };
         let id = match self.map.get(&key) {
             Some(&id) => {
                 if seg.has(flags::SYN) && !seg.has(flags::ACK) && self.is_new_incarnation(id, src_is_lo, seg, t) {
@@ -689,16 +698,17 @@ impl Tracker {
                 dir.snd_nxt = start;
                 dir.seq_init = true;
             }
-            if start != end {
+            if start != end && seq_ge(start, dir.snd_nxt) {
+                // New data (a gap before it means the capture missed packets or they were
+                // reordered before the capture point).
+                dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
+                dir.snd_nxt = end;
+            } else if start != end {
+                // The outstanding segments it may overlap: a binary search, needed only here.
                 let first = dir.segs.partition_point(|s| seq_le(s.end, start));
                 let overlaps = dir.segs.get(first).is_some_and(|s| seq_lt(s.start, end));
                 let below_una = dir.una_init && seq_lt(start, dir.una);
-                if seq_ge(start, dir.snd_nxt) {
-                    // New data (a gap before it means the capture missed packets or they were
-                    // reordered before the capture point).
-                    dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
-                    dir.snd_nxt = end;
-                } else if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
+                if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
                     // Fills a hole never seen before: reordered before the capture point, a
                     // first transmission, not a retransmission.
                     dir.segs.insert(first, Seg::new(start, end, t, frame));
