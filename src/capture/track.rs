@@ -342,12 +342,46 @@ impl Key {
     }
 }
 
+/// One sample as the samplers emit it: a row is one growth check where [`Samples`]' eleven
+/// columns are eleven; rows become columns when handed out ([`columns`]).
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    time: i64,
+    rtt: Nanos,
+    frame: u64,
+    ref_frame: u64,
+    conn: u32,
+    seq: (u32, u32),
+    dir: u8,
+    method: Method,
+    ambiguous: bool,
+    idle_echo: bool,
+}
+
+/// Rows as [`Samples`]' columns (each column allocated once, at its final size).
+fn columns(rows: &[Row]) -> Samples {
+    Samples {
+        conn: rows.iter().map(|r| r.conn).collect(),
+        dir: rows.iter().map(|r| r.dir).collect(),
+        time: rows.iter().map(|r| r.time).collect(),
+        rtt: rows.iter().map(|r| r.rtt).collect(),
+        method: rows.iter().map(|r| r.method).collect(),
+        ambiguous: rows.iter().map(|r| r.ambiguous).collect(),
+        idle_echo: rows.iter().map(|r| r.idle_echo).collect(),
+        seq_start: rows.iter().map(|r| r.seq.0).collect(),
+        seq_end: rows.iter().map(|r| r.seq.1).collect(),
+        frame: rows.iter().map(|r| r.frame).collect(),
+        ref_frame: rows.iter().map(|r| r.ref_frame).collect(),
+    }
+}
+
 /// Streaming state: feed frames with [`Tracker::on_frame`], then [`Tracker::finish`].
 pub struct Tracker {
     cfg: Config,
     map: FxHashMap<Key, u32>,
     conns: Vec<Conn>,
-    samples: Samples,
+    /// Sample rows not yet handed out.
+    rows: Vec<Row>,
     /// Every retransmission, in capture order (its evidence may change until the end).
     rtx: Vec<Retransmission>,
     counters: Counters,
@@ -381,7 +415,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
+        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), rows: Vec::new(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -533,21 +567,20 @@ impl Tracker {
     }
 
     fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) {
-        let before = self.samples.len();
+        let before = self.rows.len();
         let id = self.segment(seg, t, frame);
         // Keep what the summaries need (each connection's path-measuring RTTs per series), so
         // the sample rows themselves can be handed out in batches and dropped.
         let c = &mut self.conns[id as usize];
-        let s = &self.samples;
-        for i in before..s.len() {
+        for r in &self.rows[before..] {
             c.nsamples += 1;
-            if !s.ambiguous[i] && !s.idle_echo[i] {
-                c.series[series(s.method[i], s.dir[i])].push(s.rtt[i]);
+            if !r.ambiguous && !r.idle_echo {
+                c.series[series(r.method, r.dir)].push(r.rtt);
             }
         }
         if self.skip_rows {
-            self.skipped += (self.samples.len() - before) as u64;
-            self.samples.truncate(before);
+            self.skipped += (self.rows.len() - before) as u64;
+            self.rows.truncate(before);
         }
     }
 
@@ -621,7 +654,7 @@ impl Tracker {
             c.dirs[d].fin = true;
         }
 
-        let out = &mut self.samples;
+        let out = &mut self.rows;
         let counters = &mut self.counters;
         let mut emit = |dir: u8, rtt: i64, m: Method, amb: bool, seq: (u32, u32), ref_frame: u64| {
             if rtt < 0 {
@@ -634,7 +667,7 @@ impl Tracker {
                     return;
                 }
             }
-            out.push(id, dir, t, rtt as Nanos, m, amb, false, seq, frame, ref_frame);
+            out.push(Row { conn: id, dir, time: t, rtt: rtt as Nanos, method: m, ambiguous: amb, idle_echo: false, seq, frame, ref_frame });
         };
 
         // --- syn: the handshake's two legs ---
@@ -902,7 +935,7 @@ impl Tracker {
                                     counters.idle_echoes += 1;
                                     c.idle_echoes += 1;
                                 }
-                                out.push(id, o as u8, t, rtt as Nanos, Method::Ts, false, idle, p.seq, frame, p.frame);
+                                out.push(Row { conn: id, dir: o as u8, time: t, rtt: rtt as Nanos, method: Method::Ts, ambiguous: false, idle_echo: idle, seq: p.seq, frame, ref_frame: p.frame });
                             }
                         }
                         break;
@@ -931,9 +964,10 @@ impl Tracker {
     /// Samples taken so far, handed out and forgotten: the streaming reader calls this every
     /// batch, so memory holds one batch of rows whatever the capture's length.
     pub fn take_samples(&mut self) -> Samples {
-        // The next batch gets room for as many rows at once, instead of growing by doubling.
-        let rows = self.samples.len();
-        std::mem::replace(&mut self.samples, Samples::with_capacity(rows))
+        // The rows' room is kept for the next batch.
+        let s = columns(&self.rows);
+        self.rows.clear();
+        s
     }
 
     /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
@@ -949,7 +983,7 @@ impl Tracker {
 
     /// Samples held (not yet taken).
     pub fn pending_samples(&self) -> usize {
-        self.samples.len()
+        self.rows.len()
     }
 
     /// Finish: samples not yet taken, connection summaries, counters, and the absolute start time.
@@ -958,7 +992,7 @@ impl Tracker {
             release(c);
         }
         let summaries = summarise(&mut self.conns);
-        (self.samples, summaries, self.counters, self.start.unwrap_or(0))
+        (columns(&self.rows), summaries, self.counters, self.start.unwrap_or(0))
     }
 }
 
