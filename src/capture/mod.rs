@@ -178,21 +178,6 @@ impl Samples {
         }
     }
 
-    /// Keep rows `..n`.
-    pub(crate) fn truncate(&mut self, n: usize) {
-        self.conn.truncate(n);
-        self.dir.truncate(n);
-        self.time.truncate(n);
-        self.rtt.truncate(n);
-        self.method.truncate(n);
-        self.ambiguous.truncate(n);
-        self.idle_echo.truncate(n);
-        self.seq_start.truncate(n);
-        self.seq_end.truncate(n);
-        self.frame.truncate(n);
-        self.ref_frame.truncate(n);
-    }
-
     /// Forget rows `..n`.
     pub(crate) fn drain_front(&mut self, n: usize) {
         self.conn.drain(..n);

@@ -315,28 +315,75 @@ struct Conn {
 #[inline]
 pub fn shard_of(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, shards: usize) -> usize {
     use std::hash::{Hash, Hasher};
-    let key = if (src, sport) <= (dst, dport) { Key { lo: *src, hi: *dst, lo_port: sport, hi_port: dport } } else { Key { lo: *dst, hi: *src, lo_port: dport, hi_port: sport } };
+    let (lo, hi) = if Key::src_is_lo(src, sport, dst, dport) { ((src, sport), (dst, dport)) } else { ((dst, dport), (src, sport)) };
     let mut h = rustc_hash::FxHasher::default();
-    key.hash(&mut h);
+    (lo.0, hi.0, lo.1, hi.1).hash(&mut h);
     // Fx's high bits mix every input byte; scaled to `0..shards` by a multiply (Lemire's
     // reduction), not a division.
     (((h.finish() >> 32) * shards as u64) >> 32) as usize
 }
 
+/// A connection's 4-tuple, the lower (address, port) end first so both directions share it.
+/// Addresses as big-endian integers: two word compares instead of a 16-byte `memcmp`, and the
+/// same order as comparing their bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
-    lo: [u8; 16],
-    hi: [u8; 16],
+    lo: u128,
+    hi: u128,
     lo_port: u16,
     hi_port: u16,
+}
+
+impl Key {
+    /// Whether `(src, sport)` is the lower end: the segment goes lo → hi.
+    #[inline]
+    fn src_is_lo(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16) -> bool {
+        (u128::from_be_bytes(*src), sport) <= (u128::from_be_bytes(*dst), dport)
+    }
+}
+
+/// One sample as the samplers emit it: a row is one growth check where [`Samples`]' eleven
+/// columns are eleven; rows become columns when handed out ([`columns`]).
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    time: i64,
+    rtt: Nanos,
+    frame: u64,
+    ref_frame: u64,
+    conn: u32,
+    seq: (u32, u32),
+    dir: u8,
+    method: Method,
+    ambiguous: bool,
+    idle_echo: bool,
+}
+
+/// Rows as [`Samples`]' columns (each column allocated once, at its final size).
+fn columns(rows: &[Row]) -> Samples {
+    Samples {
+        conn: rows.iter().map(|r| r.conn).collect(),
+        dir: rows.iter().map(|r| r.dir).collect(),
+        time: rows.iter().map(|r| r.time).collect(),
+        rtt: rows.iter().map(|r| r.rtt).collect(),
+        method: rows.iter().map(|r| r.method).collect(),
+        ambiguous: rows.iter().map(|r| r.ambiguous).collect(),
+        idle_echo: rows.iter().map(|r| r.idle_echo).collect(),
+        seq_start: rows.iter().map(|r| r.seq.0).collect(),
+        seq_end: rows.iter().map(|r| r.seq.1).collect(),
+        frame: rows.iter().map(|r| r.frame).collect(),
+        ref_frame: rows.iter().map(|r| r.ref_frame).collect(),
+    }
 }
 
 /// Streaming state: feed frames with [`Tracker::on_frame`], then [`Tracker::finish`].
 pub struct Tracker {
     cfg: Config,
     map: FxHashMap<Key, u32>,
+    /// The last segment's key and connection (`map`'s entry for that key).
+    last: Option<(Key, u32)>,
     conns: Vec<Conn>,
-    samples: Samples,
+    /// Sample rows not yet handed out.
+    rows: Vec<Row>,
     /// Every retransmission, in capture order (its evidence may change until the end).
     rtx: Vec<Retransmission>,
     counters: Counters,
@@ -370,7 +417,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), conns: Vec::new(), samples: Samples::default(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
+        Self { cfg, map: FxHashMap::default(), last: None, conns: Vec::new(), rows: Vec::new(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -382,13 +429,14 @@ impl Tracker {
     pub fn on_decoded(&mut self, ts_ns: i64, number: u64, linktype: u32, decoded: Result<TcpSegment, Skip>) {
         self.counters.frames += 1;
         let t = self.clock(ts_ns, number);
-        match decoded {
+        // Matched by reference: the segment is not copied out of the `Result`.
+        match &decoded {
             Ok(seg) => {
                 self.counters.tcp += 1;
                 if seg.opts.incomplete {
                     self.counters.options_cut += 1;
                 }
-                self.on_segment(&seg, t, number);
+                self.on_segment(seg, t, number);
             }
             Err(Skip::NotTcp) => self.counters.not_tcp += 1,
             Err(Skip::UnsupportedLink) => {
@@ -490,8 +538,8 @@ impl Tracker {
         let syn = seg.has(flags::SYN);
         let a_is_src = !(syn && seg.has(flags::ACK));
         let lo_is_a = src_is_lo == a_is_src;
-        let lo = (key.lo, key.lo_port, seg.is_v6);
-        let hi = (key.hi, key.hi_port, seg.is_v6);
+        let lo = (key.lo.to_be_bytes(), key.lo_port, seg.is_v6);
+        let hi = (key.hi.to_be_bytes(), key.hi_port, seg.is_v6);
         let (a, b) = if lo_is_a { (lo, hi) } else { (hi, lo) };
         let id = self.conns.len() as u32;
         self.created.push(self.frames);
@@ -521,21 +569,20 @@ impl Tracker {
     }
 
     fn on_segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) {
-        let before = self.samples.len();
+        let before = self.rows.len();
         let id = self.segment(seg, t, frame);
         // Keep what the summaries need (each connection's path-measuring RTTs per series), so
         // the sample rows themselves can be handed out in batches and dropped.
         let c = &mut self.conns[id as usize];
-        let s = &self.samples;
-        for i in before..s.len() {
+        for r in &self.rows[before..] {
             c.nsamples += 1;
-            if !s.ambiguous[i] && !s.idle_echo[i] {
-                c.series[series(s.method[i], s.dir[i])].push(s.rtt[i]);
+            if !r.ambiguous && !r.idle_echo {
+                c.series[series(r.method, r.dir)].push(r.rtt);
             }
         }
         if self.skip_rows {
-            self.skipped += (self.samples.len() - before) as u64;
-            self.samples.truncate(before);
+            self.skipped += (self.rows.len() - before) as u64;
+            self.rows.truncate(before);
         }
     }
 
@@ -552,14 +599,17 @@ impl Tracker {
 
     /// Process one segment; returns its connection id.
     fn segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) -> u32 {
-        let src_is_lo = (seg.src, seg.sport) <= (seg.dst, seg.dport);
-        let key = if src_is_lo {
-            Key { lo: seg.src, hi: seg.dst, lo_port: seg.sport, hi_port: seg.dport }
-        } else {
-            Key { lo: seg.dst, hi: seg.src, lo_port: seg.dport, hi_port: seg.sport }
+        let (src, dst) = (u128::from_be_bytes(seg.src), u128::from_be_bytes(seg.dst));
+        let src_is_lo = (src, seg.sport) <= (dst, seg.dport);
+        let key = if src_is_lo { Key { lo: src, hi: dst, lo_port: seg.sport, hi_port: seg.dport } } else { Key { lo: dst, hi: src, lo_port: seg.dport, hi_port: seg.sport } };
+        // Consecutive packets mostly belong to one connection (data and its ACKs; 61 % of the
+        // TCP frames of the benchmark capture): its id is remembered, saving the map lookup.
+        let known = match self.last {
+            Some((k, id)) if k == key => Some(id),
+            _ => self.map.get(&key).copied(),
         };
-        let id = match self.map.get(&key) {
-            Some(&id) => {
+        let id = match known {
+            Some(id) => {
                 if seg.has(flags::SYN) && !seg.has(flags::ACK) && self.is_new_incarnation(id, src_is_lo, seg, t) {
                     release(&mut self.conns[id as usize]);
                     self.new_conn(key, src_is_lo, seg, t)
@@ -569,6 +619,7 @@ impl Tracker {
             }
             None => self.new_conn(key, src_is_lo, seg, t),
         };
+        self.last = Some((key, id));
         let cfg = self.cfg;
         let c = &mut self.conns[id as usize];
         if !c.live {
@@ -612,7 +663,7 @@ impl Tracker {
             c.dirs[d].fin = true;
         }
 
-        let out = &mut self.samples;
+        let out = &mut self.rows;
         let counters = &mut self.counters;
         let mut emit = |dir: u8, rtt: i64, m: Method, amb: bool, seq: (u32, u32), ref_frame: u64| {
             if rtt < 0 {
@@ -625,7 +676,7 @@ impl Tracker {
                     return;
                 }
             }
-            out.push(id, dir, t, rtt as Nanos, m, amb, false, seq, frame, ref_frame);
+            out.push(Row { conn: id, dir, time: t, rtt: rtt as Nanos, method: m, ambiguous: amb, idle_echo: false, seq, frame, ref_frame });
         };
 
         // --- syn: the handshake's two legs ---
@@ -689,16 +740,17 @@ impl Tracker {
                 dir.snd_nxt = start;
                 dir.seq_init = true;
             }
-            if start != end {
+            if start != end && seq_ge(start, dir.snd_nxt) {
+                // New data (a gap before it means the capture missed packets or they were
+                // reordered before the capture point).
+                dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
+                dir.snd_nxt = end;
+            } else if start != end {
+                // The outstanding segments it may overlap: a binary search, needed only here.
                 let first = dir.segs.partition_point(|s| seq_le(s.end, start));
                 let overlaps = dir.segs.get(first).is_some_and(|s| seq_lt(s.start, end));
                 let below_una = dir.una_init && seq_lt(start, dir.una);
-                if seq_ge(start, dir.snd_nxt) {
-                    // New data (a gap before it means the capture missed packets or they were
-                    // reordered before the capture point).
-                    dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
-                    dir.snd_nxt = end;
-                } else if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
+                if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
                     // Fills a hole never seen before: reordered before the capture point, a
                     // first transmission, not a retransmission.
                     dir.segs.insert(first, Seg::new(start, end, t, frame));
@@ -892,7 +944,7 @@ impl Tracker {
                                     counters.idle_echoes += 1;
                                     c.idle_echoes += 1;
                                 }
-                                out.push(id, o as u8, t, rtt as Nanos, Method::Ts, false, idle, p.seq, frame, p.frame);
+                                out.push(Row { conn: id, dir: o as u8, time: t, rtt: rtt as Nanos, method: Method::Ts, ambiguous: false, idle_echo: idle, seq: p.seq, frame, ref_frame: p.frame });
                             }
                         }
                         break;
@@ -921,9 +973,10 @@ impl Tracker {
     /// Samples taken so far, handed out and forgotten: the streaming reader calls this every
     /// batch, so memory holds one batch of rows whatever the capture's length.
     pub fn take_samples(&mut self) -> Samples {
-        // The next batch gets room for as many rows at once, instead of growing by doubling.
-        let rows = self.samples.len();
-        std::mem::replace(&mut self.samples, Samples::with_capacity(rows))
+        // The rows' room is kept for the next batch.
+        let s = columns(&self.rows);
+        self.rows.clear();
+        s
     }
 
     /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
@@ -939,7 +992,7 @@ impl Tracker {
 
     /// Samples held (not yet taken).
     pub fn pending_samples(&self) -> usize {
-        self.samples.len()
+        self.rows.len()
     }
 
     /// Finish: samples not yet taken, connection summaries, counters, and the absolute start time.
@@ -948,7 +1001,7 @@ impl Tracker {
             release(c);
         }
         let summaries = summarise(&mut self.conns);
-        (self.samples, summaries, self.counters, self.start.unwrap_or(0))
+        (columns(&self.rows), summaries, self.counters, self.start.unwrap_or(0))
     }
 }
 

@@ -1,19 +1,18 @@
 //! Link → IP → TCP decoding of one captured frame, without allocation and without panics.
 //!
-//! IPv4, IPv6 (with its extension headers) and TCP options go through `etherparse`'s zero-copy
-//! header slices. The link layers are a fixed-offset read each, written here in smoltcp's style
-//! (checked `get`, never indexing) because etherparse has no SLL2, BSD null/LOOP or raw-IP
-//! link-type dispatch. The fixed 20-byte TCP header is also read here when the capture cut its
-//! options off (snaplen 54 with a SYN carrying options): etherparse refuses such a header, but
-//! sequence, acknowledgment and flags are all there and are what RTT matching needs.
+//! The fixed IPv4, IPv6 and TCP headers and the TCP options are read here at fixed offsets
+//! (checked, never indexing past a length already tested): this runs for every frame, and
+//! `etherparse`'s general-purpose slices and option iterator cost several times more per frame.
+//! IPv6 extension headers still go through `etherparse`. The link layers are a fixed-offset read
+//! each, written here in smoltcp's style because etherparse has no SLL2, BSD null/LOOP or raw-IP
+//! link-type dispatch. A TCP header whose options the capture cut off (snaplen 54 with a SYN
+//! carrying options) is still read: sequence, acknowledgment and flags are all there and are
+//! what RTT matching needs.
 //!
 //! Payload length always comes from the IP length fields (IPv4 total length, IPv6 payload
 //! length), never from the captured length, so header-only captures (snaplen 54–96) work.
 
-use etherparse::{
-    ip_number, Ipv4HeaderSlice, Ipv6ExtensionSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
-    TcpHeaderSlice, TcpOptionElement, TcpOptionsIterator,
-};
+use etherparse::{ip_number, IpNumber, Ipv6ExtensionSlice, Ipv6ExtensionsSlice};
 
 /// Link types handled (tcpdump.org/linktypes.html).
 pub mod linktype {
@@ -118,11 +117,6 @@ impl TcpSegment {
 #[inline]
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
-}
-
-#[inline]
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes([*b.get(at)?, *b.get(at + 1)?, *b.get(at + 2)?, *b.get(at + 3)?]))
 }
 
 /// Decode one frame of the given link type.
@@ -248,129 +242,164 @@ fn ether_payload(mut ethertype: u16, mut rest: &[u8]) -> Result<TcpSegment, Skip
 }
 
 fn ipv4(b: &[u8]) -> Result<TcpSegment, Skip> {
-    let ip = Ipv4HeaderSlice::from_slice(b).map_err(|_| Skip::Malformed)?;
-    if ip.protocol() != ip_number::TCP {
+    // RFC 791 §3.1: version 4, IHL ≥ 5 words, the whole header (options included) captured.
+    let h = b.first_chunk::<20>().ok_or(Skip::Malformed)?;
+    let hlen = usize::from(h[0] & 0x0f) * 4;
+    if h[0] >> 4 != 4 || hlen < 20 || b.len() < hlen {
+        return Err(Skip::Malformed);
+    }
+    if h[9] != ip_number::TCP.0 {
         return Err(Skip::NotTcp);
     }
     // Non-first fragments carry no TCP header (RFC 791 §3.1, fragment offset in 8-byte units).
     // A first fragment decodes, but its length covers only that fragment: the segment's end is
     // short, so no ACK matches it exactly and it yields no `seq` sample (never a wrong one).
     // Reassembly is not attempted: TCP over fragmented IP is rare and PMTUD exists to avoid it.
-    if ip.fragments_offset().value() != 0 {
+    if u16::from_be_bytes([h[6], h[7]]) & 0x1fff != 0 {
         return Err(Skip::NonFirstFragment);
     }
-    let hlen = ip.slice().len();
-    let total = usize::from(ip.total_len());
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
     // Some capture paths (TSO/GRO offload on the capturing host) write total length 0; then the
     // captured length is all we know.
-    let ip_payload_len = if total == 0 { b.len().saturating_sub(hlen) } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
+    let ip_payload_len = if total == 0 { b.len() - hlen } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
     src[10] = 0xff;
     src[11] = 0xff;
     dst[10] = 0xff;
     dst[11] = 0xff;
-    src[12..].copy_from_slice(&ip.source());
-    dst[12..].copy_from_slice(&ip.destination());
-    let tcp_bytes = b.get(hlen..).ok_or(Skip::Malformed)?;
-    tcp(tcp_bytes, ip_payload_len, src, dst, false, ip.ttl())
+    src[12..].copy_from_slice(&h[12..16]);
+    dst[12..].copy_from_slice(&h[16..20]);
+    tcp(&b[hlen..], ip_payload_len, src, dst, false, h[8])
 }
 
 fn ipv6(b: &[u8]) -> Result<TcpSegment, Skip> {
-    let ip = Ipv6HeaderSlice::from_slice(b).map_err(|_| Skip::Malformed)?;
-    let after = b.get(40..).ok_or(Skip::Malformed)?;
-    // Hop-by-hop, routing, destination options, fragment and AH headers (RFC 8200 §4).
-    let (exts, next, rest, err) = Ipv6ExtensionsSlice::from_slice_lax(ip.next_header(), after);
-    if err.is_some() {
+    // RFC 8200 §3: a fixed 40-byte header.
+    let h = b.first_chunk::<40>().ok_or(Skip::Malformed)?;
+    if h[0] >> 4 != 6 {
         return Err(Skip::Malformed);
     }
-    if next != ip_number::TCP {
-        return Err(Skip::NotTcp);
-    }
-    if exts.is_fragmenting_payload() {
-        for ext in exts.clone() {
-            if let Ipv6ExtensionSlice::Fragment(f) = ext {
-                if f.fragment_offset().value() != 0 {
-                    return Err(Skip::NonFirstFragment);
+    let after = &b[40..];
+    let (rest, ext_len) = if h[6] == ip_number::TCP.0 {
+        // No extension headers (the common case): TCP follows the fixed header.
+        (after, 0)
+    } else {
+        // Hop-by-hop, routing, destination options, fragment and AH headers (RFC 8200 §4).
+        let (exts, next, rest, err) = Ipv6ExtensionsSlice::from_slice_lax(IpNumber(h[6]), after);
+        if err.is_some() {
+            return Err(Skip::Malformed);
+        }
+        if next != ip_number::TCP {
+            return Err(Skip::NotTcp);
+        }
+        if exts.is_fragmenting_payload() {
+            for ext in exts.clone() {
+                if let Ipv6ExtensionSlice::Fragment(f) = ext {
+                    if f.fragment_offset().value() != 0 {
+                        return Err(Skip::NonFirstFragment);
+                    }
                 }
             }
         }
-    }
-    let ext_len = exts.slice().len();
-    let payload = usize::from(ip.payload_length());
+        (rest, exts.slice().len())
+    };
+    let payload = usize::from(u16::from_be_bytes([h[4], h[5]]));
     // Payload length 0 with a hop-by-hop header means a jumbogram (RFC 2675); without one it is
     // the same offload artefact as IPv4 total length 0. Either way fall back to captured bytes.
     let ip_payload_len = if payload == 0 { rest.len() } else { payload.checked_sub(ext_len).ok_or(Skip::Malformed)? };
-    tcp(rest, ip_payload_len, ip.source(), ip.destination(), true, ip.hop_limit())
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    src.copy_from_slice(&h[8..24]);
+    dst.copy_from_slice(&h[24..40]);
+    tcp(rest, ip_payload_len, src, dst, true, h[7])
 }
 
 fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: bool, ttl: u8) -> Result<TcpSegment, Skip> {
-    // Fixed header: RFC 9293 §3.1. These reads are checked; a frame shorter than 20 bytes of TCP
-    // is malformed (or cut by a snaplen too small to be useful).
-    let sport = be16(b, 0).ok_or(Skip::Malformed)?;
-    let dport = be16(b, 2).ok_or(Skip::Malformed)?;
-    let seq = be32(b, 4).ok_or(Skip::Malformed)?;
-    let ack = be32(b, 8).ok_or(Skip::Malformed)?;
-    let off_byte = *b.get(12).ok_or(Skip::Malformed)?;
-    let tflags = *b.get(13).ok_or(Skip::Malformed)?;
-    let window = be16(b, 14).ok_or(Skip::Malformed)?;
-    if b.len() < 20 {
-        return Err(Skip::Malformed);
-    }
-    let hdr_len = usize::from(off_byte >> 4) * 4;
+    // Fixed header: RFC 9293 §3.1. A frame shorter than 20 bytes of TCP is malformed (or cut by
+    // a snaplen too small to be useful).
+    let h = b.first_chunk::<20>().ok_or(Skip::Malformed)?;
+    let hdr_len = usize::from(h[12] >> 4) * 4;
     if hdr_len < 20 || hdr_len > ip_payload_len {
         return Err(Skip::Malformed);
     }
-    let mut opts = TcpOpts::default();
-    let (options, complete): (&[u8], bool) = match TcpHeaderSlice::from_slice(b) {
-        // The header slice's own `options()` borrows the view; the same bytes from `b`.
-        Ok(h) => (b.get(20..h.slice().len()).unwrap_or(&[]), true),
-        // Options cut by the snaplen: read what is there.
-        Err(_) => (b.get(20..hdr_len.min(b.len())).unwrap_or(&[]), false),
-    };
-    opts.incomplete = !complete;
-    parse_options(options, complete, &mut opts);
+    // Options cut by the snaplen: read what is there.
+    let complete = b.len() >= hdr_len;
+    let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+    parse_options(&b[20..hdr_len.min(b.len())], complete, &mut opts);
     Ok(TcpSegment {
         src,
         dst,
         is_v6,
         ttl,
-        sport,
-        dport,
-        seq,
-        ack,
-        flags: tflags,
-        window,
+        sport: u16::from_be_bytes([h[0], h[1]]),
+        dport: u16::from_be_bytes([h[2], h[3]]),
+        seq: u32::from_be_bytes([h[4], h[5], h[6], h[7]]),
+        ack: u32::from_be_bytes([h[8], h[9], h[10], h[11]]),
+        flags: h[13],
+        window: u16::from_be_bytes([h[14], h[15]]),
         payload_len: (ip_payload_len - hdr_len) as u32,
         opts,
     })
 }
 
+/// Walk the TCP options (RFC 9293 §3.2: kinds 0 "end of option list" and 1 "no-operation" are
+/// one byte; every other option is kind, length — counting kind and length — and data), keeping
+/// the ones RTT extraction reads. Each must have its specified length: MSS 4 (RFC 9293 §3.2),
+/// window scale 3 (RFC 7323 §2.2), SACK-permitted 2 and SACK 2 + 8n for n = 1..4 blocks (RFC
+/// 2018 §2–3), timestamps 10 (RFC 7323 §3.2); the last of a repeated option wins.
+///
+/// Anything else ends the walk, keeping what was read before it: a wrong length, an option
+/// running past the header, and any other kind (MD5 19, MPTCP 30, TFO 34, experimental
+/// 253/254…), whose own length is not followed — the rules of `etherparse` 0.21's
+/// `TcpOptionsIterator`, which this replaces (pinned by a test). The segment counts as having
+/// malformed options when they were all captured (`complete`); a walk stopped by the snaplen
+/// is not the sender's fault (`incomplete` says so).
 fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
-    for o in TcpOptionsIterator::from_slice(options) {
-        match o {
-            Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
-            Ok(TcpOptionElement::WindowScale(w)) => opts.wscale = Some(w),
-            Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => opts.sack_permitted = true,
-            Ok(TcpOptionElement::SelectiveAcknowledgement(first, more)) => {
-                opts.sack[0] = first;
-                let mut n = 1;
-                for b in more.into_iter().flatten() {
-                    opts.sack[n] = b;
-                    n += 1;
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let mut rest = options;
+    // RFC 7323 Appendix A's layout, which nearly every segment with timestamps uses (Linux,
+    // BSD, Windows): NOP, NOP, timestamps; read in one step.
+    if let Some((&[1, 1, 8, 10, v0, v1, v2, v3, e0, e1, e2, e3], tail)) = rest.split_first_chunk::<12>() {
+        opts.ts = Some((u32::from_be_bytes([v0, v1, v2, v3]), u32::from_be_bytes([e0, e1, e2, e3])));
+        rest = tail;
+    }
+    let ended_well = loop {
+        let Some((&kind, tail)) = rest.split_first() else { break true };
+        let len = match (kind, rest) {
+            (0, _) => break true,
+            (1, _) => {
+                rest = tail;
+                continue;
+            }
+            (2, &[_, 4, a, b, ..]) => {
+                opts.mss = Some(u16::from_be_bytes([a, b]));
+                4
+            }
+            (3, &[_, 3, w, ..]) => {
+                opts.wscale = Some(w);
+                3
+            }
+            (4, &[_, 2, ..]) => {
+                opts.sack_permitted = true;
+                2
+            }
+            (5, &[_, len @ (10 | 18 | 26 | 34), ..]) if rest.len() >= usize::from(len) => {
+                for (i, blk) in rest[2..usize::from(len)].chunks_exact(8).enumerate() {
+                    opts.sack[i] = (be32(blk, 0), be32(blk, 4));
                 }
-                opts.sack_len = n as u8;
+                opts.sack_len = (len - 2) / 8;
+                len
             }
-            Ok(TcpOptionElement::Timestamp(val, ecr)) => opts.ts = Some((val, ecr)),
-            Ok(TcpOptionElement::Noop) => {}
-            Err(_) => {
-                // An unknown option is skipped by the iterator; an error means a length that
-                // runs past the header — or past the snaplen, which is not the sender's fault.
-                // Keep what was read so far.
-                opts.malformed |= complete;
-                break;
+            (8, &[_, 10, ..]) if rest.len() >= 10 => {
+                opts.ts = Some((be32(rest, 2), be32(rest, 6)));
+                10
             }
-        }
+            _ => break false,
+        };
+        rest = &rest[usize::from(len)..];
+    };
+    if !ended_well {
+        opts.malformed |= complete;
     }
 }
 
@@ -550,5 +579,153 @@ mod tests {
         f[2] = 0;
         f[3] = 30; // total length 30 < 20 + 20
         assert_eq!(decode(linktype::IPV4, &f), Err(Skip::Malformed));
+    }
+
+    /// The options as `etherparse` 0.21's iterator reads them (what `parse_options` replaced).
+    fn options_by_etherparse(options: &[u8], complete: bool) -> TcpOpts {
+        use etherparse::{TcpOptionElement, TcpOptionsIterator};
+        let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+        for o in TcpOptionsIterator::from_slice(options) {
+            match o {
+                Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
+                Ok(TcpOptionElement::WindowScale(w)) => opts.wscale = Some(w),
+                Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => opts.sack_permitted = true,
+                Ok(TcpOptionElement::SelectiveAcknowledgement(first, more)) => {
+                    opts.sack[0] = first;
+                    let mut n = 1;
+                    for b in more.into_iter().flatten() {
+                        opts.sack[n] = b;
+                        n += 1;
+                    }
+                    opts.sack_len = n as u8;
+                }
+                Ok(TcpOptionElement::Timestamp(val, ecr)) => opts.ts = Some((val, ecr)),
+                Ok(TcpOptionElement::Noop) => {}
+                Err(_) => {
+                    opts.malformed |= complete;
+                    break;
+                }
+            }
+        }
+        opts
+    }
+
+    fn options(bytes: &[u8], complete: bool) -> TcpOpts {
+        let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+        parse_options(bytes, complete, &mut opts);
+        opts
+    }
+
+    #[test]
+    fn odd_option_lists_end_the_walk_where_etherparse_did() {
+        let ts = [8, 10, 0, 0, 0, 7, 0, 0, 0, 9];
+        let cases: Vec<Vec<u8>> = vec![
+            // End of list: what follows is padding, not options.
+            [&[1, 1, 0][..], &ts].concat(),
+            // No-ops only, and a list ending mid-way through the no-ops.
+            vec![1; 40],
+            // Length 0 and 1 (below kind + length), an over-long MSS, an unknown kind.
+            [&[2, 0, 5, 220][..], &ts].concat(),
+            [&[2, 1, 5, 220][..], &ts].concat(),
+            [&[2, 5, 5, 220, 0][..], &ts].concat(),
+            [&ts[..], &[30, 4, 0, 0], &[2, 4, 5, 180]].concat(),
+            // Timestamps cut after 1, 2 and 9 bytes; a kind with no length byte.
+            ts[..1].to_vec(),
+            ts[..2].to_vec(),
+            ts[..9].to_vec(),
+            vec![1, 1, 5],
+            // SACK with 1–4 blocks, a length between block sizes, one running past the end.
+            [&[5, 10][..], &[0, 0, 0, 1, 0, 0, 0, 2]].concat(),
+            [&[5, 34][..], &[3u8; 32]].concat(),
+            [&[5, 12][..], &[3u8; 10]].concat(),
+            [&[5, 18][..], &[3u8; 10]].concat(),
+        ];
+        for bytes in &cases {
+            for complete in [true, false] {
+                assert_eq!(options(bytes, complete), options_by_etherparse(bytes, complete), "{bytes:?}");
+            }
+        }
+        assert_eq!(options(&cases[0], true).ts, None, "nothing after the end of the list");
+        assert!(options(&cases[2], true).malformed && !options(&cases[2], false).malformed);
+        assert_eq!(options(&cases[5], true).ts, Some((7, 9)), "options before an unknown kind are kept");
+        assert_eq!(options(&cases[11], true).sack_len, 4);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// Bytes drawn mostly from the kinds and lengths that matter, so walks go deep.
+        #[test]
+        fn any_option_bytes_read_as_etherparse_read_them(
+            bytes in proptest::collection::vec(proptest::prop_oneof![0u8..=10, 18u8..=34, proptest::prelude::any::<u8>()], 0..48),
+            complete in proptest::prelude::any::<bool>(),
+        ) {
+            proptest::prop_assert_eq!(options(&bytes, complete), options_by_etherparse(&bytes, complete));
+        }
+
+        /// IPv4 and TCP headers with arbitrary bytes in any field, cut anywhere: read as
+        /// etherparse's header slices read them.
+        #[test]
+        fn any_ipv4_tcp_headers_decode_as_etherparse_decodes_them(
+            patch in proptest::collection::vec((0usize..72, proptest::prelude::any::<u8>()), 0..6),
+            cut in 0usize..80,
+        ) {
+            let mut f = ipv4_tcp(&TcpSpec { payload: 8, mss: Some(1400), sack: vec![(5, 9)], ts: Some((1, 2)), ..TcpSpec::default() });
+            for (at, v) in patch {
+                if let Some(b) = f.get_mut(at) {
+                    *b = v;
+                }
+            }
+            f.truncate(cut);
+            proptest::prop_assert_eq!(decode(linktype::IPV4, &f), ipv4_by_etherparse(&f));
+        }
+    }
+
+    /// IPv4 → TCP as the `etherparse` header slices read them (what `ipv4` and `tcp` replaced).
+    fn ipv4_by_etherparse(b: &[u8]) -> Result<TcpSegment, Skip> {
+        use etherparse::{Ipv4HeaderSlice, TcpHeaderSlice};
+        let ip = Ipv4HeaderSlice::from_slice(b).map_err(|_| Skip::Malformed)?;
+        if ip.protocol() != ip_number::TCP {
+            return Err(Skip::NotTcp);
+        }
+        if ip.fragments_offset().value() != 0 {
+            return Err(Skip::NonFirstFragment);
+        }
+        let hlen = ip.slice().len();
+        let total = usize::from(ip.total_len());
+        let ip_payload_len = if total == 0 { b.len() - hlen } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
+        let t = &b[hlen..];
+        if t.len() < 20 {
+            return Err(Skip::Malformed);
+        }
+        let hdr_len = usize::from(t[12] >> 4) * 4;
+        if hdr_len < 20 || hdr_len > ip_payload_len {
+            return Err(Skip::Malformed);
+        }
+        let (options, complete) = match TcpHeaderSlice::from_slice(t) {
+            Ok(h) => (&t[20..h.slice().len()], true),
+            Err(_) => (&t[20..hdr_len.min(t.len())], false),
+        };
+        let mut src = [0u8; 16];
+        let mut dst = [0u8; 16];
+        src[10..12].copy_from_slice(&[0xff, 0xff]);
+        dst[10..12].copy_from_slice(&[0xff, 0xff]);
+        src[12..].copy_from_slice(&ip.source());
+        dst[12..].copy_from_slice(&ip.destination());
+        let be16 = |at: usize| u16::from_be_bytes([t[at], t[at + 1]]);
+        let be32 = |at: usize| u32::from_be_bytes([t[at], t[at + 1], t[at + 2], t[at + 3]]);
+        Ok(TcpSegment {
+            src,
+            dst,
+            is_v6: false,
+            ttl: ip.ttl(),
+            sport: be16(0),
+            dport: be16(2),
+            seq: be32(4),
+            ack: be32(8),
+            flags: t[13],
+            window: be16(14),
+            payload_len: (ip_payload_len - hdr_len) as u32,
+            opts: options_by_etherparse(options, complete),
+        })
     }
 }
