@@ -10,7 +10,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let conns = args.iter().any(|a| a == "--conns");
     let samples = args.iter().any(|a| a == "--samples");
-    // One file on N threads (connections sharded, same results); default 1.
+    // One file on N threads (same results): 2 reads and decodes on a second thread, 3 or more
+    // shard connections; default 1.
     let threads: usize = args.iter().find_map(|a| a.strip_prefix("--threads=")).map_or(1, |n| n.parse().expect("--threads=N takes a number"));
     let mut failed = false;
     for path in args.iter().filter(|a| !a.starts_with("--")) {

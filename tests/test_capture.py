@@ -702,13 +702,17 @@ def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(share
 
 def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_path):
     big = write("many.pcap", pcap(many_transfers(2000)))
+    # Cut mid-record: the damage warning and the samples before it, alike on every thread count.
+    cut = write("cut.pcap", big.read_bytes()[:-20])
     # Every shared capture is compared inside the core (src/capture/tests.rs); here the command
-    # line end to end on a few, and a pipe (read, not mapped: its own two-thread path).
-    for cap in [big, *sorted((shared / "captures").glob("*.pcap*"))[:3]]:
+    # line end to end on a few (2 threads: the read/decode + track pipeline; 3 and 4: sharded),
+    # and a pipe (read, not mapped).
+    for cap in [big, cut, *sorted((shared / "captures").glob("*.pcap*"))[:3]]:
         for args in (["samples", cap], ["samples", cap, "-m", "ts", "--flow", "0"], ["flows", cap, "--json"]):
             one = run(*args, "--threads", "1")
             assert one.returncode == 0, one.stderr
-            for n in ("2", "3"):
+            assert ("damaged at packet" in one.stderr) == (cap == cut)
+            for n in ("2", "3", "4"):
                 more = run(*args, "--threads", n)
                 assert (one.stdout, one.stderr) == (more.stdout, more.stderr), (cap.name, args, n)
         # Parquet is written batch by batch: the same batches make the same file.
@@ -727,3 +731,24 @@ def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_
     flows = json.loads(run("flows", big, "--json").stdout)["flows"]
     assert len(flows) == 2000 and all(f["handshake_rtt"] == pytest.approx(0.1005) for f in flows)
     assert run("samples", big, "--threads", "0").returncode == 2
+
+
+def test_the_default_is_two_threads_for_a_large_regular_file_with_two_cores_to_spare(tmp_path, monkeypatch):
+    from rttlab.cli import capture as cli
+
+    small, large = tmp_path / "small.pcap", tmp_path / "large.pcap"
+    small.write_bytes(b"\0" * 1000)
+    with large.open("wb") as f:
+        f.truncate(cli.PIPELINE_BYTES)  # sparse: only its size matters here
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(cli, "_cores", lambda: 2)
+    assert [cli._threads(None, p) for p in (large, small, fifo, tmp_path / "missing")] == [2, 1, 1, 1]
+    # Two files read at once on two cores: one thread each; --threads always wins.
+    assert (cli._threads(None, large, at_once=2), cli._threads(3, small), cli._threads(1, large)) == (1, 3, 1)
+    monkeypatch.setattr(cli, "_cores", lambda: 1)
+    assert cli._threads(None, large) == 1
+    # `taskset -c 0` leaves one core, whatever the machine has.
+    if shutil.which("taskset"):
+        one = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "from rttlab.cli.capture import _cores; print(_cores())"], capture_output=True, text=True)
+        assert one.stdout.strip() == "1", one.stderr

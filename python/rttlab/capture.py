@@ -152,7 +152,8 @@ class CaptureReader:
         connections = reader.connections()  # after the last batch; .attrs as read_capture's
 
     The Rust core hands each batch over and forgets it; it keeps only live connections and, per
-    connection, the RTTs its summary's medians need. ``threads=N`` splits the file's connections
+    connection, the RTTs its summary's medians need. ``threads=2`` reads and decodes on a second
+    thread while the first tracks connections; ``threads=N`` ≥ 3 splits a file's connections
     across N threads (docs/capture.md; every result identical to one thread). Raises
     :class:`rttlab.InputError` (from the constructor or the first batch) when the file cannot be
     read at all."""
@@ -163,8 +164,8 @@ class CaptureReader:
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.path = _check_path(path)
-        # threads: the file's connections are split across this many threads (identical
-        # results; worth it for files of tens of MB and more, see docs/capture.md).
+        # threads: 2 is the read/decode + track pipeline, 3+ shard connections (identical
+        # results; worth it for files of several MB and more, see docs/capture.md).
         self._stream = _core.CaptureStream(self.path, include_ambiguous, sack_samples, threads)
         self._rows = batch_rows
         self._raw: dict | None = None

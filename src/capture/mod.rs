@@ -243,33 +243,44 @@ pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError
 /// live connections and the output, whatever the file size (mapped pages are the page cache's).
 pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-    if let Some(map) = map_file(&file) {
-        let mut tracker = track::Tracker::new(*cfg);
-        let mut reader = reader::FrameReader::new();
-        let mut release = Release::new();
-        // Whole records in slices of about `CHUNK`, so pages can be given back behind them.
-        let (mut pos, mut step) = (0, reader::CHUNK);
-        loop {
-            let end = (pos + step).min(map.len());
-            let last = end == map.len();
-            let used = reader.feed(&map[pos..end], last, &mut |f| tracker.on_frame(f))?;
-            pos += used;
-            release.behind(&map, pos);
-            if last || reader.stopped() {
-                break;
-            }
-            step = if used == 0 { step * 2 } else { reader::CHUNK };
-        }
-        let retransmissions = tracker.take_retransmissions();
-        let (samples, connections, counters, start_ns) = tracker.finish();
-        return Ok(Analysis { samples, connections, counters, retransmissions, read: reader.finish(), start_ns });
-    }
     let mut tracker = track::Tracker::new(*cfg);
-    let read = reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?;
+    let read = match map_file(&file) {
+        Some(map) => read_map(&map, true, |f| tracker.on_frame(f), || true)?,
+        None => reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?,
+    };
     let retransmissions = tracker.take_retransmissions();
     let (samples, connections, counters, start_ns) = tracker.finish();
     Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
 }
+
+/// Call `on_frame` for each frame of the mapped file `map`, in slices of [`MAP_STEP`] bytes
+/// (whole records; a record longer than a slice doubles it), mapping pages ahead of the reader
+/// and, if `give_back`, giving them back behind it ([`Release`]); `go_on` is asked after each slice and stops reading (returning what was read so
+/// far) once it says no.
+fn read_map(map: &memmap2::Mmap, give_back: bool, mut on_frame: impl FnMut(&reader::Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
+    let mut reader = reader::FrameReader::new();
+    let mut release = Release::new();
+    let (mut pos, mut step) = (0, MAP_STEP);
+    loop {
+        let end = (pos + step).min(map.len());
+        let last = end == map.len();
+        let used = reader.feed(&map[pos..end], last, &mut on_frame)?;
+        pos += used;
+        release.map_ahead(map, pos);
+        if give_back {
+            release.give_back(map, pos, Release::LAG);
+        }
+        if last || reader.stopped() || !go_on() {
+            break;
+        }
+        step = if used == 0 { step * 2 } else { MAP_STEP };
+    }
+    Ok(reader.finish())
+}
+
+/// Mapped bytes parsed per slice by [`read_map`]: well under [`Release`]'s step, so its pages are
+/// mapped ahead of the reader, not behind it.
+const MAP_STEP: usize = 1 << 20;
 
 /// [`analyze_file`] on `threads` threads ([`Stream::open_threads`]): the same result.
 pub fn analyze_file_threads(path: &Path, cfg: &Config, threads: usize) -> Result<Analysis, CaptureError> {
@@ -320,6 +331,12 @@ impl Release {
     }
 
     pub(crate) fn behind(&mut self, map: &memmap2::Mmap, pos: usize) {
+        self.map_ahead(map, pos);
+        self.give_back(map, pos, Self::LAG);
+    }
+
+    /// The half of [`Release::behind`] the reader does: map the pages just ahead of `pos`.
+    pub(crate) fn map_ahead(&mut self, map: &memmap2::Mmap, pos: usize) {
         // Map the next pages in one call each step rather than one page fault per 64 kB
         // (Linux ≥ 5.14; elsewhere the pages fault in as they are read).
         #[cfg(target_os = "linux")]
@@ -328,7 +345,16 @@ impl Release {
             let _ = map.advise_range(memmap2::Advice::PopulateRead, self.ahead, len);
             self.ahead += len;
         }
-        let upto = pos.saturating_sub(Self::LAG);
+        #[cfg(not(target_os = "linux"))]
+        let _ = (map, pos);
+    }
+
+    /// The other half: give back the pages `lag` bytes behind `pos` (other threads may still
+    /// read that far behind). Unmapping costs about as much as mapping, so the two-thread
+    /// pipeline does this on the tracking thread, which has less to do than the reading one,
+    /// with no lag: decoded frames borrow nothing from the map, and the reader is ahead.
+    pub(crate) fn give_back(&mut self, map: &memmap2::Mmap, pos: usize, lag: usize) {
+        let upto = pos.saturating_sub(lag);
         if upto >= self.done + Self::STEP {
             // SAFETY: MADV_DONTNEED on a shared file mapping only drops page-table entries; the
             // bytes stay the file's, read again from the page cache on the next access, so the
@@ -346,8 +372,9 @@ impl Release {
 /// (the last one fewer), however the file is read, so anything written batch by batch is the
 /// same for every thread count.
 ///
-/// [`Stream::open_threads`] analyses one file on several threads ([`parallel`]: connections
-/// sharded by their 4-tuple, results merged into exactly those of [`Stream::open`]).
+/// [`Stream::open_threads`] analyses one file on two threads (reading and decoding on one,
+/// tracking on the other) or more ([`parallel`]: connections sharded by their 4-tuple, results
+/// merged into exactly those of [`Stream::open`]).
 pub struct Stream {
     source: Source,
     done: bool,
@@ -360,9 +387,10 @@ enum Source {
     Mapped(Mapped),
     /// Anything else, through a fixed buffer; one thread.
     Inline(Inline),
-    /// Anything else on two threads: reading and decoding on the second.
+    /// Two threads: reading (a mapped file, or anything else through `read`) and decoding on
+    /// the second, tracking on the caller's.
     Thread(Reading),
-    /// A regular file, mapped, on several threads.
+    /// A regular file, mapped, on three or more threads: connections sharded.
     Sharded(parallel::Sharded),
 }
 
@@ -397,16 +425,36 @@ struct Decoded {
     seg: Result<wire::TcpSegment, wire::Skip>,
 }
 
-/// Frames per message from the reading thread, and messages in flight: ≈ 1 MB each, so the
-/// reader runs at most a few MB ahead of the tracker.
-const DECODED_FRAMES: usize = 8192;
-const IN_FLIGHT: usize = 4;
+/// Frames per message from the reading thread, and messages in flight: ≈ 280 kB each (a
+/// [`Decoded`] is ≈ 136 bytes), so the messages in flight fit a core's L2 cache together and the
+/// reader runs at most ≈ 16,000 frames (≈ 8 MB of the benchmark capture) ahead of the tracker.
+const DECODED_FRAMES: usize = 2048;
+const IN_FLIGHT: usize = 8;
 
-/// Reading and decoding on a second thread.
+/// Decoded frames, and where they end in the mapped file (0 when it is read through `read`).
+struct Chunk {
+    frames: Vec<Decoded>,
+    upto: usize,
+}
+
+/// What the reading thread reads.
+enum Input {
+    /// A regular file, mapped ([`read_map`]; the tracking thread gives its pages back).
+    Map(std::sync::Arc<memmap2::Mmap>),
+    /// Anything else, through `read` ([`reader::read_stream_while`]).
+    File(std::fs::File),
+}
+
+/// Reading and decoding on a second thread, tracking on the caller's: a two-stage pipeline.
+/// Decoded frames cross in chunks of [`DECODED_FRAMES`]; the tracker sends each emptied chunk
+/// back, so once [`IN_FLIGHT`] + 2 chunks exist nothing more is allocated.
 struct Reading {
     tracker: track::Tracker,
-    /// In a mutex only so the stream is `Sync` (Python objects must be); one thread uses it.
-    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Decoded>>>,
+    /// In mutexes only so the stream is `Sync` (Python objects must be); one thread uses them.
+    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Chunk>>,
+    back: std::sync::Mutex<std::sync::mpsc::Sender<Vec<Decoded>>>,
+    /// The mapped file, whose pages this thread gives back behind the chunks it has tracked.
+    map: Option<(std::sync::Arc<memmap2::Mmap>, Release)>,
     handle: Option<std::thread::JoinHandle<Result<ReadStats, CaptureError>>>,
     stats: Option<ReadStats>,
 }
@@ -421,10 +469,14 @@ impl Stream {
         Self::open_threads(path, cfg, 1)
     }
 
-    /// `threads` threads (at least one). A regular file is mapped and its connections sharded
-    /// across `threads` workers ([`parallel`]); anything else (a pipe) is read and decoded on a
-    /// second thread while the caller's thread tracks. Every variant gives the results of one
-    /// thread. Worker threads stop soon after the stream is dropped.
+    /// `threads` threads (at least one): every variant gives the results of one thread.
+    /// - 1: everything on the caller's thread (a regular file mapped, anything else `read`);
+    /// - 2: a pipeline: a second thread reads and decodes (`wire::decode`) while the caller's
+    ///   thread tracks connections (the two halves of one thread's work are of similar cost);
+    /// - 3 or more, for a regular file: its connections sharded across `threads` workers
+    ///   ([`parallel`]); a pipe keeps the two-thread pipeline.
+    ///
+    /// Worker threads stop soon after the stream is dropped.
     pub fn open_threads(path: &Path, cfg: &Config, threads: usize) -> Result<Self, CaptureError> {
         Self::open_with(path, cfg, threads, true)
     }
@@ -436,9 +488,10 @@ impl Stream {
         let file = std::fs::File::open(path).map_err(io)?;
         let tracker = track::Tracker::new(*cfg);
         let source = match map.then(|| map_file(&file)).flatten() {
-            Some(map) if threads >= 2 => Source::Sharded(parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?),
+            Some(map) if threads >= 3 => Source::Sharded(parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?),
+            Some(map) if threads == 2 => Source::Thread(Reading::start(Input::Map(std::sync::Arc::new(map)), path, tracker)?),
             Some(map) => Source::Mapped(Mapped { tracker, map, reader: reader::FrameReader::new(), pos: 0, release: Release::new() }),
-            None if threads >= 2 => Source::Thread(Reading::start(file, path, tracker)?),
+            None if threads >= 2 => Source::Thread(Reading::start(Input::File(file), path, tracker)?),
             None => Source::Inline(Inline { tracker, file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false }),
         };
         Ok(Self { source, done: false, out: Samples::default() })
@@ -615,47 +668,64 @@ impl Inline {
 }
 
 impl Reading {
-    fn start(mut file: std::fs::File, path: &Path, tracker: track::Tracker) -> Result<Self, CaptureError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(IN_FLIGHT);
+    fn start(input: Input, path: &Path, tracker: track::Tracker) -> Result<Self, CaptureError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(IN_FLIGHT);
+        let (back, back_rx) = std::sync::mpsc::channel::<Vec<Decoded>>();
         let path_buf = path.to_path_buf();
+        let map = match &input {
+            Input::Map(map) => Some((std::sync::Arc::clone(map), Release::new())),
+            Input::File(_) => None,
+        };
+        // Frames' data borrow from the map: their end minus its start is a file offset.
+        let base = map.as_ref().map_or(0, |(m, _)| m.as_ptr() as usize);
         let handle = std::thread::Builder::new()
             .name("rttlab-read".into())
             .spawn(move || {
                 let mut batch = Vec::with_capacity(DECODED_FRAMES);
+                let mut upto = 0;
                 // The tracker still listens (a send failed: the stream was dropped).
                 let open = std::cell::Cell::new(true);
-                let stats = reader::read_stream_while(
-                    &mut file,
-                    &path_buf,
-                    |f| {
-                        batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
-                        if batch.len() == DECODED_FRAMES && open.get() {
-                            open.set(tx.send(std::mem::replace(&mut batch, Vec::with_capacity(DECODED_FRAMES))).is_ok());
+                let on_frame = |f: &reader::Frame| {
+                    batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
+                    if batch.len() == DECODED_FRAMES && open.get() {
+                        if base != 0 {
+                            upto = f.data.as_ptr() as usize + f.data.len() - base;
                         }
-                        if !open.get() {
-                            batch.clear();
-                        }
-                    },
-                    || open.get(),
-                );
+                        let empty = back_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(DECODED_FRAMES));
+                        open.set(tx.send(Chunk { frames: std::mem::replace(&mut batch, empty), upto }).is_ok());
+                    }
+                    if !open.get() {
+                        batch.clear();
+                    }
+                };
+                let stats = match input {
+                    Input::Map(map) => read_map(&map, false, on_frame, || open.get()),
+                    Input::File(mut file) => reader::read_stream_while(&mut file, &path_buf, on_frame, || open.get()),
+                };
                 if open.get() && !batch.is_empty() {
-                    let _ = tx.send(batch);
+                    let _ = tx.send(Chunk { frames: batch, upto });
                 }
                 stats
             })
             .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), handle: Some(handle), stats: None })
+        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), back: std::sync::Mutex::new(back), map, handle: Some(handle), stats: None })
     }
 
     /// Track decoded frames until the tracker holds `rows` samples or the reading thread ends
     /// (then its result: the read statistics, or the error that stopped it).
     fn fill(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
         let rx = self.rx.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let back = self.back.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
         while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
-                Ok(frames) => {
-                    for d in frames {
+                Ok(Chunk { mut frames, upto }) => {
+                    for d in frames.drain(..) {
                         self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
+                    }
+                    // The reader may have finished: then the chunk is simply dropped.
+                    let _ = back.send(frames);
+                    if let Some((map, release)) = &mut self.map {
+                        release.give_back(map, upto, 0);
                     }
                 }
                 Err(_) => {

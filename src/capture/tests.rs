@@ -895,7 +895,8 @@ fn stream_all(path: &std::path::Path, threads: usize, mapped: bool, rows: usize,
     Ok((all, stream.finish()))
 }
 
-/// One mapped thread against 2–4 sharded ones and the read-based one and two threads.
+/// One mapped thread against the two-thread pipeline (reading and decoding on a second thread),
+/// 3–4 sharded threads, and reading through `read` (as a pipe is) on one and two threads.
 fn assert_same(path: &std::path::Path, rows: usize) {
     // Short idle splits too: connections are released by the sweep (whose schedule every
     // shard must keep) and port pairs reused.
@@ -968,6 +969,30 @@ fn one_file_on_several_threads_gives_every_result_of_one_thread() {
             assert_same(&f, 1 << 10);
         }
     }
+}
+
+#[test]
+fn a_pcapng_block_longer_than_a_mapped_slice_reads_alike_on_every_thread_count() {
+    // The mapped reader parses 1 MB slices and doubles one that holds no whole block: a 3 MB
+    // frame between a segment and its ACK must neither lose nor repeat a frame, whole or cut.
+    let seg = |s: TcpSpec| eth(0x0800, &ipv4_tcp(&s));
+    let data = seg(TcpSpec { flags: ACK | PSH, payload: 100, ..TcpSpec::default() });
+    let ack = seg(TcpSpec { ack: 1100, ..TcpSpec::default() }.reversed());
+    let big = eth(0x88b5, &vec![0xab; 3 << 20]);
+    let mut g = PcapNg::default();
+    g.section().interface(1, 0, Some(9)).packet(0, T0, &data, usize::MAX).packet(0, T0 + MS, &big, usize::MAX).packet(0, T0 + 2 * MS, &ack, usize::MAX);
+    let dir = std::env::temp_dir().join(format!("rttlab-bigblock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.pcapng");
+    std::fs::write(&path, &g.bytes).unwrap();
+    let a = analyze_file_threads(&path, &Config::default(), 2).unwrap();
+    assert_eq!((a.counters.frames, a.counters.not_tcp, a.samples.rtt.as_slice(), a.damage()), (3, 1, &[2 * MS][..], None));
+    assert_same(&path, 10);
+    let cut = dir.join("cut.pcapng");
+    std::fs::write(&cut, &g.bytes[..g.bytes.len() - (2 << 20)]).unwrap();
+    assert_eq!(analyze_file_threads(&cut, &Config::default(), 2).unwrap().damage().map(|d| d.packet), Some(2));
+    assert_same(&cut, 10);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

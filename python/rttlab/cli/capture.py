@@ -77,12 +77,26 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _threads(threads: int | None) -> int:
-    """Threads for one file: as asked (--threads), else 1. Splitting a file's connections across
-    two threads measured no wall-clock gain on an idle 2-core machine (BENCHMARKS.md, issue 15:
-    the thread that walks the file does most of one thread's work, and routing and merging cost
-    ≈ 0.2 CPU-s), so one thread per file is the default; several files still run one per core."""
-    return 1 if threads is None else threads
+# A file smaller than this is read on one thread by default: a second thread pays off only once
+# the file holds several of the pipeline's 8,192-frame chunks (BENCHMARKS.md, issue 15).
+PIPELINE_BYTES = 8 << 20
+
+
+def _threads(threads: int | None, capture: Path, at_once: int = 1) -> int:
+    """Threads for one file: as asked (--threads), else 2 (the reading-and-decoding / tracking
+    pipeline, `Stream::open_threads` in src/capture/mod.rs) when the file is a regular file of at
+    least PIPELINE_BYTES and this process may run on two cores for each of the `at_once` files
+    read at the same time (`taskset -c 0` gives 1), else 1."""
+    if threads is not None:
+        return threads
+    import stat
+
+    try:
+        st = capture.stat()
+    except OSError:
+        return 1  # the core reports why it cannot open the file
+    big = stat.S_ISREG(st.st_mode) and st.st_size >= PIPELINE_BYTES
+    return 2 if big and _cores() >= 2 * at_once else 1
 
 
 def _check_threads(threads: int | None) -> None:
@@ -100,7 +114,7 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
 
     _check(captures)
     _check_threads(threads)
-    streams = [_core.CaptureStream(str(c), False, True, _threads(threads)) for c in captures]
+    streams = [_core.CaptureStream(str(c), False, True, _threads(threads, c, len(captures))) for c in captures]
     with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
         results = list(pool.map(lambda s: s.summary(), streams))
     for capture, summary in zip(captures, results):
@@ -112,7 +126,7 @@ def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
-THREADS_HELP = "Threads per file: N splits the file's connections across N threads (same output). Default: 1 (two threads measured no faster on 2 cores: BENCHMARKS.md)."
+THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 8 MB or more when 2 cores per file are free, else 1."
 
 
 def flows(
@@ -323,7 +337,7 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     rows = 0
     sink = None
     for i, capture in enumerate(captures):
-        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(threads))
+        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(threads, capture))
         name = str(capture) if several else None
         if kind == "parquet" and sink is None:
             # Created once the first capture opened: a capture that cannot be opened leaves
@@ -350,7 +364,7 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
 
     writer = _SampleWriter(output)
     for capture in captures:
-        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(threads))
+        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(threads, capture))
         if path:
             import pandas as pd
 
