@@ -337,13 +337,13 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     rows = 0
     sink = None
     for i, capture in enumerate(captures):
-        stream = _core.CaptureStream(str(capture), include_ambiguous, True, _threads(threads, capture))
+        n = _threads(threads, capture)
+        stream = _core.CaptureStream(str(capture), include_ambiguous, True, n)
         name = str(capture) if several else None
         if kind == "parquet" and sink is None:
             # Created once the first capture opened: a capture that cannot be opened leaves
-            # no file.
-            # With a second thread, Parquet is encoded beside the analysis (same file).
-            sink = _core.ParquetSink(str(output), several, _threads(threads) >= 2)
+            # no file. With a second thread, Parquet is encoded beside the analysis (same file).
+            sink = _core.ParquetSink(str(output), several, n >= 2)
         if kind == "csv":
             if output is None:
                 sys.stdout.flush()  # the core writes to the same file descriptor
