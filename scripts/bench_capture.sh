@@ -46,7 +46,7 @@ hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style non
     -n "tcptrace -n -l -r" "$ONE sh -c 'tcptrace -n -l -r $CAP > /dev/null'" 2>/dev/null | grep '^|'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "## rttlab on both cores (--threads 2: connections split across two threads), tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "## rttlab on both cores (--threads 2: reading and decoding on a second thread), tcptrace on one (same invocation); load $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown /dev/stdout --style none \
     -n "rttlab samples -o .parquet (2 cores)" "$RTTLAB samples $CAP --method all -o $OUT --threads 2" \
     -n "rttlab samples CSV to /dev/null (2 cores)" "sh -c '$RTTLAB samples $CAP --method all --threads 2 > /dev/null'" \

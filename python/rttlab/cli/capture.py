@@ -77,9 +77,11 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-# A file smaller than this is read on one thread by default: a second thread pays off only once
-# the file holds several of the pipeline's 8,192-frame chunks (BENCHMARKS.md, issue 15).
-PIPELINE_BYTES = 8 << 20
+# A file smaller than this is read on one thread by default: measured on 2 idle cores (core
+# alone, hyperfine, 20 runs), two threads took the same wall time as one on 2.9 MB and 12.7 MB
+# prefixes of the benchmark capture (3.0 vs 3.0 ms, 5.4 vs 5.3 ms, more CPU) and were 1.28×
+# faster on 35 MB (15.8 vs 12.3 ms) (BENCHMARKS.md, issue 15).
+PIPELINE_BYTES = 16 << 20
 
 
 def _threads(threads: int | None, capture: Path, at_once: int = 1) -> int:
@@ -126,7 +128,7 @@ def _ms(v: Any) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
 
 
-THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 8 MB or more when 2 cores per file are free, else 1."
+THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 16 MB or more when 2 cores per file are free, else 1."
 
 
 def flows(
