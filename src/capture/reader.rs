@@ -13,7 +13,7 @@
 //! byte offset. Only a file whose header cannot be read is an error.
 
 use super::CaptureError;
-use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be, parse_pcap_header, LegacyPcapBlock};
+use pcap_parser::pcap::{parse_pcap_header, LegacyPcapBlock};
 use pcap_parser::pcapng::{parse_block_be, parse_block_le, parse_sectionheaderblock, Block};
 use pcap_parser::traits::PcapNGPacketBlock;
 
@@ -219,14 +219,7 @@ impl FrameReader {
                     break;
                 }
             }
-            let parsed = if modified {
-                parse_modified_record(rest, be)
-            } else if be {
-                parse_pcap_frame_be(rest).map_err(|e| e.map(|_| ()))
-            } else {
-                parse_pcap_frame(rest).map_err(|e| e.map(|_| ()))
-            };
-            let (next, rec) = match parsed {
+            let (next, rec) = match parse_record(rest, be, hdr_len) {
                 Ok(v) => v,
                 Err(pcap_parser::nom::Err::Incomplete(_)) if !eof => break,
                 Err(e) => {
@@ -349,21 +342,25 @@ fn prefetch(b: &[u8]) {
     let _ = b;
 }
 
-/// A record of the "modified" (Kuznetsov, patched-libpcap) format: the usual 16-byte header plus
-/// ifindex, protocol, pkt_type and padding (8 bytes). Read here in either byte order, as
-/// pcap-parser 0.17's `parse_pcap_frame_modified` reads it only little-endian.
-fn parse_modified_record(i: &[u8], be: bool) -> Result<(&[u8], LegacyPcapBlock<'_>), pcap_parser::nom::Err<()>> {
+/// A pcap record (pcap-savefile(5)): seconds, microseconds (or nanoseconds), captured and
+/// original length, in the file's byte order; in the "modified" (Kuznetsov, patched-libpcap)
+/// format (`hdr_len` 24) followed by ifindex, protocol, pkt_type and padding; then the captured
+/// bytes. Read here as `pcap-parser` 0.17's `parse_pcap_frame{,_be}` read it (incomplete until
+/// the whole record is there), in one function for every variant (its `_modified` reads only
+/// little-endian files) and without nom's per-record overhead.
+fn parse_record(i: &[u8], be: bool, hdr_len: usize) -> Result<(&[u8], LegacyPcapBlock<'_>), pcap_parser::nom::Err<()>> {
     use pcap_parser::nom::{Err, Needed};
+    let h = match i.first_chunk::<16>() {
+        Some(h) if i.len() >= hdr_len => h,
+        _ => return Err(Err::Incomplete(Needed::new(hdr_len - i.len()))),
+    };
     let word = |at: usize| {
-        let b = [i[at], i[at + 1], i[at + 2], i[at + 3]];
+        let b = [h[at], h[at + 1], h[at + 2], h[at + 3]];
         if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
     };
-    if i.len() < 24 {
-        return Err(Err::Incomplete(Needed::new(24 - i.len())));
-    }
     let (ts_sec, ts_usec, caplen, origlen) = (word(0), word(4), word(8), word(12));
-    let end = 24usize.saturating_add(caplen as usize);
-    let Some(data) = i.get(24..end) else { return Err(Err::Incomplete(Needed::new(end - i.len()))) };
+    let end = hdr_len.saturating_add(caplen as usize);
+    let Some(data) = i.get(hdr_len..end) else { return Err(Err::Incomplete(Needed::new(end - i.len()))) };
     Ok((&i[end..], LegacyPcapBlock { ts_sec, ts_usec, caplen, origlen, data }))
 }
 
@@ -681,5 +678,28 @@ mod tests {
         assert!(matches!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 1]), Err(CaptureError::Compressed { format: "zstd", .. })));
         assert!(matches!(sniff(b"time,rtt\n"), Err(CaptureError::NotACapture { .. })));
         assert!(matches!(sniff(&0x0a0d_0d0au32.to_le_bytes()), Ok(Format::PcapNg)));
+    }
+
+    proptest::proptest! {
+        /// Any record header (lengths small enough for the body to be there or not) and body,
+        /// cut anywhere: read as pcap-parser's `parse_pcap_frame{,_be}` read it.
+        #[test]
+        fn any_record_reads_as_pcap_parser_reads_it(
+            fields in proptest::prelude::any::<[u32; 3]>(),
+            caplen in 0u32..80,
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..96),
+            cut in 0usize..120,
+            be in proptest::prelude::any::<bool>(),
+        ) {
+            use pcap_parser::pcap::{parse_pcap_frame, parse_pcap_frame_be};
+            let w = |v: u32| if be { v.to_be_bytes() } else { v.to_le_bytes() };
+            let mut bytes: Vec<u8> = [w(fields[0]), w(fields[1]), w(caplen), w(fields[2])].concat();
+            bytes.extend_from_slice(&body);
+            bytes.truncate(cut);
+            let view = |r: (&[u8], LegacyPcapBlock<'_>)| (r.0.len(), r.1.ts_sec, r.1.ts_usec, r.1.caplen, r.1.origlen, r.1.data.to_vec());
+            let ours = parse_record(&bytes, be, 16).map(view);
+            let theirs = if be { parse_pcap_frame_be(&bytes) } else { parse_pcap_frame(&bytes) }.map(view).map_err(|e| e.map(|_| ()));
+            proptest::prop_assert_eq!(format!("{ours:?}"), format!("{theirs:?}"));
+        }
     }
 }

@@ -343,7 +343,8 @@ impl Key {
 }
 
 /// One sample as the samplers emit it: a row is one growth check where [`Samples`]' eleven
-/// columns are eleven; rows become columns when handed out ([`columns`]).
+/// columns are eleven. Rows are staged in a buffer small enough to stay in cache, then appended
+/// to the columns [`STAGED`] at a time ([`Tracker::flush_rows`]).
 #[derive(Debug, Clone, Copy)]
 struct Row {
     time: i64,
@@ -358,22 +359,8 @@ struct Row {
     idle_echo: bool,
 }
 
-/// Rows as [`Samples`]' columns (each column allocated once, at its final size).
-fn columns(rows: &[Row]) -> Samples {
-    Samples {
-        conn: rows.iter().map(|r| r.conn).collect(),
-        dir: rows.iter().map(|r| r.dir).collect(),
-        time: rows.iter().map(|r| r.time).collect(),
-        rtt: rows.iter().map(|r| r.rtt).collect(),
-        method: rows.iter().map(|r| r.method).collect(),
-        ambiguous: rows.iter().map(|r| r.ambiguous).collect(),
-        idle_echo: rows.iter().map(|r| r.idle_echo).collect(),
-        seq_start: rows.iter().map(|r| r.seq.0).collect(),
-        seq_end: rows.iter().map(|r| r.seq.1).collect(),
-        frame: rows.iter().map(|r| r.frame).collect(),
-        ref_frame: rows.iter().map(|r| r.ref_frame).collect(),
-    }
-}
+/// Rows staged before they join the columns (48 kB).
+const STAGED: usize = 1024;
 
 /// Streaming state: feed frames with [`Tracker::on_frame`], then [`Tracker::finish`].
 pub struct Tracker {
@@ -382,7 +369,8 @@ pub struct Tracker {
     /// The last segment's key and connection (`map`'s entry for that key).
     last: Option<(Key, u32)>,
     conns: Vec<Conn>,
-    /// Sample rows not yet handed out.
+    /// Samples not yet handed out: the columns, then the rows staged after them.
+    samples: Samples,
     rows: Vec<Row>,
     /// Every retransmission, in capture order (its evidence may change until the end).
     rtx: Vec<Retransmission>,
@@ -417,7 +405,7 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), last: None, conns: Vec::new(), rows: Vec::new(), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
+        Self { cfg, map: FxHashMap::default(), last: None, conns: Vec::new(), samples: Samples::default(), rows: Vec::with_capacity(STAGED), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
@@ -584,6 +572,26 @@ impl Tracker {
             self.skipped += (self.rows.len() - before) as u64;
             self.rows.truncate(before);
         }
+        if self.rows.len() >= STAGED {
+            self.flush_rows();
+        }
+    }
+
+    /// Append the staged rows to the columns.
+    fn flush_rows(&mut self) {
+        let (s, rows) = (&mut self.samples, &self.rows);
+        s.conn.extend(rows.iter().map(|r| r.conn));
+        s.dir.extend(rows.iter().map(|r| r.dir));
+        s.time.extend(rows.iter().map(|r| r.time));
+        s.rtt.extend(rows.iter().map(|r| r.rtt));
+        s.method.extend(rows.iter().map(|r| r.method));
+        s.ambiguous.extend(rows.iter().map(|r| r.ambiguous));
+        s.idle_echo.extend(rows.iter().map(|r| r.idle_echo));
+        s.seq_start.extend(rows.iter().map(|r| r.seq.0));
+        s.seq_end.extend(rows.iter().map(|r| r.seq.1));
+        s.frame.extend(rows.iter().map(|r| r.frame));
+        s.ref_frame.extend(rows.iter().map(|r| r.ref_frame));
+        self.rows.clear();
     }
 
     /// From now on keep no sample rows (only what the summaries need), counting them instead:
@@ -973,10 +981,10 @@ impl Tracker {
     /// Samples taken so far, handed out and forgotten: the streaming reader calls this every
     /// batch, so memory holds one batch of rows whatever the capture's length.
     pub fn take_samples(&mut self) -> Samples {
-        // The rows' room is kept for the next batch.
-        let s = columns(&self.rows);
-        self.rows.clear();
-        s
+        self.flush_rows();
+        // The next batch gets room for as many rows at once, instead of growing by doubling.
+        let rows = self.samples.len();
+        std::mem::replace(&mut self.samples, Samples::with_capacity(rows))
     }
 
     /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
@@ -992,7 +1000,7 @@ impl Tracker {
 
     /// Samples held (not yet taken).
     pub fn pending_samples(&self) -> usize {
-        self.rows.len()
+        self.samples.len() + self.rows.len()
     }
 
     /// Finish: samples not yet taken, connection summaries, counters, and the absolute start time.
@@ -1001,7 +1009,8 @@ impl Tracker {
             release(c);
         }
         let summaries = summarise(&mut self.conns);
-        (columns(&self.rows), summaries, self.counters, self.start.unwrap_or(0))
+        self.flush_rows();
+        (self.samples, summaries, self.counters, self.start.unwrap_or(0))
     }
 }
 
