@@ -348,10 +348,11 @@ fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: boo
 /// window scale 3 (RFC 7323 §2.2), SACK-permitted 2 and SACK 2 + 8n for n = 1..4 blocks (RFC
 /// 2018 §2–3), timestamps 10 (RFC 7323 §3.2); the last of a repeated option wins.
 ///
-/// Anything else ends the walk, keeping what was read before it: a wrong length, an option
-/// running past the header, and any other kind (MD5 19, MPTCP 30, TFO 34, experimental
-/// 253/254…), whose own length is not followed — the rules of `etherparse` 0.21's
-/// `TcpOptionsIterator`, which this replaces (pinned by a test). The segment counts as having
+/// Options of other kinds (MD5 19, MPTCP 30, TFO 34, experimental 253/254…) are skipped by their
+/// length (RFC 9293 §3.1, MUST-6). Anything else ends the walk, keeping what was read before it:
+/// a known kind with the wrong length, a length below 2, an option running past the header —
+/// the rules of `etherparse` 0.21's `TcpOptionsIterator`, which this replaced (a test pins the
+/// walk to it with unknown kinds blanked out). The segment counts as having
 /// malformed options when they were all captured (`complete`); a walk stopped by the snaplen
 /// is not the sender's fault (`incomplete` says so).
 fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
@@ -394,6 +395,10 @@ fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
                 opts.ts = Some((be32(rest, 2), be32(rest, 6)));
                 10
             }
+            // RFC 9293 §3.1 (MUST-6): an option of a kind this reader has no use for (MD5 19,
+            // MPTCP 30, TFO 34, experimental 253/254…) is skipped by its own length, so the
+            // options after it (timestamps) are still read.
+            (6 | 7 | 9.., &[_, len, ..]) if len >= 2 && rest.len() >= usize::from(len) => len,
             _ => break false,
         };
         rest = &rest[usize::from(len)..];
@@ -610,6 +615,27 @@ mod tests {
         opts
     }
 
+    /// `bytes` with every option of a kind `parse_options` skips (a well-formed length, kind not
+    /// 0–5 or 8) turned into no-ops: what etherparse, which stops at them, then reads is what
+    /// RFC 9293 §3.1 asks for. The walk stops where etherparse's would.
+    fn unknown_to_nops(bytes: &[u8]) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        let mut i = 0;
+        while i < b.len() {
+            let len = match (b[i], b.get(i + 1)) {
+                (0, _) => break,
+                (1, _) => 1,
+                (_, Some(&len)) if len >= 2 && i + usize::from(len) <= b.len() => usize::from(len),
+                _ => break,
+            };
+            if !matches!(b[i], 1..=5 | 8) {
+                b[i..i + len].fill(1);
+            }
+            i += len;
+        }
+        b
+    }
+
     fn options(bytes: &[u8], complete: bool) -> TcpOpts {
         let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
         parse_options(bytes, complete, &mut opts);
@@ -617,7 +643,7 @@ mod tests {
     }
 
     #[test]
-    fn odd_option_lists_end_the_walk_where_etherparse_did() {
+    fn odd_option_lists_end_the_walk_where_etherparse_did_and_unknown_kinds_are_skipped() {
         let ts = [8, 10, 0, 0, 0, 7, 0, 0, 0, 9];
         let cases: Vec<Vec<u8>> = vec![
             // End of list: what follows is padding, not options.
@@ -642,12 +668,17 @@ mod tests {
         ];
         for bytes in &cases {
             for complete in [true, false] {
-                assert_eq!(options(bytes, complete), options_by_etherparse(bytes, complete), "{bytes:?}");
+                assert_eq!(options(bytes, complete), options_by_etherparse(&unknown_to_nops(bytes), complete), "{bytes:?}");
             }
         }
         assert_eq!(options(&cases[0], true).ts, None, "nothing after the end of the list");
         assert!(options(&cases[2], true).malformed && !options(&cases[2], false).malformed);
-        assert_eq!(options(&cases[5], true).ts, Some((7, 9)), "options before an unknown kind are kept");
+        let mptcp = options(&cases[5], true);
+        assert_eq!((mptcp.ts, mptcp.mss, mptcp.malformed), (Some((7, 9)), Some(1460), false), "options around an unknown kind are read");
+        let md5_then_ts = options(&[&[19u8, 18][..], &[0; 16], &[1, 1], &ts].concat(), true);
+        assert_eq!((md5_then_ts.ts, md5_then_ts.malformed), (Some((7, 9)), false), "RFC 9293 §3.1 MUST-6");
+        let unknown_past_the_end = options(&[&ts[..], &[30, 12, 0, 0]].concat(), true);
+        assert_eq!((unknown_past_the_end.ts, unknown_past_the_end.malformed), (Some((7, 9)), true));
         assert_eq!(options(&cases[11], true).sack_len, 4);
     }
 
@@ -655,11 +686,11 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
         /// Bytes drawn mostly from the kinds and lengths that matter, so walks go deep.
         #[test]
-        fn any_option_bytes_read_as_etherparse_read_them(
+        fn any_option_bytes_read_as_etherparse_reads_them_with_unknown_kinds_blanked(
             bytes in proptest::collection::vec(proptest::prop_oneof![0u8..=10, 18u8..=34, proptest::prelude::any::<u8>()], 0..48),
             complete in proptest::prelude::any::<bool>(),
         ) {
-            proptest::prop_assert_eq!(options(&bytes, complete), options_by_etherparse(&bytes, complete));
+            proptest::prop_assert_eq!(options(&bytes, complete), options_by_etherparse(&unknown_to_nops(&bytes), complete));
         }
 
         /// IPv4 and TCP headers with arbitrary bytes in any field, cut anywhere: read as
@@ -725,7 +756,7 @@ mod tests {
             flags: t[13],
             window: be16(14),
             payload_len: (ip_payload_len - hdr_len) as u32,
-            opts: options_by_etherparse(options, complete),
+            opts: options_by_etherparse(&unknown_to_nops(options), complete),
         })
     }
 }
