@@ -263,12 +263,6 @@ fn capture_error(path: &str, e: capture::CaptureError) -> PyErr {
     }
 }
 
-/// Where `write_csv` formats its rows: here, or on a writer thread.
-enum CsvOut {
-    Here(std::io::BufWriter<Box<dyn std::io::Write + Send>>),
-    Thread(capture::background::Background<capture::Samples>),
-}
-
 /// A capture read in batches (`rttlab.capture.CaptureReader`): `next_batch(rows)` returns the
 /// next dict of sample columns (None at the end), `finish()` the rest as `analyze_capture` does.
 #[pyclass(module = "rttlab._core")]
@@ -331,32 +325,14 @@ impl CaptureStream {
             out.write_all(capture::export::csv_header(capture.is_some()).as_bytes()).map_err(os_error)?;
         }
         // With a second thread the rows are formatted and written beside the analysis.
-        let mut csv = if threads >= 2 {
-            let name = capture.clone();
-            CsvOut::Thread(
-                capture::background::Background::spawn("rttlab-csv", move |batches: std::sync::mpsc::Receiver<capture::Samples>| {
-                    for batch in batches {
-                        capture::export::write_csv(&mut out, &batch, name.as_deref())?;
-                    }
-                    out.flush()
-                })
-                .map_err(os_error)?,
-            )
-        } else {
-            CsvOut::Here(out)
-        };
+        let mut csv = capture::background::SampleSink::new(capture::export::CsvRows(out), threads >= 2, "rttlab-csv").map_err(os_error)?;
         let mut written = 0u64;
         loop {
             let step = py.detach(|| -> PyResult<bool> {
                 let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
                 let batch = filter.apply(batch);
                 written += batch.len() as u64;
-                match &mut csv {
-                    CsvOut::Here(out) => capture::export::write_csv(out, &batch, capture.as_deref()),
-                    CsvOut::Thread(thread) if !batch.is_empty() => thread.send(batch),
-                    CsvOut::Thread(_) => Ok(()),
-                }
-                .map_err(os_error)?;
+                csv.write(batch, capture.as_deref()).map_err(os_error)?;
                 Ok(true)
             })?;
             if !step {
@@ -364,11 +340,7 @@ impl CaptureStream {
             }
             py.check_signals()?;
         }
-        py.detach(|| match csv {
-            CsvOut::Here(mut out) => out.flush(),
-            CsvOut::Thread(thread) => thread.finish(),
-        })
-        .map_err(os_error)?;
+        py.detach(|| csv.finish()).map_err(os_error)?;
         Ok(written)
     }
 

@@ -4,7 +4,10 @@
 
 use std::io;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+
+use super::Samples;
 
 /// Batches queued while the writer is busy: two keep it fed without holding more than a few MB.
 const QUEUED: usize = 2;
@@ -52,6 +55,55 @@ impl<T: Send + 'static> Drop for Background<T> {
     fn drop(&mut self) {
         if self.thread.is_some() {
             let _ = self.join();
+        }
+    }
+}
+
+/// A writer of sample batches (a Parquet file, CSV text), each batch with the capture name its
+/// rows carry in a `capture` column when the output has one.
+pub trait SampleWriter: Send + 'static {
+    fn write(&mut self, samples: &Samples, capture: Option<&str>) -> io::Result<()>;
+    /// Write what is left (a footer, a buffer) once the last batch is in.
+    fn finish(self) -> io::Result<()>;
+}
+
+/// A [`SampleWriter`] run here or on a writer thread of its own: the same output either way.
+pub enum SampleSink<W: SampleWriter> {
+    Here(W),
+    Thread(Background<(Samples, Option<Arc<str>>)>),
+}
+
+impl<W: SampleWriter> SampleSink<W> {
+    /// `writer` on this thread, or on thread `name` when `background`.
+    pub fn new(mut writer: W, background: bool, name: &str) -> io::Result<Self> {
+        if !background {
+            return Ok(Self::Here(writer));
+        }
+        Ok(Self::Thread(Background::spawn(name, move |batches: Receiver<(Samples, Option<Arc<str>>)>| {
+            for (samples, capture) in batches {
+                writer.write(&samples, capture.as_deref())?;
+            }
+            writer.finish()
+        })?))
+    }
+
+    /// Write one batch (nothing for an empty one); on a writer thread, hand it over and return
+    /// any error the thread met on an earlier batch.
+    pub fn write(&mut self, samples: Samples, capture: Option<&str>) -> io::Result<()> {
+        if samples.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Self::Here(writer) => writer.write(&samples, capture),
+            Self::Thread(thread) => thread.send((samples, capture.map(Arc::from))),
+        }
+    }
+
+    /// Everything written and finished: the outcome.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Self::Here(writer) => writer.finish(),
+            Self::Thread(thread) => thread.finish(),
         }
     }
 }

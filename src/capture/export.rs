@@ -191,6 +191,20 @@ fn push_int(line: &mut Vec<u8>, v: impl itoa::Integer) {
     line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
+/// CSV text to a writer, batch by batch ([`write_csv`]), flushed at the end: what
+/// `rttlab samples` writes, here or on a writer thread ([`super::background::SampleSink`]).
+pub struct CsvRows<W: Write + Send + 'static>(pub W);
+
+impl<W: Write + Send + 'static> super::background::SampleWriter for CsvRows<W> {
+    fn write(&mut self, samples: &Samples, capture: Option<&str>) -> io::Result<()> {
+        write_csv(&mut self.0, samples, capture)
+    }
+
+    fn finish(mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// The rows of one batch as CSV, exactly as pandas writes the DataFrame with
 /// `float_format="%.9f"` (Rust's `{:.9}` and C's `%.9f` both round the exact binary value
 /// correctly, so the digits agree; [`push_secs`] takes the integer shortcut where it is exact).

@@ -21,14 +21,13 @@ use std::io::{self, BufWriter};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use super::background::Background;
+use super::background::{SampleSink, SampleWriter};
 use super::{export, Samples};
 
 /// Sample columns stored dictionary-encoded (few distinct values).
@@ -38,19 +37,13 @@ pub const DICTIONARY_COLUMNS: [&str; 3] = ["capture", "direction", "method"];
 /// `DELTA_BINARY_PACKED`).
 pub const DELTA_COLUMNS: [&str; 5] = ["conn", "seq_start", "seq_end", "frame", "ref_frame"];
 
-type Writer = ArrowWriter<BufWriter<File>>;
+/// The Parquet file's writer, batch by batch.
+struct Rows(ArrowWriter<BufWriter<File>>);
 
 /// A Parquet file of samples being written, batch by batch.
 pub struct SampleParquet {
-    sink: Sink,
+    sink: SampleSink<Rows>,
     rows: u64,
-}
-
-enum Sink {
-    /// Encoded on the caller's thread.
-    Here(Box<Writer>),
-    /// Encoded on a writer thread.
-    Thread(Background<(Samples, Option<Arc<str>>)>),
 }
 
 /// A write error as the I/O error underneath when there is one (errno kept: "No space left on
@@ -76,23 +69,21 @@ fn properties() -> WriterProperties {
     props.build()
 }
 
-/// Append one batch as its own row group (nothing for an empty batch).
-fn write_batch(writer: &mut Writer, batch: &RecordBatch) -> io::Result<()> {
-    if batch.num_rows() == 0 {
-        return Ok(());
+impl SampleWriter for Rows {
+    /// One batch as its own row group: the encoded group leaves memory at once instead of up to
+    /// a million rows being buffered.
+    fn write(&mut self, samples: &Samples, capture: Option<&str>) -> io::Result<()> {
+        self.0.write(&export::record_batch(samples, capture)).map_err(io_error)?;
+        self.0.flush().map_err(io_error)
     }
-    writer.write(batch).map_err(io_error)?;
-    // One row group per batch: the encoded group leaves memory at once instead of up to a
-    // million rows being buffered.
-    writer.flush().map_err(io_error)
-}
 
-/// Write the footer and flush the file to the OS.
-fn finish(mut writer: Writer) -> io::Result<()> {
-    writer.finish().map_err(io_error)?;
-    // The footer sits in the buffer: flush it here, where an error is seen (a dropped
-    // BufWriter swallows it).
-    io::Write::flush(writer.inner_mut())
+    /// Write the footer and flush the file to the OS.
+    fn finish(mut self) -> io::Result<()> {
+        self.0.finish().map_err(io_error)?;
+        // The footer sits in the buffer: flush it here, where an error is seen (a dropped
+        // BufWriter swallows it).
+        io::Write::flush(self.0.inner_mut())
+    }
 }
 
 impl SampleParquet {
@@ -102,32 +93,15 @@ impl SampleParquet {
         let file = File::create(path)?;
         let schema = Arc::new(export::schema(with_capture));
         let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties())).map_err(io_error)?;
-        let sink = if background {
-            let mut writer = writer;
-            Sink::Thread(Background::spawn("rttlab-parquet", move |batches: std::sync::mpsc::Receiver<(Samples, Option<Arc<str>>)>| {
-                for (samples, capture) in batches {
-                    write_batch(&mut writer, &export::record_batch(&samples, capture.as_deref()))?;
-                }
-                finish(writer)
-            })?)
-        } else {
-            Sink::Here(Box::new(writer))
-        };
-        Ok(Self { sink, rows: 0 })
+        Ok(Self { sink: SampleSink::new(Rows(writer), background, "rttlab-parquet")?, rows: 0 })
     }
 
     /// Append one batch of samples as its own row group (nothing for an empty batch), with
     /// `capture` in every row of the `capture` column when the file has one. With a writer
     /// thread, an error it met on an earlier batch is returned here.
     pub fn write(&mut self, samples: Samples, capture: Option<&str>) -> io::Result<()> {
-        if samples.is_empty() {
-            return Ok(());
-        }
         let rows = samples.len() as u64;
-        match &mut self.sink {
-            Sink::Here(writer) => write_batch(writer, &export::record_batch(&samples, capture))?,
-            Sink::Thread(thread) => thread.send((samples, capture.map(Arc::from)))?,
-        }
+        self.sink.write(samples, capture)?;
         self.rows += rows;
         Ok(())
     }
@@ -139,10 +113,7 @@ impl SampleParquet {
 
     /// Write the footer and flush the file to the OS; returns the rows written.
     pub fn close(self) -> io::Result<u64> {
-        match self.sink {
-            Sink::Here(writer) => finish(*writer)?,
-            Sink::Thread(thread) => thread.finish()?,
-        }
+        self.sink.finish()?;
         Ok(self.rows)
     }
 }
@@ -151,6 +122,7 @@ impl SampleParquet {
 mod tests {
     use super::*;
     use crate::capture::{Method, Samples};
+    use arrow_array::RecordBatch;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
     fn rows(n: usize) -> Samples {
