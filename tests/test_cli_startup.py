@@ -19,7 +19,7 @@ def imported_by(code: str) -> set[str]:
 
 
 def test_the_top_level_help_imports_no_heavy_library():
-    code = "import contextlib, io\nfrom rttlab.cli.main import app\nwith contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    app(['--help'])"
+    code = "import contextlib, io\nfrom rttlab.cli.app import app\nwith contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    app(['--help'])"
     assert imported_by(code) == set()
 
 
@@ -38,7 +38,7 @@ def test_import_rttlab_is_lazy_and_the_public_api_still_works(tmp_path):
 
 
 def test_the_listed_summaries_are_the_commands_own_first_lines():
-    from rttlab.cli.main import COMMANDS, load_command
+    from rttlab.cli.app import COMMANDS, load_command
 
     for name, (_, summary) in COMMANDS.items():
         first = (load_command(name).help or "").strip().splitlines()[0]

@@ -4,7 +4,10 @@ Both stream: samples leave the Rust core in batches and are written batch by bat
 or JSON lines), and ``flows`` never builds the sample table at all, so memory stays bounded
 whatever the capture's length. CSV, Parquet and ``flows --json`` are written by the core itself
 (no NumPy, pandas or pyarrow import); pandas is imported only for JSON lines, ``--path`` and
-the flows table."""
+the flows table.
+
+`flows` and `samples` are plain functions; `register` wraps them in typer commands with their
+options and help, and `rttlab.cli.direct` calls them for plain argument lists without typer."""
 
 from __future__ import annotations
 
@@ -14,12 +17,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import typer
-
 from rttlab.cli.common import clean, fail
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
+    import typer
 
 FLOWS_SCHEMA = "rttlab.flows/1"
 
@@ -110,15 +114,19 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
     """Each capture's core summary (`_core.CaptureSummary`: connections, counters, warnings, kept
     in Rust; no NumPy array or DataFrame), read in parallel (one file per core: the Rust core
     releases the GIL), the samples dropped inside the core; warnings go to stderr."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from rttlab import _core
 
     _check(captures)
     _check_threads(threads)
     streams = [_core.CaptureStream(str(c), False, True, _threads(threads, c, len(captures))) for c in captures]
-    with _busy(captures, quiet), ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
-        results = list(pool.map(lambda s: s.summary(), streams))
+    with _busy(captures, quiet):
+        if len(streams) == 1:
+            results = [streams[0].summary()]  # no pool (its import, with logging, costs ~8 ms)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=max(1, min(len(streams), _cores()))) as pool:
+                results = list(pool.map(lambda s: s.summary(), streams))
     for capture, summary in zip(captures, results):
         _warn(capture, summary.warnings())
     return results
@@ -131,11 +139,7 @@ def _ms(v: Any) -> str:
 THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 16 MB or more when 2 cores per file are free, else 1."
 
 
-def flows(
-    captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
-    threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
-) -> None:
+def flows(captures: list[Path], as_json: bool = False, threads: int | None = None) -> None:
     """List the TCP connections of a capture: endpoints, traffic each way, retransmissions,
     SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
     middle) and which sample method gives the path RTT there.
@@ -276,13 +280,13 @@ class _SampleWriter:
 
 
 def samples(
-    captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),
-    output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv, FILE.parquet or FILE.jsonl (JSON lines) instead of printing CSV."),
-    method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
-    flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
-    include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
-    path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
-    threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
+    captures: list[Path],
+    output: Path | None = None,
+    method: str = "all",
+    flow: Sequence[int] = (),
+    include_ambiguous: bool = False,
+    path: bool = False,
+    threads: int | None = None,
 ) -> None:
     """Write the RTT samples of a capture, one row per sample: conn, direction, time (s),
     rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame, idle_echo.
@@ -291,6 +295,7 @@ def samples(
     each connection's summary first and holds the samples in memory).
     `rttlab samples CAP --path --flow ID -o s.csv` then `rttlab evaluate s.csv` scores the
     estimators on one connection's path RTT."""
+    flow = list(flow)
     if method not in (*METHODS, "all"):
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
     if output is not None and output.suffix.lower() not in SAMPLE_FORMATS:
@@ -393,5 +398,29 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
 
 
 def register(app: typer.Typer) -> None:
-    app.command("flows")(flows)
-    app.command("samples")(samples)
+    """The commands as typer sees them: each option with its help, calling the plain function
+    (whose docstring is the command's help)."""
+    import typer
+
+    def flows_command(
+        captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
+        as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
+        threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
+    ) -> None:
+        flows(captures, as_json, threads)
+
+    def samples_command(
+        captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),
+        output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv, FILE.parquet or FILE.jsonl (JSON lines) instead of printing CSV."),
+        method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
+        flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
+        include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
+        path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
+        threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
+    ) -> None:
+        samples(captures, output, method, flow, include_ambiguous, path, threads)
+
+    flows_command.__doc__ = flows.__doc__
+    samples_command.__doc__ = samples.__doc__
+    app.command("flows")(flows_command)
+    app.command("samples")(samples_command)

@@ -1,181 +1,13 @@
-"""Entry point: ``rttlab COMMAND ...``. Each command group lives in its own module, imported only
-when that command runs: ``rttlab --help`` loads neither NumPy, pandas, pyarrow nor matplotlib."""
+"""Entry point: ``rttlab COMMAND ...``. A plain argument list of a capture command runs at once
+(`rttlab.cli.direct`); every other goes to the typer application (`rttlab.cli.app`), which
+imports each command only when it runs."""
 
 from __future__ import annotations
 
 import errno
-import importlib
 import os
 import signal
 import sys
-
-from typing import TYPE_CHECKING
-
-import typer
-from typer.core import TyperGroup
-
-if TYPE_CHECKING:
-    # Annotations only: typer carries its own click, and importing the click package costs
-    # ~30 ms of every command's start.
-    import click
-
-#: Command → (module that registers it, the one-line summary `rttlab --help` lists). The summary
-#: is the first line of the command's own docstring (tests/test_cli_startup.py checks they agree),
-#: written here so that listing the commands imports none of them.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "estimators": ("rttlab.cli.estimators", "List the estimators (names as used by --estimators and scenario files) with every"),
-    "evaluate": ("rttlab.cli.evaluate", "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run."),
-    "flows": ("rttlab.cli.capture", "List the TCP connections of a capture: endpoints, traffic each way, retransmissions,"),
-    "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture, one row per sample: conn, direction, time (s),"),
-    "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
-    "components": ("rttlab.cli.components", "List the simulator's components by family (queues, error models, applications,"),
-    "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
-    "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
-    "reproduce": ("rttlab.cli.reproduce", "Run a reproduction's sweep (resuming what its store already holds), then print each point's"),
-    "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
-    "report": ("rttlab.cli.report", "One HTML file, no external resources: per sweep the parameters, versions, a table of means"),
-}
-
-
-def load_command(name: str) -> click.Command:
-    """Import the command's module and build its click command (what typer would have built)."""
-    module = importlib.import_module(COMMANDS[name][0])
-    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich")
-    module.register(sub)
-    _plain_coercion()
-    return typer.main.get_group(sub).commands[name]
-
-
-_PLAIN_INSTALLED = False
-
-
-def _plain_coercion() -> None:
-    """Convert plain parameters (bool, str, int, float, Path and lists of them, with no bounds,
-    parser or choices) without pydantic: typer ≥ 0.2x builds a pydantic TypeAdapter per
-    parameter (`--help` included), and importing pydantic costs ~0.13 s of every run — more than
-    the rest of the start-up. Values and error messages are pydantic's for what a command line
-    can hold (an int from a decimal string; "Input should be a valid integer, unable to parse
-    string as an integer"). Any other parameter, or a typer whose internals differ, keeps typer's
-    own conversion."""
-    global _PLAIN_INSTALLED
-    if _PLAIN_INSTALLED:
-        return
-    _PLAIN_INSTALLED = True
-    try:
-        from typer._click.exceptions import BadParameter
-        from typer._coercion import RuntimeParam
-        from typer._param_types import coerce_cli_path
-        from typer.core import _TyperParameter
-    except ImportError:
-        return
-    from dataclasses import dataclass
-    from pathlib import Path
-    from typing import Any, get_args, get_origin
-
-    numbers = {int: ("integer", "an integer", int), float: ("number", "a number", float)}
-    # pydantic's lax bool strings.
-    truths = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True, "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
-
-    @dataclass(frozen=True)
-    class Plain(RuntimeParam):  # type: ignore[misc]
-        leaf: Any = None
-
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            if isinstance(value, (list, tuple)):
-                return [self._one(v, param, ctx) for v in value]
-            return self._one(value, param, ctx)
-
-        def _one(self, value: Any, param: Any, ctx: Any) -> Any:
-            if self.leaf is str:
-                return value if isinstance(value, str) else str(value)
-            if self.leaf is Path:
-                return coerce_cli_path(value if isinstance(value, Path) else Path(value), self.parameter_info, path_type=Path, param=param, ctx=ctx)
-            if self.leaf is bool:
-                if isinstance(value, bool):
-                    return value
-                text = str(value).strip().lower()
-                if text in truths or not text:
-                    return truths.get(text, False)
-                raise BadParameter("Input should be a valid boolean, unable to interpret input", ctx=ctx, param=param)
-            kind, article, convert = numbers[self.leaf]
-            if isinstance(value, convert) and not isinstance(value, bool):
-                return value
-            text = str(value).strip()
-            try:
-                if not text.isascii():  # pydantic reads ASCII digits only
-                    raise ValueError(text)
-                head, point, zeros = text.partition(".")
-                if convert is int and point and zeros and not zeros.strip("0"):
-                    text = head  # pydantic takes "3.0" as the integer 3 (but not "1e3")
-                return convert(text)
-            except ValueError:
-                raise BadParameter(f"Input should be a valid {kind}, unable to parse string as {article}", ctx=ctx, param=param) from None
-
-    def plain(param: Any) -> Any:
-        desc = getattr(param, "type_descriptor", None)
-        info = getattr(desc, "parameter_info", None)
-        if desc is None or info is None:
-            return None
-        annotation = desc.annotation
-        if get_origin(annotation) is list and len(get_args(annotation)) == 1:
-            annotation = get_args(annotation)[0]
-        bounded = any(getattr(info, attr, None) is not None for attr in ("parser", "min", "max")) or getattr(info, "clamp", False)
-        if annotation not in (bool, str, int, float, Path) or bounded or desc.is_file or desc.is_choice:
-            return None
-        return Plain(parameter_info=info, annotation=desc.annotation, leaf=annotation)
-
-    original = _TyperParameter.get_runtime_param
-
-    def get_runtime_param(self: Any) -> Any:
-        if getattr(self, "_runtime_param", 0) is None:
-            try:
-                self._runtime_param = plain(self)
-            except Exception:  # typer's internals moved: its own conversion
-                self._runtime_param = None
-        return original(self)
-
-    _TyperParameter.get_runtime_param = get_runtime_param
-
-
-class LazyGroup(TyperGroup):
-    """A typer group whose commands are imported on first use; the top-level help lists them from
-    :data:`COMMANDS` without importing any."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return load_command(cmd_name) if cmd_name in COMMANDS else None
-
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Plain help for the command list, written here: typer's rich help costs ~0.1 s of
-        # imports (rich, markdown-it) that `rttlab --help` need not pay, and borrowing click's
-        # Group.format_help breaks whenever typer's vendored click and click itself drift apart
-        # (click 8.5 added format_arguments). Each command's own help stays rich.
-        self.format_usage(ctx, formatter)
-        self.format_help_text(ctx, formatter)
-        options = [record for param in self.get_params(ctx) if (record := param.get_help_record(ctx))]
-        if options:
-            with formatter.section("Options"):
-                formatter.write_dl(options)
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
-
-
-app = typer.Typer(
-    name="rttlab",
-    cls=LazyGroup,
-    help="Which RTT estimator, RTO and loss response should my stack use, and what does each cost?",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
-
-
-@app.callback()
-def _root() -> None:
-    """Which RTT estimator, RTO and loss response should my stack use, and what does each cost?"""
 
 
 def _error(message: str) -> None:
@@ -212,16 +44,22 @@ def main() -> None:
     SIGPIPE: quietly, status 0); an output error (disk full, unwritable path) is one line naming
     the path and exit status 1."""
     from rttlab._core import InputError, ParameterError, ScenarioError
+    from rttlab.cli import direct
     from rttlab.cli.common import CliError
 
-    _plain_coercion()
+    call = direct.read(sys.argv[1:])
     if hasattr(signal, "SIGPIPE"):
         # As every Unix filter does: a reader that closes the pipe (`| head -1`) ends the
         # program by SIGPIPE (status 141 in the shell), silently, instead of an exception.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
         try:
-            app()
+            if call is not None:
+                call()
+            else:
+                from rttlab.cli.app import app
+
+                app()
         finally:
             # Output buffered for stdout fails here on a full disk (`> /dev/full`), inside
             # the handlers below rather than at interpreter exit.

@@ -1,0 +1,111 @@
+"""Plain argument lists of the capture commands, read without typer.
+
+Importing typer (its vendored click, `inspect`, its coercion machinery) costs ≈ 55 ms, a sixth of
+`rttlab samples` on a 1 GB capture with two cores (BENCHMARKS.md, issue 15), and these commands
+are the ones run on big captures by scripts and benchmarks. So `read` takes an argument list of
+`rttlab flows` or `rttlab samples` made only of capture paths and the commands' own options, in
+the forms click reads (``--opt value``, ``--opt=value``, ``-o value``, in any order), and returns
+the call typer would have made. Anything else — ``--help``, an unknown or misspelt option,
+``-ofile``, ``--``, a value not converted here exactly as typer converts it (``--threads 2.0``,
+``--flow -1``), no capture named — gives None, and typer reads the whole list as before: its help
+and its error messages stay the only ones. tests/test_cli_direct.py checks that both readers
+make the same call for the same list and that the options here are the commands' options.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+#: How an option's value is read: a flag takes none; "int" and "ints" (repeatable) take ASCII
+#: digits only (typer would also take "+3", " 3", "3.0" or "3_0": those go to typer).
+FLAG, INT, INTS, TEXT, PATH = "flag", "int", "ints", "text", "path"
+
+
+class Command(NamedTuple):
+    function: str  #: attribute of rttlab.cli.capture called with (captures, **options)
+    options: dict[str, tuple[str, str]]  #: token → (parameter, kind)
+
+
+THREADS = ("threads", INT)
+
+COMMANDS: dict[str, Command] = {
+    "flows": Command("flows", {"--json": ("as_json", FLAG), "--threads": THREADS}),
+    "samples": Command(
+        "samples",
+        {
+            "--output": ("output", PATH),
+            "-o": ("output", PATH),
+            "--method": ("method", TEXT),
+            "-m": ("method", TEXT),
+            "--flow": ("flow", INTS),
+            "--include-ambiguous": ("include_ambiguous", FLAG),
+            "--path": ("path", FLAG),
+            "--threads": THREADS,
+        },
+    ),
+}
+
+
+def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
+    """(command, captures, options given) for a plain argument list, else None."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    known = COMMANDS[argv[0]].options
+    captures: list[Path] = []
+    options: dict[str, object] = {}
+    rest = iter(argv[1:])
+    for token in rest:
+        if not token.startswith("-"):
+            if not token:
+                return None
+            captures.append(Path(token))
+            continue
+        name, equals, value = token.partition("=")
+        entry = known.get(name)
+        if entry is None or (equals and not name.startswith("--")):
+            return None  # unknown, "--", "-", or "-o=x" (click reads the value "=x")
+        parameter, kind = entry
+        if kind == FLAG:
+            if equals:
+                return None
+            options[parameter] = True
+            continue
+        if not equals:
+            value = next(rest, None)
+            if value is None or value.startswith("-"):
+                return None
+        if not value:
+            return None
+        if kind in (INT, INTS):
+            if not (value.isascii() and value.isdigit()):
+                return None
+            number = int(value)
+            if kind == INTS:
+                options.setdefault(parameter, [])
+                options[parameter].append(number)  # type: ignore[union-attr]
+            else:
+                options[parameter] = number
+        else:
+            options[parameter] = Path(value) if kind == PATH else value
+    if not captures:
+        return None
+    return argv[0], captures, options
+
+
+def read(argv: list[str]) -> Callable[[], None] | None:
+    """The command call for a plain argument list (see the module's doc), else None."""
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    name, captures, options = parsed
+
+    def call() -> None:
+        from rttlab.cli import capture
+
+        getattr(capture, COMMANDS[name].function)(captures, **options)
+
+    return call
