@@ -106,6 +106,11 @@ impl SampleParquet {
         Ok(())
     }
 
+    /// A batch already written, if one is back (see [`SampleSink::spare`]).
+    pub fn spare(&mut self) -> Option<Samples> {
+        self.sink.spare()
+    }
+
     /// Rows written so far.
     pub fn rows(&self) -> u64 {
         self.rows
