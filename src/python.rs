@@ -333,6 +333,9 @@ impl CaptureStream {
                 let batch = filter.apply(batch);
                 written += batch.len() as u64;
                 csv.write(batch, capture.as_deref()).map_err(os_error)?;
+                while let Some(spare) = csv.spare() {
+                    stream.recycle(spare);
+                }
                 Ok(true)
             })?;
             if !step {
@@ -362,6 +365,9 @@ impl CaptureStream {
                 if !batch.is_empty() {
                     written += batch.len() as u64;
                     file.write(batch, capture.as_deref()).map_err(os_error)?;
+                    while let Some(spare) = file.spare() {
+                        stream.recycle(spare);
+                    }
                 }
                 Ok(true)
             })?;

@@ -68,23 +68,33 @@ pub trait SampleWriter: Send + 'static {
 }
 
 /// A [`SampleWriter`] run here or on a writer thread of its own: the same output either way.
+/// Written batches come back ([`SampleSink::spare`]) for the caller to fill again
+/// ([`super::Stream::recycle`]) instead of allocating every batch afresh.
 pub enum SampleSink<W: SampleWriter> {
-    Here(W),
-    Thread(Background<(Samples, Option<Arc<str>>)>),
+    Here(W, Option<Samples>),
+    Thread(Background<(Samples, Option<Arc<str>>)>, Receiver<Samples>),
 }
+
+/// Written batches the writer thread hands back at most (more are dropped there): about what
+/// is in flight, so nothing piles up when the caller takes none.
+const RETURNED: usize = QUEUED + 2;
 
 impl<W: SampleWriter> SampleSink<W> {
     /// `writer` on this thread, or on thread `name` when `background`.
     pub fn new(mut writer: W, background: bool, name: &str) -> io::Result<Self> {
         if !background {
-            return Ok(Self::Here(writer));
+            return Ok(Self::Here(writer, None));
         }
-        Ok(Self::Thread(Background::spawn(name, move |batches: Receiver<(Samples, Option<Arc<str>>)>| {
+        let (back, returned) = sync_channel(RETURNED);
+        let thread = Background::spawn(name, move |batches: Receiver<(Samples, Option<Arc<str>>)>| {
             for (samples, capture) in batches {
                 writer.write(&samples, capture.as_deref())?;
+                // Full (the caller takes none) or closed: the batch is simply dropped.
+                let _ = back.try_send(samples);
             }
             writer.finish()
-        })?))
+        })?;
+        Ok(Self::Thread(thread, returned))
     }
 
     /// Write one batch (nothing for an empty one); on a writer thread, hand it over and return
@@ -94,16 +104,29 @@ impl<W: SampleWriter> SampleSink<W> {
             return Ok(());
         }
         match self {
-            Self::Here(writer) => writer.write(&samples, capture),
-            Self::Thread(thread) => thread.send((samples, capture.map(Arc::from))),
+            Self::Here(writer, spare) => {
+                writer.write(&samples, capture)?;
+                *spare = Some(samples);
+                Ok(())
+            }
+            Self::Thread(thread, _) => thread.send((samples, capture.map(Arc::from))),
+        }
+    }
+
+    /// A batch already written, if one is back: its columns (rows and all) are the caller's
+    /// to reuse.
+    pub fn spare(&mut self) -> Option<Samples> {
+        match self {
+            Self::Here(_, spare) => spare.take(),
+            Self::Thread(_, returned) => returned.try_recv().ok(),
         }
     }
 
     /// Everything written and finished: the outcome.
     pub fn finish(self) -> io::Result<()> {
         match self {
-            Self::Here(writer) => writer.finish(),
-            Self::Thread(thread) => thread.finish(),
+            Self::Here(writer, _) => writer.finish(),
+            Self::Thread(thread, _) => thread.finish(),
         }
     }
 }
@@ -129,6 +152,52 @@ mod tests {
         }
         w.finish().unwrap();
         assert_eq!(*seen.lock().unwrap(), (0..100).collect::<Vec<_>>());
+    }
+
+    /// Writes nothing; counts the rows it was given.
+    struct Count(Arc<Mutex<usize>>);
+
+    impl SampleWriter for Count {
+        fn write(&mut self, samples: &Samples, _: Option<&str>) -> io::Result<()> {
+            *self.0.lock().unwrap() += samples.len();
+            Ok(())
+        }
+
+        fn finish(self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn written_batches_come_back_with_their_room_here_and_from_a_writer_thread() {
+        let rows = |n: usize| {
+            let mut s = Samples::default();
+            for i in 0..n {
+                s.push(i as u32, 0, 0, 1, crate::capture::Method::Seq, false, false, (0, 1), 1, 0);
+            }
+            s
+        };
+        for background in [false, true] {
+            let seen = Arc::new(Mutex::new(0));
+            let mut sink = SampleSink::new(Count(Arc::clone(&seen)), background, "test-writer").unwrap();
+            let mut back = Vec::new();
+            for _ in 0..50 {
+                sink.write(rows(1000), None).unwrap();
+                back.extend(std::iter::from_fn(|| sink.spare()));
+            }
+            sink.finish().unwrap();
+            assert_eq!(*seen.lock().unwrap(), 50_000);
+            // A writer thread keeps only a few batches for a caller that takes none.
+            assert!(!back.is_empty() && back.len() <= 50, "background {background}: {}", back.len());
+            assert!(back.iter().all(|b| b.len() == 1000 && b.conn.capacity() >= 1000));
+        }
+        let mut idle = SampleSink::new(Count(Arc::new(Mutex::new(0))), true, "test-writer").unwrap();
+        for _ in 0..50 {
+            idle.write(rows(10), None).unwrap();
+        }
+        let SampleSink::Thread(thread, returned) = idle else { panic!("a writer thread") };
+        thread.finish().unwrap();
+        assert!(returned.try_iter().count() <= RETURNED);
     }
 
     #[test]

@@ -178,6 +178,41 @@ impl Samples {
         }
     }
 
+    /// No rows; the columns keep their room (a batch handed back for reuse, [`Stream::recycle`]).
+    pub fn clear(&mut self) {
+        self.drain_front(self.len());
+    }
+
+    /// Append rows `from..` of `other`.
+    fn extend_from(&mut self, other: &Samples, from: usize) {
+        self.conn.extend_from_slice(&other.conn[from..]);
+        self.dir.extend_from_slice(&other.dir[from..]);
+        self.time.extend_from_slice(&other.time[from..]);
+        self.rtt.extend_from_slice(&other.rtt[from..]);
+        self.method.extend_from_slice(&other.method[from..]);
+        self.ambiguous.extend_from_slice(&other.ambiguous[from..]);
+        self.idle_echo.extend_from_slice(&other.idle_echo[from..]);
+        self.seq_start.extend_from_slice(&other.seq_start[from..]);
+        self.seq_end.extend_from_slice(&other.seq_end[from..]);
+        self.frame.extend_from_slice(&other.frame[from..]);
+        self.ref_frame.extend_from_slice(&other.ref_frame[from..]);
+    }
+
+    /// Keep rows `..n`.
+    fn truncate(&mut self, n: usize) {
+        self.conn.truncate(n);
+        self.dir.truncate(n);
+        self.time.truncate(n);
+        self.rtt.truncate(n);
+        self.method.truncate(n);
+        self.ambiguous.truncate(n);
+        self.idle_echo.truncate(n);
+        self.seq_start.truncate(n);
+        self.seq_end.truncate(n);
+        self.frame.truncate(n);
+        self.ref_frame.truncate(n);
+    }
+
     /// Forget rows `..n`.
     pub(crate) fn drain_front(&mut self, n: usize) {
         self.conn.drain(..n);
@@ -380,7 +415,12 @@ pub struct Stream {
     done: bool,
     /// Rows read but not yet handed out (a batch's overshoot).
     out: Samples,
+    /// Emptied batches handed back ([`Stream::recycle`]), reused for the next batches' rows.
+    spare: Vec<Samples>,
 }
+
+/// Emptied batches kept for reuse: a writer thread holds at most a few batches at once.
+const SPARE: usize = 4;
 
 enum Source {
     /// A regular file, mapped; one thread.
@@ -494,7 +534,7 @@ impl Stream {
             None if threads >= 2 => Source::Thread(Reading::start(Input::File(file), path, tracker)?),
             None => Source::Inline(Inline { tracker, file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false }),
         };
-        Ok(Self { source, done: false, out: Samples::default() })
+        Ok(Self { source, done: false, out: Samples::default(), spare: Vec::new() })
     }
 
     /// [`Stream::open_threads`] with two threads.
@@ -507,13 +547,30 @@ impl Stream {
     pub fn next_batch(&mut self, rows: usize) -> Result<Option<Samples>, CaptureError> {
         let rows = rows.max(1);
         if !self.done && self.out.len() < rows {
-            let want = rows - self.out.len();
             let done = &mut self.done;
-            let tracker = match &mut self.source {
-                Source::Mapped(m) => m.fill(want, done).map(|()| &mut m.tracker)?,
-                Source::Inline(inline) => inline.fill(want, done).map(|()| &mut inline.tracker)?,
-                Source::Thread(reading) => reading.fill(want, done).map(|()| &mut reading.tracker)?,
+            // The tracker appends its rows to `out` itself (no copy of a batch's columns).
+            let out = std::mem::take(&mut self.out);
+            let filled = match &mut self.source {
+                Source::Mapped(m) => {
+                    m.tracker.lend_samples(out);
+                    let filled = m.fill(rows, done);
+                    self.out = m.tracker.return_samples();
+                    filled
+                }
+                Source::Inline(inline) => {
+                    inline.tracker.lend_samples(out);
+                    let filled = inline.fill(rows, done);
+                    self.out = inline.tracker.return_samples();
+                    filled
+                }
+                Source::Thread(reading) => {
+                    reading.tracker.lend_samples(out);
+                    let filled = reading.fill(rows, done);
+                    self.out = reading.tracker.return_samples();
+                    filled
+                }
                 Source::Sharded(sharded) => {
+                    self.out = out;
                     // Room for the whole batch at once (not grown by doubling), when it is a
                     // batch and not "everything".
                     if rows <= 1 << 22 && self.out.conn.capacity() < rows {
@@ -525,9 +582,19 @@ impl Stream {
                     return Ok(self.cut(rows));
                 }
             };
-            parallel::append(&mut self.out, tracker.take_samples());
+            filled?;
         }
         Ok(self.cut(rows))
+    }
+
+    /// Hand back a batch this stream gave out, once its rows are used: its columns' room holds
+    /// later batches (a batch of the benchmark capture is ≈ 3 MB: allocating each afresh costs
+    /// page faults here and unmapping where it is dropped).
+    pub fn recycle(&mut self, mut batch: Samples) {
+        if self.spare.len() < SPARE {
+            batch.clear();
+            self.spare.push(batch);
+        }
     }
 
     /// Read to the end keeping no sample rows (the summaries are all the caller wants): returns
@@ -562,10 +629,15 @@ impl Stream {
         if self.out.is_empty() && self.done {
             return None;
         }
+        let spare = self.spare.pop();
         if self.out.len() <= rows {
-            return Some(std::mem::take(&mut self.out));
+            return Some(std::mem::replace(&mut self.out, spare.unwrap_or_default()));
         }
-        let rest = self.out.split_off(rows);
+        // The rows after the batch move to a spare batch (or to new columns with room for a
+        // batch like this one): the batch keeps its columns.
+        let mut rest = spare.unwrap_or_else(|| Samples::with_capacity(self.out.len()));
+        rest.extend_from(&self.out, rows);
+        self.out.truncate(rows);
         Some(std::mem::replace(&mut self.out, rest))
     }
 

@@ -882,6 +882,11 @@ fn a_resend_of_a_resend_is_a_second_attempt_timed_from_the_first_resend_and_dupa
 /// Every sample (in batches of `rows`, each of exactly `rows` but the last) and the final
 /// analysis of a stream on `threads` threads; `mapped` false reads through `read` as a pipe is.
 fn stream_all(path: &std::path::Path, threads: usize, mapped: bool, rows: usize, cfg: &Config) -> Result<(Samples, Analysis), CaptureError> {
+    stream_all_recycling(path, threads, mapped, rows, cfg, false)
+}
+
+/// [`stream_all`], handing each batch back to the stream for reuse once read when `recycle`.
+fn stream_all_recycling(path: &std::path::Path, threads: usize, mapped: bool, rows: usize, cfg: &Config, recycle: bool) -> Result<(Samples, Analysis), CaptureError> {
     let mut stream = Stream::open_with(path, cfg, threads, mapped)?;
     let mut all = Samples::default();
     let mut short = false;
@@ -890,6 +895,9 @@ fn stream_all(path: &std::path::Path, threads: usize, mapped: bool, rows: usize,
         short = b.len() < rows;
         for i in 0..b.len() {
             all.push(b.conn[i], b.dir[i], b.time[i], b.rtt[i], b.method[i], b.ambiguous[i], b.idle_echo[i], (b.seq_start[i], b.seq_end[i]), b.frame[i], b.ref_frame[i]);
+        }
+        if recycle {
+            stream.recycle(b);
         }
     }
     Ok((all, stream.finish()))
@@ -902,9 +910,10 @@ fn assert_same(path: &std::path::Path, rows: usize) {
     // shard must keep) and port pairs reused.
     for cfg in [Config { include_ambiguous: true, ..Config::default() }, Config { idle_split: 20 * MS, ..Config::default() }] {
         let (s1, a1) = stream_all(path, 1, true, rows, &cfg).unwrap();
-        for (threads, mapped) in [(2, true), (3, true), (4, true), (1, false), (2, false)] {
-            let (s2, a2) = stream_all(path, threads, mapped, rows, &cfg).unwrap();
-            let name = format!("{} threads={threads} mapped={mapped} idle_split={}", path.display(), cfg.idle_split);
+        // Batches handed back for reuse (as the writers do) change nothing either.
+        for (threads, mapped, recycle) in [(2, true, false), (3, true, false), (4, true, false), (1, false, false), (2, false, false), (1, true, true), (2, true, true), (3, true, true), (2, false, true)] {
+            let (s2, a2) = stream_all_recycling(path, threads, mapped, rows, &cfg, recycle).unwrap();
+            let name = format!("{} threads={threads} mapped={mapped} recycle={recycle} idle_split={}", path.display(), cfg.idle_split);
             assert_eq!(s1, s2, "{name}: samples");
             assert_eq!(a1.connections, a2.connections, "{name}: connections");
             assert_eq!(a1.counters, a2.counters, "{name}: counters");

@@ -987,6 +987,22 @@ impl Tracker {
         std::mem::replace(&mut self.samples, Samples::with_capacity(rows))
     }
 
+    /// Rows from now on are appended to `out`, after its own (the tracker's pending rows first
+    /// go there too); [`Tracker::return_samples`] hands it back with them.
+    pub(crate) fn lend_samples(&mut self, mut out: Samples) {
+        if !self.samples.is_empty() {
+            super::parallel::append(&mut out, std::mem::take(&mut self.samples));
+        }
+        self.samples = out;
+    }
+
+    /// Every pending row, in the columns lent last ([`Tracker::lend_samples`]); the tracker keeps
+    /// empty columns without room.
+    pub(crate) fn return_samples(&mut self) -> Samples {
+        self.flush_rows();
+        std::mem::take(&mut self.samples)
+    }
+
     /// Every retransmission seen, in capture order, with the evidence gathered so far on whether
     /// it was needed (super::loss); call after the last frame.
     pub fn take_retransmissions(&mut self) -> Vec<Retransmission> {
