@@ -548,29 +548,11 @@ impl Stream {
         let rows = rows.max(1);
         if !self.done && self.out.len() < rows {
             let done = &mut self.done;
-            // The tracker appends its rows to `out` itself (no copy of a batch's columns).
-            let out = std::mem::take(&mut self.out);
             let filled = match &mut self.source {
-                Source::Mapped(m) => {
-                    m.tracker.lend_samples(out);
-                    let filled = m.fill(rows, done);
-                    self.out = m.tracker.return_samples();
-                    filled
-                }
-                Source::Inline(inline) => {
-                    inline.tracker.lend_samples(out);
-                    let filled = inline.fill(rows, done);
-                    self.out = inline.tracker.return_samples();
-                    filled
-                }
-                Source::Thread(reading) => {
-                    reading.tracker.lend_samples(out);
-                    let filled = reading.fill(rows, done);
-                    self.out = reading.tracker.return_samples();
-                    filled
-                }
+                Source::Mapped(m) => fill_into(m, &mut self.out, rows, done),
+                Source::Inline(inline) => fill_into(inline, &mut self.out, rows, done),
+                Source::Thread(reading) => fill_into(reading, &mut self.out, rows, done),
                 Source::Sharded(sharded) => {
-                    self.out = out;
                     // Room for the whole batch at once (not grown by doubling), when it is a
                     // batch and not "everything".
                     if rows <= 1 << 22 && self.out.conn.capacity() < rows {
@@ -660,6 +642,35 @@ impl Stream {
         parallel::append(&mut samples, rest);
         Analysis { samples, connections, counters, retransmissions, read, start_ns }
     }
+}
+
+/// A source parsed by one tracker on the caller's thread ([`Mapped`], [`Inline`], [`Reading`]).
+trait Tracked {
+    fn tracker(&mut self) -> &mut track::Tracker;
+    /// Parse on until the tracker holds `rows` samples or the input ends.
+    fn fill_rows(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError>;
+}
+
+macro_rules! tracked {
+    ($($source:ty),*) => {$(
+        impl Tracked for $source {
+            fn tracker(&mut self) -> &mut track::Tracker {
+                &mut self.tracker
+            }
+            fn fill_rows(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+                self.fill(rows, done)
+            }
+        }
+    )*};
+}
+tracked!(Mapped, Inline, Reading);
+
+/// Parse on with the tracker appending its rows to `out` itself (no copy of a batch's columns).
+fn fill_into(source: &mut impl Tracked, out: &mut Samples, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+    source.tracker().lend_samples(std::mem::take(out));
+    let filled = source.fill_rows(rows, done);
+    *out = source.tracker().return_samples();
+    filled
 }
 
 impl Mapped {
