@@ -161,23 +161,6 @@ impl Samples {
         }
     }
 
-    /// Rows `at..` as their own columns; `self` keeps rows `..at`.
-    pub fn split_off(&mut self, at: usize) -> Samples {
-        Samples {
-            conn: self.conn.split_off(at),
-            dir: self.dir.split_off(at),
-            time: self.time.split_off(at),
-            rtt: self.rtt.split_off(at),
-            method: self.method.split_off(at),
-            ambiguous: self.ambiguous.split_off(at),
-            idle_echo: self.idle_echo.split_off(at),
-            seq_start: self.seq_start.split_off(at),
-            seq_end: self.seq_end.split_off(at),
-            frame: self.frame.split_off(at),
-            ref_frame: self.ref_frame.split_off(at),
-        }
-    }
-
     /// No rows; the columns keep their room (a batch handed back for reuse, [`Stream::recycle`]).
     pub fn clear(&mut self) {
         self.drain_front(self.len());
