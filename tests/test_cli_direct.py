@@ -109,10 +109,10 @@ def test_the_direct_reader_knows_each_commands_options_and_no_other():
     kinds = {True: {direct.FLAG}, False: {direct.INT, direct.INTS, direct.TEXT, direct.PATH}}
     for name, spec in direct.COMMANDS.items():
         options = [p for p in load_command(name).params if p.param_type_name == "option"]
-        assert {o for p in options for o in (*p.opts, *p.secondary_opts)} == set(spec.options), name
+        assert {o for p in options for o in (*p.opts, *p.secondary_opts)} == set(spec), name
         for p in options:
             for token in p.opts:
-                parameter, kind = spec.options[token]
+                parameter, kind = spec[token]
                 assert parameter == p.name, token
                 assert kind in kinds[bool(p.is_flag)], token
                 assert (kind == direct.INTS) == p.multiple, token

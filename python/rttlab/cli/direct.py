@@ -15,7 +15,7 @@ make the same call for the same list and that the options here are the commands'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,29 +24,22 @@ if TYPE_CHECKING:
 #: digits only (typer would also take "+3", " 3", "3.0" or "3_0": those go to typer).
 FLAG, INT, INTS, TEXT, PATH = "flag", "int", "ints", "text", "path"
 
-
-class Command(NamedTuple):
-    function: str  #: attribute of rttlab.cli.capture called with (captures, **options)
-    options: dict[str, tuple[str, str]]  #: token → (parameter, kind)
-
-
 THREADS = ("threads", INT)
 
-COMMANDS: dict[str, Command] = {
-    "flows": Command("flows", {"--json": ("as_json", FLAG), "--threads": THREADS}),
-    "samples": Command(
-        "samples",
-        {
-            "--output": ("output", PATH),
-            "-o": ("output", PATH),
-            "--method": ("method", TEXT),
-            "-m": ("method", TEXT),
-            "--flow": ("flow", INTS),
-            "--include-ambiguous": ("include_ambiguous", FLAG),
-            "--path": ("path", FLAG),
-            "--threads": THREADS,
-        },
-    ),
+#: Command (a function of rttlab.cli.capture of the same name, called with (captures, **options))
+#: → its options: token → (parameter, kind).
+COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
+    "flows": {"--json": ("as_json", FLAG), "--threads": THREADS},
+    "samples": {
+        "--output": ("output", PATH),
+        "-o": ("output", PATH),
+        "--method": ("method", TEXT),
+        "-m": ("method", TEXT),
+        "--flow": ("flow", INTS),
+        "--include-ambiguous": ("include_ambiguous", FLAG),
+        "--path": ("path", FLAG),
+        "--threads": THREADS,
+    },
 }
 
 
@@ -54,7 +47,7 @@ def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
     """(command, captures, options given) for a plain argument list, else None."""
     if not argv or argv[0] not in COMMANDS:
         return None
-    known = COMMANDS[argv[0]].options
+    known = COMMANDS[argv[0]]
     captures: list[Path] = []
     options: dict[str, object] = {}
     rest = iter(argv[1:])
@@ -85,8 +78,7 @@ def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
                 return None
             number = int(value)
             if kind == INTS:
-                options.setdefault(parameter, [])
-                options[parameter].append(number)  # type: ignore[union-attr]
+                options.setdefault(parameter, []).append(number)  # type: ignore[attr-defined]
             else:
                 options[parameter] = number
         else:
@@ -106,6 +98,6 @@ def read(argv: list[str]) -> Callable[[], None] | None:
     def call() -> None:
         from rttlab.cli import capture
 
-        getattr(capture, COMMANDS[name].function)(captures, **options)
+        getattr(capture, name)(captures, **options)
 
     return call
