@@ -263,7 +263,7 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
     let mut tracker = track::Tracker::new(*cfg);
     let read = match map_file(&file) {
-        Some(map) => read_map(&map, true, |f| tracker.on_frame(f), || true)?,
+        Some(map) => read_map(&map, |f| tracker.on_frame(f), || true)?,
         None => reader::read_stream(&mut file, path, |f| tracker.on_frame(f))?,
     };
     let retransmissions = tracker.take_retransmissions();
@@ -273,9 +273,10 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
 
 /// Call `on_frame` for each frame of the mapped file `map`, in slices of [`MAP_STEP`] bytes
 /// (whole records; a record longer than a slice doubles it), mapping pages ahead of the reader
-/// and, if `give_back`, giving them back behind it ([`Release`]); `go_on` is asked after each slice and stops reading (returning what was read so
-/// far) once it says no.
-fn read_map(map: &memmap2::Mmap, give_back: bool, mut on_frame: impl FnMut(&reader::Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
+/// and giving them back behind it ([`Release`]; `on_frame` must keep no borrow of a frame's
+/// bytes); `go_on` is asked after each slice and stops reading (returning what was read so far)
+/// once it says no.
+fn read_map(map: &memmap2::Mmap, mut on_frame: impl FnMut(&reader::Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
     let mut reader = reader::FrameReader::new();
     let mut release = Release::new();
     let (mut pos, mut step) = (0, MAP_STEP);
@@ -284,10 +285,7 @@ fn read_map(map: &memmap2::Mmap, give_back: bool, mut on_frame: impl FnMut(&read
         let last = end == map.len();
         let used = reader.feed(&map[pos..end], last, &mut on_frame)?;
         pos += used;
-        release.map_ahead(map, pos);
-        if give_back {
-            release.give_back(map, pos, Release::LAG);
-        }
+        release.behind(map, pos);
         if last || reader.stopped() || !go_on() {
             break;
         }
@@ -348,13 +346,9 @@ impl Release {
         Self { done: 0, ahead: 0 }
     }
 
+    /// Map the pages just ahead of `pos` and give back those [`Release::LAG`] bytes behind it
+    /// (other threads may still read that far behind: see `parallel`).
     pub(crate) fn behind(&mut self, map: &memmap2::Mmap, pos: usize) {
-        self.map_ahead(map, pos);
-        self.give_back(map, pos, Self::LAG);
-    }
-
-    /// The half of [`Release::behind`] the reader does: map the pages just ahead of `pos`.
-    pub(crate) fn map_ahead(&mut self, map: &memmap2::Mmap, pos: usize) {
         // Map the next pages in one call each step rather than one page fault per 64 kB
         // (Linux ≥ 5.14; elsewhere the pages fault in as they are read).
         #[cfg(target_os = "linux")]
@@ -363,16 +357,7 @@ impl Release {
             let _ = map.advise_range(memmap2::Advice::PopulateRead, self.ahead, len);
             self.ahead += len;
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (map, pos);
-    }
-
-    /// The other half: give back the pages `lag` bytes behind `pos` (other threads may still
-    /// read that far behind). Unmapping costs about as much as mapping, so the two-thread
-    /// pipeline does this on the tracking thread, which has less to do than the reading one,
-    /// with no lag: decoded frames borrow nothing from the map, and the reader is ahead.
-    pub(crate) fn give_back(&mut self, map: &memmap2::Mmap, pos: usize, lag: usize) {
-        let upto = pos.saturating_sub(lag);
+        let upto = pos.saturating_sub(Self::LAG);
         if upto >= self.done + Self::STEP {
             // SAFETY: MADV_DONTNEED on a shared file mapping only drops page-table entries; the
             // bytes stay the file's, read again from the page cache on the next access, so the
@@ -449,20 +434,18 @@ struct Decoded {
 }
 
 /// Frames per message from the reading thread, and messages in flight: ≈ 280 kB each (a
-/// [`Decoded`] is ≈ 136 bytes), so the messages in flight fit a core's L2 cache together and the
-/// reader runs at most ≈ 16,000 frames (≈ 8 MB of the benchmark capture) ahead of the tracker.
+/// [`Decoded`] is ≈ 136 bytes), ≈ 9 MB in flight. The reader may run ≈ 65,000 frames ahead of
+/// the tracker: while the Parquet writer thread idles between batches, the reader has a core of
+/// its own and fills this backlog, which the tracker works through while the writer takes a
+/// core (with 8 in flight the reader stalled on a full channel and a core idled: ≈ 3 % slower
+/// end to end, BENCHMARKS.md, session 7). The frames borrow nothing from the file, so the
+/// backlog holds no mapped pages.
 const DECODED_FRAMES: usize = 2048;
-const IN_FLIGHT: usize = 8;
-
-/// Decoded frames, and where they end in the mapped file (0 when it is read through `read`).
-struct Chunk {
-    frames: Vec<Decoded>,
-    upto: usize,
-}
+const IN_FLIGHT: usize = 32;
 
 /// What the reading thread reads.
 enum Input {
-    /// A regular file, mapped ([`read_map`]; the tracking thread gives its pages back).
+    /// A regular file, mapped ([`read_map`], which gives the pages back behind it).
     Map(std::sync::Arc<memmap2::Mmap>),
     /// Anything else, through `read` ([`reader::read_stream_while`]).
     File(std::fs::File),
@@ -474,10 +457,8 @@ enum Input {
 struct Reading {
     tracker: track::Tracker,
     /// In mutexes only so the stream is `Sync` (Python objects must be); one thread uses them.
-    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Chunk>>,
+    rx: std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Decoded>>>,
     back: std::sync::Mutex<std::sync::mpsc::Sender<Vec<Decoded>>>,
-    /// The mapped file, whose pages this thread gives back behind the chunks it has tracked.
-    map: Option<(std::sync::Arc<memmap2::Mmap>, Release)>,
     handle: Option<std::thread::JoinHandle<Result<ReadStats, CaptureError>>>,
     stats: Option<ReadStats>,
 }
@@ -735,46 +716,36 @@ impl Inline {
 
 impl Reading {
     fn start(input: Input, path: &Path, tracker: track::Tracker) -> Result<Self, CaptureError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(IN_FLIGHT);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Decoded>>(IN_FLIGHT);
         let (back, back_rx) = std::sync::mpsc::channel::<Vec<Decoded>>();
         let path_buf = path.to_path_buf();
-        let map = match &input {
-            Input::Map(map) => Some((std::sync::Arc::clone(map), Release::new())),
-            Input::File(_) => None,
-        };
-        // Frames' data borrow from the map: their end minus its start is a file offset.
-        let base = map.as_ref().map_or(0, |(m, _)| m.as_ptr() as usize);
         let handle = std::thread::Builder::new()
             .name("rttlab-read".into())
             .spawn(move || {
                 let mut batch = Vec::with_capacity(DECODED_FRAMES);
-                let mut upto = 0;
                 // The tracker still listens (a send failed: the stream was dropped).
                 let open = std::cell::Cell::new(true);
                 let on_frame = |f: &reader::Frame| {
                     batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
                     if batch.len() == DECODED_FRAMES && open.get() {
-                        if base != 0 {
-                            upto = f.data.as_ptr() as usize + f.data.len() - base;
-                        }
                         let empty = back_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(DECODED_FRAMES));
-                        open.set(tx.send(Chunk { frames: std::mem::replace(&mut batch, empty), upto }).is_ok());
+                        open.set(tx.send(std::mem::replace(&mut batch, empty)).is_ok());
                     }
                     if !open.get() {
                         batch.clear();
                     }
                 };
                 let stats = match input {
-                    Input::Map(map) => read_map(&map, false, on_frame, || open.get()),
+                    Input::Map(map) => read_map(&map, on_frame, || open.get()),
                     Input::File(mut file) => reader::read_stream_while(&mut file, &path_buf, on_frame, || open.get()),
                 };
                 if open.get() && !batch.is_empty() {
-                    let _ = tx.send(Chunk { frames: batch, upto });
+                    let _ = tx.send(batch);
                 }
                 stats
             })
             .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), back: std::sync::Mutex::new(back), map, handle: Some(handle), stats: None })
+        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), back: std::sync::Mutex::new(back), handle: Some(handle), stats: None })
     }
 
     /// Track decoded frames until the tracker holds `rows` samples or the reading thread ends
@@ -784,15 +755,12 @@ impl Reading {
         let back = self.back.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
         while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
-                Ok(Chunk { mut frames, upto }) => {
+                Ok(mut frames) => {
                     for d in frames.drain(..) {
                         self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
                     }
                     // The reader may have finished: then the chunk is simply dropped.
                     let _ = back.send(frames);
-                    if let Some((map, release)) = &mut self.map {
-                        release.give_back(map, upto, 0);
-                    }
                 }
                 Err(_) => {
                     // The sender is gone: the thread has returned.
