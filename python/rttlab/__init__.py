@@ -21,10 +21,11 @@ NumPy/pandas load only when a function that needs them is first used.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+
+# typing's import costs ≈ 3 ms of every command's start; checkers treat this name as typing's.
+TYPE_CHECKING = False
 
 from rttlab._core import InputError, ParameterError, ScenarioError
 
@@ -47,6 +48,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 __all__ = ["InputError", "ParameterError", "Scenario", "ScenarioError", "estimators", "evaluate", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from rttlab import capture, estimators
     from rttlab.capture import read_capture, read_captures
     from rttlab.evaluate import evaluate
@@ -61,6 +64,8 @@ def __getattr__(name: str) -> Any:
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'rttlab' has no attribute {name!r}") from None
+    import importlib
+
     value = importlib.import_module(module) if attr is None else getattr(importlib.import_module(module), attr)
     globals()[name] = value
     return value

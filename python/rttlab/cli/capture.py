@@ -11,16 +11,15 @@ options and help, and `rttlab.cli.direct` calls them for plain argument lists wi
 
 from __future__ import annotations
 
-import json
 import math
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
-from rttlab.cli.common import clean, fail
+from rttlab.cli.common import TYPE_CHECKING, clean, fail
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any, TextIO
 
     import pandas as pd
     import typer
@@ -170,6 +169,8 @@ def _flows_json(out: TextIO, capture: Path, summary: Any, indent: str) -> None:
     the connection records by the core (`src/capture/flows_json.rs`: one compact line per
     connection, byte for byte what `json.dumps(record)` gave), streamed to ``out`` in pieces (a
     capture with 300,000 connections never becomes one big list or string)."""
+    import json
+
     head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": summary.counters(), "warnings": summary.warnings()}
     body = json.dumps(clean(head), indent=2)[:-2]  # without the closing "\n}"
     out.write("\n".join(indent + line for line in body.splitlines()) + ',\n' + indent + '  "flows": [')

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+
+# typing's import costs ≈ 3 ms of every command's start; checkers treat this name as typing's.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
     from rich.console import Console
 
     console: Console
@@ -76,4 +79,6 @@ def clean(value: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
+    import json
+
     sys.stdout.write(json.dumps(clean(obj), indent=2) + "\n")

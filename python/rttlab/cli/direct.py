@@ -15,7 +15,8 @@ make the same call for the same list and that the options here are the commands'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from rttlab.cli.common import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
