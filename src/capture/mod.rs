@@ -756,9 +756,10 @@ impl Reading {
         while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
                 Ok(mut frames) => {
-                    for d in frames.drain(..) {
-                        self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, d.seg);
+                    for d in &frames {
+                        self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, &d.seg);
                     }
+                    frames.clear();
                     // The reader may have finished: then the chunk is simply dropped.
                     let _ = back.send(frames);
                 }

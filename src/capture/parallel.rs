@@ -345,7 +345,7 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
                 }
             };
             match (w, seg) {
-                (0, Some(seg)) => tracker.on_decoded(f.ts_ns, f.number, f.linktype, seg),
+                (0, Some(seg)) => tracker.on_decoded(f.ts_ns, f.number, f.linktype, &seg),
                 (0, None) => tracker.on_frame(f),
                 (w, _) => {
                     let off = f.data.as_ptr() as usize - base;
