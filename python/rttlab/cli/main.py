@@ -55,6 +55,13 @@ def main() -> None:
     try:
         try:
             if call is not None:
+                # When the process exits, what is still alive dies with it: frozen, it is not
+                # walked by the interpreter's final collection (≈ 3 ms of every run; in-process
+                # callers of main() are untouched until they exit). Outputs are closed by then.
+                import atexit
+                import gc
+
+                atexit.register(gc.freeze)
                 call()
             else:
                 from rttlab.cli.app import app
