@@ -325,17 +325,27 @@ impl FrameReader {
     }
 }
 
-/// Hint the CPU to load the first two cache lines of `b` (no effect where unsupported).
+/// Bytes ahead of the next record that a third line is fetched: one page. The hardware
+/// prefetcher stops at page boundaries, so a record in a new page waited on DRAM (and a TLB
+/// walk); touching the page a few records early hides that. Measured on the 1.08 GB benchmark
+/// capture, one thread (hyperfine, 10 runs each): 331 ms without, 323 at 512 bytes, 322 at
+/// 1,536, 315 at 3,072 and 4,096, 317 at 6,144; `samples -o .parquet` on two cores 4–5 %
+/// faster (3 alternating rounds of 8).
+const PREFETCH_AHEAD: usize = 4096;
+
+/// Hint the CPU to load the first two cache lines of `b`, and one line [`PREFETCH_AHEAD`] bytes
+/// further (no effect where unsupported).
 #[inline(always)]
 fn prefetch(b: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults, whatever the address; both addresses are within or
-        // just past `b`'s allocation.
+        // SAFETY: a prefetch never faults, whatever the address (one past the mapping is
+        // simply dropped); the pointers are only computed, never dereferenced.
         unsafe {
             _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().cast());
             _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().wrapping_add(64).cast());
+            _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().wrapping_add(PREFETCH_AHEAD).cast());
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
