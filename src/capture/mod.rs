@@ -442,6 +442,8 @@ struct Decoded {
 /// backlog holds no mapped pages.
 const DECODED_FRAMES: usize = 2048;
 const IN_FLIGHT: usize = 32;
+/// Decoded frames the tracker fetches ahead: ≈ one page.
+const DECODED_AHEAD: usize = 32;
 
 /// What the reading thread reads.
 enum Input {
@@ -756,7 +758,14 @@ impl Reading {
         while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
                 Ok(mut frames) => {
-                    for d in &frames {
+                    for (i, d) in frames.iter().enumerate() {
+                        // The reading thread wrote these on the other core: fetch a page ahead
+                        // (the hardware prefetcher stops at page boundaries). `samples -o
+                        // .parquet` took 9–25 CPU-ms less (perf stat, 3 alternating rounds of 8);
+                        // its wall time moved within the noise.
+                        if let Some(ahead) = frames.get(i + DECODED_AHEAD) {
+                            reader::prefetch_lines(std::ptr::from_ref(ahead).cast(), std::mem::size_of::<Decoded>().div_ceil(64));
+                        }
                         self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, &d.seg);
                     }
                     frames.clear();

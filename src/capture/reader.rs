@@ -334,22 +334,25 @@ impl FrameReader {
 const PREFETCH_AHEAD: usize = 4096;
 
 /// Hint the CPU to load the first two cache lines of `b`, and one line [`PREFETCH_AHEAD`] bytes
-/// further (no effect where unsupported).
+/// further.
 #[inline(always)]
 fn prefetch(b: &[u8]) {
+    prefetch_lines(b.as_ptr(), 2);
+    prefetch_lines(b.as_ptr().wrapping_add(PREFETCH_AHEAD), 1);
+}
+
+/// Hint the CPU to load `lines` cache lines from `start` (no effect where unsupported).
+#[inline(always)]
+pub(super) fn prefetch_lines(start: *const u8, lines: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
+    for line in 0..lines {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults, whatever the address (one past the mapping is
-        // simply dropped); the pointers are only computed, never dereferenced.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().cast());
-            _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().wrapping_add(64).cast());
-            _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().wrapping_add(PREFETCH_AHEAD).cast());
-        }
+        // SAFETY: a prefetch never faults, whatever the address (one past a mapping is simply
+        // dropped); the pointer is only computed, never dereferenced.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(64 * line).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = b;
+    let _ = (start, lines);
 }
 
 /// A pcap record (pcap-savefile(5)): seconds, microseconds (or nanoseconds), captured and
