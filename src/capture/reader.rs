@@ -277,6 +277,8 @@ impl FrameReader {
                     break;
                 }
             };
+            // As for pcap records: the next block's start, and a page ahead.
+            prefetch(next);
             match block {
                 Block::SectionHeader(s) => {
                     // Interfaces are numbered per section (pcapng §4.1).
