@@ -437,12 +437,14 @@ struct Decoded {
 /// [`Decoded`] is ≈ 136 bytes), ≈ 9 MB in flight. The reader may run ≈ 65,000 frames ahead of
 /// the tracker: while the Parquet writer thread idles between batches, the reader has a core of
 /// its own and fills this backlog, which the tracker works through while the writer takes a
-/// core (with 8 in flight the reader stalled on a full channel and a core idled: ≈ 3 % slower
+/// core (with 8 in flight the reader stalled on a full channel and a core idled: ≈ 6 % slower
 /// end to end, BENCHMARKS.md, session 7). The frames borrow nothing from the file, so the
 /// backlog holds no mapped pages.
 const DECODED_FRAMES: usize = 2048;
 const IN_FLIGHT: usize = 32;
-/// Decoded frames the tracker fetches ahead: ≈ one page.
+/// Decoded frames the tracker fetches ahead (≈ one page): the reading thread wrote them on the
+/// other core, and the hardware prefetcher stops at page boundaries. `samples -o .parquet` took
+/// 9–25 CPU-ms less (perf stat, 3 alternating rounds of 8); its wall time moved within the noise.
 const DECODED_AHEAD: usize = 32;
 
 /// What the reading thread reads.
@@ -759,10 +761,6 @@ impl Reading {
             match rx.recv() {
                 Ok(mut frames) => {
                     for (i, d) in frames.iter().enumerate() {
-                        // The reading thread wrote these on the other core: fetch a page ahead
-                        // (the hardware prefetcher stops at page boundaries). `samples -o
-                        // .parquet` took 9–25 CPU-ms less (perf stat, 3 alternating rounds of 8);
-                        // its wall time moved within the noise.
                         if let Some(ahead) = frames.get(i + DECODED_AHEAD) {
                             reader::prefetch_lines(std::ptr::from_ref(ahead).cast(), std::mem::size_of::<Decoded>().div_ceil(64));
                         }
