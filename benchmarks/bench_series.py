@@ -53,8 +53,8 @@ def plain_python(path: str) -> float:
 
 
 def rttlab_inprocess(path: str) -> float:
-    from rttlab.replay import score
-    from rttlab.series import read_series_ns
+    from rttlab.trace.replay import score
+    from rttlab.trace.series import read_series_ns
 
     times, rtts = read_series_ns(path)
     return score(times, rtts, ["rfc6298"], threads=1).rows[0]["rto_mean_s"]

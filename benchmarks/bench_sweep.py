@@ -16,7 +16,7 @@ them, `model` gives the speed-up two workers would reach on two otherwise idle c
 2 · worker CPU / (worker CPU + client CPU) per run (capped at 2). Figures for BENCHMARKS.md.
 
 `--ceiling` first measures what two cores give without Dask or a store: the same N runs
-(`rttlab.sweep.run_one`, the task's own work) in one plain process, then split over two
+(`rttlab.experiments.sweep.run_one`, the task's own work) in one plain process, then split over two
 processes started together (N/2 each) — the best speed-up any sweep runner can reach here.
 """
 
@@ -29,8 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rttlab.store import Store
-from rttlab.sweep import Sweep, execute, start_client
+from rttlab.experiments.store import Store
+from rttlab.experiments.sweep import Sweep, execute, start_client
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "examples" / "scenarios" / "dumbbell-n10-droptail.toml"
@@ -47,7 +47,7 @@ def one(runs: int, workers: int) -> dict:
         client.wait_for_workers(workers)
         started = time.perf_counter() - t0
         # Warm every worker (import rttlab and pandas) so the sweep measures runs, not imports.
-        client.run(lambda: __import__("rttlab.sweep") is not None)
+        client.run(lambda: __import__("rttlab.experiments.sweep") is not None)
         with Store(Path(tmp) / "r.duckdb") as store:
             w0 = client.run(time.process_time)
             c0 = time.process_time()
@@ -77,7 +77,7 @@ def one(runs: int, workers: int) -> dict:
 
 def _plain(tasks: list, barrier, queue) -> None:
     """A plain process: run its share of the runs in-process once every process is ready."""
-    from rttlab.sweep import run_one
+    from rttlab.experiments.sweep import run_one
 
     run_one(tasks[0])  # warm: imports, first allocation
     barrier.wait()
@@ -93,7 +93,7 @@ def ceiling(runs: int) -> tuple[float, float]:
     the clock runs from when every process is ready to when the last one ends."""
     import multiprocessing as mp
 
-    from rttlab.sweep import task_of
+    from rttlab.experiments.sweep import task_of
 
     sweep = Sweep.from_dict({"sweep": {"name": "ceiling", "scenario": str(SCENARIO), "replications": runs}})
     tasks = [task_of(sweep, r) for r in sweep.runs]

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from rttlab.stats import t_interval
+from rttlab.experiments.stats import t_interval
 
 SETTINGS = ["1M-50p", "10M-100p", "100M-50p", "1M-150p-per10"]
 METRICS = [("jain_index", "Jain's index"), ("retransmissions", "retransmitted packets"), ("goodput_bps", "aggregate goodput (b/s)")]

@@ -6,8 +6,8 @@ over seeds 1-5, 500 s. Prints a line per reading; writes nothing.
 """
 import time
 import rttlab
-from rttlab.reproduce import Reproduction
-from rttlab.stats import t_interval
+from rttlab.experiments.reproduce import Reproduction
+from rttlab.experiments.stats import t_interval
 rep = Reproduction.load("ca-rto")
 base = rttlab.Scenario(rep.doc["scenario"])
 points = {"1M-50p": {"topology.bottleneck.bandwidth": "1Mbps", "topology.bottleneck.queue": {"kind": "droptail", "limit": "50p"}},

@@ -3,9 +3,9 @@
 
     python scripts/ns3_compare.py examples/scenarios/dumbbell-n10-droptail.toml [--set k=v ...]
 
-The mapping to ns-3 lives in the package (`rttlab.ns3`, documented there and in
+The mapping to ns-3 lives in the package (`rttlab.peers.ns3.dumbbell`, documented there and in
 docs/ns3-comparison.md) and reads the resolved scenario, so both simulators see the same defaults.
-Both runs get `rttlab.ns3.COMPARABLE` (timestamps on, 54-byte headers). `--set simulation.seed=K`
+Both runs get `rttlab.peers.ns3.dumbbell.COMPARABLE` (timestamps on, 54-byte headers). `--set simulation.seed=K`
 seeds rttlab with K and runs ns-3 as run K (seed 1). Many runs: `rttlab sweep` with
 `simulator = ["rttlab", "ns3"]` in its grid, or `rttlab reproduce ns3-dumbbell`.
 Importing ns-3 takes 10-30 s.
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import rttlab
-from rttlab import ns3
+from rttlab.peers.ns3 import dumbbell as ns3
 
 
 def jain(xs: list[float]) -> float:

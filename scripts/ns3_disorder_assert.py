@@ -6,7 +6,7 @@
     python scripts/ns3_disorder_assert.py --own-estimator --seed 2   # aborts at 455.34 s (no rttlab in the socket)
 
 Runs one scenario III run (default: [20, 30] m/s, seed 1, 600 s, tcp.sack = false) as
-`rttlab.manet` builds it. Every flow's socket is traced through C++ trace sinks (received
+`rttlab.papers.nunes_experts.manet` builds it. Every flow's socket is traced through C++ trace sinks (received
 segments with their ACK number and window, sent segments, CongState, cwnd, bytes in flight, RTO)
 into a ring buffer of its last 60 events; a `std::terminate` handler prints the ring buffer of the
 socket that aborted (lines `DIAG`) to stderr before the process dies. The analysis is in
@@ -79,8 +79,9 @@ def main() -> None:
     ap.add_argument("--own-estimator", action="store_true", help="ns-3's RttMeanDeviation (MinRto 1 s, G 1 ms), no rttlab estimator in the socket")
     a = ap.parse_args()
 
-    from rttlab import manet, ns3_rtt
-    from rttlab.reproduce import Reproduction
+    from rttlab.papers.nunes_experts import manet
+    from rttlab.peers.ns3 import rtt as ns3_rtt
+    from rttlab.experiments.reproduce import Reproduction
 
     install = ns3_rtt.install
 

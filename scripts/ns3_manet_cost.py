@@ -1,4 +1,4 @@
-"""ns-3's CPU per simulated second on seed 000's MANET scenario I (rttlab.manet), for BENCHMARKS.md.
+"""ns-3's CPU per simulated second on seed 000's MANET scenario I (rttlab.papers.nunes_experts.manet), for BENCHMARKS.md.
 
     python scripts/ns3_manet_cost.py --flows 3 130 --duration 300s [--estimator jacobson] [--seed 1] [--bursty]
 
@@ -11,8 +11,8 @@ import argparse
 import json
 import time
 
-from rttlab.manet import ManetScenario
-from rttlab.reproduce import Reproduction
+from rttlab.papers.nunes_experts.manet import ManetScenario
+from rttlab.experiments.reproduce import Reproduction
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--sack", action="store_true", help="tcp.sack = true")
     a = ap.parse_args()
     base = Reproduction.load("nunes-manet").doc["scenario"]
-    from rttlab import manet
+    from rttlab.papers.nunes_experts import manet
 
     for flows in [0] if a.bursty else a.flows:
         s = ManetScenario(base).with_({"simulation.duration": a.duration, "simulation.seed": a.seed, "tcp.estimator": a.estimator})

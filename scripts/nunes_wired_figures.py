@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import rttlab
-from rttlab.reproduce import Reproduction
+from rttlab.experiments.reproduce import Reproduction
 
 TABLE_II = {  # seed 000, Table II: Eifel, Jacobson, Experts
     "S1-wired": {"error": (11.21, 8.19, 5.10), "cwnd": (61.55, 69.82, 74.87), "rextmits": (26.40, 31.12, 13.02)},

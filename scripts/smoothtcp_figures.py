@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rttlab.store import Store  # noqa: E402
+from rttlab.experiments.store import Store  # noqa: E402
 
 MSS = 536
 ERRORS = (81.13, 254.14, 427.19)

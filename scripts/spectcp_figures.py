@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import rttlab
-from rttlab.stats import t_interval
+from rttlab.experiments.stats import t_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 LOSSY = ROOT / "examples" / "spectcp" / "lossy-link.toml"
@@ -158,7 +158,7 @@ def lossy_link(args, out: Path):
 
 
 def table3(args):
-    """§6.1 Table 3: run by `rttlab reproduce spectcp-table3` (reproductions/spectcp-table3.toml,
+    """§6.1 Table 3: run by `rttlab reproduce spectcp-table3` (rttlab/papers/bai_spectcp/spectcp-table3.toml,
     also a part of `rttlab reproduce spectcp`); printed here as this page's Markdown tables."""
     import json
     import subprocess

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import rttlab
-from rttlab.capture import CaptureReader, read_capture
+from rttlab.trace.capture import CaptureReader, read_capture
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import rttlab
-from rttlab.capture import NULLABLE_INT_COLUMNS, read_capture
+from rttlab.trace.capture import NULLABLE_INT_COLUMNS, read_capture
 from test_capture import T0, ACK, SYN, pcap, run, tcp_frame, transfer
 
 

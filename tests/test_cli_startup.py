@@ -25,7 +25,7 @@ def test_the_top_level_help_imports_no_heavy_library():
 
 def test_import_rttlab_is_lazy_and_the_public_api_still_works(tmp_path):
     assert imported_by("import rttlab") == set()
-    code = "import rttlab\nfrom rttlab.replay import METRICS\nassert callable(rttlab.replay), rttlab.replay\nprint(rttlab.replay([0.1, 0.2, 0.15], ['rfc6298'])['samples'][0])"
+    code = "import rttlab\nfrom rttlab.trace.replay import METRICS\nassert callable(rttlab.replay), rttlab.replay\nprint(rttlab.replay([0.1, 0.2, 0.15], ['rfc6298'])['samples'][0])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     import rttlab

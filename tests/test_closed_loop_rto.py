@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import rttlab
-from rttlab.reproduce import Reproduction
+from rttlab.experiments.reproduce import Reproduction
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 
@@ -114,7 +114,7 @@ def test_ca_rto_choices_are_checked_with_the_key_they_came_from(tmp_path):
 
 
 def test_a_store_from_before_the_flow_labels_takes_the_new_columns(tmp_path):
-    from rttlab.store import Store
+    from rttlab.experiments.store import Store
 
     db = tmp_path / "old.duckdb"
     with duckdb.connect(str(db)) as c:

@@ -1,4 +1,4 @@
-"""Receiver-side loss discriminators from Python (rttlab.discriminators): on a simulated run's
+"""Receiver-side loss discriminators from Python (rttlab.trace.discriminators): on a simulated run's
 per-packet `receive` trace and on a capture (classification only)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rttlab
-from rttlab.discriminators import NAMES, classify, classify_capture
+from rttlab.trace.discriminators import NAMES, classify, classify_capture
 
 LOSSY = Path(__file__).resolve().parents[1] / "examples" / "spectcp" / "lossy-link.toml"
 
@@ -46,7 +46,7 @@ def test_an_unreadable_capture_names_the_file(tmp_path):
 
 
 def test_score_rates_every_discriminator_on_a_simulated_runs_ground_truth():
-    from rttlab.discriminators import score
+    from rttlab.trace.discriminators import score
 
     sc = rttlab.Scenario.load(LOSSY).with_({"simulation.duration": "300s", "topology.bottleneck.error.ber": 1e-5})
     s = score(sc, seed=2)
@@ -71,7 +71,7 @@ def test_score_rates_every_discriminator_on_a_simulated_runs_ground_truth():
 
 
 def test_score_names_the_file_it_cannot_read(tmp_path):
-    from rttlab.discriminators import score
+    from rttlab.trace.discriminators import score
 
     with pytest.raises(rttlab.ScenarioError, match="cannot read scenario .*missing.toml"):
         score(tmp_path / "missing.toml")

@@ -8,7 +8,7 @@ import pytest
 
 import rttlab
 from rttlab.estimators import spec
-from rttlab.evaluate import FLOOR_PARAMS, NO_FLOOR, pareto_front
+from rttlab.trace.evaluate import FLOOR_PARAMS, NO_FLOOR, pareto_front
 from test_evaluate_cli import synthetic_capture
 
 

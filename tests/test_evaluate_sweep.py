@@ -15,8 +15,8 @@ import pytest
 
 import rttlab
 from rttlab.estimators import Spec
-from rttlab.stats import t_interval
-from rttlab.sweep import Sweep, SweepError
+from rttlab.experiments.stats import t_interval
+from rttlab.experiments.sweep import Sweep, SweepError
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 
@@ -143,8 +143,8 @@ def test_an_evaluate_sweep_stores_the_scores_rttlab_evaluate_gives_and_summarise
 def test_a_file_that_cannot_be_read_is_a_failed_run_not_a_failed_sweep(tmp_path):
     from distributed import Client
 
-    from rttlab.store import Store
-    from rttlab.sweep import execute
+    from rttlab.experiments.store import Store
+    from rttlab.experiments.sweep import execute
 
     (tmp_path / "data").mkdir()
     series_files(tmp_path / "data", n=2)
@@ -176,7 +176,7 @@ def test_the_shared_rtt_series_sweep_scores_every_file(tmp_path, shared):
 def test_evaluate_jobs_store_rows_in_the_schema_rttlab_evaluate_writes():
     import importlib
 
-    from rttlab import evaluate_job
+    from rttlab.experiments import evaluate_job
 
     # rttlab.evaluate is the function; its module holds the schema name.
-    assert evaluate_job.SCHEMA == importlib.import_module("rttlab.evaluate").SCHEMA
+    assert evaluate_job.SCHEMA == importlib.import_module("rttlab.trace.evaluate").SCHEMA

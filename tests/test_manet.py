@@ -1,4 +1,4 @@
-"""Seed 000's MANET scenarios (rttlab.manet, issue 14): the scenario table, the flows it draws, the
+"""Seed 000's MANET scenarios (rttlab.papers.nunes_experts.manet, issue 14): the scenario table, the flows it draws, the
 claims comparison of `rttlab reproduce nunes-manet`, and (with the ns3 wheel) the CI-sized
 reproduction end to end on a two-worker Dask cluster."""
 
@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from rttlab import ScenarioError
-from rttlab.manet import ManetScenario, flows_of
-from rttlab.reproduce import Reproduction
-from rttlab.sweep import Sweep
+from rttlab.papers.nunes_experts.manet import ManetScenario, flows_of
+from rttlab.experiments.reproduce import Reproduction
+from rttlab.experiments.sweep import Sweep
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 

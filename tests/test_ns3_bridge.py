@@ -1,4 +1,4 @@
-"""rttlab's estimators inside ns-3's TCP (rttlab.ns3_rtt, issue 14): on a small wired scenario
+"""rttlab's estimators inside ns-3's TCP (rttlab.peers.ns3.rtt, issue 14): on a small wired scenario
 with losses and timeouts, the RTO ns-3 sets after each sample equals, to the nanosecond, what
 rttlab's own replay computes from the same sample sequence; the timer ns-3 arms at that ACK
 carries it. One subprocess runs all estimators (ns-3's import ≈ 30 s, the bridge's compile ≈ 10 s).
@@ -35,7 +35,7 @@ ESTIMATORS = {
 
 DRIVER = """
 import json, sys
-from rttlab import ns3_rtt
+from rttlab.peers.ns3 import rtt as ns3_rtt
 out = sys.argv[1]
 for i, (name, params) in enumerate(json.loads(sys.argv[2]).items()):
     t = ns3_rtt.wired(name, params, duration_s=20.0)
@@ -110,7 +110,7 @@ def test_with_a_slow_timer_samples_are_counted_in_ticks_as_bsd_does(runs):
 
 
 def test_an_unknown_estimator_or_parameter_is_refused_with_rttlabs_message_before_ns3_loads():
-    from rttlab import ns3_rtt
+    from rttlab.peers.ns3 import rtt as ns3_rtt
 
     with pytest.raises(ValueError, match="unknown estimator 'bbr'"):
         ns3_rtt.install("bbr")
@@ -126,7 +126,7 @@ def replay_calls(calls: pd.DataFrame, params: dict, seed: int, flow: int = 0) ->
     import ctypes
 
     from rttlab import _core
-    from rttlab.ns3_rtt import params_text
+    from rttlab.peers.ns3.rtt import params_text
 
     class Ctx(ctypes.Structure):
         _fields_ = [("now_ns", ctypes.c_uint64), ("cwnd", ctypes.c_double), ("ssthresh", ctypes.c_double), ("max_cwnd", ctypes.c_double), ("new_window", ctypes.c_int32), ("ack_delay_ns", ctypes.c_uint64)]

@@ -1,4 +1,4 @@
-"""rttlab.ns3: the mapping of a resolved scenario to ns-3 (the `ns3` extra)."""
+"""rttlab.peers.ns3.dumbbell: the mapping of a resolved scenario to ns-3 (the `ns3` extra)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import rttlab
-from rttlab import ns3
+from rttlab.peers.ns3 import dumbbell as ns3
 
 ROOT = Path(__file__).resolve().parent.parent
 N1 = ROOT / "examples" / "scenarios" / "dumbbell-n1-red.toml"
@@ -51,7 +51,7 @@ def test_ns3_runs_in_one_process_do_not_depend_on_what_ran_before():
     many ns-3 runs in one process: the same run before and after another gives the same result."""
     code = f"""
 import json, rttlab
-from rttlab import ns3
+from rttlab.peers.ns3 import dumbbell as ns3
 def run(name):
     s = rttlab.Scenario.load({str(ROOT / 'examples' / 'scenarios')!r} + '/' + name + '.toml').with_(["simulation.duration=20s", "tcp.sack=true"]).with_(ns3.COMPARABLE)
     r = ns3.simulate(s)

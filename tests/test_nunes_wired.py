@@ -13,8 +13,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from rttlab.reproduce import Reproduction
-from rttlab.sweep import Sweep
+from rttlab.experiments.reproduce import Reproduction
+from rttlab.experiments.sweep import Sweep
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 

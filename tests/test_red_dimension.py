@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from rttlab.red_dimension import DimensionError, dimension, flow_bound, marking_wait, max_buffer, max_threshold, share_from_loss_rate
+from rttlab.papers.bai_spectcp.red_dimension import DimensionError, dimension, flow_bound, marking_wait, max_buffer, max_threshold, share_from_loss_rate
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from rttlab.reproduce import Reproduction, available
-from rttlab.stats import t_interval
+from rttlab.experiments.reproduce import Reproduction, available
+from rttlab.experiments.stats import t_interval
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 
@@ -149,7 +149,7 @@ def test_ns3_dumbbell_quick_is_pinned(tmp_path):
 def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
     import pandas as pd
 
-    from rttlab.reproduce import ReproductionError
+    from rttlab.experiments.reproduce import ReproductionError
 
     rep = Reproduction.load("smoothtcp", quick=True)  # keeps the drops and queue traces
     runs = pd.DataFrame({"hash": ["a", "b", "c"], "status": ["ok", "ok", "error"], "simulation.name": ["x", "x", "y"]})
@@ -176,7 +176,7 @@ def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
 def test_a_named_trace_metric_may_use_another_per_run_value_and_aggregate_per_group_first():
     import pandas as pd
 
-    from rttlab.reproduce import ReproductionError
+    from rttlab.experiments.reproduce import ReproductionError
 
     rep = Reproduction.load("spectcp-table3", quick=True)  # keeps the queue, window and rtt traces
     runs = pd.DataFrame({"hash": ["a", "b"], "status": ["ok", "ok"], "simulation.name": ["x", "x"], "drops": [0, 4]})

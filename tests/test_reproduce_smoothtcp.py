@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rttlab.reproduce import Reproduction
-from rttlab.sim import simulate
+from rttlab.experiments.reproduce import Reproduction
+from rttlab.sim.run import simulate
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 PUBLISHED = {("standard", 0): 988384, ("standard", 1): 1192600, ("smooth-k0.005", 0): 1046272, ("smooth-k0.005", 1): 1230656}

@@ -54,8 +54,8 @@ def test_the_quick_ratios_are_pinned(spectcp):
 
 
 def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectcp):
-    from rttlab.red_dimension import dimension
-    from rttlab.reproduce import Reproduction
+    from rttlab.papers.bai_spectcp.red_dimension import dimension
+    from rttlab.experiments.reproduce import Reproduction
 
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
     assert part["reproduction"] == "spectcp-table3-quick"
@@ -63,7 +63,7 @@ def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectc
     assert models == json.loads(json.dumps(Reproduction.load("spectcp-table3", quick=True).models()))
     q, qbar = models
     assert [r["published"] for r in q["rows"]] == [19, 24, 12] and [r["published"] for r in qbar["rows"]] == [7, 7, 10]
-    # The reproduction's formulas are eqs. (3) and (8) as rttlab.red_dimension computes them.
+    # The reproduction's formulas are eqs. (3) and (8) as rttlab.papers.bai_spectcp.red_dimension computes them.
     for r, ssth, rtt in zip(q["rows"], [(15, 15), (15, 20), (15, 15)], [0.059, 0.059, 0.099]):
         d = {x.name: x.value for x in dimension(ssthresh=ssth, rtt=[rtt], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=5, omega=0.002, max_p=0.1)}
         assert r["ours"] == pytest.approx(d["Q(t)_max"]) and r["matched"]

@@ -12,7 +12,7 @@ import pytest
 
 import rttlab
 from rttlab import _core
-from rttlab.sim import PER_PACKET_TRACES, TRACES, conform, schema
+from rttlab.sim.run import PER_PACKET_TRACES, TRACES, conform, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 RED10 = ROOT / "examples" / "scenarios" / "dumbbell-n10-red.toml"

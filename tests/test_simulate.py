@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import rttlab
-from rttlab.sim import SCHEMA
+from rttlab.sim.run import SCHEMA, TRACES
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "examples" / "scenarios"
@@ -211,7 +211,7 @@ def test_traces_are_chosen_per_run_and_summaries_do_not_depend_on_them():
     full = rttlab.simulate(DROPTAIL10, set=SHORT)
     none = rttlab.simulate(DROPTAIL10, set=SHORT, traces="none")
     some = rttlab.simulate(DROPTAIL10, set=SHORT, traces=["cwnd", "drops"])
-    assert set(full.traces) == set(rttlab.sim.TRACES), "the per-packet traces are asked for by name"
+    assert set(full.traces) == set(TRACES), "the per-packet traces are asked for by name"
     assert none.traces == {}
     assert set(some.traces) == {"window", "drops"}
     pd.testing.assert_frame_equal(some.traces["drops"], full.traces["drops"])

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 import rttlab
-from rttlab.sweep import Sweep, SweepError
+from rttlab.experiments.sweep import Sweep, SweepError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "examples" / "scenarios"
@@ -256,8 +256,8 @@ def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash
     # same way, through a real in-process Dask cluster and a real DuckDB store.
     from distributed import Client, LocalCluster
 
-    from rttlab import sweep as sweep_module
-    from rttlab.store import Store
+    from rttlab.experiments import sweep as sweep_module
+    from rttlab.experiments.store import Store
 
     monkeypatch.setattr(sweep_module, "run_one", _dies)
     s = Sweep.from_dict({"sweep": {"name": "dies", "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "seeds": [1, 2]}})

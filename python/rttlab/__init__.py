@@ -21,9 +21,6 @@ NumPy/pandas load only when a function that needs them is first used.
 
 from __future__ import annotations
 
-import sys
-import types
-
 # typing's import costs ≈ 3 ms of every command's start; checkers treat this name as typing's.
 TYPE_CHECKING = False
 
@@ -34,15 +31,15 @@ __version__ = "0.1.0"
 #: Public name → (module, attribute; None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "estimators": ("rttlab.estimators", None),
-    "capture": ("rttlab.capture", None),
-    "replay": ("rttlab.replay", "replay"),
-    "read_series": ("rttlab.series", "read_series"),
-    "sample_path": ("rttlab.series", "sample_path"),
-    "read_capture": ("rttlab.capture", "read_capture"),
-    "read_captures": ("rttlab.capture", "read_captures"),
-    "simulate": ("rttlab.sim", "simulate"),
-    "evaluate": ("rttlab.evaluate", "evaluate"),
-    "Scenario": ("rttlab.scenario", "Scenario"),
+    "capture": ("rttlab.trace.capture", None),
+    "replay": ("rttlab.trace.replay", "replay"),
+    "read_series": ("rttlab.trace.series", "read_series"),
+    "sample_path": ("rttlab.trace.series", "sample_path"),
+    "read_capture": ("rttlab.trace.capture", "read_capture"),
+    "read_captures": ("rttlab.trace.capture", "read_captures"),
+    "simulate": ("rttlab.sim.run", "simulate"),
+    "evaluate": ("rttlab.trace.evaluate", "evaluate"),
+    "Scenario": ("rttlab.sim.scenario", "Scenario"),
 }
 
 __all__ = ["InputError", "ParameterError", "Scenario", "ScenarioError", "estimators", "evaluate", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]
@@ -50,13 +47,14 @@ __all__ = ["InputError", "ParameterError", "Scenario", "ScenarioError", "estimat
 if TYPE_CHECKING:
     from typing import Any
 
-    from rttlab import capture, estimators
-    from rttlab.capture import read_capture, read_captures
-    from rttlab.evaluate import evaluate
-    from rttlab.replay import replay
-    from rttlab.scenario import Scenario
-    from rttlab.series import read_series, sample_path
-    from rttlab.sim import simulate
+    from rttlab import estimators
+    from rttlab.sim.run import simulate
+    from rttlab.sim.scenario import Scenario
+    from rttlab.trace import capture
+    from rttlab.trace.capture import read_capture, read_captures
+    from rttlab.trace.evaluate import evaluate
+    from rttlab.trace.replay import replay
+    from rttlab.trace.series import read_series, sample_path
 
 
 def __getattr__(name: str) -> Any:
@@ -73,17 +71,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
-
-
-class _Package(types.ModuleType):
-    """Importing the submodule ``rttlab.replay`` (or ``rttlab.evaluate``) would bind that name to
-    the module, hiding the function of the same name (the eager imports this replaced rebound it).
-    Keep the function: the module stays reachable through ``sys.modules``/``from ... import``."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("replay", "evaluate") and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

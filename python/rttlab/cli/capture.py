@@ -158,7 +158,7 @@ def flows(captures: list[Path], as_json: bool = False, threads: int | None = Non
         if len(results) > 1:
             out.write("]\n")
         return
-    from rttlab.capture import _connections_frame
+    from rttlab.trace.capture import _connections_frame
 
     for capture, summary in zip(captures, results):
         _flows_table(capture, _connections_frame(summary.to_dict()))
@@ -368,7 +368,7 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
 def _samples_frames(captures: list[Path], output: Path | None, method: str, flow: list[int], include_ambiguous: bool, path: bool, threads: int | None) -> int:
     """JSON lines and --path: through DataFrames (pandas' JSON writer; the path series needs
     every connection's summary before any sample is written). Returns the rows written."""
-    from rttlab.capture import CaptureReader
+    from rttlab.trace.capture import CaptureReader
 
     writer = _SampleWriter(output)
     for capture in captures:
@@ -376,7 +376,7 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
         if path:
             import pandas as pd
 
-            from rttlab.capture import path_samples
+            from rttlab.trace.capture import path_samples
 
             parts = list(reader.batches())
             conns = reader.connections()

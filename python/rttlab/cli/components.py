@@ -7,7 +7,7 @@ import typer
 from rich.table import Table
 
 from rttlab.cli.common import console, fail, print_json
-from rttlab.sim import components as catalog
+from rttlab.sim.run import components as catalog
 
 #: Families as named on the command line, and where their tables go in a scenario file.
 FAMILIES = {

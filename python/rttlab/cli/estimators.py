@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 
 from rttlab.cli.common import console, print_json
-from rttlab.estimators import catalog
+from rttlab.trace.estimators import catalog
 
 
 def estimators(

@@ -11,12 +11,12 @@ from rich.table import Table
 
 from rttlab import InputError, ParameterError
 from rttlab.cli.common import console, fail, parse_duration, parse_params, print_json, stderr
-from rttlab.estimators import NAMES, spec
-from rttlab.capture import is_capture
-from rttlab.evaluate import SCHEMA, Evaluation
-from rttlab.evaluate import evaluate as run_evaluation
-from rttlab.replay import COUNTS, METRICS
-from rttlab.series import sample_path
+from rttlab.trace.estimators import NAMES, spec
+from rttlab.trace.capture import is_capture
+from rttlab.trace.evaluate import SCHEMA, Evaluation
+from rttlab.trace.evaluate import evaluate as run_evaluation
+from rttlab.trace.replay import COUNTS, METRICS
+from rttlab.trace.series import sample_path
 
 # (column, header, scale, lower-is-better?) — under-prediction is reported, not ranked.
 COLUMNS = [

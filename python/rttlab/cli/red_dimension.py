@@ -23,7 +23,7 @@ def red_dimension(
     as_json: bool = typer.Option(False, "--json", help="Print the quantities as JSON."),
 ) -> None:
     """Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."""
-    from rttlab.red_dimension import DimensionError, dimension, parse_bandwidth, parse_bytes
+    from rttlab.papers.bai_spectcp.red_dimension import DimensionError, dimension, parse_bandwidth, parse_bytes
 
     try:
         rows = dimension(

@@ -19,8 +19,8 @@ def report(
     """One HTML file, no external resources: per sweep the parameters, versions, a table of means
     with confidence intervals per point, a figure (inline SVG) and the failed runs; per
     reproduction the published-vs-ours table and figure."""
-    from rttlab.report import render
-    from rttlab.store import Store, StoreError
+    from rttlab.experiments.report import render
+    from rttlab.experiments.store import Store, StoreError
 
     try:
         s = Store(store, read_only=True)

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from rttlab.cli.common import clean, console, fail, print_json, stderr
-from rttlab.reproduce import available
+from rttlab.experiments.reproduce import available
 
 
 def reproduce(
@@ -26,8 +26,8 @@ def reproduce(
     result with its confidence interval beside the published number, the difference, and whether
     it matched within the reproduction's stated tolerance."""
     from rttlab.cli.sweep import run_sweep
-    from rttlab.reproduce import Reproduction, ReproductionError, figure_svg
-    from rttlab.store import Store
+    from rttlab.experiments.reproduce import Reproduction, ReproductionError, figure_svg
+    from rttlab.experiments.store import Store
 
     if scheduler and workers:
         fail("--scheduler and --workers: give one")

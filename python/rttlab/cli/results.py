@@ -16,7 +16,7 @@ STORE = typer.Option(Path("results.duckdb"), "--store", help="The DuckDB results
 
 
 def open_store(path: Path) -> Any:
-    from rttlab.store import Store, StoreError
+    from rttlab.experiments.store import Store, StoreError
 
     try:
         return Store(path, read_only=True)
@@ -82,8 +82,8 @@ def summary(
 ) -> None:
     """Mean, standard deviation and Student-t confidence interval of each metric per parameter
     point, over the successful runs (seeds, or an evaluate job's input files, are the replications)."""
-    from rttlab.stats import summarise
-    from rttlab.store import RUN_COLUMNS
+    from rttlab.experiments.stats import summarise
+    from rttlab.experiments.store import RUN_COLUMNS
 
     with open_store(store) as s:
         if sweep is not None and sweep not in s.sweeps():

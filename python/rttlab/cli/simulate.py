@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from rttlab.cli.common import console, fail, print_json, stderr
-from rttlab.sim import PER_PACKET_TRACES, SCHEMA, TRACES, simulate as run_scenario
+from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, simulate as run_scenario
 
 
 class _Progress:

@@ -17,8 +17,8 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
     Shared by ``rttlab sweep`` and ``rttlab reproduce``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from rttlab.store import Store, StoreError
-    from rttlab.sweep import execute, start_client
+    from rttlab.experiments.store import Store, StoreError
+    from rttlab.experiments.sweep import execute, start_client
 
     try:
         store = Store(store_path)
@@ -33,7 +33,7 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
                 highlight=False,
             )
         if todo == 0:
-            from rttlab.sweep import Outcome
+            from rttlab.experiments.sweep import Outcome
 
             store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs])
             return Outcome(total=len(sweep.runs), skipped=len(sweep.runs))
@@ -103,7 +103,7 @@ def sweep(
     stops cleanly with exit status 130."""
     if scheduler and workers:
         fail("--scheduler and --workers: give one (workers belong to the cluster behind a scheduler)")
-    from rttlab.sweep import Sweep, SweepError
+    from rttlab.experiments.sweep import Sweep, SweepError
 
     try:
         spec = Sweep.load(file)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rttlab.estimators import NAMES, Spec, spec
-from rttlab.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
+from rttlab.trace.estimators import NAMES, Spec, spec
+from rttlab.trace.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,7 +99,7 @@ class Evaluation:
 
     def plot(self, path: str | Path) -> None:
         """Samples, forecasts and RTOs over time (needs ``trace=True``)."""
-        from rttlab.plot import plot_replay
+        from rttlab.trace.plot import plot_replay
 
         if self.trace is None:
             raise ValueError("plot needs an evaluation made with trace=True")
@@ -165,20 +165,20 @@ def evaluate(
     options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=bool(timestamps))
 
     if isinstance(source, (str, Path)):
-        from rttlab.capture import is_capture  # the Rust reader's own magic check
+        from rttlab.trace.capture import is_capture  # the Rust reader's own magic check
 
         path = Path(source)
         if is_capture(path):
             if unit is not None:
                 raise ValueError("unit applies to RTT series; a capture's times are its own")
             return _evaluate_capture(path, specs, by, sort, trace, settings, options)
-        from rttlab.series import read_series_ns
+        from rttlab.trace.series import read_series_ns
 
         times_ns, rtts_ns = read_series_ns(path, unit)
         return _evaluate_streams(str(path), "series", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
     if unit is not None:
         raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
-    from rttlab.series import to_nanos
+    from rttlab.trace.series import to_nanos
 
     if hasattr(source, "columns") and "conn" in source:
         frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
@@ -200,7 +200,7 @@ def evaluate(
 
 def to_nanos_by_conn(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """As :func:`rttlab.series.to_nanos`, but time only has to rise within each connection."""
-    from rttlab.series import to_nanos
+    from rttlab.trace.series import to_nanos
 
     if "time" not in frame:
         return to_nanos(frame)
@@ -316,7 +316,7 @@ def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> p
 
 
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
-    from rttlab.capture import path_samples, read_capture
+    from rttlab.trace.capture import path_samples, read_capture
 
     samples, connections, retransmissions = read_capture(path, retransmissions=True)
     warnings = list(samples.attrs.get("warnings", []))

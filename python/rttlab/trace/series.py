@@ -42,7 +42,7 @@ MAX_SECONDS = 2**62 / 1e9
 def check_replay_args(samples: object, estimators: object) -> None:
     """What :func:`rttlab.replay` checks first, so a wrong argument is named in the error rather
     than surfacing as a NumPy or PyO3 conversion message."""
-    from rttlab.estimators import Spec
+    from rttlab.trace.estimators import Spec
 
     if isinstance(samples, (str, Path)) or hasattr(samples, "__fspath__"):
         raise TypeError(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rttlab import _core
-from rttlab.estimators import Spec, spec
+from rttlab.trace.estimators import Spec, spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +46,7 @@ def with_tick(specs: list[Spec], tick: float) -> list[Spec]:
     ``fixed-share.tick`` (the unit of its experts), ``linux.hz`` (= 1/tick, which must be a whole
     number of Hz) and the clock granularity G (``granularity``) of the others that have one
     (rfc6298, eifel, peak-hopper, quic, ca-rto)."""
-    from rttlab.estimators import catalog
+    from rttlab.trace.estimators import catalog
 
     has_g = {e["name"] for e in catalog() if any(p["name"] == "granularity" for p in e["params"])}
     out = []
@@ -160,7 +160,7 @@ def score(
 
 
 def defaults(name: str) -> dict[str, str]:
-    from rttlab.estimators import catalog
+    from rttlab.trace.estimators import catalog
 
     entry = next(e for e in catalog() if e["name"] == name)
     return {p["name"]: p["default"] for p in entry["params"]}
@@ -229,7 +229,7 @@ def replay(
     with ``estimator``, ``samples``, ``predicted``, :data:`METRICS` (NaN where undefined) and
     :data:`COUNTS`. With ``trace=True`` also a dict label → DataFrame(time, rtt, prediction,
     prediction_after, rto, wait, expiries) per sample."""
-    from rttlab.series import check_replay_args, to_nanos
+    from rttlab.trace.series import check_replay_args, to_nanos
 
     check_replay_args(samples, estimators)
     import pandas as pd

@@ -1,6 +1,6 @@
 """Reproductions: a sweep plus the published numbers and how ours are compared — data, not code.
 
-A reproduction is a TOML file in ``rttlab/reproductions/`` (docs/experiments.md)::
+A reproduction is a TOML file in ``rttlab/experiments/reproductions/`` or a paper's folder of ``rttlab/papers/`` (docs/experiments.md)::
 
     [reproduction]
     title = "..."
@@ -72,15 +72,23 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from rttlab.sweep import Sweep, SweepError
+from rttlab.experiments.sweep import Sweep, SweepError
 
 
 class ReproductionError(Exception):
     pass
 
 
+def _files() -> dict[str, Any]:
+    """Every shipped reproduction file by name: the generic ones (``experiments/reproductions/``)
+    and each paper's, in its folder of :mod:`rttlab.papers`."""
+    root = resources.files("rttlab")
+    folders = [root / "experiments" / "reproductions", *(d for d in (root / "papers").iterdir() if d.is_dir())]
+    return {f.name.removesuffix(".toml"): f for d in folders for f in d.iterdir() if f.name.endswith(".toml")}
+
+
 def available() -> list[str]:
-    return sorted(p.name.removesuffix(".toml") for p in resources.files("rttlab").joinpath("reproductions").iterdir() if p.name.endswith(".toml"))
+    return sorted(_files())
 
 
 @dataclass
@@ -94,9 +102,10 @@ class Reproduction:
 
     @classmethod
     def load(cls, name: str, quick: bool = False, scale: str = "full") -> Reproduction:
-        if name not in available():
-            raise ReproductionError(f"no reproduction named {name!r} (have: {', '.join(available())})")
-        text = resources.files("rttlab").joinpath("reproductions", f"{name}.toml").read_text()
+        files = _files()
+        if name not in files:
+            raise ReproductionError(f"no reproduction named {name!r} (have: {', '.join(sorted(files))})")
+        text = files[name].read_text()
         doc = tomllib.loads(text)
         scales = ["full", *doc.get("scale", {})]
         if scale not in scales:
@@ -228,7 +237,7 @@ class Reproduction:
     def compare(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
         """Comparison rows from the stored runs (and per-flow rows) of this reproduction's sweep;
         ``series(hash, name)`` gives a run's stored trace, for ``trace.NAME`` metrics."""
-        from rttlab.stats import summarise
+        from rttlab.experiments.stats import summarise
 
         ok, cols = self.frames(runs, flows, self.metrics, self.by, series=series)
         # A per-flow metric (flows.COLUMN) is summarised under its column's name; rows say its own.
@@ -311,7 +320,7 @@ class Reproduction:
         """Each published ratio metric(numerator point) / metric(denominator point): ours is the
         mean over seeds of the per-seed ratio (the two runs of a seed share its random streams),
         with a Student-t interval."""
-        from rttlab.stats import t_interval
+        from rttlab.experiments.stats import t_interval
 
         def at(point: dict[str, Any]) -> dict[Any, float]:
             missing = [k for k in point if k not in ok.columns]
@@ -367,7 +376,7 @@ class Reproduction:
         ``"all"`` points or ``"any"``; ``gap_grows``: ours − versus larger at the largest ``by``
         than at the smallest. One row per point and one verdict row per claim (its point is
         ``claim: ID``), whose ``matched`` says whether the claim holds in our runs."""
-        from rttlab.stats import summarise
+        from rttlab.experiments.stats import summarise
 
         rows = []
         for c in self.doc["published"]["claims"]:
@@ -487,7 +496,7 @@ class Reproduction:
     def reports(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
         """The ``[[report]]`` tables: ours alone (mean, CI, n) per point. ``series(hash, name)``
         gives a run's stored trace, for ``trace.NAME`` metrics."""
-        from rttlab.stats import summarise
+        from rttlab.experiments.stats import summarise
 
         out = []
         kept = set(self.sweep().traces)

@@ -1,5 +1,5 @@
 """Seed 000's MANET simulations (Nunes et al., ICCCN 2011, §IV) in ns-3, with rttlab's estimators
-inside ns-3's TCP (:mod:`rttlab.ns3_rtt`): 802.11b ad hoc, AODV, random waypoint, FTP bulk flows.
+inside ns-3's TCP (:mod:`rttlab.peers.ns3.rtt`): 802.11b ad hoc, AODV, random waypoint, FTP bulk flows.
 
 A MANET scenario is a TOML table of its own (ns-3 runs it; rttlab's core has no wireless model),
 with every default written here and in docs/reproductions/nunes-manet.md::
@@ -91,12 +91,15 @@ import hashlib
 import json
 import time
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
+from importlib import resources
 from typing import Any
 
-from rttlab import _core
-from rttlab.scenario import parse_assignment, set_path
+from rttlab import __version__, _core
+from rttlab.experiments.simulators import Simulator
+from rttlab.peers.ns3 import dumbbell
+from rttlab.sim.scenario import parse_assignment, set_path
 
 #: Bump when the meaning of a MANET scenario or its results changes (part of the run's hash).
 MANET_SCHEMA = 1
@@ -254,8 +257,6 @@ class ManetScenario:
 
     @cached_property
     def hash(self) -> str:
-        from rttlab import __version__
-
         key = {"manet": self.resolved(), "rttlab": __version__, "manet_schema": MANET_SCHEMA}
         text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:40]
@@ -301,29 +302,6 @@ def flows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-_CPP = r"""
-#include "ns3/wifi-module.h"
-namespace rttlab_manet {
-using namespace ns3;
-inline std::vector<Ptr<WifiMacQueue>> g_queues;
-inline double g_sum = 0; inline uint64_t g_count = 0; inline Time g_interval;
-inline void Sample() {
-    uint64_t total = 0;
-    for (auto& q : g_queues) total += q->GetNBytes();
-    g_sum += double(total) / g_queues.size(); g_count++;
-    Simulator::Schedule(g_interval, &Sample);
-}
-inline void Watch(NetDeviceContainer devices, double interval) {
-    g_queues.clear(); g_sum = 0; g_count = 0; g_interval = Seconds(interval);
-    for (uint32_t i = 0; i < devices.GetN(); ++i) {
-        Ptr<WifiNetDevice> d = DynamicCast<WifiNetDevice>(devices.Get(i));
-        g_queues.push_back(d->GetMac()->GetTxop()->GetWifiMacQueue());
-    }
-    Simulator::Schedule(g_interval, &Sample);
-}
-inline double MeanBytes() { return g_count ? g_sum / g_count : 0.0; }
-}
-"""
 
 
 def simulate(scenario: Any):  # -> rttlab.sim.Result
@@ -331,8 +309,8 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     import numpy as np
     import pandas as pd
 
-    from rttlab import ns3_rtt
-    from rttlab.sim import Result
+    from rttlab.peers.ns3 import rtt as ns3_rtt
+    from rttlab.sim.run import Result
 
     s = scenario if isinstance(scenario, ManetScenario) else ManetScenario.from_toml(scenario)
     doc = s.resolved()
@@ -346,7 +324,7 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     import cppyy
 
     if not hasattr(cppyy.gbl, "rttlab_manet"):
-        cppyy.cppdef(_CPP)
+        cppyy.cppdef(resources.files(__package__).joinpath("mac_queue_monitor.cc").read_text())
     manet = cppyy.gbl.rttlab_manet
 
     ns.RngSeedManager.SetSeed(1)
@@ -501,7 +479,7 @@ def _tables(flows: Any, channels: Any, traces: dict[str, Any]) -> dict[str, Any]
     bridge's extra trace columns follow the schema's columns."""
     import pyarrow as pa
 
-    from rttlab.sim import conform, schema
+    from rttlab.sim.run import conform, schema
 
     def with_extras(name: str, frame: Any) -> Any:
         known = set(schema(name).names)
@@ -557,7 +535,7 @@ def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rttlab.stats import summarise
+    from rttlab.experiments.stats import summarise
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -581,3 +559,12 @@ def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
             plt.close(fig)
             written.append(str(path))
     return written
+
+
+def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
+    """A sweep's run: the MANET runs keep the traces they always record, whatever ``traces`` asks."""
+    return simulate(scenario_toml)
+
+
+#: The MANET runs as an engine of sweeps (``simulator = "ns3-manet"``), with scenarios of their own.
+SIMULATOR = Simulator("ns3-manet", run=_sweep_run, version=dumbbell.version, scenario=ManetScenario)

@@ -32,7 +32,11 @@ bottleneck's utilisation), never a made-up zero. Bottleneck drops are the queue 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
+
+from rttlab.experiments.simulators import Simulator
+from rttlab.sim.scenario import Scenario
 
 #: Overrides that make rttlab's model match ns-3's fixed behaviour (see the module doc).
 COMPARABLE: dict[str, Any] = {"tcp.timestamps": True, "tcp.header": "54B"}
@@ -131,8 +135,7 @@ def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
     """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3."""
     import numpy as np
 
-    from rttlab.scenario import Scenario
-    from rttlab.sim import Result, conform
+    from rttlab.sim.run import Result, conform  # pandas: only when a run is made
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     doc = s.resolved()
@@ -197,7 +200,7 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     mss = _bytes(tcp["mss"])
     socket, params = _congestion_control(tcp["cc"])
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
-    # ns-3's own estimator and timer defaults, in case an rttlab.ns3_rtt run in this process
+    # ns-3's own estimator and timer defaults, in case an rttlab.peers.ns3.rtt run in this process
     # (a Dask worker runs any kind of run) installed rttlab's.
     ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")))
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
@@ -303,3 +306,12 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     }
     ns.Simulator.Destroy()
     return out
+
+
+def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
+    """A sweep's run: ns-3 records none of rttlab's traces, so ``traces`` asks for nothing here."""
+    return simulate(scenario_toml)
+
+
+#: ns-3 as an engine of sweeps (``simulator = "ns3"``): rttlab's scenarios, mapped by :func:`check`.
+SIMULATOR = Simulator("ns3", run=_sweep_run, version=version)

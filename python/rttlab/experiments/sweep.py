@@ -19,8 +19,9 @@ A sweep file (docs/experiments.md)::
     "topology.bottleneck.delay" = ["10ms", "40ms"]
     "flows.0.count" = [1, 4]
 
-``simulator`` may appear in ``[grid]``/``[zip]`` or ``[sweep]`` (``"rttlab"``, ``"ns3"``): it
-selects the engine instead of setting a scenario key.
+``simulator`` may appear in ``[grid]``/``[zip]`` or ``[sweep]`` (``"rttlab"``, ``"ns3"``, any
+engine of :mod:`rttlab.experiments.simulators`): it selects the engine instead of setting a
+scenario key.
 
 Instead of a scenario, a sweep may be an evaluate job (an ``[evaluate]`` table: estimators ×
 parameters × trace files, :mod:`rttlab.evaluate_job`); its runs are replays (simulator
@@ -41,28 +42,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rttlab import _core
-from rttlab.scenario import Scenario
-
-SIMULATORS = ("rttlab", "ns3", "ns3-manet")
-#: Simulators whose scenarios are not rttlab's (a table of their own, set for the whole sweep).
-OWN_SCENARIOS = ("ns3-manet",)
+from rttlab import __version__, _core
+from rttlab.experiments import simulators
+from rttlab.experiments.evaluate_job import SCHEMA as EVALUATE_SCHEMA
+from rttlab.experiments.evaluate_job import run_job, runs_of
+from rttlab.experiments.runs import RunSpec
+from rttlab.experiments.store import param_types
+from rttlab.sim.scenario import Scenario
+from rttlab.sim.versions import SCENARIO_SCHEMA, SCHEMA
 
 
 class SweepError(Exception):
     """The sweep file is invalid: the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One run of a sweep: its parameters (the swept values), scenario, simulator and key; an
-    evaluate job's run has no scenario but a ``job`` (:mod:`rttlab.evaluate_job`)."""
-
-    params: dict[str, Any]
-    scenario: Scenario | None
-    simulator: str
-    hash: str
-    job: dict[str, Any] | None = None
 
 
 @dataclass
@@ -104,13 +95,13 @@ class Sweep:
         # The base scenario: a file (relative to the sweep file) or an inline [scenario] table.
         if "scenario" in doc and "scenario" in head:
             raise bad("scenario", "give sweep.scenario (a file) or a [scenario] table, not both")
-        default_sim = head.get("simulator", "rttlab")
-        # ns-3's MANET runs (rttlab.manet) have scenarios of their own, not the core's.
-        kind: Any = Scenario
-        if default_sim in OWN_SCENARIOS:
-            from rttlab.manet import ManetScenario
-
-            kind = ManetScenario
+        default_sim = head.get("simulator", simulators.DEFAULT)
+        try:
+            engine = simulators.get(default_sim)
+        except KeyError as e:
+            raise bad("sweep.simulator", e.args[0]) from None
+        # An engine with scenarios of its own (e.g. ns-3's MANETs) reads them itself.
+        kind: Any = engine.scenario or Scenario
         if "scenario" in doc:
             base = kind(dict(doc["scenario"]), source=f"{source} [scenario]")
         elif "scenario" in head:
@@ -118,7 +109,11 @@ class Sweep:
                 raise bad("sweep.scenario", "expected a file name")
             path = Path(head["scenario"])
             path = path if path.is_absolute() else base_dir / path
-            base = Scenario.load(path) if kind is Scenario else kind.from_toml(path.read_text(), source=str(path))
+            try:
+                text = path.read_text()
+            except OSError as e:
+                raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
+            base = kind.from_toml(text, source=str(path))
         else:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name, level = _name_and_level(head, source, bad)
@@ -163,10 +158,13 @@ class Sweep:
         base_with_common = base.with_(common)
         for point in points:
             sim = point.get("simulator", default_sim)
-            if sim not in SIMULATORS:
-                raise bad("simulator", f"expected one of {', '.join(SIMULATORS)}, got {sim!r}")
-            if (sim in OWN_SCENARIOS) != (default_sim in OWN_SCENARIOS):
-                raise bad("simulator", f"{sim!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
+            try:
+                point_engine = simulators.get(sim)
+            except KeyError as e:
+                raise bad("simulator", e.args[0]) from None
+            if point_engine.own_scenarios != engine.own_scenarios:
+                own = point_engine if point_engine.own_scenarios else engine
+                raise bad("simulator", f"{own.name!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
             # A table before the keys inside it ("flows" before "flows.0.tcp.rto"), whichever of
             # [grid]/[zip] names it: the deeper key edits the table the shallower one set.
             overrides = {k: v for k, v in sorted(point.items(), key=lambda kv: kv[0].count(".")) if k != "simulator"}
@@ -175,7 +173,7 @@ class Sweep:
                 if seed is not None:
                     s = s.with_seed(seed)
                 try:
-                    h = run_hash(s, sim)
+                    h = point_engine.run_hash(s)
                 except _core.ScenarioError as e:
                     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
                     raise SweepError(f"{source}: run ({where}{', ' if where else ''}seed={s.get('simulation.seed', 1)}): {e}") from None
@@ -189,8 +187,6 @@ class Sweep:
 
     @classmethod
     def _evaluate_job(cls, doc: Mapping[str, Any], head: dict[str, Any], base_dir: Path, source: str, bad: Callable[[str, str], SweepError]) -> Sweep:
-        from rttlab.evaluate_job import runs_of
-
         for k in head:
             if k not in ("name", "level"):
                 raise bad(f"sweep.{k}", "an evaluate job takes name and level here; its inputs, estimators and settings go in [evaluate]")
@@ -208,16 +204,6 @@ class Sweep:
         return cls(name=name, base=None, runs=runs, level=float(level), keys=keys)
 
 
-def run_hash(scenario: Scenario, simulator: str) -> str:
-    """The run's key: the scenario's content hash, or for another simulator that hash with the
-    simulator's name (its version is stored with the run)."""
-    if simulator == "rttlab":
-        return scenario.hash
-    import hashlib
-
-    return hashlib.sha256(f"{scenario.hash}:{simulator}".encode()).hexdigest()[:40]
-
-
 # ---- the task (runs on a worker) --------------------------------------------------------------
 
 
@@ -229,10 +215,6 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     back: :func:`outcome_of` joins it to the result (less to serialise on both sides)."""
     import socket
 
-    from rttlab import __version__
-    from rttlab.scenario import SCENARIO_SCHEMA
-    from rttlab.sim import SCHEMA
-
     out: dict[str, Any] = {
         "hash": task["hash"],
         "rttlab_version": __version__,
@@ -242,31 +224,15 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
     }
     wall0, cpu0 = time.perf_counter(), time.thread_time()
     try:
-        if task["simulator"] == "replay":
-            from rttlab.evaluate_job import SCHEMA as EVALUATE_SCHEMA
-            from rttlab.evaluate_job import run_job
-
+        if task.get("job") is not None:  # an evaluate job: estimators replayed over a trace
             out["result_schema"], out["scenario_schema"] = EVALUATE_SCHEMA, None
             out["simulator_version"] = __version__
             out.update(run_job(task["job"]))
             out["scores"] = to_ipc(out["scores"], hash_=task["hash"])
         else:
-            if task["simulator"] == "ns3":
-                from rttlab import ns3
-
-                result = ns3.simulate(task["scenario"])
-                out["simulator_version"] = ns3.version()
-            elif task["simulator"] == "ns3-manet":
-                from rttlab import manet, ns3
-
-                result = manet.simulate(task["scenario"])
-                out["simulator_version"] = ns3.version()
-            else:
-                from rttlab.sim import simulate
-
-                # Only the traces the sweep keeps: recording the others costs ~15 % of a run.
-                result = simulate(task["scenario"], traces=list(task.get("traces", ())) or "none")
-                out["simulator_version"] = __version__
+            engine = simulators.get(task["simulator"])
+            result = engine.run(task["scenario"], tuple(task.get("traces", ())))
+            out["simulator_version"] = engine.version()
             out.update(result_scalars(result))
             out["metrics"] = dict(result.metrics)
             # The core's Arrow tables, as Arrow IPC bytes: Dask ships bytes without pickling,
@@ -463,8 +429,6 @@ def execute(
     it is stored as failed. Ctrl-C cancels what is pending and returns with ``interrupted``
     set; everything stored stays, and a rerun resumes from there."""
     from distributed import as_completed
-
-    from rttlab.store import param_types
 
     t0 = time.perf_counter()
     store.prepare_params(param_types([r.params for r in sweep.runs]))

@@ -37,8 +37,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rttlab import __version__
+from rttlab.experiments.runs import RunSpec
+from rttlab.trace.estimators import NAMES, Spec, catalog
+
 #: The result layout of an evaluate run: the rows of rttlab.evaluate's schema (docs/schema.md),
-#: named once in rttlab/evaluate.py; this module stays importable without numpy, so it is spelled
+#: named once in rttlab/trace/evaluate.py; this module stays importable without numpy, so it is spelled
 #: here and a test checks the two agree.
 SCHEMA = "rttlab.evaluate/3"
 #: rttlab.evaluate's keyword settings a job may fix or sweep; durations in seconds or as text.
@@ -74,10 +78,7 @@ def _setting(key: str, value: Any, bad: Any) -> Any:
 def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tuple[list[Any], list[str]]:
     """The runs of an evaluate sweep (``doc`` is the whole sweep file) and its swept keys.
     ``bad(key, reason)`` makes the SweepError to raise."""
-    from rttlab import __version__
-    from rttlab.estimators import NAMES, Spec, catalog
-    from rttlab.evaluate import with_floor
-    from rttlab.sweep import RunSpec
+    from rttlab.trace.evaluate import with_floor  # NumPy: only when a job is planned
 
     job = dict(doc["evaluate"])
     allowed = {"inputs", "estimators", *SETTINGS}
@@ -170,9 +171,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     of one row, plus what the ``runs`` row keeps. Raises on bad input (the caller stores the error)."""
     import pyarrow as pa
 
-    from rttlab.estimators import Spec
-    from rttlab.evaluate import evaluate
-    from rttlab.replay import COUNTS, METRICS
+    from rttlab.trace.evaluate import evaluate
+    from rttlab.trace.replay import COUNTS, METRICS
 
     ev = evaluate(job["input"], [Spec(job["estimator"], dict(job["params"]))], by=None, **job["settings"])
     row = ev.rows[0]

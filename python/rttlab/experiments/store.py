@@ -249,7 +249,7 @@ class Store:
             raise
 
     def write_run(self, sweep: str, params: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
-        """Store one finished run (``outcome`` as :func:`rttlab.sweep.run_one` returns it) in one
+        """Store one finished run (``outcome`` as :func:`rttlab.experiments.sweep.run_one` returns it) in one
         transaction, series first. A hash already stored is left alone (a task retried after its
         worker died may finish twice); returns whether a row was written."""
         return self.write_runs(sweep, [(params, outcome)])[0]
@@ -375,5 +375,5 @@ def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table
 
     t = as_table(frame)
     if t.num_columns and t.column_names[0] == "hash":
-        return t  # the worker added it (rttlab.sweep.run_one)
+        return t  # the worker added it (rttlab.experiments.sweep.run_one)
     return t.add_column(0, "hash", pa.array([hash_] * t.num_rows, pa.string()))

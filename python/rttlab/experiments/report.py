@@ -13,8 +13,8 @@ import io
 import math
 from typing import Any
 
-from rttlab.stats import summarise
-from rttlab.store import RUN_COLUMNS, Store
+from rttlab.experiments.stats import summarise
+from rttlab.experiments.store import RUN_COLUMNS, Store
 
 #: Metrics summarised per point (columns of ``runs``), with their display unit and scale.
 METRICS = {

@@ -26,11 +26,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from rttlab import _core
-
-#: Version of the hash recipe and of the canonical form's meaning; bumped when either changes
-#: (a stored run then no longer matches its rerun, which is the point).
-SCENARIO_SCHEMA = 1
+from rttlab import __version__, _core
+from rttlab.sim.versions import SCENARIO_SCHEMA, SCHEMA
 
 
 def _error(message: str) -> _core.ScenarioError:
@@ -161,9 +158,6 @@ class Scenario:
     def hash(self) -> str:
         """SHA-256 (hex, first 20 bytes) of the canonical scenario, its seed, the rttlab version
         and the scenario and result schema versions: the key of a run in the store."""
-        from rttlab import __version__
-        from rttlab.sim import SCHEMA
-
         key = {
             "scenario": self._resolved,
             "seed": self.seed,

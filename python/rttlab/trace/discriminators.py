@@ -2,7 +2,7 @@
 data arrivals: for every gap the receiver sees (a packet above the highest byte received so
 far), each discriminator's verdict on the missing packets — ``congestion`` or ``corruption``.
 
-    from rttlab.discriminators import classify, classify_capture, score
+    from rttlab.trace.discriminators import classify, classify_capture, score
     r = rttlab.simulate("examples/spectcp/lossy-link.toml", traces="all,receive")
     classify(r.traces["receive"])            # one row per gap, per flow
     classify_capture("receiver-side.pcap")   # one row per gap, per direction of each connection
@@ -91,7 +91,7 @@ def score(scenario: Any, *, set: Any = (), seed: int | None = None) -> Any:  # n
     import pandas as pd
 
     from rttlab import _core
-    from rttlab.sim import scenario_input
+    from rttlab.sim.run import scenario_input
 
     text, overrides, path = scenario_input(scenario, set, seed)
     try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from rttlab.replay import Scores
+    from rttlab.trace.replay import Scores
 
 
 def plot_replay(scores: Scores, path: str | Path, title: str = "", max_points: int = 20_000) -> None:

@@ -1,4 +1,4 @@
-"""Closed-loop simulation: run a scenario (TOML) in the Rust simulator, get DataFrames back.
+"""Closed-loop simulation: run a scenario (TOML) in the Rust simulator, get its tables back.
 
     import rttlab
     result = rttlab.simulate("examples/scenarios/dumbbell-n10-droptail.toml", set=["simulation.duration=10s"])
@@ -20,18 +20,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from rttlab import _core
-
-if TYPE_CHECKING:
-    from rttlab.scenario import Scenario
-
-#: Version of the result layout; bumped when a column or key changes meaning.
-SCHEMA = "rttlab.simulate/1"
+from rttlab.jsonable import clean
+from rttlab.sim.scenario import Scenario
+from rttlab.sim.versions import SCHEMA
 
 
 @cache
@@ -51,7 +48,7 @@ def schema(table: str) -> pa.Schema:
 
 def conform(table: str, columns: Mapping[str, Any]) -> pa.Table:
     """A table in the schema of ``table`` from the columns a simulator reports (lists or arrays);
-    columns it does not report are null — never zero (ns-3's results, :mod:`rttlab.ns3`)."""
+    columns it does not report are null — never zero (ns-3's results, :mod:`rttlab.peers.ns3.dumbbell`)."""
     s = schema(table)
     unknown = set(columns) - set(s.names)
     if unknown:
@@ -79,7 +76,7 @@ class Result:
     #: The name of the channel that is the bottleneck's data direction.
     bottleneck: str
     #: Scalar results beyond the common ones, stored as columns of the ``runs`` table (e.g. the
-    #: MANET runs' prediction error and queue length, rttlab.manet); empty for rttlab's simulator.
+    #: MANET runs' prediction error and queue length, rttlab.papers.nunes_experts.manet); empty for rttlab's simulator.
     metrics: dict[str, float] = field(default_factory=dict)
 
     @cached_property
@@ -185,8 +182,6 @@ class Result:
     def write(self, directory: str | Path) -> list[Path]:
         """Write ``summary.json``, ``flows.parquet``, ``channels.parquet`` and one Parquet file
         per trace into ``directory`` (created if needed). Returns the paths written."""
-        from rttlab.cli.common import clean
-
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
@@ -214,8 +209,6 @@ def scenario_input(scenario: Any, set: Iterable[str] | Mapping[str, Any] = (), s
     """What the core runs for ``scenario`` (a :class:`rttlab.Scenario`, a file, or TOML text), its
     ``set`` overrides and ``seed`` (as :func:`simulate` takes them): the TOML text, the override
     strings, and the file to name in errors (None for text)."""
-    from rttlab.scenario import Scenario
-
     if isinstance(set, (str, bytes)):
         raise TypeError(f"set must be a list of 'key.path=value' strings or a mapping, got the string {set!r}: use set=[{set!r}]")
     path = None

@@ -1,0 +1,2 @@
+"""Vieira & Bauer (SmoothTCP driven by ICMP source quench): the reproduction
+``smoothtcp.toml``."""

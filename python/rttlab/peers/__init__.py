@@ -1,0 +1,1 @@
+"""The tools rttlab is checked against, driven from Python: ns-3 (:mod:`.ns3`)."""

@@ -1,0 +1,8 @@
+"""The versions that key every stored run: of the scenario's canonical form and hash recipe, and
+of the result layout. Bumped when a key or column changes meaning (a stored run then no longer
+matches its rerun, which is the point)."""
+
+#: Version of the hash recipe and of the canonical form's meaning.
+SCENARIO_SCHEMA = 1
+#: Version of the result layout (``rttlab simulate --json``, the result tables).
+SCHEMA = "rttlab.simulate/1"
