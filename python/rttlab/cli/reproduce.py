@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from rttlab.cli.common import clean, console, fail, print_json, stderr
-from rttlab.experiments.reproduce import available
+from rttlab.experiments.reproduce import Reproduction, available
 
 
 def reproduce(
@@ -21,12 +21,13 @@ def reproduce(
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
     out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(n for n in available() if Reproduction.load(n).has_figures) + ").", show_default=False),
 ) -> None:
     """Run a reproduction's sweep (resuming what its store already holds), then print each point's
     result with its confidence interval beside the published number, the difference, and whether
     it matched within the reproduction's stated tolerance."""
     from rttlab.cli.sweep import run_sweep
-    from rttlab.experiments.reproduce import Reproduction, ReproductionError, figure_svg
+    from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store
 
     if scheduler and workers:
@@ -37,6 +38,8 @@ def reproduce(
         sweeps = [r.sweep() for r in reps]
     except ReproductionError as e:
         fail(str(e))
+    if figures is not None and not rep.has_figures:
+        fail(f"--figures: reproduction {name} draws no figures of its own (its comparison is always written as figure.svg)")
     out = out or Path(f"reproduce-{rep.sweep_name}")
     out.mkdir(parents=True, exist_ok=True)
     # A reproduction and its parts (a table measured on a set-up of its own): one store, one
@@ -58,16 +61,25 @@ def reproduce(
         models = r.models()
         results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"models": models} if models else {})})
         (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(r, rows))
+    drawn: list[Path] = []
+    if figures is not None:
+        with Store(out / "results.duckdb", read_only=True) as store:
+            try:
+                drawn = rep.figures(store, figures)
+            except ReproductionError as e:
+                fail(str(e))
     main_result, parts = results[0], results[1:]
     (out / "comparison.json").write_text(json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n")
     if as_json:
-        print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {})}))
+        print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
         return
     for r, res in zip(reps, results):
         show(r, res["rows"])
         show_reports(r, res["reports"])
         show_models(res.get("models", []))
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
+    if drawn:
+        console.print(f"figures: {', '.join(str(p) for p in drawn)}", highlight=False)
 
 
 def show(rep: Any, rows: list[dict[str, Any]]) -> None:

@@ -522,6 +522,25 @@ class Reproduction:
             out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
         return out
 
+    @property
+    def has_figures(self) -> bool:
+        return "figures" in self.meta
+
+    def figures(self, store: Any, out: Any) -> list[Any]:
+        """The paper's figures drawn from this reproduction's stored runs into directory ``out``
+        (created if needed); returns the files written. ``figures = "MODULE"`` in
+        ``[reproduction]`` names the module (the paper's own, in :mod:`rttlab.papers`) whose
+        ``draw(reproduction, store, out)`` draws them — looked up by name, so this layer imports
+        no paper."""
+        import importlib
+        from pathlib import Path
+
+        if not self.has_figures:
+            raise ReproductionError(f"reproduction {self.name} draws no figures of its own (its comparison is figure.svg)")
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        return list(importlib.import_module(self.meta["figures"]).draw(self, store, out))
+
     def models(self) -> list[dict[str, Any]]:
         """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
         on the row's variables; matched when within ``abs_tolerance`` (else ``tolerance``)."""

@@ -514,53 +514,6 @@ def run_metrics(rtt: Any, flows: Any, packet: int, tick_s: float, queue_bytes: f
     }
 
 
-#: The per-run quantities of the paper's figures, with their axis labels.
-FIGURE_METRICS = {
-    "error_before_ticks": "mean |prediction − sample| (ticks), prediction before the sample",
-    "retx_pct": "% of data segments retransmitted",
-    "packets_delivered": "packets delivered",
-    "mean_cwnd": "mean cwnd (segments)",
-    "mean_queue_bytes": "mean MAC queue length (bytes)",
-}
-
-
-def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
-    """One SVG per scenario and metric (the paper's Figs 1–7 for our runs): mean and ``level``
-    Student-t interval against the flow count, one line per estimator. ``runs``: the store's
-    ``runs`` rows of a nunes-manet sweep. Returns the files written."""
-    from pathlib import Path
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from rttlab.experiments.stats import summarise
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    ok = runs[runs["status"] == "ok"]
-    written = []
-    for name, g in ok.groupby("simulation.name"):
-        if g["traffic.flows"].nunique() < 1:
-            continue
-        for metric, label in FIGURE_METRICS.items():
-            table = summarise(g, ["tcp.estimator", "traffic.flows"], [metric], level)
-            fig, ax = plt.subplots(figsize=(5, 3.4), constrained_layout=True)
-            for est, t in table.groupby("tcp.estimator"):
-                half = t["half_width"].fillna(0.0)
-                ax.errorbar(t["traffic.flows"], t["mean"], yerr=half, marker="o", capsize=3, label=str(est))
-            ax.set_xlabel("flows")
-            ax.set_ylabel(label, fontsize=8)
-            ax.set_title(f"scenario {name}: {metric} (mean, {level:.0%} CI)", fontsize=9)
-            ax.legend(fontsize=8)
-            path = out / f"{name}-{metric}.svg"
-            fig.savefig(path, format="svg")
-            plt.close(fig)
-            written.append(str(path))
-    return written
-
-
 def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
     """A sweep's run: the MANET runs keep the traces they always record, whatever ``traces`` asks."""
     return simulate(scenario_toml)

@@ -1,30 +1,32 @@
-"""Figure for docs/reproductions/ca-rto.md from a `rttlab reproduce ca-rto` store: Jain's index,
-retransmissions and goodput against the number of flows, Reno and CA-RTO side by side (mean and
-95 % Student-t interval over the seeds), one column per setting — the layout of the paper's
-Figs 8–18. Reads the store only.
+"""The figure of docs/reproductions/ca-rto.md from the runs of `rttlab reproduce ca-rto`: Jain's
+index, retransmissions and goodput against the number of flows, Reno and CA-RTO side by side
+(mean and 95 % Student-t interval over the seeds), one column per setting — the layout of the
+paper's Figs 8–18. Reads the store only.
 
-    python scripts/ca_rto_figure.py reproduce-ca-rto/results.duckdb docs/reproductions/ca-rto.png
+    rttlab reproduce ca-rto --figures docs/reproductions
 """
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
+from typing import Any
 
-import duckdb
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from rttlab.experiments.stats import t_interval
+from rttlab.experiments.store import Store
 
 SETTINGS = ["1M-50p", "10M-100p", "100M-50p", "1M-150p-per10"]
 METRICS = [("jain_index", "Jain's index"), ("retransmissions", "retransmitted packets"), ("goodput_bps", "aggregate goodput (b/s)")]
 
 
-def main(store: str, out: str) -> None:
-    with duckdb.connect(store, read_only=True) as c:
-        runs = c.execute('SELECT "simulation.name" AS name, "flows.0.count" AS n, "tcp.rto.policy" AS policy, jain_index, retransmissions, goodput_bps FROM runs WHERE status = \'ok\'').fetchdf()
+def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
+    """Write ``ca-rto.png`` into ``dst`` (the full scale's four settings); returns it."""
+    out = dst / "ca-rto.png"
+    runs = store.db.execute('SELECT "simulation.name" AS name, "flows.0.count" AS n, "tcp.rto.policy" AS policy, jain_index, retransmissions, goodput_bps FROM runs WHERE status = \'ok\'').fetchdf()
     fig, axes = plt.subplots(len(METRICS), len(SETTINGS), figsize=(14, 8), constrained_layout=True, squeeze=False)
     for col, setting in enumerate(SETTINGS):
         for row, (metric, label) in enumerate(METRICS):
@@ -42,9 +44,7 @@ def main(store: str, out: str) -> None:
                 ax.set_xlabel("flows", fontsize=8)
             ax.tick_params(labelsize=7)
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("rttlab reproduce ca-rto (seed 001 §VI): mean and 95 % CI over 10 seeds, 500 s each", fontsize=9)
+    fig.suptitle("rttlab reproduce ca-rto (Psaras, Tsaoussidis & Mamatas 2005 §VI): mean and 95 % CI over 10 seeds, 500 s each", fontsize=9)
     fig.savefig(out, dpi=90)
-
-
-if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    plt.close(fig)
+    return [out]

@@ -1,7 +1,6 @@
-"""Figures for docs/reproductions/smoothtcp.md from a full `rttlab reproduce smoothtcp --out DIR`.
+"""The figures of docs/reproductions/smoothtcp.md, from the runs of `rttlab reproduce smoothtcp`:
 
-    rttlab reproduce smoothtcp --out reproduce-smoothtcp
-    python scripts/smoothtcp_figures.py reproduce-smoothtcp docs/reproductions
+    rttlab reproduce smoothtcp --figures docs/reproductions
 
 Reads the store (runs, flows and the window/rtt/queue/drops/arrival/quench Parquet traces it
 kept); runs nothing except the analytic slow-start curve of the paper's coefficients (Fig. 1).
@@ -11,8 +10,8 @@ Channel 0 is the dumbbell's bottleneck in the data direction (the router queue o
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -44,8 +43,9 @@ def curve(a, a_a=40.0, b_a=0.003038, t=1.0):
     return np.sqrt(2 * f + t) - math.sqrt(t) + 1
 
 
-def main(src: Path, dst: Path) -> None:
-    store = Store(src / "results.duckdb", read_only=True)
+def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
+    """Write the figures into ``dst``; returns the files written. ``rep``: the reproduction
+    (its full scale keeps the window, rtt, queue, drops, arrival and quench traces read here)."""
     runs = dict(store.db.execute("SELECT name, hash FROM runs WHERE status = 'ok'").fetchall())
 
     def trace(name, kind):
@@ -178,8 +178,4 @@ def main(src: Path, dst: Path) -> None:
     k1.legend(fontsize=7)
     k2.legend(fontsize=7)
     save(fig, dst / "smoothtcp-kappa.png", 80)
-    store.close()
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+    return [dst / f"smoothtcp-{n}.png" for n in ("slowstart", "cwnd-rtt", "queue-quench", "drops-arrivals", "appendix-a", "kappa")]
