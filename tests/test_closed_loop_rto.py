@@ -145,6 +145,26 @@ def ca_rto_quick(tmp_path_factory) -> Path:
     return out
 
 
+def test_ca_rto_figures_are_drawn_from_the_stored_runs_without_rerunning_any(ca_rto_quick, tmp_path):
+    def stored() -> list:
+        with duckdb.connect(str(ca_rto_quick / "results.duckdb"), read_only=True) as c:
+            return c.execute("SELECT hash, wall_s FROM runs ORDER BY hash").fetchall()
+
+    before = stored()
+    r = subprocess.run([*RTTLAB, "reproduce", "ca-rto", "--quick", "--workers", "1", "--out", str(ca_rto_quick), "--figures", str(tmp_path / "fig"), "--json"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    png = tmp_path / "fig" / "ca-rto.png"
+    assert json.loads(r.stdout)["figures"] == [str(png)]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert stored() == before  # every run came from the store
+
+
+def test_figures_of_a_reproduction_that_draws_none_is_a_one_line_error(tmp_path):
+    r = subprocess.run([*RTTLAB, "reproduce", "mathis", "--quick", "--figures", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["rttlab: error: --figures: reproduction mathis draws no figures of its own (its comparison is always written as figure.svg)"]
+
+
 def test_ca_rto_quick_compares_paired_differences_computed_from_the_stored_runs(ca_rto_quick):
     doc = json.loads((ca_rto_quick / "comparison.json").read_text())
     rows = {(r["metric"], r["params"]["simulation.name"], r["params"]["flows.0.count"]): r for r in doc["rows"]}
