@@ -6,10 +6,10 @@
 //!
 //!     cargo run --release --example discriminators [seeds]
 
+use rttlab::discriminator::score::{score, score_receiver, Confusion};
+use rttlab::discriminator::{receiver_side, sender_side};
 use rttlab::sim::config::Scenario;
 use rttlab::sim::run_with;
-use rttlab::sim::tcp::discriminator::score::{score, score_receiver, Confusion};
-use rttlab::sim::tcp::discriminator::{receiver_side, sender_side};
 use rttlab::sim::trace::TraceSet;
 
 const BERS: [&str; 7] = ["1e-7", "1e-6", "1e-5", "2e-5", "5e-5", "1e-4", "1.2e-4"];

@@ -834,8 +834,8 @@ fn resolve_scenario(text: &str, overrides: Vec<String>) -> PyResult<String> {
 
 /// The gaps `classify_arrivals` finds, as columns: time (ns), from, seq, missing, and one list of
 /// "congestion"/"corruption" per discriminator.
-fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::sim::tcp::discriminator::score::Arrival]) -> PyResult<Bound<'py, PyDict>> {
-    use crate::sim::tcp::discriminator::{receiver_side, score::classify_arrivals, LossClass};
+fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::discriminator::score::Arrival]) -> PyResult<Bound<'py, PyDict>> {
+    use crate::discriminator::{receiver_side, score::classify_arrivals, LossClass};
     let mut ds = receiver_side();
     let names: Vec<&'static str> = ds.iter().map(|d| d.name()).collect();
     let gaps = classify_arrivals(arrivals, &mut ds);
@@ -855,7 +855,7 @@ fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::sim::tcp::discriminator::s
 /// send time (ns, any clock offset), sequence number, payload bytes.
 #[pyfunction]
 fn classify_arrivals<'py>(py: Python<'py>, time: Vec<u64>, seq: Vec<u64>, len: Vec<u32>, sent: Vec<u64>) -> PyResult<Bound<'py, PyDict>> {
-    use crate::sim::tcp::discriminator::score::Arrival;
+    use crate::discriminator::score::Arrival;
     if time.len() != seq.len() || time.len() != len.len() || time.len() != sent.len() {
         return Err(PyValueError::new_err("time, seq, len and sent must have one length"));
     }
@@ -890,8 +890,8 @@ fn capture_loss_classes<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new()))]
 fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
-    use crate::sim::tcp::discriminator::score::{score, score_receiver, Confusion};
-    use crate::sim::tcp::discriminator::{receiver_side, sender_side};
+    use crate::discriminator::score::{score, score_receiver, Confusion};
+    use crate::discriminator::{receiver_side, sender_side};
     use crate::sim::trace::TraceSet;
     let text = text.to_owned();
     let rows: Vec<(u32, &'static str, &'static str, Confusion)> = py

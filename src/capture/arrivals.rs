@@ -7,13 +7,13 @@
 //! (the ROTT is then 0 and only Biaz/mBiaz, which use arrival times alone, say anything).
 //!
 //! Meant for a capture taken at (or near) the receiver: there the capture time is the arrival
-//! time. Classification only (`sim::tcp::discriminator::score::classify_arrivals`): a capture
+//! time. Classification only (`discriminator::score::classify_arrivals`): a capture
 //! holds no ground truth of why a segment was lost.
 
 use super::reader::read_stream;
 use super::wire::{decode, TcpSegment};
 use super::CaptureError;
-use crate::sim::tcp::discriminator::score::Arrival;
+use crate::discriminator::score::Arrival;
 use crate::time::Nanos;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -102,7 +102,7 @@ pub fn from_file(path: &Path) -> Result<Vec<Direction>, CaptureError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::tcp::discriminator::{receiver_side, score::classify_arrivals};
+    use crate::discriminator::{receiver_side, score::classify_arrivals};
 
     #[test]
     fn a_real_capture_gives_each_directions_data_in_order_and_the_receiver_side_discriminators_classify_its_gaps() {

@@ -8,7 +8,6 @@
 //! deadlines; the engine owns time.
 
 pub mod cc;
-pub mod discriminator;
 pub mod eifel;
 pub mod eifel_response;
 pub mod frto;

@@ -2,7 +2,7 @@
 //! gateways in computer networks with lossy links", 2009 — seed 002 §§3–4; ALGORITHMS.md §8.9).
 //!
 //! A loss detected by the timer or by three duplicate ACKs goes to the conditional Bernoulli
-//! predictor ([`crate::sim::tcp::discriminator::bernoulli`]): predicted corruption (probability
+//! predictor ([`crate::discriminator::bernoulli`]): predicted corruption (probability
 //! p, the paper's p = 1) → retransmit and keep cwnd as it was (§4.2 mechanism (1), "persist in
 //! the previous value"); predicted congestion → Reno's answer. ECN-Echo is the congestion signal:
 //! Fast Recovery's halving, ssthresh = max(FlightSize/2, 2·SMSS), cwnd = ssthresh, reacting to
@@ -33,10 +33,10 @@
 
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
+use crate::discriminator::bernoulli::Bernoulli;
+use crate::discriminator::LossClass;
 use crate::rtt::ParamSpec;
 use crate::sim::rng::{Component, Stream};
-use crate::sim::tcp::discriminator::bernoulli::Bernoulli;
-use crate::sim::tcp::discriminator::LossClass;
 use crate::sim::tcp::recovery::RecoveryKind;
 
 pub const PARAMS: &[ParamSpec] = &[

@@ -187,7 +187,7 @@ mod tests {
     use super::*;
     use crate::sim::packet::Kind;
     use crate::sim::queue::DropCause;
-    use crate::sim::tcp::discriminator::{sender_side, vegas::VegasSender};
+    use crate::discriminator::{sender_side, vegas::VegasSender};
     use crate::sim::trace::{RetxCause, TraceSet};
     use crate::time::MS;
 
@@ -223,7 +223,7 @@ mod receiver_side {
     use super::*;
     use crate::sim::packet::Kind;
     use crate::sim::queue::DropCause;
-    use crate::sim::tcp::discriminator::{receiver_side, spike::Spike};
+    use crate::discriminator::{receiver_side, spike::Spike};
     use crate::sim::trace::TraceSet;
     use crate::time::MS;
 
@@ -261,7 +261,7 @@ mod receiver_side {
 #[cfg(test)]
 mod on_a_run {
     use super::*;
-    use crate::sim::tcp::discriminator::sender_side;
+    use crate::discriminator::sender_side;
     use crate::sim::{config::Scenario, run};
 
     #[test]
@@ -286,7 +286,7 @@ mod on_a_run {
 
     #[test]
     fn the_receiver_side_discriminators_score_every_gap_the_receiver_saw() {
-        use crate::sim::tcp::discriminator::receiver_side;
+        use crate::discriminator::receiver_side;
         let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
         let s = Scenario::from_file(path.as_ref(), &["topology.bottleneck.error.ber=1e-5".into()]).unwrap();
         let r = crate::sim::run_with(&s, crate::sim::trace::TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap();
