@@ -125,7 +125,7 @@ pub unsafe extern "C" fn rttlab_estimator_seed_stream(e: *mut Estimator, seed: u
     // SAFETY: per the contract, `e` is a live estimator or NULL.
     match unsafe { e.as_mut() } {
         Some(Estimator::CaRto(ca)) => {
-            ca.seed_stream(crate::sim::rng::Stream::new(seed, crate::sim::rng::Component::RtoPolicy(flow)).next_u64());
+            ca.seed_stream(crate::rng::Stream::new(seed, crate::rng::Component::RtoPolicy(flow)).next_u64());
             1
         }
         _ => 0,
@@ -290,7 +290,7 @@ mod tests {
         assert_ne!(draws(7, 0), draws(8, 0));
         // The simulator's flow 3 of seed 7: the same stream through Rust.
         let mut ca = crate::rtt::ca_rto::CaRto::new(crate::rtt::ca_rto::Config::default());
-        ca.seed_stream(crate::sim::rng::Stream::new(7, crate::sim::rng::Component::RtoPolicy(3)).next_u64());
+        ca.seed_stream(crate::rng::Stream::new(7, crate::rng::Component::RtoPolicy(3)).next_u64());
         ca.on_sample(100 * MS, &contended.to_context());
         let rust = (0..20).map(|_| { ca.on_timer_armed(&contended.to_context()); ca.rto() }).collect::<Vec<_>>();
         assert_eq!(draws(7, 3), rust);

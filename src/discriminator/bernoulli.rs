@@ -5,7 +5,7 @@
 //! congestion is learned from ECN-Echo only. It keeps no history (seed Table 2: "None").
 
 use super::LossClass;
-use crate::sim::rng::Stream;
+use crate::rng::Stream;
 
 #[derive(Debug, Clone)]
 pub struct Bernoulli {
@@ -37,7 +37,7 @@ impl Bernoulli {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::Component;
+    use crate::rng::Component;
 
     fn stream() -> Stream {
         Stream::new(1, Component::Predictor(0))

@@ -65,7 +65,7 @@ impl SenderDiscriminator for bernoulli::Bernoulli {
 /// Every sender-side discriminator with its published parameters (the Bernoulli predictor with
 /// p = 1), for scoring side by side.
 pub fn sender_side(seed: u64) -> Vec<Box<dyn SenderDiscriminator>> {
-    use crate::sim::rng::{Component, Stream};
+    use crate::rng::{Component, Stream};
     vec![
         Box::new(bernoulli::Bernoulli::new(1.0, Stream::new(seed, Component::Predictor(0)))),
         Box::new(vegas::VegasSender::default()),

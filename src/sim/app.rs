@@ -9,8 +9,8 @@
 
 use super::component::{Args, Component};
 use super::config::ConfigError;
-use super::rng::Stream;
 use super::units::{parse_bandwidth, parse_bytes};
+use crate::rng::Stream;
 use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
 
@@ -215,7 +215,7 @@ impl OnOff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::Component;
+    use crate::rng::Component;
     use crate::time::{MS, SEC};
 
     fn run(cfg: OnOffConfig, until: Nanos) -> (u64, Vec<(Nanos, u64)>) {

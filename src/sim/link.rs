@@ -7,8 +7,8 @@ use super::error_model::{ErrorModel, ScheduledLosses};
 use super::packet::{Kind, NodeId, Packet};
 use super::agent::QueueAgent;
 use super::queue::{DropCause, Queue, Verdict};
-use super::rng::{Component, Stream};
 use super::units::tx_time;
+use crate::rng::{Component, Stream};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 

@@ -15,7 +15,6 @@ pub mod error_model;
 pub mod link;
 pub mod packet;
 pub mod queue;
-pub mod rng;
 pub mod spurious;
 pub mod tables;
 pub mod tcp;
@@ -32,10 +31,10 @@ mod detector_tests;
 #[cfg(test)]
 mod stop_tests;
 
+use crate::rng::{Component, Stream};
 use crate::time::Nanos;
 use app::OnOff;
 use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg};
-use rng::{Component, Stream};
 use engine::{Engine, Flow, Progress};
 use trace::TraceSet;
 use error_model::ErrorModel;

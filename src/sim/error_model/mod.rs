@@ -3,7 +3,7 @@
 
 use super::component::{Args, Component};
 use super::config::ConfigError;
-use super::rng::Stream;
+use crate::rng::Stream;
 use crate::time::Nanos;
 
 pub mod ber;
@@ -100,7 +100,7 @@ impl ScheduledLosses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rng::Component;
+    use crate::rng::Component;
 
     fn loss_rate(mut m: ErrorModel, bytes: u32, n: usize) -> f64 {
         let mut rng = Stream::new(42, Component::ChannelErrors(0));

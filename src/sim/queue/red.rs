@@ -8,11 +8,11 @@
 //! congests anything.
 
 use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
+use crate::rng::Stream;
 use crate::rtt::params::ParamSpec;
 use crate::sim::component::{Args, Component};
 use crate::sim::config::ConfigError;
 use crate::sim::packet::{Ecn, Packet};
-use crate::sim::rng::Stream;
 use crate::sim::units::{parse_bytes, tx_time, Limit};
 use crate::time::Nanos;
 
@@ -185,7 +185,7 @@ impl Red {
 mod tests {
     use super::*;
     use crate::sim::queue::test_packet;
-    use crate::sim::rng::Component;
+    use crate::rng::Component;
 
     fn cfg(ecn: bool, gentle: bool) -> RedConfig {
         RedConfig { min_th: 5.0, max_th: 15.0, w_q: 0.002, max_p: 0.1, gentle, ecn, mean_tx_time: 1_200_000, byte_mode_max_size: None }
