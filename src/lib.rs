@@ -9,6 +9,7 @@ pub mod discriminator;
 pub mod eval;
 pub mod ffi;
 pub mod io;
+pub mod params;
 pub mod rng;
 pub mod rtt;
 pub mod sim;

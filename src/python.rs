@@ -4,7 +4,8 @@
 
 use crate::eval::{replay_all, ReplayConfig, Streams, TimerConfig};
 use crate::io::series;
-use crate::rtt::{self, ParamError, ParamSpec};
+use crate::params::{ParamError, ParamSpec};
+use crate::rtt;
 use crate::time::Nanos;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::create_exception;
@@ -43,11 +44,11 @@ fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDi
     d.set_item(
         "kind",
         match spec.kind {
-            rtt::params::Kind::Duration => "duration",
-            rtt::params::Kind::Float => "float",
-            rtt::params::Kind::Int => "int",
-            rtt::params::Kind::Choice(_) => "choice",
-            rtt::params::Kind::Quantity(_) => "quantity",
+            crate::params::Kind::Duration => "duration",
+            crate::params::Kind::Float => "float",
+            crate::params::Kind::Int => "int",
+            crate::params::Kind::Choice(_) => "choice",
+            crate::params::Kind::Quantity(_) => "quantity",
         },
     )?;
     d.set_item("default", spec.default)?;
@@ -64,7 +65,7 @@ fn parse_duration(text: &str) -> Option<u64> {
 
 /// One registry entry as Python sees it: name, summary, source and parameter specs (the shape
 /// shared by `estimators()`, `congestion_controls()`, `rto_policies()` and `components()`).
-fn listing<'py>(py: Python<'py>, name: &str, summary: &str, source: &str, params: &[rtt::params::ParamSpec]) -> PyResult<Bound<'py, PyDict>> {
+fn listing<'py>(py: Python<'py>, name: &str, summary: &str, source: &str, params: &[crate::params::ParamSpec]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("name", name)?;
     d.set_item("summary", summary)?;

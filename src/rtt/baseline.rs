@@ -1,6 +1,7 @@
 //! Trivial baselines every real estimator should beat: the last sample, and a constant.
 
-use super::{Context, Estimator, Info, ParamSpec, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::ParamSpec;
 use crate::time::{Nanos, round_ns};
 
 pub const LAST_PARAMS: &[ParamSpec] = &[

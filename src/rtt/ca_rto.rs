@@ -32,7 +32,8 @@
 //! over [`Rfc6298`] with K = 4, kept for trace replay and `rttlab estimators`.
 
 use super::rfc6298::{self, Rfc6298};
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;

@@ -5,7 +5,8 @@
 //! `CalculateGain`), whose structure matches every published fact: RTT decreases never touch
 //! RTTVAR, a "shock absorber" gain γ² shrinks RTTVAR slowly, gains follow the sampling rate.
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[

@@ -23,7 +23,8 @@
 //!   — not even one beyond the largest expert — can underflow every weight to zero.
 
 use super::linux::{self, Linux};
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[

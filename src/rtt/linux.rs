@@ -4,7 +4,8 @@
 //! State is kept exactly as the kernel keeps it: integer microseconds, `srtt_us` = 8·SRTT,
 //! `mdev_us`/`mdev_max_us`/`rttvar_us` = 4·deviation, with the same shifts, so truncation matches.
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, US};
 
 pub const PARAMS: &[ParamSpec] = &[

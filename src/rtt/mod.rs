@@ -14,7 +14,6 @@ pub mod ca_rto;
 pub mod eifel;
 pub mod fixed_share;
 pub mod linux;
-pub mod params;
 pub mod peak_hopper;
 pub mod policy;
 pub mod quic;
@@ -24,8 +23,8 @@ pub mod timer;
 #[cfg(test)]
 mod vectors;
 
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
-pub use params::{ParamError, ParamSpec, Params};
 
 /// What the sender knows besides the sample itself (ALGORITHMS.md §0, "evaluation hooks").
 /// Trace replay fills only `now`; the simulator fills everything.

@@ -4,7 +4,8 @@
 //! here on purpose: δ is computed in floating point (Java used integer division), and the
 //! previous sample is set by the first sample (Java left it unset, so B jumped to B_max).
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[

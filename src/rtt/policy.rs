@@ -6,7 +6,8 @@
 //! [`PolicyInfo`] line in the registry below.
 
 use super::ca_rto::{self, ContentionExtension, ExtensionConfig};
-use super::{Context, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
 
 /// Enum dispatch: the policy is consulted on every timer arm, so no virtual call.

@@ -5,7 +5,8 @@
 //! rttvar against the *new* value; `UpdateRtt` in Appendix A.7 updates rttvar first with the
 //! *old* smoothed_rtt, as RFC 6298 does. Default: the Appendix order (`order = appendix`).
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[

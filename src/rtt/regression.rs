@@ -12,7 +12,8 @@
 //! The project removed Linux's rto_min (which the report blames for its extra retransmissions);
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator};
+use super::{Context, Estimator, Info, RttEstimator};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 
 /// Published Cubic coefficients (ALGORITHMS.md §10), [intercept, hops, min_rtt, max_rtt, ttl].

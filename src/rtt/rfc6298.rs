@@ -1,6 +1,7 @@
 //! RFC 6298 (Jacobson/Karels) retransmission timer — ALGORITHMS.md §1 [exact].
 
-use super::{Context, Estimator, Info, ParamError, ParamSpec, Params, RttEstimator, Smoothed};
+use super::{Context, Estimator, Info, RttEstimator, Smoothed};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, SEC, round_ns};
 
 pub const PARAMS: &[ParamSpec] = &[

@@ -10,8 +10,8 @@
 use super::component::{Args, Component};
 use super::config::ConfigError;
 use super::units::{parse_bandwidth, parse_bytes};
+use crate::params::ParamSpec;
 use crate::rng::Stream;
-use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
 
 /// Every application, as named in scenario files (`app = { kind = "onoff", ... }`); a built

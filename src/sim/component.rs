@@ -1,12 +1,12 @@
 //! Declarative components: queue disciplines, error models and applications are tagged tables
 //! in a scenario (`queue = { kind = "red", max_p = 0.1 }`). Each kind declares its parameters
-//! once ([`ParamSpec`]: name, default, range, meaning, as estimators do in `rtt::params`) in its
+//! once ([`ParamSpec`]: name, default, range, meaning, as estimators do, from `crate::params`) in its
 //! own file, next to its own validation; the same declaration feeds the scenario reader, the
 //! `rttlab components` listing and the docs. Errors name the full key
 //! (`topology.bottleneck.queue.max_p: 1.5 is outside the accepted range 0..1`).
 
 use super::config::{invalid, ConfigError};
-use crate::rtt::params::{ParamError, ParamSpec, Params};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
 
 /// One kind of component: its name in scenario files, what it is, and how to build it from
@@ -152,7 +152,7 @@ pub fn canonical<T, C>(registry: &'static [Component<T, C>], default_kind: &str,
 
 /// One spelling per value of a parameter; text that does not parse is left for the builder to reject.
 fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
-    use crate::rtt::params::Kind;
+    use crate::params::Kind;
     let raw = text(&value);
     match spec.kind {
         Kind::Duration => crate::time::parse_duration(&raw).map(|n| toml::Value::String(super::units::exact_duration(n))),

@@ -45,7 +45,7 @@
 //! (`sim::spurious`) rests on. Drops of local retransmissions are traced like any drop.
 
 use super::{At, Fate, NodeAgent, Placement, Queued};
-use crate::rtt::params::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::component::{Args, Component};
 use crate::sim::config::ConfigError;
 use crate::sim::packet::{FlowId, Kind, NodeId, Packet};

@@ -1,7 +1,7 @@
 //! Independent bit errors: a packet of b bytes survives with probability (1 − ber)^(8·b).
 
 use super::{required, ErrorModel};
-use crate::rtt::params::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::component::Component;
 
 pub const COMPONENT: Component<ErrorModel> = Component {

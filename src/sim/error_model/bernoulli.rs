@@ -1,7 +1,7 @@
 //! Independent packet loss: each packet is lost with probability `per`.
 
 use super::{required, ErrorModel};
-use crate::rtt::params::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::component::Component;
 
 pub const COMPONENT: Component<ErrorModel> = Component {

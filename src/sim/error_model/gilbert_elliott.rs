@@ -2,7 +2,7 @@
 //! packet before the loss draw, and a loss probability per state.
 
 use super::{required, ErrorModel};
-use crate::rtt::params::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::component::Component;
 
 pub const COMPONENT: Component<ErrorModel> = Component {

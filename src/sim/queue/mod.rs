@@ -11,8 +11,8 @@ use super::component::{Args, Component};
 use super::config::ConfigError;
 use super::packet::Packet;
 use super::units::{parse_limit, Limit};
+use crate::params::ParamSpec;
 use crate::rng::Stream;
-use crate::rtt::params::ParamSpec;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 

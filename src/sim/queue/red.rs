@@ -8,8 +8,8 @@
 //! congests anything.
 
 use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
+use crate::params::ParamSpec;
 use crate::rng::Stream;
-use crate::rtt::params::ParamSpec;
 use crate::sim::component::{Args, Component};
 use crate::sim::config::ConfigError;
 use crate::sim::packet::{Ecn, Packet};

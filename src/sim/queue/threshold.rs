@@ -3,7 +3,7 @@
 //! while the occupancy is at least τ packets.
 
 use super::{droptail::DropTail, limit, Built, Queue, QueueCtx, LIMIT};
-use crate::rtt::params::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::agent::QueueAgent;
 use crate::sim::component::{Args, Component};
 use crate::sim::config::ConfigError;

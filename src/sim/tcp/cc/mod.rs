@@ -22,7 +22,7 @@ pub mod veno;
 pub mod westwood;
 
 use super::recovery::RecoveryKind;
-use crate::rtt::{ParamError, ParamSpec, Params};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::sim::packet::NodeId;
 use crate::time::Nanos;
 

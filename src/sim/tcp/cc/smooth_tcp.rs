@@ -49,7 +49,7 @@
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
 
 use super::{AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::rtt::{ParamError, ParamSpec, Params};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 

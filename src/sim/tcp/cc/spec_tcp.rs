@@ -35,8 +35,8 @@ use super::reno::Reno;
 use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::discriminator::bernoulli::Bernoulli;
 use crate::discriminator::LossClass;
+use crate::params::ParamSpec;
 use crate::rng::{Component, Stream};
-use crate::rtt::ParamSpec;
 use crate::sim::tcp::recovery::RecoveryKind;
 
 pub const PARAMS: &[ParamSpec] = &[

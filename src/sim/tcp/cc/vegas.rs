@@ -25,7 +25,7 @@
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::rtt::{ParamError, ParamSpec, Params};
+use crate::params::{ParamError, ParamSpec, Params};
 use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 

@@ -23,7 +23,7 @@
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::rtt::ParamSpec;
+use crate::params::ParamSpec;
 use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 
