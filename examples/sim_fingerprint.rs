@@ -127,7 +127,7 @@ fn main() {
     let mut jobs: Vec<(String, Vec<Vec<&'static str>>)> = paths.iter().map(|p| (p.clone(), variants(&std::path::Path::new(p).file_stem().unwrap().to_string_lossy()))).collect();
     // Blocks added after main c069d38, each self-contained, only at the end of the output.
     if default_set {
-        // Issue 12: Snoop on the gateway before SpecTCP's lossy link (Reno+ECN endpoints).
+        // Snoop on the gateway before SpecTCP's lossy link (Reno+ECN endpoints).
         let snoop = ["tcp.cc=reno", "topology.bottleneck.agent={kind=\"snoop\"}", "simulation.duration=\"300s\""];
         jobs.push((concat!(env!("CARGO_MANIFEST_DIR"), "/examples/spectcp/lossy-link.toml").into(), vec![[&snoop[..], &["topology.bottleneck.error.ber=1e-5"]].concat(), [&snoop[..], &["topology.bottleneck.error.ber=5e-5"]].concat()]));
     }
@@ -217,7 +217,7 @@ fn run_labelled(out: &mut impl Write, prefix: &str, path: &str, v: &[&str]) -> O
     }
 }
 
-/// Flow groups that stop (`[[flows]] stop`, issue 11's Fig. 15 of seed 001): the RED dumbbell's
+/// Flow groups that stop (`[[flows]] stop`, Fig. 15 of Psaras, Tsaoussidis & Mamatas 2005): the RED dumbbell's
 /// ten flows leave in halving steps (5 at 15 s, 3 at 30 s, 1 at 45 s; the last runs to the end),
 /// with the standard RTO and with CA-RTO. Appended last so every line above stays byte-identical.
 fn stop_block(out: &mut impl Write) {
@@ -243,7 +243,7 @@ fn stop_block(out: &mut impl Write) {
     }
 }
 
-/// Issue 11's spurious-timeout detectors (Eifel, F-RTO, SACK-enhanced F-RTO) and responses on
+/// The spurious-timeout detectors (Eifel, F-RTO, SACK-enhanced F-RTO) and responses on
 /// examples/spurious/spikes.toml (delay spikes and congestion losses), appended after everything
 /// else so the lines above stay byte-identical: per flow the detector's scores against the oracle.
 fn spurious_block(out: &mut impl Write) {

@@ -1,5 +1,5 @@
 """Reproduce ns-3 3.44's abort `NS_ASSERT(m_tcb->m_congState != CA_DISORDER)`
-(tcp-socket-base.cc:3532) in seed 000's scenario III without SACK, and show what led to it.
+(tcp-socket-base.cc:3532) in Nunes et al. 2011's scenario III without SACK, and show what led to it.
 
     python scripts/ns3_disorder_assert.py                      # rttlab's Jacobson in the socket
     python scripts/ns3_disorder_assert.py --own-estimator      # ns-3's RttMeanDeviation instead

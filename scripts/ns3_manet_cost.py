@@ -1,4 +1,4 @@
-"""ns-3's CPU per simulated second on seed 000's MANET scenario I (rttlab.papers.nunes_experts.manet), for BENCHMARKS.md.
+"""ns-3's CPU per simulated second on Nunes et al. 2011's MANET scenario I (rttlab.papers.nunes_experts.manet), for BENCHMARKS.md.
 
     python scripts/ns3_manet_cost.py --flows 3 130 --duration 300s [--estimator jacobson] [--seed 1] [--bursty]
 

@@ -7,7 +7,7 @@ nunes-wired` wrote (its comparison.json) plus one traced transfer per estimator:
 Prints Markdown tables (ours, 95 % Student-t CI, beside Table II's means) and writes
 nunes-wired.png: (a) the prediction error by both definitions, in 4 ms ticks; (b) the ratios to
 Jacobson against Table II's; (c) 200 RTT samples of one S2 transfer with the predictions
-Jacobson and Experts made before each (seed 000's Fig. 9 shows the same for a Linux transfer).
+Jacobson and Experts made before each (Nunes et al. 2011's Fig. 9 shows the same for a Linux transfer).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import rttlab
 from rttlab.experiments.reproduce import Reproduction
 
-TABLE_II = {  # seed 000, Table II: Eifel, Jacobson, Experts
+TABLE_II = {  # Nunes et al. 2011, Table II: Eifel, Jacobson, Experts
     "S1-wired": {"error": (11.21, 8.19, 5.10), "cwnd": (61.55, 69.82, 74.87), "rextmits": (26.40, 31.12, 13.02)},
     "S2-lossy": {"error": (114.52, 74.11, 67.64), "cwnd": (55.38, 66.71, 74.89), "rextmits": (314.20, 367.70, 250.80)},
     "S3-lossy-both": {"error": (298.24, 199.23, 131.65), "cwnd": (18.91, 31.08, 38.11), "rextmits": (204.62, 363.21, 159.61)},
@@ -115,7 +115,7 @@ def figure(doc: dict, path: Path) -> None:
     ax.plot(range(len(f)), f["prediction"] * 1e3, "-", color="C1", lw=1, label="Experts (Fixed-Share) before the sample")
     ax.set_xlabel(f"sample number (from the {start}th of one S2-lossy transfer, seed 1)")
     ax.set_ylabel("ms")
-    ax.set_title("(c) predictions against the samples (cf. seed 000's Fig. 9)", fontsize=9)
+    ax.set_title("(c) predictions against the samples (cf. Nunes et al. 2011's Fig. 9)", fontsize=9)
     ax.legend(fontsize=7)
     fig.savefig(path, dpi=64)
     plt.close(fig)

@@ -1,4 +1,4 @@
-"""Figures and tables of docs/reproductions/spectcp.md: SpecTCP (seed 002) §6.1 Table 3 and §6.2
+"""Figures and tables of docs/reproductions/spectcp.md: SpecTCP (Bai, Lilja & Atiquzzaman 2009) §6.1 Table 3 and §6.2
 Figs 4-7, 9-10 on rttlab's simulator. Prints Markdown tables (mean and 95 % Student-t CI over
 seeds) and writes SVG figures into --out. Table 3 is `rttlab reproduce spectcp-table3`'s (run
 here, 10 seeds, or its --quick 3 with --seeds < 10), formatted as the page's tables.
@@ -15,7 +15,7 @@ what a ratio cannot show. Definitions (the paper gives none beyond its prose):
   Snoop, queue drops include the agent's local retransmissions the gateway's queue dropped);
 - Snoop: Reno+ECN endpoints with `topology.bottleneck.agent = { kind = "snoop" }` (defaults), and
   what it did (its counters in the channels table);
-- Vegas (ECN): not in the paper's figures, shown beside them (issue 12's comparators);
+- Vegas (ECN): not in the paper's figures, shown beside them as a comparator;
 - fairness (Fig. 7): Jain's index of one SpecTCP and one Reno+ECN flow sharing the link.
 """
 
@@ -61,7 +61,7 @@ def lossy_link(args, out: Path):
     seeds = range(1, args.seeds + 1)
     schemes = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)", "vegas": "Vegas (ECN)"}
     # Snoop is Reno+ECN at the ends with the Snoop agent on the lossy link's gateway. Vegas is not
-    # in the paper's Figs 9-10 (issue 12 lists it among the comparators): shown beside them.
+    # in the paper's Figs 9-10 (a comparator): shown beside them.
     setups = {"spectcp": ("spectcp", {}), "reno": ("reno", {}), "westwood+": ("westwood+", {}), "snoop": ("reno", {"topology.bottleneck.agent": {"kind": "snoop"}}), "vegas": ("vegas", {})}
     rows = {}
     # What Snoop did (the agent's counters on the lossy link's data direction), per run.

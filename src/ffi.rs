@@ -1,6 +1,6 @@
 //! A small, stable C ABI over the estimators, for hosts that are not Python — first of all ns-3,
 //! whose `RttEstimator` subclass (defined at run time through the wheel's cppyy bindings) calls
-//! these functions (DESIGN.md, "ns-3 shim"). Back-off stays with the host's timer, as in ns-3.
+//! these functions (docs/architecture.md, "ns-3 shim"). Back-off stays with the host's timer, as in ns-3.
 //!
 //! ```c
 //! void *e = rttlab_estimator_new("linux", "rto_min=200ms,hz=1000");   // NULL on error

@@ -1,4 +1,4 @@
-//! The Python bindings, all in this one file (DESIGN.md). Data crosses as NumPy columns or Arrow
+//! The Python bindings, all in this one file (docs/architecture.md). Data crosses as NumPy columns or Arrow
 //! tables (the simulator's results, through the Arrow PyCapsule interface); errors
 //! become the exceptions defined here, whose message is the one line the CLI prints.
 
@@ -676,7 +676,7 @@ fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // ---- end capture ----
 
 // ---- sim ----
-// The simulator (issue 5): a scenario in, summaries and traces out, all as NumPy columns.
+// The simulator: a scenario in, summaries and traces out, all as NumPy columns.
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid; the message names the key.");
 

@@ -1,4 +1,4 @@
-"""Independent plain-Python/NumPy references of two estimators, written from ALGORITHMS.md (not
+"""Independent plain-Python/NumPy references of two estimators, written from docs/algorithms.md (not
 from the Rust code). Tests use them as oracles; benchmarks/bench_replay.py times them as the peer.
 """
 
@@ -28,7 +28,7 @@ def rfc6298(rtts: np.ndarray, *, min_rto: float = 1.0, max_rto: float = 60.0, g:
 
 def fixed_share(rtts: np.ndarray, *, tick: float, n: int = 100, eta: float = 2.0, alpha: float = 0.08, clamp: bool = False):
     """Nunes et al. Table I, one NumPy-vectorised trial per sample. Returns predictions (s) made
-    before each sample. ``tick`` (s) has no default: the paper does not print one (ALGORITHMS.md
+    before each sample. ``tick`` (s) has no default: the paper does not print one (docs/algorithms.md
     §6.2). ``clamp``: a sample above the top expert is fed as the top expert."""
     i = np.arange(1, n + 1)
     x = 1.0 + 128.0 * 2.0 ** ((i - n) / 4.0)

@@ -525,7 +525,7 @@ def test_ts_echo_samples_match_an_independent_pairing_on_every_real_capture(shar
     assert total > 2000  # the development captures hold 2,703 TS-echo samples
 
 
-# ---- issue 15: capture edge cases seen from Python and the CLI ----
+# ---- capture edge cases seen from Python and the CLI ----
 
 
 def modified_pcap(packets: list[tuple[float, bytes]], big_endian: bool = False) -> bytes:

@@ -25,6 +25,6 @@ def test_rto_policies_list_ca_rto_with_only_its_own_parameters():
 def test_smoothtcp_defaults_are_the_papers_instance():
     smooth = {c["name"]: c for c in _core.congestion_controls()}["smooth"]
     params = {p["name"]: p["default"] for p in smooth["params"]}
-    # Seed 003 §V: A_a 40, B_a 0.003038, A_q 0, B_q 0.5493, C_q 0.0625, M_q 0, κ 0.005.
+    # Vieira & Bauer 2006 §V: A_a 40, B_a 0.003038, A_q 0, B_q 0.5493, C_q 0.0625, M_q 0, κ 0.005.
     assert (params["a_a"], params["b_a"], params["a_q"], params["b_q"], params["c_q"], params["m_q"], params["kappa"]) == ("40", "0.003038", "0", "0.5493", "0.0625", "0", "0.005")
     assert all(params[f"{c}_{m}"] == "0" for m in "jxfe" for c in "abcm"), "only q is a control metric"

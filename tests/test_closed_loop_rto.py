@@ -1,4 +1,4 @@
-"""Issue 11: estimators and RTO policies per flow group in the closed loop, CA-RTO's named
+"""Estimators and RTO policies per flow group in the closed loop, CA-RTO's named
 choices, and `rttlab reproduce ca-rto --quick` (pinned)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`[[flows]] stop`: flow groups whose application stops (seed 001's Fig. 15), from the TOML to the
+"""`[[flows]] stop`: flow groups whose application stops (Psaras, Tsaoussidis & Mamatas 2005's Fig. 15), from the TOML to the
 flows table, and the one-line errors for bad values."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 000's MANET scenarios (rttlab.papers.nunes_experts.manet, issue 14): the scenario table, the flows it draws, the
+"""Nunes et al. 2011's MANET scenarios (rttlab.papers.nunes_experts.manet): the scenario table, the flows it draws, the
 claims comparison of `rttlab reproduce nunes-manet`, and (with the ns3 wheel) the CI-sized
 reproduction end to end on a two-worker Dask cluster."""
 

@@ -1,6 +1,6 @@
 """rttlab's simulator against ns-3 3.44 (the PyPI wheel, extra `rttlab[ns3]`) on the example
 dumbbells, 60 s each, every ns-3 run in a fresh process (ns-3's random streams depend on what ran
-before in the same process). Criteria from issue 5: aggregate goodput within 3 %, Jain index within
+before in the same process). Criteria: aggregate goodput within 3 %, Jain index within
 0.03, drop counts of the same magnitude (here: within a factor of 2). All nine scenarios with SACK
 at both ends; without SACK the four where ns-3's non-SACK recovery does not collapse.
 docs/ns3-comparison.md has every number and explains each difference.

@@ -1,4 +1,4 @@
-"""rttlab's estimators inside ns-3's TCP (rttlab.peers.ns3.rtt, issue 14): on a small wired scenario
+"""rttlab's estimators inside ns-3's TCP (rttlab.peers.ns3.rtt): on a small wired scenario
 with losses and timeouts, the RTO ns-3 sets after each sample equals, to the nanosecond, what
 rttlab's own replay computes from the same sample sequence; the timer ns-3 arms at that ACK
 carries it. One subprocess runs all estimators (ns-3's import ≈ 30 s, the bridge's compile ≈ 10 s).

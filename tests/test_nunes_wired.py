@@ -1,5 +1,5 @@
 """`rttlab reproduce nunes-wired --quick` (pinned): Experts (Fixed-Share), Jacobson (Linux 2.6.28's
-estimator) and Eifel as the sender's RTT estimator, against seed 000's Table II as ratios paired
+estimator) and Eifel as the sender's RTT estimator, against Nunes et al. 2011's Table II as ratios paired
 by seed; plus the generic pieces of reproduce.py and sweep.py the reproduction needed."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rttlab.experiments.sweep import Sweep
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 
-# Seed 000, Table II: (Eifel, Jacobson, Experts) per scenario and metric, as printed.
+# Nunes et al. 2011, Table II: (Eifel, Jacobson, Experts) per scenario and metric, as printed.
 TABLE_II = {
     "S1-wired": {"error": (11.21, 8.19, 5.10), "cwnd": (61.55, 69.82, 74.87), "rextmits": (26.40, 31.12, 13.02)},
     "S2-lossy": {"error": (114.52, 74.11, 67.64), "cwnd": (55.38, 66.71, 74.89), "rextmits": (314.20, 367.70, 250.80)},

@@ -1,4 +1,4 @@
-"""SpecTCP's RED/ECN dimensioning (seed 002 §5) as an API and as `rttlab red-dimension`."""
+"""SpecTCP's RED/ECN dimensioning (Bai, Lilja & Atiquzzaman 2009 §5) as an API and as `rttlab red-dimension`."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def test_rfc6298_replay_matches_the_plain_python_reference(rng):
 
 @pytest.mark.filterwarnings("ignore:.*exceed its top expert:UserWarning")  # out of range on purpose
 def test_fixed_share_replay_matches_the_numpy_reference(rng):
-    # The default tick is 4 ms (one jiffy of seed 000's Linux 2.6.28 at HZ = 250): the reference
+    # The default tick is 4 ms (one jiffy of Nunes et al. 2011's Linux 2.6.28 at HZ = 250): the reference
     # is told so explicitly, and 0.3–2 s samples reach beyond its 516 ms top expert.
     # The core holds times in whole ns; with 4 ms ticks the squared loss is sensitive enough to
     # that rounding (up to 1e-7 s in the prediction), so the reference gets the same samples.

@@ -1,4 +1,4 @@
-"""`rttlab reproduce smoothtcp --quick` (pinned): seed 003 §§V–VI and Appendix A."""
+"""`rttlab reproduce smoothtcp --quick` (pinned): Vieira & Bauer 2006 §§V–VI and Appendix A."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-//! Data segments as a receiver-side loss discriminator sees them (ALGORITHMS.md §8.2–8.6): per
+//! Data segments as a receiver-side loss discriminator sees them (docs/algorithms.md §8.2–8.6): per
 //! direction of each TCP connection, every segment carrying payload, in capture order, with its
 //! capture time, sequence number (unwrapped, relative to the first seen), payload length and the
 //! sender's clock when it was sent — its RFC 7323 TSval, converted to nanoseconds with the tick

@@ -1,4 +1,4 @@
-//! Capture layer (DESIGN.md "capture/"): pcap/pcapng in, per-connection RTT samples and
+//! Capture layer (docs/architecture.md "capture/"): pcap/pcapng in, per-connection RTT samples and
 //! connection summaries out, as columns.
 //!
 //! - [`reader`]: streaming pcap/pcapng framing (`pcap-parser`'s slice parsers).
@@ -438,7 +438,7 @@ struct Decoded {
 /// the tracker: while the Parquet writer thread idles between batches, the reader has a core of
 /// its own and fills this backlog, which the tracker works through while the writer takes a
 /// core (with 8 in flight the reader stalled on a full channel and a core idled: ≈ 6 % slower
-/// end to end, BENCHMARKS.md, session 7). The frames borrow nothing from the file, so the
+/// end to end, BENCHMARKS.md). The frames borrow nothing from the file, so the
 /// backlog holds no mapped pages.
 const DECODED_FRAMES: usize = 2048;
 const IN_FLIGHT: usize = 32;

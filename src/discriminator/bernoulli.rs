@@ -1,5 +1,5 @@
 //! The conditional Bernoulli predictor of SpecTCP (Bai, Lilja & Atiquzzaman 2009, §4.1;
-//! ALGORITHMS.md §8.9): every detected loss is predicted corruption with probability p and
+//! docs/algorithms.md §8.9): every detected loss is predicted corruption with probability p and
 //! congestion with 1 − p. p is set by the "condition engine" — RED/ECN gateways dimensioned so
 //! that congestion losses are rare (§5) — and the paper uses p = 1: every loss is corruption and
 //! congestion is learned from ECN-Echo only. It keeps no history (seed Table 2: "None").

@@ -1,4 +1,4 @@
-//! Biaz & Vaidya's receiver inter-arrival predictor (IEEE ASSET 1999; ALGORITHMS.md §8.2) and
+//! Biaz & Vaidya's receiver inter-arrival predictor (IEEE ASSET 1999; docs/algorithms.md §8.2) and
 //! its tighter variant mBiaz is in [`super::mbiaz`]. The receiver keeps T_min, the smallest
 //! inter-arrival time of consecutive in-order packets. When a packet arrives after a gap of n
 //! missing packets, T_g after the previous arrival: corruption if (n + 1)·T_min ≤ T_g <

@@ -1,4 +1,4 @@
-//! mBiaz (Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; ALGORITHMS.md §8.3): Biaz's test with
+//! mBiaz (Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.3): Biaz's test with
 //! the tighter upper bound (n + 1.25)·T_min, which Cen et al. found cuts Biaz's congestion
 //! losses taken for corruption.
 

@@ -1,5 +1,5 @@
 //! NDG-sender: normalised delay gradient (Jain's CARD, as a loss predictor in Biaz & Vaidya 1998;
-//! ALGORITHMS.md §8.1). NDG = ((RTT_n − RTT_{n−1})/(RTT_n + RTT_{n−1})) · ((W_n + W_{n−1}) /
+//! docs/algorithms.md §8.1). NDG = ((RTT_n − RTT_{n−1})/(RTT_n + RTT_{n−1})) · ((W_n + W_{n−1}) /
 //! (W_n − W_{n−1})); congested while NDG > 0. As for NTG, a gradient is taken only when the window
 //! changed, with the latest RTT at each window.
 

@@ -1,7 +1,7 @@
 //! NTG-sender: normalised throughput gradient (Wang & Crowcroft's Tri-S, as a loss predictor in
-//! Biaz & Vaidya 1998; ALGORITHMS.md §8.1). T(W) = W/RTT(W); TG(W_n) = (T(W_n) − T(W_{n−1})) /
+//! Biaz & Vaidya 1998; docs/algorithms.md §8.1). T(W) = W/RTT(W); TG(W_n) = (T(W_n) − T(W_{n−1})) /
 //! (W_n − W_{n−1}); NTG = TG(W_n)/TG(W_1). Congested while NTG < ½ (Tri-S's decrease threshold,
-//! **[ambiguous]** in ALGORITHMS.md). Choices: a gradient is taken only when the window changed
+//! **[ambiguous]** in docs/algorithms.md). Choices: a gradient is taken only when the window changed
 //! (W_n ≠ W_{n−1}, else it is undefined), with the latest RTT at each window; TG(W_1) is the first
 //! such gradient of the connection (its slow start, where throughput still grows with the window).
 

@@ -1,4 +1,4 @@
-//! Spike (Tobe et al. 2000, with Cen et al.'s parameters; ALGORITHMS.md §8.4): the receiver keeps
+//! Spike (Tobe et al. 2000, with Cen et al.'s parameters; docs/algorithms.md §8.4): the receiver keeps
 //! the smallest and largest relative one-way trip time (ROTT) seen; B_start = min + α(max − min),
 //! B_end = min + β(max − min), α = ½, β = ⅓. NORMAL → SPIKE when a ROTT exceeds B_start, back when
 //! one falls below B_end; a loss noticed in SPIKE is congestion, else corruption. Choice: the packet

@@ -1,5 +1,5 @@
 //! A 4,096-entry table of 2-bit saturating counters (Hennessy & Patterson's branch predictor; the
-//! comparison of seed 002 Fig. 8): "taken" = congestion. Choices the paper leaves open: the table
+//! comparison of Bai, Lilja & Atiquzzaman 2009 Fig. 8): "taken" = congestion. Choices the paper leaves open: the table
 //! is indexed by the global history of the last 12 loss outcomes (a GAg predictor — a loss has no
 //! "branch address"), counters start weakly "corruption", and the predictor learns each loss's true
 //! class after predicting it, as a branch predictor learns the resolved branch. That feedback is

@@ -1,4 +1,4 @@
-//! Vegas-sender predictor (Biaz & Vaidya 1998, after Brakmo & Peterson's Vegas; ALGORITHMS.md
+//! Vegas-sender predictor (Biaz & Vaidya 1998, after Brakmo & Peterson's Vegas; docs/algorithms.md
 //! §8.1): Diff = (Expected − Actual)·BaseRTT = cwnd·(1 − BaseRTT/RTT), the segments the flow
 //! keeps queued. Diff > β → congested, Diff < α → not congested, in between the previous state.
 //! A loss seen while congested is congestion. α = 1, β = 3 (Brakmo & Peterson). History: one

@@ -1,4 +1,4 @@
-//! Veno's loss rule as a classifier (Fu & Liew 2003; Linux `tcp_veno.c`; ALGORITHMS.md §8.7):
+//! Veno's loss rule as a classifier (Fu & Liew 2003; Linux `tcp_veno.c`; docs/algorithms.md §8.7):
 //! backlog N = cwnd·(1 − BaseRTT/RTT); a loss with N < β = 3 segments is random (corruption),
 //! else congestion. RTT is the latest sample (Linux: the smallest since the last ACK — the same
 //! thing with one sample per ACK); BaseRTT the smallest ever. The congestion control `veno` acts

@@ -1,4 +1,4 @@
-//! ZBS (Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; ALGORITHMS.md §8.6): a hybrid that picks
+//! ZBS (Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.6): a hybrid that picks
 //! one of ZigZag, mBiaz and Spike per loss from what the arrivals say about the topology. With
 //! T_narr = (average inter-arrival per packet slot) / T_min: a ROTT within 0.05·T_min of the
 //! smallest seen (the slowest link is not queueing) → Spike; else T_narr < 0.875 → ZigZag,

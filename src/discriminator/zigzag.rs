@@ -1,10 +1,10 @@
-//! ZigZag (Cen, Cosman & Voelker 2003; ALGORITHMS.md §8.5): an EWMA of the ROTT,
+//! ZigZag (Cen, Cosman & Voelker 2003; docs/algorithms.md §8.5): an EWMA of the ROTT,
 //! mean ← (1 − a)·mean + a·ROTT and dev ← (1 − 2a)·dev + 2a·|ROTT − mean|, a = 1/32. A packet arriving after n missing
 //! ones with ROTT below mean − dev (n = 1), mean − dev/2 (n = 2), mean (n = 3), mean + dev/2 (n ≥ 4)
 //! means corruption, else congestion. Choices: the arriving packet is compared with the averages
 //! *before* it updates them; dev uses the mean after its update (the order of the formulas above);
 //! the first ROTT initialises mean, dev = 0. (spebern's `zigzag.rs` forgets the (1 − 2a) factor on
-//! dev; IHMC's C++ merges cases 1 and 3 — ALGORITHMS.md's rule is followed.) Not scored here yet.
+//! dev; IHMC's C++ merges cases 1 and 3 — docs/algorithms.md's rule is followed.) Not scored here yet.
 
 use super::{LossClass, ReceiverDiscriminator};
 use crate::time::Nanos;

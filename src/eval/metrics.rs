@@ -7,7 +7,7 @@
 //!
 //! Two families:
 //! - **prediction error**, two named definitions: the one-step *forecast* made before the sample
-//!   (`mae_s`, seed 000's "prediction error") and the estimate just *after* absorbing it
+//!   (`mae_s`, Nunes et al. 2011's "prediction error") and the estimate just *after* absorbing it
 //!   (`mae_after_s`, what a log written inside the kernel's estimator sees);
 //! - **the retransmission timer** as its sender would run it (Allman & Paxson 1999 §2; see
 //!   [`super::timer`]): bad (spurious) timeouts per timer episode, and the wait W on a loss.
@@ -130,9 +130,9 @@ pub struct Metrics {
     pub mae_s: Option<f64>,
     /// Tracking error: mean |estimate just after absorbing the sample − sample|, seconds.
     pub mae_after_s: Option<f64>,
-    /// `mae_s` in ticks of the evaluation's tick (seed 000, Table II).
+    /// `mae_s` in ticks of the evaluation's tick (Nunes et al. 2011, Table II).
     pub mae_ticks: Option<f64>,
-    /// Mean absolute percentage error of the forecast, in percent (seed 004).
+    /// Mean absolute percentage error of the forecast, in percent (Baddam et al. 2018).
     pub mape: Option<f64>,
     /// Fraction of forecasts below the sample.
     pub under_prediction_rate: Option<f64>,

@@ -1,10 +1,10 @@
-//! CA-RTO, a contention-adaptive retransmission timeout (Psaras, Tsaoussidis, Mamatas; seed 001
-//! §§III–IV) — ALGORITHMS.md §7 [exact formulas, several ambiguities].
+//! CA-RTO, a contention-adaptive retransmission timeout (Psaras, Tsaoussidis, Mamatas; Psaras, Tsaoussidis & Mamatas 2005
+//! §§III–IV) — docs/algorithms.md §7 [exact formulas, several ambiguities].
 //!
 //! Base: RFC 2988 (A, D, RTO = A + 4D, g = 1/8, d = 1/4). Extension (§IV-A): c = 1/cwnd,
 //! cont_diff = max_cwnd − cwnd, p = Uniform(0, cont_diff), RTO = A + 4D + c·p.
 //!
-//! Choices where the paper is ambiguous, each a named parameter (ALGORITHMS.md §7 defaults,
+//! Choices where the paper is ambiguous, each a named parameter (docs/algorithms.md §7 defaults,
 //! documented in docs/estimators.md and docs/reproductions/ca-rto.md):
 //! 1. `scale` — "cont_diff × 100 %" read as 100 ms of timer per segment of contention (default
 //!    "100ms", reading (a)). `scale = "1s"` is the literal reading ×1 in seconds and also reading
@@ -61,7 +61,7 @@ pub const POLICY_PARAMS: &[ParamSpec] = &[SCALE, MAX_CWND, SEED, DRAW, BACKOFF];
 pub const INFO: Info = Info::new(
     "ca-rto",
     "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
-    "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; ALGORITHMS.md §7",
+    "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
     PARAMS,
     |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
 );
@@ -304,7 +304,7 @@ mod tests {
     fn the_extension_is_bounded_by_scale_times_contention_over_cwnd() {
         let mut ca = CaRto::new(Config::default());
         ca.on_sample(100 * MS, &Context::default());
-        // max 50, cwnd 2 → c·cont_diff·100 ms = 48/2 · 100 ms = 2.4 s (ALGORITHMS.md §7 example).
+        // max 50, cwnd 2 → c·cont_diff·100 ms = 48/2 · 100 ms = 2.4 s (docs/algorithms.md §7 example).
         let mut largest = 0;
         for _ in 0..2000 {
             ca.on_timer_armed(&contended(2.0, 50.0));

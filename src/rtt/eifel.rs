@@ -1,4 +1,4 @@
-//! Eifel retransmission timer (Ludwig & Sklower, ACM CCR 30(3), 2000) — ALGORITHMS.md §3.
+//! Eifel retransmission timer (Ludwig & Sklower, ACM CCR 30(3), 2000) — docs/algorithms.md §3.
 //!
 //! **Reconstructed, not exact.** The paper was not available; this follows the only open
 //! implementation found (ns-3.29 port by Naik & Siddhartha, 2019: `FloatingPointUpdateEifel`,
@@ -19,7 +19,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "eifel",
     "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
-    "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; ALGORITHMS.md §3",
+    "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
     PARAMS,
     |p| Ok(Estimator::Eifel(Eifel::new(Config::from_params(p)?))),
 );
@@ -134,7 +134,7 @@ mod tests {
     use super::*;
     use crate::rtt::vectors::assert_rto_vector;
 
-    /// ALGORITHMS.md §14, column "Eifel-ns3 (γ=1/3) RTO".
+    /// docs/algorithms.md §14, column "Eifel-ns3 (γ=1/3) RTO".
     #[test]
     fn matches_the_derived_vectors_with_a_fixed_gain() {
         let mut est = Eifel::new(Config::default());

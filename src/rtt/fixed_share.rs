@@ -1,5 +1,5 @@
 //! Fixed-Share experts RTT predictor (Nunes, Veenstra, Ballenthin, Lukin, Obraczka, ICCCN 2011,
-//! Table I; Herbster & Warmuth 1998) — ALGORITHMS.md §6.
+//! Table I; Herbster & Warmuth 1998) — docs/algorithms.md §6.
 //!
 //! Choices where the paper is silent (all documented in docs/estimators.md):
 //! - **Tick unit**: parameter `tick`, default 4 ms. The paper's live results (Table II, "error in
@@ -11,7 +11,7 @@
 //! - **Samples above the top expert** (y > x_N): every expert under-predicts and pays the same
 //!   loss 2y, so the trial leaves the relative weights unchanged and sharing pulls them toward
 //!   uniform: the prediction collapses toward the mean expert x̄ ≈ 9 ticks, *not* toward x_N.
-//!   `clamp = top` feeds min(y, x_N) to the trial instead (ALGORITHMS.md §6.2 suggests clamping);
+//!   `clamp = top` feeds min(y, x_N) to the trial instead (docs/algorithms.md §6.2 suggests clamping);
 //!   the default `off` is the paper's Table I as printed. The RTO rules still see the raw sample.
 //! - **RTO** (the paper leaves it to future work; it says only that `tcp_rtt_estimator()` was made
 //!   to return the experts' output): `rto = linux` (default, our choice) keeps Linux's RTO
@@ -46,7 +46,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "fixed-share",
     "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
-    "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; ALGORITHMS.md §6",
+    "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
     PARAMS,
     |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
 );
@@ -359,7 +359,7 @@ mod tests {
         FixedShare::new(cfg)
     }
 
-    /// ALGORITHMS.md §14: expert spacing, N = 100, i = 1…N.
+    /// docs/algorithms.md §14: expert spacing, N = 100, i = 1…N.
     #[test]
     fn experts_are_spaced_as_in_table_one() {
         let x = Config::default().experts();
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!((count(2.0), count(8.0), count(32.0), count(64.0)), (72, 83, 91, 95));
     }
 
-    /// ALGORITHMS.md §14: predictions made before each sample, N=100, η=2, α=0.08, in ticks.
+    /// docs/algorithms.md §14: predictions made before each sample, N=100, η=2, α=0.08, in ticks.
     /// The vectors are in ticks, so they hold for any tick length: fed y ticks of the default.
     #[test]
     fn matches_the_derived_prediction_vectors() {
@@ -408,7 +408,7 @@ mod tests {
         // the weight left on the old expert shrinks by (1 − α) per sample: 0.92^100 ≈ 2.4e-4.
         assert!((run(false) - mean_expert).abs() < 0.1, "{} vs x̄ = {mean_expert}", run(false));
         // Clamped, the samples are x_N itself: the weight sits on the top expert except for
-        // the share floor, so ŷ = (1 − α)·x_N + α·x̄ (ALGORITHMS.md §6.2).
+        // the share floor, so ŷ = (1 − α)·x_N + α·x̄ (docs/algorithms.md §6.2).
         let want = 0.92 * 129.0 + 0.08 * mean_expert;
         assert!((run(true) - want).abs() < 1e-6, "{} vs {want}", run(true));
     }

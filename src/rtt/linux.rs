@@ -1,5 +1,5 @@
 //! Linux's estimator: `tcp_rtt_estimator`, `tcp_set_rto`/`__tcp_set_rto`, `tcp_bound_rto`
-//! (net/ipv4/tcp_input.c, include/net/tcp.h, kernel ≥ 3.15 µs version) — ALGORITHMS.md §2 [exact].
+//! (net/ipv4/tcp_input.c, include/net/tcp.h, kernel ≥ 3.15 µs version) — docs/algorithms.md §2 [exact].
 //!
 //! State is kept exactly as the kernel keeps it: integer microseconds, `srtt_us` = 8·SRTT,
 //! `mdev_us`/`mdev_max_us`/`rttvar_us` = 4·deviation, with the same shifts, so truncation matches.
@@ -19,7 +19,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "linux",
     "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
-    "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; ALGORITHMS.md §2",
+    "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
     PARAMS,
     |p| Ok(Estimator::Linux(Linux::new(Config::from_params(p)?))),
 );
@@ -180,7 +180,7 @@ mod tests {
         Linux::new(Config { window: Window::EverySample, ..Config::default() })
     }
 
-    /// ALGORITHMS.md §14, columns "Linux RTO" (ms, HZ = 1000) and "Linux rttvar_us".
+    /// docs/algorithms.md §14, columns "Linux RTO" (ms, HZ = 1000) and "Linux rttvar_us".
     #[test]
     fn matches_the_derived_vectors_when_every_sample_ends_a_window() {
         let trace = crate::rtt::vectors::TRACE_MS;

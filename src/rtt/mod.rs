@@ -1,10 +1,10 @@
-//! RTT estimators and RTO policies (ALGORITHMS.md §§0–7, §10).
+//! RTT estimators and RTO policies (docs/algorithms.md §§0–7, §10).
 //!
 //! Every algorithm implements [`RttEstimator`]: it sees valid RTT samples (Karn's rule already
 //! applied by the caller) and answers with a predicted RTT and a *base* RTO. An RTO [`policy`]
 //! may change that base (CA-RTO's contention extension) over any estimator. Exponential back-off,
 //! Karn's rule, the timed segment and the deadline live once, in [`timer::RetransmitTimer`],
-//! outside every estimator (RFC 6298 §5, DESIGN.md).
+//! outside every estimator (RFC 6298 §5, docs/architecture.md).
 //!
 //! Algorithms are chosen by name through [`registry`]; the event loops dispatch over the
 //! [`Estimator`] enum, so no virtual call sits in a hot loop.
@@ -26,7 +26,7 @@ mod vectors;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
 
-/// What the sender knows besides the sample itself (ALGORITHMS.md §0, "evaluation hooks").
+/// What the sender knows besides the sample itself (docs/algorithms.md §0, "evaluation hooks").
 /// Trace replay fills only `now`; the simulator fills everything.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Context {
@@ -140,7 +140,7 @@ estimators! {
 pub struct Info {
     pub name: &'static str,
     pub summary: &'static str,
-    /// Where the definition comes from (ALGORITHMS.md section, RFC, paper).
+    /// Where the definition comes from (docs/algorithms.md section, RFC, paper).
     pub source: &'static str,
     pub params: &'static [ParamSpec],
     build: fn(&Params) -> Result<Estimator, ParamError>,

@@ -1,4 +1,4 @@
-//! Peak-Hopper RTO (Ekström & Ludwig, INFOCOM 2004) — ALGORITHMS.md §4.
+//! Peak-Hopper RTO (Ekström & Ludwig, INFOCOM 2004) — docs/algorithms.md §4.
 //!
 //! **Reconstructed, not exact**, from Californium's `PeakhopperRto.java`. Its two bugs are fixed
 //! here on purpose: δ is computed in floating point (Java used integer division), and the
@@ -19,7 +19,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "peak-hopper",
     "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
-    "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; ALGORITHMS.md §4",
+    "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
     PARAMS,
     |p| Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(p)?))),
 );
@@ -105,7 +105,7 @@ mod tests {
     use super::*;
     use crate::rtt::vectors::assert_rto_vector;
 
-    /// ALGORITHMS.md §14, column "Peak-Hopper (G=1)".
+    /// docs/algorithms.md §14, column "Peak-Hopper (G=1)".
     #[test]
     fn matches_the_derived_vectors() {
         let rto = [175.00, 167.71, 160.72, 154.02, 600.00, 587.50, 600.00, 575.00, 551.04, 528.08, 506.08, 484.99];

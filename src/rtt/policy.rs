@@ -1,6 +1,6 @@
 //! RTO policies: what turns an estimator's RTO into the timer value, kept apart from the estimator
-//! so one policy wraps any estimator (issue 9). `none` uses the estimator's own RTO; `ca-rto` adds
-//! CA-RTO's contention extension (seed 001 §IV-A, [`super::ca_rto::ContentionExtension`]).
+//! so one policy wraps any estimator. `none` uses the estimator's own RTO; `ca-rto` adds
+//! CA-RTO's contention extension (Psaras, Tsaoussidis & Mamatas 2005 §IV-A, [`super::ca_rto::ContentionExtension`]).
 //!
 //! Adding a policy: one file implementing its arithmetic, one variant in [`Policy`] and one
 //! [`PolicyInfo`] line in the registry below.
@@ -90,7 +90,7 @@ const REGISTRY: &[PolicyInfo] = &[
     PolicyInfo {
         name: "ca-rto",
         summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
-        source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; ALGORITHMS.md §7",
+        source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
         params: ca_rto::POLICY_PARAMS,
         build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
     },

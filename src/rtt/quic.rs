@@ -1,5 +1,5 @@
 //! QUIC loss detection RTT estimation and probe timeout (RFC 9002 §§5–6, Appendix A) —
-//! ALGORITHMS.md §5 [exact].
+//! docs/algorithms.md §5 [exact].
 //!
 //! Ambiguity (§5.3 body vs Appendix A.7): the body updates smoothed_rtt first and measures
 //! rttvar against the *new* value; `UpdateRtt` in Appendix A.7 updates rttvar first with the
@@ -20,7 +20,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "quic",
     "QUIC RFC 9002: smoothed_rtt/rttvar/min_rtt with ack-delay adjustment, PTO",
-    "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; ALGORITHMS.md §5",
+    "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; docs/algorithms.md §5",
     PARAMS,
     |p| Ok(Estimator::Quic(Quic::new(Config::from_params(p)?))),
 );

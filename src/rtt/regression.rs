@@ -1,4 +1,4 @@
-//! Linear-regression RTT predictor (seed 004, CSE534 project) — ALGORITHMS.md §10.
+//! Linear-regression RTT predictor (Baddam et al. 2018, CSE534 project) — docs/algorithms.md §10.
 //!
 //! ŷ = b0 + b1·hops + b2·min_rtt + b3·max_rtt + b4·ttl, in milliseconds, feature order
 //! [intercept, hops, min_rtt, max_rtt, ttl] (confirmed from `linear_regression.py`). Defaults are
@@ -16,7 +16,7 @@ use super::{Context, Estimator, Info, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 
-/// Published Cubic coefficients (ALGORITHMS.md §10), [intercept, hops, min_rtt, max_rtt, ttl].
+/// Published Cubic coefficients (docs/algorithms.md §10), [intercept, hops, min_rtt, max_rtt, ttl].
 pub const CUBIC: [f64; 5] = [-0.52218434, 0.01509783, 0.58899585, 0.41376639, 0.00157301];
 
 pub const PARAMS: &[ParamSpec] = &[
@@ -38,7 +38,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "regression",
     "linear regression on [hops, min_rtt, max_rtt, ttl] (CSE534), RTO = ŷ + k·running error",
-    "seed 004; github swetheendra84/CSE534Project; ALGORITHMS.md §10",
+    "Baddam et al. 2018; github swetheendra84/CSE534Project; docs/algorithms.md §10",
     PARAMS,
     |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
 );
@@ -206,7 +206,7 @@ pub enum FitError {
 mod tests {
     use super::*;
 
-    /// ALGORITHMS.md §10: two of the nine published Cubic predictions, reproduced to 6 decimals.
+    /// docs/algorithms.md §10: two of the nine published Cubic predictions, reproduced to 6 decimals.
     #[test]
     fn the_cubic_coefficients_reproduce_the_published_predictions() {
         let cfg = Config::default();
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn fit_refuses_collinear_features() {
-        // The stored CSE534 CSV repeats the hop count in two columns (ALGORITHMS.md §10).
+        // The stored CSE534 CSV repeats the hop count in two columns (docs/algorithms.md §10).
         let rows: Vec<[f64; 4]> = (0..20).map(|i| [i as f64, i as f64, (i * i) as f64, 3.0 + (i % 3) as f64]).collect();
         let targets: Vec<f64> = (0..20).map(|i| i as f64).collect();
         assert!(matches!(fit(&rows, &targets), Err(FitError::RankDeficient(_))));

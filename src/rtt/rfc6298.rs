@@ -1,4 +1,4 @@
-//! RFC 6298 (Jacobson/Karels) retransmission timer — ALGORITHMS.md §1 [exact].
+//! RFC 6298 (Jacobson/Karels) retransmission timer — docs/algorithms.md §1 [exact].
 
 use super::{Context, Estimator, Info, RttEstimator, Smoothed};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -15,7 +15,7 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const INFO: Info = Info::new(
     "rfc6298",
     "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
-    "RFC 6298 §§2–5; ALGORITHMS.md §1",
+    "RFC 6298 §§2–5; docs/algorithms.md §1",
     PARAMS,
     |p| Ok(Estimator::Rfc6298(Rfc6298::new(Config::from_params(p)?))),
 );
@@ -150,7 +150,7 @@ mod tests {
 
     use crate::rtt::vectors::TRACE_MS as TRACE;
 
-    /// ALGORITHMS.md §14, columns "RFC 6298 RTO (no min)", SRTT, RTTVAR (two decimals).
+    /// docs/algorithms.md §14, columns "RFC 6298 RTO (no min)", SRTT, RTTVAR (two decimals).
     #[test]
     fn matches_the_derived_vectors_without_a_floor() {
         let mut est = Rfc6298::new(Config { min_rto: 0, ..Config::default() });

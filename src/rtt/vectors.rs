@@ -1,4 +1,4 @@
-//! ALGORITHMS.md §14's derived test trace, shared by the estimators' tests.
+//! docs/algorithms.md §14's derived test trace, shared by the estimators' tests.
 
 use super::{Context, RttEstimator};
 use crate::time::MS;

@@ -221,7 +221,7 @@ pub struct TcpCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_quench: Option<String>,
     /// The clock the RTT estimator's samples are read with: absent/"0s" exact; e.g. "4ms" counts
-    /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (seed 000's 2.6.28 at HZ 250).
+    /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (Nunes et al. 2011's 2.6.28 at HZ 250).
     /// Absent from the canonical form unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_clock: Option<String>,

@@ -1,4 +1,4 @@
-//! Spurious-timeout detectors in the closed loop (issue 11): F-RTO (RFC 5682 §2 and §3) beside
+//! Spurious-timeout detectors in the closed loop: F-RTO (RFC 5682 §2 and §3) beside
 //! Eifel (RFC 3522), scored against the simulator's knowledge of which retransmissions were needed.
 
 use super::config::Scenario;

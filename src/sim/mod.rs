@@ -1,4 +1,4 @@
-//! Closed-loop packet-level simulator (issue 5): the estimator's RTO changes what happens next.
+//! Closed-loop packet-level simulator: the estimator's RTO changes what happens next.
 //!
 //! A scenario ([`config::Scenario`], from TOML) is built into a [`topology::Network`] of
 //! [`link::Channel`]s with [`queue`]s and error models, plus TCP [`tcp`] flows; the
@@ -487,7 +487,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
             let (src, dst) = endpoints[f];
             let mut policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
-            // CA-RTO's draws come from the flow's own stream (seed 001 §IV-A: randomness is what
+            // CA-RTO's draws come from the flow's own stream (Psaras, Tsaoussidis & Mamatas 2005 §IV-A: randomness is what
             // breaks synchronisation, so two flows must not draw the same sequence).
             let stream = Stream::new(sim.seed, Component::RtoPolicy(f as u32)).next_u64();
             policy.seed_stream(stream);

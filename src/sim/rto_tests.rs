@@ -1,11 +1,11 @@
-//! The RTO papers in the closed loop (issue 11): estimators and RTO policies chosen per flow group,
+//! The RTO papers in the closed loop: estimators and RTO policies chosen per flow group,
 //! CA-RTO fed by the sender's own window and random stream.
 
 use super::config::Scenario;
 use super::{build, run};
 use crate::rtt::RttEstimator;
 
-/// A contended dumbbell in the spirit of seed 001 §V: `n` Reno flows on a 1 Mb/s bottleneck with
+/// A contended dumbbell in the spirit of Psaras, Tsaoussidis & Mamatas 2005 §V: `n` Reno flows on a 1 Mb/s bottleneck with
 /// a 50-packet queue, ns-2's 1000-byte packets, flows entering within the first two seconds.
 fn contended(n: u32, groups: &str) -> String {
     format!(
@@ -188,7 +188,7 @@ fn prediction_errors_are_measured_before_and_after_the_sample_is_absorbed() {
 
 #[test]
 fn a_sample_clock_counts_every_sample_in_whole_ticks_and_never_zero() {
-    // Linux 2.6.28 measured RTTs in jiffies (4 ms at HZ 250) and counted a 0 as 1 (seed 000's
+    // Linux 2.6.28 measured RTTs in jiffies (4 ms at HZ 250) and counted a 0 as 1 (Nunes et al. 2011's
     // kernel): with `sample_clock` the estimator, its error metrics and the rtt trace see that.
     let tcp = "sample_clock = \"4ms\"\nrto = { estimator = \"linux\", hz = 250 }";
     let r = run(&scenario(&one_flow(tcp, ""))).unwrap();

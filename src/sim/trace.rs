@@ -97,7 +97,7 @@ pub struct QueueTrace {
     pub average: Vec<f64>,
 }
 
-// ---- per-arrival traces of router queues (issue 13: SmoothTCP's Figs 4–8) ----------------------
+// ---- per-arrival traces of router queues (SmoothTCP's Figs 4–8, Vieira & Bauer 2006) ----------------------
 
 pub const VERDICT_NAMES: [&str; 3] = ["enqueued", "marked", "dropped"];
 

@@ -83,7 +83,7 @@ def _cores() -> int:
 # A file smaller than this is read on one thread by default: measured on 2 idle cores (core
 # alone, hyperfine, 20 runs), two threads took the same wall time as one on 2.9 MB and 12.7 MB
 # prefixes of the benchmark capture (3.0 vs 3.0 ms, 5.4 vs 5.3 ms, more CPU) and were 1.28×
-# faster on 35 MB (15.8 vs 12.3 ms) (BENCHMARKS.md, issue 15).
+# faster on 35 MB (15.8 vs 12.3 ms) (BENCHMARKS.md).
 PIPELINE_BYTES = 16 << 20
 
 

@@ -1,7 +1,7 @@
 """Plain argument lists of the capture commands, read without typer.
 
 Importing typer (its vendored click, `inspect`, its coercion machinery) costs ≈ 55 ms, a sixth of
-`rttlab samples` on a 1 GB capture with two cores (BENCHMARKS.md, issue 15), and these commands
+`rttlab samples` on a 1 GB capture with two cores (BENCHMARKS.md), and these commands
 are the ones run on big captures by scripts and benchmarks. So `read` takes an argument list of
 `rttlab flows` or `rttlab samples` made only of capture paths and the commands' own options, in
 the forms click reads (``--opt value``, ``--opt=value``, ``-o value``, in any order), and returns

@@ -40,7 +40,7 @@ def evaluate(
     estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", help="Comma-separated estimator names (see `rttlab estimators`)."),
     param: list[str] = typer.Option([], "--param", "-p", help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
     unit: str = typer.Option(None, "--unit", help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
-    tick: str = typer.Option(None, "--tick", help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of seed 000's Linux 2.6.28]."),
+    tick: str = typer.Option(None, "--tick", help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
     min_rto: str = typer.Option(None, "--min-rto", help="Equalise floors: set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
     timer_granularity: str = typer.Option("0", "--timer-granularity", help="The sender's timer fires on this heartbeat (e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
     timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),

@@ -1,4 +1,4 @@
-"""``rttlab red-dimension``: SpecTCP's RED/ECN dimensioning models (seed 002 §5), each quantity with
+"""``rttlab red-dimension``: SpecTCP's RED/ECN dimensioning models (Bai, Lilja & Atiquzzaman 2009 §5), each quantity with
 its equation."""
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
             console=console,
             disable=not live,
             # Redrawn twice a second, not ten times: the bar is drawn by the client, whose CPU
-            # time is taken from the runs on a small machine (BENCHMARKS.md, issue 10).
+            # time is taken from the runs on a small machine (BENCHMARKS.md).
             refresh_per_second=2,
         )
         task = progress.add_task(sweep.name, total=todo, failed=0)

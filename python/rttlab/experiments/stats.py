@@ -4,7 +4,7 @@ For n runs of one parameter point with mean x̄ and sample standard deviation s 
 denominator), the two-sided interval at level L is x̄ ± t_{(1+L)/2, n−1} · s/√n — the usual
 interval for the mean of independent replications with unknown variance (e.g. Jain, *The Art of
 Computer Systems Performance Analysis*, 1991, §13.2). The source papers report 90 % intervals
-over 24 runs (seed 000); the default here is 95 %. With one run the interval is undefined (NaN),
+over 24 runs (Nunes et al. 2011); the default here is 95 %. With one run the interval is undefined (NaN),
 not zero.
 """
 

@@ -258,7 +258,7 @@ class Store:
         """Store runs that finished together in one transaction (one commit, not one per run):
         all of them or none. Rows go to DuckDB as Arrow tables, one statement per table for the
         whole batch: each DuckDB statement costs ~1 ms of CPU or more whatever its size, more than
-        binding the rows (BENCHMARKS.md, issue 10)."""
+        binding the rows (BENCHMARKS.md)."""
         import pyarrow as pa
 
         # A simulator's own scalar results (Result.metrics) become columns as parameters do.

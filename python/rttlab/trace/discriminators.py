@@ -1,4 +1,4 @@
-"""Receiver-side loss discriminators (Biaz, mBiaz, Spike, ZigZag, ZBS; ALGORITHMS.md §8.2-8.6) on
+"""Receiver-side loss discriminators (Biaz, mBiaz, Spike, ZigZag, ZBS; docs/algorithms.md §8.2-8.6) on
 data arrivals: for every gap the receiver sees (a packet above the highest byte received so
 far), each discriminator's verdict on the missing packets — ``congestion`` or ``corruption``.
 

@@ -1,4 +1,4 @@
-"""Figures from replay traces (seed 000 Fig. 9 style). Plots read results; they re-run nothing."""
+"""Figures from replay traces (Nunes et al. 2011 Fig. 9 style). Plots read results; they re-run nothing."""
 
 from __future__ import annotations
 

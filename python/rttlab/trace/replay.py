@@ -37,7 +37,7 @@ METRICS = [
 COUNTS = ["bad_timeouts", "expiries", "karn_withheld", "lost_segments"]
 
 #: The tick `mae_ticks` is counted in when none is given: one jiffy of the Linux 2.6.28 kernel
-#: (default HZ = 250) that seed 000's Table II measured "error in ticks" in.
+#: (default HZ = 250) that Nunes et al. 2011's Table II measured "error in ticks" in.
 DEFAULT_TICK_S = 0.004
 
 

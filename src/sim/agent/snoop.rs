@@ -1,6 +1,6 @@
 //! Snoop (Balakrishnan, Seshan, Amir & Katz, "Improving TCP/IP performance over wireless
 //! networks", MobiCom 1995, §3; Balakrishnan, Seshan & Katz, ACM Wireless Networks 1(4), 1995;
-//! ALGORITHMS.md §9.11): a TCP-aware agent on the gateway in front of a lossy link. It caches the
+//! docs/algorithms.md §9.11): a TCP-aware agent on the gateway in front of a lossy link. It caches the
 //! data segments it sends onto the link, retransmits a lost one locally — on the first duplicate
 //! ACK for it, or when its local timer expires — and keeps the duplicate ACKs of a loss it is
 //! repairing away from the sender, so the sender does not mistake corruption for congestion.

@@ -1,5 +1,5 @@
 //! Random Early Detection (Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993) with optional ECN marking
-//! (RFC 3168 §7) and "gentle" mode — ALGORITHMS.md §9.7.
+//! (RFC 3168 §7) and "gentle" mode — docs/algorithms.md §9.7.
 //!
 //! One rule comes from Floyd's reference implementation rather than the paper: no early or
 //! forced drop while the queue holds at most one packet (ns-2 `red.cc`, `qlen > 1`; kept by

@@ -24,7 +24,7 @@ fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
     Ok((Queue::DropTail(DropTail::new(limit(a)?)), Some(QueueAgent::SourceQuench { tau: a.int("tau")? })))
 }
 
-/// Seed 003 §V's router: "Modified drop-tail queues of 20-packet size ... send ICMP-SQ messages
+/// Vieira & Bauer 2006 §V's router: "Modified drop-tail queues of 20-packet size ... send ICMP-SQ messages
 /// when the queue size reaches the threshold (τ) of 7 packets ... when the size of the queue is
 /// below τ, no ICMP-SQ messages are sent. However, an ICMP-SQ message is sent for each packet
 /// arriving in the router queue if the size is equal or above."

@@ -1,5 +1,5 @@
 //! The Eifel detection algorithm (RFC 3522) for timeouts; a detection triggers the sender's
-//! response to a spurious timeout (`tcp.spurious_response`, below). ALGORITHMS.md §9.8.
+//! response to a spurious timeout (`tcp.spurious_response`, below). docs/algorithms.md §9.8.
 //!
 //! Detection needs timestamps (RFC 3522 §2: RFC 7323's TSecr names the transmission an ACK
 //! answers). Only timeouts are judged — the response of RFC 4015 is defined for them, and a

@@ -1,5 +1,5 @@
 //! The Eifel response algorithm (RFC 4015) to a spurious timeout, for any detector (Eifel
-//! RFC 3522, F-RTO RFC 5682): `tcp.spurious_response = "rfc4015"`. ALGORITHMS.md §9.8.
+//! RFC 3522, F-RTO RFC 5682): `tcp.spurious_response = "rfc4015"`. docs/algorithms.md §9.8.
 //!
 //! RFC 4015 §3.1, cited by what each step does (the RFC text was read in excerpts only, so the
 //! step numbers are not quoted):

@@ -2,7 +2,7 @@
 //! no TCP option. After the timeout's retransmission of the first unacknowledged segment, the
 //! first new ACK lets the sender transmit two *new* segments instead of go-back-N
 //! retransmissions; if the next ACK then acknowledges data that was never retransmitted, the
-//! original transmissions were only delayed and the timeout was spurious (SPUR_TO). ALGORITHMS.md
+//! original transmissions were only delayed and the timeout was spurious (SPUR_TO). docs/algorithms.md
 //! §9.9. The response is the sender's undo-able timeout response, shared with Eifel
 //! ([`super::sender::Sender::undo_timeout`]).
 //!

@@ -18,7 +18,7 @@ pub mod sender;
 
 use crate::time::{Nanos, MS};
 
-/// How the sender takes RTT samples without timestamps (ALGORITHMS.md §0).
+/// How the sender takes RTT samples without timestamps (docs/algorithms.md §0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sampling {
     /// One timed segment per RTT (classic BSD / ns-2): sample when the cumulative ACK covers it.

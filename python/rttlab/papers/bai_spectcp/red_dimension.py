@@ -1,5 +1,5 @@
-"""RED/ECN gateway dimensioning of SpecTCP (Bai, Lilja & Atiquzzaman 2009, §5; seed 002;
-ALGORITHMS.md §9.10): the buffer that keeps slow start from overflowing (eq. 3), the marking wait
+"""RED/ECN gateway dimensioning of SpecTCP (Bai, Lilja & Atiquzzaman 2009, §5; Bai, Lilja & Atiquzzaman 2009;
+docs/algorithms.md §9.10): the buffer that keeps slow start from overflowing (eq. 3), the marking wait
 (eq. 5) and the suggested max_th (eq. 8), and the share of the bottleneck that bounds the number
 of flows (eqs. 10, 21). Formulas exactly as printed; every quantity names its equation.
 

@@ -1,4 +1,4 @@
-"""Seed 000's MANET simulations (Nunes et al., ICCCN 2011, §IV) in ns-3, with rttlab's estimators
+"""Nunes et al. 2011's MANET simulations (Nunes et al., ICCCN 2011, §IV) in ns-3, with rttlab's estimators
 inside ns-3's TCP (:mod:`rttlab.peers.ns3.rtt`): 802.11b ad hoc, AODV, random waypoint, FTP bulk flows.
 
 A MANET scenario is a TOML table of its own (ns-3 runs it; rttlab's core has no wireless model),
@@ -72,7 +72,7 @@ Choices where the paper is silent (each also in docs/reproductions/nunes-manet.m
   can never predict below its smallest expert, 1 tick, on ~100 ms MANET RTTs).
 - **Estimators**: Jacobson = rttlab's ``rfc6298`` with the paper's eq. (3) floor of 2 ticks
   (min_rto 1 s) and G = 1 tick (500 ms); Fixed-Share = ``fixed-share`` with tick 500 ms (128 ticks
-  = 64 s = BSD's maximum RTO at QualNet's 500 ms slow timer, ALGORITHMS.md §6.2), N 100, η 2,
+  = 64 s = BSD's maximum RTO at QualNet's 500 ms slow timer, docs/algorithms.md §6.2), N 100, η 2,
   α 0.08, RTO by rttlab's default (Linux rules around the prediction); Eifel = ``eifel`` with its
   flight-based gain from ns-3's cwnd (``one-over-flight``: timestamps give a sample per ACK).
 - **Metrics** (per run): ``error_before_ticks`` / ``error_after_ticks`` — mean |prediction −

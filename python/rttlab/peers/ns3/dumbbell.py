@@ -241,7 +241,7 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     if q["kind"] == "droptail":
         tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(limit)))
     else:
-        # rttlab's RED defaults (ALGORITHMS.md §9.7, ns-2's) where the scenario names none.
+        # rttlab's RED defaults (docs/algorithms.md §9.7, ns-2's) where the scenario names none.
         tc.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", ns.QueueSizeValue(ns.QueueSize(limit)))
         ns.Config.SetDefault("ns3::RedQueueDisc::MinTh", ns.DoubleValue(float(q.get("min_th", 5))))
         ns.Config.SetDefault("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(float(q.get("max_th", 15))))

@@ -118,7 +118,7 @@ pub struct Connection {
 
 pub trait CongestionOps {
     /// The connection is set up (default: nothing). A manager choosing between algorithms by what
-    /// the path supports (SpecTCP's, seed 002 §3) decides here.
+    /// the path supports (SpecTCP's, Bai, Lilja & Atiquzzaman 2009 §3) decides here.
     fn on_established(&mut self, _c: &Connection) {}
     /// Whether the last `Loss` or `Timeout` event was answered as congestion (a reduction). If
     /// not (a scheme judged it corruption), the loss opens no "once per window" period: ECN-Echo
@@ -185,7 +185,7 @@ pub struct CcInfo {
     /// Other names accepted in scenario files.
     pub aliases: &'static [&'static str],
     pub summary: &'static str,
-    /// Where the definition comes from (ALGORITHMS.md section, RFC, source file).
+    /// Where the definition comes from (docs/algorithms.md section, RFC, source file).
     pub source: &'static str,
     pub params: &'static [ParamSpec],
     /// The loss recovery it runs without SACK unless `tcp.recovery` says otherwise.

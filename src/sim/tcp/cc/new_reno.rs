@@ -1,4 +1,4 @@
-//! NewReno (RFC 6582) — ALGORITHMS.md §9.2: Reno's window arithmetic (RFC 5681 §3.1, see
+//! NewReno (RFC 6582) — docs/algorithms.md §9.2: Reno's window arithmetic (RFC 5681 §3.1, see
 //! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
 //! is the NewReno recovery strategy, this scheme's default.
 
@@ -10,7 +10,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "newreno",
     &["new_reno"],
     "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
-    "RFC 6582 §3.2; ALGORITHMS.md §9.2",
+    "RFC 6582 §3.2; docs/algorithms.md §9.2",
     &[],
     RecoveryKind::NewReno,
     |_| Ok(CongestionControl::NewReno(NewReno)),

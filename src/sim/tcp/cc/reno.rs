@@ -1,4 +1,4 @@
-//! Reno (RFC 5681 §§3.1–3.2) — ALGORITHMS.md §9.1: slow start, congestion avoidance, halving on
+//! Reno (RFC 5681 §§3.1–3.2) — docs/algorithms.md §9.1: slow start, congestion avoidance, halving on
 //! loss, and on leaving fast recovery cwnd = ssthresh. The loss-recovery mechanics (dupACK
 //! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
 //! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
@@ -10,7 +10,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "reno",
     &[],
     "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
-    "RFC 5681 §§3.1–3.2; ALGORITHMS.md §9.1",
+    "RFC 5681 §§3.1–3.2; docs/algorithms.md §9.1",
     &[],
     RecoveryKind::Reno,
     |_| Ok(CongestionControl::Reno(Reno)),

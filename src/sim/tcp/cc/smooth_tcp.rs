@@ -1,4 +1,4 @@
-//! SmoothTCP (Vieira & Bauer, seed 003; ALGORITHMS.md §11): a window that moves by tanh-shaped
+//! SmoothTCP (Vieira & Bauer, Vieira & Bauer 2006; docs/algorithms.md §11): a window that moves by tanh-shaped
 //! increments of congestion metrics instead of TCP's saw-tooth, with a tanh slow start whose
 //! limit is re-fitted after each congestion signal.
 //!
@@ -99,7 +99,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "smooth",
     &["smoothtcp"],
     "SmoothTCP: tanh window law over congestion metrics (source quench by default) with a re-fitted tanh slow start",
-    "Vieira & Bauer (seed 003) eqs 1–11; ALGORITHMS.md §11",
+    "Vieira & Bauer (Vieira & Bauer 2006) eqs 1–11; docs/algorithms.md §11",
     PARAMS,
     RecoveryKind::Reno,
     |p| Ok(CongestionControl::Smooth(Box::new(SmoothTcp::from_params(p)?))),

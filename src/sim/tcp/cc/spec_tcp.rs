@@ -1,5 +1,5 @@
 //! SpecTCP (Bai, Lilja & Atiquzzaman, "Cross-layer speculative architecture for end systems and
-//! gateways in computer networks with lossy links", 2009 — seed 002 §§3–4; ALGORITHMS.md §8.9).
+//! gateways in computer networks with lossy links", 2009 — Bai, Lilja & Atiquzzaman 2009 §§3–4; docs/algorithms.md §8.9).
 //!
 //! A loss detected by the timer or by three duplicate ACKs goes to the conditional Bernoulli
 //! predictor ([`crate::discriminator::bernoulli`]): predicted corruption (probability
@@ -40,12 +40,12 @@ use crate::rng::{Component, Stream};
 use crate::sim::tcp::recovery::RecoveryKind;
 
 pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("p", "1", 0.0, 1.0, "probability that a detected loss is predicted corruption (conditional Bernoulli predictor, seed 002 §4.1; the paper's p = 1)"),
+    ParamSpec::float("p", "1", 0.0, 1.0, "probability that a detected loss is predicted corruption (conditional Bernoulli predictor, Bai, Lilja & Atiquzzaman 2009 §4.1; the paper's p = 1)"),
     ParamSpec::choice(
         "manager",
         "ecn",
         &["ecn", "always"],
-        "ecn: speculate only where ECN was negotiated end to end, else legacy Reno (seed 002 §3); always: speculate even without ECN",
+        "ecn: speculate only where ECN was negotiated end to end, else legacy Reno (Bai, Lilja & Atiquzzaman 2009 §3); always: speculate even without ECN",
     ),
 ];
 
@@ -53,7 +53,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "spectcp",
     &["spec-tcp", "spec_tcp"],
     "SpecTCP: a loss is presumed corruption (cwnd kept), ECN-Echo halves; legacy Reno where ECN is not negotiated",
-    "Bai, Lilja & Atiquzzaman 2009 §§3-4 (seed 002); ALGORITHMS.md §8.9",
+    "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
     PARAMS,
     RecoveryKind::Reno,
     |p| Ok(CongestionControl::SpecTcp(Box::new(SpecTcp::new(p.float("p")?, p.choice("manager")? == "always")))),
@@ -69,7 +69,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// The congestion-control manager (seed 002 §3.2, §4.1): speculation needs ECN end to end.
+    /// The congestion-control manager (Bai, Lilja & Atiquzzaman 2009 §3.2, §4.1): speculation needs ECN end to end.
     pub fn select(ecn_negotiated: bool, always: bool) -> Self {
         if ecn_negotiated || always {
             Mode::Speculative

@@ -1,5 +1,5 @@
 //! TCP Vegas (Brakmo & Peterson, IEEE JSAC 13(8) 1995) as Linux `net/ipv4/tcp_vegas.c` runs it —
-//! ALGORITHMS.md §9.5 [exact for Linux].
+//! docs/algorithms.md §9.5 [exact for Linux].
 //!
 //! Once per RTT round, with rtt = the smallest sample of the round and BaseRTT the smallest ever:
 //! target = cwnd·BaseRTT/rtt, diff = cwnd·(rtt − BaseRTT)/BaseRTT segments (Linux normalises by
@@ -40,7 +40,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "vegas",
     &[],
     "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
-    "Brakmo & Peterson 1995; Linux tcp_vegas.c; ALGORITHMS.md §9.5",
+    "Brakmo & Peterson 1995; Linux tcp_vegas.c; docs/algorithms.md §9.5",
     PARAMS,
     RecoveryKind::NewReno,
     |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),

@@ -1,5 +1,5 @@
 //! TCP Veno (Fu & Liew, IEEE JSAC 21(2) 2003) as Linux `net/ipv4/tcp_veno.c` runs it —
-//! ALGORITHMS.md §8.7 [exact].
+//! docs/algorithms.md §8.7 [exact].
 //!
 //! Veno estimates the flow's backlog at the bottleneck, N = cwnd − cwnd·BaseRTT/RTT (Vegas'
 //! diff), and uses it twice. A loss with N < β is taken as random (a wireless error, not a full
@@ -9,7 +9,7 @@
 //!
 //! Choices (also in docs/scenarios.md):
 //! - RTT is the smallest sample since the previous ACK: Linux resets `minrtt` after every ACK
-//!   (ALGORITHMS.md's "min RTT in the last RTT" is looser), and `cntrtt` is never reset, so Veno
+//!   (docs/algorithms.md's "min RTT in the last RTT" is looser), and `cntrtt` is never reset, so Veno
 //!   acts from the third sample on. Samples are [`AckEvent::newest_rtt`] (every ACK that advances
 //!   snd_una, Karn applied); an ACK without one (its newest segment was retransmitted) keeps the
 //!   last N, where Linux would divide by 0x7fffffff and read "congestive".
@@ -39,7 +39,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "veno",
     &[],
     "Veno: Reno whose loss response keeps 4/5 of cwnd when the Vegas backlog estimate says the loss was random",
-    "Fu & Liew 2003; Linux tcp_veno.c; ALGORITHMS.md §8.7",
+    "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7",
     PARAMS,
     RecoveryKind::NewReno,
     |p| Ok(CongestionControl::Veno(Box::new(Veno::new(p.int("beta")?)))),

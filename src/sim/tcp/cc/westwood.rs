@@ -1,4 +1,4 @@
-//! TCP Westwood+ (Mascolo et al.; Linux `net/ipv4/tcp_westwood.c`) — ALGORITHMS.md §9.4 [exact].
+//! TCP Westwood+ (Mascolo et al.; Linux `net/ipv4/tcp_westwood.c`) — docs/algorithms.md §9.4 [exact].
 //!
 //! Probes like Reno; after a loss it sets the window from an estimate of the bandwidth actually
 //! delivered (ACKed bytes per RTT window, twice low-pass filtered) times the minimum RTT, instead
@@ -15,7 +15,7 @@ pub const INFO: CcInfo = CcInfo::new(
     "westwood+",
     &["westwood"],
     "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
-    "Mascolo et al.; Linux tcp_westwood.c; ALGORITHMS.md §9.4",
+    "Mascolo et al.; Linux tcp_westwood.c; docs/algorithms.md §9.4",
     &[],
     RecoveryKind::NewReno,
     |_| Ok(CongestionControl::Westwood(Box::default())),
