@@ -37,7 +37,15 @@ def test_reproduce_help_names_every_shipped_reproduction():
     r = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})
     assert r.returncode == 0, r.stderr
     line = next(line for line in r.stdout.splitlines() if "ships:" in line)
-    assert all(f" {name}," in line or f" {name}." in line for name in available()), line
+    assert all(f" {name} ({Reproduction.load(name).paper})" in line for name in available()), line
+
+
+def test_every_shipped_reproduction_names_what_it_checks_by_author_and_year_or_as_a_peer():
+    import re
+
+    for name in available():
+        paper = Reproduction.load(name).paper
+        assert re.fullmatch(r"[A-Z][^()]+ (19|20)\d\d", paper) or paper.endswith("as a peer"), (name, paper)
 
 
 def test_mathis_quick_is_pinned(mathis):

@@ -14,7 +14,7 @@ from rttlab.experiments.reproduce import Reproduction, available
 
 
 def reproduce(
-    name: str = typer.Argument(..., help=f"A reproduction the package ships: {', '.join(available())}.", show_default=False),
+    name: str = typer.Argument(..., help="A reproduction the package ships: " + "; ".join(f"{n} ({Reproduction.load(n).paper})" for n in available()) + ".", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
     scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),

@@ -523,6 +523,11 @@ class Reproduction:
         return out
 
     @property
+    def paper(self) -> str:
+        """What the reproduction checks, by author and year (``paper`` in ``[reproduction]``)."""
+        return str(self.meta["paper"])
+
+    @property
     def has_figures(self) -> bool:
         return "figures" in self.meta
 
