@@ -1,6 +1,7 @@
-//! Declarative parameters: every estimator lists its parameters with default, range and meaning,
-//! and reads them through [`Params`], which rejects unknown keys and out-of-range values with an
-//! error that names the estimator, the key and the accepted range.
+//! Declarative parameters: every component (estimator, RTO policy, congestion control, queue, ...)
+//! lists its parameters with default, range and meaning, and reads them through [`Params`], which
+//! rejects unknown keys and out-of-range values with an error that names the component, the key
+//! and the accepted range.
 
 use crate::time::{parse_duration, Nanos};
 use thiserror::Error;
@@ -20,7 +21,7 @@ pub enum Kind {
     Quantity(&'static str),
 }
 
-/// One parameter of one estimator.
+/// One parameter of one component.
 #[derive(Debug, Clone, Copy)]
 pub struct ParamSpec {
     pub name: &'static str,
@@ -50,7 +51,7 @@ impl ParamSpec {
         Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc }
     }
 
-    /// The accepted values, for error messages and `rttlab estimators`.
+    /// The accepted values, for error messages and the listings (`rttlab estimators`, `rttlab components`).
     pub fn range_text(&self) -> String {
         match self.kind {
             Kind::Duration => format!("{}s..{}s", fmt_num(self.min), fmt_num(self.max)),
@@ -69,40 +70,40 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
+/// A component name or parameter that cannot be used. `family` is what kind of component was
+/// asked for ("estimator", "RTO policy", "congestion control"); `component` is the registered
+/// name of the one whose parameters were read.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ParamError {
-    #[error("unknown estimator '{name}' (known: {known})")]
-    UnknownEstimator { name: String, known: String },
-    #[error("{estimator}: unknown parameter '{key}' (known: {known})")]
-    UnknownKey { estimator: String, key: String, known: String },
-    #[error("{estimator}.{key}: cannot read '{value}' as {expected}")]
-    Malformed { estimator: String, key: String, value: String, expected: String },
-    #[error("{estimator}.{key}: {value} is outside the accepted range {range}")]
-    OutOfRange { estimator: String, key: String, value: String, range: String },
-    #[error("{estimator}: {reason}")]
-    Inconsistent { estimator: String, reason: String },
+    #[error("unknown {family} '{name}' (known: {known})")]
+    Unknown { family: &'static str, name: String, known: String },
+    #[error("{component}: unknown parameter '{key}' (known: {known})")]
+    UnknownKey { component: String, key: String, known: String },
+    #[error("{component}.{key}: cannot read '{value}' as {expected}")]
+    Malformed { component: String, key: String, value: String, expected: String },
+    #[error("{component}.{key}: {value} is outside the accepted range {range}")]
+    OutOfRange { component: String, key: String, value: String, range: String },
+    #[error("{component}: {reason}")]
+    Inconsistent { component: String, reason: String },
 }
 
-/// The values a user gave for one estimator, checked against its specs.
+/// The values a user gave for one component, checked against its specs.
 pub struct Params<'a> {
-    estimator: &'static str,
+    component: &'static str,
     specs: &'static [ParamSpec],
     given: &'a [(String, String)],
 }
 
 impl<'a> Params<'a> {
     /// Checks every given key exists; values are checked when read.
-    pub fn new(estimator: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, ParamError> {
+    pub fn new(component: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, ParamError> {
         for (key, _) in given {
             if !specs.iter().any(|s| s.name == key) {
-                return Err(ParamError::UnknownKey {
-                    estimator: estimator.into(),
-                    key: key.clone(),
-                    known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-                });
+                let known = if specs.is_empty() { "none".to_string() } else { specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ") };
+                return Err(ParamError::UnknownKey { component: component.into(), key: key.clone(), known });
             }
         }
-        Ok(Self { estimator, specs, given })
+        Ok(Self { component, specs, given })
     }
 
     fn raw(&self, name: &str) -> (&ParamSpec, &str) {
@@ -110,7 +111,7 @@ impl<'a> Params<'a> {
             .specs
             .iter()
             .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{}: parameter '{name}' read but not declared", self.estimator));
+            .unwrap_or_else(|| panic!("{}: parameter '{name}' read but not declared", self.component));
         // The last value given wins, like repeated command-line flags.
         let value = self.given.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
         (spec, value.unwrap_or(spec.default))
@@ -118,7 +119,7 @@ impl<'a> Params<'a> {
 
     fn malformed(&self, spec: &ParamSpec, value: &str, expected: &str) -> ParamError {
         ParamError::Malformed {
-            estimator: self.estimator.into(),
+            component: self.component.into(),
             key: spec.name.into(),
             value: value.into(),
             expected: expected.into(),
@@ -130,7 +131,7 @@ impl<'a> Params<'a> {
             Ok(())
         } else {
             Err(ParamError::OutOfRange {
-                estimator: self.estimator.into(),
+                component: self.component.into(),
                 key: spec.name.into(),
                 value: value.into(),
                 range: spec.range_text(),
@@ -184,7 +185,7 @@ impl<'a> Params<'a> {
     }
 
     pub fn inconsistent(&self, reason: impl Into<String>) -> ParamError {
-        ParamError::Inconsistent { estimator: self.estimator.into(), reason: reason.into() }
+        ParamError::Inconsistent { component: self.component.into(), reason: reason.into() }
     }
 }
 
@@ -216,6 +217,13 @@ mod tests {
         let g = given(&[("beta", "1")]);
         let err = Params::new("x", SPECS, &g).err().unwrap().to_string();
         assert_eq!(err, "x: unknown parameter 'beta' (known: min_rto, alpha, mode)");
+    }
+
+    #[test]
+    fn a_component_without_parameters_says_it_has_none() {
+        let g = given(&[("alpha", "1")]);
+        let err = Params::new("reno", &[], &g).err().unwrap().to_string();
+        assert_eq!(err, "reno: unknown parameter 'alpha' (known: none)");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 create_exception!(_core, InputError, PyValueError, "An input file cannot be read; the message names file, line and field.");
-create_exception!(_core, ParameterError, PyValueError, "An estimator name or parameter is unknown or out of range.");
+create_exception!(_core, ParameterError, PyValueError, "A component (estimator, RTO policy, congestion control, ...) name or parameter is unknown or out of range.");
 
 fn param_error(e: ParamError) -> PyErr {
     ParameterError::new_err(e.to_string())

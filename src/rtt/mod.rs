@@ -165,7 +165,8 @@ pub fn registry() -> &'static [Info] {
 }
 
 pub fn lookup(name: &str) -> Result<&'static Info, ParamError> {
-    REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::UnknownEstimator {
+    REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Unknown {
+        family: "estimator",
         name: name.into(),
         known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
     })

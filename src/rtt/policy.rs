@@ -104,9 +104,10 @@ pub fn registry() -> &'static [PolicyInfo] {
 /// Build a policy by name from `key=value` parameters (unknown names, keys and bad values rejected
 /// with an error naming them).
 pub fn build(name: &str, given: &[(String, String)]) -> Result<Policy, ParamError> {
-    let info = REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Inconsistent {
-        estimator: "rto policy".into(),
-        reason: format!("unknown policy '{name}' (known: {})", REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")),
+    let info = REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Unknown {
+        family: "RTO policy",
+        name: name.into(),
+        known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
     })?;
     let params = Params::new(info.name, info.params, given)?;
     (info.build)(&params)
@@ -218,7 +219,7 @@ mod tests {
     #[test]
     fn unknown_policies_and_keys_are_named_in_the_error() {
         let err = build("eifel-undo", &[]).unwrap_err().to_string();
-        assert_eq!(err, "rto policy: unknown policy 'eifel-undo' (known: none, ca-rto)");
+        assert_eq!(err, "unknown RTO policy 'eifel-undo' (known: none, ca-rto)");
         let err = build("ca-rto", &[("min_rto".into(), "1s".into())]).unwrap_err().to_string();
         assert!(err.starts_with("ca-rto: unknown parameter 'min_rto'"), "{err}");
     }

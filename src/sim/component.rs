@@ -43,7 +43,7 @@ impl<C> Args<'_, C> {
             ParamError::OutOfRange { key, value, range, .. } => invalid(format!("{}.{key}", self.path), format!("{value} is outside the accepted range {range}")),
             ParamError::UnknownKey { key, known, .. } => invalid(format!("{}.{key}", self.path), format!("unknown parameter (known: {known})")),
             ParamError::Inconsistent { reason, .. } => invalid(self.path, reason),
-            ParamError::UnknownEstimator { name, known } => invalid(self.path, format!("unknown '{name}' (known: {known})")),
+            ParamError::Unknown { family, name, known } => invalid(self.path, format!("unknown {family} '{name}' (known: {known})")),
         }
     }
 

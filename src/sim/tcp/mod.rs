@@ -204,7 +204,7 @@ mod wiring_tests {
     fn an_rto_policy_over_linux_reaches_the_timer_and_bad_ones_are_named() {
         let e = build(&scenario(&["tcp.rto.estimator=\"linux\"", "tcp.rto.policy={ name = \"ca-rto\", scale = \"50ms\" }"]).unwrap()).unwrap();
         assert_eq!(e.flows[0].sender.timer().policy().name(), "ca-rto");
-        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("tcp.rto.policy: rto policy: unknown policy 'karn'"));
+        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("tcp.rto.policy: unknown RTO policy 'karn'"));
         assert!(error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with("tcp.rto.policy: ca-rto.scale:"));
     }
 

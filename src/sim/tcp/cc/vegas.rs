@@ -59,7 +59,7 @@ impl Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
         let cfg = Self { alpha: p.int("alpha")?, beta: p.int("beta")?, gamma: p.int("gamma")?, paper_diff: p.choice("diff")? == "paper" };
         if cfg.alpha > cfg.beta {
-            return Err(ParamError::Inconsistent { estimator: "vegas".into(), reason: format!("alpha ({}) must not exceed beta ({})", cfg.alpha, cfg.beta) });
+            return Err(ParamError::Inconsistent { component: "vegas".into(), reason: format!("alpha ({}) must not exceed beta ({})", cfg.alpha, cfg.beta) });
         }
         Ok(cfg)
     }
