@@ -85,18 +85,13 @@ fn estimators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 /// default loss recovery and parameter specs, in the shape of [`estimators`].
 #[pyfunction]
 fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    use crate::sim::tcp::{cc, recovery::RecoveryKind};
+    use crate::sim::tcp::cc;
     cc::registry()
         .iter()
         .map(|info| {
             let d = listing(py, info.name, info.summary, info.source, info.params)?;
             d.set_item("aliases", info.aliases.to_vec())?;
-            let recovery = match info.recovery {
-                RecoveryKind::Reno => "reno",
-                RecoveryKind::NewReno => "newreno",
-                RecoveryKind::Sack => "sack",
-            };
-            d.set_item("recovery", recovery)?;
+            d.set_item("recovery", info.recovery.name())?;
             Ok(d)
         })
         .collect()

@@ -182,7 +182,7 @@ def test_components_lists_every_family_with_its_declared_parameters():
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.components/1"
     by_name = {(c["family"], c["name"]): c for c in doc["components"]}
-    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "rto-policy", "spurious-detection", "spurious-response"}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response"}
     assert {n for f, n in by_name if f == "spurious-detection"} == {"eifel", "frto", "frto-sack"}
     assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015"}
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]
@@ -192,6 +192,15 @@ def test_components_lists_every_family_with_its_declared_parameters():
     assert (max_p["default"], max_p["range"]) == ("0.1", "0..1")
     assert [p["name"] for p in by_name[("error", "bernoulli")]["params"]] == ["per"]
     assert rttlab.sim.components() == doc["components"]
+
+
+def test_components_lists_loss_recovery_with_reno_newreno_and_sack():
+    out = run("components", "--json")
+    recovery = [c for c in json.loads(out.stdout)["components"] if c["family"] == "recovery"]
+    assert [c["name"] for c in recovery] == ["reno", "newreno", "sack"]
+    assert all(c["params"] == [] and c["source"].startswith("RFC ") for c in recovery)
+    shown = run("components", "recovery")
+    assert shown.returncode == 0 and "tcp.recovery" in shown.stdout and "RFC 6675" in shown.stdout and "droptail" not in shown.stdout
 
 
 def test_components_of_one_family_and_unknown_names():

@@ -1,5 +1,7 @@
 //! Declarative components: queue disciplines, error models and applications are tagged tables
-//! in a scenario (`queue = { kind = "red", max_p = 0.1 }`). Each kind declares its parameters
+//! in a scenario (`queue = { kind = "red", max_p = 0.1 }`); loss recovery and spurious-timeout
+//! detection and response are chosen by a bare name (`tcp.recovery = "sack"`, [`build_named`]),
+//! with the same declaration. Each kind declares its parameters
 //! once ([`ParamSpec`]: name, default, range, meaning, as estimators do, from `crate::params`) in its
 //! own file, next to its own validation; the same declaration feeds the scenario reader, the
 //! `rttlab components` listing and the docs. Errors name the full key
@@ -13,7 +15,7 @@ use crate::time::Nanos;
 /// checked parameters and a build context `C` (e.g. the link's bandwidth for a queue).
 pub struct Component<T: 'static, C: 'static = ()> {
     pub name: &'static str,
-    /// Other spellings accepted in scenario files (not listed).
+    /// Other spellings accepted in scenario files.
     pub aliases: &'static [&'static str],
     pub summary: &'static str,
     /// Where the algorithm comes from (paper, RFC section).
@@ -45,6 +47,11 @@ impl<C> Args<'_, C> {
             ParamError::Inconsistent { reason, .. } => invalid(self.path, reason),
             ParamError::Unknown { family, name, known } => invalid(self.path, format!("unknown {family} '{name}' (known: {known})")),
         }
+    }
+
+    /// An error about the component as a whole (a prerequisite missing), naming its key.
+    pub fn inconsistent(&self, reason: impl Into<String>) -> ConfigError {
+        invalid(self.path, reason)
     }
 
     /// An error about parameter `key` of this component.
@@ -117,6 +124,19 @@ pub fn build<T, C>(registry: &'static [Component<T, C>], what: &str, default_kin
     (comp.build)(&Args { path, params, ctx })
 }
 
+/// Build a component chosen by a bare name (`tcp.recovery = "sack"`): no parameters given, the
+/// declared defaults apply; errors name `path`. None when no entry answers to `name`, so the
+/// caller words the unknown-name error for its key.
+pub fn build_named<T, C>(registry: &'static [Component<T, C>], name: &str, path: &str, ctx: &C) -> Option<Result<T, ConfigError>> {
+    let comp = registry.iter().find(|c| c.answers_to(name))?;
+    Some(Params::new(comp.name, comp.params, &[]).map_err(|e| invalid(path, e.to_string())).and_then(|params| (comp.build)(&Args { path, params, ctx })))
+}
+
+/// The registered names of a registry, in its order (aliases left out).
+pub fn names<T, C>(registry: &'static [Component<T, C>]) -> Vec<&'static str> {
+    registry.iter().map(|c| c.name).collect()
+}
+
 /// Defaults that stand for "no value" rather than a value (the parameter stays absent).
 const NO_DEFAULT: &[&str] = &["required", "none", "off"];
 
@@ -169,8 +189,8 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
 /// What `rttlab components` lists for one component kind.
 #[derive(Debug, Clone)]
 pub struct Listing {
-    /// The family: "queue", "error", "app", "agent", "cc", "rto-policy", "spurious-detection",
-    /// "spurious-response".
+    /// The family: "queue", "error", "app", "agent", "cc", "recovery", "rto-policy",
+    /// "spurious-detection", "spurious-response".
     pub family: &'static str,
     pub name: &'static str,
     pub summary: &'static str,
@@ -184,16 +204,17 @@ pub fn list<T, C>(family: &'static str, registry: &'static [Component<T, C>]) ->
 }
 
 /// Every component the simulator knows, family by family. Congestion controls and RTO policies
-/// come from their own registries (`tcp::cc`, `rtt::policy`), spurious-timeout detectors and
-/// responses from `tcp::SPURIOUS_OPTIONS`.
+/// come from their own registries (`tcp::cc`, `rtt::policy`).
 pub fn catalog() -> Vec<Listing> {
     let mut out = list("queue", super::queue::REGISTRY);
     out.extend(list("error", super::error_model::REGISTRY));
     out.extend(list("app", super::app::REGISTRY));
     out.extend(list("agent", super::agent::REGISTRY));
     out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
+    out.extend(list("recovery", super::tcp::recovery::REGISTRY));
     out.extend(crate::rtt::policy::registry().iter().map(|p| Listing { family: "rto-policy", name: p.name, summary: p.summary, source: p.source, params: p.params.to_vec() }));
-    out.extend(super::tcp::SPURIOUS_OPTIONS.iter().map(|&(family, name, summary, source)| Listing { family, name, summary, source, params: Vec::new() }));
+    out.extend(list("spurious-detection", super::tcp::SPURIOUS_DETECTION));
+    out.extend(list("spurious-response", super::tcp::SPURIOUS_RESPONSE));
     out
 }
 
@@ -227,6 +248,21 @@ mod tests {
         assert_eq!(err("p = 2"), "a.b.p: 2 is outside the accepted range 0..1");
         assert_eq!(err("p = \"lots\""), "a.b.p: cannot read 'lots' as a number");
         assert_eq!(err("on = 3"), "a.b.on: cannot read '3' as one of true|false");
+    }
+
+    #[test]
+    fn a_component_chosen_by_name_builds_from_its_defaults_and_answers_to_its_aliases() {
+        assert_eq!(build_named(REG, "gadget", "a.b", &3).unwrap().unwrap(), (0.5, false, 3));
+        assert!(build_named(REG, "nope", "a.b", &3).is_none());
+        assert_eq!(names(REG), ["thing"]);
+    }
+
+    #[test]
+    fn the_catalog_lists_loss_recovery_and_spurious_timeout_handling() {
+        let names = |family| catalog().into_iter().filter(|l| l.family == family).map(|l| l.name).collect::<Vec<_>>();
+        assert_eq!(names("recovery"), ["reno", "newreno", "sack"]);
+        assert_eq!(names("spurious-detection"), ["eifel", "frto", "frto-sack"]);
+        assert_eq!(names("spurious-response"), ["linux", "rfc4015"]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, recovery::RecoveryKind, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
+use tcp::{cc::CcSpec, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -221,16 +221,27 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
     Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err, forward_agent), reverse: channel(&format!("{short}<"), rev_err, agent) })
 }
 
+/// Words as a sentence lists them: "a", "a or b", "a, b or c".
+fn either(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
 fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     let (cc_name, cc_params) = cfg.cc_spec().map_err(|e| invalid(format!("{key}.cc"), e))?;
     let cc = CcSpec::new(&cc_name, cc_params).map_err(|e| invalid(format!("{key}.cc"), e.to_string()))?;
+    let options = TcpOptions { sack: cfg.sack, timestamps: cfg.timestamps };
     let recovery = match cfg.recovery.as_deref() {
         None => None,
-        Some(name) => Some(RecoveryKind::parse(name).ok_or_else(|| invalid(format!("{key}.recovery"), format!("'{name}' is not one of {}", RecoveryKind::NAMES.join(", "))))?),
+        Some(name) => {
+            let path = format!("{key}.recovery");
+            let known = || format!("'{name}' is not one of {}", component::names(tcp::recovery::REGISTRY).join(", "));
+            Some(component::build_named(tcp::recovery::REGISTRY, name, &path, &options).ok_or_else(|| invalid(&path, known()))??)
+        }
     };
-    if recovery == Some(RecoveryKind::Sack) && !cfg.sack {
-        return Err(invalid(format!("{key}.recovery"), "\"sack\" recovery needs sack = true (the receiver sends no SACK blocks otherwise)"));
-    }
     let mss = cfg.mss.0;
     if !(1..=65_000).contains(&mss) {
         return Err(invalid(format!("{key}.mss"), format!("{mss} B is outside 1..65000 B")));
@@ -268,17 +279,20 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     };
     let spurious_detection = match cfg.spurious_detection.as_deref() {
         None | Some("off") => SpuriousDetection::Off,
-        Some("eifel") if !cfg.timestamps => return Err(invalid(format!("{key}.spurious_detection"), "\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")),
-        Some("eifel") => SpuriousDetection::Eifel,
-        Some("frto") => SpuriousDetection::Frto(tcp::frto::Variant::Basic),
-        Some("frto-sack") if !cfg.sack => return Err(invalid(format!("{key}.spurious_detection"), "\"frto-sack\" needs sack = true (RFC 5682 §3 reads the SACK information)")),
-        Some("frto-sack") => SpuriousDetection::Frto(tcp::frto::Variant::Sack),
-        Some(other) => return Err(invalid(format!("{key}.spurious_detection"), format!("'{other}' is not off, eifel, frto or frto-sack"))),
+        Some(name) => {
+            let path = format!("{key}.spurious_detection");
+            let mut known = vec!["off"];
+            known.extend(component::names(tcp::SPURIOUS_DETECTION));
+            component::build_named(tcp::SPURIOUS_DETECTION, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {}", either(&known))))??
+        }
     };
     let spurious_response = match cfg.spurious_response.as_deref() {
-        None | Some("linux") => SpuriousResponse::Linux,
-        Some("rfc4015") => SpuriousResponse::Rfc4015,
-        Some(other) => return Err(invalid(format!("{key}.spurious_response"), format!("'{other}' is not linux or rfc4015"))),
+        None => SpuriousResponse::default(),
+        Some(name) => {
+            let path = format!("{key}.spurious_response");
+            let known = either(&component::names(tcp::SPURIOUS_RESPONSE));
+            component::build_named(tcp::SPURIOUS_RESPONSE, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {known}")))??
+        }
     };
     let ignore_quench = match cfg.source_quench.as_deref() {
         None | Some("react") => false,
@@ -502,12 +516,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             let label = engine::FlowLabel {
                 group: g as u32,
                 cc: tcp.cc.info().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
-                recovery: match tcp.recovery_kind() {
-                    RecoveryKind::Reno => "reno",
-                    RecoveryKind::NewReno => "newreno",
-                    RecoveryKind::Sack => "sack",
-                }
-                .to_string(),
+                recovery: tcp.recovery_kind().name().to_string(),
                 estimator: tcp.estimator.clone(),
                 rto_policy: tcp.rto_policy.clone(),
             };

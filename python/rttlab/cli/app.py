@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "flows": ("rttlab.cli.capture", "List the TCP connections of a capture: endpoints, traffic each way, retransmissions,"),
     "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture, one row per sample: conn, direction, time (s),"),
     "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
-    "components": ("rttlab.cli.components", "List the simulator's components by family (queues, error models, applications,"),
+    "components": ("rttlab.cli.components", "List the simulator's components by family (queues, error models, applications, agents,"),
     "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
     "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
     "reproduce": ("rttlab.cli.reproduce", "Run a reproduction's sweep (resuming what its store already holds), then print each point's"),

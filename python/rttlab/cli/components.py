@@ -1,5 +1,5 @@
-"""``rttlab components``: every simulator component (queue, error model, application, congestion
-control, RTO policy, spurious-timeout detector and response) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
+"""``rttlab components``: every simulator component (queue, error model, application, agent,
+congestion control, loss recovery, RTO policy, spurious-timeout detector and response) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ FAMILIES = {
     "app": "flows[].app = { kind = ..., ... }",
     "agent": "topology.<link>.agent = { kind = ..., ... }",
     "cc": "tcp.cc = \"name\" or { name = ..., ... }",
+    "recovery": "tcp.recovery = \"name\"",
     "rto-policy": "tcp.rto.policy = \"name\" or { name = ..., ... }",
     "spurious-detection": "tcp.spurious_detection = \"name\"",
     "spurious-response": "tcp.spurious_response = \"name\"",
@@ -26,8 +27,8 @@ def components(
     kind: str = typer.Argument(None, help=f"Only this family ({', '.join(FAMILIES)}) or component name.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
 ) -> None:
-    """List the simulator's components by family (queues, error models, applications,
-    congestion controls) with every parameter's default, accepted range and meaning."""
+    """List the simulator's components by family (queues, error models, applications, agents,
+    congestion controls, loss recovery, RTO policies, spurious-timeout handling) with every parameter's default, accepted range and meaning."""
     entries = catalog()
     if kind is not None:
         chosen = [e for e in entries if e["family"] == kind or e["name"] == kind]

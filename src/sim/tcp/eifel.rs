@@ -11,7 +11,20 @@
 //! Only SPUR_TO is detected (the first acceptable ACK after the retransmission); LATE_SPUR_TO
 //! (RFC 4015 without timestamps) does not arise here.
 
+use super::{SpuriousDetection, TcpOptions};
+use crate::sim::component::Component;
 use crate::time::Nanos;
+
+/// `tcp.spurious_detection = "eifel"`.
+pub const COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
+    name: "eifel",
+    aliases: &[],
+    summary: "Eifel detection: the first ACK after a timeout's retransmission echoes an older timestamp => spurious (needs timestamps)",
+    source: "RFC 3522 §3.2; src/sim/tcp/eifel.rs",
+    params: &[],
+    // RFC 3522 §2: the timestamp echo (TSecr) names the transmission an ACK answers.
+    build: |a| if a.ctx.timestamps { Ok(SpuriousDetection::Eifel) } else { Err(a.inconsistent("\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")) },
+};
 
 /// What the detector is waiting for: the first acceptable ACK after the first retransmission of
 /// a timeout episode.

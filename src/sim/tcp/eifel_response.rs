@@ -23,8 +23,20 @@
 //! (rfc6298); with any other estimator it is skipped and counted in `SenderStats::rto_not_adapted`.
 
 use super::cc::Window;
+use super::{SpuriousResponse, TcpOptions};
+use crate::sim::component::Component;
 use crate::rtt::Smoothed;
 use crate::time::Nanos;
+
+/// `tcp.spurious_response = "rfc4015"`.
+pub const COMPONENT: Component<SpuriousResponse, TcpOptions> = Component {
+    name: "rfc4015",
+    aliases: &[],
+    summary: "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)",
+    source: "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs",
+    params: &[],
+    build: |_| Ok(SpuriousResponse::Rfc4015),
+};
 
 /// What the first timeout of an episode saves for the response.
 #[derive(Debug, Clone, Copy, PartialEq)]

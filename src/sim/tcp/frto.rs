@@ -22,6 +22,28 @@
 //!   recovery instead ("already in RTO recovery").
 
 use super::eifel::Verdict;
+use super::{SpuriousDetection, TcpOptions};
+use crate::sim::component::Component;
+
+/// `tcp.spurious_detection = "frto"`.
+pub const COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
+    name: "frto",
+    aliases: &[],
+    summary: "F-RTO: two new segments after the first new ACK; an ACK of never-retransmitted data next => spurious (no TCP option)",
+    source: "RFC 5682 §2; src/sim/tcp/frto.rs",
+    params: &[],
+    build: |_| Ok(SpuriousDetection::Frto(Variant::Basic)),
+};
+
+/// `tcp.spurious_detection = "frto-sack"`.
+pub const SACK_COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
+    name: "frto-sack",
+    aliases: &[],
+    summary: "SACK-enhanced F-RTO: as frto, reading SACK information against RecoveryPoint (needs sack)",
+    source: "RFC 5682 §3; src/sim/tcp/frto.rs",
+    params: &[],
+    build: |a| if a.ctx.sack { Ok(SpuriousDetection::Frto(Variant::Sack)) } else { Err(a.inconsistent("\"frto-sack\" needs sack = true (RFC 5682 §3 reads the SACK information)")) },
+};
 
 /// Which algorithm of RFC 5682.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

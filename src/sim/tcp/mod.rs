@@ -16,6 +16,7 @@ pub mod recovery;
 pub mod scoreboard;
 pub mod sender;
 
+use crate::sim::component::Component;
 use crate::time::{Nanos, MS};
 
 /// How the sender takes RTT samples without timestamps (docs/algorithms.md §0).
@@ -61,15 +62,28 @@ pub enum SpuriousResponse {
     Rfc4015,
 }
 
-/// The values of `tcp.spurious_detection` and `tcp.spurious_response`, for `rttlab components`:
-/// (family, name, summary, source).
-pub const SPURIOUS_OPTIONS: &[(&str, &str, &str, &str)] = &[
-    ("spurious-detection", "eifel", "Eifel detection: the first ACK after a timeout's retransmission echoes an older timestamp => spurious (needs timestamps)", "RFC 3522 §3.2; src/sim/tcp/eifel.rs"),
-    ("spurious-detection", "frto", "F-RTO: two new segments after the first new ACK; an ACK of never-retransmitted data next => spurious (no TCP option)", "RFC 5682 §2; src/sim/tcp/frto.rs"),
-    ("spurious-detection", "frto-sack", "SACK-enhanced F-RTO: as frto, reading SACK information against RecoveryPoint (needs sack)", "RFC 5682 §3; src/sim/tcp/frto.rs"),
-    ("spurious-response", "linux", "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched", "Linux tcp_undo_cwnd_reduction"),
-    ("spurious-response", "rfc4015", "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)", "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs"),
-];
+/// What the connection negotiated, for strategies that need a TCP option (RFC 6675 recovery and
+/// SACK-enhanced F-RTO need SACK, Eifel detection needs timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpOptions {
+    pub sack: bool,
+    pub timestamps: bool,
+}
+
+/// The values of `tcp.spurious_detection` besides "off" (the default, not a detector).
+pub static SPURIOUS_DETECTION: &[Component<SpuriousDetection, TcpOptions>] = &[eifel::COMPONENT, frto::COMPONENT, frto::SACK_COMPONENT];
+
+/// The values of `tcp.spurious_response`; the first is the default.
+pub static SPURIOUS_RESPONSE: &[Component<SpuriousResponse, TcpOptions>] = &[LINUX_RESPONSE, eifel_response::COMPONENT];
+
+const LINUX_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
+    name: "linux",
+    aliases: &[],
+    summary: "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched",
+    source: "Linux tcp_undo_cwnd_reduction",
+    params: &[],
+    build: |_| Ok(SpuriousResponse::Linux),
+};
 
 /// Delayed ACKs (RFC 5681 §4.2; RFC 1122 §4.2.3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

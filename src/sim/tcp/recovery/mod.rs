@@ -19,6 +19,8 @@ pub mod reno;
 pub mod sack;
 
 use super::cc::Window;
+use super::TcpOptions;
+use crate::sim::component::Component;
 use super::scoreboard::Scoreboard;
 use crate::sim::packet::Packet;
 use crate::sim::trace::RetxCause;
@@ -31,15 +33,17 @@ pub enum RecoveryKind {
     Sack,
 }
 
-impl RecoveryKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "sack"];
+/// Every strategy, as `tcp.recovery` names it (each declared in its own file, with the TCP
+/// option it needs checked at build).
+pub static REGISTRY: &[Component<RecoveryKind, TcpOptions>] = &[reno::COMPONENT, new_reno::COMPONENT, sack::COMPONENT];
 
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "reno" => Some(Self::Reno),
-            "newreno" | "new_reno" => Some(Self::NewReno),
-            "sack" | "rfc6675" => Some(Self::Sack),
-            _ => None,
+impl RecoveryKind {
+    /// The registered name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Reno => reno::COMPONENT.name,
+            Self::NewReno => new_reno::COMPONENT.name,
+            Self::Sack => sack::COMPONENT.name,
         }
     }
 

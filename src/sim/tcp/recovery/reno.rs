@@ -4,10 +4,22 @@
 //! go-back-N from snd_una after a timeout. Sending is governed by FlightSize (snd_nxt − snd_una)
 //! against min(cwnd, rwnd).
 
-use super::{Episode, Flight, LossRecovery, Next, TimeoutUndo};
+use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
+use crate::sim::component::Component;
+use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
 use crate::sim::trace::RetxCause;
+
+/// `tcp.recovery = "reno"`.
+pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
+    name: "reno",
+    aliases: &[],
+    summary: "fast retransmit on the third dupACK, window inflation, recovery left on the first new ACK; go-back-N after a timeout",
+    source: "RFC 5681 §3.2; src/sim/tcp/recovery/reno.rs",
+    params: &[],
+    build: |_| Ok(RecoveryKind::Reno),
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reno;

@@ -2,10 +2,23 @@
 //! the receiver SACKed and what is deemed lost (`IsLost`), `pipe` replaces FlightSize, and the
 //! send loop sends NextSeg while cwnd − pipe ≥ 1 SMSS.
 
-use super::{Episode, Flight, LossRecovery, Next, TimeoutUndo};
+use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
+use crate::sim::component::Component;
+use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
 use crate::sim::trace::RetxCause;
+
+/// `tcp.recovery = "sack"`.
+pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
+    name: "sack",
+    aliases: &["rfc6675"],
+    summary: "scoreboard of SACKed and lost segments, pipe instead of FlightSize, NextSeg while cwnd - pipe >= 1 SMSS (needs sack)",
+    source: "RFC 6675; src/sim/tcp/recovery/sack.rs",
+    params: &[],
+    // The receiver sends SACK blocks only when SACK is on (RFC 2018).
+    build: |a| if a.ctx.sack { Ok(RecoveryKind::Sack) } else { Err(a.inconsistent("\"sack\" recovery needs sack = true (the receiver sends no SACK blocks otherwise)")) },
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sack {
