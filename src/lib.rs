@@ -5,6 +5,7 @@
 //! in one file, [`python`], compiled only with the `python` feature.
 
 pub mod capture;
+pub mod catalogue;
 pub mod discriminator;
 pub mod eval;
 pub mod ffi;

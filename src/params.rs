@@ -51,6 +51,16 @@ impl ParamSpec {
         Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc }
     }
 
+    /// The unit the range is written in: seconds for durations, the quantity's own text for
+    /// quantities, none for plain numbers and choices.
+    pub fn unit(&self) -> &'static str {
+        match self.kind {
+            Kind::Duration => "s",
+            Kind::Quantity(unit) => unit,
+            Kind::Float | Kind::Int | Kind::Choice(_) => "",
+        }
+    }
+
     /// The accepted values, for error messages and the listings (`rttlab estimators`, `rttlab components`).
     pub fn range_text(&self) -> String {
         match self.kind {

@@ -53,6 +53,7 @@ fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDi
     )?;
     d.set_item("default", spec.default)?;
     d.set_item("range", spec.range_text())?;
+    d.set_item("unit", spec.unit())?;
     d.set_item("doc", spec.doc)?;
     Ok(d)
 }
@@ -63,44 +64,29 @@ fn parse_duration(text: &str) -> Option<u64> {
     crate::time::parse_duration(text)
 }
 
-/// One registry entry as Python sees it: name, summary, source and parameter specs (the shape
-/// shared by `estimators()`, `congestion_controls()`, `rto_policies()` and `components()`).
-fn listing<'py>(py: Python<'py>, name: &str, summary: &str, source: &str, params: &[crate::params::ParamSpec]) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("name", name)?;
-    d.set_item("summary", summary)?;
-    d.set_item("source", source)?;
-    let params = params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?;
-    d.set_item("params", params)?;
-    Ok(d)
-}
-
-/// Every registered estimator: name, summary, source and parameter specs.
+/// Every component of every family ([`crate::catalogue`]), one dict each: family, name, aliases,
+/// summary, source, params (name, kind, default, range, unit, doc) and defaults. The one listing:
+/// `rttlab.estimators.catalog()` and `rttlab.sim.components()` are views of it.
 #[pyfunction]
-fn estimators(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    rtt::registry().iter().map(|i| listing(py, i.name, i.summary, i.source, i.params)).collect()
-}
-
-/// Every registered congestion control (for `rttlab components`): name, aliases, summary, source,
-/// default loss recovery and parameter specs, in the shape of [`estimators`].
-#[pyfunction]
-fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    use crate::sim::tcp::cc;
-    cc::registry()
+fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    crate::catalogue::catalogue()
         .iter()
-        .map(|info| {
-            let d = listing(py, info.name, info.summary, info.source, info.params)?;
-            d.set_item("aliases", info.aliases.to_vec())?;
-            d.set_item("recovery", info.recovery.name())?;
+        .map(|e| {
+            let d = PyDict::new(py);
+            d.set_item("family", e.family)?;
+            d.set_item("name", e.name)?;
+            d.set_item("aliases", e.aliases.to_vec())?;
+            d.set_item("summary", e.summary)?;
+            d.set_item("source", e.source)?;
+            d.set_item("params", e.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?)?;
+            let defaults = PyDict::new(py);
+            for (k, v) in &e.defaults {
+                defaults.set_item(k, v)?;
+            }
+            d.set_item("defaults", defaults)?;
             Ok(d)
         })
         .collect()
-}
-
-/// Every registered RTO policy (`tcp.rto.policy`): name, summary, source and parameter specs.
-#[pyfunction]
-fn rto_policies(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    rtt::policy::registry().iter().map(|i| listing(py, i.name, i.summary, i.source, i.params)).collect()
 }
 
 /// Validate an estimator name and its parameters (raises ParameterError).
@@ -802,20 +788,6 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
     Ok(out)
 }
 
-/// Every simulator component (queues, error models, applications, congestion controls): family,
-/// name, summary, source and parameter specs, as `estimators()` gives for estimators.
-#[pyfunction]
-fn components(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    crate::sim::component::catalog()
-        .iter()
-        .map(|c| {
-            let d = listing(py, c.name, c.summary, c.source, &c.params)?;
-            d.set_item("family", c.family)?;
-            Ok(d)
-        })
-        .collect()
-}
-
 /// The scenario (TOML text, `key.path=value` overrides applied first) with every default filled
 /// in, as canonical TOML: what `rttlab.Scenario` hashes. Raises ScenarioError naming the key.
 #[pyfunction]
@@ -930,7 +902,6 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capture_loss_classes, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(result_schemas, m)?)?;
     m.add_class::<ArrowTable>()?;
@@ -945,9 +916,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParameterError", m.py().get_type::<ParameterError>())?;
     m.add_function(wrap_pyfunction!(read_series, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
-    m.add_function(wrap_pyfunction!(estimators, m)?)?;
-    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
-    m.add_function(wrap_pyfunction!(rto_policies, m)?)?;
+    m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(fit_regression, m)?)?;

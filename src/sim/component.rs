@@ -4,7 +4,7 @@
 //! with the same declaration. Each kind declares its parameters
 //! once ([`ParamSpec`]: name, default, range, meaning, as estimators do, from `crate::params`) in its
 //! own file, next to its own validation; the same declaration feeds the scenario reader, the
-//! `rttlab components` listing and the docs. Errors name the full key
+//! catalogue (`crate::catalogue`: `rttlab components`) and the docs. Errors name the full key
 //! (`topology.bottleneck.queue.max_p: 1.5 is outside the accepted range 0..1`).
 
 use super::config::{invalid, ConfigError};
@@ -186,38 +186,6 @@ fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
     .unwrap_or(value)
 }
 
-/// What `rttlab components` lists for one component kind.
-#[derive(Debug, Clone)]
-pub struct Listing {
-    /// The family: "queue", "error", "app", "agent", "cc", "recovery", "rto-policy",
-    /// "spurious-detection", "spurious-response".
-    pub family: &'static str,
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub params: Vec<ParamSpec>,
-}
-
-/// Listings of one registry.
-pub fn list<T, C>(family: &'static str, registry: &'static [Component<T, C>]) -> Vec<Listing> {
-    registry.iter().map(|c| Listing { family, name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }).collect()
-}
-
-/// Every component the simulator knows, family by family. Congestion controls and RTO policies
-/// come from their own registries (`tcp::cc`, `rtt::policy`).
-pub fn catalog() -> Vec<Listing> {
-    let mut out = list("queue", super::queue::REGISTRY);
-    out.extend(list("error", super::error_model::REGISTRY));
-    out.extend(list("app", super::app::REGISTRY));
-    out.extend(list("agent", super::agent::REGISTRY));
-    out.extend(super::tcp::cc::registry().iter().map(|c| Listing { family: "cc", name: c.name, summary: c.summary, source: c.source, params: c.params.to_vec() }));
-    out.extend(list("recovery", super::tcp::recovery::REGISTRY));
-    out.extend(crate::rtt::policy::registry().iter().map(|p| Listing { family: "rto-policy", name: p.name, summary: p.summary, source: p.source, params: p.params.to_vec() }));
-    out.extend(list("spurious-detection", super::tcp::SPURIOUS_DETECTION));
-    out.extend(list("spurious-response", super::tcp::SPURIOUS_RESPONSE));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,14 +223,6 @@ mod tests {
         assert_eq!(build_named(REG, "gadget", "a.b", &3).unwrap().unwrap(), (0.5, false, 3));
         assert!(build_named(REG, "nope", "a.b", &3).is_none());
         assert_eq!(names(REG), ["thing"]);
-    }
-
-    #[test]
-    fn the_catalog_lists_loss_recovery_and_spurious_timeout_handling() {
-        let names = |family| catalog().into_iter().filter(|l| l.family == family).map(|l| l.name).collect::<Vec<_>>();
-        assert_eq!(names("recovery"), ["reno", "newreno", "sack"]);
-        assert_eq!(names("spurious-detection"), ["eifel", "frto", "frto-sack"]);
-        assert_eq!(names("spurious-response"), ["linux", "rfc4015"]);
     }
 
     #[test]

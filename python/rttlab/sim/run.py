@@ -289,7 +289,14 @@ def simulate(
 
 
 def components() -> list[dict[str, Any]]:
-    """Every simulator component — queues, error models, applications, congestion controls — with
-    its family, summary, source and parameters (name, kind, default, range, doc)."""
-    return _core.components()
+    """Every simulator component — queues, error models, applications, agents, congestion
+    controls, loss recovery, RTO policies, spurious-timeout detection and response — with its
+    family, summary, source and parameters (name, kind, default, range, doc): ``_core.catalogue()``
+    without the estimators, which ``rttlab.estimators.catalog()`` lists."""
+    keys = ("name", "kind", "default", "range", "doc")
+    return [
+        {"name": e["name"], "summary": e["summary"], "source": e["source"], "params": [{k: p[k] for k in keys} for p in e["params"]], "family": e["family"]}
+        for e in _core.catalogue()
+        if e["family"] != "estimator"
+    ]
 

@@ -42,9 +42,18 @@ def spec(name: str, **params: Any) -> Spec:
     return Spec(name, {k: _text(v) for k, v in params.items()})
 
 
+#: What a parameter shows in the listings (the catalogue also gives its unit).
+_PARAM_KEYS = ("name", "kind", "default", "range", "doc")
+
+
 def catalog() -> list[dict[str, Any]]:
-    """Every estimator with its summary, source and parameters (name, kind, default, range, doc)."""
-    return _core.estimators()
+    """Every estimator with its summary, source and parameters (name, kind, default, range, doc):
+    the ``estimator`` family of ``_core.catalogue()``."""
+    return [
+        {"name": e["name"], "summary": e["summary"], "source": e["source"], "params": [{k: p[k] for k in _PARAM_KEYS} for p in e["params"]]}
+        for e in _core.catalogue()
+        if e["family"] == "estimator"
+    ]
 
 
 def _class_name(name: str) -> str:
