@@ -112,3 +112,11 @@ def test_the_sweep_layer_names_no_simulator():
     docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings}
     assert not strings & {"ns3", "ns3-manet", "manet"}
+
+
+def test_the_simulator_package_still_answers_to_the_names_it_had_as_a_module():
+    import rttlab.sim as sim
+    from rttlab.sim import run, scenario, versions
+
+    for name in sim.__all__:
+        assert getattr(sim, name) is getattr({"Scenario": scenario, "SCHEMA": versions}.get(name, run), name), name

@@ -1,7 +1,8 @@
 """Closed-loop simulation: a scenario (:mod:`.scenario`) run by the deterministic Rust simulator
 (:mod:`.run`), whose per-flow, per-channel and trace tables come back as Arrow.
 
-``simulate``, ``Result`` and ``Scenario`` are importable from here; they load on first use, so
+``simulate``, ``Result``, ``Scenario`` and the other names this package had as one module
+(``TRACES``, ``schema``, ...) are importable from here; they load on first use, so
 ``import rttlab.sim.scenario`` costs no pandas.
 """
 
@@ -15,9 +16,14 @@ if TYPE_CHECKING:
     from rttlab.sim.run import Result, simulate
     from rttlab.sim.scenario import Scenario
 
-_LAZY = {"simulate": "rttlab.sim.run", "Result": "rttlab.sim.run", "components": "rttlab.sim.run", "Scenario": "rttlab.sim.scenario"}
+#: The names ``rttlab.sim`` had as a module, each from where it is defined now.
+_LAZY = {
+    **dict.fromkeys(("simulate", "Result", "components", "schema", "conform", "TRACES", "PER_PACKET_TRACES"), "rttlab.sim.run"),
+    "SCHEMA": "rttlab.sim.versions",
+    "Scenario": "rttlab.sim.scenario",
+}
 
-__all__ = ["Result", "Scenario", "components", "simulate"]
+__all__ = ["PER_PACKET_TRACES", "Result", "SCHEMA", "Scenario", "TRACES", "components", "conform", "schema", "simulate"]
 
 
 def __getattr__(name: str) -> Any:
