@@ -104,6 +104,8 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
         verdicts = [r for r in rows if r["point"].startswith("claim: ")]
         held = [r["point"].removeprefix("claim: ") for r in verdicts if r["matched"]]
         console.print(f"claims held in our runs: {len(held)} of {len(verdicts)}" + (f" ({', '.join(held)})" if held else ""), highlight=False)
+    elif not rows:
+        console.print("nothing published to compare (ours: the reports below)", highlight=False)
     elif missed:
         console.print(
             f"[bold red]not matched[/] ({'beyond the row’s tolerance' if rep.doc['published'].get('values') and any('abs_tolerance' in v or 'tolerance' in v for v in rep.doc['published']['values']) else f'|ours/published − 1| > {rep.tolerance:.0%}'} on {metric}): "

@@ -629,7 +629,7 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
     """One metric's panel: ours with CI error bars beside the published values."""
     labels = [", ".join(f"{k}={_short(v)}" for k, v in r["params"].items()) for r in rows]
     x = list(range(len(rows)))
-    numeric = len(rep.by) == 1 and rep.doc["published"]["kind"] != "claims" and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
+    numeric = bool(rows) and len(rep.by) == 1 and rep.doc["published"]["kind"] != "claims" and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
     if numeric:
         x = [float(r["params"][rep.by[0]]) for r in rows]
     ours = [r["ours"] for r in rows]
