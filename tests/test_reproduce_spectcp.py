@@ -115,3 +115,59 @@ def test_table_3s_quick_simulated_columns_are_pinned(spectcp):
     ]
     out = (spectcp / "stdout.txt").read_text()
     assert "SpecTCP Table 3" in out and "eq. (3)" in out and "eq. (8)" in out
+
+
+# ---- spectcp-figures: the page's figures from stored runs -------------------------------------
+
+FIGURES = ["spectcp-lossy-link.svg", "spectcp-fairness.svg", "spectcp-cwnd.svg", "spectcp-tables.md"]
+
+
+@pytest.fixture(scope="module")
+def spectcp_figures(tmp_path_factory):
+    out = tmp_path_factory.mktemp("spectcp-figures")
+    r = subprocess.run([*RTTLAB, "reproduce", "spectcp-figures", "--quick", "--workers", "2", "--out", str(out / "store"), "--figures", str(out / "fig"), "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return out, json.loads(r.stdout)
+
+
+def stored_runs(store) -> list:
+    with duckdb.connect(str(store / "results.duckdb"), read_only=True) as c:
+        return c.execute("SELECT hash, wall_s, finished_at FROM runs ORDER BY hash").fetchall()
+
+
+def test_spectcp_figures_are_drawn_from_the_stored_runs_without_rerunning_any(spectcp_figures, tmp_path):
+    out, first = spectcp_figures
+    assert first["figures"] == [str(out / "fig" / f) for f in FIGURES]
+    for f in FIGURES[:-1]:
+        text = (out / "fig" / f).read_text()
+        assert text.startswith("<?xml") and "<svg" in text and text.rstrip().endswith("</svg>") and len(text) > 20_000
+    tables = (out / "fig" / "spectcp-tables.md").read_text()
+    for title in ("Goodput (bit/s), Fig. 5", "Fig. 6", "What Snoop did", "Fairness, Fig. 7", "Table 3, maximum buffer", "Table 3, drops"):
+        assert title in tables
+    before = stored_runs(out / "store")
+    # every sweep of the reproduction and its parts: 4 ccs × 7 BERs × 3 seeds, Snoop and the
+    # fairness pair 7 × 3 each, the two window traces, Table 3's 7 cases × 3
+    assert len(before) == 84 + 21 + 21 + 2 + 21
+    r = subprocess.run([*RTTLAB, "reproduce", "spectcp-figures", "--quick", "--workers", "1", "--out", str(out / "store"), "--figures", str(tmp_path / "again"), "--json"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert stored_runs(out / "store") == before  # every run came from the store
+    assert (tmp_path / "again" / "spectcp-tables.md").read_text() == tables
+
+
+def test_spectcp_figures_snoop_is_the_scripts_scenario_and_the_lossy_runs_are_spectcps():
+    """Snoop = lossy-link.toml with Reno at the ends and the agent on the gateway (what
+    scripts/spectcp_figures.py ran); the full scale's SpecTCP and Reno runs are `reproduce
+    spectcp`'s own (same keys), so one store serves both."""
+    from pathlib import Path
+
+    import rttlab
+    from rttlab.experiments.reproduce import Reproduction
+
+    lossy = rttlab.Scenario.load(Path(__file__).resolve().parents[1] / "examples" / "spectcp" / "lossy-link.toml")
+    for run in Reproduction.load("spectcp-snoop").sweep().runs:
+        ber = run.params["topology.bottleneck.error.ber"]
+        script = lossy.with_({"tcp.cc": "reno", "topology.bottleneck.error.ber": ber, "simulation.duration": "600s", "topology.bottleneck.agent": {"kind": "snoop"}}).with_seed(run.scenario.get("simulation.seed", 1))
+        assert run.hash == script.hash
+    spectcp = {r.hash for r in Reproduction.load("spectcp").sweep().runs}
+    figures = {r.hash for r in Reproduction.load("spectcp-figures").sweep().runs}
+    assert len(spectcp) == 140 and spectcp < figures and len(figures) == 280
