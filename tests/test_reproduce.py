@@ -34,7 +34,7 @@ def test_the_shipped_reproductions_are_listed():
 def test_reproduce_help_names_every_shipped_reproduction():
     import os
 
-    r = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})
+    r = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "2000"})
     assert r.returncode == 0, r.stderr
     line = next(line for line in r.stdout.splitlines() if "ships:" in line)
     assert all(f" {name} ({Reproduction.load(name).paper})" in line for name in available()), line
