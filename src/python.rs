@@ -496,11 +496,11 @@ fn os_error(e: std::io::Error) -> PyErr {
     }
 }
 
-/// The samples table's Arrow schema (`capture::export::schema`), for an empty Parquet file.
+/// The samples table's Arrow schema (`capture::tables::schema`), for an empty Parquet file.
 #[pyfunction]
 #[pyo3(signature = (with_capture=false))]
 fn sample_schema(with_capture: bool) -> ArrowSchema {
-    ArrowSchema { schema: std::sync::Arc::new(capture::export::schema(with_capture)) }
+    ArrowSchema { schema: std::sync::Arc::new(capture::tables::schema(with_capture)) }
 }
 
 fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {

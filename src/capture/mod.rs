@@ -17,6 +17,7 @@ pub mod arrivals;
 pub mod loss;
 mod parallel;
 pub mod reader;
+pub mod tables;
 pub mod text;
 pub mod track;
 pub mod wire;

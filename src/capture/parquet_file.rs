@@ -113,7 +113,7 @@ impl SampleParquet {
     /// `with_capture`; `background` encodes on a writer thread.
     pub fn create(path: &Path, with_capture: bool, background: bool) -> io::Result<Self> {
         let file = File::create(path)?;
-        let schema = Arc::new(export::schema(with_capture));
+        let schema = Arc::new(super::tables::schema(with_capture));
         let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties())).map_err(io_error)?;
         Ok(Self { sink: SampleSink::new(Rows(writer), background, "rttlab-parquet")?, rows: 0 })
     }

@@ -1,7 +1,7 @@
 //! Sample rows as text (CSV, JSON lines), written straight from the columns: `rttlab samples`
 //! streams a capture's samples to a file or a pipe without building any table in Python.
 
-use super::{Method, Samples};
+use super::{export, tables, Method, Samples};
 use std::io::Write;
 
 /// Text formats of [`write_rows`].
@@ -10,9 +10,6 @@ pub enum TextFormat {
     Csv,
     JsonLines,
 }
-
-/// Column names, in order (after an optional leading `capture`).
-pub const COLUMNS: [&str; 11] = ["conn", "direction", "time", "rtt", "method", "ambiguous", "seq_start", "seq_end", "frame", "ref_frame", "idle_echo"];
 
 /// Which rows to keep.
 #[derive(Debug, Clone, Default)]
@@ -29,29 +26,7 @@ impl Filter {
 
 /// CSV header line (with a leading `capture` column when `capture` is given).
 pub fn csv_header(out: &mut Vec<u8>, capture: Option<&str>) {
-    if capture.is_some() {
-        out.extend_from_slice(b"capture,");
-    }
-    out.extend_from_slice(COLUMNS.join(",").as_bytes());
-    out.push(b'\n');
-}
-
-/// Nanoseconds as seconds with 9 decimals, exactly (no float rounding): `-0.000001500`.
-fn secs9(out: &mut Vec<u8>, ns: i64) {
-    let sign = if ns < 0 { "-" } else { "" };
-    let a = ns.unsigned_abs();
-    let _ = write!(out, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000);
-}
-
-/// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-fn csv_field(out: &mut Vec<u8>, text: &str) {
-    if text.contains([',', '"', '\n', '\r']) {
-        out.push(b'"');
-        out.extend_from_slice(text.replace('"', "\"\"").as_bytes());
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(text.as_bytes());
-    }
+    out.extend_from_slice(tables::csv_header(capture.is_some()).as_bytes());
 }
 
 /// A JSON string (quotes, backslashes and control characters escaped).
@@ -73,10 +48,17 @@ fn json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-/// Append the rows of `s` that `filter` keeps; returns how many. CSV booleans are written as
-/// `True`/`False` (as pandas writes them), JSON ones as `true`/`false`.
+/// Append the rows of `s` that `filter` keeps; returns how many. Cells are written as
+/// [`tables::Cell`] says: CSV booleans `True`/`False` (as pandas writes them), JSON ones
+/// `true`/`false`, seconds with nine decimals in both.
 pub fn write_rows(out: &mut Vec<u8>, s: &Samples, format: TextFormat, filter: &Filter, capture: Option<&str>) -> usize {
-    let dir = |d: u8| if d == 0 { "fwd" } else { "rev" };
+    let csv_prefix = capture.map(|c| export::csv_field(c) + ",").unwrap_or_default();
+    let mut json_prefix = b"{".to_vec();
+    if let Some(c) = capture {
+        json_prefix.extend_from_slice(b"\"capture\":");
+        json_string(&mut json_prefix, c);
+        json_prefix.push(b',');
+    }
     let mut n = 0;
     for i in 0..s.len() {
         if !filter.keep(s, i) {
@@ -85,39 +67,13 @@ pub fn write_rows(out: &mut Vec<u8>, s: &Samples, format: TextFormat, filter: &F
         n += 1;
         match format {
             TextFormat::Csv => {
-                if let Some(c) = capture {
-                    csv_field(out, c);
-                    out.push(b',');
-                }
-                let _ = write!(out, "{},{},", s.conn[i], dir(s.dir[i]));
-                secs9(out, s.time[i]);
-                out.push(b',');
-                secs9(out, s.rtt[i] as i64);
-                let b = |v: bool| if v { "True" } else { "False" };
-                let _ = writeln!(out, ",{},{},{},{},{},{},{}", s.method[i].name(), b(s.ambiguous[i]), s.seq_start[i], s.seq_end[i], s.frame[i], s.ref_frame[i], b(s.idle_echo[i]));
+                out.extend_from_slice(csv_prefix.as_bytes());
+                tables::push_csv_row(out, s, i);
             }
             TextFormat::JsonLines => {
-                out.push(b'{');
-                if let Some(c) = capture {
-                    out.extend_from_slice(b"\"capture\":");
-                    json_string(out, c);
-                    out.push(b',');
-                }
-                let _ = write!(out, "\"conn\":{},\"direction\":\"{}\",\"time\":", s.conn[i], dir(s.dir[i]));
-                secs9(out, s.time[i]);
-                out.extend_from_slice(b",\"rtt\":");
-                secs9(out, s.rtt[i] as i64);
-                let _ = writeln!(
-                    out,
-                    ",\"method\":\"{}\",\"ambiguous\":{},\"seq_start\":{},\"seq_end\":{},\"frame\":{},\"ref_frame\":{},\"idle_echo\":{}}}",
-                    s.method[i].name(),
-                    s.ambiguous[i],
-                    s.seq_start[i],
-                    s.seq_end[i],
-                    s.frame[i],
-                    s.ref_frame[i],
-                    s.idle_echo[i]
-                );
+                out.extend_from_slice(&json_prefix);
+                tables::push_json_fields(out, s, i);
+                out.extend_from_slice(b"}\n");
             }
         }
     }

@@ -1,0 +1,383 @@
+//! The samples table, declared once: every column's name, Arrow type, unit, meaning, its text
+//! (CSV and JSON lines) and its Arrow array. From [`sample_columns!`] come the CSV header and row
+//! writer ([`super::export::write_csv`]), the JSON lines writer ([`super::text`]), the Arrow schema
+//! written to Parquet ([`super::parquet_file`]) and handed to Python (`_core.sample_schema`), the
+//! record batches of both, and the column table of docs/capture.md (checked by
+//! `docs_list_every_sample_column`).
+//!
+//! The writers stay straight-line code: the macro unrolls one row into its cells, each a [`Cell`]
+//! of a variant known where it is made, so the per-cell `match` folds away once inlined — no
+//! per-cell dispatch or allocation in the CSV/Parquet loops measured against tcptrace.
+
+use std::sync::Arc;
+
+use arrow_array::types::Int8Type;
+use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+
+use super::{Method, Samples};
+
+/// A column's Arrow type: the types the pandas DataFrame of `rttlab.read_capture` had when
+/// pyarrow wrote it, kept so files read back with the same dtypes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    Int64,
+    Float64,
+    Boolean,
+    /// Int8 codes into a list of names (a pandas categorical).
+    Category,
+    LargeUtf8,
+}
+
+impl Type {
+    pub fn data_type(self) -> DataType {
+        match self {
+            Type::Int64 => DataType::Int64,
+            Type::Float64 => DataType::Float64,
+            Type::Boolean => DataType::Boolean,
+            Type::Category => DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            Type::LargeUtf8 => DataType::LargeUtf8,
+        }
+    }
+}
+
+/// One column's declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: Type,
+    /// `""` for ids, codes, flags and sequence numbers.
+    pub unit: &'static str,
+    pub doc: &'static str,
+    /// No value is ever missing, but every field is nullable as pyarrow made them from pandas:
+    /// the Parquet footer's schema, and so the file's bytes, depend on it.
+    pub nullable: bool,
+}
+
+/// One value of a row, as the text writers format it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Int(u64),
+    /// Nanoseconds, written as seconds with nine decimals ([`push_secs`]).
+    Secs(i128),
+    /// A category's name (no character needs quoting or escaping).
+    Name(&'static str),
+    Bool(bool),
+}
+
+impl Cell {
+    /// As pandas' `to_csv(float_format="%.9f")` writes it: booleans `True`/`False`.
+    #[inline(always)]
+    pub fn csv(self, out: &mut Vec<u8>) {
+        match self {
+            Cell::Int(v) => push_int(out, v),
+            Cell::Secs(ns) => push_secs(out, ns),
+            Cell::Name(n) => out.extend_from_slice(n.as_bytes()),
+            Cell::Bool(b) => out.extend_from_slice(if b { b"True" } else { b"False" }),
+        }
+    }
+
+    /// As a JSON value: names quoted, booleans `true`/`false`, seconds as in CSV.
+    #[inline(always)]
+    pub fn json(self, out: &mut Vec<u8>) {
+        match self {
+            Cell::Name(n) => {
+                out.push(b'"');
+                out.extend_from_slice(n.as_bytes());
+                out.push(b'"');
+            }
+            Cell::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            other => other.csv(out),
+        }
+    }
+}
+
+/// Every field nullable (see [`Column::nullable`]).
+const NULLABLE: bool = true;
+
+/// `$name: Type, "unit", "meaning", cell |s, i| Cell, arrow |s| ArrayRef;` per column, in order.
+macro_rules! sample_columns {
+    ($( $name:ident: $ty:ident, $unit:literal, $doc:literal, cell $cell:expr, arrow $arrow:expr; )*) => {
+        /// The sample columns, in order (after the leading [`CAPTURE`] when several files are
+        /// written together).
+        pub const SAMPLE_COLUMNS: &[Column] = &[$( Column { name: stringify!($name), ty: Type::$ty, unit: $unit, doc: $doc, nullable: NULLABLE } ),*];
+
+        /// The JSON key of each column with its colon, `"conn":`.
+        const JSON_KEYS: &[&str] = &[$( concat!("\"", stringify!($name), "\":") ),*];
+
+        /// Row `i`'s cells in column order, each handed to `f` with its column's index: unrolled,
+        /// so a writer's loop over rows is straight-line code.
+        #[inline(always)]
+        pub fn for_each_cell(s: &Samples, i: usize, mut f: impl FnMut(usize, Cell)) {
+            let mut k = 0;
+            $(
+                f(k, cell_of($cell, s, i));
+                k += 1;
+            )*
+            let _ = k;
+        }
+
+        /// The columns of `s` as Arrow arrays, in order.
+        pub fn arrays(s: &Samples) -> Vec<ArrayRef> {
+            vec![$( array_of($arrow, s) ),*]
+        }
+    };
+}
+
+// Closures are passed through these so their parameter types are inferred and each call is
+// static (and inlined).
+#[inline(always)]
+fn cell_of(f: impl Fn(&Samples, usize) -> Cell, s: &Samples, i: usize) -> Cell {
+    f(s, i)
+}
+
+fn array_of(f: impl Fn(&Samples) -> ArrayRef, s: &Samples) -> ArrayRef {
+    f(s)
+}
+
+/// The names of `direction`'s codes (`Samples::dir`).
+pub const DIRECTIONS: [&str; 2] = ["fwd", "rev"];
+
+sample_columns! {
+    conn: Int64, "", "connection id (row of `flows`)",
+        cell |s, i| Cell::Int(u64::from(s.conn[i])),
+        arrow |s| int64(s.conn.iter().map(|&c| i64::from(c)));
+    direction: Category, "", "`fwd`/`rev`: direction of the *timed* packet (`fwd`: sent by the connection's `src`)",
+        // `& 1`: codes are 0 or 1; the mask spares a bounds check in the hot loop.
+        cell |s, i| Cell::Name(DIRECTIONS[usize::from(s.dir[i] & 1)]),
+        arrow |s| codes(s.dir.iter().copied(), &DIRECTIONS);
+    time: Float64, "s", "time of the packet that completed the sample, from the file's first packet",
+        cell |s, i| Cell::Secs(i128::from(s.time[i])),
+        arrow |s| seconds(s.time.iter().map(|&t| t as f64));
+    rtt: Float64, "s", "round-trip time from the capture point: timed packet to the packet that completed the sample",
+        cell |s, i| Cell::Secs(i128::from(s.rtt[i])),
+        arrow |s| seconds(s.rtt.iter().map(|&r| r as f64));
+    method: Category, "", "`seq`, `ts` or `syn` (below)",
+        cell |s, i| Cell::Name(s.method[i].name()),
+        arrow |s| codes(s.method.iter().map(|&m| m as u8), &Method::ALL.map(Method::name));
+    ambiguous: Boolean, "", "Karn's rule (RFC 6298 §3) rejects it; present only with `--include-ambiguous`",
+        cell |s, i| Cell::Bool(s.ambiguous[i]),
+        arrow |s| Arc::new(BooleanArray::from(s.ambiguous.clone()));
+    seq_start: Int64, "", "first sequence number of the timed segment (`ts`: of the packet whose TSval was echoed; `syn`: the SYN's or SYN/ACK's)",
+        cell |s, i| Cell::Int(u64::from(s.seq_start[i])),
+        arrow |s| int64(s.seq_start.iter().map(|&x| i64::from(x)));
+    seq_end: Int64, "", "sequence number just past the timed segment: it covers `[seq_start, seq_end)`",
+        cell |s, i| Cell::Int(u64::from(s.seq_end[i])),
+        arrow |s| int64(s.seq_end.iter().map(|&x| i64::from(x)));
+    frame: Int64, "", "1-based frame number (as in Wireshark) of the packet that completed the sample",
+        cell |s, i| Cell::Int(s.frame[i]),
+        arrow |s| int64(s.frame.iter().map(|&x| x as i64));
+    ref_frame: Int64, "", "1-based frame number of the timed packet",
+        cell |s, i| Cell::Int(s.ref_frame[i]),
+        arrow |s| int64(s.ref_frame.iter().map(|&x| x as i64));
+    idle_echo: Boolean, "", "`ts` only: RFC 7323 §4's RTTM rule does not accept the echo as a path measurement (below); kept, but never in a path series",
+        cell |s, i| Cell::Bool(s.idle_echo[i]),
+        arrow |s| Arc::new(BooleanArray::from(s.idle_echo.clone()));
+}
+
+/// The leading column naming the file when several captures are written to one output.
+pub const CAPTURE: Column = Column { name: "capture", ty: Type::LargeUtf8, unit: "", doc: "the capture file's name; only when several files are written together", nullable: NULLABLE };
+
+fn int64(values: impl Iterator<Item = i64>) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(values))
+}
+
+/// Nanoseconds (as f64) as seconds, as the DataFrame has them: ns / 1e9.
+fn seconds(ns: impl Iterator<Item = f64>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(ns.map(|ns| ns / 1e9)))
+}
+
+fn codes(codes: impl Iterator<Item = u8>, names: &[&str]) -> ArrayRef {
+    let keys = Int8Array::from_iter_values(codes.map(|c| c as i8));
+    let values = Arc::new(StringArray::from(names.to_vec()));
+    Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values).expect("codes index their name list"))
+}
+
+/// The columns written: [`CAPTURE`] first when `with_capture`, then [`SAMPLE_COLUMNS`].
+pub fn columns(with_capture: bool) -> impl Iterator<Item = &'static Column> {
+    with_capture.then_some(&CAPTURE).into_iter().chain(SAMPLE_COLUMNS)
+}
+
+/// The samples table's Arrow schema. Fields carry no metadata: the schema is stored in every
+/// Parquet file's footer, whose bytes stay those pyarrow's schema gave.
+pub fn schema(with_capture: bool) -> Schema {
+    Schema::new(columns(with_capture).map(|c| Field::new(c.name, c.ty.data_type(), c.nullable)).collect::<Vec<_>>())
+}
+
+/// One batch of samples as Arrow, in [`schema`] (with `capture` in every row when given).
+pub fn record_batch(s: &Samples, capture: Option<&str>) -> RecordBatch {
+    let mut out: Vec<ArrayRef> = Vec::with_capacity(SAMPLE_COLUMNS.len() + 1);
+    if let Some(name) = capture {
+        out.push(Arc::new(LargeStringArray::from_iter_values(std::iter::repeat_n(name, s.len()))));
+    }
+    out.extend(arrays(s));
+    RecordBatch::try_new(Arc::new(schema(capture.is_some())), out).expect("columns match the schema")
+}
+
+/// The CSV header line (pandas' `to_csv(index=False)`).
+pub fn csv_header(with_capture: bool) -> String {
+    columns(with_capture).map(|c| c.name).collect::<Vec<_>>().join(",") + "\n"
+}
+
+/// Row `i` as CSV, after whatever `line` already holds (the quoted capture name and a comma).
+#[inline(always)]
+pub fn push_csv_row(line: &mut Vec<u8>, s: &Samples, i: usize) {
+    for_each_cell(s, i, |_, cell| {
+        cell.csv(line);
+        line.push(b',');
+    });
+    // The last cell's comma ends the line instead.
+    if let Some(last) = line.last_mut() {
+        *last = b'\n';
+    }
+}
+
+/// Row `i`'s fields as JSON (`"conn":0,...`, no braces), after whatever `out` already holds.
+#[inline(always)]
+pub fn push_json_fields(out: &mut Vec<u8>, s: &Samples, i: usize) {
+    for_each_cell(s, i, |k, cell| {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(JSON_KEYS[k].as_bytes());
+        cell.json(out);
+    });
+}
+
+/// Below this many nanoseconds (2^52 ns ≈ 52 days) `%.9f` of `ns as f64 / 1e9` is exactly the
+/// integer's digits with the point moved: the quotient is the double nearest ns·10⁻⁹ (ns is exact
+/// in f64, division rounds correctly), so it lies within half an ulp — below 2²³ s at most
+/// 2⁻³¹ s ≈ 0.47 ns < 0.5 ns — of a number with nine decimals, and rounding to nine decimals
+/// returns that number. Larger values format the double.
+const EXACT_NS: u64 = 1 << 52;
+
+/// `{:.9}` of `ns as f64 / 1e9` (C's `%.9f`, pandas' `float_format="%.9f"`), from the integer
+/// where that is provably the same text (≈ 10× faster than formatting the double).
+pub fn push_secs(line: &mut Vec<u8>, ns: i128) {
+    use std::io::Write;
+    let magnitude = ns.unsigned_abs();
+    if magnitude >= u128::from(EXACT_NS) {
+        let _ = write!(line, "{:.9}", ns as f64 / 1e9);
+        return;
+    }
+    if ns < 0 {
+        line.push(b'-');
+    }
+    // Below 2^52 both parts fit u64.
+    let (whole, frac) = ((magnitude / 1_000_000_000) as u64, (magnitude % 1_000_000_000) as u32);
+    push_int(line, whole);
+    line.push(b'.');
+    let mut digits = [b'0'; 9];
+    let mut rest = frac;
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    line.extend_from_slice(&digits);
+}
+
+/// An integer's decimal digits (`itoa`: the text of `{}` without the formatting machinery,
+/// which was most of the CSV writer's time).
+pub fn push_int(line: &mut Vec<u8>, v: impl itoa::Integer) {
+    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// The Markdown column table of docs/capture.md, between its `<!-- sample columns -->` markers.
+pub fn markdown() -> String {
+    let mut out = String::from("| column | type | unit | meaning |\n|---|---|---|---|\n");
+    for c in columns(true) {
+        let ty = match c.ty {
+            Type::Category => "dictionary (categorical)".to_owned(),
+            t => t.data_type().to_string(),
+        };
+        out.push_str(&format!("| `{}` | {ty} | {} | {} |\n", c.name, c.unit, c.doc));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_rows() -> Samples {
+        let mut s = Samples::default();
+        s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
+        s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
+        s
+    }
+
+    #[test]
+    fn every_column_has_one_cell_one_array_and_one_json_key_in_declared_order() {
+        let s = two_rows();
+        let mut seen = Vec::new();
+        for_each_cell(&s, 1, |k, cell| seen.push((k, cell)));
+        assert_eq!(seen.len(), SAMPLE_COLUMNS.len());
+        assert!(seen.iter().enumerate().all(|(i, (k, _))| i == *k));
+        assert_eq!(seen[1].1, Cell::Name("rev"));
+        assert_eq!(seen[2].1, Cell::Secs(-2));
+        assert_eq!(JSON_KEYS.len(), SAMPLE_COLUMNS.len());
+        let arrays = arrays(&s);
+        for (c, a) in SAMPLE_COLUMNS.iter().zip(&arrays) {
+            assert_eq!(a.data_type(), &c.ty.data_type(), "{}", c.name);
+            assert_eq!(a.len(), 2, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn the_schema_is_the_one_pyarrow_made_from_the_dataframe() {
+        let names: Vec<_> = schema(true).fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["capture", "conn", "direction", "time", "rtt", "method", "ambiguous", "seq_start", "seq_end", "frame", "ref_frame", "idle_echo"]);
+        assert!(schema(false).fields().iter().all(|f| f.is_nullable() && f.metadata().is_empty()));
+        assert!(schema(false).metadata().is_empty());
+    }
+
+    #[test]
+    fn a_row_is_one_line_of_csv_or_one_set_of_json_fields() {
+        let s = two_rows();
+        let mut csv = Vec::new();
+        push_csv_row(&mut csv, &s, 1);
+        assert_eq!(csv, b"7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n");
+        let mut json = Vec::new();
+        push_json_fields(&mut json, &s, 0);
+        assert_eq!(
+            String::from_utf8(json).unwrap(),
+            "\"conn\":0,\"direction\":\"fwd\",\"time\":1.500000000,\"rtt\":0.012345678,\"method\":\"seq\",\"ambiguous\":false,\"seq_start\":1,\"seq_end\":1449,\"frame\":3,\"ref_frame\":2,\"idle_echo\":false"
+        );
+    }
+
+    #[test]
+    fn seconds_from_the_integer_equal_formatting_the_double() {
+        use proptest::prelude::*;
+        let check = |ns: i128| {
+            let mut fast = Vec::new();
+            push_secs(&mut fast, ns);
+            assert_eq!(String::from_utf8(fast).unwrap(), format!("{:.9}", ns as f64 / 1e9), "{ns}");
+        };
+        for ns in [0, 1, -1, -2, 999_999_999, 1_000_000_000, -1_000_000_001, (1 << 52) - 1, 1 << 52, -(1 << 52), i128::from(u64::MAX), i128::from(i64::MIN)] {
+            check(ns);
+        }
+        proptest!(ProptestConfig::with_cases(20_000), |(ns in -(1i64 << 53)..(1i64 << 53))| check(i128::from(ns)));
+        proptest!(ProptestConfig::with_cases(20_000), |(ns in -10_000_000_000i64..10_000_000_000)| check(i128::from(ns)));
+    }
+
+    /// docs/capture.md lists the sample columns between `<!-- sample columns -->` and
+    /// `<!-- /sample columns -->`; `RTTLAB_BLESS=1 cargo test docs_list_every_sample` rewrites
+    /// that block from the declaration above.
+    #[test]
+    fn docs_list_every_sample_column() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/capture.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (open, close) = ("<!-- sample columns -->\n", "<!-- /sample columns -->");
+        let start = text.find(open).expect("docs/capture.md has a <!-- sample columns --> marker") + open.len();
+        let end = text.find(close).expect("docs/capture.md has a <!-- /sample columns --> marker");
+        let want = markdown();
+        if std::env::var_os("RTTLAB_BLESS").is_some() {
+            std::fs::write(&path, format!("{}{}{}", &text[..start], want, &text[end..])).unwrap();
+            return;
+        }
+        assert!(
+            text[start..end] == want,
+            "docs/capture.md's sample columns differ from src/capture/tables.rs; run RTTLAB_BLESS=1 cargo test docs_list_every_sample to regenerate them"
+        );
+    }
+}
