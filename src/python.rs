@@ -503,20 +503,27 @@ fn sample_schema(with_capture: bool) -> ArrowSchema {
     ArrowSchema { schema: std::sync::Arc::new(capture::tables::schema(with_capture)) }
 }
 
+/// The sample columns as NumPy arrays keyed by name, in the order `capture::tables` declares
+/// them and with the types of its Arrow arrays; a categorical column as `(codes, names)`, which
+/// `pd.Categorical.from_codes` takes as it is.
 fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
-    let secs = |ns: i64| ns as f64 / 1e9;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type, Int8Type};
+    use capture::tables::{arrays, Type, SAMPLE_COLUMNS};
     let samples = PyDict::new(py);
-    samples.set_item("conn", s.conn.into_pyarray(py))?;
-    samples.set_item("dir", s.dir.into_pyarray(py))?;
-    samples.set_item("time", s.time.iter().map(|&t| secs(t)).collect::<Vec<f64>>().into_pyarray(py))?;
-    samples.set_item("rtt", s.rtt.iter().map(|&r| r as f64 / 1e9).collect::<Vec<f64>>().into_pyarray(py))?;
-    samples.set_item("method", s.method.iter().map(|&m| m as u8).collect::<Vec<u8>>().into_pyarray(py))?;
-    samples.set_item("ambiguous", s.ambiguous.into_pyarray(py))?;
-    samples.set_item("idle_echo", s.idle_echo.into_pyarray(py))?;
-    samples.set_item("seq_start", s.seq_start.into_pyarray(py))?;
-    samples.set_item("seq_end", s.seq_end.into_pyarray(py))?;
-    samples.set_item("frame", s.frame.into_pyarray(py))?;
-    samples.set_item("ref_frame", s.ref_frame.into_pyarray(py))?;
+    for (c, a) in SAMPLE_COLUMNS.iter().zip(arrays(&s)) {
+        match c.ty {
+            Type::Int64 => samples.set_item(c.name, a.as_primitive::<Int64Type>().values().to_vec().into_pyarray(py))?,
+            Type::Float64 => samples.set_item(c.name, a.as_primitive::<Float64Type>().values().to_vec().into_pyarray(py))?,
+            Type::Boolean => samples.set_item(c.name, a.as_boolean().values().iter().collect::<Vec<bool>>().into_pyarray(py))?,
+            Type::Category => {
+                let d = a.as_dictionary::<Int8Type>();
+                let names: Vec<&str> = d.values().as_string::<i32>().iter().flatten().collect();
+                samples.set_item(c.name, (d.keys().values().to_vec().into_pyarray(py), names))?;
+            }
+            Type::LargeUtf8 => unreachable!("only the optional leading `capture` column is text"),
+        }
+    }
     Ok(samples)
 }
 

@@ -70,26 +70,13 @@ def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: boo
 
 
 def _samples_frame(s: dict) -> pd.DataFrame:
-    """Sample columns from the core → the documented DataFrame."""
+    """Sample columns from the core → the documented DataFrame. The core hands them named, in
+    order and typed as its one declaration says (``src/capture/tables.rs``, docs/capture.md);
+    a categorical comes as ``(codes, names)``, made a categorical from its codes (no per-row
+    strings)."""
     import pandas as pd
 
-    # Codes index the core's method list (METHODS, the same order as Rust's Method::ALL); build
-    # categoricals from codes (no per-row strings).
-    return pd.DataFrame(
-        {
-            "conn": s["conn"].astype(np.int64),
-            "direction": pd.Categorical.from_codes(s["dir"].astype(np.int8), categories=["fwd", "rev"]),
-            "time": s["time"],
-            "rtt": s["rtt"],
-            "method": pd.Categorical.from_codes(s["method"].astype(np.int8), categories=list(METHODS)),
-            "ambiguous": s["ambiguous"],
-            "seq_start": s["seq_start"].astype(np.int64),
-            "seq_end": s["seq_end"].astype(np.int64),
-            "frame": s["frame"].astype(np.int64),
-            "ref_frame": s["ref_frame"].astype(np.int64),
-            "idle_echo": s["idle_echo"],
-        }
-    )
+    return pd.DataFrame({name: pd.Categorical.from_codes(*v) if isinstance(v, tuple) else v for name, v in s.items()})
 
 
 def _retransmissions_frame(raw: dict) -> pd.DataFrame:
