@@ -530,48 +530,27 @@ fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDic
 fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let secs = |ns: i64| ns as f64 / 1e9;
-    let opt_secs = |v: Option<Nanos>| v.map_or(f64::NAN, |ns| ns as f64 / 1e9);
     let warnings = capture_warnings(path, &a);
     out.set_item("samples", samples_dict(py, a.samples)?)?;
     out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
 
-    let c = &a.connections;
+    // The connection columns as `capture::tables` declares them: counts uint64, flags bool,
+    // text a list of str, seconds float64 and unknown values NaN (Python makes the integer ones
+    // nullable Int64).
     let conns = PyDict::new(py);
-    let col_u64 = |f: &dyn Fn(&capture::ConnSummary) -> u64| c.iter().map(f).collect::<Vec<u64>>();
-    let col_f64 = |f: &dyn Fn(&capture::ConnSummary) -> f64| c.iter().map(f).collect::<Vec<f64>>();
-    let ep = |ip: std::net::IpAddr, port: u16| match ip {
-        std::net::IpAddr::V4(v) => format!("{v}:{port}"),
-        std::net::IpAddr::V6(v) => format!("[{v}]:{port}"),
-    };
-    let opt_u8 = |v: Option<u8>| v.map_or(f64::NAN, f64::from);
-    conns.set_item("conn", col_u64(&|x| u64::from(x.id)).into_pyarray(py))?;
-    conns.set_item("src", c.iter().map(|x| ep(x.a, x.a_port)).collect::<Vec<_>>())?;
-    conns.set_item("dst", c.iter().map(|x| ep(x.b, x.b_port)).collect::<Vec<_>>())?;
-    conns.set_item("start", col_f64(&|x| secs(x.first)).into_pyarray(py))?;
-    conns.set_item("duration", col_f64(&|x| secs(x.last.saturating_sub(x.first))).into_pyarray(py))?;
-    for (d, name) in [(0usize, "fwd"), (1, "rev")] {
-        conns.set_item(format!("packets_{name}"), col_u64(&|x| x.packets[d]).into_pyarray(py))?;
-        conns.set_item(format!("bytes_{name}"), col_u64(&|x| x.bytes[d]).into_pyarray(py))?;
-        conns.set_item(format!("retransmissions_{name}"), col_u64(&|x| x.retransmissions[d]).into_pyarray(py))?;
-        conns.set_item(format!("ts_{name}"), c.iter().map(|x| x.ts[d]).collect::<Vec<bool>>().into_pyarray(py))?;
-        conns.set_item(format!("mss_{name}"), col_f64(&|x| x.mss[d].map_or(f64::NAN, f64::from)).into_pyarray(py))?;
-        conns.set_item(format!("ttl_{name}"), col_f64(&|x| opt_u8(x.ttl[d])).into_pyarray(py))?;
-        conns.set_item(format!("hops_{name}"), col_f64(&|x| opt_u8(x.hops[d])).into_pyarray(py))?;
+    for col in capture::tables::CONN_COLUMNS {
+        use capture::tables::{ConnType, Value};
+        let values = a.connections.iter().map(|x| (col.value)(x));
+        let missing = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        match col.ty {
+            ConnType::Count => conns.set_item(col.name, values.map(|v| if let Value::Count(v) = v { v } else { unreachable!() }).collect::<Vec<u64>>().into_pyarray(py))?,
+            ConnType::OptInt => conns.set_item(col.name, values.map(|v| if let Value::OptInt(v) = v { missing(v.map(|v| v as f64)) } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
+            ConnType::Seconds => conns.set_item(col.name, values.map(|v| if let Value::Seconds(v) = v { v } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
+            ConnType::OptSeconds => conns.set_item(col.name, values.map(|v| if let Value::OptSeconds(v) = v { missing(v) } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
+            ConnType::Flag => conns.set_item(col.name, values.map(|v| if let Value::Flag(v) = v { v } else { unreachable!() }).collect::<Vec<bool>>().into_pyarray(py))?,
+            ConnType::Text => conns.set_item(col.name, values.map(|v| if let Value::Text(v) = v { v.into_owned() } else { unreachable!() }).collect::<Vec<String>>())?,
+        }
     }
-    conns.set_item("sack_permitted", c.iter().map(|x| x.sack_permitted).collect::<Vec<bool>>().into_pyarray(py))?;
-    conns.set_item("sack_packets", col_u64(&|x| x.sack_packets).into_pyarray(py))?;
-    conns.set_item("handshake_seen", c.iter().map(|x| x.handshake_seen).collect::<Vec<bool>>().into_pyarray(py))?;
-    conns.set_item("handshake_rtt", col_f64(&|x| opt_secs(x.handshake_rtt)).into_pyarray(py))?;
-    conns.set_item("handshake_ambiguous", c.iter().map(|x| x.handshake_ambiguous).collect::<Vec<bool>>().into_pyarray(py))?;
-    conns.set_item("syn_retransmissions", col_u64(&|x| u64::from(x.syn_retransmissions)).into_pyarray(py))?;
-    conns.set_item("vantage", c.iter().map(|x| x.vantage.name()).collect::<Vec<_>>())?;
-    conns.set_item("path_rtt_method", c.iter().map(|x| x.path_rtt.describe()).collect::<Vec<_>>())?;
-    conns.set_item("path_rtt", col_f64(&|x| opt_secs(x.path_rtt_median)).into_pyarray(py))?;
-    conns.set_item("min_rtt", col_f64(&|x| opt_secs(x.min_rtt)).into_pyarray(py))?;
-    conns.set_item("max_rtt", col_f64(&|x| opt_secs(x.max_rtt)).into_pyarray(py))?;
-    conns.set_item("malformed", col_u64(&|x| x.malformed).into_pyarray(py))?;
-    conns.set_item("samples", col_u64(&|x| x.samples).into_pyarray(py))?;
-    conns.set_item("ts_excluded", col_u64(&|x| x.ts_excluded).into_pyarray(py))?;
     out.set_item("connections", conns)?;
 
     // Retransmissions and the evidence on whether each was needed (capture::loss).

@@ -11,7 +11,6 @@ use std::fmt::Write;
 use std::net::IpAddr;
 
 use super::ConnSummary;
-use crate::time::Nanos;
 
 /// `repr(x)` of a Python float (CPython's `float_repr_style = 'short'`: `format_float_short`
 /// with mode 'r'). Rust's `{:e}` gives the same shortest round-trip digits; only the layout
@@ -85,11 +84,6 @@ pub fn endpoint(ip: IpAddr, port: u16) -> String {
     }
 }
 
-/// Seconds as the connection columns hold them: ns / 1e9 in f64.
-fn secs(ns: i64) -> f64 {
-    ns as f64 / 1e9
-}
-
 struct Record<'a> {
     out: &'a mut String,
     first: bool,
@@ -123,12 +117,6 @@ impl Record<'_> {
         self.key(name);
         py_float(self.out, v);
     }
-    fn opt_secs(&mut self, name: &str, v: Option<Nanos>) {
-        match v {
-            Some(ns) => self.float(name, ns as f64 / 1e9),
-            None => self.null(name),
-        }
-    }
     fn boolean(&mut self, name: &str, v: bool) {
         self.key(name);
         self.out.push_str(if v { "true" } else { "false" });
@@ -139,37 +127,21 @@ impl Record<'_> {
     }
 }
 
-/// One connection's record, in the columns' order (`rttlab.capture`'s connections frame).
+/// One connection's record, in the columns' order ([`super::tables::CONN_COLUMNS`]).
 pub fn record(out: &mut String, c: &ConnSummary) {
+    use super::tables::{Value, CONN_COLUMNS};
     let mut r = Record { out, first: true };
-    r.int("conn", u64::from(c.id));
-    r.string("src", &endpoint(c.a, c.a_port));
-    r.string("dst", &endpoint(c.b, c.b_port));
-    r.float("start", secs(c.first));
-    r.float("duration", secs(c.last.saturating_sub(c.first)));
-    for (d, name) in [(0usize, "fwd"), (1, "rev")] {
-        r.int(&format!("packets_{name}"), c.packets[d]);
-        r.int(&format!("bytes_{name}"), c.bytes[d]);
-        r.int(&format!("retransmissions_{name}"), c.retransmissions[d]);
-        r.boolean(&format!("ts_{name}"), c.ts[d]);
-        r.opt_int(&format!("mss_{name}"), c.mss[d].map(u64::from));
-        r.opt_int(&format!("ttl_{name}"), c.ttl[d].map(u64::from));
-        r.opt_int(&format!("hops_{name}"), c.hops[d].map(u64::from));
+    for col in CONN_COLUMNS {
+        match (col.value)(c) {
+            Value::Count(v) => r.int(col.name, v),
+            Value::OptInt(v) => r.opt_int(col.name, v),
+            Value::Seconds(v) => r.float(col.name, v),
+            Value::OptSeconds(Some(v)) => r.float(col.name, v),
+            Value::OptSeconds(None) => r.null(col.name),
+            Value::Flag(v) => r.boolean(col.name, v),
+            Value::Text(v) => r.string(col.name, &v),
+        }
     }
-    r.boolean("sack_permitted", c.sack_permitted);
-    r.int("sack_packets", c.sack_packets);
-    r.boolean("handshake_seen", c.handshake_seen);
-    r.opt_secs("handshake_rtt", c.handshake_rtt);
-    r.boolean("handshake_ambiguous", c.handshake_ambiguous);
-    r.int("syn_retransmissions", u64::from(c.syn_retransmissions));
-    r.string("vantage", c.vantage.name());
-    r.string("path_rtt_method", &c.path_rtt.describe());
-    r.opt_secs("path_rtt", c.path_rtt_median);
-    r.opt_secs("min_rtt", c.min_rtt);
-    r.opt_secs("max_rtt", c.max_rtt);
-    r.int("malformed", c.malformed);
-    r.int("samples", c.samples);
-    r.int("ts_excluded", c.ts_excluded);
     r.out.push('}');
 }
 

@@ -15,7 +15,9 @@ use arrow_array::types::Int8Type;
 use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 
-use super::{Method, Samples};
+use super::flows_json::endpoint;
+use super::{ConnSummary, Method, Samples};
+use crate::time::Nanos;
 
 /// A column's Arrow type: the types the pandas DataFrame of `rttlab.read_capture` had when
 /// pyarrow wrote it, kept so files read back with the same dtypes.
@@ -295,6 +297,139 @@ pub fn markdown() -> String {
     out
 }
 
+// ---- the connections table ------------------------------------------------------------------
+
+/// A connection column's kind: how its values are typed in Python's DataFrame and in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnType {
+    /// A count or id (uint64).
+    Count,
+    /// An integer that may be unknown (a nullable `Int64` in the DataFrame, `null` in JSON).
+    OptInt,
+    /// Seconds (float64).
+    Seconds,
+    /// Seconds that may be unknown (NaN in the DataFrame, `null` in JSON).
+    OptSeconds,
+    Flag,
+    Text,
+}
+
+impl ConnType {
+    fn name(self) -> &'static str {
+        match self {
+            ConnType::Count => "UInt64",
+            ConnType::OptInt => "Int64 (nullable)",
+            ConnType::Seconds => "Float64",
+            ConnType::OptSeconds => "Float64 (nullable)",
+            ConnType::Flag => "Boolean",
+            ConnType::Text => "Utf8",
+        }
+    }
+}
+
+/// One connection's value in a column, of its column's [`ConnType`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Count(u64),
+    OptInt(Option<u64>),
+    Seconds(f64),
+    OptSeconds(Option<f64>),
+    Flag(bool),
+    Text(std::borrow::Cow<'static, str>),
+}
+
+/// One column of the connections table (`rttlab flows`, `read_capture`'s second frame).
+pub struct ConnColumn {
+    pub name: &'static str,
+    pub ty: ConnType,
+    pub unit: &'static str,
+    pub doc: &'static str,
+    pub value: fn(&ConnSummary) -> Value,
+}
+
+/// `kind!(name, "unit", "meaning", |c| value)`: the kind names both the column's type and the
+/// [`Value`] its accessor's result is wrapped in, so the two cannot disagree.
+macro_rules! count {
+    ($name:literal, $unit:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::Count, unit: $unit, doc: $doc, value: |c| Value::Count(($get as fn(&ConnSummary) -> u64)(c)) }
+    };
+}
+macro_rules! opt_int {
+    ($name:literal, $unit:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::OptInt, unit: $unit, doc: $doc, value: |c| Value::OptInt(($get as fn(&ConnSummary) -> Option<u64>)(c)) }
+    };
+}
+macro_rules! seconds {
+    ($name:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::Seconds, unit: "s", doc: $doc, value: |c| Value::Seconds(ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))) }
+    };
+}
+macro_rules! opt_seconds {
+    ($name:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::OptSeconds, unit: "s", doc: $doc, value: |c| Value::OptSeconds(($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)) }
+    };
+}
+macro_rules! flag {
+    ($name:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::Flag, unit: "", doc: $doc, value: |c| Value::Flag(($get as fn(&ConnSummary) -> bool)(c)) }
+    };
+}
+macro_rules! text {
+    ($name:literal, $doc:literal, $get:expr) => {
+        ConnColumn { name: $name, ty: ConnType::Text, unit: "", doc: $doc, value: |c| Value::Text(($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>)(c)) }
+    };
+}
+
+fn ns_to_secs(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The connection columns, in order: `rttlab flows --json`'s records and Python's frame.
+pub const CONN_COLUMNS: &[ConnColumn] = &[
+    count!("conn", "", "connection id (the `conn` of its samples)", |c| u64::from(c.id)),
+    text!("src", "initiator's ip:port when the SYN was captured, else the first packet's sender", |c| endpoint(c.a, c.a_port).into()),
+    text!("dst", "the other endpoint, ip:port", |c| endpoint(c.b, c.b_port).into()),
+    seconds!("start", "first packet, from the file's first packet", |c| c.first),
+    seconds!("duration", "first to last packet", |c| c.last.saturating_sub(c.first)),
+    count!("packets_fwd", "", "packets `src` → `dst`", |c| c.packets[0]),
+    count!("bytes_fwd", "B", "payload bytes `src` → `dst`", |c| c.bytes[0]),
+    count!("retransmissions_fwd", "", "retransmitted packets `src` → `dst` (keep-alives excluded)", |c| c.retransmissions[0]),
+    flag!("ts_fwd", "`src` sent TCP timestamps (RFC 7323)", |c| c.ts[0]),
+    opt_int!("mss_fwd", "B", "MSS option `src` sent; null when none was seen", |c| c.mss[0].map(u64::from)),
+    opt_int!("ttl_fwd", "", "first IP TTL (hop limit) seen from `src`", |c| c.ttl[0].map(u64::from)),
+    opt_int!("hops_fwd", "", "routers between `src` and the capture: the nearest common initial TTL (32/64/128/255) at or above `ttl_fwd`, minus it; null for TTL 0", |c| c.hops[0].map(u64::from)),
+    count!("packets_rev", "", "packets `dst` → `src`", |c| c.packets[1]),
+    count!("bytes_rev", "B", "payload bytes `dst` → `src`", |c| c.bytes[1]),
+    count!("retransmissions_rev", "", "retransmitted packets `dst` → `src` (keep-alives excluded)", |c| c.retransmissions[1]),
+    flag!("ts_rev", "`dst` sent TCP timestamps (RFC 7323)", |c| c.ts[1]),
+    opt_int!("mss_rev", "B", "MSS option `dst` sent; null when none was seen", |c| c.mss[1].map(u64::from)),
+    opt_int!("ttl_rev", "", "first IP TTL (hop limit) seen from `dst`", |c| c.ttl[1].map(u64::from)),
+    opt_int!("hops_rev", "", "routers between `dst` and the capture, as `hops_fwd`", |c| c.hops[1].map(u64::from)),
+    flag!("sack_permitted", "both SYNs offered SACK (RFC 2018)", |c| c.sack_permitted),
+    count!("sack_packets", "", "packets carrying SACK blocks", |c| c.sack_packets),
+    flag!("handshake_seen", "`src` sent a SYN (it is the initiator) and the handshake completed", |c| c.handshake_seen),
+    opt_seconds!("handshake_rtt", "sum of the two `syn` legs; null when either leg is ambiguous", |c| c.handshake_rtt),
+    flag!("handshake_ambiguous", "a retransmitted SYN or SYN/ACK that TSecr could not resolve (Karn)", |c| c.handshake_ambiguous),
+    count!("syn_retransmissions", "", "retransmitted SYNs and SYN/ACKs", |c| u64::from(c.syn_retransmissions)),
+    text!("vantage", "where the capture sits: near sender, near receiver, middle or unknown (vantage, below)", |c| c.vantage.name().into()),
+    text!("path_rtt_method", "which series gives the path RTT there (`seq fwd`, `ts rev`, a sum of medians, ...)", |c| c.path_rtt.describe().into()),
+    opt_seconds!("path_rtt", "median path RTT; null when unknown", |c| c.path_rtt_median),
+    opt_seconds!("min_rtt", "smallest sample of the path-RTT series (the sum of medians when the path RTT is one)", |c| c.min_rtt),
+    opt_seconds!("max_rtt", "largest sample of the path-RTT series (the sum of medians when the path RTT is one)", |c| c.max_rtt),
+    count!("malformed", "", "packets of this connection with malformed TCP options", |c| c.malformed),
+    count!("samples", "", "sample rows of this connection (every method)", |c| c.samples),
+    count!("ts_excluded", "", "`ts` samples flagged `idle_echo` (RFC 7323 §4's RTTM rule), left out of path series", |c| c.ts_excluded),
+];
+
+/// The Markdown column table of docs/capture.md, between its `<!-- connection columns -->` markers.
+pub fn conn_markdown() -> String {
+    let mut out = String::from("| column | type | unit | meaning |\n|---|---|---|---|\n");
+    for c in CONN_COLUMNS {
+        out.push_str(&format!("| `{}` | {} | {} | {} |\n", c.name, c.ty.name(), c.unit, c.doc));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,24 +495,28 @@ mod tests {
         proptest!(ProptestConfig::with_cases(20_000), |(ns in -10_000_000_000i64..10_000_000_000)| check(i128::from(ns)));
     }
 
-    /// docs/capture.md lists the sample columns between `<!-- sample columns -->` and
-    /// `<!-- /sample columns -->`; `RTTLAB_BLESS=1 cargo test docs_list_every_sample` rewrites
-    /// that block from the declaration above.
-    #[test]
-    fn docs_list_every_sample_column() {
+    /// docs/capture.md's block between `<!-- {marker} -->` and `<!-- /{marker} -->` is `want`;
+    /// `RTTLAB_BLESS=1 cargo test docs_list_every` rewrites it.
+    fn docs_block_is(marker: &str, want: &str) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/capture.md");
         let text = std::fs::read_to_string(&path).unwrap();
-        let (open, close) = ("<!-- sample columns -->\n", "<!-- /sample columns -->");
-        let start = text.find(open).expect("docs/capture.md has a <!-- sample columns --> marker") + open.len();
-        let end = text.find(close).expect("docs/capture.md has a <!-- /sample columns --> marker");
-        let want = markdown();
+        let (open, close) = (format!("<!-- {marker} -->\n"), format!("<!-- /{marker} -->"));
+        let start = text.find(&open).unwrap_or_else(|| panic!("docs/capture.md has a {open} marker")) + open.len();
+        let end = text.find(&close).unwrap_or_else(|| panic!("docs/capture.md has a {close} marker"));
         if std::env::var_os("RTTLAB_BLESS").is_some() {
             std::fs::write(&path, format!("{}{}{}", &text[..start], want, &text[end..])).unwrap();
             return;
         }
-        assert!(
-            text[start..end] == want,
-            "docs/capture.md's sample columns differ from src/capture/tables.rs; run RTTLAB_BLESS=1 cargo test docs_list_every_sample to regenerate them"
-        );
+        assert!(text[start..end] == *want, "docs/capture.md's {marker} differ from src/capture/tables.rs; run RTTLAB_BLESS=1 cargo test docs_list_every to regenerate them");
+    }
+
+    #[test]
+    fn docs_list_every_sample_column() {
+        docs_block_is("sample columns", &markdown());
+    }
+
+    #[test]
+    fn docs_list_every_connection_column() {
+        docs_block_is("connection columns", &conn_markdown());
     }
 }
