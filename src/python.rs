@@ -496,6 +496,13 @@ fn os_error(e: std::io::Error) -> PyErr {
     }
 }
 
+/// The connection columns as `capture::tables::CONN_COLUMNS` declares them: (name, kind, unit,
+/// meaning), kind one of `count`, `opt_int`, `seconds`, `opt_seconds`, `flag`, `text`.
+#[pyfunction]
+fn connection_columns() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    capture::tables::CONN_COLUMNS.iter().map(|c| (c.name, c.ty.key(), c.unit, c.doc)).collect()
+}
+
 /// The samples table's Arrow schema (`capture::tables::schema`), for an empty Parquet file.
 #[pyfunction]
 #[pyo3(signature = (with_capture=false))]
@@ -635,6 +642,7 @@ fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_capture, m)?)?;
     m.add_function(wrap_pyfunction!(capture_format, m)?)?;
     m.add_function(wrap_pyfunction!(sample_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(connection_columns, m)?)?;
     m.add_class::<CaptureStream>()?;
     m.add_class::<CaptureSummary>()?;
     m.add_class::<ParquetSink>()?;

@@ -315,6 +315,18 @@ pub enum ConnType {
 }
 
 impl ConnType {
+    /// The kind's name for Python (`_core.connection_columns`).
+    pub fn key(self) -> &'static str {
+        match self {
+            ConnType::Count => "count",
+            ConnType::OptInt => "opt_int",
+            ConnType::Seconds => "seconds",
+            ConnType::OptSeconds => "opt_seconds",
+            ConnType::Flag => "flag",
+            ConnType::Text => "text",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             ConnType::Count => "UInt64",

@@ -39,8 +39,8 @@ EVIDENCE = ("acked", "dsack", "ts-original", "ts-resend", "unacked", "unknown")
 NEEDED = ("ts-resend", "unacked")
 
 #: Connection columns that are integers but may be missing (no SYN seen, TTL 0): nullable ints,
-#: so JSON shows ``1460`` and ``null``, never ``1460.0``.
-NULLABLE_INT_COLUMNS = ("mss_fwd", "mss_rev", "ttl_fwd", "ttl_rev", "hops_fwd", "hops_rev")
+#: so JSON shows ``1460`` and ``null``, never ``1460.0``. Declared in src/capture/tables.rs.
+NULLABLE_INT_COLUMNS = tuple(name for name, kind, _unit, _doc in _core.connection_columns() if kind == "opt_int")
 
 
 def _check_path(path: object, what: str = "path") -> str:
