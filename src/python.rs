@@ -510,33 +510,37 @@ fn sample_schema(with_capture: bool) -> ArrowSchema {
     ArrowSchema { schema: std::sync::Arc::new(capture::tables::schema(with_capture)) }
 }
 
-/// The sample columns as NumPy arrays keyed by name, in the order `capture::tables` declares
-/// them and with the types of its Arrow arrays; a categorical column as `(codes, names)`, which
+/// Declared columns (`capture::tables`) as NumPy arrays keyed by name, in order and with the
+/// types of their Arrow arrays; a categorical column as `(codes, names)`, which
 /// `pd.Categorical.from_codes` takes as it is.
-fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
+fn numpy_columns<'py>(py: Python<'py>, columns: impl Iterator<Item = (&'static str, capture::tables::Type, arrow_array::ArrayRef)>) -> PyResult<Bound<'py, PyDict>> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, Int64Type, Int8Type};
-    use capture::tables::{arrays, Type, SAMPLE_COLUMNS};
-    let samples = PyDict::new(py);
-    for (c, a) in SAMPLE_COLUMNS.iter().zip(arrays(&s)) {
-        match c.ty {
-            Type::Int64 => samples.set_item(c.name, a.as_primitive::<Int64Type>().values().to_vec().into_pyarray(py))?,
-            Type::Float64 => samples.set_item(c.name, a.as_primitive::<Float64Type>().values().to_vec().into_pyarray(py))?,
-            Type::Boolean => samples.set_item(c.name, a.as_boolean().values().iter().collect::<Vec<bool>>().into_pyarray(py))?,
+    use capture::tables::Type;
+    let out = PyDict::new(py);
+    for (name, ty, a) in columns {
+        match ty {
+            Type::Int64 => out.set_item(name, a.as_primitive::<Int64Type>().values().to_vec().into_pyarray(py))?,
+            Type::Float64 => out.set_item(name, a.as_primitive::<Float64Type>().values().to_vec().into_pyarray(py))?,
+            Type::Boolean => out.set_item(name, a.as_boolean().values().iter().collect::<Vec<bool>>().into_pyarray(py))?,
             Type::Category => {
                 let d = a.as_dictionary::<Int8Type>();
                 let names: Vec<&str> = d.values().as_string::<i32>().iter().flatten().collect();
-                samples.set_item(c.name, (d.keys().values().to_vec().into_pyarray(py), names))?;
+                out.set_item(name, (d.keys().values().to_vec().into_pyarray(py), names))?;
             }
             Type::LargeUtf8 => unreachable!("only the optional leading `capture` column is text"),
         }
     }
-    Ok(samples)
+    Ok(out)
+}
+
+fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
+    use capture::tables::{arrays, SAMPLE_COLUMNS};
+    numpy_columns(py, SAMPLE_COLUMNS.iter().zip(arrays(&s)).map(|(c, a)| (c.name, c.ty, a)))
 }
 
 fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    let secs = |ns: i64| ns as f64 / 1e9;
     let warnings = capture_warnings(path, &a);
     out.set_item("samples", samples_dict(py, a.samples)?)?;
     out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
@@ -562,20 +566,7 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
 
     // Retransmissions and the evidence on whether each was needed (capture::loss).
     let r = &a.retransmissions;
-    let rtx = PyDict::new(py);
-    let opt_time = |v: Option<i64>| v.map_or(f64::NAN, secs);
-    rtx.set_item("conn", r.iter().map(|x| x.conn).collect::<Vec<u32>>().into_pyarray(py))?;
-    rtx.set_item("dir", r.iter().map(|x| x.dir).collect::<Vec<u8>>().into_pyarray(py))?;
-    rtx.set_item("seq_start", r.iter().map(|x| x.seq_start).collect::<Vec<u32>>().into_pyarray(py))?;
-    rtx.set_item("seq_end", r.iter().map(|x| x.seq_end).collect::<Vec<u32>>().into_pyarray(py))?;
-    rtx.set_item("sent", r.iter().map(|x| opt_time(x.sent)).collect::<Vec<f64>>().into_pyarray(py))?;
-    rtx.set_item("resent", r.iter().map(|x| secs(x.resent)).collect::<Vec<f64>>().into_pyarray(py))?;
-    rtx.set_item("timer_start", r.iter().map(|x| opt_time(x.timer_start)).collect::<Vec<f64>>().into_pyarray(py))?;
-    rtx.set_item("attempt", r.iter().map(|x| x.attempt).collect::<Vec<u16>>().into_pyarray(py))?;
-    rtx.set_item("dupacks", r.iter().map(|x| x.dupacks).collect::<Vec<u32>>().into_pyarray(py))?;
-    rtx.set_item("evidence", r.iter().map(|x| x.evidence as u8).collect::<Vec<u8>>().into_pyarray(py))?;
-    rtx.set_item("frame", r.iter().map(|x| x.frame).collect::<Vec<u64>>().into_pyarray(py))?;
-    rtx.set_item("ref_frame", r.iter().map(|x| x.ref_frame).collect::<Vec<u64>>().into_pyarray(py))?;
+    let rtx = numpy_columns(py, capture::tables::RTX_COLUMNS.iter().map(|c| (c.name, c.ty, (c.build)(r))))?;
     out.set_item("retransmissions", rtx)?;
     out.set_item("evidence_names", capture::Evidence::ALL.iter().map(|e| e.name()).collect::<Vec<_>>())?;
 

@@ -16,7 +16,7 @@ use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Ar
 use arrow_schema::{DataType, Field, Schema};
 
 use super::flows_json::endpoint;
-use super::{ConnSummary, Method, Samples};
+use super::{ConnSummary, Evidence, Method, Retransmission, Samples};
 use crate::time::Nanos;
 
 /// A column's Arrow type: the types the pandas DataFrame of `rttlab.read_capture` had when
@@ -442,6 +442,71 @@ pub fn conn_markdown() -> String {
     out
 }
 
+// ---- the retransmissions table --------------------------------------------------------------
+
+/// One column of the retransmissions table (`read_capture(..., retransmissions=True)`), built
+/// from the capture's retransmissions.
+pub struct RtxColumn {
+    pub name: &'static str,
+    pub ty: Type,
+    pub unit: &'static str,
+    pub doc: &'static str,
+    pub build: fn(&[Retransmission]) -> ArrayRef,
+}
+
+/// Seconds, NaN where the capture holds no time (as the DataFrame always had it).
+fn opt_seconds(ns: impl Iterator<Item = Option<i64>>) -> ArrayRef {
+    seconds(ns.map(|v| v.map_or(f64::NAN, |ns| ns as f64)))
+}
+
+/// The retransmission columns, in order.
+pub const RTX_COLUMNS: &[RtxColumn] = &[
+    RtxColumn { name: "conn", ty: Type::Int64, unit: "", doc: "connection of the resent data", build: |r| int64(r.iter().map(|x| i64::from(x.conn))) },
+    RtxColumn { name: "direction", ty: Type::Category, unit: "", doc: "`fwd`/`rev`: direction of the resent data", build: |r| codes(r.iter().map(|x| x.dir), &DIRECTIONS) },
+    RtxColumn { name: "seq_start", ty: Type::Int64, unit: "", doc: "first sequence number of the resent packet", build: |r| int64(r.iter().map(|x| i64::from(x.seq_start))) },
+    RtxColumn { name: "seq_end", ty: Type::Int64, unit: "", doc: "sequence number just past the resent packet", build: |r| int64(r.iter().map(|x| i64::from(x.seq_end))) },
+    RtxColumn {
+        name: "sent",
+        ty: Type::Float64,
+        unit: "s",
+        doc: "the transmission it repeats: the latest earlier one of the first outstanding, not SACKed segment it overlaps (NaN when the capture holds none)",
+        build: |r| opt_seconds(r.iter().map(|x| x.sent)),
+    },
+    RtxColumn { name: "resent", ty: Type::Float64, unit: "s", doc: "the resend", build: |r| seconds(r.iter().map(|x| x.resent as f64)) },
+    RtxColumn {
+        name: "timer_start",
+        ty: Type::Float64,
+        unit: "s",
+        doc: "when the sender's timer covering that data last started: the later of `sent` and the last ACK that advanced the cumulative ACK before the resend (RFC 6298 §5.1, §5.3)",
+        build: |r| opt_seconds(r.iter().map(|x| x.timer_start)),
+    },
+    RtxColumn { name: "attempt", ty: Type::Int64, unit: "", doc: "1 for the first resend of that data, 2 when a resend is resent, ...", build: |r| int64(r.iter().map(|x| i64::from(x.attempt))) },
+    RtxColumn {
+        name: "dupacks",
+        ty: Type::Int64,
+        unit: "",
+        doc: "duplicate ACKs (RFC 5681 §2) since the cumulative ACK last advanced: ≥ 3 suggests a fast retransmit",
+        build: |r| int64(r.iter().map(|x| i64::from(x.dupacks))),
+    },
+    RtxColumn { name: "evidence", ty: Type::Category, unit: "", doc: "what the capture says of the earlier transmission (below)", build: |r| codes(r.iter().map(|x| x.evidence as u8), &Evidence::ALL.map(Evidence::name)) },
+    RtxColumn { name: "needed", ty: Type::Boolean, unit: "", doc: "the earlier transmission was really lost: `evidence` is `ts-resend` or `unacked`", build: |r| Arc::new(BooleanArray::from(r.iter().map(|x| x.evidence.needed()).collect::<Vec<bool>>())) },
+    RtxColumn { name: "frame", ty: Type::Int64, unit: "", doc: "1-based frame number of the resend", build: |r| int64(r.iter().map(|x| x.frame as i64)) },
+    RtxColumn { name: "ref_frame", ty: Type::Int64, unit: "", doc: "1-based frame number of `sent`'s packet (0 when the capture holds none)", build: |r| int64(r.iter().map(|x| x.ref_frame as i64)) },
+];
+
+/// The Markdown column table of docs/capture.md, between its `<!-- retransmission columns -->` markers.
+pub fn rtx_markdown() -> String {
+    let mut out = String::from("| column | type | unit | meaning |\n|---|---|---|---|\n");
+    for c in RTX_COLUMNS {
+        let ty = match c.ty {
+            Type::Category => "dictionary (categorical)".to_owned(),
+            t => t.data_type().to_string(),
+        };
+        out.push_str(&format!("| `{}` | {ty} | {} | {} |\n", c.name, c.unit, c.doc));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,6 +575,9 @@ mod tests {
     /// docs/capture.md's block between `<!-- {marker} -->` and `<!-- /{marker} -->` is `want`;
     /// `RTTLAB_BLESS=1 cargo test docs_list_every` rewrites it.
     fn docs_block_is(marker: &str, want: &str) {
+        // One file, three tests: blessing is read-modify-write, so one at a time.
+        static DOCS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = DOCS.lock().unwrap_or_else(|e| e.into_inner());
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/capture.md");
         let text = std::fs::read_to_string(&path).unwrap();
         let (open, close) = (format!("<!-- {marker} -->\n"), format!("<!-- /{marker} -->"));
@@ -530,5 +598,17 @@ mod tests {
     #[test]
     fn docs_list_every_connection_column() {
         docs_block_is("connection columns", &conn_markdown());
+    }
+
+    #[test]
+    fn docs_list_every_retransmission_column() {
+        docs_block_is("retransmission columns", &rtx_markdown());
+    }
+
+    #[test]
+    fn each_retransmission_column_has_its_declared_type() {
+        for c in RTX_COLUMNS {
+            assert_eq!((c.build)(&[]).data_type(), &c.ty.data_type(), "{}", c.name);
+        }
     }
 }

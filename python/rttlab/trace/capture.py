@@ -69,41 +69,25 @@ def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: boo
     return _core.analyze_capture(_check_path(path), include_ambiguous, sack_samples)
 
 
-def _samples_frame(s: dict) -> pd.DataFrame:
-    """Sample columns from the core → the documented DataFrame. The core hands them named, in
-    order and typed as its one declaration says (``src/capture/tables.rs``, docs/capture.md);
-    a categorical comes as ``(codes, names)``, made a categorical from its codes (no per-row
-    strings)."""
+def _columns_frame(columns: dict) -> pd.DataFrame:
+    """Columns from the core → a DataFrame. The core hands them named, in order and typed as its
+    one declaration says (``src/capture/tables.rs``, docs/capture.md); a categorical comes as
+    ``(codes, names)``, made a categorical from its codes (no per-row strings)."""
     import pandas as pd
 
-    return pd.DataFrame({name: pd.Categorical.from_codes(*v) if isinstance(v, tuple) else v for name, v in s.items()})
+    return pd.DataFrame({name: pd.Categorical.from_codes(*v) if isinstance(v, tuple) else v for name, v in columns.items()})
+
+
+def _samples_frame(s: dict) -> pd.DataFrame:
+    """Sample columns from the core → the documented DataFrame."""
+    return _columns_frame(s)
 
 
 def _retransmissions_frame(raw: dict) -> pd.DataFrame:
     """Retransmission columns from the core → the documented DataFrame (one row per resent
     packet; docs/capture.md "Retransmissions")."""
-    import pandas as pd
-
     assert list(raw["evidence_names"]) == list(EVIDENCE)
-    r = raw["retransmissions"]
-    evidence = pd.Categorical.from_codes(r["evidence"].astype(np.int8), categories=list(EVIDENCE))
-    return pd.DataFrame(
-        {
-            "conn": r["conn"].astype(np.int64),
-            "direction": pd.Categorical.from_codes(r["dir"].astype(np.int8), categories=["fwd", "rev"]),
-            "seq_start": r["seq_start"].astype(np.int64),
-            "seq_end": r["seq_end"].astype(np.int64),
-            "sent": r["sent"],
-            "resent": r["resent"],
-            "timer_start": r["timer_start"],
-            "attempt": r["attempt"].astype(np.int64),
-            "dupacks": r["dupacks"].astype(np.int64),
-            "evidence": evidence,
-            "needed": np.isin(np.asarray(evidence.astype(str)), NEEDED),
-            "frame": r["frame"].astype(np.int64),
-            "ref_frame": r["ref_frame"].astype(np.int64),
-        }
-    )
+    return _columns_frame(raw["retransmissions"])
 
 
 def _connections_frame(raw: dict) -> pd.DataFrame:
