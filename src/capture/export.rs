@@ -103,19 +103,13 @@ pub fn write_csv(out: &mut impl Write, s: &Samples, capture: Option<&str>) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn two_rows() -> Samples {
-        let mut s = Samples::default();
-        s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
-        s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
-        s
-    }
+    use crate::capture::testutil::two_sample_rows;
 
     #[test]
     fn csv_rows_read_as_pandas_writes_them() {
         let mut out = Vec::new();
         out.extend(csv_header(false).as_bytes());
-        write_csv(&mut out, &two_rows(), None).unwrap();
+        write_csv(&mut out, &two_sample_rows(), None).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
@@ -147,14 +141,14 @@ mod tests {
     #[test]
     fn a_capture_name_with_a_comma_is_quoted_like_pythons_csv_module() {
         let mut out = Vec::new();
-        write_csv(&mut out, &two_rows(), Some("a,\"b\".pcap")).unwrap();
+        write_csv(&mut out, &two_sample_rows(), Some("a,\"b\".pcap")).unwrap();
         assert!(String::from_utf8(out).unwrap().starts_with("\"a,\"\"b\"\".pcap\",0,fwd,"));
         assert!(csv_header(true).starts_with("capture,conn,"));
     }
 
     #[test]
     fn the_filter_keeps_the_methods_and_connections_asked_for_in_order() {
-        let s = two_rows();
+        let s = two_sample_rows();
         assert_eq!(Filter::new(None, &[]).apply(s.clone()), s);
         let ts = Filter::new(Some(&[Method::Ts]), &[]).apply(s.clone());
         assert_eq!(ts.conn, vec![7]);
@@ -167,7 +161,7 @@ mod tests {
     fn the_record_batch_has_the_dataframes_types_and_values() {
         use arrow_array::types::Int8Type;
         use arrow_array::{Array, DictionaryArray, Float64Array};
-        let b = record_batch(&two_rows(), Some("x.pcap"));
+        let b = record_batch(&two_sample_rows(), Some("x.pcap"));
         assert_eq!(b.num_rows(), 2);
         assert_eq!(b.schema().field(0).name(), "capture");
         assert_eq!(b.schema().field(2).data_type(), &tables::Type::Category.data_type());

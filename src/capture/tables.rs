@@ -516,17 +516,11 @@ pub fn rtx_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn two_rows() -> Samples {
-        let mut s = Samples::default();
-        s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
-        s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
-        s
-    }
+    use crate::capture::testutil::two_sample_rows;
 
     #[test]
     fn every_column_has_one_cell_one_array_and_one_json_key_in_declared_order() {
-        let s = two_rows();
+        let s = two_sample_rows();
         let mut seen = Vec::new();
         for_each_cell(&s, 1, |k, cell| seen.push((k, cell)));
         assert_eq!(seen.len(), SAMPLE_COLUMNS.len());
@@ -551,7 +545,7 @@ mod tests {
 
     #[test]
     fn a_row_is_one_line_of_csv_or_one_set_of_json_fields() {
-        let s = two_rows();
+        let s = two_sample_rows();
         let mut csv = Vec::new();
         push_csv_row(&mut csv, &s, 1);
         assert_eq!(csv, b"7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n");

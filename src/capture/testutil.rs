@@ -286,3 +286,14 @@ impl PcapNg {
         self
     }
 }
+
+/// Two sample rows that exercise every column's extremes (a negative time, `u32::MAX`, both
+/// flags, two methods): what the column declaration and its writers are tested on.
+pub fn two_sample_rows() -> super::Samples {
+    use super::{Method, Samples};
+    let mut s = Samples::default();
+    s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
+    s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
+    s
+}
+
