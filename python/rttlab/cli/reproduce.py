@@ -12,16 +12,19 @@ import typer
 from rttlab.cli.common import clean, console, fail, print_json, stderr
 from rttlab.experiments.reproduce import Reproduction, available
 
+#: Every shipped reproduction, read once for the help text (its paper, whether it draws figures).
+_SHIPPED = [Reproduction.load(n) for n in available()]
+
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction the package ships: " + "; ".join(f"{n} ({Reproduction.load(n).paper})" for n in available()) + ".", show_default=False),
+    name: str = typer.Argument(..., help="A reproduction the package ships: " + "; ".join(f"{r.name} ({r.paper})" for r in _SHIPPED) + ".", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
     scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
     out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-    figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(n for n in available() if Reproduction.load(n).has_figures) + ").", show_default=False),
+    figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(r.name for r in _SHIPPED if r.has_figures) + ").", show_default=False),
 ) -> None:
     """Run a reproduction's sweep (resuming what its store already holds), then print each point's
     result with its confidence interval beside the published number, the difference, and whether

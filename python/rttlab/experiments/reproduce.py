@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -79,9 +80,10 @@ class ReproductionError(Exception):
     pass
 
 
+@cache
 def _files() -> dict[str, Any]:
     """Every shipped reproduction file by name: the generic ones (``experiments/reproductions/``)
-    and each paper's, in its folder of :mod:`rttlab.papers`."""
+    and each paper's, in its folder of :mod:`rttlab.papers` (package data: scanned once)."""
     root = resources.files("rttlab")
     folders = [root / "experiments" / "reproductions", *(d for d in (root / "papers").iterdir() if d.is_dir())]
     return {f.name.removesuffix(".toml"): f for d in folders for f in d.iterdir() if f.name.endswith(".toml")}

@@ -24,7 +24,7 @@ engine of :mod:`rttlab.experiments.simulators`): it selects the engine instead o
 scenario key.
 
 Instead of a scenario, a sweep may be an evaluate job (an ``[evaluate]`` table: estimators ×
-parameters × trace files, :mod:`rttlab.evaluate_job`); its runs are replays (simulator
+parameters × trace files, :mod:`rttlab.experiments.evaluate_job`); its runs are replays (simulator
 ``"replay"``) whose scores go to the store's ``scores`` table.
 
 The client submits one Dask task per run not yet in the store and writes every result the moment
