@@ -151,7 +151,7 @@ impl<'a> Params<'a> {
 
     pub fn duration(&self, name: &str) -> Result<Nanos, ParamError> {
         let (spec, value) = self.raw(name);
-        let ns = parse_duration(value).ok_or_else(|| self.malformed(spec, value, "a duration such as 200ms or 1s"))?;
+        let ns = parse_duration(value).ok_or_else(|| self.malformed(spec, value, "a duration such as 200ms or 1s (units ns, us, ms, s, min, h; a bare number is seconds)"))?;
         self.check_range(spec, value, ns as f64 / 1e9)?;
         Ok(ns)
     }

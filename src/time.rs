@@ -30,21 +30,24 @@ pub fn to_secs_f64(t: Nanos) -> f64 {
     t as f64 / SEC as f64
 }
 
-/// Parse a duration as users write it: `200ms`, `1.5s`, `250us`, `10ns`; a bare number is seconds.
+/// The units a duration may be written in, with their length in nanoseconds: the one rule for the
+/// command line, `--set`, scenario and sweep files, estimator parameters and the Python API (all
+/// call [`parse_duration`]; docs/scenarios.md "Units"). `min`, not `m`: `m` reads as metres or
+/// milli- and is refused.
+pub const DURATION_UNITS: [(&str, Nanos); 8] =
+    [("ns", NS), ("us", US), ("µs", US), ("μs", US), ("ms", MS), ("s", SEC), ("min", 60 * SEC), ("h", 3600 * SEC)];
+
+/// Parse a duration as users write it: `200ms`, `1.5s`, `250us`/`250µs`, `10ns`, `2min`, `1h`; a
+/// bare number is seconds.
 pub fn parse_duration(text: &str) -> Option<Nanos> {
     let t = text.trim();
     let split = t
-        .find(|c: char| c.is_ascii_alphabetic() || c == 'µ')
+        .find(|c: char| c.is_ascii_alphabetic() || c == 'µ' || c == 'μ')
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.trim().parse().ok()?;
-    let scale = match unit.trim() {
-        "" | "s" => SEC as f64,
-        "ms" => MS as f64,
-        "us" | "µs" => US as f64,
-        "ns" => NS as f64,
-        _ => return None,
-    };
+    let unit = unit.trim();
+    let scale = if unit.is_empty() { SEC } else { DURATION_UNITS.iter().find(|(u, _)| *u == unit)?.1 } as f64;
     let ns = value * scale;
     (ns.is_finite() && ns >= 0.0 && ns <= u64::MAX as f64).then(|| ns.round() as Nanos)
 }
@@ -60,6 +63,10 @@ mod tests {
         assert_eq!(parse_duration("0.2"), Some(200 * MS));
         assert_eq!(parse_duration("250us"), Some(250 * US));
         assert_eq!(parse_duration("7 ns"), Some(7));
+        assert_eq!(parse_duration("250µs"), Some(250 * US));
+        assert_eq!(parse_duration("2min"), Some(120 * SEC));
+        assert_eq!(parse_duration("1h"), Some(3600 * SEC));
+        assert_eq!(parse_duration("1.5 h"), Some(5400 * SEC));
     }
 
     #[test]
@@ -78,5 +85,7 @@ mod tests {
         assert_eq!(parse_duration("-1ms"), None);
         assert_eq!(parse_duration("3 parsecs"), None);
         assert_eq!(parse_duration("nan"), None);
+        assert_eq!(parse_duration("2m"), None, "m is not minutes");
+        assert_eq!(parse_duration("1hr"), None);
     }
 }

@@ -520,6 +520,57 @@ fn set_path(root: &mut toml::Value, keys: &[&str], value: toml::Value) -> Result
     Ok(())
 }
 
+/// An invalid value an override put there is the override's fault, not the file's: the error
+/// names the `--set` argument (`--set tcp.init_cwnd=abc: expected a whole number ≥ 0, got "abc"`).
+/// The key is matched after `[N]` indices are written as `.N` (as overrides write them) and, for
+/// a `tcp` key, also without the flow group it was merged into (`flows.0.tcp.mss` ← `tcp.mss`).
+fn blame_override(e: ConfigError, overrides: &[String]) -> ConfigError {
+    let ConfigError::Invalid { key, reason } = &e else { return e };
+    let dotted = key.replace('[', ".").replace(']', "");
+    let mut keys = vec![dotted.clone()];
+    if let Some(rest) = dotted.strip_prefix("flows.").and_then(|r| r.split_once('.')).map(|(_, r)| r).filter(|r| r.starts_with("tcp.") || *r == "tcp") {
+        keys.push(rest.to_string());
+    }
+    let hit = overrides.iter().rev().find(|o| {
+        let path = o.split_once('=').map_or(o.as_str(), |(p, _)| p).trim();
+        keys.iter().any(|k| k == path || k.starts_with(&format!("{path}.")) || path.starts_with(&format!("{k}.")))
+    });
+    match hit {
+        Some(o) => {
+            let path = o.split_once('=').map_or(o.as_str(), |(p, _)| p).trim();
+            let reason = if keys.iter().any(|k| k == path) { reason.clone() } else { format!("{dotted}: {reason}") };
+            ConfigError::BadOverride { assignment: o.trim().to_string(), reason }
+        }
+        None => e,
+    }
+}
+
+/// serde's message in the scenario's words: "invalid type: string \"abc\", expected u32" →
+/// "expected a whole number ≥ 0, got \"abc\"" (no Rust type names reach the user).
+fn plain_reason(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: ")) else {
+        return message.to_string();
+    };
+    let Some((got, expected)) = rest.rsplit_once(", expected ") else { return message.to_string() };
+    let got = match got.split_once(' ') {
+        Some(("string", v)) => v.to_string(),
+        Some(("integer" | "floating" | "boolean" | "character", v)) => v.trim_start_matches("point ").trim_matches('`').to_string(),
+        Some(("unit", _)) | None if got == "unit value" => "nothing".to_string(),
+        _ => got.to_string(),
+    };
+    let expected = match expected {
+        "u8" => "a whole number from 0 to 255".to_string(),
+        "u16" => "a whole number from 0 to 65535".to_string(),
+        "u32" | "u64" | "usize" => "a whole number ≥ 0".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        "a string" => "text in quotes".to_string(),
+        other => other.to_string(),
+    };
+    format!("expected {expected}, got {got}")
+}
+
 /// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
 /// group only lists what differs. Inner tables merge key by key too — except an `rto` table that
 /// names another estimator than [tcp]'s (absent: `rfc6298`): it replaces [tcp]'s whole, policy
@@ -555,7 +606,7 @@ impl Scenario {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        Self::from_table(table)
+        Self::from_table(table).map_err(|e| blame_override(e, overrides))
     }
 
     /// The scenario with every default filled in, as TOML: the canonical form a run's content
@@ -592,7 +643,7 @@ impl Scenario {
             let key = e.path().to_string();
             // toml repeats the key on a second line ("in `a.b`"); the path already says it.
             let message = e.inner().to_string();
-            let first = message.lines().next().unwrap_or("").trim().to_string();
+            let first = plain_reason(message.lines().next().unwrap_or("").trim());
             invalid(if key == "." { "scenario".to_string() } else { key }, first)
         })?;
         Ok(scenario)
@@ -705,6 +756,34 @@ mod tests {
             let err = Scenario::from_toml(MINIMAL, &[o.into()]).unwrap_err().to_string();
             assert!(err.contains(needle), "{o}: {err}");
         }
+    }
+
+    #[test]
+    fn an_invalid_override_value_is_blamed_on_the_set_argument_in_the_scenarios_words() {
+        for (o, want) in [
+            ("tcp.init_cwnd=abc", "--set tcp.init_cwnd=abc: expected a whole number ≥ 0, got \"abc\""),
+            ("tcp.init_cwnd=-1", "--set tcp.init_cwnd=-1: expected a whole number ≥ 0, got -1"),
+            ("tcp.ecn=maybe", "--set tcp.ecn=maybe: expected true or false, got \"maybe\""),
+            ("simulation.duration=3 parsecs", "--set simulation.duration=3 parsecs: expected a duration such as"),
+            ("flows.0.count=x", "--set flows.0.count=x: expected a whole number"),
+        ] {
+            let err = Scenario::from_toml(MINIMAL, &[o.into()]).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{o}: {err}");
+            assert!(!err.contains("u32") && !err.contains("u64"), "{o}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_hour_long_run_can_be_asked_for_with_set() {
+        let s = Scenario::from_toml(MINIMAL, &["simulation.duration=1h".into()]).unwrap();
+        assert_eq!(s.simulation.duration.0, 3600 * crate::time::SEC);
+    }
+
+    #[test]
+    fn an_invalid_value_in_the_file_itself_is_not_blamed_on_an_override() {
+        let text = MINIMAL.replace("[simulation]", "[simulation]\nseed = \"x\"");
+        let err = Scenario::from_toml(&text, &["tcp.ecn=true".into()]).unwrap_err().to_string();
+        assert!(err.starts_with("simulation.seed: expected a whole number ≥ 0, got \"x\""), "{err}");
     }
 
     #[test]

@@ -204,7 +204,7 @@ pub static FLOWS: Table<Flows> = Table {
             f.iter().map(|x| x.mean_cwnd)
         )),
         flow_u64!(final_cwnd, "bytes", "congestion window at the end"),
-        flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end"),
+        flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)"),
         col!("cc", "", "congestion control the flow ran (scenarios may mix them across flow groups)", |f| strings(f.iter().map(|x| x.label.cc.as_str()))),
         col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str()))),
         col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str()))),
@@ -250,7 +250,7 @@ pub static WINDOW: Table<WindowTrace> = Table {
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
         col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
         col!("cwnd", "bytes", "congestion window", |t| u64s(t.cwnd.iter().copied())),
-        col!("ssthresh", "bytes", "slow-start threshold", |t| u64s(t.ssthresh.iter().copied())),
+        col!("ssthresh", "bytes", "slow-start threshold; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)", |t| u64s(t.ssthresh.iter().copied())),
         col!("srtt", "s", "the estimator's current prediction (its SRTT); 0 before the first sample", |t| secs_of(&t.srtt)),
         col!("rto", "s", "the RTO in force, back-off included", |t| secs_of(&t.rto)),
     ],

@@ -100,7 +100,7 @@ macro_rules! unit_type {
 }
 
 unit_type!(Bandwidth, u64, parse_bandwidth, "a bandwidth such as \"10Mbps\"", "Bits per second.");
-unit_type!(Duration, Nanos, parse_duration, "a duration such as \"20ms\" (a bare number is seconds)", "Nanoseconds.");
+unit_type!(Duration, Nanos, parse_duration, "a duration such as \"20ms\" or \"1h\" (units ns, us, ms, s, min, h; a bare number is seconds)", "Nanoseconds.");
 unit_type!(ByteSize, u64, parse_bytes, "a size such as \"1500B\" or \"64KiB\"", "Bytes.");
 unit_type!(QueueLimit, Limit, parse_limit, "a queue limit such as \"100p\" (packets) or \"150000B\"", "Packets or bytes.");
 

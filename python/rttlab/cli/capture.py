@@ -131,23 +131,26 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
     return results
 
 
-def _ms(v: Any) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1e3:.1f}"
-
-
 THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 16 MB or more when 2 cores per file are free, else 1."
 
 
-def flows(captures: list[Path], as_json: bool = False, threads: int | None = None) -> None:
+def flows(captures: list[Path], as_json: bool = False, threads: int | None = None, as_csv: bool = False) -> None:
     """List the TCP connections of a capture: endpoints, traffic each way, retransmissions,
     SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
     middle) and which sample method gives the path RTT there.
 
     fwd is src → dst; src is the initiator when the handshake was captured. The table shows the
-    200 largest connections; --json lists all of them."""
+    200 largest connections and leaves out what the terminal has no room for (named under it);
+    --json and --csv list every connection with every column."""
     import sys
 
-    results = _summaries(captures, quiet=as_json, threads=threads)
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
+    results = _summaries(captures, quiet=as_json or as_csv, threads=threads)
+    if as_csv:
+        _flows_csv(captures, results)
+        return
     if as_json:
         out = sys.stdout
         if len(results) > 1:
@@ -177,54 +180,89 @@ def _flows_json(out: TextIO, capture: Path, summary: Any, indent: str) -> None:
     summary.write_flows_json(out, indent)
 
 
+def _rtts(values: Sequence[Any]) -> str:
+    """Durations in seconds sharing one unit, chosen for the largest: ``71.1/70.2/80.3 ms``."""
+    from rttlab.units import duration
+
+    present = [v for v in values if not (v is None or (isinstance(v, float) and math.isnan(v)))]
+    if not present:
+        return "—"
+    unit = duration(max(present)).split(" ")[1]
+    scale = {"h": 3600.0, "min": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
+    return "/".join("—" if v not in present else f"{v / scale:.3g}" for v in values) + f" {unit}"
+
+
+#: The flows table's columns, most important first in priority (0: always shown).
+def _flows_columns() -> list:
+    from rttlab.cli.table import Col, num
+
+    return [
+        num("id"),
+        Col("src"),
+        Col("dst"),
+        num("pkts fwd/rev", 1),
+        num("bytes fwd/rev", 3),
+        num("rtx fwd/rev", 2),
+        Col("SACK/TS", "center", 5),
+        num("handshake", 4),
+        Col("vantage", priority=4),
+        Col("path RTT from", priority=2),
+        num("path RTT", 0),
+        num("min/max RTT", 3),
+        num("hops", 5),
+        num("samples", 1),
+    ]
+
+
 def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
     import pandas as pd
-    from rich.table import Table
+    from rich.markup import escape
 
     from rttlab.cli.common import console
+    from rttlab.cli.table import show
+    from rttlab.units import count, size
 
     samples = int(conns["samples"].sum())
     shown = conns
     if len(conns) > TABLE_ROWS:
         shown = conns.assign(_p=conns["packets_fwd"] + conns["packets_rev"]).nlargest(TABLE_ROWS, "_p", keep="first").sort_values("conn")
-    table = Table(title=f"{capture.name}: {len(conns)} TCP connections, {samples} RTT samples", title_justify="left")
-    # (header, justify, no_wrap): numbers and labels stay whole, endpoints fold if narrow.
-    for col, just, whole in [
-        ("id", "right", True),
-        ("src", "left", False),
-        ("dst", "left", False),
-        ("pkts fwd/rev", "right", False),
-        ("bytes fwd/rev", "right", False),
-        ("rtx", "right", True),
-        ("SACK/TS", "center", True),
-        ("hs ms", "right", True),
-        ("vantage", "left", True),
-        ("path RTT from", "left", True),
-        ("med/min/max ms", "right", False),
-        ("hops", "right", True),
-        ("samples", "right", True),
-    ]:
-        table.add_column(col, justify=just, no_wrap=whole, overflow="fold")
+    rows = []
     for r in shown.itertuples(index=False):
         hops = "/".join("-" if pd.isna(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
-        table.add_row(
+        rows.append([
             str(r.conn),
-            r.src,
-            r.dst,
-            f"{r.packets_fwd}/{r.packets_rev}",
-            f"{r.bytes_fwd}/{r.bytes_rev}",
-            f"{r.retransmissions_fwd}/{r.retransmissions_rev}",
+            escape(r.src),
+            escape(r.dst),
+            f"{r.packets_fwd:,}/{r.packets_rev:,}",
+            f"{size(r.bytes_fwd)}/{size(r.bytes_rev)}",
+            f"{r.retransmissions_fwd:,}/{r.retransmissions_rev:,}",
             f"{'y' if r.sack_permitted else 'n'}/{'y' if r.ts_fwd and r.ts_rev else 'n'}",
-            "amb." if r.handshake_ambiguous else _ms(r.handshake_rtt),
+            "amb." if r.handshake_ambiguous else _rtts([r.handshake_rtt]),
             r.vantage,
             r.path_rtt_method,
-            f"{_ms(r.path_rtt)}/{_ms(r.min_rtt)}/{_ms(r.max_rtt)}",
+            _rtts([r.path_rtt]),
+            _rtts([r.min_rtt, r.max_rtt]),
             hops,
-            str(r.samples),
-        )
-    console.print(table)
+            f"{r.samples:,}",
+        ])
+    title = f"{escape(capture.name)}: {count(len(conns), 'TCP connection')}, {count(samples, 'RTT sample')}"
+    show(_flows_columns(), rows, title=title, formats="`rttlab flows --json` or --csv")
     if len(shown) < len(conns):
-        console.print(f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` lists all[/]")
+        console.print(f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` or --csv lists all[/]")
+
+
+def _flows_csv(captures: list[Path], results: list) -> None:
+    """Every connection of every capture, one CSV row each, every column of the table in full
+    (seconds, bytes); a first column 'capture' names the file when there are several."""
+    import sys
+
+    from rttlab.trace.capture import _connections_frame
+
+    for i, (capture, summary) in enumerate(zip(captures, results)):
+        frame = _connections_frame(summary.to_dict())
+        if len(captures) > 1:
+            frame.insert(0, "capture", str(capture))
+        frame.to_csv(sys.stdout, index=False, header=i == 0)
 
 
 class _SampleWriter:
@@ -407,8 +445,9 @@ def register(app: typer.Typer) -> None:
         captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
         as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
         threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
+        as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per connection with every column (times in s, sizes in bytes), instead of a table."),
     ) -> None:
-        flows(captures, as_json, threads)
+        flows(captures, as_json, threads, as_csv)
 
     def samples_command(
         captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),

@@ -25,8 +25,12 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from rich.console import Console
 
-    # Pipes and CI logs get a wide table rather than 80 columns of ellipses.
-    made = {"console": Console(width=None if sys.stdout.isatty() else 150), "stderr": Console(stderr=True)}
+    import os
+
+    # Pipes and CI logs get 150 columns of text rather than 80 (tables are as wide as they need
+    # there: rttlab.cli.table); COLUMNS, when set, is the width for a terminal and a pipe alike.
+    sized = sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit()
+    made = {"console": Console(width=None if sized else 150), "stderr": Console(stderr=True)}
     globals().update(made)
     return made[name]
 
@@ -40,13 +44,14 @@ def fail(message: str) -> NoReturn:
 
 
 def parse_duration(text: str, what: str) -> float:
-    """'10ms', '1s', '250us' or a bare number of seconds → seconds (the core's parser, the same
-    one estimator parameters and scenario files use)."""
+    """'10ms', '1s', '250us', '2min', '1h' or a bare number of seconds → seconds (the core's
+    parser, the same one estimator parameters, --set, scenario files and the Python API use)."""
     from rttlab import _core
+    from rttlab.units import DURATION_HINT
 
     ns = _core.parse_duration(text)
     if ns is None:
-        fail(f"{what}: cannot read '{text}' as a duration such as 10ms or 1s")
+        fail(f"{what}: cannot read '{text}' as {DURATION_HINT}")
     if ns == 0:
         fail(f"{what}: must be a positive duration, got '{text}'")
     return ns / 1e9
@@ -62,6 +67,23 @@ def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
             fail(f"--param '{item}': expected ESTIMATOR.KEY=VALUE, e.g. rfc6298.min_rto=200ms")
         out.setdefault(name, {})[param] = value.strip()
     return out
+
+
+def print_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> None:
+    """Rows as CSV on stdout (RFC 4180, a header line first): what a table shows, every column,
+    numbers in full (seconds and bits per second, as in --json)."""
+    import csv
+
+    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
+    writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in clean(r).items()})
+
+
+def one_format(as_json: bool, as_csv: bool) -> None:
+    if as_json and as_csv:
+        fail("--json and --csv: give one")
 
 
 def print_json(obj: Any) -> None:

@@ -30,7 +30,7 @@ THREADS = ("threads", INT)
 #: Command (a function of rttlab.cli.capture of the same name, called with (captures, **options))
 #: → its options: token → (parameter, kind).
 COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
-    "flows": {"--json": ("as_json", FLAG), "--threads": THREADS},
+    "flows": {"--json": ("as_json", FLAG), "--csv": ("as_csv", FLAG), "--threads": THREADS},
     "samples": {
         "--output": ("output", PATH),
         "-o": ("output", PATH),

@@ -270,7 +270,8 @@ def simulate(
     except _core.ScenarioError as e:
         if path is None:
             raise
-        raise _core.ScenarioError(f"{path}: {e}") from None
+        # An override's error names its --set argument, not the file.
+        raise (e if str(e).startswith("--set ") else _core.ScenarioError(f"{path}: {e}")) from None
     # The core's tables cross as Arrow streams: pa.table takes their buffers as they are.
     tables = {"flows": pa.table(raw["flows"]), "channels": pa.table(raw["channels"])}
     tables.update((name, pa.table(t)) for name, t in raw["traces"].items())

@@ -99,7 +99,8 @@ def score(scenario: Any, *, set: Any = (), seed: int | None = None) -> Any:  # n
     except _core.ScenarioError as e:
         if path is None:
             raise
-        raise _core.ScenarioError(f"{path}: {e}") from None
+        # An override's error names its --set argument, not the file.
+        raise (e if str(e).startswith("--set ") else _core.ScenarioError(f"{path}: {e}")) from None
     f = pd.DataFrame(d)
     congestion = f["congestion_as_congestion"] + f["congestion_as_corruption"]
     corruption = f["corruption_as_corruption"] + f["corruption_as_congestion"]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rttlab.trace.estimators import NAMES, Spec, spec
+from rttlab.units import seconds as seconds_of
 from rttlab.trace.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
 
 if TYPE_CHECKING:
@@ -111,9 +112,9 @@ def evaluate(
     estimators: Iterable[Spec | str] | Spec | str | None = None,
     *,
     by: str | None = "conn",
-    tick: float | None = None,
-    min_rto: float | None = None,
-    timer_granularity: float = 0.0,
+    tick: float | str | None = None,
+    min_rto: float | str | None = None,
+    timer_granularity: float | str = 0.0,
     timestamps: bool | None = None,
     unit: str | None = None,
     sort: str = "mae_s",
@@ -129,11 +130,12 @@ def evaluate(
     the segments it shows were really lost (``lost_*`` metrics, docs/metrics.md).
 
     ``estimators``: specs or names (default: every registered estimator). ``by="conn"``: also
-    score each connection alone; ``None``: pooled rows only. ``tick`` (s): the unit of
+    score each connection alone; ``None``: pooled rows only. Durations (``tick``, ``min_rto``,
+    ``timer_granularity``) are numbers of seconds or text such as ``"200ms"`` (rttlab.units). ``tick``: the unit of
     ``mae_ticks`` and the tick of every tick-based estimator (``fixed-share.tick``, ``linux.hz``)
     that does not set its own (default: 4 ms for ``mae_ticks``, estimators keep their defaults).
-    ``min_rto`` (s): equalise floors — sets every estimator's own floor parameter to it and
-    raises every RTO in force to at least it. ``timer_granularity`` (s): the sender's timer
+    ``min_rto``: equalise floors — sets every estimator's own floor parameter to it and
+    raises every RTO in force to at least it. ``timer_granularity``: the sender's timer
     fires on this heartbeat. ``timestamps``: samples of timed-out segments still reach the
     estimator (RFC 7323), else Karn's rule withholds them; None (default): for a capture, per
     connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's RTTs.
@@ -146,13 +148,15 @@ def evaluate(
     if not given:
         raise ValueError("no estimators given")
     specs = given
+    # Durations as everywhere else (rttlab.units): "200ms", "1h" or a number of seconds.
+    timer_granularity = seconds_of(timer_granularity, "timer_granularity")
     if tick is not None:
-        if not (isinstance(tick, (int, float)) and tick > 0 and math.isfinite(tick)):
-            raise ValueError(f"tick must be a positive number of seconds, got {tick!r}")
+        tick = seconds_of(tick, "tick")
+        if not tick > 0:
+            raise ValueError(f"tick: must be a positive duration, got {tick!r}")
         specs = with_tick(specs, tick)
     if min_rto is not None:
-        if not (isinstance(min_rto, (int, float)) and min_rto >= 0 and math.isfinite(min_rto)):
-            raise ValueError(f"min_rto must be a number of seconds ≥ 0, got {min_rto!r}")
+        min_rto = seconds_of(min_rto, "min_rto")
         specs = with_floor(specs, min_rto)
     settings = {
         "tick_s": tick if tick is not None else DEFAULT_TICK_S,

@@ -211,18 +211,19 @@ def replay(
     samples: pd.DataFrame | np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str,
     *,
-    tick: float | None = None,
+    tick: float | str | None = None,
     trace: bool = False,
     threads: int | None = None,
-    min_rto: float | None = None,
-    timer_granularity: float = 0.0,
+    min_rto: float | str | None = None,
+    timer_granularity: float | str = 0.0,
     timestamps: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Score each estimator on one stream of samples (:func:`rttlab.evaluate` adds per-connection
     results, floors, the Pareto front and notes).
 
     ``samples``: DataFrame with ``rtt`` (and ``time``) in seconds, or a 1-D array of RTTs (s).
-    ``tick`` (s): the unit of ``mae_ticks`` and, when given, the tick of every tick-based
+    Durations are numbers of seconds or text such as ``"200ms"`` (rttlab.units).
+    ``tick``: the unit of ``mae_ticks`` and, when given, the tick of every tick-based
     estimator (``fixed-share.tick``, ``linux.hz``) that does not set its own; default: 4 ms for
     ``mae_ticks``, estimators keep their defaults. ``min_rto``, ``timer_granularity``,
     ``timestamps``: the timer replay's settings (docs/metrics.md). Returns one row per estimator
@@ -233,6 +234,13 @@ def replay(
 
     check_replay_args(samples, estimators)
     import pandas as pd
+
+    from rttlab.units import seconds as seconds_of
+
+    # Durations as everywhere else: "200ms", "1h" or a number of seconds.
+    tick = None if tick is None else seconds_of(tick, "tick")
+    min_rto = None if min_rto is None else seconds_of(min_rto, "min_rto")
+    timer_granularity = seconds_of(timer_granularity, "timer_granularity")
 
     times_ns, rtts_ns = to_nanos(samples)
     given = as_specs(estimators)
