@@ -52,7 +52,10 @@ def _sig(x: float, digits: int = 3) -> str:
         return "0"
     places = max(0, digits - 1 - math.floor(math.log10(abs(x))))
     text = f"{x:.{places}f}"
-    # Rounding may add a digit (999.6 → 1000): fine; never an exponent.
+    # Rounding may add a digit (999.6 → 1000): fine; never an exponent. No trailing zeros
+    # (4 ms, not 4.00 ms), as %g writes them.
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
     return text
 
 

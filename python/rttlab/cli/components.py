@@ -4,9 +4,7 @@ congestion control, loss recovery, RTO policy, spurious-timeout detector and res
 from __future__ import annotations
 
 import typer
-from rich.table import Table
-
-from rttlab.cli.common import console, fail, print_json
+from rttlab.cli.common import console, fail, one_format, print_csv, print_json
 from rttlab.sim.run import components as catalog
 
 #: Families as named on the command line, and where their tables go in a scenario file.
@@ -26,9 +24,11 @@ FAMILIES = {
 def components(
     kind: str = typer.Argument(None, help=f"Only this family ({', '.join(FAMILIES)}) or component name.", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning)."),
 ) -> None:
     """List the simulator's components by family (queues, error models, applications, agents,
     congestion controls, loss recovery, RTO policies, spurious-timeout handling) with every parameter's default, accepted range and meaning."""
+    one_format(as_json, as_csv)
     entries = catalog()
     if kind is not None:
         chosen = [e for e in entries if e["family"] == kind or e["name"] == kind]
@@ -39,21 +39,36 @@ def components(
     if as_json:
         print_json({"schema": "rttlab.components/1", "components": entries})
         return
+    if as_csv:
+        print_csv(param_rows(entries))
+        return
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, show
+
     for e in entries:
         where = FAMILIES.get(e["family"], e["family"])
-        title = f"[bold]{e['family']} {e['name']}[/] — {e['summary']}" if e["summary"] else f"[bold]{e['family']} {e['name']}[/]"
-        caption = f"{where}" + (f"; source: {e['source']}" if e["source"] else "")
-        table = Table(title=title, caption=caption, title_justify="left", caption_justify="left", expand=False)
-        table.add_column("parameter", style="cyan", no_wrap=True)
-        table.add_column("default", no_wrap=True)
-        table.add_column("range", no_wrap=True)
-        table.add_column("meaning")
-        for p in e["params"]:
-            table.add_row(p["name"], p["default"], p["range"], p["doc"])
-        if not e["params"]:
-            table.add_row("—", "", "", "no parameters")
-        console.print(table)
+        title = f"[bold]{e['family']} {e['name']}[/] — {escape(e['summary'])}" if e["summary"] else f"[bold]{e['family']} {e['name']}[/]"
+        caption = escape(f"{where}" + (f"; source: {e['source']}" if e["source"] else ""))
+        rows = [[escape(p["name"]), escape(p["default"]), escape(p["range"]), escape(p["doc"])] for p in e["params"]] or [["—", "", "", "no parameters"]]
+        show(_param_columns(), rows, title=title, caption=caption)
         console.print()
+
+
+def param_rows(entries: list[dict]) -> list[dict]:
+    """One CSV row per parameter (a component without parameters: one row, parameter empty)."""
+    out = []
+    for e in entries:
+        head = {"family": e["family"], "name": e["name"], "summary": e["summary"], "source": e["source"]}
+        params = e["params"] or [{}]
+        out.extend({**head, "parameter": p.get("name"), "default": p.get("default"), "range": p.get("range"), "unit": p.get("unit"), "meaning": p.get("doc")} for p in params)
+    return out
+
+
+def _param_columns() -> list:
+    from rttlab.cli.table import Col
+
+    return [Col("parameter", style="cyan"), Col("default", priority=1), Col("range", priority=2), Col("meaning", prose=True)]
 
 
 def register(app: typer.Typer) -> None:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
-
 from rttlab.cli.common import console, print_json
 from rttlab.trace.estimators import catalog
 
 
 def estimators(
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
-    name: str = typer.Argument(None, help="Show only this estimator."),
+    name: str = typer.Argument(None, help="Show only this estimator.", show_default=False),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning)."),
 ) -> None:
     """List the estimators (names as used by --estimators and scenario files) with every
     parameter's default, accepted range and meaning. Set parameters with --param NAME.KEY=VALUE."""
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
     entries = [e for e in catalog() if name is None or e["name"] == name]
     if name is not None and not entries:
         from rttlab.cli.common import fail
@@ -23,15 +25,20 @@ def estimators(
     if as_json:
         print_json({"schema": "rttlab.estimators/1", "estimators": entries})
         return
+    if as_csv:
+        from rttlab.cli.common import print_csv
+        from rttlab.cli.components import param_rows
+
+        print_csv(param_rows(entries))
+        return
+    from rich.markup import escape
+
+    from rttlab.cli.components import _param_columns
+    from rttlab.cli.table import show
+
     for e in entries:
-        table = Table(title=f"[bold]{e['name']}[/] — {e['summary']}", caption=f"source: {e['source']}", title_justify="left", caption_justify="left", expand=False)
-        table.add_column("parameter", style="cyan", no_wrap=True)
-        table.add_column("default", no_wrap=True)
-        table.add_column("range", no_wrap=True)
-        table.add_column("meaning")
-        for p in e["params"]:
-            table.add_row(p["name"], p["default"], p["range"], p["doc"])
-        console.print(table)
+        rows = [[escape(p["name"]), escape(p["default"]), escape(p["range"]), escape(p["doc"])] for p in e["params"]] or [["—", "", "", "no parameters"]]
+        show(_param_columns(), rows, title=f"[bold]{e['name']}[/] — {escape(e['summary'])}", caption=escape(f"source: {e['source']}"))
         console.print()
 
 

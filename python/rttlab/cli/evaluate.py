@@ -7,10 +7,9 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from rttlab import InputError, ParameterError
-from rttlab.cli.common import console, fail, parse_duration, parse_params, print_json, stderr
+from rttlab.cli.common import console, fail, parse_duration, parse_params, print_csv, print_json, stderr
 from rttlab.trace.estimators import NAMES, spec
 from rttlab.trace.capture import is_capture
 from rttlab.trace.evaluate import SCHEMA, Evaluation
@@ -18,20 +17,22 @@ from rttlab.trace.evaluate import evaluate as run_evaluation
 from rttlab.trace.replay import COUNTS, METRICS
 from rttlab.trace.series import sample_path
 
-# (column, header, scale, lower-is-better?) — under-prediction is reported, not ranked.
+# (column, header, kind, priority): kind "s" is a duration shown in the unit its column's range
+# calls for, "%" a fraction shown in percent, None a count or plain number. Priority 0 is always
+# shown (the column --sort names is too); higher numbers are left out first in a narrow terminal.
 COLUMNS = [
-    ("mae_s", "MAE ms", 1e3),
-    ("mae_after_s", "MAE after ms", 1e3),
-    ("mae_ticks", "MAE ticks", 1.0),
-    ("mape", "MAPE %", 1.0),
-    ("under_prediction_rate", "under %", 100.0),
-    ("bad_timeouts", "bad TOs", None),
-    ("bad_timeout_rate", "bad TO %", 100.0),
-    ("wait_mean_s", "W ms", 1e3),
-    ("wait_p99_s", "W p99 ms", 1e3),
+    ("mae_s", "MAE", "s", 0),
+    ("mae_after_s", "MAE after", "s", 2),
+    ("mae_ticks", "MAE ticks", None, 4),
+    ("mape", "MAPE %", None, 3),
+    ("under_prediction_rate", "under %", "%", 3),
+    ("bad_timeouts", "bad TOs", None, 1),
+    ("bad_timeout_rate", "bad TO %", "%", 0),
+    ("wait_mean_s", "W", "s", 0),
+    ("wait_p99_s", "W p99", "s", 2),
 ]
 #: Shown for a capture: W on the segments it shows were really lost.
-LOST_COLUMNS = [("lost_segments", "lost", None), ("lost_wait_mean_s", "W lost ms", 1e3)]
+LOST_COLUMNS = [("lost_segments", "lost", None, 2), ("lost_wait_mean_s", "W lost", "s", 1)]
 
 
 def evaluate(
@@ -46,6 +47,7 @@ def evaluate(
     timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
     sort: str = typer.Option("mae_s", "--sort", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions)."),
     plot: Path = typer.Option(None, "--plot", help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
 ) -> None:
     """Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run.
@@ -56,6 +58,9 @@ def evaluate(
     connection on the samples that measure its path RTT from the capture's vantage point
     (docs/capture.md), and on all connections pooled. Every metric is defined in docs/metrics.md.
     The first sample of each series warms the estimator up and is not scored."""
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
     if sample == (input is not None):
         fail("give either INPUT or --sample (the bundled synthetic series)")
     path = sample_path() if sample else input
@@ -81,7 +86,7 @@ def evaluate(
     if is_capture(path) and unit is not None:
         fail("--unit applies to RTT series; a capture's times are its own")
 
-    busy = not as_json and path.exists() and path.stat().st_size >= 20_000_000
+    busy = not (as_json or as_csv) and path.exists() and path.stat().st_size >= 20_000_000
     status = console.status(f"replaying {len(specs)} estimators over {path}") if busy else nullcontext()
     try:
         with status:
@@ -97,25 +102,59 @@ def evaluate(
     if as_json:
         print_json(result.to_json())
         return
-    render(result)
+    if as_csv:
+        print_csv(csv_rows(result))
+        return
+    render(result, sort)
     if plot is not None:
         console.print(f"plot written to {plot}" + (f" (connection {result.connections[0]['conn']})" if result.connections else ""))
 
 
-def render(result: Evaluation) -> None:
+def csv_rows(result: Evaluation) -> list[dict]:
+    """The pooled rows (conn empty), then each connection's, every metric in base units."""
+    out = [{"conn": None, **row} for row in result.rows]
+    for e in result.connections or []:
+        out.extend({"conn": e["conn"], **row} for row in e["rows"])
+    return out
+
+
+def _column_unit(values: list[float]) -> tuple[str, float]:
+    """The unit a column of durations (s) is shown in, chosen for its median value (a column
+    of 60 ms errors with one 1 s outlier reads in ms: 67.2 … 1,008)."""
+    from statistics import median
+
+    from rttlab.units import duration
+
+    top = median(abs(v) for v in values) if values else 0.0
+    unit = duration(top).split(" ")[-1] if top else "ms"
+    return unit, {"h": 3600.0, "min": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
+
+
+def _cell(v: float, scale: float) -> str:
+    x = v / scale
+    # Three significant figures, at least one decimal below 100: 0.512, 12.3, 1,008.
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}" if abs(x) >= 1 else f"{x:.3f}".rstrip("0").rstrip(".") if x else "0"
+
+
+def render(result: Evaluation, sort: str = "mae_s") -> None:
     """The pooled table, then per connection for a capture, then the notes."""
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, show
+    from rttlab.units import count, duration
+
     scored = result.rows[0]["samples"] if result.rows else 0
     if result.input_kind == "capture":
         n = len(result.connections or [])
-        title = f"{result.input} — path RTT of {n} connection{'s' if n != 1 else ''}, {result.samples_read:,} samples, {scored:,} scored (each connection replayed from a fresh estimator and timer, scores pooled)"
+        title = f"{escape(str(result.input))} — path RTT of {count(n, 'connection')}, {count(result.samples_read, 'sample')}, {scored:,} scored (each connection replayed from a fresh estimator and timer, scores pooled)"
     else:
-        title = f"{result.input} — {result.samples_read:,} samples, {scored:,} scored"
+        title = f"{escape(str(result.input))} — {count(result.samples_read, 'sample')}, {scored:,} scored"
     settings = result.settings
-    extra = [f"MAE ticks of {settings['tick_s'] * 1e3:g} ms"]
+    extra = [f"MAE ticks of {duration(settings['tick_s'])}"]
     if settings["min_rto_s"] is not None:
-        extra.append(f"floors equalised at {settings['min_rto_s'] * 1e3:g} ms")
+        extra.append(f"floors equalised at {duration(settings['min_rto_s'])}")
     if settings["timer_granularity_s"]:
-        extra.append(f"timer heartbeat {settings['timer_granularity_s'] * 1e3:g} ms")
+        extra.append(f"timer heartbeat {duration(settings['timer_granularity_s'])}")
     extra.append(
         {
             True: "timestamps: samples of timed-out segments kept",
@@ -123,25 +162,31 @@ def render(result: Evaluation) -> None:
             "auto": "Karn: samples of timed-out segments withheld unless the connection uses timestamps",
         }[settings["timestamps"]]
     )
-    table = Table(title=f"{title}\n[dim]{'; '.join(extra)}[/]", title_justify="left")
-    table.add_column("", no_wrap=True)
-    table.add_column("estimator", style="cyan", no_wrap=True)
-    table.add_column("floor", no_wrap=True)
     columns = COLUMNS + (LOST_COLUMNS if result.input_kind == "capture" else [])
-    for _, header, _ in columns:
-        table.add_column(header, justify="right")
+    cols = [Col(""), Col("estimator", style="cyan"), Col("floor", priority=3)]
+    formats = []
+    for column, header, kind, priority in columns:
+        values = [r[column] for r in result.rows if r[column] is not None and not (isinstance(r[column], float) and math.isnan(r[column]))]
+        if kind == "s":
+            unit, scale = _column_unit(values)
+            header = f"{header} {unit}"
+        else:
+            scale = 0.01 if kind == "%" else 1.0
+        cols.append(Col(header, "right", 0 if column == sort else priority))
+        formats.append((column, kind, scale))
+    rows = []
     for row in result.rows:
         cells = []
-        for column, _, scale in columns:
+        for column, kind, scale in formats:
             v = row[column]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 cells.append("[dim]—[/]")
-            elif scale is None:
+            elif kind is None and isinstance(v, int):
                 cells.append(f"{v:,}")
             else:
-                cells.append(f"{v * scale:,.2f}")
-        table.add_row("[bold green]◆[/]" if row["pareto"] else "", row["estimator"], row["floor"], *cells)
-    console.print(table)
+                cells.append(_cell(v, scale))
+        rows.append(["[bold green]◆[/]" if row["pareto"] else "", row["estimator"], escape(row["floor"]), *cells])
+    show(cols, rows, title=f"{title}\n[dim]{'; '.join(extra)}[/]")
     console.print(
         "[dim]◆ = on the Pareto front of bad-timeout rate vs wait W (no other row is lower on both). MAE: forecast before the sample; "
         "MAE after: estimate once the sample is absorbed. "
@@ -149,17 +194,20 @@ def render(result: Evaluation) -> None:
         + "— = not defined. Definitions: docs/metrics.md[/]"
     )
     if result.connections:
-        per = Table(title="per connection (largest first)", title_justify="left")
-        for name in ("conn", "src → dst", "vantage", "path RTT from", "samples", "retx", "lost", "best MAE", "Pareto front (bad TO vs W)"):
-            per.add_column(name, justify="right" if name in ("conn", "samples", "retx", "lost") else "left")
-        for e in result.connections[:30]:
-            per.add_row(
-                str(e["conn"]), f"{e['src']} → {e['dst']}", e["vantage"], e["method"], f"{e['samples']:,}", f"{e['retransmissions']:,}", f"{e['lost']:,}",
+        per_cols = [
+            Col("conn", "right"), Col("src → dst"), Col("vantage", priority=3), Col("path RTT from", priority=2), Col("samples", "right", 1),
+            Col("retx", "right", 2), Col("lost", "right", 2), Col("best MAE"), Col("Pareto front (bad TO vs W)", priority=1),
+        ]
+        per_rows = [
+            [
+                str(e["conn"]), escape(f"{e['src']} → {e['dst']}"), e["vantage"], e["method"], f"{e['samples']:,}", f"{e['retransmissions']:,}", f"{e['lost']:,}",
                 winners(e["rows"], "mae_s"), front(e["rows"]),
-            )
-        console.print(per)
+            ]
+            for e in result.connections[:30]
+        ]
+        show(per_cols, per_rows, title="per connection (largest first)")
         if len(result.connections) > 30:
-            console.print(f"[dim]{len(result.connections) - 30} more connections in --json[/]")
+            console.print(f"[dim]{len(result.connections) - 30} more connections in --json and --csv[/]")
     for note in result.notes:
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 

@@ -24,6 +24,7 @@ def reproduce(
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
     out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the comparison as CSV: one row per point of every table (ours, CI, n, published, diff, matched, source)."),
     figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(r.name for r in _SHIPPED if r.has_figures) + ").", show_default=False),
 ) -> None:
     """Run a reproduction's sweep (resuming what its store already holds), then print each point's
@@ -33,8 +34,12 @@ def reproduce(
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store
 
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
     if scheduler and workers:
         fail("--scheduler and --workers: give one")
+    as_json_or_csv = as_json or as_csv
     try:
         rep = Reproduction.load(name, quick=quick, scale=scale)
         reps = [rep, *rep.parts]
@@ -49,7 +54,7 @@ def reproduce(
     # sweep each, each compared and printed on its own.
     results = []
     for r, sweep in zip(reps, sweeps):
-        outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json)
+        outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json_or_csv)
         if outcome.interrupted:
             stderr.print("rttlab: interrupted; rerun the same command to resume")
             raise typer.Exit(130)
@@ -73,6 +78,11 @@ def reproduce(
                 fail(str(e))
     main_result, parts = results[0], results[1:]
     (out / "comparison.json").write_text(json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n")
+    if as_csv:
+        from rttlab.cli.common import print_csv
+
+        print_csv([{"reproduction": res["reproduction"], "table": table, **row} for res in results for table, rows in [("comparison", res["rows"]), *((rpt["title"], rpt["rows"]) for rpt in res["reports"]), *((m["title"], m["rows"]) for m in res.get("models", []))] for row in rows])
+        return
     if as_json:
         print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
         return
@@ -85,22 +95,39 @@ def reproduce(
         console.print(f"figures: {', '.join(str(p) for p in drawn)}", highlight=False)
 
 
+def value(v: float, metric: str | None) -> str:
+    """A number in its metric's unit (goodput in Mb/s, times in ms/s), never an exponent."""
+    from rttlab.cli.results import fmt, unit_of
+
+    return fmt(v, unit_of(metric or ""))
+
+
+def ci_text(r: dict[str, Any], metric: str | None) -> str:
+    return "—" if math.isnan(r["ci_low"]) else f"{value(r['ci_low'], metric)} … {value(r['ci_high'], metric)}"
+
+
 def show(rep: Any, rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show as show_table
 
     peer = rep.doc["published"]["kind"] == "peer"
-    table = Table(title=f"{rep.meta['title']}\n{rep.meta['source']}", title_justify="left")
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
-    heads = ("point", "ours (mean)", f"{rep.level:.0%} CI", "n", rep.doc["published"].get("simulator", "published") if peer else "published", "diff", "matched", *(("direction",) if direction else ()), "source")
-    for h in heads:
-        table.add_column(h, justify="left" if h in ("point", "source") else "right")
+    cols = [
+        Col("point"), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
+        num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
+        *((Col("direction", priority=3),) if direction else ()), Col("source", priority=4, prose=True),
+    ]
+    table_rows = []
     for r in rows:
-        ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
-        diff = pct(r["diff"])
+        metric = r.get("metric", rep.metric)
         verdict = "—" if math.isnan(r["published"]) else "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
-        table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]), f"{r['published']:.4g}", diff, verdict, *((r.get("direction", "—"),) if direction else ()), r["source"])
-    console.print(table)
+        table_rows.append([
+            escape(r["point"]), value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
+            *((escape(str(r.get("direction", "—"))),) if direction else ()), escape(str(r["source"])),
+        ])
+    show_table(cols, table_rows, title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}", formats="--json or --csv")
     missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
     metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"
     if rep.doc["published"]["kind"] == "claims":
@@ -122,28 +149,27 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:
-    from rich.table import Table
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show as show_table
 
     for rpt in reports:
-        table = Table(title=f"{rpt['title']} (ours; nothing published to compare)", title_justify="left")
-        for h in ("point", "ours (mean)", f"{rep.level:.0%} CI", "n"):
-            table.add_column(h, justify="left" if h == "point" else "right")
-        for r in rpt["rows"]:
-            ci = "—" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.4g} … {r['ci_high']:.4g}"
-            table.add_row(r["point"], f"{r['ours']:.4g}", ci, str(r["n"]))
-        console.print(table)
+        rows = [[escape(r["point"]), value(r["ours"], r.get("metric")), ci_text(r, r.get("metric")), str(r["n"])] for r in rpt["rows"]]
+        show_table([Col("point"), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(rpt['title'])} (ours; nothing published to compare)")
 
 
 def show_models(models: list[dict[str, Any]]) -> None:
-    from rich.table import Table
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show as show_table
 
     for m in models:
-        table = Table(title=f"{m['title']} (the paper's model beside ours: {m['formula']})", title_justify="left")
-        for h in ("point", "ours", "published", "diff", "matched", "source"):
-            table.add_column(h, justify="left" if h in ("point", "source") else "right")
-        for r in m["rows"]:
-            table.add_row(r["point"], f"{r['ours']:.4g}", f"{r['published']:.4g}", pct(r["diff"]), "[green]yes[/]" if r["matched"] else "[bold red]NO[/]", r["source"])
-        console.print(table)
+        rows = [
+            [escape(r["point"]), value(r["ours"], r.get("metric")), value(r["published"], r.get("metric")), pct(r["diff"]), "[green]yes[/]" if r["matched"] else "[bold red]NO[/]", escape(str(r["source"]))]
+            for r in m["rows"]
+        ]
+        cols = [Col("point"), num("ours"), num("published"), num("diff", 1), Col("matched", "right"), Col("source", priority=3, prose=True)]
+        show_table(cols, rows, title=f"{escape(m['title'])} (the paper's model beside ours: {escape(m['formula'])})")
 
 
 def pct(x: float) -> str:

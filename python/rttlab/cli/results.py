@@ -24,23 +24,61 @@ def open_store(path: Path) -> Any:
         fail(str(e))
 
 
-def show(frame: Any, title: str | None = None) -> None:
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for c in frame.columns:
-        table.add_column(str(c), justify="right" if frame[c].dtype.kind in "iuf" else "left")
-    for row in frame.itertuples(index=False):
-        table.add_row(*(fmt(v) for v in row))
-    console.print(table)
+#: Columns of a summary that carry the unit of the row's metric; with their priority in a narrow
+#: terminal (0: always shown).
+VALUE_COLUMNS = {"mean": 0, "std": 2, "half_width": 3, "ci_low": 1, "ci_high": 1}
+PRIORITY = {"n": 1, "level": 4, **VALUE_COLUMNS}
 
 
-def fmt(v: Any) -> str:
+def unit_of(name: str) -> str | None:
+    """The unit a column or metric's name says it is in (the store's naming: docs/schema.md)."""
+    if name.endswith("_s"):
+        return "s"
+    if name.endswith("_bps"):
+        return "b/s"
+    if name.endswith("_bytes"):
+        return "B"
+    return None
+
+
+def fmt(v: Any, unit: str | None = None) -> str:
+    """A cell: a number in the unit its range calls for (s/ms/µs, b/s…Gb/s, B…GB), ∞ for the
+    core's no-limit sentinels, never an exponent for an ordinary value."""
+    from rich.markup import escape
+
+    from rttlab.units import duration, number, rate, size
+
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
+    if unit is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return {"s": duration, "b/s": rate, "B": size}[unit](float(v))
+    if isinstance(v, str):
+        return escape(v)
+    return number(v)
+
+
+def show(frame: Any, title: str | None = None) -> None:
+    """A frame as a table fitted to the terminal. In a summary (a ``metric`` column) the value
+    columns take the unit of the row's metric; elsewhere a column's unit is its name's."""
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, show as show_table
+
+    summary = "metric" in frame.columns and "mean" in frame.columns
+    columns = [str(c) for c in frame.columns]
+    cols = [Col(escape(c), "right" if frame[c].dtype.kind in "iufb" else "left", PRIORITY.get(c, 0) if summary else 0) for c in columns]
+    rows = []
+    for row in frame.itertuples(index=False):
+        metric_unit = unit_of(str(getattr(row, "metric", ""))) if summary else None
+        rows.append([fmt(v, metric_unit if (summary and c in VALUE_COLUMNS) else unit_of(c)) for c, v in zip(columns, row)])
+    show_table(cols, rows, title=title)
+
+
+def show_csv(frame: Any) -> None:
+    """Every column and row in full (numbers in the store's units), for a spreadsheet or a script."""
+    import sys
+
+    frame.to_csv(sys.stdout, index=False)
 
 
 def records(frame: Any) -> list[dict[str, Any]]:
@@ -56,10 +94,14 @@ def query(
     sql: str = typer.Argument(..., help="SQL over the tables runs, sweep_runs, flows, channels, comparisons.", show_default=False),
     store: Path = STORE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.results/1): the rows as a list of objects."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV (every column, numbers in full)."),
 ) -> None:
     """Run one SQL statement (DuckDB dialect) on the store, read-only, and print the rows."""
     import duckdb
 
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
     with open_store(store) as s:
         try:
             frame = s.query(sql)
@@ -67,6 +109,8 @@ def query(
             fail(f"query: {str(e).splitlines()[0]}")
     if as_json:
         print_json({"schema": "rttlab.results/1", "rows": records(frame)})
+    elif as_csv:
+        show_csv(frame)
     else:
         show(frame)
 
@@ -79,12 +123,15 @@ def summary(
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t interval."),
     store: Path = STORE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV: one row per point and metric, every column (values in the metric's unit: s, b/s, ...)."),
 ) -> None:
     """Mean, standard deviation and Student-t confidence interval of each metric per parameter
     point, over the successful runs (seeds, or an evaluate job's input files, are the replications)."""
+    from rttlab.cli.common import one_format
     from rttlab.experiments.stats import summarise
     from rttlab.experiments.store import RUN_COLUMNS
 
+    one_format(as_json, as_csv)
     with open_store(store) as s:
         if sweep is not None and sweep not in s.sweeps():
             fail(f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(s.sweeps()) or 'none'})")
@@ -112,6 +159,9 @@ def summary(
     table = summarise(runs, by, metric, level)
     if as_json:
         print_json({"schema": "rttlab.summary/1", "level": level, "by": by, "rows": records(table)})
+        return
+    if as_csv:
+        show_csv(table)
         return
     show(table, title=f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}; {level:.0%} Student-t intervals")
 

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from rttlab.cli.common import console, fail, print_json, stderr
 from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, simulate as run_scenario
@@ -56,6 +55,7 @@ def simulate(
     set_: list[str] = typer.Option([], "--set", "-s", help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. topology.bottleneck.bandwidth=20Mbps."),
     seed: int = typer.Option(None, "--seed", help="Random seed (overrides simulation.seed).", min=0),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the per-flow table as CSV (every column of the flows table, docs/schema.md: goodput in b/s, times in s)."),
     out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
     plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
     traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted); all leaves out the per-packet {', '.join(PER_PACKET_TRACES)}: name them to keep them (all,arrival,quench or all,receive). With none, memory stays bounded however long the run."),
@@ -64,6 +64,9 @@ def simulate(
 
     Prints per-flow goodput, retransmissions (timeout / fast, spurious) and timeouts, the
     bottleneck's utilisation, drops and marks, and Jain's fairness index."""
+    from rttlab.cli.common import one_format
+
+    one_format(as_json, as_csv)
     if not scenario.is_file():
         fail(f"{scenario}: no such scenario file")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -73,7 +76,7 @@ def simulate(
         missing = [t for t in ("window", "rtt", "queue") if t not in named]
         if missing:
             fail(f"--plot needs the {', '.join(missing)} trace(s): add them to --traces")
-    progress = _Progress(scenario.stem, show=not as_json)
+    progress = _Progress(scenario.stem, show=not (as_json or as_csv))
     try:
         result = run_scenario(scenario, set=set_, seed=seed, traces=traces, progress=progress)
     except KeyboardInterrupt:
@@ -87,34 +90,32 @@ def simulate(
         result.write(out)
     if plot is not None:
         result.plot(plot)
+    if as_csv:
+        import sys
+
+        result.flows.to_csv(sys.stdout, index=False)
+        return
     if as_json:
         doc = result.summary()
         doc["scenario"] = str(scenario)
         print_json(doc)
         return
-    table = Table(
-        title=f"{result.name or scenario.name} — {result.duration:g} s simulated, seed {result.seed}, {result.events:,} events",
-        title_justify="left",
-    )
-    for header in ("flow", "goodput Mb/s", "retx", "timeout", "fast", "spurious", "timeouts", "ECN cuts"):
-        table.add_column(header, justify="right")
-    for row in result.flows.itertuples():
-        table.add_row(
-            str(row.flow),
-            f"{row.goodput_bps / 1e6:.3f}",
-            str(row.retransmissions),
-            str(row.retx_timeout),
-            str(row.retx_fast),
-            str(row.retx_spurious),
-            str(row.timeouts),
-            str(row.ecn_reductions),
-        )
-    console.print(table)
+    from rich.markup import escape
+
+    from rttlab.cli.table import num, show
+    from rttlab.units import count, duration, rate
+
+    rows = [
+        [str(row.flow), rate(row.goodput_bps), f"{row.retransmissions:,}", f"{row.retx_timeout:,}", f"{row.retx_fast:,}", f"{row.retx_spurious:,}", f"{row.timeouts:,}", f"{row.ecn_reductions:,}"]
+        for row in result.flows.itertuples()
+    ]
+    cols = [num("flow"), num("goodput"), num("retx"), num("timeout", 2), num("fast", 2), num("spurious", 1), num("timeouts", 0), num("ECN cuts", 3)]
+    show(cols, rows, title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated, seed {result.seed}, {count(result.events, 'event')}")
     s = result.summary()
     b = s["bottleneck"]
     jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
     console.print(
-        f"aggregate goodput {s['aggregate_goodput_bps'] / 1e6:.3f} Mb/s, Jain index {jain}; "
+        f"aggregate goodput {rate(s['aggregate_goodput_bps'])}, Jain index {jain}; "
         f"bottleneck {b['name']}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']} overflow / "
         f"{b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} ECN marks"
     )
