@@ -19,17 +19,17 @@ if TYPE_CHECKING:
 #: is the first line of the command's own docstring (tests/test_cli_startup.py checks they agree),
 #: written here so that listing the commands imports none of them.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "estimators": ("rttlab.cli.estimators", "List the estimators (names as used by --estimators and scenario files) with every"),
+    "estimators": ("rttlab.cli.estimators", "List the RTT estimators with every parameter's default, accepted range and meaning."),
     "evaluate": ("rttlab.cli.evaluate", "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run."),
-    "flows": ("rttlab.cli.capture", "List the TCP connections of a capture: endpoints, traffic each way, retransmissions,"),
-    "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture, one row per sample: conn, direction, time (s),"),
+    "flows": ("rttlab.cli.capture", "List the TCP connections of a capture with their traffic, handshake and path RTT."),
+    "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture as CSV, Parquet or JSON lines, one row per sample."),
     "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
-    "components": ("rttlab.cli.components", "List the simulator's components by family (queues, error models, applications, agents,"),
+    "components": ("rttlab.cli.components", "List the simulator's components by family with every parameter's default, range and meaning."),
     "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
     "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
-    "reproduce": ("rttlab.cli.reproduce", "Run a reproduction's sweep (resuming what its store already holds), then print each point's"),
+    "reproduce": ("rttlab.cli.reproduce", "Run a shipped reproduction of a paper and print our results beside the published numbers."),
     "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
-    "report": ("rttlab.cli.report", "One HTML file, no external resources: per sweep the parameters, versions, a table of means"),
+    "report": ("rttlab.cli.report", "Write a results store as one self-contained HTML file to read or send to a colleague."),
 }
 
 
@@ -38,7 +38,53 @@ def load_command(name: str) -> click.Command:
     module = importlib.import_module(COMMANDS[name][0])
     sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="rich")
     module.register(sub)
-    return typer.main.get_group(sub).commands[name]
+    command = typer.main.get_group(sub).commands[name]
+    _plain_help(command)
+    return command
+
+
+#: What rich would read as a markup tag (rich.markup's own pattern): `[sweep]`, `[default: x]`.
+_TAG = None
+
+
+def _escape(text: str | None) -> str | None:
+    """Help text as written: brackets are text (`[sweep]` in a TOML example), never rich markup."""
+    global _TAG
+    if not text or "[" not in text:
+        return text
+    if _TAG is None:
+        import re
+
+        _TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+    return _TAG.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
+
+
+def _type_label(param: object, ctx: click.Context) -> str | None:
+    """The type column of a command's help in words a user reads (DURATION, FILE, NUMBER…) with
+    no Python type noise (`<list[str]>`); flags have none; a repeatable option says so."""
+    if getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return None
+    desc = getattr(param, "type_descriptor", None)
+    label = getattr(param, "metavar", None)
+    if label is None:
+        annotation = getattr(desc, "annotation", str)
+        from typing import get_args, get_origin
+
+        if get_origin(annotation) is list:
+            annotation = get_args(annotation)[0]
+        label = {str: "TEXT", int: "INTEGER", float: "NUMBER", bool: "BOOLEAN"}.get(annotation, "PATH" if getattr(desc, "is_path", False) else "VALUE")
+    if getattr(desc, "is_list", False) and getattr(param, "param_type_name", "") == "option":
+        label += " (repeatable)"
+    return label
+
+
+def _plain_help(command: click.Command) -> None:
+    for c in [command, *getattr(command, "commands", {}).values()]:
+        c.help = _escape(c.help)
+        for param in c.params:
+            if hasattr(param, "help"):
+                param.help = _escape(param.help)
+            param.display_type_rich = (lambda ctx, p=param: _type_label(p, ctx))  # type: ignore[method-assign]
 
 
 _PLAIN_INSTALLED = False
@@ -162,14 +208,25 @@ app = typer.Typer(
     cls=LazyGroup,
     help="Which RTT estimator, RTO and loss response should my stack use, and what does each cost?",
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell (README).
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from rttlab import __version__
+
+        print(f"rttlab {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print rttlab's version and exit."),
+) -> None:
     """Which RTT estimator, RTO and loss response should my stack use, and what does each cost?"""
 
 

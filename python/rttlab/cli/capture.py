@@ -135,9 +135,11 @@ THREADS_HELP = "Threads per file (same output for any N): 1 does everything on o
 
 
 def flows(captures: list[Path], as_json: bool = False, threads: int | None = None, as_csv: bool = False) -> None:
-    """List the TCP connections of a capture: endpoints, traffic each way, retransmissions,
-    SACK/timestamp use, handshake RTT, where the capture point sits (near sender, near receiver,
-    middle) and which sample method gives the path RTT there.
+    """List the TCP connections of a capture with their traffic, handshake and path RTT.
+
+    Each connection's endpoints, traffic each way, retransmissions, SACK/timestamp use,
+    handshake RTT, where the capture point sits (near sender, near receiver, middle) and which
+    sample method gives the path RTT there.
 
     fwd is src → dst; src is the initiator when the handshake was captured. The table shows the
     200 largest connections and leaves out what the terminal has no room for (named under it);
@@ -327,8 +329,11 @@ def samples(
     path: bool = False,
     threads: int | None = None,
 ) -> None:
-    """Write the RTT samples of a capture, one row per sample: conn, direction, time (s),
-    rtt (s), method, ambiguous, seq_start, seq_end, frame, ref_frame, idle_echo.
+    """Write the RTT samples of a capture as CSV, Parquet or JSON lines, one row per sample.
+
+    Columns: conn, direction, time (s, from the capture's clock), rtt (s), method, ambiguous,
+    seq_start, seq_end (sequence numbers), frame, ref_frame (frame numbers), idle_echo
+    (docs/capture.md).
 
     Samples are streamed batch by batch, so memory stays bounded on any capture (--path needs
     each connection's summary first and holds the samples in memory).

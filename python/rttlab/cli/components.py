@@ -26,8 +26,10 @@ def components(
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning)."),
 ) -> None:
-    """List the simulator's components by family (queues, error models, applications, agents,
-    congestion controls, loss recovery, RTO policies, spurious-timeout handling) with every parameter's default, accepted range and meaning."""
+    """List the simulator's components by family with every parameter's default, range and meaning.
+
+    Families: queues, error models, applications, agents, congestion controls, loss recovery,
+    RTO policies, spurious-timeout detection and response."""
     one_format(as_json, as_csv)
     entries = catalog()
     if kind is not None:

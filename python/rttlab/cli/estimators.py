@@ -12,8 +12,10 @@ def estimators(
     name: str = typer.Argument(None, help="Show only this estimator.", show_default=False),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning)."),
 ) -> None:
-    """List the estimators (names as used by --estimators and scenario files) with every
-    parameter's default, accepted range and meaning. Set parameters with --param NAME.KEY=VALUE."""
+    """List the RTT estimators with every parameter's default, accepted range and meaning.
+
+    Names are as --estimators and scenario files use them; set parameters with --param
+    NAME.KEY=VALUE (durations such as 200ms, 1s, 2min)."""
     from rttlab.cli.common import one_format
 
     one_format(as_json, as_csv)

@@ -38,17 +38,17 @@ LOST_COLUMNS = [("lost_segments", "lost", None, 2), ("lost_wait_mean_s", "W lost
 def evaluate(
     input: Path = typer.Argument(None, help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.", show_default=False),
     sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
-    estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", help="Comma-separated estimator names (see `rttlab estimators`)."),
-    param: list[str] = typer.Option([], "--param", "-p", help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
-    unit: str = typer.Option(None, "--unit", help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
-    tick: str = typer.Option(None, "--tick", help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
-    min_rto: str = typer.Option(None, "--min-rto", help="Equalise floors: set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
-    timer_granularity: str = typer.Option("0", "--timer-granularity", help="The sender's timer fires on this heartbeat (e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
+    estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", metavar="NAMES", show_default=False, help="Comma-separated estimator names (see `rttlab estimators`). Default: every estimator."),
+    param: list[str] = typer.Option([], "--param", "-p", metavar="NAME.KEY=VALUE", show_default=False, help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
+    unit: str = typer.Option(None, "--unit", metavar="s|ms|us", show_default=False, help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
+    tick: str = typer.Option(None, "--tick", metavar="DURATION", show_default=False, help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
+    min_rto: str = typer.Option(None, "--min-rto", metavar="DURATION", show_default=False, help="Equalise floors (a duration such as 200ms): set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
+    timer_granularity: str = typer.Option("0", "--timer-granularity", metavar="DURATION", help="The sender's timer fires on this heartbeat (a duration, e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
     timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
-    sort: str = typer.Option("mae_s", "--sort", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
+    sort: str = typer.Option("mae_s", "--sort", metavar="METRIC", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions)."),
-    plot: Path = typer.Option(None, "--plot", help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
+    plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
 ) -> None:
     """Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run.
 

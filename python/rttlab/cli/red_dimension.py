@@ -10,7 +10,7 @@ from rttlab.cli.common import console, fail, parse_duration, print_json
 
 def red_dimension(
     ssthresh: list[float] = typer.Option(..., "--ssthresh", help="SSthresh_i in packets, once per flow."),
-    rtt: list[str] = typer.Option(..., "--rtt", help="RTT r_i (e.g. 59ms): once for all flows or once per flow."),
+    rtt: list[str] = typer.Option(..., "--rtt", metavar="DURATION", help="RTT r_i (e.g. 59ms): once for all flows or once per flow."),
     bandwidth: str = typer.Option(..., "--bandwidth", help="Bottleneck bandwidth BW_bn, e.g. 1.5Mbps."),
     packet: str = typer.Option("1040B", "--packet", help="Packet size on the wire (queue unit)."),
     min_th: float = typer.Option(5.0, "--min-th", help="RED min_th, packets."),

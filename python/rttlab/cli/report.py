@@ -16,9 +16,11 @@ def report(
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t intervals."),
     title: str = typer.Option(None, "--title", help="Heading of the report."),
 ) -> None:
-    """One HTML file, no external resources: per sweep the parameters, versions, a table of means
-    with confidence intervals per point, a figure (inline SVG) and the failed runs; per
-    reproduction the published-vs-ours table and figure."""
+    """Write a results store as one self-contained HTML file to read or send to a colleague.
+
+    No external resources: per sweep the parameters, versions, a table of means with confidence
+    intervals per point, a figure (inline SVG) and the failed runs; per reproduction the
+    published-vs-ours table and figure."""
     from rttlab.experiments.report import render
     from rttlab.experiments.store import Store, StoreError
 

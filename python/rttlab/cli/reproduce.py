@@ -27,9 +27,11 @@ def reproduce(
     as_csv: bool = typer.Option(False, "--csv", help="Print the comparison as CSV: one row per point of every table (ours, CI, n, published, diff, matched, source)."),
     figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(r.name for r in _SHIPPED if r.has_figures) + ").", show_default=False),
 ) -> None:
-    """Run a reproduction's sweep (resuming what its store already holds), then print each point's
-    result with its confidence interval beside the published number, the difference, and whether
-    it matched within the reproduction's stated tolerance."""
+    """Run a shipped reproduction of a paper and print our results beside the published numbers.
+
+    The reproduction's sweep resumes what its store already holds; each point's result is shown
+    with its confidence interval beside the published number, the difference, and whether it
+    matched within the reproduction's stated tolerance."""
     from rttlab.cli.sweep import run_sweep
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store

@@ -125,8 +125,10 @@ def summary(
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric."),
     as_csv: bool = typer.Option(False, "--csv", help="Print CSV: one row per point and metric, every column (values in the metric's unit: s, b/s, ...)."),
 ) -> None:
-    """Mean, standard deviation and Student-t confidence interval of each metric per parameter
-    point, over the successful runs (seeds, or an evaluate job's input files, are the replications)."""
+    """Print each metric's mean, standard deviation and confidence interval per parameter point.
+
+    Over the successful runs (seeds, or an evaluate job's input files, are the replications);
+    Student-t intervals at --level."""
     from rttlab.cli.common import one_format
     from rttlab.experiments.stats import summarise
     from rttlab.experiments.store import RUN_COLUMNS

@@ -52,12 +52,12 @@ class _Progress:
 
 def simulate(
     scenario: Path = typer.Argument(..., help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n10-droptail.toml.", show_default=False),
-    set_: list[str] = typer.Option([], "--set", "-s", help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. topology.bottleneck.bandwidth=20Mbps."),
+    set_: list[str] = typer.Option([], "--set", "-s", metavar="KEY.PATH=VALUE", show_default=False, help="Override a scenario key before parsing, e.g. topology.bottleneck.bandwidth=20Mbps or simulation.duration=1h (durations: ns, us, ms, s, min, h)."),
     seed: int = typer.Option(None, "--seed", help="Random seed (overrides simulation.seed).", min=0),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
     as_csv: bool = typer.Option(False, "--csv", help="Print the per-flow table as CSV (every column of the flows table, docs/schema.md: goodput in b/s, times in s)."),
-    out: Path = typer.Option(None, "--out", help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
-    plot: Path = typer.Option(None, "--plot", help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
+    out: Path = typer.Option(None, "--out", metavar="DIR", show_default=False, help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
+    plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
     traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted); all leaves out the per-packet {', '.join(PER_PACKET_TRACES)}: name them to keep them (all,arrival,quench or all,receive). With none, memory stays bounded however long the run."),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
