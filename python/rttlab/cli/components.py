@@ -61,7 +61,7 @@ def param_rows(entries: list[dict]) -> list[dict]:
     """One CSV row per parameter (a component without parameters: one row, parameter empty)."""
     out = []
     for e in entries:
-        head = {"family": e["family"], "name": e["name"], "summary": e["summary"], "source": e["source"]}
+        head = {"family": e.get("family", "estimator"), "name": e["name"], "summary": e.get("summary"), "source": e.get("source")}
         params = e["params"] or [{}]
         out.extend({**head, "parameter": p.get("name"), "default": p.get("default"), "range": p.get("range"), "unit": p.get("unit"), "meaning": p.get("doc")} for p in params)
     return out

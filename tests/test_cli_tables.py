@@ -1,0 +1,130 @@
+"""Terminal tables never lose data: a column that does not fit is left out whole (and named
+under the table), never wrapped or cut; a pipe gets every column; --csv holds everything; every
+number carries the unit its range calls for."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rttlab import units
+
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+WIDTHS = [80, 100, 120, 200]
+
+
+def run(*args: object, columns: int | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    out = subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def body(stdout: str) -> list[str]:
+    """The table's rows (lines between its box edges)."""
+    return [line for line in stdout.splitlines() if line.startswith("│")]
+
+
+@pytest.mark.parametrize("columns", [*WIDTHS, None], ids=[*map(str, WIDTHS), "piped"])
+def test_flows_prints_every_address_whole_at_any_width_and_piped(shared, columns):
+    capture = shared / "captures" / "ndpi_reddit-ipv6-2023.pcap"
+    flows = json.loads(run("flows", capture, "--json").stdout)["flows"]
+    out = run("flows", capture, columns=columns).stdout
+    rows = body(out)
+    assert len(rows) == len(flows)
+    for row, flow in zip(rows, flows):
+        assert flow["src"] in row and flow["dst"] in row, row
+    assert "…" not in out
+
+
+def test_a_narrow_terminal_leaves_out_whole_columns_and_names_them(shared):
+    capture = shared / "captures" / "ndpi_bot-vlan.pcap"
+    out = run("flows", capture, columns=80).stdout
+    assert all(len(line) <= 80 for line in out.splitlines() if line.strip()), out
+    assert "40.77.167.36:64768" in out and "89.31.72.220:80" in out
+    assert "not shown at 80 columns:" in " ".join(out.split())
+    assert "--csv" in out
+
+
+def test_a_pipe_gets_every_column_and_one_connection_is_singular(shared):
+    out = run("flows", shared / "captures" / "ndpi_bot-vlan.pcap").stdout
+    assert "1 TCP connection," in out and "connections" not in out.splitlines()[0]
+    for header in ("bytes fwd/rev", "handshake", "vantage", "min/max RTT", "hops", "samples"):
+        assert header in out
+    assert "not shown" not in out
+    assert "107 ms" in out and "407 kB" in out  # handshake RTT and bytes in their units
+
+
+def test_flows_csv_has_one_row_per_connection_with_every_column(shared):
+    capture = shared / "captures" / "ndpi_reddit-ipv6-2023.pcap"
+    flows = json.loads(run("flows", capture, "--json").stdout)["flows"]
+    rows = list(csv.DictReader(io.StringIO(run("flows", capture, "--csv").stdout)))
+    assert [r["src"] for r in rows] == [f["src"] for f in flows]
+    assert {"path_rtt", "bytes_fwd", "hops_rev", "vantage"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_evaluate_keeps_the_metric_it_sorts_by_and_prints_it_whole(columns):
+    out = run("evaluate", "--sample", "--sort", "wait_p99_s", columns=columns).stdout
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert "W p99" in header and "MAE" in header and "bad TO %" in header
+    assert "…" not in out
+    assert all(len(line) <= columns for line in out.splitlines() if line.startswith(("┃", "│")))
+
+
+def test_evaluate_csv_is_every_estimators_scores_in_base_units():
+    data = json.loads(run("evaluate", "--sample", "-e", "rfc6298,linux", "--json").stdout)
+    rows = list(csv.DictReader(io.StringIO(run("evaluate", "--sample", "-e", "rfc6298,linux", "--csv").stdout)))
+    assert [r["estimator"] for r in rows] == [r["estimator"] for r in data["rows"]]
+    assert float(rows[0]["mae_s"]) == pytest.approx(data["rows"][0]["mae_s"])
+
+
+@pytest.mark.parametrize("command", [["estimators"], ["components", "queue"]])
+def test_catalogue_listings_have_csv_one_row_per_parameter(command):
+    rows = list(csv.DictReader(io.StringIO(run(*command, "--csv").stdout)))
+    doc = json.loads(run(*command, "--json").stdout)
+    entries = doc.get("estimators") or doc["components"]
+    assert len(rows) == sum(max(1, len(e["params"])) for e in entries)
+    assert {"name", "parameter", "default", "range", "meaning"} <= set(rows[0])
+
+
+def test_json_and_csv_together_are_refused():
+    out = subprocess.run([*RTTLAB, "estimators", "--json", "--csv"], capture_output=True, text=True)
+    assert out.returncode == 2 and "--json and --csv" in out.stderr
+
+
+def test_numbers_take_the_unit_their_range_calls_for():
+    assert units.duration(0.0372) == "37.2 ms"
+    assert units.duration(1.5) == "1.5 s"
+    assert units.duration(257e-6) == "257 µs"
+    assert units.duration(7200) == "2 h"
+    assert units.rate(18_925_600) == "18.9 Mb/s"
+    assert units.rate(390_197.9) == "390 kb/s"
+    assert units.rate(2.5e9) == "2.5 Gb/s"
+    assert units.size(406_780) == "407 kB"
+    assert units.count(1, "TCP connection") == "1 TCP connection"
+    assert units.count(2_783, "RTT sample") == "2,783 RTT samples"
+
+
+def test_no_limit_sentinels_read_as_infinity_and_numbers_never_as_exponents():
+    assert units.number(4611686018427387903) == "∞"
+    assert units.number(0x7FFFFFFF) == "∞"
+    assert units.number(18925600.0) == "18,925,600"
+    assert units.number(0.0006329) == "0.0006329"
+    assert "e" not in units.number(1.89256e7 + 0.5)
+
+
+def test_results_cells_take_their_columns_unit():
+    from rttlab.cli.results import fmt, unit_of
+
+    assert fmt(18925600.0, unit_of("goodput_bps")) == "18.9 Mb/s"
+    assert fmt(0.0123, unit_of("mae_s")) == "12.3 ms"
+    assert fmt(4611686018427387903) == "∞"
