@@ -84,7 +84,11 @@ def _plain_help(command: click.Command) -> None:
         for param in c.params:
             if hasattr(param, "help"):
                 param.help = _escape(param.help)
-            param.display_type_rich = (lambda ctx, p=param: _type_label(p, ctx))  # type: ignore[method-assign]
+    # The help option typer adds to each command is no parameter of it: the class answers for it.
+    from typer.core import TyperArgument, TyperOption
+
+    for cls in (TyperOption, TyperArgument):
+        cls.display_type_rich = _type_label  # type: ignore[method-assign,assignment]
 
 
 _PLAIN_INSTALLED = False
