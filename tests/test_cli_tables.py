@@ -128,3 +128,34 @@ def test_results_cells_take_their_columns_unit():
     assert fmt(18925600.0, unit_of("goodput_bps")) == "18.9 Mb/s"
     assert fmt(0.0123, unit_of("mae_s")) == "12.3 ms"
     assert fmt(4611686018427387903) == "∞"
+
+
+class _Reproduction:
+    """What `rttlab reproduce` prints a comparison of: title, level, tolerance, metric."""
+
+    doc = {"published": {"kind": "values", "values": []}}
+    meta = {"title": "Goodput of 10 flows over a 20 Mb/s dumbbell [Fig. 5]", "source": "A paper, 2009, Table II"}
+    level = 0.95
+    tolerance = 0.1
+    metric = "goodput_bps"
+    metrics = ["goodput_bps"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(columns, monkeypatch, capsys):
+    from rich.console import Console
+
+    import rttlab.cli.common as common
+    from rttlab.cli import reproduce
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setattr(common, "console", Console(width=columns, force_terminal=False), raising=False)
+    point = "topology.bottleneck.bandwidth=20Mbps, tcp.rto.estimator=linux"
+    rows = [{"point": point, "ours": 18_925_600.0, "ci_low": 18_500_000.0, "ci_high": 19_300_000.0, "n": 10, "published": 19_000_000.0,
+             "diff": -0.004, "matched": True, "source": "Fig. 5 (read off the plot), the third bar from the left", "metric": "goodput_bps"}]
+    reproduce.show(_Reproduction(), rows)
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("│"))
+    assert point in row and "18.9 Mb/s" in row and "19 Mb/s" in row
+    assert "[Fig. 5]" in out  # a title's brackets are text
+    assert "e+07" not in out
