@@ -155,7 +155,31 @@ def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(column
              "diff": -0.004, "matched": True, "source": "Fig. 5 (read off the plot), the third bar from the left", "metric": "goodput_bps"}]
     reproduce.show(_Reproduction(), rows)
     out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if line.startswith("│"))
-    assert point in row and "18.9 Mb/s" in row and "19 Mb/s" in row
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    # The point's settings wrap between settings, never inside one; numbers stay on its first line.
+    assert "topology.bottleneck.bandwidth=20Mbps," in rows[0] and "tcp.rto.estimator=linux" in " ".join(rows)
+    assert "18.9 Mb/s" in rows[0] and "19 Mb/s" in rows[0]
+    assert all(len(line) <= columns for line in out.splitlines() if line.startswith(("│", "┃")))
     assert "[Fig. 5]" in out  # a title's brackets are text
+    assert "e+07" not in out
+
+
+def test_a_results_summary_shows_each_metric_in_its_own_unit(monkeypatch, capsys):
+    import pandas as pd
+    from rich.console import Console
+
+    import rttlab.cli.common as common
+    from rttlab.cli.results import show
+
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setattr(common, "console", Console(width=120, force_terminal=False), raising=False)
+    frame = pd.DataFrame(
+        [
+            {"topology.bottleneck.bandwidth": "20Mbps", "metric": "goodput_bps", "n": 5, "mean": 1.89256e7, "std": 2.1e5, "half_width": 2.6e5, "ci_low": 1.8665e7, "ci_high": 1.9186e7, "level": 0.95},
+            {"topology.bottleneck.bandwidth": "20Mbps", "metric": "mae_s", "n": 5, "mean": 0.0123, "std": 0.0004, "half_width": 0.0005, "ci_low": 0.0118, "ci_high": 0.0128, "level": 0.95},
+        ]
+    )
+    show(frame, title="2 points")
+    out = capsys.readouterr().out
+    assert "18.9 Mb/s" in out and "12.3 ms" in out
     assert "e+07" not in out

@@ -117,7 +117,7 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
     cols = [
-        Col("point"), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
+        Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
         num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
         *((Col("direction", priority=3),) if direction else ()), Col("source", priority=4, prose=True),
     ]
@@ -157,7 +157,7 @@ def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:
 
     for rpt in reports:
         rows = [[escape(r["point"]), value(r["ours"], r.get("metric")), ci_text(r, r.get("metric")), str(r["n"])] for r in rpt["rows"]]
-        show_table([Col("point"), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(rpt['title'])} (ours; nothing published to compare)")
+        show_table([Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(rpt['title'])} (ours; nothing published to compare)")
 
 
 def show_models(models: list[dict[str, Any]]) -> None:
@@ -170,7 +170,7 @@ def show_models(models: list[dict[str, Any]]) -> None:
             [escape(r["point"]), value(r["ours"], r.get("metric")), value(r["published"], r.get("metric")), pct(r["diff"]), "[green]yes[/]" if r["matched"] else "[bold red]NO[/]", escape(str(r["source"]))]
             for r in m["rows"]
         ]
-        cols = [Col("point"), num("ours"), num("published"), num("diff", 1), Col("matched", "right"), Col("source", priority=3, prose=True)]
+        cols = [Col("point", prose=True), num("ours"), num("published"), num("diff", 1), Col("matched", "right"), Col("source", priority=3, prose=True)]
         show_table(cols, rows, title=f"{escape(m['title'])} (the paper's model beside ours: {escape(m['formula'])})")
 
 

@@ -4,7 +4,8 @@ A cell is never wrapped or cut: an address, a number or a label is printed whole
 is left out. Each column has a priority (0: always shown); when the table is wider than the
 terminal, the columns of the highest priority number are left out first, and a line under the
 table names them and points to ``--json``/``--csv``, which always hold every column. Only
-columns marked ``prose`` (a sentence, such as a parameter's meaning) wrap, at word boundaries.
+columns marked ``prose`` (a sentence, such as a parameter's meaning, or a list of settings such as
+a reproduction's point) wrap, between words only.
 
 Piped output (stdout not a terminal and no ``COLUMNS`` in the environment) has no width to fit:
 the table is printed as wide as it needs, every column shown. ``COLUMNS=N`` sets the width as
@@ -57,11 +58,16 @@ def width() -> int | None:
     return console.width
 
 
+def _longest_word(cols: Sequence[Col], rows: Sequence[Sequence[str]], i: int) -> int:
+    """A prose column wraps between words only: its narrowest is its longest word."""
+    return max([_width(w) for r in rows for w in r[i].split()] + [_width(cols[i].header)])
+
+
 def _widths(cols: Sequence[Col], rows: Sequence[Sequence[str]]) -> list[int]:
     out = []
     for i, c in enumerate(cols):
         natural = max([_width(c.header)] + [_width(r[i]) for r in rows])
-        out.append(min(natural, PROSE_MIN) if c.prose else natural)
+        out.append(max(min(natural, PROSE_MIN), _longest_word(cols, rows, i)) if c.prose else natural)
     return out
 
 
@@ -113,7 +119,7 @@ def show(
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
     for i in keep:
         c = cols[i]
-        table.add_column(c.header, justify=c.justify, style=c.style, no_wrap=not c.prose, overflow="fold")
+        table.add_column(c.header, justify=c.justify, style=c.style, no_wrap=not c.prose, overflow="fold", min_width=_longest_word(cols, rows, i) if c.prose else None)
     for r in rows:
         table.add_row(*(r[i] for i in keep))
     dropped = [cols[i].header for i in range(len(cols)) if i not in keep]
