@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +10,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Under pytest the process environment (not os.environ) holds COLUMNS=80 by the time tests run,
+# so every `rttlab` a test starts would fit its tables to 80 columns. The CLI's tables answer to
+# COLUMNS (rttlab.cli.table); tests that want a width pass it (tests/test_cli_tables.py), the
+# others see a pipe, as a script does.
+os.unsetenv("COLUMNS")
 
 
 @pytest.fixture
