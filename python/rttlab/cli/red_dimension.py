@@ -21,10 +21,14 @@ def red_dimension(
     share: list[str] = typer.Option(None, "--share", help="Per-flow share μ̄_i, e.g. 0.75Mbps, once per flow (default: BW_bn/m)."),
     loss_rate: float = typer.Option(None, "--loss-rate", help="Poisson congestion-event rate λ (1/s): μ̄_i from eq. 21 instead."),
     as_json: bool = typer.Option(False, "--json", help="Print the quantities as JSON."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the quantities as CSV (name, value, unit, equation, note)."),
 ) -> None:
     """Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."""
+    from rttlab.cli.common import one_format
     from rttlab.papers.bai_spectcp.red_dimension import DimensionError, dimension, parse_bandwidth, parse_bytes
+    from rttlab.units import number
 
+    one_format(as_json, as_csv)
     try:
         rows = dimension(
             ssthresh=ssthresh,
@@ -44,14 +48,17 @@ def red_dimension(
     if as_json:
         print_json({"schema": "rttlab.red-dimension/1", "quantities": [q.as_dict() for q in rows]})
         return
-    from rich.table import Table
+    if as_csv:
+        from rttlab.cli.common import print_csv
 
-    table = Table(title="RED/ECN dimensioning (Bai, Lilja & Atiquzzaman 2009, §5)", title_justify="left")
-    for col in ("quantity", "value", "unit", "equation", "note"):
-        table.add_column(col, no_wrap=col != "note")
-    for q in rows:
-        table.add_row(q.name, f"{q.value:.4g}", q.unit, q.equation, q.note)
-    console.print(table)
+        print_csv([q.as_dict() for q in rows])
+        return
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show
+
+    cols = [Col("quantity"), num("value"), Col("unit"), Col("equation", priority=2), Col("note", priority=1, prose=True)]
+    show(cols, [[escape(q.name), number(q.value), escape(q.unit), escape(q.equation), escape(q.note)] for q in rows], title="RED/ECN dimensioning (Bai, Lilja & Atiquzzaman 2009, §5)")
 
 
 def register(app: typer.Typer) -> None:

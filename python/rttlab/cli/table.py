@@ -116,7 +116,10 @@ def show(
     available = width()
     keep = fit(cols, rows, available)
     fits = available is None or _total(cols, rows, keep) <= available
-    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
+    # A table narrower than its title is widened to it (up to the terminal), so the title is not
+    # wrapped into a column of words over a narrow table.
+    heading = max((_width(line) for line in (title or "").split("\n")), default=0)
+    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left", min_width=min(heading, available or heading) or None)
     for i in keep:
         c = cols[i]
         table.add_column(c.header, justify=c.justify, style=c.style, no_wrap=not c.prose, overflow="fold", min_width=_longest_word(cols, rows, i) if c.prose else None)
