@@ -116,8 +116,8 @@ def simulate(
     jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
     console.print(
         f"aggregate goodput {rate(s['aggregate_goodput_bps'])}, Jain index {jain}; "
-        f"bottleneck {b['name']}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']} overflow / "
-        f"{b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} ECN marks"
+        f"bottleneck {b['name']}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']:,} overflow / "
+        f"{b['drops_aqm']:,} AQM / {b['drops_corruption']:,} corruption, {b['marks']:,} ECN marks"
     )
     if out is not None:
         console.print(f"traces written to {out}/")
