@@ -97,8 +97,7 @@ def evaluate(
         fail(str(e))
     for warning in result.warnings:
         stderr.print(f"rttlab: warning: {warning}", highlight=False, markup=False, soft_wrap=True)
-    if plot is not None:
-        result.plot(plot)
+    drawn = result.plot(plot) if plot is not None else []
     if as_json:
         print_json(result.to_json())
         return
@@ -107,7 +106,7 @@ def evaluate(
         return
     render(result, sort)
     if plot is not None:
-        console.print(f"plot written to {plot}" + (f" (connection {result.connections[0]['conn']})" if result.connections else ""))
+        console.print(f"plots written to {drawn[0]}" + (f" (connection {result.connections[0]['conn']})" if result.connections else "") + f" and {drawn[1]} (Pareto front)", highlight=False)
 
 
 def csv_rows(result: Evaluation) -> list[dict]:

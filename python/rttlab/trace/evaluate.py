@@ -98,13 +98,19 @@ class Evaluation:
         doc["params"] = {s.name: s.params for s in self.specs if s.params}
         return doc
 
-    def plot(self, path: str | Path) -> None:
-        """Samples, forecasts and RTOs over time (needs ``trace=True``)."""
-        from rttlab.trace.plot import plot_replay
+    def plot(self, path: str | Path) -> list[Path]:
+        """Two figures (needs ``trace=True``): at ``path``, one panel per estimator with the RTT
+        samples and the RTO in force over time; beside it (``NAME-front.EXT``), bad-timeout rate
+        against mean wait W with the Pareto front. Returns both paths."""
+        from rttlab.trace.plot import plot_front, plot_replay
 
         if self.trace is None:
             raise ValueError("plot needs an evaluation made with trace=True")
+        path = Path(path)
+        front = path.with_name(f"{path.stem}-front{path.suffix}")
         plot_replay(self.trace, path, title=self.trace_title)
+        plot_front(self.rows, front, title=f"{Path(self.input).name}: pooled over every stream" if self.input_kind == "capture" else Path(self.input).name)
+        return [path, front]
 
 
 def evaluate(

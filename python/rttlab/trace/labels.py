@@ -1,0 +1,161 @@
+"""Words and units for the columns figures and reports show: an axis reads "aggregate goodput
+(Mb/s)", never ``goodput_bps``; and swept values such as ``"20Mbps"`` as numbers, so a figure
+puts 5 Mb/s before 20 Mb/s on a numeric axis.
+
+One table for every figure (evaluate, simulate, the report, the papers' figures) so a quantity
+is named the same everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """What a column holds: its name in words, the unit it is shown in, and the factor from the
+    stored value (SI: seconds, bits per second, fractions) to that unit."""
+
+    words: str
+    unit: str = ""
+    scale: float = 1.0
+
+    def label(self) -> str:
+        return f"{self.words} ({self.unit})" if self.unit else self.words
+
+
+#: Columns of the results store (runs, scores, flows) and of rttlab.evaluate's rows.
+QUANTITIES: dict[str, Quantity] = {
+    "goodput_bps": Quantity("aggregate goodput", "Mb/s", 1e-6),
+    "aggregate_goodput_bps": Quantity("aggregate goodput", "Mb/s", 1e-6),
+    "min_flow_goodput_bps": Quantity("smallest flow's goodput", "Mb/s", 1e-6),
+    "max_flow_goodput_bps": Quantity("largest flow's goodput", "Mb/s", 1e-6),
+    "flows.goodput_bps": Quantity("flow goodput", "Mb/s", 1e-6),
+    "offered_bps": Quantity("offered load", "Mb/s", 1e-6),
+    "jain_index": Quantity("Jain's fairness index"),
+    "utilisation": Quantity("bottleneck utilisation", "%", 100.0),
+    "drops": Quantity("bottleneck drops", "packets"),
+    "marks": Quantity("ECN marks", "packets"),
+    "retransmissions": Quantity("retransmissions", "segments"),
+    "flows.retransmissions": Quantity("retransmissions per flow", "segments"),
+    "timeouts": Quantity("retransmission timeouts"),
+    "flows.timeouts": Quantity("timeouts per flow"),
+    "cpu_s": Quantity("CPU time per run", "s"),
+    "wall_s": Quantity("wall time per run", "s"),
+    "duration_s": Quantity("simulated time", "s"),
+    # rttlab.evaluate's metrics (docs/metrics.md).
+    "mae_s": Quantity("mean absolute error of the RTT forecast", "ms", 1e3),
+    "mae_after_s": Quantity("mean absolute error after the sample", "ms", 1e3),
+    "mae_ticks": Quantity("mean absolute error", "ticks"),
+    "mape": Quantity("mean absolute percentage error", "%"),
+    "under_prediction_rate": Quantity("under-prediction rate", "%", 100.0),
+    "bad_timeouts": Quantity("bad (spurious) timeouts"),
+    "bad_timeout_rate": Quantity("bad-timeout rate", "%", 100.0),
+    "wait_mean_s": Quantity("mean wait W after a loss", "s"),
+    "wait_p99_s": Quantity("99th-percentile wait W", "s"),
+    "lost_wait_mean_s": Quantity("mean wait W on lost segments", "s"),
+    "samples": Quantity("scored samples"),
+    # Parameters swept most often: the scenario's path in words.
+    "topology.bottleneck.bandwidth": Quantity("bottleneck bandwidth", "Mb/s", 1e-6),
+    "topology.bottleneck.delay": Quantity("bottleneck delay", "ms", 1e3),
+    "topology.bottleneck.buffer": Quantity("bottleneck buffer"),
+    "topology.bottleneck.error.per": Quantity("packet error rate"),
+    "topology.flows": Quantity("number of flows"),
+    "tcp.cc": Quantity("congestion control"),
+    "tcp.rto.policy": Quantity("RTO policy"),
+    "estimator": Quantity("estimator"),
+    "min_rto": Quantity("RTO floor", "s"),
+    "tick": Quantity("tick", "ms", 1e3),
+    "seed": Quantity("seed"),
+}
+
+
+def quantity(column: str) -> Quantity:
+    """The column's :class:`Quantity`; an unknown column is named by its words (dots and
+    underscores as spaces, a ``_s``/``_bps`` suffix read as its unit)."""
+    if column in QUANTITIES:
+        return QUANTITIES[column]
+    name = column.rsplit(".", 1)[-1] if column.count(".") >= 2 else column
+    for suffix, unit, scale in (("_bps", "Mb/s", 1e-6), ("_s", "s", 1.0), ("_ms", "ms", 1.0), ("_pct", "%", 1.0)):
+        if name.endswith(suffix):
+            return Quantity(name[: -len(suffix)].replace("_", " ").replace(".", " "), unit, scale)
+    return Quantity(name.replace("_", " ").replace(".", " "))
+
+
+def axis_label(column: str) -> str:
+    """``"aggregate goodput (Mb/s)"`` for ``goodput_bps``: words, then the unit in brackets."""
+    return quantity(column).label()
+
+
+_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+_RATE = re.compile(rf"^\s*{_NUMBER}\s*([kKMGT]?)(?:bps|b/s|bit/s)\s*$")
+_SIZE = re.compile(rf"^\s*{_NUMBER}\s*([kKMG]?)(?:B|bytes?)\s*$")
+_PACKETS = re.compile(rf"^\s*{_NUMBER}\s*(?:p|pkts?|packets?)\s*$")
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def numeric(value: Any) -> float | None:
+    """A swept value as a number in SI units — ``"20Mbps"`` → 2e7 (bit/s), ``"20ms"`` → 0.02 (s),
+    ``"1500B"`` → 1500, ``"100p"`` → 100, a number → itself — or None if it is not a quantity
+    (a name such as ``"cubic"``, a boolean)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return None if isinstance(value, float) and math.isnan(value) else float(value)
+    if not isinstance(value, str):
+        return None
+    for pattern in (_RATE, _SIZE):
+        if m := pattern.match(value):
+            return float(m.group(1)) * _PREFIX[m.group(2)]
+    if m := _PACKETS.match(value):
+        return float(m.group(1))
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    from rttlab import _core
+
+    ns = _core.parse_duration(value.strip())
+    return None if ns is None else ns / 1e9
+
+
+def numeric_values(values: list[Any]) -> list[float] | None:
+    """Every value as a number (:func:`numeric`), or None unless all of them are."""
+    out = [numeric(v) for v in values]
+    return None if any(x is None for x in out) else [float(x) for x in out]  # type: ignore[arg-type]
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures, without an exponent for everyday magnitudes
+    (``0.000633`` → ``0.000633``, ``18925600`` → ``1.89e+07``); NaN as an em dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    if -5 <= magnitude < 6:
+        decimals = max(0, digits - 1 - magnitude)
+        text = f"{value:.{decimals}f}"
+        # Rounding can carry into one more digit (999.7 → "1000"): still 3 significant figures.
+        return text
+    return f"{value:.{digits - 1}e}"
+
+
+def with_unit(value: float, unit: str, digits: int = 3) -> str:
+    """A value in a base unit (``"b/s"``, ``"s"``) with the SI prefix its range asks for:
+    18925600 b/s → ``"18.9 Mb/s"``, 0.0123 s → ``"12.3 ms"``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if unit == "s":
+        steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+    else:
+        steps = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+        steps = [(f, p + unit) for f, p in steps]
+    for factor, name in steps:
+        if abs(value) >= factor:
+            return f"{sig(value / factor, digits)} {name}"
+    factor, name = steps[-1]
+    return f"{sig(value / factor, digits)} {name}"
