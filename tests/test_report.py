@@ -1,8 +1,11 @@
 """`rttlab report`: the HTML opened in headless Chromium (Debian package `chromium`, `make test-deps`)
-renders without console messages, is self-contained, and shows the store's numbers."""
+at 1400 and 900 px renders without console messages or horizontal overflow, is self-contained,
+labels every figure's axes in words, sorts numeric parameters as numbers, and shows the store's
+numbers (checked against SQL over the DuckDB file)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -13,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -22,62 +26,142 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="chromium is not installed (make test-deps installs it; CI has it)")
 
+BW = "topology.bottleneck.bandwidth"
 PER = "topology.bottleneck.error.per"
 
+#: Appended to a copy of the page: measures what overflows the viewport, and any figure text cut
+#: by its own SVG's edge, into an attribute the dumped DOM carries.
+PROBE = """<script>
+(function () {
+  var w = window.innerWidth, bad = [], cut = [];
+  document.querySelectorAll("body *").forEach(function (e) {
+    var inSvg = e.closest("svg") && e.tagName.toLowerCase() !== "svg";
+    var r = e.getBoundingClientRect();
+    if (!inSvg && r.width > 0 && r.right > w + 0.5) bad.push(e.tagName + "." + (e.getAttribute("class") || ""));
+    if (e.tagName.toLowerCase() === "text" && e.textContent.trim()) {
+      var s = e.closest("svg").getBoundingClientRect();
+      if (r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1) cut.push(e.textContent.trim());
+    }
+  });
+  document.body.setAttribute("data-probe", JSON.stringify({scroll: document.documentElement.scrollWidth, inner: w, bad: bad.slice(0, 10), cut: cut.slice(0, 10)}));
+})();
+</script>"""
 
-def open_in_chromium(page: Path) -> tuple[str, list[str]]:
+
+def open_in_chromium(page: Path, width: int = 1400) -> tuple[str, list[str]]:
     """The DOM after scripts ran, and every console message the page produced."""
     r = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri()],
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},900", "--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri()],
         capture_output=True, text=True, timeout=120,
     )
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout, [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
 
 
+def probe(page: Path, width: int) -> dict:
+    copy = page.with_name(f"probe-{width}.html")
+    copy.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    dom, _ = open_in_chromium(copy, width)
+    return json.loads(re.search(r'data-probe="([^"]*)"', dom).group(1).replace("&quot;", '"'))
+
+
 class Numbers(HTMLParser):
+    """data-key → data-value of every number shown (in page order), external references, and the
+    text of every element whose id marks an axis label."""
+
     def __init__(self) -> None:
         super().__init__()
         self.values: dict[str, float] = {}
+        self.order: list[str] = []
         self.external: list[str] = []
+        self.labels: dict[str, str] = {}
+        self._label: str | None = None
+        self.figures: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "data-key" in a:
             self.values[a["data-key"]] = float(a["data-value"])
+            self.order.append(a["data-key"])
         for k in ("src", "href"):
             if a.get(k) and not a[k].startswith("#"):
                 self.external.append(f"{tag} {k}={a[k]}")
         if tag == "link":
             self.external.append("link")
+        if tag == "figure":
+            self.figures.append(a.get("id", ""))
+        if re.search(r"-(x|y)label-\d+$", a.get("id") or ""):
+            self._label = a["id"]
+            self.labels[a["id"]] = ""
+
+    def handle_data(self, data):
+        if self._label is not None:
+            self.labels[self._label] += data
+
+    def handle_endtag(self, tag):
+        if tag == "g":
+            self._label = None
+
+
+def series_files(directory: Path, n: int = 3, samples: int = 300) -> None:
+    rng = np.random.default_rng(7)
+    for i in range(n):
+        rtt = 50 + 5 * i + rng.gamma(2.0, 2.0, samples)
+        rtt[rng.random(samples) < 0.02] += 300
+        (directory / f"series{i}.csv").write_text("\n".join(f"{x:.3f}" for x in rtt) + "\n")
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[Path, Path]:
     out = tmp_path_factory.mktemp("report")
-    spec = out / "loss.toml"
-    spec.write_text(
+    scenario = ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"
+    (out / "bw.toml").write_text(
+        f"""
+[sweep]
+name = "bw"
+scenario = "{scenario}"
+replications = 2
+[set]
+"simulation.duration" = "2s"
+[grid]
+"{BW}" = ["20Mbps", "5Mbps", "10Mbps"]
+"tcp.cc" = ["newreno", "vegas"]
+"""
+    )
+    (out / "loss.toml").write_text(
         f"""
 [sweep]
 name = "loss"
-scenario = "{ROOT / 'examples' / 'scenarios' / 'dumbbell-n10-droptail.toml'}"
-replications = 3
+scenario = "{scenario}"
 [set]
-"simulation.duration" = "5s"
+"simulation.duration" = "2s"
 "topology.bottleneck.error.kind" = "bernoulli"
 [grid]
 "{PER}" = [0.0, 0.01, 1.5]
 """
     )
+    (out / "data").mkdir()
+    series_files(out / "data")
+    (out / "est.toml").write_text('[sweep]\nname = "est"\n[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298", "linux", "quic"]\n')
     db = out / "results.duckdb"
-    r = subprocess.run([*RTTLAB, "sweep", str(spec), "--workers", "1", "--store", str(db)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
+    for name in ("bw", "loss", "est"):
+        r = subprocess.run([*RTTLAB, "sweep", str(out / f"{name}.toml"), "--workers", "1", "--store", str(db)], capture_output=True, text=True, timeout=600)
+        assert r.returncode in (0, 1), r.stderr  # loss's 1.5 fails on purpose
     r = subprocess.run([*RTTLAB, "reproduce", "mathis", "--quick", "--workers", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     page = out / "report.html"
     r = subprocess.run([*RTTLAB, "report", str(db), "-o", str(page)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return page, db
+
+
+@pytest.fixture(scope="module")
+def shown(report) -> Numbers:
+    page, _ = report
+    dom, _ = open_in_chromium(page)
+    parser = Numbers()
+    parser.feed(dom)
+    return parser
 
 
 def test_the_console_check_catches_a_page_that_logs_an_error(tmp_path):
@@ -87,12 +171,21 @@ def test_the_console_check_catches_a_page_that_logs_an_error(tmp_path):
     assert any("broken" in line for line in console) and any("missing" in line for line in console)
 
 
-def test_the_report_renders_in_chromium_without_console_messages(report):
+def test_the_overflow_probe_catches_a_table_wider_than_the_window(tmp_path):
+    wide = tmp_path / "wide.html"
+    wide.write_text("<!DOCTYPE html><html><body><table><tr>" + "<td>wwwwwwwwwwww</td>" * 200 + "</tr></table></body></html>")
+    assert probe(wide, 900)["scroll"] > 900
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_the_report_fits_the_window_without_console_messages_or_cut_labels(report, width):
     page, _ = report
-    dom, console = open_in_chromium(page)
+    _, console = open_in_chromium(page, width)
     assert console == []
-    assert dom.count("<svg") >= 3  # one figure per sweep, one per reproduction
-    assert "Reproduction <code>mathis-quick</code>" in dom
+    p = probe(page, width)
+    assert p["inner"] == width
+    assert p["scroll"] <= width and p["bad"] == [], p
+    assert p["cut"] == [], p  # no title or tick label runs past its figure's edge
 
 
 def test_the_report_is_self_contained(report):
@@ -102,31 +195,73 @@ def test_the_report_is_self_contained(report):
     assert parser.external == []  # no stylesheet, script, image or font from elsewhere
 
 
-def test_every_number_shown_equals_the_stores(report):
-    page, db = report
-    dom, _ = open_in_chromium(page)
-    parser = Numbers()
-    parser.feed(dom)
-    shown = parser.values
+def test_every_figure_has_both_axes_labelled_in_words(shown):
+    assert len(shown.figures) >= 8  # mathis; bw: goodput, utilisation, drops, timeouts; loss; est: front + metrics
+    for fig in shown.figures:
+        for axis in ("x", "y"):
+            label = shown.labels.get(f"{fig}-{axis}label-0", "").strip()
+            assert label, f"{fig}: no {axis} axis label"
+            assert not re.search(r"[a-z]+_[a-z]+", label), f"{fig}: raw column name {label!r}"
+    labels = {v.strip() for v in shown.labels.values()}
+    assert {"bottleneck bandwidth (Mb/s)", "aggregate goodput (Mb/s)", "mean wait W after a loss (s), log scale"} <= labels
+
+
+def test_numeric_parameters_are_sorted_as_numbers(shown):
+    points = [k.split("|")[1] for k in shown.order if k.startswith("bw|") and k.endswith("|goodput_bps|mean")]
+    bandwidths = list(dict.fromkeys(re.search(rf"{re.escape(BW)}=(\w+)", p).group(1) for p in points))
+    assert bandwidths == ["5Mbps", "10Mbps", "20Mbps"]
+
+
+def test_an_evaluate_sweep_shows_its_pareto_front_and_its_inputs_not_seeds(report):
+    page, _ = report
+    text = page.read_text()
+    section = text[text.index('id="sweep-est"') :]
+    section = section[: section.index("<h2", 10)] if "<h2" in section[10:] else section
+    assert "Pareto" in section and "mean wait W after a loss (s), log scale" in section
+    assert "3 input files" in section and "seeds ;" not in text and "seeds ," not in text
+
+
+def test_every_number_shown_equals_the_stores(report, shown):
+    _, db = report
+    values = shown.values
     checked = 0
     with duckdb.connect(str(db), read_only=True) as c:
         # Sweep tables: mean and Student-t half width of each metric per point, from SQL here.
-        for per, n, mean, sd in c.execute(
-            f'SELECT "{PER}", count(*), avg(goodput_bps), stddev_samp(goodput_bps) FROM runs JOIN sweep_runs USING (hash) '
-            "WHERE sweep_runs.sweep = 'loss' AND status = 'ok' GROUP BY 1"
+        for bw, cc, n, mean, sd in c.execute(
+            f'SELECT "{BW}", "tcp.cc", count(*), avg(goodput_bps), stddev_samp(goodput_bps) FROM runs JOIN sweep_runs USING (hash) '
+            "WHERE sweep_runs.sweep = 'bw' AND status = 'ok' GROUP BY 1, 2"
         ).fetchall():
-            key = f"loss|{PER}={per:.4g}|goodput_bps"
-            assert shown[f"{key}|mean"] == pytest.approx(mean, rel=1e-12)
-            assert shown[f"{key}|half_width"] == pytest.approx(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n), rel=1e-9, abs=1e-9)
-            checked += 2
+            key = f"bw|{BW}={bw}, tcp.cc={cc}|goodput_bps"
+            assert values[f"{key}|mean"] == pytest.approx(mean, rel=1e-12)
+            if sd:
+                assert values[f"{key}|half_width"] == pytest.approx(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n), rel=1e-9)
+            checked += 1
+        for est, mean in c.execute(
+            "SELECT runs.estimator, avg(mae_s) FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = 'est' GROUP BY 1"
+        ).fetchall():
+            assert values[f"est|estimator={est}|mae_s|mean"] == pytest.approx(mean, rel=1e-12)
+            checked += 1
         ok, failed = c.execute("SELECT count(*) FILTER (status = 'ok'), count(*) FILTER (status <> 'ok') FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = 'loss'").fetchone()
-        assert (shown["loss|runs|ok"], shown["loss|runs|failed"]) == (ok, failed) == (6, 3)
-        # Reproduction table: exactly the comparisons table.
+        assert (values["loss|runs|ok"], values["loss|runs|failed"]) == (ok, failed) == (2, 1)
+        # Reproduction table: exactly the comparisons table, the interval as its half width.
         for point, metric, ours, lo, hi, published in c.execute("SELECT point, metric, ours, ci_low, ci_high, published FROM comparisons").fetchall():
             key = f"mathis-quick|{point}|{metric}"
-            assert (shown[f"{key}|ours"], shown[f"{key}|ci_low"], shown[f"{key}|ci_high"], shown[f"{key}|published"]) == (ours, lo, hi, published)
-            checked += 4
-    assert checked == 2 * 2 + 2 * 4  # two loss points with runs (1.5 fails), two mathis points
-    # And the rounded text the reader sees is the same number.
-    text = re.search(r'data-key="loss\|topology.bottleneck.error.per=0.01\|goodput_bps\|mean" data-value="([^"]+)">([^<]+)<', dom)
-    assert text and float(text.group(2)) == pytest.approx(float(text.group(1)) / 1e6, rel=1e-3)
+            assert (values[f"{key}|ours"], values[f"{key}|published"]) == (ours, published)
+            assert values[f"{key}|half_width"] == pytest.approx((hi - lo) / 2, rel=1e-12)
+            checked += 1
+    assert checked == 6 + 3 + 2
+
+
+def test_the_text_a_reader_sees_is_the_stored_number_to_three_significant_figures(report):
+    page, _ = report
+    text = page.read_text()
+    m = re.search(r'data-key="bw\|[^"]*5Mbps, tcp.cc=newreno\|goodput_bps\|mean" data-value="([^"]+)">([^<]+)<', text)
+    assert m and m.group(2) == f"{float(m.group(1)) / 1e6:#.3g}".rstrip(".")
+
+
+def test_a_tolerance_is_shown_as_stored_absolute_in_the_metrics_unit():
+    from rttlab.experiments.report import tolerance_text
+
+    assert tolerance_text({"tolerance": 1.0, "tolerance_kind": "absolute"}, 1.0) == "± 1.00 (absolute)"
+    assert tolerance_text({"tolerance": 0.15, "tolerance_kind": "relative"}, 1.0) == "± 15.0 %"
+    assert tolerance_text({"tolerance": 0.15, "tolerance_kind": None}, 1.0) == "± 15.0 %"  # a store older than the column

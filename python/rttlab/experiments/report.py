@@ -1,9 +1,14 @@
 """``rttlab report``: one self-contained HTML file from a results store.
 
-No external resources: CSS and a few lines of script inline, figures as inline SVG (matplotlib).
+No external resources: CSS and a few lines of script inline, figures as inline SVG (matplotlib,
+text kept as ``<text>`` so the labels are in the page). Per sweep: what was varied and what was
+measured, one figure per measured metric against the varied parameters (a numeric parameter on a
+numeric axis, the others as groups), an evaluate sweep's Pareto front, and a table of means with
+their interval as ±. Per reproduction: published beside ours for every claim, with its verdict.
+
 Every number shown carries its exact value in ``data-value`` and what it is in ``data-key``
 (``sweep|point|metric|stat``), so a test (tests/test_report.py, headless Chromium) can check the
-rendered page against the store.
+rendered page against the store; every axis label carries an id ending ``-xlabel``/``-ylabel``.
 """
 
 from __future__ import annotations
@@ -11,34 +16,38 @@ from __future__ import annotations
 import html
 import io
 import math
+from itertools import count
 from typing import Any
 
 from rttlab.experiments.stats import summarise
 from rttlab.experiments.store import RUN_COLUMNS, Store
+from rttlab.trace.labels import numeric, quantity, sig
+from rttlab.trace.palette import EXTENDED, colour
 
-#: Metrics summarised per point (columns of ``runs``), with their display unit and scale.
-METRICS = {
-    "goodput_bps": ("aggregate goodput", "Mb/s", 1e-6),
-    "jain_index": ("Jain index", "", 1.0),
-    "utilisation": ("bottleneck utilisation", "", 1.0),
-    "drops": ("bottleneck drops", "", 1.0),
-    "timeouts": ("timeouts", "", 1.0),
-    # Evaluate jobs (columns of ``scores``, docs/metrics.md).
-    "mae_s": ("MAE of the prediction", "ms", 1e3),
-    "bad_timeout_rate": ("bad-timeout rate", "", 1.0),
-    "wait_mean_s": ("mean wait W", "s", 1.0),
-    "cpu_s": ("CPU per run", "s", 1.0),
-}
+#: Metrics a sweep's runs may carry, in the order they are shown (run columns, then an evaluate
+#: job's scores, docs/metrics.md); words and units from rttlab.trace.labels.
+METRICS = ["goodput_bps", "jain_index", "utilisation", "drops", "timeouts", "mae_s", "bad_timeout_rate", "wait_mean_s"]
+#: Parameters whose values are names with a fixed colour (rttlab.trace.palette).
+NAMED = {"estimator", "tcp.cc", "simulator"}
 
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; margin-top: 2em; } h3 { font-size: 1.05em; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 13px; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; } th { background: #f3f3f3; cursor: pointer; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.no { color: #b00; font-weight: bold; } .yes { color: #070; }
-.meta { color: #555; } figure { margin: 1em 0; } svg { max-width: 100%; height: auto; }
-code { background: #f6f6f6; padding: 0 3px; }
+*, *::before, *::after { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, sans-serif; margin: 2em auto; max-width: 1120px; color: #222; padding: 0 1.2em; }
+h1 { font-size: 1.55em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; margin-top: 2.2em; } h3 { font-size: 1.05em; margin-top: 1.4em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 13px; width: 100%; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 4px 8px; vertical-align: top; overflow-wrap: break-word; }
+td.param { white-space: nowrap; }
+th { background: #f5f5f5; cursor: pointer; text-align: left; font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; } td.num { white-space: nowrap; }
+.pm { color: #666; }
+.no { color: #b00; font-weight: bold; } .yes { color: #070; font-weight: bold; }
+.meta { color: #555; } dl.design { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1em; }
+dl.design dt { font-weight: 600; } dl.design dd { margin: 0; overflow-wrap: anywhere; }
+.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(440px, 1fr)); gap: 1em; }
+figure { margin: 0.6em 0; min-width: 0; } figcaption { color: #555; font-size: 13px; }
+svg { max-width: 100%; height: auto; display: block; }
+code { background: #f6f6f6; padding: 0 3px; overflow-wrap: anywhere; }
+@media (max-width: 1000px) { body { font-size: 14px; } table { font-size: 12px; } th, td { padding: 3px 5px; } .figures { grid-template-columns: 1fr; } }
 """
 
 # Click a header to sort its table (numbers by data-value).
@@ -47,7 +56,7 @@ document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.addEventListener("click", function () {
     var body = th.closest("table").tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
-    var key = function (r) { var c = r.cells[col]; var v = c.getAttribute("data-value"); return v === null ? c.textContent : parseFloat(v); };
+    var key = function (r) { var c = r.cells[col]; var v = c.getAttribute("data-sort"); return v === null ? c.textContent : parseFloat(v); };
     var dir = th.getAttribute("data-dir") === "asc" ? -1 : 1;
     th.setAttribute("data-dir", dir === 1 ? "asc" : "desc");
     rows.sort(function (a, b) { var x = key(a), y = key(b); return (x > y ? 1 : x < y ? -1 : 0) * dir; });
@@ -56,145 +65,348 @@ document.querySelectorAll("table.sortable th").forEach(function (th, col) {
 });
 """
 
+_figure_ids = count(1)
+
 
 def esc(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
+def missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def fmt(v: Any, scale: float = 1.0) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    """A value as shown: numbers to 3 significant figures in their display unit."""
+    if missing(v):
         return "—"
+    if isinstance(v, bool):
+        return str(v).lower()
     if isinstance(v, (int, float)):
-        return f"{v * scale:.4g}"
+        return sig(float(v) * scale)
     return str(v)
 
 
-def num_cell(v: Any, key: str, scale: float = 1.0) -> str:
-    """A number: shown rounded (and scaled to its unit), exact in data-value (unscaled, repr)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return f'<td class="num" data-key="{esc(key)}" data-value="NaN">—</td>'
-    return f'<td class="num" data-key="{esc(key)}" data-value="{float(v)!r}">{fmt(v, scale)}</td>'
+def key_value(v: Any) -> str:
+    """A parameter value in a data-key (floats to 4 significant figures, as before)."""
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def table(headers: list[str], rows: list[str]) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+def number(v: Any, key: str, scale: float = 1.0) -> str:
+    """A number: shown to 3 significant figures in its unit, exact in data-value (stored units)."""
+    value = "NaN" if missing(v) else repr(float(v))
+    return f'<span data-key="{esc(key)}" data-value="{value}">{fmt(v, scale)}</span>'
+
+
+def mean_cell(mean: Any, half: Any, key: str, scale: float) -> str:
+    """``mean ± half width`` in one cell (sorted by the mean)."""
+    sort = "" if missing(mean) else f' data-sort="{float(mean)!r}"'
+    pm = "" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
+    return f'<td class="num"{sort}>{number(mean, key + "|mean", scale)}{pm}</td>'
+
+
+def table(headers: list[tuple[str, bool]], rows: list[str]) -> str:
+    """``headers``: (text, numeric?) per column."""
+    head = "".join(f'<th class="num">{esc(h)}</th>' if n else f"<th>{esc(h)}</th>" for h, n in headers)
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def svg(fig: Any) -> str:
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def label_axes(ax: Any, fig_id: str, k: int = 0) -> None:
+    """Give the axis labels ids the page test finds (``FIG-xlabel-K``)."""
+    ax.xaxis.label.set_gid(f"{fig_id}-xlabel-{k}")
+    ax.yaxis.label.set_gid(f"{fig_id}-ylabel-{k}")
+
+
+def svg(fig: Any) -> str:
+    import matplotlib
+
+    plt = _pyplot()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    # Text as <text>, not glyph paths: the labels are searchable and checked in the DOM.
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "rttlab"}):
+        fig.savefig(buf, format="svg")
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg") :]
 
 
+def figure(fig: Any, fig_id: str, caption: str) -> str:
+    return f'<figure id="{esc(fig_id)}">{svg(fig)}<figcaption>{caption}</figcaption></figure>'
+
+
 def point_label(row: dict[str, Any], by: list[str]) -> str:
-    return ", ".join(f"{k}={fmt(row[k]) if isinstance(row[k], float) else row[k]}" for k in by) or "all runs"
+    return ", ".join(f"{k}={key_value(row[k])}" for k in by) or "all runs"
+
+
+def sort_values(values: list[Any]) -> list[Any]:
+    """Distinct values in order: numerically where every one is a quantity (5Mbps before 20Mbps)."""
+    distinct = list(dict.fromkeys(v for v in values if not missing(v)))
+    nums = [numeric(v) for v in distinct]
+    if all(x is not None for x in nums):
+        return [v for _, v in sorted(zip(nums, distinct), key=lambda p: p[0])]
+    return sorted(distinct, key=str)
+
+
+def design(runs: Any, params: list[str]) -> tuple[list[str], list[str]]:
+    """The varied parameters (more than one value among the runs) and the fixed ones."""
+    by = [c for c in params if runs[c].notna().any() and runs[c].nunique(dropna=True) > 1]
+    fixed = [c for c in params if runs[c].notna().any() and runs[c].nunique(dropna=True) == 1]
+    if runs["simulator"].nunique() > 1:
+        by.append("simulator")
+    return by, fixed
+
+
+def upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def short(column: str) -> str:
+    """A parameter's header: its words (``topology.bottleneck.bandwidth`` → bottleneck bandwidth)."""
+    q = quantity(column)
+    return q.words
+
+
+def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: dict[str, list[Any]], level: float) -> str:
+    """``metric``'s mean (and interval) against the varied parameters: the first numeric one on a
+    numeric axis, one line per combination of the others; with none numeric, a dot plot with the
+    points on the vertical axis."""
+    plt = _pyplot()
+    fig_id = f"fig{next(_figure_ids)}"
+    q = quantity(metric)
+    g = summary[summary["metric"] == metric]
+    numeric_params = [p for p in by if all(numeric(v) is not None for v in values[p])]
+    if numeric_params:
+        x_param = numeric_params[0]
+        others = [p for p in by if p != x_param]
+        xq = quantity(x_param)
+        fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
+        groups = list(g.groupby(others, dropna=False, sort=False)) if others else [((), g)]
+        order = {tuple(k) if isinstance(k, tuple) else (k,): i for i, k in enumerate(_combos(values, others))}
+        groups.sort(key=lambda kv: order.get(kv[0] if isinstance(kv[0], tuple) else (kv[0],), 0))
+        for i, (key, rows) in enumerate(groups):
+            key = key if isinstance(key, tuple) else (key,)
+            rows = rows.assign(_x=[numeric(v) * xq.scale for v in rows[x_param]]).sort_values("_x")
+            name = ", ".join(f"{short(p)} {fmt(v)}" if p not in NAMED else str(v) for p, v in zip(others, key))
+            c = colour(str(key[0])) if others and others[0] in NAMED and len(others) == 1 else EXTENDED[i % len(EXTENDED)]
+            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=rows["half_width"].fillna(0) * q.scale, marker="o", ms=4, lw=1.2, capsize=3, color=c, label=name or None)
+        xs = [numeric(v) for v in values[x_param]]
+        if all(x > 0 for x in xs) and max(xs) / min(xs) >= 20:
+            ax.set_xscale("log")
+        unit = xq.unit or _unit_of(values[x_param])
+        ax.set_xlabel(f"{xq.words} ({unit})" if unit else xq.words)
+        ax.set_ylabel(q.label())
+        if others:
+            fig.legend(title=", ".join(short(p) for p in others), fontsize=7, title_fontsize=7, loc="outside right upper")
+    else:
+        labels = [point_label(r, by) for r in g.to_dict("records")]
+        pretty = [", ".join(str(r[p]) if p in NAMED else f"{short(p)} {fmt(r[p])}" for p in by) for r in g.to_dict("records")]
+        order = sorted(range(len(labels)), key=lambda i: _rank(g.iloc[i], by, values))
+        fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(labels)), layout="constrained")
+        for y, i in enumerate(order):
+            r = g.iloc[i]
+            c = colour(str(r[by[0]])) if by[0] in NAMED else EXTENDED[0]
+            hw = 0 if missing(r["half_width"]) else r["half_width"] * q.scale
+            ax.errorbar([r["mean"] * q.scale], [y], xerr=[hw], fmt="o", ms=5, capsize=3, color=c)
+        ax.set_yticks(range(len(order)), [pretty[i] for i in order], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(q.label())
+        ax.set_ylabel(", ".join(short(p) for p in by))
+    ax.grid(True, color="0.92", lw=0.6)
+    ax.set_title(f"{q.words}: mean and {level:.0%} interval", fontsize=9, loc="left")
+    label_axes(ax, fig_id)
+    return figure(fig, fig_id, f"{esc(upper_first(q.words))} per point of sweep <code>{esc(sweep)}</code> (mean over the replications, bars: {level:.0%} Student-t interval).")
+
+
+def _unit_of(values: list[Any]) -> str:
+    """The unit :func:`numeric` read a parameter's text values in (SI), for an unnamed parameter."""
+    text = [v for v in values if isinstance(v, str)]
+    if not text:
+        return ""
+    v = text[0]
+    if v.rstrip().endswith(("bps", "b/s")):
+        return "b/s"
+    if v.rstrip().endswith("B"):
+        return "B"
+    if v.rstrip().endswith("p"):
+        return "packets"
+    return "s"
+
+
+def _combos(values: dict[str, list[Any]], params: list[str]) -> list[tuple[Any, ...]]:
+    import itertools
+
+    return list(itertools.product(*(values[p] for p in params))) if params else [()]
+
+
+def _rank(row: Any, by: list[str], values: dict[str, list[Any]]) -> tuple[int, ...]:
+    return tuple(values[p].index(row[p]) if row[p] in values[p] else len(values[p]) for p in by)
+
+
+def front_section(ok: Any, sweep: str, by: list[str]) -> str:
+    """An evaluate sweep's Pareto front: per point, bad-timeout rate and W averaged over inputs."""
+    from rttlab.trace.plot import front_figure
+
+    if not {"bad_timeout_rate", "wait_mean_s"} <= set(ok.columns):
+        return ""
+    keys = by or ["estimator"]
+    rows = []
+    for key, g in ok.groupby(keys, dropna=False, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        point = dict(zip(keys, key))
+        label = " ".join([str(point.get("estimator", ""))] + [f"{k.rsplit('.', 1)[-1]}={fmt(v)}" for k, v in point.items() if k != "estimator"]).strip()
+        rows.append({"estimator": label, "bad_timeout_rate": g["bad_timeout_rate"].mean(), "wait_mean_s": g["wait_mean_s"].mean()})
+    fig_id = f"fig{next(_figure_ids)}"
+    fig = front_figure(rows, title=f"{sweep}: means over {ok['name'].nunique()} inputs")
+    label_axes(fig.axes[0], fig_id)
+    return figure(fig, fig_id, "Bad-timeout rate against mean wait W per point (each the mean over the inputs); ◆ the Pareto front.")
 
 
 def sweep_section(store: Store, sweep: str, level: float) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     runs = store.runs(sweep, scores=True)
     params = [c for c in store.columns("runs") if c not in RUN_COLUMNS]
+    replay = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
     ok = runs[runs["status"] == "ok"]
-    by = [c for c in params if runs[c].notna().any() and runs[c].nunique(dropna=True) > 1]
-    if runs["simulator"].nunique() > 1:
-        by.append("simulator")
-    fixed = [c for c in params if runs[c].notna().any() and runs[c].nunique(dropna=True) == 1]
+    by, fixed = design(runs, params)
+    values = {p: sort_values(runs[p].tolist()) for p in by}
+    metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
     out = [f'<h2 id="sweep-{esc(sweep)}">Sweep <code>{esc(sweep)}</code></h2>']
     versions = sorted({f"rttlab {a} / {b}" for a, b in zip(runs["rttlab_version"], runs["simulator_version"].fillna("—"))})
+    if replay:
+        inputs = sorted(runs["name"].dropna().unique())
+        replications = f"replications: {len(inputs)} input file{'s' if len(inputs) != 1 else ''} ({esc(', '.join(str(i).rsplit('/', 1)[-1] for i in inputs[:6]))}{', …' if len(inputs) > 6 else ''})"
+    else:
+        seeds = sorted(runs["seed"].dropna().unique())
+        replications = f"replications: seed{'s' if len(seeds) != 1 else ''} {esc(', '.join(str(int(s)) for s in seeds))}" if seeds else "no seeds recorded"
     out.append(
         f'<p class="meta">{len(runs)} runs: <span data-key="{esc(sweep)}|runs|ok" data-value="{len(ok)}">{len(ok)}</span> ok, '
         f'<span data-key="{esc(sweep)}|runs|failed" data-value="{len(runs) - len(ok)}">{len(runs) - len(ok)}</span> failed; '
-        f"seeds {esc(', '.join(str(s) for s in sorted(runs['seed'].dropna().unique())))}; versions: {esc('; '.join(versions))}; "
-        f"intervals: Student-t, {level:.0%}.</p>"
+        f"{replications}; {esc('; '.join(versions))}; intervals: Student-t, {level:.0%}, over the replications.</p>"
     )
-    if fixed:
-        out.append("<p>Fixed: " + ", ".join(f"<code>{esc(c)}</code> = {esc(runs[c].dropna().iloc[0])}" for c in fixed) + "</p>")
+    items = []
     if by:
-        out.append("<p>Varied: " + ", ".join(f"<code>{esc(c)}</code> ({runs[c].nunique()} values)" for c in by) + "</p>")
-    metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
+        items.append("<dt>Varied</dt><dd>" + "; ".join(f"{esc(short(p))} (<code>{esc(p)}</code>): {esc(', '.join(fmt(v) for v in values[p]))}" for p in by) + "</dd>")
+    if fixed:
+        items.append("<dt>Fixed</dt><dd>" + "; ".join(f"{esc(short(c))} = {esc(fmt(runs[c].dropna().iloc[0]))}" for c in fixed) + "</dd>")
+    items.append("<dt>Measured</dt><dd>" + (esc("; ".join(quantity(m).label() for m in metrics)) or "nothing (no successful run)") + "</dd>")
+    out.append(f'<dl class="design">{"".join(items)}</dl>')
     if len(ok):
         summary = summarise(ok, by, metrics, level)
+        figures = []
+        if replay:
+            figures.append(front_section(ok, sweep, by))
+        # A metric that is the same at every point (one flow's Jain index) gets a sentence, not a figure.
+        constant = [m for m in metrics if ok[m].nunique(dropna=True) == 1]
+        if by:
+            figures += [metric_figure(summary, sweep, m, by, values, level) for m in metrics if m not in constant]
+        if constant:
+            out.append("<p>The same in every run: " + "; ".join(f"{esc(quantity(m).words)} = {esc(fmt(ok[m].dropna().iloc[0], quantity(m).scale))}{' ' + esc(quantity(m).unit) if quantity(m).unit else ''}" for m in constant) + ".</p>")
+        if figures:
+            out.append('<div class="figures">' + "".join(figures) + "</div>")
         rows = []
-        for _, g in summary.groupby(by, dropna=False, sort=True) if by else [((), summary)]:
+        groups = [(k, g) for k, g in summary.groupby(by, dropna=False, sort=False)] if by else [((), summary)]
+        groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
+        for _, g in groups:
             first = g.iloc[0].to_dict()
             label = point_label(first, by)
-            cells = [f"<td>{esc(label)}</td>", f'<td class="num">{int(g["n"].max())}</td>']
+            cells = [f'<td class="param">{esc(fmt(first[p]))}</td>' for p in by]
+            cells.append(f'<td class="num">{int(g["n"].max())}</td>')
             for m in metrics:
                 r = g[g["metric"] == m].iloc[0].to_dict()
-                scale = METRICS[m][2]
-                key = f"{sweep}|{label}|{m}"
-                cells += [num_cell(r["mean"], f"{key}|mean", scale), num_cell(r["half_width"], f"{key}|half_width", scale)]
+                cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale))
             rows.append(f"<tr>{''.join(cells)}</tr>")
-        headers = ["point", "n"]
-        for m in metrics:
-            name, unit, _ = METRICS[m]
-            headers += [f"{name}{f' ({unit})' if unit else ''}", f"± {level:.0%} CI"]
-        out.append(table(headers, rows))
-        # Figure: goodput per point with its interval.
-        g = summary[summary["metric"] == "goodput_bps"].reset_index(drop=True)
-        if len(g):
-            fig, ax = plt.subplots(figsize=(8, 3.6), constrained_layout=True)
-            labels = [point_label(r, by) for r in g.to_dict("records")]
-            err = g["half_width"].fillna(0) / 1e6
-            ax.errorbar(range(len(g)), g["mean"] / 1e6, yerr=err, fmt="o", capsize=3)
-            ax.set_xticks(range(len(g)), labels, rotation=30 if len(g) > 3 else 0, ha="right" if len(g) > 3 else "center", fontsize=7)
-            ax.set_ylabel("aggregate goodput (Mb/s)")
-            ax.set_title(f"{sweep}: mean and {level:.0%} CI over seeds", fontsize=9)
-            out.append(f"<figure>{svg(fig)}<figcaption>Aggregate goodput per point (mean, {level:.0%} Student-t interval).</figcaption></figure>")
+        headers = [(short(p), False) for p in by] + [("n", True)] + [(quantity(m).label(), True) for m in metrics]
+        out.append(f"<h3>Means per point, ± the {level:.0%} interval</h3>" + table(headers, rows))
     failed = runs[runs["status"] != "ok"]
     if len(failed):
         rows = [
-            f"<tr><td><code>{esc(r['hash'][:12])}</code></td><td>{esc(point_label(r, by))}</td><td>{esc(r['seed'])}</td><td>{esc(r['error_kind'])}</td><td>{esc(r['error'])}</td></tr>"
+            f"<tr><td><code>{esc(r['hash'][:12])}</code></td><td>{esc(point_label(r, by))}</td><td>{esc(fmt(r['seed']) if not replay else str(r['name']).rsplit('/', 1)[-1])}</td><td>{esc(r['error_kind'])}</td><td>{esc(r['error'])}</td></tr>"
             for r in failed.to_dict("records")
         ]
-        out.append("<h3>Failed runs</h3>" + table(["run", "point", "seed", "error", "message"], rows))
+        out.append("<h3>Failed runs</h3>" + table([("run", False), ("point", False), ("input" if replay else "seed", False), ("error", False), ("message", False)], rows))
     return "\n".join(out)
 
 
+def metric_of(name: str) -> tuple[str, float, bool]:
+    """A comparison's metric in words with its unit, the display scale, and whether it is a ratio."""
+    if name.endswith(" ratio"):
+        return f"{quantity(name.removesuffix(' ratio')).words} ratio", 1.0, True
+    q = quantity(name)
+    return q.label(), q.scale, False
+
+
+def tolerance_text(r: dict[str, Any], scale: float) -> str:
+    """The tolerance as stored: relative in %, absolute in the metric's unit, a claim's threshold."""
+    kind = r.get("tolerance_kind") or "relative"
+    t = r["tolerance"]
+    if kind == "absolute":
+        return f"± {fmt(t, scale)} (absolute)"
+    if kind == "at least":
+        return f"≥ −{fmt(t * 100)} %"
+    if kind == "threshold":
+        return "claim's bound"
+    return f"± {fmt(t * 100)} %"
+
+
 def comparison_section(store: Store, reproduction: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
+    cols = store.columns("comparisons")
     c = store.query("SELECT * FROM comparisons WHERE reproduction = ? ORDER BY point", [reproduction])
+    if "tolerance_kind" not in cols:
+        c["tolerance_kind"] = None
+    matched = int(c["matched"].sum())
     out = [f'<h2 id="reproduction-{esc(reproduction)}">Reproduction <code>{esc(reproduction)}</code>: published vs ours</h2>']
+    verdict_class = "yes" if matched == len(c) else "no"
+    out.append(f'<p class="{verdict_class}"><span data-key="{esc(reproduction)}|claims|matched" data-value="{matched}">{matched}</span> of {len(c)} published numbers matched within their tolerance.</p>')
     rows = []
     for r in c.to_dict("records"):
         key = f"{reproduction}|{r['point']}|{r['metric']}"
-        diff = r["ours"] / r["published"] - 1 if r["published"] else math.nan
-        verdict = '<td class="yes">yes</td>' if r["matched"] else '<td class="no">NO</td>'
+        words, scale, _ = metric_of(r["metric"])
+        kind = r.get("tolerance_kind") or "relative"
+        if kind == "absolute":
+            diff = number(r["ours"] - r["published"], key + "|diff", scale)
+        else:
+            d = r["ours"] / r["published"] - 1 if r["published"] else math.nan
+            diff = number(d * 100, key + "|diff_pct") + (" %" if not missing(d) else "")
+        half = (r["ci_high"] - r["ci_low"]) / 2 if not (missing(r["ci_low"]) or missing(r["ci_high"])) else math.nan
+        ours = number(r["ours"], key + "|ours", scale) + ("" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>')
+        verdict = '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
         rows.append(
-            f"<tr><td>{esc(r['point'])}</td><td>{esc(r['metric'])}</td>{num_cell(r['ours'], key + '|ours')}{num_cell(r['ci_low'], key + '|ci_low')}"
-            f"{num_cell(r['ci_high'], key + '|ci_high')}<td class=\"num\">{r['n']}</td>{num_cell(r['published'], key + '|published')}"
-            f"<td>{esc(r['source'])}</td>{num_cell(diff * 100, key + '|diff_pct')}<td class=\"num\">±{r['tolerance']:.0%}</td>{verdict}</tr>"
+            f"<tr><td>{esc(r['point'])}</td><td>{esc(words)}</td><td class=\"num\">{number(r['published'], key + '|published', scale)}</td>"
+            f"<td>{esc(r['source'])}</td><td class=\"num\">{ours}</td><td class=\"num\">{r['n']}</td><td class=\"num\">{diff}</td>"
+            f"<td class=\"num\">{esc(tolerance_text(r, scale))}</td>{verdict}</tr>"
         )
-    out.append(table(["point", "metric", "ours (mean)", "CI low", "CI high", "n", "published", "source", "diff %", "tolerance", "matched"], rows))
-    missed = c[~c["matched"]]
-    if len(missed):
-        out.append('<p class="no">Not matched: ' + "; ".join(esc(p) for p in missed["point"]) + "</p>")
-    else:
-        out.append('<p class="yes">Every point matched within its tolerance.</p>')
-    if len(c):
-        fig, ax = plt.subplots(figsize=(8, 3.6), constrained_layout=True)
-        x = range(len(c))
-        lo = (c["ours"] - c["ci_low"]).fillna(0)
-        hi = (c["ci_high"] - c["ours"]).fillna(0)
-        ax.errorbar(x, c["ours"], yerr=[lo, hi], fmt="o", capsize=3, label="ours (mean, CI)")
-        ax.plot(x, c["published"], "s", mfc="none", label="published / peer")
-        ax.set_xticks(list(x), list(c["point"]), rotation=30, ha="right", fontsize=7)
-        ax.set_ylabel(str(c["metric"].iloc[0]))
-        ax.legend(fontsize=8)
-        out.append(f"<figure>{svg(fig)}<figcaption>Ours beside the published numbers.</figcaption></figure>")
+    out.append(table([("claim / point", False), ("metric", False), ("published", True), ("source", False), ("ours ± CI", True), ("n", True), ("difference", True), ("tolerance", True), ("verdict", False)], rows))
+    figures = []
+    for metric, g in c.groupby("metric", sort=False):
+        words, scale, ratio = metric_of(metric)
+        g = g.reset_index(drop=True)
+        fig_id = f"fig{next(_figure_ids)}"
+        fig, ax = plt.subplots(figsize=(6.4, 1.0 + 0.32 * len(g)), layout="constrained")
+        y = list(range(len(g)))
+        lo = ((g["ours"] - g["ci_low"]).fillna(0) * scale).tolist()
+        hi = ((g["ci_high"] - g["ours"]).fillna(0) * scale).tolist()
+        ax.errorbar(g["ours"] * scale, y, xerr=[lo, hi], fmt="o", ms=5, capsize=3, color=colour("rttlab"), label="ours (mean, CI)")
+        ax.plot(g["published"] * scale, y, "s", mfc="none", color=colour("ns3"), label="published")
+        if ratio:
+            ax.axvline(1.0, color="0.6", lw=0.6, ls="--")
+        ax.set_yticks(y, list(g["point"]), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel(words)
+        ax.set_ylabel("claim / point")
+        ax.grid(True, axis="x", color="0.92", lw=0.6)
+        fig.legend(fontsize=7, loc="outside upper right", ncols=2)
+        label_axes(ax, fig_id)
+        figures.append(figure(fig, fig_id, f"{esc(upper_first(words))}: ours (dot, interval) beside the published number (square)."))
+    out.append('<div class="figures">' + "".join(figures) + "</div>")
     return "\n".join(out)
 
 
@@ -207,13 +419,19 @@ def render(store: Store, sweep: str | None = None, level: float = 0.95, title: s
     if sweep:
         reproductions = [r for r in reproductions if r == sweep]
     body = [f"<h1>{esc(title or f'rttlab report: {store.path.name}')}</h1>"]
-    body.append(f'<p class="meta">Store <code>{esc(store.path)}</code>; written by rttlab {esc(__version__)}. Sweeps: ' + ", ".join(f'<a href="#sweep-{esc(s)}">{esc(s)}</a>' for s in sweeps) + ".</p>")
+    links = ", ".join(f'<a href="#reproduction-{esc(r)}">{esc(r)}</a>' for r in reproductions)
+    body.append(
+        f'<p class="meta">Store <code>{esc(store.path)}</code>; written by rttlab {esc(__version__)}. Sweeps: '
+        + ", ".join(f'<a href="#sweep-{esc(s)}">{esc(s)}</a>' for s in sweeps)
+        + (f". Reproductions: {links}" if links else "")
+        + ". Numbers to 3 significant figures; hover a column header and click to sort.</p>"
+    )
     for r in reproductions:
         body.append(comparison_section(store, r))
     for s in sweeps:
         body.append(sweep_section(store, s, level))
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title or 'rttlab report')}</title><style>{CSS}</style></head><body>\n"
         + "\n".join(body)
         + f"\n<script>{SCRIPT}</script>\n</body></html>\n"

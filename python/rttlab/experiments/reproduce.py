@@ -310,6 +310,7 @@ class Reproduction:
                     "n": int(r["n"]),
                     "diff": diff,
                     "tolerance": float(abs_tolerance) if abs_tolerance is not None else tolerance,
+                    "tolerance_kind": "absolute" if abs_tolerance is not None else "at least" if at_least else "relative",
                     "matched": bool(matched),
                     "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"]) if not math.isnan(r["ci_low"]) else False,
                 }
@@ -364,6 +365,7 @@ class Reproduction:
                     "n": t["n"],
                     "diff": diff,
                     "tolerance": self.tolerance,
+                    "tolerance_kind": "relative",
                     # require_direction: within tolerance *and* on the published side of 1.
                     "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance and (direction == "same" or not self.meta.get("require_direction"))),
                     "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"]) if not math.isnan(t["ci_low"]) else False,
@@ -423,7 +425,7 @@ class Reproduction:
         return {
             "point": point, "params": params, "metric": f"{c['metric']} ratio", "published": threshold, "source": source,
             "ours": ratio, "ci_low": math.nan, "ci_high": math.nan, "n": int(n),
-            "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "matched": matched, "inside_ci": False,
+            "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "tolerance_kind": "threshold", "matched": matched, "inside_ci": False,
         }
 
     def trace_spec(self, metric: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -146,6 +146,10 @@ class Store:
             "published DOUBLE, source VARCHAR, ours DOUBLE, ci_low DOUBLE, ci_high DOUBLE, n BIGINT, "
             "tolerance DOUBLE, matched BOOLEAN, PRIMARY KEY (reproduction, point, metric))"
         )
+        # What `tolerance` is (a store written before this column reads NULL: relative): relative
+        # (|ours / published − 1|), absolute (|ours − published|, in the metric's unit), at least
+        # (ours ≥ published·(1 − tolerance)) or threshold (a claim's inequality, no tolerance).
+        self.db.execute("ALTER TABLE comparisons ADD COLUMN IF NOT EXISTS tolerance_kind VARCHAR")
 
     def close(self) -> None:
         self.db.close()
@@ -343,8 +347,9 @@ class Store:
             self.db.execute("DELETE FROM comparisons WHERE reproduction = ?", [reproduction])
             for r in rows:
                 self.db.execute(
-                    "INSERT INTO comparisons VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [reproduction, r["point"], r["metric"], r["published"], r["source"], r["ours"], r["ci_low"], r["ci_high"], r["n"], r["tolerance"], r["matched"]],
+                    "INSERT INTO comparisons BY NAME SELECT ? AS reproduction, ? AS point, ? AS metric, ? AS published, ? AS source, ? AS ours, "
+                    "? AS ci_low, ? AS ci_high, ? AS n, ? AS tolerance, ? AS matched, ? AS tolerance_kind",
+                    [reproduction, r["point"], r["metric"], r["published"], r["source"], r["ours"], r["ci_low"], r["ci_high"], r["n"], r["tolerance"], r["matched"], r.get("tolerance_kind", "relative")],
                 )
             self.db.execute("COMMIT")
         except BaseException:

@@ -135,12 +135,13 @@ def sig(value: float, digits: int = 3) -> str:
         return "—"
     if value == 0:
         return "0"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    # Round first, then read the magnitude: 0.09999 rounds to 0.100, not "0.1000".
+    value = float(f"{value:.{digits - 1}e}")
     magnitude = math.floor(math.log10(abs(value)))
     if -5 <= magnitude < 6:
-        decimals = max(0, digits - 1 - magnitude)
-        text = f"{value:.{decimals}f}"
-        # Rounding can carry into one more digit (999.7 → "1000"): still 3 significant figures.
-        return text
+        return f"{value:.{max(0, digits - 1 - magnitude)}f}"
     return f"{value:.{digits - 1}e}"
 
 
