@@ -124,10 +124,10 @@ def test_an_evaluate_sweep_stores_the_scores_rttlab_evaluate_gives_and_summarise
         assert (simulator, status) == ("replay", "ok")
         assert (mae, bad, wait, samples) == (want["mae_s"], want["bad_timeout_rate"], want["wait_mean_s"], want["samples"])
 
-    summary = run_cli("results", "summary", "--store", db, "--level", "0.9", "--json")
+    summary = run_cli("results", "summary", "--store", db, "--level", "0.9", "--interval", "t", "--json")
     assert summary.returncode == 0, summary.stderr
     doc = json.loads(summary.stdout)
-    assert doc["by"] == ["estimator", "linux.rto_min"]
+    assert doc["by"] == ["estimator", "linux.rto_min"] and doc["interval"] == "student-t"
     assert {r["metric"] for r in doc["rows"]} == {"mae_s", "bad_timeout_rate", "wait_mean_s"}
     linux5 = next(r for r in doc["rows"] if r["estimator"] == "linux" and r["linux.rto_min"] == "5ms" and r["metric"] == "wait_mean_s")
     direct = [rttlab.evaluate(f, [Spec("linux", {"rto_min": "5ms"})], by=None).rows[0]["wait_mean_s"] for f in files]

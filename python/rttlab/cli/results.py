@@ -1,4 +1,4 @@
-"""``rttlab results``: SQL over the store, and Student-t summaries per parameter point."""
+"""``rttlab results``: SQL over the store, and summaries per parameter point with paired differences."""
 
 from __future__ import annotations
 
@@ -57,16 +57,17 @@ def fmt(v: Any, unit: str | None = None) -> str:
     return number(v)
 
 
-def show(frame: Any, title: str | None = None) -> None:
+def show(frame: Any, title: str | None = None, numeric: set[str] = frozenset()) -> None:
     """A frame as a table fitted to the terminal. In a summary (a ``metric`` column) the value
-    columns take the unit of the row's metric; elsewhere a column's unit is its name's."""
+    columns take the unit of the row's metric; elsewhere a column's unit is its name's. Columns
+    in ``numeric`` (numbers already written as text) are right-aligned like numbers."""
     from rich.markup import escape
 
     from rttlab.cli.table import Col, show as show_table
 
     summary = "metric" in frame.columns and "mean" in frame.columns
     columns = [str(c) for c in frame.columns]
-    cols = [Col(escape(c), "right" if frame[c].dtype.kind in "iufb" else "left", PRIORITY.get(c, 0) if summary else 0) for c in columns]
+    cols = [Col(escape(c), "right" if frame[c].dtype.kind in "iufb" or c in numeric else "left", PRIORITY.get(c, 0) if summary else 0) for c in columns]
     rows = []
     for row in frame.itertuples(index=False):
         metric_unit = unit_of(str(getattr(row, "metric", ""))) if summary else None
@@ -117,20 +118,25 @@ def query(
 
 @app.command("summary")
 def summary(
-    by: list[str] = typer.Option([], "--by", help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: the sweep's parameters."),
-    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate runs mae_s, bad_timeout_rate and wait_mean_s."),
+    by: list[str] = typer.Option([], "--by", help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: every parameter the selection varies. Varied parameters left out are pooled, and the output says so.", show_default=False),
+    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate runs mae_s, bad_timeout_rate and wait_mean_s.", show_default=False),
     sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t interval."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."),
+    interval: str = typer.Option(None, "--interval", help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric) [default: t over seeds, bootstrap over an evaluate sweep's input files].", show_default=False),
+    baseline: list[str] = typer.Option([], "--baseline", help="KEY=VALUE: the point the paired table compares every other point with, per seed (or per input file); repeatable; a bare VALUE names a value of a grouped key. Default: estimator=rfc6298 for evaluate runs, else the first value of the first grouped key.", show_default=False),
     store: Path = STORE,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print CSV: one row per point and metric, every column (values in the metric's unit: s, b/s, ...)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric, and the paired differences."),
+    as_csv: bool = typer.Option(False, "--csv", help="Print CSV: one row per point and metric (table = summary), then the paired differences (table = paired); every column, values in the metric's unit (s, b/s, ...)."),
 ) -> None:
-    """Print each metric's mean, standard deviation and confidence interval per parameter point.
+    """Print each metric's mean, standard deviation and confidence interval per parameter point, and each point's paired difference from a baseline.
 
-    Over the successful runs (seeds, or an evaluate job's input files, are the replications);
-    Student-t intervals at --level."""
+    The successful runs are grouped by every parameter they vary (or by --by; the varied
+    parameters left out are pooled, and the output names them). The replications are the seeds,
+    or an evaluate sweep's input files. Where the design is paired — every point run on the same
+    seeds or the same input files — a second table gives each point minus the baseline point,
+    pair by pair, with the Student-t interval of those differences."""
     from rttlab.cli.common import one_format
-    from rttlab.experiments.stats import summarise
+    from rttlab.experiments.stats import paired, summarise, summarise_bootstrap
     from rttlab.experiments.store import RUN_COLUMNS
 
     one_format(as_json, as_csv)
@@ -141,15 +147,17 @@ def summary(
         cols = s.columns("runs")
     runs = runs[runs["status"] == "ok"]
     params = [c for c in cols if c not in RUN_COLUMNS]
+    # Evaluate runs (replays of trace files) are scored, not simulated; their files replicate.
+    replays = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
+    pair_on = "name" if replays else "seed"
     if not metric:
-        # Evaluate runs (replays of trace files) are scored, not simulated.
-        replays = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
         metric = ["mae_s", "bad_timeout_rate", "wait_mean_s"] if replays else ["goodput_bps"]
+    varied = [c for c in params if runs[c].nunique(dropna=True) > 1]
+    if runs["simulator"].nunique() > 1:
+        varied.append("simulator")
+    told = bool(by)
     if not by:
-        # The parameters this selection varies, plus the simulator where more than one ran.
-        by = [c for c in params if runs[c].nunique(dropna=True) > 1]
-        if runs["simulator"].nunique() > 1:
-            by.append("simulator")
+        by = list(varied)
     for k in by:
         if k not in runs.columns:
             fail(f"--by {k}: no such column (parameters: {', '.join(params) or 'none'})")
@@ -158,14 +166,103 @@ def summary(
             fail(f"--metric {m}: no such column of runs or scores")
         if runs[m].dtype.kind not in "iufb":
             fail(f"--metric {m}: not a numeric column")
-    table = summarise(runs, by, metric, level)
+    if interval is None:
+        interval = "bootstrap" if replays else "t"
+    if interval not in ("t", "bootstrap"):
+        fail(f"--interval: '{interval}' is not t or bootstrap")
+    pooled = [c for c in varied if c not in by]
+    table = (summarise_bootstrap if interval == "bootstrap" else summarise)(runs, by, metric, level)
+    # Paired table: each point against the baseline, pair by pair (the pooled parameters are
+    # part of the pair, so a pooled point is never compared with another pooled point's run).
+    base = parse_baseline(baseline, by, runs, replays)
+    pairs = None
+    if base is not None:
+        pairs = paired(runs, by, metric, base, [pair_on, *pooled], level)
+    what = "input file" if replays else "seed"
+    how = f"{level:.0%} percentile bootstrap of the mean over the {what}s (10 000 resamples, seeded)" if interval == "bootstrap" else f"{level:.0%} Student-t over the {what}s"
     if as_json:
-        print_json({"schema": "rttlab.summary/1", "level": level, "by": by, "rows": records(table)})
+        doc = {"schema": "rttlab.summary/1", "level": level, "by": by, "pooled": pooled, "replications": what, "interval": "bootstrap-percentile" if interval == "bootstrap" else "student-t", "rows": records(table)}
+        if pairs is not None:
+            doc["paired"] = {"baseline": base, "pair_on": [what, *pooled], "interval": "student-t", "rows": records(pairs)}
+        print_json(doc)
         return
     if as_csv:
-        show_csv(table)
+        import pandas as pd
+
+        show_csv(pd.concat([table.assign(table="summary"), *([pairs.assign(table="paired")] if pairs is not None else [])], ignore_index=True))
         return
-    show(table, title=f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}; {level:.0%} Student-t intervals")
+    grouped = ", ".join(by) if by else "nothing (every run one group)"
+    console.print(f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}", highlight=False)
+    console.print(f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"), highlight=False)
+    console.print(f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)" if pooled else "pooled over: nothing", highlight=False)
+    console.print(f"intervals: {how}", highlight=False)
+    show(readable(table, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
+    if pairs is not None and len(pairs):
+        console.print(f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}" + (f" and pooled value ({', '.join(pooled)})" if pooled else "") + f"; {level:.0%} Student-t over the pairs", highlight=False)
+        show(readable(pairs, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
+
+
+def parse_baseline(items: list[str], by: list[str], runs: Any, replays: bool) -> dict[str, Any] | None:
+    """The baseline point as {key: value}: from --baseline (KEY=VALUE, or a bare VALUE of the
+    first grouped key that has it), else estimator=rfc6298 for evaluate
+    runs, else the first value (numerically sorted) of the first grouped key; None when nothing
+    is grouped."""
+    from rttlab.trace.labels import numeric
+
+    if not by:
+        if items:
+            fail("--baseline: nothing is grouped, so there is no other point to compare")
+        return None
+    base: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:  # a bare value: the first grouped key that has it
+            value = item
+            key = next((k for k in by if runs[k].astype(str).eq(item).any()), by[0])
+        if key not in by:
+            fail(f"--baseline {item}: {key} is not grouped (grouped: {', '.join(by)})")
+        if not runs[key].astype(str).eq(value).any() and not any(numeric(v) is not None and numeric(v) == numeric(value) for v in runs[key].dropna().unique()):
+            fail(f"--baseline {item}: no run has {key}={value}")
+        base[key] = value
+    if base:
+        return base
+    if replays and "estimator" in by and (runs["estimator"] == "rfc6298").any():
+        return {"estimator": "rfc6298"}
+    values = [v for v in runs[by[0]].dropna().unique()]
+    nums = [numeric(v) for v in values]
+    first = min(zip(nums, values), key=lambda p: p[0])[1] if all(n is not None for n in nums) else sorted(values, key=str)[0]
+    return {by[0]: first.item() if hasattr(first, "item") else first}
+
+
+def metric_text(metric: str, v: Any) -> str:
+    """A metric's value with its unit chosen for its range: 18925600 b/s → 18.9 Mb/s."""
+    from rttlab.trace.labels import sig, with_unit
+
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if metric.endswith("_bps"):
+        return with_unit(float(v), "b/s")
+    if metric.endswith("_s"):
+        return with_unit(float(v), "s")
+    return sig(float(v))
+
+
+def readable(frame: Any, by: list[str], drop: list[str]) -> Any:
+    """A summary as the terminal shows it: mean, std and the interval (low … high) in each
+    metric's unit; the exact numbers are in --json."""
+    import pandas as pd
+
+    from rttlab.trace.labels import sort_key
+
+    out = []
+    # Points in numeric order of their parameters (5Mbps before 20Mbps), metrics as asked.
+    records = sorted(frame.to_dict("records"), key=lambda r: tuple(sort_key(r[k]) for k in by))
+    for r in records:
+        m = r["metric"]
+        lo, hi = r["ci_low"], r["ci_high"]
+        ci = "—" if lo is None or (isinstance(lo, float) and math.isnan(lo)) else f"{metric_text(m, lo)} … {metric_text(m, hi)}"
+        out.append({**{k: r[k] for k in by}, "metric": m, "n": str(int(r["n"])), "mean": metric_text(m, r["mean"]), "std": metric_text(m, r["std"]), "interval": ci})
+    return pd.DataFrame(out, columns=[*by, "metric", "n", "mean", "std", "interval"])
 
 
 def register(root: typer.Typer) -> None:

@@ -1,4 +1,6 @@
-"""Summaries of replicated runs: mean, sample standard deviation and a Student-t confidence interval.
+"""Summaries of replicated runs: mean, sample standard deviation and a Student-t confidence interval;
+a percentile bootstrap interval (bounded by the values: for non-negative metrics over few inputs);
+and paired differences from a baseline point (per seed or per input file).
 
 For n runs of one parameter point with mean x̄ and sample standard deviation s (n − 1 in the
 denominator), the two-sided interval at level L is x̄ ± t_{(1+L)/2, n−1} · s/√n — the usual
@@ -43,3 +45,83 @@ def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: floa
         for m in metrics:
             rows.append({**dict(zip(by, key)), "metric": m, **t_interval(g[m].tolist(), level), "level": level})
     return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+
+
+def bootstrap_interval(values: Sequence[float], level: float = 0.95, resamples: int = 10_000, seed: int = 0) -> dict[str, float]:
+    """n, mean, std and a percentile bootstrap interval of the mean (Efron & Tibshirani, *An
+    Introduction to the Bootstrap*, 1993, §13.3): the (1 − L)/2 and (1 + L)/2 quantiles of the
+    means of ``resamples`` resamples drawn with replacement (seeded: the same numbers every run).
+    Its ends are means of the values themselves, so it never leaves their range — never below 0
+    for a non-negative metric such as an MAE, where a Student-t interval over a few skewed values
+    can be. With few values it is too narrow (it cannot see beyond them): for comparing two
+    points use :func:`paired`. NaN where undefined (fewer than two values)."""
+    import numpy as np
+
+    xs = np.array([float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))])
+    t = t_interval(xs.tolist(), level)
+    if len(xs) < 2:
+        return t
+    means = np.random.default_rng(seed).choice(xs, size=(resamples, len(xs)), replace=True).mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return {**t, "half_width": math.nan, "ci_low": float(lo), "ci_high": float(hi)}
+
+
+def summarise_bootstrap(frame: Any, by: Sequence[str], metrics: Sequence[str], level: float = 0.95):
+    """:func:`summarise` with :func:`bootstrap_interval` in place of the Student-t interval."""
+    import pandas as pd
+
+    rows = []
+    groups = frame.groupby(list(by), dropna=False, sort=True) if by else [((), frame)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for m in metrics:
+            rows.append({**dict(zip(by, key)), "metric": m, **bootstrap_interval(g[m].tolist(), level), "level": level})
+    return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    """A stored value equals a baseline's (given as text on the command line, or typed)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return wanted is None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return math.isclose(float(value), float(wanted), rel_tol=1e-9)
+        except (TypeError, ValueError):
+            return False
+    return str(value) == str(wanted)
+
+
+def paired(frame: Any, by: Sequence[str], metrics: Sequence[str], baseline: dict[str, Any], pair_on: Sequence[str], level: float = 0.95):
+    """Paired differences from a baseline point: for each point of ``by`` other than the
+    baseline, the runs of the point and of its reference — the baseline's values for the keys
+    ``baseline`` names, the point's own for the other ``by`` keys the baseline's runs have (an
+    estimator's own parameter, NULL on another estimator's runs, is not matched) — joined on
+    ``pair_on`` (the seed, or an evaluate run's input file, plus whatever is pooled), and the
+    Student-t interval of the per-pair difference point − reference (the paired t interval, e.g.
+    Jain 1991 §13.4.1). Differences cancel what the pair shares (the trace, the random streams),
+    so they show what the point changes where per-point intervals overlap. One row per point and
+    metric: the ``by`` values, ``metric``, ``baseline`` (text), ``n`` (pairs), ``mean``, ``std``,
+    ``half_width``, ``ci_low``, ``ci_high``, ``level``."""
+    import pandas as pd
+
+    by, pair_on = list(by), list(pair_on)
+    base_mask = frame.apply(lambda r: all(_matches(r[k], v) for k, v in baseline.items()), axis=1) if len(frame) else pd.Series([], dtype=bool)
+    base = frame[base_mask]
+    label = ", ".join(f"{k}={v}" for k, v in baseline.items())
+    rows = []
+    if not len(base):
+        return pd.DataFrame(rows, columns=[*by, "metric", "baseline", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+    matched_keys = [k for k in by if k not in baseline and base[k].notna().any()]
+    for key, g in frame[~base_mask].groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        point = dict(zip(by, key))
+        ref = base
+        for k in matched_keys:
+            ref = ref[ref[k].apply(lambda v, want=point[k]: _matches(v, want) if not (isinstance(want, float) and math.isnan(want)) else v is None or (isinstance(v, float) and math.isnan(v)))]
+        if not len(ref):
+            continue
+        joined = g[[*pair_on, *metrics]].merge(ref[[*pair_on, *metrics]], on=pair_on, suffixes=("", "_ref"))
+        for m in metrics:
+            diffs = (joined[m] - joined[f"{m}_ref"]).tolist()
+            rows.append({**point, "metric": m, "baseline": label, **t_interval(diffs, level), "level": level})
+    return pd.DataFrame(rows, columns=[*by, "metric", "baseline", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])

@@ -150,6 +150,8 @@ def with_unit(value: float, unit: str, digits: int = 3) -> str:
     18925600 b/s → ``"18.9 Mb/s"``, 0.0123 s → ``"12.3 ms"``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
+    if value == 0:
+        return f"0 {unit}"
     if unit == "s":
         steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
     else:
@@ -160,3 +162,12 @@ def with_unit(value: float, unit: str, digits: int = 3) -> str:
             return f"{sig(value / factor, digits)} {name}"
     factor, name = steps[-1]
     return f"{sig(value / factor, digits)} {name}"
+
+
+def sort_key(value: Any) -> tuple[int, float, str]:
+    """Orders a parameter's values: quantities by their number (5Mbps before 20Mbps), then
+    names alphabetically, missing values last."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return (2, 0.0, "")
+    x = numeric(value)
+    return (0, x, "") if x is not None else (1, 0.0, str(value))
