@@ -200,7 +200,10 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
             ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=rows["half_width"].fillna(0) * q.scale, marker="o", ms=4, lw=1.2, capsize=3, color=c, label=name or None)
         xs = [numeric(v) for v in values[x_param]]
         if all(x > 0 for x in xs) and max(xs) / min(xs) >= 20:
+            from rttlab.trace.plot import plain_log_ticks
+
             ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
         unit = xq.unit or _unit_of(values[x_param])
         ax.set_xlabel(f"{xq.words} ({unit})" if unit else xq.words)
         ax.set_ylabel(q.label())

@@ -619,7 +619,8 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
     import matplotlib.pyplot as plt
 
     metrics = list(dict.fromkeys(r["metric"] for r in rows)) or [rep.metric]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(7, 4 * len(metrics)), constrained_layout=True, squeeze=False)
+    heights = [_panel_height(rep, [r for r in rows if r["metric"] == m]) for m in metrics]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(7.5, sum(heights)), layout="constrained", squeeze=False, height_ratios=heights)
     for ax, metric in zip(axes[:, 0], metrics):
         _panel(ax, rep, [r for r in rows if r["metric"] == metric], metric)
     buf = io.StringIO()
@@ -629,27 +630,63 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
     return text[text.index("<svg") :]  # inline: no XML prolog or doctype
 
 
+def _numeric_panel(rep: Reproduction, rows: list[dict[str, Any]]) -> bool:
+    return bool(rows) and len(rep.by) == 1 and rep.doc["published"]["kind"] not in ("claims", "ratio") and all(isinstance(r["params"].get(rep.by[0]), (int, float)) for r in rows)
+
+
+def _panel_height(rep: Reproduction, rows: list[dict[str, Any]]) -> float:
+    return 4.0 if _numeric_panel(rep, rows) else 1.6 + 0.32 * len(rows)
+
+
 def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) -> None:
-    """One metric's panel: ours with CI error bars beside the published values."""
-    labels = [", ".join(f"{k}={_short(v)}" for k, v in r["params"].items()) for r in rows]
-    x = list(range(len(rows)))
-    numeric = bool(rows) and len(rep.by) == 1 and rep.doc["published"]["kind"] != "claims" and all(isinstance(r["params"][rep.by[0]], (int, float)) for r in rows)
-    if numeric:
-        x = [float(r["params"][rep.by[0]]) for r in rows]
-    ours = [r["ours"] for r in rows]
-    err = [[r["ours"] - r["ci_low"] if not math.isnan(r["ci_low"]) else 0 for r in rows], [r["ci_high"] - r["ours"] if not math.isnan(r["ci_high"]) else 0 for r in rows]]
+    """One metric's panel: ours with CI error bars beside the published values. A numeric
+    parameter goes on a log axis; otherwise each point is a row named by its full label (a ratio's
+    numerator / denominator, so two ratios never share a label), the values on the horizontal axis."""
+    import textwrap
+
+    from rttlab.trace.labels import axis_label, quantity
+    from rttlab.trace.palette import colour
+
     contrast = rep.meta.get("contrast")
     what = f" ({contrast['treatment']} − {contrast['control']})" if contrast else ""
-    ax.errorbar(x, ours, yerr=err, fmt="o", capsize=3, label=f"rttlab{what} (mean, {rep.level:.0%} CI)")
-    ax.plot(x, [r["published"] for r in rows], "s", mfc="none", label="published" if rep.doc["published"]["kind"] != "peer" else rep.doc["published"]["simulator"])
-    if numeric and not contrast:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(rep.by[0])
+    ratio = metric.endswith(" ratio")
+    base = metric.removesuffix(" ratio").removeprefix("flows.")
+    q = quantity(metric.removesuffix(" ratio"))
+    scale = 1.0 if ratio else q.scale
+    label = f"{q.words} ratio" if ratio else axis_label(metric.removesuffix(" ratio")) if base else metric
+    label += what
+    ours = [r["ours"] * scale for r in rows]
+    err = [[(r["ours"] - r["ci_low"]) * scale if not math.isnan(r["ci_low"]) else 0 for r in rows], [(r["ci_high"] - r["ours"]) * scale if not math.isnan(r["ci_high"]) else 0 for r in rows]]
+    published = [r["published"] * scale for r in rows]
+    peer = rep.doc["published"]["kind"] == "peer"
+    ours_label = f"rttlab{what} (mean, {rep.level:.0%} CI)"
+    theirs_label = rep.doc["published"]["simulator"] if peer else "published"
+    if _numeric_panel(rep, rows):
+        x = [float(r["params"][rep.by[0]]) for r in rows]
+        ax.errorbar(x, ours, yerr=err, fmt="o", capsize=3, color=colour("rttlab"), label=ours_label)
+        ax.plot(x, published, "s", mfc="none", color=colour("ns3"), label=theirs_label)
+        if not contrast:
+            from rttlab.trace.plot import plain_log_ticks
+
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            plain_log_ticks(ax.yaxis)
+        ax.set_xlabel(axis_label(rep.by[0]))
+        ax.set_ylabel(label)
+        if contrast:
+            ax.axhline(0, color="grey", lw=0.5)
     else:
-        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
-    if contrast:
-        ax.axhline(0, color="grey", lw=0.5)
-    ax.set_ylabel(metric + what)
-    ax.set_title(rep.meta.get("title", rep.name), fontsize=9)
-    ax.legend(fontsize=8)
+        y = list(range(len(rows)))
+        ax.errorbar(ours, y, xerr=err, fmt="o", capsize=3, color=colour("rttlab"), label=ours_label)
+        ax.plot(published, y, "s", mfc="none", color=colour("ns3"), label=theirs_label)
+        ax.set_yticks(y, [textwrap.shorten(r["point"], 70, placeholder="…") for r in rows], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(label)
+        ax.set_ylabel("point")
+        if contrast:
+            ax.axvline(0, color="grey", lw=0.5)
+        if ratio:
+            ax.axvline(1, color="grey", lw=0.5, ls="--")
+    ax.grid(True, color="0.92", lw=0.6)
+    ax.set_title(textwrap.fill(rep.meta.get("title", rep.name), 90), fontsize=9, loc="left")
+    ax.legend(fontsize=7)

@@ -149,30 +149,40 @@ class Result:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
+        from rttlab.trace.palette import EXTENDED, SAMPLE_GREY, colour
+
         fig, (cw, rtt, queue) = plt.subplots(3, 1, sharex=True, figsize=(11, 9), constrained_layout=True)
         window, samples = self.traces["window"], self.traces["rtt"]
         mss = 1448  # cwnd is drawn in segments of the default size; the axis says bytes otherwise
         flows = sorted(window["flow"].unique())[:max_flows]
-        for f in flows:
+        # Flows running different congestion controls take their control's fixed colour
+        # (rttlab.trace.palette); flows that all run the same one are told apart by flow.
+        ccs = dict(zip(self.flows["flow"], self.flows["cc"])) if "cc" in self.flows else {}
+        by_cc = len({ccs.get(f) for f in flows}) > 1
+        labelled: set[str] = set()
+        for i, f in enumerate(flows):
+            c = colour(str(ccs[f])) if by_cc else EXTENDED[i % len(EXTENDED)]
+            name = str(ccs[f]) if by_cc else f"flow {f}"
             w = window[window["flow"] == f]
             w = w.iloc[:: max(1, len(w) // max_points)]
-            cw.plot(w["time"], w["cwnd"] / mss, lw=0.8, label=f"flow {f}")
+            cw.plot(w["time"], w["cwnd"] / mss, lw=0.8, color=c, label=name if name not in labelled else None)
+            labelled.add(name)
             s = samples[samples["flow"] == f]
             s = s.iloc[:: max(1, len(s) // max_points)]
-            (line,) = rtt.plot(s["time"], s["sample"] * 1e3, ".", markersize=1.5)
-            rtt.plot(w["time"], w["rto"] * 1e3, lw=0.8, color=line.get_color(), alpha=0.6)
-        cw.set_ylabel(f"cwnd (segments of {mss} B)")
-        rtt.set_ylabel("RTT sample · and RTO — (ms)")
+            rtt.plot(s["time"], s["sample"] * 1e3, ".", markersize=1.5, color=SAMPLE_GREY, zorder=1)
+            rtt.plot(w["time"], w["rto"] * 1e3, lw=0.8, color=c, alpha=0.8, zorder=2, drawstyle="steps-post")
+        cw.set_ylabel(f"cwnd ({mss}-B segments)")
+        rtt.set_ylabel("RTT (dots), RTO (ms)")
         rtt.set_yscale("log")
         q = self.traces["queue"]
         b = self.channels.index[self.channels["name"] == self.bottleneck][0]
         q = q[q["channel"] == self.channels.loc[b, "channel"]]
-        queue.plot(q["time"], q["packets"], lw=0.8, color="0.3", label="queue")
+        queue.plot(q["time"], q["packets"], lw=0.8, color="0.2", label="queue")
         if q["average"].notna().any():
-            queue.plot(q["time"], q["average"], lw=1.2, color="tab:red", label="RED average")
-        queue.set_ylabel(f"{self.bottleneck} (packets)")
+            queue.plot(q["time"], q["average"], lw=1.2, color=EXTENDED[1], label="RED average")
+        queue.set_ylabel(f"queue at {self.bottleneck} (packets)")
         queue.set_xlabel("time (s)")
-        if len(flows) <= 10:
+        if len(labelled) <= 10:
             cw.legend(fontsize=7, ncol=5, loc="upper right")
         queue.legend(fontsize=7, loc="upper right")
         cw.set_title(f"{self.name or 'simulation'}: seed {self.seed}, {self.duration:g} s")

@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 ONE_SECOND = 1.0
 
 
+def plain_log_ticks(axis: Any) -> None:
+    """Tick labels of a log axis as plain numbers (0.2, 0.5, 1, 2), not 2×10⁻¹."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: sig(v, 2)))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: sig(v, 1) if sig(v, 1).lstrip("-0.")[:1] in ("2", "5") else ""))
+
+
 def _pyplot():
     import matplotlib
 
@@ -91,6 +99,7 @@ def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> 
         ax.plot(x, y, color=colour(name), lw=1.1, drawstyle="steps-post", zorder=3)
         ax.axhline(ONE_SECOND * 1e3, color="0.25", lw=0.7, ls="--", zorder=2)
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
         ax.set_title(name, color=colour(name), fontsize=9, loc="left", fontweight="bold")
         ax.grid(True, which="major", color="0.92", lw=0.6)
         if k // cols == rows - 1 or k + cols >= n:
@@ -153,11 +162,7 @@ def front_figure(rows: list[dict[str, Any]], title: str = "", ax: Any = None) ->
         # Neighbours along W alternate above and below their point, so close labels do not overlap.
         ax.annotate(" = ".join(names), (w, b * 100), xytext=(5, 4 if k % 2 == 0 else -10), textcoords="offset points", fontsize=7, color=colour(names[0]))
     ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter
-
-    plain = FuncFormatter(lambda v, _: sig(v, 2))
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: sig(v, 1) if str(sig(v, 1)).lstrip("0.")[:1] in ("2", "5") else ""))
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel(axis_label("wait_mean_s") + ", log scale")
     ax.set_ylabel(axis_label("bad_timeout_rate"))
     ax.grid(True, which="both", color="0.92", lw=0.6)

@@ -38,6 +38,7 @@ import pandas as pd  # noqa: E402
 
 from rttlab.experiments.stats import t_interval  # noqa: E402
 from rttlab.experiments.store import Store  # noqa: E402
+from rttlab.trace.palette import colour  # noqa: E402
 
 BER = "topology.bottleneck.error.ber"
 SCHEMES = {"spectcp": "SpecTCP", "reno": "Reno+ECN", "westwood+": "Westwood+ (ECN)", "snoop": "Snoop (Reno+ECN)", "vegas": "Vegas (ECN)"}
@@ -110,16 +111,23 @@ def lossy_link(rep: Any, snoop: Any, store: Store, out: Path, md: list[str]) -> 
         md.append(f"| {ber:g} | " + " | ".join(fmt(*ci([float(x) for x in g[c]])) for c in [*SNOOP_COLS, "drops_corruption"]) + " |")
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), constrained_layout=True)
-    for ax, key, label in zip(axes.flat, ["goodput", "mis", "closs", "ngood"], ["goodput (bit/s), Fig. 5", "SpecTCP misprediction rate, Fig. 6", "congestion-loss rate, Fig. 9", "goodput / packets sent, Fig. 10"]):
+    panels = [
+        ("goodput", "Fig. 5: goodput", "goodput (kb/s)", 1e-3),
+        ("mis", "Fig. 6: SpecTCP misprediction", "queue drops / all losses of the flow", 1.0),
+        ("closs", "Fig. 9: congestion losses", "queue drops / data packets sent", 1.0),
+        ("ngood", "Fig. 10: normalised goodput", "goodput per packet sent (b/s per packet)", 1.0),
+    ]
+    for ax, (key, title, ylabel, scale) in zip(axes.flat, panels):
         for cc, name in schemes.items():
             if key == "mis" and cc != "spectcp":
                 continue
-            m = [rows[cc, b][key][0] for b in bers]
-            h = [0 if math.isnan(rows[cc, b][key][1]) else rows[cc, b][key][1] for b in bers]
-            ax.errorbar(bers, m, yerr=h, marker="o", capsize=3, label=name)
+            m = [rows[cc, b][key][0] * scale for b in bers]
+            h = [0 if math.isnan(rows[cc, b][key][1]) else rows[cc, b][key][1] * scale for b in bers]
+            ax.errorbar(bers, m, yerr=h, marker="o", capsize=3, label=name, color=colour(cc))
         ax.set_xscale("log")
-        ax.set_xlabel("BER")
-        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("bit error rate (BER)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     path = out / "spectcp-lossy-link.svg"
     fig.savefig(path)
@@ -147,10 +155,10 @@ def fairness(rep: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
         fair.append(ci(j))
         md.append(f"| {ber:g} | {fmt(*ci(j))} | {fmt(*ci(a))} | {fmt(*ci(b))} |")
     fig, ax = plt.subplots(figsize=(5, 3.2), constrained_layout=True)
-    ax.errorbar(bers, [x[0] for x in fair], yerr=[0 if math.isnan(x[1]) else x[1] for x in fair], marker="o", capsize=3)
+    ax.errorbar(bers, [x[0] for x in fair], yerr=[0 if math.isnan(x[1]) else x[1] for x in fair], marker="o", capsize=3, color=colour("spectcp"))
     ax.set_xscale("log")
-    ax.set_xlabel("BER")
-    ax.set_ylabel("Jain index")
+    ax.set_xlabel("bit error rate (BER)")
+    ax.set_ylabel("Jain's fairness index")
     ax.set_title("SpecTCP vs Reno+ECN sharing the link (Fig. 7)", fontsize=9)
     path = out / "spectcp-fairness.svg"
     fig.savefig(path)
@@ -164,10 +172,10 @@ def cwnd(rep: Any, store: Store, out: Path) -> Path:
     fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True, constrained_layout=True)
     for ax, cc in zip(axes, ["reno", "spectcp"]):
         w = store.series(runs[cc], "window")
-        ax.step(w["time"], w["cwnd"] / 1000, where="post")
-        ax.axvline(57, color="red", lw=0.8, ls="--")
-        ax.set_ylabel("cwnd (segments)")
-        ax.set_title(f"{SCHEMES[cc]}: three packets corrupted at 57 s (dashed); reductions elsewhere are ECN-Echo", fontsize=9)
+        ax.step(w["time"], w["cwnd"] / 1000, where="post", color=colour(cc))
+        ax.axvline(57, color="0.3", lw=0.8, ls="--")
+        ax.set_ylabel("cwnd (1000-byte segments)")
+        ax.set_title(f"{SCHEMES[cc]}: three packets corrupted at 57 s (dashed);\nreductions elsewhere are ECN-Echo", fontsize=9)
     axes[-1].set_xlabel("time (s)")
     path = out / "spectcp-cwnd.svg"
     fig.savefig(path)

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rttlab.experiments.stats import summarise  # noqa: E402
 from rttlab.experiments.store import Store  # noqa: E402
+from rttlab.trace.palette import colour  # noqa: E402
 
 
 def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
@@ -25,7 +26,7 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
 
 #: The per-run quantities of the paper's figures, with their axis labels.
 FIGURE_METRICS = {
-    "error_before_ticks": "mean |prediction − sample| (ticks), prediction before the sample",
+    "error_before_ticks": "mean |forecast − sample| (ticks)",
     "retx_pct": "% of data segments retransmitted",
     "packets_delivered": "packets delivered",
     "mean_cwnd": "mean cwnd (segments)",
@@ -49,10 +50,10 @@ def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
             fig, ax = plt.subplots(figsize=(5, 3.4), constrained_layout=True)
             for est, t in table.groupby("tcp.estimator"):
                 half = t["half_width"].fillna(0.0)
-                ax.errorbar(t["traffic.flows"], t["mean"], yerr=half, marker="o", capsize=3, label=str(est))
-            ax.set_xlabel("flows")
+                ax.errorbar(t["traffic.flows"], t["mean"], yerr=half, marker="o", capsize=3, label=str(est), color=colour(str(est)))
+            ax.set_xlabel("number of flows")
             ax.set_ylabel(label, fontsize=8)
-            ax.set_title(f"scenario {name}: {metric} (mean, {level:.0%} CI)", fontsize=9)
+            ax.set_title(f"scenario {name}: mean and {level:.0%} CI over the seeds", fontsize=9)
             ax.legend(fontsize=8)
             path = out / f"{name}-{metric}.svg"
             fig.savefig(path, format="svg")

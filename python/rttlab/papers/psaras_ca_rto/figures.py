@@ -18,9 +18,13 @@ import matplotlib.pyplot as plt
 
 from rttlab.experiments.stats import t_interval
 from rttlab.experiments.store import Store
+from rttlab.trace.labels import axis_label, quantity
+from rttlab.trace.palette import colour
 
 SETTINGS = ["1M-50p", "10M-100p", "100M-50p", "1M-150p-per10"]
-METRICS = [("jain_index", "Jain's index"), ("retransmissions", "retransmitted packets"), ("goodput_bps", "aggregate goodput (b/s)")]
+METRICS = [("jain_index", axis_label("jain_index")), ("retransmissions", "retransmitted packets"), ("goodput_bps", axis_label("goodput_bps"))]
+#: The settings in words (bottleneck rate, buffer, packet error rate).
+SETTING_TITLES = {"1M-50p": "1 Mb/s, 50-packet buffer", "10M-100p": "10 Mb/s, 100-packet buffer", "100M-50p": "100 Mb/s, 50-packet buffer", "1M-150p-per10": "1 Mb/s, 150 packets, 10 % errors"}
 
 
 def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
@@ -35,16 +39,17 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
                 g = runs[(runs.name == setting) & (runs.policy == policy)]
                 xs = sorted(g.n.unique())
                 stats = [t_interval(g[g.n == x][metric].tolist(), 0.95) for x in xs]
-                ax.errorbar(xs, [s["mean"] for s in stats], yerr=[s["half_width"] for s in stats], marker=marker, mfc="none", capsize=2, lw=0.8, label=name)
+                scale = quantity(metric).scale
+                ax.errorbar(xs, [s["mean"] * scale for s in stats], yerr=[s["half_width"] * scale for s in stats], marker=marker, mfc="none", capsize=2, lw=0.8, label=name, color=colour(policy if policy != "none" else "reno"))
             if row == 0:
-                ax.set_title(setting, fontsize=9)
+                ax.set_title(SETTING_TITLES.get(setting, setting), fontsize=9)
             if col == 0:
                 ax.set_ylabel(label, fontsize=8)
             if row == len(METRICS) - 1:
-                ax.set_xlabel("flows", fontsize=8)
+                ax.set_xlabel("number of flows", fontsize=8)
             ax.tick_params(labelsize=7)
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle("rttlab reproduce ca-rto (Psaras, Tsaoussidis & Mamatas 2005 §VI): mean and 95 % CI over 10 seeds, 500 s each", fontsize=9)
+    fig.suptitle("rttlab reproduce ca-rto (Psaras, Tsaoussidis & Mamatas 2005 §VI):\nmean and 95 % CI over 10 seeds, 500 s each", fontsize=9)
     fig.savefig(out, dpi=90)
     plt.close(fig)
     return [out]
