@@ -4,7 +4,10 @@ and per congestion control, the same in every figure and in the HTML report.
 Colours come from Okabe & Ito's palette ("Color Universal Design", 2008; distinguishable under
 protanopia, deuteranopia and tritanopia) and, past its seven usable hues, from the darker members
 of Paul Tol's "muted" scheme (https://personal.sron.nl/~pault/, also designed for colour-blind
-readers). Okabe–Ito's yellow (#F0E442) is left out: too pale for a thin line on white.
+readers) and one dark brown. Okabe–Ito's yellow (#F0E442) is left out: too pale for a thin line
+on white. tests/test_figures.py checks the choice: simulated with Machado, Oliveira & Fernandes's
+(2009) full-severity protanopia, deuteranopia and tritanopia, every two estimators (and every two
+congestion controls) stay at least 15 CIE76 ΔE apart (the least pair now: ≈ 16).
 
 Choices where the sources leave us free (docs/figures.md says the same):
 
@@ -22,8 +25,11 @@ import hashlib
 
 #: Okabe–Ito (without yellow) then Tol muted's darker hues: the order names are assigned in.
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-TOL_MUTED = ("#882255", "#999933", "#332288", "#44AA99", "#AA4499", "#117733", "#CC6677")
-EXTENDED = OKABE_ITO + TOL_MUTED
+TOL_MUTED = ("#882255", "#332288", "#44AA99", "#AA4499", "#117733", "#CC6677", "#999933")
+#: A dark brown of our own choosing for the tenth estimator: among Tol muted's hues none kept
+#: every pair of estimators as far apart under simulated colour blindness (tests/test_figures.py).
+DARK_BROWN = "#661100"
+EXTENDED = OKABE_ITO + TOL_MUTED + (DARK_BROWN,)
 
 #: Raw RTT samples, beneath every estimator's line; a neutral grey no estimator is given.
 SAMPLE_GREY = "#A0A0A0"
@@ -38,7 +44,7 @@ ESTIMATORS = {
     "fixed-share": "#56B4E9",  # sky blue
     "ca-rto": "#000000",       # black
     "regression": "#882255",   # wine
-    "last": "#999933",         # olive
+    "last": DARK_BROWN,        # dark brown
     "constant": "#332288",     # indigo
 }
 

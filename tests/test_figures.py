@@ -1,0 +1,188 @@
+"""Figures: one fixed, colour-blind-safe colour per estimator and congestion control
+(rttlab.trace.palette), axis labels in words with units (rttlab.trace.labels), and
+`rttlab evaluate --plot` as small multiples plus the Pareto front."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rttlab import _core
+from rttlab.trace.labels import axis_label, numeric, sig, sort_key, with_unit
+from rttlab.trace.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
+from rttlab.trace.plot import broken, drawn_indices, front_figure, gap_threshold, replay_figure
+from rttlab.trace.replay import Scores
+
+CATALOGUE = _core.catalogue()
+ESTIMATOR_NAMES = [e["name"] for e in CATALOGUE if e["family"] == "estimator"]
+CC_NAMES = [e["name"] for e in CATALOGUE if e["family"] == "cc"]
+
+# Machado, Oliveira & Fernandes (2009), "A physiologically-based model for simulation of color
+# vision deficiency", IEEE TVCG 15(6): the severity-1.0 matrices, applied to linear RGB.
+CVD = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+    "normal vision": np.eye(3).tolist(),
+}
+
+
+def linear(hex_colour: str) -> np.ndarray:
+    c = np.array([int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def lab(lin: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of a linear-RGB colour."""
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ np.clip(lin, 0, 1)
+    f = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(f > 0.008856, np.cbrt(f), 7.787 * f + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def least_difference(names: list[str], vision: str) -> tuple[float, str, str]:
+    seen = {n: lab(np.array(CVD[vision]) @ linear(colour(n))) for n in names}
+    return min((float(np.linalg.norm(seen[a] - seen[b])), a, b) for a, b in itertools.combinations(names, 2))
+
+
+def test_every_registered_estimator_and_congestion_control_has_a_fixed_colour_of_its_own():
+    assert set(ESTIMATOR_NAMES) <= set(ESTIMATORS), "a new estimator needs its colour in rttlab/trace/palette.py"
+    assert set(CC_NAMES) <= set(CONGESTION_CONTROLS), "a new congestion control needs its colour in rttlab/trace/palette.py"
+    assert len({colour(n) for n in ESTIMATOR_NAMES}) == len(ESTIMATOR_NAMES)
+    assert len({colour(n) for n in CC_NAMES}) == len(CC_NAMES)
+
+
+@pytest.mark.parametrize("vision", list(CVD))
+def test_every_two_estimators_stay_apart_under_simulated_colour_blindness(vision):
+    # 15 ΔE (CIE76): our bar, far above the ≈ 2.3 of a just-noticeable difference.
+    for names in (ESTIMATOR_NAMES, CC_NAMES):
+        d, a, b = least_difference(names, vision)
+        assert d >= 15, f"{a} and {b} differ by only {d:.1f} ΔE under {vision}"
+
+
+def test_no_estimator_and_no_fallback_is_drawn_in_the_samples_grey():
+    def saturation(c: str) -> int:
+        rgb = [int(c[i : i + 2], 16) for i in (1, 3, 5)]
+        return max(rgb) - min(rgb)
+
+    assert SAMPLE_GREY not in EXTENDED and saturation(SAMPLE_GREY) == 0
+    assert all(saturation(c) > 0 or c == "#000000" for c in EXTENDED)
+
+
+def test_a_label_with_parameters_or_an_alias_keeps_its_names_colour():
+    assert colour("linux (hz=250)") == colour("linux") == colour("LINUX")
+    assert colour("fixed-share eta=2") == colour("fixed-share") != colour("fixed")
+    assert colour("new_reno") == colour("newreno") and colour("westwood") == colour("westwood+")
+
+
+def test_a_name_outside_the_palette_gets_the_same_colour_in_every_process():
+    code = "from rttlab.trace.palette import colour; print(colour('my-new-estimator'))"
+    seen = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout.strip()
+        for seed in ("1", "2", "3")
+    }
+    assert len(seen) == 1 and seen.pop() in EXTENDED
+
+
+def test_axis_labels_are_words_with_units_not_column_names():
+    assert axis_label("goodput_bps") == "aggregate goodput (Mb/s)"
+    assert axis_label("mae_s") == "mean absolute error of the RTT forecast (ms)"
+    assert axis_label("topology.bottleneck.bandwidth") == "bottleneck bandwidth (Mb/s)"
+    assert axis_label("some.new.rate_bps") == "rate (Mb/s)"  # an unknown column still reads as words
+
+
+def test_swept_quantities_read_as_numbers_so_5_mbps_sorts_before_20_mbps():
+    assert numeric("20Mbps") == 2e7 and numeric("64kbps") == 64e3 and numeric("20ms") == pytest.approx(0.02)
+    assert numeric("1500B") == 1500 and numeric("100p") == 100 and numeric(0.5) == 0.5
+    assert numeric("newreno") is None and numeric(True) is None
+    assert sorted(["20Mbps", "5Mbps", "100Mbps"], key=sort_key) == ["5Mbps", "20Mbps", "100Mbps"]
+
+
+def test_numbers_print_to_three_significant_figures_and_bits_per_second_with_their_unit():
+    assert [sig(x) for x in (0.0006329, 0.09999, 12.345, 0.0)] == ["0.000633", "0.100", "12.3", "0"]
+    assert sig(18925600.0) == "1.89e+07" and sig(math.nan) == "—"
+    assert with_unit(18925600.0, "b/s") == "18.9 Mb/s" and with_unit(0.0123, "s") == "12.3 ms" and with_unit(0.0, "s") == "0 s"
+
+
+def scores_with_a_gap(names: list[str]) -> Scores:
+    """Samples every 0.1 s for 10 s, silence for 60 s, then 10 s more."""
+    t = np.concatenate([np.arange(0, 10, 0.1), 70 + np.arange(0, 10, 0.1)])
+    rtt = np.full(len(t), 0.1)
+    traces = {n: {"prediction": rtt.copy(), "rto": np.full(len(t), 0.3 + 0.1 * i), "prediction_after": rtt, "wait": rtt, "expiries": rtt} for i, n in enumerate(names)}
+    return Scores([], t, rtt, traces)
+
+
+def test_evaluate_plot_draws_one_panel_per_estimator_with_shared_axes_and_no_legend():
+    import matplotlib.pyplot as plt
+
+    names = ["rfc6298", "linux", "quic", "last", "eifel"]
+    fig = replay_figure(scores_with_a_gap(names))
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title(loc="left") for ax in panels] == names
+    for ax, name in zip(panels, names):
+        samples, rto = ax.get_lines()[:2]
+        assert samples.get_color() == SAMPLE_GREY and samples.get_zorder() < rto.get_zorder()  # samples beneath
+        assert rto.get_color() == colour(name)
+        assert any(line.get_ydata()[0] == 1000 for line in ax.get_lines()[2:])  # the 1 s line
+        assert ax.get_legend() is None  # nothing covers the 1 s line
+        assert ax.get_shared_x_axes().joined(ax, panels[0]) and ax.get_shared_y_axes().joined(ax, panels[0])
+    assert {ax.get_xlabel() for ax in panels[-2:]} == {"time (s)"} and panels[0].get_ylabel() == "RTT / RTO (ms)"
+    plt.close(fig)
+
+
+def test_lines_break_over_a_silence_instead_of_bridging_it():
+    import matplotlib.pyplot as plt
+
+    s = scores_with_a_gap(["rfc6298"])
+    assert gap_threshold(s.times_s) == 1.0  # 10 × 0.1 s, at least 1 s
+    fig = replay_figure(s)
+    x, y = fig.axes[0].get_lines()[1].get_data()
+    gap = np.flatnonzero(np.isnan(y))
+    assert len(gap) == 1 and x[gap[0] - 1] < 10 and x[gap[0] + 1] >= 70
+    plt.close(fig)
+    # Thinning keeps both ends of every gap.
+    idx, after = drawn_indices(s.times_s, max_points=10, gap=1.0)
+    assert {99, 100} <= set(idx) and after[list(idx).index(99)]
+    bx, _ = broken(np.array([0.0, 1.0, 5.0]), np.array([1.0, 1.0, 1.0]), np.array([False, True]))
+    assert np.isnan(bx[2]) and len(bx) == 4
+
+
+def test_the_front_figure_marks_the_estimators_no_other_beats_on_both_axes():
+    import matplotlib.pyplot as plt
+
+    from rttlab.trace.evaluate import pareto_front
+
+    rows = [
+        {"estimator": "rfc6298", "bad_timeout_rate": 0.0, "wait_mean_s": 1.0},
+        {"estimator": "quic", "bad_timeout_rate": 0.01, "wait_mean_s": 0.2},
+        {"estimator": "last", "bad_timeout_rate": 0.02, "wait_mean_s": 0.5},  # beaten by quic
+        {"estimator": "linux", "bad_timeout_rate": None, "wait_mean_s": 0.3},  # not ranked
+    ]
+    fig = front_figure(rows)
+    ax = fig.axes[0]
+    import matplotlib.colors as mcolors
+
+    names = {tuple(t.xy): t.get_text() for t in ax.texts}
+    assert sorted(names.values()) == ["last", "quic", "rfc6298"]
+    drawn = {}
+    for c in ax.collections:
+        name = names[tuple(c.get_offsets()[0])]
+        assert mcolors.to_hex(c.get_facecolor()[0]).upper() == colour(name)
+        drawn[name] = len(c.get_paths()[0].vertices) == 5  # a diamond ◆, not a circle
+    assert {n for n, diamond in drawn.items() if diamond} == pareto_front(rows) == {"rfc6298", "quic"}
+    assert ax.get_xscale() == "log" and ax.get_xlabel().startswith("mean wait W after a loss (s)") and ax.get_ylabel() == "bad-timeout rate (%)"
+    plt.close(fig)
+
+
+def test_evaluate_plot_writes_the_small_multiples_and_the_front_beside_them(tmp_path):
+    target = tmp_path / "replay.svg"
+    r = subprocess.run([sys.executable, "-c", "from rttlab.cli.main import main; main()", "evaluate", "--sample", "-e", "rfc6298,quic", "--plot", str(target)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert target.read_text().startswith("<?xml") and (tmp_path / "replay-front.svg").read_text().startswith("<?xml")
+    assert "replay-front.svg (Pareto front)" in r.stdout
