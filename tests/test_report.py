@@ -221,6 +221,21 @@ def test_an_evaluate_sweep_shows_its_pareto_front_and_its_inputs_not_seeds(repor
     assert "3 input files" in section and "seeds ;" not in text and "seeds ," not in text
 
 
+def test_an_evaluate_sweep_pairs_each_estimator_with_rfc6298_file_by_file_and_no_mae_interval_goes_below_zero(report, shown):
+    _, db = report
+    values = shown.values
+    with duckdb.connect(str(db), read_only=True) as c:
+        # The paired table: per input file, this estimator's MAE minus RFC 6298's, averaged — SQL here.
+        for est, n, mean in c.execute(
+            "WITH s AS (SELECT runs.estimator AS est, runs.name AS file, mae_s FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = 'est') "
+            "SELECT a.est, count(*), avg(a.mae_s - b.mae_s) FROM s a JOIN s b ON a.file = b.file AND b.est = 'rfc6298' WHERE a.est <> 'rfc6298' GROUP BY 1"
+        ).fetchall():
+            assert n == 3 and values[f"est|estimator={est}|mae_s|paired|mean"] == pytest.approx(mean, rel=1e-9, abs=1e-15)
+    assert "est|estimator=rfc6298|mae_s|paired|mean" not in values  # the baseline is not compared with itself
+    lows = [v for k, v in values.items() if k.startswith("est|") and k.endswith("|mae_s|ci_low")]
+    assert len(lows) == 3 and min(lows) >= 0  # bootstrap over the files: within the values
+
+
 def test_every_number_shown_equals_the_stores(report, shown):
     _, db = report
     values = shown.values

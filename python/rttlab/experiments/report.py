@@ -19,7 +19,7 @@ import math
 from itertools import count
 from typing import Any
 
-from rttlab.experiments.stats import summarise
+from rttlab.experiments.stats import paired, summarise, summarise_bootstrap
 from rttlab.experiments.store import RUN_COLUMNS, Store
 from rttlab.trace.labels import numeric, quantity, sig
 from rttlab.trace.palette import EXTENDED, colour
@@ -98,11 +98,22 @@ def number(v: Any, key: str, scale: float = 1.0) -> str:
     return f'<span data-key="{esc(key)}" data-value="{value}">{fmt(v, scale)}</span>'
 
 
-def mean_cell(mean: Any, half: Any, key: str, scale: float) -> str:
-    """``mean ± half width`` in one cell (sorted by the mean)."""
+def mean_cell(mean: Any, half: Any, key: str, scale: float, low: Any = None, high: Any = None) -> str:
+    """``mean ± half width`` in one cell (sorted by the mean); an interval without a half width
+    (a bootstrap's, not symmetric) as ``mean (low – high)``."""
     sort = "" if missing(mean) else f' data-sort="{float(mean)!r}"'
-    pm = "" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
+    if missing(half) and not missing(low):
+        pm = f' <span class="pm">({number(low, key + "|ci_low", scale)} – {number(high, key + "|ci_high", scale)})</span>'
+    else:
+        pm = "" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
     return f'<td class="num"{sort}>{number(mean, key + "|mean", scale)}{pm}</td>'
+
+
+def error_bars(rows: Any, scale: float) -> list[list[float]]:
+    """Below/above the mean from the interval's ends (0 where undefined)."""
+    low = [0.0 if missing(lo) else (m - lo) * scale for m, lo in zip(rows["mean"], rows["ci_low"])]
+    high = [0.0 if missing(hi) else (hi - m) * scale for m, hi in zip(rows["mean"], rows["ci_high"])]
+    return [low, high]
 
 
 def table(headers: list[tuple[str, bool]], rows: list[str]) -> str:
@@ -175,7 +186,7 @@ def short(column: str) -> str:
     return q.words
 
 
-def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: dict[str, list[Any]], level: float) -> str:
+def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: dict[str, list[Any]], level: float, how: str = "Student-t") -> str:
     """``metric``'s mean (and interval) against the varied parameters: the first numeric one on a
     numeric axis, one line per combination of the others; with none numeric, a dot plot with the
     points on the vertical axis."""
@@ -197,7 +208,7 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
             rows = rows.assign(_x=[numeric(v) * xq.scale for v in rows[x_param]]).sort_values("_x")
             name = ", ".join(f"{short(p)} {fmt(v)}" if p not in NAMED else str(v) for p, v in zip(others, key))
             c = colour(str(key[0])) if others and others[0] in NAMED and len(others) == 1 else EXTENDED[i % len(EXTENDED)]
-            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=rows["half_width"].fillna(0) * q.scale, marker="o", ms=4, lw=1.2, capsize=3, color=c, label=name or None)
+            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=error_bars(rows, q.scale), marker="o", ms=4, lw=1.2, capsize=3, color=c, label=name or None)
         xs = [numeric(v) for v in values[x_param]]
         if all(x > 0 for x in xs) and max(xs) / min(xs) >= 20:
             from rttlab.trace.plot import plain_log_ticks
@@ -217,8 +228,7 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
         for y, i in enumerate(order):
             r = g.iloc[i]
             c = colour(str(r[by[0]])) if by[0] in NAMED else EXTENDED[0]
-            hw = 0 if missing(r["half_width"]) else r["half_width"] * q.scale
-            ax.errorbar([r["mean"] * q.scale], [y], xerr=[hw], fmt="o", ms=5, capsize=3, color=c)
+            ax.errorbar([r["mean"] * q.scale], [y], xerr=error_bars(g.iloc[[i]], q.scale), fmt="o", ms=5, capsize=3, color=c)
         ax.set_yticks(range(len(order)), [pretty[i] for i in order], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel(q.label())
@@ -226,7 +236,7 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
     ax.grid(True, color="0.92", lw=0.6)
     ax.set_title(f"{q.words}: mean and {level:.0%} interval", fontsize=9, loc="left")
     label_axes(ax, fig_id)
-    return figure(fig, fig_id, f"{esc(upper_first(q.words))} per point of sweep <code>{esc(sweep)}</code> (mean over the replications, bars: {level:.0%} Student-t interval).")
+    return figure(fig, fig_id, f"{esc(upper_first(q.words))} per point of sweep <code>{esc(sweep)}</code> (mean over the replications, bars: {level:.0%} {how} interval).")
 
 
 def _unit_of(values: list[Any]) -> str:
@@ -302,14 +312,18 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     items.append("<dt>Measured</dt><dd>" + (esc("; ".join(quantity(m).label() for m in metrics)) or "nothing (no successful run)") + "</dd>")
     out.append(f'<dl class="design">{"".join(items)}</dl>')
     if len(ok):
-        summary = summarise(ok, by, metrics, level)
+        # Over an evaluate sweep's input files, a percentile bootstrap: traces differ far more than
+        # seeds, and a Student-t interval over three of them can reach below zero for an MAE
+        # (rttlab/experiments/stats.py; the paired table below compares the estimators).
+        summary = (summarise_bootstrap if replay else summarise)(ok, by, metrics, level)
+        how = "percentile bootstrap" if replay else "Student-t"
         figures = []
         if replay:
             figures.append(front_section(ok, sweep, by))
         # A metric that is the same at every point (one flow's Jain index) gets a sentence, not a figure.
         constant = [m for m in metrics if ok[m].nunique(dropna=True) == 1]
         if by:
-            figures += [metric_figure(summary, sweep, m, by, values, level) for m in metrics if m not in constant]
+            figures += [metric_figure(summary, sweep, m, by, values, level, how) for m in metrics if m not in constant]
         if constant:
             out.append("<p>The same in every run: " + "; ".join(f"{esc(quantity(m).words)} = {esc(fmt(ok[m].dropna().iloc[0], quantity(m).scale))}{' ' + esc(quantity(m).unit) if quantity(m).unit else ''}" for m in constant) + ".</p>")
         if figures:
@@ -324,10 +338,13 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
             cells.append(f'<td class="num">{int(g["n"].max())}</td>')
             for m in metrics:
                 r = g[g["metric"] == m].iloc[0].to_dict()
-                cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale))
+                cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale, r["ci_low"], r["ci_high"]))
             rows.append(f"<tr>{''.join(cells)}</tr>")
         headers = [(short(p), False) for p in by] + [("n", True)] + [(quantity(m).label(), True) for m in metrics]
-        out.append(f"<h3>Means per point, ± the {level:.0%} interval</h3>" + table(headers, rows))
+        what = f"({level:.0%} percentile bootstrap interval over the input files)" if replay else f"± the {level:.0%} Student-t interval over the seeds"
+        out.append(f"<h3>Means per point, {what}</h3>" + table(headers, rows))
+        if replay:
+            out.append(paired_section(ok, sweep, by, metrics, values, level))
     failed = runs[runs["status"] != "ok"]
     if len(failed):
         rows = [
@@ -336,6 +353,36 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
         ]
         out.append("<h3>Failed runs</h3>" + table([("run", False), ("point", False), ("input" if replay else "seed", False), ("error", False), ("message", False)], rows))
     return "\n".join(out)
+
+
+def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], values: dict[str, list[Any]], level: float) -> str:
+    """An evaluate sweep's estimators against RFC 6298 (or the first estimator), input file by
+    input file: the mean difference and its Student-t interval (docs/experiments.md)."""
+    if "estimator" not in by:
+        return ""
+    names = values["estimator"]
+    base = "rfc6298" if "rfc6298" in names else names[0]
+    diffs = paired(ok, by, metrics, {"estimator": base}, ["name"], level)
+    if not len(diffs):
+        return ""
+    rows = []
+    groups = list(diffs.groupby(by, dropna=False, sort=False))
+    groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
+    for _, g in groups:
+        first = g.iloc[0].to_dict()
+        label = point_label(first, by)
+        cells = [f'<td class="param">{esc(fmt(first[p]))}</td>' for p in by]
+        cells.append(f'<td class="num">{int(g["n"].max())}</td>')
+        for m in metrics:
+            r = g[g["metric"] == m].iloc[0].to_dict()
+            cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale))
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    headers = [(short(p), False) for p in by] + [("files", True)] + [(f"Δ {quantity(m).label()}", True) for m in metrics]
+    return (
+        f"<h3>Each point minus <code>{esc(base)}</code>, input file by input file (± {level:.0%} Student-t over the files)</h3>"
+        "<p>What the files share cancels in the differences, so an interval that excludes 0 is a difference between "
+        "the estimators, however much the files differ among themselves.</p>" + table(headers, rows)
+    )
 
 
 def metric_of(name: str) -> tuple[str, float, bool]:
