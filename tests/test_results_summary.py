@@ -58,54 +58,68 @@ replications = 2
     return db, sorted(files)
 
 
-def test_it_groups_by_every_varied_parameter_and_says_so(store):
+@pytest.fixture(scope="module")
+def printed(store) -> dict[str, str]:
+    """What each summary printed (each command run once for every test that reads it)."""
     db, _ = store
-    r = cli("results", "summary", "--store", db, "--sweep", "sim", "--json")
-    doc = json.loads(r.stdout)
+    args = {
+        "sim": ("--sweep", "sim"),
+        "sim --by tcp.cc": ("--sweep", "sim", "--by", "tcp.cc"),
+        "est": ("--sweep", "est"),
+    }
+    out = {}
+    for name, a in args.items():
+        for fmt in ("text", "json"):
+            r = cli("results", "summary", "--store", db, *a, *(["--json"] if fmt == "json" else []))
+            assert r.returncode == 0, r.stderr
+            out[f"{name} {fmt}"] = r.stdout
+    return out
+
+
+def test_it_groups_by_every_varied_parameter_and_says_so(printed):
+    doc = json.loads(printed["sim json"])
     assert doc["by"] == ["topology.bottleneck.bandwidth", "tcp.cc"] and doc["pooled"] == []
     assert len(doc["rows"]) == 4 and {row["n"] for row in doc["rows"]} == {2}
-    text = cli("results", "summary", "--store", db, "--sweep", "sim").stdout
+    text = printed["sim text"]
     assert "grouped by: topology.bottleneck.bandwidth, tcp.cc (every varied parameter)" in text
     assert "pooled over: nothing" in text
 
 
-def test_grouping_by_one_parameter_names_the_ones_it_pooled(store):
-    db, _ = store
-    doc = json.loads(cli("results", "summary", "--store", db, "--sweep", "sim", "--by", "tcp.cc", "--json").stdout)
+def test_grouping_by_one_parameter_names_the_ones_it_pooled(printed):
+    doc = json.loads(printed["sim --by tcp.cc json"])
     assert doc["pooled"] == ["topology.bottleneck.bandwidth"] and {row["n"] for row in doc["rows"]} == {4}
-    text = cli("results", "summary", "--store", db, "--sweep", "sim", "--by", "tcp.cc").stdout
+    text = printed["sim --by tcp.cc text"]
     assert "pooled over: topology.bottleneck.bandwidth" in text
 
 
-def test_bits_per_second_print_with_their_unit_and_points_in_numeric_order(store):
-    db, _ = store
-    text = cli("results", "summary", "--store", db, "--sweep", "sim").stdout
+def test_bits_per_second_print_with_their_unit_and_points_in_numeric_order(printed):
+    text = printed["sim text"]
     assert "Mb/s" in text and "e+0" not in text
     assert text.index("5Mbps") < text.index("20Mbps")
 
 
-def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_made(store):
-    db, files = store
+def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_made(store, printed):
+    _, files = store
     maes = [rttlab.evaluate(f, [Spec("last")], by=None).rows[0]["mae_s"] for f in files]
     assert t_interval(maes)["ci_low"] < 0  # the data this guards against
-    doc = json.loads(cli("results", "summary", "--store", db, "--sweep", "est", "--json").stdout)
+    doc = json.loads(printed["est json"])
     assert doc["interval"] == "bootstrap-percentile" and doc["replications"] == "input file"
     row = next(r for r in doc["rows"] if r["estimator"] == "last" and r["metric"] == "mae_s")
     # (JSON carries 15 significant digits, hence the 1e-15 s of slack.)
     assert row["ci_low"] >= min(maes) - 1e-15 and min(maes) >= 0 and row["ci_high"] <= max(maes) + 1e-15
     assert row["ci_low"] == pytest.approx(bootstrap_interval(maes)["ci_low"], rel=1e-12)
-    assert "percentile bootstrap of the mean over the input files" in cli("results", "summary", "--store", db, "--sweep", "est").stdout
+    assert "percentile bootstrap of the mean over the input files" in printed["est text"]
 
 
-def test_each_estimator_is_paired_file_by_file_with_the_named_baseline(store):
-    db, files = store
-    doc = json.loads(cli("results", "summary", "--store", db, "--sweep", "est", "--json").stdout)
+def test_each_estimator_is_paired_file_by_file_with_the_named_baseline(store, printed):
+    _, files = store
+    doc = json.loads(printed["est json"])
     assert doc["paired"]["baseline"] == {"estimator": "rfc6298"} and doc["paired"]["pair_on"] == ["input file"]
     row = next(r for r in doc["paired"]["rows"] if r["estimator"] == "last" and r["metric"] == "mae_s")
     diffs = [rttlab.evaluate(f, [Spec("last")], by=None).rows[0]["mae_s"] - rttlab.evaluate(f, [Spec("rfc6298")], by=None).rows[0]["mae_s"] for f in files]
     want = t_interval(diffs)
     assert row["n"] == 3 and row["mean"] == pytest.approx(want["mean"], rel=1e-12) and row["ci_low"] == pytest.approx(want["ci_low"], rel=1e-12)
-    assert "paired: each point minus estimator=rfc6298, per input file" in cli("results", "summary", "--store", db, "--sweep", "est").stdout
+    assert "paired: each point minus estimator=rfc6298, per input file" in printed["est text"]
 
 
 def test_a_baseline_no_run_has_is_one_line_naming_it(store):

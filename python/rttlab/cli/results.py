@@ -192,13 +192,13 @@ def summary(
         show_csv(pd.concat([table.assign(table="summary"), *([pairs.assign(table="paired")] if pairs is not None else [])], ignore_index=True))
         return
     grouped = ", ".join(by) if by else "nothing (every run one group)"
-    console.print(f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}", highlight=False)
-    console.print(f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"), highlight=False)
-    console.print(f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)" if pooled else "pooled over: nothing", highlight=False)
-    console.print(f"intervals: {how}", highlight=False)
+    console.print(f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}", highlight=False, soft_wrap=True)
+    console.print(f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"), highlight=False, soft_wrap=True)
+    console.print(f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)" if pooled else "pooled over: nothing", highlight=False, soft_wrap=True)
+    console.print(f"intervals: {how}", highlight=False, soft_wrap=True)
     show(readable(table, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
     if pairs is not None and len(pairs):
-        console.print(f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}" + (f" and pooled value ({', '.join(pooled)})" if pooled else "") + f"; {level:.0%} Student-t over the pairs", highlight=False)
+        console.print(f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}" + (f" and pooled value ({', '.join(pooled)})" if pooled else "") + f"; {level:.0%} Student-t over the pairs", highlight=False, soft_wrap=True)
         show(readable(pairs, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
 
 
