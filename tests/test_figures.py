@@ -186,3 +186,26 @@ def test_evaluate_plot_writes_the_small_multiples_and_the_front_beside_them(tmp_
     assert r.returncode == 0, r.stderr
     assert target.read_text().startswith("<?xml") and (tmp_path / "replay-front.svg").read_text().startswith("<?xml")
     assert "replay-front.svg (Pareto front)" in r.stdout
+
+
+def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_its_axes_in_words(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from rttlab.experiments import reproduce
+
+    captured = {}
+    monkeypatch.setattr(plt, "close", lambda fig: captured.setdefault("fig", fig))
+    rep = reproduce.Reproduction.load("spectcp", quick=True)
+    rows = [
+        {"point": "cc=spectcp, ber=5e-05 / cc=reno, ber=5e-05", "params": {"cc": "spectcp", "ber": 5e-05}, "metric": "goodput_bps ratio", "ours": 1.1, "ci_low": 1.0, "ci_high": 1.2, "published": 5.0},
+        {"point": "cc=spectcp, ber=5e-05 / cc=spectcp, ber=1e-05", "params": {"cc": "spectcp", "ber": 5e-05}, "metric": "goodput_bps ratio", "ours": 0.3, "ci_low": 0.2, "ci_high": 0.4, "published": 0.9},
+    ]
+    assert reproduce.figure_svg(rep, rows).startswith("<svg")
+    fig = captured["fig"]
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks == [r["point"] for r in rows]  # the same numerator, two ratios, two labels
+    assert ax.get_xlabel() == "aggregate goodput ratio" and "_" not in ax.get_ylabel()
+    assert fig._suptitle.get_text().startswith("SpecTCP")  # across the figure, wrapped
+    monkeypatch.undo()
+    plt.close(fig)

@@ -623,6 +623,11 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
     fig, axes = plt.subplots(len(metrics), 1, figsize=(7.5, sum(heights)), layout="constrained", squeeze=False, height_ratios=heights)
     for ax, metric in zip(axes[:, 0], metrics):
         _panel(ax, rep, [r for r in rows if r["metric"] == metric], metric)
+    import textwrap
+
+    # The title spans the figure (not one panel, whose left edge moves with its tick labels),
+    # wrapped to fit: ≈ 100 characters of 9 pt text in 7.5 inches.
+    fig.suptitle(textwrap.fill(rep.meta.get("title", rep.name), 100), fontsize=9)
     buf = io.StringIO()
     fig.savefig(buf, format="svg")
     plt.close(fig)
@@ -688,5 +693,4 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
         if ratio:
             ax.axvline(1, color="grey", lw=0.5, ls="--")
     ax.grid(True, color="0.92", lw=0.6)
-    ax.set_title(textwrap.fill(rep.meta.get("title", rep.name), 90), fontsize=9, loc="left")
     ax.legend(fontsize=7)
