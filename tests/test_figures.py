@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -209,3 +210,23 @@ def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_it
     assert fig._suptitle.get_text().startswith("SpecTCP")  # across the figure, wrapped
     monkeypatch.undo()
     plt.close(fig)
+
+
+def test_simulate_plot_gives_flows_of_two_congestion_controls_their_controls_colours(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    import rttlab
+
+    scenario = Path(__file__).resolve().parent.parent / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"
+    text = scenario.read_text() + '\n[[flows]]\ncount = 1\nstart = "100ms"\nbytes = "inf"\ntcp = { cc = "vegas" }\n'
+    result = rttlab.simulate(text, set=['simulation.duration="1s"'])
+    captured = {}
+    monkeypatch.setattr(plt, "close", lambda fig: captured.setdefault("fig", fig))
+    result.plot(tmp_path / "sim.png")
+    cwnd, rtt, queue = captured["fig"].axes
+    assert {line.get_label(): line.get_color() for line in cwnd.get_lines()} == {"newreno": colour("newreno"), "vegas": colour("vegas")}
+    assert {line.get_color() for line in rtt.get_lines()[::2]} == {SAMPLE_GREY}  # the samples of both flows
+    for ax in (cwnd, rtt, queue):
+        assert ax.get_ylabel() and "_" not in ax.get_ylabel()
+    monkeypatch.undo()
+    plt.close(captured["fig"])

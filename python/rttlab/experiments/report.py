@@ -38,8 +38,9 @@ table { border-collapse: collapse; margin: 0.6em 0; font-size: 13px; width: 100%
 th, td { border-bottom: 1px solid #e3e3e3; padding: 4px 8px; vertical-align: top; overflow-wrap: break-word; }
 td.param { white-space: nowrap; }
 th { background: #f5f5f5; cursor: pointer; text-align: left; font-weight: 600; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; } td.num { white-space: nowrap; }
-.pm { color: #666; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num span { white-space: nowrap; } /* a number never breaks; a narrow column puts its ± part under the mean */
+.pm { color: #666; display: inline-block; }
 .no { color: #b00; font-weight: bold; } .yes { color: #070; font-weight: bold; }
 .meta { color: #555; } dl.design { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1em; }
 dl.design dt { font-weight: 600; } dl.design dd { margin: 0; overflow-wrap: anywhere; }
