@@ -142,7 +142,8 @@ scenario = "{scenario}"
     )
     (out / "data").mkdir()
     series_files(out / "data")
-    (out / "est.toml").write_text('[sweep]\nname = "est"\n[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298", "linux", "quic"]\n')
+    # linux.rto_min is linux's own parameter: NULL on the other estimators' runs.
+    (out / "est.toml").write_text('[sweep]\nname = "est"\n[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298", "linux", "quic"]\n[grid]\n"linux.rto_min" = ["5ms", "200ms"]\n')
     db = out / "results.duckdb"
     for name in ("bw", "loss", "est"):
         r = subprocess.run([*RTTLAB, "sweep", str(out / f"{name}.toml"), "--workers", "1", "--store", str(db)], capture_output=True, text=True, timeout=600)
@@ -226,14 +227,17 @@ def test_an_evaluate_sweep_pairs_each_estimator_with_rfc6298_file_by_file_and_no
     values = shown.values
     with duckdb.connect(str(db), read_only=True) as c:
         # The paired table: per input file, this estimator's MAE minus RFC 6298's, averaged — SQL here.
-        for est, n, mean in c.execute(
-            "WITH s AS (SELECT runs.estimator AS est, runs.name AS file, mae_s FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = 'est') "
-            "SELECT a.est, count(*), avg(a.mae_s - b.mae_s) FROM s a JOIN s b ON a.file = b.file AND b.est = 'rfc6298' WHERE a.est <> 'rfc6298' GROUP BY 1"
-        ).fetchall():
-            assert n == 3 and values[f"est|estimator={est}|mae_s|paired|mean"] == pytest.approx(mean, rel=1e-9, abs=1e-15)
+        pairs = c.execute(
+            "WITH s AS (SELECT runs.estimator AS est, runs.\"linux.rto_min\" AS rto_min, runs.name AS file, mae_s FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = 'est') "
+            "SELECT a.est, a.rto_min, count(*), avg(a.mae_s - b.mae_s) FROM s a JOIN s b ON a.file = b.file AND b.est = 'rfc6298' WHERE a.est <> 'rfc6298' GROUP BY 1, 2"
+        ).fetchall()
+        assert len(pairs) == 3  # linux at two floors, quic
+        for est, rto_min, n, mean in pairs:
+            point = f"estimator={est}" + (f", linux.rto_min={rto_min}" if rto_min else "")
+            assert n == 3 and values[f"est|{point}|mae_s|paired|mean"] == pytest.approx(mean, rel=1e-9, abs=1e-15)
     assert "est|estimator=rfc6298|mae_s|paired|mean" not in values  # the baseline is not compared with itself
     lows = [v for k, v in values.items() if k.startswith("est|") and k.endswith("|mae_s|ci_low")]
-    assert len(lows) == 3 and min(lows) >= 0  # bootstrap over the files: within the values
+    assert len(lows) == 4 and min(lows) >= 0  # bootstrap over the files: within the values
 
 
 def test_every_number_shown_equals_the_stores(report, shown):
@@ -251,10 +255,11 @@ def test_every_number_shown_equals_the_stores(report, shown):
             if sd:
                 assert values[f"{key}|half_width"] == pytest.approx(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n), rel=1e-9)
             checked += 1
-        for est, mean in c.execute(
-            "SELECT runs.estimator, avg(mae_s) FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = 'est' GROUP BY 1"
+        for est, rto_min, mean in c.execute(
+            'SELECT runs.estimator, runs."linux.rto_min", avg(mae_s) FROM runs JOIN sweep_runs USING (hash) JOIN scores USING (hash) WHERE sweep_runs.sweep = \'est\' GROUP BY 1, 2'
         ).fetchall():
-            assert values[f"est|estimator={est}|mae_s|mean"] == pytest.approx(mean, rel=1e-12)
+            point = f"estimator={est}" + (f", linux.rto_min={rto_min}" if rto_min else "")
+            assert values[f"est|{point}|mae_s|mean"] == pytest.approx(mean, rel=1e-12)
             checked += 1
         ok, failed = c.execute("SELECT count(*) FILTER (status = 'ok'), count(*) FILTER (status <> 'ok') FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = 'loss'").fetchone()
         assert (values["loss|runs|ok"], values["loss|runs|failed"]) == (ok, failed) == (2, 1)
@@ -264,7 +269,7 @@ def test_every_number_shown_equals_the_stores(report, shown):
             assert (values[f"{key}|ours"], values[f"{key}|published"]) == (ours, published)
             assert values[f"{key}|half_width"] == pytest.approx((hi - lo) / 2, rel=1e-12)
             checked += 1
-    assert checked == 6 + 3 + 2
+    assert checked == 6 + 4 + 2
 
 
 def test_the_text_a_reader_sees_is_the_stored_number_to_three_significant_figures(report):

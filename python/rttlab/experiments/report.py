@@ -156,7 +156,9 @@ def figure(fig: Any, fig_id: str, caption: str) -> str:
 
 
 def point_label(row: dict[str, Any], by: list[str]) -> str:
-    return ", ".join(f"{k}={key_value(row[k])}" for k in by) or "all runs"
+    """A point's name in data-keys: ``key=value`` of each grouped key it has (an estimator's own
+    parameter is missing on the other estimators' points)."""
+    return ", ".join(f"{k}={key_value(row[k])}" for k in by if not missing(row[k])) or "all runs"
 
 
 def sort_values(values: list[Any]) -> list[Any]:
@@ -195,7 +197,8 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
     fig_id = f"fig{next(_figure_ids)}"
     q = quantity(metric)
     g = summary[summary["metric"] == metric]
-    numeric_params = [p for p in by if all(numeric(v) is not None for v in values[p])]
+    # A parameter set on only some runs (an estimator's own, NULL on the others) is no axis.
+    numeric_params = [p for p in by if g[p].notna().all() and all(numeric(v) is not None for v in values[p])]
     if numeric_params:
         x_param = numeric_params[0]
         others = [p for p in by if p != x_param]
@@ -223,7 +226,7 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
             fig.legend(title=", ".join(short(p) for p in others), fontsize=7, title_fontsize=7, loc="outside right upper")
     else:
         labels = [point_label(r, by) for r in g.to_dict("records")]
-        pretty = [", ".join(str(r[p]) if p in NAMED else f"{short(p)} {fmt(r[p])}" for p in by) for r in g.to_dict("records")]
+        pretty = [", ".join(str(r[p]) if p in NAMED else f"{short(p)} {fmt(r[p])}" for p in by if not missing(r[p])) for r in g.to_dict("records")]
         order = sorted(range(len(labels)), key=lambda i: _rank(g.iloc[i], by, values))
         fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(labels)), layout="constrained")
         for y, i in enumerate(order):
@@ -276,7 +279,7 @@ def front_section(ok: Any, sweep: str, by: list[str]) -> str:
     for key, g in ok.groupby(keys, dropna=False, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         point = dict(zip(keys, key))
-        label = " ".join([str(point.get("estimator", ""))] + [f"{k.rsplit('.', 1)[-1]}={fmt(v)}" for k, v in point.items() if k != "estimator"]).strip()
+        label = " ".join([str(point.get("estimator", ""))] + [f"{k.rsplit('.', 1)[-1]}={fmt(v)}" for k, v in point.items() if k != "estimator" and not missing(v)]).strip()
         rows.append({"estimator": label, "bad_timeout_rate": g["bad_timeout_rate"].mean(), "wait_mean_s": g["wait_mean_s"].mean()})
     fig_id = f"fig{next(_figure_ids)}"
     fig = front_figure(rows, title=f"{sweep}: means over {ok['name'].nunique()} inputs")
@@ -303,7 +306,7 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     out.append(
         f'<p class="meta">{len(runs)} runs: <span data-key="{esc(sweep)}|runs|ok" data-value="{len(ok)}">{len(ok)}</span> ok, '
         f'<span data-key="{esc(sweep)}|runs|failed" data-value="{len(runs) - len(ok)}">{len(runs) - len(ok)}</span> failed; '
-        f"{replications}; {esc('; '.join(versions))}; intervals: Student-t, {level:.0%}, over the replications.</p>"
+        f"{replications}; {esc('; '.join(versions))}; intervals: {'percentile bootstrap' if replay else 'Student-t'}, {level:.0%}, over the replications.</p>"
     )
     items = []
     if by:
