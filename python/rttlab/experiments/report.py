@@ -28,7 +28,10 @@ from rttlab.trace.palette import EXTENDED, colour
 #: job's scores, docs/metrics.md); words and units from rttlab.trace.labels.
 METRICS = ["goodput_bps", "jain_index", "utilisation", "drops", "timeouts", "mae_s", "bad_timeout_rate", "wait_mean_s"]
 #: Parameters whose values are names with a fixed colour (rttlab.trace.palette).
-NAMED = {"estimator", "tcp.cc", "simulator"}
+NAMED = {"estimator", "tcp.cc", "tcp.estimator", "tcp.rto.estimator", "simulator"}
+#: Markers and dashes telling apart the lines of one colour (the parameters after the first).
+MARKERS = ("o", "s", "^", "D", "v", "P")
+DASHES = ("-", "--", ":", "-.")
 
 CSS = """
 *, *::before, *::after { box-sizing: border-box; }
@@ -207,12 +210,18 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
         groups = list(g.groupby(others, dropna=False, sort=False)) if others else [((), g)]
         order = {tuple(k) if isinstance(k, tuple) else (k,): i for i, k in enumerate(_combos(values, others))}
         groups.sort(key=lambda kv: order.get(kv[0] if isinstance(kv[0], tuple) else (kv[0],), 0))
-        for i, (key, rows) in enumerate(groups):
+        # Colour says the first other parameter (an estimator's or congestion control's own colour),
+        # marker and dash the rest, so a line is found by its values, not by its place in a list.
+        first = others[0] if others else None
+        colours = {v: colour(str(v)) if first in NAMED else EXTENDED[i % len(EXTENDED)] for i, v in enumerate(values[first])} if first else {}
+        styles = {combo: (MARKERS[i % len(MARKERS)], DASHES[i % len(DASHES)]) for i, combo in enumerate(_combos(values, others[1:]))}
+        for key, rows in groups:
             key = key if isinstance(key, tuple) else (key,)
             rows = rows.assign(_x=[numeric(v) * xq.scale for v in rows[x_param]]).sort_values("_x")
-            name = ", ".join(f"{short(p)} {fmt(v)}" if p not in NAMED else str(v) for p, v in zip(others, key))
-            c = colour(str(key[0])) if others and others[0] in NAMED and len(others) == 1 else EXTENDED[i % len(EXTENDED)]
-            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=error_bars(rows, q.scale), marker="o", ms=4, lw=1.2, capsize=3, color=c, label=name or None)
+            name = ", ".join(f"{short(p)} {fmt(v)}" if p not in NAMED else str(v) for p, v in zip(others, key) if not missing(v))
+            c = colours.get(key[0], "0.35") if first else EXTENDED[0]
+            marker, dash = styles.get(tuple(key[1:]), ("o", "-"))
+            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=error_bars(rows, q.scale), marker=marker, ms=4, lw=1.2, ls=dash, capsize=3, color=c, label=name or None)
         xs = [numeric(v) for v in values[x_param]]
         if all(x > 0 for x in xs) and max(xs) / min(xs) >= 20:
             from rttlab.trace.plot import plain_log_ticks
