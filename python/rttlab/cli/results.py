@@ -122,7 +122,7 @@ def summary(
     metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate runs mae_s, bad_timeout_rate and wait_mean_s.", show_default=False),
     sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."),
-    interval: str = typer.Option(None, "--interval", help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric) [default: t over seeds, bootstrap over an evaluate sweep's input files].", show_default=False),
+    interval: str = typer.Option(None, "--interval", help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric). Default: t over seeds, bootstrap over an evaluate sweep's input files.", show_default=False),
     baseline: list[str] = typer.Option([], "--baseline", help="KEY=VALUE: the point the paired table compares every other point with, per seed (or per input file); repeatable; a bare VALUE names a value of a grouped key. Default: estimator=rfc6298 for evaluate runs, else the first value of the first grouped key.", show_default=False),
     store: Path = STORE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric, and the paired differences."),
