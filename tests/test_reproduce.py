@@ -212,3 +212,49 @@ def test_a_named_trace_metric_may_use_another_per_run_value_and_aggregate_per_gr
         rep.frames(runs, None, ["trace.nowhere"], [], series=series)
     with pytest.raises(ReproductionError, match="needs the 'drops' trace, which \\[sweep\\] traces does not keep"):
         rep.frames(runs, None, ["trace.drops"], [], series=series)
+
+
+# ---- readings: the ways a paper can be read, declared before the runs ----------------------------
+
+def _with_readings(readings):
+    rep = Reproduction.load("spectcp-table3", quick=True)
+    rep.doc = {**rep.doc, "reading": readings}
+    return rep
+
+
+def test_a_reproduction_without_readings_is_its_own_single_reading():
+    rep = Reproduction.load("mathis", quick=True)
+    (only,) = rep.readings
+    assert only is rep and only.reading is None and only.primary and only.comparison_name == "mathis-quick"
+
+
+def test_a_reading_that_reads_the_same_runs_shares_the_sweep_and_one_that_changes_them_gets_its_own():
+    primary, other, own = _with_readings([
+        {"name": "a", "primary": True, "says": "§1: 'x'"},
+        {"name": "b", "says": "§2: 'y'", "trace": {"queue_peak": {"trace": "queue", "column": "packets", "agg": "min"}}},
+        {"name": "c", "says": "§3: 'z'", "set": {"tcp.rwnd": "20000B"}},
+    ]).readings
+    assert (primary.sweep_name, other.sweep_name, own.sweep_name) == ("spectcp-table3-quick", "spectcp-table3-quick", "spectcp-table3-quick@c")
+    assert (primary.comparison_name, other.comparison_name, own.comparison_name) == ("spectcp-table3-quick@a", "spectcp-table3-quick@b", "spectcp-table3-quick@c")
+    assert other.trace_spec("trace.queue_peak")["agg"] == "min" and primary.trace_spec("trace.queue_peak")["agg"] == "max"
+    assert {r.scenario.get("tcp.rwnd") for r in own.sweep().runs} == {"20000B"}
+    assert [r.hash for r in primary.sweep().runs] == [r.hash for r in Reproduction.load("spectcp-table3", quick=True).sweep().runs]
+
+
+@pytest.mark.parametrize(
+    ("readings", "message"),
+    [
+        ([{"name": "a", "says": "x"}], "exactly one \\[\\[reading\\]\\] must be primary = true \\(found 0\\)"),
+        ([{"name": "a", "says": "x", "primary": True}, {"name": "b", "says": "y", "primary": True}], "found 2"),
+        ([{"name": "a", "primary": True}], "reading a: says: quote what the paper says"),
+        ([{"name": "a", "says": "x", "primary": True, "colour": 1}], "reading 1: unknown key 'colour'"),
+        ([{"name": "a b", "says": "x", "primary": True}], "reading 1: name must be a word"),
+        ([{"name": "a", "says": "x", "primary": True}, {"name": "a", "says": "y"}], "reading names must differ"),
+        ([{"name": "a", "says": "x", "primary": True, "trace": {"nope": {}}}], "trace.nope: the file has no \\[trace.nope\\] to replace"),
+    ],
+)
+def test_a_malformed_reading_is_an_error_naming_the_reading_and_the_key(readings, message):
+    from rttlab.experiments.reproduce import ReproductionError
+
+    with pytest.raises(ReproductionError, match=f"^reproduction spectcp-table3: .*{message}"):
+        _with_readings(readings).readings

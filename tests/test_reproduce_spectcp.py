@@ -76,7 +76,7 @@ def test_table_3s_simulated_columns_come_from_the_stored_traces_of_the_part_swee
     import pandas as pd
 
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
-    rows = {(r["metric"], r["params"]["simulation.name"]): r for r in part["rows"]}
+    rows = {(r["reading"], r["metric"], r["params"]["simulation.name"]): r for r in part["rows"]}
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
         runs = c.execute('SELECT hash, "simulation.name", drops FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = \'spectcp-table3-quick\' AND status = \'ok\'').fetchall()
     assert len(runs) == 7 * 3
@@ -84,37 +84,67 @@ def test_table_3s_simulated_columns_come_from_the_stored_traces_of_the_part_swee
     def trace(h, name):
         return pd.read_parquet(spectcp / "results.duckdb.series" / h / f"{name}.parquet")
 
-    per_case: dict[str, list[tuple[float, float, int]]] = {}
+    per_case: dict[str, list[tuple[float, float, float, int]]] = {}
     for h, case, drops in runs:
         q, w, rtt = trace(h, "queue"), trace(h, "window"), trace(h, "rtt")
         q = q[q["channel"] == 0]  # the bottleneck's data direction
         # Eq. (3)'s moment: the later flow's first cwnd >= ssthresh, plus the smallest RTT sample.
         moment = max(g.loc[g["cwnd"] >= g["ssthresh"], "time"].min() for _, g in w.groupby("flow")) + rtt["sample"].min()
-        per_case.setdefault(case, []).append((q.loc[q["time"] <= moment, "packets"].max(), q["average"].max(), drops))
-    for (metric, case), r in rows.items():
-        i = ["trace.queue_at_ssthresh", "trace.red_average_max", "drops"].index(metric)
-        assert r["n"] == 3 and r["ours"] == pytest.approx(statistics.fmean(float(x[i]) for x in per_case[case]))
+        per_case.setdefault(case, []).append((q["packets"].max(), q.loc[q["time"] <= moment, "packets"].max(), q["average"].max(), drops))
+    # The two readings of the same runs: Q(t)_max over the whole run (primary) and until eq. (3)'s moment.
+    for reading, peak in (("whole-run", 0), ("until-eq3-moment", 1)):
+        for metric, i in (("trace.queue_peak", peak), ("trace.red_average_max", 2), ("drops", 3)):
+            for case, values in per_case.items():
+                r = rows.get((reading, metric, case))
+                if r is not None:
+                    assert r["n"] == 3 and r["ours"] == pytest.approx(statistics.fmean(float(x[i]) for x in values))
 
 
-def test_table_3s_quick_simulated_columns_are_pinned(spectcp):
-    # Pinned (3 seeds × 30 s). Q(t)_max at eq. (3)'s moment is one packet above the paper's
-    # simulation in each case; RED's largest average is within one packet except for
-    # min_th 7 / max_th 21 (the paper's 10, ours ~11.7); max_th 15 and 8 never drop, 7 does.
+def test_table_3s_readings_are_declared_with_the_papers_words_and_one_primary(spectcp):
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
-    got = [(r["metric"], r["params"]["simulation.name"], r["published"], round(r["ours"], 2), r["matched"]) for r in part["rows"]]
+    readings = {d["name"]: d for d in part["readings"]}
+    assert list(readings) == ["whole-run", "until-eq3-moment", "rwnd-ssthresh", "ns2-window"]
+    assert [d["name"] for d in readings.values() if d["primary"]] == ["whole-run"]
+    assert "the buffer size required" in readings["whole-run"]["says"]
+    # A reading that changes the runs has its own sweep in the store; one that reads them another way shares it.
+    assert readings["until-eq3-moment"]["sweep"] == readings["whole-run"]["sweep"] == "spectcp-table3-quick"
+    assert readings["rwnd-ssthresh"]["sweep"] == "spectcp-table3-quick@rwnd-ssthresh"
+    with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
+        counts = dict(c.execute("SELECT sweep, count(*) FROM sweep_runs GROUP BY sweep").fetchall())
+        stored = {r[0] for r in c.execute("SELECT DISTINCT reproduction FROM comparisons").fetchall()}
+    assert counts["spectcp-table3-quick@rwnd-ssthresh"] == counts["spectcp-table3-quick@ns2-window"] == 7 * 3
+    assert {"spectcp-table3-quick@whole-run", "spectcp-table3-quick@until-eq3-moment", "spectcp-table3-quick@rwnd-ssthresh", "spectcp-table3-quick@ns2-window"} <= stored
+
+
+def test_table_3s_quick_simulated_columns_are_pinned_under_every_reading(spectcp):
+    # Pinned (3 seeds × 30 s). Primary (whole run): the queue peaks ~10 packets above the paper's
+    # simulated Q(t)_max — congestion avoidance keeps growing it until RED's slow average marks —
+    # so eq. (3) is not "the buffer size required" in our runs: not reproduced. Only until eq. (3)'s
+    # moment, or with each receiver window capped at SSthresh (§6.2's convention), is the peak
+    # within one packet; the SSthresh cap also brings RED's average within one packet in every
+    # case, but then max_th 7 never drops (the paper: it does). ns-2's default window_ of 20 does
+    # not bring the peak down enough. A change that moves these is a finding: update
+    # docs/reproductions/spectcp.md.
+    (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
+    got = [(r["reading"], r["metric"], r["params"]["simulation.name"], r["published"], round(r["ours"], 2), r["matched"]) for r in part["rows"]]
+    red = {"base": (8, pytest.approx(8.97, abs=0.05), True), "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(11.66, abs=0.05), False)}
+    no_cap = [("drops", "base", 0, 0.0, True), ("drops", "max_th-8", 0, 0.0, True), ("drops", "max_th-7", 1, pytest.approx(13.33, abs=0.05), True)]
+
+    def rows(reading, peaks, red, drops):
+        return [(reading, "trace.queue_peak", c, pub, q, ok) for c, pub, q, ok in peaks] + [(reading, "trace.red_average_max", c, *v) for c, v in red.items()] + [(reading, *d) for d in drops]
+
     assert got == [
-        ("trace.queue_at_ssthresh", "base", 18, 19.0, True),
-        ("trace.queue_at_ssthresh", "ssthresh-15-20", 23, 24.0, True),
-        ("trace.queue_at_ssthresh", "r-99ms", 13, 14.0, True),
-        ("trace.red_average_max", "base", 8, pytest.approx(8.97, abs=0.05), True),
-        ("trace.red_average_max", "max_p-0.2", 7, pytest.approx(7.86, abs=0.05), True),
-        ("trace.red_average_max", "min_th-7-max_th-21", 10, pytest.approx(11.66, abs=0.05), False),
-        ("drops", "base", 0, 0.0, True),
-        ("drops", "max_th-8", 0, 0.0, True),
-        ("drops", "max_th-7", 1, pytest.approx(13.33, abs=0.05), True),
+        *rows("whole-run", [("base", 18, 29.0, False), ("ssthresh-15-20", 23, 31.0, False), ("r-99ms", 13, 25.0, False)], red, no_cap),
+        *rows("until-eq3-moment", [("base", 18, 19.0, True), ("ssthresh-15-20", 23, 24.0, True), ("r-99ms", 13, 14.0, True)], red, no_cap),
+        *rows("rwnd-ssthresh", [("base", 18, 19.0, True), ("ssthresh-15-20", 23, 24.0, True), ("r-99ms", 13, 14.0, True)],
+              {"base": (8, pytest.approx(7.34, abs=0.05), True), "max_p-0.2": (7, pytest.approx(6.90, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(9.16, abs=0.05), True)},
+              [("drops", "base", 0, 0.0, True), ("drops", "max_th-8", 0, 0.0, True), ("drops", "max_th-7", 1, 0.0, False)]),
+        *rows("ns2-window", [("base", 18, 29.0, False), ("ssthresh-15-20", 23, 28.0, False), ("r-99ms", 13, 21.0, False)],
+              {"base": (8, pytest.approx(8.91, abs=0.05), True), "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(11.13, abs=0.05), False)}, no_cap),
     ]
     out = (spectcp / "stdout.txt").read_text()
     assert "SpecTCP Table 3" in out and "eq. (3)" in out and "eq. (8)" in out
+    assert "★ whole-run" in out and "rwnd-ssthresh: 8 of 9 matched" in out
 
 
 # ---- spectcp-figures: the page's figures from stored runs -------------------------------------
@@ -146,8 +176,9 @@ def test_spectcp_figures_are_drawn_from_the_stored_runs_without_rerunning_any(sp
         assert title in tables
     before = stored_runs(out / "store")
     # every sweep of the reproduction and its parts: 4 ccs × 7 BERs × 3 seeds, Snoop and the
-    # fairness pair 7 × 3 each, the two window traces, Table 3's 7 cases × 3
-    assert len(before) == 84 + 21 + 21 + 2 + 21
+    # fairness pair 7 × 3 each, the two window traces, Table 3's 7 cases × 3 (and × 3 again for
+    # each of its two readings with runs of their own: rwnd = SSthresh, ns-2's window_)
+    assert len(before) == 84 + 21 + 21 + 2 + 21 + 2 * 21
     r = subprocess.run([*RTTLAB, "reproduce", "spectcp-figures", "--quick", "--workers", "1", "--out", str(out / "store"), "--figures", str(tmp_path / "again"), "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert stored_runs(out / "store") == before  # every run came from the store

@@ -45,7 +45,10 @@ def reproduce(
     try:
         rep = Reproduction.load(name, quick=quick, scale=scale)
         reps = [rep, *rep.parts]
-        sweeps = [r.sweep() for r in reps]
+        # Every reading of each (the file's [[reading]]s; one when it declares none), and the
+        # sweeps they need: readings that only read the runs differently share their sweep.
+        readings = [r.readings for r in reps]
+        sweeps = {x.sweep_name: x.sweep() for rs in readings for x in rs}
     except ReproductionError as e:
         fail(str(e))
     if figures is not None and not rep.has_figures:
@@ -55,22 +58,35 @@ def reproduce(
     # A reproduction and its parts (a table measured on a set-up of its own): one store, one
     # sweep each, each compared and printed on its own.
     results = []
-    for r, sweep in zip(reps, sweeps):
-        outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json_or_csv)
-        if outcome.interrupted:
-            stderr.print("rttlab: interrupted; rerun the same command to resume")
-            raise typer.Exit(130)
-        with Store(out / "results.duckdb") as store:
-            runs, flows = store.runs(sweep.name), store.flows(sweep.name)
-            try:
-                rows = r.compare(runs, flows, store.series)
-                reports = r.reports(runs, flows, store.series)
-            except ReproductionError as e:
-                fail(str(e))
-            store.write_comparison(r.sweep_name, rows)
+    done: set[str] = set()
+    for r, rs in zip(reps, readings):
+        rows, reports = [], []
+        for x in rs:
+            sweep = sweeps[x.sweep_name]
+            if sweep.name not in done:
+                outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json_or_csv)
+                if outcome.interrupted:
+                    stderr.print("rttlab: interrupted; rerun the same command to resume")
+                    raise typer.Exit(130)
+                done.add(sweep.name)
+            with Store(out / "results.duckdb") as store:
+                runs, flows = store.runs(sweep.name), store.flows(sweep.name)
+                try:
+                    mine = x.compare(runs, flows, store.series)
+                    if x.primary:  # ours alone, from the primary reading's runs
+                        reports = x.reports(runs, flows, store.series)
+                except ReproductionError as e:
+                    fail(str(e))
+                if x.reading is not None:
+                    mine = [{**row, "reading": x.reading, "primary": x.primary} for row in mine]
+                store.write_comparison(x.comparison_name, mine)
+            rows += mine
         models = r.models()
-        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"models": models} if models else {})})
-        (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(r, rows))
+        declared = [{"name": x.reading, "primary": x.primary, "what": x.reading_spec.get("what", ""), "says": x.reading_spec["says"], "sweep": x.sweep_name} for x in rs if x.reading is not None]
+        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"readings": declared} if declared else {}), **({"models": models} if models else {})})
+        # The figure shows the primary reading (the table and comparison.json hold every reading).
+        primary = next(x for x in rs if x.primary)
+        (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(primary, [row for row in rows if row.get("primary", True)]))
     drawn: list[Path] = []
     if figures is not None:
         with Store(out / "results.duckdb", read_only=True) as store:
@@ -89,7 +105,7 @@ def reproduce(
         print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
         return
     for r, res in zip(reps, results):
-        show(r, res["rows"])
+        show(r, res["rows"], res.get("readings", []))
         show_reports(r, res["reports"])
         show_models(res.get("models", []))
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
@@ -108,28 +124,46 @@ def ci_text(r: dict[str, Any], metric: str | None) -> str:
     return "—" if math.isnan(r["ci_low"]) else f"{value(r['ci_low'], metric)} … {value(r['ci_high'], metric)}"
 
 
-def show(rep: Any, rows: list[dict[str, Any]]) -> None:
+def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = ()) -> None:
+    """The comparison table; with readings, one row per claim × reading (the primary marked ★),
+    the readings listed with what each changes, and the verdict said per reading."""
     from rich.markup import escape
 
     from rttlab.cli.table import Col, num, show as show_table
 
+    if readings:
+        console.print(f"readings of {rep.meta['source']} (★ primary, chosen from the paper's text before the runs):", highlight=False)
+        for d in readings:
+            console.print(escape(f"  {'★' if d['primary'] else ' '} {d['name']}: {d.get('what') or ''} — the paper: {d['says']}"), highlight=False)
     peer = rep.doc["published"]["kind"] == "peer"
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
     cols = [
-        Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
+        Col("point", prose=True), *((Col("reading"),) if readings else ()), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
         num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
         *((Col("direction", priority=3),) if direction else ()), Col("source", priority=4, prose=True),
     ]
+    order = {d["name"]: i for i, d in enumerate(readings)}
+    # Claim by claim, each under every reading (the rows' own order within a reading is kept).
+    shown = sorted(enumerate(rows), key=lambda ir: (_claim_rank(rows, ir[1]), order.get(ir[1].get("reading"), 0), ir[0])) if readings else list(enumerate(rows))
     table_rows = []
-    for r in rows:
+    for _, r in shown:
         metric = r.get("metric", rep.metric)
         verdict = "—" if math.isnan(r["published"]) else "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
+        reading = (escape(("★ " if r["primary"] else "") + r["reading"]),) if readings else ()
         table_rows.append([
-            escape(r["point"]), value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
+            escape(r["point"]), *reading, value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
             *((escape(str(r.get("direction", "—"))),) if direction else ()), escape(str(r["source"])),
         ])
     show_table(cols, table_rows, title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}", formats="--json or --csv")
+    if readings:
+        for d in readings:
+            mine = [r for r in rows if r["reading"] == d["name"]]
+            missed = [r["point"] for r in mine if not r["matched"] and not math.isnan(r["published"])]
+            matched = sum(r["matched"] for r in mine if not math.isnan(r["published"]))
+            judged = sum(not math.isnan(r["published"]) for r in mine)
+            console.print(escape(f"{'★ ' if d['primary'] else ''}{d['name']}: {matched} of {judged} matched" + (f"; not matched: {'; '.join(missed)}" if missed else "")), highlight=False)
+        rows = [r for r in rows if r["primary"]]  # the verdict line below is the primary reading's
     missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
     metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"
     if rep.doc["published"]["kind"] == "claims":
@@ -148,6 +182,11 @@ def show(rep: Any, rows: list[dict[str, Any]]) -> None:
         console.print(f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False)
     if rep.meta.get("note"):
         console.print(rep.meta["note"], highlight=False)
+
+
+def _claim_rank(rows: list[dict[str, Any]], row: dict[str, Any]) -> int:
+    """Where a row's claim (its point and metric) first appears: rows of one claim stay together."""
+    return next(i for i, r in enumerate(rows) if (r["point"], r["metric"]) == (row["point"], row["metric"]))
 
 
 def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:

@@ -101,6 +101,13 @@ class Reproduction:
     meta: dict[str, Any] = field(default_factory=dict)
     #: "full" (the file's own tables) or the name of a ``[scale.NAME.*]`` overlay (e.g. "medium").
     scale: str = "full"
+    #: The reading of the paper this object compares under (a ``[[reading]]``'s name), or None
+    #: for a file that declares no readings (then the file itself is the one reading).
+    reading: str | None = None
+    #: Whether this reading is the file's primary one (chosen from the paper's text).
+    primary: bool = True
+    #: The reading's ``[[reading]]`` table: its ``says``/``what`` and its overlays.
+    reading_spec: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, name: str, quick: bool = False, scale: str = "full") -> Reproduction:
@@ -121,11 +128,61 @@ class Reproduction:
 
     @property
     def sweep_name(self) -> str:
+        """The sweep's (and store's) name: a reading that changes the runs (its own ``set``/``zip``)
+        has its own sweep, ``NAME@READING``; one that only reads the runs differently shares them."""
         if self._scale_quick:
-            return f"{self.name}-{self.scale}-quick"
-        if self.quick:
-            return f"{self.name}-quick"
-        return self.name if self.scale == "full" else f"{self.name}-{self.scale}"
+            base = f"{self.name}-{self.scale}-quick"
+        elif self.quick:
+            base = f"{self.name}-quick"
+        else:
+            base = self.name if self.scale == "full" else f"{self.name}-{self.scale}"
+        return f"{base}@{self.reading}" if self.reading and _changes_runs(self.reading_spec) else base
+
+    @property
+    def comparison_name(self) -> str:
+        """The name its comparison is stored under: the sweep's, ``@READING`` for each reading."""
+        if self.reading is None:
+            return self.sweep_name
+        return self.sweep_name if "@" in self.sweep_name else f"{self.sweep_name}@{self.reading}"
+
+    @property
+    def readings(self) -> list[Reproduction]:
+        """The readings of the paper this file compares under (``[[reading]]`` tables, one marked
+        ``primary``), each as a Reproduction; a file without any is its own single reading.
+
+        A reading is declared in the file *before* the runs, with what the paper says for it:
+        ``name``, ``says`` (the paper's sentence it rests on, quoted), ``what`` (what it changes,
+        in a line), ``primary = true`` on exactly one, and overlays: ``trace.NAME`` tables that
+        replace the file's ``[trace.NAME]`` (the same runs read another way), and ``set``/``zip``
+        keys added to the sweep's (other runs: the reading gets a sweep of its own)."""
+        specs = self.doc.get("reading", [])
+        if not specs:
+            return [self]
+        where = f"reproduction {self.name}"
+        if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
+            raise ReproductionError(f"{where}: reading: expected [[reading]] tables")
+        names = [s.get("name") for s in specs]
+        for i, s in enumerate(specs):
+            unknown = sorted(set(s) - READING_KEYS)
+            if unknown:
+                raise ReproductionError(f"{where}: reading {i + 1}: unknown key {unknown[0]!r} (expected {', '.join(sorted(READING_KEYS))})")
+            if not isinstance(s.get("name"), str) or not s["name"].replace("-", "").replace("_", "").isalnum():
+                raise ReproductionError(f"{where}: reading {i + 1}: name must be a word of letters, digits, '-' and '_'")
+            if not isinstance(s.get("says"), str) or not s["says"].strip():
+                raise ReproductionError(f"{where}: reading {s['name']}: says: quote what the paper says that this reading rests on")
+            for name in s.get("trace", {}):
+                if name not in self.doc.get("trace", {}):
+                    raise ReproductionError(f"{where}: reading {s['name']}: trace.{name}: the file has no [trace.{name}] to replace")
+        if len(set(names)) != len(names):
+            raise ReproductionError(f"{where}: reading names must differ ({', '.join(names)})")
+        primaries = [s["name"] for s in specs if s.get("primary")]
+        if len(primaries) != 1:
+            raise ReproductionError(f"{where}: exactly one [[reading]] must be primary = true (found {len(primaries)})")
+        out = []
+        for s in specs:
+            doc = {**self.doc, "trace": {**self.doc.get("trace", {}), **s.get("trace", {})}}
+            out.append(Reproduction(name=self.name, doc=doc, quick=self.quick, meta=self.meta, scale=self.scale, reading=s["name"], primary=bool(s.get("primary")), reading_spec=s))
+        return out
 
     def sweep(self) -> Sweep:
         tables = {k: dict(self.doc[k]) for k in ("sweep", "set", "grid", "zip", "scenario") if k in self.doc}
@@ -138,6 +195,10 @@ class Reproduction:
         for overlay in overlays:
             for k, v in overlay.items():
                 tables[k] = {**tables.get(k, {}), **v} if k in ("sweep", "set") else dict(v)
+        # A reading's own runs: keys added to the sweep's [set] and [zip], after any scale.
+        for k in ("set", "zip"):
+            if k in self.reading_spec:
+                tables[k] = {**tables.get(k, {}), **self.reading_spec[k]}
         tables.setdefault("sweep", {})["name"] = self.sweep_name
         try:
             return Sweep.from_dict(tables, source=f"reproduction {self.name}")
@@ -584,6 +645,14 @@ class Reproduction:
             if v.get("metric", self.metric) == (metric or self.metric) and all(_same(point.get(k), x) for k, x in v["point"].items()):
                 return float(v["value"]), v["source"], v
         return math.nan, "not published for this point", {}
+
+
+#: What a ``[[reading]]`` may hold.
+READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip"}
+
+
+def _changes_runs(spec: dict[str, Any]) -> bool:
+    return bool(spec.get("set") or spec.get("zip"))
 
 
 #: A ``trace.*`` metric's fields besides ``trace`` (what it reads), and its aggregations.
