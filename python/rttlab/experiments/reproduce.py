@@ -60,6 +60,10 @@ paper's own model column with the model computed here, no runs involved: ``title
 ``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
 ``source``.
 
+``[[reading]]`` tables declare the readings of an ambiguous paper before the runs (``name``,
+``says``: the paper's words, ``what``, ``primary = true`` on exactly one; overlays ``trace.NAME``
+for the same runs read another way, ``set``/``zip`` for other runs): see :attr:`Reproduction.readings`.
+
 Every comparison row: the point, ours (mean, Student-t CI at ``level``, n), the published value
 and its source, the relative difference, and whether it matched within ``tolerance``.
 """
