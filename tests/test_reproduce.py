@@ -177,7 +177,7 @@ def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
     assert mean["ours"] == pytest.approx((5 + 11) / 2)
     assert share["ours"] == pytest.approx((0.5 + 1.0) / 2)
     rep.doc["report"] = [{"metric": "trace.queue", "agg": "median", "column": "packets", "by": []}]
-    with pytest.raises(ReproductionError, match="agg must be count, mean, sum, min, max, first or last, not 'median'"):
+    with pytest.raises(ReproductionError, match="agg must be count, mean, sum, min, max, first, last, std or mean_abs_diff, not 'median'"):
         rep.reports(runs, None, series)
 
 
@@ -258,3 +258,15 @@ def test_a_malformed_reading_is_an_error_naming_the_reading_and_the_key(readings
 
     with pytest.raises(ReproductionError, match=f"^reproduction spectcp-table3: .*{message}"):
         _with_readings(readings).readings
+
+
+def test_a_trace_metric_may_measure_variation_as_a_std_or_as_the_mean_successive_difference():
+    import pandas as pd
+
+    from rttlab.experiments.reproduce import _aggregate
+
+    drift = pd.Series([1.0, 2.0, 3.0, 4.0, 5.0])  # a steady drift: large std, constant steps
+    assert _aggregate(drift, "std") == pytest.approx(1.5811, abs=1e-4)
+    assert _aggregate(drift, "mean_abs_diff") == 1.0
+    assert _aggregate(pd.Series([0.1, 0.3, 0.1]), "mean_abs_diff") == pytest.approx(0.2)
+    assert math.isnan(_aggregate(pd.Series([0.1]), "std")) and math.isnan(_aggregate(pd.Series([0.1]), "mean_abs_diff"))

@@ -49,7 +49,7 @@ to compare against. A metric ``trace.NAME`` (in ``metrics`` beside run columns, 
 computed per run from a trace the sweep keeps (``[sweep] traces``): its rows (``where``: a pandas
 query over the trace's columns, e.g. ``"time >= 60 and cause == 'overflow'"``) counted (``agg =
 "count"``, the default) or a ``column`` / ``expr`` over them aggregated (``agg`` = mean, sum, min,
-max, first or last); with ``per`` (a column) per group first, then across groups by ``then``. NAME
+max, first, last, std or mean_abs_diff: mean |x − previous x|); with ``per`` (a column) per group first, then across groups by ``then``. NAME
 is a ``[trace.NAME]`` table holding those keys and ``trace`` (which trace), or in a report the
 trace itself with the keys in the entry; ``@OTHER`` in ``where`` is the same run's
 ``trace.OTHER``. A report over a trace the sweep does not keep (e.g. under ``--quick``) is left
@@ -661,14 +661,20 @@ def _changes_runs(spec: dict[str, Any]) -> bool:
 
 #: A ``trace.*`` metric's fields besides ``trace`` (what it reads), and its aggregations.
 TRACE_KEYS = ("where", "column", "expr", "agg", "per", "then")
-TRACE_AGGS = ("count", "mean", "sum", "min", "max", "first", "last")
+#: ``std`` is the sample standard deviation; ``mean_abs_diff`` the mean absolute difference of
+#: successive values in time order — a variation measure a slow drift hardly moves (RFC 6298's
+#: RTTVAR is an exponentially weighted form of the same |R − previous| idea).
+TRACE_AGGS = ("count", "mean", "sum", "min", "max", "first", "last", "std", "mean_abs_diff")
 
 
 def _aggregate(x: Any, how: str) -> float:
-    """A series' ``how`` (mean, sum, min, max, first or last) over its non-null values; NaN if none."""
+    """A series' ``how`` (one of :data:`TRACE_AGGS` but count) over its non-null values; NaN if none
+    (and for std / mean_abs_diff of fewer than two)."""
     x = x.dropna()
-    if not len(x):
+    if not len(x) or (how in ("std", "mean_abs_diff") and len(x) < 2):
         return math.nan
+    if how == "mean_abs_diff":
+        return float(x.diff().abs().mean())
     return float(x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)())
 
 
