@@ -31,7 +31,9 @@ def reproduce(
 
     The reproduction's sweep resumes what its store already holds; each point's result is shown
     with its confidence interval beside the published number, the difference, and whether it
-    matched within the reproduction's stated tolerance."""
+    matched within the reproduction's stated tolerance. Where the paper can be read more than one
+    way, the reproduction declares its readings and every claim is compared under each (the
+    primary reading, chosen from the paper's text before the runs, marked ★)."""
     from rttlab.cli.sweep import run_sweep
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store
