@@ -85,7 +85,8 @@ def reproduce(
             rows += mine
         models = r.models()
         declared = [{"name": x.reading, "primary": x.primary, "what": x.reading_spec.get("what", ""), "says": x.reading_spec["says"], "sweep": x.sweep_name} for x in rs if x.reading is not None]
-        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"readings": declared} if declared else {}), **({"models": models} if models else {})})
+        elsewhere = [{"name": n, "scales": sc} for n, sc in r.elsewhere_readings]
+        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"readings": declared} if declared else {}), **({"readings_elsewhere": elsewhere} if elsewhere else {}), **({"models": models} if models else {})})
         # The figure shows the primary reading (the table and comparison.json hold every reading).
         primary = next(x for x in rs if x.primary)
         (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(primary, [row for row in rows if row.get("primary", True)]))
@@ -108,6 +109,8 @@ def reproduce(
         return
     for r, res in zip(reps, results):
         show(r, res["rows"], res.get("readings", []))
+        for d in res.get("readings_elsewhere", []):
+            console.print(f"reading {d['name']} is run at --scale {' / '.join(d['scales'])} (not at this scale)", highlight=False)
         show_reports(r, res["reports"])
         show_models(res.get("models", []))
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)

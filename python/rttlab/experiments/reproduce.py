@@ -182,11 +182,30 @@ class Reproduction:
         primaries = [s["name"] for s in specs if s.get("primary")]
         if len(primaries) != 1:
             raise ReproductionError(f"{where}: exactly one [[reading]] must be primary = true (found {len(primaries)})")
+        scales = ["full", *self.doc.get("scale", {})]
+        for s in specs:
+            listed = s.get("scales")
+            if listed is None:
+                continue
+            if s.get("primary"):
+                raise ReproductionError(f"{where}: reading {s['name']}: the primary reading is read at every scale (no scales)")
+            if not isinstance(listed, list) or not listed or any(x not in scales for x in listed):
+                raise ReproductionError(f"{where}: reading {s['name']}: scales must list some of {', '.join(scales)}")
+            for key in s.get("grid", {}):
+                if key not in self.doc.get("grid", {}):
+                    raise ReproductionError(f"{where}: reading {s['name']}: grid.{key}: the file's [grid] has no such key to replace")
         out = []
         for s in specs:
+            if self.scale not in s.get("scales", scales):
+                continue  # read at other scales only (elsewhere_readings names them)
             doc = {**self.doc, "trace": {**self.doc.get("trace", {}), **s.get("trace", {})}}
             out.append(Reproduction(name=self.name, doc=doc, quick=self.quick, meta=self.meta, scale=self.scale, reading=s["name"], primary=bool(s.get("primary")), reading_spec=s))
         return out
+
+    @property
+    def elsewhere_readings(self) -> list[tuple[str, list[str]]]:
+        """The declared readings that are run at other scales than this one: (name, scales)."""
+        return [(s["name"], list(s["scales"])) for s in self.doc.get("reading", []) if self.scale not in s.get("scales", [self.scale])]
 
     def sweep(self) -> Sweep:
         tables = {k: dict(self.doc[k]) for k in ("sweep", "set", "grid", "zip", "scenario") if k in self.doc}
@@ -199,8 +218,9 @@ class Reproduction:
         for overlay in overlays:
             for k, v in overlay.items():
                 tables[k] = {**tables.get(k, {}), **v} if k in ("sweep", "set") else dict(v)
-        # A reading's own runs: keys added to the sweep's [set] and [zip], after any scale.
-        for k in ("set", "zip"):
+        # A reading's own runs: keys added to the sweep's [set] and [zip], and [grid] keys
+        # replaced, after any scale.
+        for k in ("set", "zip", "grid"):
             if k in self.reading_spec:
                 tables[k] = {**tables.get(k, {}), **self.reading_spec[k]}
         tables.setdefault("sweep", {})["name"] = self.sweep_name
@@ -227,15 +247,19 @@ class Reproduction:
     def metrics(self) -> list[str]:
         return list(self.meta.get("metrics") or [self.meta["metric"]])
 
-    def _paired(self, ok: Any) -> Any:
-        """Per point and seed, treatment − control of each metric (the contrast's runs paired by seed)."""
+    def _paired(self, ok: Any, relative: bool = False) -> Any:
+        """Per point and seed, treatment − control of each metric (the contrast's runs paired by
+        seed); ``relative``: (treatment − control) / control. An arm is named by its value, or
+        by the ``name`` of a table value (a component with parameters: a reading's variant)."""
         c = self.meta["contrast"]
         key = c["key"]
         if key not in ok.columns:
             raise ReproductionError(f"reproduction {self.name}: contrast key {key!r} is not a swept parameter")
         index = [*self.by, "seed"]
+        ok = ok.assign(**{key: ok[key].map(_arm)})
         wide = ok.pivot_table(index=index, columns=key, values=self.metrics, aggfunc="first")
-        out = wide.xs(c["treatment"], axis=1, level=key) - wide.xs(c["control"], axis=1, level=key)
+        treatment, control = wide.xs(c["treatment"], axis=1, level=key), wide.xs(c["control"], axis=1, level=key)
+        out = (treatment - control) / control if relative else treatment - control
         return out.dropna().reset_index()
 
     @property
@@ -323,6 +347,20 @@ class Reproduction:
             theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
         elif "contrast" in self.meta and len(ok):
             ours = summarise(self._paired(ok), self.by, metrics, self.level)
+            # A published value stated in per cent (relative = true): ours is the paired
+            # (treatment − control) / control per seed at that point.
+            if kind == "table" and any(v.get("relative") for v in pub["values"]):
+                rel = summarise(self._paired(ok, relative=True), self.by, metrics, self.level)
+                rel_rows = {(*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")}
+                ours = ours.assign(_key=[(*(r[k] for k in self.by), r["metric"]) for r in ours.to_dict("records")])
+                records = []
+                for r in ours.to_dict("records"):
+                    point = dict(zip(self.by, r["_key"][:-1]))
+                    _, _, v = self._table(point, names.get(r["metric"], r["metric"]))
+                    records.append(rel_rows.get(r["_key"], r) if v.get("relative") else r)
+                import pandas as pd
+
+                ours = pd.DataFrame(records).drop(columns="_key", errors="ignore")
         else:
             ours = summarise(ok, self.by, metrics, self.level)
         rows, ranks = [], []
@@ -362,6 +400,8 @@ class Reproduction:
             else:
                 matched = not math.isnan(diff) and abs(diff) <= tolerance
             label = ", ".join(f"{k}={_short(v)}" for k, v in point.items())
+            if kind == "table" and v.get("relative"):
+                metric = f"{metric} (relative)"
             rows.append(
                 {
                     "point": f"{metric}: {label}" if len(self.metrics) > 1 else label,
@@ -652,11 +692,25 @@ class Reproduction:
 
 
 #: What a ``[[reading]]`` may hold.
-READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip"}
+READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip", "grid", "scales"}
 
 
 def _changes_runs(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("set") or spec.get("zip"))
+    return bool(spec.get("set") or spec.get("zip") or spec.get("grid"))
+
+
+def _arm(value: Any) -> Any:
+    """A contrast arm's label: the value itself, or for a table value (stored as its JSON text:
+    a component with parameters, e.g. ``{name = "ca-rto", scale = "1s"}``) its ``name``."""
+    if isinstance(value, str) and value.startswith("{"):
+        import json
+
+        try:
+            table = json.loads(value)
+        except ValueError:
+            return value
+        return table.get("name", value) if isinstance(table, dict) else value
+    return value
 
 
 #: A ``trace.*`` metric's fields besides ``trace`` (what it reads), and its aggregations.
