@@ -28,7 +28,8 @@ A reproduction is a TOML file in ``rttlab/experiments/reproductions/`` or a pape
     # metrics = ["jain_index", "retransmissions"]
     # contrast = { key = "tcp.rto.policy", treatment = "ca-rto", control = "none" }
     # A table value may carry its own `tolerance`, an `abs_tolerance` (|ours − published| ≤ it:
-    # for a published 0) or `at_least = true` (a published lower bound: ours ≥ value·(1 − tolerance)).
+    # for a published 0) or `at_least = true` (a published lower bound: ours ≥ value·(1 − tolerance));
+    # with a contrast, `relative = true`: a claim in per cent, ours the paired (treatment − control) / control.
     # kind = "table" with only_listed = true: points without a published value are left out
 
     [sweep] / [set] / [grid] / [zip] / [scenario]   # a sweep file's tables
