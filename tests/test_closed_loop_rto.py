@@ -217,7 +217,7 @@ def test_ca_rto_readings_quick_reports_every_reading_against_the_published_claim
         reno = c.execute("""SELECT count(*) FROM runs WHERE "tcp.rto.policy" = 'none'""").fetchone()[0]
     assert reno == 2 * 3  # the Reno arm is one set of runs, shared by every reading
     got = {d["name"]: round(rows[(d["name"], "retransmissions", "1M-50p")]["ours"], 1) for d in doc["readings"]}
-    assert got == {"default": -38.3, "scale-1s": -1090.0, "scale-10ms": 57.7, "running-max": -308.7, "draw-per-sample": -146.7, "backoff-after": -44.0}
+    assert got == {"default": -38.3, "scale-1s": -1089.7, "scale-10ms": 57.7, "running-max": -308.7, "draw-per-sample": -146.7, "backoff-after": -44.0}
     relative = {d["name"]: rows[(d["name"], "retransmissions (relative)", "10M-100p")] for d in doc["readings"]}
     assert relative["running-max"]["ours"] == pytest.approx(-0.2108, abs=1e-3) and relative["running-max"]["matched"]
     assert [name for name, x in relative.items() if x["matched"]] == ["running-max"]
