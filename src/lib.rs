@@ -14,6 +14,7 @@ pub mod params;
 pub mod rng;
 pub mod rtt;
 pub mod sim;
+pub mod testbed;
 pub mod time;
 
 #[cfg(feature = "python")]

@@ -895,6 +895,192 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 // ---- end sim ----
 
+// ---- testbed ----
+// The real-time emulator: the scenario's network on real packets through TUN devices.
+
+/// A scenario's network as a real-time emulator. `Testbed(text, overrides)` builds and checks it
+/// (no privileges needed); `open(names, pcaps)` creates one TUN device per host (root); then
+/// `run_until(ns)` runs it in real time, releasing the GIL, returning early on a signal.
+#[cfg(target_os = "linux")]
+#[pyclass(module = "rttlab._core")]
+struct Testbed {
+    emu: Option<crate::testbed::Emulator>,
+    rt: Option<crate::testbed::realtime::Realtime>,
+}
+
+#[cfg(target_os = "linux")]
+impl Testbed {
+    fn emu(&self) -> &crate::testbed::Emulator {
+        match (&self.rt, &self.emu) {
+            (Some(rt), _) => &rt.emu,
+            (None, Some(e)) => e,
+            (None, None) => unreachable!("an emulator is always held"),
+        }
+    }
+    fn rt(&mut self) -> PyResult<&mut crate::testbed::realtime::Realtime> {
+        self.rt.as_mut().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the testbed's devices are not open yet (call open first)"))
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[pymethods]
+impl Testbed {
+    #[new]
+    #[pyo3(signature = (text, overrides=Vec::new()))]
+    fn new(text: &str, overrides: Vec<String>) -> PyResult<Self> {
+        let scenario = crate::sim::config::Scenario::from_toml(text, &overrides).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let emu = crate::testbed::Emulator::new(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(Self { emu: Some(emu), rt: None })
+    }
+
+    /// The host node behind each port, in port order.
+    #[getter]
+    fn hosts(&self) -> Vec<u32> {
+        self.emu().hosts.clone()
+    }
+
+    /// Each flow's (sender node, receiver node).
+    #[getter]
+    fn endpoints(&self) -> Vec<(u32, u32)> {
+        self.emu().endpoints.clone()
+    }
+
+    /// Each flow's plan as (start ns, stop ns or None, bytes or None for bulk, group, cc name).
+    #[getter]
+    fn plans(&self) -> Vec<(u64, Option<u64>, Option<u64>, u32, String)> {
+        self.emu().plans.iter().map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone())).collect()
+    }
+
+    /// Every channel as (name, from node, to node, bandwidth bit/s, delay ns).
+    #[getter]
+    fn links(&self) -> Vec<(String, u32, u32, u64, u64)> {
+        self.emu().net.channels.iter().map(|c| (c.name.clone(), c.from, c.to, c.bandwidth, c.delay)).collect()
+    }
+
+    /// Create TUN device `names[i]` for host port i, and a pcap at `pcaps[i]` ("" for none).
+    fn open(&mut self, names: Vec<String>, pcaps: Vec<String>) -> PyResult<()> {
+        let emu = self.emu.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("already open"))?;
+        if names.len() != emu.hosts.len() || pcaps.len() != emu.hosts.len() {
+            let n = emu.hosts.len();
+            self.emu = Some(emu);
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("need {n} device names and pcap paths, one per host")));
+        }
+        use crate::testbed::realtime::{open_pcaps, open_tun, Realtime};
+        let opened = names.iter().map(|n| open_tun(n)).collect::<Result<Vec<_>, _>>().and_then(|t| Ok((t, open_pcaps(&pcaps)?)));
+        match opened {
+            Ok((tuns, writers)) => {
+                self.rt = Some(Realtime::new(emu, tuns, writers));
+                Ok(())
+            }
+            Err(e) => {
+                self.emu = Some(emu);
+                Err(os_error(e))
+            }
+        }
+    }
+
+    /// Start the emulator's clock at zero now; returns that instant on `CLOCK_MONOTONIC` (ns).
+    fn restart_clock(&mut self) -> PyResult<u64> {
+        let rt = self.rt()?;
+        rt.restart_clock();
+        Ok(rt.origin)
+    }
+
+    /// The emulator's time (ns since its clock started).
+    fn now(&mut self) -> PyResult<u64> {
+        Ok(self.rt()?.now())
+    }
+
+    /// Run in real time until the emulator's clock reads `until` ns, or a signal arrives.
+    fn run_until(&mut self, py: Python<'_>, until: u64) -> PyResult<u64> {
+        let rt = self.rt()?;
+        py.detach(|| rt.run_until(until)).map_err(os_error)?;
+        let now = rt.now();
+        py.check_signals()?;
+        Ok(now)
+    }
+
+    /// Everything counted so far: per channel, per flow, the emulator's own fidelity.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let emu = self.emu();
+        let out = PyDict::new(py);
+        let channels = pyo3::types::PyList::empty(py);
+        for c in &emu.net.channels {
+            let d = PyDict::new(py);
+            d.set_item("name", &c.name)?;
+            d.set_item("from", c.from)?;
+            d.set_item("to", c.to)?;
+            d.set_item("bandwidth_bps", c.bandwidth)?;
+            d.set_item("delay_ns", c.delay)?;
+            let s = &c.stats;
+            d.set_item("arrivals", s.arrivals)?;
+            d.set_item("departures", s.departures)?;
+            d.set_item("bytes_sent", s.bytes_sent)?;
+            d.set_item("busy_ns", s.busy_time)?;
+            d.set_item("drops_overflow", s.drops[0])?;
+            d.set_item("drops_aqm", s.drops[1])?;
+            d.set_item("drops_corruption", s.drops[2])?;
+            d.set_item("drops_scheduled", s.drops[3])?;
+            d.set_item("marks", s.marks)?;
+            d.set_item("quench", s.quench)?;
+            channels.append(d)?;
+        }
+        out.set_item("channels", channels)?;
+        let flows = pyo3::types::PyList::empty(py);
+        for w in &emu.flows {
+            let d = PyDict::new(py);
+            d.set_item("data_packets", w.data_packets)?;
+            d.set_item("bytes_sent", w.bytes_sent)?;
+            d.set_item("retransmissions", w.retransmissions)?;
+            d.set_item("retransmitted_bytes", w.retransmitted_bytes)?;
+            d.set_item("bytes_received", w.bytes_received)?;
+            d.set_item("ce_received", w.ce_received)?;
+            d.set_item("ece_acks", w.ece_acks)?;
+            d.set_item("cwr_sent", w.cwr_sent)?;
+            d.set_item("syns", w.syns)?;
+            d.set_item("drops", w.drops.to_vec())?;
+            flows.append(d)?;
+        }
+        out.set_item("flows", flows)?;
+        let e = &emu.stats;
+        out.set_item("received", e.received)?;
+        out.set_item("ignored", e.ignored)?;
+        out.set_item("delivered", e.delivered)?;
+        out.set_item("mismatched", e.mismatched)?;
+        out.set_item("quenches_sent", e.quenches_sent)?;
+        out.set_item("in_flight", emu.in_flight())?;
+        if let Some(rt) = &self.rt {
+            let f = &rt.fidelity;
+            let mut late = f.lateness.clone();
+            late.sort_unstable();
+            let q = |p: f64| late.get(((late.len() as f64 - 1.0) * p).round() as usize).copied();
+            let fid = PyDict::new(py);
+            fid.set_item("samples", late.len())?;
+            fid.set_item("lateness_p50_ns", q(0.5))?;
+            fid.set_item("lateness_p90_ns", q(0.9))?;
+            fid.set_item("lateness_p99_ns", q(0.99))?;
+            fid.set_item("lateness_max_ns", late.last().copied())?;
+            fid.set_item("cpu_ns", f.cpu_ns)?;
+            fid.set_item("wakeups", f.wakeups)?;
+            fid.set_item("read_errors", f.read_errors)?;
+            fid.set_item("write_errors", f.write_errors)?;
+            out.set_item("fidelity", fid)?;
+            out.set_item("epoch_origin_ns", rt.epoch_origin)?;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn register_testbed(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Testbed>()
+}
+#[cfg(not(target_os = "linux"))]
+fn register_testbed(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
+// ---- end testbed ----
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -907,5 +1093,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_regression, m)?)?;
     register_capture(m)?;
     register_sim(m)?;
+    register_testbed(m)?;
     Ok(())
 }

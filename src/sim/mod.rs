@@ -426,6 +426,18 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     Ok((network, endpoints))
 }
 
+/// The scenario's network (channels with their queues, error models and agents, and routes) and
+/// each flow's (sender node, receiver node), in flow order: what the engine runs, and what the
+/// testbed's real-time emulator runs on real packets (`crate::testbed`).
+pub fn build_network(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
+    let n: u64 = s.flows.iter().map(|g| g.count as u64).sum();
+    match s.topology.kind.as_str() {
+        "dumbbell" => build_dumbbell(s, n as usize),
+        "graph" => build_graph(s),
+        other => Err(invalid("topology.kind", format!("unknown topology '{other}' (known: dumbbell, graph)"))),
+    }
+}
+
 /// Build the engine for a scenario, validating everything a parse could not; every trace kept.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     build_with(s, TraceSet::ALL)
@@ -453,11 +465,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
         return Err(invalid("simulation.queue_sample_interval", "more than 10 million samples: use a longer interval or \"0s\" for none"));
     }
     // Where each flow runs: (sender node, receiver node), in flow order.
-    let (network, endpoints) = match s.topology.kind.as_str() {
-        "dumbbell" => build_dumbbell(s, n as usize)?,
-        "graph" => build_graph(s)?,
-        other => return Err(invalid("topology.kind", format!("unknown topology '{other}' (known: dumbbell, graph)"))),
-    };
+    let (network, endpoints) = build_network(s)?;
 
     let base_tcp = build_tcp(&s.tcp, "tcp")?;
     let mut flows = Vec::with_capacity(n as usize);
