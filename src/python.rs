@@ -1062,6 +1062,7 @@ impl Testbed {
             fid.set_item("lateness_max_ns", late.last().copied())?;
             fid.set_item("cpu_ns", f.cpu_ns)?;
             fid.set_item("wakeups", f.wakeups)?;
+            fid.set_item("sched_fifo", f.fifo)?;
             fid.set_item("read_errors", f.read_errors)?;
             fid.set_item("write_errors", f.write_errors)?;
             out.set_item("fidelity", fid)?;

@@ -109,6 +109,8 @@ pub struct Fidelity {
     /// CPU time of the emulator's thread while running, ns.
     pub cpu_ns: u64,
     pub wakeups: u64,
+    /// Whether the loop ran at real-time priority (SCHED_FIFO).
+    pub fifo: bool,
 }
 
 const MAX_SAMPLES: usize = 4_000_000;
@@ -146,6 +148,22 @@ impl Realtime {
         // SAFETY: prctl with an integer argument; 1 µs timer slack instead of the default 50 µs,
         // so wake-ups land where the next serialisation or propagation ends.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong, 0, 0, 0) };
+        // Real-time priority while the network runs, so a busy machine (traffic generators,
+        // other work) does not delay a due packet by a scheduler time slice; given back on
+        // return. Without the privilege the loop runs at normal priority (`fidelity.fifo`).
+        let param = libc::sched_param { sched_priority: 10 };
+        // SAFETY: sched_setscheduler on the calling thread with a valid sched_param.
+        self.fidelity.fifo = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+        let result = self.run_loop(until);
+        if self.fidelity.fifo {
+            let normal = libc::sched_param { sched_priority: 0 };
+            // SAFETY: as above, back to the default policy.
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &normal) };
+        }
+        result
+    }
+
+    fn run_loop(&mut self, until: Nanos) -> io::Result<()> {
         let cpu0 = clock(libc::CLOCK_THREAD_CPUTIME_ID);
         let mut fds: Vec<libc::pollfd> = self.tuns.iter().map(|t| libc::pollfd { fd: t.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
         loop {

@@ -1,0 +1,391 @@
+"""One testbed run: namespaces per host, the scenario's network in the real-time emulator
+(``rttlab._core.Testbed``), real Linux TCP flows between the namespaces, and the result in the
+simulator's schema (:class:`rttlab.sim.run.Result`), so what reads a simulated run reads this.
+
+What each column means here, where it differs from the simulator, is in docs/testbed.md: goodput
+and bytes delivered are what the receiving application read; bytes sent, retransmissions and
+CE marks are what the emulator saw on the wire at the sender's side; drops and marks are the
+channels' own counters; RTT statistics come from the sender-side pcap through rttlab's capture
+analysis. Columns the testbed cannot know (the simulator's oracle: spurious retransmissions,
+detector scores, cwnd over time) stay null.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rttlab import _core
+from rttlab.sim.scenario import Scenario
+from rttlab.testbed import netns
+
+#: The scenario's congestion controls Linux has under another name (net/ipv4/tcp_*.c); Linux's
+#: "reno" is NewReno with SACK/RACK recovery, whatever the scenario's recovery says.
+KERNEL_CC = {"reno": "reno", "newreno": "reno", "westwood+": "westwood", "vegas": "vegas", "veno": "veno"}
+
+#: What the emulator holds on this machine (docs/testbed.md, "Fidelity"): links faster than
+#: this are refused rather than emulated with a rate error above 1 %.
+MAX_RATE_BPS = 200_000_000
+#: How often control returns to Python (Ctrl-C, progress) while the emulator runs.
+SLICE_NS = 100_000_000
+
+
+class TestbedError(Exception):
+    """A scenario the testbed cannot run (a rate beyond what it holds, a congestion control the
+    kernel lacks): one line naming the key and the reason."""
+
+
+@dataclass
+class TestbedResult:
+    """A testbed run: ``result`` in the simulator's schema, and what only a testbed has."""
+
+    result: Any  # rttlab.sim.run.Result
+    #: Per flow: what the sending and receiving applications reported (JSON from traffic.py).
+    apps: list[dict[str, Any]]
+    #: The emulator's counters (per channel, per flow on the wire, its own lateness and CPU).
+    emulator: dict[str, Any]
+    #: Host-side pcaps by role, e.g. {"flow0-sender": path, "flow0-receiver": path}.
+    pcaps: dict[str, str] = field(default_factory=dict)
+    #: Kernel settings per namespace, device MTUs, offloads: what the run was made with.
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _available_cc(ns: str) -> set[str]:
+    r = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"], capture_output=True, text=True)
+    return set(r.stdout.split())
+
+
+def _flow_tcp(doc: dict[str, Any], group: int) -> dict[str, Any]:
+    tcp = dict(doc.get("tcp", {}))
+    tcp.update(doc["flows"][group].get("tcp") or {})
+    return tcp
+
+
+def _kernel_cc(name: str, flow: int, override: dict[int, str] | str | None) -> str:
+    if isinstance(override, str):
+        return override
+    if isinstance(override, dict) and flow in override:
+        return override[flow]
+    try:
+        return KERNEL_CC[name]
+    except KeyError:
+        raise TestbedError(f"flows: congestion control '{name}' has no Linux counterpart (kernel ones: {', '.join(sorted(set(KERNEL_CC.values())))}); pass --cc to choose a kernel one") from None
+
+
+def _preexec() -> None:
+    # The generators die with the orchestrator, however it ends (SIGKILL included): Linux's
+    # parent-death signal survives the exec of `ip` and of python (neither is set-uid).
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _spawn(ns: str, args: Sequence[str]) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")] if p)
+    cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "rttlab.testbed.traffic", *args]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_preexec)
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return None
+
+
+def run(
+    scenario: Scenario | str | Path,
+    overrides: Sequence[str] = (),
+    out_dir: str | Path | None = None,
+    cc: dict[int, str] | str | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> TestbedResult:
+    """Run ``scenario`` on the testbed (root). ``cc`` chooses the kernel's congestion control
+    (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
+    the host-side pcaps. Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
+    if overrides:
+        s = s.with_(list(overrides))
+    text = s.canonical_toml  # ScenarioError naming the key for a bad scenario
+    doc = s.resolved()
+    tb = _core.Testbed(text)
+    for name, _a, _b, bps, _d in tb.links:
+        if bps > MAX_RATE_BPS:
+            raise TestbedError(f"{name.rstrip('<>')}: {bps / 1e6:g} Mb/s is beyond what the emulator holds on this machine ({MAX_RATE_BPS / 1e6:g} Mb/s with ≤ 1 % rate error, docs/testbed.md)")
+    netns.check_machine()
+    netns.remove_stale()
+
+    plans = tb.plans
+    endpoints = tb.endpoints
+    hosts = tb.hosts
+    duration = _core_duration(doc["simulation"]["duration"])
+    warmup = _core_duration(doc["simulation"]["warmup"])
+    tcps = [_flow_tcp(doc, p[3]) for p in plans]
+    kernel_cc = [_kernel_cc(p[4], f, cc) for f, p in enumerate(plans)]
+    # Each host's settings come from the flows it runs; one host, one setting.
+    host_tcp: dict[int, dict[str, Any]] = {}
+    for f, (src, dst) in enumerate(endpoints):
+        t = tcps[f]
+        for node, role in ((src, "sender"), (dst, "receiver")):
+            want = {
+                "timestamps": bool(t["timestamps"]),
+                "sack": bool(t["sack"]),
+                "ecn": (1 if t["ecn"] else 0) if role == "sender" else (2 if t.get("receiver_ecn", True) else 0),
+                "mss": _core_bytes(t["mss"]),
+                "init_cwnd": int(t["init_cwnd"]),
+            }
+            if host_tcp.setdefault(node, want) != want:
+                raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
+
+    out = Path(out_dir) if out_dir else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+    role = {}
+    for f, (src, dst) in enumerate(endpoints):
+        role.setdefault(src, f"flow{f}-sender")
+        role.setdefault(dst, f"flow{f}-receiver")
+    pcaps = {role[h]: str(out / f"{role[h]}.pcap") for h in hosts} if out else {}
+
+    spaces = netns.Namespaces()
+    procs: list[subprocess.Popen[str]] = []
+    meta: dict[str, Any] = {"namespaces": {}, "kernel_cc": kernel_cc, "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most"}
+    try:
+        for h in hosts:
+            spaces.create(h)
+        tb.open([spaces.tun(p) for p in range(len(hosts))], [pcaps.get(role[h], "") if out else "" for h in hosts])
+        for port, h in enumerate(hosts):
+            t = host_tcp[h]
+            # The wire carries the scenario's MSS: MTU = MSS + IP (20) + TCP (20) + timestamps (12).
+            mtu = t["mss"] + 40 + (12 if t["timestamps"] else 0)
+            spaces.attach(port, h, mtu, t["init_cwnd"])
+            settings = {
+                "net.ipv4.tcp_ecn": str(t["ecn"]),
+                "net.ipv4.tcp_sack": str(int(t["sack"])),
+                "net.ipv4.tcp_timestamps": str(int(t["timestamps"])),
+                "net.ipv4.tcp_no_metrics_save": "1",
+                "net.ipv4.conf.all.rp_filter": "0",
+            }
+            netns.sysctl(spaces.ns(h), settings)
+            meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], **settings}
+        avail = _available_cc(spaces.ns(hosts[0]))
+        for f, name in enumerate(kernel_cc):
+            if name not in avail:
+                raise TestbedError(f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})")
+
+        rprocs, sprocs = [], []
+        for f, (src, dst) in enumerate(endpoints):
+            start, stop, nbytes = plans[f][0], plans[f][1], plans[f][2]
+            rargs = ["recv", "--bind", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--measure-from", str(max(start, warmup))]
+            if str(tcps[f]["delayed_ack"]).strip() in ("off", "none", "false"):
+                rargs.append("--quickack")
+            rprocs.append(_spawn(spaces.ns(dst), rargs))
+            sargs = ["send", "--dst", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--start", str(start), "--cc", kernel_cc[f]]
+            if stop is not None:
+                sargs += ["--stop", str(stop)]
+            if nbytes is not None:
+                sargs += ["--bytes", str(nbytes)]
+            sprocs.append(_spawn(spaces.ns(src), sargs))
+        procs += rprocs + sprocs
+        for p in procs:
+            line = p.stdout.readline() if p.stdout else ""
+            if line.strip() != "ready":
+                raise OSError(errno.EIO, f"a traffic generator did not start: {(p.stderr.read() if p.stderr else '').strip()[-300:]}")
+        # Scenario time 0 is now: the generators schedule their starts and stops on it.
+        origin = tb.restart_clock()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"{origin}\n")
+            p.stdin.flush()
+        at_warmup = None
+        now = 0
+        while now < duration:
+            target = min(now + SLICE_NS, duration)
+            if at_warmup is None and warmup > 0 and target >= warmup:
+                target = warmup
+            now = tb.run_until(target)
+            if at_warmup is None and warmup > 0 and now >= warmup:
+                at_warmup = tb.stats()
+            if progress:
+                progress(now / 1e9, duration / 1e9)
+        # Let the applications report (they stop at the end by themselves), keeping the network
+        # running meanwhile so their last packets (FIN, final ACKs) are carried.
+        apps = []
+        for f in range(len(endpoints)):
+            apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb)})
+        stats = tb.stats()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        for p in procs:
+            try:
+                p.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        spaces.remove()
+        del tb
+    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps)
+    meta["fidelity"] = stats.get("fidelity")
+    return TestbedResult(result=result, apps=apps, emulator=stats, pcaps=pcaps, metadata=meta)
+
+
+def _collect(p: subprocess.Popen[str], tb: Any) -> dict[str, Any]:
+    deadline = time.monotonic() + 3.0
+    while p.poll() is None and time.monotonic() < deadline:
+        tb.run_until(tb.now() + 20_000_000)
+    if p.poll() is None:
+        p.kill()
+    out, err = p.communicate()
+    got = _last_json(out or "")
+    if got is None:
+        return {"error": (err or "no report").strip().splitlines()[-1:] or ["no report"]}
+    return got
+
+
+_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def _core_duration(text: str) -> int:
+    """A duration of the canonical form (``"100ms"``, ``"0ns"``: exact, one unit) in ns."""
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            return round(float(text[: -len(unit)]) * _UNITS[unit])
+    raise TestbedError(f"cannot read duration {text!r}")
+
+
+def _core_bytes(text: str) -> int:
+    """A byte size of the canonical form (``"1448B"``)."""
+    if text.endswith("B") and text[:-1].isdigit():
+        return int(text[:-1])
+    raise TestbedError(f"cannot read byte size {text!r}")
+
+
+def _rtt_stats(pcap: str | None, warmup_s: float, epoch0: float) -> tuple[int, list[float] | None]:
+    """RTT samples of the sender-side pcap (rttlab's capture analysis, the data direction's
+    samples) after the warm-up: count and [mean, std, min, max] in seconds."""
+    if not pcap or not Path(pcap).exists():
+        return 0, None
+    import numpy as np
+
+    raw = _core.analyze_capture(pcap, False, True)
+    cols = raw["samples"]
+    # Times are seconds from the capture's first frame; the flow's data runs `fwd` (the
+    # sender opened the connection), whose samples are data-to-ACK round trips.
+    t = np.asarray(cols["time"], dtype=float) + raw["read"]["start_ns"] / 1e9
+    rtt = np.asarray(cols["rtt"], dtype=float)
+    codes, names = cols["direction"]
+    keep = (np.asarray(codes) == names.index("fwd")) & (t - epoch0 >= warmup_s)
+    r = rtt[keep]
+    if not len(r):
+        return 0, None
+    return int(len(r)), [float(r.mean()), float(r.std()), float(r.min()), float(r.max())]
+
+
+def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps):
+    import numpy as np
+
+    from rttlab.sim.run import Result, conform
+
+    n = len(endpoints)
+    goodput, delivered, starts, completed = [], [], [], []
+    wire = stats["flows"]
+    wire0 = at_warmup["flows"] if at_warmup else [None] * n
+    epoch0 = stats.get("epoch_origin_ns", 0) / 1e9
+    rtt_n, rtt_stats = [], []
+    for f in range(n):
+        start = plans[f][0]
+        rec = apps[f]["receiver"]
+        measure_from = max(start, warmup)
+        span = (duration - measure_from) / 1e9
+        b = rec.get("bytes_measured", 0) if rec.get("connected") else 0
+        goodput.append(b * 8 / span if span > 0 else 0.0)
+        delivered.append(rec.get("bytes", 0))
+        starts.append(start / 1e9)
+        done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
+        completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
+        k, st = _rtt_stats(pcaps.get(f"flow{f}-sender"), warmup / 1e9, epoch0)
+        rtt_n.append(k)
+        rtt_stats.append(st)
+
+    def wire_delta(key: str) -> list[int]:
+        return [wire[f][key] - (wire0[f][key] if wire0[f] else 0) for f in range(n)]
+
+    sent_bytes = wire_delta("bytes_sent")
+    tput = [sent_bytes[f] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) for f in range(n)]
+    flows = conform(
+        "flows",
+        {
+            "flow": np.arange(n, dtype=np.uint32),
+            "group": [p[3] for p in plans],
+            "src": [e[0] for e in endpoints],
+            "dst": [e[1] for e in endpoints],
+            "start": starts,
+            "completed": completed,
+            "bytes_delivered": delivered,
+            "bytes_received": [w["bytes_received"] for w in wire],
+            "bytes_sent": [w["bytes_sent"] for w in wire],
+            "goodput_bps": goodput,
+            "throughput_bps": tput,
+            "retransmissions": [w["retransmissions"] for w in wire],
+            # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
+            "ecn_reductions": [w["cwr_sent"] for w in wire],
+            "rtt_samples": rtt_n,
+            "rtt_mean": [s[0] if s else None for s in rtt_stats],
+            "rtt_std": [s[1] if s else None for s in rtt_stats],
+            "rtt_min": [s[2] if s else None for s in rtt_stats],
+            "rtt_max": [s[3] if s else None for s in rtt_stats],
+            "final_cwnd": [(a["sender"].get("tcp_info") or {}).get("snd_cwnd") for a in apps],
+            "cc": [f"linux-{c}" for c in kernel_cc],
+        },
+    )
+    ch = stats["channels"]
+    ch0 = at_warmup["channels"] if at_warmup else None
+    measured = (duration - warmup) / 1e9
+
+    def cdelta(i: int, key: str) -> int:
+        return ch[i][key] - (ch0[i][key] if ch0 else 0)
+
+    channels = conform(
+        "channels",
+        {
+            "channel": list(range(len(ch))),
+            "name": [c["name"] for c in ch],
+            "from_node": [c["from"] for c in ch],
+            "to_node": [c["to"] for c in ch],
+            "bandwidth_bps": [c["bandwidth_bps"] for c in ch],
+            "arrivals": [c["arrivals"] for c in ch],
+            "departures": [c["departures"] for c in ch],
+            "bytes_sent": [c["bytes_sent"] for c in ch],
+            "utilisation": [min(1.0, cdelta(i, "busy_ns") / 1e9 / measured) for i in range(len(ch))],
+            "drops_overflow": [c["drops_overflow"] for c in ch],
+            "drops_aqm": [c["drops_aqm"] for c in ch],
+            "drops_corruption": [c["drops_corruption"] for c in ch],
+            "drops_scheduled": [c["drops_scheduled"] for c in ch],
+            "marks": [c["marks"] for c in ch],
+            "quench": [c["quench"] for c in ch],
+        },
+    )
+    g = np.asarray(goodput)
+    jain = float(g.sum() ** 2 / (n * (g**2).sum())) if n and g.any() else None
+    bottleneck = "bottleneck>" if any(c["name"] == "bottleneck>" for c in ch) else ch[0]["name"]
+    return Result(
+        name=doc["simulation"].get("name"),
+        seed=int(doc["simulation"]["seed"]),
+        duration=duration / 1e9,
+        events=int(stats["received"] + stats["delivered"]),
+        event_hash="",
+        aggregate_goodput_bps=float(g.sum()),
+        jain_index=jain,
+        tables={"flows": flows, "channels": channels},
+        bottleneck=bottleneck,
+    )

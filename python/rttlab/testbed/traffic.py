@@ -1,0 +1,158 @@
+"""The testbed's traffic generator: one bulk TCP transfer per flow between two namespaces, with
+the kernel's own TCP. Run inside a namespace (``ip netns exec NS python -m rttlab.testbed.traffic
+recv|send ...``); prints one JSON line with what the application saw. Standard library only, so
+it starts in a few tens of milliseconds.
+
+Times are ``CLOCK_MONOTONIC`` nanoseconds (``time.monotonic_ns``), which namespaces share with
+the emulator: ``--origin`` is the emulator's time 0, and starts/stops are scenario times on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import time
+
+CHUNK = 1 << 16
+
+
+def _sleep_until(t_ns: int) -> None:
+    while (left := t_ns - time.monotonic_ns()) > 0:
+        time.sleep(min(left / 1e9, 0.05))
+
+
+def tcp_info(sock: socket.socket) -> dict[str, int]:
+    """A few fields of Linux's struct tcp_info (include/uapi/linux/tcp.h): 8 bytes of u8 fields,
+    then u32s from tcpi_rto; tcpi_total_retrans is the 24th u32."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    ca_state = raw[1]
+    u = struct.unpack_from("24I", raw, 8)
+    return {
+        "ca_state": ca_state,
+        "rto_us": u[0],
+        "snd_mss": u[2],
+        "rtt_us": u[15],
+        "rttvar_us": u[16],
+        "snd_ssthresh": u[17],
+        "snd_cwnd": u[18],
+        "total_retrans": u[23],
+    }
+
+
+def _handshake(a: argparse.Namespace) -> None:
+    """Say ready (imports done, socket made), then read the origin the orchestrator starts the
+    emulator's clock at: process start-up (a few hundred ms on a loaded machine) never delays
+    a flow's start."""
+    print("ready", flush=True)
+    a.origin = int(sys.stdin.readline())
+
+
+def recv(a: argparse.Namespace) -> dict:
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((a.bind, a.port))
+    srv.listen(1)
+    _handshake(a)
+    end = a.origin + a.end
+    measure_from = a.origin + a.measure_from
+    out = {"connected": False, "bytes": 0, "bytes_measured": 0, "first_byte_ns": None, "last_byte_ns": None}
+    srv.settimeout(max(0.001, (end - time.monotonic_ns()) / 1e9))
+    try:
+        conn, _ = srv.accept()
+    except (TimeoutError, OSError):
+        return out
+    out["connected"] = True
+    buf = bytearray(CHUNK)
+    with conn:
+        while (left := end - time.monotonic_ns()) > 0:
+            conn.settimeout(left / 1e9)
+            try:
+                n = conn.recv_into(buf)
+            except (TimeoutError, OSError):
+                break
+            if n == 0:
+                break
+            if a.quickack:
+                # The scenario has no delayed ACKs: ask Linux to ACK at once (it re-enters
+                # delayed-ACK mode by itself, so it is asked again after every read).
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            t = time.monotonic_ns()
+            out["bytes"] += n
+            if t >= measure_from:
+                out["bytes_measured"] += n
+            if out["first_byte_ns"] is None:
+                out["first_byte_ns"] = t - a.origin
+            out["last_byte_ns"] = t - a.origin
+    return out
+
+
+def send(a: argparse.Namespace) -> dict:
+    out: dict = {"connected": False, "bytes": 0, "error": None, "tcp_info": None, "connect_ns": None}
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
+    except OSError as e:
+        out["error"] = f"congestion control {a.cc!r}: {e.strerror}"
+    _handshake(a)
+    if out["error"]:
+        return out
+    _sleep_until(a.origin + a.start)
+    end = a.origin + (a.stop if a.stop is not None else a.end)
+    s.settimeout(max(0.001, (end - time.monotonic_ns()) / 1e9))
+    try:
+        s.connect((a.dst, a.port))
+    except (TimeoutError, OSError) as e:
+        out["error"] = f"connect to {a.dst}:{a.port}: {getattr(e, 'strerror', None) or e}"
+        return out
+    out["connected"] = True
+    out["connect_ns"] = time.monotonic_ns() - a.origin
+    data = bytes(CHUNK)
+    left_bytes = a.bytes
+    with s:
+        while (left := end - time.monotonic_ns()) > 0 and (left_bytes is None or left_bytes > 0):
+            s.settimeout(left / 1e9)
+            n = CHUNK if left_bytes is None else min(CHUNK, left_bytes)
+            try:
+                sent = s.send(data[:n])
+            except (TimeoutError, BlockingIOError):
+                continue
+            except OSError as e:
+                out["error"] = f"send: {e.strerror}"
+                break
+            out["bytes"] += sent
+            if left_bytes is not None:
+                left_bytes -= sent
+        try:
+            out["tcp_info"] = tcp_info(s)
+        except OSError:
+            pass
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m rttlab.testbed.traffic")
+    sub = p.add_subparsers(dest="role", required=True)
+    for role in ("recv", "send"):
+        q = sub.add_parser(role)
+        q.add_argument("--port", type=int, required=True)
+        q.add_argument("--end", type=int, required=True, help="scenario time (ns) the run ends")
+    r = sub.choices["recv"]
+    r.add_argument("--bind", required=True)
+    r.add_argument("--measure-from", type=int, default=0)
+    r.add_argument("--quickack", action="store_true")
+    s = sub.choices["send"]
+    s.add_argument("--dst", required=True)
+    s.add_argument("--cc", default="reno")
+    s.add_argument("--start", type=int, default=0)
+    s.add_argument("--stop", type=int, default=None)
+    s.add_argument("--bytes", type=int, default=None)
+    a = p.parse_args(argv)
+    out = recv(a) if a.role == "recv" else send(a)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
