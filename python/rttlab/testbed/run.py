@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -147,14 +148,16 @@ def run(
             if host_tcp.setdefault(node, want) != want:
                 raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
 
-    out = Path(out_dir) if out_dir else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
+    # Pcaps are always written (RTT statistics come from them); without out_dir they go to a
+    # temporary folder removed once the result is made.
+    scratch = None if out_dir else tempfile.TemporaryDirectory(prefix="rttlab-testbed-")
+    out = Path(out_dir) if out_dir else Path(scratch.name)  # type: ignore[union-attr]
+    out.mkdir(parents=True, exist_ok=True)
     role = {}
     for f, (src, dst) in enumerate(endpoints):
         role.setdefault(src, f"flow{f}-sender")
         role.setdefault(dst, f"flow{f}-receiver")
-    pcaps = {role[h]: str(out / f"{role[h]}.pcap") for h in hosts} if out else {}
+    pcaps = {role[h]: str(out / f"{role[h]}.pcap") for h in hosts}
 
     spaces = netns.Namespaces()
     procs: list[subprocess.Popen[str]] = []
@@ -162,7 +165,7 @@ def run(
     try:
         for h in hosts:
             spaces.create(h)
-        tb.open([spaces.tun(p) for p in range(len(hosts))], [pcaps.get(role[h], "") if out else "" for h in hosts])
+        tb.open([spaces.tun(p) for p in range(len(hosts))], [pcaps[role[h]] for h in hosts])
         for port, h in enumerate(hosts):
             t = host_tcp[h]
             # The wire carries the scenario's MSS: MTU = MSS + IP (20) + TCP (20) + timestamps (12).
@@ -236,6 +239,9 @@ def run(
         del tb
     result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps)
     meta["fidelity"] = stats.get("fidelity")
+    if scratch is not None:
+        scratch.cleanup()
+        pcaps = {}
     return TestbedResult(result=result, apps=apps, emulator=stats, pcaps=pcaps, metadata=meta)
 
 

@@ -1,0 +1,107 @@
+"""``rttlab testbed``: run a scenario in real time — real Linux TCP between network namespaces
+through rttlab's own queues and error models — and, with ``--compare``, in the simulator too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from rttlab.cli.common import console, fail, print_json, stderr
+
+
+def testbed(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n1-droptail.toml.", show_default=False),
+    set_: list[str] = typer.Option([], "--set", "-s", help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. simulation.duration=5s."),
+    cc: str = typer.Option(None, "--cc", help="The kernel's congestion control for every flow (reno, cubic, bbr, ...) instead of the scenario's, or FLOW=NAME,... per flow."),
+    out: Path = typer.Option(None, "--out", help="Write each host's pcap, flows/channels (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR."),
+    compare: bool = typer.Option(False, "--compare", help="Also run the scenario in rttlab's simulator and print both side by side."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models.
+
+    Needs root, network namespaces and /dev/net/tun; a scenario beyond what the emulator holds
+    on this machine is refused. Ctrl-C stops the run and removes everything it made."""
+    from rttlab.testbed import TestbedError, Unavailable, run
+
+    if not scenario.is_file():
+        fail(f"{scenario}: no such scenario file")
+    kernel_cc: dict[int, str] | str | None = cc
+    if cc and "=" in cc:
+        try:
+            kernel_cc = {int(k): v for k, v in (item.split("=", 1) for item in cc.split(","))}
+        except ValueError:
+            fail(f"--cc: cannot read '{cc}' (a name, or FLOW=NAME,...)")
+    try:
+        tr = run(scenario, set_, out_dir=out, cc=kernel_cc)
+    except (Unavailable, TestbedError) as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        stderr.print("rttlab: testbed interrupted; namespaces and devices removed", highlight=False)
+        raise typer.Exit(130) from None
+    r = tr.result
+    if out is not None:
+        import pyarrow.parquet as pq
+
+        for name, t in r.tables.items():
+            pq.write_table(t, out / f"{name}.parquet")
+        (out / "run.json").write_text(json.dumps({"summary": r.summary(), "apps": tr.apps, "emulator": tr.emulator, "metadata": tr.metadata, "pcaps": tr.pcaps}, indent=1, default=str))
+    sim = None
+    if compare:
+        from rttlab.sim.run import simulate
+
+        sim = simulate(scenario, set=set_, traces="none")
+    if as_json:
+        doc = {"testbed": r.summary(), "fidelity": tr.emulator.get("fidelity"), "apps": tr.apps}
+        if sim is not None:
+            doc["simulator"] = sim.summary()
+        print_json(doc)
+        return
+    _print(r, sim, tr)
+
+
+def _print(r, sim, tr) -> None:
+    table = Table(title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left")
+    cols = ["flow", "cc", "goodput Mb/s", "retx", "RTT mean ms", "RTT min ms", "ECN cuts"]
+    if sim is not None:
+        cols += ["sim goodput Mb/s", "sim retx", "sim RTT mean ms", "Δ goodput"]
+    for c in cols:
+        table.add_column(c, justify="right")
+    sf = sim.flows if sim is not None else None
+    for row in r.flows.itertuples():
+        ms = lambda v: "—" if v is None or v != v else f"{v * 1e3:.1f}"  # noqa: E731
+        cells = [str(row.flow), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), ms(row.rtt_mean), ms(row.rtt_min), str(row.ecn_reductions)]
+        if sf is not None:
+            s = sf.iloc[row.flow]
+            d = (row.goodput_bps - s.goodput_bps) / s.goodput_bps if s.goodput_bps else float("nan")
+            cells += [f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), ms(s.rtt_mean), f"{d:+.1%}"]
+        table.add_row(*cells)
+    console.print(table)
+    for label, res in (("testbed", r), ("simulator", sim)):
+        if res is None:
+            continue
+        s = res.summary()
+        b = s["bottleneck"]
+        jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
+        console.print(
+            f"{label}: aggregate goodput {s['aggregate_goodput_bps'] / 1e6:.3f} Mb/s, Jain {jain}; {b['name']}: utilisation {b['utilisation']:.1%}, "
+            f"drops {b['drops_overflow']} overflow / {b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} CE marks"
+        )
+    f = tr.emulator.get("fidelity") or {}
+    if f.get("samples"):
+        console.print(
+            f"emulator: {f['samples']:,} packets delivered {f['lateness_p50_ns'] / 1e3:.0f} µs late at the median, "
+            f"{f['lateness_p99_ns'] / 1e3:.0f} µs at p99 (max {f['lateness_max_ns'] / 1e3:.0f} µs); CPU {f['cpu_ns'] / 1e6:.0f} ms; "
+            f"real-time priority {'on' if f.get('sched_fifo') else 'off'}"
+        )
+    for i, a in enumerate(tr.apps):
+        for role in ("sender", "receiver"):
+            err = a[role].get("error")
+            if err:
+                console.print(f"flow {i} {role}: {err}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("testbed")(testbed)

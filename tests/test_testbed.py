@@ -1,0 +1,190 @@
+"""The testbed end to end: real Linux TCP between namespaces through rttlab's emulator. Runs as
+root on a machine with network namespaces and TUN (CI's); skipped elsewhere with the reason.
+Each run is a few seconds of real time."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rttlab import _core
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _machine_reason() -> str | None:
+    from rttlab.testbed import Unavailable, check_machine
+
+    try:
+        check_machine()
+    except Unavailable as e:
+        return str(e)
+    return None
+
+
+REASON = _machine_reason()
+needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
+
+
+def scenario(tmp_path: Path, bottleneck: str, tcp: str = 'cc = "reno"\nsack = true\ntimestamps = true', duration: str = "4s") -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(
+        f"""
+[simulation]
+name = "t"
+duration = "{duration}"
+warmup = "1s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ {bottleneck} }}
+access = {{ bandwidth = "100Mbps", delay = "0ms", queue = {{ kind = "droptail", limit = "1000p" }} }}
+[tcp]
+{tcp}
+[[flows]]
+count = 1
+start = "0s"
+"""
+    )
+    return p
+
+
+def our_namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("rtb")]
+
+
+@needs_machine
+def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_path_plus_queueing(tmp_path: Path) -> None:
+    from rttlab.sim.run import schema
+    from rttlab.testbed import run
+
+    tr = run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100p" }'), out_dir=tmp_path / "out")
+    f = tr.result.flows.iloc[0]
+    b = tr.result.channels.set_index("name").loc["bottleneck>"]
+    # Payload is 1448 of every 1500 bytes on the wire (MSS 1448 with timestamps).
+    assert f.goodput_bps >= 0.9 * 10e6 * 1448 / 1500, f.goodput_bps
+    assert b.utilisation >= 0.9
+    # RTT: 2 × 20 ms propagation + serialisation (1.2 ms at 10 Mb/s, 0.12 ms per access hop),
+    # plus at most a full queue (100 × 1.2 ms) and the emulator's lateness.
+    base = 0.040 + 0.0012
+    assert f.rtt_samples > 1000
+    assert base - 0.0005 <= f.rtt_min and f.rtt_max <= base + 0.1212 + 0.02, (f.rtt_min, f.rtt_max)
+    # The handshake crosses an empty network: its RTT is the configured path alone.
+    conns = _core.analyze_capture(tr.pcaps["flow0-sender"], False, True)["connections"]
+    hs = conns["handshake_rtt"][0]
+    assert 0.040 <= hs <= 0.040 + 0.003, hs
+    assert tr.emulator["mismatched"] == 0
+    # The result has the simulator's schema, so every reader of a simulated run reads it.
+    for name in ("flows", "channels"):
+        assert tr.result.tables[name].schema.equals(schema(name))
+
+
+@needs_machine
+def test_red_with_ecn_marks_ce_and_the_linux_sender_answers_with_cwr(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    red = 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "red", limit = "100p", min_th = 5, max_th = 15, ecn = true }'
+    tr = run(scenario(tmp_path, red, 'cc = "reno"\nsack = true\ntimestamps = true\necn = true', duration="3s"))
+    marks = tr.result.channels.set_index("name").loc["bottleneck>"].marks
+    wire = tr.emulator["flows"][0]
+    assert marks > 0
+    assert wire["ce_received"] > 0, "CE reached the receiver's kernel"
+    assert wire["ece_acks"] > 0, "the receiver echoed it (ECE)"
+    assert wire["cwr_sent"] > 0, "the sender reduced its window and said so (CWR)"
+
+
+@needs_machine
+def test_a_one_percent_bernoulli_link_loses_one_percent_within_the_binomial_interval(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    lossy = 'bandwidth = "10Mbps", delay = "5ms", queue = { kind = "droptail", limit = "100p" }, error = { kind = "bernoulli", per = 0.01 }'
+    tr = run(scenario(tmp_path, lossy, duration="4s"))
+    b = tr.result.channels.set_index("name").loc["bottleneck>"]
+    n, k = int(b.departures), int(b.drops_corruption)
+    assert n > 2000
+    half = 3.29 * math.sqrt(0.01 * 0.99 / n)  # 99.9 % normal interval of the binomial proportion
+    assert abs(k / n - 0.01) <= half, (k, n)
+    # Linux repaired the losses it met: a retransmission per corrupted data packet, but for the
+    # few lost within the last RTO (≥ 200 ms, ~2 expected) that the run's end cut off.
+    assert tr.result.flows.iloc[0].retransmissions >= tr.emulator["flows"][0]["drops"][2] - 5
+
+
+@needs_machine
+def test_a_sigkilled_testbed_leaves_nothing_the_next_run_trips_on(tmp_path: Path) -> None:
+    from rttlab.testbed import netns
+
+    s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="30s")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mine = f"rtb{p.pid}-"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not [n for n in our_namespaces() if n.startswith(mine)]:
+        time.sleep(0.1)
+    time.sleep(1.5)  # traffic running
+    assert [n for n in our_namespaces() if n.startswith(mine)], "the run made its namespaces"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    left = [n for n in our_namespaces() if n.startswith(mine)]
+    assert left, "a killed run cannot clean up: its namespaces stay until the next run"
+    removed = netns.remove_stale()
+    assert set(left) <= set(removed)
+    assert not [n for n in our_namespaces() if n.startswith(mine)]
+    # No device of the killed run survives (TUNs die with its descriptors) ...
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"rtb{p.pid}t" not in links
+    # ... nor a traffic generator (they die with their parent).
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "rttlab.testbed.traffic" not in ps
+
+
+def test_a_link_faster_than_the_emulator_holds_is_refused_naming_it(tmp_path: Path) -> None:
+    from rttlab.testbed import TestbedError, run
+
+    with pytest.raises(TestbedError, match=r"bottleneck: 1000 Mb/s is beyond"):
+        run(scenario(tmp_path, 'bandwidth = "1Gbps", delay = "5ms"'))
+
+
+def test_without_root_the_command_says_so_in_one_line_and_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from rttlab.cli import main
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sys, "argv", ["rttlab", "testbed", str(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"'))])
+    with pytest.raises(SystemExit) as e:
+        main.main()
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs root" in err and len(err.splitlines()) == 1
+
+
+def test_a_scenario_congestion_control_without_a_linux_counterpart_is_refused(tmp_path: Path) -> None:
+    from rttlab.testbed import TestbedError, run
+
+    with pytest.raises(TestbedError, match="'vegas'|'spectcp'|no Linux counterpart"):
+        run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', tcp='cc = "spectcp"\necn = true'))
+
+
+def test_snoop_has_no_real_time_form_and_the_scenario_error_says_so(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    with pytest.raises(_core.ScenarioError, match="Snoop"):
+        run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms", agent = { kind = "snoop" }'))
+
+
+def test_traffic_generator_reads_tcp_info_fields_where_linux_puts_them() -> None:
+    import socket
+
+    from rttlab.testbed.traffic import tcp_info
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    c = socket.create_connection(srv.getsockname())
+    info = tcp_info(c)
+    assert info["snd_mss"] > 0 and info["snd_cwnd"] >= 1 and info["total_retrans"] == 0
+    c.close()
+    srv.close()
