@@ -33,7 +33,7 @@ REASON = _machine_reason()
 needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
 
 
-def scenario(tmp_path: Path, bottleneck: str, tcp: str = 'cc = "reno"\nsack = true\ntimestamps = true', duration: str = "4s") -> Path:
+def scenario(tmp_path: Path, bottleneck: str, tcp: str = 'cc = "reno"\nsack = true\ntimestamps = true', duration: str = "4s", access: str = "100Mbps") -> Path:
     p = tmp_path / "s.toml"
     p.write_text(
         f"""
@@ -44,7 +44,7 @@ warmup = "1s"
 [topology]
 kind = "dumbbell"
 bottleneck = {{ {bottleneck} }}
-access = {{ bandwidth = "100Mbps", delay = "0ms", queue = {{ kind = "droptail", limit = "1000p" }} }}
+access = {{ bandwidth = "{access}", delay = "0ms", queue = {{ kind = "droptail", limit = "1000p" }} }}
 [tcp]
 {tcp}
 [[flows]]
@@ -149,6 +149,8 @@ def test_a_link_faster_than_the_emulator_holds_is_refused_naming_it(tmp_path: Pa
 
     with pytest.raises(TestbedError, match=r"bottleneck: 1000 Mb/s is beyond"):
         run(scenario(tmp_path, 'bandwidth = "1Gbps", delay = "5ms"'))
+    with pytest.raises(TestbedError, match=r"access-s0: 1000 Mb/s is beyond"):
+        run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', access="1Gbps"))
 
 
 def test_without_root_the_command_says_so_in_one_line_and_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,7 +54,7 @@ def testbed(
 
         sim = simulate(scenario, set=set_, traces="none")
     if as_json:
-        doc = {"testbed": r.summary(), "fidelity": tr.emulator.get("fidelity"), "apps": tr.apps}
+        doc = {"testbed": r.summary(), "fidelity": tr.emulator.get("fidelity"), "warnings": tr.metadata.get("warnings", []), "apps": tr.apps}
         if sim is not None:
             doc["simulator"] = sim.summary()
         print_json(doc)
@@ -96,6 +96,8 @@ def _print(r, sim, tr) -> None:
             f"{f['lateness_p99_ns'] / 1e3:.0f} µs at p99 (max {f['lateness_max_ns'] / 1e3:.0f} µs); CPU {f['cpu_ns'] / 1e6:.0f} ms; "
             f"real-time priority {'on' if f.get('sched_fifo') else 'off'}"
         )
+    for w in tr.metadata.get("warnings", []):
+        stderr.print(f"rttlab: warning: {w}", highlight=False, soft_wrap=True)
     for i, a in enumerate(tr.apps):
         for role in ("sender", "receiver"):
             err = a[role].get("error")
