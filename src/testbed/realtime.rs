@@ -222,9 +222,11 @@ impl Realtime {
     fn deliver(&mut self) -> io::Result<()> {
         let out: Vec<_> = self.emu.take_output().collect();
         for (port, due, bytes) in out {
+            // Stamped before the write: the receiving kernel's processing runs inside the write
+            // (netif_rx in this thread's context) and is the host's time, not the wire's.
+            let t = self.now();
             // SAFETY: writing our own buffer to our own fd.
             let n = unsafe { libc::write(self.tuns[port].as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
-            let t = self.now();
             if n < 0 {
                 self.fidelity.write_errors += 1;
                 continue;

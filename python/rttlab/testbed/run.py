@@ -167,7 +167,13 @@ def run(
 
     spaces = netns.Namespaces()
     procs: list[subprocess.Popen[str]] = []
-    meta: dict[str, Any] = {"namespaces": {}, "kernel_cc": kernel_cc, "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most"}
+    meta: dict[str, Any] = {
+        "flows": [
+            {"sender_ns": spaces.ns(src), "receiver_ns": spaces.ns(dst), "src": netns.node_addr(src), "dst": netns.node_addr(dst), "dport": netns.PORT_BASE + f}
+            for f, (src, dst) in enumerate(endpoints)
+        ],
+        "namespaces": {},
+        "kernel_cc": kernel_cc, "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most"}
     try:
         for h in hosts:
             spaces.create(h)

@@ -109,6 +109,7 @@ def send(a: argparse.Namespace) -> dict:
         return out
     out["connected"] = True
     out["connect_ns"] = time.monotonic_ns() - a.origin
+    out["local"] = list(s.getsockname())  # the flow's 4-tuple with --dst/--port (for BPF probes)
     data = bytes(CHUNK)
     left_bytes = a.bytes
     with s:
