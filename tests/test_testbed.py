@@ -91,13 +91,35 @@ def test_red_with_ecn_marks_ce_and_the_linux_sender_answers_with_cwr(tmp_path: P
     from rttlab.testbed import run
 
     red = 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "red", limit = "100p", min_th = 5, max_th = 15, ecn = true }'
-    tr = run(scenario(tmp_path, red, 'cc = "reno"\nsack = true\ntimestamps = true\necn = true', duration="3s"))
+    tr = run(scenario(tmp_path, red, 'cc = "reno"\nsack = true\ntimestamps = true\necn = true', duration="3s"), out_dir=tmp_path / "out")
     marks = tr.result.channels.set_index("name").loc["bottleneck>"].marks
     wire = tr.emulator["flows"][0]
     assert marks > 0
     assert wire["ce_received"] > 0, "CE reached the receiver's kernel"
     assert wire["ece_acks"] > 0, "the receiver echoed it (ECE)"
     assert wire["cwr_sent"] > 0, "the sender reduced its window and said so (CWR)"
+    # ... as the sender-side pcap shows: data segments from the sender with CWR set.
+    assert tcp_flag_count(Path(tr.pcaps["flow0-sender"]), 0x80) == wire["cwr_sent"]
+
+
+def tcp_flag_count(pcap: Path, flag: int) -> int:
+    """TCP segments with payload from 10.1.0.1 (the sender) carrying ``flag``, in a raw-IP
+    nanosecond pcap as the emulator writes it."""
+    import struct
+
+    data = pcap.read_bytes()
+    off, n = 24, 0
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        p = data[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        ihl = (p[0] & 15) * 4
+        total = struct.unpack_from(">H", p, 2)[0]
+        if p[9] == 6 and p[12:16] == bytes([10, 1, 0, 1]):
+            doff = (p[ihl + 12] >> 4) * 4
+            if total > ihl + doff and p[ihl + 13] & flag:
+                n += 1
+    return n
 
 
 @needs_machine
@@ -190,3 +212,38 @@ def test_traffic_generator_reads_tcp_info_fields_where_linux_puts_them() -> None
     assert info["snd_mss"] > 0 and info["snd_cwnd"] >= 1 and info["total_retrans"] == 0
     c.close()
     srv.close()
+
+
+@needs_machine
+def test_ctrl_c_ends_a_run_with_status_130_and_removes_its_namespaces(tmp_path: Path) -> None:
+    s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="30s")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    mine = f"rtb{p.pid}-"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not [n for n in our_namespaces() if n.startswith(mine)]:
+        time.sleep(0.1)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    assert not [n for n in our_namespaces() if n.startswith(mine)]
+
+
+@needs_machine
+def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    runs = []
+    for i in range(2):
+        d = tmp_path / str(i)
+        d.mkdir()
+        s = scenario(d, 'bandwidth = "5Mbps", delay = "5ms"', duration="3s")
+        runs.append(subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s), "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    import json
+
+    for p in runs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        doc = json.loads(out)
+        assert doc["testbed"]["flows"][0]["goodput_bps"] > 0.8 * 5e6 * 1448 / 1500
