@@ -1000,6 +1000,16 @@ impl Testbed {
         Ok(now)
     }
 
+    /// The traces the emulator kept (drops, marks, queue samples, per-packet arrivals at
+    /// monitored queues) as Arrow tables in the simulator's schemas.
+    fn traces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (name, batch) in crate::sim::tables::trace_batches(&self.emu().trace) {
+            out.set_item(name, ArrowTable { batch })?;
+        }
+        Ok(out)
+    }
+
     /// Everything counted so far: per channel, per flow, the emulator's own fidelity.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let emu = self.emu();

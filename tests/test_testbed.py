@@ -82,8 +82,12 @@ def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_pa
     assert 0.040 <= hs <= 0.040 + 0.003, hs
     assert tr.emulator["mismatched"] == 0
     # The result has the simulator's schema, so every reader of a simulated run reads it.
-    for name in ("flows", "channels"):
-        assert tr.result.tables[name].schema.equals(schema(name))
+    for name in ("flows", "channels", "drops", "marks", "queue", "arrival"):
+        assert tr.result.tables[name].schema.equals(schema(name)), name
+    drops = tr.result.traces["drops"]
+    assert len(drops) == tr.result.channels.drops_overflow.sum()
+    q = tr.result.traces["queue"]
+    assert q[q.channel == 0].packets.max() <= 100
 
 
 @needs_machine

@@ -17,6 +17,7 @@ use crate::sim::link::Departure;
 use crate::sim::packet::{Kind, NodeId, Packet, SackBlocks};
 use crate::sim::queue::Verdict;
 use crate::sim::topology::Network;
+use crate::sim::trace::{Trace, TraceSet};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
@@ -49,6 +50,8 @@ pub struct FlowWire {
     pub ece_acks: u64,
     pub cwr_sent: u64,
     pub syns: u64,
+    /// The sender's first data byte (its SYN's sequence number + 1), once seen.
+    isn: Option<u32>,
     /// This flow's packets the channels lost, by drop cause (overflow, aqm, corruption, scheduled).
     pub drops: [u64; 4],
     highest_end: Option<u32>,
@@ -96,6 +99,13 @@ pub struct Emulator {
     pub flows: Vec<FlowWire>,
     pub stats: EmulatorStats,
     out: Vec<Outgoing>,
+    /// The simulator's own trace sinks: drops, marks, per-packet arrivals at monitored queues and
+    /// queue samples every `simulation.queue_sample_interval` — the same tables a simulated run
+    /// has (`sim::tables::trace_batches`). Sequence numbers of data are offsets from the
+    /// sender's first data byte (the simulator's convention), raw TCP numbers for ACKs.
+    pub trace: Trace,
+    sample_interval: Nanos,
+    next_sample: Nanos,
 }
 
 fn seq_before(a: u32, b: u32) -> bool {
@@ -146,6 +156,9 @@ impl Emulator {
             wire: vec![VecDeque::new(); n_ch],
             stats: EmulatorStats::default(),
             out: Vec::new(),
+            trace: Trace::new(TraceSet { drops: true, marks: true, queue: true, arrival: true, ..TraceSet::NONE }),
+            sample_interval: scenario.simulation.queue_sample_interval.0,
+            next_sample: 0,
         })
     }
 
@@ -169,6 +182,8 @@ impl Emulator {
 
     /// A packet the kernel of host `port` sent, read at `now`.
     pub fn receive(&mut self, port: usize, bytes: Vec<u8>, now: Nanos) {
+        // What fell due before this arrival happens first (queue samples included).
+        self.advance(now);
         self.stats.received += 1;
         let host = self.hosts[port];
         let Some(f) = wire::parse(&bytes) else {
@@ -188,6 +203,7 @@ impl Emulator {
             let w = &mut self.flows[i];
             if f.flags & wire::SYN != 0 {
                 w.syns += 1;
+                w.isn = Some(f.seq.wrapping_add(1));
             }
             if f.payload > 0 {
                 w.data_packets += 1;
@@ -208,13 +224,17 @@ impl Emulator {
                 }
             }
         }
+        let seq = match flow {
+            Some((i, true)) => self.flows[i].isn.map_or(f.seq as u64, |isn| f.seq.wrapping_sub(isn) as u64),
+            _ => f.seq as u64,
+        };
         let pkt = Packet {
             flow: flow.map_or(u32::MAX, |(i, _)| i as u32),
             src,
             dst,
             kind: if f.payload > 0 { Kind::Data } else { Kind::Ack },
             size: f.total_len as u32,
-            seq: f.seq as u64,
+            seq,
             len: f.payload,
             ack: f.ack as u64,
             rwnd: 0,
@@ -237,9 +257,18 @@ impl Emulator {
         };
         let c = c as usize;
         let acc = self.net.channels[c].arrive(pkt, now);
+        if self.net.channels[c].monitored {
+            self.trace.arrival(now, c as u32, pkt.flow, pkt.kind, pkt.seq, acc.queue_len, acc.verdict);
+        }
         match acc.verdict {
-            Verdict::Dropped(cause) => self.count_drop(&pkt, cause as usize),
-            Verdict::Marked => wire::mark_ce(&mut bytes),
+            Verdict::Dropped(cause) => {
+                self.trace.drop(now, c as u32, pkt.flow, pkt.kind, pkt.seq, cause);
+                self.count_drop(&pkt, cause as usize)
+            }
+            Verdict::Marked => {
+                self.trace.mark(now, c as u32, pkt.flow, pkt.seq);
+                wire::mark_ce(&mut bytes)
+            }
             Verdict::Enqueued => {}
         }
         // Agents watching this queue (the threshold router's source quench).
@@ -296,6 +325,12 @@ impl Emulator {
                     }
                 }
             }
+            // Queue samples of monitored channels, as the engine takes them (`Event::QueueSample`),
+            // in time order with the other events.
+            if self.sample_interval > 0 && self.next_sample <= now && best.is_none_or(|b| self.next_sample < b.0) {
+                self.sample_queues();
+                continue;
+            }
             let Some((t, is_tx, c)) = best else { return };
             if is_tx {
                 self.tx_done(c, t);
@@ -304,6 +339,14 @@ impl Emulator {
                 self.arrive_at_node(self.net.channels[c].to, pkt, bytes, t);
             }
         }
+    }
+
+    fn sample_queues(&mut self) {
+        for (i, c) in self.net.channels.iter().enumerate().filter(|(_, c)| c.monitored) {
+            let q = c.queue.fifo();
+            self.trace.queue(self.next_sample, i as u32, q.len() as u32, q.bytes(), c.queue.average());
+        }
+        self.next_sample += self.sample_interval;
     }
 
     fn tx_done(&mut self, c: usize, t: Nanos) {
@@ -319,7 +362,10 @@ impl Emulator {
         }
         match departure {
             Departure::Arrives(p, at) => self.wire[c].push_back((at, p, bytes)),
-            Departure::Lost(p, cause) => self.count_drop(&p, cause as usize),
+            Departure::Lost(p, cause) => {
+                self.trace.drop(t, c as u32, p.flow, p.kind, p.seq, cause);
+                self.count_drop(&p, cause as usize)
+            }
         }
     }
 
@@ -362,6 +408,10 @@ mod tests {
     use crate::testbed::wire::{tcp_packet, CWR};
 
     fn scenario(bottleneck: &str) -> Scenario {
+        scenario_set(bottleneck, &[])
+    }
+
+    fn scenario_set(bottleneck: &str, overrides: &[String]) -> Scenario {
         let text = format!(
             r#"
 [simulation]
@@ -374,7 +424,7 @@ access = {{ bandwidth = "1Gbps", delay = "0ms", queue = {{ kind = "droptail", li
 count = 1
 "#
         );
-        Scenario::from_toml(&text, &[]).unwrap()
+        Scenario::from_toml(&text, overrides).unwrap()
     }
 
     const MS: Nanos = 1_000_000;
@@ -407,7 +457,7 @@ count = 1
 
     #[test]
     fn a_full_droptail_queue_drops_real_packets_and_keeps_the_rest_in_order() {
-        let mut e = Emulator::new(&scenario(r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "droptail", limit = "5p" }"#)).unwrap();
+        let mut e = Emulator::new(&scenario_set(r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "droptail", limit = "5p" }"#, &["simulation.queue_sample_interval=1ms".into()])).unwrap();
         for i in 0..20u32 {
             e.receive(0, data(1 + 1460 * i, 1460, 0), 0);
         }
@@ -416,6 +466,13 @@ count = 1
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "FIFO order: {seqs:?}");
         let bott = &e.net.channels[0].stats;
         assert_eq!(out.len() as u64 + bott.drops[0], 20);
+        assert_eq!(e.trace.drops.time.len() as u64, bott.drops[0], "every drop is in the simulator's drops trace");
+        assert_eq!(e.trace.arrival.time.len(), 20, "the bottleneck is monitored: every arrival traced");
+        // 1 ms samples of both bottleneck directions over the second: the data direction's
+        // queue holds the 5 waiting at 1 ms (one leaves every 1.2 ms), then drains to empty.
+        let data: Vec<u32> = (0..e.trace.queue.time.len()).filter(|&i| e.trace.queue.channel[i] == 0).map(|i| e.trace.queue.packets[i]).collect();
+        assert_eq!(data.len(), 1001);
+        assert_eq!((data[0], data[1], data[10]), (0, 5, 0));
         assert_eq!(e.flows[0].drops[0], bott.drops[0]);
         assert_eq!(e.stats.mismatched, 0);
         assert_eq!(e.in_flight(), 0);

@@ -6,7 +6,8 @@ What each column means here, where it differs from the simulator, is in docs/tes
 and bytes delivered are what the receiving application read; bytes sent, retransmissions and
 CE marks are what the emulator saw on the wire at the sender's side; drops and marks are the
 channels' own counters; RTT statistics come from the sender-side pcap through rttlab's capture
-analysis. Columns the testbed cannot know (the simulator's oracle: spurious retransmissions,
+analysis. The traces ``drops``, ``marks``, ``queue`` and the per-packet ``arrival`` come from
+the emulator's channels in the simulator's schemas. Columns the testbed cannot know (the simulator's oracle: spurious retransmissions,
 detector scores, cwnd over time) stay null.
 """
 
@@ -120,6 +121,8 @@ def run(
     (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
     the host-side pcaps; ``max_rate_bps`` is the fastest link accepted (the fidelity script
     raises it to measure beyond). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    import pyarrow as pa
+
     s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
     if overrides:
         s = s.with_(list(overrides))
@@ -238,6 +241,7 @@ def run(
         for f in range(len(endpoints)):
             apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb)})
         stats = tb.stats()
+        traces = {name: pa.table(t) for name, t in tb.traces().items()}
     finally:
         for p in procs:
             if p.poll() is None:
@@ -250,6 +254,7 @@ def run(
         spaces.remove()
         del tb
     result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps)
+    result.tables.update(traces)
     meta["fidelity"] = fid = stats.get("fidelity") or {}
     meta["warnings"] = []
     b = next((c for c in stats["channels"] if c["name"] == result.bottleneck), None)
