@@ -251,3 +251,26 @@ def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
         assert p.returncode == 0, err
         doc = json.loads(out)
         assert doc["testbed"]["flows"][0]["goodput_bps"] > 0.8 * 5e6 * 1448 / 1500
+
+
+@needs_machine
+def test_a_threshold_router_sends_real_icmp_source_quenches_to_the_linux_sender(tmp_path: Path) -> None:
+    import struct
+
+    from rttlab.testbed import run
+
+    thr = 'bandwidth = "10Mbps", delay = "10ms", queue = { kind = "threshold", limit = "30p", tau = 10 }'
+    tr = run(scenario(tmp_path, thr, duration="3s"), out_dir=tmp_path / "out")
+    quench = int(tr.result.channels.set_index("name").loc["bottleneck>"].quench)
+    assert quench > 0 and tr.emulator["quenches_sent"] == quench
+    data = Path(tr.pcaps["flow0-sender"]).read_bytes()
+    off, icmp4 = 24, 0
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        p = data[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        icmp4 += p[9] == 1 and p[20] == 4
+    # Each quench crossed the reverse path to the sender (none lost: the reverse queues are
+    # far from full); Linux counts and ignores them (RFC 6633), so the flow still fills the link.
+    assert icmp4 == quench
+    assert tr.result.flows.iloc[0].goodput_bps > 0.8 * 10e6 * 1448 / 1500
