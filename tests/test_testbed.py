@@ -243,7 +243,8 @@ def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
         d = tmp_path / str(i)
         d.mkdir()
         s = scenario(d, 'bandwidth = "5Mbps", delay = "5ms"', duration="3s")
-        runs.append(subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s), "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        extra = ["--compare"] if i else []  # the second also runs the simulator beside it
+        runs.append(subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s), "--json", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     import json
 
     for p in runs:
@@ -251,6 +252,8 @@ def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
         assert p.returncode == 0, err
         doc = json.loads(out)
         assert doc["testbed"]["flows"][0]["goodput_bps"] > 0.8 * 5e6 * 1448 / 1500
+    # The simulated twin of the same scenario: one Reno flow fills the link on both sides.
+    assert abs(doc["simulator"]["flows"][0]["goodput_bps"] - doc["testbed"]["flows"][0]["goodput_bps"]) < 0.1 * 5e6
 
 
 @needs_machine

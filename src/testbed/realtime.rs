@@ -186,11 +186,10 @@ impl Realtime {
                 }
                 return Err(e);
             }
-            for port in 0..fds.len() {
-                if fds[port].revents & libc::POLLIN != 0 {
+            for (port, fd) in fds.iter_mut().enumerate() {
+                if std::mem::take(&mut fd.revents) & libc::POLLIN != 0 {
                     self.read_all(port);
                 }
-                fds[port].revents = 0;
             }
         }
         self.fidelity.cpu_ns += clock(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;

@@ -52,31 +52,56 @@ def testbed(
     if compare:
         from rttlab.sim.run import simulate
 
-        sim = simulate(scenario, set=set_, traces="none")
+        sim = simulate(scenario, set=set_, traces="rtt,queue")
     if as_json:
         doc = {"testbed": r.summary(), "fidelity": tr.emulator.get("fidelity"), "warnings": tr.metadata.get("warnings", []), "apps": tr.apps}
         if sim is not None:
             doc["simulator"] = sim.summary()
         print_json(doc)
         return
-    _print(r, sim, tr)
+    from rttlab.sim.scenario import Scenario
+    from rttlab.testbed.run import _core_duration
+
+    warmup = _core_duration(Scenario.load(scenario).with_(list(set_)).resolved()["simulation"]["warmup"]) / 1e9
+    _print(r, sim, tr, warmup)
 
 
-def _print(r, sim, tr) -> None:
+def _rtt_percentiles(res, flow: int, warmup: float) -> str:
+    """p10/p50/p90 of a flow's RTT samples after the warm-up, in ms."""
+    import numpy as np
+
+    t = res.traces.get("rtt")
+    if t is None:
+        return "—"
+    x = t[(t.flow == flow) & (t.time >= warmup)]["sample"].to_numpy()
+    if not len(x):
+        return "—"
+    return "/".join(f"{v * 1e3:.0f}" for v in np.percentile(x, [10, 50, 90]))
+
+
+def _mean_queue(res, warmup: float) -> str:
+    q = res.traces.get("queue")
+    if q is None:
+        return ""
+    b = res.channels.set_index("name").loc[res.bottleneck].channel
+    x = q[(q.channel == b) & (q.time >= warmup)].packets
+    return f", mean queue {x.mean():.1f} packets" if len(x) else ""
+
+
+def _print(r, sim, tr, warmup: float) -> None:
     table = Table(title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left")
-    cols = ["flow", "cc", "goodput Mb/s", "retx", "RTT mean ms", "RTT min ms", "ECN cuts"]
+    cols = ["flow", "cc", "goodput Mb/s", "retx", "RTT p10/50/90 ms", "ECN cuts"]
     if sim is not None:
-        cols += ["sim goodput Mb/s", "sim retx", "sim RTT mean ms", "Δ goodput"]
+        cols += ["sim cc", "sim goodput Mb/s", "sim retx", "sim RTT p10/50/90 ms", "Δ goodput"]
     for c in cols:
         table.add_column(c, justify="right")
     sf = sim.flows if sim is not None else None
     for row in r.flows.itertuples():
-        ms = lambda v: "—" if v is None or v != v else f"{v * 1e3:.1f}"  # noqa: E731
-        cells = [str(row.flow), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), ms(row.rtt_mean), ms(row.rtt_min), str(row.ecn_reductions)]
+        cells = [str(row.flow), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), _rtt_percentiles(r, row.flow, warmup), str(row.ecn_reductions)]
         if sf is not None:
             s = sf.iloc[row.flow]
             d = (row.goodput_bps - s.goodput_bps) / s.goodput_bps if s.goodput_bps else float("nan")
-            cells += [f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), ms(s.rtt_mean), f"{d:+.1%}"]
+            cells += [f"{s.cc}+{s.recovery}", f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), _rtt_percentiles(sim, row.flow, warmup), f"{d:+.1%}"]
         table.add_row(*cells)
     console.print(table)
     for label, res in (("testbed", r), ("simulator", sim)):
@@ -87,7 +112,7 @@ def _print(r, sim, tr) -> None:
         jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
         console.print(
             f"{label}: aggregate goodput {s['aggregate_goodput_bps'] / 1e6:.3f} Mb/s, Jain {jain}; {b['name']}: utilisation {b['utilisation']:.1%}, "
-            f"drops {b['drops_overflow']} overflow / {b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} CE marks"
+            f"drops {b['drops_overflow']} overflow / {b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} CE marks{_mean_queue(res, warmup)}"
         )
     f = tr.emulator.get("fidelity") or {}
     if f.get("samples"):

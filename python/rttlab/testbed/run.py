@@ -300,25 +300,22 @@ def _core_bytes(text: str) -> int:
     raise TestbedError(f"cannot read byte size {text!r}")
 
 
-def _rtt_stats(pcap: str | None, warmup_s: float, epoch0: float) -> tuple[int, list[float] | None]:
-    """RTT samples of the sender-side pcap (rttlab's capture analysis, the data direction's
-    samples) after the warm-up: count and [mean, std, min, max] in seconds."""
-    if not pcap or not Path(pcap).exists():
-        return 0, None
+def _rtt_samples(pcap: str | None, epoch0: float) -> tuple[Any, Any]:
+    """RTT samples of the sender-side pcap (rttlab's capture analysis): the data direction's
+    samples as (time since the emulator's start, s; RTT, s)."""
     import numpy as np
 
+    if not pcap or not Path(pcap).exists():
+        return np.zeros(0), np.zeros(0)
     raw = _core.analyze_capture(pcap, False, True)
     cols = raw["samples"]
     # Times are seconds from the capture's first frame; the flow's data runs `fwd` (the
     # sender opened the connection), whose samples are data-to-ACK round trips.
-    t = np.asarray(cols["time"], dtype=float) + raw["read"]["start_ns"] / 1e9
+    t = np.asarray(cols["time"], dtype=float) + raw["read"]["start_ns"] / 1e9 - epoch0
     rtt = np.asarray(cols["rtt"], dtype=float)
     codes, names = cols["direction"]
-    keep = (np.asarray(codes) == names.index("fwd")) & (t - epoch0 >= warmup_s)
-    r = rtt[keep]
-    if not len(r):
-        return 0, None
-    return int(len(r)), [float(r.mean()), float(r.std()), float(r.min()), float(r.max())]
+    fwd = np.asarray(codes) == names.index("fwd")
+    return t[fwd], rtt[fwd]
 
 
 def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps):
@@ -331,7 +328,7 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
     wire = stats["flows"]
     wire0 = at_warmup["flows"] if at_warmup else [None] * n
     epoch0 = stats.get("epoch_origin_ns", 0) / 1e9
-    rtt_n, rtt_stats = [], []
+    rtt_n, rtt_stats, rtt_t, rtt_v = [], [], [], []
     for f in range(n):
         start = plans[f][0]
         rec = apps[f]["receiver"]
@@ -343,9 +340,12 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         starts.append(start / 1e9)
         done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
         completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
-        k, st = _rtt_stats(pcaps.get(f"flow{f}-sender"), warmup / 1e9, epoch0)
-        rtt_n.append(k)
-        rtt_stats.append(st)
+        t, rtt = _rtt_samples(pcaps.get(f"flow{f}-sender"), epoch0)
+        rtt_t.append(t)
+        rtt_v.append(rtt)
+        after = rtt[t >= warmup / 1e9]
+        rtt_n.append(len(after))
+        rtt_stats.append([float(after.mean()), float(after.std()), float(after.min()), float(after.max())] if len(after) else None)
 
     def wire_delta(key: str) -> list[int]:
         return [wire[f][key] - (wire0[f][key] if wire0[f] else 0) for f in range(n)]
@@ -405,6 +405,15 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "quench": [c["quench"] for c in ch],
         },
     )
+    # The `rtt` trace from the pcaps: every sample, no estimator (prediction and rto null).
+    rtt_trace = conform(
+        "rtt",
+        {
+            "time": np.concatenate(rtt_t) if n else [],
+            "flow": np.concatenate([np.full(len(t), f, dtype=np.uint32) for f, t in enumerate(rtt_t)]) if n else [],
+            "sample": np.concatenate(rtt_v) if n else [],
+        },
+    )
     g = np.asarray(goodput)
     jain = float(g.sum() ** 2 / (n * (g**2).sum())) if n and g.any() else None
     bottleneck = "bottleneck>" if any(c["name"] == "bottleneck>" for c in ch) else ch[0]["name"]
@@ -416,6 +425,6 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         event_hash="",
         aggregate_goodput_bps=float(g.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels},
+        tables={"flows": flows, "channels": channels, "rtt": rtt_trace},
         bottleneck=bottleneck,
     )
