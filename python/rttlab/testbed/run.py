@@ -144,29 +144,38 @@ def run(
     kernel_cc = [_kernel_cc(p[4], f, cc) for f, p in enumerate(plans)]
     # Each host's settings come from the flows it runs; one host, one setting.
     host_tcp: dict[int, dict[str, Any]] = {}
+    # ECN per host (net.ipv4.tcp_ecn): 1 requests it on connections the host opens (and accepts
+    # it on others), 2 only accepts, 0 neither. A host that sends with tcp.ecn asks for 1; one
+    # that receives with receiver_ecn = false for 0; these two cannot share a namespace.
+    request: dict[int, bool] = {}
+    refuse: dict[int, bool] = {}
     for f, (src, dst) in enumerate(endpoints):
         t = tcps[f]
-        for node, role in ((src, "sender"), (dst, "receiver")):
-            want = {
-                "timestamps": bool(t["timestamps"]),
-                "sack": bool(t["sack"]),
-                "ecn": (1 if t["ecn"] else 0) if role == "sender" else (2 if t.get("receiver_ecn", True) else 0),
-                "mss": _core_bytes(t["mss"]),
-                "init_cwnd": int(t["init_cwnd"]),
-            }
+        request[src] = request.get(src, False) or bool(t["ecn"])
+        refuse[dst] = refuse.get(dst, False) or t.get("receiver_ecn", True) is False
+        for node in (src, dst):
+            want = {"timestamps": bool(t["timestamps"]), "sack": bool(t["sack"]), "mss": _core_bytes(t["mss"]), "init_cwnd": int(t["init_cwnd"])}
             if host_tcp.setdefault(node, want) != want:
                 raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
+    for node in host_tcp:
+        if request.get(node) and refuse.get(node):
+            raise TestbedError(f"flows: node {node} sends with tcp.ecn = true and receives with receiver_ecn = false; the kernel sets ECN per namespace")
+        host_tcp[node]["ecn"] = 1 if request.get(node) else 0 if refuse.get(node) else 2
 
     # Pcaps are always written (RTT statistics come from them); without out_dir they go to a
     # temporary folder removed once the result is made.
     scratch = None if out_dir else tempfile.TemporaryDirectory(prefix="rttlab-testbed-")
     out = Path(out_dir) if out_dir else Path(scratch.name)  # type: ignore[union-attr]
     out.mkdir(parents=True, exist_ok=True)
-    role = {}
+    # A pcap per host, named after its role where it has one (every dumbbell host), else its node
+    # (a graph node sending one flow and receiving another, or sending two).
+    roles: dict[int, list[str]] = {}
     for f, (src, dst) in enumerate(endpoints):
-        role.setdefault(src, f"flow{f}-sender")
-        role.setdefault(dst, f"flow{f}-receiver")
+        roles.setdefault(src, []).append(f"flow{f}-sender")
+        roles.setdefault(dst, []).append(f"flow{f}-receiver")
+    role = {h: r[0] if len(r) == 1 else f"node{h}" for h, r in roles.items()}
     pcaps = {role[h]: str(out / f"{role[h]}.pcap") for h in hosts}
+    sender_pcap = [pcaps[role[src]] for src, _ in endpoints]
 
     spaces = netns.Namespaces()
     procs: list[subprocess.Popen[str]] = []
@@ -253,7 +262,7 @@ def run(
                 pass
         spaces.remove()
         del tb
-    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps)
+    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap)
     result.tables.update(traces)
     meta["fidelity"] = fid = stats.get("fidelity") or {}
     meta["warnings"] = []
@@ -300,9 +309,10 @@ def _core_bytes(text: str) -> int:
     raise TestbedError(f"cannot read byte size {text!r}")
 
 
-def _rtt_samples(pcap: str | None, epoch0: float) -> tuple[Any, Any]:
+def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, Any]:
     """RTT samples of the sender-side pcap (rttlab's capture analysis): the data direction's
-    samples as (time since the emulator's start, s; RTT, s)."""
+    samples of the connections to ``receiver`` (address:port, one flow) as (time since the
+    emulator's start, s; RTT, s)."""
     import numpy as np
 
     if not pcap or not Path(pcap).exists():
@@ -314,11 +324,12 @@ def _rtt_samples(pcap: str | None, epoch0: float) -> tuple[Any, Any]:
     t = np.asarray(cols["time"], dtype=float) + raw["read"]["start_ns"] / 1e9 - epoch0
     rtt = np.asarray(cols["rtt"], dtype=float)
     codes, names = cols["direction"]
-    fwd = np.asarray(codes) == names.index("fwd")
-    return t[fwd], rtt[fwd]
+    conns = [c for c, d in zip(raw["connections"]["conn"], raw["connections"]["dst"], strict=True) if d == receiver]
+    keep = (np.asarray(codes) == names.index("fwd")) & np.isin(np.asarray(cols["conn"]), conns)
+    return t[keep], rtt[keep]
 
 
-def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, pcaps):
+def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap):
     import numpy as np
 
     from rttlab.sim.run import Result, conform
@@ -340,7 +351,7 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         starts.append(start / 1e9)
         done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
         completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
-        t, rtt = _rtt_samples(pcaps.get(f"flow{f}-sender"), epoch0)
+        t, rtt = _rtt_samples(sender_pcap[f], epoch0, f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}")
         rtt_t.append(t)
         rtt_v.append(rtt)
         after = rtt[t >= warmup / 1e9]

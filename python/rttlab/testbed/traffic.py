@@ -86,6 +86,14 @@ def recv(a: argparse.Namespace) -> dict:
             if out["first_byte_ns"] is None:
                 out["first_byte_ns"] = t - a.origin
             out["last_byte_ns"] = t - a.origin
+        # The run is over: drain without counting until the sender, stopping at the same time,
+        # closes (so it never writes into a closed socket), for at most a second.
+        try:
+            conn.settimeout(1.0)
+            while conn.recv_into(buf):
+                pass
+        except (TimeoutError, OSError):
+            pass
     return out
 
 
