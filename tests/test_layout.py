@@ -14,8 +14,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "rttlab"
 #: ``jsonable`` serve everyone; ``rttlab.estimators`` is the public name of ``trace.estimators``.
 LAYERS = {
     "rttlab": 0, "rttlab._core": 0, "rttlab.jsonable": 0,
-    "rttlab.trace": 1, "rttlab.estimators": 1, "rttlab.sim": 1, "rttlab.testbed": 1,
+    "rttlab.trace": 1, "rttlab.estimators": 1, "rttlab.sim": 1,
     "rttlab.experiments": 2,
+    # Beside the simulator, and a sweep engine (testbed/engine.py declares its Simulator).
+    "rttlab.testbed": 2,
     "rttlab.peers": 3,
     "rttlab.papers": 4,
     "rttlab.cli": 5,

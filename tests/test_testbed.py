@@ -277,3 +277,20 @@ def test_a_threshold_router_sends_real_icmp_source_quenches_to_the_linux_sender(
     # far from full); Linux counts and ignores them (RFC 6633), so the flow still fills the link.
     assert icmp4 == quench
     assert tr.result.flows.iloc[0].goodput_bps > 0.8 * 10e6 * 1448 / 1500
+
+
+@needs_machine
+def test_the_testbed_engine_runs_a_sweep_point_into_the_simulators_tables(tmp_path: Path) -> None:
+    from rttlab.experiments.sweep import result_scalars
+    from rttlab.sim.scenario import Scenario
+    from rttlab.testbed.engine import SIMULATOR
+
+    s = Scenario.load(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="3s"))
+    r = SIMULATOR.run(s.canonical_toml, ["queue"])
+    assert set(r.tables) == {"flows", "channels", "queue"}
+    assert r.flows.goodput_bps.iloc[0] > 0.8 * 10e6 * 1448 / 1500
+    assert r.metrics["emulator_lateness_p99_s"] >= 0
+    row = result_scalars(r)
+    assert row["goodput_bps"] == r.aggregate_goodput_bps and row["utilisation"] > 0.8 and row["timeouts"] is None
+    assert SIMULATOR.run_hash(s) != s.hash, "keyed apart from the simulator's run of the same scenario"
+    assert "testbed, Linux" in SIMULATOR.version()
