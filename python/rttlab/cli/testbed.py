@@ -17,6 +17,7 @@ def testbed(
     set_: list[str] = typer.Option([], "--set", "-s", help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. simulation.duration=5s."),
     cc: str = typer.Option(None, "--cc", help="The kernel's congestion control for every flow (reno, cubic, bbr, ...) instead of the scenario's, or FLOW=NAME,... per flow."),
     out: Path = typer.Option(None, "--out", help="Write each host's pcap, flows/channels (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR."),
+    sysctl: list[str] = typer.Option([], "--sysctl", help="Set KEY=VALUE in every namespace after the scenario's settings, repeatable, e.g. net.ipv4.tcp_recovery=0 (RACK off)."),
     compare: bool = typer.Option(False, "--compare", help="Also run the scenario in rttlab's simulator and print both side by side."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
@@ -34,8 +35,14 @@ def testbed(
             kernel_cc = {int(k): v for k, v in (item.split("=", 1) for item in cc.split(","))}
         except ValueError:
             fail(f"--cc: cannot read '{cc}' (a name, or FLOW=NAME,...)")
+    extra = {}
+    for item in sysctl:
+        key, eq, value = item.partition("=")
+        if not eq or not key.startswith("net."):
+            fail(f"--sysctl: '{item}' is not KEY=VALUE with a net.* key (namespaces have their own net.* only)")
+        extra[key.strip()] = value.strip()
     try:
-        tr = run(scenario, set_, out_dir=out, cc=kernel_cc)
+        tr = run(scenario, set_, out_dir=out, cc=kernel_cc, sysctls=extra)
     except (Unavailable, TestbedError) as e:
         fail(str(e))
     except KeyboardInterrupt:

@@ -116,11 +116,14 @@ def run(
     cc: dict[int, str] | str | None = None,
     progress: Callable[[float, float], None] | None = None,
     max_rate_bps: int = MAX_RATE_BPS,
+    sysctls: dict[str, str] | None = None,
 ) -> TestbedResult:
     """Run ``scenario`` on the testbed (root). ``cc`` chooses the kernel's congestion control
     (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
     the host-side pcaps; ``max_rate_bps`` is the fastest link accepted (the fidelity script
-    raises it to measure beyond). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    raises it to measure beyond); ``sysctls`` are set in every namespace after the scenario's
+    own (``net.ipv4.tcp_recovery=0`` turns RACK off, ``net.ipv4.tcp_early_retrans=0`` tail-loss
+    probes: what tells a Linux feature's part in a difference). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
     import pyarrow as pa
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
@@ -201,6 +204,7 @@ def run(
                 "net.ipv4.tcp_timestamps": str(int(t["timestamps"])),
                 "net.ipv4.tcp_no_metrics_save": "1",
                 "net.ipv4.conf.all.rp_filter": "0",
+                **(sysctls or {}),
             }
             netns.sysctl(spaces.ns(h), settings)
             meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], **settings}
