@@ -131,7 +131,9 @@ def test_a_one_percent_bernoulli_link_loses_one_percent_within_the_binomial_inte
     from rttlab.testbed import run
 
     lossy = 'bandwidth = "10Mbps", delay = "5ms", queue = { kind = "droptail", limit = "100p" }, error = { kind = "bernoulli", per = 0.01 }'
-    tr = run(scenario(tmp_path, lossy, duration="4s"))
+    # RACK off (a --sysctl): recovery by duplicate ACKs alone, which must still repair every loss.
+    tr = run(scenario(tmp_path, lossy, duration="4s"), sysctls={"net.ipv4.tcp_recovery": "0"})
+    assert all(ns["net.ipv4.tcp_recovery"] == "0" for ns in tr.metadata["namespaces"].values())
     b = tr.result.channels.set_index("name").loc["bottleneck>"]
     n, k = int(b.departures), int(b.drops_corruption)
     assert n > 2000
@@ -294,3 +296,14 @@ def test_the_testbed_engine_runs_a_sweep_point_into_the_simulators_tables(tmp_pa
     assert row["goodput_bps"] == r.aggregate_goodput_bps and row["utilisation"] > 0.8 and row["timeouts"] is None
     assert SIMULATOR.run_hash(s) != s.hash, "keyed apart from the simulator's run of the same scenario"
     assert "testbed, Linux" in SIMULATOR.version()
+
+
+def test_a_sysctl_outside_the_namespaces_is_refused_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from rttlab.cli import main
+
+    s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"')
+    monkeypatch.setattr(sys, "argv", ["rttlab", "testbed", str(s), "--sysctl", "vm.swappiness=10"])
+    with pytest.raises(SystemExit) as e:
+        main.main()
+    assert e.value.code == 2
+    assert "--sysctl: 'vm.swappiness=10' is not KEY=VALUE with a net.* key" in capsys.readouterr().err
