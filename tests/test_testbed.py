@@ -296,7 +296,7 @@ def test_the_testbed_engine_runs_a_sweep_point_into_the_simulators_tables(tmp_pa
     assert r.flows.goodput_bps.iloc[0] > 0.8 * 10e6 * 1448 / 1500
     assert r.metrics["emulator_lateness_p99_s"] >= 0
     row = result_scalars(r)
-    assert row["goodput_bps"] == r.aggregate_goodput_bps and row["utilisation"] > 0.8 and row["timeouts"] is None
+    assert row["goodput_bps"] == r.aggregate_goodput_bps and row["utilisation"] > 0.8 and row["timeouts"] == r.flows.timeouts.sum()
     assert SIMULATOR.run_hash(s) != s.hash, "keyed apart from the simulator's run of the same scenario"
     assert "testbed, Linux" in SIMULATOR.version()
 
@@ -310,3 +310,18 @@ def test_a_sysctl_outside_the_namespaces_is_refused_in_one_line(tmp_path: Path, 
         main.main()
     assert e.value.code == 2
     assert "--sysctl: 'vm.swappiness=10' is not KEY=VALUE with a net.* key" in capsys.readouterr().err
+
+
+@needs_machine
+def test_a_delay_spike_makes_linux_time_out_and_the_wire_shows_it(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    # The link stalls for a second (RFC 5682 §1's spurious-timeout case): Linux's RTO (≥ 200 ms)
+    # fires while the data is only delayed, so the wire shows a timeout and a spurious resend
+    # (the slow-start losses before it are fast retransmits).
+    spike = 'bandwidth = "10Mbps", delay = "20ms", delay_spikes = [{ at = "2s", duration = "1s" }]'
+    tr = run(scenario(tmp_path, spike, duration="4s"))
+    f = tr.result.flows.iloc[0]
+    assert f.timeouts >= 1 and f.retx_timeout >= 1, f
+    assert f.retx_spurious >= 1
+    assert f.retx_fast + f.retx_timeout <= f.retransmissions

@@ -313,6 +313,41 @@ def _core_bytes(text: str) -> int:
     raise TestbedError(f"cannot read byte size {text!r}")
 
 
+#: Linux's floor of the RTO (TCP_RTO_MIN, include/net/tcp.h): a resend this long after its
+#: timer started, without three duplicate ACKs, is taken for a timeout.
+LINUX_RTO_MIN_S = 0.2
+
+
+def _retransmission_causes(pcap: str | None, receiver: str) -> dict[str, int] | None:
+    """The flow's retransmissions in the sender-side pcap, classified from the wire by the capture
+    layer (docs/capture.md): fast when ≥ 3 duplicate ACKs preceded the resend (RFC 5681 §3.2),
+    timeout when fewer did and it came ≥ 200 ms after the timer started (Linux's RTO floor) —
+    an inference: RACK, early retransmit and tail-loss probes resend on fewer duplicate ACKs
+    and sooner, and fall in neither. Spurious: the capture's evidence says an earlier copy had
+    arrived (DSACK, timestamps)."""
+    import numpy as np
+
+    if not pcap or not Path(pcap).exists():
+        return None
+    raw = _core.analyze_capture(pcap, False, True)
+    conns = [c for c, d in zip(raw["connections"]["conn"], raw["connections"]["dst"], strict=True) if d == receiver]
+    x = raw["retransmissions"]
+    codes, names = x["direction"]
+    keep = (np.asarray(codes) == names.index("fwd")) & np.isin(np.asarray(x["conn"]), conns)
+    dup = np.asarray(x["dupacks"])[keep]
+    waited = (np.asarray(x["resent"]) - np.asarray(x["timer_start"]))[keep]
+    needed = np.asarray(x["needed"])[keep]
+    timeout = (dup < 3) & (waited >= LINUX_RTO_MIN_S)
+    starts = np.asarray(x["timer_start"])[keep][timeout]
+    return {
+        "retx_fast": int((dup >= 3).sum()),
+        "retx_timeout": int(timeout.sum()),
+        "timeouts": int(len(np.unique(starts))),
+        "retx_spurious": int((~needed).sum()),
+        "retx_necessary": int(needed.sum()),
+    }
+
+
 def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, Any]:
     """RTT samples of the sender-side pcap (rttlab's capture analysis): the data direction's
     samples of the connections to ``receiver`` (address:port, one flow) as (time since the
@@ -343,7 +378,7 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
     wire = stats["flows"]
     wire0 = at_warmup["flows"] if at_warmup else [None] * n
     epoch0 = stats.get("epoch_origin_ns", 0) / 1e9
-    rtt_n, rtt_stats, rtt_t, rtt_v = [], [], [], []
+    rtt_n, rtt_stats, rtt_t, rtt_v, causes = [], [], [], [], []
     for f in range(n):
         start = plans[f][0]
         rec = apps[f]["receiver"]
@@ -355,7 +390,9 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         starts.append(start / 1e9)
         done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
         completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
-        t, rtt = _rtt_samples(sender_pcap[f], epoch0, f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}")
+        receiver = f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}"
+        causes.append(_retransmission_causes(sender_pcap[f], receiver))
+        t, rtt = _rtt_samples(sender_pcap[f], epoch0, receiver)
         rtt_t.append(t)
         rtt_v.append(rtt)
         after = rtt[t >= warmup / 1e9]
@@ -382,6 +419,7 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "goodput_bps": goodput,
             "throughput_bps": tput,
             "retransmissions": [w["retransmissions"] for w in wire],
+            **{k: [c[k] if c else None for c in causes] for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")},
             # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
             "ecn_reductions": [w["cwr_sent"] for w in wire],
             "rtt_samples": rtt_n,
