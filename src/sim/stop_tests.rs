@@ -100,7 +100,7 @@ fn the_canonical_form_has_a_stop_only_when_one_is_given() {
 #[test]
 fn a_stop_before_the_last_possible_start_or_negative_is_refused_naming_the_key() {
     let cases = [
-        ("stop = \"-1s\"", "flows[0].stop: invalid value"),
+        ("stop = \"-1s\"", "flows[0].stop: expected a duration such as"),
         ("stop = \"0s\"", "flows[0].stop: 0ns must be later than the group's last possible start (0ns)"),
         ("start = \"uniform(1s, 3s)\"\nstop = \"2s\"", "flows[0].stop: 2s must be later than the group's last possible start (3s)"),
         ("count = 3\nstart_step = \"1s\"\nstop = \"2s\"", "flows[0].stop: 2s must be later than the group's last possible start (2s)"),

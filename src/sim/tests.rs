@@ -635,7 +635,7 @@ fn application_mistakes_name_their_key() {
         ("app = { kind = \"bulk\", rate = \"1Mbps\" }", "flows[0].app.rate: does not apply to kind = \"bulk\""),
         ("app = { kind = \"onoff\", off = \"1s\", rate = \"fast\" }", "flows[0].app.rate: cannot read 'fast' as a rate"),
         ("app = { kind = \"onoff\", of = \"1s\" }", "flows[0].app.of: does not apply to kind = \"onoff\""),
-        ("start_jitter = \"soon\"", "flows[0].start_jitter: invalid value"),
+        ("start_jitter = \"soon\"", "flows[0].start_jitter: expected a duration such as"),
         ("start = \"uniform(2s, 1s)\"", "flows[0].start: cannot read 'uniform(2s, 1s)'"),
         ("start = \"uniform(1s)\"", "flows[0].start: cannot read"),
     ];
