@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -200,3 +202,47 @@ def test_on_every_real_capture_each_lost_segment_waits_exactly_a_constant_rto_an
         scored += row["lost_segments"]
     # The development captures hold real losses (zeek-tcprs_* are loss-recovery test traces).
     assert scored > 50
+
+
+def shifted(capture: bytes, after_s: float, by_s: float) -> bytes:
+    """The capture with every packet from ``after_s`` (since its first) on moved by ``by_s``."""
+    import struct
+
+    from test_capture import pcap
+
+    rest, packets = capture[24:], []
+    while rest:
+        sec, usec, length, _ = struct.unpack("<IIII", rest[:16])
+        packets.append((sec + usec / 1e6, rest[16 : 16 + length]))
+        rest = rest[16 + length :]
+    t0 = packets[0][0]
+    return pcap([(t + by_s if t - t0 >= after_s else t, frame) for t, frame in packets])
+
+
+def test_a_capture_whose_clock_steps_back_an_hour_is_replayed_in_segments_and_says_where(tmp_path):
+    from test_capture import run
+
+    path = tmp_path / "step.pcap"
+    # The step falls between the ninth data segment and the lost one (sent 1.1 s, resent 1.6 s).
+    path.write_bytes(shifted(capture_with_a_loss_and_a_spurious_resend(), 0.95, -3600.0))
+    out = run("evaluate", path, "-e", "rfc6298,last", "--json")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "clock steps back 3599.9 s at frame 23" in out.stderr
+    doc = json.loads(out.stdout)
+    [conn] = doc["connections"]
+    assert conn["clock_segments"] == 2
+    rows = {r["estimator"]: r for r in doc["rows"]}
+    # Both segments warm up on their first sample; the lost segment is scored within the second.
+    assert rows["rfc6298"]["samples"] == doc["samples_read"] - 2
+    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(0.098, abs=1e-9)
+    # The same per connection as pooled (one connection).
+    assert {r["estimator"]: r["mae_s"] for r in conn["rows"]} == {r: rows[r]["mae_s"] for r in rows}
+
+
+def test_a_lost_segment_resent_across_a_clock_step_is_counted_not_scored(tmp_path):
+    path = tmp_path / "step.pcap"
+    # The step falls between the lost segment's send (1.1 s) and its resend (1.6 s).
+    path.write_bytes(shifted(capture_with_a_loss_and_a_spurious_resend(), 1.5, -3600.0))
+    result = rttlab.evaluate(path, ["last"])
+    assert result.rows[0]["lost_segments"] == 0
+    assert any("resent across a backwards clock step" in w for w in result.warnings)

@@ -325,6 +325,65 @@ def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> p
     return r[keep]
 
 
+#: A capture time that goes back by more than this from the previous sample of the same series
+#: (in capture order) is a clock step (an NTP step, a resumed VM, merged files), not reordering.
+#: Smaller disorder — packets of a multi-queue capture a few µs out of order — is sorted by time.
+CLOCK_STEP_S = 1.0
+
+
+def clock_segments(series: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """A capture's path-RTT samples with a ``segment`` column, sorted by connection, segment and
+    time, and a warning per backwards clock step. Taken in capture order (``frame``), a sample
+    more than :data:`CLOCK_STEP_S` earlier than the one before it in its connection starts a new
+    segment: the interval across a step is unknown, so each segment is replayed from a fresh
+    estimator and timer (its first sample warms up, as a connection's does) and the scores pool
+    every segment (docs/capture.md, "Clock steps")."""
+    s = series.sort_values(["conn", "frame"], kind="stable")
+    conn = s["conn"].to_numpy()
+    t = s["time"].to_numpy()
+    step = np.r_[False, (conn[1:] == conn[:-1]) & (np.diff(t) < -CLOCK_STEP_S)]
+    warnings = []
+    for i in np.flatnonzero(step).tolist():
+        warnings.append(
+            f"connection {int(conn[i])}: the capture clock steps back {t[i - 1] - t[i]:.6g} s at frame {int(s['frame'].iat[i])} "
+            "(its path-RTT series is replayed in segments, each from a fresh estimator and timer)"
+        )
+    s = s.assign(segment=np.cumsum(step)).sort_values(["conn", "segment", "time"], kind="stable").reset_index(drop=True)
+    return s, warnings
+
+
+def _losses_in_segments(lost: pd.DataFrame, series: pd.DataFrame, starts: np.ndarray) -> tuple[pd.DataFrame, dict[int, int]]:
+    """Each lost segment with the index of the stream it belongs to (``stream``): its
+    connection's segment whose first sample precedes its resend in the capture. Losses of
+    connections without a series are dropped; those whose timer started after their resend (a
+    clock step between the two) are dropped and counted per connection."""
+    first_frame = series["frame"].to_numpy()[starts]
+    stream_conn = series["conn"].to_numpy()[starts]
+    straddling: dict[int, int] = {}
+    keep, streams = [], []
+    for i, (c, frame, armed, resent) in enumerate(zip(lost["conn"].tolist(), lost["frame"].tolist(), lost["timer_start"].tolist(), lost["resent"].tolist())):
+        mine = np.flatnonzero(stream_conn == c)
+        if not len(mine):
+            continue
+        if armed > resent:
+            straddling[c] = straddling.get(c, 0) + 1
+            continue
+        before = mine[first_frame[mine] <= frame]
+        keep.append(i)
+        streams.append(int(before[-1]) if len(before) else int(mine[0]))
+    out = lost.iloc[keep].assign(stream=np.array(streams, dtype=np.int64))
+    return out, straddling
+
+
+def _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts, trace=False) -> Scores:
+    """The streams ``ks`` (consecutive: one connection's segments) scored together."""
+    a, b = int(starts[ks[0]]), int(ends[ks[-1]])
+    sub_starts = [int(starts[k]) - a for k in ks]
+    own = [(k - ks[0], t) for k, t in losses if ks[0] <= k <= ks[-1]]
+    ts = [stream_ts[k] for k in ks] if isinstance(stream_ts, list) else stream_ts
+    return _score(times_ns[a:b], rtts_ns[a:b], specs, starts=sub_starts, losses=own, trace=trace, **{**options, "timestamps": ts})
+
+
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
     from rttlab.trace.capture import path_samples, read_capture
 
@@ -335,19 +394,25 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         from rttlab import InputError
 
         raise InputError(f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)")
+    series, steps = clock_segments(series)
     conn = series["conn"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+    segment = series["segment"].to_numpy()
+    # One stream per connection, or per segment of a connection whose clock stepped back.
+    starts = np.flatnonzero(np.r_[True, (conn[1:] != conn[:-1]) | (segment[1:] != segment[:-1])])
     ends = np.r_[starts[1:], len(conn)]
-    times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
+    # Really lost segments (the lost_* metrics), less those whose timer started on the other
+    # side of a clock step (their wait is unknown).
+    every_lost = lost_segments(retransmissions, connections)
+    lost, straddling = _losses_in_segments(every_lost, series, starts)
+    for c, n in straddling.items():
+        warnings.append(f"connection {c}: {n} lost segment{'s' if n != 1 else ''} resent across a backwards clock step not scored (the wait is unknown)")
+    warnings += steps
+    # Capture times are from the first packet and negative after a step back: ns from the
+    # earliest time any stream or loss holds (the replay needs only differences).
+    origin = min(float(series["time"].min()), float(lost["timer_start"].min()) if len(lost) else np.inf)
+    times_ns = np.rint((series["time"].to_numpy() - origin) * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    # Really lost segments per stream: (stream index, timer start in ns), for the lost_* metrics.
-    lost = lost_segments(retransmissions, connections)
-    stream_of = {int(conn[a]): k for k, a in enumerate(starts)}
-    lost_by_stream: dict[int, list[int]] = {}
-    for c, t in zip(lost["conn"].tolist(), lost["timer_start"].to_numpy()):
-        if c in stream_of:
-            lost_by_stream.setdefault(stream_of[c], []).append(int(np.rint(t * 1e9)))
-    losses = [(k, t) for k in sorted(lost_by_stream) for t in sorted(lost_by_stream[k])]
+    losses = sorted(zip(lost["stream"].tolist(), np.rint((lost["timer_start"].to_numpy() - origin) * 1e9).astype(np.int64).tolist()))
     if settings["timestamps"] == "auto":
         # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
         # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
@@ -358,7 +423,7 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     floors = {options["labels"].get(s.label, s.label): floor_of(s, settings["min_rto_s"]) for s in specs}
     rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"], floors)
     notes = _notes(rows, specs, options["labels"])
-    unscored = int(len(lost) - len(losses))
+    unscored = int(len(every_lost) - len(losses) - sum(straddling.values()))
     notes.append(
         f"losses: W on the {len(losses):,} segment{'' if len(losses) == 1 else 's'} the capture shows were really lost (first resends with no sign the original arrived: "
         "no ACK or SACK before the resend, no D-SACK, no TS echo of the original) is lost_wait_mean_s; wait_mean_s is the wait the timer "
@@ -382,8 +447,16 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         spurious = dict(zip(*np.unique(rtx_conn[unneeded], return_counts=True)))
         lost_count = lost.groupby("conn").size().to_dict()
         actual = (lost["resent"] - lost["timer_start"]).groupby(lost["conn"]).mean().to_dict()
-        for k, (a, b) in enumerate(zip(starts, ends)):
-            c = int(conn[a])
+        # The streams of each connection: one, or one per segment of a stepped clock.
+        conn_streams: dict[int, list[int]] = {}
+        for k, a in enumerate(starts.tolist()):
+            conn_streams.setdefault(int(conn[a]), []).append(k)
+        for c, ks in conn_streams.items():
+            k, a, b = ks[0], int(starts[ks[0]]), int(ends[ks[-1]])
+            if len(ks) == 1:
+                conn_rows = pooled.streams[k] if b - a >= 2 else []
+            else:  # its segments pooled, as the capture's rows pool every stream
+                conn_rows = _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts).rows
             direction = main_dir[c]
             entry = {
                 "conn": c,
@@ -401,15 +474,16 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
                 "actual_lost_wait_mean_s": float(actual[c]) if c in actual else None,
                 "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts,
                 # Each stream scored alone in the pooled pass (fresh estimator and timer).
-                "rows": _decorate(pooled.streams[k], specs, settings["min_rto_s"], sort, options["labels"], floors) if b - a >= 2 else [],
+                "rows": _decorate(conn_rows, specs, settings["min_rto_s"], sort, options["labels"], floors),
             }
+            if len(ks) > 1:
+                entry["clock_segments"] = len(ks)
             per_conn.append(entry)
         per_conn.sort(key=lambda e: -e["samples"])
         if trace:
             top = per_conn[0]
-            a = int(starts[np.flatnonzero(conn[starts] == top["conn"])[0]])
-            b = a + top["samples"]
-            trace_scores = _score(times_ns[a:b], rtts_ns[a:b], specs, trace=True, **{**options, "timestamps": top["timestamps"]})
+            ks = conn_streams[top["conn"]]
+            trace_scores = _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, [], options, stream_ts, trace=True)
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
