@@ -715,8 +715,10 @@ const CHECK_EVERY: u64 = 1 << 14;
 /// in the schemas of `sim::tables`.
 ///
 /// The run releases the GIL; every few thousand events it takes it back to let Python handle
-/// signals (Ctrl-C raises KeyboardInterrupt within milliseconds) and to call
-/// `progress(simulated_ns, end_ns)` if given. An exception from either ends the run.
+/// signals (Ctrl-C ends the run within milliseconds) and to call
+/// `progress(simulated_ns, end_ns)` if given. An exception from either ends the run: the dict
+/// then holds what was simulated up to there and `interrupted` = {`error`: the exception,
+/// `at_ns`, `end_ns`}, for the caller to raise once it has kept the partial result.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), traces="all", progress=None))]
 fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
@@ -743,12 +745,25 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
             })
         })
     });
-    let r = match result {
-        Ok(r) => r,
-        Err(crate::sim::RunError::Cancelled { .. }) => return Err(raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("simulation cancelled"))),
+    // A cancelled run (Ctrl-C, an exception from `progress`) still returns what it simulated,
+    // summarised as a run that ended where it stopped; `interrupted` carries the exception and
+    // where the run was, for the caller to raise once it has kept the partial result.
+    let (r, interrupted) = match result {
+        Ok(r) => (r, None),
+        Err(crate::sim::RunError::Cancelled { at, end, partial }) => {
+            let error = raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("simulation cancelled"));
+            (*partial, Some((error, at, end)))
+        }
         Err(e) => return Err(ScenarioError::new_err(e.to_string())),
     };
     let out = PyDict::new(py);
+    if let Some((error, at, end)) = interrupted {
+        let info = PyDict::new(py);
+        info.set_item("error", error.into_value(py))?;
+        info.set_item("at_ns", at)?;
+        info.set_item("end_ns", end)?;
+        out.set_item("interrupted", info)?;
+    }
     out.set_item("schema_version", crate::sim::RESULT_SCHEMA_VERSION)?;
     out.set_item("name", r.name.clone())?;
     out.set_item("seed", r.seed)?;

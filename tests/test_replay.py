@@ -137,6 +137,19 @@ def test_bad_samples_are_rejected_with_their_index():
         rttlab.replay(np.array([0.1]), [])
 
 
+def test_a_mapping_of_columns_is_read_as_a_dataframe_and_anything_else_names_the_argument():
+    times, rtts = np.arange(50) * 0.2, np.linspace(0.05, 0.15, 50)
+    from_mapping = rttlab.replay({"time": times.tolist(), "rtt": rtts}, ["rfc6298", "linux"])
+    from_frame = rttlab.replay(pd.DataFrame({"time": times, "rtt": rtts}), ["rfc6298", "linux"])
+    assert from_mapping.rows == from_frame.rows
+    with pytest.raises(ValueError, match=r"^samples: a mapping needs an 'rtt' column \(seconds\) and optionally 'time'; got 'conn1', 'conn2'$"):
+        rttlab.replay({"conn1": rtts, "conn2": rtts}, ["rfc6298"])
+    with pytest.raises(TypeError, match=r"^samples\['rtt'\] must be a 1-D sequence of numbers \(seconds\), got str$"):
+        rttlab.replay({"rtt": "0.1"}, ["rfc6298"])
+    with pytest.raises(TypeError, match=r"^samples must be a DataFrame or mapping .* got set$"):
+        rttlab.replay({0.1, 0.2}, ["rfc6298"])
+
+
 def test_the_catalog_lists_every_estimator_with_documented_parameters():
     names = {e["name"] for e in rttlab.estimators.catalog()}
     assert {"rfc6298", "linux", "eifel", "peak-hopper", "quic", "fixed-share", "ca-rto", "regression", "last", "constant"} <= names

@@ -90,3 +90,19 @@ def test_bad_overrides_and_bad_values_name_the_key():
         s.with_({"topology.bottleneck.bandwidth": "fast"}).hash
     with pytest.raises(rttlab.ScenarioError, match="seed must be a non-negative integer"):
         s.with_seed(-1)
+
+
+def test_a_key_given_twice_is_named_with_its_file_line_and_table(tmp_path):
+    import subprocess
+    import sys
+
+    text = (ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").read_text().replace("seed = 1\n", "seed = 1\nseed = 2\n", 1)
+    path = tmp_path / "twice.toml"
+    path.write_text(text)
+    line = text.splitlines().index("seed = 2") + 1
+    with pytest.raises(rttlab.ScenarioError, match=rf"^{path}: not valid TOML: line {line}, column \d+: duplicate key `seed` in \[simulation\]$"):
+        rttlab.Scenario.load(path)
+    # The CLI reads it in the Rust core: the same file, line, key and table, on one line.
+    out = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "simulate", str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip() == f"rttlab: error: {path}: scenario is not valid TOML: line {line}, column 1: duplicate key `seed` in [simulation]", out.stderr

@@ -296,7 +296,7 @@ def _interrupt_after_start(args: list[str], marker: str) -> tuple[subprocess.Com
         proc.kill()
 
 
-def test_ctrl_c_stops_rttlab_simulate_within_a_second_with_a_clear_message(tmp_path):
+def test_ctrl_c_stops_rttlab_simulate_within_a_second_and_writes_what_it_had_simulated(tmp_path):
     marker = tmp_path / "started"
     # The CLI itself, with a progress hook that drops a marker once the event loop runs.
     code = (
@@ -310,21 +310,36 @@ def test_ctrl_c_stops_rttlab_simulate_within_a_second_with_a_clear_message(tmp_p
         "import rttlab.cli.simulate as c; c.run_scenario = hooked\n"
         "from rttlab.cli.main import main; sys.argv = ['rttlab', *sys.argv[1:]]; main()\n"
     )
-    done, took = _interrupt_after_start([sys.executable, "-c", code, "simulate", str(DROPTAIL10), *LONG_RUN], str(marker))
+    out = tmp_path / "out"
+    done, took = _interrupt_after_start([sys.executable, "-c", code, "simulate", str(DROPTAIL10), *LONG_RUN, "--json", "--out", str(out)], str(marker))
     assert took < 1.0, took
     assert done.returncode == 130
-    assert re.search(r"rttlab: simulation interrupted at [\d.]+ s of 100000 s simulated; nothing written", done.stderr), done.stderr
+    m = re.search(r"rttlab: simulation interrupted at ([\d.]+) s of 100000 s; its partial result covers only that much and is written to ", done.stderr)
+    assert m, done.stderr
     assert "Traceback" not in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert {k: v for k, v in json.loads(done.stdout).items() if k != "scenario"} == summary
+    assert summary["interrupted"]["end_s"] == 100000 and summary["interrupted"]["at_s"] == summary["duration_s"] == pytest.approx(float(m.group(1)), abs=1e-3)
+    assert 0 < summary["duration_s"] < 100000 and summary["events"] > 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) == 10 and (flows["bytes_delivered"] > 0).all()
 
 
 def test_ctrl_c_stops_rttlab_simulate_from_python_within_a_second(tmp_path):
     marker = tmp_path / "started"
     code = (
         "import pathlib, rttlab\n"
-        f"rttlab.simulate({str(DROPTAIL10)!r}, set=['simulation.duration=100000s'], traces='none',\n"
-        f"    progress=lambda now, end: pathlib.Path({str(marker)!r}).touch())\n"
+        "try:\n"
+        f"    rttlab.simulate({str(DROPTAIL10)!r}, set=['simulation.duration=100000s'], traces='none',\n"
+        f"        progress=lambda now, end: pathlib.Path({str(marker)!r}).touch())\n"
+        "except KeyboardInterrupt as stop:\n"
+        "    r = stop.result\n"
+        "    print(type(stop).__name__, r.duration < r.interrupted_end == 100000, r.events > 0, len(r.flows))\n"
+        "    raise\n"
     )
     done, took = _interrupt_after_start([sys.executable, "-c", code], str(marker))
     assert took < 1.0, took
     assert done.returncode != 0
-    assert done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr[-500:]
+    # A KeyboardInterrupt (what callers catch) that holds the partial result.
+    assert done.stdout.split() == ["Interrupted", "True", "True", "10"], done.stdout
+    assert re.search(r"Interrupted: simulation interrupted at [\d.]+ s of 100000 s$", done.stderr.rstrip()), done.stderr[-500:]

@@ -161,7 +161,7 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_resumes_without_repeating_a_run(tmp_pa
     assert set(first) <= set(rows)  # what was stored before the interrupt is untouched
 
 
-def test_failing_runs_are_stored_with_their_error_and_the_sweep_goes_on(tmp_path, cluster):
+def test_failing_runs_are_stored_with_their_error_the_sweep_goes_on_and_exits_1_with_a_count(tmp_path, cluster):
     sched_file, _ = cluster
     spec = sweep_file(
         tmp_path,
@@ -180,8 +180,13 @@ traces = ["queue"]
     )
     db = tmp_path / "r.duckdb"
     run = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 1, run.stderr
     assert "4 ok, 2 failed" in run.stdout
+    assert "rttlab: 2 of 6 runs of mixed failed; they are stored with their error" in run.stderr and "--retry-failed" in run.stderr
+    assert "Traceback" not in run.stderr
+    # Resumed, the failures are still there (skipped, not run again): still a failure.
+    again = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and "2 of 6 runs of mixed failed" in again.stderr, again.stderr
     with duckdb.connect(str(db), read_only=True) as c:
         errors = c.execute('SELECT "topology.bottleneck.error.per", error_kind, error FROM runs WHERE status = \'error\'').fetchall()
         assert len(errors) == 2

@@ -28,9 +28,26 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
             let before = &text[..span.start.min(text.len())];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            ConfigError::Syntax(format!("line {line}, column {column}: {message}"))
+            ConfigError::Syntax(format!("line {line}, column {column}: {}", name_duplicate(message, text, span)))
         }
         None => ConfigError::Syntax(message.to_string()),
+    }
+}
+
+/// toml says "duplicate key" without naming it: the key as written (its span) and the table it
+/// was written in (the nearest `[header]` line above it), e.g. "duplicate key `seed` in [simulation]".
+fn name_duplicate(message: &str, text: &str, span: std::ops::Range<usize>) -> String {
+    let key = text.get(span.clone()).map(str::trim).unwrap_or("");
+    if !message.starts_with("duplicate key") || key.is_empty() || key.contains('\n') {
+        return message.to_string();
+    }
+    let before = &text[..span.start.min(text.len())];
+    // Skip the key's own line: a repeated `[header]` is itself the duplicate.
+    let table = before.lines().rev().skip(1).map(str::trim).find(|l| l.starts_with('['));
+    let header = table.map(|t| t.split('#').next().unwrap_or(t).trim());
+    match header {
+        Some(h) if !before.ends_with('[') && !before.ends_with("[[") => format!("duplicate key `{key}` in {h}"),
+        _ => format!("duplicate key `{key}`"),
     }
 }
 
@@ -653,6 +670,15 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duplicate_key_is_named_with_its_table_and_line() {
+        let err = Scenario::from_toml("[simulation]\nseed = 1\nduration = \"1s\"\nseed = 2\n", &[]).unwrap_err().to_string();
+        assert_eq!(err, "scenario is not valid TOML: line 4, column 1: duplicate key `seed` in [simulation]");
+        let err = Scenario::from_toml("[simulation]\nseed = 1\n[simulation]\nseed = 2\n", &[]).unwrap_err().to_string();
+        assert!(err.starts_with("scenario is not valid TOML: line 3, column "), "{err}");
+        assert!(err.contains("`simulation`"), "{err}");
+    }
 
     #[test]
     fn toml_syntax_errors_are_one_line_with_line_and_column() {

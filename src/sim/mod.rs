@@ -166,8 +166,9 @@ pub fn run(scenario: &Scenario) -> Result<SimResult, ConfigError> {
 pub enum RunError {
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// `partial` is what was simulated up to `at`, summarised as a run that ended there.
     #[error("cancelled at {} s of {} s simulated", *at as f64 / 1e9, *end as f64 / 1e9)]
-    Cancelled { at: Nanos, end: Nanos },
+    Cancelled { at: Nanos, end: Nanos, partial: Box<SimResult> },
 }
 
 /// Build and run keeping only the traces in `traces`, calling `check` about every `every`
@@ -175,7 +176,15 @@ pub enum RunError {
 pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl FnMut(Progress) -> std::ops::ControlFlow<()>) -> Result<SimResult, RunError> {
     let mut engine = build_with(scenario, traces)?;
     if engine.run_with(every, check).is_break() {
-        return Err(RunError::Cancelled { at: engine.now, end: engine.end });
+        let (at, end) = (engine.now, engine.end);
+        // Summarised as a run whose end was `at`: rates over what was measured by then. Stopped
+        // inside the warm-up, nothing was measured yet; the partial result then measures from 0
+        // (the warm-up snapshots are still zero), which its reader is told by `at < warmup`.
+        engine.end = at;
+        if at <= engine.warmup {
+            engine.warmup = 0;
+        }
+        return Err(RunError::Cancelled { at, end, partial: Box::new(summarise(scenario, engine)) });
     }
     Ok(summarise(scenario, engine))
 }

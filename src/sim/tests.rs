@@ -832,9 +832,13 @@ fn a_run_reports_its_simulated_time_and_stops_when_asked() {
         }
     });
     match r {
-        Err(super::RunError::Cancelled { at, end }) => {
+        Err(super::RunError::Cancelled { at, end, partial }) => {
             assert_eq!(end, 60 * SEC);
             assert!((2 * SEC..3 * SEC).contains(&at), "stopped within the next 1024 events: {at}");
+            // What was simulated is kept, summarised as a run that ended where it stopped.
+            assert_eq!(partial.duration, at);
+            assert!(partial.events > 0 && partial.flows.iter().all(|f| f.bytes_delivered > 0));
+            assert!(partial.trace.rtt.len() > 0);
         }
         other => panic!("not cancelled: {:?}", other.map(|r| r.events)),
     }

@@ -34,7 +34,7 @@ def reproduce(
     matched within the reproduction's stated tolerance. Where the paper can be read more than one
     way, the reproduction declares its readings and every claim is compared under each (the
     primary reading, chosen from the paper's text before the runs, marked ★)."""
-    from rttlab.cli.sweep import run_sweep
+    from rttlab.cli.sweep import exit_if_runs_failed, run_sweep
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store
 
@@ -66,7 +66,9 @@ def reproduce(
         for x in rs:
             sweep = sweeps[x.sweep_name]
             if sweep.name not in done:
-                outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, quiet=as_json_or_csv)
+                # Runs stored as failed are run again: a failure from the environment (a missing
+                # extra, ns-3's library search) is gone once it is fixed, a deterministic one comes back.
+                outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, retry_failed=True, quiet=as_json_or_csv)
                 if outcome.interrupted:
                     stderr.print("rttlab: interrupted; rerun the same command to resume")
                     raise typer.Exit(130)
@@ -106,6 +108,8 @@ def reproduce(
         return
     if as_json:
         print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
+        for sweep in sweeps.values():
+            exit_if_runs_failed(sweep, out / "results.duckdb", "")
         return
     for r, res in zip(reps, results):
         show(r, res["rows"], res.get("readings", []))
@@ -116,6 +120,9 @@ def reproduce(
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
     if drawn:
         console.print(f"figures: {', '.join(str(p) for p in drawn)}", highlight=False)
+    # What was compared is written; a comparison missing runs must not read as a success.
+    for sweep in sweeps.values():
+        exit_if_runs_failed(sweep, out / "results.duckdb", "")
 
 
 def value(v: float, metric: str | None) -> str:

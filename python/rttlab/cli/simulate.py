@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from rttlab.cli.common import console, fail, print_json, stderr
-from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, simulate as run_scenario
+from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, Interrupted, simulate as run_scenario
 
 
 class _Progress:
@@ -77,15 +77,30 @@ def simulate(
         if missing:
             fail(f"--plot needs the {', '.join(missing)} trace(s): add them to --traces")
     progress = _Progress(scenario.stem, show=not (as_json or as_csv))
+    interrupted = False
     try:
         result = run_scenario(scenario, set=set_, seed=seed, traces=traces, progress=progress)
-    except KeyboardInterrupt:
+    except Interrupted as stop:
+        # Keep what was simulated: it is written and printed as a run that ended there.
         progress.stop()
-        where = f" at {progress.now:.3f} s of {progress.end:g} s simulated" if progress.end else ""
-        stderr.print(f"rttlab: simulation interrupted{where}; nothing written", highlight=False, soft_wrap=True)
+        result, interrupted = stop.result, True
+        stderr.print(
+            f"rttlab: simulation interrupted at {result.duration:.3f} s of {result.interrupted_end:g} s; "
+            "its partial result covers only that much" + (f" and is written to {out}" if out is not None else ""),
+            highlight=False, soft_wrap=True,
+        )
+    except KeyboardInterrupt:  # before the run started: nothing simulated
+        progress.stop()
+        stderr.print("rttlab: simulation interrupted; nothing simulated, nothing written", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     finally:
         progress.stop()
+    _report(result, scenario, out, plot, as_json)
+    if interrupted:
+        raise typer.Exit(130)
+
+
+def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json: bool) -> None:
     if out is not None:
         result.write(out)
     if plot is not None:
@@ -110,7 +125,7 @@ def simulate(
         for row in result.flows.itertuples()
     ]
     cols = [num("flow"), num("goodput"), num("retx"), num("timeout", 2), num("fast", 2), num("spurious", 1), num("timeouts", 0), num("ECN cuts", 3)]
-    show(cols, rows, title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated, seed {result.seed}, {count(result.events, 'event')}")
+    show(cols, rows, title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated{' (interrupted: partial)' if result.interrupted_end is not None else ''}, seed {result.seed}, {count(result.events, 'event')}")
     s = result.summary()
     b = s["bottleneck"]
     jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"

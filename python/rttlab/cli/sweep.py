@@ -89,6 +89,22 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
     return outcome
 
 
+def exit_if_runs_failed(sweep: Any, store_path: Path, hint: str) -> None:
+    """Exit with status 1 and a count when the store holds runs of ``sweep`` as failed (this
+    time, or earlier and not run again): a command whose runs failed never reads as a success."""
+    from rttlab.experiments.store import Store
+
+    with Store(store_path, read_only=True) as store:
+        failed = len(store.stored_hashes("error") & {r.hash for r in sweep.runs})
+    if failed:
+        stderr.print(
+            f"rttlab: {failed} of {len(sweep.runs)} runs of {sweep.name} failed; they are stored with their error "
+            f"(rttlab results query \"SELECT hash, error_kind, error FROM runs WHERE status = 'error'\"){hint}",
+            highlight=False, markup=False, soft_wrap=True,
+        )
+        raise typer.Exit(1)
+
+
 def sweep(
     file: Path = typer.Argument(..., help="Sweep file (TOML): [sweep] scenario, seeds; [set]; [grid]; [zip]. See docs/experiments.md.", show_default=False),
     store: Path = typer.Option(Path("results.duckdb"), "--store", help="DuckDB file the runs are written to (created if missing)."),
@@ -99,8 +115,8 @@ def sweep(
     """Run every parameter point × seed of a sweep on Dask; each finished run is stored at once.
 
     A rerun skips the runs already in the store (resume after Ctrl-C or a crash); a failing run
-    is stored with its error and the sweep goes on (listed at the end; exit status 0). Ctrl-C
-    stops cleanly with exit status 130."""
+    is stored with its error and the sweep goes on (listed at the end; exit status 1 when any run
+    of the sweep is stored as failed). Ctrl-C stops cleanly with exit status 130."""
     if scheduler and workers:
         fail("--scheduler and --workers: give one (workers belong to the cluster behind a scheduler)")
     from rttlab.experiments.sweep import Sweep, SweepError
@@ -113,6 +129,7 @@ def sweep(
     if outcome.interrupted:
         stderr.print(f"rttlab: interrupted: {outcome.ran} runs stored this time; rerun the same command to resume")
         raise typer.Exit(130)
+    exit_if_runs_failed(spec, store, "; --retry-failed runs them again")
 
 
 def register(app: typer.Typer) -> None:

@@ -69,12 +69,16 @@ class Sweep:
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
         p = Path(path)
+        from rttlab.sim.scenario import toml_error
+
+        text = ""
         try:
-            doc = tomllib.loads(p.read_text())
+            text = p.read_text()
+            doc = tomllib.loads(text)
         except OSError as e:
             raise SweepError(f"cannot read sweep {p}: {e.strerror or e}") from None
         except tomllib.TOMLDecodeError as e:
-            raise SweepError(f"{p}: not valid TOML: {e}") from None
+            raise SweepError(f"{p}: not valid TOML: {toml_error(text, e)}") from None
         return cls.from_dict(doc, base_dir=p.parent, source=str(p))
 
     @classmethod

@@ -78,6 +78,10 @@ class Result:
     #: Scalar results beyond the common ones, stored as columns of the ``runs`` table (e.g. the
     #: MANET runs' prediction error and queue length, rttlab.papers.nunes_experts.manet); empty for rttlab's simulator.
     metrics: dict[str, float] = field(default_factory=dict)
+    #: For a run stopped early (Ctrl-C): the simulated time it was meant to reach, s. Its
+    #: ``duration`` is then where it stopped, and every table and rate covers only that much.
+    #: None for a run that completed.
+    interrupted_end: float | None = None
 
     @cached_property
     def flows(self) -> pd.DataFrame:
@@ -113,7 +117,7 @@ class Result:
             "ecn_reductions",
             "bytes_delivered",
         ]
-        return {
+        doc = {
             "schema": SCHEMA,
             "name": self.name,
             "seed": self.seed,
@@ -136,6 +140,10 @@ class Result:
                 for row in self.flows[flow_keys].to_dict(orient="records")
             ],
         }
+        if self.interrupted_end is not None:
+            # Only in a partial result, so a completed run's summary is unchanged.
+            doc["interrupted"] = {"at_s": self.duration, "end_s": self.interrupted_end}
+        return doc
 
     def plot(self, path: str | Path, max_flows: int = 10, max_points: int = 20_000) -> None:
         """Three panels over time: each flow's cwnd (segments), each flow's RTT samples and RTO,
@@ -270,7 +278,8 @@ def simulate(
     :data:`TRACES` only, ``"all,arrival,quench"`` or ``"all,receive"`` add per-packet ones), as a
     list or a comma-separated string; summaries do not
     depend on it. ``progress(simulated_s, end_s)`` is called every few milliseconds of work.
-    Ctrl-C raises ``KeyboardInterrupt`` within milliseconds. Raises :class:`rttlab.ScenarioError`
+    Ctrl-C raises :class:`Interrupted` (a ``KeyboardInterrupt``) within milliseconds, holding the
+    partial result. Raises :class:`rttlab.ScenarioError`
     naming the offending key."""
     text, overrides, path = scenario_input(scenario, set, seed)
     keep = traces if isinstance(traces, str) else ",".join(traces)
@@ -286,7 +295,7 @@ def simulate(
     tables = {"flows": pa.table(raw["flows"]), "channels": pa.table(raw["channels"])}
     tables.update((name, pa.table(t)) for name, t in raw["traces"].items())
     names = tables["channels"].column("name")
-    return Result(
+    result = Result(
         name=raw["name"],
         seed=int(raw["seed"]),
         duration=raw["duration_ns"] / 1e9,
@@ -297,6 +306,30 @@ def simulate(
         tables=tables,
         bottleneck=str(names[raw["bottleneck"]]),
     )
+    if "interrupted" in raw:
+        stopped = raw["interrupted"]
+        result.interrupted_end = stopped["end_ns"] / 1e9
+        error = stopped["error"]
+        if isinstance(error, KeyboardInterrupt):
+            raise Interrupted(result) from None
+        raise error
+    return result
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`simulate`: a ``KeyboardInterrupt`` that carries what was simulated
+    until then (``result``, a :class:`Result` whose ``duration`` is where the run stopped and
+    ``interrupted_end`` where it was meant to end)::
+
+        try:
+            result = rttlab.simulate(path)
+        except rttlab.sim.Interrupted as stop:
+            result = stop.result  # partial
+    """
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(f"simulation interrupted at {result.duration:g} s of {result.interrupted_end:g} s")
+        self.result = result
 
 
 def components() -> list[dict[str, Any]]:

@@ -30,6 +30,23 @@ from rttlab import __version__, _core
 from rttlab.sim.versions import SCENARIO_SCHEMA, SCHEMA
 
 
+def toml_error(text: str, e: tomllib.TOMLDecodeError) -> str:
+    """tomllib's message, with the key named where it only says "Cannot overwrite a value" (a key
+    given twice): ``line 8: duplicate key `seed` in [simulation]``, the table being the nearest
+    ``[header]`` above it."""
+    import re
+
+    message = str(e)
+    m = re.fullmatch(r"Cannot overwrite a value \(at line (\d+), column (\d+)\)", message)
+    lines = text.splitlines()
+    if m and 1 <= int(m.group(1)) <= len(lines) and "=" in lines[int(m.group(1)) - 1]:
+        n = int(m.group(1))
+        key = lines[n - 1].split("=", 1)[0].strip()
+        table = next((line.split("#", 1)[0].strip() for line in reversed(lines[: n - 1]) if line.lstrip().startswith("[")), None)
+        return f"line {n}, column {m.group(2)}: duplicate key `{key}`" + (f" in {table}" if table else "")
+    return message
+
+
 def _error(message: str) -> _core.ScenarioError:
     return _core.ScenarioError(message)
 
@@ -99,7 +116,7 @@ class Scenario:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise _error(f"{source or 'scenario'}: not valid TOML: {e}") from None
+            raise _error(f"{source or 'scenario'}: not valid TOML: {toml_error(text, e)}") from None
         return cls(doc, source)
 
     def with_(self, overrides: Mapping[str, Any] | Iterable[str] = (), /, **kw: Any) -> Scenario:

@@ -9,7 +9,7 @@ in docs/metrics.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -204,7 +204,7 @@ def evaluate(
             result.connections.sort(key=lambda e: -e["samples"])
         return result
     times_ns, rtts_ns = to_nanos(source)
-    kind = "<DataFrame>" if hasattr(source, "columns") else "<array>"
+    kind = "<DataFrame>" if hasattr(source, "columns") else "<mapping>" if isinstance(source, Mapping) else "<array>"
     return _evaluate_streams(kind, "samples", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title="samples, predictions and RTOs")
 
 

@@ -221,8 +221,9 @@ def replay(
     """Score each estimator on one stream of samples (:func:`rttlab.evaluate` adds per-connection
     results, floors, the Pareto front and notes).
 
-    ``samples``: DataFrame with ``rtt`` (and ``time``) in seconds, or a 1-D array of RTTs (s).
-    Durations are numbers of seconds or text such as ``"200ms"`` (rttlab.units).
+    ``samples``: DataFrame (or a mapping of column name → values, such as
+    ``{"time": [...], "rtt": [...]}``) with ``rtt`` (and ``time``) in seconds, or a 1-D array of
+    RTTs (s). Durations are numbers of seconds or text such as ``"200ms"`` (rttlab.units).
     ``tick``: the unit of ``mae_ticks`` and, when given, the tick of every tick-based
     estimator (``fixed-share.tick``, ``linux.hz``) that does not set its own; default: 4 ms for
     ``mae_ticks``, estimators keep their defaults. ``min_rto``, ``timer_granularity``,

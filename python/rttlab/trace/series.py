@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,16 +59,31 @@ def check_replay_args(samples: object, estimators: object) -> None:
             raise TypeError(f"estimators[{i}] must be an estimator name such as 'rfc6298' or a spec such as rttlab.estimators.Rfc6298(), got {type(e).__name__} {e!r}")
 
 
-def to_nanos(samples: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame needs ``rtt`` (and optionally
-    ``time``) in seconds; a 1-D array is RTTs in seconds, arriving back to back."""
-    if hasattr(samples, "columns"):  # a DataFrame
-        if "rtt" not in samples:
-            raise ValueError("samples need an 'rtt' column (seconds)")
-        rtt = samples["rtt"].to_numpy(dtype=np.float64)
-        time = samples["time"].to_numpy(dtype=np.float64) if "time" in samples else np.cumsum(rtt)
+def _column(samples: object, name: str) -> np.ndarray:
+    """One column of a DataFrame, a :class:`Samples` or a mapping, as float64 seconds."""
+    try:
+        return np.asarray(samples[name], dtype=np.float64)  # type: ignore[index]
+    except (TypeError, ValueError):
+        raise TypeError(f"samples[{name!r}] must be a 1-D sequence of numbers (seconds), got {type(samples[name]).__name__}") from None  # type: ignore[index]
+
+
+def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple[np.ndarray, np.ndarray]:
+    """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame (or a mapping of column name
+    to values) needs ``rtt`` (and optionally ``time``) in seconds; a 1-D array is RTTs in
+    seconds, arriving back to back."""
+    if hasattr(samples, "columns") or isinstance(samples, Mapping):  # a DataFrame or its columns
+        if "rtt" not in samples:  # type: ignore[operator]
+            kind = "DataFrame" if hasattr(samples, "columns") else "mapping"
+            raise ValueError(f"samples: a {kind} needs an 'rtt' column (seconds) and optionally 'time'; got {', '.join(map(repr, list(samples)[:8])) or 'no columns'}")  # type: ignore[call-overload]
+        rtt = _column(samples, "rtt")
+        time = _column(samples, "time") if "time" in samples else np.cumsum(rtt)  # type: ignore[operator]
+        if rtt.ndim != 1 or time.shape != rtt.shape:
+            raise ValueError(f"samples: 'rtt' and 'time' must be 1-D columns of one length, got shapes {rtt.shape} and {time.shape}")
     else:
-        rtt = np.asarray(samples, dtype=np.float64)
+        try:
+            rtt = np.asarray(samples, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"samples must be a DataFrame or mapping with 'rtt' (and 'time') columns in seconds, or a 1-D array of RTTs in seconds; got {type(samples).__name__}") from None
         if rtt.ndim != 1:
             raise ValueError("samples must be a DataFrame or a 1-D array of RTTs in seconds")
         time = np.cumsum(rtt)

@@ -99,7 +99,7 @@ from typing import Any
 from rttlab import __version__, _core
 from rttlab.experiments.simulators import Simulator
 from rttlab.peers.ns3 import dumbbell
-from rttlab.sim.scenario import parse_assignment, set_path
+from rttlab.sim.scenario import parse_assignment, set_path, toml_error
 
 #: Bump when the meaning of a MANET scenario or its results changes (part of the run's hash).
 MANET_SCHEMA = 1
@@ -146,7 +146,7 @@ class ManetScenario:
         try:
             return cls(tomllib.loads(text), source)
         except tomllib.TOMLDecodeError as e:
-            raise _error(f"{source or 'scenario'}: not valid TOML: {e}") from None
+            raise _error(f"{source or 'scenario'}: not valid TOML: {toml_error(text, e)}") from None
 
     def with_(self, overrides: Mapping[str, Any] | Iterable[str] = (), /) -> ManetScenario:
         doc = copy.deepcopy(self.doc)

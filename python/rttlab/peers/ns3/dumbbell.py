@@ -188,7 +188,9 @@ def _core_bandwidth(text: str) -> int:
 
 
 def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
-    from ns import ns  # slow import (≈ 30 s), only when a run needs it
+    from rttlab.peers.ns3 import import_ns
+
+    ns = import_ns()  # slow import (≈ 30 s), only when a run needs it
 
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(doc["simulation"]["seed"]))

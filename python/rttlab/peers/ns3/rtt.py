@@ -77,7 +77,9 @@ def _library() -> ctypes.CDLL:
 def _compile() -> Any:
     if "ns" in _state:
         return _state["ns"]
-    from ns import ns  # ≈ 30 s, once per process
+    from rttlab.peers.ns3 import import_ns
+
+    ns = import_ns()  # ≈ 30 s, once per process
 
     import cppyy
 
