@@ -61,13 +61,13 @@ def test_fixed_share_clamp_feeds_the_top_expert_for_samples_above_it(rng):
 
 def test_tick_sets_every_tick_based_estimator():
     rtts = np.full(50, 0.1)
-    table = rttlab.replay(rtts, ["fixed-share", "linux", "rfc6298"], tick=0.01)
+    table = rttlab.replay(rtts, ["fixed-share", "linux", "rfc6298"], tick=0.01).scores
     assert list(table["estimator"]) == ["fixed-share", "linux", "rfc6298"]
     # The same as setting each estimator's own clock parameter.
-    own = rttlab.replay(rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01)
+    own = rttlab.replay(rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01).scores
     pd.testing.assert_frame_equal(table.drop(columns="estimator"), own.drop(columns="estimator"))
     # rfc6298 without a floor: RTO = SRTT + max(G, 4·RTTVAR) shows the 10 ms G once RTTVAR is 0.
-    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True)[1]["rfc6298(min_rto=0)"]
+    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True).traces["rfc6298(min_rto=0)"]
     assert bare["rto"].iloc[-1] == pytest.approx(0.11, abs=1e-6)
     assert table["mae_ticks"][0] == pytest.approx(table["mae_s"][0] / 0.01)
     with pytest.raises(ValueError, match="not a whole number of Hz"):
@@ -118,7 +118,7 @@ def test_replay_is_deterministic_including_the_seeded_estimator(rng):
     rtts = rng.uniform(0.01, 0.5, 2000)
     a = rttlab.replay(rtts, ["ca-rto", "fixed-share", "linux"])
     b = rttlab.replay(rtts, ["ca-rto", "fixed-share", "linux"], threads=1)
-    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a.scores, b.scores)
 
 
 def test_bad_parameters_are_rejected_when_the_spec_is_made():

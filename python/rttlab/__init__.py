@@ -3,16 +3,23 @@
 Public API::
 
     import rttlab
-    samples = rttlab.read_series("rtts.csv")            # DataFrame: time, rtt (seconds)
-    samples, flows = rttlab.read_capture("trace.pcap")  # RTT samples and connections from a capture
-    scores = rttlab.replay(samples, [rttlab.estimators.Rfc6298(), rttlab.estimators.FixedShare(eta=2)])
-    scores, traces = rttlab.replay(samples, ["linux"], trace=True)
-    result = rttlab.evaluate("trace.pcap", ["rfc6298", "linux"], by="conn")  # what `rttlab evaluate` prints
-    result = rttlab.simulate("examples/scenarios/dumbbell-n10-droptail.toml")  # closed loop
+    series = rttlab.read_series("rtts.csv")             # RttSeries: .time, .rtt (s), .frame
+    capture = rttlab.read_capture("trace.pcap")         # Capture: .samples, .connections, .retransmissions
+    samples, flows = capture                            # (it unpacks as the tuple it once was)
+    r = rttlab.replay(series, [rttlab.estimators.Rfc6298(), rttlab.estimators.FixedShare(eta=2)])
+    r.rows, r.scores                                    # Replay: rows (dicts), scores (DataFrame)
+    rttlab.replay(series, ["linux"], trace=True).traces # label → DataFrame per sample
+    e = rttlab.evaluate("trace.pcap", ["rfc6298", "linux"])  # Evaluation: what `rttlab evaluate` prints
+    e.scores, e.per_connection                          # DataFrames; e.rows, e.connections as in --json
+    sim = rttlab.simulate("examples/scenarios/dumbbell-n10-droptail.toml")  # rttlab.sim.Result
+    sim.flows, sim.channels, sim.traces["rtt"]          # DataFrames; sim.tables as Arrow
     s = rttlab.Scenario.load("examples/scenarios/dumbbell-n10-droptail.toml").with_({"flows.0.count": 5})
     s.hash, s.to_toml(resolved=True)                     # content hash, canonical form
 
-Every estimator and parameter is listed by ``rttlab estimators`` and ``rttlab.estimators.catalog()``.
+Every result is a frozen dataclass whose tables are pandas DataFrames named by what a row is
+(``samples``, ``connections``, ``flows``, ``scores``), made on first use from the columns the
+Rust core returned, and whose records for JSON are plain dicts (``rows``). Every estimator and
+parameter is listed by ``rttlab estimators`` and ``rttlab.estimators.catalog()``.
 
 
 Names are loaded on first use (PEP 562 module ``__getattr__``): ``import rttlab`` stays cheap, and
@@ -40,21 +47,28 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "simulate": ("rttlab.sim.run", "simulate"),
     "evaluate": ("rttlab.trace.evaluate", "evaluate"),
     "Scenario": ("rttlab.sim.scenario", "Scenario"),
+    # The result types, for annotations and isinstance.
+    "RttSeries": ("rttlab.trace.series", "RttSeries"),
+    "Capture": ("rttlab.trace.capture", "Capture"),
+    "Replay": ("rttlab.trace.replay", "Replay"),
+    "Evaluation": ("rttlab.trace.evaluate", "Evaluation"),
+    "SimulationResult": ("rttlab.sim.run", "Result"),
 }
 
-__all__ = ["InputError", "ParameterError", "Scenario", "ScenarioError", "estimators", "evaluate", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]
+__all__ = ["Capture", "Evaluation", "InputError", "ParameterError", "Replay", "RttSeries", "Scenario", "ScenarioError", "SimulationResult", "estimators", "evaluate", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]
 
 if TYPE_CHECKING:
     from typing import Any
 
     from rttlab import estimators
+    from rttlab.sim.run import Result as SimulationResult
     from rttlab.sim.run import simulate
     from rttlab.sim.scenario import Scenario
     from rttlab.trace import capture
-    from rttlab.trace.capture import read_capture, read_captures
-    from rttlab.trace.evaluate import evaluate
-    from rttlab.trace.replay import replay
-    from rttlab.trace.series import read_series, sample_path
+    from rttlab.trace.capture import Capture, read_capture, read_captures
+    from rttlab.trace.evaluate import Evaluation, evaluate
+    from rttlab.trace.replay import Replay, replay
+    from rttlab.trace.series import RttSeries, read_series, sample_path
 
 
 def __getattr__(name: str) -> Any:

@@ -58,11 +58,12 @@ def conform(table: str, columns: Mapping[str, Any]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=s)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Result:
-    """What one simulation run produced. ``tables`` is the result as Arrow (flows, channels and
-    the traces kept, in the schemas of :func:`schema`); the pandas attributes are views made on
-    first use."""
+    """What one simulation run produced (:func:`rttlab.simulate`). ``tables`` is the result as
+    Arrow (flows, channels and the traces kept, in the schemas of :func:`schema`); ``flows``,
+    ``channels`` and ``traces`` are the same as DataFrames, made on first use; the scalars are
+    fields; :meth:`summary` is the versioned JSON."""
 
     name: str | None
     seed: int
@@ -295,7 +296,9 @@ def simulate(
     tables = {"flows": pa.table(raw["flows"]), "channels": pa.table(raw["channels"])}
     tables.update((name, pa.table(t)) for name, t in raw["traces"].items())
     names = tables["channels"].column("name")
+    stopped = raw.get("interrupted")
     result = Result(
+        interrupted_end=stopped["end_ns"] / 1e9 if stopped else None,
         name=raw["name"],
         seed=int(raw["seed"]),
         duration=raw["duration_ns"] / 1e9,
@@ -306,9 +309,7 @@ def simulate(
         tables=tables,
         bottleneck=str(names[raw["bottleneck"]]),
     )
-    if "interrupted" in raw:
-        stopped = raw["interrupted"]
-        result.interrupted_end = stopped["end_ns"] / 1e9
+    if stopped:
         error = stopped["error"]
         if isinstance(error, KeyboardInterrupt):
             raise Interrupted(result) from None

@@ -21,8 +21,11 @@ initiator, when the handshake was seen) to ``dst``, ``rev`` otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -105,15 +108,6 @@ def _attrs(raw: dict) -> dict:
     return {"counters": raw["counters"], "read": raw["read"], "warnings": list(raw["warnings"])}
 
 
-def _frames(raw: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    assert list(raw["method_names"]) == list(METHODS)
-    samples = _samples_frame(raw["samples"])
-    connections = _connections_frame(raw)
-    for df in (samples, connections):
-        df.attrs.update(_attrs(raw))
-    return samples, connections
-
-
 class CaptureReader:
     """A capture read in batches, so memory stays bounded whatever its length::
 
@@ -166,11 +160,76 @@ class CaptureReader:
         return self._raw
 
 
+@dataclass(frozen=True, eq=False)
+class Capture:
+    """What :func:`read_capture` read from one capture file: three tables (DataFrames, made on
+    first use from the columns the Rust core returned) and what the reader counted.
+
+    ``samples``: one row per RTT sample; ``connections``: one row per TCP connection;
+    ``retransmissions``: one row per resent packet (columns: :func:`read_capture`, docs/capture.md).
+    ``counters``: capture-wide counts (frames, malformed, non-TCP, fragments, negative RTTs, ...);
+    ``read``: how much of the file was read; ``warnings``: where a damaged file stopped being
+    read, link types skipped. Each table's ``attrs`` carries ``counters``, ``read`` and
+    ``warnings`` too.
+
+    Unpacks as the tuple ``read_capture`` used to return: ``samples, connections = capture``, or
+    with ``read_capture(..., retransmissions=True)``, ``samples, connections, retransmissions``."""
+
+    path: str
+    counters: dict[str, Any]
+    read: dict[str, Any]
+    warnings: list[str]
+    #: The core's columns behind the tables.
+    raw: dict[str, Any] = field(repr=False)
+    #: What unpacking yields: (samples, connections), plus retransmissions when asked for.
+    unpack_retransmissions: bool = field(default=False, repr=False)
+
+    @classmethod
+    def from_raw(cls, path: str, raw: dict[str, Any], unpack_retransmissions: bool = False) -> Capture:
+        assert list(raw["method_names"]) == list(METHODS)
+        return cls(path, raw["counters"], raw["read"], list(raw["warnings"]), raw, unpack_retransmissions)
+
+    @cached_property
+    def samples(self) -> pd.DataFrame:
+        """One row per RTT sample (:func:`read_capture` lists the columns)."""
+        samples = _samples_frame(self.raw["samples"])
+        samples.attrs.update(_attrs(self.raw))
+        return samples
+
+    @cached_property
+    def connections(self) -> pd.DataFrame:
+        """One row per TCP connection (:func:`read_capture` lists the columns)."""
+        return _connections_frame(self.raw)
+
+    @cached_property
+    def retransmissions(self) -> pd.DataFrame:
+        """One row per resent packet (:func:`read_capture` lists the columns)."""
+        rtx = _retransmissions_frame(self.raw)
+        rtx.attrs.update(_attrs(self.raw))
+        return rtx
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        yield self.samples
+        yield self.connections
+        if self.unpack_retransmissions:
+            yield self.retransmissions
+
+    def __len__(self) -> int:
+        """How many tables unpacking yields (2, or 3 with ``retransmissions=True``)."""
+        return 3 if self.unpack_retransmissions else 2
+
+    def __getitem__(self, index: int) -> pd.DataFrame:
+        """``capture[0]`` is ``samples``, ``[1]`` ``connections`` (``[2]`` ``retransmissions``), as the tuple's."""
+        return tuple(self)[index]
+
+
 def read_capture(
     path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, retransmissions: bool = False
-) -> tuple[pd.DataFrame, pd.DataFrame] | tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Read a pcap/pcapng capture → ``(samples, connections)``, and a third DataFrame
-    ``retransmissions`` when ``retransmissions=True``.
+) -> Capture:
+    """Read a pcap/pcapng capture → a :class:`Capture` with the tables ``samples``,
+    ``connections`` and ``retransmissions``. It unpacks as the tuple this function returned
+    before: ``samples, connections = read_capture(path)``, and with ``retransmissions=True``
+    ``samples, connections, retransmissions``.
 
     ``samples``: one row per RTT sample — ``conn, direction, time, rtt, method, ambiguous,
     seq_start, seq_end, frame, ref_frame`` (times in seconds from the first packet; ``frame`` is
@@ -191,15 +250,12 @@ def read_capture(
     ``attrs["counters"]`` has capture-wide counts (malformed frames, non-TCP, fragments, ...).
     Raises :class:`rttlab.InputError` if the file cannot be read at all."""
     raw = analyze(path, include_ambiguous, sack_samples)
-    samples, connections = _frames(raw)
-    if retransmissions:
-        return samples, connections, _retransmissions_frame(raw)
-    return samples, connections
+    return Capture.from_raw(_check_path(path), raw, retransmissions)
 
 
 def read_captures(
     paths: list[str | Path], include_ambiguous: bool = False, sack_samples: bool = True, threads: int | None = None
-) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+) -> list[Capture]:
     """:func:`read_capture` for several files at once, one per core: the Rust analysis releases
     the GIL, so files are read in parallel threads. Results come back in the order given; an
     unreadable file raises :class:`rttlab.InputError` (naming it) after the others finish."""
@@ -219,7 +275,7 @@ def read_captures(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(analyze, p, include_ambiguous, sack_samples) for p in paths]
         raws = [f.result() for f in futures]
-    return [_frames(raw) for raw in raws]
+    return [Capture.from_raw(p, raw) for p, raw in zip(paths, raws)]
 
 
 def path_samples(samples: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from rttlab.trace.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_spec
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from rttlab.trace.series import RttSeries
 
 SCHEMA = "rttlab.evaluate/3"
 
@@ -44,14 +47,18 @@ NO_FLOOR = {
     "constant": "its rto",
 }
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Evaluation:
     """The result of :func:`evaluate`. ``rows``: one dict per estimator, pooled over every stream
     (``estimator``, ``floor``, ``floor_s``, ``pareto``, ``samples``, ``predicted``, the metrics of
-    docs/metrics.md); ``connections``: for a capture evaluated ``by="conn"``, one dict per
-    connection (``conn, src, dst, vantage, method, samples, retransmissions, rows``), largest
-    first; ``notes``: identical rows, closed-loop-only estimators, how losses were modelled;
-    ``warnings``: inputs the estimators cannot represent (Fixed-Share's range)."""
+    docs/metrics.md), sorted as asked; ``connections``: for a capture (or a frame with ``conn``)
+    evaluated ``by="conn"``, one dict per connection (``conn, src, dst, vantage, method, samples,
+    retransmissions, rows``), largest first; ``notes``: identical rows, closed-loop-only
+    estimators, how losses were modelled; ``warnings``: inputs the estimators cannot represent
+    (Fixed-Share's range, clock steps). ``rows`` and ``connections`` are what ``--json`` prints.
+
+    As DataFrames, made on first use: ``scores`` (the pooled rows, NaN where undefined) and
+    ``per_connection`` (one row per connection and estimator)."""
 
     input: str
     input_kind: str
@@ -71,13 +78,35 @@ class Evaluation:
         """The estimators on the Pareto front of bad-timeout rate vs mean wait (pooled rows)."""
         return [r["estimator"] for r in self.rows if r["pareto"]]
 
-    def table(self) -> pd.DataFrame:
-        """The pooled rows as a DataFrame (NaN where a metric is undefined)."""
+    @cached_property
+    def scores(self) -> pd.DataFrame:
+        """The pooled rows as a DataFrame, one row per estimator (NaN where a metric is undefined)."""
         import pandas as pd
 
         table = pd.DataFrame(self.rows)
         table[METRICS] = table[METRICS].astype("float64")
         return table
+
+    @cached_property
+    def per_connection(self) -> pd.DataFrame:
+        """One row per connection and estimator: the connection's ``conn`` (and, for a capture,
+        ``src``, ``dst``, ``vantage``, ``method``), then its row for that estimator as in
+        ``scores``; empty without per-connection results."""
+        import pandas as pd
+
+        info = ("conn", "src", "dst", "vantage", "method")
+        records = [{**{k: c[k] for k in info if k in c}, **row} for c in self.connections or [] for row in c["rows"]]
+        table = pd.DataFrame(records)
+        if len(table):
+            table[METRICS] = table[METRICS].astype("float64")
+        return table
+
+    def table(self) -> pd.DataFrame:
+        """Deprecated: :attr:`scores` (the same DataFrame, as an attribute)."""
+        import warnings
+
+        warnings.warn("Evaluation.table() is Evaluation.scores now", DeprecationWarning, stacklevel=2)
+        return self.scores
 
     def to_json(self) -> dict[str, Any]:
         """The ``rttlab.evaluate/3`` object (docs/schema.md)."""
@@ -114,7 +143,7 @@ class Evaluation:
 
 
 def evaluate(
-    source: str | Path | pd.DataFrame | np.ndarray,
+    source: str | Path | RttSeries | pd.DataFrame | Mapping[str, Any] | np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str | None = None,
     *,
     by: str | None = "conn",
@@ -129,9 +158,11 @@ def evaluate(
 ) -> Evaluation:
     """Replay estimators over ``source`` and score them (docs/metrics.md).
 
-    ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), a DataFrame of
-    samples (``rtt`` and optionally ``time`` in seconds, and ``conn`` to give one stream per
-    connection — e.g. :func:`rttlab.capture.path_samples`), or a 1-D array of RTTs in seconds.
+    ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), what
+    :func:`rttlab.read_series` returned, a DataFrame of samples (``rtt`` and optionally ``time``
+    in seconds, and ``conn`` to give one stream per connection — e.g.
+    :func:`rttlab.capture.path_samples`) or a mapping of such columns, or a 1-D array of RTTs in
+    seconds. Returns an :class:`Evaluation`.
     A capture is scored on each connection's path-RTT series (docs/capture.md), and W also on
     the segments it shows were really lost (``lost_*`` metrics, docs/metrics.md).
 
@@ -188,7 +219,11 @@ def evaluate(
         return _evaluate_streams(str(path), "series", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
     if unit is not None:
         raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
-    from rttlab.trace.series import to_nanos
+    from rttlab.trace.series import RttSeries, to_nanos
+
+    if isinstance(source, RttSeries):  # read_series's result: its columns as read
+        title = f"{Path(source.path).name if source.path else 'series'}: samples, predictions and RTOs"
+        return _evaluate_streams(source.path or "<RttSeries>", "series", source.time_ns, source.rtt_ns, None, specs, sort, trace, settings, options, title=title)
 
     if hasattr(source, "columns") and "conn" in source:
         frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
@@ -197,11 +232,12 @@ def evaluate(
         starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
         result = _evaluate_streams("<DataFrame>", "samples", times_ns, rtts_ns, starts.tolist(), specs, sort, trace, settings, options, title="samples, predictions and RTOs")
         if by == "conn":
-            result.connections = []
+            connections = []
             for a, b in zip(starts, np.r_[starts[1:], len(conn)]):
                 rows = _score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows if b - a >= 2 else []
-                result.connections.append({"conn": conn[a].item(), "samples": int(b - a), "rows": _decorate(rows, specs, min_rto, sort, labels)})
-            result.connections.sort(key=lambda e: -e["samples"])
+                connections.append({"conn": conn[a].item(), "samples": int(b - a), "rows": _decorate(rows, specs, min_rto, sort, labels)})
+            connections.sort(key=lambda e: -e["samples"])
+            result = replace(result, connections=connections)
         return result
     times_ns, rtts_ns = to_nanos(source)
     kind = "<DataFrame>" if hasattr(source, "columns") else "<mapping>" if isinstance(source, Mapping) else "<array>"

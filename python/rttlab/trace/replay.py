@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,11 @@ from rttlab import _core
 from rttlab.trace.estimators import Spec, spec
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
+
+    from rttlab.trace.series import RttSeries
 
 #: Metric columns, in the order reports show them (definitions: docs/metrics.md, the only place
 #: they are defined).
@@ -78,6 +83,63 @@ class Scores:
     #: With ``per_stream=True``: for each stream, one row per estimator (as ``rows``), scored
     #: alone (the same numbers as replaying that stream by itself).
     streams: list[list[dict[str, Any]]] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Replay:
+    """The result of :func:`rttlab.replay`.
+
+    ``rows``: one dict per estimator, in the order given — ``estimator`` (its label),
+    ``samples``, ``predicted``, :data:`METRICS` (None where undefined) and :data:`COUNTS`, as
+    plain Python numbers. ``scores`` is the same as a DataFrame (NaN where undefined) and
+    ``traces``, with ``trace=True``, one DataFrame per estimator label of ``time``, ``rtt``,
+    ``prediction``, ``prediction_after``, ``rto``, ``wait``, ``expiries`` per sample (s; NaN
+    where the estimator had no prediction), None otherwise. Both are made on first use: reading
+    ``rows`` never imports pandas.
+
+    For code written when ``replay`` returned a DataFrame or a tuple: ``result["mae_s"]`` is
+    ``result.scores["mae_s"]``, and ``scores, traces = result`` unpacks."""
+
+    rows: list[dict[str, Any]]
+    #: Per-sample arrays behind ``traces`` (label → column → array), None without ``trace=True``.
+    trace_columns: dict[str, dict[str, np.ndarray]] | None = field(default=None, repr=False)
+    #: The samples' times and RTTs (s), for ``traces``.
+    times_s: np.ndarray | None = field(default=None, repr=False)
+    rtts_s: np.ndarray | None = field(default=None, repr=False)
+
+    @cached_property
+    def scores(self) -> pd.DataFrame:
+        """One row per estimator: ``estimator``, ``samples``, ``predicted``, :data:`METRICS`
+        (float, NaN where undefined), :data:`COUNTS`."""
+        import pandas as pd
+
+        table = pd.DataFrame(self.rows, columns=["estimator", "samples", "predicted", *METRICS, *COUNTS])
+        table[METRICS] = table[METRICS].astype("float64")
+        return table
+
+    @cached_property
+    def traces(self) -> dict[str, pd.DataFrame] | None:
+        """Estimator label → DataFrame of per-sample ``time``, ``rtt``, ``prediction``,
+        ``prediction_after``, ``rto``, ``wait``, ``expiries``; None without ``trace=True``."""
+        if self.trace_columns is None:
+            return None
+        import pandas as pd
+
+        return {label: pd.DataFrame({"time": self.times_s, "rtt": self.rtts_s, **columns}) for label, columns in self.trace_columns.items()}
+
+    def row(self, estimator: str) -> dict[str, Any]:
+        """The row of one estimator, by its label."""
+        for r in self.rows:
+            if r["estimator"] == estimator:
+                return r
+        raise KeyError(f"no estimator {estimator!r} in this replay (it has {', '.join(r['estimator'] for r in self.rows)})")
+
+    def __getitem__(self, column: str) -> Any:
+        return self.scores[column]
+
+    def __iter__(self):
+        """``scores, traces = rttlab.replay(...)``, as when replay returned a tuple."""
+        return iter((self.scores, self.traces))
 
 
 def as_specs(estimators: Iterable[Spec | str] | Spec | str) -> list[Spec]:
@@ -208,7 +270,7 @@ def relabel(scores: Scores, labels: dict[str, str]) -> Scores:
 
 
 def replay(
-    samples: pd.DataFrame | np.ndarray,
+    samples: RttSeries | pd.DataFrame | Mapping[str, Any] | np.ndarray,
     estimators: Iterable[Spec | str] | Spec | str,
     *,
     tick: float | str | None = None,
@@ -217,7 +279,7 @@ def replay(
     min_rto: float | str | None = None,
     timer_granularity: float | str = 0.0,
     timestamps: bool = False,
-) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+) -> Replay:
     """Score each estimator on one stream of samples (:func:`rttlab.evaluate` adds per-connection
     results, floors, the Pareto front and notes).
 
@@ -227,15 +289,12 @@ def replay(
     ``tick``: the unit of ``mae_ticks`` and, when given, the tick of every tick-based
     estimator (``fixed-share.tick``, ``linux.hz``) that does not set its own; default: 4 ms for
     ``mae_ticks``, estimators keep their defaults. ``min_rto``, ``timer_granularity``,
-    ``timestamps``: the timer replay's settings (docs/metrics.md). Returns one row per estimator
-    with ``estimator``, ``samples``, ``predicted``, :data:`METRICS` (NaN where undefined) and
-    :data:`COUNTS`. With ``trace=True`` also a dict label → DataFrame(time, rtt, prediction,
-    prediction_after, rto, wait, expiries) per sample."""
+    ``timestamps``: the timer replay's settings (docs/metrics.md). Returns a :class:`Replay`:
+    one row per estimator (``rows``, or ``scores`` as a DataFrame) and, with ``trace=True``,
+    per-sample ``traces``."""
     from rttlab.trace.series import check_replay_args, to_nanos
 
     check_replay_args(samples, estimators)
-    import pandas as pd
-
     from rttlab.units import seconds as seconds_of
 
     # Durations as everywhere else: "200ms", "1h" or a number of seconds.
@@ -255,12 +314,4 @@ def replay(
     )
     for warning in range_warnings(rtts_ns, specs, {s.label: g.label for s, g in zip(specs, given)}):
         warnings.warn(warning, stacklevel=2)
-    table = pd.DataFrame(result.rows)
-    table[METRICS] = table[METRICS].astype("float64")
-    if result.traces is None:
-        return table
-    traces = {
-        label: pd.DataFrame({"time": result.times_s, "rtt": result.rtts_s, **columns})
-        for label, columns in result.traces.items()
-    }
-    return table, traces
+    return Replay(result.rows, result.traces, result.times_s, result.rtts_s)

@@ -1,8 +1,10 @@
-"""RTT series files → a DataFrame of samples (parsing and validation happen in Rust)."""
+"""RTT series files → :class:`RttSeries` (parsing and validation happen in Rust)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,20 +17,79 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+@dataclass(frozen=True, eq=False)
+class RttSeries:
+    """RTT samples as :func:`rttlab.read_series` read them: ``time_ns`` (when each sample was
+    taken) and ``rtt_ns``, uint64 nanoseconds exactly as the file gave them (validated: times
+    non-decreasing, RTTs positive), and ``path``, the file they came from.
+
+    ``time`` and ``rtt`` are the same in seconds (float64), and ``frame`` a DataFrame with those
+    two columns; each is made on first use, so reading and replaying a series never imports
+    pandas. Indexed as the DataFrame ``read_series`` used to return: ``series["rtt"]`` (an
+    array), ``len(series)`` (samples), ``"time" in series``; :func:`rttlab.replay` and
+    :func:`rttlab.evaluate` take it as they are (no conversion)."""
+
+    time_ns: np.ndarray
+    rtt_ns: np.ndarray
+    path: str | None = None
+    #: Column names, as a DataFrame's.
+    columns: tuple[str, ...] = field(default=("time", "rtt"), init=False)
+
+    @cached_property
+    def time(self) -> np.ndarray:
+        """When each sample was taken (s; float64)."""
+        return self.time_ns / 1e9
+
+    @cached_property
+    def rtt(self) -> np.ndarray:
+        """Each sample's RTT (s; float64)."""
+        return self.rtt_ns / 1e9
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The samples as a DataFrame with columns ``time`` and ``rtt`` (s)."""
+        import pandas as pd
+
+        return pd.DataFrame({"time": self.time, "rtt": self.rtt})
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        if column == "time":
+            return self.time
+        if column == "rtt":
+            return self.rtt
+        raise KeyError(f"{column!r}: an RTT series has the columns 'time' and 'rtt' (s)")
+
+    def __contains__(self, column: object) -> bool:
+        return column in self.columns
+
+    def __iter__(self) -> Iterator[str]:
+        """The column names, as iterating a DataFrame gives."""
+        return iter(self.columns)
+
+    def keys(self) -> tuple[str, ...]:
+        return self.columns
+
+    def __len__(self) -> int:
+        """The number of samples."""
+        return len(self.rtt_ns)
+
+    def __repr__(self) -> str:
+        return f"RttSeries({len(self):,} samples{f' from {self.path}' if self.path else ''})"
+
+
 def sample_path() -> Path:
     """The bundled synthetic series (scripts/make_sample.py made it; one RTT in ms per line)."""
     return Path(str(resources.files("rttlab") / "data" / "sample_rtt.csv"))
 
 
-def read_series(path: str | Path, unit: str | None = None) -> pd.DataFrame:
+def read_series(path: str | Path, unit: str | None = None) -> RttSeries:
     """Read an RTT series: one RTT per line (ms unless ``unit``), or a CSV with a ``time,rtt``
-    header (seconds unless ``unit``). Returns columns ``time`` and ``rtt`` in seconds.
+    header (seconds unless ``unit``). Returns an :class:`RttSeries` (``time`` and ``rtt`` in
+    seconds; ``.frame`` for a DataFrame).
 
     Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value."""
-    import pandas as pd
-
     times_ns, rtts_ns = read_series_ns(path, unit)
-    return pd.DataFrame({"time": times_ns / 1e9, "rtt": rtts_ns / 1e9})
+    return RttSeries(times_ns, rtts_ns, str(path))
 
 
 def read_series_ns(path: str | Path, unit: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -61,16 +122,21 @@ def check_replay_args(samples: object, estimators: object) -> None:
 
 def _column(samples: object, name: str) -> np.ndarray:
     """One column of a DataFrame, a :class:`Samples` or a mapping, as float64 seconds."""
+    value = samples[name]  # type: ignore[index]
     try:
-        return np.asarray(samples[name], dtype=np.float64)  # type: ignore[index]
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"samples[{name!r}] must be a 1-D sequence of numbers (seconds), got {type(samples[name]).__name__}") from None  # type: ignore[index]
+        raise TypeError(f"samples[{name!r}] must be a 1-D sequence of numbers (seconds), got {type(value).__name__}") from None
 
 
 def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple[np.ndarray, np.ndarray]:
     """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame (or a mapping of column name
     to values) needs ``rtt`` (and optionally ``time``) in seconds; a 1-D array is RTTs in
-    seconds, arriving back to back."""
+    seconds, arriving back to back. An :class:`RttSeries` gives its columns as read."""
+    if isinstance(samples, RttSeries):
+        return samples.time_ns, samples.rtt_ns
     if hasattr(samples, "columns") or isinstance(samples, Mapping):  # a DataFrame or its columns
         if "rtt" not in samples:  # type: ignore[operator]
             kind = "DataFrame" if hasattr(samples, "columns") else "mapping"
