@@ -38,6 +38,50 @@ fn read_series<'py>(py: Python<'py>, path: &str, unit: Option<&str>) -> PyResult
     Ok((s.times.into_pyarray(py), s.rtts.into_pyarray(py)))
 }
 
+/// An RTT series held in Rust as the reader left it, so that replaying it needs no NumPy (whose
+/// import alone costs a fifth of the time a plain Python loop takes to read and replay a
+/// million-line series): `rttlab.read_series` keeps one, and the columns become uint64 arrays
+/// only when asked for.
+#[pyclass(frozen, module = "rttlab._core")]
+struct SeriesData {
+    times: Vec<Nanos>,
+    rtts: Vec<Nanos>,
+}
+
+#[pymethods]
+impl SeriesData {
+    fn __len__(&self) -> usize {
+        self.rtts.len()
+    }
+
+    /// Arrival times, ns (a new uint64 array).
+    fn times_ns<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        PyArray1::from_slice(py, &self.times)
+    }
+
+    /// RTTs, ns (a new uint64 array).
+    fn rtts_ns<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        PyArray1::from_slice(py, &self.rtts)
+    }
+
+    /// The number of RTTs strictly above `ns` (no array made).
+    fn count_above(&self, ns: f64) -> usize {
+        self.rtts.iter().filter(|&&r| r as f64 > ns).count()
+    }
+}
+
+/// As [`read_series`], kept in Rust ([`SeriesData`]).
+#[pyfunction]
+#[pyo3(signature = (path, unit=None))]
+fn read_series_data(py: Python<'_>, path: &str, unit: Option<&str>) -> PyResult<SeriesData> {
+    let unit = unit
+        .map(|u| series::Unit::parse(u).ok_or_else(|| ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))))
+        .transpose()?;
+    let path_buf = std::path::PathBuf::from(path);
+    let s = py.detach(|| series::read(&path_buf, unit)).map_err(|e| InputError::new_err(e.to_string()))?;
+    Ok(SeriesData { times: s.times, rtts: s.rtts })
+}
+
 fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("name", spec.name)?;
@@ -95,15 +139,16 @@ fn check_estimator(name: &str, params: Vec<(String, String)>) -> PyResult<()> {
     rtt::build(name, &params).map(|_| ()).map_err(param_error)
 }
 
-/// Replay estimators over (times_ns, rtts_ns); one dict of metrics per estimator, in order, with
-/// `prediction_s`/`rto_s` arrays when `trace` is true.
+/// Replay estimators over (times_ns, rtts_ns) — two uint64 arrays, or a [`SeriesData`] as
+/// `times_ns` and None as `rtts_ns` (no NumPy then) — one dict of metrics per estimator, in
+/// order, with `prediction_s`/`rto_s` arrays when `trace` is true.
 #[pyfunction]
 #[pyo3(signature = (times_ns, rtts_ns, specs, tick_ns, trace=false, threads=1, starts=None, timer_granularity_ns=0, min_rto_ns=0, timestamps=false, stream_timestamps=None, losses=None, per_stream=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
-    times_ns: PyReadonlyArray1<'py, u64>,
-    rtts_ns: PyReadonlyArray1<'py, u64>,
+    times_ns: &Bound<'py, PyAny>,
+    rtts_ns: Option<&Bound<'py, PyAny>>,
     specs: Vec<Spec>,
     tick_ns: u64,
     trace: bool,
@@ -116,12 +161,26 @@ fn replay<'py>(
     losses: Option<Vec<(usize, u64)>>,
     per_stream: bool,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let times = times_ns.as_slice()?;
+    // Either the columns of a SeriesData (checked first: no NumPy import) or two arrays, kept
+    // borrowed while the replay runs.
+    let held: Bound<'py, SeriesData>;
+    let arrays: (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u64>);
+    let (times, rtts): (&[u64], &[u64]) = if let Ok(data) = times_ns.cast::<SeriesData>() {
+        if rtts_ns.is_some_and(|r| !r.is_none()) {
+            return Err(PyValueError::new_err("a SeriesData holds both columns: pass None as rtts_ns"));
+        }
+        held = data.clone();
+        let d = held.get();
+        (&d.times, &d.rtts)
+    } else {
+        let rtts_ns = rtts_ns.ok_or_else(|| PyValueError::new_err("rtts_ns is missing"))?;
+        arrays = (times_ns.extract()?, rtts_ns.extract()?);
+        (arrays.0.as_slice()?, arrays.1.as_slice()?)
+    };
     let starts = starts.unwrap_or_default();
     if starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
         return Err(PyValueError::new_err("stream starts must be strictly increasing indices within the samples"));
     }
-    let rtts = rtts_ns.as_slice()?;
     if times.len() != rtts.len() {
         return Err(PyValueError::new_err(format!("{} times but {} RTTs", times.len(), rtts.len())));
     }
@@ -1112,6 +1171,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add("ParameterError", m.py().get_type::<ParameterError>())?;
     m.add_function(wrap_pyfunction!(read_series, m)?)?;
+    m.add_function(wrap_pyfunction!(read_series_data, m)?)?;
+    m.add_class::<SeriesData>()?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;

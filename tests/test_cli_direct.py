@@ -1,4 +1,4 @@
-"""`rttlab flows` and `rttlab samples` read plain argument lists without typer
+"""`rttlab flows`, `rttlab samples` and `rttlab evaluate` read plain argument lists without typer
 (`rttlab.cli.direct`); these check that such a list makes exactly the call typer would make, that
 every other list is left to typer, and that a plain run imports no typer."""
 
@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rttlab.cli import capture, direct
+from rttlab.cli import evaluate as evaluate_cli
 from rttlab.cli.app import load_command
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "captures"
@@ -29,9 +30,9 @@ def bound(function, args, kwargs) -> dict:
 def calls(argv: list[str], monkeypatch) -> tuple[dict | None, dict | Exception]:
     """(the direct reader's call or None, typer's call or its parse error) for one list."""
     made: list[dict] = []
-    for name in ("flows", "samples"):
-        function = getattr(capture, name)
-        monkeypatch.setattr(capture, name, lambda *a, _f=function, **k: made.append(bound(_f, a, k)))
+    for module, name in ((capture, "flows"), (capture, "samples"), (evaluate_cli, "evaluate")):
+        function = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=function, **k: made.append(bound(_f, a, k)))
     fast = direct.read(argv)
     if fast is not None:
         fast()
@@ -56,6 +57,13 @@ PLAIN = [
     ["flows", "a.pcap", "--json"],
     ["flows", "--threads", "4", "a.pcap", "b.pcap"],
     ["flows", "a.pcap", "--json", "--threads=0"],
+    ["evaluate", "a.csv"],
+    ["evaluate", "a.csv", "-e", "rfc6298"],
+    ["evaluate", "--estimators=rfc6298,linux", "a.csv", "--json", "--sort", "wait_mean_s"],
+    ["evaluate", "a.pcap", "-p", "fixed-share.eta=2", "--param=linux.hz=250", "--tick", "4ms", "--min-rto=200ms"],
+    ["evaluate", "a.csv", "--unit", "us", "--timer-granularity", "500ms", "--timestamps", "--no-timestamps", "--plot", "f.png"],
+    ["evaluate", "--sample", "-e", "last"],
+    ["evaluate"],
 ]
 
 LEFT_TO_TYPER = [
@@ -74,7 +82,11 @@ LEFT_TO_TYPER = [
     ["samples", "a.pcap", "--json"],
     ["flows", "a.pcap", "--json=yes"],
     ["flows", "a.pcap", "--method", "ts"],
-    ["evaluate", "a.pcap"],
+    ["evaluate", "a.csv", "b.csv"],
+    ["evaluate", "a.csv", "-e"],
+    ["evaluate", "a.csv", "--timestamps=yes"],
+    ["evaluate", "a.csv", "--help"],
+    ["estimators"],
     [],
 ]
 
@@ -96,6 +108,20 @@ TOKENS = st.sampled_from(["a.pcap", "b.pcap", "s.csv", "3", "0", "12", "-1", "2.
                           "--output=o.parquet", "--threads=2", "--flow=7", "--method=ts", "--json=1", "-o=z", "--thread"])
 
 
+EVALUATE_TOKENS = st.sampled_from(["a.csv", "b.pcap", "rfc6298", "linux,last", "4ms", "-x", "", "--", "--help", "-e", "-p", "--estimators",
+                                   "--param", "--unit", "--tick", "--min-rto", "--timer-granularity", "--timestamps", "--no-timestamps",
+                                   "--sort", "--json", "--plot", "--sample", "--estimators=quic", "-e=quic", "--json=1", "--tick=1ms", "fixed-share.eta=2"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(tokens=st.lists(EVALUATE_TOKENS, max_size=8))
+def test_whatever_the_direct_reader_accepts_of_evaluate_typer_reads_the_same_way(tokens):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        ours, theirs = calls(["evaluate", *tokens], monkeypatch)
+    if ours is not None:
+        assert ours == theirs, tokens
+
+
 @settings(max_examples=300, deadline=None)
 @given(command=st.sampled_from(["flows", "samples"]), tokens=st.lists(TOKENS, max_size=8))
 def test_whatever_the_direct_reader_accepts_typer_reads_the_same_way(command, tokens):
@@ -106,7 +132,7 @@ def test_whatever_the_direct_reader_accepts_typer_reads_the_same_way(command, to
 
 
 def test_the_direct_reader_knows_each_commands_options_and_no_other():
-    kinds = {True: {direct.FLAG}, False: {direct.INT, direct.INTS, direct.TEXT, direct.PATH}}
+    kinds = {True: {direct.FLAG}, False: {direct.INT, direct.INTS, direct.TEXT, direct.TEXTS, direct.PATH}}
     for name, spec in direct.COMMANDS.items():
         options = [p for p in load_command(name).params if p.param_type_name == "option"]
         assert {o for p in options for o in (*p.opts, *p.secondary_opts)} == set(spec), name
@@ -115,7 +141,9 @@ def test_the_direct_reader_knows_each_commands_options_and_no_other():
                 parameter, kind = spec[token]
                 assert parameter == p.name, token
                 assert kind in kinds[bool(p.is_flag)], token
-                assert (kind == direct.INTS) == p.multiple, token
+                assert (kind in (direct.INTS, direct.TEXTS)) == p.multiple, token
+            for token in p.secondary_opts:  # --no-timestamps
+                assert spec[token] == (p.name, direct.FLAG_OFF), token
 
 
 def test_a_plain_capture_command_runs_without_importing_typer_typing_or_json(tmp_path):
@@ -144,3 +172,20 @@ def test_a_plain_capture_command_runs_without_importing_typer_typing_or_json(tmp
     assert "typer imported: True" in helped.stderr
     misspelt = subprocess.run([sys.executable, "-c", probe, "flows", str(capture_file), "--jsn"], capture_output=True, text=True)
     assert misspelt.returncode == 2 and "No such option" in misspelt.stderr
+
+
+def test_a_plain_evaluate_of_a_series_imports_neither_typer_numpy_nor_pandas(tmp_path):
+    series = tmp_path / "s.csv"
+    series.write_text("".join(f"{50 + i % 7}.25\n" for i in range(2000)))
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('imported: %s\\n' % sorted({'typer', 'numpy', 'pandas'} & set(sys.modules))))\n"
+        "from rttlab.cli.main import main\n"
+        "sys.argv = ['rttlab', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    for extra in ([], ["--json"]):
+        plain = subprocess.run([sys.executable, "-c", probe, "evaluate", str(series), "-e", "rfc6298,linux", *extra], capture_output=True, text=True)
+        assert plain.returncode == 0, plain.stderr
+        assert "imported: []" in plain.stderr, plain.stderr
+        assert "rfc6298" in plain.stdout and "linux" in plain.stdout

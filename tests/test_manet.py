@@ -10,6 +10,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -153,11 +154,25 @@ def test_adding_scenario_three_to_the_medium_scale_left_every_other_medium_run_t
     importlib.util.find_spec("ns") is None and not os.environ.get("CI"),
     reason="the ns3 wheel is not installed (pip install -e '.[ns3]'); CI installs it",
 )
-def test_nunes_manet_quick_is_pinned(tmp_path):
+def test_nunes_manet_quick_is_pinned_whatever_directory_it_starts_from(tmp_path):
     """Scenario I, 3 flows, 60 s, seed 1, the three estimators inside ns-3's TCP on two Dask
-    workers (one ns-3 import each); the numbers are bit-identical from run to run."""
-    r = subprocess.run([*RTTLAB, "reproduce", "nunes-manet", "--quick", "--workers", "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    workers (one ns-3 import each); the numbers are bit-identical from run to run.
+
+    Started from a directory holding another Python environment's ns-3 libraries (as /tmp with
+    venvs does): the wheel searches for its libraries from the current directory down and, once
+    it found two builds of a module, failed every run ("There are multiple build profiles for
+    module 'applications'") — and the command still exited 0."""
+    import tempfile
+
+    # Not under pytest's tmp_path: the wheel ignores every library whose path contains "test".
+    with tempfile.TemporaryDirectory(prefix="rttlab-venvs-") as start:
+        other = Path(start) / "venv" / "lib" / "python3.11" / "site-packages" / "ns3" / "lib64"
+        other.mkdir(parents=True)
+        (other / "libns3.44-applications.so").write_bytes(b"")
+        out = tmp_path / "out"
+        r = subprocess.run([*RTTLAB, "reproduce", "nunes-manet", "--quick", "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=1200, cwd=start)
     assert r.returncode == 0, r.stderr[-3000:]
+    tmp_path = out
     rows = {r["point"]: r for r in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
     assert "fig2-retx: traffic.flows=3" in rows and "claim: fig8-bursty-delivered" in rows
     with duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True) as c:
@@ -180,6 +195,27 @@ PINNED = {
     "fixed-share": (8944.0, 2.6039978390059426, 4197.0),
     "jacobson": (8265.0, 12.538161911780188, 4207.0),
 }
+
+
+def test_ns3_is_imported_from_an_empty_directory_and_the_start_directory_restored(tmp_path, monkeypatch):
+    """The ns-3 wheel searches for its libraries from the current directory down; rttlab imports
+    it from a private empty directory (rttlab.peers.ns3.import_ns). A stand-in ``ns`` package
+    records where it was imported from."""
+    fake = tmp_path / "site" / "ns"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("import os\nseen = (os.getcwd(), os.listdir('.'))\nns = 'bindings'\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    for name in ("ns", "ns3.ns"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    start = tmp_path / "start"
+    (start / "venv").mkdir(parents=True)
+    monkeypatch.chdir(start)
+    from rttlab.peers.ns3 import import_ns
+
+    assert import_ns() == "bindings"
+    where, listing = sys.modules["ns"].seen
+    assert listing == [] and "rttlab-ns3-import-" in where and not Path(where).exists()
+    assert Path.cwd() == start
 
 
 def test_the_canonical_form_is_the_same_run_when_a_worker_reads_it_back():

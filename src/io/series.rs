@@ -24,6 +24,15 @@ impl Unit {
         }
     }
 
+    /// ns per unit as a power of ten: 10^9, 10^6, 10^3.
+    fn exponent(self) -> u32 {
+        match self {
+            Self::Seconds => 9,
+            Self::Milliseconds => 6,
+            Self::Microseconds => 3,
+        }
+    }
+
     fn nanos(self) -> f64 {
         match self {
             Self::Seconds => SEC as f64,
@@ -92,6 +101,53 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// Largest value [`plain_ns`] reads itself: below 2^51 ns (26 days) the float path's
+/// `round(parse(x) · 10^e)` is the exact decimal value, which this computes in integers.
+const PLAIN_MAX_NS: u64 = 1 << 51;
+
+/// The fast path for the common line of a one-column series, a plain decimal such as `58.123`
+/// (ASCII digits, at most one `.`, at most `exponent` fractional digits, spaces around): its
+/// value in ns (10^`exponent` ns per unit), exactly. None for anything else — signs, exponents,
+/// comments, more fractional digits, zero, values from 2^51 ns — which the general parser then
+/// reads (and reports) as before. Both give the same integer: with at most `exponent`
+/// fractional digits the value is a whole number N of ns, and for N < 2^51 the float product
+/// parse(x)·10^e is within N·2^-52 < 0.5 of N, so rounding it gives N.
+fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
+    let mut i = 0;
+    let n = line.len();
+    while i < n && (line[i] == b' ' || line[i] == b'\t') {
+        i += 1;
+    }
+    let mut whole: u64 = 0;
+    let mut digits = 0;
+    while i < n && line[i].is_ascii_digit() {
+        whole = whole.checked_mul(10)?.checked_add(u64::from(line[i] - b'0'))?;
+        digits += 1;
+        i += 1;
+    }
+    let mut frac: u64 = 0;
+    let mut frac_digits = 0;
+    if i < n && line[i] == b'.' {
+        i += 1;
+        while i < n && line[i].is_ascii_digit() {
+            frac_digits += 1;
+            if frac_digits > exponent {
+                return None;
+            }
+            frac = frac * 10 + u64::from(line[i] - b'0');
+            i += 1;
+        }
+    }
+    while i < n && (line[i] == b' ' || line[i] == b'\t') {
+        i += 1;
+    }
+    if i != n || digits + frac_digits == 0 {
+        return None;
+    }
+    let ns = whole.checked_mul(10u64.pow(exponent))?.checked_add(frac * 10u64.pow(exponent - frac_digits))?;
+    (ns > 0 && ns < PLAIN_MAX_NS).then_some(ns)
+}
+
 /// Parse series text. `name` labels errors.
 pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, SeriesError> {
     let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError { path: name.into(), line, field: field.map(Into::into), reason };
@@ -107,7 +163,20 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
     let mut unit_scale = unit.unwrap_or(Unit::Milliseconds).nanos();
     let mut series = Series::default();
     let mut clock: Nanos = 0;
+    let plain_exponent = unit.unwrap_or(Unit::Milliseconds).exponent();
     for (index, raw) in text.lines().enumerate() {
+        // One RTT per line, as most lines of a long series are: read in integers (the same
+        // values as the general path below, see `plain_ns`).
+        if columns == Some((None, 0)) {
+            if let Some(rtt_ns) = plain_ns(raw.as_bytes(), plain_exponent) {
+                if let Some(c) = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS) {
+                    clock = c;
+                    series.times.push(clock);
+                    series.rtts.push(rtt_ns);
+                    continue;
+                }
+            }
+        }
         let line = Some(index as u64 + 1);
         let content = raw.split('#').next().unwrap_or("").trim();
         if content.is_empty() {
@@ -209,6 +278,34 @@ mod tests {
         assert_eq!(s.rtts, vec![100 * MS, 250 * MS]);
         let s = ok("rtt,time\n0.1,2\n");
         assert_eq!((s.times[0], s.rtts[0]), (2 * SEC, 100 * MS));
+    }
+
+    proptest::proptest! {
+        /// The integer fast path reads every plain decimal exactly as the float path does.
+        #[test]
+        fn plain_decimals_read_the_same_on_both_paths(whole in 0u64..100_000_000, frac in 0u64..1_000_000_000, digits in 0u32..10, unit in 0usize..3) {
+            let unit = [Unit::Seconds, Unit::Milliseconds, Unit::Microseconds][unit];
+            let text = if digits == 0 { format!("{whole}") } else { format!("{whole}.{:0width$}", frac % 10u64.pow(digits), width = digits as usize) };
+            let float = (text.parse::<f64>().unwrap() * unit.nanos()).round();
+            match plain_ns(text.as_bytes(), unit.exponent()) {
+                Some(ns) => proptest::prop_assert_eq!(ns as f64, float, "{}", text),
+                None => proptest::prop_assert!(float < 1.0 || float >= PLAIN_MAX_NS as f64 || digits > unit.exponent(), "{} fell back", text),
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_path_leaves_everything_unusual_to_the_general_one() {
+        for text in ["", ".", "-1", "+1", "1e3", "1.2.3", "1,2", "0", "0.000", "12 # c", "nan", "1.1234567"] {
+            assert_eq!(plain_ns(text.as_bytes(), 6), None, "{text:?}");
+        }
+        assert_eq!(plain_ns(b" 58.123 ", 6), Some(58_123_000));
+        assert_eq!(plain_ns(b".5", 6), Some(500_000));
+        assert_eq!(plain_ns(b"7.", 3), Some(7_000));
+        // A series mixing both paths: the running sum continues across them.
+        let s = ok("1.5\n2e0\n3\n");
+        assert_eq!(s.rtts, vec![1_500_000, 2 * MS, 3 * MS]);
+        assert_eq!(s.times, vec![1_500_000, 3_500_000, 6_500_000]);
     }
 
     #[test]

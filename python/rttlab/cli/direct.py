@@ -1,4 +1,4 @@
-"""Plain argument lists of the capture commands, read without typer.
+"""Plain argument lists of the capture commands and ``evaluate``, read without typer.
 
 Importing typer (its vendored click, `inspect`, its coercion machinery) costs ≈ 55 ms, a sixth of
 `rttlab samples` on a 1 GB capture with two cores (BENCHMARKS.md), and these commands
@@ -21,14 +21,23 @@ from rttlab.cli.common import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-#: How an option's value is read: a flag takes none; "int" and "ints" (repeatable) take ASCII
-#: digits only (typer would also take "+3", " 3", "3.0" or "3_0": those go to typer).
-FLAG, INT, INTS, TEXT, PATH = "flag", "int", "ints", "text", "path"
+#: How an option's value is read: a flag takes none (``flag-off``: the ``--no-`` form, False);
+#: "int" and "ints" (repeatable) take ASCII digits only (typer would also take "+3", " 3", "3.0"
+#: or "3_0": those go to typer); "texts" is a repeatable text.
+FLAG, FLAG_OFF, INT, INTS, TEXT, TEXTS, PATH = "flag", "flag-off", "int", "ints", "text", "texts", "path"
 
 THREADS = ("threads", INT)
 
-#: Command (a function of rttlab.cli.capture of the same name, called with (captures, **options))
-#: → its options: token → (parameter, kind).
+#: Command → (module holding a function of the command's name, how it takes its positional
+#: arguments: "many" as a list of paths first — ``flows(captures, **options)`` —, "one" as an
+#: optional single path ``input``).
+TARGETS: dict[str, tuple[str, str]] = {
+    "flows": ("rttlab.cli.capture", "many"),
+    "samples": ("rttlab.cli.capture", "many"),
+    "evaluate": ("rttlab.cli.evaluate", "one"),
+}
+
+#: Command → its options: token → (parameter, kind).
 COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
     "flows": {"--json": ("as_json", FLAG), "--csv": ("as_csv", FLAG), "--threads": THREADS},
     "samples": {
@@ -40,6 +49,25 @@ COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
         "--include-ambiguous": ("include_ambiguous", FLAG),
         "--path": ("path", FLAG),
         "--threads": THREADS,
+    },
+    # `rttlab evaluate SERIES -e rfc6298` on a million samples is mostly start-up: typer alone
+    # would cost as much as reading and replaying the series (BENCHMARKS.md).
+    "evaluate": {
+        "--sample": ("sample", FLAG),
+        "--estimators": ("estimators", TEXT),
+        "-e": ("estimators", TEXT),
+        "--param": ("param", TEXTS),
+        "-p": ("param", TEXTS),
+        "--unit": ("unit", TEXT),
+        "--tick": ("tick", TEXT),
+        "--min-rto": ("min_rto", TEXT),
+        "--timer-granularity": ("timer_granularity", TEXT),
+        "--timestamps": ("timestamps", FLAG),
+        "--no-timestamps": ("timestamps", FLAG_OFF),
+        "--sort": ("sort", TEXT),
+        "--json": ("as_json", FLAG),
+        "--csv": ("as_csv", FLAG),
+        "--plot": ("plot", PATH),
     },
 }
 
@@ -63,10 +91,10 @@ def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
         if entry is None or (equals and not name.startswith("--")):
             return None  # unknown, "--", "-", or "-o=x" (click reads the value "=x")
         parameter, kind = entry
-        if kind == FLAG:
+        if kind in (FLAG, FLAG_OFF):
             if equals:
                 return None
-            options[parameter] = True
+            options[parameter] = kind == FLAG
             continue
         if not equals:
             value = next(rest, None)
@@ -82,9 +110,13 @@ def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
                 options.setdefault(parameter, []).append(number)  # type: ignore[attr-defined]
             else:
                 options[parameter] = number
+        elif kind == TEXTS:
+            options.setdefault(parameter, []).append(value)  # type: ignore[attr-defined]
         else:
             options[parameter] = Path(value) if kind == PATH else value
-    if not captures:
+    if TARGETS[argv[0]][1] == "one" and len(captures) > 1:
+        return None  # typer's "unexpected extra argument"
+    if not captures and TARGETS[argv[0]][1] == "many":
         return None
     return argv[0], captures, options
 
@@ -96,9 +128,15 @@ def read(argv: list[str]) -> Callable[[], None] | None:
         return None
     name, captures, options = parsed
 
-    def call() -> None:
-        from rttlab.cli import capture
+    module_name, takes = TARGETS[name]
 
-        getattr(capture, name)(captures, **options)
+    def call() -> None:
+        import importlib
+
+        function = getattr(importlib.import_module(module_name), name)
+        if takes == "many":
+            function(captures, **options)
+        else:
+            function(captures[0] if captures else None, **options)
 
     return call

@@ -6,8 +6,6 @@ import math
 from contextlib import nullcontext
 from pathlib import Path
 
-import typer
-
 from rttlab import InputError, ParameterError
 from rttlab.cli.common import console, fail, parse_duration, parse_params, print_csv, print_json, stderr
 from rttlab.trace.estimators import NAMES, spec
@@ -16,6 +14,10 @@ from rttlab.trace.evaluate import SCHEMA, Evaluation
 from rttlab.trace.evaluate import evaluate as run_evaluation
 from rttlab.trace.replay import COUNTS, METRICS
 from rttlab.trace.series import sample_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import typer
 
 # (column, header, kind, priority): kind "s" is a duration shown in the unit its column's range
 # calls for, "%" a fraction shown in percent, None a count or plain number. Priority 0 is always
@@ -36,19 +38,19 @@ LOST_COLUMNS = [("lost_segments", "lost", None, 2), ("lost_wait_mean_s", "W lost
 
 
 def evaluate(
-    input: Path = typer.Argument(None, help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.", show_default=False),
-    sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
-    estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", metavar="NAMES", show_default=False, help="Comma-separated estimator names (see `rttlab estimators`). Default: every estimator."),
-    param: list[str] = typer.Option([], "--param", "-p", metavar="NAME.KEY=VALUE", show_default=False, help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
-    unit: str = typer.Option(None, "--unit", metavar="s|ms|us", show_default=False, help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
-    tick: str = typer.Option(None, "--tick", metavar="DURATION", show_default=False, help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
-    min_rto: str = typer.Option(None, "--min-rto", metavar="DURATION", show_default=False, help="Equalise floors (a duration such as 200ms): set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
-    timer_granularity: str = typer.Option("0", "--timer-granularity", metavar="DURATION", help="The sender's timer fires on this heartbeat (a duration, e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
-    timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
-    sort: str = typer.Option("mae_s", "--sort", metavar="METRIC", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions)."),
-    plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
+    input: Path | None = None,
+    sample: bool = False,
+    estimators: str = ",".join(NAMES),
+    param: list[str] | tuple[str, ...] = (),
+    unit: str | None = None,
+    tick: str | None = None,
+    min_rto: str | None = None,
+    timer_granularity: str = "0",
+    timestamps: bool | None = None,
+    sort: str = "mae_s",
+    as_json: bool = False,
+    as_csv: bool = False,
+    plot: Path | None = None,
 ) -> None:
     """Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run.
 
@@ -78,7 +80,7 @@ def evaluate(
         fail("--estimators: no estimator named")
     if len(set(names)) != len(names):
         fail("--estimators: an estimator is listed twice")
-    params = parse_params(param)
+    params = parse_params(list(param))
     for name in params:
         if name not in names:
             fail(f"--param: '{name}' is not among the selected estimators ({', '.join(names)})")
@@ -228,4 +230,27 @@ def front(rows: list[dict]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("evaluate")(evaluate)
+    """The command as typer sees it: each option with its help, calling the plain function (whose
+    docstring is the command's help; `rttlab.cli.direct` calls it for plain argument lists
+    without importing typer)."""
+    import typer
+
+    def evaluate_command(
+        input: Path = typer.Argument(None, help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.", show_default=False),
+        sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
+        estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", metavar="NAMES", show_default=False, help="Comma-separated estimator names (see `rttlab estimators`). Default: every estimator."),
+        param: list[str] = typer.Option([], "--param", "-p", metavar="NAME.KEY=VALUE", show_default=False, help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
+        unit: str = typer.Option(None, "--unit", metavar="s|ms|us", show_default=False, help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
+        tick: str = typer.Option(None, "--tick", metavar="DURATION", show_default=False, help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
+        min_rto: str = typer.Option(None, "--min-rto", metavar="DURATION", show_default=False, help="Equalise floors (a duration such as 200ms): set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
+        timer_granularity: str = typer.Option("0", "--timer-granularity", metavar="DURATION", help="The sender's timer fires on this heartbeat (a duration, e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
+        timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
+        sort: str = typer.Option("mae_s", "--sort", metavar="METRIC", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
+        as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
+        as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions)."),
+        plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
+    ) -> None:
+        evaluate(input=input, sample=sample, estimators=estimators, param=param, unit=unit, tick=tick, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps, sort=sort, as_json=as_json, as_csv=as_csv, plot=plot)
+
+    evaluate_command.__doc__ = evaluate.__doc__
+    app.command("evaluate")(evaluate_command)

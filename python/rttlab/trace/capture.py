@@ -27,8 +27,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from rttlab import _core
 
 if TYPE_CHECKING:
@@ -97,7 +95,7 @@ def _connections_frame(raw: dict) -> pd.DataFrame:
     import pandas as pd
 
     connections = pd.DataFrame(raw["connections"])
-    connections["conn"] = connections["conn"].astype(np.int64)
+    connections["conn"] = connections["conn"].astype("int64")
     for column in NULLABLE_INT_COLUMNS:
         connections[column] = connections[column].astype("Int64")
     connections.attrs.update(_attrs(raw))

@@ -15,13 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from rttlab.trace.estimators import NAMES, Spec, spec
 from rttlab.units import seconds as seconds_of
 from rttlab.trace.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from rttlab.trace.series import RttSeries
@@ -213,17 +212,20 @@ def evaluate(
             if unit is not None:
                 raise ValueError("unit applies to RTT series; a capture's times are its own")
             return _evaluate_capture(path, specs, by, sort, trace, settings, options)
-        from rttlab.trace.series import read_series_ns
+        from rttlab import _core
 
-        times_ns, rtts_ns = read_series_ns(path, unit)
-        return _evaluate_streams(str(path), "series", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
+        # Read and replayed in Rust (no NumPy import): the series is handed over as it is.
+        data = _core.read_series_data(str(path), unit)
+        return _evaluate_streams(str(path), "series", data, data, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
     if unit is not None:
         raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
     from rttlab.trace.series import RttSeries, to_nanos
 
     if isinstance(source, RttSeries):  # read_series's result: its columns as read
         title = f"{Path(source.path).name if source.path else 'series'}: samples, predictions and RTOs"
-        return _evaluate_streams(source.path or "<RttSeries>", "series", source.time_ns, source.rtt_ns, None, specs, sort, trace, settings, options, title=title)
+        return _evaluate_streams(source.path or "<RttSeries>", "series", source.data, source.data, None, specs, sort, trace, settings, options, title=title)
+
+    import numpy as np
 
     if hasattr(source, "columns") and "conn" in source:
         frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
@@ -246,6 +248,8 @@ def evaluate(
 
 def to_nanos_by_conn(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """As :func:`rttlab.series.to_nanos`, but time only has to rise within each connection."""
+    import numpy as np
+
     from rttlab.trace.series import to_nanos
 
     if "time" not in frame:
@@ -352,6 +356,8 @@ def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> p
     """The retransmissions W is scored on (docs/metrics.md): first resends (``attempt`` 1) whose
     earlier transmission the capture shows was really lost (``needed``), of each connection's
     main data direction (more payload bytes; ties: ``fwd``), with a known timer start."""
+    import numpy as np
+
     info = connections.set_index("conn")
     data_dir = np.where(info["bytes_rev"].to_numpy() > info["bytes_fwd"].to_numpy(), "rev", "fwd")
     main = dict(zip(info.index.to_numpy().tolist(), data_dir.tolist()))
@@ -374,6 +380,8 @@ def clock_segments(series: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     segment: the interval across a step is unknown, so each segment is replayed from a fresh
     estimator and timer (its first sample warms up, as a connection's does) and the scores pool
     every segment (docs/capture.md, "Clock steps")."""
+    import numpy as np
+
     s = series.sort_values(["conn", "frame"], kind="stable")
     conn = s["conn"].to_numpy()
     t = s["time"].to_numpy()
@@ -393,6 +401,8 @@ def _losses_in_segments(lost: pd.DataFrame, series: pd.DataFrame, starts: np.nda
     connection's segment whose first sample precedes its resend in the capture. Losses of
     connections without a series are dropped; those whose timer started after their resend (a
     clock step between the two) are dropped and counted per connection."""
+    import numpy as np
+
     first_frame = series["frame"].to_numpy()[starts]
     stream_conn = series["conn"].to_numpy()[starts]
     straddling: dict[int, int] = {}
@@ -421,6 +431,8 @@ def _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, losses, options,
 
 
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
+    import numpy as np
+
     from rttlab.trace.capture import path_samples, read_capture
 
     samples, connections, retransmissions = read_capture(path, retransmissions=True)

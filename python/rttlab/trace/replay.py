@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from rttlab import _core
 from rttlab.trace.estimators import Spec, spec
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import numpy as np
     import pandas as pd
 
     from rttlab.trace.series import RttSeries
@@ -75,14 +74,27 @@ class Scores:
     and :data:`METRICS`, None where undefined), and per-sample traces when asked for."""
 
     rows: list[dict[str, Any]]
-    times_s: np.ndarray
-    rtts_s: np.ndarray
+    #: The samples replayed: uint64 ns arrays, or one ``_core.SeriesData`` as both.
+    times_ns: Any
+    rtts_ns: Any
     #: label → dict of per-sample arrays (``prediction``, ``prediction_after``, ``rto``,
     #: ``wait``, ``expiries``; seconds, NaN where the estimator had no prediction).
     traces: dict[str, dict[str, np.ndarray]] | None
     #: With ``per_stream=True``: for each stream, one row per estimator (as ``rows``), scored
     #: alone (the same numbers as replaying that stream by itself).
     streams: list[list[dict[str, Any]]] | None = None
+
+    @property
+    def times_s(self) -> np.ndarray:
+        """The samples' times (s)."""
+        times = self.times_ns.times_ns() if isinstance(self.times_ns, _core.SeriesData) else self.times_ns
+        return times / 1e9
+
+    @property
+    def rtts_s(self) -> np.ndarray:
+        """The samples' RTTs (s)."""
+        rtts = self.rtts_ns.rtts_ns() if isinstance(self.rtts_ns, _core.SeriesData) else self.rtts_ns
+        return rtts / 1e9
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,7 +200,7 @@ def score(
         raise ValueError("the same estimator with the same parameters is listed twice")
     raw = _core.replay(
         times_ns,
-        rtts_ns,
+        None if isinstance(times_ns, _core.SeriesData) else rtts_ns,
         [(s.name, list(s.params.items())) for s in specs],
         int(round(tick * 1e9)),
         trace,
@@ -218,7 +230,7 @@ def score(
             }
             for label, r in zip(labels, raw)
         }
-    return Scores(rows, times_ns / 1e9, rtts_ns / 1e9, traces, streams)
+    return Scores(rows, times_ns, rtts_ns, traces, streams)
 
 
 def defaults(name: str) -> dict[str, str]:
@@ -249,7 +261,12 @@ def range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str
         p = {**defaults(s.name), **s.params}
         tick = seconds(p["tick"])
         top = (float(p["rtt_min"]) + float(p["rtt_max"])) * tick
-        above = int(np.count_nonzero(rtts_ns > top * 1e9))
+        if isinstance(rtts_ns, _core.SeriesData):
+            above = rtts_ns.count_above(top * 1e9)
+        else:
+            import numpy as np
+
+            above = int(np.count_nonzero(rtts_ns > top * 1e9))
         if above and p["clamp"] == "off":
             out.append(
                 f"{labels.get(s.label, s.label)}: {above:,} of {len(rtts_ns):,} samples ({above / len(rtts_ns):.1%}) exceed its top expert "
@@ -294,6 +311,8 @@ def replay(
     per-sample ``traces``."""
     from rttlab.trace.series import check_replay_args, to_nanos
 
+    from rttlab.trace.series import RttSeries
+
     check_replay_args(samples, estimators)
     from rttlab.units import seconds as seconds_of
 
@@ -302,7 +321,8 @@ def replay(
     min_rto = None if min_rto is None else seconds_of(min_rto, "min_rto")
     timer_granularity = seconds_of(timer_granularity, "timer_granularity")
 
-    times_ns, rtts_ns = to_nanos(samples)
+    # A series read by read_series stays in Rust: no NumPy import on this path.
+    times_ns, rtts_ns = (samples.data, samples.data) if isinstance(samples, RttSeries) else to_nanos(samples)
     given = as_specs(estimators)
     specs = with_tick(given, tick) if tick is not None else given
     result = relabel(
@@ -314,4 +334,6 @@ def replay(
     )
     for warning in range_warnings(rtts_ns, specs, {s.label: g.label for s, g in zip(specs, given)}):
         warnings.warn(warning, stacklevel=2)
+    if result.traces is None:
+        return Replay(result.rows)
     return Replay(result.rows, result.traces, result.times_s, result.rtts_s)

@@ -9,31 +9,40 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from rttlab import _core
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 
 @dataclass(frozen=True, eq=False)
 class RttSeries:
-    """RTT samples as :func:`rttlab.read_series` read them: ``time_ns`` (when each sample was
-    taken) and ``rtt_ns``, uint64 nanoseconds exactly as the file gave them (validated: times
-    non-decreasing, RTTs positive), and ``path``, the file they came from.
+    """RTT samples as :func:`rttlab.read_series` read them from ``path``: arrival times and RTTs,
+    validated (times non-decreasing, RTTs positive) and held in Rust (``data``) exactly as read,
+    in ns.
 
-    ``time`` and ``rtt`` are the same in seconds (float64), and ``frame`` a DataFrame with those
-    two columns; each is made on first use, so reading and replaying a series never imports
-    pandas. Indexed as the DataFrame ``read_series`` used to return: ``series["rtt"]`` (an
-    array), ``len(series)`` (samples), ``"time" in series``; :func:`rttlab.replay` and
-    :func:`rttlab.evaluate` take it as they are (no conversion)."""
+    ``time_ns`` and ``rtt_ns`` are those columns as uint64 arrays, ``time`` and ``rtt`` the same
+    in seconds (float64), and ``frame`` a DataFrame of ``time`` and ``rtt``; each is made on first
+    use, so reading and replaying a series imports neither NumPy nor pandas. Indexed as the
+    DataFrame ``read_series`` used to return: ``series["rtt"]`` (an array), ``len(series)``
+    (samples), ``"time" in series``; :func:`rttlab.replay` and :func:`rttlab.evaluate` take it
+    as it is (no conversion)."""
 
-    time_ns: np.ndarray
-    rtt_ns: np.ndarray
+    data: _core.SeriesData = field(repr=False)
     path: str | None = None
     #: Column names, as a DataFrame's.
     columns: tuple[str, ...] = field(default=("time", "rtt"), init=False)
+
+    @cached_property
+    def time_ns(self) -> np.ndarray:
+        """When each sample was taken (ns since the series' origin; uint64)."""
+        return self.data.times_ns()
+
+    @cached_property
+    def rtt_ns(self) -> np.ndarray:
+        """Each sample's RTT (ns; uint64)."""
+        return self.data.rtts_ns()
 
     @cached_property
     def time(self) -> np.ndarray:
@@ -71,7 +80,7 @@ class RttSeries:
 
     def __len__(self) -> int:
         """The number of samples."""
-        return len(self.rtt_ns)
+        return len(self.data)
 
     def __repr__(self) -> str:
         return f"RttSeries({len(self):,} samples{f' from {self.path}' if self.path else ''})"
@@ -88,8 +97,7 @@ def read_series(path: str | Path, unit: str | None = None) -> RttSeries:
     seconds; ``.frame`` for a DataFrame).
 
     Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value."""
-    times_ns, rtts_ns = read_series_ns(path, unit)
-    return RttSeries(times_ns, rtts_ns, str(path))
+    return RttSeries(_core.read_series_data(str(path), unit), str(path))
 
 
 def read_series_ns(path: str | Path, unit: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +130,8 @@ def check_replay_args(samples: object, estimators: object) -> None:
 
 def _column(samples: object, name: str) -> np.ndarray:
     """One column of a DataFrame, a :class:`Samples` or a mapping, as float64 seconds."""
+    import numpy as np
+
     value = samples[name]  # type: ignore[index]
     try:
         if isinstance(value, (str, bytes)):
@@ -135,6 +145,8 @@ def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple
     """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame (or a mapping of column name
     to values) needs ``rtt`` (and optionally ``time``) in seconds; a 1-D array is RTTs in
     seconds, arriving back to back. An :class:`RttSeries` gives its columns as read."""
+    import numpy as np
+
     if isinstance(samples, RttSeries):
         return samples.time_ns, samples.rtt_ns
     if hasattr(samples, "columns") or isinstance(samples, Mapping):  # a DataFrame or its columns
