@@ -270,3 +270,24 @@ def test_a_trace_metric_may_measure_variation_as_a_std_or_as_the_mean_successive
     assert _aggregate(drift, "mean_abs_diff") == 1.0
     assert _aggregate(pd.Series([0.1, 0.3, 0.1]), "mean_abs_diff") == pytest.approx(0.2)
     assert math.isnan(_aggregate(pd.Series([0.1]), "std")) and math.isnan(_aggregate(pd.Series([0.1]), "mean_abs_diff"))
+
+def test_a_reproduction_whose_runs_fail_exits_1_with_the_count(tmp_path):
+    """Every run fails on the workers (a sitecustomize on their path makes the simulator raise):
+    the command says how many and exits 1, never 0 with "0 ok, N failed"."""
+    import os
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import rttlab._core as core\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise RuntimeError('simulator broken on purpose')\n"
+        "core.simulate = broken\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = tmp_path / "out"
+    r = subprocess.run([*RTTLAB, "reproduce", "mathis", "--quick", "--workers", "1", "--out", str(out)], capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    total = len(Reproduction.load("mathis", quick=True).sweep().runs)
+    assert f"rttlab: {total} of {total} runs of " in r.stderr and "failed; they are stored with their error" in r.stderr, r.stderr[-2000:]

@@ -113,8 +113,16 @@ const PLAIN_MAX_NS: u64 = 1 << 51;
 /// fractional digits the value is a whole number N of ns, and for N < 2^51 the float product
 /// parse(x)·10^e is within N·2^-52 < 0.5 of N, so rounding it gives N.
 fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
-    let mut i = 0;
-    let n = line.len();
+    plain_ns_line(line, 0, exponent).filter(|&(_, next)| next >= line.len()).map(|(ns, _)| ns)
+}
+
+/// [`plain_ns`] of the line of `bytes` that starts at `start`, read up to its `\n` (or
+/// `\r\n`, or the end): the value and where the next line starts.
+#[inline]
+fn plain_ns_line(bytes: &[u8], start: usize, exponent: u32) -> Option<(u64, usize)> {
+    let mut i = start;
+    let n = bytes.len();
+    let line = bytes;
     while i < n && (line[i] == b' ' || line[i] == b'\t') {
         i += 1;
     }
@@ -141,15 +149,48 @@ fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
     while i < n && (line[i] == b' ' || line[i] == b'\t') {
         i += 1;
     }
-    if i != n || digits + frac_digits == 0 {
+    if i < n && line[i] == b'\r' && i + 1 < n && line[i + 1] == b'\n' {
+        i += 1;
+    }
+    let next = match line.get(i) {
+        None => n,
+        Some(b'\n') => i + 1,
+        Some(_) => return None,
+    };
+    if digits + frac_digits == 0 {
         return None;
     }
     let ns = whole.checked_mul(10u64.pow(exponent))?.checked_add(frac * 10u64.pow(exponent - frac_digits))?;
-    (ns > 0 && ns < PLAIN_MAX_NS).then_some(ns)
+    (ns > 0 && ns < PLAIN_MAX_NS).then_some((ns, next))
+}
+
+/// A one-column series longer than this is read by two threads: the second half's lines on
+/// the fast path ([`plain_column`]) while the first thread reads the first half.
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// The RTTs of `tail` (whole lines of a one-column series) if every line is a plain decimal
+/// ([`plain_ns_line`]) and their sum stays within [`MAX_NS`]; None otherwise — the caller then
+/// reads those lines itself, so errors name their line exactly as a sequential read does.
+fn plain_column(tail: &[u8], exponent: u32) -> Option<Vec<Nanos>> {
+    let mut rtts = Vec::with_capacity(tail.iter().filter(|&&b| b == b'\n').count() + 1);
+    let (mut pos, mut sum) = (0usize, 0u64);
+    while pos < tail.len() {
+        let (ns, next) = plain_ns_line(tail, pos, exponent)?;
+        sum = sum.checked_add(ns).filter(|&s| s <= MAX_NS)?;
+        rtts.push(ns);
+        pos = next;
+    }
+    Some(rtts)
 }
 
 /// Parse series text. `name` labels errors.
 pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, SeriesError> {
+    parse_with(bytes, name, unit, PARALLEL_MIN)
+}
+
+/// [`parse`], reading the second half on another thread when more than `parallel_min` bytes of
+/// a one-column series remain (the result is the same either way: tests compare them).
+fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize) -> Result<Series, SeriesError> {
     let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError { path: name.into(), line, field: field.map(Into::into), reason };
     // A UTF-8 byte-order mark, as spreadsheets write it, is not part of the first header name.
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
@@ -164,88 +205,133 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
     let mut series = Series::default();
     let mut clock: Nanos = 0;
     let plain_exponent = unit.unwrap_or(Unit::Milliseconds).exponent();
-    for (index, raw) in text.lines().enumerate() {
-        // One RTT per line, as most lines of a long series are: read in integers (the same
-        // values as the general path below, see `plain_ns`).
-        if columns == Some((None, 0)) {
-            if let Some(rtt_ns) = plain_ns(raw.as_bytes(), plain_exponent) {
-                if let Some(c) = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS) {
-                    clock = c;
+    // At most one sample per line: reserved once, so the columns never move while they grow.
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+    series.times.reserve(lines);
+    series.rtts.reserve(lines);
+    // Lines as `str::lines` gives them (split at '\n', a trailing '\r' dropped), walked by byte
+    // offset so that the fast path reads a line and finds its end in one pass.
+    let all = text.as_bytes();
+    let (mut pos, mut next_index) = (0usize, 0usize);
+    std::thread::scope(|scope| -> Result<(), SeriesError> {
+        // Lines are read up to `stop`: the end, or where the second thread's half begins.
+        let mut stop = all.len();
+        let mut second: Option<(usize, std::thread::ScopedJoinHandle<'_, Option<Vec<Nanos>>>)> = None;
+        loop {
+            while pos < stop {
+                if second.is_none() && stop == all.len() && columns == Some((None, 0)) && all.len() - pos > parallel_min {
+                    // Split at the line end nearest the middle of what remains.
+                    let middle = pos + (all.len() - pos) / 2;
+                    if let Some(k) = all[middle..].iter().position(|&b| b == b'\n') {
+                        let mid = middle + k + 1;
+                        let tail = &all[mid..];
+                        second = Some((mid, scope.spawn(move || plain_column(tail, plain_exponent))));
+                        stop = mid;
+                    }
+                }
+                // One RTT per line, as most lines of a long series are: read in integers (the
+                // same values as the general path below, see `plain_ns`).
+                if columns == Some((None, 0)) {
+                    if let Some((rtt_ns, next)) = plain_ns_line(all, pos, plain_exponent) {
+                        if let Some(c) = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS) {
+                            clock = c;
+                            series.times.push(clock);
+                            series.rtts.push(rtt_ns);
+                            pos = next;
+                            next_index += 1;
+                            continue;
+                        }
+                    }
+                }
+                let end = all[pos..].iter().position(|&b| b == b'\n').map_or(all.len(), |k| pos + k);
+                let raw = text[pos..end].strip_suffix('\r').unwrap_or(&text[pos..end]);
+                let index = next_index;
+                pos = end + 1;
+                next_index += 1;
+                let line = Some(index as u64 + 1);
+                let content = raw.split('#').next().unwrap_or("").trim();
+                if content.is_empty() {
+                    continue;
+                }
+                // Fields are looked up in place (no per-line allocation: parsing is most of the cost of
+                // reading a million-line series).
+                let field = |col: usize| content.split(',').nth(col).map(str::trim);
+                let (time_col, rtt_col) = match columns {
+                    Some(c) => c,
+                    None => {
+                        let record: Vec<&str> = content.split(',').map(str::trim).collect();
+                        let first = record[0];
+                        if first.parse::<f64>().is_ok() || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic()) {
+                            columns = Some((None, 0));
+                            (None, 0)
+                        } else {
+                            // A header: find the columns by name.
+                            let find = |want: &str| record.iter().position(|h| h.eq_ignore_ascii_case(want));
+                            let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header {} has no 'rtt' column (expected 'time,rtt', or one RTT per line)", quoted(&record.join(",")))))?;
+                            let time = find("time");
+                            columns = Some((time, rtt));
+                            unit_scale = unit.unwrap_or(Unit::Seconds).nanos();
+                            continue;
+                        }
+                    }
+                };
+                let cell = |col: usize, name: &str| -> Result<f64, SeriesError> {
+                    let text = field(col).ok_or_else(|| err(line, Some(name), "missing".into()))?;
+                    let x: f64 = text.parse().map_err(|_| err(line, Some(name), format!("{} is not a number", quoted(text))))?;
+                    if !x.is_finite() {
+                        return Err(err(line, Some(name), format!("{} is not a finite number", quoted(text))));
+                    }
+                    Ok(x)
+                };
+                let rtt = cell(rtt_col, "rtt")?;
+                if rtt <= 0.0 {
+                    return Err(err(line, Some("rtt"), format!("an RTT must be positive, got {rtt}")));
+                }
+                let rtt_ns = (rtt * unit_scale).round();
+                if rtt_ns < 1.0 || rtt_ns > MAX_NS as f64 {
+                    return Err(err(line, Some("rtt"), format!("{rtt:e} is outside the representable range (1 ns .. 146 years)")));
+                }
+                let rtt_ns = rtt_ns as Nanos;
+                let time_ns = match time_col {
+                    Some(col) => {
+                        let t = cell(col, "time")?;
+                        if t < 0.0 {
+                            return Err(err(line, Some("time"), format!("a time must not be negative, got {t}")));
+                        }
+                        let t_ns = (t * SEC as f64).round();
+                        // Checked, not clamped: `as` saturates, so 1e300 s would silently become 584 years.
+                        if t_ns > MAX_NS as f64 {
+                            return Err(err(line, Some("time"), format!("{t:e} s is outside the representable range (0 .. 146 years)")));
+                        }
+                        let t_ns = t_ns as Nanos;
+                        if series.times.last().is_some_and(|&prev| t_ns < prev) {
+                            return Err(err(line, Some("time"), format!("times must not decrease ({t} s comes after a later time)")));
+                        }
+                        t_ns
+                    }
+                    None => {
+                        clock = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS).ok_or_else(|| err(line, Some("rtt"), "the running sum of RTTs (the implied arrival time) exceeds 146 years".into()))?;
+                        clock
+                    }
+                };
+                series.times.push(time_ns);
+                series.rtts.push(rtt_ns);
+            }
+            // The first half is read: take the second thread's lines, or read them here.
+            let Some((mid, handle)) = second.take() else { break };
+            let sum_fits = |r: &Vec<Nanos>| clock.checked_add(r.iter().sum()).is_some_and(|end| end <= MAX_NS);
+            if let Some(rtts) = handle.join().ok().flatten().filter(sum_fits) {
+                for &rtt in &rtts {
+                    clock += rtt;
                     series.times.push(clock);
-                    series.rtts.push(rtt_ns);
-                    continue;
                 }
+                series.rtts.extend_from_slice(&rtts);
+                break;
             }
+            (pos, stop) = (mid, all.len());
         }
-        let line = Some(index as u64 + 1);
-        let content = raw.split('#').next().unwrap_or("").trim();
-        if content.is_empty() {
-            continue;
-        }
-        // Fields are looked up in place (no per-line allocation: parsing is most of the cost of
-        // reading a million-line series).
-        let field = |col: usize| content.split(',').nth(col).map(str::trim);
-        let (time_col, rtt_col) = match columns {
-            Some(c) => c,
-            None => {
-                let record: Vec<&str> = content.split(',').map(str::trim).collect();
-                let first = record[0];
-                if first.parse::<f64>().is_ok() || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic()) {
-                    columns = Some((None, 0));
-                    (None, 0)
-                } else {
-                    // A header: find the columns by name.
-                    let find = |want: &str| record.iter().position(|h| h.eq_ignore_ascii_case(want));
-                    let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header {} has no 'rtt' column (expected 'time,rtt', or one RTT per line)", quoted(&record.join(",")))))?;
-                    let time = find("time");
-                    columns = Some((time, rtt));
-                    unit_scale = unit.unwrap_or(Unit::Seconds).nanos();
-                    continue;
-                }
-            }
-        };
-        let cell = |col: usize, name: &str| -> Result<f64, SeriesError> {
-            let text = field(col).ok_or_else(|| err(line, Some(name), "missing".into()))?;
-            let x: f64 = text.parse().map_err(|_| err(line, Some(name), format!("{} is not a number", quoted(text))))?;
-            if !x.is_finite() {
-                return Err(err(line, Some(name), format!("{} is not a finite number", quoted(text))));
-            }
-            Ok(x)
-        };
-        let rtt = cell(rtt_col, "rtt")?;
-        if rtt <= 0.0 {
-            return Err(err(line, Some("rtt"), format!("an RTT must be positive, got {rtt}")));
-        }
-        let rtt_ns = (rtt * unit_scale).round();
-        if rtt_ns < 1.0 || rtt_ns > MAX_NS as f64 {
-            return Err(err(line, Some("rtt"), format!("{rtt:e} is outside the representable range (1 ns .. 146 years)")));
-        }
-        let rtt_ns = rtt_ns as Nanos;
-        let time_ns = match time_col {
-            Some(col) => {
-                let t = cell(col, "time")?;
-                if t < 0.0 {
-                    return Err(err(line, Some("time"), format!("a time must not be negative, got {t}")));
-                }
-                let t_ns = (t * SEC as f64).round();
-                // Checked, not clamped: `as` saturates, so 1e300 s would silently become 584 years.
-                if t_ns > MAX_NS as f64 {
-                    return Err(err(line, Some("time"), format!("{t:e} s is outside the representable range (0 .. 146 years)")));
-                }
-                let t_ns = t_ns as Nanos;
-                if series.times.last().is_some_and(|&prev| t_ns < prev) {
-                    return Err(err(line, Some("time"), format!("times must not decrease ({t} s comes after a later time)")));
-                }
-                t_ns
-            }
-            None => {
-                clock = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS).ok_or_else(|| err(line, Some("rtt"), "the running sum of RTTs (the implied arrival time) exceeds 146 years".into()))?;
-                clock
-            }
-        };
-        series.times.push(time_ns);
-        series.rtts.push(rtt_ns);
-    }
+        Ok(())
+    })?;
     if series.rtts.is_empty() {
         return Err(err(None, None, "no RTT samples (the file is empty or holds only a header/comments)".into()));
     }

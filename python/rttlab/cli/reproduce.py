@@ -80,6 +80,8 @@ def reproduce(
                     if x.primary:  # ours alone, from the primary reading's runs
                         reports = x.reports(runs, flows, store.series)
                 except ReproductionError as e:
+                    # Nothing to compare because the runs failed: say that, with the count.
+                    exit_if_runs_failed(sweep, store, f"; no comparison: {e}")
                     fail(str(e))
                 if x.reading is not None:
                     mine = [{**row, "reading": x.reading, "primary": x.primary} for row in mine]

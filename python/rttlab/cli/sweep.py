@@ -89,13 +89,17 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
     return outcome
 
 
-def exit_if_runs_failed(sweep: Any, store_path: Path, hint: str) -> None:
-    """Exit with status 1 and a count when the store holds runs of ``sweep`` as failed (this
-    time, or earlier and not run again): a command whose runs failed never reads as a success."""
+def exit_if_runs_failed(sweep: Any, store_path: Path | Any, hint: str) -> None:
+    """Exit with status 1 and a count when the store (a path, or a Store already open) holds
+    runs of ``sweep`` as failed (this time, or earlier and not run again): a command whose runs
+    failed never reads as a success."""
     from rttlab.experiments.store import Store
 
-    with Store(store_path, read_only=True) as store:
-        failed = len(store.stored_hashes("error") & {r.hash for r in sweep.runs})
+    if isinstance(store_path, Store):
+        failed = len(store_path.stored_hashes("error") & {r.hash for r in sweep.runs})
+    else:
+        with Store(store_path, read_only=True) as store:
+            failed = len(store.stored_hashes("error") & {r.hash for r in sweep.runs})
     if failed:
         stderr.print(
             f"rttlab: {failed} of {len(sweep.runs)} runs of {sweep.name} failed; they are stored with their error "

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,6 +87,7 @@ class RttSeries:
 
 def sample_path() -> Path:
     """The bundled synthetic series (scripts/make_sample.py made it; one RTT in ms per line)."""
+    from importlib import resources  # ≈ 10 ms of imports (zipfile, tempfile): only when asked
     return Path(str(resources.files("rttlab") / "data" / "sample_rtt.csv"))
 
 
