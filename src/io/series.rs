@@ -101,9 +101,15 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Largest value [`plain_ns`] reads itself: below 2^51 ns (26 days) the float path's
+/// Largest value [`plain_ns_line`] reads itself: below 2^51 ns (26 days) the float path's
 /// `round(parse(x) · 10^e)` is the exact decimal value, which this computes in integers.
 const PLAIN_MAX_NS: u64 = 1 << 51;
+
+/// [`plain_ns_line`] of one whole line.
+#[cfg(test)]
+fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
+    plain_ns_line(line, 0, exponent).filter(|&(_, next)| next >= line.len()).map(|(ns, _)| ns)
+}
 
 /// The fast path for the common line of a one-column series, a plain decimal such as `58.123`
 /// (ASCII digits, at most one `.`, at most `exponent` fractional digits, spaces around): its
@@ -112,12 +118,9 @@ const PLAIN_MAX_NS: u64 = 1 << 51;
 /// reads (and reports) as before. Both give the same integer: with at most `exponent`
 /// fractional digits the value is a whole number N of ns, and for N < 2^51 the float product
 /// parse(x)·10^e is within N·2^-52 < 0.5 of N, so rounding it gives N.
-fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
-    plain_ns_line(line, 0, exponent).filter(|&(_, next)| next >= line.len()).map(|(ns, _)| ns)
-}
-
-/// [`plain_ns`] of the line of `bytes` that starts at `start`, read up to its `\n` (or
-/// `\r\n`, or the end): the value and where the next line starts.
+///
+/// The line is the one of `bytes` that starts at `start`, read up to its `\n` (or `\r\n`, or
+/// the end); returns the value and where the next line starts.
 #[inline]
 fn plain_ns_line(bytes: &[u8], start: usize, exponent: u32) -> Option<(u64, usize)> {
     let mut i = start;
@@ -230,7 +233,7 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
                     }
                 }
                 // One RTT per line, as most lines of a long series are: read in integers (the
-                // same values as the general path below, see `plain_ns`).
+                // same values as the general path below, see `plain_ns_line`).
                 if columns == Some((None, 0)) {
                     if let Some((rtt_ns, next)) = plain_ns_line(all, pos, plain_exponent) {
                         if let Some(c) = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS) {
