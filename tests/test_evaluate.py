@@ -82,7 +82,7 @@ def test_arguments_are_checked_by_name():
         rttlab.evaluate(np.full(5, 0.1), ["rfc6298"], by="flow")
     with pytest.raises(ValueError, match="sort must be one of"):
         rttlab.evaluate(np.full(5, 0.1), ["rfc6298"], sort="premature_timeout_rate")
-    with pytest.raises(ValueError, match="min_rto must be"):
+    with pytest.raises(ValueError, match="min_rto: expected a duration"):
         rttlab.evaluate(np.full(5, 0.1), ["rfc6298"], min_rto=-1)
 
 

@@ -116,7 +116,7 @@ def scores_with_a_gap(names: list[str]) -> Scores:
     t = np.concatenate([np.arange(0, 10, 0.1), 70 + np.arange(0, 10, 0.1)])
     rtt = np.full(len(t), 0.1)
     traces = {n: {"prediction": rtt.copy(), "rto": np.full(len(t), 0.3 + 0.1 * i), "prediction_after": rtt, "wait": rtt, "expiries": rtt} for i, n in enumerate(names)}
-    return Scores([], t, rtt, traces)
+    return Scores([], np.round(t * 1e9).astype(np.uint64), np.round(rtt * 1e9).astype(np.uint64), traces)  # Scores holds ns
 
 
 def test_evaluate_plot_draws_one_panel_per_estimator_with_shared_axes_and_no_legend():

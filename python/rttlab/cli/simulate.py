@@ -95,12 +95,12 @@ def simulate(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    _report(result, scenario, out, plot, as_json)
+    _report(result, scenario, out, plot, as_json, as_csv)
     if interrupted:
         raise typer.Exit(130)
 
 
-def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json: bool) -> None:
+def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json: bool, as_csv: bool = False) -> None:
     if out is not None:
         result.write(out)
     if plot is not None:

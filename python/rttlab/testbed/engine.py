@@ -21,7 +21,9 @@ def _run(scenario_toml: str, traces: Sequence[str]) -> Any:
     tr = run(Scenario.from_toml(scenario_toml))
     r = tr.result
     keep = set(traces)
-    r.tables = {k: v for k, v in r.tables.items() if k in ("flows", "channels") or k in keep}
+    # Result is frozen; its tables dict is trimmed in place.
+    for k in [k for k in r.tables if k not in ("flows", "channels") and k not in keep]:
+        del r.tables[k]
     f = tr.emulator.get("fidelity") or {}
     if f.get("lateness_p99_ns") is not None:
         # Stored with the run (a column of `runs`): how far the emulator kept to the scenario.
