@@ -1,0 +1,175 @@
+"""``rttlab tune``: print what :func:`rttlab.trace.tune.tune` returns (the search lives there)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+
+from rttlab.cli.common import console, fail, parse_params, print_json, stderr
+from rttlab.trace.tune import DEFAULT_ESTIMATORS, SCHEMA, TuneError, Tuning
+
+
+def parse_rate(text: str) -> float:
+    """'1%' or '0.01' → 0.01."""
+    t = text.strip()
+    try:
+        return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        fail(f"--target-bad-timeouts: cannot read '{text}' as a rate such as 1% or 0.01")
+
+
+def tune(
+    traces: list[Path] = typer.Argument(..., help="RTT series and/or pcap/pcapng captures (a capture's path-RTT series per connection, as `rttlab evaluate` reads it).", show_default=False),
+    estimators: str = typer.Option(",".join(DEFAULT_ESTIMATORS), "--estimators", "-e", help="Comma-separated estimators to tune (see `rttlab estimators`)."),
+    target: str = typer.Option("1%", "--target-bad-timeouts", "-t", help="Bad-timeout rate the recommendation must meet (e.g. 1% or 0.01)."),
+    param: list[str] = typer.Option([], "--param", "-p", help="Hold a parameter fixed: NAME.KEY=VALUE, repeatable (it is then not searched)."),
+    range_: list[str] = typer.Option([], "--range", "-r", help="Search a parameter over LOW:HIGH instead of the default range: NAME.KEY=LOW:HIGH, repeatable (KEY timer_min_rto: the timer's floor)."),
+    budget: int = typer.Option(300, "--budget", help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution for more."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the search and of the bootstrap (same seed, same result)."),
+    validate: bool = typer.Option(False, "--validate", help="Also score the recommendation on data it was not tuned on (leave one trace out; one trace: split by time), with bootstrap intervals."),
+    unit: str = typer.Option(None, "--unit", help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header]."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet or .csv)."),
+    plot: Path = typer.Option(None, "--plot", help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf)."),
+    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."),
+) -> None:
+    """Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.
+
+    Each point is replayed and scored exactly as `rttlab evaluate` does (bad-timeout rate, mean
+    wait W on a loss, forecast error; docs/metrics.md), pooled over every trace. The
+    recommendation is the point meeting the target bad-timeout rate with the smallest W.
+    Search: a grid for 1–2 parameters, SciPy's differential evolution for more (docs/tuning.md)."""
+    from rttlab.trace.tune import tune as run
+
+    rate = parse_rate(target)
+    if unit is not None and unit not in ("s", "ms", "us"):
+        fail(f"--unit: '{unit}' is not one of s, ms, us")
+    if out is not None and out.suffix.lower() not in (".parquet", ".csv"):
+        fail(f"--out: '{out}' must end in .parquet or .csv")
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
+        fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
+    for p in traces:
+        if not p.is_file():
+            fail(f"{p}: no such file")
+    names = [n.strip() for n in estimators.split(",") if n.strip()]
+    if not names:
+        fail("--estimators: no estimator named")
+    fixed = parse_params(param)
+    ranges: dict[str, dict[str, str]] = {}
+    for item in range_:
+        key, sep, value = item.partition("=")
+        name, dot, k = key.strip().rpartition(".")
+        if not sep or not dot or not name or not k or ":" not in value:
+            fail(f"--range '{item}': expected ESTIMATOR.KEY=LOW:HIGH, e.g. rfc6298.min_rto=50ms:1s")
+        ranges.setdefault(name, {})[k] = value.strip()
+    busy = not as_json
+    try:
+        if busy:
+            with console.status(f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"):
+                result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, unit=unit)
+        else:
+            result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, unit=unit)
+    except TuneError as e:
+        fail(str(e))
+    for warning in result.warnings:
+        stderr.print(f"rttlab: warning: {warning}", highlight=False, markup=False, soft_wrap=True)
+    if out is not None:
+        result.write(out)
+    if plot is not None:
+        result.plot(plot)
+    if as_json:
+        print_json(result.to_json())
+        return
+    render(result)
+    if out is not None:
+        console.print(f"every point ({len(result.table):,}) written to {out}")
+    if plot is not None:
+        console.print(f"fronts drawn to {plot}")
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:.2f}"
+
+
+def _ms(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:,.1f}"
+
+
+def render(result: Tuning) -> None:
+    import pandas as pd
+    from rich.table import Table
+
+    target = result.settings.target
+    t = result.table
+    per = Table(title=f"{' + '.join(result.inputs)} — {result.samples:,} scored samples, {len(t):,} points; each estimator's Pareto front (bad-timeout rate vs W)", title_justify="left")
+    for name in ("estimator", "setting", "bad TO %", "W ms", "W p99 ms", "MAE ms", "on joint front"):
+        per.add_column(name, justify="left" if name in ("estimator", "setting") else "right", no_wrap=name == "estimator")
+    for name in result.methods:
+        # Points with the same scores (e.g. a floor below every RTO) read as one: the first kept.
+        front = result.front(name).drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
+        # Long fronts: the points around the target are the ones to read; all are in --out/--json.
+        if len(front) > 8:
+            below = front[front["bad_timeout_rate"] <= target]
+            above = front[front["bad_timeout_rate"] > target]
+            front = pd.concat([below.tail(4), above.head(4)])
+        for i, (_, r) in enumerate(front.iterrows()):
+            per.add_row(name if i == 0 else "", r["setting"].removeprefix(name + " ") or "(defaults)", _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["wait_p99_s"]), _ms(r["mae_s"]), "◆" if r["joint_front"] else "")
+        per.add_section()
+    console.print(per)
+    joint = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
+    jt = Table(title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)", title_justify="left")
+    for name in ("setting", "bad TO %", "W ms", "MAE ms"):
+        jt.add_column(name, justify="left" if name == "setting" else "right")
+    below, above = joint[joint["bad_timeout_rate"] <= target], joint[joint["bad_timeout_rate"] > target]
+    for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows()):
+        jt.add_row(r["setting"], _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["mae_s"]))
+    console.print(jt)
+    defaults = t[t["default"]].sort_values("bad_timeout_rate")
+    console.print("defaults: " + "; ".join(f"{r['estimator']} {_pct(r['bad_timeout_rate'])} % / {_ms(r['wait_mean_s'])} ms" for _, r in defaults.iterrows()), highlight=False, soft_wrap=True)
+    rec = result.recommendation
+    if rec is None:
+        console.print(f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}")
+    else:
+        console.print(
+            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}, smallest W): [bold cyan]{rec['setting']}[/] — "
+            f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} % ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} ms (p99 {_ms(rec['wait_p99_s'])} ms), "
+            f"MAE {_ms(rec['mae_s'])} ms",
+            highlight=False, soft_wrap=True,
+        )
+        console.print(f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {rec['command']}[/]", highlight=False, soft_wrap=True)
+    v = result.validation
+    if v is not None:
+        vt = Table(title=f"held-out validation: {v['method']}", title_justify="left")
+        for name in ("held out", "recommendation (tuned on the rest)", "samples", "bad TO % [95 % CI]", "W ms [95 % CI]", "verdict"):
+            vt.add_column(name, justify="right" if name == "samples" else "left")
+        for f in v["folds"]:
+            if f.get("recommendation") is None:
+                vt.add_row(f["held_out"], "—", f"{f['samples']:,}", "—", "—", f["verdict"])
+                continue
+            vt.add_row(
+                f["held_out"], f["recommendation"], f"{f['samples']:,}",
+                f"{_pct(f['bad_timeout_rate'])} [{_pct(f['bad_timeout_rate_ci'][0])}, {_pct(f['bad_timeout_rate_ci'][1])}]",
+                f"{_ms(f['wait_mean_s'])} [{_ms(f['wait_mean_s_ci'][0])}, {_ms(f['wait_mean_s_ci'][1])}]", f["verdict"],
+            )
+        console.print(vt)
+        h = v.get("held_out")
+        if h is not None:
+            line = (
+                f"[bold]held out, pooled[/]: bad-timeout rate {_pct(h['bad_timeout_rate'])} % [{_pct(h['bad_timeout_rate_ci'][0])}, {_pct(h['bad_timeout_rate_ci'][1])}] "
+                f"against the {target:.2%} target — {v['verdict']}; W {_ms(h['wait_mean_s'])} ms [{_ms(h['wait_mean_s_ci'][0])}, {_ms(h['wait_mean_s_ci'][1])}] "
+                f"({h['samples']:,} samples, bootstrap over {h['units']} {h['unit']}s)"
+            )
+            b = v.get("best_default")
+            if b is not None:
+                line += (
+                    f"; best default at that bad-timeout rate: {b['estimator']} ({_pct(b['bad_timeout_rate'])} %, W {_ms(b['wait_mean_s'])} ms"
+                    + (f", the recommendation's W is {b['wait_ratio']:.2f}×)" if b.get("wait_ratio") else f"; {b.get('note', '')})")
+                )
+            console.print(line, highlight=False, soft_wrap=True)
+    for note in result.notes:
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune")(tune)

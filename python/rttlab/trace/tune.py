@@ -1,0 +1,167 @@
+"""``rttlab tune``: search each estimator's parameters on the user's own traces and recommend one.
+
+The search (grid or differential evolution, batched replays) is :mod:`rttlab.trace.tune_search`;
+held-out validation :mod:`rttlab.trace.tune_validate`; the figure :mod:`rttlab.trace.tune_plot`.
+What tune does and how to read it: docs/tuning.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rttlab.trace.estimators import spec
+from rttlab.trace.tune_validate import validate_tuning
+from rttlab.trace.tune_search import (
+    DEFAULT_ESTIMATORS,
+    METRIC_COLUMNS,
+    MIN_SAMPLES,
+    SCHEMA,
+    TIMER_FLOOR,
+    TUNABLE,
+    Settings,
+    Trace,
+    TuneError,
+    _registry,
+    check_target,
+    combine,
+    command,
+    fmt_value,
+    load_trace,
+    needed_samples,
+    pareto_mask,
+    round_value,
+    space,
+    split_time,
+    tune_trace,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "DEFAULT_ESTIMATORS", "METRIC_COLUMNS", "MIN_SAMPLES", "SCHEMA", "TIMER_FLOOR", "TUNABLE", "Settings", "Trace", "TuneError", "Tuning",
+    "fmt_value", "load_trace", "pareto_mask", "round_value", "space", "split_time", "tune",
+]
+
+
+@dataclass
+class Tuning:
+    """The result of :func:`tune`: the full table (one row per replayed point, defaults
+    included), the recommendation, and validation when asked for."""
+
+    inputs: list[str]
+    samples: int
+    settings: Settings
+    methods: dict[str, str]
+    table: pd.DataFrame
+    recommendation: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    validation: dict[str, Any] | None = None
+
+    def front(self, estimator: str | None = None) -> pd.DataFrame:
+        """One estimator's own Pareto front, or the joint front (``None``), sorted by bad rate."""
+        t = self.table
+        if estimator is None:
+            return t[t["joint_front"]].sort_values(["bad_timeout_rate", "wait_mean_s"])
+        return t[(t["estimator"] == estimator) & t["estimator_front"]].sort_values(["bad_timeout_rate", "wait_mean_s"])
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.table
+        cols = ["estimator", "setting", "default", *METRIC_COLUMNS]
+        return {
+            "schema": SCHEMA,
+            "inputs": self.inputs,
+            "samples": self.samples,
+            "target_bad_timeout_rate": self.settings.target,
+            "budget": self.settings.budget,
+            "seed": self.settings.seed,
+            "methods": self.methods,
+            "points": int(len(t)),
+            "fronts": {name: self.front(name)[cols].to_dict("records") for name in self.methods},
+            "joint_front": self.front()[cols].to_dict("records"),
+            "defaults": t[t["default"]][cols].to_dict("records"),
+            "recommendation": self.recommendation,
+            "validation": self.validation,
+            "notes": self.notes,
+            "warnings": self.warnings,
+        }
+
+    def write(self, path: str | Path) -> None:
+        """The full table: Parquet for ``.parquet``, else CSV."""
+        path = Path(path)
+        if path.suffix.lower() == ".parquet":
+            self.table.to_parquet(path, index=False)
+        else:
+            self.table.to_csv(path, index=False)
+
+    def plot(self, path: str | Path) -> None:
+        from rttlab.trace.tune_plot import plot_tuning
+
+        plot_tuning(self, path)
+
+
+def tune(
+    traces: list[str | Path | Trace],
+    estimators: list[str] | None = None,
+    *,
+    target: float = 0.01,
+    budget: int = 300,
+    seed: int = 0,
+    fixed: dict[str, dict[str, str]] | None = None,
+    ranges: dict[str, dict[str, str]] | None = None,
+    validate: bool = False,
+    unit: str | None = None,
+    threads: int | None = None,
+) -> Tuning:
+    """Tune ``estimators`` (default: :data:`DEFAULT_ESTIMATORS`) on ``traces`` (paths of series or
+    captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
+    with the smallest W. ``fixed``: ``{estimator: {key: value}}`` held (``-p``); ``ranges``:
+    ``{estimator: {key: "lo:hi"}}`` searched instead of :data:`TUNABLE`'s. ``validate``: also
+    score the procedure on data it was not tuned on (:func:`validate_tuning`)."""
+    check_target(target)
+    if budget < 4:
+        raise TuneError(f"--budget: {budget} points per estimator is too few (at least 4)")
+    names = list(estimators or DEFAULT_ESTIMATORS)
+    if len(set(names)) != len(names):
+        raise TuneError("--estimators: an estimator is listed twice")
+    fixed, ranges = fixed or {}, ranges or {}
+    for what, given in (("--param", fixed), ("--range", ranges)):
+        for n in given:
+            if n not in names:
+                raise TuneError(f"{what}: '{n}' is not among the estimators tuned ({', '.join(names)})")
+    for n in names:
+        _registry(n)
+        if fixed.get(n):
+            spec(n, **fixed[n])  # the core names a bad key or value
+        space(n, fixed.get(n), ranges.get(n))
+    loaded = [t if isinstance(t, Trace) else load_trace(t, unit) for t in traces]
+    if not loaded:
+        raise TuneError("TRACES: give at least one RTT series or capture")
+    for t in loaded:
+        if t.scored < MIN_SAMPLES:
+            raise TuneError(f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace")
+    settings = Settings(target, budget, seed, threads)
+    data = combine(loaded)
+    table, methods, rec = tune_trace(data, names, settings, fixed, ranges)
+    notes = [
+        f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}" for n, m in methods.items()
+    ]
+    if len(loaded) > 1:
+        notes.append("scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer")
+    warnings = []
+    need = needed_samples(target)
+    if data.scored < need:
+        warnings.append(f"{data.scored:,} scored samples: a {target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} samples (95 % binomial interval); treat the recommendation as rough")
+    if rec is not None:
+        rec["command"] = command([t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"])
+    else:
+        low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
+        notes.append(f"no point meets the target {target:.2%}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target")
+    result = Tuning([t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings)
+    if validate:
+        result.validation = validate_tuning(loaded, names, settings, fixed, ranges)
+        result.warnings += result.validation.pop("warnings", [])
+    return result

@@ -1,0 +1,207 @@
+"""`rttlab tune`: the search, the fronts, the recommendation and held-out validation, on small
+series made here and one real series from ../shared."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rttlab.trace.evaluate import evaluate
+from rttlab.trace.estimators import spec
+from rttlab.trace.tune import Trace, TuneError, fmt_value, load_trace, pareto_mask, round_value, space, split_time, tune
+from rttlab.trace.tune_validate import bootstrap, units, verdict
+
+RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def spiky(n: int = 600, seed: int = 1) -> str:
+    """100 ms ± jitter with a spike of 2–4× every ~25 samples: a floor decides the bad timeouts."""
+    rng = np.random.default_rng(seed)
+    rtt = 100 + rng.normal(0, 5, n).clip(-15, 15)
+    spikes = rng.random(n) < 0.04
+    rtt[spikes] *= rng.uniform(2, 4, spikes.sum())
+    return "\n".join(f"{x:.3f}" for x in rtt)
+
+
+def test_the_pareto_front_keeps_only_undominated_points_and_exact_ties():
+    bad = np.array([0.0, 0.01, 0.01, 0.02, 0.02, 0.05, np.nan])
+    wait = np.array([1.0, 0.5, 0.6, 0.5, 0.4, 0.4, 0.1])
+    assert pareto_mask(bad, wait).tolist() == [True, True, False, False, True, False, False]
+    assert pareto_mask(np.array([0.1, 0.1]), np.array([0.2, 0.2])).tolist() == [True, True]
+
+
+def test_values_are_rounded_to_what_a_user_writes_and_read_back_exactly():
+    assert round_value("duration", 0.183456) == 0.183
+    assert fmt_value("duration", 0.183) == "183ms"
+    assert fmt_value("duration", 1.5) == "1.5s"
+    assert fmt_value("duration", 0.000123) == "123us"
+    assert fmt_value("float", 4.81) == "4.81"
+    assert round_value("int", 24.6) == 25.0 and fmt_value("int", 25.0) == "25"
+    from rttlab import _core
+
+    for x in (0.183, 1.5, 0.000123, 0.0519):
+        assert _core.parse_duration(fmt_value("duration", x)) == round(x * 1e9)
+
+
+def test_a_one_parameter_grid_recommends_the_smallest_wait_meeting_the_target(write):
+    path = write("s.csv", spiky())
+    result = tune([path], ["constant"], target=0.02, budget=60)
+    rec = result.recommendation
+    t = result.table
+    assert result.methods == {"constant": "grid"}
+    assert rec is not None and rec["bad_timeout_rate"] <= 0.02
+    feasible = t[t["bad_timeout_rate"] <= 0.02]
+    assert rec["wait_mean_s"] == feasible["wait_mean_s"].min()
+    # A lower bad-timeout target costs wait: the front is a trade-off.
+    strict = tune([path], ["constant"], target=0.005, budget=60).recommendation
+    assert strict["wait_mean_s"] > rec["wait_mean_s"]
+
+
+def test_the_recommendation_reproduces_its_numbers_through_evaluate(write):
+    path = write("s.csv", spiky())
+    rec = tune([path], ["rfc6298", "linux"], target=0.02, budget=40).recommendation
+    assert rec is not None
+    assert rec["setting"].startswith(rec["estimator"] + " ")
+    again = evaluate(path, [spec(rec["estimator"], **rec["params"])], min_rto=rec["timer_floor_s"] or None)
+    row = again.rows[0]
+    assert row["bad_timeouts"] == rec["bad_timeouts"]
+    assert row["wait_mean_s"] == pytest.approx(rec["wait_mean_s"], rel=1e-12)
+
+
+def test_three_parameters_go_to_differential_evolution_and_the_same_seed_gives_the_same_table(write):
+    path = write("s.csv", spiky(300))
+    a = tune([path], ["rfc6298"], target=0.02, budget=90, seed=3)
+    b = tune([path], ["rfc6298"], target=0.02, budget=90, seed=3)
+    assert a.methods == {"rfc6298": "differential-evolution"}
+    cols = ["setting", "bad_timeout_rate", "wait_mean_s"]
+    assert a.table[cols].equals(b.table[cols])
+    assert a.recommendation == b.recommendation
+    # Every point replayed is kept (the history draws the front), the defaults too.
+    assert len(a.table) > 45 and a.table["default"].sum() == 1
+
+
+def test_fixed_and_ranged_parameters_shape_the_search_space():
+    assert [d.key for d in space("rfc6298", {"k": "4"})] == ["min_rto", "granularity"]
+    (floor,) = space("linux", None, {"rto_min": "50ms:300ms"})
+    assert (floor.lo, floor.hi) == (0.05, 0.3)
+    with pytest.raises(TuneError, match=r"--param rfc6298.min_rto and --range rfc6298.min_rto"):
+        space("rfc6298", {"min_rto": "200ms"}, {"min_rto": "1ms:1s"})
+    with pytest.raises(TuneError, match=r"constant has no tunable parameter left"):
+        space("constant", {"rto": "1s"})
+    with pytest.raises(TuneError, match=r"outside the accepted range 0s\.\.60s"):
+        space("rfc6298", None, {"min_rto": "1ms:100s"})
+
+
+def test_splitting_by_time_cuts_every_stream_and_keeps_every_sample(write):
+    trace = load_trace(write("s.csv", spiky(200)))
+    first, second = split_time(trace)
+    assert len(first.rtts_ns) + len(second.rtts_ns) == len(trace.rtts_ns)
+    assert first.times_ns.max() < second.times_ns.min()
+
+
+def test_validation_units_add_up_to_the_pooled_replay(write):
+    trace = load_trace(write("s.csv", spiky(400)))
+    n, bad, wsum, kind = units(trace, "rfc6298", {"min_rto": "150ms"}, 0.0)
+    row = evaluate(trace.name, [spec("rfc6298", min_rto="150ms")]).rows[0]
+    assert kind == "segment" and len(n) > 10
+    assert n.sum() == row["samples"] and bad.sum() == row["bad_timeouts"]
+    assert wsum.sum() / n.sum() == pytest.approx(row["wait_mean_s"], rel=1e-9)
+    ci_bad, ci_w = bootstrap(n, bad, wsum, seed=0)
+    assert ci_bad[0] <= bad.sum() / n.sum() <= ci_bad[1]
+    assert ci_w[0] <= row["wait_mean_s"] <= ci_w[1]
+
+
+def test_a_recommendation_is_judged_against_the_target_by_its_interval():
+    assert verdict(0.008, [0.004, 0.012], 0.01) == "holds"
+    assert verdict(0.015, [0.008, 0.02], 0.01) == "holds within its interval"
+    assert verdict(0.03, [0.02, 0.04], 0.01) == "does not hold"
+
+
+def test_validation_by_trace_holds_out_each_trace_once(write):
+    paths = [write(f"s{i}.csv", spiky(300, seed=i)) for i in range(3)]
+    v = tune(paths, ["linux", "constant"], target=0.02, budget=30, validate=True).validation
+    assert v["method"] == "leave one trace out (3 folds)"
+    assert sorted(f["held_out"] for f in v["folds"]) == sorted(map(str, paths))
+    held = v["held_out"]
+    assert held["samples"] == sum(f["samples"] for f in v["folds"] if f["recommendation"])
+    assert held["bad_timeout_rate_ci"][0] <= held["bad_timeout_rate"] <= held["bad_timeout_rate_ci"][1]
+    assert v["verdict"] in ("holds", "holds within its interval", "does not hold")
+    assert set(v["defaults_held_out"]) == {"linux", "constant"}
+
+
+def test_small_inputs_warn_with_the_samples_a_target_needs(write):
+    result = tune([write("s.csv", spiky(120))], ["linux"], target=0.01, budget=10, validate=True)
+    assert any("≈1,522 samples" in w for w in result.warnings)
+    assert any("held-out samples" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-e", "constant", "-p", "constant.rto=1s"], "--estimators: constant has no tunable parameter left"),
+        (["-t", "60%"], "--target-bad-timeouts: 0.6 is outside (0, 50%)"),
+        (["-t", "often"], "--target-bad-timeouts: cannot read 'often'"),
+        (["-e", "rfc6298", "-p", "rfc6298.min_rto=200ms", "-r", "rfc6298.min_rto=1ms:1s"], "--param rfc6298.min_rto and --range rfc6298.min_rto both given"),
+        (["-e", "nope"], "--estimators: unknown estimator 'nope'"),
+        (["-e", "linux", "-r", "linux.rto_min=1s"], "--range 'linux.rto_min=1s': expected ESTIMATOR.KEY=LOW:HIGH"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors_naming_the_argument(write, args, message):
+    path = write("s.csv", spiky(100))
+    out = run("tune", path, *args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], out.stderr
+
+
+def test_a_trace_with_too_few_samples_is_named(write):
+    short = write("short.csv", "100\n101\n99\n")
+    out = run("tune", short, "-e", "linux")
+    assert out.returncode == 2 and "short.csv: 2 scored samples; tune needs at least 20" in out.stderr
+
+
+def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
+    path = write("s.csv", spiky(300))
+    table, figure = tmp_path / "points.csv", tmp_path / "front.png"
+    out = run("tune", path, "-e", "linux,constant", "--budget", "30", "--json", "--out", table, "--plot", figure)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["schema"] == "rttlab.tune/1"
+    assert set(doc["fronts"]) == {"linux", "constant"}
+    assert doc["recommendation"]["bad_timeout_rate"] <= 0.01
+    assert doc["recommendation"]["command"].startswith(f"rttlab evaluate {path} -e ")
+    import pandas as pd
+
+    points = pd.read_csv(table)
+    assert len(points) == doc["points"] and {"estimator", "setting", "bad_timeout_rate", "wait_mean_s", "mae_s", "joint_front"} <= set(points.columns)
+    assert figure.stat().st_size > 10_000
+
+
+def test_a_real_series_gets_a_recommendation_meeting_its_target(shared):
+    path = shared / "rtt-series" / "tyrell_roundtrip028.csv"
+    result = tune([path], ["linux", "quic"], target=0.01, budget=60)
+    rec = result.recommendation
+    assert rec is not None and rec["bad_timeout_rate"] <= 0.01
+    # The tuned point is at least as good as each estimator's defaults that meet the target.
+    defaults = result.table[result.table["default"] & (result.table["bad_timeout_rate"] <= 0.01)]
+    assert all(rec["wait_mean_s"] <= w for w in defaults["wait_mean_s"])
+    assert not math.isnan(rec["mae_s"])
+
+
+def test_a_capture_is_tuned_on_its_path_rtt_connections(shared):
+    path = shared / "captures" / "zeek-tcprs_rto001.pcap"
+    trace = load_trace(path)
+    assert trace.kind == "capture" and trace.scored >= 20
+    result = tune([trace], ["linux"], target=0.05, budget=20)
+    row = evaluate(path, [spec("linux", rto_min="200ms")]).rows[0]
+    assert result.samples == row["samples"]
+    assert isinstance(trace, Trace)
