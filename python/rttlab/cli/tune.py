@@ -28,6 +28,7 @@ def tune(
     range_: list[str] = typer.Option([], "--range", "-r", help="Search a parameter over LOW:HIGH instead of the default range: NAME.KEY=LOW:HIGH, repeatable (KEY timer_min_rto: the timer's floor)."),
     budget: int = typer.Option(300, "--budget", help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution for more."),
     seed: int = typer.Option(0, "--seed", help="Seed of the search and of the bootstrap (same seed, same result)."),
+    confidence: float = typer.Option(None, "--confidence", help="Recommend only points meeting the target at this one-sided confidence (Clopper–Pearson upper bound of the bad-timeout rate), e.g. 0.95 [default: the rate itself]."),
     validate: bool = typer.Option(False, "--validate", help="Also score the recommendation on data it was not tuned on (leave one trace out; one trace: split by time), with bootstrap intervals."),
     unit: str = typer.Option(None, "--unit", help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header]."),
     out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet or .csv)."),
@@ -67,9 +68,9 @@ def tune(
     try:
         if busy:
             with console.status(f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"):
-                result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, unit=unit)
+                result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
         else:
-            result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, unit=unit)
+            result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
     except TuneError as e:
         fail(str(e))
     for warning in result.warnings:
@@ -128,11 +129,12 @@ def render(result: Tuning) -> None:
     defaults = t[t["default"]].sort_values("bad_timeout_rate")
     console.print("defaults: " + "; ".join(f"{r['estimator']} {_pct(r['bad_timeout_rate'])} % / {_ms(r['wait_mean_s'])} ms" for _, r in defaults.iterrows()), highlight=False, soft_wrap=True)
     rec = result.recommendation
+    conf = f" at {result.settings.confidence:.0%} confidence" if result.settings.confidence is not None else ""
     if rec is None:
-        console.print(f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}")
+        console.print(f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}{conf}")
     else:
         console.print(
-            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}, smallest W): [bold cyan]{rec['setting']}[/] — "
+            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{rec['setting']}[/] — "
             f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} % ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} ms (p99 {_ms(rec['wait_p99_s'])} ms), "
             f"MAE {_ms(rec['mae_s'])} ms",
             highlight=False, soft_wrap=True,

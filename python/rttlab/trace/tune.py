@@ -76,6 +76,7 @@ class Tuning:
             "inputs": self.inputs,
             "samples": self.samples,
             "target_bad_timeout_rate": self.settings.target,
+            "confidence": self.settings.confidence,
             "budget": self.settings.budget,
             "seed": self.settings.seed,
             "methods": self.methods,
@@ -113,6 +114,7 @@ def tune(
     fixed: dict[str, dict[str, str]] | None = None,
     ranges: dict[str, dict[str, str]] | None = None,
     validate: bool = False,
+    confidence: float | None = None,
     unit: str | None = None,
     threads: int | None = None,
 ) -> Tuning:
@@ -120,8 +122,12 @@ def tune(
     captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
     with the smallest W. ``fixed``: ``{estimator: {key: value}}`` held (``-p``); ``ranges``:
     ``{estimator: {key: "lo:hi"}}`` searched instead of :data:`TUNABLE`'s. ``validate``: also
-    score the procedure on data it was not tuned on (:func:`validate_tuning`)."""
+    score the procedure on data it was not tuned on (:func:`validate_tuning`). ``confidence``:
+    recommend only points meeting the target at that one-sided Clopper–Pearson upper bound
+    (:func:`rttlab.trace.tune_search.recommend`)."""
     check_target(target)
+    if confidence is not None and not (0.5 <= confidence < 1):
+        raise TuneError(f"--confidence: {confidence:g} is outside [0.5, 1): give e.g. 0.95")
     if budget < 4:
         raise TuneError(f"--budget: {budget} points per estimator is too few (at least 4)")
     names = list(estimators or DEFAULT_ESTIMATORS)
@@ -143,7 +149,7 @@ def tune(
     for t in loaded:
         if t.scored < MIN_SAMPLES:
             raise TuneError(f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace")
-    settings = Settings(target, budget, seed, threads)
+    settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
     table, methods, rec = tune_trace(data, names, settings, fixed, ranges)
     notes = [
@@ -159,7 +165,8 @@ def tune(
         rec["command"] = command([t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"])
     else:
         low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
-        notes.append(f"no point meets the target {target:.2%}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target")
+        how = f" at {confidence:.0%} confidence" if confidence is not None else ""
+        notes.append(f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target")
     result = Tuning([t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings)
     if validate:
         result.validation = validate_tuning(loaded, names, settings, fixed, ranges)

@@ -297,6 +297,8 @@ class Settings:
     budget: int = 300
     seed: int = 0
     threads: int | None = None
+    #: Recommend only points meeting the target at this one-sided confidence (see :func:`recommend`).
+    confidence: float | None = None
 
 
 def _spec_of(name: str, point: dict[str, float], dims: dict[str, Dim], fixed: dict[str, str]) -> tuple[Spec, float]:
@@ -481,10 +483,26 @@ def _table(searched: list[Searched], defaults: list[dict[str, Any]]) -> pd.DataF
     return t
 
 
-def recommend(table: pd.DataFrame, target: float) -> dict[str, Any] | None:
+def upper_bound(bad: np.ndarray, n: np.ndarray, confidence: float) -> np.ndarray:
+    """One-sided Clopper–Pearson upper bound of a rate from ``bad`` events in ``n`` trials:
+    the Beta(k + 1, n − k) quantile at ``confidence`` (1 when k = n)."""
+    from scipy.stats import beta
+
+    bad, n = np.asarray(bad, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(bad >= n, 1.0, beta.ppf(confidence, bad + 1, np.maximum(n - bad, 1e-300)))
+
+
+def recommend(table: pd.DataFrame, target: float, confidence: float | None = None) -> dict[str, Any] | None:
     """Among the points whose bad-timeout rate meets ``target``, the one with the smallest W
-    (ties: lower bad rate, then lower forecast error). None when no point meets it."""
-    ok = table[table["bad_timeout_rate"] <= target + 1e-12]
+    (ties: lower bad rate, then lower forecast error). None when no point meets it. With
+    ``confidence`` (e.g. 0.95), a point must meet the target at the one-sided Clopper–Pearson
+    upper bound of its rate, not just at the rate itself: a margin that shrinks as the
+    tuning data grows, against picking a point that meets the target only by luck."""
+    if confidence is None:
+        ok = table[table["bad_timeout_rate"] <= target + 1e-12]
+    else:
+        ok = table[upper_bound(table["bad_timeouts"].to_numpy(), table["samples"].to_numpy(), confidence) <= target + 1e-12]
     if ok.empty:
         return None
     best = ok.assign(_mae=ok["mae_s"].fillna(math.inf)).sort_values(["wait_mean_s", "bad_timeout_rate", "_mae"], kind="stable").iloc[0]
@@ -516,4 +534,4 @@ def tune_trace(trace: Trace, names: list[str], settings: Settings, fixed: dict[s
     fixed, ranges = fixed or {}, ranges or {}
     searched = [search(trace, n, settings, fixed.get(n), ranges.get(n)) for n in names]
     table = _table(searched, _defaults(trace, names, fixed, settings.threads))
-    return table, {s.estimator: s.method for s in searched}, recommend(table, settings.target)
+    return table, {s.estimator: s.method for s in searched}, recommend(table, settings.target, settings.confidence)

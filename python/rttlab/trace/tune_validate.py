@@ -58,21 +58,33 @@ def units(trace: Trace, name: str, params: dict[str, str], floor: float) -> tupl
 
 
 def bootstrap(n: np.ndarray, bad: np.ndarray, wsum: np.ndarray, seed: int) -> tuple[list[float], list[float]]:
-    """95 % percentile intervals of the pooled bad-timeout rate and mean W."""
+    """95 % percentile intervals of the pooled bad-timeout rate and mean W. With no bad timeout
+    at all every replicate is 0, so the rate's upper end is the rule of three instead (3/n: the
+    one-sided 95 % bound for zero events in n trials)."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(n), size=(REPLICATES, len(n)))
     total = n[idx].sum(axis=1)
     rate = bad[idx].sum(axis=1) / total
     w = wsum[idx].sum(axis=1) / total
-    return [float(x) for x in np.percentile(rate, [2.5, 97.5])], [float(x) for x in np.percentile(w, [2.5, 97.5])]
+    ci_rate = [float(x) for x in np.percentile(rate, [2.5, 97.5])]
+    if bad.sum() == 0:
+        ci_rate[1] = 3.0 / float(n.sum())
+    return ci_rate, [float(x) for x in np.percentile(w, [2.5, 97.5])]
 
 
-def verdict(rate: float, interval: list[float], target: float) -> str:
+def verdict(rate: float, interval: list[float], target: float, samples: int | None = None) -> str:
+    """How a held-out rate reads against the target. Below :func:`needed_samples` held-out
+    samples the data cannot tell a rate from the target, and the verdict says so."""
     if rate <= target:
-        return "holds"
-    if interval[0] <= target:
-        return "holds within its interval"
-    return "does not hold"
+        text = "holds"
+    elif interval[0] <= target:
+        text = "holds within its interval"
+    else:
+        return "does not hold"
+    need = needed_samples(target)
+    if samples is not None and samples < need:
+        text += f" (too few samples to tell: {samples:,} of ≈{need:,})"
+    return text
 
 
 def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, fixed: dict, ranges: dict) -> dict[str, Any]:
@@ -104,7 +116,7 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
         fold.update(
             recommendation=rec["setting"], tuned_bad_timeout_rate=rec["bad_timeout_rate"], tuned_wait_mean_s=rec["wait_mean_s"],
             bad_timeout_rate=float(rate), bad_timeout_rate_ci=ci_bad, wait_mean_s=float(wait), wait_mean_s_ci=ci_w,
-            verdict=verdict(rate, ci_bad, settings.target),
+            verdict=verdict(rate, ci_bad, settings.target, test.scored),
         )
         out_folds.append(fold)
         n_all.append(n)
@@ -130,7 +142,7 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
         "samples": int(n.sum()), "units": len(n), "unit": unit,
         "bad_timeout_rate": rate, "bad_timeout_rate_ci": ci_bad, "wait_mean_s": wait, "wait_mean_s_ci": ci_w,
     }
-    result["verdict"] = verdict(rate, ci_bad, settings.target)
+    result["verdict"] = verdict(rate, ci_bad, settings.target, int(n.sum()))
     pooled = {e: {"bad_timeout_rate": v[1] / v[0], "wait_mean_s": v[2] / v[0]} for e, v in defaults.items() if v[0] > 0}
     result["defaults_held_out"] = pooled
     # The best default at the same bad-timeout rate: the smallest held-out W among defaults whose
