@@ -223,3 +223,12 @@ def test_a_confidence_level_asks_for_a_margin_below_the_target(write):
 
     assert upper_bound(np.array([sure["bad_timeouts"]]), np.array([sure["samples"]]), 0.95)[0] <= 0.02
     assert upper_bound(np.array([0]), np.array([100]), 0.95)[0] == pytest.approx(1 - 0.05 ** (1 / 100))
+
+
+def test_a_timer_floor_point_reproduces_through_evaluate_min_rto(write):
+    path = write("s.csv", spiky())
+    result = tune([path], ["last"], target=0.05, budget=40)
+    rec = result.recommendation
+    assert rec["timer_floor_s"] > 0 and "--min-rto" in rec["command"]
+    row = evaluate(path, [spec("last", **rec["params"])], min_rto=rec["timer_floor_s"]).rows[0]
+    assert (row["bad_timeouts"], row["wait_mean_s"]) == (rec["bad_timeouts"], pytest.approx(rec["wait_mean_s"], rel=1e-12))

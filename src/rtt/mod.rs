@@ -11,6 +11,7 @@
 
 pub mod baseline;
 pub mod ca_rto;
+pub mod conformal;
 pub mod eifel;
 pub mod fixed_share;
 pub mod linux;
@@ -134,6 +135,7 @@ estimators! {
     FixedShare(fixed_share::FixedShare),
     CaRto(ca_rto::CaRto),
     Regression(regression::Regression),
+    Conformal(conformal::Conformal),
 }
 
 /// One registered algorithm: its name as used on the command line and in scenario files.
@@ -155,6 +157,7 @@ const REGISTRY: &[Info] = &[
     fixed_share::INFO,
     ca_rto::INFO,
     regression::INFO,
+    conformal::INFO,
     baseline::LAST_INFO,
     baseline::CONSTANT_INFO,
 ];
@@ -208,6 +211,7 @@ mod tests {
         ("peak-hopper", 2 * MS),
         ("quic", MS),
         ("regression", 1),
+        ("conformal", 1),
         ("last", 1),
         ("constant", SEC),
     ];

@@ -34,6 +34,7 @@ FLOOR_PARAMS: dict[str, tuple[str, str]] = {
     "rfc6298": ("min_rto", "absolute"),
     "ca-rto": ("min_rto", "absolute"),
     "regression": ("min_rto", "absolute"),
+    "conformal": ("min_rto", "absolute"),
     "linux": ("rto_min", "above-srtt"),
     "fixed-share": ("min_rto", "above-srtt"),  # "absolute" with rto=rfc6298, see floor_of
 }

@@ -21,6 +21,7 @@ _COLOURS = {
     "fixed-share": "#ff7f0e",
     "ca-rto": "#17becf",
     "regression": "#e377c2",
+    "conformal": "#000000",
     "last": "#7f7f7f",
     "constant": "#bcbd22",
 }

@@ -59,6 +59,9 @@ TUNABLE: dict[str, dict[str, tuple[float, float, bool]]] = {
     "fixed-share": {"min_rto": (0.001, 3.0, True), "eta": (0.1, 20.0, True), "alpha": (0.001, 0.5, True)},
     "ca-rto": {"min_rto": (0.001, 3.0, True), "granularity": (0.001, 0.5, True)},
     "regression": {"min_rto": (0.001, 3.0, True), "k": (0.5, 16.0, True), "under_penalty": (0.0005, 0.2, True)},
+    # Its own target is a knob, not the user's target: the timer's expiries are not all bad
+    # timeouts (the timer restarts at each ACK), so the best α for a bad-timeout target differs.
+    "conformal": {"min_rto": (0.001, 3.0, True), "target": (0.001, 0.2, True), "eta": (0.005, 0.5, True)},
     "last": {TIMER_FLOOR: (0.001, 3.0, True), "multiplier": (1.0, 8.0, True)},
     "constant": {"rto": (0.001, 10.0, True)},
 }
