@@ -232,3 +232,14 @@ def test_a_timer_floor_point_reproduces_through_evaluate_min_rto(write):
     assert rec["timer_floor_s"] > 0 and "--min-rto" in rec["command"]
     row = evaluate(path, [spec("last", **rec["params"])], min_rto=rec["timer_floor_s"]).rows[0]
     assert (row["bad_timeouts"], row["wait_mean_s"]) == (rec["bad_timeouts"], pytest.approx(rec["wait_mean_s"], rel=1e-12))
+
+
+def test_the_conformal_rto_keeps_the_bad_timeout_rate_near_its_target_in_the_timer_replay(write):
+    path = write("s.csv", spiky(5000, seed=4))
+    rows = evaluate(path, [spec("conformal", target="0.05"), spec("conformal", target="0.01")]).rows
+    by = {r["estimator"]: r for r in rows}
+    # A bad timeout needs a miss, and the misses track the target: at most the target, plus the
+    # tracker's finite-sample slack (ln 1000 + η)/(η·T) ≈ 0.03 at T = 5000.
+    assert 0.02 <= by["conformal(target=0.05)"]["bad_timeout_rate"] <= 0.05 + 0.03
+    assert by["conformal(target=0.01)"]["bad_timeout_rate"] <= 0.01 + 0.03
+    assert by["conformal(target=0.01)"]["wait_mean_s"] > by["conformal(target=0.05)"]["wait_mean_s"]
