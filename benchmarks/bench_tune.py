@@ -19,39 +19,48 @@ from rttlab.trace.tune_search import Dim, Settings, Trace, load_trace
 from rttlab.trace.tune_search import replay_points
 
 
-def numpy_peer(trace: Trace, min_rto: np.ndarray, k: np.ndarray, granularity: float = 1e-3, initial: float = 1.0, max_rto: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+def numpy_peer(trace: Trace, min_rto: np.ndarray, k: np.ndarray, granularity: float = 1e-3, max_rto: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
     """RFC 6298 with the Allman & Paxson timer (back-off, Karn, no timestamps), one array slot
-    per grid point: (bad timeouts, sum of W) pooled over the trace's streams."""
-    bad = np.zeros(len(k))
-    wsum = np.zeros(len(k))
-    t_all = trace.times_ns.astype(np.float64) / 1e9
-    y_all = trace.rtts_ns.astype(np.float64) / 1e9
+    per grid point: (bad timeouts, sum of W in s) pooled over the trace's streams. Times and
+    RTOs are integer nanoseconds, as in the core (a deadline equal to the ACK's time is an
+    expiry, so float seconds would miscount the ties)."""
+    n = len(k)
+    bad = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    g = granularity * 1e9
+    floor_ns = np.rint(min_rto * 1e9).astype(np.int64)
+    cap = int(max_rto * 1e9)
+
+    def base(srtt: np.ndarray, var: np.ndarray, kk: np.ndarray, fl: np.ndarray) -> np.ndarray:
+        raw = np.floor(srtt + np.maximum(g, kk * var) + 0.5).astype(np.int64)  # round_ns
+        return np.minimum(np.maximum(raw, fl), cap)
+
     for a, b in zip(trace.starts, trace.ends):
-        t, y = t_all[a:b], y_all[a:b]
-        srtt = np.full(len(k), y[0])
-        var = np.full(len(k), y[0] / 2)
-        rto = np.minimum(np.maximum(np.floor((srtt + np.maximum(granularity, k * var)) * 1e9 + 0.5) / 1e9, min_rto), max_rto)
-        doublings = np.zeros(len(k))
+        t = trace.times_ns[a:b].astype(np.int64)
+        y = trace.rtts_ns[a:b].astype(np.int64)
+        srtt = np.full(n, float(y[0]))
+        var = np.full(n, y[0] / 2.0)
+        rto = base(srtt, var, k, floor_ns)
+        doublings = np.zeros(n, dtype=np.int64)
         for i in range(1, len(y)):
             armed = max(t[i - 1], t[i] - y[i])
-            in_force = np.minimum(rto * 2.0**doublings, max_rto)
+            in_force = np.minimum(rto << doublings, cap)
             wsum += in_force
             fire = armed + in_force
             late = fire <= t[i]
             bad += late
+            ok = ~late  # Karn: a timed-out segment's sample is withheld
             # Back off until the timer no longer fires before the ACK (one episode, many expiries).
             while late.any():
                 doublings[late] += 1
-                fire[late] += np.minimum(rto[late] * 2.0 ** doublings[late], max_rto)
+                fire[late] += np.minimum(rto[late] << doublings[late], cap)
                 late &= fire <= t[i]
-            ok = ~(armed + in_force <= t[i])  # Karn: a timed-out segment's sample is withheld
-            r = y[i]
+            r = float(y[i])
             var[ok] = 0.75 * var[ok] + 0.25 * np.abs(srtt[ok] - r)
             srtt[ok] = 0.875 * srtt[ok] + 0.125 * r
-            rto[ok] = np.minimum(np.maximum(np.floor((srtt[ok] + np.maximum(granularity, k[ok] * var[ok])) * 1e9 + 0.5) / 1e9, min_rto[ok]), max_rto)
+            rto[ok] = base(srtt[ok], var[ok], k[ok], floor_ns[ok])
             doublings[ok] = 0
-    _ = initial  # the first sample sets the RTO before any segment is timed
-    return bad, wsum
+    return bad.astype(np.float64), wsum / 1e9
 
 
 def main() -> None:
