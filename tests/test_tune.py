@@ -93,6 +93,10 @@ def test_fixed_and_ranged_parameters_shape_the_search_space():
     assert [d.key for d in space("rfc6298", {"k": "4"})] == ["min_rto", "granularity"]
     (floor,) = space("linux", None, {"rto_min": "50ms:300ms"})
     assert (floor.lo, floor.hi) == (0.05, 0.3)
+    # The timer's floor can be searched for any estimator, on top of its own parameters.
+    assert [d.key for d in space("linux", None, {"timer_min_rto": "10ms:100ms"})] == ["rto_min", "timer_min_rto"]
+    with pytest.raises(TuneError, match=r"--range linux.nope: linux has no parameter 'nope'"):
+        space("linux", None, {"nope": "1:2"})
     with pytest.raises(TuneError, match=r"--param rfc6298.min_rto and --range rfc6298.min_rto"):
         space("rfc6298", {"min_rto": "200ms"}, {"min_rto": "1ms:1s"})
     with pytest.raises(TuneError, match=r"constant has no tunable parameter left"):

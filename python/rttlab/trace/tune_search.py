@@ -235,7 +235,7 @@ def space(name: str, fixed: dict[str, str] | None = None, ranges: dict[str, str]
     for key in ranges:
         if key in fixed:
             raise TuneError(f"--param {name}.{key} and --range {name}.{key} both given: fix the parameter or search it, not both")
-        if key not in TUNABLE.get(name, {}) and key not in declared:
+        if key != TIMER_FLOOR and key not in TUNABLE.get(name, {}) and key not in declared:
             raise TuneError(f"--range {name}.{key}: {name} has no parameter '{key}' (known: {', '.join(declared)})")
     dims = []
     searched = dict(TUNABLE.get(name, {}))
