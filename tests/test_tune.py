@@ -247,3 +247,19 @@ def test_the_conformal_rto_keeps_the_bad_timeout_rate_near_its_target_in_the_tim
     assert 0.02 <= by["conformal(target=0.05)"]["bad_timeout_rate"] <= 0.05 + 0.03
     assert by["conformal(target=0.01)"]["bad_timeout_rate"] <= 0.01 + 0.03
     assert by["conformal(target=0.01)"]["wait_mean_s"] > by["conformal(target=0.05)"]["wait_mean_s"]
+
+
+def test_a_duckdb_file_keeps_every_run_and_a_rerun_replaces_its_own_rows(write, tmp_path):
+    import duckdb
+
+    path = write("s.csv", spiky(200))
+    db = tmp_path / "tune.duckdb"
+    a = tune([path], ["constant"], target=0.02, budget=20)
+    a.write(db)
+    a.write(db)
+    tune([path], ["constant"], target=0.05, budget=20).write(db)
+    con = duckdb.connect(str(db))
+    counts = con.execute("SELECT target, count(*) FROM tune_points GROUP BY target ORDER BY target").fetchall()
+    assert counts == [(0.02, len(a.table)), (0.05, len(a.table))]
+    best = con.execute("SELECT setting FROM tune_points WHERE target = 0.02 AND bad_timeout_rate <= 0.02 ORDER BY wait_mean_s LIMIT 1").fetchone()[0]
+    assert best == a.recommendation["setting"]

@@ -31,7 +31,7 @@ def tune(
     confidence: float = typer.Option(None, "--confidence", help="Recommend only points meeting the target at this one-sided confidence (Clopper–Pearson upper bound of the bad-timeout rate), e.g. 0.95 [default: the rate itself]."),
     validate: bool = typer.Option(False, "--validate", help="Also score the recommendation on data it was not tuned on (leave one trace out; one trace: split by time), with bootstrap intervals."),
     unit: str = typer.Option(None, "--unit", help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header]."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet or .csv)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet, .csv, or .duckdb: appended to its table tune_points)."),
     plot: Path = typer.Option(None, "--plot", help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf)."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."),
 ) -> None:
@@ -46,8 +46,8 @@ def tune(
     rate = parse_rate(target)
     if unit is not None and unit not in ("s", "ms", "us"):
         fail(f"--unit: '{unit}' is not one of s, ms, us")
-    if out is not None and out.suffix.lower() not in (".parquet", ".csv"):
-        fail(f"--out: '{out}' must end in .parquet or .csv")
+    if out is not None and out.suffix.lower() not in (".parquet", ".csv", ".duckdb"):
+        fail(f"--out: '{out}' must end in .parquet, .csv or .duckdb")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
     for p in traces:

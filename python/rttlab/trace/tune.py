@@ -91,12 +91,51 @@ class Tuning:
         }
 
     def write(self, path: str | Path) -> None:
-        """The full table: Parquet for ``.parquet``, else CSV."""
+        """The full table: Parquet for ``.parquet``, DuckDB for ``.duckdb`` (appended to the table
+        ``tune_points``, see :meth:`write_duckdb`), else CSV."""
         path = Path(path)
         if path.suffix.lower() == ".parquet":
             self.table.to_parquet(path, index=False)
+        elif path.suffix.lower() == ".duckdb":
+            self.write_duckdb(path)
         else:
             self.table.to_csv(path, index=False)
+
+    def run_key(self) -> str:
+        """What identifies this run: inputs, estimators, target, budget, seed, confidence (a
+        rerun with the same key replaces its rows in a DuckDB file)."""
+        import hashlib
+        import json
+
+        s = self.settings
+        doc = {"inputs": self.inputs, "estimators": list(self.methods), "target": s.target, "budget": s.budget, "seed": s.seed, "confidence": s.confidence}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+    def write_duckdb(self, path: str | Path) -> None:
+        """Every point into the DuckDB table ``tune_points`` (one schema for every run: the
+        parameters as JSON text in ``params``), keyed by :meth:`run_key`; a rerun replaces its
+        own rows, other runs stay. Query it with SQL, e.g. ``SELECT setting, bad_timeout_rate,
+        wait_mean_s FROM tune_points WHERE joint_front ORDER BY bad_timeout_rate``."""
+        import json
+
+        import duckdb
+
+        cols = ["estimator", "setting", "default", "timer_floor_s", *METRIC_COLUMNS, "estimator_front", "joint_front"]
+        frame = self.table[cols].copy()
+        frame.insert(0, "params", [json.dumps(p, sort_keys=True) for p in self.table["params"]])
+        frame.insert(0, "run", self.run_key())
+        frame.insert(1, "inputs", " + ".join(self.inputs))
+        frame.insert(2, "target", self.settings.target)
+        frame.insert(3, "seed", self.settings.seed)
+        frame["lost_wait_mean_s"] = frame["lost_wait_mean_s"].astype("float64")
+        con = duckdb.connect(str(path))
+        try:
+            con.register("points", frame)
+            con.execute("CREATE TABLE IF NOT EXISTS tune_points AS SELECT * FROM points WHERE false")
+            con.execute("DELETE FROM tune_points WHERE run = ?", [self.run_key()])
+            con.execute("INSERT INTO tune_points BY NAME SELECT * FROM points")
+        finally:
+            con.close()
 
     def plot(self, path: str | Path) -> None:
         from rttlab.trace.tune_plot import plot_tuning
