@@ -263,3 +263,11 @@ def test_a_duckdb_file_keeps_every_run_and_a_rerun_replaces_its_own_rows(write, 
     assert counts == [(0.02, len(a.table)), (0.05, len(a.table))]
     best = con.execute("SELECT setting FROM tune_points WHERE target = 0.02 AND bad_timeout_rate <= 0.02 ORDER BY wait_mean_s LIMIT 1").fetchone()[0]
     assert best == a.recommendation["setting"]
+
+
+def test_the_quantile_experts_trade_bad_timeouts_for_wait_by_their_target(write):
+    path = write("s.csv", spiky(3000, seed=5))
+    rows = {r["estimator"]: r for r in evaluate(path, [spec("quantile-experts", target="0.2"), spec("quantile-experts", target="0.01")]).rows}
+    low, high = rows["quantile-experts(target=0.01)"], rows["quantile-experts(target=0.2)"]
+    assert low["bad_timeout_rate"] < high["bad_timeout_rate"] and low["wait_mean_s"] > high["wait_mean_s"]
+    assert low["mae_s"] is None  # it predicts no RTT, only a timeout

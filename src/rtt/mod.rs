@@ -17,6 +17,7 @@ pub mod fixed_share;
 pub mod linux;
 pub mod peak_hopper;
 pub mod policy;
+pub mod quantile_experts;
 pub mod quic;
 pub mod regression;
 pub mod rfc6298;
@@ -136,6 +137,7 @@ estimators! {
     CaRto(ca_rto::CaRto),
     Regression(regression::Regression),
     Conformal(conformal::Conformal),
+    QuantileExperts(quantile_experts::QuantileExperts),
 }
 
 /// One registered algorithm: its name as used on the command line and in scenario files.
@@ -158,6 +160,7 @@ const REGISTRY: &[Info] = &[
     ca_rto::INFO,
     regression::INFO,
     conformal::INFO,
+    quantile_experts::INFO,
     baseline::LAST_INFO,
     baseline::CONSTANT_INFO,
 ];
@@ -212,6 +215,7 @@ mod tests {
         ("quic", MS),
         ("regression", 1),
         ("conformal", 1),
+        ("quantile-experts", 1),
         ("last", 1),
         ("constant", SEC),
     ];

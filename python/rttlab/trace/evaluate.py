@@ -35,6 +35,7 @@ FLOOR_PARAMS: dict[str, tuple[str, str]] = {
     "ca-rto": ("min_rto", "absolute"),
     "regression": ("min_rto", "absolute"),
     "conformal": ("min_rto", "absolute"),
+    "quantile-experts": ("min_rto", "absolute"),
     "linux": ("rto_min", "above-srtt"),
     "fixed-share": ("min_rto", "above-srtt"),  # "absolute" with rto=rfc6298, see floor_of
 }

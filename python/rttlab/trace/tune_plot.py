@@ -22,6 +22,7 @@ _COLOURS = {
     "ca-rto": "#17becf",
     "regression": "#e377c2",
     "conformal": "#000000",
+    "quantile-experts": "#00a0a0",
     "last": "#7f7f7f",
     "constant": "#bcbd22",
 }

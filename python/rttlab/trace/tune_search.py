@@ -62,6 +62,7 @@ TUNABLE: dict[str, dict[str, tuple[float, float, bool]]] = {
     # Its own target is a knob, not the user's target: the timer's expiries are not all bad
     # timeouts (the timer restarts at each ACK), so the best α for a bad-timeout target differs.
     "conformal": {"min_rto": (0.001, 3.0, True), "target": (0.001, 0.2, True), "eta": (0.005, 0.5, True)},
+    "quantile-experts": {"min_rto": (0.001, 3.0, True), "target": (0.001, 0.2, True), "eta": (0.5, 200.0, True), "alpha": (0.0001, 0.2, True)},
     "last": {TIMER_FLOOR: (0.001, 3.0, True), "multiplier": (1.0, 8.0, True)},
     "constant": {"rto": (0.001, 10.0, True)},
 }
