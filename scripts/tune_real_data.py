@@ -20,10 +20,10 @@ def pct(x: float) -> str:
     return f"{x * 100:.2f}"
 
 
-def on_front(result, name: str = "conformal") -> str:
-    """How many points of the joint front (distinct scores) are ``name``'s."""
+def on_front(result, names: tuple[str, ...] = ("conformal", "quantile-experts")) -> str:
+    """How many points of the joint front (distinct scores) are each new estimator's."""
     front = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
-    return f"{int((front['estimator'] == name).sum())} of {len(front)}"
+    return " / ".join(str(int((front["estimator"] == n).sum())) for n in names) + f" of {len(front)}"
 
 
 def row(label: str, result, seconds: float) -> str:
@@ -58,7 +58,7 @@ def main() -> None:
     captures = sorted((root / "captures").glob("*.pcap*"))
     how = f", recommended at {args.confidence:.0%} confidence" if args.confidence else ""
     print(f"target bad-timeout rate {pct(args.target)} %{how}, budget {args.budget} points per estimator, seed 0\n")
-    print("| input | scored samples | recommendation on all of it (bad % / W) | tuned on the held-in part | held-out bad % [95 % CI] — verdict | held out | held-out W ms vs best default at that bad rate | conformal on the joint front | time |")
+    print("| input | scored samples | recommendation on all of it (bad % / W) | tuned on the held-in part | held-out bad % [95 % CI] — verdict | held out | held-out W ms vs best default at that bad rate | joint-front points of conformal / quantile-experts | time |")
     print("|---|---|---|---|---|---|---|---|---|")
     usable = {"series": [], "captures": []}
     for kind, paths in (("series", series), ("captures", captures)):
