@@ -10,27 +10,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rttlab.trace.tune import Tuning
 
-#: One colour per estimator. A stop-gap: a shared palette module for every figure rttlab draws
-#: is being written; :func:`estimator_colour` is the one place to point at it.
-_COLOURS = {
-    "rfc6298": "#1f77b4",
-    "linux": "#d62728",
-    "eifel": "#9467bd",
-    "peak-hopper": "#8c564b",
-    "quic": "#2ca02c",
-    "fixed-share": "#ff7f0e",
-    "ca-rto": "#17becf",
-    "regression": "#e377c2",
-    "conformal": "#000000",
-    "quantile-experts": "#00a0a0",
-    "last": "#7f7f7f",
-    "constant": "#bcbd22",
-}
-
 
 def estimator_colour(name: str) -> str:
-    """The colour an estimator is drawn in (grey for a name the mapping does not know)."""
-    return _COLOURS.get(name, "#555555")
+    """The colour an estimator is drawn in: its fixed colour in every rttlab figure."""
+    from rttlab.trace.palette import colour
+
+    return colour(name)
 
 
 def plot_tuning(result: Tuning, path: str | Path) -> None:
