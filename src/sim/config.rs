@@ -242,6 +242,11 @@ pub struct TcpCfg {
     /// Absent from the canonical form unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_clock: Option<String>,
+    /// Cap on the pacing rate, e.g. "5Mbps" of payload (Linux `SO_MAX_PACING_RATE`, fq's
+    /// `maxrate`): bounds a pacing scheme's rate (BBR), and alone paces any scheme at it. Absent
+    /// (default): only schemes that ask are paced. Absent from the canonical form unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate: Option<Bandwidth>,
 }
 
 fn newreno() -> toml::Value {
@@ -322,6 +327,7 @@ impl Default for TcpCfg {
             spurious_response: None,
             source_quench: None,
             sample_clock: None,
+            max_pacing_rate: None,
         }
     }
 }

@@ -17,16 +17,21 @@ pub trait Deadline {
     fn on_deadline(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace);
 }
 
-/// The retransmission timer (RFC 6298 §5).
+/// The retransmission timer (RFC 6298 §5) and the pacing timer ([`crate::sim::tcp::pacing`]); the
+/// earlier of the two. When both are due the timeout goes first.
 impl Deadline for Sender {
     #[inline]
     fn next_deadline(&self) -> Option<Nanos> {
-        self.rto_deadline()
+        match (self.rto_deadline(), self.pacing_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     fn on_deadline(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
         if self.rto_deadline().is_some_and(|d| d <= now) {
             self.on_rto(now, out, trace);
         }
+        self.on_pacing_timer(now, out, trace);
     }
 }
 

@@ -314,6 +314,11 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
             .filter(|&t| t <= 10 * crate::time::SEC)
             .ok_or_else(|| invalid(format!("{key}.sample_clock"), format!("cannot read '{text}': use a tick such as \"4ms\" (at most 10 s), or \"0s\" for exact samples")))?,
     };
+    let max_pacing_rate = match cfg.max_pacing_rate {
+        None => None,
+        Some(r) if r.0 < 8 => return Err(invalid(format!("{key}.max_pacing_rate"), "must be at least 8 bps (one byte per second)")),
+        Some(r) => Some(r.0 / 8),
+    };
     let estimator_params = cfg.rto.param_pairs();
     crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
     let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
@@ -341,6 +346,7 @@ fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
         spurious_response,
         ignore_quench,
         sample_clock,
+        max_pacing_rate,
     })
 }
 

@@ -844,3 +844,18 @@ fn a_run_reports_its_simulated_time_and_stops_when_asked() {
     }
     assert!(seen.len() > 10 && seen.windows(2).all(|w| w[0] <= w[1]), "progress is reported in order");
 }
+
+#[test]
+fn a_flow_paced_below_the_bottleneck_delivers_at_the_pacing_rate_and_builds_no_queue() {
+    // 10 Mb/s bottleneck, pacing capped at 4 Mb/s of payload: goodput ≈ 4 Mb/s, no drop, no queue.
+    let text = one_flow("");
+    let r = sim(&text, &["simulation.duration=5s", "simulation.warmup=1s", "tcp.max_pacing_rate=4Mbps", "topology.bottleneck.queue.limit=20p"]);
+    let g = r.flows[0].goodput_bps;
+    assert!((g - 4e6).abs() < 0.01 * 4e6, "goodput {g}");
+    let b = &r.channels[r.bottleneck];
+    assert_eq!(b.drops_overflow, 0);
+    let unpaced = sim(&text, &["simulation.duration=5s", "simulation.warmup=1s", "topology.bottleneck.queue.limit=20p"]);
+    assert!(unpaced.channels[unpaced.bottleneck].drops_overflow > 0, "without pacing slow start overflows the 20-packet buffer");
+    let err = super::build(&Scenario::from_toml(&text, &["tcp.max_pacing_rate=\"1bps\"".into()]).unwrap()).err().expect("refused").to_string();
+    assert!(err.starts_with("tcp.max_pacing_rate: must be at least 8 bps"), "{err}");
+}

@@ -11,6 +11,7 @@ pub mod cc;
 pub mod eifel;
 pub mod eifel_response;
 pub mod frto;
+pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod scoreboard;
@@ -142,6 +143,9 @@ pub struct TcpConfig {
     pub ignore_quench: bool,
     /// Tick of the clock the estimator's RTT samples are read with (0: exact).
     pub sample_clock: Nanos,
+    /// Cap on any pacing rate, bytes of payload per second (`tcp.max_pacing_rate`); alone it
+    /// paces a scheme that asks for none ([`pacing`]).
+    pub max_pacing_rate: Option<u64>,
 }
 
 impl TcpConfig {
@@ -183,6 +187,7 @@ impl Default for TcpConfig {
             spurious_response: SpuriousResponse::Linux,
             ignore_quench: false,
             sample_clock: 0,
+            max_pacing_rate: None,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::scoreboard::Scoreboard;
 use super::eifel::{Eifel, Verdict};
 use super::frto::{AckFacts, Decision, Frto, Variant};
 use super::eifel_response::{self, Saved};
+use super::pacing::Pacer;
 use super::{RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
@@ -126,6 +127,8 @@ pub struct Sender {
     /// When the window was last accounted and its value then (for the time-averaged cwnd).
     cwnd_since: Option<(Nanos, u64)>,
     started_at: Option<Nanos>,
+    /// The pacing schedule, used when the scheme asks for a rate or `tcp.max_pacing_rate` is set.
+    pacer: Pacer,
     pub stats: SenderStats,
 }
 
@@ -176,6 +179,7 @@ impl Sender {
             verdicts: Vec::new(),
             cwnd_since: None,
             started_at: None,
+            pacer: Pacer::new(cfg.max_pacing_rate),
             stats: SenderStats::default(),
         }
     }
@@ -254,6 +258,24 @@ impl Sender {
         self.timer.deadline()
     }
 
+    /// The pacing rate in force (bytes/s): the scheme's, capped by `tcp.max_pacing_rate`.
+    #[inline]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacer.rate(self.cc.pacing_rate())
+    }
+
+    /// When the pacing timer wants the send loop to resume, if it stopped for pacing.
+    pub fn pacing_deadline(&self) -> Option<Nanos> {
+        self.pacer.deadline()
+    }
+
+    /// The pacing timer fired: resume sending if it is still due.
+    pub fn on_pacing_timer(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        if self.pacer.deadline().is_some_and(|t| t <= now) {
+            self.send_allowed(now, out, trace);
+        }
+    }
+
     /// The RTO in force, back-off included.
     pub fn rto(&self) -> Nanos {
         self.timer.rto()
@@ -305,8 +327,17 @@ impl Sender {
     }
 
     /// Send what the windows allow, segment by segment as the recovery strategy picks them.
+    /// With pacing, the loop stops while the next departure time is in the future and the pacing
+    /// timer resumes it then (Linux `tcp_pacing_check`); `next` has no side effects, so asking
+    /// and not sending is safe.
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
+        self.pacer.wait(None);
+        let rate = self.pacing_rate();
         while let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) {
+            if let Some(at) = self.pacer.closed_until(now, rate) {
+                self.pacer.wait(Some(at));
+                break;
+            }
             let retransmission = seq < self.seq.snd_max;
             let len = self.transmit(seq, now, cause, out, trace);
             if !self.recovery.on_sent(&mut self.seq, seq, len, retransmission) {
@@ -361,6 +392,9 @@ impl Sender {
             sack: Default::default(),
         });
         self.stats.segments_sent += 1;
+        if let Some(rate) = self.pacing_rate() {
+            self.pacer.on_sent(now, len as u64, rate);
+        }
         self.last_send = Some(now);
         self.stats.bytes_sent += len as u64;
         if !self.timer.is_running() {

@@ -278,3 +278,31 @@ fn frto_sends_two_new_segments_and_the_rfc4015_response_restores_flight_plus_ack
     assert_eq!((s.srtt, s.rttvar), (300e6, 150e6));
     assert_eq!((h.s.stats.rto_adapted, h.s.stats.timeouts_undone), (1, 1));
 }
+
+#[test]
+fn a_paced_sender_spaces_its_window_by_the_rate_and_resumes_on_the_pacing_timer() {
+    use crate::sim::deadline::Deadline;
+    // 1 MB/s: one 1000-byte segment per millisecond. The initial window of 4 leaves one at a time.
+    let mut h = Harness::new(4, |c| c.max_pacing_rate = Some(1_000_000));
+    assert_eq!(h.sent(), vec![(0, 0)], "the first segment at once, the rest wait");
+    assert_eq!(h.s.pacing_deadline(), Some(MS));
+    assert_eq!(h.s.next_deadline(), Some(MS), "the pacing timer is earlier than the RTO");
+    let mut times = vec![];
+    while let Some(at) = h.s.pacing_deadline() {
+        h.s.on_deadline(at, &mut h.out, &mut h.trace);
+        times.extend(h.sent().into_iter().map(|(seg, _)| (seg, at)));
+    }
+    assert_eq!(times, vec![(1, MS), (2, 2 * MS), (3, 3 * MS)]);
+    assert_eq!(h.s.next_deadline(), h.s.rto_deadline(), "window full: only the RTO is left");
+    // An ACK at 100 ms opens the window by two (slow start): one leaves now, one 1 ms later.
+    h.ack(100 * MS, 1);
+    assert_eq!(h.sent(), vec![(4, 0)]);
+    assert_eq!(h.s.pacing_deadline(), Some(101 * MS));
+}
+
+#[test]
+fn without_a_rate_the_sender_is_not_paced() {
+    let mut h = Harness::new(4, |_| {});
+    assert_eq!(h.sent(), vec![(0, 0), (1, 0), (2, 0), (3, 0)]);
+    assert_eq!(h.s.pacing_deadline(), None);
+}

@@ -154,6 +154,12 @@ pub trait CongestionOps {
     fn on_idle_restart(&mut self, w: &mut Window, iw: u64) {
         w.cwnd = w.cwnd.min(iw);
     }
+    /// The pacing rate this scheme asks for, in bytes of payload per second (Linux
+    /// `sk_pacing_rate`), read before every segment; None (the default): not paced. The sender
+    /// honours it ([`super::pacing`]); `tcp.max_pacing_rate` caps it.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// RFC 5681's response to a congestion event once the scheme has chosen `ssthresh` (computed
@@ -225,6 +231,8 @@ macro_rules! schemes {
             fn once_per_window(&self, kind: &Congestion) -> bool { match self { $( Self::$variant(c) => c.once_per_window(kind), )* } }
             fn on_undo(&mut self, w: &mut Window, prior: &Window) { match self { $( Self::$variant(c) => c.on_undo(w, prior), )* } }
             fn on_idle_restart(&mut self, w: &mut Window, iw: u64) { match self { $( Self::$variant(c) => c.on_idle_restart(w, iw), )* } }
+            #[inline]
+            fn pacing_rate(&self) -> Option<u64> { match self { $( Self::$variant(c) => c.pacing_rate(), )* } }
         }
     };
 }
