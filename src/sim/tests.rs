@@ -859,3 +859,15 @@ fn a_flow_paced_below_the_bottleneck_delivers_at_the_pacing_rate_and_builds_no_q
     let err = super::build(&Scenario::from_toml(&text, &["tcp.max_pacing_rate=\"1bps\"".into()]).unwrap()).err().expect("refused").to_string();
     assert!(err.starts_with("tcp.max_pacing_rate: must be at least 8 bps"), "{err}");
 }
+
+#[test]
+fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
+    let text = example("dumbbell-n10-droptail");
+    let r = sim(&text, &["tcp.cc=cubic"]);
+    let u = r.channels[r.bottleneck].utilisation;
+    let j = r.jain_index.unwrap();
+    println!("cubic: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}", r.aggregate_goodput_bps / 1e6);
+    assert!(r.flows.iter().all(|f| f.label.cc == "cubic"));
+    assert!(u > 0.95, "utilisation {u}");
+    assert!(j > 0.8, "Jain {j}");
+}
