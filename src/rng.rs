@@ -27,6 +27,8 @@ pub enum Component {
     RtoPolicy(u32),
     /// Flow `n`'s loss predictor (SpecTCP's conditional Bernoulli draw).
     Predictor(u32),
+    /// Flow `n`'s congestion control (BBR's random ProbeBW phase).
+    CongestionControl(u32),
 }
 
 impl Component {
@@ -38,6 +40,7 @@ impl Component {
             Component::FlowStart(n) => (n as u64) << 8 | 4,
             Component::RtoPolicy(n) => (n as u64) << 8 | 5,
             Component::Predictor(n) => (n as u64) << 8 | 6,
+            Component::CongestionControl(n) => (n as u64) << 8 | 7,
         }
     }
 }

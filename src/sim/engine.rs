@@ -385,6 +385,22 @@ impl Engine {
         ControlFlow::Continue(())
     }
 
+    /// Run the events due at or before `until` (and the end), then stop with the rest pending:
+    /// lets a caller look at the state at chosen simulated times and resume.
+    pub fn run_until(&mut self, until: Nanos) {
+        let until = until.min(self.end);
+        while self.heap.peek().is_some_and(|top| top.time() <= until) {
+            let top = self.heap.pop().expect("peeked");
+            let (time, event) = (top.time(), top.event);
+            self.now = time;
+            self.events += 1;
+            self.event_hash = (self.event_hash ^ time).wrapping_mul(0x0000_0100_0000_01B3);
+            self.event_hash = (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
+            self.dispatch(event);
+        }
+        self.now = self.now.max(until);
+    }
+
     /// Packets and events the engine holds right now: what a run's memory grows with when no
     /// trace is kept (tests check it stays bounded).
     pub fn backlog(&self) -> usize {

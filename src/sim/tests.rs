@@ -871,3 +871,80 @@ fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
     assert!(u > 0.95, "utilisation {u}");
     assert!(j > 0.8, "Jain {j}");
 }
+
+#[test]
+fn bbr_fills_the_ten_flow_dumbbell() {
+    let text = example("dumbbell-n10-droptail");
+    // BBR's many losses per window in a shallow buffer need SACK, as Linux always has it.
+    let r = sim(&text, &["tcp.cc=bbr", "tcp.sack=true"]);
+    let u = r.channels[r.bottleneck].utilisation;
+    let j = r.jain_index.unwrap();
+    let drops = r.channels[r.bottleneck].drops_overflow;
+    println!("bbr: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}, drops {drops}", r.aggregate_goodput_bps / 1e6);
+    let plain = sim(&text, &["tcp.cc=bbr"]);
+    println!("bbr without SACK: goodput {:.3} Mb/s, Jain {:.3}, timeouts {}", plain.aggregate_goodput_bps / 1e6, plain.jain_index.unwrap(), plain.flows.iter().map(|f| f.timeouts).sum::<u64>());
+    assert!(r.flows.iter().all(|f| f.label.cc == "bbr"));
+    assert!(u > 0.99, "utilisation {u}");
+    assert!(j > 0.9, "Jain {j}");
+}
+
+#[test]
+fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_gain_cycles() {
+    use crate::sim::tcp::cc::bbr::{Mode, PACING_GAIN_CYCLE};
+    use crate::sim::tcp::cc::CongestionControl;
+    // One flow, 10 Mb/s 20 ms bottleneck, 100 Mb/s 1 ms access links, 1448 B + 52 B headers.
+    // Hand-derived: BtlBw = 10 Mb/s · 1448/1500 of payload = 1 206 666 B/s; RTprop = 2·(1 + 20 +
+    // 1) ms propagation + 1500 B at 100, 10, 100 Mb/s (0.12 + 1.2 + 0.12 ms) + a 52 B ACK back
+    // (4.16 + 41.6 + 4.16 µs) = 45.48992 ms.
+    let s = Scenario::from_toml(&one_flow(""), &["tcp.cc=bbr".into(), "simulation.duration=25s".into()]).unwrap();
+    let mut e = build(&s).unwrap();
+    let bbr = |e: &super::engine::Engine| match e.flows[0].sender.congestion_control() {
+        CongestionControl::Bbr(b) => (b.mode(), b.cycle_idx(), b.pacing_gain(), b.max_bw(), b.min_rtt(), b.transitions.clone()),
+        _ => unreachable!(),
+    };
+    let (mut phases, mut probe_rtt_cwnd) = (vec![], vec![]);
+    let mut t = 0;
+    while t < 25 * SEC {
+        t += MS;
+        e.run_until(t);
+        let (mode, idx, gain, ..) = bbr(&e);
+        if mode == Mode::ProbeBw && t > SEC && t < 9 * SEC && phases.last().is_none_or(|&(_, i, _)| i != idx) {
+            phases.push((t, idx, gain));
+        }
+        if mode == Mode::ProbeRtt {
+            probe_rtt_cwnd.push(e.flows[0].sender.window().cwnd);
+        }
+        if t == 5 * SEC {
+            let (_, _, _, bw, rtt, _) = bbr(&e);
+            assert_eq!(bw, 1_206_666, "BtlBw: the bottleneck's payload rate");
+            assert_eq!(rtt, Some(45_489_920), "RTprop: propagation plus serialisation");
+        }
+    }
+    let (.., transitions) = bbr(&e);
+    let modes: Vec<Mode> = transitions.iter().map(|&(_, m)| m).collect();
+    assert_eq!(modes, [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw]);
+    // ProbeRTT 10 s after RTprop was last lowered (in Startup), for max(200 ms, a round) once
+    // inflight is down to 4 segments, with cwnd = 4 segments throughout.
+    let (enter, leave) = (transitions[3].0, transitions[4].0);
+    assert!(enter > 10 * SEC && enter < 10 * SEC + 100 * MS, "ProbeRTT at {enter}");
+    assert!(leave - enter > 200 * MS && leave - enter < 200 * MS + 3 * 46 * MS, "ProbeRTT for {} ms", (leave - enter) / MS);
+    assert!(probe_rtt_cwnd.iter().all(|&c| c <= 4 * 1448));
+    // The ProbeBW gain cycle: phases in order, 5/4 always followed by 3/4, each at least RTprop
+    // long; the 1.0 phases last about one RTprop (45.5–48 ms).
+    assert!(phases.len() > 100, "{}", phases.len());
+    for (k, w) in phases.windows(2).enumerate() {
+        let ((t0, i0, g0), (t1, i1, g1)) = (w[0], w[1]);
+        if k == 0 {
+            continue; // the first phase seen began before 1 s: its length is unknown
+        }
+        assert_eq!(i1, (i0 + 1) % 8, "phase {i0} → {i1} at {t1}");
+        assert_eq!((g0, g1), (PACING_GAIN_CYCLE[i0], PACING_GAIN_CYCLE[i1]));
+        assert!(t1 - t0 >= 45 * MS, "phase {i0} lasted {} ms", (t1 - t0) / MS);
+        if g0 == 256 {
+            assert!(t1 - t0 <= 48 * MS, "a 1.0 phase lasted {} ms", (t1 - t0) / MS);
+        }
+    }
+    let r = super::summarise(&s, e);
+    assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "one BBR flow never overflows a 100-packet buffer");
+    assert!(r.flows[0].goodput_bps > 9.2e6, "{}", r.flows[0].goodput_bps);
+}

@@ -12,6 +12,7 @@ pub mod eifel;
 pub mod eifel_response;
 pub mod frto;
 pub mod pacing;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod scoreboard;

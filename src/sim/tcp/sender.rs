@@ -12,6 +12,7 @@ use super::eifel::{Eifel, Verdict};
 use super::frto::{AckFacts, Decision, Frto, Variant};
 use super::eifel_response::{self, Saved};
 use super::pacing::Pacer;
+use super::rate::RateSampler;
 use super::{RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
@@ -129,6 +130,8 @@ pub struct Sender {
     started_at: Option<Nanos>,
     /// The pacing schedule, used when the scheme asks for a rate or `tcp.max_pacing_rate` is set.
     pacer: Pacer,
+    /// Delivery-rate estimation, when the scheme asks for it.
+    rate: Option<RateSampler>,
     pub stats: SenderStats,
 }
 
@@ -141,6 +144,7 @@ impl Sender {
 
     pub fn with_timer(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, timer: RetransmitTimer) -> Self {
         let mss = cfg.mss as u64;
+        let cc = cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read");
         Self {
             flow,
             src,
@@ -156,7 +160,8 @@ impl Sender {
             ignore_quench: cfg.ignore_quench,
             seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
-            cc: cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read"),
+            rate: cc.wants_rate_samples().then(|| RateSampler::new(cfg.mss)),
+            cc,
             recovery: cfg.recovery_kind().build(),
             episode: Episode::default(),
             timer,
@@ -344,10 +349,15 @@ impl Sender {
                 break;
             }
         }
+        if let Some(r) = self.rate.as_mut() {
+            let pipe = self.recovery.outstanding(&self.seq);
+            r.check_app_limited(self.seq.snd_max >= self.seq.app_bytes, pipe, self.win.cwnd, self.seq.board.lost_bytes());
+        }
     }
 
     /// Put the segment starting at `seq` on the wire; returns its length (0: no such segment).
     fn transmit(&mut self, seq: u64, now: Nanos, retx: Option<RetxCause>, out: &mut Vec<Packet>, trace: &mut Trace) -> u32 {
+        let idle = self.seq.snd_una >= self.seq.snd_max;
         let (len, tx) = if seq >= self.seq.snd_max {
             let len = (self.mss as u64).min(self.seq.app_bytes - seq) as u32;
             self.seq.board.push(seq, len, now);
@@ -392,6 +402,9 @@ impl Sender {
             sack: Default::default(),
         });
         self.stats.segments_sent += 1;
+        if let Some(r) = self.rate.as_mut().filter(|_| len > 0) {
+            r.on_sent(seq, len, now, idle);
+        }
         if let Some(rate) = self.pacing_rate() {
             self.pacer.on_sent(now, len as u64, rate);
         }
@@ -483,6 +496,7 @@ impl Sender {
             ece: self.ecn && pkt.ece,
             dupack,
             in_recovery: self.episode.in_recovery,
+            rate: self.rate.as_mut().map(|r| r.on_ack(pkt.ack.max(self.seq.snd_una), pkt.sack.iter(pkt.ack), now, newest_rtt)),
         };
         self.cc.on_ack_event(&self.win, &event);
         // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.

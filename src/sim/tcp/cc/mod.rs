@@ -13,6 +13,7 @@
 //! variant in [`CongestionControl`] (the `schemes!` line) and one line in the registry. Nothing
 //! else changes. docs/architecture.md walks through it.
 
+pub mod bbr;
 pub mod cubic;
 pub mod new_reno;
 pub mod reno;
@@ -70,6 +71,9 @@ pub struct AckEvent {
     pub ece: bool,
     pub dupack: bool,
     pub in_recovery: bool,
+    /// The delivery-rate sample of this ACK, for a scheme that asks for them
+    /// ([`CongestionOps::wants_rate_samples`]); None otherwise.
+    pub rate: Option<super::rate::RateSample>,
 }
 
 /// A router's explicit signal (a source quench today), with what it carried.
@@ -161,6 +165,11 @@ pub trait CongestionOps {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// Whether the sender should estimate the delivery rate for this scheme
+    /// ([`super::rate`], Linux `tcp_rate.c`), passed in [`AckEvent::rate`]. Default false: no cost.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
 }
 
 /// RFC 5681's response to a congestion event once the scheme has chosen `ssthresh` (computed
@@ -234,6 +243,7 @@ macro_rules! schemes {
             fn on_idle_restart(&mut self, w: &mut Window, iw: u64) { match self { $( Self::$variant(c) => c.on_idle_restart(w, iw), )* } }
             #[inline]
             fn pacing_rate(&self) -> Option<u64> { match self { $( Self::$variant(c) => c.pacing_rate(), )* } }
+            fn wants_rate_samples(&self) -> bool { match self { $( Self::$variant(c) => c.wants_rate_samples(), )* } }
         }
     };
 }
@@ -248,9 +258,10 @@ schemes! {
     SpecTcp(Box<spec_tcp::SpecTcp>),
     Smooth(Box<smooth_tcp::SmoothTcp>),
     Cubic(Box<cubic::Cubic>),
+    Bbr(Box<bbr::Bbr>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO, smooth_tcp::INFO, cubic::INFO];
+const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO, smooth_tcp::INFO, cubic::INFO, bbr::INFO];
 
 /// Every scheme, in the order listings show them (for `rttlab components`).
 pub fn registry() -> &'static [CcInfo] {
