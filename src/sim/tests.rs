@@ -862,8 +862,8 @@ fn a_flow_paced_below_the_bottleneck_delivers_at_the_pacing_rate_and_builds_no_q
 
 #[test]
 fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
-    let text = example("dumbbell-n10-droptail");
-    let r = sim(&text, &["tcp.cc=cubic"]);
+    let text = std::fs::read_to_string(format!("{}/examples/internet-cc/dumbbell-n10-cubic.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let r = sim(&text, &[]);
     let u = r.channels[r.bottleneck].utilisation;
     let j = r.jain_index.unwrap();
     println!("cubic: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}", r.aggregate_goodput_bps / 1e6);
@@ -874,14 +874,14 @@ fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
 
 #[test]
 fn bbr_fills_the_ten_flow_dumbbell() {
-    let text = example("dumbbell-n10-droptail");
     // BBR's many losses per window in a shallow buffer need SACK, as Linux always has it.
-    let r = sim(&text, &["tcp.cc=bbr", "tcp.sack=true"]);
+    let text = std::fs::read_to_string(format!("{}/examples/internet-cc/dumbbell-n10-bbr.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let r = sim(&text, &[]);
     let u = r.channels[r.bottleneck].utilisation;
     let j = r.jain_index.unwrap();
     let drops = r.channels[r.bottleneck].drops_overflow;
     println!("bbr: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}, drops {drops}", r.aggregate_goodput_bps / 1e6);
-    let plain = sim(&text, &["tcp.cc=bbr"]);
+    let plain = sim(&text, &["tcp.sack=false"]);
     println!("bbr without SACK: goodput {:.3} Mb/s, Jain {:.3}, timeouts {}", plain.aggregate_goodput_bps / 1e6, plain.jain_index.unwrap(), plain.flows.iter().map(|f| f.timeouts).sum::<u64>());
     assert!(r.flows.iter().all(|f| f.label.cc == "bbr"));
     assert!(u > 0.99, "utilisation {u}");
