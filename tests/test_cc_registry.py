@@ -19,6 +19,15 @@ def test_every_congestion_control_is_listed_with_its_declared_parameters():
     assert "westwood" in ccs["westwood+"]["aliases"]
 
 
+def test_cubic_and_bbr_are_listed_with_their_parameters_and_sources():
+    ccs = family("cc")
+    cubic = {p["name"]: p for p in ccs["cubic"]["params"]}
+    assert list(cubic) == ["beta", "c", "fast_convergence", "tcp_friendliness", "hystart"]
+    assert (cubic["beta"]["default"], cubic["c"]["default"], cubic["hystart"]["default"]) == ("0.7001953125", "0.400390625", "linux")
+    assert "RFC 9438" in ccs["cubic"]["source"] and "tcp_cubic.c" in ccs["cubic"]["source"]
+    assert "tcp_bbr.c" in ccs["bbr"]["source"] and ccs["bbr"]["params"] == []
+
+
 def test_rto_policies_list_ca_rto_with_only_its_own_parameters():
     policies = family("rto-policy")
     assert list(policies) == ["none", "ca-rto"]

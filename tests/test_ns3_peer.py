@@ -38,6 +38,16 @@ def test_what_the_mapping_cannot_carry_is_refused_naming_the_key(overrides, key)
         ns3.check(doc)
 
 
+def test_cubic_maps_every_parameter_to_tcp_cubic_and_bbr_to_tcp_bbr():
+    socket, attrs = ns3._congestion_control("cubic")
+    assert socket == "ns3::TcpCubic"
+    assert attrs == {"Beta": 0.7001953125, "C": 0.400390625, "FastConvergence": True, "TcpFriendliness": True, "HyStart": True}
+    assert ns3._congestion_control({"name": "cubic", "hystart": "off", "beta": 0.8})[1] | {} == attrs | {"HyStart": False, "Beta": 0.8}
+    assert ns3._congestion_control("bbr") == ("ns3::TcpBbr", {})
+    with pytest.raises(ns3.Ns3Unsupported, match="tcp.cc.hystart"):
+        ns3._congestion_control({"name": "cubic", "hystart": "hystart++"})
+
+
 def test_a_scenario_without_an_access_queue_gets_rttlabs_default_not_ns3s():
     """The old script gave ns-3 a 1000-packet access queue where rttlab uses 100: the mapping now
     reads the resolved scenario, whose access queue is the core's default."""

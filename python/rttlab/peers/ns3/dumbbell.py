@@ -69,15 +69,38 @@ def _bytes(text: str) -> int:
     return int(str(text).removesuffix("B"))
 
 
-#: rttlab's congestion controls that ns-3 has, with the parameters that map to its attributes.
-_SOCKETS = {
+#: rttlab's congestion controls that ns-3 has, with the parameters that map to its attributes
+#: (attribute, kind: "uint" | "double" | "bool").
+_SOCKETS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "newreno": ("ns3::TcpNewReno", {}),
-    "vegas": ("ns3::TcpVegas", {"alpha": "Alpha", "beta": "Beta", "gamma": "Gamma"}),
-    "veno": ("ns3::TcpVeno", {"beta": "Beta"}),
+    "vegas": ("ns3::TcpVegas", {"alpha": ("Alpha", "uint"), "beta": ("Beta", "uint"), "gamma": ("Gamma", "uint")}),
+    "veno": ("ns3::TcpVeno", {"beta": ("Beta", "uint")}),
+    # ns-3's TcpCubic follows Linux's tcp_cubic.c; its HyStart is Linux's (ACK train + delay).
+    "cubic": ("ns3::TcpCubic", {"beta": ("Beta", "double"), "c": ("C", "double"), "fast_convergence": ("FastConvergence", "bool"), "tcp_friendliness": ("TcpFriendliness", "bool"), "hystart": ("HyStart", "bool")}),
+    "bbr": ("ns3::TcpBbr", {}),
+}
+
+#: Values every run sets, so one run's attributes never leak into the next in the same process
+#: (Config::SetDefault is global): rttlab's defaults (src/sim/tcp/cc/cubic.rs PARAMS).
+_ALWAYS: dict[str, dict[str, str]] = {
+    "cubic": {"beta": "0.7001953125", "c": "0.400390625", "fast_convergence": "true", "tcp_friendliness": "true", "hystart": "linux"},
 }
 
 
-def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int]]:
+def _value(name: str, param: str, kind: str, text: Any) -> int | float | bool:
+    text = str(text).lower()
+    if kind == "uint":
+        return int(text)
+    if kind == "double":
+        return float(text)
+    if param == "hystart":
+        if text == "hystart++":
+            raise Ns3Unsupported(f"tcp.cc.hystart: ns-3's TcpCubic has Linux's HyStart only (\"linux\" or \"off\"), not {text!r}")
+        return text == "linux"
+    return text == "true"
+
+
+def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int | float | bool]]:
     """ns-3's socket type and attribute values for ``tcp.cc`` (a name or a ``{name, ...}`` table)."""
     name, given = (cc, {}) if isinstance(cc, str) else (cc["name"], {k: v for k, v in cc.items() if k != "name"})
     if name not in _SOCKETS:
@@ -90,7 +113,8 @@ def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int]]:
     unknown = set(given) - set(attributes)
     if unknown:
         raise Ns3Unsupported(f"tcp.cc.{sorted(unknown)[0]}: not mapped to ns-3's {socket}")
-    return socket, {attributes[k]: int(v) for k, v in given.items()}
+    given = {**_ALWAYS.get(name, {}), **given}
+    return socket, {attributes[k][0]: _value(name, k, attributes[k][1], v) for k, v in given.items()}
 
 
 def check(doc: dict[str, Any]) -> None:
@@ -208,7 +232,10 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
     for attribute, value in params.items():
-        ns.Config.SetDefault(f"{socket}::{attribute}", ns.UintegerValue(value))
+        wrap = ns.BooleanValue if isinstance(value, bool) else ns.DoubleValue if isinstance(value, float) else ns.UintegerValue
+        ns.Config.SetDefault(f"{socket}::{attribute}", wrap(value))
+    # BBR paces (ns-3's TcpBbr asks for it too); nothing else does, as in rttlab.
+    ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(socket == "ns3::TcpBbr"))
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp["sack"])))
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
