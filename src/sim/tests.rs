@@ -285,7 +285,7 @@ fn scenario_mistakes_are_reported_with_the_key_not_a_panic() {
         ("topology.bottleneck.queue.kind=codel", "topology.bottleneck.queue.kind: unknown queue 'codel'"),
         ("topology.access.queue.min_th=3", "topology.access.queue.min_th: does not apply"),
         ("tcp.rto.min_rto=\"5 fortnights\"", "tcp.rto: rfc6298.min_rto"),
-        ("tcp.cc=\"cubic\"", "tcp.cc: unknown congestion control 'cubic'"),
+        ("tcp.cc=\"tahoe\"", "tcp.cc: unknown congestion control 'tahoe'"),
         ("topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per: required"),
         ("simulation.duration=0s", "simulation.duration: must be positive"),
         ("flows.0.count=0", "flows: 0 flows"),
