@@ -28,7 +28,7 @@ def mathis(tmp_path_factory) -> Path:
 
 
 def test_the_shipped_reproductions_are_listed():
-    assert {"mathis", "ns3-dumbbell"} <= set(available())
+    assert {"mathis", "ns3-dumbbell", "ns3-internet-cc"} <= set(available())
 
 
 def test_reproduce_help_names_every_shipped_reproduction():
@@ -291,3 +291,16 @@ def test_a_reproduction_whose_runs_fail_exits_1_with_the_count(tmp_path):
     assert "Traceback" not in r.stderr
     total = len(Reproduction.load("mathis", quick=True).sweep().runs)
     assert f"rttlab: {total} of {total} runs of " in r.stderr and "failed; they are stored with their error" in r.stderr, r.stderr[-2000:]
+
+
+@ns3_missing
+def test_ns3_internet_cc_quick_matches_ns3s_cubic_and_bbr(tmp_path):
+    """Ten CUBIC and ten BBR flows on the DropTail dumbbell, 60 s, seed 1, in both simulators."""
+    r = subprocess.run([*RTTLAB, "reproduce", "ns3-internet-cc", "--quick", "--workers", "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = {r["point"]: r for r in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
+    assert set(rows) == {"flows.0.count=10, tcp.cc=cubic", "flows.0.count=10, tcp.cc=bbr"}
+    assert all(row["matched"] for row in rows.values()), rows
+    # Pinned: scripts/ns3_compare.py gives the same (docs/ns3-comparison.md, "CUBIC and BBR").
+    assert rows["flows.0.count=10, tcp.cc=cubic"]["diff"] == pytest.approx(0.0006, abs=0.005)
+    assert rows["flows.0.count=10, tcp.cc=bbr"]["diff"] == pytest.approx(-0.007, abs=0.005)
