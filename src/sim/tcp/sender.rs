@@ -130,6 +130,8 @@ pub struct Sender {
     started_at: Option<Nanos>,
     /// The pacing schedule, used when the scheme asks for a rate or `tcp.max_pacing_rate` is set.
     pacer: Pacer,
+    /// The scheme paces or a cap is set: otherwise the send path skips pacing altogether.
+    paced: bool,
     /// Delivery-rate estimation, when the scheme asks for it.
     rate: Option<RateSampler>,
     pub stats: SenderStats,
@@ -161,6 +163,7 @@ impl Sender {
             seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
             win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
             rate: cc.wants_rate_samples().then(|| RateSampler::new(cfg.mss)),
+            paced: cc.pacing_rate().is_some() || cfg.max_pacing_rate.is_some(),
             cc,
             recovery: cfg.recovery_kind().build(),
             episode: Episode::default(),
@@ -266,6 +269,9 @@ impl Sender {
     /// The pacing rate in force (bytes/s): the scheme's, capped by `tcp.max_pacing_rate`.
     #[inline]
     pub fn pacing_rate(&self) -> Option<u64> {
+        if !self.paced {
+            return None;
+        }
         self.pacer.rate(self.cc.pacing_rate())
     }
 
@@ -336,7 +342,9 @@ impl Sender {
     /// timer resumes it then (Linux `tcp_pacing_check`); `next` has no side effects, so asking
     /// and not sending is safe.
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        self.pacer.wait(None);
+        if self.paced {
+            self.pacer.wait(None);
+        }
         let rate = self.pacing_rate();
         while let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) {
             if let Some(at) = self.pacer.closed_until(now, rate) {
