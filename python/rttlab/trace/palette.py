@@ -68,6 +68,8 @@ CONGESTION_CONTROLS = {
     "spec_tcp": "#56B4E9",
     "smooth": "#000000",
     "smoothtcp": "#000000",
+    "cubic": "#882255",        # wine
+    "bbr": "#332288",          # indigo
 }
 
 #: Simulators beside each other (a reproduction's peer comparison).
