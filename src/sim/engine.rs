@@ -372,17 +372,23 @@ impl Engine {
             if top.time() > self.end {
                 break;
             }
-            let top = self.heap.pop().expect("peeked");
-            let (time, event) = (top.time(), top.event);
-            self.now = time;
-            self.events += 1;
-            // FNV-1a style fold of (time, event): any change in order or timing changes the hash.
-            self.event_hash = (self.event_hash ^ time).wrapping_mul(0x0000_0100_0000_01B3);
-            self.event_hash = (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
-            self.dispatch(event);
+            self.step();
         }
         self.now = self.now.max(self.end);
         ControlFlow::Continue(())
+    }
+
+    /// Pop the next event, advance the clock to it, fold it into the event hash and dispatch it.
+    #[inline]
+    fn step(&mut self) {
+        let top = self.heap.pop().expect("a pending event");
+        let (time, event) = (top.time(), top.event);
+        self.now = time;
+        self.events += 1;
+        // FNV-1a style fold of (time, event): any change in order or timing changes the hash.
+        self.event_hash = (self.event_hash ^ time).wrapping_mul(0x0000_0100_0000_01B3);
+        self.event_hash = (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
+        self.dispatch(event);
     }
 
     /// Run the events due at or before `until` (and the end), then stop with the rest pending:
@@ -390,13 +396,7 @@ impl Engine {
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
         while self.heap.peek().is_some_and(|top| top.time() <= until) {
-            let top = self.heap.pop().expect("peeked");
-            let (time, event) = (top.time(), top.event);
-            self.now = time;
-            self.events += 1;
-            self.event_hash = (self.event_hash ^ time).wrapping_mul(0x0000_0100_0000_01B3);
-            self.event_hash = (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
-            self.dispatch(event);
+            self.step();
         }
         self.now = self.now.max(until);
     }

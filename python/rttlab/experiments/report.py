@@ -341,18 +341,7 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
             out.append("<p>The same in every run: " + "; ".join(f"{esc(quantity(m).words)} = {esc(fmt(ok[m].dropna().iloc[0], quantity(m).scale))}{' ' + esc(quantity(m).unit) if quantity(m).unit else ''}" for m in constant) + ".</p>")
         if figures:
             out.append('<div class="figures">' + "".join(figures) + "</div>")
-        rows = []
-        groups = [(k, g) for k, g in summary.groupby(by, dropna=False, sort=False)] if by else [((), summary)]
-        groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
-        for _, g in groups:
-            first = g.iloc[0].to_dict()
-            label = point_label(first, by)
-            cells = [f'<td class="param">{esc(fmt(first[p]))}</td>' for p in by]
-            cells.append(f'<td class="num">{int(g["n"].max())}</td>')
-            for m in metrics:
-                r = g[g["metric"] == m].iloc[0].to_dict()
-                cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale, r["ci_low"], r["ci_high"]))
-            rows.append(f"<tr>{''.join(cells)}</tr>")
+        rows = point_rows(summary, by, metrics, values, lambda r, label, m: mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale, r["ci_low"], r["ci_high"]))
         headers = [(short(p), False) for p in by] + [("n", True)] + [(quantity(m).label(), True) for m in metrics]
         what = f"({level:.0%} percentile bootstrap interval over the input files)" if replay else f"± the {level:.0%} Student-t interval over the seeds"
         out.append(f"<h3>Means per point, {what}</h3>" + table(headers, rows))
@@ -368,6 +357,22 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     return "\n".join(out)
 
 
+def point_rows(summary: Any, by: list[str], metrics: list[str], values: dict[str, list[Any]], cell: Any) -> list[str]:
+    """One table row per point of a summary (``by`` keys, then n, then ``cell(row, label,
+    metric)`` per metric), the points in the order of their parameters' values."""
+    groups = [(k, g) for k, g in summary.groupby(by, dropna=False, sort=False)] if by else [((), summary)]
+    groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
+    rows = []
+    for _, g in groups:
+        first = g.iloc[0].to_dict()
+        label = point_label(first, by)
+        cells = [f'<td class="param">{esc(fmt(first[p]))}</td>' for p in by]
+        cells.append(f'<td class="num">{int(g["n"].max())}</td>')
+        cells += [cell(g[g["metric"] == m].iloc[0].to_dict(), label, m) for m in metrics]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return rows
+
+
 def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], values: dict[str, list[Any]], level: float) -> str:
     """An evaluate sweep's estimators against RFC 6298 (or the first estimator), input file by
     input file: the mean difference and its Student-t interval (docs/experiments.md)."""
@@ -378,18 +383,7 @@ def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], value
     diffs = paired(ok, by, metrics, {"estimator": base}, ["name"], level)
     if not len(diffs):
         return ""
-    rows = []
-    groups = list(diffs.groupby(by, dropna=False, sort=False))
-    groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
-    for _, g in groups:
-        first = g.iloc[0].to_dict()
-        label = point_label(first, by)
-        cells = [f'<td class="param">{esc(fmt(first[p]))}</td>' for p in by]
-        cells.append(f'<td class="num">{int(g["n"].max())}</td>')
-        for m in metrics:
-            r = g[g["metric"] == m].iloc[0].to_dict()
-            cells.append(mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale))
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+    rows = point_rows(diffs, by, metrics, values, lambda r, label, m: mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale))
     headers = [(short(p), False) for p in by] + [("files", True)] + [(f"Δ {quantity(m).label()}", True) for m in metrics]
     return (
         f"<h3>Each point minus <code>{esc(base)}</code>, input file by input file (± {level:.0%} Student-t over the files)</h3>"

@@ -437,8 +437,8 @@ def execute(
     t0 = time.perf_counter()
     store.prepare_params(param_types([r.params for r in sweep.runs]))
     stored = store.stored_hashes()
-    if retry_failed:
-        failed = store.stored_hashes(status="error")
+    if retry_failed:  # this sweep's failed runs only: another sweep's in the same store stay
+        failed = store.stored_hashes(status="error") & {r.hash for r in sweep.runs}
         if failed:
             store.db.execute(f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed))
             stored -= failed
