@@ -65,10 +65,10 @@ def test_without_a_stop_the_scenario_and_its_hash_are_as_before(tmp_path):
 @pytest.mark.parametrize(
     ("stop", "expected"),
     [
-        ('stop = "-1s"', "flows[0].stop: invalid value"),
+        ('stop = "-1s"', "flows[0].stop: expected a duration such as"),
         ('stop = "1s"', "flows[0].stop: 1s must be later than the group's last possible start (1s)"),
         ('stop = "500ms"', "flows[0].stop: 500ms must be later than the group's last possible start (1s)"),
-        ('stop = "soon"', "flows[0].stop: invalid value"),
+        ('stop = "soon"', "flows[0].stop: expected a duration such as"),
     ],
 )
 def test_a_negative_or_early_stop_is_a_one_line_error_naming_the_field(tmp_path, stop, expected):
