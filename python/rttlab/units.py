@@ -79,22 +79,23 @@ def rate(bps: float | None, digits: int = 3) -> str:
     """Bits per second in b/s, kb/s, Mb/s or Gb/s (decimal prefixes, as link rates are given)."""
     if _missing(bps):
         return "—"
-    a = abs(bps)
-    for scale, unit in ((1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s")):
-        if a >= scale * 0.9995:
-            return f"{_sig(bps / scale, digits)} {unit}"
-    return f"{_sig(bps, digits)} b/s"
+    return _decimal(bps, digits, ("Gb/s", "Mb/s", "kb/s")) or f"{_sig(bps, digits)} b/s"
 
 
 def size(n: float | None, digits: int = 3) -> str:
     """Bytes in B, kB, MB or GB (decimal prefixes)."""
     if _missing(n):
         return "—"
-    a = abs(n)
-    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if a >= scale * 0.9995:
-            return f"{_sig(n / scale, digits)} {unit}"
-    return f"{int(n)} B"
+    return _decimal(n, digits, ("GB", "MB", "kB")) or f"{int(n)} B"
+
+
+def _decimal(x: float, digits: int, units: tuple[str, str, str]) -> str | None:
+    """``x`` in the largest of the giga, mega and kilo ``units`` it reaches (rounding included);
+    None below a thousand, for the caller's own base unit."""
+    for scale, unit in zip((1e9, 1e6, 1e3), units):
+        if abs(x) >= scale * 0.9995:
+            return f"{_sig(x / scale, digits)} {unit}"
+    return None
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

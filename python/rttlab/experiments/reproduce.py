@@ -341,6 +341,7 @@ class Reproduction:
             return self._ratios(ok)
         if kind == "claims":
             return self._claims(ok)
+        relative: dict[tuple[Any, ...], dict[str, Any]] = {}  # (point…, metric) → paired relative row
         if kind == "peer":
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, metrics, self.level)
@@ -349,19 +350,10 @@ class Reproduction:
         elif "contrast" in self.meta and len(ok):
             ours = summarise(self._paired(ok), self.by, metrics, self.level)
             # A published value stated in per cent (relative = true): ours is the paired
-            # (treatment − control) / control per seed at that point.
+            # (treatment − control) / control per seed at that point (picked per row below).
             if kind == "table" and any(v.get("relative") for v in pub["values"]):
                 rel = summarise(self._paired(ok, relative=True), self.by, metrics, self.level)
-                rel_rows = {(*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")}
-                ours = ours.assign(_key=[(*(r[k] for k in self.by), r["metric"]) for r in ours.to_dict("records")])
-                records = []
-                for r in ours.to_dict("records"):
-                    point = dict(zip(self.by, r["_key"][:-1]))
-                    _, _, v = self._table(point, names.get(r["metric"], r["metric"]))
-                    records.append(rel_rows.get(r["_key"], r) if v.get("relative") else r)
-                import pandas as pd
-
-                ours = pd.DataFrame(records).drop(columns="_key", errors="ignore")
+                relative = {(*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")}
         else:
             ours = summarise(ok, self.by, metrics, self.level)
         rows, ranks = [], []
@@ -374,6 +366,8 @@ class Reproduction:
                 published, source = self._formula(point), pub["source"]
             elif kind == "table":
                 published, source, v = self._table(point, metric)
+                if v.get("relative"):
+                    r = relative.get((*key, r["metric"]), r)
                 tolerance = float(v.get("tolerance", tolerance))
                 abs_tolerance = v.get("abs_tolerance")
                 at_least = bool(v.get("at_least", False))
