@@ -148,7 +148,9 @@ def summary(
     runs = runs[runs["status"] == "ok"]
     params = [c for c in cols if c not in RUN_COLUMNS]
     # Evaluate runs (replays of trace files) are scored, not simulated; their files replicate.
-    replays = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
+    # A tuning's points (rttlab tune --store) are scored too, each once over all its data.
+    replays = len(runs) > 0 and bool(runs["simulator"].isin(["replay", "tune"]).all())
+    tuning = replays and bool((runs["simulator"] == "tune").any())
     pair_on = "name" if replays else "seed"
     if not metric:
         metric = ["mae_s", "bad_timeout_rate", "wait_mean_s"] if replays else ["goodput_bps"]
@@ -178,8 +180,9 @@ def summary(
     pairs = None
     if base is not None:
         pairs = paired(runs, by, metric, base, [pair_on, *pooled], level)
-    what = "input file" if replays else "seed"
-    how = f"{level:.0%} percentile bootstrap of the mean over the {what}s (10 000 resamples, seeded)" if interval == "bootstrap" else f"{level:.0%} Student-t over the {what}s"
+    what = "tuning data" if tuning else "input file" if replays else "seed"
+    whats = what if tuning else f"{what}s"
+    how = f"{level:.0%} percentile bootstrap of the mean over the {whats} (10 000 resamples, seeded)" if interval == "bootstrap" else f"{level:.0%} Student-t over the {whats}"
     if as_json:
         doc = {"schema": "rttlab.summary/1", "level": level, "by": by, "pooled": pooled, "replications": what, "interval": "bootstrap-percentile" if interval == "bootstrap" else "student-t", "rows": records(table)}
         if pairs is not None:
@@ -196,6 +199,8 @@ def summary(
     console.print(f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"), highlight=False, soft_wrap=True)
     console.print(f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)" if pooled else "pooled over: nothing", highlight=False, soft_wrap=True)
     console.print(f"intervals: {how}", highlight=False, soft_wrap=True)
+    if tuning:
+        console.print("a tuning point is replayed once over all of its data (n = 1 per point: no interval); group by estimator and default to compare the defaults, or see `rttlab tune --store` / `rttlab report` for the fronts", highlight=False, soft_wrap=True)
     show(readable(table, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
     if pairs is not None and len(pairs):
         console.print(f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}" + (f" and pooled value ({', '.join(pooled)})" if pooled else "") + f"; {level:.0%} Student-t over the pairs", highlight=False, soft_wrap=True)

@@ -33,6 +33,10 @@ def tune(
     unit: str = typer.Option(None, "--unit", help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header]."),
     out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet, .csv, or .duckdb: appended to its table tune_points)."),
     plot: Path = typer.Option(None, "--plot", help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf)."),
+    store: Path = typer.Option(None, "--store", help="Run the tuning as a sweep in this DuckDB results store: every point is a stored run (a rerun replays only what is missing), read by `rttlab results` and `rttlab report`.", show_default=False),
+    sweep_name: str = typer.Option(None, "--name", help="The sweep's name in --store [default: tune-HASH, from the inputs, estimators, target, budget and seed]."),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="With --store: replay the points on a local Dask cluster of this many processes [default: in this process, on Dask only for batches of many points × samples]."),
+    scheduler: str = typer.Option(None, "--scheduler", help="With --store: replay the points on this Dask scheduler (address or scheduler file)."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."),
 ) -> None:
     """Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.
@@ -64,15 +68,37 @@ def tune(
         if not sep or not dot or not name or not k or ":" not in value:
             fail(f"--range '{item}': expected ESTIMATOR.KEY=LOW:HIGH, e.g. rfc6298.min_rto=50ms:1s")
         ranges.setdefault(name, {})[k] = value.strip()
+    if store is None and (sweep_name or workers or scheduler):
+        fail(f"{'--name' if sweep_name else '--workers' if workers else '--scheduler'}: only with --store (a tuning run as a stored sweep)")
+    if workers and scheduler:
+        fail("--scheduler and --workers: give one")
+    if store is not None and store.suffix.lower() != ".duckdb":
+        fail(f"--store: '{store}' must end in .duckdb")
     busy = not as_json
+    kwargs = dict(target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
+    replay = None
     try:
-        if busy:
-            with console.status(f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"):
-                result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
-        else:
-            result = run(traces, names, target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
+        if store is not None:
+            replay, sweep_name = stored_replay(store, sweep_name, traces, names, kwargs, scheduler, workers)
+        try:
+            if busy:
+                with console.status(f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"):
+                    result = run(traces, names, replay=replay, **kwargs)
+            else:
+                result = run(traces, names, replay=replay, **kwargs)
+            if replay is not None:
+                from rttlab.experiments.tune_job import write_tuning
+
+                write_tuning(replay.store, sweep_name, result)
+        finally:
+            if replay is not None:
+                replay.close()
+                replay.store.close()
     except TuneError as e:
         fail(str(e))
+    except KeyboardInterrupt:
+        stderr.print("rttlab: interrupted; the points replayed so far are stored: rerun the same command to resume" if replay is not None else "rttlab: interrupted")
+        raise typer.Exit(130) from None
     for warning in result.warnings:
         stderr.print(f"rttlab: warning: {warning}", highlight=False, markup=False, soft_wrap=True)
     if out is not None:
@@ -85,8 +111,34 @@ def tune(
     render(result)
     if out is not None:
         console.print(f"every point ({len(result.table):,}) written to {out}")
+    if replay is not None:
+        console.print(
+            f"stored as sweep {sweep_name} in {store}: {replay.replayed:,} points replayed"
+            + (f" on Dask ({replay.tasks:,} tasks)" if replay.used_dask else "")
+            + f", {replay.found:,} found stored; `rttlab results summary --store {store} --sweep {sweep_name}`, `rttlab report {store}`",
+            highlight=False, soft_wrap=True,
+        )
     if plot is not None:
         console.print(f"fronts drawn to {plot}")
+
+
+def stored_replay(store: Path, name: str | None, traces: list[Path], estimators: list[str], kwargs: dict, scheduler: str | None, workers: int | None):
+    """The store-backed replay of ``--store`` and the sweep's name (default: ``tune-`` and a hash
+    of what decides the search, so a rerun of the same command resumes the same sweep)."""
+    import hashlib
+    import json
+
+    from rttlab.experiments.store import Store, StoreError
+    from rttlab.experiments.tune_job import StoredReplay
+
+    if name is None:
+        what = {"inputs": [str(p.resolve()) for p in traces], "estimators": estimators, **{k: v for k, v in kwargs.items() if k != "validate"}}
+        name = "tune-" + hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    try:
+        s = Store(store)
+    except StoreError as e:
+        fail(str(e))
+    return StoredReplay(s, name, scheduler=scheduler, workers=workers), name
 
 
 def _pct(x: float | None) -> str:

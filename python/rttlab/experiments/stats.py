@@ -117,7 +117,10 @@ def paired(frame: Any, by: Sequence[str], metrics: Sequence[str], baseline: dict
         point = dict(zip(by, key))
         ref = base
         for k in matched_keys:
-            ref = ref[ref[k].apply(lambda v, want=point[k]: _matches(v, want) if not (isinstance(want, float) and math.isnan(want)) else v is None or (isinstance(v, float) and math.isnan(v)))]
+            # A boolean mask even when ref is empty (an empty apply() is no mask: pandas reads it as columns).
+            ref = ref[ref[k].map(lambda v, want=point[k]: _matches(v, want) if not (isinstance(want, float) and math.isnan(want)) else v is None or (isinstance(v, float) and math.isnan(v))).astype(bool)]
+            if not len(ref):
+                break
         if not len(ref):
             continue
         joined = g[[*pair_on, *metrics]].merge(ref[[*pair_on, *metrics]], on=pair_on, suffixes=("", "_ref"))

@@ -18,6 +18,7 @@ from rttlab.trace.tune_search import (
     METRIC_COLUMNS,
     MIN_SAMPLES,
     SCHEMA,
+    Replay,
     TIMER_FLOOR,
     TUNABLE,
     Settings,
@@ -156,6 +157,7 @@ def tune(
     confidence: float | None = None,
     unit: str | None = None,
     threads: int | None = None,
+    replay: Replay | None = None,
 ) -> Tuning:
     """Tune ``estimators`` (default: :data:`DEFAULT_ESTIMATORS`) on ``traces`` (paths of series or
     captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
@@ -163,7 +165,10 @@ def tune(
     ``{estimator: {key: "lo:hi"}}`` searched instead of :data:`TUNABLE`'s. ``validate``: also
     score the procedure on data it was not tuned on (:func:`validate_tuning`). ``confidence``:
     recommend only points meeting the target at that one-sided Clopper–Pearson upper bound
-    (:func:`rttlab.trace.tune_search.recommend`)."""
+    (:func:`rttlab.trace.tune_search.recommend`). ``replay``: how the points are replayed (default:
+    here, :func:`rttlab.trace.tune_search.replay_points`; a stored sweep's: looked up in its store
+    first, :class:`rttlab.experiments.tune_job.StoredReplay`); its ``validation()``, when it has
+    one, replays the validation folds' searches."""
     check_target(target)
     if confidence is not None and not (0.5 <= confidence < 1):
         raise TuneError(f"--confidence: {confidence:g} is outside [0.5, 1): give e.g. 0.95")
@@ -190,7 +195,7 @@ def tune(
             raise TuneError(f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace")
     settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
-    table, methods, rec = tune_trace(data, names, settings, fixed, ranges)
+    table, methods, rec = tune_trace(data, names, settings, fixed, ranges, replay)
     notes = [
         f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}" for n, m in methods.items()
     ]
@@ -208,6 +213,6 @@ def tune(
         notes.append(f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target")
     result = Tuning([t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings)
     if validate:
-        result.validation = validate_tuning(loaded, names, settings, fixed, ranges)
+        result.validation = validate_tuning(loaded, names, settings, fixed, ranges, replay.validation() if hasattr(replay, "validation") else replay)
         result.warnings += result.validation.pop("warnings", [])
     return result

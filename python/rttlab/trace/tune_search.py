@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -358,8 +359,17 @@ class Searched:
     rows: list[dict[str, Any]]
 
 
-def search(trace: Trace, name: str, settings: Settings, fixed: dict[str, str] | None = None, ranges: dict[str, str] | None = None) -> Searched:
+#: How the points of a search are replayed: ``replay(trace, name, points, dims, fixed, threads)``
+#: → one row of :data:`METRIC_COLUMNS` per point, in order (a point ``{}`` with no ``dims``: the
+#: estimator at its defaults). :func:`replay_points` replays them here; a tuning run stored as a
+#: sweep (:mod:`rttlab.experiments.tune_job`) looks them up in its store first and replays only
+#: the missing ones, on Dask when they are many.
+Replay = Callable[[Trace, str, list[dict[str, float]], list[Dim], dict[str, str], "int | None"], list[dict[str, Any]]]
+
+
+def search(trace: Trace, name: str, settings: Settings, fixed: dict[str, str] | None = None, ranges: dict[str, str] | None = None, replay: Replay | None = None) -> Searched:
     """Grid (1–2 parameters) or differential evolution (3+) over one estimator's space."""
+    replay = replay or replay_points
     fixed = dict(fixed or {})
     dims = space(name, fixed, ranges)
     seen: dict[tuple, dict[str, Any]] = {}
@@ -369,7 +379,7 @@ def search(trace: Trace, name: str, settings: Settings, fixed: dict[str, str] | 
         keys = [tuple(p[d.key] for d in dims) for p in points]
         new = list(dict.fromkeys(k for k in keys if k not in seen))
         if new:
-            for k, row in zip(new, replay_points(trace, name, [dict(zip((d.key for d in dims), k)) for k in new], dims, fixed, settings.threads)):
+            for k, row in zip(new, replay(trace, name, [dict(zip((d.key for d in dims), k)) for k in new], dims, fixed, settings.threads)):
                 seen[k] = row
                 order.append(k)
         return [seen[k] for k in keys]
@@ -519,11 +529,13 @@ def recommend(table: pd.DataFrame, target: float, confidence: float | None = Non
     }
 
 
-def _defaults(trace: Trace, names: list[str], fixed: dict[str, dict[str, str]], threads: int | None) -> list[dict[str, Any]]:
+def _defaults(trace: Trace, names: list[str], fixed: dict[str, dict[str, str]], threads: int | None, replay: Replay | None = None) -> list[dict[str, Any]]:
+    """Each estimator at its defaults (less what ``-p`` fixes): the point ``{}`` of no dimension."""
+    replay = replay or replay_points
     specs = [spec(n, **fixed.get(n, {})) for n in names]
-    result = score(trace.times_ns, trace.rtts_ns, specs, starts=trace.starts, timestamps=trace.timestamps, losses=trace.losses or None, threads=threads)
+    rows = [replay(trace, n, [{}], [], dict(fixed.get(n, {})), threads)[0] for n in names]
     out = []
-    for n, s, r in zip(names, specs, result.rows):
+    for n, s, r in zip(names, specs, rows):
         out.append({"estimator": n, "setting": sentence(n, dict(s.params), 0.0) + " (defaults)", "default": True, "params": dict(s.params), "timer_floor_s": 0.0, **{k: r[k] for k in METRIC_COLUMNS}})
     return out
 
@@ -533,9 +545,9 @@ def check_target(target: float) -> None:
         raise TuneError(f"--target-bad-timeouts: {target:g} is outside (0, 50%): give a rate such as 1% or 0.01")
 
 
-def tune_trace(trace: Trace, names: list[str], settings: Settings, fixed: dict[str, dict[str, str]] | None = None, ranges: dict[str, dict[str, str]] | None = None) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any] | None]:
+def tune_trace(trace: Trace, names: list[str], settings: Settings, fixed: dict[str, dict[str, str]] | None = None, ranges: dict[str, dict[str, str]] | None = None, replay: Replay | None = None) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any] | None]:
     """Search every estimator on one (combined) trace: (table, methods, recommendation)."""
     fixed, ranges = fixed or {}, ranges or {}
-    searched = [search(trace, n, settings, fixed.get(n), ranges.get(n)) for n in names]
-    table = _table(searched, _defaults(trace, names, fixed, settings.threads))
+    searched = [search(trace, n, settings, fixed.get(n), ranges.get(n), replay) for n in names]
+    table = _table(searched, _defaults(trace, names, fixed, settings.threads, replay))
     return table, {s.estimator: s.method for s in searched}, recommend(table, settings.target, settings.confidence)

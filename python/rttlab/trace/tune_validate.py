@@ -21,7 +21,7 @@ import numpy as np
 
 from rttlab.trace.estimators import spec
 from rttlab.trace.replay import score
-from rttlab.trace.tune_search import MIN_SAMPLES, Settings, Trace, TuneError, combine, needed_samples, split_time, tune_trace
+from rttlab.trace.tune_search import MIN_SAMPLES, Replay, Settings, Trace, TuneError, combine, needed_samples, split_time, tune_trace
 
 #: Fewest connections to bootstrap over; below it, segments of the streams are resampled.
 MIN_UNITS = 10
@@ -87,8 +87,9 @@ def verdict(rate: float, interval: list[float], target: float, samples: int | No
     return text
 
 
-def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, fixed: dict, ranges: dict) -> dict[str, Any]:
-    """Tune on part of the input, score on the rest; see the module's docstring."""
+def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, fixed: dict, ranges: dict, replay: Replay | None = None) -> dict[str, Any]:
+    """Tune on part of the input, score on the rest; see the module's docstring. ``replay``: how
+    each fold's search replays its points (:data:`rttlab.trace.tune_search.Replay`)."""
     if len(traces) >= 2:
         method = f"leave one trace out ({len(traces)} folds)"
         folds = [(combine([t for j, t in enumerate(traces) if j != i]), traces[i]) for i in range(len(traces))]
@@ -103,7 +104,7 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
         for part, what in ((train, "tuning part"), (test, "held-out part")):
             if part.scored < MIN_SAMPLES:
                 raise TuneError(f"--validate: the {what} {part.name} has {part.scored} scored samples; validation needs at least {MIN_SAMPLES} on each side")
-        _, _, rec = tune_trace(train, names, settings, fixed, ranges)
+        _, _, rec = tune_trace(train, names, settings, fixed, ranges, replay)
         fold: dict[str, Any] = {"tuned_on": train.name, "held_out": test.name, "samples": test.scored}
         if rec is None:
             fold.update(recommendation=None, verdict="no recommendation: no point met the target on the tuning part")
