@@ -102,6 +102,12 @@ def number(v: Any, key: str, scale: float = 1.0) -> str:
     return f'<span data-key="{esc(key)}" data-value="{value}">{fmt(v, scale)}</span>'
 
 
+def integer(v: Any, key: str) -> str:
+    """A count: every digit (a count to 3 significant figures would read as another count)."""
+    value = "NaN" if missing(v) else repr(float(v))
+    return f'<span data-key="{esc(key)}" data-value="{value}">{"—" if missing(v) else f"{int(v):,}"}</span>'
+
+
 def mean_cell(mean: Any, half: Any, key: str, scale: float, low: Any = None, high: Any = None) -> str:
     """``mean ± half width`` in one cell (sorted by the mean); an interval without a half width
     (a bootstrap's, not symmetric) as ``mean (low – high)``."""
@@ -298,6 +304,8 @@ def front_section(ok: Any, sweep: str, by: list[str]) -> str:
 
 def sweep_section(store: Store, sweep: str, level: float) -> str:
     runs = store.runs(sweep, scores=True)
+    if is_tuning(runs):
+        return tune_section(store, sweep, runs)
     params = [c for c in store.columns("runs") if c not in RUN_COLUMNS]
     replay = len(runs) > 0 and bool((runs["simulator"] == "replay").all())
     ok = runs[runs["status"] == "ok"]
@@ -354,6 +362,124 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
             for r in failed.to_dict("records")
         ]
         out.append("<h3>Failed runs</h3>" + table([("run", False), ("point", False), ("input" if replay else "seed", False), ("error", False), ("message", False)], rows))
+    return "\n".join(out)
+
+
+def is_tuning(runs: Any) -> bool:
+    """A tuning's sweep (``rttlab tune --store``): every run a tuning point."""
+    return len(runs) > 0 and bool((runs["simulator"] == "tune").all())
+
+
+def tuning_points(runs: Any) -> Any:
+    """A tuning sweep's successful points as the tune figure reads them: ``estimator``,
+    ``default``, ``setting`` and the scores, each estimator's front and the joint front
+    recomputed over the stored points (rttlab.trace.tune_search.pareto_mask)."""
+    from rttlab.trace.tune_search import pareto_mask
+
+    t = runs[runs["status"] == "ok"].copy()
+    t["default"] = t["default"].fillna(False).astype(bool)
+    t["setting"] = t["label"]
+    for c in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s"):
+        t[c] = t[c].astype("float64")
+    t["joint_front"] = pareto_mask(t["bad_timeout_rate"].to_numpy(), t["wait_mean_s"].to_numpy()) if len(t) else []
+    t["estimator_front"] = False
+    for _, idx in t.groupby("estimator").groups.items():
+        sub = t.loc[idx]
+        t.loc[idx, "estimator_front"] = pareto_mask(sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy())
+    return t
+
+
+def tune_section(store: Store, sweep: str, runs: Any) -> str:
+    """A tuning sweep: its settings, the recommendation, the fronts figure (one colour per
+    estimator, defaults hollow, the recommendation a star) and per estimator its defaults beside
+    its best point meeting the target. Numbers from the stored points; what only the tuning knows
+    (target, recommendation, validation) from its ``tunings`` row, when the run finished."""
+    import json
+
+    from rttlab.trace.tune_plot import fronts_figure
+
+    t = tuning_points(runs)
+    info = None
+    if "tunings" in store.tables():
+        found = store.query("SELECT * FROM tunings WHERE sweep = ?", [sweep])
+        info = found.iloc[0].to_dict() if len(found) else None
+    target = None if info is None else float(info["target"])
+    estimators = info["estimators"].split(",") if info is not None else sort_values(t["estimator"].tolist())
+    estimators = [e for e in estimators if e in set(t["estimator"])]
+    rec = None
+    if info is not None and isinstance(info.get("recommendation_hash"), str):
+        hit = t[t["hash"] == info["recommendation_hash"]]
+        rec = hit.iloc[0].to_dict() if len(hit) else None
+    doc = json.loads(info["doc"]) if info is not None and isinstance(info.get("doc"), str) else {}
+    failed = int((runs["status"] != "ok").sum())
+    out = [f'<h2 id="sweep-{esc(sweep)}">Tuning <code>{esc(sweep)}</code></h2>']
+    inputs = info["inputs"] if info is not None else ", ".join(sort_values(runs["name"].dropna().tolist()))
+    samples = int(t["samples"].max()) if len(t) else 0
+    versions = sorted({f"rttlab {v}" for v in runs["rttlab_version"].dropna()})
+    out.append(
+        f'<p class="meta"><span data-key="{esc(sweep)}|runs|ok" data-value="{len(t)}">{len(t)}</span> points replayed and stored '
+        f'(<span data-key="{esc(sweep)}|runs|failed" data-value="{failed}">{failed}</span> failed), each over all of the tuning data: '
+        f"{esc(inputs)} ({samples:,} scored samples); {esc('; '.join(versions))}.</p>"
+    )
+    items = [f"<dt>Estimators</dt><dd>{esc(', '.join(estimators))}</dd>"]
+    methods = doc.get("methods") or {}
+    if methods:
+        items.append("<dt>Search</dt><dd>" + esc("; ".join(f"{k}: {v}" for k, v in methods.items())) + (f"; budget {int(info['budget'])} points per estimator, seed {int(info['seed'])}" if info is not None else "") + "</dd>")
+    if target is not None:
+        conf = info.get("confidence")
+        items.append(f'<dt>Target</dt><dd>bad-timeout rate ≤ {number(target, f"{sweep}|target|bad_timeout_rate", 100.0)} %' + (f" at {float(conf):.0%} confidence (Clopper–Pearson upper bound)" if conf is not None and not missing(conf) else "") + "</dd>")
+    items.append("<dt>Measured</dt><dd>" + esc("; ".join(quantity(m).label() for m in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s"))) + "</dd>")
+    out.append(f'<dl class="design">{"".join(items)}</dl>')
+    if info is None:
+        out.append("<p>No recommendation stored: the tuning did not finish (rerun <code>rttlab tune … --store</code> to resume it).</p>")
+    elif rec is None:
+        out.append(f"<p><strong>No recommendation</strong>: no point meets a bad-timeout rate of {target:.2%}.</p>")
+    else:
+        key = f"{sweep}|recommendation"
+        out.append(
+            f'<p><strong>Recommendation</strong> (the point meeting the target with the smallest W): <code>{esc(rec["setting"])}</code> — '
+            f'bad-timeout rate {number(rec["bad_timeout_rate"], key + "|bad_timeout_rate", 100.0)} % '
+            f'({integer(rec["bad_timeouts"], key + "|bad_timeouts")} of {integer(rec["samples"], key + "|samples")}), '
+            f'W {number(rec["wait_mean_s"], key + "|wait_mean_s", 1e3)} ms (99th percentile {number(rec["wait_p99_s"], key + "|wait_p99_s", 1e3)} ms), '
+            f'forecast MAE {number(rec["mae_s"], key + "|mae_s", 1e3)} ms.</p>'
+        )
+    v = doc.get("validation")
+    if v and v.get("held_out"):
+        h = v["held_out"]
+        out.append(
+            f"<p>Held-out validation ({esc(v['method'])}): bad-timeout rate {fmt(h['bad_timeout_rate'], 100.0)} % "
+            f"({fmt(h['bad_timeout_rate_ci'][0], 100.0)} – {fmt(h['bad_timeout_rate_ci'][1], 100.0)}) against the target — {esc(v['verdict'])}; "
+            f"W {fmt(h['wait_mean_s'], 1e3)} ms over {h['samples']:,} held-out samples (its searches: sweep <code>{esc(sweep)}.validation</code>).</p>"
+        )
+    if len(t):
+        fig_id = f"fig{next(_figure_ids)}"
+        fig = fronts_figure(t, estimators, target, rec, f"{sweep}: each estimator's Pareto front over {len(t):,} points")
+        label_axes(fig.axes[0], fig_id)
+        out.append(figure(fig, fig_id, "Mean wait W after a loss against the bad-timeout rate: every point faint, each estimator's Pareto front as a line in its colour, "
+                          "its defaults as a hollow circle, the recommendation as a star, the target dashed."))
+        rows = []
+        for name in estimators:
+            mine = t[t["estimator"] == name]
+            key = f"{sweep}|estimator={name}"
+            d = mine[mine["default"]]
+            d = d.iloc[0] if len(d) else None
+            searched = mine[~mine["default"]]
+            ok = searched[searched["bad_timeout_rate"] <= target + 1e-12] if target is not None else searched.iloc[0:0]
+            best = ok.sort_values(["wait_mean_s", "bad_timeout_rate"], kind="stable").iloc[0] if len(ok) else None
+            cells = [
+                f'<td class="param" style="color:{colour(name)}">■ <span style="color:#222">{esc(name)}</span></td>',
+                f'<td class="num">{integer(len(searched), key + "|points")}</td>',
+                f'<td class="num">{integer(int(searched["estimator_front"].sum()), key + "|front")}</td>',
+                f'<td class="num">{number(None if d is None else d["bad_timeout_rate"], key + "|default|bad_timeout_rate", 100.0)}</td>',
+                f'<td class="num">{number(None if d is None else d["wait_mean_s"], key + "|default|wait_mean_s", 1e3)}</td>',
+                f"<td>{esc('—' if best is None else best['setting'].removeprefix(name + ' '))}</td>",
+                f'<td class="num">{number(None if best is None else best["bad_timeout_rate"], key + "|best|bad_timeout_rate", 100.0)}</td>',
+                f'<td class="num">{number(None if best is None else best["wait_mean_s"], key + "|best|wait_mean_s", 1e3)}</td>',
+            ]
+            rows.append(f"<tr>{''.join(cells)}</tr>")
+        headers = [("estimator", False), ("points", True), ("on its front", True), ("defaults: bad-timeout rate (%)", True), ("defaults: W (ms)", True),
+                   ("best point meeting the target", False), ("its bad-timeout rate (%)", True), ("its W (ms)", True)]
+        out.append("<h3>Per estimator: its defaults and its best point meeting the target</h3>" + table(headers, rows))
     return "\n".join(out)
 
 
@@ -472,6 +598,8 @@ def render(store: Store, sweep: str | None = None, level: float = 0.95, title: s
     from rttlab import __version__
 
     sweeps = [sweep] if sweep else store.sweeps()
+    # A tuning's validation searches (NAME.validation) are summed up in NAME's section.
+    sweeps = [s for s in sweeps if not (s.endswith(".validation") and s.removesuffix(".validation") in sweeps)]
     reproductions = [r[0] for r in store.db.execute("SELECT DISTINCT reproduction FROM comparisons ORDER BY 1").fetchall()]
     if sweep:
         reproductions = [r for r in reproductions if r == sweep]
