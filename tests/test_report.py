@@ -285,3 +285,49 @@ def test_a_tolerance_is_shown_as_stored_absolute_in_the_metrics_unit():
     assert tolerance_text({"tolerance": 1.0, "tolerance_kind": "absolute"}, 1.0) == "± 1.00 (absolute)"
     assert tolerance_text({"tolerance": 0.15, "tolerance_kind": "relative"}, 1.0) == "± 15.0 %"
     assert tolerance_text({"tolerance": 0.15, "tolerance_kind": None}, 1.0) == "± 15.0 %"  # a store older than the column
+
+
+def test_a_simulation_sweep_on_the_same_seeds_is_paired_seed_by_seed(report, shown):
+    _, db = report
+    values = shown.values
+    with duckdb.connect(str(db), read_only=True) as c:
+        # Each point minus the 5 Mb/s point of the same congestion control, seed by seed — SQL here.
+        q = (
+            f'WITH s AS (SELECT "{BW}" AS bw, "tcp.cc" AS cc, seed, goodput_bps AS g FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = \'bw\' AND status = \'ok\') '
+            "SELECT a.bw, a.cc, count(*), avg(a.g - b.g) FROM s a JOIN s b ON a.cc = b.cc AND a.seed = b.seed AND b.bw = '5Mbps' WHERE a.bw <> '5Mbps' GROUP BY 1, 2"
+        )
+        pairs = c.execute(q).fetchall()
+    assert len(pairs) == 4  # 10 and 20 Mb/s × two congestion controls
+    for bw, cc, n, mean in pairs:
+        assert n == 2 and values[f"bw|{BW}={bw}, tcp.cc={cc}|goodput_bps|paired|mean"] == pytest.approx(mean, rel=1e-9, abs=1e-6)
+    assert not any(k.startswith(f"bw|{BW}=5Mbps") and "|paired|" in k for k in values)  # the baseline itself
+    assert not any(k.startswith("loss|") and "|paired|" in k for k in values)  # one seed: nothing to pair
+
+
+def test_a_reproduction_page_names_its_paper_and_title_and_gives_every_claim_a_verdict(report):
+    page, db = report
+    text = page.read_text()
+    with duckdb.connect(str(db), read_only=True) as c:
+        title, paper, name = c.execute("SELECT title, paper, name FROM reproductions WHERE reproduction = 'mathis-quick'").fetchone()
+        claims, matched = c.execute("SELECT count(*), count(*) FILTER (matched) FROM comparisons WHERE reproduction = 'mathis-quick'").fetchone()
+    assert name == "mathis" and paper == "Mathis, Semke, Mahdavi & Ott 1997"
+    section = text[text.index('id="reproduction-mathis-quick"') :]
+    section = section[: section.index("<h2", 10)]
+    import html as html_
+
+    assert html_.escape(title, quote=True) in section and paper.replace("&", "&amp;") in section
+    assert section.count('<td class="yes">matched</td>') == matched and section.count('<td class="no">not matched</td>') == claims - matched
+
+
+def test_a_store_written_before_the_reproductions_table_still_reports_its_comparison(report, tmp_path):
+    from rttlab.experiments.report import render
+    from rttlab.experiments.store import Store
+
+    _, db = report
+    old = tmp_path / "old.duckdb"
+    shutil.copy(db, old)
+    with duckdb.connect(str(old)) as c:
+        c.execute("DROP TABLE reproductions")
+    with Store(old, read_only=True) as s:
+        text = render(s)
+    assert 'id="reproduction-mathis-quick"' in text and "published vs ours" in text

@@ -86,6 +86,7 @@ def reproduce(
                 if x.reading is not None:
                     mine = [{**row, "reading": x.reading, "primary": x.primary} for row in mine]
                 store.write_comparison(x.comparison_name, mine)
+                store.write_reproduction(x.record(reports if x.primary else [], x.models() if x.primary else []))
             rows += mine
         models = r.models()
         declared = [{"name": x.reading, "primary": x.primary, "what": x.reading_spec.get("what", ""), "says": x.reading_spec["says"], "sweep": x.sweep_name} for x in rs if x.reading is not None]

@@ -353,8 +353,7 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
         headers = [(short(p), False) for p in by] + [("n", True)] + [(quantity(m).label(), True) for m in metrics]
         what = f"({level:.0%} percentile bootstrap interval over the input files)" if replay else f"± the {level:.0%} Student-t interval over the seeds"
         out.append(f"<h3>Means per point, {what}</h3>" + table(headers, rows))
-        if replay:
-            out.append(paired_section(ok, sweep, by, metrics, values, level))
+        out.append(paired_section(ok, sweep, by, metrics, values, level, replay))
     failed = runs[runs["status"] != "ok"]
     if len(failed):
         rows = [
@@ -499,23 +498,44 @@ def point_rows(summary: Any, by: list[str], metrics: list[str], values: dict[str
     return rows
 
 
-def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], values: dict[str, list[Any]], level: float) -> str:
-    """An evaluate sweep's estimators against RFC 6298 (or the first estimator), input file by
-    input file: the mean difference and its Student-t interval (docs/experiments.md)."""
-    if "estimator" not in by:
-        return ""
-    names = values["estimator"]
-    base = "rfc6298" if "rfc6298" in names else names[0]
-    diffs = paired(ok, by, metrics, {"estimator": base}, ["name"], level)
+def paired_design(ok: Any, by: list[str]) -> bool:
+    """Whether a simulation sweep is paired: two seeds or more, every point run on the same seeds."""
+    if not by or ok["seed"].isna().any():
+        return False
+    seeds = {tuple(sorted(g["seed"].unique())) for _, g in ok.groupby(by, dropna=False)}
+    return len(seeds) == 1 and len(next(iter(seeds))) >= 2
+
+
+def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], values: dict[str, list[Any]], level: float, replay: bool = True) -> str:
+    """Each point against a baseline point, pair by pair: an evaluate sweep's estimators against
+    RFC 6298 (or the first estimator) input file by input file; a simulation sweep's points
+    against the first value of the first varied parameter (the other parameters kept), seed by
+    seed, where every point ran on the same seeds. The mean difference and its Student-t
+    interval (docs/experiments.md; the same numbers as ``rttlab results summary``'s paired table)."""
+    if replay:
+        if "estimator" not in by:
+            return ""
+        names = values["estimator"]
+        first = "rfc6298" if "rfc6298" in names else names[0]
+        base, pair_on, unit, units = {"estimator": first}, ["name"], "input file", "files"
+    else:
+        if not paired_design(ok, by):
+            return ""
+        base, pair_on, unit, units = {by[0]: values[by[0]][0]}, ["seed"], "seed", "seeds"
+    diffs = paired(ok, by, metrics, base, pair_on, level)
     if not len(diffs):
         return ""
     rows = point_rows(diffs, by, metrics, values, lambda r, label, m: mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale))
-    headers = [(short(p), False) for p in by] + [("files", True)] + [(f"Δ {quantity(m).label()}", True) for m in metrics]
-    return (
-        f"<h3>Each point minus <code>{esc(base)}</code>, input file by input file (± {level:.0%} Student-t over the files)</h3>"
-        "<p>What the files share cancels in the differences, so an interval that excludes 0 is a difference between "
-        "the estimators, however much the files differ among themselves.</p>" + table(headers, rows)
+    headers = [(short(p), False) for p in by] + [(units, True)] + [(f"Δ {quantity(m).label()}", True) for m in metrics]
+    (key, value), = base.items()
+    what = f"<code>{esc(value)}</code>" if replay else f"{esc(short(key))} {esc(fmt(value))}"
+    why = (
+        "What the files share cancels in the differences, so an interval that excludes 0 is a difference between the estimators, however much the files differ among themselves."
+        if replay else
+        f"Each point is paired with the run of {what} at its other parameters and the same seed: what the seed draws (the random streams) is shared, so it cancels in the "
+        "differences, and an interval that excludes 0 is what the parameter changes, even where the per-point intervals above overlap."
     )
+    return f"<h3>Each point minus {what}, {unit} by {unit} (± {level:.0%} Student-t over the {units})</h3><p>{why}</p>" + table(headers, rows)
 
 
 def metric_of(name: str) -> tuple[str, float, bool]:
@@ -539,19 +559,74 @@ def tolerance_text(r: dict[str, Any], scale: float) -> str:
     return f"± {fmt(t * 100)} %"
 
 
-def comparison_section(store: Store, reproduction: str) -> str:
+def reproduction_info(store: Store) -> dict[str, dict[str, Any]]:
+    """The ``reproductions`` rows by comparison name (none in a store written before the table)."""
+    if "reproductions" not in store.tables():
+        return {}
+    return {r["reproduction"]: r for r in store.query("SELECT * FROM reproductions").to_dict("records")}
+
+
+def reproduction_groups(names: list[str], info: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Comparison names grouped by reproduction (its readings together), primary reading first."""
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        base = info[n]["name"] if n in info and info[n].get("name") else n.partition("@")[0]
+        groups.setdefault(base, []).append(n)
+    for base, members in groups.items():
+        members.sort(key=lambda n: (not bool(info.get(n, {}).get("primary_reading", True)), n))
+    return groups
+
+
+def comparison_section(store: Store, reproduction: str | list[str], info: dict[str, dict[str, Any]] | None = None) -> str:
+    """A reproduction's page: its title and paper, each reading with what the paper says for it,
+    published beside ours for every claim (under every reading) with the verdict, a figure per
+    metric (the primary reading), and the tables of ours alone it stored."""
+    import json
+
     plt = _pyplot()
+    names = [reproduction] if isinstance(reproduction, str) else list(reproduction)
+    info = info if info is not None else reproduction_info(store)
     cols = store.columns("comparisons")
-    c = store.query("SELECT * FROM comparisons WHERE reproduction = ? ORDER BY point", [reproduction])
-    if "tolerance_kind" not in cols:
-        c["tolerance_kind"] = None
-    matched = int(c["matched"].sum())
-    out = [f'<h2 id="reproduction-{esc(reproduction)}">Reproduction <code>{esc(reproduction)}</code>: published vs ours</h2>']
-    verdict_class = "yes" if matched == len(c) else "no"
-    out.append(f'<p class="{verdict_class}"><span data-key="{esc(reproduction)}|claims|matched" data-value="{matched}">{matched}</span> of {len(c)} published numbers matched within their tolerance.</p>')
+    frames = []
+    for n in names:
+        f = store.query("SELECT * FROM comparisons WHERE reproduction = ? ORDER BY point", [n])
+        if "tolerance_kind" not in cols:
+            f["tolerance_kind"] = None
+        frames.append(f)
+    import pandas as pd
+
+    c = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    head = info.get(names[0], {})
+    readings = [info[n] for n in names if n in info and info[n].get("reading")]
+    anchor = names[0].partition("@")[0] if len(names) > 1 else names[0]
+    title = head.get("title")
+    out = [f'<h2 id="reproduction-{esc(anchor)}">Reproduction <code>{esc(anchor)}</code>' + (f": {esc(title)}" if title else ": published vs ours") + "</h2>"]
+    if head.get("paper") or head.get("source"):
+        out.append(f'<p class="meta">Paper: <strong>{esc(head.get("paper") or "")}</strong>' + (f" — {esc(head['source'])}" if head.get("source") else "") + "</p>")
+    if readings:
+        items = "".join(
+            f"<li>{'★ ' if r.get('primary_reading') else ''}<strong>{esc(r['reading'])}</strong>: {esc(r.get('reading_what') or '')} — the paper: <q>{esc(r.get('reading_says') or '')}</q></li>"
+            for r in readings
+        )
+        out.append(f"<p>The paper can be read more than one way; every claim is compared under each reading (★ the primary one, chosen from the paper's text before the runs):</p><ul>{items}</ul>")
+    for n in names:
+        mine = c[c["reproduction"] == n]
+        matched = int(mine["matched"].sum())
+        reading = info.get(n, {}).get("reading")
+        label = f"reading {'★ ' if info.get(n, {}).get('primary_reading') else ''}{reading}: " if reading else ""
+        verdict_class = "yes" if matched == len(mine) else "no"
+        out.append(f'<p class="{verdict_class}">{esc(label)}<span data-key="{esc(n)}|claims|matched" data-value="{matched}">{matched}</span> of {len(mine)} published numbers matched within their tolerance.</p>')
     rows = []
-    for r in c.to_dict("records"):
-        key = f"{reproduction}|{r['point']}|{r['metric']}"
+    many = len(names) > 1
+    # Claim by claim, each under every reading.
+    order = {n: i for i, n in enumerate(names)}
+    records = c.to_dict("records")
+    first_seen: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(records):
+        first_seen.setdefault((r["point"], r["metric"]), i)
+    records.sort(key=lambda r: (first_seen[(r["point"], r["metric"])], order[r["reproduction"]]))
+    for r in records:
+        key = f"{r['reproduction']}|{r['point']}|{r['metric']}"
         words, scale, _ = metric_of(r["metric"])
         kind = r.get("tolerance_kind") or "relative"
         if kind == "absolute":
@@ -562,14 +637,18 @@ def comparison_section(store: Store, reproduction: str) -> str:
         half = (r["ci_high"] - r["ci_low"]) / 2 if not (missing(r["ci_low"]) or missing(r["ci_high"])) else math.nan
         ours = number(r["ours"], key + "|ours", scale) + ("" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>')
         verdict = '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
+        rd = info.get(r["reproduction"], {})
+        reading_cell = f"<td>{'★ ' if rd.get('primary_reading') else ''}{esc(rd.get('reading') or r['reproduction'].partition('@')[2])}</td>" if many else ""
         rows.append(
-            f"<tr><td>{esc(r['point'])}</td><td>{esc(words)}</td><td class=\"num\">{number(r['published'], key + '|published', scale)}</td>"
-            f"<td>{esc(r['source'])}</td><td class=\"num\">{ours}</td><td class=\"num\">{r['n']}</td><td class=\"num\">{diff}</td>"
-            f"<td class=\"num\">{esc(tolerance_text(r, scale))}</td>{verdict}</tr>"
+            f"<tr><td>{esc(r['point'])}</td>{reading_cell}<td>{esc(words)}</td><td class=\"num\">{number(r['published'], key + '|published', scale)}</td>"
+            f"<td class=\"num\">{ours}</td><td class=\"num\">{r['n']}</td><td class=\"num\">{diff}</td>"
+            f"<td class=\"num\">{esc(tolerance_text(r, scale))}</td>{verdict}<td>{esc(r['source'])}</td></tr>"
         )
-    out.append(table([("claim / point", False), ("metric", False), ("published", True), ("source", False), ("ours ± CI", True), ("n", True), ("difference", True), ("tolerance", True), ("verdict", False)], rows))
+    headers = [("claim / point", False), *((("reading", False),) if many else ()), ("metric", False), ("published", True), ("ours ± CI", True), ("n", True), ("difference", True), ("tolerance", True), ("verdict", False), ("source", False)]
+    out.append(table(headers, rows))
     figures = []
-    for metric, g in c.groupby("metric", sort=False):
+    primary = c[c["reproduction"] == names[0]]
+    for metric, g in primary.groupby("metric", sort=False):
         words, scale, ratio = metric_of(metric)
         g = g.reset_index(drop=True)
         fig_id = f"fig{next(_figure_ids)}"
@@ -588,8 +667,27 @@ def comparison_section(store: Store, reproduction: str) -> str:
         ax.grid(True, axis="x", color="0.92", lw=0.6)
         fig.legend(fontsize=7, loc="outside upper right", ncols=2)
         label_axes(ax, fig_id)
-        figures.append(figure(fig, fig_id, f"{esc(upper_first(words))}: ours (dot, interval) beside the published number (square)."))
+        figures.append(figure(fig, fig_id, f"{esc(upper_first(words))}: ours (dot, interval) beside the published number (square)" + (" under the primary reading." if many else ".")))
     out.append('<div class="figures">' + "".join(figures) + "</div>")
+    extra = json.loads(head["reports"]) if isinstance(head.get("reports"), str) else {}
+    for rpt in extra.get("reports", []):
+        metric = str(rpt["metric"])
+        words, scale, _ = (metric, 1.0, False) if metric.startswith(("trace.", "flows.")) else metric_of(metric)
+        body = []
+        for r in rpt["rows"]:
+            key = f"{names[0]}|report:{rpt['title']}|{r['point']}"
+            ci = ""
+            if r.get("ci_low") is not None and r.get("ci_high") is not None:
+                ci = f' <span class="pm">({number(r["ci_low"], key + "|ci_low", scale)} – {number(r["ci_high"], key + "|ci_high", scale)})</span>'
+            body.append(f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["ours"], key + "|ours", scale)}{ci}</td><td class="num">{r["n"]}</td></tr>')
+        out.append(f"<h3>{esc(rpt['title'])} (ours; nothing published to compare)</h3>" + table([("point", False), (f"ours ({words})", True), ("n", True)], body))
+    for m in extra.get("models", []):
+        body = []
+        for r in m["rows"]:
+            key = f"{names[0]}|model:{m['title']}|{r['point']}"
+            verdict = '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
+            body.append(f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["published"], key + "|published")}</td><td class="num">{number(r["ours"], key + "|ours")}</td>{verdict}<td>{esc(r["source"])}</td></tr>')
+        out.append(f"<h3>{esc(m['title'])} (the paper's model beside ours: <code>{esc(m['formula'])}</code>)</h3>" + table([("point", False), ("published", True), ("ours", True), ("verdict", False), ("source", False)], body))
     return "\n".join(out)
 
 
@@ -602,17 +700,19 @@ def render(store: Store, sweep: str | None = None, level: float = 0.95, title: s
     sweeps = [s for s in sweeps if not (s.endswith(".validation") and s.removesuffix(".validation") in sweeps)]
     reproductions = [r[0] for r in store.db.execute("SELECT DISTINCT reproduction FROM comparisons ORDER BY 1").fetchall()]
     if sweep:
-        reproductions = [r for r in reproductions if r == sweep]
+        reproductions = [r for r in reproductions if r == sweep or r.partition("@")[0] == sweep]
+    info = reproduction_info(store)
+    groups = reproduction_groups(reproductions, info)
     body = [f"<h1>{esc(title or f'rttlab report: {store.path.name}')}</h1>"]
-    links = ", ".join(f'<a href="#reproduction-{esc(r)}">{esc(r)}</a>' for r in reproductions)
+    links = ", ".join(f'<a href="#reproduction-{esc(members[0].partition("@")[0] if len(members) > 1 else members[0])}">{esc(base)}</a>' for base, members in groups.items())
     body.append(
         f'<p class="meta">Store <code>{esc(store.path)}</code>; written by rttlab {esc(__version__)}. Sweeps: '
         + ", ".join(f'<a href="#sweep-{esc(s)}">{esc(s)}</a>' for s in sweeps)
         + (f". Reproductions: {links}" if links else "")
         + ". Numbers to 3 significant figures; hover a column header and click to sort.</p>"
     )
-    for r in reproductions:
-        body.append(comparison_section(store, r))
+    for members in groups.values():
+        body.append(comparison_section(store, members, info))
     for s in sweeps:
         body.append(sweep_section(store, s, level))
     return (

@@ -626,6 +626,17 @@ class Reproduction:
             out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
         return out
 
+    def record(self, reports: list[dict[str, Any]] | None = None, models: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """This reading's row of the store's ``reproductions`` table (what ``rttlab report``
+        shows above its comparison): paper, title, source, the reading, and ours-alone tables."""
+        return {
+            "reproduction": self.comparison_name, "name": self.name, "paper": self.meta.get("paper"), "title": self.meta.get("title"),
+            "source": self.meta.get("source"), "reading": self.reading, "primary_reading": self.primary,
+            "reading_what": self.reading_spec.get("what"), "reading_says": self.reading_spec.get("says"),
+            "level": self.level, "tolerance": self.meta.get("tolerance"), "note": self.meta.get("note"),
+            "reports": {"reports": reports or [], "models": models or []},
+        }
+
     @property
     def paper(self) -> str:
         """What the reproduction checks, by author and year (``paper`` in ``[reproduction]``)."""

@@ -60,6 +60,25 @@ RUN_COLUMNS: dict[str, str] = {
 }
 
 
+#: Columns of ``reproductions``: a comparison's reproduction as its report page shows it.
+REPRODUCTION_COLUMNS: dict[str, str] = {
+    "reproduction": "VARCHAR PRIMARY KEY",  # the comparison's name (comparisons.reproduction)
+    "name": "VARCHAR",  # the reproduction file's name (several readings share it)
+    "paper": "VARCHAR",  # by author and year
+    "title": "VARCHAR",
+    "source": "VARCHAR",
+    "reading": "VARCHAR",  # NULL for a file declaring no readings
+    "primary_reading": "BOOLEAN",
+    "reading_what": "VARCHAR",
+    "reading_says": "VARCHAR",
+    "level": "DOUBLE",
+    "tolerance": "DOUBLE",
+    "note": "VARCHAR",
+    "reports": "VARCHAR",  # JSON: the [[report]] tables (ours alone) and [[model]] tables
+    "written_at": "TIMESTAMP",
+}
+
+
 class StoreError(Exception):
     """The store cannot be opened or written (locked by another writer, not a DuckDB file, ...)."""
 
@@ -150,6 +169,11 @@ class Store:
         # (|ours / published − 1|), absolute (|ours − published|, in the metric's unit), at least
         # (ours ≥ published·(1 − tolerance)) or threshold (a claim's inequality, no tolerance).
         self.db.execute("ALTER TABLE comparisons ADD COLUMN IF NOT EXISTS tolerance_kind VARCHAR")
+        # What a reproduction's report page needs besides its comparison rows (one row per stored
+        # comparison, written by `rttlab reproduce`; a store written before this table has none,
+        # and its report shows the comparison alone).
+        cols = ", ".join(f"{quote(k)} {t}" for k, t in REPRODUCTION_COLUMNS.items())
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS reproductions ({cols})")
 
     def close(self) -> None:
         self.db.close()
@@ -351,6 +375,24 @@ class Store:
                     "? AS ci_low, ? AS ci_high, ? AS n, ? AS tolerance, ? AS matched, ? AS tolerance_kind",
                     [reproduction, r["point"], r["metric"], r["published"], r["source"], r["ours"], r["ci_low"], r["ci_high"], r["n"], r["tolerance"], r["matched"], r.get("tolerance_kind", "relative")],
                 )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def write_reproduction(self, row: Mapping[str, Any]) -> None:
+        """A reproduction's row of ``reproductions`` (replacing the one of the same name)."""
+        import json
+
+        from rttlab.jsonable import clean
+
+        values = {k: row.get(k) for k in REPRODUCTION_COLUMNS}
+        values["reports"] = json.dumps(clean(row.get("reports") or {}), sort_keys=True)
+        values["written_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+        self.db.execute("BEGIN")
+        try:
+            self.db.execute("DELETE FROM reproductions WHERE reproduction = ?", [values["reproduction"]])
+            self.db.execute(f"INSERT INTO reproductions ({', '.join(quote(k) for k in values)}) VALUES ({', '.join('?' for _ in values)})", list(values.values()))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
