@@ -96,6 +96,12 @@ def test_the_cli_prints_a_table_and_a_summary_line():
     assert "goodput" in out.stdout and "Jain index" in out.stdout
     assert re.search(r"│ +\d[\d.]* [kMG]?b/s │", out.stdout), out.stdout  # each flow's goodput with its unit
     assert "bottleneck>" in out.stdout
+    # One wording for the bottleneck line, shared with `testbed` (and both sides of its --compare).
+    from rttlab.cli.summary import bottleneck_line
+
+    s = rttlab.simulate(rttlab.Scenario.load(DROPTAIL10).with_({"simulation.duration": "5s"})).summary()
+    assert bottleneck_line(s) in out.stdout.splitlines()
+    assert bottleneck_line(s, "simulator", ", mean queue 3.0 packets").startswith("simulator: aggregate goodput ")
 
 
 def test_cli_json_is_versioned_and_carries_per_flow_counts():

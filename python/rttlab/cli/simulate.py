@@ -126,14 +126,9 @@ def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json
     ]
     cols = [num("flow"), num("goodput"), num("retx"), num("timeout", 2), num("fast", 2), num("spurious", 1), num("timeouts", 0), num("ECN cuts", 3)]
     show(cols, rows, title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated{' (interrupted: partial)' if result.interrupted_end is not None else ''}, seed {result.seed}, {count(result.events, 'event')}")
-    s = result.summary()
-    b = s["bottleneck"]
-    jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
-    console.print(
-        f"aggregate goodput {rate(s['aggregate_goodput_bps'])}, Jain index {jain}; "
-        f"bottleneck {b['name']}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']:,} overflow / "
-        f"{b['drops_aqm']:,} AQM / {b['drops_corruption']:,} corruption, {b['marks']:,} ECN marks"
-    )
+    from rttlab.cli.summary import bottleneck_line
+
+    console.print(bottleneck_line(result.summary()), highlight=False, soft_wrap=True)
     if out is not None:
         console.print(f"traces written to {out}/")
     if plot is not None:

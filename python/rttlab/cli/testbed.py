@@ -96,6 +96,8 @@ def _mean_queue(res, warmup: float) -> str:
 
 
 def _print(r, sim, tr, warmup: float) -> None:
+    from rttlab.cli.summary import bottleneck_line
+
     table = Table(title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left")
     cols = ["flow", "cc", "goodput Mb/s", "retx", "RTT p10/50/90 ms", "ECN cuts"]
     if sim is not None:
@@ -114,13 +116,7 @@ def _print(r, sim, tr, warmup: float) -> None:
     for label, res in (("testbed", r), ("simulator", sim)):
         if res is None:
             continue
-        s = res.summary()
-        b = s["bottleneck"]
-        jain = "—" if s["jain_index"] is None else f"{s['jain_index']:.4f}"
-        console.print(
-            f"{label}: aggregate goodput {s['aggregate_goodput_bps'] / 1e6:.3f} Mb/s, Jain {jain}; {b['name']}: utilisation {b['utilisation']:.1%}, "
-            f"drops {b['drops_overflow']} overflow / {b['drops_aqm']} AQM / {b['drops_corruption']} corruption, {b['marks']} CE marks{_mean_queue(res, warmup)}"
-        )
+        console.print(bottleneck_line(res.summary(), label, _mean_queue(res, warmup)), highlight=False, soft_wrap=True)
     f = tr.emulator.get("fidelity") or {}
     if f.get("samples"):
         console.print(
