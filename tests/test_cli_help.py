@@ -54,6 +54,16 @@ def test_help_names_types_in_words_without_python_type_noise_and_keeps_defaults_
         assert noise not in out.stdout, noise
 
 
+@pytest.mark.parametrize("name", [n for n, _ in every_command() if " " in n or not getattr(load_command(n), "commands", None)])
+def test_no_help_text_is_cut_in_an_80_column_terminal(name):
+    out = subprocess.run([*RTTLAB, *name.split(), "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "…" not in out.stdout, [line for line in out.stdout.splitlines() if "…" in line]  # a long word folds, never ends cut
+    from rich.cells import cell_len  # terminal cells: μ̄ is two code points in one cell
+
+    assert max(cell_len(line) for line in out.stdout.splitlines()) <= 80
+
+
 def test_duration_options_say_they_take_durations():
     out = run("evaluate", "--help").stdout
     assert out.count("DURATION") >= 3

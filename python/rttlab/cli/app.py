@@ -5,7 +5,7 @@ module only for argument lists `rttlab.cli.direct` leaves to typer."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
@@ -80,9 +80,48 @@ def _type_label(param: object, ctx: click.Context) -> str | None:
     return label
 
 
+def _fold_help_tables() -> None:
+    """A word too long for its help column (a long default, a scenario key, an option's name in
+    an 80-column terminal) folds onto the next line instead of ending in '…': rich cuts a cell
+    that overflows, and typer sets no overflow. Installed when a command's help is drawn (typer's
+    rich help module is not imported by commands that run)."""
+    import typer.rich_utils as ru
+    from rich.table import Table
+
+    if getattr(ru.Table, "folds", False):
+        return
+
+    class FoldingTable(Table):
+        folds = True
+
+        def add_row(self, *cells: Any, **kw: Any) -> None:
+            super().add_row(*cells, **kw)
+            for column in self.columns:
+                column.overflow = "fold"
+
+    ru.Table = FoldingTable
+    # An option's help is a rich Columns of Text items, each cut on its own unless told to fold.
+    parameter_help = ru._get_parameter_help
+
+    def folding_help(*args: Any, **kw: Any) -> Any:
+        columns = parameter_help(*args, **kw)
+        for item in getattr(columns, "renderables", []):
+            if hasattr(item, "overflow"):
+                item.overflow = "fold"
+        return columns
+
+    ru._get_parameter_help = folding_help
+
+
 def _plain_help(command: click.Command) -> None:
     for c in [command, *getattr(command, "commands", {}).values()]:
         c.help = _escape(c.help)
+
+        def format_help(ctx: Any, formatter: Any, _draw: Any = c.format_help) -> None:
+            _fold_help_tables()
+            _draw(ctx, formatter)
+
+        c.format_help = format_help  # type: ignore[method-assign]
         for param in c.params:
             if hasattr(param, "help"):
                 param.help = _escape(param.help)

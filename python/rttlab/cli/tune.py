@@ -22,7 +22,7 @@ def parse_rate(text: str) -> float:
 
 def tune(
     traces: list[Path] = typer.Argument(..., help="RTT series and/or pcap/pcapng captures (a capture's path-RTT series per connection, as `rttlab evaluate` reads it).", show_default=False),
-    estimators: str = typer.Option(",".join(DEFAULT_ESTIMATORS), "--estimators", "-e", help="Comma-separated estimators to tune (see `rttlab estimators`)."),
+    estimators: str = typer.Option(None, "--estimators", "-e", help="Comma-separated estimators to tune (see `rttlab estimators`). Default: every estimator but ca-rto (in a replay it is RFC 6298).", show_default=False),
     target: str = typer.Option("1%", "--target-bad-timeouts", "-t", help="Bad-timeout rate the recommendation must meet (e.g. 1% or 0.01)."),
     param: list[str] = typer.Option([], "--param", "-p", help="Hold a parameter fixed: NAME.KEY=VALUE, repeatable (it is then not searched)."),
     range_: list[str] = typer.Option([], "--range", "-r", help="Search a parameter over LOW:HIGH instead of the default range: NAME.KEY=LOW:HIGH, repeatable (KEY timer_min_rto: the timer's floor)."),
@@ -57,7 +57,7 @@ def tune(
     for p in traces:
         if not p.is_file():
             fail(f"{p}: no such file")
-    names = [n.strip() for n in estimators.split(",") if n.strip()]
+    names = list(DEFAULT_ESTIMATORS) if estimators is None else [n.strip() for n in estimators.split(",") if n.strip()]
     if not names:
         fail("--estimators: no estimator named")
     fixed = parse_params(param)
