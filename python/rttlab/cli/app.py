@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
     "components": ("rttlab.cli.components", "List the simulator's components by family with every parameter's default, range and meaning."),
     "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
-    "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`."),
+    "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`."),
     "reproduce": ("rttlab.cli.reproduce", "Run a shipped reproduction of a paper and print our results beside the published numbers."),
     "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
     "testbed": ("rttlab.cli.testbed", "Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models."),

@@ -10,7 +10,7 @@ from rttlab.cli.common import console, fail
 
 
 def report(
-    store: Path = typer.Argument(..., help="The DuckDB results file (from rttlab sweep / rttlab reproduce).", show_default=False),
+    store: Path = typer.Argument(..., help="The DuckDB results file (from rttlab sweep, rttlab reproduce or rttlab tune --store).", show_default=False),
     out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write.", show_default=False),
     sweep: str = typer.Option(None, "--sweep", help="Only this sweep (default: every sweep in the store)."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the Student-t intervals."),
@@ -18,9 +18,12 @@ def report(
 ) -> None:
     """Write a results store as one self-contained HTML file to read or send to a colleague.
 
-    No external resources: per sweep the parameters, versions, a table of means with confidence
-    intervals per point, a figure (inline SVG) and the failed runs; per reproduction the
-    published-vs-ours table and figure."""
+    No external resources (figures are inline SVG). Per sweep: what was varied and measured, a
+    figure per metric, means with their intervals per point, the paired differences where every
+    point ran on the same seeds or input files, an evaluate sweep's Pareto front, and the failed
+    runs. Per tuning (rttlab tune --store): the recommendation, the fronts figure and each
+    estimator's defaults beside its best point. Per reproduction: the paper and its readings,
+    published beside ours for every claim with the verdict."""
     from rttlab.experiments.report import render
     from rttlab.experiments.store import Store, StoreError
 

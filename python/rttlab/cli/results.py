@@ -10,7 +10,7 @@ import typer
 
 from rttlab.cli.common import console, fail, print_json
 
-app = typer.Typer(help="Query a results store (DuckDB) written by `rttlab sweep` / `rttlab reproduce`.", no_args_is_help=True)
+app = typer.Typer(help="Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`.", no_args_is_help=True)
 
 STORE = typer.Option(Path("results.duckdb"), "--store", help="The DuckDB results file.")
 
@@ -92,7 +92,7 @@ def records(frame: Any) -> list[dict[str, Any]]:
 
 @app.command("query")
 def query(
-    sql: str = typer.Argument(..., help="SQL over the tables runs, sweep_runs, flows, channels, comparisons.", show_default=False),
+    sql: str = typer.Argument(..., help="SQL over the tables runs, sweep_runs, flows, channels, scores (evaluate and tuning points), comparisons, reproductions, tunings (docs/experiments.md).", show_default=False),
     store: Path = STORE,
     as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.results/1): the rows as a list of objects."),
     as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV (every column, numbers in full)."),
@@ -119,7 +119,7 @@ def query(
 @app.command("summary")
 def summary(
     by: list[str] = typer.Option([], "--by", help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: every parameter the selection varies. Varied parameters left out are pooled, and the output says so.", show_default=False),
-    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate runs mae_s, bad_timeout_rate and wait_mean_s.", show_default=False),
+    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate and tuning runs mae_s, bad_timeout_rate and wait_mean_s.", show_default=False),
     sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."),
     interval: str = typer.Option(None, "--interval", help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric). Default: t over seeds, bootstrap over an evaluate sweep's input files.", show_default=False),
@@ -132,7 +132,7 @@ def summary(
 
     The successful runs are grouped by every parameter they vary (or by --by; the varied
     parameters left out are pooled, and the output names them). The replications are the seeds,
-    or an evaluate sweep's input files. Where the design is paired — every point run on the same
+    or an evaluate sweep's input files; a tuning's points (rttlab tune --store) are one run each. Where the design is paired — every point run on the same
     seeds or the same input files — a second table gives each point minus the baseline point,
     pair by pair, with the Student-t interval of those differences."""
     from rttlab.cli.common import one_format
