@@ -183,3 +183,23 @@ def test_a_results_summary_shows_each_metric_in_its_own_unit(monkeypatch, capsys
     out = capsys.readouterr().out
     assert "18.9 Mb/s" in out and "12.3 ms" in out
     assert "e+07" not in out
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_tune_prints_every_setting_and_number_whole_with_its_unit(tmp_path, columns):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rtt = 100 + rng.normal(0, 5, 400).clip(-15, 15)
+    rtt[rng.random(400) < 0.04] *= 3
+    series = tmp_path / "s.csv"
+    series.write_text("\n".join(f"{x:.3f}" for x in rtt))
+    out = run("tune", series, "-e", "rfc6298,quic", "--budget", "40", "-t", "2%", "--json", columns=columns).stdout
+    settings = [p["setting"] for f in json.loads(out)["fronts"].values() for p in f]
+    text = run("tune", series, "-e", "rfc6298,quic", "--budget", "40", "-t", "2%", columns=columns).stdout
+    assert "…" not in text
+    assert all(len(line) <= columns for line in text.splitlines() if line.startswith(("┃", "│", "┏", "└")))
+    words = " ".join(" ".join(line.split("│")[2].split()) for line in body(text))  # the setting column, its lines joined
+    shown = [s for s in settings if " ".join(s.split()[1:]) in words]
+    assert len(shown) >= 4, words  # settings read whole: their words in order, none cut
+    assert all(w.endswith(("ms", "µs", " s")) for line in body(text) for w in [line.split("│")[4].strip()] if w and w != "—")  # W with its unit

@@ -142,22 +142,29 @@ def stored_replay(store: Path, name: str | None, traces: list[Path], estimators:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:.2f}"
+    """A rate in per cent, with its sign: 0.42 %."""
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 100:.2f} %"
 
 
 def _ms(x: float | None) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:,.1f}"
+    """A time in the unit its range calls for (ms, s, µs)."""
+    from rttlab.units import duration
+
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else duration(float(x))
 
 
 def render(result: Tuning) -> None:
+    """The fronts, the joint front, the defaults, the recommendation and the validation as
+    tables fitted to the terminal (rttlab.cli.table: a setting wraps between its words, a
+    number is never cut; low-priority columns are left out first and named)."""
     import pandas as pd
-    from rich.table import Table
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show
 
     target = result.settings.target
     t = result.table
-    per = Table(title=f"{' + '.join(result.inputs)} — {result.samples:,} scored samples, {len(t):,} points; each estimator's Pareto front (bad-timeout rate vs W)", title_justify="left")
-    for name in ("estimator", "setting", "bad TO %", "W ms", "W p99 ms", "MAE ms", "on joint front"):
-        per.add_column(name, justify="left" if name in ("estimator", "setting") else "right", no_wrap=name == "estimator")
+    rows = []
     for name in result.methods:
         # Points with the same scores (e.g. a floor below every RTO) read as one: the first kept.
         front = result.front(name).drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
@@ -167,58 +174,53 @@ def render(result: Tuning) -> None:
             above = front[front["bad_timeout_rate"] > target]
             front = pd.concat([below.tail(4), above.head(4)])
         for i, (_, r) in enumerate(front.iterrows()):
-            per.add_row(name if i == 0 else "", r["setting"].removeprefix(name + " ") or "(defaults)", _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["wait_p99_s"]), _ms(r["mae_s"]), "◆" if r["joint_front"] else "")
-        per.add_section()
-    console.print(per)
+            rows.append([escape(name) if i == 0 else "", escape(r["setting"].removeprefix(name + " ") or "(defaults)"), _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["wait_p99_s"]), _ms(r["mae_s"]), "◆" if r["joint_front"] else ""])
+    cols = [Col("estimator"), Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("W p99", 2), num("MAE", 3), Col("joint front", "center", 1)]
+    show(cols, rows, title=escape(f"{' + '.join(result.inputs)} — {result.samples:,} scored samples, {len(t):,} points; each estimator's Pareto front (bad-timeout rate vs mean wait W after a loss)"), formats="--json or --out")
     joint = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
-    jt = Table(title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)", title_justify="left")
-    for name in ("setting", "bad TO %", "W ms", "MAE ms"):
-        jt.add_column(name, justify="left" if name == "setting" else "right")
     below, above = joint[joint["bad_timeout_rate"] <= target], joint[joint["bad_timeout_rate"] > target]
-    for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows()):
-        jt.add_row(r["setting"], _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["mae_s"]))
-    console.print(jt)
+    jrows = [[escape(r["setting"]), _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["mae_s"])] for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows())]
+    show([Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("MAE", 2)], jrows, title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)", formats="--json or --out")
     defaults = t[t["default"]].sort_values("bad_timeout_rate")
-    console.print("defaults: " + "; ".join(f"{r['estimator']} {_pct(r['bad_timeout_rate'])} % / {_ms(r['wait_mean_s'])} ms" for _, r in defaults.iterrows()), highlight=False, soft_wrap=True)
+    console.print("defaults: " + "; ".join(f"{r['estimator']} {_pct(r['bad_timeout_rate'])} / {_ms(r['wait_mean_s'])}" for _, r in defaults.iterrows()), highlight=False, markup=False, soft_wrap=True)
     rec = result.recommendation
     conf = f" at {result.settings.confidence:.0%} confidence" if result.settings.confidence is not None else ""
     if rec is None:
         console.print(f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}{conf}")
     else:
         console.print(
-            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{rec['setting']}[/] — "
-            f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} % ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} ms (p99 {_ms(rec['wait_p99_s'])} ms), "
-            f"MAE {_ms(rec['mae_s'])} ms",
+            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{escape(rec['setting'])}[/] — "
+            f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} (p99 {_ms(rec['wait_p99_s'])}), "
+            f"MAE {_ms(rec['mae_s'])}",
             highlight=False, soft_wrap=True,
         )
-        console.print(f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {rec['command']}[/]", highlight=False, soft_wrap=True)
+        console.print(f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {escape(rec['command'])}[/]", highlight=False, soft_wrap=True)
     v = result.validation
     if v is not None:
-        vt = Table(title=f"held-out validation: {v['method']}", title_justify="left")
-        for name in ("held out", "recommendation (tuned on the rest)", "samples", "bad TO % [95 % CI]", "W ms [95 % CI]", "verdict"):
-            vt.add_column(name, justify="right" if name == "samples" else "left")
+        vrows = []
         for f in v["folds"]:
             if f.get("recommendation") is None:
-                vt.add_row(f["held_out"], "—", f"{f['samples']:,}", "—", "—", f["verdict"])
+                vrows.append([escape(f["held_out"]), "—", f"{f['samples']:,}", "—", "—", escape(f["verdict"])])
                 continue
-            vt.add_row(
-                f["held_out"], f["recommendation"], f"{f['samples']:,}",
+            vrows.append([
+                escape(f["held_out"]), escape(f["recommendation"]), f"{f['samples']:,}",
                 f"{_pct(f['bad_timeout_rate'])} [{_pct(f['bad_timeout_rate_ci'][0])}, {_pct(f['bad_timeout_rate_ci'][1])}]",
-                f"{_ms(f['wait_mean_s'])} [{_ms(f['wait_mean_s_ci'][0])}, {_ms(f['wait_mean_s_ci'][1])}]", f["verdict"],
-            )
-        console.print(vt)
+                f"{_ms(f['wait_mean_s'])} [{_ms(f['wait_mean_s_ci'][0])}, {_ms(f['wait_mean_s_ci'][1])}]", escape(f["verdict"]),
+            ])
+        vcols = [Col("held out", prose=True), Col("recommendation (tuned on the rest)", prose=True, priority=2), num("samples", 3), num("bad-timeout rate [95 % CI]"), num("W [95 % CI]", 1), Col("verdict", prose=True)]
+        show(vcols, vrows, title=escape(f"held-out validation: {v['method']}"), formats="--json")
         h = v.get("held_out")
         if h is not None:
             line = (
-                f"[bold]held out, pooled[/]: bad-timeout rate {_pct(h['bad_timeout_rate'])} % [{_pct(h['bad_timeout_rate_ci'][0])}, {_pct(h['bad_timeout_rate_ci'][1])}] "
-                f"against the {target:.2%} target — {v['verdict']}; W {_ms(h['wait_mean_s'])} ms [{_ms(h['wait_mean_s_ci'][0])}, {_ms(h['wait_mean_s_ci'][1])}] "
+                f"[bold]held out, pooled[/]: bad-timeout rate {_pct(h['bad_timeout_rate'])} [{_pct(h['bad_timeout_rate_ci'][0])}, {_pct(h['bad_timeout_rate_ci'][1])}] "
+                f"against the {target:.2%} target — {escape(v['verdict'])}; W {_ms(h['wait_mean_s'])} [{_ms(h['wait_mean_s_ci'][0])}, {_ms(h['wait_mean_s_ci'][1])}] "
                 f"({h['samples']:,} samples, bootstrap over {h['units']} {h['unit']}s)"
             )
             b = v.get("best_default")
             if b is not None:
                 line += (
-                    f"; best default at that bad-timeout rate: {b['estimator']} ({_pct(b['bad_timeout_rate'])} %, W {_ms(b['wait_mean_s'])} ms"
-                    + (f", the recommendation's W is {b['wait_ratio']:.2f}×)" if b.get("wait_ratio") else f"; {b.get('note', '')})")
+                    f"; best default at that bad-timeout rate: {b['estimator']} ({_pct(b['bad_timeout_rate'])}, W {_ms(b['wait_mean_s'])}"
+                    + (f", the recommendation's W is {b['wait_ratio']:.2f}×)" if b.get("wait_ratio") else f"; {escape(b.get('note', ''))})")
                 )
             console.print(line, highlight=False, soft_wrap=True)
     for note in result.notes:
