@@ -331,3 +331,31 @@ def test_a_store_written_before_the_reproductions_table_still_reports_its_compar
     with Store(old, read_only=True) as s:
         text = render(s)
     assert 'id="reproduction-mathis-quick"' in text and "published vs ours" in text
+
+
+def test_a_reproduction_read_two_ways_shows_each_reading_and_every_claim_under_each(tmp_path):
+    """No runs needed: the comparisons of two readings and their `reproductions` rows, as
+    `rttlab reproduce` stores them, rendered into one section."""
+    from rttlab.experiments.report import render
+    from rttlab.experiments.reproduce import Reproduction
+    from rttlab.experiments.store import Store
+
+    rep = Reproduction.load("spectcp-table3", quick=True)
+    rep.doc = {**rep.doc, "reading": [{"name": "a", "primary": True, "what": "the window as sent", "says": "§1: 'x'"}, {"name": "b", "what": "the window as acked", "says": "§2: 'y'"}]}
+    row = {"point": "claim: q", "metric": "drops", "published": 4.0, "source": "Table 3", "ci_low": 3.0, "ci_high": 5.0, "n": 3, "tolerance": 0.1, "tolerance_kind": "relative"}
+    with Store(tmp_path / "r.duckdb") as s:
+        for x, ours, matched in zip(rep.readings, (4.1, 6.0), (True, False)):
+            s.write_comparison(x.comparison_name, [{**row, "ours": ours, "matched": matched}])
+            s.write_reproduction(x.record([{"title": "ours alone", "metric": "drops", "rows": [{"point": "p", "ours": 2.0, "ci_low": None, "ci_high": None, "n": 3}]}] if x.primary else []))
+    with Store(tmp_path / "r.duckdb", read_only=True) as s:
+        stored = s.query("SELECT reproduction, name, paper, reading, primary_reading, reading_says FROM reproductions ORDER BY 1").to_dict("records")
+        text = render(s)
+    assert [(r["reproduction"], r["reading"], r["primary_reading"], r["reading_says"]) for r in stored] == [
+        ("spectcp-table3-quick@a", "a", True, "§1: 'x'"), ("spectcp-table3-quick@b", "b", False, "§2: 'y'")]
+    assert stored[0]["paper"] == "Bai, Lilja & Atiquzzaman 2009" and stored[0]["name"] == "spectcp-table3"
+    assert text.count('<h2 id="reproduction-') == 1  # both readings in one section
+    section = text[text.index('<h2 id="reproduction-spectcp-table3-quick"') :]
+    assert "Bai, Lilja &amp; Atiquzzaman 2009" in section and "★ <strong>a</strong>: the window as sent" in section
+    assert section.count('<td class="yes">matched</td>') == 1 and section.count('<td class="no">not matched</td>') == 1
+    assert 'data-key="spectcp-table3-quick@b|claim: q|drops|ours" data-value="6.0"' in section
+    assert "ours alone (ours; nothing published to compare)" in section and 'data-key="spectcp-table3-quick@a|report:ours alone|p|ours"' in section
