@@ -122,3 +122,13 @@ def test_store_options_are_checked_in_one_line(traces, args, message):
     out = run("tune", traces[0], "-e", "constant", *args)
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"rttlab: error: {message}"), out.stderr
+
+
+def test_the_report_of_a_tuning_stopped_before_its_end_draws_its_points_and_says_it_did_not_finish(traces, tmp_path):
+    from rttlab.experiments.report import render
+
+    with Store(tmp_path / "t.duckdb") as store, StoredReplay(store, "cut", dask="never") as replay:
+        tune(traces, ["constant"], target=0.02, budget=20, replay=replay)  # its tunings row never written
+    with Store(tmp_path / "t.duckdb", read_only=True) as store:
+        text = render(store)
+    assert "Tuning <code>cut</code>" in text and "did not finish" in text and text.count("<figure") == 1
