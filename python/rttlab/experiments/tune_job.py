@@ -210,7 +210,7 @@ class StoredReplay:
         first = {h: hashes.index(h) for h in unique}
         todo_idx = [first[unique[i]] for i in todo]
         self._shared["counts"]["found"] += len(unique) - len(todo_idx)
-        self.store.add_memberships(self.sweep, [(h, run_params(name, *made[first[h]], default)) for h in unique if h in have])
+        self._join([h for h in unique if h in have])
         if todo_idx:
             todo_points = [points[i] for i in todo_idx]
             work = len(todo_points) * len(trace.rtts_ns)
@@ -226,6 +226,20 @@ class StoredReplay:
             for i, row in zip(todo_idx, rows):
                 have[hashes[i]] = row
         return [dict(have[h]) for h in hashes]
+
+    def _join(self, hashes: list[str]) -> None:
+        """Make stored points members of this sweep. Their parameter columns were written with
+        the run (the key fixes them), so only ``sweep_runs`` gets rows: one statement, not
+        :meth:`Store.add_memberships`' per-column updates (seconds for a thousand points)."""
+        if not hashes:
+            return
+        import pyarrow as pa
+
+        self.store.db.register("_members", pa.table({"hash": hashes}))
+        try:
+            self.store.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _members ON CONFLICT DO NOTHING", [self.sweep])
+        finally:
+            self.store.db.unregister("_members")
 
     def _client(self) -> Any:
         if self._shared["client"] is None:
