@@ -345,7 +345,10 @@ class Reproduction:
         if kind == "peer":
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, metrics, self.level)
-            theirs = summarise(ok[ok["simulator"] == peer], self.by, metrics, self.level)
+            # A variant of the peer engine (``testbed:net.ipv4.tcp_sack=0``) is the peer too.
+            of_peer = ok["simulator"].str.partition(":")[0] == peer
+            peer_names = sorted(ok.loc[of_peer, "simulator"].unique())
+            theirs = summarise(ok[of_peer], self.by, metrics, self.level)
             theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
         elif "contrast" in self.meta and len(ok):
             ours = summarise(self._paired(ok), self.by, metrics, self.level)
@@ -377,12 +380,13 @@ class Reproduction:
             elif kind == "peer":
                 t = theirs.get((*key, metric))
                 published = t["mean"] if t else math.nan
+                label = " + ".join(peer_names) or pub["simulator"]
                 if t is None:
-                    source = f"{pub['simulator']}: no successful run"
+                    source = f"{label}: no successful run"
                 elif t["n"] > 1:
-                    source = f"{pub['simulator']} ({t['n']} runs, {self.level:.0%} CI ±{t['half_width']:.4g})"
+                    source = f"{label} ({t['n']} runs, {self.level:.0%} CI ±{t['half_width']:.4g})"
                 else:
-                    source = f"{pub['simulator']} (1 run)"
+                    source = f"{label} (1 run)"
             else:
                 raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer, ratio or claims")
             diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan

@@ -37,6 +37,11 @@ class Simulator:
     #: earlier version are keyed so); any other engine's key also hashes its name, so the same
     #: scenario run on two engines is two runs.
     keyed_by_scenario_alone: bool = False
+    #: An engine that takes options: ``variant(options)`` is the engine ``NAME:OPTIONS`` (e.g.
+    #: ``testbed:net.ipv4.tcp_sack=0``, the testbed with a kernel setting), named so in the
+    #: store and keyed by that name, so each variant's runs are runs of their own. It raises
+    #: :class:`ValueError` naming what it cannot read.
+    variant: Callable[[str], Simulator] | None = None
 
     @property
     def own_scenarios(self) -> bool:
@@ -69,11 +74,22 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Simulator:
-    """The simulator called ``name``; :class:`KeyError` naming the known ones if there is none."""
+    """The simulator called ``name``, or ``NAME:OPTIONS`` for a variant of an engine that takes
+    options (:attr:`Simulator.variant`); :class:`KeyError` naming the known ones if there is none."""
     try:
         return registry()[name]
     except KeyError:
-        raise KeyError(f"expected one of {', '.join(registry())}, got {name!r}") from None
+        pass
+    base, sep, options = name.partition(":")
+    engine = registry().get(base)
+    if sep and engine is not None:
+        if engine.variant is None:
+            raise KeyError(f"{base} takes no options ({name!r})")
+        try:
+            return engine.variant(options)
+        except ValueError as e:
+            raise KeyError(f"{name!r}: {e}") from None
+    raise KeyError(f"expected one of {', '.join(registry())}, got {name!r}")
 
 
 def _run_rttlab(scenario_toml: str, traces: Sequence[str]) -> Any:

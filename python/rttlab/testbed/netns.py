@@ -117,12 +117,15 @@ class Namespaces:
         ip("link", "set", "lo", "up", ns=name)
         return name
 
-    def attach(self, port: int, node: int, mtu: int, init_cwnd: int) -> None:
-        """Move TUN ``port`` into node's namespace, address it and route the testbed through it."""
+    def attach(self, port: int, node: int, mtu: int, init_cwnd: int, gso_max_segs: int | None = None) -> None:
+        """Move TUN ``port`` into node's namespace, address it and route the testbed through it;
+        ``gso_max_segs`` (1: no TSO/GSO super-packets from this host's TCP) if given."""
         name, dev, addr = self.ns(node), self.tun(port), node_addr(node)
         ip("link", "set", dev, "netns", name)
         ip("addr", "add", f"{addr}/32", "dev", dev, ns=name)
         ip("link", "set", dev, "mtu", str(mtu), "up", ns=name)
+        if gso_max_segs is not None:
+            ip("link", "set", dev, "gso_max_segs", str(gso_max_segs), ns=name)
         # initcwnd: the scenario's initial window (Linux takes it per route, RFC 6928's knob).
         ip("route", "add", "10.1.0.0/16", "dev", dev, "src", addr, "initcwnd", str(init_cwnd), "initrwnd", str(max(init_cwnd, 10)), ns=name)
 

@@ -32,7 +32,7 @@ from rttlab.testbed import netns
 
 #: The scenario's congestion controls Linux has under another name (net/ipv4/tcp_*.c); Linux's
 #: "reno" is NewReno with SACK/RACK recovery, whatever the scenario's recovery says.
-KERNEL_CC = {"reno": "reno", "newreno": "reno", "westwood+": "westwood", "vegas": "vegas", "veno": "veno"}
+KERNEL_CC = {"reno": "reno", "newreno": "reno", "westwood+": "westwood", "vegas": "vegas", "veno": "veno", "cubic": "cubic", "bbr": "bbr"}
 
 #: What the emulator holds on this machine (docs/testbed.md, "Fidelity": ≤ 0.3 % rate error up
 #: to 400 Mb/s; at 800 Mb/s one kernel flow no longer fills the link, so nothing is known):
@@ -117,13 +117,16 @@ def run(
     progress: Callable[[float, float], None] | None = None,
     max_rate_bps: int = MAX_RATE_BPS,
     sysctls: dict[str, str] | None = None,
+    gso: bool = True,
 ) -> TestbedResult:
     """Run ``scenario`` on the testbed (root). ``cc`` chooses the kernel's congestion control
     (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
     the host-side pcaps; ``max_rate_bps`` is the fastest link accepted (the fidelity script
     raises it to measure beyond); ``sysctls`` are set in every namespace after the scenario's
     own (``net.ipv4.tcp_recovery=0`` turns RACK off, ``net.ipv4.tcp_early_retrans=0`` tail-loss
-    probes: what tells a Linux feature's part in a difference). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    probes: what tells a Linux feature's part in a difference); ``gso=False`` sets each TUN's
+    ``gso_max_segs`` to 1, so the sending kernel builds one-segment packets instead of TSO/GSO
+    super-packets (tcp_tso_autosize caps a packet at the device's gso_max_segs). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
     import pyarrow as pa
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
@@ -197,7 +200,7 @@ def run(
             t = host_tcp[h]
             # The wire carries the scenario's MSS: MTU = MSS + IP (20) + TCP (20) + timestamps (12).
             mtu = t["mss"] + 40 + (12 if t["timestamps"] else 0)
-            spaces.attach(port, h, mtu, t["init_cwnd"])
+            spaces.attach(port, h, mtu, t["init_cwnd"], gso_max_segs=None if gso else 1)
             settings = {
                 "net.ipv4.tcp_ecn": str(t["ecn"]),
                 "net.ipv4.tcp_sack": str(int(t["sack"])),
@@ -207,7 +210,7 @@ def run(
                 **(sysctls or {}),
             }
             netns.sysctl(spaces.ns(h), settings)
-            meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], **settings}
+            meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], "gso_max_segs": "default" if gso else 1, **settings}
         avail = _available_cc(spaces.ns(hosts[0]))
         for f, name in enumerate(kernel_cc):
             if name not in avail:
@@ -318,13 +321,36 @@ def _core_bytes(text: str) -> int:
 LINUX_RTO_MIN_S = 0.2
 
 
-def _retransmission_causes(pcap: str | None, receiver: str) -> dict[str, int] | None:
+def _first_data_seq(pcap: str, receiver: str) -> int | None:
+    """The sequence number of the first data byte (the SYN's + 1) of the connection to
+    ``receiver`` (address:port) in a raw-IP pcap as the emulator writes it, or None. Read from
+    the start of the file: the SYN is among its first frames."""
+    import struct
+
+    addr, port = receiver.rsplit(":", 1)
+    dst, dport = bytes(int(x) for x in addr.split(".")), int(port)
+    with open(pcap, "rb") as fh:
+        fh.read(24)
+        while len(head := fh.read(16)) == 16:
+            p = fh.read(struct.unpack_from("<I", head, 8)[0])
+            if len(p) < 40 or p[9] != 6 or p[16:20] != dst:
+                continue
+            t = (p[0] & 15) * 4
+            if struct.unpack_from(">H", p, t + 2)[0] == dport and p[t + 13] & 0x02:  # SYN
+                return (struct.unpack_from(">I", p, t + 4)[0] + 1) & 0xFFFF_FFFF
+    return None
+
+
+def _retransmission_causes(pcap: str | None, receiver: str, epoch0: float = 0.0, flow: int = 0) -> dict[str, Any] | None:
     """The flow's retransmissions in the sender-side pcap, classified from the wire by the capture
     layer (docs/capture.md): fast when ≥ 3 duplicate ACKs preceded the resend (RFC 5681 §3.2),
     timeout when fewer did and it came ≥ 200 ms after the timer started (Linux's RTO floor) —
     an inference: RACK, early retransmit and tail-loss probes resend on fewer duplicate ACKs
     and sooner, and fall in neither. Spurious: the capture's evidence says an earlier copy had
-    arrived (DSACK, timestamps)."""
+    arrived (DSACK, timestamps). Under ``"trace"``: every retransmission as the simulator's
+    ``retransmissions`` trace has it (time since the emulator's start, seq from the first data
+    byte, cause ``fast``/``timeout`` as above, null where the wire does not tell: a partial
+    ACK's, RACK's or a tail-loss probe's resend)."""
     import numpy as np
 
     if not pcap or not Path(pcap).exists():
@@ -339,7 +365,20 @@ def _retransmission_causes(pcap: str | None, receiver: str) -> dict[str, int] | 
     needed = np.asarray(x["needed"])[keep]
     timeout = (dup < 3) & (waited >= LINUX_RTO_MIN_S)
     starts = np.asarray(x["timer_start"])[keep][timeout]
+    first = _first_data_seq(pcap, receiver)
+    seq = np.asarray(x["seq_start"], dtype=np.int64)[keep]
+    cause = np.where(dup >= 3, "fast", np.where(timeout, "timeout", None))
+    trace = {
+        "time": np.asarray(x["resent"])[keep] + raw["read"]["start_ns"] / 1e9 - epoch0,
+        "flow": np.full(int(keep.sum()), flow, dtype=np.uint32),
+        # Offsets from the first data byte (mod 2^32: a sequence number wraps), as the simulator's.
+        "seq": (seq - first) % (1 << 32) if first is not None else np.full(len(seq), None),
+        "tx": np.minimum(np.asarray(x["attempt"])[keep], 255).astype(np.uint8),
+        "spurious": ~needed,
+        "cause": list(cause),
+    }
     return {
+        "trace": trace,
         "retx_fast": int((dup >= 3).sum()),
         "retx_timeout": int(timeout.sum()),
         "timeouts": int(len(np.unique(starts))),
@@ -391,7 +430,7 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
         completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
         receiver = f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}"
-        causes.append(_retransmission_causes(sender_pcap[f], receiver))
+        causes.append(_retransmission_causes(sender_pcap[f], receiver, epoch0, f))
         t, rtt = _rtt_samples(sender_pcap[f], epoch0, receiver)
         rtt_t.append(t)
         rtt_v.append(rtt)
@@ -458,6 +497,14 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "quench": [c["quench"] for c in ch],
         },
     )
+    # The `retransmissions` trace from the sender-side pcaps (what the wire shows; cause null
+    # where it does not say which mechanism resent).
+    traced = [c["trace"] for c in causes if c]
+    retx_trace = conform(
+        "retransmissions",
+        {k: np.concatenate([t[k] for t in traced]) if traced else [] for k in ("time", "flow", "seq", "tx", "spurious")}
+        | {"cause": [c for t in traced for c in t["cause"]]},
+    )
     # The `rtt` trace from the pcaps: every sample, no estimator (prediction and rto null).
     rtt_trace = conform(
         "rtt",
@@ -478,6 +525,6 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         event_hash="",
         aggregate_goodput_bps=float(g.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels, "rtt": rtt_trace},
+        tables={"flows": flows, "channels": channels, "rtt": rtt_trace, "retransmissions": retx_trace},
         bottleneck=bottleneck,
     )
