@@ -1025,6 +1025,12 @@ impl Testbed {
         self.emu().plans.iter().map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone())).collect()
     }
 
+    /// Flow `flow`'s on/off application writes as (scenario time ns, bytes); empty for bulk.
+    fn app_writes(&self, flow: usize) -> PyResult<Vec<(u64, u64)>> {
+        let plans = &self.emu().plans;
+        plans.get(flow).map(|p| p.writes.clone()).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no flow {flow}")))
+    }
+
     /// Every channel as (name, from node, to node, bandwidth bit/s, delay ns).
     #[getter]
     fn links(&self) -> Vec<(String, u32, u32, u64, u64)> {

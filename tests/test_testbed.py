@@ -390,3 +390,26 @@ def test_testbed_dumbbell_quick_is_pinned(tmp_path: Path) -> None:
     # fires and resends the window (docs/testbed.md, "Without SACK"): far fewer retransmissions.
     assert abs(rows["linux", "goodput_bps"]["diff"]) < 0.08, rows["linux", "goodput_bps"]
     assert rows["no-sack", "retransmissions"]["published"] < 0.5 * 519
+
+
+@needs_machine
+def test_an_on_off_kernel_flow_writes_the_simulators_schedule_and_delivers_its_load(tmp_path: Path) -> None:
+    import json
+
+    from rttlab.sim.run import simulate
+    from rttlab.testbed import run
+
+    s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="4s")
+    over = ['flows.0.app={ kind = "onoff", on = "200ms", off = "200ms", rate = "2Mbps" }']
+    tr = run(s, over, out_dir=tmp_path / "tb")
+    sim = simulate(s, set=over)
+    f, g = tr.result.flows.iloc[0], sim.flows.iloc[0]
+    # The same source, the same draws: what the application offered after the warm-up is the
+    # simulator's to the byte, and an uncongested link carries it (give or take the bytes still
+    # in flight at the end).
+    assert f.offered_bps == pytest.approx(g.offered_bps, rel=1e-9)
+    assert 0.5e6 < f.offered_bps < 1.5e6
+    assert f.goodput_bps == pytest.approx(f.offered_bps, rel=0.1)
+    writes = json.loads((tmp_path / "tb" / "flow0-app.json").read_text())
+    assert tr.apps[0]["sender"]["offered"] == sum(b for _, b in writes)
+    assert tr.apps[0]["sender"]["bytes"] == tr.apps[0]["sender"]["offered"] - tr.apps[0]["sender"]["pending"]

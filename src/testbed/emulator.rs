@@ -83,6 +83,10 @@ pub struct FlowPlan {
     pub group: u32,
     /// The scenario's congestion control (its registry name).
     pub cc: String,
+    /// An on/off application's writes as (scenario time, bytes), from the simulator's own source
+    /// with its own random stream, up to the flow's stop or the run's end: the traffic generator
+    /// writes the same bytes at the same times. Empty for a bulk transfer.
+    pub writes: Vec<(Nanos, u64)>,
 }
 
 pub struct Emulator {
@@ -120,10 +124,22 @@ impl Emulator {
         let engine = crate::sim::build_with(scenario, crate::sim::trace::TraceSet::NONE)?;
         let mut plans = Vec::with_capacity(engine.flows.len());
         for f in &engine.flows {
-            if f.app.is_some() {
-                return Err(invalid(format!("flows[{}].app", f.label.group), "on/off applications have no testbed form yet (bulk transfers only)"));
+            let mut writes = Vec::new();
+            if let Some(app) = &f.app {
+                // The engine wakes the source at each next_wake() before the stop (engine.rs,
+                // Owner::App); the same source, cloned, is woken here the same way.
+                let mut app = app.clone();
+                let end = f.stop.unwrap_or(Nanos::MAX).min(scenario.simulation.duration.0);
+                while app.next_wake() < end {
+                    let t = app.next_wake();
+                    let bytes = app.wake(t);
+                    if bytes > 0 {
+                        writes.push((t, bytes));
+                    }
+                }
             }
-            plans.push(FlowPlan { start: f.start, stop: f.stop, bytes: (f.app_bytes != u64::MAX).then_some(f.app_bytes), group: f.label.group, cc: f.label.cc.clone() });
+            let bytes = (f.app.is_none() && f.app_bytes != u64::MAX).then_some(f.app_bytes);
+            plans.push(FlowPlan { start: f.start, stop: f.stop, bytes, group: f.label.group, cc: f.label.cc.clone(), writes });
         }
         let (net, endpoints) = crate::sim::build_network(scenario)?;
         for a in &net.agents {
@@ -528,6 +544,33 @@ count = 1
         e.receive(0, tcp_packet(0x0b000001, node_addr(3), 1, 2, 3, 0, 0, 0), 0);
         e.receive(1, data(1, 10, 0), 0); // sender's address from the receiver's port
         assert_eq!((e.stats.received, e.stats.ignored, e.in_flight()), (3, 3, 0));
+    }
+
+    #[test]
+    fn an_on_off_flow_writes_what_the_simulators_source_writes_until_its_stop() {
+        let o = |k: &str, v: &str| format!("flows.0.{k}={v}");
+        let over = [o("app", r#"{ kind = "onoff", on = "200ms", off = "300ms", rate = "1Mbps" }"#), o("stop", "4s"), o("start", "1s")];
+        let s = scenario_set(r#"bandwidth = "10Mbps", delay = "1ms""#, &over);
+        let e = Emulator::new(&s).unwrap();
+        let p = &e.plans[0];
+        assert_eq!(p.bytes, None, "no byte limit: the schedule says what is written");
+        // The simulator's own source, with the flow's stream: the same writes, none after the stop.
+        let cfg = crate::sim::app::OnOffConfig { on: 200 * MS, off: 300 * MS, dist: crate::sim::app::Dist::Exponential, load: crate::sim::app::Load::Rate(1_000_000) };
+        let mut src = crate::sim::app::OnOff::new(cfg, 1448, crate::rng::Stream::new(s.simulation.seed, crate::rng::Component::App(0)), 1000 * MS);
+        let mut want = Vec::new();
+        while src.next_wake() < 4000 * MS {
+            let t = src.next_wake();
+            let b = src.wake(t);
+            if b > 0 {
+                want.push((t, b));
+            }
+        }
+        assert!(want.len() > 50 && p.writes == want);
+        assert!(p.writes.first().unwrap().0 >= 1000 * MS && p.writes.last().unwrap().0 < 4000 * MS);
+        // Each write is whole segments, about 1 Mb/s while on (on 40 % of the time).
+        let total: u64 = p.writes.iter().map(|w| w.1).sum();
+        assert!(p.writes.iter().all(|w| w.1 % 1448 == 0));
+        assert!((total as f64 * 8.0 / 3.0 - 0.4e6).abs() < 0.25e6, "{total}");
     }
 
     #[test]

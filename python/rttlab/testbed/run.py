@@ -217,6 +217,7 @@ def run(
                 raise TestbedError(f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})")
 
         rprocs, sprocs = [], []
+        offered: dict[int, int] = {}  # an on/off flow's bytes written after the warm-up
         for f, (src, dst) in enumerate(endpoints):
             start, stop, nbytes = plans[f][0], plans[f][1], plans[f][2]
             rargs = ["recv", "--bind", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--measure-from", str(max(start, warmup))]
@@ -228,6 +229,15 @@ def run(
                 sargs += ["--stop", str(stop)]
             if nbytes is not None:
                 sargs += ["--bytes", str(nbytes)]
+            writes = tb.app_writes(f) if hasattr(tb, "app_writes") else []  # TEMP
+            if writes:
+                # An on/off application: the simulator's own schedule of writes (same draws).
+                sched = out / f"flow{f}-app.json"
+                sched.write_text(json.dumps(writes))
+                sargs += ["--writes", str(sched)]
+                meta["flows"][f]["app_writes"] = len(writes)
+                measured_from = max(start, warmup)
+                offered[f] = sum(b for t, b in writes if t >= measured_from)
             sprocs.append(_spawn(spaces.ns(src), sargs))
         procs += rprocs + sprocs
         for p in procs:
@@ -256,6 +266,8 @@ def run(
         apps = []
         for f in range(len(endpoints)):
             apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb)})
+            if f in offered:
+                apps[f]["sender"]["offered_measured"] = offered[f]
         stats = tb.stats()
         traces = {name: pa.table(t) for name, t in tb.traces().items()}
     finally:
@@ -457,6 +469,10 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "bytes_sent": [w["bytes_sent"] for w in wire],
             "goodput_bps": goodput,
             "throughput_bps": tput,
+            # An on/off application's load after the warm-up (its schedule; null for bulk), as the simulator's.
+            "offered_bps": [
+                a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in a["sender"] else None for f, a in enumerate(apps)
+            ],
             "retransmissions": [w["retransmissions"] for w in wire],
             **{k: [c[k] if c else None for c in causes] for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")},
             # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.

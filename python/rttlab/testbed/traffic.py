@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
 import socket
 import struct
 import sys
@@ -120,6 +121,14 @@ def send(a: argparse.Namespace) -> dict:
     out["local"] = list(s.getsockname())  # the flow's 4-tuple with --dst/--port (for BPF probes)
     data = bytes(CHUNK)
     left_bytes = a.bytes
+    if a.writes:
+        with s:
+            _send_schedule(s, a, end, out, data)
+            try:
+                out["tcp_info"] = tcp_info(s)
+            except OSError:
+                pass
+        return out
     with s:
         while (left := end - time.monotonic_ns()) > 0 and (left_bytes is None or left_bytes > 0):
             s.settimeout(left / 1e9)
@@ -141,6 +150,36 @@ def send(a: argparse.Namespace) -> dict:
     return out
 
 
+def _send_schedule(s: socket.socket, a: argparse.Namespace, end: int, out: dict, data: bytes) -> None:
+    """An on/off application: write each (time, bytes) of the schedule at its time, open loop —
+    what the socket does not take waits in the application (``pending``), as the simulator's
+    source hands bytes to its sender whatever the window (src/sim/app.rs)."""
+    with open(a.writes) as fh:
+        writes = json.load(fh)
+    s.setblocking(False)
+    pending, i = 0, 0
+    out["offered"] = 0
+    while (now := time.monotonic_ns()) < end:
+        while i < len(writes) and a.origin + writes[i][0] <= now:
+            pending += writes[i][1]
+            out["offered"] += writes[i][1]
+            i += 1
+        if pending:
+            try:
+                n = s.send(data[: min(pending, CHUNK)])
+                pending -= n
+                out["bytes"] += n
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                out["error"] = f"send: {e.strerror}"
+                return
+        due = a.origin + writes[i][0] if i < len(writes) else end
+        select.select([], [s] if pending else [], [], max(0, min(due, end) - now) / 1e9)
+    out["pending"] = pending
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m rttlab.testbed.traffic")
     sub = p.add_subparsers(dest="role", required=True)
@@ -158,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--start", type=int, default=0)
     s.add_argument("--stop", type=int, default=None)
     s.add_argument("--bytes", type=int, default=None)
+    s.add_argument("--writes", default=None, help="JSON file of [time ns, bytes] writes (an on/off application)")
     a = p.parse_args(argv)
     out = recv(a) if a.role == "recv" else send(a)
     print(json.dumps(out), flush=True)
