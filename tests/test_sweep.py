@@ -187,6 +187,9 @@ traces = ["queue"]
     # Resumed, the failures are still there (skipped, not run again): still a failure.
     again = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], capture_output=True, text=True, timeout=300)
     assert again.returncode == 1 and "2 of 6 runs of mixed failed" in again.stderr, again.stderr
+    # --retry-failed runs them again even when nothing else is left to run (they fail again).
+    retry = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db), "--retry-failed"], capture_output=True, text=True, timeout=300)
+    assert retry.returncode == 1 and "2 to run" in retry.stdout and "0 ok, 2 failed, 4 skipped" in retry.stdout, retry.stdout
     with duckdb.connect(str(db), read_only=True) as c:
         errors = c.execute('SELECT "topology.bottleneck.error.per", error_kind, error FROM runs WHERE status = \'error\'').fetchall()
         assert len(errors) == 2

@@ -25,7 +25,10 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
     except StoreError as e:
         fail(str(e))
     with store:
-        todo = len(sweep.runs) - len(store.stored_hashes() & {r.hash for r in sweep.runs})
+        stored = store.stored_hashes()
+        if retry_failed:  # failed runs are to run again: they do not count as stored
+            stored -= store.stored_hashes(status="error")
+        todo = len(sweep.runs) - len(stored & {r.hash for r in sweep.runs})
         if not quiet:
             console.print(
                 f"sweep [bold]{sweep.name}[/]: {len(sweep.runs)} runs, {len(sweep.runs) - todo} already in {store_path}, {todo} to run"

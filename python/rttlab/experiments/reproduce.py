@@ -392,6 +392,8 @@ class Reproduction:
             diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
             if math.isnan(published) or math.isnan(r["mean"]):
                 matched = False
+            elif r["mean"] == published:
+                matched = True  # equal, 0 = 0 included (no relative difference to take)
             elif abs_tolerance is not None:
                 matched = abs(r["mean"] - published) <= float(abs_tolerance)
             elif at_least:

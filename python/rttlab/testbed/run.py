@@ -229,7 +229,7 @@ def run(
                 sargs += ["--stop", str(stop)]
             if nbytes is not None:
                 sargs += ["--bytes", str(nbytes)]
-            writes = tb.app_writes(f) if hasattr(tb, "app_writes") else []  # TEMP
+            writes = tb.app_writes(f)
             if writes:
                 # An on/off application: the simulator's own schedule of writes (same draws).
                 sched = out / f"flow{f}-app.json"
