@@ -346,7 +346,7 @@ class Reproduction:
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, metrics, self.level)
             # A variant of the peer engine (``testbed:net.ipv4.tcp_sack=0``) is the peer too.
-            of_peer = ok["simulator"].str.partition(":")[0] == peer
+            of_peer = ok["simulator"].map(lambda name: name.partition(":")[0]) == peer
             peer_names = sorted(ok.loc[of_peer, "simulator"].unique())
             theirs = summarise(ok[of_peer], self.by, metrics, self.level)
             theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
