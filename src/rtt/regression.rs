@@ -1,20 +1,39 @@
-//! Linear-regression RTT predictor (Baddam et al. 2018, CSE534 project) — docs/algorithms.md §10.
+//! Linear-regression RTT predictor *inspired by* Baddam et al. 2018 (CSE534 project) — docs/algorithms.md §10.
 //!
 //! ŷ = b0 + b1·hops + b2·min_rtt + b3·max_rtt + b4·ttl, in milliseconds, feature order
 //! [intercept, hops, min_rtt, max_rtt, ttl] (confirmed from `linear_regression.py`). Defaults are
-//! the published Cubic coefficients. hops and ttl are per-path constants (parameters); min_rtt and
-//! max_rtt are the minimum and maximum of the last `window` samples (default 25: the project
-//! took them from `hping3 -c 25` probes, so a window of 25 recent samples is the closest analogue
-//! in a stream; `window = 0` uses every sample so far).
+//! the published Cubic coefficients (`coef = "b0,b1,b2,b3,b4"` or `b0`…`b4` replace them, e.g.
+//! with what `rttlab train regression` fitted). hops and ttl are per-path constants (parameters).
 //!
-//! RTO = ŷ + k·error, with the running error of the project's kernel code: e = ŷ − measured, or a
-//! fixed `under_penalty` (3 ms) when the prediction was too low, averaged as e ← (e + e_new)/2.
+//! Two forms (`form`):
+//! - `rttlab` (default, rttlab's own redesign — not the paper's pseudo-code): min_rtt and max_rtt
+//!   are the minimum and maximum of the last `window` live samples (default 25: the project took
+//!   them from `hping3 -c 25` probes, so a window of 25 recent samples is the closest analogue in
+//!   a stream; `window = 0` uses every sample so far). RTO = ŷ + k·e with the error rule of the
+//!   project's kernel code, not of the report: e_new = ŷ − measured, or a fixed `under_penalty`
+//!   (3 ms) when the prediction was too low, averaged as e ← (e + e_new)/2.
+//! - `paper`: the report's pseudo-code (§Solution, `tcp_rtt_estimator`/`tcp_set_rto`): ŷ is
+//!   computed from the path's probe features — `min_rtt`/`max_rtt` as measured before the
+//!   connection (the project's 25 hping3 probes); when not given, the connection's first sample
+//!   stands for both (our choice: a stream has no probe before its first sample) — and stays
+//!   constant; error = ŷ − y on the first sample, then error ← (error + (ŷ − y))/2, signed (no
+//!   penalty: the pseudo-code has none); RTO = ŷ + error ("rto = rtt + dev_rtt", with rtt the
+//!   prediction, as the kernel code sets srtt_us ← predicted).
+//!
 //! The project removed Linux's rto_min (which the report blames for its extra retransmissions);
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
 use super::{Context, Estimator, Info, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
+
+/// `coef`'s text: five finite numbers separated by commas and/or spaces, optionally in brackets
+/// (so NumPy's printed arrays and `rttlab train`'s output are both accepted).
+pub fn parse_coef(text: &str) -> Option<[f64; 5]> {
+    let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
+    let values: Vec<f64> = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).map(|t| t.parse::<f64>().ok().filter(|x| x.is_finite())).collect::<Option<_>>()?;
+    values.try_into().ok()
+}
 
 /// Published Cubic coefficients (docs/algorithms.md §10), [intercept, hops, min_rtt, max_rtt, ttl].
 pub const CUBIC: [f64; 5] = [-0.52218434, 0.01509783, 0.58899585, 0.41376639, 0.00157301];
@@ -33,19 +52,35 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("min_rto", "0", 0.0, 60.0, "RTO floor (the project removed Linux's)"),
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
     ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
+    ParamSpec::choice("form", "rttlab", &["rttlab", "paper"], "rttlab: min/max over the last `window` samples, RTO = ŷ + k·error with the kernel code's under_penalty (rttlab's redesign); paper: the report's pseudo-code, ŷ from probe min_rtt/max_rtt, RTO = ŷ + signed running error"),
+    ParamSpec::quantity("coef", "none", "(largest |b|)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
+    ParamSpec::duration("min_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed minimum RTT (none: the first sample)"),
+    ParamSpec::duration("max_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed maximum RTT (none: the first sample)"),
 ];
 
 pub const INFO: Info = Info::new(
     "regression",
-    "linear regression on [hops, min_rtt, max_rtt, ttl] (CSE534), RTO = ŷ + k·running error",
-    "Baddam et al. 2018; github swetheendra84/CSE534Project; docs/algorithms.md §10",
+    "linear regression on [hops, min_rtt, max_rtt, ttl] inspired by the CSE534 project; RTO = ŷ + k·running error (form=paper: the report's own pseudo-code)",
+    "inspired by Baddam et al. 2018 (a redesign; form=paper follows its pseudo-code); github swetheendra84/CSE534Project; docs/algorithms.md §10",
     PARAMS,
     |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
 );
 
+/// Which reading of the project runs (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// rttlab's redesign: window of live samples, the kernel code's error penalty, RTO = ŷ + k·e.
+    Rttlab,
+    /// The report's pseudo-code: constant ŷ from probe features, signed running error, RTO = ŷ + e.
+    Paper,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
+    pub form: Form,
     pub coefficients: [f64; 5],
+    /// form=paper: the probed (min_rtt, max_rtt) in ms; None = the first sample.
+    pub probe: (Option<f64>, Option<f64>),
     pub hops: f64,
     pub ttl: f64,
     pub window: usize,
@@ -58,14 +93,45 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { coefficients: CUBIC, hops: 0.0, ttl: 0.0, window: 25, k: 2.0, under_penalty: 3 * MS, min_rto: 0, initial_rto: SEC, max_rto: 120 * SEC }
+        Self { form: Form::Rttlab, coefficients: CUBIC, probe: (None, None), hops: 0.0, ttl: 0.0, window: 25, k: 2.0, under_penalty: 3 * MS, min_rto: 0, initial_rto: SEC, max_rto: 120 * SEC }
     }
 }
 
 impl Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
+        let form = if p.choice("form")? == "paper" { Form::Paper } else { Form::Rttlab };
+        let named = ["b0", "b1", "b2", "b3", "b4"];
+        let coefficients = if p.is_given("coef") {
+            if let Some(b) = named.iter().find(|b| p.is_given(b)) {
+                return Err(p.inconsistent(format!("give coef or {b}, not both (coef sets all five coefficients)")));
+            }
+            p.quantity("coef", "five numbers b0,b1,b2,b3,b4 (intercept, hops, min_rtt, max_rtt, ttl), separated by commas or spaces", parse_coef, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))?
+        } else {
+            [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?]
+        };
+        let ms = |name: &str| -> Result<Option<f64>, ParamError> { Ok(if p.is_given(name) { Some(p.duration(name)? as f64 / MS as f64) } else { None }) };
+        let probe = (ms("min_rtt")?, ms("max_rtt")?);
+        match form {
+            Form::Paper => {
+                if let Some(k) = ["k", "window", "under_penalty"].iter().find(|k| p.is_given(k)) {
+                    return Err(p.inconsistent(format!("{k} belongs to form=rttlab; form=paper is the report's pseudo-code (RTO = ŷ + signed running error)")));
+                }
+                if let (Some(lo), Some(hi)) = probe {
+                    if lo > hi {
+                        return Err(p.inconsistent(format!("min_rtt ({lo} ms) is above max_rtt ({hi} ms)")));
+                    }
+                }
+            }
+            Form::Rttlab => {
+                if let Some(k) = ["min_rtt", "max_rtt"].iter().find(|k| p.is_given(k)) {
+                    return Err(p.inconsistent(format!("{k} belongs to form=paper (form=rttlab takes min and max over the last `window` samples)")));
+                }
+            }
+        }
         Ok(Self {
-            coefficients: [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?],
+            form,
+            coefficients,
+            probe,
             hops: p.float("hops")?,
             ttl: p.float("ttl")?,
             window: p.int("window")? as usize,
@@ -103,9 +169,37 @@ impl Regression {
     }
 }
 
+impl Regression {
+    /// form=paper, the report's `tcp_rtt_estimator`: ŷ = predict(hops, min, max, ttl) from the
+    /// probe features (the first sample when none was given); error = ŷ − y on the first sample,
+    /// then (error + (ŷ − y))/2; `tcp_set_rto`: RTO = ŷ + error.
+    fn on_sample_paper(&mut self, m: f64) {
+        let y = match self.prediction_ms {
+            Some(y) => y,
+            None => {
+                let (lo, hi) = (self.cfg.probe.0.unwrap_or(m), self.cfg.probe.1.unwrap_or(m));
+                self.min_rtt = lo;
+                self.max_rtt = hi;
+                self.cfg.predict_ms(self.cfg.hops, lo, hi, self.cfg.ttl).max(0.0)
+            }
+        };
+        self.prediction_ms = Some(y);
+        let e = self.error_ms.map_or(y - m, |old| (old + (y - m)) / 2.0);
+        self.error_ms = Some(e);
+        self.set_rto(y + e);
+    }
+
+    fn set_rto(&mut self, rto_ms: f64) {
+        self.rto = round_ns(rto_ms * MS as f64).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
+    }
+}
+
 impl RttEstimator for Regression {
     fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
         let m = rtt as f64 / MS as f64;
+        if self.cfg.form == Form::Paper {
+            return self.on_sample_paper(m);
+        }
         if let Some(predicted) = self.prediction_ms {
             let e = if predicted >= m { predicted - m } else { self.cfg.under_penalty as f64 / MS as f64 };
             self.error_ms = Some(self.error_ms.map_or(e, |old| (old + e) / 2.0));
@@ -124,7 +218,7 @@ impl RttEstimator for Regression {
         let y = self.cfg.predict_ms(self.cfg.hops, self.min_rtt, self.max_rtt, self.cfg.ttl).max(0.0);
         self.prediction_ms = Some(y);
         let rto_ms = y + self.cfg.k * self.error_ms.unwrap_or(0.0);
-        self.rto = round_ns(rto_ms * MS as f64).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
+        self.set_rto(rto_ms);
     }
 
     fn prediction(&self) -> Option<Nanos> {
@@ -261,5 +355,79 @@ mod tests {
         let y2 = CUBIC[0] + CUBIC[2] * 90.0 + CUBIC[3] * 100.0;
         let want = y2 + 2.0 * (y1 - 90.0);
         assert_eq!(e.rto(), (want * 1e6).round() as Nanos);
+    }
+
+    fn built(given: &[(&str, &str)]) -> Result<Config, ParamError> {
+        let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_params(&Params::new("regression", PARAMS, &given)?)
+    }
+
+    #[test]
+    fn the_default_form_is_rttlabs_and_keeps_the_cubic_coefficients() {
+        assert_eq!(built(&[]).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn coef_sets_all_five_coefficients_in_any_common_spelling() {
+        for text in ["1,2,3,4,5", "1, 2, 3, 4, 5", "[1. 2. 3. 4. 5.]", "1 2 3 4 5"] {
+            assert_eq!(built(&[("coef", text)]).unwrap().coefficients, [1.0, 2.0, 3.0, 4.0, 5.0], "{text}");
+        }
+    }
+
+    #[test]
+    fn coef_refuses_four_numbers_a_word_and_a_clash_with_b0() {
+        assert!(matches!(built(&[("coef", "1,2,3,4")]), Err(ParamError::Malformed { .. })));
+        assert!(matches!(built(&[("coef", "1,2,x,4,5")]), Err(ParamError::Malformed { .. })));
+        assert!(matches!(built(&[("coef", "1,2,3,4,2e6")]), Err(ParamError::OutOfRange { .. })));
+        let clash = built(&[("coef", "1,2,3,4,5"), ("b0", "1")]).unwrap_err().to_string();
+        assert!(clash.contains("give coef or b0, not both"), "{clash}");
+    }
+
+    #[test]
+    fn each_form_refuses_the_other_forms_parameters() {
+        let e = built(&[("form", "paper"), ("k", "3")]).unwrap_err().to_string();
+        assert!(e.contains("k belongs to form=rttlab"), "{e}");
+        let e = built(&[("min_rtt", "10ms")]).unwrap_err().to_string();
+        assert!(e.contains("min_rtt belongs to form=paper"), "{e}");
+        let e = built(&[("form", "paper"), ("min_rtt", "20ms"), ("max_rtt", "10ms")]).unwrap_err().to_string();
+        assert!(e.contains("min_rtt (20 ms) is above max_rtt (10 ms)"), "{e}");
+    }
+
+    /// The report's pseudo-code by hand, coefficients [0, 0, 0.5, 0.5, 0], probe 80/120 ms so
+    /// ŷ = 100 ms throughout: samples 90, 130, 100 → error 10, (10 − 30)/2 = −10, (−10 + 0)/2 = −5;
+    /// RTO = ŷ + error = 110, 90, 95 ms (a signed error: below ŷ after a late sample).
+    #[test]
+    fn the_paper_form_follows_the_reports_pseudo_code() {
+        let cfg = built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "80ms"), ("max_rtt", "120ms")]).unwrap();
+        let mut e = Regression::new(cfg);
+        let mut rtos = vec![];
+        for ms in [90, 130, 100] {
+            e.on_sample(ms * MS, &Context::default());
+            assert_eq!(e.prediction(), Some(100 * MS));
+            rtos.push(e.rto());
+        }
+        assert_eq!(rtos, [110 * MS, 90 * MS, 95 * MS]);
+    }
+
+    /// Without probe values the first sample stands for min and max: ŷ = −0.522 + 1.00276·50 ms
+    /// (Cubic, hops = ttl = 0) for every later sample, whatever the window would have seen.
+    #[test]
+    fn the_paper_forms_prediction_stays_at_the_first_samples() {
+        let mut e = Regression::new(built(&[("form", "paper")]).unwrap());
+        for ms in [50, 500, 5, 80] {
+            e.on_sample(ms * MS, &Context::default());
+        }
+        let y = CUBIC[0] + (CUBIC[2] + CUBIC[3]) * 50.0;
+        assert_eq!(e.prediction(), Some((y * 1e6).round() as Nanos));
+    }
+
+    #[test]
+    fn a_negative_paper_form_rto_is_held_at_one_nanosecond_or_the_floor() {
+        let mut e = Regression::new(built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "1ms"), ("max_rtt", "1ms")]).unwrap());
+        e.on_sample(100 * MS, &Context::default()); // error = 1 − 100: RTO = 1 − 99 < 0
+        assert_eq!(e.rto(), 1);
+        let mut e = Regression::new(built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "1ms"), ("max_rtt", "1ms"), ("min_rto", "200ms")]).unwrap());
+        e.on_sample(100 * MS, &Context::default());
+        assert_eq!(e.rto(), 200 * MS);
     }
 }
