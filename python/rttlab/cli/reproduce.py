@@ -46,6 +46,8 @@ def reproduce(
     as_json_or_csv = as_json or as_csv
     try:
         rep = Reproduction.load(name, quick=quick, scale=scale)
+        if rep.models_only:
+            return show_models_only(rep, out, as_json, as_csv)
         reps = [rep, *rep.parts]
         # Every reading of each (the file's [[reading]]s; one when it declares none), and the
         # sweeps they need: readings that only read the runs differently share their sweep.
@@ -226,6 +228,30 @@ def show_models(models: list[dict[str, Any]]) -> None:
         ]
         cols = [Col("point", prose=True), num("ours"), num("published"), num("diff", 1), Col("matched", "right"), Col("source", priority=3, prose=True)]
         show_table(cols, rows, title=f"{escape(m['title'])} (the paper's model beside ours: {escape(m['formula'])})")
+
+
+def show_models_only(rep: Any, out: Path | None, as_json: bool, as_csv: bool) -> None:
+    """A reproduction of ``[[model]]`` tables alone: computed, printed (each with how many rows
+    matched) and written to DIR/comparison.json; no sweep, no store."""
+    models = rep.models()
+    out = out or Path(f"reproduce-{rep.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.name, "meta": rep.meta, "rows": [], "models": models}), indent=1) + "\n")
+    if as_csv:
+        from rttlab.cli.common import print_csv
+
+        print_csv([{"reproduction": rep.name, "table": m["title"], **row} for m in models for row in m["rows"]])
+        return
+    if as_json:
+        print_json(clean({"schema": "rttlab.reproduce/1", "reproduction": rep.name, "rows": [], "models": models}))
+        return
+    console.print(f"{rep.meta['title']}\n{rep.meta['source']}", highlight=False, markup=False)
+    show_models(models)
+    for m in models:
+        console.print(f"{sum(r['matched'] for r in m['rows'])} of {len(m['rows'])} matched: {m['title']}", highlight=False, markup=False)
+    if rep.meta.get("note"):
+        console.print(rep.meta["note"], highlight=False, markup=False)
+    console.print(f"written: {out}/comparison.json (a computation: no runs)", highlight=False)
 
 
 def pct(x: float) -> str:

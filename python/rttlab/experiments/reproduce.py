@@ -59,7 +59,9 @@ run and printed after this one (a table measured on a set-up of its own). ``[[mo
 paper's own model column with the model computed here, no runs involved: ``title``, ``formula``
 (DataFrame.eval, as kind = "formula"), ``constants``, optional ``abs_tolerance``, and
 ``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
-``source``.
+``source``; a model's ``tolerance`` (relative) replaces the reproduction's. ``models_only = true`` in
+``[reproduction]``: a file of ``[[model]]`` tables alone (no sweep, no runs; e.g. a paper's
+published predictions recomputed from its published coefficients).
 
 ``[[reading]]`` tables declare the readings of an ambiguous paper before the runs (``name``,
 ``says``: the paper's words, ``what``, ``primary = true`` on exactly one; overlays ``trace.NAME``
@@ -649,6 +651,11 @@ class Reproduction:
         return str(self.meta["paper"])
 
     @property
+    def models_only(self) -> bool:
+        """A file of ``[[model]]`` tables alone (``models_only = true``): nothing is run."""
+        return bool(self.meta.get("models_only"))
+
+    @property
     def has_figures(self) -> bool:
         return "figures" in self.meta
 
@@ -669,7 +676,8 @@ class Reproduction:
 
     def models(self) -> list[dict[str, Any]]:
         """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
-        on the row's variables; matched when within ``abs_tolerance`` (else ``tolerance``)."""
+        on the row's variables; matched when within ``abs_tolerance`` (else the model's
+        ``tolerance``, else the reproduction's)."""
         import pandas as pd
 
         out = []
@@ -681,7 +689,8 @@ class Reproduction:
                 published = float(v["value"])
                 abs_tol = v.get("abs_tolerance", spec.get("abs_tolerance"))
                 diff = ours / published - 1 if published else math.nan
-                matched = abs(ours - published) <= float(abs_tol) if abs_tol is not None else abs(diff) <= self.tolerance
+                tol = float(v.get("tolerance", spec.get("tolerance", self.tolerance)))
+                matched = abs(ours - published) <= float(abs_tol) if abs_tol is not None else abs(diff) <= tol
                 rows.append({"point": ", ".join(f"{k}={_short(x)}" for k, x in v["point"].items()), "params": dict(v["point"]), "ours": ours, "published": published, "source": v["source"], "diff": diff, "abs_tolerance": abs_tol, "matched": bool(matched)})
             out.append({"title": spec["title"], "formula": spec["formula"], "rows": rows})
         return out
