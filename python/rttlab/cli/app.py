@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "estimators": ("rttlab.cli.estimators", "List the RTT estimators with every parameter's default, accepted range and meaning."),
     "evaluate": ("rttlab.cli.evaluate", "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run."),
     "tune": ("rttlab.cli.tune", "Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation."),
+    "train": ("rttlab.cli.train", "Fit the regression estimator's linear model on your captures; print held-out MAPE per flow and the coefficients to use."),
     "flows": ("rttlab.cli.capture", "List the TCP connections of a capture with their traffic, handshake and path RTT."),
     "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture as CSV, Parquet or JSON lines, one row per sample."),
     "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
