@@ -59,6 +59,14 @@ def test_hops_and_ttl_that_add_no_rank_are_fixed_at_zero_and_named():
     assert t.dropped == ["hops", "ttl"] and t.coefficients[1] == t.coefficients[4] == 0
 
 
+def test_without_path_features_only_min_and_max_are_fitted():
+    rng = np.random.default_rng(1)
+    flows = [flow(list(rng.uniform(20, 200, 40)), ttl=t, hops=h, conn=h) for h, t in ((5, 59), (9, 119), (14, 241))]
+    t = train_flows(flows, window=2, path_features=False)
+    assert t.dropped == [] and t.coefficients[1] == t.coefficients[4] == 0
+    assert t.coefficients == pytest.approx([0, 0, 0.5, 0.5, 0], abs=1e-9)
+
+
 def test_mape_is_the_mean_absolute_percentage_error_by_hand():
     x = np.array([[1.0, 0, 100, 0, 0], [1.0, 0, 200, 0, 0]])
     # ŷ = min: 100 vs 110 (9.0909 %), 200 vs 180 (11.111 %).

@@ -23,6 +23,7 @@ def train(
     target: str = typer.Option("mean", "--target", help="What is predicted: mean (the window's mean RTT: the project's code) or next (the sample after the window: what an estimator needs)."),
     split: str = typer.Option("time", "--split", help="Held-out scoring: time (fit on the first --train-fraction of every flow, score the rest) or flow (leave each flow out in turn)."),
     train_fraction: float = typer.Option(0.7, "--train-fraction", help="With --split time: the share of each flow's samples fitted on."),
+    path_features: bool = typer.Option(True, "--path-features/--no-path-features", help="Fit hops and ttl too (the paper's model) or min and max alone (hops and ttl fixed at 0)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write the fit: FILE.json (everything printed) or FILE.toml (a scenario's [tcp.rto] table with the coefficients)."),
     as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."),
 ) -> None:
@@ -43,11 +44,11 @@ def train(
             fail(f"{p}: no such file")
     check = published_check()
     try:
-        t = fit([str(p) for p in captures], window=window, target=target, split=split, train_fraction=train_fraction)
+        t = fit([str(p) for p in captures], window=window, target=target, split=split, train_fraction=train_fraction, path_features=path_features)
     except TrainError as e:
         fail(str(e))
     doc = {
-        "schema": SCHEMA, "model": model, "target": t.target, "split": t.split, "window": t.window,
+        "schema": SCHEMA, "model": model, "target": t.target, "split": t.split, "window": t.window, "path_features": t.path_features,
         "train_fraction": train_fraction if split == "time" else None,
         "coefficients": t.coefficients, "coef": t.coef_text, "dropped": t.dropped,
         "mape": t.mape, "mape_cubic": t.mape_cubic, "train_windows": t.train_rows, "test_windows": t.test_rows,
@@ -104,6 +105,8 @@ def show(t, check: dict, train_fraction: float) -> None:
     rows = [[escape(r["capture"]), str(r["conn"]), escape(r["dst"]), str(r["ttl"]), str(r["hops"]), str(r["samples"]), str(r["train_windows"]), str(r["test_windows"]), f"{r['mape']:.2f}", f"{r['mape_cubic']:.2f}"] for r in t.flows]
     show_table(cols, rows, title=f"held-out MAPE per flow (target {t.target}, window {t.window}; split by {t.split}: {how})", formats="--json")
     console.print(f"held-out MAPE over {t.test_rows} windows: {t.mape:.2f} % (the published Cubic coefficients on the same windows: {t.mape_cubic:.2f} %)", highlight=False)
+    if not t.path_features:
+        console.print("hops and ttl left out (--no-path-features): coefficients fixed at 0", highlight=False)
     if t.dropped:
         console.print(f"not identifiable on these flows, coefficient fixed at 0: {', '.join(t.dropped)} (hops and ttl are constant within a flow)", highlight=False)
     if t.skipped:

@@ -22,7 +22,9 @@ The model, in the project's feature order (its ``linear_regression.py``):
 Windows slide by one sample. Hops and TTL are constant within a flow, so with few flows (or flows
 sharing an initial TTL, where hops = initial − TTL exactly) their columns are collinear with the
 intercept or each other: a column that adds no rank is left out (its coefficient fixed at 0) and
-named in :attr:`Training.dropped`, rather than fitted as noise.
+named in :attr:`Training.dropped`, rather than fitted as noise. ``path_features = False`` fits
+min and max alone (hops and ttl fixed at 0): a per-flow constant lets the fit absorb each
+training flow's offset, which need not carry over to another path (docs/train.md measures it).
 
 Held-out validation (``split``): ``time`` (default) fits on the first ``train_fraction`` of each
 flow's samples and scores the windows wholly after them (no sample shared with a training
@@ -75,6 +77,8 @@ class Training:
     target: str
     split: str
     window: int
+    #: Whether hops and ttl were offered to the fit (``--no-path-features``: min and max only).
+    path_features: bool
     #: One row per flow scored: capture, conn, src, dst, ttl, hops, samples, train/test windows,
     #: mape (held out, ours) and mape_cubic (the published Cubic coefficients, same windows).
     flows: list[dict[str, Any]]
@@ -152,22 +156,23 @@ def design(flow: Flow, minmax: np.ndarray) -> np.ndarray:
     return np.column_stack([np.ones(n), np.full(n, float(flow.hops)), minmax[:, 0], minmax[:, 1], np.full(n, float(flow.ttl))])
 
 
-def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def fit(x: np.ndarray, y: np.ndarray, path_features: bool = True) -> tuple[np.ndarray, list[str]]:
     """Least squares (NumPy's ``lstsq``) over the identifiable columns of ``x`` (n × 5, in
-    :data:`COLUMNS` order); a column that adds no rank is dropped (coefficient 0) and named."""
+    :data:`COLUMNS` order); a column that adds no rank is dropped (coefficient 0) and named.
+    ``path_features = False`` leaves hops and ttl out (coefficients 0) whatever their rank."""
     if len(y) < 2:
         raise TrainError(f"too few windows to fit: {len(y)}")
     scale = np.linalg.norm(x, axis=0)
     scale[scale == 0] = 1.0
     xs = x / scale
     kept: list[int] = []
-    for j in _ADMIT:
+    for j in _ADMIT if path_features else (0, 2, 3):
         if np.linalg.matrix_rank(xs[:, [*kept, j]], tol=1e-9 * np.sqrt(len(y))) > len(kept):
             kept.append(j)
     kept.sort()
     b = np.zeros(x.shape[1])
     b[kept] = np.linalg.lstsq(x[:, kept], y, rcond=None)[0]
-    return b, [COLUMNS[j] for j in range(x.shape[1]) if j not in kept]
+    return b, [COLUMNS[j] for j in range(x.shape[1]) if j not in kept and (path_features or j not in (1, 4))]
 
 
 def mape(b: Any, x: np.ndarray, y: np.ndarray) -> float:
@@ -176,12 +181,12 @@ def mape(b: Any, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.abs(x[keep] @ np.asarray(b, dtype=float) - y[keep]) / y[keep]) * 100) if keep.any() else float("nan")
 
 
-def train(paths: list[str | Path], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7) -> Training:
+def train(paths: list[str | Path], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7, path_features: bool = True) -> Training:
     """Fit the model on the flows of ``paths`` and score it held out (module doc)."""
     _check_options(window, target, split, train_fraction)
     if not paths:
         raise TrainError("no capture given")
-    return _train_paths(paths, window, target, split, train_fraction)
+    return _train_paths(paths, window, target, split, train_fraction, path_features)
 
 
 def _check_options(window: int, target: str, split: str, train_fraction: float) -> None:
@@ -195,17 +200,19 @@ def _check_options(window: int, target: str, split: str, train_fraction: float) 
         raise TrainError(f"--train-fraction: expected a fraction between 0 and 1, got {train_fraction}")
 
 
-def _train_paths(paths: list[str | Path], window: int, target: str, split: str, train_fraction: float) -> Training:
+def _train_paths(paths: list[str | Path], window: int, target: str, split: str, train_fraction: float, path_features: bool) -> Training:
     flows: list[Flow] = []
     skipped: list[str] = []
     for p in paths:
         f, s = capture_flows(p)
         flows += f
         skipped += s
-    return train_flows(flows, window, target, split, train_fraction, skipped)
+    return train_flows(flows, window, target, split, train_fraction, skipped, path_features)
 
 
-def train_flows(flows: list[Flow], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7, skipped: list[str] | None = None) -> Training:
+def train_flows(
+    flows: list[Flow], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7, skipped: list[str] | None = None, path_features: bool = True
+) -> Training:
     """:func:`train` on flows already read (what the tests pin)."""
     _check_options(window, target, split, train_fraction)
     skipped = list(skipped or [])
@@ -244,7 +251,7 @@ def train_flows(flows: list[Flow], window: int = 25, target: str = "mean", split
         x, y = np.vstack(train_x), np.concatenate(train_y)
         if len(y) < 5:
             raise TrainError(f"only {len(y)} training windows for 5 coefficients (more samples, a smaller --window or a larger --train-fraction)")
-        b, dropped = fit(x, y)
+        b, dropped = fit(x, y, path_features)
         for f, xt, yt, ntr in tests:
             rows.append(_row(f, ntr, xt, yt, b))
         n_train = len(y)
@@ -253,13 +260,13 @@ def train_flows(flows: list[Flow], window: int = 25, target: str = "mean", split
         for i, (f, xt, yt) in enumerate(everything):
             x = np.vstack([d for j, (_, d, _) in enumerate(everything) if j != i])
             y = np.concatenate([t for j, (_, _, t) in enumerate(everything) if j != i])
-            bi, _ = fit(x, y)
+            bi, _ = fit(x, y, path_features)
             rows.append(_row(f, len(y), xt, yt, bi))
         x, y = np.vstack([d for _, d, _ in everything]), np.concatenate([t for _, _, t in everything])
-        b, dropped = fit(x, y)
+        b, dropped = fit(x, y, path_features)
         n_train = len(y)
     return Training(
-        coefficients=[float(v) for v in b], dropped=dropped, target=target, split=split, window=window, flows=rows,
+        coefficients=[float(v) for v in b], dropped=dropped, target=target, split=split, window=window, path_features=path_features, flows=rows,
         skipped=skipped, train_rows=n_train, test_rows=sum(r["test_windows"] for r in rows),
     )
 
