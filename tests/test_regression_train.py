@@ -170,8 +170,11 @@ def test_the_cli_prints_per_flow_mape_the_check_and_a_coef_that_the_estimator_ac
     import rttlab
 
     est = rttlab.estimators.spec("regression", coef=doc["coef"], hops="12", ttl="52")
-    replay = rttlab.replay(np.asarray(rtts) / 1e3, [est])
-    assert len(replay) > 0
+    same = rttlab.estimators.spec("regression", **{f"b{i}": repr(b) for i, b in enumerate(doc["coefficients"])}, hops="12", ttl="52")
+    a_rows, b_rows = rttlab.replay(np.asarray(rtts) / 1e3, [est]).rows, rttlab.replay(np.asarray(rtts) / 1e3, [same]).rows
+    assert a_rows[0]["predicted"] > 50 and {k: v for k, v in a_rows[0].items() if k != "estimator"} == {k: v for k, v in b_rows[0].items() if k != "estimator"}
+    default = rttlab.replay(np.asarray(rtts) / 1e3, [rttlab.estimators.spec("regression", hops="12", ttl="52")]).rows[0]
+    assert default["mae_s"] != a_rows[0]["mae_s"]
     toml_out = tmp_path / "fit.toml"
     assert run("train", "regression", a, "--window", "5", "--out", toml_out).returncode == 0
     assert f'coef = "{doc["coef"]}"' in toml_out.read_text()
