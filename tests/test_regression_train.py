@@ -206,3 +206,22 @@ def test_a_shared_capture_trains_and_is_scored_held_out():
     assert (row["ttl"], row["hops"], row["samples"]) == (49, 15, 231)
     assert row["test_windows"] > 0 and 0 <= row["mape"] < 100 and 0 <= row["mape_cubic"] < 100
     assert t.dropped == ["hops", "ttl"]
+
+
+def test_a_scenario_takes_the_written_coefficients_in_its_rto_table(capture, tmp_path):
+    a = capture("a.pcap", [100.0 + 10 * (i % 3) + (i % 7) for i in range(60)], ttl=52)
+    fit_toml = tmp_path / "fit.toml"
+    assert run("train", "regression", a, "--window", "5", "--out", fit_toml).returncode == 0
+    import tomllib
+
+    rto = tomllib.loads(fit_toml.read_text())["tcp"]["rto"]
+    example = (Path(__file__).resolve().parents[1] / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").read_text()
+    text = example.replace('duration = "60s"', 'duration = "2s"').replace('rto = { estimator = "rfc6298" }', f'rto = {{ estimator = "{rto["estimator"]}", coef = "{rto["coef"]}", hops = 12, ttl = 52 }}')
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text)
+    r = run("simulate", scenario)
+    assert r.returncode == 0, r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(f'coef = "{rto["coef"]}"', 'coef = "1,2"'))
+    r = run("simulate", bad)
+    assert r.returncode == 2 and "regression.coef: cannot read '1,2' as five numbers" in r.stderr, r.stderr

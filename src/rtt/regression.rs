@@ -53,7 +53,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
     ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
     ParamSpec::choice("form", "rttlab", &["rttlab", "paper"], "rttlab: min/max over the last `window` samples, RTO = ŷ + k·error with the kernel code's under_penalty (rttlab's redesign); paper: the report's pseudo-code, ŷ from probe min_rtt/max_rtt, RTO = ŷ + signed running error"),
-    ParamSpec::quantity("coef", "none", "(largest |b|)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
+    ParamSpec::quantity("coef", "none", "(largest absolute coefficient)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
     ParamSpec::duration("min_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed minimum RTT (none: the first sample)"),
     ParamSpec::duration("max_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed maximum RTT (none: the first sample)"),
 ];
