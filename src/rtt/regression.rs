@@ -25,7 +25,12 @@
 
 use super::{Context, Estimator, Info, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, MS, SEC, round_ns};
+use crate::time::{parse_duration, Nanos, MS, SEC, round_ns};
+
+/// `none` → Some(None); anything else through `parse` (None when it does not read).
+fn none_or<T>(text: &str, parse: impl Fn(&str) -> Option<T>) -> Option<Option<T>> {
+    if text.trim() == "none" { Some(None) } else { parse(text).map(Some) }
+}
 
 /// `coef`'s text: five finite numbers separated by commas and/or spaces, optionally in brackets
 /// (so NumPy's printed arrays and `rttlab train`'s output are both accepted).
@@ -54,8 +59,8 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
     ParamSpec::choice("form", "rttlab", &["rttlab", "paper"], "rttlab: min/max over the last `window` samples, RTO = ŷ + k·error with the kernel code's under_penalty (rttlab's redesign); paper: the report's pseudo-code, ŷ from probe min_rtt/max_rtt, RTO = ŷ + signed running error"),
     ParamSpec::quantity("coef", "none", "(largest absolute coefficient)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
-    ParamSpec::duration("min_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed minimum RTT (none: the first sample)"),
-    ParamSpec::duration("max_rtt", "none", 0.0, 3600.0, "form=paper: the path's probed maximum RTT (none: the first sample)"),
+    ParamSpec::quantity("min_rtt", "none", "s", 0.0, 3600.0, "form=paper: the path's probed minimum RTT, a duration (none: the first sample)"),
+    ParamSpec::quantity("max_rtt", "none", "s", 0.0, 3600.0, "form=paper: the path's probed maximum RTT, a duration (none: the first sample)"),
 ];
 
 pub const INFO: Info = Info::new(
@@ -101,15 +106,18 @@ impl Config {
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
         let form = if p.choice("form")? == "paper" { Form::Paper } else { Form::Rttlab };
         let named = ["b0", "b1", "b2", "b3", "b4"];
-        let coefficients = if p.is_given("coef") {
-            if let Some(b) = named.iter().find(|b| p.is_given(b)) {
-                return Err(p.inconsistent(format!("give coef or {b}, not both (coef sets all five coefficients)")));
+        // "none" (the default) means not given, for coef and the probe values alike.
+        let coef = p.quantity("coef", "five numbers b0,b1,b2,b3,b4 (intercept, hops, min_rtt, max_rtt, ttl), separated by commas or spaces", |t| none_or(t, parse_coef), |b| b.map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs()))))?;
+        let coefficients = match coef {
+            Some(b) => {
+                if let Some(name) = named.iter().find(|name| p.is_given(name)) {
+                    return Err(p.inconsistent(format!("give coef or {name}, not both (coef sets all five coefficients)")));
+                }
+                b
             }
-            p.quantity("coef", "five numbers b0,b1,b2,b3,b4 (intercept, hops, min_rtt, max_rtt, ttl), separated by commas or spaces", parse_coef, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))?
-        } else {
-            [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?]
+            None => [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?],
         };
-        let ms = |name: &str| -> Result<Option<f64>, ParamError> { Ok(if p.is_given(name) { Some(p.duration(name)? as f64 / MS as f64) } else { None }) };
+        let ms = |name: &str| p.quantity(name, "a duration such as 40ms, or none", |t| none_or(t, parse_duration), |ns| ns.map_or(0.0, |ns| ns as f64 / SEC as f64)).map(|ns| ns.map(|ns| ns as f64 / MS as f64));
         let probe = (ms("min_rtt")?, ms("max_rtt")?);
         match form {
             Form::Paper => {
@@ -123,7 +131,7 @@ impl Config {
                 }
             }
             Form::Rttlab => {
-                if let Some(k) = ["min_rtt", "max_rtt"].iter().find(|k| p.is_given(k)) {
+                if let Some(k) = [("min_rtt", probe.0), ("max_rtt", probe.1)].iter().find(|(_, v)| v.is_some()).map(|(k, _)| k) {
                     return Err(p.inconsistent(format!("{k} belongs to form=paper (form=rttlab takes min and max over the last `window` samples)")));
                 }
             }
@@ -365,6 +373,9 @@ mod tests {
     #[test]
     fn the_default_form_is_rttlabs_and_keeps_the_cubic_coefficients() {
         assert_eq!(built(&[]).unwrap(), Config::default());
+        // The defaults written out ("none") mean the same as leaving them out.
+        assert_eq!(built(&[("coef", "none"), ("min_rtt", "none"), ("max_rtt", "none")]).unwrap(), Config::default());
+        assert!(matches!(built(&[("form", "paper"), ("min_rtt", "fast")]), Err(ParamError::Malformed { .. })));
     }
 
     #[test]
