@@ -1172,6 +1172,60 @@ fn register_testbed(_m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 // ---- end testbed ----
 
+// ---- live (one sample at a time: rttlab live, docs/live.md) ----
+
+/// One estimator scored over live streams (connections), one sample at a time: the replay of
+/// `replay()` fed incrementally (`eval::live`). Sans-IO: the caller passes times in ns.
+#[pyclass(module = "rttlab._core")]
+struct LiveEstimator {
+    name: String,
+    inner: crate::eval::LiveEval,
+}
+
+#[pymethods]
+impl LiveEstimator {
+    #[new]
+    #[pyo3(signature = (name, params, tick_ns, timer_granularity_ns=0, min_rto_ns=0, timestamps=false))]
+    fn new(name: String, params: Vec<(String, String)>, tick_ns: u64, timer_granularity_ns: u64, min_rto_ns: u64, timestamps: bool) -> PyResult<Self> {
+        if tick_ns == 0 {
+            return Err(ParameterError::new_err("tick must be positive"));
+        }
+        let est = rtt::build(&name, &params).map_err(param_error)?;
+        let timer = TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps };
+        Ok(Self { name, inner: crate::eval::LiveEval::new(est, timer, tick_ns) })
+    }
+
+    /// Feed one sample → (forecast before | None, estimate after | None, base RTO, W, expiries),
+    /// all ns. `timestamps` sets Karn's rule for a stream's first sample (default: the
+    /// constructor's).
+    #[pyo3(signature = (stream, now_ns, rtt_ns, timestamps=None))]
+    fn sample(&mut self, stream: u64, now_ns: u64, rtt_ns: u64, timestamps: Option<bool>) -> (Option<u64>, Option<u64>, u64, u64, u32) {
+        let s = self.inner.sample(stream, now_ns, rtt_ns, timestamps);
+        (s.before, s.after, s.rto, s.timer.wait, s.timer.expiries)
+    }
+
+    /// W (ns) had a segment of `stream` been lost with its timer started at `armed_ns`; None
+    /// before the stream's first sample.
+    fn wait_if_lost(&self, stream: u64, armed_ns: u64) -> Option<u64> {
+        self.inner.wait_if_lost(stream, armed_ns)
+    }
+
+    /// Count a really lost segment of `stream` with wait W (ns) in the `lost_*` metrics.
+    fn record_loss(&mut self, stream: u64, wait_ns: u64) {
+        self.inner.record_loss(stream, wait_ns)
+    }
+
+    /// Metrics so far (keys: docs/metrics.md) of one stream, or pooled (None).
+    #[pyo3(signature = (stream=None))]
+    fn metrics<'py>(&self, py: Python<'py>, stream: Option<u64>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner.metrics(stream).map(|m| metrics_dict(py, &self.name, &m)).transpose()
+    }
+
+    fn streams(&self) -> Vec<u64> {
+        self.inner.streams().collect()
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
@@ -1187,5 +1241,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_capture(m)?;
     register_sim(m)?;
     register_testbed(m)?;
+    m.add_class::<LiveEstimator>()?;
     Ok(())
 }

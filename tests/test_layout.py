@@ -19,6 +19,8 @@ LAYERS = {
     # Beside the simulator, and a sweep engine (testbed/engine.py declares its Simulator).
     "rttlab.testbed": 2,
     "rttlab.peers": 3,
+    # The kernel's live RTT events (BPF); runs a testbed scenario inside its cgroup.
+    "rttlab.live": 3,
     "rttlab.papers": 4,
     "rttlab.cli": 5,
 }

@@ -37,6 +37,7 @@ use crate::rtt::policy::Policy;
 use crate::rtt::timer::{backed_off, RetransmitTimer};
 use crate::rtt::{Context, Estimator, RttEstimator};
 use crate::time::Nanos;
+use std::borrow::Cow;
 
 /// Expiries per episode that the estimator hears one by one; beyond this (a timer at its cap
 /// facing a gap of hours) the rest are counted arithmetically, since the cap no longer moves.
@@ -82,8 +83,9 @@ impl TimerConfig {
 #[derive(Debug, Clone)]
 pub struct SenderTimer<'a> {
     cfg: TimerConfig,
-    /// A fresh estimator of the kind replayed, to build the timer from at the first expiry.
-    template: &'a Estimator,
+    /// A fresh estimator of the kind replayed, to build the timer from at the first expiry
+    /// (borrowed by a replay's many streams; owned by a live stream, `eval::live`).
+    template: Cow<'a, Estimator>,
     /// The timer once it diverged from the open-loop estimator.
     own: Option<RetransmitTimer>,
     last_ack: Option<Nanos>,
@@ -91,7 +93,18 @@ pub struct SenderTimer<'a> {
 
 impl<'a> SenderTimer<'a> {
     pub fn new(cfg: TimerConfig, template: &'a Estimator) -> Self {
-        Self { cfg, template, own: None, last_ack: None }
+        Self { cfg, template: Cow::Borrowed(template), own: None, last_ack: None }
+    }
+
+    /// A timer that owns its template (a live stream outlives any borrow).
+    pub fn owned(cfg: TimerConfig, template: Estimator) -> SenderTimer<'static> {
+        SenderTimer { cfg, template: Cow::Owned(template), own: None, last_ack: None }
+    }
+
+    /// The timer has expired once in this stream and runs its own estimator since: the
+    /// samples before it (`on_ack`'s `earlier`) are no longer read.
+    pub fn diverged(&self) -> bool {
+        self.own.is_some()
     }
 
     /// The first sample of a stream only starts the clock (it is not scored).
@@ -164,9 +177,9 @@ impl<'a> SenderTimer<'a> {
     /// The stream's own timer, built at the first expiry from the samples seen so far (each
     /// absorbed then followed by a re-arm, the calls the open-loop estimator received).
     fn diverge(&mut self, (times, rtts): (&[Nanos], &[Nanos])) -> &mut RetransmitTimer {
-        let template = self.template;
+        let template = &self.template;
         self.own.get_or_insert_with(|| {
-            let mut timer = RetransmitTimer::new(template.clone(), Policy::None);
+            let mut timer = RetransmitTimer::new(template.as_ref().clone(), Policy::None);
             for (&now, &rtt) in times.iter().zip(rtts) {
                 let ctx = Context { now, ..Context::default() };
                 timer.on_sample(rtt, &ctx);

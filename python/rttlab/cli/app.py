@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("rttlab.cli.reproduce", "Run a shipped reproduction of a paper and print our results beside the published numbers."),
     "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
     "testbed": ("rttlab.cli.testbed", "Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models."),
+    "live": ("rttlab.cli.live", "Stream the kernel's RTT samples and timeouts from a BPF sock_ops program to every estimator, live."),
     "report": ("rttlab.cli.report", "Write a results store as one self-contained HTML file to read or send to a colleague."),
 }
 
