@@ -119,7 +119,7 @@ def live(
                 from rttlab.testbed import TestbedError
                 from rttlab.testbed import Unavailable as NoTestbed
 
-                overrides = list(set_) + ([f"simulation.duration={limit}s"] if limit else [])
+                overrides = list(set_) + ([f"simulation.duration={limit:g}s"] if limit else [])
                 try:
                     run_testbed(testbed, session, overrides, on_records, on_tick=lambda _n, _t: refresh(view))
                 except (NoTestbed, TestbedError) as e:
