@@ -37,7 +37,7 @@ def steady(s: Session, until_ms: int, rtt_ms: int = 100, ts: bool = True) -> int
     una = 1000
     for t in range(10, until_ms, 10):
         una += 1448
-        s.feed(event(ev.RTT, t, args=(rtt_ms * 1000, rtt_ms * 8000, 0), una=una, ts=ts))
+        s.feed(event(ev.ACK_SAMPLE, t, args=(rtt_ms * 1000, rtt_ms * 8000, 0), una=una, ts=ts))
     return una
 
 
@@ -70,7 +70,7 @@ def test_a_kernel_rto_whose_original_segment_was_acked_is_spurious_and_scored_pe
     rec = s.feed(event(ev.RTO, 1000, args=(0, 75, 0), una=una))
     assert rec[0]["first"] and rec[0]["fired_too"] == {"constant": True, "rfc6298": False}
     s.feed(event(ev.RTO, 1600, args=(1, 150, 0), una=una))  # the kernel's back-off: same episode
-    [_, verdict] = s.feed(event(ev.RTT, 1100, args=(450_000, 100 * 8000, 0), una=una + 1448))
+    [_, verdict] = s.feed(event(ev.ACK_SAMPLE, 1100, args=(450_000, 100 * 8000, 0), una=una + 1448))
     assert verdict["verdict"] == "spurious"
     assert verdict["spurious_too"] == {"constant": True, "rfc6298": False}
     rows = {r["estimator"]: r for r in s.rows()}
@@ -85,7 +85,7 @@ def test_a_kernel_rto_that_repaired_a_loss_gives_each_estimators_wait_as_a_real_
     s = Session([("constant", [("rto", "100ms")]), "rfc6298"], hz=250)
     una = steady(s, 700)
     s.feed(event(ev.RTO, 1000, args=(0, 75, 0), una=una))
-    [_, verdict] = s.feed(event(ev.RTT, 1100, args=(100_000, 100 * 8000, 0), una=una + 1448))
+    [_, verdict] = s.feed(event(ev.ACK_SAMPLE, 1100, args=(100_000, 100 * 8000, 0), una=una + 1448))
     assert verdict["verdict"] == "needed"
     rows = {r["estimator"]: r for r in s.rows()}
     assert rows["constant"]["wait_on_kernel_losses_s"] == pytest.approx(0.1)
@@ -98,7 +98,7 @@ def test_without_timestamps_a_kernel_rto_cannot_be_judged():
     s = Session(["rfc6298"], hz=250)
     una = steady(s, 300, ts=False)
     s.feed(event(ev.RTO, 600, args=(0, 75, 0), una=una, ts=False))
-    [_, verdict] = s.feed(event(ev.RTT, 700, args=(100_000, 800_000, 0), una=una + 1, ts=False))
+    [_, verdict] = s.feed(event(ev.ACK_SAMPLE, 700, args=(100_000, 800_000, 0), una=una + 1, ts=False))
     assert verdict["verdict"] == "unknown"
 
 
@@ -136,6 +136,7 @@ threading.Thread(target=serve, daemon=True).start()
 cl = socket.create_connection(("127.0.0.1", port))
 for _ in range(300):
     cl.sendall(b"x" * 4000); time.sleep(0.002)
+cl.sendall(b"y" * 4_000_000)  # bulk: many ACKs per round trip
 time.sleep(0.05)
 print("at", time.monotonic_ns(), flush=True)
 print(subprocess.run(["ss", "-tin", f"sport = :{cl.getsockname()[1]}"], capture_output=True, text=True).stdout, flush=True)
@@ -177,6 +178,14 @@ def test_a_real_connection_streams_rtt_samples_whose_srtt_matches_ss_and_feeds_e
         m = session.est[name].metrics(c.key)
         assert m["samples"] == c.samples - 1 and m["mae_s"] is not None
     assert session.overruns == 0
+    # Every ACK's sample: each sample the once-per-RTT callback reported is among them, at
+    # the same instant and with the same value. (On loopback every ACK opens a round trip, so
+    # both count alike here; the testbed test sees more per-ACK samples.)
+    assert session.per_ack
+    per_ack = {round(r["rtt_s"] * 1e6) for r in seen if r["event"] == "rtt" and r["conn"] == c.key}
+    per_rtt = [r for r in seen if r["event"] == "rtt_cb" and r["conn"] == c.key]
+    assert len(per_rtt) > 100
+    assert all(round(r["rtt_s"] * 1e6) in per_ack for r in per_rtt)
     # The program went with the watch: nothing rttlab's is attached any more.
     assert not [p for p in bpf.attached_programs(bpf._libbpf(), os.open(cgroup.mount_point(), os.O_RDONLY)) if p[1] == bpf.PROG_NAME]
 
@@ -358,7 +367,10 @@ def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_
     # A 50 ms RTO on a ≥ 40 ms path fires with every kernel RTO and is spurious with it.
     assert rows["constant"]["fired_too"] == len(rtos)
     assert rows["constant"]["spurious_too"] >= 1
-    assert rows["rfc6298"]["samples"] > 100 and rows["linux"]["samples"] == rows["rfc6298"]["samples"]
+    assert rows["rfc6298"]["samples"] > 1000 and rows["linux"]["samples"] == rows["rfc6298"]["samples"]
+    # Per ACK, not per round trip: many more samples than the once-per-RTT callback's.
+    assert summary["samples_from"].startswith("every ACK")
+    assert rows["rfc6298"]["samples"] > 5 * len([x for x in lines if x["event"] == "rtt_cb"])
     # Nothing of the run is left: no cgroup of ours, no program.
     from rttlab.live import cgroup
 

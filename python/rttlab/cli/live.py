@@ -34,7 +34,7 @@ def _table(session: Any, title: str, max_conns: int = 6) -> Any:
 
     s = session.summary()
     k = s["kernel"]
-    head = (f"{title} — {s['events']} events, {len(s['connections'])} connections with samples, ring-buffer overruns {s['overruns']}; "
+    head = (f"{title} — {s['events']} events, {len(s['connections'])} connections with samples (taken {s['samples_from']}), ring-buffer overruns {s['overruns']}; "
             f"kernel RTOs {k['kernel_rtos']} (spurious {k['kernel_spurious']}, needed {k['kernel_needed']}, unknown {k['kernel_unknown']})")
     parts: list[Any] = [one(s["pooled"], head + "\npooled over connections")]
     conns = sorted(s["connections"], key=lambda c: -c["samples"])

@@ -31,6 +31,8 @@ SOURCE = Path(__file__).resolve().parent / "bpf" / "rtt_events.bpf.c"
 #: The program's name in the kernel (BPF_OBJ_NAME_LEN = 16 with the NUL): how a second
 #: ``rttlab live`` recognises the first on a cgroup.
 PROG_NAME = "rttlab_sockops"
+#: The per-ACK sample program (tp_btf/tcp_probe).
+PROBE_NAME = "rttlab_probe"
 
 BPF_CGROUP_SOCK_OPS = 3  # enum bpf_attach_type
 BPF_F_QUERY_EFFECTIVE = 1
@@ -106,6 +108,8 @@ def _libbpf() -> ctypes.CDLL:
         ("bpf_object__load", i, [vp]),
         ("bpf_object__close", None, [vp]),
         ("bpf_object__find_program_by_name", vp, [vp, ctypes.c_char_p]),
+        ("bpf_program__set_autoload", i, [vp, ctypes.c_bool]),
+        ("bpf_program__attach", vp, [vp]),
         ("bpf_object__find_map_fd_by_name", i, [vp, ctypes.c_char_p]),
         ("bpf_program__attach_cgroup", vp, [vp, i]),
         ("bpf_link__destroy", i, [vp]),
@@ -173,12 +177,18 @@ class LiveProgram:
             others = [i for i, name in attached_programs(self._lib, self._cgroup_fd) if name == PROG_NAME]
             if others:
                 raise AlreadyAttached(f"{self.cgroup}: another rttlab live is already attached (program id {others[0]}); stop it first (its programs go when it exits)")
-            ctypes.set_errno(0)
-            self._obj = self._lib.bpf_object__open_file(str(obj_path).encode(), None)
-            if not self._obj:
-                raise Unavailable(_oserror(f"{obj_path}: opening the BPF object"))
+            #: Every RTT sample (the tcp_probe tracepoint program attached), or only the
+            #: once-per-RTT callback's (docs/live.md, "Per-ACK samples").
+            self.per_ack = True
+            self._obj = self._open(obj_path)
             if self._lib.bpf_object__load(self._obj) != 0:
-                raise Unavailable(_oserror("loading the BPF program (the kernel needs BPF, BTF at /sys/kernel/btf/vmlinux and sock_ops with ring buffers, Linux ≥ 5.8)"))
+                # Without BTF tracepoints: the sock_ops program alone.
+                self._lib.bpf_object__close(self._obj)
+                self._obj = self._open(obj_path)
+                self._lib.bpf_program__set_autoload(self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode()), False)
+                self.per_ack = False
+                if self._lib.bpf_object__load(self._obj) != 0:
+                    raise Unavailable(_oserror("loading the BPF program (the kernel needs BPF, BTF at /sys/kernel/btf/vmlinux and sock_ops with ring buffers, Linux ≥ 5.8)"))
             prog = self._lib.bpf_object__find_program_by_name(self._obj, PROG_NAME.encode())
             self._events_fd = self._lib.bpf_object__find_map_fd_by_name(self._obj, b"events")
             self._overruns_fd = self._lib.bpf_object__find_map_fd_by_name(self._obj, b"overruns")
@@ -186,6 +196,10 @@ class LiveProgram:
             self._link = self._lib.bpf_program__attach_cgroup(prog, self._cgroup_fd)
             if not self._link:
                 raise Unavailable(_oserror(f"{self.cgroup}: attaching the sock_ops program (a cgroup v2 directory is needed)"))
+            self._probe_link = None
+            if self.per_ack:
+                self._probe_link = self._lib.bpf_program__attach(self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode()))
+                self.per_ack = bool(self._probe_link)
 
             def sample(_ctx: int, data: int, size: int) -> int:
                 on_event(ctypes.string_at(data, size))
@@ -199,6 +213,13 @@ class LiveProgram:
         except BaseException:
             self.close()
             raise
+
+    def _open(self, obj_path: Path) -> int:
+        ctypes.set_errno(0)
+        obj = self._lib.bpf_object__open_file(str(obj_path).encode(), None)
+        if not obj:
+            raise Unavailable(_oserror(f"{obj_path}: opening the BPF object"))
+        return obj
 
     def poll(self, timeout_ms: int = 100) -> int:
         """Deliver the events waiting (or arriving within ``timeout_ms``); their number."""
@@ -219,6 +240,9 @@ class LiveProgram:
         if self._rb:
             self._lib.ring_buffer__free(self._rb)
             self._rb = None
+        if getattr(self, "_probe_link", None):
+            self._lib.bpf_link__destroy(self._probe_link)
+            self._probe_link = None
         if self._link:
             self._lib.bpf_link__destroy(self._link)
             self._link = None

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 #: enum of include/uapi/linux/bpf.h (BPF_SOCK_OPS_*_CB) for the callbacks the program reports.
 ACTIVE_ESTABLISHED, PASSIVE_ESTABLISHED, RTO, RETRANS, STATE, RTT = 4, 5, 8, 9, 10, 12
-OP_NAMES = {ACTIVE_ESTABLISHED: "established", PASSIVE_ESTABLISHED: "established", RTO: "rto", RETRANS: "retrans", STATE: "state", RTT: "rtt"}
+#: rttlab's own: one RTT sample per ACK that gave one (the tcp_probe program, RTTLAB_ACK_SAMPLE).
+ACK_SAMPLE = 100
+OP_NAMES = {ACTIVE_ESTABLISHED: "established", PASSIVE_ESTABLISHED: "established", RTO: "rto", RETRANS: "retrans", STATE: "state", RTT: "rtt_cb", ACK_SAMPLE: "sample"}
 #: include/net/tcp_states.h
 TCP_STATES = ["?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING", "NEW_SYN_RECV", "BOUND_INACTIVE"]
 TCP_CLOSE = 7

@@ -94,12 +94,15 @@ class Session:
     scores with :meth:`table` and :meth:`summary` at any moment."""
 
     def __init__(self, estimators: Sequence[str | tuple[str, Sequence[tuple[str, str]]]] | None = None, *, hz: int = 250,
-                 tick_ns: int = 4 * MS, min_rto_ns: int = 0, timer_granularity_ns: int = 0) -> None:
+                 tick_ns: int = 4 * MS, min_rto_ns: int = 0, timer_granularity_ns: int = 0, per_ack: bool = True) -> None:
         specs = [(e, []) if isinstance(e, str) else (e[0], list(e[1])) for e in (estimators or default_estimators())]
         self.names = [n for n, _ in specs]
         # Karn per connection comes from the kernel (tstamp_ok) with each stream's first sample.
         self.est = {n: _core.LiveEstimator(n, p, tick_ns, timer_granularity_ns, min_rto_ns, True) for n, p in specs}
         self.hz = hz
+        #: Samples come from the per-ACK program (every sample the kernel took); else from
+        #: the once-per-RTT callback (docs/live.md, "Per-ACK samples").
+        self.per_ack = per_ack
         self.conns: dict[int, Connection] = {}
         self.events = 0
         self.overruns = 0
@@ -112,7 +115,9 @@ class Session:
         c = self.conns.get(e.cookie)
         if c is None:
             c = self.conns[e.cookie] = Connection(e.cookie, e.local, e.remote, e.ts_ns)
-        if e.timestamps is not None:
+        # Negotiated at the handshake, so once seen on it stays on (a read of the bit-field can
+        # come back 0 from a socket being torn down).
+        if e.timestamps is not None and not c.timestamps:
             c.timestamps = e.timestamps
         return c
 
@@ -123,8 +128,11 @@ class Session:
         self.last_ns = max(self.last_ns, e.ts_ns)
         c = self._conn(e)
         out: list[dict[str, Any]] = []
-        if e.op == ev.RTT:
+        if e.op == (ev.ACK_SAMPLE if self.per_ack else ev.RTT):
             out += self._rtt(c, e)
+        elif e.op == ev.RTT:
+            # The once-per-RTT callback beside the per-ACK samples: its sample is one of them.
+            out.append({"event": "rtt_cb", "t_ns": e.ts_ns, "conn": c.key, "rtt_s": e.args[0] / 1e6, "srtt_s": e.args[1] / 8e6, "srtt_before_s": e.srtt_us8 / 8e6})
         elif e.op == ev.RTO:
             out += self._rto(c, e)
         elif e.op == ev.RETRANS:
@@ -141,13 +149,15 @@ class Session:
     def _rtt(self, c: Connection, e: ev.Event) -> list[dict[str, Any]]:
         mrtt_us, srtt_after = e.args[0], e.args[1]
         if srtt_after == 0:
-            # Kernels before the callback passed (mrtt, srtt) (Linux < 6.10): the context's
-            # srtt_us is then the value after the update; invert tcp_rtt_estimator's
-            # `srtt += m − srtt/8` to recover the sample.
+            # A kernel whose RTT callback passes no arguments (before tcp_bpf_rtt() took
+            # mrtt and srtt): the context's srtt_us is then the value after the update; invert
+            # tcp_rtt_estimator's `srtt += m − srtt/8` to recover the sample.
             srtt_after = e.srtt_us8
             before = c.srtt_us8
             mrtt_us = srtt_after >> 3 if before == 0 else max(1, srtt_after - before + (before >> 3))
-        before_us8 = c.srtt_us8 or e.srtt_us8
+            before_us8 = before
+        else:
+            before_us8 = e.srtt_us8  # the context's srtt_us: SRTT before this sample
         now, rtt = e.ts_ns, max(1, mrtt_us) * 1000
         rec: dict[str, Any] = {"event": "rtt", "t_ns": now, "conn": c.key, "rtt_s": rtt / 1e9, "srtt_s": srtt_after / 8e6}
         # The kernel's own forecast (its SRTT before the sample) and RTO, scored like the rest.
@@ -250,6 +260,7 @@ class Session:
     def summary(self) -> dict[str, Any]:
         return {
             "event": "summary", "events": self.events, "overruns": self.overruns, "hz": self.hz,
+            "samples_from": "every ACK (tcp_probe)" if self.per_ack else "once per RTT (RTT callback)",
             "kernel": self._kernel_scores(list(self.conns.values())),
             "pooled": self.rows(),
             "connections": [

@@ -24,6 +24,7 @@ class Watch:
         self.on_records = on_records
         self.bad = 0
         self.program = bpf.LiveProgram(self.path, self._event)
+        session.per_ack = self.program.per_ack
 
     def _event(self, data: bytes) -> None:
         try:

@@ -26,6 +26,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 char _license[] SEC("license") = "GPL";
 
@@ -49,6 +50,12 @@ struct tcp_sock {
 	__u32 snd_una;
 	__u32 snd_nxt;
 } __attribute__((preserve_access_index));
+
+struct sock;
+struct sk_buff;
+
+/* Pseudo-op of a per-ACK sample (see rttlab_probe below), beside BPF_SOCK_OPS_*_CB. */
+#define RTTLAB_ACK_SAMPLE 100
 
 /* One event; the layout is read by rttlab/live/events.py (keep both in step). */
 struct rttlab_event {
@@ -94,11 +101,112 @@ struct {
 	__type(value, __u64);
 } overruns SEC(".maps");
 
+/* Per watched socket (marked when established in the cgroup): the SRTT and MDEV last seen and
+ * when, to recover every sample the estimator took (rttlab_probe below). */
+struct watch {
+	__u64 ts_ns;
+	__u32 srtt_us;
+	__u32 mdev_us;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct watch);
+} watched SEC(".maps");
+
+static __always_inline void count_overrun(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&overruns, &zero);
+	if (n)
+		*n += 1;
+}
+
+/* If the estimator moved since `w` was taken, report the sample that moved it, stamped `ts`:
+ * from the tracepoint, the previous arrival (the segment that carried it, w->ts_ns); from a
+ * sock_ops callback, now (a sample taken outside tcp_rcv_established(), e.g. while closing, is
+ * known only to have come between the last arrival and now). tcp_rtt_estimator() (net/ipv4/tcp_input.c) does
+ * `srtt += m - (srtt >> 3)` (and `srtt = m << 3` on the first sample), so the sample is
+ * exactly m = new - old + (old >> 3). A sample equal to SRTT/8 leaves SRTT alone but still moves
+ * MDEV (`mdev += -(mdev >> 2)` unless MDEV < 4 us): both are compared. */
+static __always_inline void flush(struct watch *w, struct tcp_sock *tp, __u64 cookie, __u64 ts)
+{
+	__u32 srtt = BPF_CORE_READ(tp, srtt_us);
+	__u32 mdev = BPF_CORE_READ(tp, mdev_us);
+	if (srtt == w->srtt_us && mdev == w->mdev_us)
+		return;
+	struct rttlab_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_overrun();
+	} else {
+		__builtin_memset(e, 0, sizeof(*e));
+		__u32 old = w->srtt_us;
+		e->ts_ns = ts;
+		e->cookie = cookie;
+		e->op = RTTLAB_ACK_SAMPLE;
+		e->args[0] = old ? srtt - old + (old >> 3) : srtt >> 3;
+		e->args[1] = srtt;
+		e->srtt_us = old;
+		e->mdev_us = mdev;
+		e->rttvar_us = BPF_CORE_READ(tp, rttvar_us);
+		e->rto_jiffies = BPF_CORE_READ(tp, inet_conn.icsk_rto);
+		e->snd_una = BPF_CORE_READ(tp, snd_una);
+		e->snd_nxt = BPF_CORE_READ(tp, snd_nxt);
+		e->backoff = BPF_CORE_READ(tp, inet_conn.icsk_backoff);
+		e->retransmits = BPF_CORE_READ(tp, inet_conn.icsk_retransmits);
+		struct tcp_options_received *rx = &tp->rx_opt;
+		e->flags = (BPF_CORE_READ_BITFIELD_PROBED(rx, tstamp_ok) ? 1 : 0) | 2;
+		bpf_ringbuf_submit(e, 0);
+	}
+	w->srtt_us = srtt;
+	w->mdev_us = mdev;
+}
+
 #define CB_FLAGS (BPF_SOCK_OPS_RTO_CB_FLAG | BPF_SOCK_OPS_RETRANS_CB_FLAG | \
 		  BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_RTT_CB_FLAG)
 
 static __always_inline void emit(struct bpf_sock_ops *skops, __u32 op)
 {
+	struct bpf_sock *sk0 = skops->sk;
+	if (sk0) {
+		/* A sample taken since the last arrival goes out before this event (time order). */
+		struct watch *w = bpf_sk_storage_get(&watched, sk0, 0, 0);
+		struct tcp_sock *tp0 = w ? bpf_skc_to_tcp_sock(sk0) : 0;
+		if (w && tp0 && op != BPF_SOCK_OPS_RTT_CB) {
+			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns());
+		} else if (w && tp0 && skops->args[1]) {
+			/* Inside tcp_rtt_estimator(): MDEV is updated, SRTT not yet stored, and the
+			 * arguments hold this sample and the new SRTT. An SRTT that moved since the
+			 * last look is an earlier sample not yet reported: out with it first; then this
+			 * one, exactly, so that no once-per-RTT sample is ever merged into another. */
+			__u32 mdev = BPF_CORE_READ(tp0, mdev_us);
+			w->mdev_us = mdev; /* compare SRTT only: MDEV already holds this sample */
+			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns());
+			struct rttlab_event *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+			if (!s) {
+				count_overrun();
+			} else {
+				__builtin_memset(s, 0, sizeof(*s));
+				s->ts_ns = bpf_ktime_get_ns();
+				s->cookie = bpf_get_socket_cookie(skops);
+				s->op = RTTLAB_ACK_SAMPLE;
+				s->args[0] = skops->args[0];
+				s->args[1] = skops->args[1];
+				s->srtt_us = w->srtt_us;
+				s->mdev_us = mdev;
+				s->rttvar_us = BPF_CORE_READ(tp0, rttvar_us);
+				s->rto_jiffies = BPF_CORE_READ(tp0, inet_conn.icsk_rto);
+				s->snd_una = skops->snd_una;
+				s->snd_nxt = skops->snd_nxt;
+				s->flags = 2 | (BPF_CORE_READ_BITFIELD_PROBED(&tp0->rx_opt, tstamp_ok) ? 1 : 0);
+				bpf_ringbuf_submit(s, 0);
+			}
+			w->srtt_us = skops->args[1];
+			w->mdev_us = mdev;
+		}
+	}
 	struct rttlab_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__u32 zero = 0;
@@ -170,6 +278,17 @@ int rttlab_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		/* Keep whatever flags another program set; add ours. */
 		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | CB_FLAGS);
+		struct bpf_sock *sk = skops->sk;
+		if (sk) {
+			struct watch *w = bpf_sk_storage_get(&watched, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+			if (w) {
+				/* The handshake's sample is in already: start from it. */
+				w->ts_ns = bpf_ktime_get_ns();
+				w->srtt_us = skops->srtt_us;
+				struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+				w->mdev_us = tp ? BPF_CORE_READ(tp, mdev_us) : 0;
+			}
+		}
 		emit(skops, op);
 		break;
 	case BPF_SOCK_OPS_RTT_CB:
@@ -180,4 +299,22 @@ int rttlab_sockops(struct bpf_sock_ops *skops)
 		break;
 	}
 	return 1;
+}
+
+/* Every RTT sample, not one per round trip: BPF_SOCK_OPS_RTT_CB fires only where
+ * tcp_rtt_estimator() opens a new MDEV window (`after(snd_una, rtt_seq)`, once per RTT). The
+ * tcp_probe tracepoint (tcp_rcv_established(), before the segment is processed) sees the
+ * estimator as the previous segment left it: a change since then is one sample, recovered
+ * exactly (flush above) and stamped with that segment's arrival. Only sockets the sock_ops
+ * program marked are looked at. A raw (BTF) tracepoint needs no tracefs, kprobes or BPF
+ * trampolines; where it cannot attach, rttlab live reports the once-per-RTT samples instead. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(rttlab_probe, struct sock *sk, struct sk_buff *skb)
+{
+	struct watch *w = bpf_sk_storage_get(&watched, sk, 0, 0);
+	if (!w)
+		return 0;
+	flush(w, (struct tcp_sock *)sk, bpf_get_socket_cookie(sk), w->ts_ns);
+	w->ts_ns = bpf_ktime_get_ns();
+	return 0;
 }
