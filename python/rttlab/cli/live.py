@@ -111,6 +111,12 @@ def live(
             last[0] = time.monotonic()
             view.update(_table(session, title))
 
+    import signal
+
+    def stop(_sig: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # `kill` ends a run as Ctrl-C does: the final table
     interrupted = False
     try:
         with display as view:

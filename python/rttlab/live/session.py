@@ -266,6 +266,6 @@ class Session:
             "connections": [
                 {"conn": c.key, "local": c.local, "remote": c.remote, "state": c.state, "timestamps": c.timestamps, "samples": c.samples,
                  "retransmissions": c.retrans, "rto_events": c.rto_events, "rows": self.rows(c.key)}
-                for c in self.conns.values() if c.samples or c.rto_events
+                for c in self.conns.values() if c.samples > 1 or c.rto_events
             ],
         }
