@@ -25,7 +25,7 @@ def _table(session: Any, title: str, max_conns: int = 6) -> Any:
     def one(rows: list[dict[str, Any]], caption: str) -> Table:
         t = Table(title=caption, title_justify="left", show_edge=False, pad_edge=False)
         for col, just in [("estimator", "left"), ("samples", "right"), ("MAE ms", "right"), ("bad timeouts", "right"), ("W ms", "right"),
-                          ("fires with kernel RTO", "right"), ("spurious with kernel", "right"), ("W on kernel's losses ms", "right")]:
+                          ("fires ≤ kernel RTO", "right"), ("spurious with kernel", "right"), ("W on kernel's losses ms", "right")]:
             t.add_column(col, justify=just)  # type: ignore[arg-type]
         for r in rows:
             t.add_row(r["estimator"], str(r.get("samples", 0)), _ms(r.get("mae_s")), str(r.get("bad_timeouts", 0)), _ms(r.get("wait_mean_s")),
@@ -34,7 +34,7 @@ def _table(session: Any, title: str, max_conns: int = 6) -> Any:
 
     s = session.summary()
     k = s["kernel"]
-    head = (f"{title} — {s['events']} events, {len(s['connections'])} connections with samples (taken {s['samples_from']}), ring-buffer overruns {s['overruns']}; "
+    head = (f"{title} — {s['events']} events, {len(s['connections'])} connections with samples (taken {s['samples_from']}), ring-buffer overruns {s['overruns']}, merged samples {s['merged']}; "
             f"kernel RTOs {k['kernel_rtos']} (spurious {k['kernel_spurious']}, needed {k['kernel_needed']}, unknown {k['kernel_unknown']})")
     parts: list[Any] = [one(s["pooled"], head + "\npooled over connections")]
     conns = sorted(s["connections"], key=lambda c: -c["samples"])

@@ -68,6 +68,8 @@ class Connection:
     state: str = "ESTABLISHED"
     timestamps: bool | None = None
     samples: int = 0
+    #: Per-ACK reports that held more than one sample (docs/live.md, "Per-ACK samples").
+    merged: int = 0
     last_rtt_us: int = 0
     srtt_us8: int = 0
     rto_ns: int = 0
@@ -148,6 +150,12 @@ class Session:
 
     def _rtt(self, c: Connection, e: ev.Event) -> list[dict[str, Any]]:
         mrtt_us, srtt_after = e.args[0], e.args[1]
+        if e.op == ev.ACK_SAMPLE and e.args[2]:
+            # Two or more samples between two looks of the per-ACK program (the estimator's
+            # MDEV did not move as one sample moves it): no sample can be told; counted.
+            c.merged += 1
+            c.srtt_us8 = srtt_after
+            return [{"event": "merged", "t_ns": e.ts_ns, "conn": c.key, "srtt_s": srtt_after / 8e6}]
         if srtt_after == 0:
             # A kernel whose RTT callback passes no arguments (before tcp_bpf_rtt() took
             # mrtt and srtt): the context's srtt_us is then the value after the update; invert
@@ -260,11 +268,12 @@ class Session:
     def summary(self) -> dict[str, Any]:
         return {
             "event": "summary", "events": self.events, "overruns": self.overruns, "hz": self.hz,
+            "merged": sum(c.merged for c in self.conns.values()),
             "samples_from": "every ACK (tcp_probe)" if self.per_ack else "once per RTT (RTT callback)",
             "kernel": self._kernel_scores(list(self.conns.values())),
             "pooled": self.rows(),
             "connections": [
-                {"conn": c.key, "local": c.local, "remote": c.remote, "state": c.state, "timestamps": c.timestamps, "samples": c.samples,
+                {"conn": c.key, "local": c.local, "remote": c.remote, "state": c.state, "timestamps": c.timestamps, "samples": c.samples, "merged": c.merged,
                  "retransmissions": c.retrans, "rto_events": c.rto_events, "rows": self.rows(c.key)}
                 for c in self.conns.values() if c.samples > 1 or c.rto_events
             ],

@@ -131,7 +131,7 @@ static __always_inline void count_overrun(void)
  * `srtt += m - (srtt >> 3)` (and `srtt = m << 3` on the first sample), so the sample is
  * exactly m = new - old + (old >> 3). A sample equal to SRTT/8 leaves SRTT alone but still moves
  * MDEV (`mdev += -(mdev >> 2)` unless MDEV < 4 us): both are compared. */
-static __always_inline void flush(struct watch *w, struct tcp_sock *tp, __u64 cookie, __u64 ts)
+static __always_inline void flush(struct watch *w, struct tcp_sock *tp, __u64 cookie, __u64 ts, int check_mdev)
 {
 	__u32 srtt = BPF_CORE_READ(tp, srtt_us);
 	__u32 mdev = BPF_CORE_READ(tp, mdev_us);
@@ -143,11 +143,26 @@ static __always_inline void flush(struct watch *w, struct tcp_sock *tp, __u64 co
 	} else {
 		__builtin_memset(e, 0, sizeof(*e));
 		__u32 old = w->srtt_us;
+		__s64 m = old ? (__s64)srtt - old + (old >> 3) : srtt >> 3;
+		/* One sample moves MDEV in a known way (tcp_rtt_estimator()); anything else means two
+		 * or more samples came between two looks: reported as merged, not as a sample. */
+		__s64 err = m - (old >> 3), dm;
+		if (!old) {
+			dm = (m << 1) - (__s64)w->mdev_us;
+		} else if (err < 0) {
+			dm = -err - (w->mdev_us >> 2);
+			if (dm > 0)
+				dm >>= 3;
+		} else {
+			dm = err - (w->mdev_us >> 2);
+		}
+		int merged = m <= 0 || (check_mdev && (__u32)((__s64)w->mdev_us + dm) != mdev);
 		e->ts_ns = ts;
 		e->cookie = cookie;
 		e->op = RTTLAB_ACK_SAMPLE;
-		e->args[0] = old ? srtt - old + (old >> 3) : srtt >> 3;
+		e->args[0] = merged ? 0 : (__u32)m;
 		e->args[1] = srtt;
+		e->args[2] = merged;
 		e->srtt_us = old;
 		e->mdev_us = mdev;
 		e->rttvar_us = BPF_CORE_READ(tp, rttvar_us);
@@ -175,7 +190,7 @@ static __always_inline void emit(struct bpf_sock_ops *skops, __u32 op)
 		struct watch *w = bpf_sk_storage_get(&watched, sk0, 0, 0);
 		struct tcp_sock *tp0 = w ? bpf_skc_to_tcp_sock(sk0) : 0;
 		if (w && tp0 && op != BPF_SOCK_OPS_RTT_CB) {
-			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns());
+			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns(), 1);
 		} else if (w && tp0 && skops->args[1]) {
 			/* Inside tcp_rtt_estimator(): MDEV is updated, SRTT not yet stored, and the
 			 * arguments hold this sample and the new SRTT. An SRTT that moved since the
@@ -183,7 +198,7 @@ static __always_inline void emit(struct bpf_sock_ops *skops, __u32 op)
 			 * one, exactly, so that no once-per-RTT sample is ever merged into another. */
 			__u32 mdev = BPF_CORE_READ(tp0, mdev_us);
 			w->mdev_us = mdev; /* compare SRTT only: MDEV already holds this sample */
-			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns());
+			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns(), 0);
 			struct rttlab_event *s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
 			if (!s) {
 				count_overrun();
@@ -314,7 +329,7 @@ int BPF_PROG(rttlab_probe, struct sock *sk, struct sk_buff *skb)
 	struct watch *w = bpf_sk_storage_get(&watched, sk, 0, 0);
 	if (!w)
 		return 0;
-	flush(w, (struct tcp_sock *)sk, bpf_get_socket_cookie(sk), w->ts_ns);
+	flush(w, (struct tcp_sock *)sk, bpf_get_socket_cookie(sk), w->ts_ns, 1);
 	w->ts_ns = bpf_ktime_get_ns();
 	return 0;
 }
