@@ -84,6 +84,7 @@ def live(
     try:
         bpf.check_root()
         path = cg.check(cgroup) if cgroup is not None else cg.mount_point()
+        bpf.build()  # clang and libbpf's headers, before anything is shown
         hz = bpf.kernel_hz()
         session = Session([(n, sorted(params.get(n, {}).items())) for n in names], hz=hz, min_rto_ns=floor_ns)
     except Unavailable as e:
@@ -96,6 +97,12 @@ def live(
             sys.stdout.write(json.dumps(r) + "\n")
 
     on_records = emit if as_json else None
+    watch = None
+    if testbed is None:
+        try:
+            watch = Watch(path, session, on_records)  # attached before the table shows
+        except Unavailable as e:
+            fail(str(e))
     start = time.monotonic()
     title = f"rttlab live on {testbed or path}"
 
@@ -131,7 +138,8 @@ def live(
                 except (NoTestbed, TestbedError) as e:
                     fail(str(e))
             else:
-                with Watch(path, session, on_records) as w:
+                assert watch is not None
+                with watch as w:
                     try:
                         while limit is None or time.monotonic() - start < limit:
                             w.pump(100)
