@@ -97,20 +97,7 @@ def live(
             sys.stdout.write(json.dumps(r) + "\n")
 
     on_records = emit if as_json else None
-    watch = None
-    if testbed is None:
-        try:
-            watch = Watch(path, session, on_records)  # attached before the table shows
-        except Unavailable as e:
-            fail(str(e))
-    start = time.monotonic()
     title = f"rttlab live on {testbed or path}"
-
-    from contextlib import nullcontext
-
-    from rich.live import Live
-
-    display = nullcontext() if as_json else Live(_table(session, title), console=console, refresh_per_second=4, transient=False)
     last = [0.0]
 
     def refresh(view: Any) -> None:
@@ -119,13 +106,25 @@ def live(
             view.update(_table(session, title))
 
     import signal
+    from contextlib import nullcontext
+
+    from rich.live import Live
 
     def stop(_sig: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)  # `kill` ends a run as Ctrl-C does: the final table
+    watch = None
+    if testbed is None:
+        try:
+            watch = Watch(path, session, on_records)  # attached before the table shows
+        except Unavailable as e:
+            fail(str(e))
     interrupted = False
+    # From here on an interrupt, wherever it lands, ends the run with its summary.
     try:
+        start = time.monotonic()
+        display = nullcontext() if as_json else Live(_table(session, title), console=console, refresh_per_second=4, transient=False)
         with display as view:
             if testbed is not None:
                 from rttlab.live.watch import run_testbed
@@ -139,20 +138,22 @@ def live(
                     fail(str(e))
             else:
                 assert watch is not None
-                with watch as w:
-                    try:
-                        while limit is None or time.monotonic() - start < limit:
-                            w.pump(100)
-                            refresh(view)
-                    except KeyboardInterrupt:
-                        interrupted = True
-                    w.pump(0)
+                try:
+                    while limit is None or time.monotonic() - start < limit:
+                        watch.pump(100)
+                        refresh(view)
+                except KeyboardInterrupt:
+                    interrupted = True
+                watch.pump(0)
             if view is not None:
                 view.update(_table(session, title))
     except KeyboardInterrupt:
         interrupted = True
     except Unavailable as e:
         fail(str(e))
+    finally:
+        if watch is not None:
+            watch.close()
     if as_json:
         emit([session.summary()])
     if interrupted:
