@@ -378,8 +378,11 @@ def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_
     verdicts = [x["verdict"] for x in lines if x["event"] == "rto_verdict"]
     assert verdicts[0] == "spurious", verdicts
     rows = {row["estimator"]: row for row in summary["pooled"]}
-    # A 50 ms RTO on a ≥ 40 ms path fires with every kernel RTO and is spurious with it.
-    assert rows["constant"]["fired_too"] == len(rtos)
+    # A 50 ms RTO on a ≥ 40 ms path fires with every kernel RTO it can be scored on (one on a
+    # connection with RTT samples: not, say, the receiver's FIN timing out at teardown) and is
+    # spurious with it.
+    scored = [x for x in rtos if x["wait_s"]["constant"] is not None]
+    assert scored and rows["constant"]["fired_too"] == len(scored)
     assert rows["constant"]["spurious_too"] >= 1
     assert rows["rfc6298"]["samples"] > 1000 and rows["linux"]["samples"] == rows["rfc6298"]["samples"]
     # rttlab's `linux` estimator is the kernel's SRTT: the same forecast error as the kernel's
