@@ -280,9 +280,35 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT / "python")}
 
 
+def _probe_programs() -> set[int]:
+    """Ids of the loaded per-ACK tracepoint programs (global, not per cgroup)."""
+    import ctypes
+
+    from rttlab.live import bpf
+
+    lib = bpf._libbpf()
+    lib.bpf_prog_get_next_id.argtypes = [ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+    ids, cur, nxt = set(), 0, ctypes.c_uint32(0)
+    while lib.bpf_prog_get_next_id(cur, ctypes.byref(nxt)) == 0:
+        cur = nxt.value
+        fd = lib.bpf_prog_get_fd_by_id(cur)
+        if fd < 0:
+            continue
+        try:
+            info = (ctypes.c_uint8 * 80)()
+            size = ctypes.c_uint32(80)
+            if lib.bpf_obj_get_info_by_fd(fd, info, ctypes.byref(size)) == 0 and bytes(info[64:80]).split(b"\0")[0] == bpf.PROBE_NAME.encode():
+                ids.add(cur)
+        finally:
+            os.close(fd)
+    return ids
+
+
 @needs_bpf
 def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_attachment(tmp_path):
     from rttlab.live import bpf, cgroup
+
+    before = _probe_programs()
 
     cg = cgroup.mount_point() / f"rttlab-test-{os.getpid()}"
     cg.mkdir()
@@ -296,6 +322,8 @@ def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_
                 assert first.poll() is None, first.communicate()
                 assert time.monotonic() < deadline, "the first rttlab live never attached"
                 time.sleep(0.1)
+            theirs = _probe_programs() - before
+            assert theirs, "the per-ACK tracepoint program is not loaded"
             second = subprocess.run([*LIVE, "--cgroup", str(cg), "--duration", "1s"], env=_env(), capture_output=True, text=True, timeout=60)
             assert second.returncode == 2
             assert "another rttlab live is already attached" in second.stderr and "Traceback" not in second.stderr
@@ -303,8 +331,8 @@ def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_
             first.wait(10)
             # The link's only reference was the dead process's fd: the kernel detached it.
             deadline = time.monotonic() + 5
-            while [p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME]:
-                assert time.monotonic() < deadline, "a SIGKILLed rttlab live left its program attached"
+            while [p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME] or theirs & _probe_programs():
+                assert time.monotonic() < deadline, "a SIGKILLed rttlab live left a program attached or loaded"
                 time.sleep(0.1)
         finally:
             os.close(fd)
