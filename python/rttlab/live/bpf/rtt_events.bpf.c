@@ -10,7 +10,7 @@
  * Kernel sources of each callback (Linux 6.18):
  * - RTT_CB: tcp_rtt_estimator() -> tcp_bpf_rtt(sk, mrtt_us, srtt), net/ipv4/tcp_input.c,
  *   after SRTT/MDEV/RTTVAR were updated with the sample; args[0] = mrtt_us (the sample),
- *   args[1] = srtt (<< 3) on kernels that pass them (since 6.10), 0 on older ones.
+ *   args[1] = srtt (<< 3) on kernels that pass them (6.18 does), 0 on older ones.
  * - RTO_CB: tcp_write_timeout(), net/ipv4/tcp_timer.c, called by tcp_retransmit_timer()
  *   before it retransmits and backs off; args = icsk_retransmits, icsk_rto (jiffies, the
  *   value that just expired), whether the retry limit is reached.
