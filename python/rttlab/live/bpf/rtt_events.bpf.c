@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
 /* rttlab live: the kernel's RTT events, per TCP connection, through a BPF ring buffer.
  *
  * A sock_ops program (attached to a cgroup v2 by rttlab/live/loader.py through a bpf_link).
@@ -28,7 +28,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-char _license[] SEC("license") = "GPL";
+/* The ring buffer, socket storage and kernel-read helpers are GPL-only; the kernel accepts
+ * "Dual MIT/GPL" as GPL-compatible (include/linux/license.h), which keeps this file under the
+ * project's MIT licence too. */
+char _license[] SEC("license") = "Dual MIT/GPL";
 
 /* CO-RE views of the kernel's structs: only the fields read, matched by name at load time. */
 struct inet_connection_sock {
