@@ -266,8 +266,9 @@ fn fit_regression(features: PyReadonlyArray2<'_, f64>, targets: PyReadonlyArray1
 
 use crate::capture::{self, Analysis, Method};
 
-/// Read and analyse a pcap/pcapng capture → dict of columns (see `rttlab.capture`): `samples`
-/// and `connections` (dicts of arrays/lists), `counters`, `read` and `warnings`.
+/// Read and analyse a pcap/pcapng capture → dict (see `rttlab.capture`): `samples`,
+/// `connections` and `retransmissions` as Arrow tables in the columns `capture::tables` declares,
+/// `counters`, `read` and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true))]
 fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Bound<'py, PyDict>> {
@@ -434,11 +435,12 @@ impl CaptureStream {
         Ok(CaptureSummary { path: self.path.clone(), analysis: Some(a) })
     }
 
-    /// The next batch of at least `rows` samples as a dict of columns, or None when done.
-    fn next_batch<'py>(&mut self, py: Python<'py>, rows: usize) -> PyResult<Option<Bound<'py, PyDict>>> {
+    /// The next batch of at least `rows` samples as an Arrow table in the samples schema, or
+    /// None when done.
+    fn next_batch(&mut self, py: Python<'_>, rows: usize) -> PyResult<Option<ArrowTable>> {
         let Some(stream) = self.stream.as_mut() else { return Ok(None) };
         let batch = py.detach(|| stream.next_batch(rows)).map_err(|e| capture_error(&self.path, e))?;
-        batch.map(|s| samples_dict(py, s)).transpose()
+        Ok(batch.map(|s| ArrowTable { batch: capture::tables::record_batch(&s, None) }))
     }
 
     /// Read to the end, dropping the samples inside the core (no Python objects are built: what
@@ -569,65 +571,15 @@ fn sample_schema(with_capture: bool) -> ArrowSchema {
     ArrowSchema { schema: std::sync::Arc::new(capture::tables::schema(with_capture)) }
 }
 
-/// Declared columns (`capture::tables`) as NumPy arrays keyed by name, in order and with the
-/// types of their Arrow arrays; a categorical column as `(codes, names)`, which
-/// `pd.Categorical.from_codes` takes as it is.
-fn numpy_columns<'py>(py: Python<'py>, columns: impl Iterator<Item = (&'static str, capture::tables::Type, arrow_array::ArrayRef)>) -> PyResult<Bound<'py, PyDict>> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{Float64Type, Int64Type, Int8Type};
-    use capture::tables::Type;
-    let out = PyDict::new(py);
-    for (name, ty, a) in columns {
-        match ty {
-            Type::Int64 => out.set_item(name, a.as_primitive::<Int64Type>().values().to_vec().into_pyarray(py))?,
-            Type::Float64 => out.set_item(name, a.as_primitive::<Float64Type>().values().to_vec().into_pyarray(py))?,
-            Type::Boolean => out.set_item(name, a.as_boolean().values().iter().collect::<Vec<bool>>().into_pyarray(py))?,
-            Type::Category => {
-                let d = a.as_dictionary::<Int8Type>();
-                let names: Vec<&str> = d.values().as_string::<i32>().iter().flatten().collect();
-                out.set_item(name, (d.keys().values().to_vec().into_pyarray(py), names))?;
-            }
-            Type::LargeUtf8 => unreachable!("only the optional leading `capture` column is text"),
-        }
-    }
-    Ok(out)
-}
-
-fn samples_dict(py: Python<'_>, s: capture::Samples) -> PyResult<Bound<'_, PyDict>> {
-    use capture::tables::{arrays, SAMPLE_COLUMNS};
-    numpy_columns(py, SAMPLE_COLUMNS.iter().zip(arrays(&s)).map(|(c, a)| (c.name, c.ty, a)))
-}
-
 fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let warnings = capture_warnings(path, &a);
-    out.set_item("samples", samples_dict(py, a.samples)?)?;
-    out.set_item("method_names", Method::ALL.iter().map(|m| m.name()).collect::<Vec<_>>())?;
-
-    // The connection columns as `capture::tables` declares them: counts uint64, flags bool,
-    // text a list of str, seconds float64 and unknown values NaN (Python makes the integer ones
-    // nullable Int64).
-    let conns = PyDict::new(py);
-    for col in capture::tables::CONN_COLUMNS {
-        use capture::tables::{ConnType, Value};
-        let values = a.connections.iter().map(|x| (col.value)(x));
-        let missing = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        match col.ty {
-            ConnType::Count => conns.set_item(col.name, values.map(|v| if let Value::Count(v) = v { v } else { unreachable!() }).collect::<Vec<u64>>().into_pyarray(py))?,
-            ConnType::OptInt => conns.set_item(col.name, values.map(|v| if let Value::OptInt(v) = v { missing(v.map(|v| v as f64)) } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
-            ConnType::Seconds => conns.set_item(col.name, values.map(|v| if let Value::Seconds(v) = v { v } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
-            ConnType::OptSeconds => conns.set_item(col.name, values.map(|v| if let Value::OptSeconds(v) = v { missing(v) } else { unreachable!() }).collect::<Vec<f64>>().into_pyarray(py))?,
-            ConnType::Flag => conns.set_item(col.name, values.map(|v| if let Value::Flag(v) = v { v } else { unreachable!() }).collect::<Vec<bool>>().into_pyarray(py))?,
-            ConnType::Text => conns.set_item(col.name, values.map(|v| if let Value::Text(v) = v { v.into_owned() } else { unreachable!() }).collect::<Vec<String>>())?,
-        }
-    }
-    out.set_item("connections", conns)?;
-
-    // Retransmissions and the evidence on whether each was needed (capture::loss).
-    let r = &a.retransmissions;
-    let rtx = numpy_columns(py, capture::tables::RTX_COLUMNS.iter().map(|c| (c.name, c.ty, (c.build)(r))))?;
-    out.set_item("retransmissions", rtx)?;
-    out.set_item("evidence_names", capture::Evidence::ALL.iter().map(|e| e.name()).collect::<Vec<_>>())?;
+    // The three tables as Arrow, in the columns `capture::tables` declares (pyarrow, pandas and
+    // DuckDB take them without a copy); retransmissions carry the evidence on whether each was
+    // needed (capture::loss).
+    out.set_item("samples", ArrowTable { batch: capture::tables::record_batch(&a.samples, None) })?;
+    out.set_item("connections", ArrowTable { batch: capture::tables::conn_batch(&a.connections) })?;
+    out.set_item("retransmissions", ArrowTable { batch: capture::tables::rtx_batch(&a.retransmissions) })?;
 
     out.set_item("counters", counters_dict(py, &a.counters)?)?;
 

@@ -18,7 +18,6 @@ pub mod loss;
 mod parallel;
 pub mod reader;
 pub mod tables;
-pub mod text;
 pub mod track;
 pub mod wire;
 

@@ -2,15 +2,10 @@
 //! the Arrow record batches of [`super::export::record_batch`] through the `parquet` crate, so the
 //! command line never imports pyarrow (≈ 0.2 s and ≈ 60 MB of a run).
 //!
-//! Layout: one row group per batch, Snappy compression (pyarrow's default) for the columns it
-//! shrinks (times, RTTs, flags; not [`UNCOMPRESSED_COLUMNS`]), dictionary pages for
-//! the few-valued text columns ([`DICTIONARY_COLUMNS`]), `DELTA_BINARY_PACKED` for the integer
-//! columns ([`DELTA_COLUMNS`]: connection ids, sequence numbers and frame numbers rise in small
-//! steps, so their pages shrink before Snappy sees them — measured on a 916,476-row capture,
-//! 168 → 150 ms and 18.5 → 17.7 MB against plain encoding; dictionaries tried on times, RTTs and
-//! sequence numbers cost 3× the whole write for a larger file), and the Arrow schema stored in
-//! the footer (`ARROW:schema`), so pyarrow, pandas and DuckDB read the same column types back
-//! (categories stay categories).
+//! Layout: one row group per batch, each column stored as its declaration says
+//! ([`tables::Storage`]: Snappy, dictionary pages, `DELTA_BINARY_PACKED`, statistics — and why),
+//! and the Arrow schema stored in the footer (`ARROW:schema`), so pyarrow, pandas and DuckDB read
+//! the same column types back (categories stay categories).
 //!
 //! Encoding can run on a thread of its own ([`SampleParquet::create`] with `background`,
 //! [`super::background`]): the caller hands over each batch of samples and goes on analysing the
@@ -29,29 +24,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 use super::background::{SampleSink, SampleWriter};
-use super::{export, Samples};
-
-/// Sample columns stored dictionary-encoded (few distinct values).
-pub const DICTIONARY_COLUMNS: [&str; 3] = ["capture", "direction", "method"];
-
-/// Integer sample columns stored as deltas (RLE/bit-packed differences, Parquet's
-/// `DELTA_BINARY_PACKED`).
-pub const DELTA_COLUMNS: [&str; 5] = ["conn", "seq_start", "seq_end", "frame", "ref_frame"];
-
-/// Columns stored without Snappy: their encoded pages are already dense (bit-packed deltas and
-/// dictionary indices), so Snappy shrank them by 0–10 % (5 % together: 17.7 → 18.2 MB for the
-/// 916,476-row benchmark file) for ≈ 6 % of the write's CPU time (median of 15 interleaved
-/// writes of those rows, one core: 145 → 136 CPU-ms).
-/// Readers see the same table either way; uncompressed pages are also quicker to read.
-pub const UNCOMPRESSED_COLUMNS: [&str; 7] = ["conn", "direction", "method", "seq_start", "seq_end", "frame", "ref_frame"];
-
-/// Columns stored without min/max statistics: every row group holds both directions and,
-/// nearly always, two or three methods (on the 1 GB benchmark capture and every shared capture,
-/// each row group's range is fwd–rev and seq–ts or seq–syn), so their ranges exclude no row
-/// group from a reader's filter; computing them compares every row's text (≈ 20 of the write's
-/// ≈ 180 CPU-ms on 916,476 rows, `perf`: `compute_min_max` → memcmp). `capture` keeps its
-/// statistics: one file's rows are contiguous, so its range does prune.
-pub const NO_STATISTICS_COLUMNS: [&str; 2] = ["direction", "method"];
+use super::{export, tables, Samples};
 
 /// The Parquet file's writer, batch by batch.
 struct Rows(ArrowWriter<BufWriter<File>>);
@@ -74,19 +47,23 @@ fn io_error(e: ParquetError) -> io::Error {
     }
 }
 
+/// Snappy and no dictionaries unless a column's [`tables::Storage`] says otherwise.
 fn properties() -> WriterProperties {
     let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY).set_dictionary_enabled(false);
-    for name in DICTIONARY_COLUMNS {
-        props = props.set_column_dictionary_enabled(ColumnPath::from(name), true);
-    }
-    for name in DELTA_COLUMNS {
-        props = props.set_column_encoding(ColumnPath::from(name), Encoding::DELTA_BINARY_PACKED);
-    }
-    for name in UNCOMPRESSED_COLUMNS {
-        props = props.set_column_compression(ColumnPath::from(name), Compression::UNCOMPRESSED);
-    }
-    for name in NO_STATISTICS_COLUMNS {
-        props = props.set_column_statistics_enabled(ColumnPath::from(name), EnabledStatistics::None);
+    for c in tables::columns(true) {
+        let path = ColumnPath::from(c.name);
+        if c.storage.dictionary() {
+            props = props.set_column_dictionary_enabled(path.clone(), true);
+        }
+        if c.storage.delta() {
+            props = props.set_column_encoding(path.clone(), Encoding::DELTA_BINARY_PACKED);
+        }
+        if !c.storage.compressed() {
+            props = props.set_column_compression(path.clone(), Compression::UNCOMPRESSED);
+        }
+        if !c.storage.statistics() {
+            props = props.set_column_statistics_enabled(path, EnabledStatistics::None);
+        }
     }
     props.build()
 }
@@ -175,24 +152,18 @@ mod tests {
         let meta = reader.metadata();
         assert_eq!(meta.num_row_groups(), 2);
         assert_eq!(meta.file_metadata().num_rows(), 17);
-        let group = meta.row_group(0);
-        let encodings = |name: &str| {
-            let col = group.columns().iter().find(|c| c.column_path().string() == name).unwrap();
-            col.encodings().any(|e| e == parquet::basic::Encoding::RLE_DICTIONARY)
-        };
-        assert!(encodings("method") && encodings("direction") && encodings("capture"));
-        assert!(!encodings("rtt") && !encodings("time") && !encodings("conn"));
-        let delta = |name: &str| {
-            let col = group.columns().iter().find(|c| c.column_path().string() == name).unwrap();
-            col.encodings().any(|e| e == parquet::basic::Encoding::DELTA_BINARY_PACKED)
-        };
-        assert!(DELTA_COLUMNS.iter().all(|c| delta(c)) && !delta("time"));
-        let compression = |name: &str| group.columns().iter().find(|c| c.column_path().string() == name).unwrap().compression();
-        assert!(["time", "rtt", "ambiguous", "idle_echo", "capture"].iter().all(|c| compression(c) == Compression::SNAPPY));
-        assert!(UNCOMPRESSED_COLUMNS.iter().all(|c| compression(c) == Compression::UNCOMPRESSED));
-        let statistics = |name: &str| group.columns().iter().find(|c| c.column_path().string() == name).unwrap().statistics().is_some();
-        assert!(NO_STATISTICS_COLUMNS.iter().all(|c| !statistics(c)));
-        assert!(["time", "rtt", "conn", "capture"].iter().all(|c| statistics(c)));
+        // Every column of every row group is stored as its declaration says.
+        for group in meta.row_groups() {
+            for c in tables::columns(true) {
+                let col = group.columns().iter().find(|x| x.column_path().string() == c.name).unwrap();
+                let has = |e: Encoding| col.encodings().any(|x| x == e);
+                assert_eq!(has(Encoding::RLE_DICTIONARY), c.storage.dictionary(), "{} dictionary", c.name);
+                assert_eq!(has(Encoding::DELTA_BINARY_PACKED), c.storage.delta(), "{} delta", c.name);
+                assert_eq!(col.compression() == Compression::SNAPPY, c.storage.compressed(), "{} compression", c.name);
+                assert_eq!(col.statistics().is_some(), c.storage.statistics(), "{} statistics", c.name);
+            }
+        }
+        assert!(["method", "direction", "capture"].iter().all(|n| tables::columns(true).any(|c| c.name == *n && c.storage.dictionary())));
 
         let batches: Vec<RecordBatch> = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap())
             .unwrap()

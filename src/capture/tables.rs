@@ -1,18 +1,23 @@
-//! The samples table, declared once: every column's name, Arrow type, unit, meaning, its text
-//! (CSV and JSON lines) and its Arrow array. From [`sample_columns!`] come the CSV header and row
-//! writer ([`super::export::write_csv`]), the JSON lines writer ([`super::text`]), the Arrow schema
-//! written to Parquet ([`super::parquet_file`]) and handed to Python (`_core.sample_schema`), the
-//! record batches of both, and the column table of docs/capture.md (checked by
-//! `docs_list_every_sample_column`).
+//! The capture's tables, declared once: every column's name, Arrow type, unit, meaning and how it
+//! is made. From these declarations come
 //!
-//! The writers stay straight-line code: the macro unrolls one row into its cells, each a [`Cell`]
-//! of a variant known where it is made, so the per-cell `match` folds away once inlined — no
-//! per-cell dispatch or allocation in the CSV/Parquet loops measured against tcptrace.
+//! - samples ([`sample_columns!`]): the CSV header and rows ([`super::export`]), the Arrow schema
+//!   and record batches written to Parquet with each column's declared [`Storage`]
+//!   ([`super::parquet_file`]) and handed to Python (`_core`), the table of docs/capture.md;
+//! - connections ([`CONN_COLUMNS`]): `rttlab flows --json`'s records ([`super::flows_json`]), the
+//!   Arrow batch handed to Python (whose DataFrame gives `rttlab flows --csv`), docs/capture.md;
+//! - retransmissions ([`RTX_COLUMNS`]): the Arrow batch handed to Python, docs/capture.md.
+//!
+//! docs/capture.md's three tables are checked against these (`docs_list_every_*`).
+//!
+//! The sample writers stay straight-line code: the macro unrolls one row into its cells, each a
+//! [`Cell`] of a variant known where it is made, so the per-cell `match` folds away once inlined —
+//! no per-cell dispatch or allocation in the CSV/Parquet loops measured against tcptrace.
 
 use std::sync::Arc;
 
 use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 
 use super::flows_json::endpoint;
@@ -54,6 +59,52 @@ pub struct Column {
     /// No value is ever missing, but every field is nullable as pyarrow made them from pandas:
     /// the Parquet footer's schema, and so the file's bytes, depend on it.
     pub nullable: bool,
+    /// How `rttlab samples -o FILE.parquet` stores the column.
+    pub storage: Storage,
+}
+
+/// How a sample column is stored in Parquet ([`super::parquet_file`] applies it). Measured on
+/// the 916,476 rows of one 1 GB benchmark capture's batch stream:
+/// - `DELTA_BINARY_PACKED` for integers that rise in small steps (connection ids, sequence and
+///   frame numbers): 168 → 150 ms and 18.5 → 17.7 MB against plain encoding; dictionaries tried
+///   on times, RTTs and sequence numbers cost 3× the whole write for a larger file;
+/// - no Snappy on pages already dense (bit-packed deltas, dictionary indices): Snappy shrank them
+///   by 0–10 % (5 % together: 17.7 → 18.2 MB) for ≈ 6 % of the write's CPU time (median of 15
+///   interleaved writes, one core: 145 → 136 CPU-ms); uncompressed pages are also quicker to read;
+/// - no min/max statistics where every row group spans the whole range (both directions and,
+///   nearly always, two or three methods on the benchmark capture and every shared capture), so
+///   the range excludes no row group from a reader's filter, while computing it compares every
+///   row's text (≈ 20 of the write's ≈ 180 CPU-ms, `perf`: `compute_min_max` → memcmp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// Plain pages, Snappy (pyarrow's default), statistics: times, RTTs, flags.
+    Snappy,
+    /// `DELTA_BINARY_PACKED`, uncompressed, statistics.
+    Delta,
+    /// Dictionary pages, uncompressed, no statistics: few-valued text whose every row group holds
+    /// nearly every value.
+    Codes,
+    /// Dictionary pages, Snappy, statistics: `capture`, whose rows are contiguous per file, so
+    /// its range does prune.
+    Names,
+}
+
+impl Storage {
+    pub fn dictionary(self) -> bool {
+        matches!(self, Storage::Codes | Storage::Names)
+    }
+
+    pub fn delta(self) -> bool {
+        self == Storage::Delta
+    }
+
+    pub fn compressed(self) -> bool {
+        matches!(self, Storage::Snappy | Storage::Names)
+    }
+
+    pub fn statistics(self) -> bool {
+        self != Storage::Codes
+    }
 }
 
 /// One value of a row, as the text writers format it.
@@ -78,38 +129,22 @@ impl Cell {
             Cell::Bool(b) => out.extend_from_slice(if b { b"True" } else { b"False" }),
         }
     }
-
-    /// As a JSON value: names quoted, booleans `true`/`false`, seconds as in CSV.
-    #[inline(always)]
-    pub fn json(self, out: &mut Vec<u8>) {
-        match self {
-            Cell::Name(n) => {
-                out.push(b'"');
-                out.extend_from_slice(n.as_bytes());
-                out.push(b'"');
-            }
-            Cell::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-            other => other.csv(out),
-        }
-    }
 }
 
 /// Every field nullable (see [`Column::nullable`]).
 const NULLABLE: bool = true;
 
-/// `$name: Type, "unit", "meaning", cell |s, i| Cell, arrow |s| ArrayRef;` per column, in order.
+/// `$name: Type / Storage, "unit", "meaning", cell |s, i| Cell, arrow |s| ArrayRef;` per column,
+/// in order.
 macro_rules! sample_columns {
-    ($( $name:ident: $ty:ident, $unit:literal, $doc:literal, cell $cell:expr, arrow $arrow:expr; )*) => {
+    ($( $name:ident: $ty:ident / $storage:ident, $unit:literal, $doc:literal, cell $cell:expr, arrow $arrow:expr; )*) => {
         /// The sample columns, in order (after the leading [`CAPTURE`] when several files are
         /// written together).
-        pub const SAMPLE_COLUMNS: &[Column] = &[$( Column { name: stringify!($name), ty: Type::$ty, unit: $unit, doc: $doc, nullable: NULLABLE } ),*];
+        pub const SAMPLE_COLUMNS: &[Column] = &[$( Column { name: stringify!($name), ty: Type::$ty, unit: $unit, doc: $doc, nullable: NULLABLE, storage: Storage::$storage } ),*];
 
-        /// The JSON key of each column with its colon, `"conn":`.
-        const JSON_KEYS: &[&str] = &[$( concat!("\"", stringify!($name), "\":") ),*];
-
-        /// Row `i`'s cells in column order, each handed to `f` with its column's index: unrolled,
-        /// so a writer's loop over rows is straight-line code.
-        #[inline(always)]
+        /// Row `i`'s cells in column order, each handed to `f` with its column's index (the
+        /// tests' view of a row).
+        #[cfg(test)]
         pub fn for_each_cell(s: &Samples, i: usize, mut f: impl FnMut(usize, Cell)) {
             let mut k = 0;
             $(
@@ -137,18 +172,6 @@ macro_rules! sample_columns {
             line.push(b'\n');
         }
 
-        /// Row `i`'s fields as JSON (`"conn":0,...`, no braces), after whatever `out` already holds.
-        #[inline(always)]
-        pub fn push_json_fields(out: &mut Vec<u8>, s: &Samples, i: usize) {
-            for_each_cell(s, i, |k, cell| {
-                if k > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(JSON_KEYS[k].as_bytes());
-                cell.json(out);
-            });
-        }
-
         /// The columns of `s` as Arrow arrays, in order.
         pub fn arrays(s: &Samples) -> Vec<ArrayRef> {
             vec![$( array_of($arrow, s) ),*]
@@ -171,44 +194,44 @@ fn array_of(f: impl Fn(&Samples) -> ArrayRef, s: &Samples) -> ArrayRef {
 pub const DIRECTIONS: [&str; 2] = ["fwd", "rev"];
 
 sample_columns! {
-    conn: Int64, "", "connection id (row of `flows`)",
+    conn: Int64 / Delta, "", "connection id (row of `flows`)",
         cell |s, i| Cell::Int(u64::from(s.conn[i])),
         arrow |s| int64(s.conn.iter().map(|&c| i64::from(c)));
-    direction: Category, "", "`fwd`/`rev`: direction of the *timed* packet (`fwd`: sent by the connection's `src`)",
+    direction: Category / Codes, "", "`fwd`/`rev`: direction of the *timed* packet (`fwd`: sent by the connection's `src`)",
         // `& 1`: codes are 0 or 1; the mask spares a bounds check in the hot loop.
         cell |s, i| Cell::Name(DIRECTIONS[usize::from(s.dir[i] & 1)]),
         arrow |s| codes(s.dir.iter().copied(), &DIRECTIONS);
-    time: Float64, "s", "time of the packet that completed the sample, from the file's first packet",
+    time: Float64 / Snappy, "s", "time of the packet that completed the sample, from the file's first packet",
         cell |s, i| Cell::Secs(i128::from(s.time[i])),
         arrow |s| seconds(s.time.iter().map(|&t| t as f64));
-    rtt: Float64, "s", "round-trip time from the capture point: timed packet to the packet that completed the sample",
+    rtt: Float64 / Snappy, "s", "round-trip time from the capture point: timed packet to the packet that completed the sample",
         cell |s, i| Cell::Secs(i128::from(s.rtt[i])),
         arrow |s| seconds(s.rtt.iter().map(|&r| r as f64));
-    method: Category, "", "`seq`, `ts` or `syn` (below)",
+    method: Category / Codes, "", "`seq`, `ts` or `syn` (below)",
         cell |s, i| Cell::Name(s.method[i].name()),
         arrow |s| codes(s.method.iter().map(|&m| m as u8), &Method::ALL.map(Method::name));
-    ambiguous: Boolean, "", "Karn's rule (RFC 6298 §3) rejects it; present only with `--include-ambiguous`",
+    ambiguous: Boolean / Snappy, "", "Karn's rule (RFC 6298 §3) rejects it; present only with `--include-ambiguous`",
         cell |s, i| Cell::Bool(s.ambiguous[i]),
         arrow |s| Arc::new(BooleanArray::from(s.ambiguous.clone()));
-    seq_start: Int64, "", "first sequence number of the timed segment (`ts`: of the packet whose TSval was echoed; `syn`: the SYN's or SYN/ACK's)",
+    seq_start: Int64 / Delta, "", "first sequence number of the timed segment (`ts`: of the packet whose TSval was echoed; `syn`: the SYN's or SYN/ACK's)",
         cell |s, i| Cell::Int(u64::from(s.seq_start[i])),
         arrow |s| int64(s.seq_start.iter().map(|&x| i64::from(x)));
-    seq_end: Int64, "", "sequence number just past the timed segment: it covers `[seq_start, seq_end)`",
+    seq_end: Int64 / Delta, "", "sequence number just past the timed segment: it covers `[seq_start, seq_end)`",
         cell |s, i| Cell::Int(u64::from(s.seq_end[i])),
         arrow |s| int64(s.seq_end.iter().map(|&x| i64::from(x)));
-    frame: Int64, "", "1-based frame number (as in Wireshark) of the packet that completed the sample",
+    frame: Int64 / Delta, "", "1-based frame number (as in Wireshark) of the packet that completed the sample",
         cell |s, i| Cell::Int(s.frame[i]),
         arrow |s| int64(s.frame.iter().map(|&x| x as i64));
-    ref_frame: Int64, "", "1-based frame number of the timed packet",
+    ref_frame: Int64 / Delta, "", "1-based frame number of the timed packet",
         cell |s, i| Cell::Int(s.ref_frame[i]),
         arrow |s| int64(s.ref_frame.iter().map(|&x| x as i64));
-    idle_echo: Boolean, "", "`ts` only: RFC 7323 §4's RTTM rule does not accept the echo as a path measurement (below); kept, but never in a path series",
+    idle_echo: Boolean / Snappy, "", "`ts` only: RFC 7323 §4's RTTM rule does not accept the echo as a path measurement (below); kept, but never in a path series",
         cell |s, i| Cell::Bool(s.idle_echo[i]),
         arrow |s| Arc::new(BooleanArray::from(s.idle_echo.clone()));
 }
 
 /// The leading column naming the file when several captures are written to one output.
-pub const CAPTURE: Column = Column { name: "capture", ty: Type::LargeUtf8, unit: "", doc: "the capture file's name; only when several files are written together", nullable: NULLABLE };
+pub const CAPTURE: Column = Column { name: "capture", ty: Type::LargeUtf8, unit: "", doc: "the capture file's name; only when several files are written together", nullable: NULLABLE, storage: Storage::Names };
 
 fn int64(values: impl Iterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))
@@ -333,15 +356,23 @@ impl ConnType {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The Arrow type of the column's array ([`ConnColumn::array`]); a missing value is null.
+    pub fn data_type(self) -> DataType {
         match self {
-            ConnType::Count => "UInt64",
-            ConnType::OptInt => "Int64 (nullable)",
-            ConnType::Seconds => "Float64",
-            ConnType::OptSeconds => "Float64 (nullable)",
-            ConnType::Flag => "Boolean",
-            ConnType::Text => "Utf8",
+            ConnType::Count => DataType::UInt64,
+            ConnType::OptInt => DataType::Int64,
+            ConnType::Seconds | ConnType::OptSeconds => DataType::Float64,
+            ConnType::Flag => DataType::Boolean,
+            ConnType::Text => DataType::Utf8,
         }
+    }
+
+    fn nullable(self) -> bool {
+        matches!(self, ConnType::OptInt | ConnType::OptSeconds)
+    }
+
+    fn name(self) -> String {
+        format!("{}{}", self.data_type(), if self.nullable() { " (nullable)" } else { "" })
     }
 }
 
@@ -362,39 +393,86 @@ pub struct ConnColumn {
     pub ty: ConnType,
     pub unit: &'static str,
     pub doc: &'static str,
+    /// One connection's value (`rttlab flows --json`).
     pub value: fn(&ConnSummary) -> Value,
+    /// Every connection's value as an Arrow array of [`ConnType::data_type`] (Python's frame).
+    pub array: fn(&[ConnSummary]) -> ArrayRef,
 }
 
-/// `kind!(name, "unit", "meaning", |c| value)`: the kind names both the column's type and the
-/// [`Value`] its accessor's result is wrapped in, so the two cannot disagree.
+/// `kind!(name, "unit", "meaning", |c| value)`: the kind names the column's type, the [`Value`]
+/// its accessor's result is wrapped in and the Arrow array its values fill, so none of the three
+/// can disagree with another.
 macro_rules! count {
     ($name:literal, $unit:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::Count, unit: $unit, doc: $doc, value: |c| Value::Count(($get as fn(&ConnSummary) -> u64)(c)) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::Count,
+            unit: $unit,
+            doc: $doc,
+            value: |c| Value::Count(($get as fn(&ConnSummary) -> u64)(c)),
+            array: |cs| Arc::new(UInt64Array::from_iter_values(cs.iter().map($get as fn(&ConnSummary) -> u64))),
+        }
     };
 }
 macro_rules! opt_int {
     ($name:literal, $unit:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::OptInt, unit: $unit, doc: $doc, value: |c| Value::OptInt(($get as fn(&ConnSummary) -> Option<u64>)(c)) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::OptInt,
+            unit: $unit,
+            doc: $doc,
+            value: |c| Value::OptInt(($get as fn(&ConnSummary) -> Option<u64>)(c)),
+            // The values are option fields of at most 16 bits: they fit i64.
+            array: |cs| Arc::new(Int64Array::from_iter(cs.iter().map(|c| ($get as fn(&ConnSummary) -> Option<u64>)(c).map(|v| v as i64)))),
+        }
     };
 }
 macro_rules! seconds {
     ($name:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::Seconds, unit: "s", doc: $doc, value: |c| Value::Seconds(ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::Seconds,
+            unit: "s",
+            doc: $doc,
+            value: |c| Value::Seconds(ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))),
+            array: |cs| Arc::new(Float64Array::from_iter_values(cs.iter().map(|c| ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))))),
+        }
     };
 }
 macro_rules! opt_seconds {
     ($name:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::OptSeconds, unit: "s", doc: $doc, value: |c| Value::OptSeconds(($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::OptSeconds,
+            unit: "s",
+            doc: $doc,
+            value: |c| Value::OptSeconds(($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)),
+            array: |cs| Arc::new(Float64Array::from_iter(cs.iter().map(|c| ($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)))),
+        }
     };
 }
 macro_rules! flag {
     ($name:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::Flag, unit: "", doc: $doc, value: |c| Value::Flag(($get as fn(&ConnSummary) -> bool)(c)) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::Flag,
+            unit: "",
+            doc: $doc,
+            value: |c| Value::Flag(($get as fn(&ConnSummary) -> bool)(c)),
+            array: |cs| Arc::new(BooleanArray::from(cs.iter().map($get as fn(&ConnSummary) -> bool).collect::<Vec<bool>>())),
+        }
     };
 }
 macro_rules! text {
     ($name:literal, $doc:literal, $get:expr) => {
-        ConnColumn { name: $name, ty: ConnType::Text, unit: "", doc: $doc, value: |c| Value::Text(($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>)(c)) }
+        ConnColumn {
+            name: $name,
+            ty: ConnType::Text,
+            unit: "",
+            doc: $doc,
+            value: |c| Value::Text(($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>)(c)),
+            array: |cs| Arc::new(StringArray::from_iter_values(cs.iter().map($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>))),
+        }
     };
 }
 
@@ -438,6 +516,16 @@ pub const CONN_COLUMNS: &[ConnColumn] = &[
     count!("samples", "", "sample rows of this connection (every method)", |c| c.samples),
     count!("ts_excluded", "", "`ts` samples flagged `idle_echo` (RFC 7323 §4's RTTM rule), left out of path series", |c| c.ts_excluded),
 ];
+
+/// The connections table's Arrow schema (nullable where a value may be unknown).
+pub fn conn_schema() -> Schema {
+    Schema::new(CONN_COLUMNS.iter().map(|c| Field::new(c.name, c.ty.data_type(), c.ty.nullable())).collect::<Vec<_>>())
+}
+
+/// The connections as an Arrow record batch, one row per connection.
+pub fn conn_batch(conns: &[ConnSummary]) -> RecordBatch {
+    RecordBatch::try_new(Arc::new(conn_schema()), CONN_COLUMNS.iter().map(|c| (c.array)(conns)).collect()).expect("each column's array has its declared type")
+}
 
 /// The Markdown column table of docs/capture.md, between its `<!-- connection columns -->` markers.
 pub fn conn_markdown() -> String {
@@ -500,6 +588,16 @@ pub const RTX_COLUMNS: &[RtxColumn] = &[
     RtxColumn { name: "ref_frame", ty: Type::Int64, unit: "", doc: "1-based frame number of `sent`'s packet (0 when the capture holds none)", build: |r| int64(r.iter().map(|x| x.ref_frame as i64)) },
 ];
 
+/// The retransmissions table's Arrow schema.
+pub fn rtx_schema() -> Schema {
+    Schema::new(RTX_COLUMNS.iter().map(|c| Field::new(c.name, c.ty.data_type(), false)).collect::<Vec<_>>())
+}
+
+/// The retransmissions as an Arrow record batch, one row per resent packet.
+pub fn rtx_batch(rtx: &[Retransmission]) -> RecordBatch {
+    RecordBatch::try_new(Arc::new(rtx_schema()), RTX_COLUMNS.iter().map(|c| (c.build)(rtx)).collect()).expect("each column's array has its declared type")
+}
+
 /// The Markdown column table of docs/capture.md, between its `<!-- retransmission columns -->` markers.
 pub fn rtx_markdown() -> String {
     let mut out = String::from("| column | type | unit | meaning |\n|---|---|---|---|\n");
@@ -527,7 +625,6 @@ mod tests {
         assert!(seen.iter().enumerate().all(|(i, (k, _))| i == *k));
         assert_eq!(seen[1].1, Cell::Name("rev"));
         assert_eq!(seen[2].1, Cell::Secs(-2));
-        assert_eq!(JSON_KEYS.len(), SAMPLE_COLUMNS.len());
         let arrays = arrays(&s);
         for (c, a) in SAMPLE_COLUMNS.iter().zip(&arrays) {
             assert_eq!(a.data_type(), &c.ty.data_type(), "{}", c.name);
@@ -544,17 +641,12 @@ mod tests {
     }
 
     #[test]
-    fn a_row_is_one_line_of_csv_or_one_set_of_json_fields() {
+    fn a_row_is_one_line_of_csv() {
         let s = two_sample_rows();
         let mut csv = Vec::new();
         push_csv_row(&mut csv, &s, 1);
         assert_eq!(csv, b"7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n");
-        let mut json = Vec::new();
-        push_json_fields(&mut json, &s, 0);
-        assert_eq!(
-            String::from_utf8(json).unwrap(),
-            "\"conn\":0,\"direction\":\"fwd\",\"time\":1.500000000,\"rtt\":0.012345678,\"method\":\"seq\",\"ambiguous\":false,\"seq_start\":1,\"seq_end\":1449,\"frame\":3,\"ref_frame\":2,\"idle_echo\":false"
-        );
+        assert_eq!(csv_header(true), "capture,conn,direction,time,rtt,method,ambiguous,seq_start,seq_end,frame,ref_frame,idle_echo\n");
     }
 
     #[test]
@@ -610,5 +702,44 @@ mod tests {
         for c in RTX_COLUMNS {
             assert_eq!((c.build)(&[]).data_type(), &c.ty.data_type(), "{}", c.name);
         }
+        assert_eq!(rtx_batch(&[]).num_columns(), RTX_COLUMNS.len());
+    }
+
+    #[test]
+    fn each_connection_column_gives_the_same_values_as_json_and_as_arrow() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+        use arrow_array::Array;
+        let conns = crate::capture::testutil::two_connections();
+        let batch = conn_batch(&conns);
+        assert_eq!(batch.num_rows(), 2);
+        for (k, col) in CONN_COLUMNS.iter().enumerate() {
+            let a = batch.column(k);
+            assert_eq!(a.data_type(), &col.ty.data_type(), "{}", col.name);
+            for (i, c) in conns.iter().enumerate() {
+                let want = (col.value)(c);
+                let got = match col.ty {
+                    ConnType::Count => Value::Count(a.as_primitive::<UInt64Type>().value(i)),
+                    ConnType::OptInt => Value::OptInt(a.is_valid(i).then(|| a.as_primitive::<Int64Type>().value(i) as u64)),
+                    ConnType::Seconds => Value::Seconds(a.as_primitive::<Float64Type>().value(i)),
+                    ConnType::OptSeconds => Value::OptSeconds(a.is_valid(i).then(|| a.as_primitive::<Float64Type>().value(i))),
+                    ConnType::Flag => Value::Flag(a.as_boolean().value(i)),
+                    ConnType::Text => Value::Text(a.as_string::<i32>().value(i).to_owned().into()),
+                };
+                assert_eq!(got, want, "{} of connection {i}", col.name);
+            }
+        }
+        // Both kinds of missing value occur in the fixture, as nulls.
+        assert!(batch.column_by_name("mss_fwd").unwrap().null_count() > 0 && batch.column_by_name("handshake_rtt").unwrap().null_count() > 0);
+    }
+
+    #[test]
+    fn every_sample_column_declares_how_parquet_stores_it() {
+        let storage = |name: &str| columns(true).find(|c| c.name == name).unwrap().storage;
+        assert_eq!(storage("capture"), Storage::Names);
+        // Integers that rise in small steps as deltas; categories as dictionary codes.
+        assert!(columns(true).filter(|c| c.ty == Type::Int64).all(|c| c.storage == Storage::Delta));
+        assert!(columns(true).filter(|c| c.ty == Type::Category).all(|c| c.storage == Storage::Codes));
+        assert!(columns(true).filter(|c| matches!(c.ty, Type::Float64 | Type::Boolean)).all(|c| c.storage == Storage::Snappy));
     }
 }

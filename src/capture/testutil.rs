@@ -297,3 +297,73 @@ pub fn two_sample_rows() -> super::Samples {
     s
 }
 
+
+/// Two connection summaries, one with every optional value known and one with none (IPv6, no
+/// handshake): what the connection columns' writers are tested on.
+pub fn two_connections() -> Vec<super::ConnSummary> {
+    use super::{ConnSummary, Method, PathRtt, Vantage};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let full = ConnSummary {
+        id: 0,
+        a: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+        a_port: 40000,
+        b: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        b_port: 80,
+        first: 1_000,
+        last: 2_500_000_000,
+        packets: [10, 8],
+        bytes: [14_480, 0],
+        retransmissions: [2, 0],
+        sack_permitted: true,
+        sack_packets: 3,
+        ts: [true, true],
+        mss: [Some(1460), Some(1400)],
+        wscale: [Some(7), Some(7)],
+        handshake_seen: true,
+        handshake_rtt: Some(100_500_000),
+        handshake_ambiguous: false,
+        syn_retransmissions: 1,
+        vantage: Vantage::NearSender,
+        path_rtt: PathRtt::Series(Method::Seq, 0),
+        path_rtt_median: Some(120_000_000),
+        min_rtt: Some(100_000_000),
+        max_rtt: Some(130_000_000),
+        ttl: [Some(64), Some(57)],
+        hops: [Some(0), Some(7)],
+        malformed: 0,
+        samples: 9,
+        ts_excluded: 1,
+    };
+    let bare = ConnSummary {
+        id: 1,
+        a: IpAddr::V6(Ipv6Addr::LOCALHOST),
+        a_port: 1,
+        b: IpAddr::V6(Ipv6Addr::LOCALHOST),
+        b_port: 2,
+        first: 0,
+        last: 0,
+        packets: [1, 0],
+        bytes: [0, 0],
+        retransmissions: [0, 0],
+        sack_permitted: false,
+        sack_packets: 0,
+        ts: [false, false],
+        mss: [None, None],
+        wscale: [None, None],
+        handshake_seen: false,
+        handshake_rtt: None,
+        handshake_ambiguous: true,
+        syn_retransmissions: 0,
+        vantage: Vantage::Unknown,
+        path_rtt: PathRtt::None,
+        path_rtt_median: None,
+        min_rtt: None,
+        max_rtt: None,
+        ttl: [Some(0), None],
+        hops: [None, None],
+        malformed: 2,
+        samples: 0,
+        ts_excluded: 0,
+    };
+    vec![full, bare]
+}

@@ -532,26 +532,7 @@ impl Tracker {
         let (a, b) = if lo_is_a { (lo, hi) } else { (hi, lo) };
         let id = self.conns.len() as u32;
         self.created.push(self.frames);
-        self.conns.push(Conn {
-            lo_is_a,
-            a,
-            b,
-            first: t,
-            last: t,
-            dirs: [Dir::default(), Dir::default()],
-            rst: false,
-            hs: [None, None],
-            hs_amb: [false, false],
-            idle_echoes: 0,
-            series: Default::default(),
-            nsamples: 0,
-            hs_done: false,
-            sack_packets: 0,
-            malformed: 0,
-            had_payload: false,
-            live: true,
-            last_frame: 0,
-        });
+        self.conns.push(Conn::new(lo_is_a, a, b, t));
         self.map.insert(key, id);
         self.live.push(id);
         id
@@ -606,8 +587,42 @@ impl Tracker {
         self.skipped
     }
 
-    /// Process one segment; returns its connection id.
+    /// Process one segment; returns its connection id. The stages, in this order (each reads
+    /// what the earlier ones left):
+    /// 1. [`Tracker::connection`]: the segment's connection, found or begun;
+    /// 2. [`Conn::count`]: the summary's counters;
+    /// 3. [`Conn::time_handshake`]: `syn` samples, the handshake's two legs;
+    /// 4. [`track_data`]: this direction's data, remembered to be timed; retransmissions found;
+    /// 5. [`time_acks`]: the ACK and SACK blocks time the other direction's data (`seq`);
+    /// 6. [`Conn::match_echo`]: this TSval remembered, the TSecr matched (`ts`).
     fn segment(&mut self, seg: &TcpSegment, t: i64, frame: u64) -> u32 {
+        let (id, src_is_lo) = self.connection(seg, t);
+        let cfg = self.cfg;
+        let c = &mut self.conns[id as usize];
+        let d = usize::from(src_is_lo != c.lo_is_a);
+        let o = 1 - d;
+        c.count(d, seg, t, frame);
+        let mut emit = Emit { rows: &mut self.rows, counters: &mut self.counters, include_ambiguous: cfg.include_ambiguous, conn: id, time: t, frame };
+        // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
+        let tsecr = if seg.has(flags::ACK) { seg.opts.ts.map(|(_, e)| e) } else { None };
+        c.time_handshake(d, seg, tsecr, &mut emit);
+        let dropped = track_data(&mut c.dirs[d], &mut self.rtx, (id, d as u8), seg, t, frame, cfg.max_outstanding);
+        // Whether this packet acknowledges new data of the other direction (advances the left
+        // edge of its send window): the RTTM rule's test for the TS echo.
+        let acks_new_data = seg.has(flags::ACK) && time_acks(&mut c.dirs[o], &mut self.rtx, o as u8, seg, tsecr, cfg.sack_samples, &mut emit);
+        if seg.opts.ts.is_some() {
+            c.match_echo(d, seg, acks_new_data, cfg.ts_max_wait, &mut emit);
+        }
+        emit.counters.outstanding_dropped += dropped;
+        id
+    }
+
+    /// Stage 1: the connection a segment belongs to — the last one's when the 4-tuple is the
+    /// same, else the map's, else a new one (also for a SYN that starts a new incarnation of the
+    /// port pair); released state revived. Returns the id and whether the source is the key's
+    /// lower end.
+    #[inline(always)]
+    fn connection(&mut self, seg: &TcpSegment, t: i64) -> (u32, bool) {
         let (src, dst) = (u128::from_be_bytes(seg.src), u128::from_be_bytes(seg.dst));
         let src_is_lo = (src, seg.sport) <= (dst, seg.dport);
         let key = if src_is_lo { Key { lo: src, hi: dst, lo_port: seg.sport, hi_port: seg.dport } } else { Key { lo: dst, hi: src, lo_port: seg.dport, hi_port: seg.sport } };
@@ -629,340 +644,13 @@ impl Tracker {
             None => self.new_conn(key, src_is_lo, seg, t),
         };
         self.last = Some((key, id));
-        let cfg = self.cfg;
         let c = &mut self.conns[id as usize];
         if !c.live {
             // Back from a release: state starts afresh.
             c.live = true;
             self.live.push(id);
         }
-        let d = usize::from(src_is_lo != c.lo_is_a);
-        let o = 1 - d;
-        c.last = c.last.max(t);
-        c.last_frame = frame;
-
-        // Summary counters.
-        {
-            let dir = &mut c.dirs[d];
-            dir.packets += 1;
-            dir.bytes += u64::from(seg.payload_len);
-            dir.ttl.get_or_insert(seg.ttl);
-            if seg.opts.ts.is_some() {
-                dir.ts_seen = true;
-            }
-            if seg.has(flags::SYN) {
-                dir.mss = dir.mss.or(seg.opts.mss);
-                dir.wscale = dir.wscale.or(seg.opts.wscale);
-                dir.sack_perm |= seg.opts.sack_permitted;
-            }
-        }
-        if seg.payload_len > 0 {
-            c.had_payload = true;
-        }
-        if seg.opts.sack_len > 0 {
-            c.sack_packets += 1;
-        }
-        if seg.opts.malformed {
-            c.malformed += 1;
-        }
-        if seg.has(flags::RST) {
-            c.rst = true;
-        }
-        if seg.has(flags::FIN) {
-            c.dirs[d].fin = true;
-        }
-
-        let out = &mut self.rows;
-        let counters = &mut self.counters;
-        let mut emit = |dir: u8, rtt: i64, m: Method, amb: bool, seq: (u32, u32), ref_frame: u64| {
-            if rtt < 0 {
-                counters.negative_rtt += 1;
-                return;
-            }
-            if amb {
-                counters.ambiguous += 1;
-                if !cfg.include_ambiguous {
-                    return;
-                }
-            }
-            out.push(Row { conn: id, dir, time: t, rtt: rtt as Nanos, method: m, ambiguous: amb, idle_echo: false, seq, frame, ref_frame });
-        };
-
-        // --- syn: the handshake's two legs ---
-        let tsval = seg.opts.ts.map(|(v, _)| v);
-        let tsecr = if seg.has(flags::ACK) { seg.opts.ts.map(|(_, e)| e) } else { None };
-        if seg.has(flags::SYN) {
-            let dir = &mut c.dirs[d];
-            match &mut dir.syn {
-                Some((isn, last_t, last_f, n)) if *isn == seg.seq => {
-                    *n += 1;
-                    *last_t = t;
-                    *last_f = frame;
-                    if dir.syn_tx.len() < MAX_SYN_TX {
-                        dir.syn_tx.push(SynTx { t, frame, tsval });
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    dir.syn = Some((seg.seq, t, frame, 1));
-                    dir.syn_tx = vec![SynTx { t, frame, tsval }];
-                }
-            }
-            if seg.has(flags::ACK) && c.hs[0].is_none() {
-                if let Some((isn, last_t, last_f, n)) = c.dirs[o].syn {
-                    // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
-                    if seg.ack == isn.wrapping_add(1) {
-                        let (tx, amb) = answered_syn(&c.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
-                        let rtt = elapsed(t, tx.t);
-                        if rtt >= 0 {
-                            c.hs[0] = Some(rtt as Nanos);
-                            c.hs_amb[0] = amb;
-                        }
-                        emit(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
-                    }
-                }
-            }
-        } else if seg.has(flags::ACK) && !c.hs_done && c.hs[0].is_some() {
-            if let Some((isn, last_t, last_f, n)) = c.dirs[o].syn {
-                if seg.ack == isn.wrapping_add(1) {
-                    c.hs_done = true;
-                    let (tx, amb) = answered_syn(&c.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
-                    let rtt = elapsed(t, tx.t);
-                    if rtt >= 0 {
-                        c.hs[1] = Some(rtt as Nanos);
-                        c.hs_amb[1] = amb;
-                    }
-                    emit(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
-                }
-            }
-        }
-
-        // --- seq: remember this direction's data ---
-        let mut dropped = 0u64;
-        let syn_len = u32::from(seg.has(flags::SYN));
-        let fin_len = u32::from(seg.has(flags::FIN));
-        {
-            let dir = &mut c.dirs[d];
-            let start = seg.seq.wrapping_add(syn_len);
-            let end = start.wrapping_add(seg.payload_len).wrapping_add(fin_len);
-            if !dir.seq_init {
-                dir.snd_nxt = start;
-                dir.seq_init = true;
-            }
-            if start != end && seq_ge(start, dir.snd_nxt) {
-                // New data (a gap before it means the capture missed packets or they were
-                // reordered before the capture point).
-                dropped += push_seg(dir, Seg::new(start, end, t, frame), cfg.max_outstanding);
-                dir.snd_nxt = end;
-            } else if start != end {
-                // The outstanding segments it may overlap: a binary search, needed only here.
-                let first = dir.segs.partition_point(|s| seq_le(s.end, start));
-                let overlaps = dir.segs.get(first).is_some_and(|s| seq_lt(s.start, end));
-                let below_una = dir.una_init && seq_lt(start, dir.una);
-                if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
-                    // Fills a hole never seen before: reordered before the capture point, a
-                    // first transmission, not a retransmission.
-                    dir.segs.insert(first, Seg::new(start, end, t, frame));
-                } else {
-                    let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
-                    if !keepalive {
-                        dir.retrans += 1;
-                    }
-                    // Karn (RFC 6298 §3): every outstanding segment this one overlaps can no
-                    // longer be timed unambiguously. The first of them not SACKed is the data
-                    // this resend repeats (super::loss).
-                    let (mut repeated, mut overlapped) = (None::<Seg>, false);
-                    for s in dir.segs.range_mut(first..) {
-                        if seq_ge(s.start, end) {
-                            break;
-                        }
-                        overlapped = true;
-                        if !s.sacked && repeated.is_none() {
-                            repeated = Some(*s);
-                        }
-                        s.rtx = true;
-                        s.resends = s.resends.saturating_add(1);
-                        s.last_t = t;
-                        s.last_frame = frame;
-                    }
-                    if !keepalive {
-                        let acked = (dir.una_init && seq_le(end, dir.una)) || (overlapped && repeated.is_none());
-                        let evidence = match (acked, repeated) {
-                            (true, _) => Evidence::Acked,
-                            (false, Some(_)) => Evidence::Unacked,
-                            (false, None) => Evidence::Unknown,
-                        };
-                        let sent = repeated.filter(|_| !acked);
-                        let idx = self.rtx.len() as u32;
-                        self.rtx.push(Retransmission {
-                            conn: id,
-                            dir: d as u8,
-                            seq_start: start,
-                            seq_end: end,
-                            resent: t,
-                            frame,
-                            sent: sent.map(|s| s.last_t),
-                            ref_frame: sent.map_or(0, |s| s.last_frame),
-                            timer_start: sent.map(|s| if dir.una_init { s.last_t.max(dir.una_t) } else { s.last_t }),
-                            attempt: sent.map_or(1, |s| s.resends.saturating_add(1)),
-                            dupacks: dir.dupacks,
-                            evidence,
-                        });
-                        if evidence == Evidence::Unacked {
-                            if dir.rtx_open.len() >= loss::MAX_OPEN {
-                                dir.rtx_open.pop_front();
-                            }
-                            dir.rtx_open.push_back(Open { idx, start, end, tsval });
-                        }
-                    }
-                    if seq_gt(end, dir.snd_nxt) {
-                        // The part beyond snd_nxt is sent for the first time.
-                        dropped += push_seg(dir, Seg::new(dir.snd_nxt, end, t, frame), cfg.max_outstanding);
-                        dir.snd_nxt = end;
-                    }
-                }
-            } else if seg.has(flags::SYN) {
-                dir.snd_nxt = start;
-            }
-        }
-
-        // --- seq: this packet's ACK (and SACK blocks) time the other direction's data ---
-        // Whether this packet acknowledges new data of the other direction (advances the left
-        // edge of its send window): the RTTM rule's test for the TS echo below.
-        let mut acks_new_data = false;
-        if seg.has(flags::ACK) {
-            let peer = &mut c.dirs[o];
-            let ack = seg.ack;
-            acks_new_data = if peer.una_init {
-                seq_gt(ack, peer.una)
-            } else {
-                // The first ACK seen for that direction: new if it covers its SYN or data.
-                peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1)) || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
-            };
-            let advanced = !peer.una_init || seq_gt(ack, peer.una);
-            if advanced {
-                let mut exact: Option<Seg> = None;
-                // Karn, as Linux applies it (`tcp_clean_rtx_queue`, FLAG_RETRANS_DATA_ACKED): an
-                // ACK that covers any retransmitted byte is ambiguous, even for the segment that
-                // ends at the ACK — it may have been released by the repair of an earlier hole,
-                // so it would measure the recovery, not the path.
-                let mut covers_rtx = false;
-                while let Some(front) = peer.segs.front_mut() {
-                    if seq_le(front.end, ack) {
-                        covers_rtx |= front.rtx;
-                        if front.end == ack {
-                            exact = Some(*front);
-                        }
-                        peer.segs.pop_front();
-                    } else {
-                        if seq_gt(ack, front.start) {
-                            // Partial ACK: the rest of the segment stays outstanding.
-                            front.start = ack;
-                        }
-                        break;
-                    }
-                }
-                peer.una = ack;
-                peer.una_init = true;
-                if let Some(s) = exact {
-                    if !s.sacked {
-                        emit(o as u8, elapsed(t, s.t), Method::Seq, covers_rtx, (s.sent, s.end), s.frame);
-                    }
-                }
-            }
-            if acks_new_data {
-                peer.una_t = t;
-                peer.dupacks = 0;
-            } else if ack == peer.una && seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && !peer.segs.is_empty() {
-                peer.dupacks = peer.dupacks.saturating_add(1);
-            }
-            // SACK blocks (RFC 2018 §3). A block at or below the cumulative ACK is a D-SACK
-            // (RFC 2883) and says nothing new.
-            for &(l, r) in seg.opts.sack_blocks() {
-                if !seq_lt(l, r) || !peer.una_init || seq_le(r, peer.una) {
-                    continue;
-                }
-                let first = peer.segs.partition_point(|s| seq_lt(s.start, l));
-                let mut timed: Option<Seg> = None;
-                for s in peer.segs.range_mut(first..) {
-                    if seq_gt(s.end, r) {
-                        break;
-                    }
-                    if !s.sacked {
-                        s.sacked = true;
-                        if s.end == r {
-                            timed = Some(*s);
-                        }
-                    }
-                }
-                if let (Some(s), true) = (timed, cfg.sack_samples) {
-                    emit(o as u8, elapsed(t, s.t), Method::Seq, s.rtx, (s.sent, s.end), s.frame);
-                }
-            }
-            let blocks = seg.opts.sack_blocks();
-            if (advanced || !blocks.is_empty()) && !(peer.rtx_open.is_empty() && peer.rtx_covered.is_empty()) {
-                settle(peer, &mut self.rtx, ack, blocks, tsecr);
-            }
-        }
-
-        // --- ts: RFC 7323 §4 echo matching ---
-        if let Some((val, ecr)) = seg.opts.ts {
-            let peer_packets = c.dirs[o].packets;
-            let pure_ack = seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && seg.has(flags::ACK);
-            let peer_idle = pure_ack && c.dirs[o].segs.is_empty();
-            let dir = &mut c.dirs[d];
-            let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
-            if newer {
-                dir.ts_last = Some(val);
-                if dir.ts_pending.len() >= MAX_TS_PENDING {
-                    dir.ts_pending.pop_front();
-                }
-                let start = seg.seq.wrapping_add(syn_len);
-                dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)), peer_packets, peer_idle });
-            }
-            // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
-            if seg.has(flags::ACK) {
-                // Packets this side sent before this one (it was counted above).
-                let own_before = c.dirs[d].packets - 1;
-                let peer = &mut c.dirs[o];
-                let max_wait = cfg.ts_max_wait as i64;
-                while let Some(p) = peer.ts_pending.front() {
-                    if seq_lt(p.val, ecr) || t.saturating_sub(p.t) > max_wait {
-                        peer.ts_pending.pop_front();
-                    } else {
-                        if p.val == ecr {
-                            let p = *p;
-                            peer.ts_pending.pop_front();
-                            // RFC 7323 §4.1 (RTTM rule): an echo measures the RTT only if its
-                            // segment advances the left edge of the echoed side's window. At a
-                            // capture point the echo of a pure ACK's TSval (the data sender
-                            // echoing the receiver) can never do that, yet it measures the path
-                            // when the echoing side was busy (data outstanding, or still
-                            // sending): its next packet answers the ACK. It does not when that
-                            // ACK left the echoing side idle (nothing outstanding) and that
-                            // side sent nothing until the echo: its packet left when its
-                            // application had data, after a pause of any length (the rule's
-                            // own rationale). Such echoes are kept, flagged `idle_echo`,
-                            // counted, and left out of path series and summaries.
-                            let idle = !acks_new_data && p.peer_idle && own_before <= p.peer_packets;
-                            let rtt = elapsed(t, p.t);
-                            if rtt < 0 {
-                                counters.negative_rtt += 1;
-                            } else {
-                                if idle {
-                                    counters.idle_echoes += 1;
-                                    c.idle_echoes += 1;
-                                }
-                                out.push(Row { conn: id, dir: o as u8, time: t, rtt: rtt as Nanos, method: Method::Ts, ambiguous: false, idle_echo: idle, seq: p.seq, frame, ref_frame: p.frame });
-                            }
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        self.counters.outstanding_dropped += dropped;
-        id
+        (id, src_is_lo)
     }
 
     /// A pure SYN on a known 4-tuple: is it a new connection reusing the ports?
@@ -1029,6 +717,399 @@ impl Tracker {
         self.flush_rows();
         (self.samples, summaries, self.counters, self.start.unwrap_or(0))
     }
+}
+
+/// Where one segment's samples go: the staged rows and the counters, with what every row of the
+/// segment shares (its connection, capture time and frame).
+struct Emit<'a> {
+    rows: &'a mut Vec<Row>,
+    counters: &'a mut Counters,
+    include_ambiguous: bool,
+    conn: u32,
+    time: i64,
+    frame: u64,
+}
+
+impl Emit<'_> {
+    /// A `seq` or `syn` sample timing direction `dir`'s data: a negative RTT (a clock stepping
+    /// back) is counted and dropped; an ambiguous one (Karn) counted, and kept only on request.
+    #[inline(always)]
+    fn sample(&mut self, dir: u8, rtt: i64, method: Method, ambiguous: bool, seq: (u32, u32), ref_frame: u64) {
+        if rtt < 0 {
+            self.counters.negative_rtt += 1;
+            return;
+        }
+        if ambiguous {
+            self.counters.ambiguous += 1;
+            if !self.include_ambiguous {
+                return;
+            }
+        }
+        self.rows.push(Row { conn: self.conn, dir, time: self.time, rtt: rtt as Nanos, method, ambiguous, idle_echo: false, seq, frame: self.frame, ref_frame });
+    }
+
+    /// A `ts` sample (never ambiguous: a TSval names its packet); a negative RTT is counted and
+    /// dropped, an idle echo counted and kept flagged. Returns whether it was kept.
+    #[inline(always)]
+    fn echo(&mut self, dir: u8, rtt: i64, idle_echo: bool, seq: (u32, u32), ref_frame: u64) -> bool {
+        if rtt < 0 {
+            self.counters.negative_rtt += 1;
+            return false;
+        }
+        if idle_echo {
+            self.counters.idle_echoes += 1;
+        }
+        self.rows.push(Row { conn: self.conn, dir, time: self.time, rtt: rtt as Nanos, method: Method::Ts, ambiguous: false, idle_echo, seq, frame: self.frame, ref_frame });
+        true
+    }
+}
+
+impl Conn {
+    /// A connection first seen at `t`, between `a` (the initiator, or the first sender) and `b`.
+    fn new(lo_is_a: bool, a: ([u8; 16], u16, bool), b: ([u8; 16], u16, bool), t: i64) -> Self {
+        Conn {
+            lo_is_a,
+            a,
+            b,
+            first: t,
+            last: t,
+            dirs: [Dir::default(), Dir::default()],
+            rst: false,
+            hs: [None, None],
+            hs_amb: [false, false],
+            idle_echoes: 0,
+            series: Default::default(),
+            nsamples: 0,
+            hs_done: false,
+            sack_packets: 0,
+            malformed: 0,
+            had_payload: false,
+            live: true,
+            last_frame: 0,
+        }
+    }
+
+    /// Stage 2: the summary's counters for one segment of direction `d`.
+    #[inline(always)]
+    fn count(&mut self, d: usize, seg: &TcpSegment, t: i64, frame: u64) {
+        self.last = self.last.max(t);
+        self.last_frame = frame;
+        let dir = &mut self.dirs[d];
+        dir.packets += 1;
+        dir.bytes += u64::from(seg.payload_len);
+        dir.ttl.get_or_insert(seg.ttl);
+        if seg.opts.ts.is_some() {
+            dir.ts_seen = true;
+        }
+        if seg.has(flags::SYN) {
+            dir.mss = dir.mss.or(seg.opts.mss);
+            dir.wscale = dir.wscale.or(seg.opts.wscale);
+            dir.sack_perm |= seg.opts.sack_permitted;
+        }
+        if seg.has(flags::FIN) {
+            dir.fin = true;
+        }
+        if seg.payload_len > 0 {
+            self.had_payload = true;
+        }
+        if seg.opts.sack_len > 0 {
+            self.sack_packets += 1;
+        }
+        if seg.opts.malformed {
+            self.malformed += 1;
+        }
+        if seg.has(flags::RST) {
+            self.rst = true;
+        }
+    }
+
+    /// Stage 3: `syn` samples. A SYN (or SYN/ACK) of direction `d` is remembered with each of its
+    /// transmissions; the SYN/ACK that acknowledges the other side's ISN + 1 (RFC 9293 §3.5)
+    /// times the first leg, the first ACK of the SYN/ACK the second; with retransmissions, the
+    /// TSecr says which transmission is answered ([`answered_syn`]).
+    #[inline(always)]
+    fn time_handshake(&mut self, d: usize, seg: &TcpSegment, tsecr: Option<u32>, emit: &mut Emit<'_>) {
+        let o = 1 - d;
+        let (t, frame) = (emit.time, emit.frame);
+        let tsval = seg.opts.ts.map(|(v, _)| v);
+        if seg.has(flags::SYN) {
+            let dir = &mut self.dirs[d];
+            match &mut dir.syn {
+                Some((isn, last_t, last_f, n)) if *isn == seg.seq => {
+                    *n += 1;
+                    *last_t = t;
+                    *last_f = frame;
+                    if dir.syn_tx.len() < MAX_SYN_TX {
+                        dir.syn_tx.push(SynTx { t, frame, tsval });
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    dir.syn = Some((seg.seq, t, frame, 1));
+                    dir.syn_tx = vec![SynTx { t, frame, tsval }];
+                }
+            }
+            if seg.has(flags::ACK) && self.hs[0].is_none() {
+                if let Some((isn, last_t, last_f, n)) = self.dirs[o].syn {
+                    // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
+                    if seg.ack == isn.wrapping_add(1) {
+                        let (tx, amb) = answered_syn(&self.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                        let rtt = elapsed(t, tx.t);
+                        if rtt >= 0 {
+                            self.hs[0] = Some(rtt as Nanos);
+                            self.hs_amb[0] = amb;
+                        }
+                        emit.sample(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
+                    }
+                }
+            }
+        } else if seg.has(flags::ACK) && !self.hs_done && self.hs[0].is_some() {
+            if let Some((isn, last_t, last_f, n)) = self.dirs[o].syn {
+                if seg.ack == isn.wrapping_add(1) {
+                    self.hs_done = true;
+                    let (tx, amb) = answered_syn(&self.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                    let rtt = elapsed(t, tx.t);
+                    if rtt >= 0 {
+                        self.hs[1] = Some(rtt as Nanos);
+                        self.hs_amb[1] = amb;
+                    }
+                    emit.sample(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
+                }
+            }
+        }
+    }
+
+    /// Stage 6: `ts` samples (RFC 7323 §4, pping-style). A TSval of direction `d` newer than any
+    /// before is remembered with its packet; the TSecr (with ACK set) is matched against the other
+    /// direction's remembered TSvals, older ones and those waited on longer than `max_wait`
+    /// forgotten on the way.
+    #[inline(always)]
+    fn match_echo(&mut self, d: usize, seg: &TcpSegment, acks_new_data: bool, max_wait: Nanos, emit: &mut Emit<'_>) {
+        let Some((val, ecr)) = seg.opts.ts else { return };
+        let o = 1 - d;
+        let (t, frame) = (emit.time, emit.frame);
+        let peer_packets = self.dirs[o].packets;
+        let pure_ack = seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && seg.has(flags::ACK);
+        let peer_idle = pure_ack && self.dirs[o].segs.is_empty();
+        let dir = &mut self.dirs[d];
+        let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
+        if newer {
+            dir.ts_last = Some(val);
+            if dir.ts_pending.len() >= MAX_TS_PENDING {
+                dir.ts_pending.pop_front();
+            }
+            let start = seg.seq.wrapping_add(u32::from(seg.has(flags::SYN)));
+            dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)), peer_packets, peer_idle });
+        }
+        // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
+        if !seg.has(flags::ACK) {
+            return;
+        }
+        // Packets this side sent before this one (it was counted in stage 2).
+        let own_before = self.dirs[d].packets - 1;
+        let peer = &mut self.dirs[o];
+        let max_wait = max_wait as i64;
+        while let Some(p) = peer.ts_pending.front() {
+            if seq_lt(p.val, ecr) || t.saturating_sub(p.t) > max_wait {
+                peer.ts_pending.pop_front();
+                continue;
+            }
+            if p.val == ecr {
+                let p = *p;
+                peer.ts_pending.pop_front();
+                // RFC 7323 §4.1 (RTTM rule): an echo measures the RTT only if its segment
+                // advances the left edge of the echoed side's window. At a capture point the
+                // echo of a pure ACK's TSval (the data sender echoing the receiver) can never do
+                // that, yet it measures the path when the echoing side was busy (data
+                // outstanding, or still sending): its next packet answers the ACK. It does not
+                // when that ACK left the echoing side idle (nothing outstanding) and that side
+                // sent nothing until the echo: its packet left when its application had data,
+                // after a pause of any length (the rule's own rationale). Such echoes are kept,
+                // flagged `idle_echo`, counted, and left out of path series and summaries.
+                let idle = !acks_new_data && p.peer_idle && own_before <= p.peer_packets;
+                if emit.echo(o as u8, elapsed(t, p.t), idle, p.seq, p.frame) && idle {
+                    self.idle_echoes += 1;
+                }
+            }
+            break;
+        }
+    }
+}
+
+/// Stage 4: direction `dir`'s data (a segment of connection `id.0`, direction `id.1`). New data
+/// is remembered to be timed; data at or below what was sent before is a retransmission (every
+/// remembered segment it overlaps becomes ambiguous, Karn, RFC 6298 §3; it is recorded with the
+/// transmission it repeats, super::loss) unless it fills a hole never seen (reordered before the
+/// capture point) or is a keep-alive. Returns the remembered segments forgotten to stay within
+/// `max_outstanding`.
+#[inline(always)]
+fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: &TcpSegment, t: i64, frame: u64, max_outstanding: usize) -> u64 {
+    let mut dropped = 0u64;
+    let fin_len = u32::from(seg.has(flags::FIN));
+    let start = seg.seq.wrapping_add(u32::from(seg.has(flags::SYN)));
+    let end = start.wrapping_add(seg.payload_len).wrapping_add(fin_len);
+    if !dir.seq_init {
+        dir.snd_nxt = start;
+        dir.seq_init = true;
+    }
+    if start != end && seq_ge(start, dir.snd_nxt) {
+        // New data (a gap before it means the capture missed packets or they were reordered
+        // before the capture point).
+        dropped += push_seg(dir, Seg::new(start, end, t, frame), max_outstanding);
+        dir.snd_nxt = end;
+    } else if start != end {
+        // The outstanding segments it may overlap: a binary search, needed only here.
+        let first = dir.segs.partition_point(|s| seq_le(s.end, start));
+        let overlaps = dir.segs.get(first).is_some_and(|s| seq_lt(s.start, end));
+        let below_una = dir.una_init && seq_lt(start, dir.una);
+        if !overlaps && !below_una && seq_le(end, dir.snd_nxt) {
+            // Fills a hole never seen before: reordered before the capture point, a first
+            // transmission, not a retransmission.
+            dir.segs.insert(first, Seg::new(start, end, t, frame));
+        } else {
+            let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
+            if !keepalive {
+                dir.retrans += 1;
+            }
+            // Karn (RFC 6298 §3): every outstanding segment this one overlaps can no longer be
+            // timed unambiguously. The first of them not SACKed is the data this resend repeats
+            // (super::loss).
+            let (mut repeated, mut overlapped) = (None::<Seg>, false);
+            for s in dir.segs.range_mut(first..) {
+                if seq_ge(s.start, end) {
+                    break;
+                }
+                overlapped = true;
+                if !s.sacked && repeated.is_none() {
+                    repeated = Some(*s);
+                }
+                s.rtx = true;
+                s.resends = s.resends.saturating_add(1);
+                s.last_t = t;
+                s.last_frame = frame;
+            }
+            if !keepalive {
+                let acked = (dir.una_init && seq_le(end, dir.una)) || (overlapped && repeated.is_none());
+                let evidence = match (acked, repeated) {
+                    (true, _) => Evidence::Acked,
+                    (false, Some(_)) => Evidence::Unacked,
+                    (false, None) => Evidence::Unknown,
+                };
+                let sent = repeated.filter(|_| !acked);
+                let idx = rtx.len() as u32;
+                rtx.push(Retransmission {
+                    conn: id.0,
+                    dir: id.1,
+                    seq_start: start,
+                    seq_end: end,
+                    resent: t,
+                    frame,
+                    sent: sent.map(|s| s.last_t),
+                    ref_frame: sent.map_or(0, |s| s.last_frame),
+                    timer_start: sent.map(|s| if dir.una_init { s.last_t.max(dir.una_t) } else { s.last_t }),
+                    attempt: sent.map_or(1, |s| s.resends.saturating_add(1)),
+                    dupacks: dir.dupacks,
+                    evidence,
+                });
+                if evidence == Evidence::Unacked {
+                    if dir.rtx_open.len() >= loss::MAX_OPEN {
+                        dir.rtx_open.pop_front();
+                    }
+                    dir.rtx_open.push_back(Open { idx, start, end, tsval: seg.opts.ts.map(|(v, _)| v) });
+                }
+            }
+            if seq_gt(end, dir.snd_nxt) {
+                // The part beyond snd_nxt is sent for the first time.
+                dropped += push_seg(dir, Seg::new(dir.snd_nxt, end, t, frame), max_outstanding);
+                dir.snd_nxt = end;
+            }
+        }
+    } else if seg.has(flags::SYN) {
+        dir.snd_nxt = start;
+    }
+    dropped
+}
+
+/// Stage 5: an ACK (`seg` has ACK set) times `peer`'s data (`peer_dir` is its direction): the
+/// cumulative ACK that equals a remembered segment's end times it (`seq`; ambiguous if the ACK
+/// covers any retransmitted byte), a SACK block (RFC 2018 §3) that first covers a segment up to
+/// its end times that one when `sack_samples`; duplicate ACKs are counted (RFC 5681 §2) and the
+/// open retransmissions settled ([`settle`]). Returns whether the ACK acknowledges new data.
+#[inline(always)]
+fn time_acks(peer: &mut Dir, rtx: &mut [Retransmission], peer_dir: u8, seg: &TcpSegment, tsecr: Option<u32>, sack_samples: bool, emit: &mut Emit<'_>) -> bool {
+    let t = emit.time;
+    let ack = seg.ack;
+    let acks_new_data = if peer.una_init {
+        seq_gt(ack, peer.una)
+    } else {
+        // The first ACK seen for that direction: new if it covers its SYN or data.
+        peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1)) || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
+    };
+    let advanced = !peer.una_init || seq_gt(ack, peer.una);
+    if advanced {
+        let mut exact: Option<Seg> = None;
+        // Karn, as Linux applies it (`tcp_clean_rtx_queue`, FLAG_RETRANS_DATA_ACKED): an ACK
+        // that covers any retransmitted byte is ambiguous, even for the segment that ends at the
+        // ACK — it may have been released by the repair of an earlier hole, so it would measure
+        // the recovery, not the path.
+        let mut covers_rtx = false;
+        while let Some(front) = peer.segs.front_mut() {
+            if seq_le(front.end, ack) {
+                covers_rtx |= front.rtx;
+                if front.end == ack {
+                    exact = Some(*front);
+                }
+                peer.segs.pop_front();
+            } else {
+                if seq_gt(ack, front.start) {
+                    // Partial ACK: the rest of the segment stays outstanding.
+                    front.start = ack;
+                }
+                break;
+            }
+        }
+        peer.una = ack;
+        peer.una_init = true;
+        if let Some(s) = exact {
+            if !s.sacked {
+                emit.sample(peer_dir, elapsed(t, s.t), Method::Seq, covers_rtx, (s.sent, s.end), s.frame);
+            }
+        }
+    }
+    if acks_new_data {
+        peer.una_t = t;
+        peer.dupacks = 0;
+    } else if ack == peer.una && seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && !peer.segs.is_empty() {
+        peer.dupacks = peer.dupacks.saturating_add(1);
+    }
+    // SACK blocks (RFC 2018 §3). A block at or below the cumulative ACK is a D-SACK (RFC 2883)
+    // and says nothing new.
+    for &(l, r) in seg.opts.sack_blocks() {
+        if !seq_lt(l, r) || !peer.una_init || seq_le(r, peer.una) {
+            continue;
+        }
+        let first = peer.segs.partition_point(|s| seq_lt(s.start, l));
+        let mut timed: Option<Seg> = None;
+        for s in peer.segs.range_mut(first..) {
+            if seq_gt(s.end, r) {
+                break;
+            }
+            if !s.sacked {
+                s.sacked = true;
+                if s.end == r {
+                    timed = Some(*s);
+                }
+            }
+        }
+        if let (Some(s), true) = (timed, sack_samples) {
+            emit.sample(peer_dir, elapsed(t, s.t), Method::Seq, s.rtx, (s.sent, s.end), s.frame);
+        }
+    }
+    let blocks = seg.opts.sack_blocks();
+    if (advanced || !blocks.is_empty()) && !(peer.rtx_open.is_empty() && peer.rtx_covered.is_empty()) {
+        settle(peer, rtx, ack, blocks, tsecr);
+    }
+    acks_new_data
 }
 
 /// Which transmission of a SYN (or SYN/ACK) its answer answers, and whether that is ambiguous.
@@ -1271,4 +1352,263 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each stage of [`Tracker::segment`] on its own, on segments written here; the whole
+    //! tracker on captures is tested in `super::super::tests`.
+    use super::*;
+
+    /// Capture times are i64 ns.
+    const MS: i64 = 1_000_000;
+
+    const A: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
+    const B: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2];
+
+    /// A segment from A:40000 to B:80 (`fwd`), or back (`!fwd`).
+    fn seg(fwd: bool, flags: u8, seq: u32, ack: u32, payload: u32) -> TcpSegment {
+        let (src, dst, sport, dport) = if fwd { (A, B, 40000, 80) } else { (B, A, 80, 40000) };
+        TcpSegment { src, dst, is_v6: false, ttl: 64, sport, dport, seq, ack, flags, window: 65535, payload_len: payload, opts: wire::TcpOpts::default() }
+    }
+
+    fn with_ts(mut s: TcpSegment, val: u32, ecr: u32) -> TcpSegment {
+        s.opts.ts = Some((val, ecr));
+        s
+    }
+
+    fn with_sack(mut s: TcpSegment, blocks: &[(u32, u32)]) -> TcpSegment {
+        s.opts.sack[..blocks.len()].copy_from_slice(blocks);
+        s.opts.sack_len = blocks.len() as u8;
+        s
+    }
+
+    fn conn() -> Conn {
+        Conn::new(true, (A, 40000, false), (B, 80, false), 0)
+    }
+
+    /// What the stages emit into.
+    #[derive(Default)]
+    struct Out {
+        rows: Vec<Row>,
+        counters: Counters,
+    }
+
+    impl Out {
+        fn at(&mut self, t: i64, frame: u64, include_ambiguous: bool) -> Emit<'_> {
+            Emit { rows: &mut self.rows, counters: &mut self.counters, include_ambiguous, conn: 3, time: t, frame }
+        }
+
+        fn rtts(&self) -> Vec<(Method, u8, Nanos, bool)> {
+            self.rows.iter().map(|r| (r.method, r.dir, r.rtt, r.ambiguous)).collect()
+        }
+    }
+
+    /// `seg` through the stages that take a direction's data and ACK (4 and 5), as `segment`
+    /// runs them, with `d` the segment's direction.
+    fn data_and_ack(c: &mut Conn, rtx: &mut Vec<Retransmission>, out: &mut Out, d: usize, seg: &TcpSegment, t: i64, frame: u64) -> bool {
+        track_data(&mut c.dirs[d], rtx, (3, d as u8), seg, t, frame, 1 << 16);
+        seg.has(flags::ACK) && time_acks(&mut c.dirs[1 - d], rtx, (1 - d) as u8, seg, None, true, &mut out.at(t, frame, true))
+    }
+
+    #[test]
+    fn a_negative_rtt_is_counted_and_dropped() {
+        let mut out = Out::default();
+        out.at(5, 1, true).sample(0, -1, Method::Seq, false, (1, 2), 1);
+        assert!(!out.at(5, 1, true).echo(0, -3, false, (1, 2), 1));
+        assert!(out.rows.is_empty());
+        assert_eq!(out.counters.negative_rtt, 2);
+    }
+
+    #[test]
+    fn an_ambiguous_sample_is_counted_and_kept_only_on_request() {
+        let mut out = Out::default();
+        out.at(5, 1, false).sample(1, 7, Method::Seq, true, (1, 2), 1);
+        assert!(out.rows.is_empty() && out.counters.ambiguous == 1);
+        out.at(5, 9, true).sample(1, 7, Method::Seq, true, (1, 2), 4);
+        let r = out.rows[0];
+        assert_eq!((r.conn, r.dir, r.time, r.rtt, r.ambiguous, r.frame, r.ref_frame), (3, 1, 5, 7, true, 9, 4));
+        assert_eq!(out.counters.ambiguous, 2);
+    }
+
+    #[test]
+    fn an_idle_echo_is_kept_flagged_and_counted() {
+        let mut out = Out::default();
+        assert!(out.at(5, 1, false).echo(1, 8, true, (1, 2), 1));
+        assert!(out.rows[0].idle_echo && out.rows[0].method == Method::Ts && out.counters.idle_echoes == 1);
+    }
+
+    #[test]
+    fn both_directions_are_one_connection_and_a_syn_after_a_fin_begins_the_next() {
+        let mut tr = Tracker::new(Config::default());
+        let (first, src_is_lo) = tr.connection(&seg(true, flags::SYN, 100, 0, 0), 0);
+        assert_eq!(tr.connection(&seg(false, flags::SYN | flags::ACK, 900, 101, 0), 1), (first, !src_is_lo));
+        // A SYN with the same ISN is a retransmission of the same connection's.
+        tr.conns[first as usize].dirs[0].syn = Some((100, 0, 1, 1));
+        assert_eq!(tr.connection(&seg(true, flags::SYN, 100, 0, 0), 2).0, first);
+        tr.conns[first as usize].dirs[0].fin = true;
+        let (next, _) = tr.connection(&seg(true, flags::SYN, 100, 0, 0), 3);
+        assert_ne!(next, first);
+        assert!(!tr.conns[first as usize].live && tr.conns[next as usize].live);
+    }
+
+    #[test]
+    fn counting_keeps_packets_bytes_and_the_first_options_per_direction() {
+        let mut c = conn();
+        let mut syn = seg(true, flags::SYN, 100, 0, 0);
+        syn.opts.mss = Some(1460);
+        syn.opts.sack_permitted = true;
+        c.count(0, &syn, 10, 1);
+        let mut data = with_sack(seg(true, flags::ACK | flags::FIN, 101, 1, 500), &[(5, 6)]);
+        data.opts.mss = Some(9000); // only a SYN's MSS counts
+        data.ttl = 3;
+        c.count(0, &data, 20, 2);
+        let d = &c.dirs[0];
+        assert_eq!((d.packets, d.bytes, d.mss, d.ttl, d.sack_perm, d.fin), (2, 500, Some(1460), Some(64), true, true));
+        assert_eq!((c.last, c.last_frame, c.sack_packets, c.had_payload, c.dirs[1].packets), (20, 2, 1, true, 0));
+    }
+
+    #[test]
+    fn the_syn_ack_times_the_first_leg_and_the_first_ack_of_it_the_second() {
+        let (mut c, mut out) = (conn(), Out::default());
+        c.time_handshake(0, &seg(true, flags::SYN, 100, 0, 0), None, &mut out.at(0, 1, false));
+        c.time_handshake(1, &seg(false, flags::SYN | flags::ACK, 900, 101, 0), None, &mut out.at(80 * MS, 2, false));
+        c.time_handshake(0, &seg(true, flags::ACK, 101, 901, 0), None, &mut out.at(81 * MS, 3, false));
+        // A later ACK of the SYN/ACK times nothing.
+        c.time_handshake(0, &seg(true, flags::ACK, 101, 901, 0), None, &mut out.at(90 * MS, 4, false));
+        assert_eq!(out.rtts(), [(Method::Syn, 0, 80 * MS as Nanos, false), (Method::Syn, 1, MS as Nanos, false)]);
+        assert_eq!((out.rows[0].seq, out.rows[0].ref_frame, out.rows[1].seq), ((100, 101), 1, (900, 901)));
+        assert_eq!((c.hs, c.hs_done), ([Some(80 * MS as Nanos), Some(MS as Nanos)], true));
+    }
+
+    #[test]
+    fn a_resent_syn_is_resolved_by_the_echo_of_its_tsval_or_else_ambiguous() {
+        for (echo, want_rtt, want_amb) in [(Some(10), 500 * MS, false), (None, 100 * MS, true)] {
+            let (mut c, mut out) = (conn(), Out::default());
+            c.time_handshake(0, &with_ts(seg(true, flags::SYN, 100, 0, 0), 10, 0), None, &mut out.at(0, 1, true));
+            c.time_handshake(0, &with_ts(seg(true, flags::SYN, 100, 0, 0), 11, 0), None, &mut out.at(400 * MS, 2, true));
+            c.time_handshake(1, &seg(false, flags::SYN | flags::ACK, 900, 101, 0), echo, &mut out.at(500 * MS, 3, true));
+            assert_eq!(out.rtts(), [(Method::Syn, 0, want_rtt as Nanos, want_amb)], "echo {echo:?}");
+            assert_eq!(c.hs_amb[0], want_amb);
+        }
+    }
+
+    #[test]
+    fn new_data_is_remembered_and_a_resend_makes_what_it_overlaps_ambiguous() {
+        let (mut dir, mut rtx) = (Dir::default(), Vec::new());
+        for (i, t) in [(0u32, 0), (1, 10)] {
+            assert_eq!(track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1 + 100 * i, 1, 100), t, u64::from(i) + 1, 1 << 16), 0);
+        }
+        assert_eq!((dir.segs.len(), dir.snd_nxt, dir.retrans), (2, 201, 0));
+        // Resent: the first segment again, with 50 new bytes after snd_nxt.
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 250), 300, 7, 1 << 16);
+        assert!(dir.segs.iter().take(2).all(|s| s.rtx && s.resends == 1 && s.last_frame == 7));
+        assert_eq!((dir.segs.len(), dir.snd_nxt, dir.retrans), (3, 251, 1));
+        let r = rtx[0];
+        assert_eq!((r.conn, r.seq_start, r.seq_end, r.sent, r.ref_frame, r.attempt, r.evidence), (3, 1, 251, Some(0), 1, 1, Evidence::Unacked));
+        assert_eq!(dir.rtx_open.len(), 1);
+    }
+
+    #[test]
+    fn a_segment_filling_a_hole_never_seen_is_a_first_transmission() {
+        let (mut dir, mut rtx) = (Dir::default(), Vec::new());
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 100), 0, 1, 1 << 16);
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 201, 1, 100), 1, 2, 1 << 16);
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 101, 1, 100), 2, 3, 1 << 16);
+        assert_eq!(dir.segs.iter().map(|s| (s.start, s.rtx)).collect::<Vec<_>>(), [(1, false), (101, false), (201, false)]);
+        assert!(rtx.is_empty() && dir.retrans == 0);
+    }
+
+    #[test]
+    fn a_keepalive_is_neither_counted_nor_recorded_as_a_retransmission() {
+        let (mut dir, mut rtx) = (Dir::default(), Vec::new());
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 100), 0, 1, 1 << 16);
+        (dir.una, dir.una_init) = (101, true);
+        dir.segs.clear();
+        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 100, 1, 1), 5, 2, 1 << 16);
+        assert!(rtx.is_empty() && dir.retrans == 0);
+    }
+
+    #[test]
+    fn remembered_segments_beyond_the_bound_are_forgotten_and_counted() {
+        let (mut dir, mut rtx) = (Dir::default(), Vec::new());
+        let dropped: u64 = (0..5).map(|i| track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1 + 10 * i, 1, 10), 0, 1, 3)).sum();
+        assert_eq!((dropped, dir.segs.len(), dir.segs[0].start), (2, 3, 21));
+    }
+
+    #[test]
+    fn the_ack_at_a_segments_end_times_it_and_a_partial_ack_trims_the_next() {
+        let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
+        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 0, 1);
+        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 101, 1, 100), 10, 2);
+        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 101, 0), 50, 3));
+        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 151, 0), 60, 4));
+        assert_eq!(out.rtts(), [(Method::Seq, 0, 50, false)]);
+        assert_eq!((c.dirs[0].segs[0].start, c.dirs[0].segs[0].sent, c.dirs[0].una, c.dirs[0].una_t), (151, 101, 151, 60));
+        // The rest is timed from its own transmission, reported as sent.
+        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 70, 5);
+        assert_eq!((out.rows[1].rtt, out.rows[1].seq, out.rows[1].ref_frame), (60, (101, 201), 2));
+    }
+
+    #[test]
+    fn an_ack_covering_a_resent_byte_is_ambiguous_even_for_the_segment_it_ends() {
+        let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
+        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 0, 1);
+        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 101, 1, 100), 1, 2);
+        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 200, 3);
+        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 250, 4);
+        assert_eq!(out.rtts(), [(Method::Seq, 0, 249, true)]);
+    }
+
+    #[test]
+    fn a_sack_block_times_the_segment_it_first_covers_to_its_end_and_dupacks_are_counted() {
+        let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
+        for i in 0..3 {
+            data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1 + 100 * i, 1, 100), i64::from(i), 1);
+        }
+        // An ACK of nothing new while data is outstanding is a duplicate (RFC 5681 §2).
+        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 1, 0), 40, 4);
+        assert_eq!((c.dirs[0].una, c.dirs[0].dupacks), (1, 1));
+        data_and_ack(&mut c, &mut rtx, &mut out, 1, &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 201)]), 50, 5);
+        // The same block again times nothing; one ending inside a segment neither.
+        data_and_ack(&mut c, &mut rtx, &mut out, 1, &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 250)]), 60, 6);
+        assert_eq!(out.rtts(), [(Method::Seq, 0, 49, false)]);
+        assert!(c.dirs[0].segs[1].sacked && !c.dirs[0].segs[2].sacked && c.dirs[0].dupacks == 3);
+        // The cumulative ACK past the SACKed segment does not time it again.
+        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 70, 7));
+        assert_eq!((out.rows.len(), c.dirs[0].dupacks), (1, 0));
+    }
+
+    #[test]
+    fn an_echo_times_the_round_trip_from_the_tsval_it_echoes_and_forgets_older_ones() {
+        let (mut c, mut out) = (conn(), Out::default());
+        for (t, val) in [(0, 5), (10, 6), (20, 7)] {
+            let s = with_ts(seg(true, flags::ACK, 1, 1, 100), val, 0);
+            c.count(0, &s, t, 1);
+            c.match_echo(0, &s, false, 30 * crate::time::SEC, &mut out.at(t, 1, false));
+        }
+        // An older TSval (a reordered packet) is not first seen.
+        let old = with_ts(seg(true, flags::ACK, 1, 1, 100), 4, 0);
+        c.match_echo(0, &old, false, 30 * crate::time::SEC, &mut out.at(25, 2, false));
+        assert_eq!(c.dirs[0].ts_pending.iter().map(|p| p.val).collect::<Vec<_>>(), [5, 6, 7]);
+        let echo = with_ts(seg(false, flags::ACK, 1, 101, 0), 900, 6);
+        c.count(1, &echo, 60, 3);
+        c.match_echo(1, &echo, true, 30 * crate::time::SEC, &mut out.at(60, 3, false));
+        assert_eq!(out.rtts(), [(Method::Ts, 0, 50, false)]);
+        assert_eq!(c.dirs[0].ts_pending.iter().map(|p| p.val).collect::<Vec<_>>(), [7]);
+    }
+
+    #[test]
+    fn an_echo_of_a_pure_ack_after_the_echoing_side_was_idle_is_flagged() {
+        let (mut c, mut out) = (conn(), Out::default());
+        // `rev` sends a pure ACK while `fwd` has nothing outstanding; `fwd` then sends nothing
+        // until its echo, 5 s later.
+        let ack = with_ts(seg(false, flags::ACK, 1, 1, 0), 70, 0);
+        c.count(1, &ack, 0, 1);
+        c.match_echo(1, &ack, false, 30 * crate::time::SEC, &mut out.at(0, 1, false));
+        let echo = with_ts(seg(true, flags::ACK | flags::PSH, 1, 1, 100), 8, 70);
+        c.count(0, &echo, 5_000 * MS, 2);
+        c.match_echo(0, &echo, false, 30 * crate::time::SEC, &mut out.at(5_000 * MS, 2, false));
+        assert!(out.rows[0].idle_echo && c.idle_echoes == 1 && out.counters.idle_echoes == 1);
+    }
 }
