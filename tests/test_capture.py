@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import rttlab
+from rttlab import _core
 from rttlab.trace.capture import CaptureReader, read_capture
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
@@ -681,23 +682,90 @@ def many_transfers(n: int) -> list[tuple[float, bytes]]:
     return sorted(packets, key=lambda p: p[0])
 
 
-def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(shared, tmp_path):
-    # The command line formats CSV and builds Arrow batches in Rust (no pandas): the result must
-    # be exactly what pandas writes from read_capture's DataFrame.
-    for cap in sorted((shared / "captures").glob("*.pcap*"))[::3]:  # a third of them: ~1 s a command
-        frame, _ = read_capture(cap, include_ambiguous=True)
-        out = run("samples", cap, "--include-ambiguous")
-        assert out.returncode == 0, out.stderr
-        assert out.stdout == frame.to_csv(index=False, float_format="%.9f"), cap.name
-        dest = tmp_path / f"{cap.name}.parquet"
-        assert run("samples", cap, "--include-ambiguous", "-o", dest).returncode == 0
-        got = pd.read_parquet(dest)
-        # The categories come back in the order their values first appear in the file (the
-        # parquet crate's dictionary pages; docs/capture.md): compare them as the values.
-        for name in ("direction", "method"):
-            assert isinstance(got[name].dtype, pd.CategoricalDtype)
-            got[name], frame[name] = got[name].astype(str), frame[name].astype(str)
-        pd.testing.assert_frame_equal(got, frame, check_like=False)
+def on_port(packets: list[tuple[float, bytes]], port: int, dt: float = 0.0) -> list[tuple[float, bytes]]:
+    """The same packets with the client's port `port` (a connection of its own), `dt` later."""
+    out = []
+    for t, frame in packets:
+        frame = bytearray(frame)
+        at = 34 if frame[26:30] == CLIENT else 36
+        frame[at : at + 2] = struct.pack(">H", port)
+        out.append((t + dt, bytes(frame)))
+    return out
+
+
+def varied() -> list[tuple[float, bytes]]:
+    """One small capture with something of every column: handshakes with timestamps, SYN/ACK
+    retransmissions with and without a TS echo to resolve them, Karn-ambiguous and SACK-timed
+    data, duplicate ACKs, an idle echo, a partial ACK, a connection with no handshake (unknown
+    MSS, TTL-based hops, handshake RTT) — each on a port of its own, interleaved in time."""
+    karn = [(T0, tcp_frame(True, 1, 1, ACK, 500)), (T0 + 0.2, tcp_frame(True, 1, 1, ACK, 500)), (T0 + 0.25, tcp_frame(False, 1, 501, ACK))]
+    syn_ack_twice = [
+        (T0, tcp_frame(True, 100, 0, SYN, ts=(10, 0))),
+        (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK, ts=(5000, 10))),
+        (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK, ts=(5402, 10))),
+        (T0 + 0.9864, tcp_frame(True, 101, 901, ACK, ts=(996, 5000))),
+    ]
+    no_ts = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.9864, tcp_frame(True, 101, 901, ACK))]
+    pause = [
+        (T0, tcp_frame(True, 1, 0, SYN, ts=(1, 0))),
+        (T0 + 0.08, tcp_frame(False, 100, 2, SYN | ACK, ts=(500, 1))),
+        (T0 + 0.0801, tcp_frame(True, 2, 101, ACK, ts=(2, 500))),
+        (T0 + 0.16, tcp_frame(False, 101, 2, ACK | PSH, 100, ts=(580, 2))),
+        (T0 + 0.1602, tcp_frame(True, 2, 201, ACK, ts=(3, 580))),
+        (T0 + 4.16, tcp_frame(False, 201, 2, ACK | PSH, 100, ts=(4580, 3))),
+        (T0 + 4.1602, tcp_frame(True, 2, 301, ACK, ts=(4003, 4580))),
+    ]
+    partial = [(T0, tcp_frame(True, 1, 1, ACK, 3000)), (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)), (T0 + 0.07, tcp_frame(False, 1, 3001, ACK))]
+    # A lost segment: later ones SACKed (timed by their SACK), three duplicate ACKs, the resend.
+    sack = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.03, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0301, tcp_frame(True, 101, 901, ACK))]
+    for i in range(5):
+        sack.append((T0 + 0.04 + i * 0.001, tcp_frame(True, 101 + 1000 * i, 901, ACK | PSH, 1000)))
+    for i in range(1, 5):
+        sack.append((T0 + 0.07 + i * 0.001, tcp_frame(False, 901, 101, ACK, sack=[(1101, 1101 + 1000 * i)])))
+    sack += [(T0 + 0.08, tcp_frame(True, 101, 901, ACK | PSH, 1000)), (T0 + 0.11, tcp_frame(False, 901, 5101, ACK))]
+    packets = [*many_transfers(40), *on_port(karn, 3001, 0.01), *on_port(syn_ack_twice, 3002, 0.02), *on_port(no_ts, 3003, 0.03), *on_port(pause, 3004, 0.04), *on_port(partial, 3005, 0.05), *on_port(sack, 3006, 0.06)]
+    return sorted(packets, key=lambda p: p[0])
+
+
+def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(write, tmp_path):
+    # The command line formats CSV and builds Arrow batches in Rust (no pandas), Python frames the
+    # Arrow tables the core hands over: both come from one column declaration
+    # (src/capture/tables.rs), and the result must be exactly what pandas writes from
+    # read_capture's DataFrame.
+    cap = write("varied.pcap", pcap(varied()))
+    frame, conns = read_capture(cap, include_ambiguous=True)
+    assert frame["ambiguous"].any() and frame["idle_echo"].any() and set(frame["method"]) == {"seq", "ts", "syn"}
+    assert conns["mss_fwd"].isna().any() and conns["handshake_rtt"].isna().any() and len(conns) == 46
+    out = run("samples", cap, "--include-ambiguous")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == frame.to_csv(index=False, float_format="%.9f")
+    dest = tmp_path / "varied.parquet"
+    assert run("samples", cap, "--include-ambiguous", "-o", dest).returncode == 0
+    got = pd.read_parquet(dest)
+    # The categories come back in the order their values first appear in the file (the
+    # parquet crate's dictionary pages; docs/capture.md): compare them as the values.
+    for name in ("direction", "method"):
+        assert isinstance(got[name].dtype, pd.CategoricalDtype)
+        got[name], frame[name] = got[name].astype(str), frame[name].astype(str)
+    pd.testing.assert_frame_equal(got, frame, check_like=False)
+
+
+def test_the_tables_cross_from_the_core_as_arrow_with_the_declared_columns(write):
+    import pyarrow as pa
+
+    raw = rttlab.capture.analyze(write("varied.pcap", pcap(varied())), include_ambiguous=True)
+    assert all(isinstance(raw[k], pa.Table) for k in ("samples", "connections", "retransmissions"))
+    assert raw["samples"].schema.equals(pa.schema(_core.sample_schema()))
+    assert raw["connections"].column_names == [name for name, *_ in _core.connection_columns()]
+    assert len(raw["retransmissions"]) > 0 and raw["retransmissions"].schema.field("evidence").type.value_type == pa.string()
+    capture = read_capture(write("v.pcap", pcap(varied())), include_ambiguous=True, retransmissions=True)
+    samples, conns, rtx = capture
+    assert samples.dtypes.astype(str).tolist() == ["int64", "category", "float64", "float64", "category", "bool", "int64", "int64", "int64", "int64", "bool"]
+    assert list(samples["direction"].cat.categories) == ["fwd", "rev"] and list(samples["method"].cat.categories) == ["seq", "ts", "syn"]
+    assert str(conns["conn"].dtype) == "int64" and str(conns["packets_fwd"].dtype) == "uint64" and str(conns["mss_fwd"].dtype) == "Int64"
+    assert str(conns["handshake_rtt"].dtype) == "float64" and conns["src"].map(type).eq(str).all()
+    assert list(rtx["evidence"].cat.categories) == list(rttlab.capture.EVIDENCE) and set(rtx["evidence"]) > {"unacked"}
+    assert rtx["sent"].dtype == "float64" and rtx["needed"].dtype == "bool"
 
 
 def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_path):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rttlab import _core
+from rttlab.trace.capture import read_capture
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,8 +78,8 @@ def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_pa
     assert f.rtt_samples > 1000
     assert base - 0.0005 <= f.rtt_min and f.rtt_max <= base + 0.1212 + 0.02, (f.rtt_min, f.rtt_max)
     # The handshake crosses an empty network: its RTT is the configured path alone.
-    conns = _core.analyze_capture(tr.pcaps["flow0-sender"], False, True)["connections"]
-    hs = conns["handshake_rtt"][0]
+    conns = read_capture(tr.pcaps["flow0-sender"]).connections
+    hs = conns["handshake_rtt"].iloc[0]
     assert 0.040 <= hs <= 0.040 + 0.003, hs
     assert tr.emulator["mismatched"] == 0
     # The result has the simulator's schema, so every reader of a simulated run reads it.

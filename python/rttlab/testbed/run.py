@@ -29,6 +29,7 @@ from typing import Any
 from rttlab import _core
 from rttlab.sim.scenario import Scenario
 from rttlab.testbed import netns
+from rttlab.trace.capture import read_capture
 
 #: The scenario's congestion controls Linux has under another name (net/ipv4/tcp_*.c); Linux's
 #: "reno" is NewReno with SACK/RACK recovery, whatever the scenario's recovery says.
@@ -367,25 +368,24 @@ def _retransmission_causes(pcap: str | None, receiver: str, epoch0: float = 0.0,
 
     if not pcap or not Path(pcap).exists():
         return None
-    raw = _core.analyze_capture(pcap, False, True)
-    conns = [c for c, d in zip(raw["connections"]["conn"], raw["connections"]["dst"], strict=True) if d == receiver]
-    x = raw["retransmissions"]
-    codes, names = x["direction"]
-    keep = (np.asarray(codes) == names.index("fwd")) & np.isin(np.asarray(x["conn"]), conns)
-    dup = np.asarray(x["dupacks"])[keep]
-    waited = (np.asarray(x["resent"]) - np.asarray(x["timer_start"]))[keep]
-    needed = np.asarray(x["needed"])[keep]
+    capture = read_capture(pcap, retransmissions=True)
+    conns = capture.connections.loc[capture.connections["dst"] == receiver, "conn"]
+    x = capture.retransmissions
+    keep = ((x["direction"] == "fwd") & x["conn"].isin(conns)).to_numpy()
+    dup = x["dupacks"].to_numpy()[keep]
+    waited = (x["resent"] - x["timer_start"]).to_numpy()[keep]
+    needed = x["needed"].to_numpy()[keep]
     timeout = (dup < 3) & (waited >= LINUX_RTO_MIN_S)
-    starts = np.asarray(x["timer_start"])[keep][timeout]
+    starts = x["timer_start"].to_numpy()[keep][timeout]
     first = _first_data_seq(pcap, receiver)
-    seq = np.asarray(x["seq_start"], dtype=np.int64)[keep]
+    seq = x["seq_start"].to_numpy(dtype=np.int64)[keep]
     cause = np.where(dup >= 3, "fast", np.where(timeout, "timeout", None))
     trace = {
-        "time": np.asarray(x["resent"])[keep] + raw["read"]["start_ns"] / 1e9 - epoch0,
+        "time": x["resent"].to_numpy()[keep] + capture.read["start_ns"] / 1e9 - epoch0,
         "flow": np.full(int(keep.sum()), flow, dtype=np.uint32),
         # Offsets from the first data byte (mod 2^32: a sequence number wraps), as the simulator's.
         "seq": (seq - first) % (1 << 32) if first is not None else np.full(len(seq), None),
-        "tx": np.minimum(np.asarray(x["attempt"])[keep], 255).astype(np.uint8),
+        "tx": np.minimum(x["attempt"].to_numpy()[keep], 255).astype(np.uint8),
         "spurious": ~needed,
         "cause": list(cause),
     }
@@ -407,15 +407,14 @@ def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, A
 
     if not pcap or not Path(pcap).exists():
         return np.zeros(0), np.zeros(0)
-    raw = _core.analyze_capture(pcap, False, True)
-    cols = raw["samples"]
+    capture = read_capture(pcap)
+    cols = capture.samples
     # Times are seconds from the capture's first frame; the flow's data runs `fwd` (the
     # sender opened the connection), whose samples are data-to-ACK round trips.
-    t = np.asarray(cols["time"], dtype=float) + raw["read"]["start_ns"] / 1e9 - epoch0
-    rtt = np.asarray(cols["rtt"], dtype=float)
-    codes, names = cols["direction"]
-    conns = [c for c, d in zip(raw["connections"]["conn"], raw["connections"]["dst"], strict=True) if d == receiver]
-    keep = (np.asarray(codes) == names.index("fwd")) & np.isin(np.asarray(cols["conn"]), conns)
+    t = cols["time"].to_numpy(dtype=float) + capture.read["start_ns"] / 1e9 - epoch0
+    rtt = cols["rtt"].to_numpy(dtype=float)
+    conns = capture.connections.loc[capture.connections["dst"] == receiver, "conn"]
+    keep = ((cols["direction"] == "fwd") & cols["conn"].isin(conns)).to_numpy()
     return t[keep], rtt[keep]
 
 

@@ -1,7 +1,8 @@
 """Packet captures (pcap/pcapng) → RTT samples and per-connection summaries.
 
-All parsing, connection tracking and sample matching happen in Rust (``src/capture``); this
-module only wraps the returned columns in DataFrames. Python never loops over packets.
+All parsing, connection tracking and sample matching happen in Rust (``src/capture``); the core
+hands its tables over as Arrow (the columns ``src/capture/tables.rs`` declares, docs/capture.md)
+and this module makes them DataFrames. Python never loops over packets.
 
 Sample methods (column ``method``):
 
@@ -65,36 +66,46 @@ def is_capture(path: str | Path) -> bool:
 
 
 def analyze(path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True) -> dict:
-    """The raw result of the Rust analysis: column dicts plus ``counters``, ``read`` and
-    ``warnings``. Raises :class:`rttlab.InputError` if the file cannot be read at all."""
-    return _core.analyze_capture(_check_path(path), include_ambiguous, sack_samples)
+    """The raw result of the Rust analysis: ``samples``, ``connections`` and ``retransmissions``
+    as pyarrow Tables (columns: docs/capture.md), plus ``counters``, ``read`` and ``warnings``.
+    Raises :class:`rttlab.InputError` if the file cannot be read at all."""
+    return _tables(_core.analyze_capture(_check_path(path), include_ambiguous, sack_samples))
 
 
-def _columns_frame(columns: dict) -> pd.DataFrame:
-    """Columns from the core → a DataFrame. The core hands them named, in order and typed as its
-    one declaration says (``src/capture/tables.rs``, docs/capture.md); a categorical comes as
-    ``(codes, names)``, made a categorical from its codes (no per-row strings)."""
-    import pandas as pd
+def _tables(raw: dict) -> dict:
+    """The core's result with its Arrow tables as pyarrow Tables (no copy of the columns)."""
+    import pyarrow as pa
 
-    return pd.DataFrame({name: pd.Categorical.from_codes(*v) if isinstance(v, tuple) else v for name, v in columns.items()})
+    return {k: pa.table(v) if k in TABLES else v for k, v in raw.items()}
 
 
-def _samples_frame(s: dict) -> pd.DataFrame:
+#: The result's tables, handed over as Arrow.
+TABLES = ("samples", "connections", "retransmissions")
+
+
+def _frame(table: Any) -> pd.DataFrame:
+    """An Arrow table from the core → a DataFrame: int64, float64 and bool columns, categoricals
+    from the dictionary columns (``direction``, ``method``, ``evidence``), text as str."""
+    import pyarrow as pa
+
+    return pa.table(table).to_pandas()
+
+
+def _samples_frame(s: Any) -> pd.DataFrame:
     """Sample columns from the core → the documented DataFrame."""
-    return _columns_frame(s)
+    return _frame(s)
 
 
 def _retransmissions_frame(raw: dict) -> pd.DataFrame:
     """Retransmission columns from the core → the documented DataFrame (one row per resent
     packet; docs/capture.md "Retransmissions")."""
-    assert list(raw["evidence_names"]) == list(EVIDENCE)
-    return _columns_frame(raw["retransmissions"])
+    return _frame(raw["retransmissions"])
 
 
 def _connections_frame(raw: dict) -> pd.DataFrame:
-    import pandas as pd
-
-    connections = pd.DataFrame(raw["connections"])
+    """Connection columns from the core → the documented DataFrame: ``conn`` int64, counts
+    uint64, integers that may be unknown as nullable ``Int64``, unknown seconds NaN."""
+    connections = _frame(raw["connections"])
     connections["conn"] = connections["conn"].astype("int64")
     for column in NULLABLE_INT_COLUMNS:
         connections[column] = connections[column].astype("Int64")
@@ -150,8 +161,9 @@ class CaptureReader:
 
     def result(self) -> dict:
         """The core's result once every batch was read (samples not taken are dropped): the
-        dict :func:`analyze` returns — ``connections`` as columns, ``counters``, ``read``,
-        ``warnings`` — without building a DataFrame (no pandas import)."""
+        dict :func:`analyze` returns — ``connections`` and ``retransmissions`` as the core's Arrow
+        tables (``pa.table`` takes them), ``counters``, ``read``, ``warnings`` — without building
+        a DataFrame (no pandas import)."""
         if self._raw is None:
             self.drain()
             self._raw = self._stream.finish()
@@ -161,7 +173,7 @@ class CaptureReader:
 @dataclass(frozen=True, eq=False)
 class Capture:
     """What :func:`read_capture` read from one capture file: three tables (DataFrames, made on
-    first use from the columns the Rust core returned) and what the reader counted.
+    first use from the Arrow tables the Rust core returned) and what the reader counted.
 
     ``samples``: one row per RTT sample; ``connections``: one row per TCP connection;
     ``retransmissions``: one row per resent packet (columns: :func:`read_capture`, docs/capture.md).
@@ -177,14 +189,13 @@ class Capture:
     counters: dict[str, Any]
     read: dict[str, Any]
     warnings: list[str]
-    #: The core's columns behind the tables.
+    #: The core's result behind the tables (its tables as Arrow).
     raw: dict[str, Any] = field(repr=False)
     #: What unpacking yields: (samples, connections), plus retransmissions when asked for.
     unpack_retransmissions: bool = field(default=False, repr=False)
 
     @classmethod
     def from_raw(cls, path: str, raw: dict[str, Any], unpack_retransmissions: bool = False) -> Capture:
-        assert list(raw["method_names"]) == list(METHODS)
         return cls(path, raw["counters"], raw["read"], list(raw["warnings"]), raw, unpack_retransmissions)
 
     @cached_property
