@@ -51,7 +51,7 @@ hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown "$MD" --style none \
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 # ROUNDS (default 1) repeats this block: this VM's speed drifts by 5-15 % over minutes, and the
-# ratio within each round is what compares (BENCHMARKS.md, session 6).
+# ratio within each round is what compares.
 for round in $(seq "${ROUNDS:-1}"); do
 echo "## rttlab on both cores (--threads 2: reading and decoding on a second thread), tcptrace on one (same invocation), round $round; load $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine --warmup 1 --runs "$RUNS" -N --export-markdown "$MD" --style none \

@@ -30,11 +30,13 @@ COLUMN = {"flows.pred_error_before": "error", "flows.pred_error_after": "error",
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("nunes-wired")
-    r = subprocess.run([*RTTLAB, "reproduce", "nunes-wired", "--quick", "--workers", "2", "--out", str(out), "--json"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([*RTTLAB, "reproduce", "nunes-wired", "--quick", "--workers", "2", "--out", str(out), "--figures", str(out / "figures"), "--json"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as c:
+        # The reproduction's own sweep (its part, the traced transfer, is stored beside it).
         flows = c.execute(
-            'SELECT r."simulation.name" AS scenario, r.seed, f.* FROM flows f JOIN runs r USING (hash) WHERE r.status = \'ok\''
+            'SELECT r."simulation.name" AS scenario, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND s.sweep = ?',
+            [Reproduction.load("nunes-wired", quick=True).sweep_name],
         ).df()
     return json.loads(r.stdout), flows
 
@@ -180,3 +182,18 @@ def test_a_sweep_sets_a_table_before_the_keys_inside_it():
     (run,) = sweep.runs
     flows = run.scenario.doc["flows"]
     assert flows[0]["count"] == 2 and flows[0]["tcp"]["rto"] == {"estimator": "eifel"} and len(flows) == 2
+
+
+def test_the_figure_and_its_tables_are_drawn_from_the_stored_runs_and_the_traced_part(quick):
+    doc, flows = quick
+    figures = {p.rsplit("/", 1)[-1] for p in doc["figures"]}
+    assert figures == {"nunes-wired.png", "nunes-wired-tables.md"}
+    tables = next(p for p in doc["figures"] if p.endswith(".md"))
+    text = open(tables).read()
+    # One row per scenario and estimator, with ours beside Table II's means; one per ratio.
+    assert text.count("| S2-lossy | ") == 3 and "| S1-wired | Experts | " in text and "| 74.11 |" in text
+    assert sum(line.startswith("| pred_error_before, ") for line in text.splitlines()) == 6
+    # The part: one traced S2 transfer per estimator, stored apart from the sweep's own runs.
+    (part,) = doc["parts"]
+    assert part["reproduction"] == Reproduction.load("nunes-wired-trace", quick=True).sweep_name
+    assert "S2-lossy-trace" not in set(flows["scenario"])

@@ -436,7 +436,7 @@ def _samples_frames(captures: list[Path], output: Path | None, method: str, flow
                 df = df.assign(capture=str(capture))[["capture", *df.columns]]
             writer.write(df)
         raw = reader.result()
-        _finish_capture(capture, raw["warnings"], len(raw["connections"]["conn"]), flow, len(captures) > 1)
+        _finish_capture(capture, raw["warnings"], len(raw["connections"]), flow, len(captures) > 1)
     writer.close()
     return writer.rows
 
