@@ -191,8 +191,9 @@ def test_the_figure_and_its_tables_are_drawn_from_the_stored_runs_and_the_traced
     tables = next(p for p in doc["figures"] if p.endswith(".md"))
     text = open(tables).read()
     # One row per scenario and estimator, with ours beside Table II's means; one per ratio.
-    assert text.count("| S2-lossy | ") == 3 and "| S1-wired | Experts | " in text and "| 74.11 |" in text
-    assert sum(line.startswith("| pred_error_before, ") for line in text.splitlines()) == 6
+    lines = text.splitlines()
+    assert sum(line.startswith("| S2-lossy | ") for line in lines) == 3 and "| S1-wired | Experts | " in text and "| 74.11 |" in text
+    assert sum(line.startswith("| pred_error_before, ") for line in lines) == 6
     # The part: one traced S2 transfer per estimator, stored apart from the sweep's own runs.
     (part,) = doc["parts"]
     assert part["reproduction"] == Reproduction.load("nunes-wired-trace", quick=True).sweep_name
