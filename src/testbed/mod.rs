@@ -6,8 +6,11 @@
 //! package (`rttlab.testbed`).
 
 pub mod emulator;
+pub mod handshake;
 #[cfg(target_os = "linux")]
 pub mod realtime;
+pub mod segment;
+pub mod stack;
 pub mod wire;
 
 pub use emulator::{Emulator, EmulatorStats, FlowWire};
