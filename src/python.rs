@@ -932,6 +932,7 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
 struct Testbed {
     emu: Option<crate::testbed::Emulator>,
     rt: Option<crate::testbed::realtime::Realtime>,
+    scenario: crate::sim::config::Scenario,
 }
 
 #[cfg(target_os = "linux")]
@@ -956,7 +957,7 @@ impl Testbed {
     fn new(text: &str, overrides: Vec<String>) -> PyResult<Self> {
         let scenario = crate::sim::config::Scenario::from_toml(text, &overrides).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         let emu = crate::testbed::Emulator::new(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        Ok(Self { emu: Some(emu), rt: None })
+        Ok(Self { emu: Some(emu), rt: None, scenario })
     }
 
     /// The host node behind each port, in port order.
@@ -989,7 +990,19 @@ impl Testbed {
         self.emu().net.channels.iter().map(|c| (c.name.clone(), c.from, c.to, c.bandwidth, c.delay)).collect()
     }
 
-    /// Create TUN device `names[i]` for host port i, and a pcap at `pcaps[i]` ("" for none).
+    /// Each flow's stack: "kernel" (Linux's, in a namespace) or "rttlab" (rttlab's sender at its
+    /// host's port, no namespace), from `[[flows]] stack`.
+    #[getter]
+    fn stacks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for g in &self.scenario.flows {
+            out.extend((0..g.count).map(|_| g.stack.clone().unwrap_or_else(|| "kernel".into())));
+        }
+        out
+    }
+
+    /// Create TUN device `names[i]` for host port i, and a pcap at `pcaps[i]` ("" for none). A
+    /// host that sends `stack = "rttlab"` flows gets the name "" and rttlab's sender instead.
     fn open(&mut self, names: Vec<String>, pcaps: Vec<String>) -> PyResult<()> {
         let emu = self.emu.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("already open"))?;
         if names.len() != emu.hosts.len() || pcaps.len() != emu.hosts.len() {
@@ -997,11 +1010,18 @@ impl Testbed {
             self.emu = Some(emu);
             return Err(pyo3::exceptions::PyValueError::new_err(format!("need {n} device names and pcap paths, one per host")));
         }
+        let stacks = match wire_senders(&self.scenario, &emu, &names) {
+            Ok(s) => s,
+            Err(e) => {
+                self.emu = Some(emu);
+                return Err(ScenarioError::new_err(e.to_string()));
+            }
+        };
         use crate::testbed::realtime::{open_pcaps, open_tun, Realtime};
-        let opened = names.iter().map(|n| open_tun(n)).collect::<Result<Vec<_>, _>>().and_then(|t| Ok((t, open_pcaps(&pcaps)?)));
+        let opened = names.iter().map(|n| if n.is_empty() { Ok(None) } else { open_tun(n).map(Some) }).collect::<Result<Vec<_>, _>>().and_then(|t| Ok((t, open_pcaps(&pcaps)?)));
         match opened {
             Ok((tuns, writers)) => {
-                self.rt = Some(Realtime::new(emu, tuns, writers));
+                self.rt = Some(Realtime::new(emu, tuns, writers, stacks));
                 Ok(())
             }
             Err(e) => {
@@ -1030,6 +1050,67 @@ impl Testbed {
         let now = rt.now();
         py.check_signals()?;
         Ok(now)
+    }
+
+    /// What rttlab's senders (`stack = "rttlab"` flows) did, per flow number: the handshake's
+    /// outcome and the sender's own counters (the simulator's, so no inference from the wire).
+    fn stack_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        let Some(rt) = &self.rt else { return Ok(out) };
+        let end = rt.now().min(self.scenario.simulation.duration.0);
+        for w in rt.stacks.iter().flatten() {
+            let d = PyDict::new(py);
+            let st = &w.sender.stats;
+            d.set_item("connected", w.connected())?;
+            d.set_item("recovery", &w.label.recovery)?;
+            d.set_item("estimator", &w.label.estimator)?;
+            d.set_item("rto_policy", &w.label.rto_policy)?;
+            d.set_item("error", w.error.clone())?;
+            d.set_item("syns", w.stats.syns)?;
+            d.set_item("established_ns", w.stats.established_at)?;
+            d.set_item("acks", w.stats.acks)?;
+            d.set_item("undecodable", w.stats.undecodable)?;
+            d.set_item("resets_sent", w.stats.resets_sent)?;
+            d.set_item("resets_received", w.stats.resets_received)?;
+            d.set_item("quench_received", w.stats.quenches)?;
+            d.set_item("sent_at_warmup", w.stats.sent_at_warmup)?;
+            if let Some(o) = w.options() {
+                d.set_item("mss", o.mss)?;
+                d.set_item("peer_wscale", o.wscale)?;
+                d.set_item("sack", o.sack_permitted)?;
+                d.set_item("timestamps", o.timestamps.is_some())?;
+            }
+            d.set_item("bytes_sent", st.bytes_sent)?;
+            d.set_item("segments_sent", st.segments_sent)?;
+            d.set_item("retx_timeout", st.retx_timeout)?;
+            d.set_item("retx_fast", st.retx_fast)?;
+            d.set_item("timeouts", st.timeouts)?;
+            d.set_item("fast_recoveries", st.fast_recoveries)?;
+            d.set_item("ecn_reductions", st.ecn_reductions)?;
+            d.set_item("quench_reductions", st.quench_reductions)?;
+            d.set_item("timeouts_undone", st.timeouts_undone)?;
+            d.set_item("rtt_samples", st.rtt_samples)?;
+            d.set_item("rtt_summary", st.rtt_summary().map(|s| s.to_vec()))?;
+            d.set_item("pred_error_before", (st.pred_error_before_n > 0).then(|| st.pred_error_before_ns as f64 / st.pred_error_before_n as f64 / 1e9))?;
+            d.set_item("pred_error_after", (st.pred_error_after_n > 0).then(|| st.pred_error_after_ns as f64 / st.pred_error_after_n as f64 / 1e9))?;
+            d.set_item("mean_cwnd", w.sender.mean_cwnd(end))?;
+            d.set_item("final_cwnd", w.sender.window().cwnd)?;
+            d.set_item("final_ssthresh", w.sender.window().ssthresh)?;
+            out.set_item(w.flow, d)?;
+        }
+        Ok(out)
+    }
+
+    /// rttlab's senders' traces (`rtt` with prediction and RTO, `window`, `retransmissions`) as
+    /// Arrow tables in the simulator's schemas; empty without such flows.
+    fn stack_traces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        if let Some(rt) = &self.rt {
+            for (name, batch) in crate::sim::tables::trace_batches(&rt.stack_trace) {
+                out.set_item(name, ArrowTable { batch })?;
+            }
+        }
+        Ok(out)
     }
 
     /// The traces the emulator kept (drops, marks, queue samples, per-packet arrivals at
@@ -1112,6 +1193,50 @@ impl Testbed {
         }
         Ok(out)
     }
+}
+
+/// rttlab's senders for the `stack = "rttlab"` flows, one per port whose device name is "" (in
+/// port order): each the sender the simulator builds for that flow, so it runs the scenario's
+/// congestion control, recovery and RTO exactly as in simulation.
+#[cfg(target_os = "linux")]
+fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator, names: &[String]) -> Result<Vec<Option<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
+    use crate::sim::config::invalid;
+    use crate::testbed::handshake::Want;
+    use crate::testbed::stack::WireSender;
+    let mut engine = crate::sim::build_with(s, crate::sim::trace::TraceSet::NONE)?;
+    let mut out: Vec<Option<WireSender>> = vec![None; emu.hosts.len()];
+    let mut f = 0usize;
+    for (g, group) in s.flows.iter().enumerate() {
+        let tcp = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&s.tcp), &format!("flows[{g}].tcp"))?;
+        for _ in 0..group.count {
+            let (src, dst) = emu.endpoints[f];
+            let port_of = |n: u32| emu.hosts.iter().position(|&h| h == n).expect("every endpoint is a host");
+            let (sp, dp) = (port_of(src), port_of(dst));
+            let rttlab = group.stack.as_deref() == Some("rttlab");
+            if rttlab != names[sp].is_empty() {
+                return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends flows of both stacks or the device list disagrees (one host, one stack)")));
+            }
+            if names[dp].is_empty() {
+                return Err(invalid(format!("flows[{g}]"), format!("node {dst} receives flow {f} but has no namespace: an rttlab sender's host cannot also receive")));
+            }
+            if rttlab {
+                if out[sp].is_some() {
+                    return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends two rttlab flows; the testbed gives rttlab's sender one flow per host (not done yet)")));
+                }
+                let plan = &emu.plans[f];
+                let sender = engine.flows[f].sender.clone();
+                let want = Want { mss: tcp.mss.min(u16::MAX as u32) as u16, sack: tcp.sack, timestamps: tcp.timestamps, ecn: tcp.ecn && tcp.receiver_ecn, syn_retries: 2 };
+                // Any ISN works (the sender counts from 0 above it); one that differs per flow and seed.
+                let isn = (s.simulation.seed as u32).wrapping_mul(2_654_435_761).wrapping_add(f as u32 * 7919 + 1);
+                let mut w = WireSender::new(f as u32, src, dst, sender, want, isn, plan.start, plan.stop, s.simulation.duration.0, s.simulation.warmup.0);
+                w.label = engine.flows[f].label.clone();
+                out[sp] = Some(w);
+            }
+            f += 1;
+        }
+    }
+    engine.flows.clear();
+    Ok(out)
 }
 
 #[cfg(target_os = "linux")]

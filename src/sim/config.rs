@@ -402,6 +402,12 @@ pub struct FlowGroupCfg {
     /// canonical form, so existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
+    /// Which TCP sends the group's flows on the testbed (`rttlab testbed`): `"kernel"` (Linux's,
+    /// the default) or `"rttlab"` (the simulator's own sender on real packets, docs/testbed.md).
+    /// The simulator always runs rttlab's sender. Absent: left out of the canonical form, so
+    /// existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<String>,
     /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
     #[serde(default)]
     pub src: Option<u32>,

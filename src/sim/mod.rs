@@ -239,7 +239,7 @@ fn either(words: &[&str]) -> String {
     }
 }
 
-fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
+pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     let (cc_name, cc_params) = cfg.cc_spec().map_err(|e| invalid(format!("{key}.cc"), e))?;
     let cc = CcSpec::new(&cc_name, cc_params).map_err(|e| invalid(format!("{key}.cc"), e.to_string()))?;
     let options = TcpOptions { sack: cfg.sack, timestamps: cfg.timestamps };
@@ -453,6 +453,9 @@ pub fn build_network(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigE
     }
 }
 
+/// The values of `[[flows]] stack` (which TCP sends a group's flows on the testbed).
+pub const STACKS: [&str; 2] = ["kernel", "rttlab"];
+
 /// Build the engine for a scenario, validating everything a parse could not; every trace kept.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
     build_with(s, TraceSet::ALL)
@@ -502,6 +505,9 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
         }
         let app_bytes = if app.is_some() { 0 } else { app_bytes };
+        if let Some(stack) = group.stack.as_deref().filter(|s| !STACKS.contains(s)) {
+            return Err(invalid(format!("flows[{g}].stack"), format!("'{stack}' is not one of {}", STACKS.join(", "))));
+        }
         // A stop before a flow has started would leave nothing to stop: the stop must come after
         // the group's last possible start (its draws included).
         let stop = group.stop.map(|d| d.0);

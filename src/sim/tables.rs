@@ -205,6 +205,9 @@ pub static FLOWS: Table<Flows> = Table {
         )),
         flow_u64!(final_cwnd, "bytes", "congestion window at the end"),
         flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)"),
+        col!("stack", "", "the TCP that sent the flow: `rttlab` (rttlab's sender: always in the simulator; `stack = \"rttlab\"` on the testbed) or `kernel` (Linux's, on the testbed)", |f| strings(
+            f.iter().map(|_| "rttlab")
+        )),
         col!("cc", "", "congestion control the flow ran (scenarios may mix them across flow groups)", |f| strings(f.iter().map(|x| x.label.cc.as_str()))),
         col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str()))),
         col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str()))),

@@ -3,8 +3,13 @@
 //! next event, and a pcap per host written at the host's side (what its kernel sent and
 //! received, stamped when the emulator read or wrote it). This file is the only place of the
 //! core that does packet I/O or reads a clock; the network it drives is [`super::Emulator`].
+//! A host whose flows rttlab's own sender sends (`stack = "rttlab"`) has no TUN: its port is a
+//! [`WireSender`], driven here on the same clock, its packets entering the network as a
+//! kernel's would (and recorded in that host's pcap alike).
 
+use super::stack::WireSender;
 use super::Emulator;
+use crate::sim::trace::{Trace, TraceSet};
 use crate::time::Nanos;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -117,7 +122,12 @@ const MAX_SAMPLES: usize = 4_000_000;
 
 pub struct Realtime {
     pub emu: Emulator,
-    tuns: Vec<OwnedFd>,
+    /// Per port: a TUN device to a host namespace, or (None) rttlab's sender in `stacks`.
+    tuns: Vec<Option<OwnedFd>>,
+    pub stacks: Vec<Option<WireSender>>,
+    /// What rttlab's senders traced (RTT samples with the estimator's prediction and RTO, the
+    /// window, retransmissions), in the simulator's schemas.
+    pub stack_trace: Trace,
     pcaps: Vec<Option<PcapWriter>>,
     /// `CLOCK_MONOTONIC` and `CLOCK_REALTIME` at the emulator's time 0.
     pub origin: u64,
@@ -127,9 +137,32 @@ pub struct Realtime {
 }
 
 impl Realtime {
-    /// One TUN and one optional pcap per host of `emu`, in port order.
-    pub fn new(emu: Emulator, tuns: Vec<OwnedFd>, pcaps: Vec<Option<PcapWriter>>) -> Self {
-        Self { emu, tuns, pcaps, origin: monotonic_ns(), epoch_origin: clock(libc::CLOCK_REALTIME), fidelity: Fidelity::default(), buf: vec![0; MAX_PACKET] }
+    /// Per host of `emu`, in port order: a TUN (or rttlab's sender in `stacks`) and an optional pcap.
+    pub fn new(emu: Emulator, tuns: Vec<Option<OwnedFd>>, pcaps: Vec<Option<PcapWriter>>, stacks: Vec<Option<WireSender>>) -> Self {
+        let stack_trace = Trace::new(TraceSet { rtt: true, window: true, retx: true, ..TraceSet::NONE });
+        Self { emu, tuns, stacks, stack_trace, pcaps, origin: monotonic_ns(), epoch_origin: clock(libc::CLOCK_REALTIME), fidelity: Fidelity::default(), buf: vec![0; MAX_PACKET] }
+    }
+
+    /// rttlab's senders: run their timers due by `now`; what they send enters the network.
+    fn poll_stacks(&mut self, now: Nanos) {
+        for port in 0..self.stacks.len() {
+            let Some(st) = self.stacks[port].as_mut() else { continue };
+            let out: Vec<Vec<u8>> = st.poll(now, &mut self.stack_trace).collect();
+            self.from_stack(port, out, now);
+        }
+    }
+
+    fn from_stack(&mut self, port: usize, out: Vec<Vec<u8>>, now: Nanos) {
+        for bytes in out {
+            if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
+                let _ = p.record(self.epoch_origin + now, &bytes);
+            }
+            self.emu.receive(port, bytes, now);
+        }
+    }
+
+    fn stacks_deadline(&self) -> Option<Nanos> {
+        self.stacks.iter().flatten().filter_map(WireSender::deadline).min()
     }
 
     /// The emulator's time: nanoseconds since `origin`.
@@ -165,15 +198,17 @@ impl Realtime {
 
     fn run_loop(&mut self, until: Nanos) -> io::Result<()> {
         let cpu0 = clock(libc::CLOCK_THREAD_CPUTIME_ID);
-        let mut fds: Vec<libc::pollfd> = self.tuns.iter().map(|t| libc::pollfd { fd: t.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        let ports: Vec<usize> = (0..self.tuns.len()).filter(|&p| self.tuns[p].is_some()).collect();
+        let mut fds: Vec<libc::pollfd> = ports.iter().map(|&p| libc::pollfd { fd: self.tuns[p].as_ref().map_or(-1, |t| t.as_raw_fd()), events: libc::POLLIN, revents: 0 }).collect();
         loop {
             let now = self.now();
+            self.poll_stacks(now);
             self.emu.advance(now);
             self.deliver()?;
             if now >= until {
                 break;
             }
-            let wake = self.emu.next_deadline().map_or(until, |d| d.min(until));
+            let wake = [self.emu.next_deadline(), self.stacks_deadline()].into_iter().flatten().min().map_or(until, |d| d.min(until));
             let wait = wake.saturating_sub(now);
             let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
             // SAFETY: fds is a valid array of pollfd; no signal mask change.
@@ -186,9 +221,9 @@ impl Realtime {
                 }
                 return Err(e);
             }
-            for (port, fd) in fds.iter_mut().enumerate() {
+            for (i, fd) in fds.iter_mut().enumerate() {
                 if std::mem::take(&mut fd.revents) & libc::POLLIN != 0 {
-                    self.read_all(port);
+                    self.read_all(ports[i]);
                 }
             }
         }
@@ -200,9 +235,10 @@ impl Realtime {
     }
 
     fn read_all(&mut self, port: usize) {
+        let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else { return };
         loop {
             // SAFETY: reading into our own buffer of MAX_PACKET bytes.
-            let n = unsafe { libc::read(self.tuns[port].as_raw_fd(), self.buf.as_mut_ptr().cast(), MAX_PACKET) };
+            let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), MAX_PACKET) };
             if n <= 0 {
                 if n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::WouldBlock {
                     self.fidelity.read_errors += 1;
@@ -224,8 +260,20 @@ impl Realtime {
             // Stamped before the write: the receiving kernel's processing runs inside the write
             // (netif_rx in this thread's context) and is the host's time, not the wire's.
             let t = self.now();
+            if let Some(st) = self.stacks.get_mut(port).and_then(Option::as_mut) {
+                let answer: Vec<Vec<u8>> = st.on_packet(&bytes, t, &mut self.stack_trace).collect();
+                if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
+                    p.record(self.epoch_origin + t, &bytes)?;
+                }
+                if self.fidelity.lateness.len() < MAX_SAMPLES {
+                    self.fidelity.lateness.push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
+                }
+                self.from_stack(port, answer, t);
+                continue;
+            }
+            let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else { continue };
             // SAFETY: writing our own buffer to our own fd.
-            let n = unsafe { libc::write(self.tuns[port].as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+            let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
             if n < 0 {
                 self.fidelity.write_errors += 1;
                 continue;

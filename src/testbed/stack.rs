@@ -43,6 +43,8 @@ pub struct StackStats {
 #[derive(Debug, Clone)]
 pub struct WireSender {
     pub flow: u32,
+    /// What the sender runs, as the simulator labels the flow (cc, recovery, estimator, policy).
+    pub label: crate::sim::engine::FlowLabel,
     pub hs: Handshake,
     pub sender: Sender,
     start: Nanos,
@@ -79,6 +81,7 @@ impl WireSender {
         let tuple = Tuple { src: node_addr(src), dst: node_addr(dst), sport: SPORT_BASE + flow as u16, dport: PORT_BASE + flow as u16 };
         Self {
             flow,
+            label: Default::default(),
             hs: Handshake::new(tuple, isn, want),
             sender,
             start,

@@ -99,18 +99,20 @@ def _print(r, sim, tr, warmup: float) -> None:
     from rttlab.cli.summary import bottleneck_line
 
     table = Table(title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left")
-    cols = ["flow", "cc", "goodput Mb/s", "retx", "RTT p10/50/90 ms", "ECN cuts"]
+    # Timeouts: an rttlab flow's are its sender's own count; a kernel flow's are inferred from its pcap.
+    cols = ["flow", "stack", "cc", "goodput Mb/s", "retx", "RTO", "RTT p10/50/90 ms", "ECN cuts"]
     if sim is not None:
-        cols += ["sim cc", "sim goodput Mb/s", "sim retx", "sim RTT p10/50/90 ms", "Δ goodput"]
+        cols += ["sim cc", "sim goodput Mb/s", "sim retx", "sim RTO", "sim RTT p10/50/90 ms", "Δ goodput"]
     for c in cols:
         table.add_column(c, justify="right")
     sf = sim.flows if sim is not None else None
     for row in r.flows.itertuples():
-        cells = [str(row.flow), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), _rtt_percentiles(r, row.flow, warmup), str(row.ecn_reductions)]
+        rto = "—" if row.timeouts is None or row.timeouts != row.timeouts else str(int(row.timeouts))
+        cells = [str(row.flow), str(row.stack), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), rto, _rtt_percentiles(r, row.flow, warmup), str(row.ecn_reductions)]
         if sf is not None:
             s = sf.iloc[row.flow]
             d = (row.goodput_bps - s.goodput_bps) / s.goodput_bps if s.goodput_bps else float("nan")
-            cells += [f"{s.cc}+{s.recovery}", f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), _rtt_percentiles(sim, row.flow, warmup), f"{d:+.1%}"]
+            cells += [f"{s.cc}+{s.recovery}", f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), str(s.timeouts), _rtt_percentiles(sim, row.flow, warmup), f"{d:+.1%}"]
         table.add_row(*cells)
     console.print(table)
     for label, res in (("testbed", r), ("simulator", sim)):
@@ -128,7 +130,7 @@ def _print(r, sim, tr, warmup: float) -> None:
         stderr.print(f"rttlab: warning: {w}", highlight=False, soft_wrap=True)
     for i, a in enumerate(tr.apps):
         for role in ("sender", "receiver"):
-            err = a[role].get("error")
+            err = (a[role] or {}).get("error")
             if err:
                 console.print(f"flow {i} {role}: {err}")
 

@@ -148,7 +148,11 @@ def run(
     duration = _core_duration(doc["simulation"]["duration"])
     warmup = _core_duration(doc["simulation"]["warmup"])
     tcps = [_flow_tcp(doc, p[3]) for p in plans]
-    kernel_cc = [_kernel_cc(p[4], f, cc) for f, p in enumerate(plans)]
+    # Which TCP sends each flow: Linux's in the sender's namespace, or rttlab's own sender at the
+    # emulator's port of that host (no namespace there; docs/testbed.md, "rttlab's sender").
+    stacks = tb.stacks
+    kernel_cc = [_kernel_cc(p[4], f, cc) if stacks[f] == "kernel" else p[4] for f, p in enumerate(plans)]
+    rttlab_hosts = {src for f, (src, _) in enumerate(endpoints) if stacks[f] == "rttlab"}
     # Each host's settings come from the flows it runs; one host, one setting.
     host_tcp: dict[int, dict[str, Any]] = {}
     # ECN per host (net.ipv4.tcp_ecn): 1 requests it on connections the host opens (and accepts
@@ -158,9 +162,13 @@ def run(
     refuse: dict[int, bool] = {}
     for f, (src, dst) in enumerate(endpoints):
         t = tcps[f]
+        if dst in rttlab_hosts:
+            raise TestbedError(f"flows: node {dst} sends an rttlab flow and receives flow {f}; rttlab's sender takes its host's whole port")
+        if src in rttlab_hosts and stacks[f] == "kernel":
+            raise TestbedError(f"flows: node {src} sends flows of both stacks (kernel and rttlab); one host, one stack")
         request[src] = request.get(src, False) or bool(t["ecn"])
         refuse[dst] = refuse.get(dst, False) or t.get("receiver_ecn", True) is False
-        for node in (src, dst):
+        for node in (src, dst) if stacks[f] == "kernel" else (dst,):
             want = {"timestamps": bool(t["timestamps"]), "sack": bool(t["sack"]), "mss": _core_bytes(t["mss"]), "init_cwnd": int(t["init_cwnd"])}
             if host_tcp.setdefault(node, want) != want:
                 raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
@@ -195,9 +203,12 @@ def run(
         "kernel_cc": kernel_cc, "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most"}
     try:
         for h in hosts:
-            spaces.create(h)
-        tb.open([spaces.tun(p) for p in range(len(hosts))], [pcaps[role[h]] for h in hosts])
+            if h not in rttlab_hosts:
+                spaces.create(h)
+        tb.open(["" if h in rttlab_hosts else spaces.tun(p) for p, h in enumerate(hosts)], [pcaps[role[h]] for h in hosts])
         for port, h in enumerate(hosts):
+            if h in rttlab_hosts:
+                continue
             t = host_tcp[h]
             # The wire carries the scenario's MSS: MTU = MSS + IP (20) + TCP (20) + timestamps (12).
             mtu = t["mss"] + 40 + (12 if t["timestamps"] else 0)
@@ -212,9 +223,9 @@ def run(
             }
             netns.sysctl(spaces.ns(h), settings)
             meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], "gso_max_segs": "default" if gso else 1, **settings}
-        avail = _available_cc(spaces.ns(hosts[0]))
+        avail = _available_cc(spaces.ns(next(h for h in hosts if h not in rttlab_hosts)))
         for f, name in enumerate(kernel_cc):
-            if name not in avail:
+            if stacks[f] == "kernel" and name not in avail:
                 raise TestbedError(f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})")
 
         rprocs, sprocs = [], []
@@ -225,6 +236,9 @@ def run(
             if str(tcps[f]["delayed_ack"]).strip() in ("off", "none", "false"):
                 rargs.append("--quickack")
             rprocs.append(_spawn(spaces.ns(dst), rargs))
+            if stacks[f] == "rttlab":
+                sprocs.append(None)  # rttlab's sender runs inside the emulator
+                continue
             sargs = ["send", "--dst", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--start", str(start), "--cc", kernel_cc[f]]
             if stop is not None:
                 sargs += ["--stop", str(stop)]
@@ -240,7 +254,7 @@ def run(
                 measured_from = max(start, warmup)
                 offered[f] = sum(b for t, b in writes if t >= measured_from)
             sprocs.append(_spawn(spaces.ns(src), sargs))
-        procs += rprocs + sprocs
+        procs += rprocs + [p for p in sprocs if p is not None]
         for p in procs:
             line = p.stdout.readline() if p.stdout else ""
             if line.strip() != "ready":
@@ -266,11 +280,15 @@ def run(
         # running meanwhile so their last packets (FIN, final ACKs) are carried.
         apps = []
         for f in range(len(endpoints)):
-            apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb)})
-            if f in offered:
+            apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb) if sprocs[f] is not None else None})
+            if f in offered and apps[f]["sender"] is not None:
                 apps[f]["sender"]["offered_measured"] = offered[f]
         stats = tb.stats()
+        stack_stats = tb.stack_stats()
+        for f, st in stack_stats.items():
+            apps[f]["sender"] = {"stack": "rttlab", **st}
         traces = {name: pa.table(t) for name, t in tb.traces().items()}
+        stack_traces = {name: pa.table(t) for name, t in tb.stack_traces().items()}
     finally:
         for p in procs:
             if p.poll() is None:
@@ -282,8 +300,17 @@ def run(
                 pass
         spaces.remove()
         del tb
-    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap)
+    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks, stack_traces)
     result.tables.update(traces)
+    # rttlab's senders' window trace (what the wire hides) and their retransmissions as they
+    # traced them, beside the kernel flows' retransmissions read from the pcaps.
+    if "window" in stack_traces and stack_traces["window"].num_rows:
+        result.tables["window"] = stack_traces["window"]
+    if "retransmissions" in stack_traces and stack_traces["retransmissions"].num_rows:
+        wire_retx = result.tables["retransmissions"]
+        result.tables["retransmissions"] = pa.concat_tables([wire_retx, stack_traces["retransmissions"].cast(wire_retx.schema)]).sort_by([("time", "ascending")])
+    meta["stacks"] = stacks
+    meta["flow_errors"] = {f: a["sender"]["error"] for f, a in enumerate(apps) if a["sender"] and a["sender"].get("error")}
     meta["fidelity"] = fid = stats.get("fidelity") or {}
     meta["warnings"] = []
     b = next((c for c in stats["channels"] if c["name"] == result.bottleneck), None)
@@ -418,8 +445,9 @@ def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, A
     return t[keep], rtt[keep]
 
 
-def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap):
+def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks=None, stack_traces=None):
     import numpy as np
+    import pyarrow as pa
 
     from rttlab.sim.run import Result, conform
 
@@ -452,6 +480,19 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
     def wire_delta(key: str) -> list[int]:
         return [wire[f][key] - (wire0[f][key] if wire0[f] else 0) for f in range(n)]
 
+    stacks = stacks or ["kernel"] * n
+    # rttlab's sender reports its own counters (the simulator's: timeouts counted, not inferred;
+    # RTT samples as its estimator took them, after the warm-up; prediction error; cwnd).
+    own = [apps[f]["sender"] if stacks[f] == "rttlab" and apps[f]["sender"] else None for f in range(n)]
+
+    def mine(key: str, kernel: list[Any]) -> list[Any]:
+        return [own[f].get(key) if own[f] is not None else kernel[f] for f in range(n)]
+
+    for f in range(n):
+        if own[f] is not None and own[f].get("rtt_summary"):
+            rtt_stats[f] = own[f]["rtt_summary"]
+    none = [None] * n
+
     sent_bytes = wire_delta("bytes_sent")
     tput = [sent_bytes[f] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) for f in range(n)]
     flows = conform(
@@ -470,19 +511,22 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "throughput_bps": tput,
             # An on/off application's load after the warm-up (its schedule; null for bulk), as the simulator's.
             "offered_bps": [
-                a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in a["sender"] else None for f, a in enumerate(apps)
+                a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in (a["sender"] or {}) else None for f, a in enumerate(apps)
             ],
-            "retransmissions": [w["retransmissions"] for w in wire],
-            **{k: [c[k] if c else None for c in causes] for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")},
+            "retransmissions": [own[f]["retx_fast"] + own[f]["retx_timeout"] if own[f] else wire[f]["retransmissions"] for f in range(n)],
+            **{k: mine(k, [c[k] if c else None for c in causes]) for k in ("retx_fast", "retx_timeout", "timeouts")},
+            **{k: [c[k] if c else None for c in causes] for k in ("retx_spurious", "retx_necessary")},
             # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
-            "ecn_reductions": [w["cwr_sent"] for w in wire],
-            "rtt_samples": rtt_n,
+            "ecn_reductions": mine("ecn_reductions", [w["cwr_sent"] for w in wire]),
+            **{k: mine(k, none) for k in ("recovery", "estimator", "rto_policy", "fast_recoveries", "quench_reductions", "quench_received", "timeouts_undone", "pred_error_before", "pred_error_after", "mean_cwnd", "final_ssthresh")},
+            "rtt_samples": mine("rtt_samples", rtt_n),
             "rtt_mean": [s[0] if s else None for s in rtt_stats],
             "rtt_std": [s[1] if s else None for s in rtt_stats],
             "rtt_min": [s[2] if s else None for s in rtt_stats],
             "rtt_max": [s[3] if s else None for s in rtt_stats],
-            "final_cwnd": [(a["sender"].get("tcp_info") or {}).get("snd_cwnd") for a in apps],
-            "cc": [f"linux-{c}" for c in kernel_cc],
+            "final_cwnd": mine("final_cwnd", [((a["sender"] or {}).get("tcp_info") or {}).get("snd_cwnd") for a in apps]),
+            "stack": stacks,
+            "cc": [f"linux-{c}" if stacks[f] == "kernel" else c for f, c in enumerate(kernel_cc)],
         },
     )
     ch = stats["channels"]
@@ -514,13 +558,19 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
     )
     # The `retransmissions` trace from the sender-side pcaps (what the wire shows; cause null
     # where it does not say which mechanism resent).
-    traced = [c["trace"] for c in causes if c]
+    traced = [c["trace"] for f, c in enumerate(causes) if c and stacks[f] == "kernel"]  # rttlab flows: their sender's own trace
     retx_trace = conform(
         "retransmissions",
         {k: np.concatenate([t[k] for t in traced]) if traced else [] for k in ("time", "flow", "seq", "tx", "spurious")}
         | {"cause": [c for t in traced for c in t["cause"]]},
     )
-    # The `rtt` trace from the pcaps: every sample, no estimator (prediction and rto null).
+    # The `rtt` trace from the pcaps: every sample, no estimator (prediction and rto null); an
+    # rttlab flow's from its sender instead (the samples its estimator took, with its prediction
+    # and RTO), as the simulator traces them.
+    rttlab_flows = [f for f in range(n) if stacks[f] == "rttlab"]
+    for f in rttlab_flows:
+        rtt_t[f] = rtt_t[f][:0]
+        rtt_v[f] = rtt_v[f][:0]
     rtt_trace = conform(
         "rtt",
         {
@@ -529,6 +579,8 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "sample": np.concatenate(rtt_v) if n else [],
         },
     )
+    if rttlab_flows and stack_traces and "rtt" in stack_traces:
+        rtt_trace = pa.concat_tables([rtt_trace, stack_traces["rtt"].cast(rtt_trace.schema)]).sort_by([("time", "ascending")])
     g = np.asarray(goodput)
     jain = float(g.sum() ** 2 / (n * (g**2).sum())) if n and g.any() else None
     bottleneck = "bottleneck>" if any(c["name"] == "bottleneck>" for c in ch) else ch[0]["name"]

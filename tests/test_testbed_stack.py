@@ -1,0 +1,126 @@
+"""rttlab's own sender on the wire (`[[flows]] stack = "rttlab"`): the simulator's Sender doing a
+real handshake with a Linux receiver through the testbed's emulator. Root with namespaces and TUN
+(CI's machine); skipped elsewhere with the reason. The segment codec and the handshake machine
+are unit-tested in Rust (src/testbed/{segment,handshake,stack}.rs), without root."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rttlab._core import ScenarioError
+
+
+def _machine_reason() -> str | None:
+    from rttlab.testbed import Unavailable, check_machine
+
+    try:
+        check_machine()
+    except Unavailable as e:
+        return str(e)
+    return None
+
+
+REASON = _machine_reason()
+needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
+
+
+def scenario(tmp_path: Path, flows: str, bottleneck: str = 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100p" }', duration: str = "5s") -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(
+        f"""
+[simulation]
+duration = "{duration}"
+warmup = "1s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ {bottleneck} }}
+access = {{ bandwidth = "100Mbps", delay = "0ms", queue = {{ kind = "droptail", limit = "1000p" }} }}
+[tcp]
+cc = "reno"
+sack = true
+timestamps = true
+rto = {{ estimator = "rfc6298" }}
+{flows}
+"""
+    )
+    return p
+
+
+def our_namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("rtb")]
+
+
+def test_a_stack_other_than_kernel_or_rttlab_is_refused_naming_the_key(tmp_path: Path) -> None:
+    from rttlab import _core
+
+    text = scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "bsd"').read_text()
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.stack: 'bsd' is not one of kernel, rttlab"):
+        _core.Testbed(text)
+
+
+def test_the_simulator_names_its_flows_stack_rttlab_and_ignores_the_key(tmp_path: Path) -> None:
+    from rttlab.sim.run import simulate
+
+    r = simulate(scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"', duration="2s"))
+    assert list(r.flows["stack"]) == ["rttlab"]
+    plain = simulate(scenario(tmp_path, "[[flows]]\ncount = 1", duration="2s"))
+    assert r.event_hash == plain.event_hash
+
+
+@needs_machine
+def test_one_rttlab_reno_flow_fills_a_10_mbps_20_ms_link_against_the_linux_receiver(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    tr = run(scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"'))
+    f = tr.result.flows.iloc[0]
+    b = tr.result.channels.set_index("name").loc["bottleneck>"]
+    sender = tr.apps[0]["sender"]
+    assert sender["connected"] and sender["error"] is None, sender
+    assert (sender["sack"], sender["timestamps"], sender["mss"]) == (True, True, 1448)
+    assert sender["undecodable"] == 0
+    assert (f.stack, f.cc) == ("rttlab", "reno")
+    # ≥ 85 % of the payload rate (1448 of every 1500 bytes on the wire) reaches the application.
+    assert f.goodput_bps >= 0.85 * 10e6 * 1448 / 1500, f.goodput_bps
+    assert b.utilisation >= 0.85
+    # The sender's own RTT samples: the 41.2 ms path plus at most the 100-packet queue and the
+    # emulator's lateness; its counters and the wire agree on what was resent.
+    assert f.rtt_samples > 500
+    assert 0.0405 <= f.rtt_min and f.rtt_max <= 0.0412 + 0.1212 + 0.03, (f.rtt_min, f.rtt_max)
+    assert f.retransmissions == tr.emulator["flows"][0]["retransmissions"]
+    rtt = tr.result.tables["rtt"].to_pandas()
+    assert rtt["prediction"].notna().sum() > 500, "the estimator's predictions are traced as in simulation"
+    assert tr.emulator["mismatched"] == 0
+    assert not our_namespaces()
+
+
+@needs_machine
+def test_a_mixed_run_names_each_flows_stack_over_one_bottleneck(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    tr = run(scenario(tmp_path, '[[flows]]\ncount = 1\n[[flows]]\ncount = 1\nstack = "rttlab"', duration="4s"))
+    fl = tr.result.flows
+    assert list(fl["stack"]) == ["kernel", "rttlab"]
+    assert list(fl["cc"]) == ["linux-reno", "reno"]
+    assert (fl["goodput_bps"] > 1e6).all(), list(fl["goodput_bps"])
+    assert fl["goodput_bps"].sum() >= 0.85 * 10e6 * 1448 / 1500
+    assert tr.apps[1]["sender"]["connected"]
+
+
+@needs_machine
+def test_a_receiver_that_never_answers_gets_a_one_line_error_and_no_half_open_state(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    # A link that loses every packet: the SYNs never reach the receiver.
+    lossy = 'bandwidth = "10Mbps", delay = "20ms", error = { kind = "bernoulli", per = 1.0 }'
+    tr = run(scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"', bottleneck=lossy, duration="8s"))
+    s = tr.apps[0]["sender"]
+    assert not s["connected"]
+    assert s["error"] == "no answer to 3 SYN(s) in 7.0 s; gave up and sent RST", s
+    assert (s["syns"], s["resets_sent"]) == (3, 1)
+    assert tr.metadata["flow_errors"] == {0: s["error"]}
+    assert tr.result.flows.iloc[0].goodput_bps == 0
+    assert not our_namespaces()
