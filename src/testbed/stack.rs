@@ -241,9 +241,13 @@ impl WireSender {
         let t = self.hs.tuple;
         if f.proto == wire::IPPROTO_ICMP {
             // A source quench (RFC 792 type 4) quoting one of our segments: the router's signal.
+            // The quote is the offending packet's IP header and its first 8 data bytes (the ports).
             let ihl = (bytes[0] & 0x0f) as usize * 4;
-            let quoted = bytes.get(ihl + 8..).and_then(wire::parse);
-            if bytes.get(ihl) == Some(&4) && quoted.is_some_and(|q| q.sport == t.sport && q.dport == t.dport) && self.hs.negotiated().is_some() {
+            let ours = bytes.get(ihl + 8..).is_some_and(|q| {
+                let qihl = (q[0] & 0x0f) as usize * 4;
+                q.len() >= qihl + 4 && q[9] == wire::IPPROTO_TCP && q[qihl..qihl + 4] == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
+            });
+            if bytes.get(ihl) == Some(&4) && ours && self.hs.negotiated().is_some() {
                 self.stats.quenches += 1;
                 let router = f.src.checked_sub(ADDR_BASE + 1);
                 self.sender.on_router_signal(now, RouterSignal { router, queue_len: None }, trace);
@@ -433,6 +437,26 @@ count = 1
         let end = segs(w.poll(10 * SEC, &mut tr));
         assert_eq!(end[0].flags, RST);
         assert!(w.deadline().is_none());
+    }
+
+    #[test]
+    fn a_real_icmp_source_quench_quoting_our_segment_reaches_the_sender_as_a_router_signal() {
+        let (s, want) = sender();
+        let mut tr = Trace::new(TraceSet::NONE);
+        let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 10 * SEC, 0);
+        w.poll(0, &mut tr).for_each(drop);
+        let t = w.hs.tuple;
+        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        let data: Vec<Vec<u8>> = w.on_packet(&sa.encode(), 40 * MS, &mut tr).collect();
+        let quench = wire::source_quench(node_addr(1), &data[1]);
+        w.on_packet(&quench, 41 * MS, &mut tr).for_each(drop);
+        assert_eq!(w.stats.quenches, 1);
+        assert_eq!(w.sender.stats.quench_reductions, 1, "Reno answers a quench as congestion (once per window)");
+        // A quench quoting someone else's segment is not ours.
+        let mut other = data[1].clone();
+        other[20..22].copy_from_slice(&1234u16.to_be_bytes());
+        w.on_packet(&wire::source_quench(node_addr(1), &other), 42 * MS, &mut tr).for_each(drop);
+        assert_eq!(w.stats.quenches, 1);
     }
 
     #[test]
