@@ -12,6 +12,8 @@ import pytest
 
 from rttlab._core import ScenarioError
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def _machine_reason() -> str | None:
     from rttlab.testbed import Unavailable, check_machine
@@ -113,15 +115,20 @@ def test_a_mixed_run_names_each_flows_stack_over_one_bottleneck(tmp_path: Path) 
 
 @needs_machine
 def test_a_receiver_that_never_answers_gets_a_one_line_error_and_no_half_open_state(tmp_path: Path) -> None:
-    from rttlab.testbed import run
+    import json
+    import os
+    import sys
 
-    # A link that loses every packet: the SYNs never reach the receiver.
+    # A link that loses every packet: the SYNs never reach the receiver. Through the CLI.
     lossy = 'bandwidth = "10Mbps", delay = "20ms", error = { kind = "bernoulli", per = 1.0 }'
-    tr = run(scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"', bottleneck=lossy, duration="8s"))
-    s = tr.apps[0]["sender"]
+    path = scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"', bottleneck=lossy, duration="8s")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "testbed", str(path), "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    s = doc["apps"][0]["sender"]
     assert not s["connected"]
     assert s["error"] == "no answer to 3 SYN(s) in 7.0 s; gave up and sent RST", s
     assert (s["syns"], s["resets_sent"]) == (3, 1)
-    assert tr.metadata["flow_errors"] == {0: s["error"]}
-    assert tr.result.flows.iloc[0].goodput_bps == 0
+    assert doc["testbed"]["aggregate_goodput_bps"] == 0
     assert not our_namespaces()
