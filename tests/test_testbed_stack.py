@@ -51,9 +51,12 @@ rto = {{ estimator = "rfc6298" }}
     return p
 
 
-def our_namespaces() -> list[str]:
+def our_namespaces(pid: int | None = None) -> list[str]:
+    """This process's testbed namespaces (or those of `pid`): other testbeds may run beside it."""
+    import os
+
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith("rtb")]
+    return [line.split()[0] for line in out.splitlines() if line.startswith(f"rtb{pid or os.getpid()}-")]
 
 
 def test_a_stack_other_than_kernel_or_rttlab_is_refused_naming_the_key(tmp_path: Path) -> None:
@@ -123,12 +126,13 @@ def test_a_receiver_that_never_answers_gets_a_one_line_error_and_no_half_open_st
     lossy = 'bandwidth = "10Mbps", delay = "20ms", error = { kind = "bernoulli", per = 1.0 }'
     path = scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "rttlab"', bottleneck=lossy, duration="8s")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
-    p = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "testbed", str(path), "--json"], capture_output=True, text=True, env=env, timeout=60)
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    p = subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(path), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    doc = json.loads(out)
     s = doc["apps"][0]["sender"]
     assert not s["connected"]
     assert s["error"] == "no answer to 3 SYN(s) in 7.0 s; gave up and sent RST", s
     assert (s["syns"], s["resets_sent"]) == (3, 1)
     assert doc["testbed"]["aggregate_goodput_bps"] == 0
-    assert not our_namespaces()
+    assert not our_namespaces(p.pid)
