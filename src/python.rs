@@ -1223,6 +1223,9 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
                 if out[sp].is_some() {
                     return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends two rttlab flows; the testbed gives rttlab's sender one flow per host (not done yet)")));
                 }
+                if engine.flows[f].app.is_some() {
+                    return Err(invalid(format!("flows[{g}].app"), "on/off applications with stack = \"rttlab\" have no testbed form yet (bulk transfers only)"));
+                }
                 let plan = &emu.plans[f];
                 let sender = engine.flows[f].sender.clone();
                 let want = Want { mss: tcp.mss.min(u16::MAX as u32) as u16, sack: tcp.sack, timestamps: tcp.timestamps, ecn: tcp.ecn && tcp.receiver_ecn, syn_retries: 2 };
