@@ -82,6 +82,8 @@ def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_pa
     hs = conns["handshake_rtt"].iloc[0]
     assert 0.040 <= hs <= 0.040 + 0.003, hs
     assert tr.emulator["mismatched"] == 0
+    # final_cwnd is bytes, as the simulator's column: Linux's segment count × its MSS.
+    assert f.final_cwnd % 1448 == 0 and f.final_cwnd >= 2 * 1448, f.final_cwnd
     # The result has the simulator's schema, so every reader of a simulated run reads it.
     for name in ("flows", "channels", "drops", "marks", "queue", "arrival"):
         assert tr.result.tables[name].schema.equals(schema(name)), name

@@ -66,6 +66,13 @@ class TestbedResult:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def _cwnd_bytes(info: dict | None) -> int | None:
+    """A kernel flow's final congestion window in bytes, as the flows table declares it."""
+    if not info or info.get("snd_cwnd") is None:
+        return None
+    return info["snd_cwnd"] * info["snd_mss"]
+
+
 def _available_cc(ns: str) -> set[str]:
     r = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"], capture_output=True, text=True)
     return set(r.stdout.split())
@@ -524,7 +531,8 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "rtt_std": [s[1] if s else None for s in rtt_stats],
             "rtt_min": [s[2] if s else None for s in rtt_stats],
             "rtt_max": [s[3] if s else None for s in rtt_stats],
-            "final_cwnd": mine("final_cwnd", [((a["sender"] or {}).get("tcp_info") or {}).get("snd_cwnd") for a in apps]),
+            # tcpi_snd_cwnd counts segments; the column is bytes (src/sim/tables.rs), so × tcpi_snd_mss.
+            "final_cwnd": mine("final_cwnd", [_cwnd_bytes((a["sender"] or {}).get("tcp_info")) for a in apps]),
             "stack": stacks,
             "cc": [f"linux-{c}" if stacks[f] == "kernel" else c for f, c in enumerate(kernel_cc)],
         },
