@@ -238,6 +238,7 @@ impl CaRto {
             max_rto: cfg.max_rto,
             initial_rto: cfg.initial_rto,
             k: 4.0,
+            bsd_tick: 0,
         });
         Self { base, ext: ContentionExtension::new(cfg.extension()) }
     }

@@ -1,5 +1,7 @@
 //! RFC 6298 (Jacobson/Karels) retransmission timer — docs/algorithms.md §1 [exact].
 
+mod bsd;
+
 use super::{Context, Estimator, Info, RttEstimator, Smoothed};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, SEC, round_ns};
@@ -10,6 +12,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off (§2.5: MAY, but at least 60 s)"),
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample (§2.1; 3 s after a SYN timeout, §5.7)"),
     ParamSpec::float("k", "4", 0.0, 100.0, "variance multiplier K (§2)"),
+    ParamSpec::duration("bsd_tick", "0s", 0.0, 10.0, "0: RFC 6298 as written; > 0: 4.4BSD-Lite's tcp_xmit_timer in whole ticks of this length (SRTT of rtt − 1 tick, ×8/×4 integers, RTO = SRTT + 4·RTTVAR ticks ≥ min_rto in ticks; granularity and k unused)"),
 ];
 
 pub const INFO: Info = Info::new(
@@ -27,11 +30,13 @@ pub struct Config {
     pub max_rto: Nanos,
     pub initial_rto: Nanos,
     pub k: f64,
+    /// > 0: BSD's integer form in ticks of this length ([`bsd`]); 0: the RFC's real arithmetic.
+    pub bsd_tick: Nanos,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0 }
+        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0, bsd_tick: 0 }
     }
 }
 
@@ -43,6 +48,7 @@ impl Config {
             max_rto: p.duration("max_rto")?,
             initial_rto: p.duration("initial_rto")?,
             k: p.float("k")?,
+            bsd_tick: p.duration("bsd_tick")?,
         })
     }
 }
@@ -56,6 +62,7 @@ pub struct Rfc6298 {
     rttvar: f64,
     has_sample: bool,
     rto: Nanos,
+    bsd: Option<bsd::Bsd>,
 }
 
 /// α = 1/8, β = 1/4 (RFC 6298 §2.3).
@@ -64,7 +71,7 @@ const BETA: f64 = 0.25;
 
 impl Rfc6298 {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, srtt: 0.0, rttvar: 0.0, has_sample: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto) }
+        Self { cfg, srtt: 0.0, rttvar: 0.0, has_sample: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto), bsd: (cfg.bsd_tick > 0).then(|| bsd::Bsd::new(cfg.bsd_tick)) }
     }
 
     pub fn srtt(&self) -> f64 {
@@ -88,6 +95,13 @@ impl Rfc6298 {
 
 impl RttEstimator for Rfc6298 {
     fn on_sample(&mut self, rtt: Nanos, _ctx: &Context) {
+        if let Some(b) = self.bsd.as_mut() {
+            b.on_sample(rtt);
+            self.has_sample = true;
+            // TCPT_RANGESET(t_rxtcur, TCP_REXMTVAL(tp), t_rttmin, max).
+            self.rto = b.rexmtval().max(b.floor(self.cfg.min_rto)).min(self.cfg.max_rto);
+            return;
+        }
         let r = rtt as f64;
         if self.has_sample {
             // §2.3: RTTVAR first, with the old SRTT; the order is mandatory.
@@ -103,6 +117,9 @@ impl RttEstimator for Rfc6298 {
     }
 
     fn prediction(&self) -> Option<Nanos> {
+        if let Some(b) = &self.bsd {
+            return self.has_sample.then(|| b.prediction());
+        }
         self.has_sample.then(|| round_ns(self.srtt))
     }
 
@@ -120,14 +137,24 @@ impl RttEstimator for Rfc6298 {
 
     /// Before the first sample: the initial RTO (§2.1), already bounded.
     fn unfloored_rto(&self) -> f64 {
+        if let Some(b) = &self.bsd {
+            return if self.has_sample { b.rexmtval() as f64 } else { self.rto as f64 };
+        }
         if self.has_sample { self.raw_rto() } else { self.rto as f64 }
     }
 
+    /// None in BSD's form: its integer tick state has no RFC 4015 re-initialisation here.
     fn smoothed(&self) -> Option<Smoothed> {
+        if self.bsd.is_some() {
+            return None;
+        }
         self.has_sample.then_some(Smoothed { srtt: self.srtt, rttvar: self.rttvar, granularity: self.cfg.granularity as f64 })
     }
 
     fn set_smoothed(&mut self, srtt: f64, rttvar: f64) {
+        if self.bsd.is_some() {
+            return;
+        }
         (self.srtt, self.rttvar, self.has_sample) = (srtt, rttvar, true);
         self.rto = self.compute_rto();
     }
@@ -207,4 +234,22 @@ mod tests {
         b.on_timeout(&mut est);
         assert_eq!(b.rto(&est), 2 * SEC);
     }
+
+    #[test]
+    fn with_bsd_tick_it_is_bsd_tcp_xmit_timer_with_its_two_tick_floor() {
+        let given = [("bsd_tick".to_string(), "500ms".to_string())];
+        let mut est = crate::rtt::build("rfc6298", &given).unwrap();
+        // 1-tick samples: BSD's SRTT settles at 7/8 tick of rtt − 1 (prediction 1.875 ticks),
+        // RTO (0 + 3 ticks) = 1.5 s; the RFC form (G 1 ms) goes to 1 s + 4·RTTVAR → its floor.
+        for _ in 0..20 {
+            est.on_sample(500 * MS, &Context::default());
+        }
+        assert_eq!(est.prediction(), Some(937_500_000));
+        assert_eq!(est.rto(), 1_500 * MS);
+        // One 4-tick sample: delta = 3: t_srtt 10, t_rttvar 3 + 3 = 6: RTO (1 + 6) ticks.
+        est.on_sample(2_000 * MS, &Context::default());
+        assert_eq!(est.rto(), 3_500 * MS);
+        assert!(est.smoothed().is_none());
+    }
+
 }
