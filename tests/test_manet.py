@@ -177,23 +177,28 @@ def test_nunes_manet_quick_is_pinned_whatever_directory_it_starts_from(tmp_path)
     assert "fig2-retx: traffic.flows=3" in rows and "claim: fig8-bursty-delivered" in rows
     with duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True) as c:
         got = {
-            est: (delivered, retx, samples)
-            for est, delivered, retx, samples in c.execute(
-                'SELECT "tcp.estimator", packets_delivered, retx_pct, samples FROM runs WHERE status = \'ok\' ORDER BY 1'
+            (sweep, est): (delivered, retx, samples)
+            for sweep, est, delivered, retx, samples in c.execute(
+                'SELECT s.sweep, r."tcp.estimator", packets_delivered, retx_pct, samples FROM runs r JOIN sweep_runs s USING (hash) WHERE status = \'ok\' ORDER BY 1, 2'
             ).fetchall()
         }
         versions = c.execute("SELECT DISTINCT simulator, simulator_version FROM runs").fetchall()
     assert versions == [("ns3-manet", versions[0][1])] and versions[0][1].startswith("ns3 3.44")
-    assert set(got) == {"eifel", "fixed-share", "jacobson"}
+    # Three readings: ★ eq3's three runs; linux-rule and bsd-jacobson each change one arm.
+    assert set(got) == set(PINNED) | {("nunes-manet-quick@linux-rule", "jacobson"), ("nunes-manet-quick@linux-rule", "eifel"), ("nunes-manet-quick@bsd-jacobson", "fixed-share"), ("nunes-manet-quick@bsd-jacobson", "eifel")}
     # Pinned (docs/reproductions/nunes-manet.md): packets delivered, % retransmitted, samples.
-    for est, pinned in PINNED.items():
-        assert got[est] == pytest.approx(pinned, rel=1e-12), est
+    for key, pinned in PINNED.items():
+        assert got[key] == pytest.approx(pinned, rel=1e-12), key
+    # Every run keeps its samples for offline re-scoring (rttlab.papers.nunes_experts.manet.rescore).
+    assert len(list((tmp_path / "results.duckdb.series").glob("*/rtt.parquet"))) == 5
 
 
 PINNED = {
-    "eifel": (7177.0, 11.582917629881981, 3647.0),
-    "fixed-share": (8944.0, 2.6039978390059426, 4197.0),
-    "jacobson": (8265.0, 12.538161911780188, 4207.0),
+    ("nunes-manet-quick", "eifel"): (7177.0, 11.582917629881981, 3647.0),
+    ("nunes-manet-quick", "jacobson"): (8265.0, 12.538161911780188, 4207.0),
+    ("nunes-manet-quick", "fixed-share"): None,  # eq3: filled from the run below
+    ("nunes-manet-quick@linux-rule", "fixed-share"): (8944.0, 2.6039978390059426, 4197.0),
+    ("nunes-manet-quick@bsd-jacobson", "jacobson"): None,
 }
 
 
@@ -222,3 +227,47 @@ def test_the_canonical_form_is_the_same_run_when_a_worker_reads_it_back():
     for run in Reproduction.load("nunes-manet", quick=True).sweep().runs:
         again = ManetScenario.from_toml(run.scenario.canonical_toml)
         assert again.hash == run.scenario.hash and again.resolved() == run.scenario.resolved()
+
+
+def _resolved_rto(rep, estimator):
+    run = next(r for r in rep.sweep().runs if r.params["tcp.estimator"] == estimator)
+    return run.scenario.resolved()["tcp"]["rto"]
+
+
+def test_the_primary_reading_gives_both_arms_the_papers_eq_3_and_the_others_are_declared_beside_it():
+    readings = {r.reading: r for r in Reproduction.load("nunes-manet", quick=True).readings}
+    assert list(readings) == ["eq3", "linux-rule", "bsd-jacobson"] and readings["eq3"].primary
+    assert "EstimatedRTT" in readings["eq3"].reading_spec["says"]
+    jacobson, experts = _resolved_rto(readings["eq3"], "jacobson"), _resolved_rto(readings["eq3"], "fixed-share")
+    for key in ("min_rto", "granularity"):
+        assert experts[key] == jacobson[key]
+    assert experts["rto"] == "rfc6298" and experts["max_rto"] == "60s"
+    # linux-rule: the runs before issue 25 (Fixed-Share under rttlab's default Linux rule).
+    assert "rto" not in _resolved_rto(readings["linux-rule"], "fixed-share")
+    assert _resolved_rto(readings["bsd-jacobson"], "jacobson")["bsd_tick"] == "500ms"
+    # Readings share the runs they do not change (run once): Jacobson's and Eifel's eq3 runs.
+    hashes = {name: {r.params["tcp.estimator"]: r.hash for r in rep.sweep().runs} for name, rep in readings.items()}
+    assert hashes["linux-rule"]["jacobson"] == hashes["eq3"]["jacobson"]
+    assert hashes["bsd-jacobson"]["fixed-share"] == hashes["eq3"]["fixed-share"]
+    assert hashes["bsd-jacobson"]["jacobson"] != hashes["eq3"]["jacobson"]
+
+
+def test_offline_rescoring_replays_each_flow_alone_over_the_samples_it_saw():
+    from rttlab.papers.nunes_experts.manet import rescore
+
+    # Two flows, 500 ms ticks, samples in seconds; flow 1's first sample gets no prediction.
+    rtt = pd.DataFrame({"time": [1.0, 2.0, 1.5, 3.0, 2.5], "flow": [0, 0, 1, 0, 1], "sample": [0.5, 0.5, 1.0, 1.0, 0.5]})
+    # RFC 6298: flow 0 predicts 0.5 then 0.5 (errors 0, 1 tick); flow 1 predicts 1.0 (1 tick).
+    assert rescore(rtt, "rfc6298", {}, 0.5) == pytest.approx(2 / 3)
+    # BSD (tcp_xmit_timer): flow 0: t_srtt 8 → predicts 2 ticks (error 1), then t_srtt 7 →
+    # 1.875 ticks against 2 (0.125); flow 1: t_srtt 16 → 3 ticks against 1 (2).
+    assert rescore(rtt, "rfc6298", {"bsd_tick": "500ms"}, 0.5) == pytest.approx((1 + 0.125 + 2) / 3)
+
+
+def test_the_seed_count_a_claim_needs_grows_with_the_variance_over_the_squared_difference():
+    from rttlab.papers.nunes_experts.manet import seeds_needed
+
+    # (1.645 + 0.842)² · 2 = 12.4 → 13 seeds per arm for a difference of one standard deviation.
+    assert seeds_needed(1.0, 1.0, 1.0) == 13
+    assert seeds_needed(2.0, 2.0, 1.0) == 50  # ceil(49.46)
+    assert seeds_needed(1.0, 1.0, 0.0) == math.inf

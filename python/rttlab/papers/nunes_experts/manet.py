@@ -514,6 +514,47 @@ def run_metrics(rtt: Any, flows: Any, packet: int, tick_s: float, queue_bytes: f
     }
 
 
+def rescore(rtt: Any, estimator: str, params: Mapping[str, Any], tick_s: float) -> float:
+    """Offline: replay ``estimator`` (rttlab's, with ``params``) over a stored run's ``rtt`` trace
+    — each flow's samples in time order, one stream per flow, exactly the samples that run's
+    estimator saw — and return its mean |prediction − sample| in ticks, the prediction made before
+    each sample (``error_before_ticks``'s definition). No ns-3 run: a stored trace read with
+    another estimator (e.g. Jacobson as BSD's ``tcp_xmit_timer``, ``rfc6298`` with ``bsd_tick``,
+    whose prediction is its SRTT of rtt − 1 tick plus that tick: the error against the sample its
+    SRTT uses)."""
+    import numpy as np
+
+    from rttlab import _core
+
+    frame = rtt.sort_values(["flow", "time"], kind="stable")
+    if frame.empty:
+        return float("nan")
+    flows = frame["flow"].to_numpy()
+    starts = [0, *np.flatnonzero(flows[1:] != flows[:-1]) + 1]
+    times = np.round(frame["time"].to_numpy() * 1e9).astype("uint64")
+    samples = np.round(frame["sample"].to_numpy() * 1e9).astype("uint64")
+    spec = [(estimator, [(k, str(v)) for k, v in params.items()])]
+    out = _core.replay(times, samples, spec, int(round(tick_s * 1e9)), True, 1, [int(x) for x in starts])[0]
+    pred = np.asarray(out["prediction_s"], dtype=float)
+    has = ~np.isnan(pred)
+    return float(np.abs(pred[has] - samples[has] / 1e9).mean() / tick_s) if has.any() else float("nan")
+
+
+def seeds_needed(sd_ours: float, sd_versus: float, delta: float, level: float = 0.90, power: float = 0.80) -> float:
+    """Seeds per arm for a two-sided test at ``level`` (the reproduction's 90 %) to find a
+    difference of means ``delta`` with probability ``power``, from the arms' standard deviations
+    over seeds (normal approximation, unpaired: n = (z_(1+level)/2 + z_power)² (σ₁² + σ₂²) / δ²).
+    A claim whose runs have fewer seeds than this is undecided, whatever its means say."""
+    from math import ceil, inf
+
+    from scipy.stats import norm
+
+    if delta == 0:
+        return inf
+    z = norm.ppf((1 + level) / 2) + norm.ppf(power)
+    return max(2, ceil(z * z * (sd_ours**2 + sd_versus**2) / delta**2))
+
+
 def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
     """A sweep's run: the MANET runs keep the traces they always record, whatever ``traces`` asks."""
     return simulate(scenario_toml)
