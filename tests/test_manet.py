@@ -196,9 +196,9 @@ def test_nunes_manet_quick_is_pinned_whatever_directory_it_starts_from(tmp_path)
 PINNED = {
     ("nunes-manet-quick", "eifel"): (7177.0, 11.582917629881981, 3647.0),
     ("nunes-manet-quick", "jacobson"): (8265.0, 12.538161911780188, 4207.0),
-    ("nunes-manet-quick", "fixed-share"): None,  # eq3: filled from the run below
+    ("nunes-manet-quick", "fixed-share"): (9726.0, 2.651703247591618, 4632.0),  # ★ eq3
     ("nunes-manet-quick@linux-rule", "fixed-share"): (8944.0, 2.6039978390059426, 4197.0),
-    ("nunes-manet-quick@bsd-jacobson", "jacobson"): None,
+    ("nunes-manet-quick@bsd-jacobson", "jacobson"): (10001.0, 2.278456466938142, 4744.0),
 }
 
 
