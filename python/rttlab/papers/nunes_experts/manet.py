@@ -73,7 +73,8 @@ Choices where the paper is silent (each also in docs/reproductions/nunes-manet.m
 - **Estimators**: Jacobson = rttlab's ``rfc6298`` with the paper's eq. (3) floor of 2 ticks
   (min_rto 1 s) and G = 1 tick (500 ms); Fixed-Share = ``fixed-share`` with tick 500 ms (128 ticks
   = 64 s = BSD's maximum RTO at QualNet's 500 ms slow timer, docs/algorithms.md §6.2), N 100, η 2,
-  α 0.08, RTO by rttlab's default (Linux rules around the prediction); Eifel = ``eifel`` with its
+  α 0.08, RTO by the paper's eq. (3) around the prediction in nunes-manet.toml (its primary
+  reading; ``rto = "rfc6298"``), by Linux's rules in its ``linux-rule`` reading; Eifel = ``eifel`` with its
   flight-based gain from ns-3's cwnd (``one-over-flight``: timestamps give a sample per ACK).
 - **Metrics** (per run): ``error_before_ticks`` / ``error_after_ticks`` — mean |prediction −
   sample| in ticks over every sample of every flow, the prediction made before the sample and the
