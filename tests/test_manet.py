@@ -128,6 +128,9 @@ def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
     # (3 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 2 seeds
     assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == (3 * 3 * 3 + 3 * 3) * 2
     assert len(Reproduction.load("nunes-manet", quick=True).sweep().runs) == 3
+    # small: --quick's three runs with seeds 1–3 (seed 1's are --quick's, the same hashes)
+    small = {r.hash for r in Reproduction.load("nunes-manet", scale="small").sweep().runs}
+    assert len(small) == 9 and {r.hash for r in Reproduction.load("nunes-manet", quick=True).sweep().runs} <= small
     with pytest.raises(Exception, match="no scale 'huge'"):
         Reproduction.load("nunes-manet", scale="huge")
 
