@@ -239,6 +239,7 @@ impl CaRto {
             initial_rto: cfg.initial_rto,
             k: 4.0,
             bsd_tick: 0,
+            max_backoff: 64,
         });
         Self { base, ext: ContentionExtension::new(cfg.extension()) }
     }

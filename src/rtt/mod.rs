@@ -57,6 +57,11 @@ pub trait RttEstimator {
     fn rto(&self) -> Nanos;
     /// Upper bound for the backed-off RTO (RFC 6298 §2.5: at least 60 s).
     fn max_rto(&self) -> Nanos;
+    /// Back-off doublings at most in a row (default: no cap of its own; the RTO is still capped
+    /// at [`Self::max_rto`]). ns-2 caps the multiplier at 64.
+    fn max_backoff(&self) -> u32 {
+        u32::MAX
+    }
     /// The floor this estimator applies to its RTO last (RFC 6298 §2.4's 1 s), 0 if it has none
     /// or keeps it inside its formula (Linux's `rto_min` sits in rttvar). An RTO policy that adds
     /// to the RTO ([`policy`]) re-applies it to the sum.
@@ -102,6 +107,7 @@ macro_rules! estimators {
             fn prediction(&self) -> Option<Nanos> { match self { $( Self::$variant(e) => e.prediction(), )* } }
             fn rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.rto(), )* } }
             fn max_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.max_rto(), )* } }
+            fn max_backoff(&self) -> u32 { match self { $( Self::$variant(e) => e.max_backoff(), )* } }
             fn min_rto(&self) -> Nanos { match self { $( Self::$variant(e) => e.min_rto(), )* } }
             fn unfloored_rto(&self) -> f64 { match self { $( Self::$variant(e) => e.unfloored_rto(), )* } }
             fn on_timer_armed(&mut self, ctx: &Context) { match self { $( Self::$variant(e) => e.on_timer_armed(ctx), )* } }

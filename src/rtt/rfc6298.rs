@@ -13,6 +13,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample (§2.1; 3 s after a SYN timeout, §5.7)"),
     ParamSpec::float("k", "4", 0.0, 100.0, "variance multiplier K (§2)"),
     ParamSpec::duration("bsd_tick", "0s", 0.0, 10.0, "0: RFC 6298 as written; > 0: 4.4BSD-Lite's tcp_xmit_timer in whole ticks of this length (SRTT of rtt − 1 tick, ×8/×4 integers, RTO = SRTT + 4·RTTVAR ticks ≥ min_rto in ticks; granularity and k unused)"),
+    ParamSpec::int("max_backoff", "64", 0.0, 64.0, "at most this many doublings of the RTO in a row (§5.5 sets none: 64 never binds; ns-2's TcpAgent::rtt_backoff caps its multiplier at 64, i.e. 6)"),
 ];
 
 pub const INFO: Info = Info::new(
@@ -32,11 +33,13 @@ pub struct Config {
     pub k: f64,
     /// > 0: BSD's integer form in ticks of this length ([`bsd`]); 0: the RFC's real arithmetic.
     pub bsd_tick: Nanos,
+    /// Back-off doublings at most (ns-2's cap is 6: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
+    pub max_backoff: u32,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0, bsd_tick: 0 }
+        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0, bsd_tick: 0, max_backoff: 64 }
     }
 }
 
@@ -49,6 +52,7 @@ impl Config {
             initial_rto: p.duration("initial_rto")?,
             k: p.float("k")?,
             bsd_tick: p.duration("bsd_tick")?,
+            max_backoff: p.int("max_backoff")? as u32,
         })
     }
 }
@@ -129,6 +133,10 @@ impl RttEstimator for Rfc6298 {
 
     fn max_rto(&self) -> Nanos {
         self.cfg.max_rto
+    }
+
+    fn max_backoff(&self) -> u32 {
+        self.cfg.max_backoff
     }
 
     fn min_rto(&self) -> Nanos {

@@ -146,6 +146,16 @@ impl RetransmitTimer {
         self.backoff.on_timeout(&mut self.estimator);
     }
 
+    /// The timer expired but is not to back off (a congestion control's choice, e.g. SpecTCP's
+    /// `timeout_backoff = "congestion"` for a timeout judged corruption): stop and forget the
+    /// timed segment (Karn) as [`Self::on_timeout`] does, and tell the estimator, without the
+    /// doubling; the RTO stays at base · 2^count for the count so far.
+    pub fn on_timeout_without_backoff(&mut self) {
+        self.deadline = None;
+        self.timed = None;
+        self.estimator.on_timeout();
+    }
+
     /// Feed one valid sample (Karn already applied: see [`karn`], [`Self::timed_sample`]): the
     /// estimator updates and the back-off ends (RFC 6298 §5.7 note; Linux `tcp_ack_update_rtt`
     /// sets icsk_backoff = 0).
@@ -225,7 +235,9 @@ impl Backoff {
 
     /// The timer expired: one more doubling, and the estimator hears of it.
     pub fn on_timeout<E: RttEstimator + ?Sized>(&mut self, estimator: &mut E) {
-        self.count = self.count.saturating_add(1);
+        if self.count < estimator.max_backoff() {
+            self.count += 1; // 64 doublings already saturate backed_off: no cap short of that binds
+        }
         estimator.on_timeout();
     }
 

@@ -64,7 +64,7 @@ def reproduce(
     results = []
     done: set[str] = set()
     for r, rs in zip(reps, readings):
-        rows, reports = [], []
+        rows, reports, reading_reports = [], [], []
         for x in rs:
             sweep = sweeps[x.sweep_name]
             if sweep.name not in done:
@@ -81,6 +81,8 @@ def reproduce(
                     mine = x.compare(runs, flows, store.series)
                     if x.primary:  # ours alone, from the primary reading's runs
                         reports = x.reports(runs, flows, store.series)
+                    elif x.own_runs:  # and from each other reading's own runs
+                        reading_reports.append({"reading": x.reading, "reports": x.reports(runs, flows, store.series)})
                 except ReproductionError as e:
                     # Nothing to compare because the runs failed: say that, with the count.
                     exit_if_runs_failed(sweep, store, f"; no comparison: {e}")
@@ -93,7 +95,7 @@ def reproduce(
         models = r.models()
         declared = [{"name": x.reading, "primary": x.primary, "what": x.reading_spec.get("what", ""), "says": x.reading_spec["says"], "sweep": x.sweep_name} for x in rs if x.reading is not None]
         elsewhere = [{"name": n, "scales": sc} for n, sc in r.elsewhere_readings]
-        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"readings": declared} if declared else {}), **({"readings_elsewhere": elsewhere} if elsewhere else {}), **({"models": models} if models else {})})
+        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"reading_reports": reading_reports} if reading_reports else {}), **({"readings": declared} if declared else {}), **({"readings_elsewhere": elsewhere} if elsewhere else {}), **({"models": models} if models else {})})
         # The figure shows the primary reading (the table and comparison.json hold every reading).
         primary = next(x for x in rs if x.primary)
         (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(primary, [row for row in rows if row.get("primary", True)]))
@@ -121,6 +123,8 @@ def reproduce(
         for d in res.get("readings_elsewhere", []):
             console.print(f"reading {d['name']} is run at --scale {' / '.join(d['scales'])} (not at this scale)", highlight=False)
         show_reports(r, res["reports"])
+        for rr in res.get("reading_reports", []):
+            show_reports(r, rr["reports"], f"reading {rr['reading']}: ")
         show_models(res.get("models", []))
     console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
     if drawn:
@@ -206,14 +210,14 @@ def _claim_rank(rows: list[dict[str, Any]], row: dict[str, Any]) -> int:
     return next(i for i, r in enumerate(rows) if (r["point"], r["metric"]) == (row["point"], row["metric"]))
 
 
-def show_reports(rep: Any, reports: list[dict[str, Any]]) -> None:
+def show_reports(rep: Any, reports: list[dict[str, Any]], prefix: str = "") -> None:
     from rich.markup import escape
 
     from rttlab.cli.table import Col, num, show as show_table
 
     for rpt in reports:
         rows = [[escape(r["point"]), value(r["ours"], r.get("metric")), ci_text(r, r.get("metric")), str(r["n"])] for r in rpt["rows"]]
-        show_table([Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(rpt['title'])} (ours; nothing published to compare)")
+        show_table([Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(prefix + rpt['title'])} (ours; nothing published to compare)")
 
 
 def show_models(models: list[dict[str, Any]]) -> None:

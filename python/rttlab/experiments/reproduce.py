@@ -146,6 +146,11 @@ class Reproduction:
         return f"{base}@{self.reading}" if self.reading and _changes_runs(self.reading_spec) else base
 
     @property
+    def own_runs(self) -> bool:
+        """A reading with runs of its own (``set``/``zip``/``grid``): its reports are its own too."""
+        return self.reading is not None and _changes_runs(self.reading_spec)
+
+    @property
     def comparison_name(self) -> str:
         """The name its comparison is stored under: the sweep's, ``@READING`` for each reading."""
         if self.reading is None:
@@ -177,6 +182,11 @@ class Reproduction:
                 raise ReproductionError(f"{where}: reading {i + 1}: name must be a word of letters, digits, '-' and '_'")
             if not isinstance(s.get("says"), str) or not s["says"].strip():
                 raise ReproductionError(f"{where}: reading {s['name']}: says: quote what the paper says that this reading rests on")
+            if "metric" in s and (not isinstance(s["metric"], str) or "metrics" in self.meta):
+                raise ReproductionError(f"{where}: reading {s['name']}: metric: expected a metric name, in a file with one metric (not metrics)")
+            quick = s.get("quick", {})
+            if not isinstance(quick, dict) or set(quick) - {"set", "zip", "grid"}:
+                raise ReproductionError(f"{where}: reading {s['name']}: quick: expected a table of set, zip and grid (its overlays under --quick)")
             for name in s.get("trace", {}):
                 if name not in self.doc.get("trace", {}):
                     raise ReproductionError(f"{where}: reading {s['name']}: trace.{name}: the file has no [trace.{name}] to replace")
@@ -202,7 +212,10 @@ class Reproduction:
             if self.scale not in s.get("scales", scales):
                 continue  # read at other scales only (elsewhere_readings names them)
             doc = {**self.doc, "trace": {**self.doc.get("trace", {}), **s.get("trace", {})}}
-            out.append(Reproduction(name=self.name, doc=doc, quick=self.quick, meta=self.meta, scale=self.scale, reading=s["name"], primary=bool(s.get("primary")), reading_spec=s))
+            # `metric`: the same runs measured by another run or flows column (a definition the
+            # paper allows, e.g. goodput with duplicates); the claims keep their published values.
+            meta = {**self.meta, "metric": s["metric"]} if "metric" in s else self.meta
+            out.append(Reproduction(name=self.name, doc=doc, quick=self.quick, meta=meta, scale=self.scale, reading=s["name"], primary=bool(s.get("primary")), reading_spec=s))
         return out
 
     @property
@@ -223,9 +236,12 @@ class Reproduction:
                 tables[k] = {**tables.get(k, {}), **v} if k in ("sweep", "set") else dict(v)
         # A reading's own runs: keys added to the sweep's [set] and [zip], and [grid] keys
         # replaced, after any scale.
+        # Under --quick a reading's own `quick = { set/zip/grid }` replaces its overlays (a zip
+        # must match the quick zip's length).
+        spec = self.reading_spec.get("quick", self.reading_spec) if self.quick else self.reading_spec
         for k in ("set", "zip", "grid"):
-            if k in self.reading_spec:
-                tables[k] = {**tables.get(k, {}), **self.reading_spec[k]}
+            if k in spec:
+                tables[k] = {**tables.get(k, {}), **spec[k]}
         tables.setdefault("sweep", {})["name"] = self.sweep_name
         try:
             return Sweep.from_dict(tables, source=f"reproduction {self.name}")
@@ -437,7 +453,8 @@ class Reproduction:
             missing = [k for k in point if k not in ok.columns]
             if missing:
                 raise ReproductionError(f"reproduction {self.name}: {missing[0]!r} is not a swept parameter")
-            mask = ok.apply(lambda r: all(_same(r[k], v) for k, v in point.items()), axis=1) if len(ok) else []
+            # A table value (a reading's variant, e.g. { name = "spectcp", ... }) answers to its name.
+            mask = ok.apply(lambda r: all(_same(r[k], v) or _same(_arm(r[k]), v) for k, v in point.items()), axis=1) if len(ok) else []
             return dict(zip(ok[mask]["seed"], ok[mask][column]))
 
         def label(point: dict[str, Any]) -> str:
@@ -713,11 +730,11 @@ class Reproduction:
 
 
 #: What a ``[[reading]]`` may hold.
-READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip", "grid", "scales"}
+READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip", "grid", "scales", "quick", "metric"}
 
 
 def _changes_runs(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("set") or spec.get("zip") or spec.get("grid"))
+    return bool(spec.get("set") or spec.get("zip") or spec.get("grid") or spec.get("quick"))
 
 
 def _arm(value: Any) -> Any:

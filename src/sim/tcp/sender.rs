@@ -728,7 +728,11 @@ impl Sender {
         }
         let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
         self.cc.on_congestion(&mut self.win, &ev);
-        self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
+        if self.cc.timer_backs_off() {
+            self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
+        } else {
+            self.timer.on_timeout_without_backoff(); // a scheme's reading (SpecTCP timeout_backoff)
+        }
         self.episode.recover = Some(self.seq.snd_max);
         if self.cc.last_loss_reduced() {
             self.cwr_until = Some(self.seq.snd_max);

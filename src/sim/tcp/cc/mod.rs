@@ -131,6 +131,12 @@ pub trait CongestionOps {
     fn last_loss_reduced(&self) -> bool {
         true
     }
+    /// Whether the retransmission timer backs off (RFC 6298 §5.5) for the timeout just reported
+    /// to [`Self::on_congestion`]. Default true; SpecTCP's `timeout_backoff = "congestion"`
+    /// answers false for a timeout it judged corruption.
+    fn timer_backs_off(&self) -> bool {
+        true
+    }
     /// Every ACK, first, before recovery acts (default: nothing).
     fn on_ack_event(&mut self, _w: &Window, _ev: &AckEvent) {}
     /// New data was acknowledged outside loss recovery: grow (or shrink) the window.
@@ -232,6 +238,7 @@ macro_rules! schemes {
         impl CongestionOps for CongestionControl {
             fn on_established(&mut self, c: &Connection) { match self { $( Self::$variant(cc) => cc.on_established(c), )* } }
             fn last_loss_reduced(&self) -> bool { match self { $( Self::$variant(c) => c.last_loss_reduced(), )* } }
+            fn timer_backs_off(&self) -> bool { match self { $( Self::$variant(c) => c.timer_backs_off(), )* } }
             #[inline]
             fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack_event(w, ev), )* } }
             #[inline]

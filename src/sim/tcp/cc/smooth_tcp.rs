@@ -16,6 +16,12 @@
 //!   temporal gap) and each new ACK decays it (dp = −α·p). A constant rate of signals therefore
 //!   gives increments that cancel in p, as the stable state asks; the asymmetric response of
 //!   eq. 3 (×w down, ÷w up) still shrinks large windows more, which is the fairness argument.
+//! - **`dq = "net"`** (the other reading, of §IV-A "dj = dx = df = de = dq = 0. So the
+//!   corresponding window increment dw is zero"): the events since the previous new ACK are only
+//!   counted (u); on each new ACK the rate steps once, p ← (1−α)p + α·u, and D uses that one net
+//!   dp = Δp. A steady rate (u constant) drives dp → 0 and so dw → κ/w: only κ moves a window in
+//!   the stable state, as §IV-B's reason for κ says. The response waits for the next ACK (a
+//!   fraction of an RTT) instead of acting on the signal's arrival.
 //! - **j** (RTT variation): j = RTT/RTT_min − 1 from the newest segment's RTT on each ACK that
 //!   has one (dimensionless, so its B and C read like the others'); dj = change since the last
 //!   sample.
@@ -43,7 +49,8 @@
 //! On a congestion signal — a packet drop (fast retransmit or timeout), as §IV-C says
 //! ("congestion signal (packet drop)"), which is also what makes SmoothTCP drop packets only in
 //! slow start (§V-B 3); `ss_signals = "all"` adds quench and ECN-Echo — at most once per window
-//! of data, i.e. until as many bytes as were outstanding have been acknowledged: A_a is
+//! of data (`ss_signals = "fast"`: fast retransmits only — the pseudo-code tests for a signal on
+//! each ACK, and a timeout, often spurious behind a full queue, is no ACK), i.e. until as many bytes as were outstanding have been acknowledged: A_a is
 //! re-fitted (eq. 10) so that the new limit W_c is the window w at the signal, w halves, and a
 //! moves to where the new curve passes w/2 (eq. 11). Slow start ends when w comes within
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
@@ -92,7 +99,8 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::float("m_a", "0", 0.0, 1e9, "M_a of the slow start, in ACKs (eq. 7; 0, as eqs 8–11 assume)"),
     ParamSpec::float("t", "1", 0.0, 1e9, "T of eqs 8–11 (undefined in the paper): 1 makes eq. 8 the exact solution of eq. 7 under eq. 3"),
     ParamSpec::float("exit_margin", "1", 1e-6, 1e6, "slow start ends when w > W_c − this (packets)"),
-    ParamSpec::choice("ss_signals", "drops", &["drops", "all"], "what re-fits the slow start: drops (fast retransmit, timeout: §IV-C 'congestion signal (packet drop)') or all (also quench, ECN-Echo)"),
+    ParamSpec::choice("dq", "event", &["event", "net"], "what dq is for x, f, e, q: event (+α on each signal, −α·p on each ACK, each applied by eq. 3 at once: a steady rate shrinks w) or net (the rate's net change per new ACK: a steady rate gives dq = 0, §IV-A)"),
+    ParamSpec::choice("ss_signals", "drops", &["drops", "all", "fast"], "what re-fits the slow start: drops (fast retransmit, timeout: §IV-C 'congestion signal (packet drop)'), all (also quench, ECN-Echo) or fast (fast retransmits only: a drop the ACKs show, as the pseudo-code checks signals per ACK; a timeout re-fits nothing)"),
 ];
 
 pub const INFO: CcInfo = CcInfo::new(
@@ -136,6 +144,10 @@ pub struct Config {
     pub exit_margin: f64,
     /// Quench and ECN-Echo re-fit the slow start too (not only drops).
     pub ss_on_signals: bool,
+    /// A timeout re-fits the slow start (`ss_signals = "fast"`: only fast retransmits do).
+    pub ss_on_timeouts: bool,
+    /// `dq = "net"`: the event rates step once per new ACK by their net change (module comment).
+    pub net_dq: bool,
 }
 
 impl Default for Config {
@@ -143,7 +155,7 @@ impl Default for Config {
     fn default() -> Self {
         let mut metrics = [Coeffs::default(); 5];
         metrics[Q] = Coeffs { a: 0.0, b: 0.5493, c: 0.0625, m: 0.0 };
-        Self { metrics, kappa: 0.005, alpha: 0.125, slow_start: true, a_a: 40.0, b_a: 0.003038, m_a: 0.0, t: 1.0, exit_margin: 1.0, ss_on_signals: false }
+        Self { metrics, kappa: 0.005, alpha: 0.125, slow_start: true, a_a: 40.0, b_a: 0.003038, m_a: 0.0, t: 1.0, exit_margin: 1.0, ss_on_signals: false, ss_on_timeouts: true, net_dq: false }
     }
 }
 
@@ -258,6 +270,8 @@ pub struct SmoothTcp {
     pub slow_start_end: Option<u64>,
     /// Signals of each kind seen (j unused).
     pub signals: [u64; 5],
+    /// `dq = "net"`: signals of each kind since the last new ACK (u of footnote 1).
+    pending: [f64; 5],
 }
 
 impl SmoothTcp {
@@ -275,6 +289,7 @@ impl SmoothTcp {
             refits: Vec::new(),
             slow_start_end: None,
             signals: [0; 5],
+            pending: [0.0; 5],
         }
     }
 
@@ -294,6 +309,8 @@ impl SmoothTcp {
             t: p.float("t")?,
             exit_margin: p.float("exit_margin")?,
             ss_on_signals: p.choice("ss_signals")? == "all",
+            ss_on_timeouts: p.choice("ss_signals")? != "fast",
+            net_dq: p.choice("dq")? == "net",
         }))
     }
 
@@ -343,7 +360,8 @@ impl SmoothTcp {
         let cfg = self.cfg;
         let mut d = cfg.kappa;
         for k in [X, F, E, Q] {
-            let dp = -cfg.alpha * self.p[k];
+            // event: the decay only (events stepped p when they came); net: the one net step.
+            let dp = if cfg.net_dq { cfg.alpha * (std::mem::take(&mut self.pending[k]) - self.p[k]) } else { -cfg.alpha * self.p[k] };
             if cfg.metrics[k].active() {
                 d -= cfg.metrics[k].slope(self.p[k]) * dp;
             }
@@ -361,9 +379,14 @@ impl SmoothTcp {
         d
     }
 
-    /// D of one event of metric k (its rate rises by α).
+    /// D of one event of metric k (its rate rises by α; under `dq = "net"` it is only counted,
+    /// for the next new ACK's step, and moves nothing now).
     fn event_step(&mut self, k: usize) -> f64 {
         let (c, alpha) = (self.cfg.metrics[k], self.cfg.alpha);
+        if self.cfg.net_dq {
+            self.pending[k] += 1.0;
+            return 0.0;
+        }
         let d = if c.active() { -c.slope(self.p[k]) * alpha } else { 0.0 };
         self.p[k] += alpha;
         d
@@ -419,7 +442,11 @@ impl CongestionOps for SmoothTcp {
         let drop = matches!(ev.kind, Congestion::Loss | Congestion::Timeout { .. });
         let before = self.w();
         if self.in_slow_start {
-            if self.gate == 0 && (drop || self.cfg.ss_on_signals) {
+            let refits = match ev.kind {
+                Congestion::Timeout { .. } => self.cfg.ss_on_timeouts,
+                _ => drop || self.cfg.ss_on_signals,
+            };
+            if self.gate == 0 && refits {
                 self.refit(ev.outstanding.max(win.mss));
             }
         } else {
@@ -611,6 +638,59 @@ mod tests {
         let (small, large) = (shrink(3.0), shrink(12.0));
         // 12 vs 3 packets: the ratio 4 falls (to ≈ 3.5 after 200 steps) — the windows converge.
         assert!(small > 0.1 && large > small + 0.05, "{small} {large}");
+    }
+
+    #[test]
+    fn under_dq_net_a_steady_quench_rate_leaves_the_window_alone_once_the_rate_has_settled() {
+        // §IV-A: a steady rate gives dq = 0, so dw = 0 (κ = 0 here); the event reading shrinks it.
+        let run = |net_dq: bool| {
+            let (mut s, mut w) = ca(Config { kappa: 0.0, net_dq, ..Config::default() }, 12.0);
+            let mut settled = 0.0;
+            for i in 0..400 {
+                quench(&mut s, &mut w);
+                ack(&mut s, &mut w);
+                if i == 199 {
+                    settled = s.w();
+                }
+            }
+            (settled, s.w())
+        };
+        let (settled, end) = run(true);
+        assert!(settled < 12.0, "the rising rate (0 → 1 per ACK) shrinks w while it rises: {settled}");
+        assert!((end - settled).abs() < 1e-9, "then nothing moves: {settled} → {end}");
+        let (settled, end) = run(false);
+        assert!(end < settled - 0.5, "the event reading keeps shrinking: {settled} → {end}");
+    }
+
+    #[test]
+    fn under_dq_net_a_signal_moves_nothing_until_the_next_ack_and_then_steps_the_rate_once() {
+        let (mut s, mut w) = ca(Config { kappa: 0.0, net_dq: true, ..Config::default() }, 5.0);
+        s.p[Q] = 0.5;
+        quench(&mut s, &mut w);
+        quench(&mut s, &mut w);
+        assert_eq!((s.w(), s.metrics()[Q]), (5.0, 0.5));
+        ack(&mut s, &mut w);
+        // u = 2: p 0.5 → 0.5 + α(2 − 0.5) = 0.6875, D = −0.0625·tanh(0.5493·0.5)·0.1875, ×w.
+        let d = -0.0625 * (0.5493f64 * 0.5).tanh() * 0.125 * 1.5;
+        assert!((s.metrics()[Q] - 0.6875).abs() < 1e-12);
+        assert!((s.w() - 5.0 * (1.0 + d)).abs() < 1e-12, "{}", s.w());
+        // A quiet ACK: the rate falls, D > 0, w grows by D/w.
+        ack(&mut s, &mut w);
+        assert!(s.w() > 5.0 * (1.0 + d));
+    }
+
+    #[test]
+    fn under_ss_signals_fast_a_timeout_does_not_refit_the_slow_start_but_a_fast_retransmit_does() {
+        let mut s = SmoothTcp::new(Config { ss_on_timeouts: false, ..Config::default() });
+        let mut w = Window { cwnd: MSS, ssthresh: u64::MAX / 4, mss: MSS };
+        for _ in 0..10 {
+            ack(&mut s, &mut w);
+        }
+        let at = s.w();
+        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Timeout { first: true }, outstanding: w.cwnd, in_recovery: false });
+        assert!(s.refits.is_empty() && s.w() == at);
+        loss(&mut s, &mut w);
+        assert_eq!(s.refits.len(), 1);
     }
 
     #[test]

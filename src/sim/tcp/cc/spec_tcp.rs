@@ -22,6 +22,9 @@
 //!   wrong (a dead link, a congestion collapse without marks), and it is the timer's, not the
 //!   congestion control's. After the timeout the recovery goes back to snd_una (go-back-N for
 //!   Reno recovery) within the kept window.
+//!   `timeout_backoff = "congestion"` is the other reading (§4.2: a loss predicted to be "due to
+//!   link errors" needs no slowing down, and the timer's back-off is a slowing down): a timeout
+//!   judged corruption then leaves the RTO where it was; one judged congestion still doubles it.
 //! - A fast recovery judged corruption still inflates around the kept window (RFC 5681 §3.2
 //!   steps 3–4) and ends with cwnd = the window before the loss, not ssthresh: ending at
 //!   ssthresh would be a reduction whenever cwnd had grown past it.
@@ -47,6 +50,12 @@ pub const PARAMS: &[ParamSpec] = &[
         &["ecn", "always"],
         "ecn: speculate only where ECN was negotiated end to end, else legacy Reno (Bai, Lilja & Atiquzzaman 2009 §3); always: speculate even without ECN",
     ),
+    ParamSpec::choice(
+        "timeout_backoff",
+        "always",
+        &["always", "congestion"],
+        "always: every timeout backs the timer off (RFC 6298 §5.5); congestion: a timeout predicted corruption does not (§4.2 read as 'a lost packet due to link errors' needs no back-off)",
+    ),
 ];
 
 pub const INFO: CcInfo = CcInfo::new(
@@ -56,7 +65,11 @@ pub const INFO: CcInfo = CcInfo::new(
     "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
     PARAMS,
     RecoveryKind::Reno,
-    |p| Ok(CongestionControl::SpecTcp(Box::new(SpecTcp::new(p.float("p")?, p.choice("manager")? == "always")))),
+    |p| {
+        let mut s = SpecTcp::new(p.float("p")?, p.choice("manager")? == "always");
+        s.backoff_on_corruption = p.choice("timeout_backoff")? == "always";
+        Ok(CongestionControl::SpecTcp(Box::new(s)))
+    },
 );
 
 /// The manager's decision for a connection.
@@ -100,6 +113,8 @@ pub struct SpecTcp {
     reduced: bool,
     /// The window to resume with when a fast recovery judged corruption ends.
     kept: Option<u64>,
+    /// A timeout judged corruption backs the timer off too (`timeout_backoff = "always"`).
+    pub backoff_on_corruption: bool,
     pub stats: SpecStats,
 }
 
@@ -107,7 +122,7 @@ impl SpecTcp {
     /// Legacy until [`CongestionOps::on_established`] reports the negotiation (a sender that is
     /// never connected has no ECN).
     pub fn new(p: f64, always: bool) -> Self {
-        Self { p, always, mode: Mode::select(false, always), predictor: Bernoulli::new(p, Stream::new(0, Component::Predictor(0))), reduced: true, kept: None, stats: SpecStats::default() }
+        Self { p, always, mode: Mode::select(false, always), predictor: Bernoulli::new(p, Stream::new(0, Component::Predictor(0))), reduced: true, kept: None, backoff_on_corruption: true, stats: SpecStats::default() }
     }
 
     pub fn mode(&self) -> Mode {
@@ -123,6 +138,10 @@ impl CongestionOps for SpecTcp {
 
     fn last_loss_reduced(&self) -> bool {
         self.reduced
+    }
+
+    fn timer_backs_off(&self) -> bool {
+        self.backoff_on_corruption || self.reduced
     }
 
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
@@ -195,6 +214,21 @@ mod tests {
         s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (20 * MSS, 30 * MSS));
         assert_eq!(s.stats.predicted_corruption, 2);
+    }
+
+    #[test]
+    fn under_timeout_backoff_congestion_only_a_timeout_judged_congestion_backs_the_timer_off() {
+        let mut s = connected(1.0, true);
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
+        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
+        assert!(s.timer_backs_off(), "default: RFC 6298 §5.5 back-off for every timeout");
+        s.backoff_on_corruption = false;
+        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
+        assert!(!s.timer_backs_off());
+        let mut c = connected(0.0, true);
+        c.backoff_on_corruption = false;
+        c.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
+        assert!(c.timer_backs_off(), "a timeout judged congestion still backs off");
     }
 
     #[test]
