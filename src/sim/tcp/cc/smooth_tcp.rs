@@ -686,8 +686,8 @@ mod tests {
         for _ in 0..10 {
             ack(&mut s, &mut w);
         }
-        let at = s.w();
-        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Timeout { first: true }, outstanding: w.cwnd, in_recovery: false });
+        let (at, outstanding) = (s.w(), w.cwnd);
+        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Timeout { first: true }, outstanding, in_recovery: false });
         assert!(s.refits.is_empty() && s.w() == at);
         loss(&mut s, &mut w);
         assert_eq!(s.refits.len(), 1);
