@@ -241,6 +241,19 @@ def test_a_reading_that_reads_the_same_runs_shares_the_sweep_and_one_that_change
     assert [r.hash for r in primary.sweep().runs] == [r.hash for r in Reproduction.load("spectcp-table3", quick=True).sweep().runs]
 
 
+def test_a_readings_quick_overlay_replaces_its_own_under_quick_and_a_metric_reading_shares_the_runs():
+    primary, own = _with_readings([
+        {"name": "a", "primary": True, "says": "§1: 'x'"},
+        {"name": "b", "says": "§2: 'y'", "set": {"tcp.rwnd": "20000B"}, "quick": {"set": {"tcp.rwnd": "25000B"}}},
+    ]).readings
+    assert {r.scenario.get("tcp.rwnd") for r in own.sweep().runs} == {"25000B"}, "--quick: the reading's quick overlay"
+    assert own.own_runs and not primary.own_runs
+    readings = {r.reading: r for r in Reproduction.load("spectcp", quick=True).readings}
+    measured, paper = readings["goodput-with-duplicates"], readings["paper-dimensioned"]
+    assert not measured.own_runs and measured.sweep_name == paper.sweep_name
+    assert measured.metric == "flows.bytes_received" and paper.metric == "goodput_bps"
+
+
 @pytest.mark.parametrize(
     ("readings", "message"),
     [
@@ -251,6 +264,8 @@ def test_a_reading_that_reads_the_same_runs_shares_the_sweep_and_one_that_change
         ([{"name": "a b", "says": "x", "primary": True}], "reading 1: name must be a word"),
         ([{"name": "a", "says": "x", "primary": True}, {"name": "a", "says": "y"}], "reading names must differ"),
         ([{"name": "a", "says": "x", "primary": True, "trace": {"nope": {}}}], "trace.nope: the file has no \\[trace.nope\\] to replace"),
+        ([{"name": "a", "says": "x", "primary": True}, {"name": "b", "says": "y", "quick": {"sweep": {}}}], "reading b: quick: expected a table of set, zip and grid"),
+        ([{"name": "a", "says": "x", "primary": True}, {"name": "b", "says": "y", "metric": "drops"}], "reading b: metric: expected a metric name, in a file with one metric"),
     ],
 )
 def test_a_malformed_reading_is_an_error_naming_the_reading_and_the_key(readings, message):
