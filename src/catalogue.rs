@@ -1,23 +1,21 @@
 //! The catalogue: every component of every family — estimators, RTO policies, congestion
 //! controls, loss recovery, spurious-timeout detection and response, queues, error models,
-//! applications, agents — in one record shape ([`Entry`]). Each family keeps its registry next to
-//! its code; this module only walks them, in listing order, for `_core.catalogue()` (and through
-//! it `rttlab components`, `rttlab estimators` and docs/estimators.md).
-//!
-//! Loss discriminators (`crate::discriminator`) have no registry yet: they are chosen inside the
-//! schemes that use them (SpecTCP's predictor), not by name in a scenario.
+//! applications, agents, loss discriminators — in one record shape ([`Entry`]). Each family is a
+//! [`Family`] of [`crate::component::Component`] declarations kept next to its code; this module
+//! only walks them, in listing order, for `_core.catalogue()` (and through it `rttlab
+//! components`, `rttlab estimators` and docs/estimators.md). Discriminators are listed, not chosen
+//! in a scenario: `score_discriminators` runs every one of them.
 
+use crate::component::Family;
 use crate::params::ParamSpec;
-use crate::rtt::{self, policy::PolicyInfo};
-use crate::sim::component::Component;
-use crate::sim::tcp::{self, cc::CcInfo};
+use crate::{discriminator, rtt};
+use crate::sim::tcp;
 use crate::sim::{agent, app, error_model, queue};
 
 /// One component as every listing shows it.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// "estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy",
-    /// "spurious-detection", "spurious-response" ([`FAMILIES`]).
+    /// The family's key ([`FAMILIES`]): "estimator", "queue", "cc", ...
     pub family: &'static str,
     pub name: &'static str,
     /// Other spellings accepted where the name is.
@@ -28,41 +26,32 @@ pub struct Entry {
     pub params: &'static [ParamSpec],
     /// Settings the component brings unless the scenario names them (a congestion control's
     /// loss recovery without SACK: `("recovery", "reno")`).
-    pub defaults: Vec<(&'static str, &'static str)>,
+    pub defaults: &'static [(&'static str, &'static str)],
 }
 
 /// Every family, in the order [`catalogue`] lists them.
-pub const FAMILIES: &[&str] = &["estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response"];
+pub const FAMILIES: &[&str] = &["estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"];
 
-/// Every component of every family, family by family, each registry in its own order.
+/// Every component of every family, family by family, each in its own order.
 pub fn catalogue() -> Vec<Entry> {
-    let mut out: Vec<Entry> = rtt::registry().iter().map(estimator).collect();
-    out.extend(queue::REGISTRY.iter().map(|c| component("queue", c)));
-    out.extend(error_model::REGISTRY.iter().map(|c| component("error", c)));
-    out.extend(app::REGISTRY.iter().map(|c| component("app", c)));
-    out.extend(agent::REGISTRY.iter().map(|c| component("agent", c)));
-    out.extend(tcp::cc::registry().iter().map(congestion_control));
-    out.extend(tcp::recovery::REGISTRY.iter().map(|c| component("recovery", c)));
-    out.extend(rtt::policy::registry().iter().map(rto_policy));
-    out.extend(tcp::SPURIOUS_DETECTION.iter().map(|c| component("spurious-detection", c)));
-    out.extend(tcp::SPURIOUS_RESPONSE.iter().map(|c| component("spurious-response", c)));
+    let mut out = Vec::new();
+    list(&mut out, &rtt::FAMILY);
+    list(&mut out, &queue::FAMILY);
+    list(&mut out, &error_model::FAMILY);
+    list(&mut out, &app::FAMILY);
+    list(&mut out, &agent::FAMILY);
+    list(&mut out, &tcp::cc::FAMILY);
+    list(&mut out, &tcp::recovery::FAMILY);
+    list(&mut out, &rtt::policy::FAMILY);
+    list(&mut out, &tcp::SPURIOUS_DETECTION);
+    list(&mut out, &tcp::SPURIOUS_RESPONSE);
+    list(&mut out, &discriminator::SENDER);
+    list(&mut out, &discriminator::RECEIVER);
     out
 }
 
-fn component<T, C>(family: &'static str, c: &Component<T, C>) -> Entry {
-    Entry { family, name: c.name, aliases: c.aliases, summary: c.summary, source: c.source, params: c.params, defaults: Vec::new() }
-}
-
-fn estimator(i: &rtt::Info) -> Entry {
-    Entry { family: "estimator", name: i.name, aliases: &[], summary: i.summary, source: i.source, params: i.params, defaults: Vec::new() }
-}
-
-fn rto_policy(i: &PolicyInfo) -> Entry {
-    Entry { family: "rto-policy", name: i.name, aliases: &[], summary: i.summary, source: i.source, params: i.params, defaults: Vec::new() }
-}
-
-fn congestion_control(i: &CcInfo) -> Entry {
-    Entry { family: "cc", name: i.name, aliases: i.aliases, summary: i.summary, source: i.source, params: i.params, defaults: vec![("recovery", i.recovery.name())] }
+fn list<T, C>(out: &mut Vec<Entry>, f: &Family<T, C>) {
+    out.extend(f.members.iter().map(|c| Entry { family: f.key, name: c.name, aliases: c.aliases, summary: c.summary, source: c.source, params: c.params, defaults: c.defaults }));
 }
 
 #[cfg(test)]
@@ -102,7 +91,7 @@ mod tests {
     fn every_congestion_control_brings_a_registered_recovery() {
         let recovery = names("recovery");
         for e in catalogue().iter().filter(|e| e.family == "cc") {
-            let [("recovery", r)] = e.defaults.as_slice() else { panic!("{}: {:?}", e.name, e.defaults) };
+            let [("recovery", r)] = e.defaults else { panic!("{}: {:?}", e.name, e.defaults) };
             assert!(recovery.contains(r), "{}: {r}", e.name);
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod catalogue;
+pub mod component;
 pub mod discriminator;
 pub mod eval;
 pub mod ffi;

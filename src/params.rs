@@ -93,6 +93,9 @@ pub enum ParamError {
     Malformed { component: String, key: String, value: String, expected: String },
     #[error("{component}.{key}: {value} is outside the accepted range {range}")]
     OutOfRange { component: String, key: String, value: String, range: String },
+    /// A value that is in range but cannot be used as given (RED's `max_th` not above `min_th`).
+    #[error("{component}.{key}: {reason}")]
+    Invalid { component: String, key: String, reason: String },
     #[error("{component}: {reason}")]
     Inconsistent { component: String, reason: String },
 }
@@ -194,9 +197,114 @@ impl<'a> Params<'a> {
         self.given.iter().any(|(k, _)| k == name)
     }
 
+    /// A `true`/`false` parameter (declared as a choice of the two).
+    pub fn flag(&self, name: &str) -> Result<bool, ParamError> {
+        Ok(self.choice(name)? == "true")
+    }
+
+    /// The parameters together cannot be used (a prerequisite missing, two that contradict).
     pub fn inconsistent(&self, reason: impl Into<String>) -> ParamError {
         ParamError::Inconsistent { component: self.component.into(), reason: reason.into() }
     }
+
+    /// Parameter `key` cannot be used as given, for `reason`.
+    pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ParamError {
+        ParamError::Invalid { component: self.component.into(), key: key.into(), reason: reason.into() }
+    }
+}
+
+/// A parameter whose value is one of a fixed set of words, read into a typed value.
+pub trait Choice: Sized + Copy {
+    /// The words accepted, in the order listings show them.
+    const OPTIONS: &'static [&'static str];
+    /// The value a word stands for; `word` is one of [`Self::OPTIONS`] (checked when read).
+    fn from_word(word: &str) -> Self;
+}
+
+/// `true`/`false` parameters.
+impl Choice for bool {
+    const OPTIONS: &'static [&'static str] = &["true", "false"];
+    fn from_word(word: &str) -> Self {
+        word == "true"
+    }
+}
+
+impl Params<'_> {
+    /// A choice parameter read straight into its type.
+    pub fn typed<T: Choice>(&self, name: &str) -> Result<T, ParamError> {
+        self.choice(name).map(T::from_word)
+    }
+}
+
+/// An enum whose variants are the words of a choice parameter:
+/// `choices! { pub enum Gain { Fixed = "fixed", OneOverFlight = "one-over-flight" } }`.
+#[macro_export]
+macro_rules! choices {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $word:literal ),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name { $( $(#[$vmeta])* $variant, )+ }
+
+        impl $crate::params::Choice for $name {
+            const OPTIONS: &'static [&'static str] = &[$( $word ),+];
+            fn from_word(word: &str) -> Self {
+                $( if word == $word { return Self::$variant; } )+
+                unreachable!("{word} is not one of {:?}", <Self as $crate::params::Choice>::OPTIONS)
+            }
+        }
+    };
+}
+
+/// A component's parameters declared once: each field of the config struct is a parameter of the
+/// same name, with its kind, default, range and meaning. Generates the struct, its `PARAMS`
+/// table (what listings, docs and validation read), `Config::from_params` (every field read
+/// through [`Params`]) and `Default` (the declared defaults, so no second copy of them exists).
+///
+/// ```ignore
+/// params! {
+///     pub struct Config {
+///         granularity: Nanos = duration("1ms", 0.0, 1.0, "clock granularity G"),
+///         k: f64 = float("4", 0.0, 100.0, "variance multiplier K"),
+///         hz: u64 = int("1000", 1.0, 100000.0, "kernel tick rate"),
+///         window: Window = choice("auto", "when an RTT window ends"),   // Window: Choice
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! params {
+    ($(#[$meta:meta])* pub struct $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $kind:ident ( $($arg:expr),* $(,)? ) ),+ $(,)? }) => {
+        pub const PARAMS: &[$crate::params::ParamSpec] = &[ $( $crate::params!(@spec $kind, $field, $ty, $($arg),*) ),+ ];
+
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct $name { $( $(#[$fmeta])* pub $field: $ty, )+ }
+
+        impl $name {
+            /// Every field read from its parameter (declared in `PARAMS`).
+            pub fn from_params(p: &$crate::params::Params) -> Result<Self, $crate::params::ParamError> {
+                Ok(Self { $( $field: $crate::params!(@read $kind, p, $field, $ty), )+ })
+            }
+        }
+
+        impl Default for $name {
+            /// The declared defaults.
+            fn default() -> Self {
+                let none: [(String, String); 0] = [];
+                Self::from_params(&$crate::params::Params::new(stringify!($name), PARAMS, &none).expect("no parameters given")).expect("declared defaults lie in their ranges")
+            }
+        }
+    };
+    (@spec choice, $field:ident, $ty:ty, $default:expr, $doc:expr) => {
+        $crate::params::ParamSpec::choice(stringify!($field), $default, <$ty as $crate::params::Choice>::OPTIONS, $doc)
+    };
+    (@spec $kind:ident, $field:ident, $ty:ty, $($arg:expr),*) => {
+        $crate::params::ParamSpec::$kind(stringify!($field), $($arg),*)
+    };
+    (@read duration, $p:ident, $field:ident, $ty:ty) => { $p.duration(stringify!($field))? };
+    (@read float, $p:ident, $field:ident, $ty:ty) => { $p.float(stringify!($field))? };
+    // The declared range keeps every value inside the field's type.
+    (@read int, $p:ident, $field:ident, $ty:ty) => { $p.int(stringify!($field))? as $ty };
+    (@read choice, $p:ident, $field:ident, $ty:ty) => { $p.typed::<$ty>(stringify!($field))? };
 }
 
 #[cfg(test)]
@@ -251,5 +359,37 @@ mod tests {
         let p = Params::new("x", SPECS, &g).unwrap();
         assert!(p.duration("min_rto").unwrap_err().to_string().contains("a duration"));
         assert!(p.choice("mode").unwrap_err().to_string().contains("one of a|b"));
+    }
+
+    crate::choices! {
+        enum Mode { A = "a", B = "b" }
+    }
+
+    mod declared {
+        use super::Mode;
+        use crate::time::Nanos;
+        crate::params! {
+            pub struct Config {
+                /// a floor
+                min_rto: Nanos = duration("1s", 0.0, 60.0, "floor"),
+                alpha: f64 = float("0.125", 0.0, 1.0, "gain"),
+                n: usize = int("8", 1.0, 100.0, "count"),
+                mode: Mode = choice("b", "variant"),
+                on: bool = choice("false", "a flag"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_declared_config_has_one_table_its_declared_defaults_and_typed_fields() {
+        use declared::{Config, PARAMS};
+        assert_eq!(PARAMS.iter().map(|p| p.name).collect::<Vec<_>>(), ["min_rto", "alpha", "n", "mode", "on"]);
+        assert_eq!(PARAMS[3].range_text(), "a|b");
+        assert_eq!(Config::default(), Config { min_rto: crate::time::SEC, alpha: 0.125, n: 8, mode: Mode::B, on: false });
+        let g = given(&[("mode", "a"), ("on", "true"), ("n", "3")]);
+        let c = Config::from_params(&Params::new("x", PARAMS, &g).unwrap()).unwrap();
+        assert_eq!((c.mode, c.on, c.n), (Mode::A, true, 3));
+        let g = given(&[("n", "0")]);
+        assert_eq!(Config::from_params(&Params::new("x", PARAMS, &g).unwrap()).unwrap_err().to_string(), "x.n: 0 is outside the accepted range 1..100");
     }
 }

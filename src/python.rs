@@ -124,7 +124,7 @@ fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("source", e.source)?;
             d.set_item("params", e.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?)?;
             let defaults = PyDict::new(py);
-            for (k, v) in &e.defaults {
+            for (k, v) in e.defaults {
                 defaults.set_item(k, v)?;
             }
             d.set_item("defaults", defaults)?;

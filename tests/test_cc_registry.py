@@ -46,9 +46,16 @@ def test_smoothtcp_defaults_are_the_papers_instance():
 def test_the_catalogue_gives_every_family_one_record_shape():
     entries = _core.catalogue()
     families = list(dict.fromkeys(e["family"] for e in entries))
-    assert families == ["estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response"]
+    assert families == ["estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"]
     assert all(set(e) == {"family", "name", "aliases", "summary", "source", "params", "defaults"} for e in entries)
     assert all(set(p) == {"name", "kind", "default", "range", "unit", "doc"} for e in entries for p in e["params"])
     assert "rfc6675" in family("recovery")["sack"]["aliases"]
     min_rto = next(p for p in family("estimator")["rfc6298"]["params"] if p["name"] == "min_rto")
     assert (min_rto["kind"], min_rto["unit"]) == ("duration", "s")
+
+
+def test_the_receiver_side_discriminator_columns_are_the_registered_discriminators():
+    from rttlab.trace.discriminators import NAMES
+
+    assert list(NAMES) == list(family("discriminator-receiver"))
+    assert list(family("discriminator-sender")) == ["bernoulli", "vegas", "ntg", "ndg", "veno", "two-bit"]

@@ -193,7 +193,8 @@ def test_components_lists_every_family_with_its_declared_parameters():
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.components/1"
     by_name = {(c["family"], c["name"]): c for c in doc["components"]}
-    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response"}
+    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"}
+    assert {n for f, n in by_name if f == "discriminator-receiver"} == {"biaz", "mbiaz", "spike", "zigzag", "zbs"}
     assert {n for f, n in by_name if f == "spurious-detection"} == {"eifel", "frto", "frto-sack"}
     assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015"}
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]

@@ -1,6 +1,7 @@
 //! Trivial baselines every real estimator should beat: the last sample, and a constant.
 
-use super::{Context, Estimator, Info, RttEstimator};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
 use crate::params::ParamSpec;
 use crate::time::{Nanos, round_ns};
 
@@ -10,12 +11,14 @@ pub const LAST_PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
 ];
 
-pub const LAST_INFO: Info = Info::new(
-    "last",
-    "baseline: predicts the last sample, RTO = multiplier · last",
-    "baseline (no source)",
-    LAST_PARAMS,
-    |p| {
+pub const LAST: Component<Estimator> = Component {
+    name: "last",
+    aliases: &[],
+    summary: "baseline: predicts the last sample, RTO = multiplier · last",
+    source: "baseline (no source)",
+    params: LAST_PARAMS,
+    defaults: &[],
+    build: |p| {
         Ok(Estimator::Last(LastSample {
             multiplier: p.float("multiplier")?,
             max_rto: p.duration("max_rto")?,
@@ -23,7 +26,7 @@ pub const LAST_INFO: Info = Info::new(
             rto: p.duration("initial_rto")?,
         }))
     },
-);
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LastSample {
@@ -54,13 +57,15 @@ pub const CONSTANT_PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("rto", "1s", 0.000001, 3600.0, "the constant RTO (RFC 6298's initial value by default)"),
 ];
 
-pub const CONSTANT_INFO: Info = Info::new(
-    "constant",
-    "baseline: a fixed prediction and a fixed RTO",
-    "baseline (no source)",
-    CONSTANT_PARAMS,
-    |p| Ok(Estimator::Constant(Constant { rtt: p.duration("rtt")?, rto: p.duration("rto")? })),
-);
+pub const CONSTANT: Component<Estimator> = Component {
+    name: "constant",
+    aliases: &[],
+    summary: "baseline: a fixed prediction and a fixed RTO",
+    source: "baseline (no source)",
+    params: CONSTANT_PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Constant(Constant { rtt: p.duration("rtt")?, rto: p.duration("rto")? })),
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Constant {

@@ -31,8 +31,9 @@
 //! inside rttvar, so only the cap is re-applied). The registered estimator `ca-rto` is that policy
 //! over [`Rfc6298`] with K = 4, kept for trace replay and `rttlab estimators`.
 
+use crate::component::Component;
 use super::rfc6298::{self, Rfc6298};
-use super::{Context, Estimator, Info, RttEstimator};
+use super::{Context, Estimator, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC, round_ns};
 use rand_core::{RngCore, SeedableRng};
@@ -58,13 +59,15 @@ pub const PARAMS: &[ParamSpec] = &[
 /// The parameters of the contention extension alone (the RTO policy `ca-rto`).
 pub const POLICY_PARAMS: &[ParamSpec] = &[SCALE, MAX_CWND, SEED, DRAW, BACKOFF];
 
-pub const INFO: Info = Info::new(
-    "ca-rto",
-    "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
-    "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
-    PARAMS,
-    |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
-);
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "ca-rto",
+    aliases: &[],
+    summary: "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
+    source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
+};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {

@@ -23,63 +23,36 @@
 //! - The forecast is RFC 6298's SRTT (α = 1/8, §2.3) and the RTO keeps G above it, as
 //!   RFC 6298's max(G, K·RTTVAR) does.
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("target", "0.01", 0.0001, 0.5, "miss rate α the margin is calibrated to: the fraction of samples allowed to outlive the RTO"),
-    ParamSpec::float("eta", "0.05", 0.0001, 2.0, "step η of the margin's log per sample (Angelopoulos et al. 2023 eq. 2); larger adapts faster and jitters more"),
-    ParamSpec::float("initial_margin", "2", 1.0, 1000.0, "RTO / SRTT before any calibration (e^q₀)"),
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G: the RTO is at least SRTT + G"),
-    ParamSpec::duration("min_rto", "0", 0.0, 60.0, "RTO floor (none by default: the calibration sets the margin)"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
-];
+crate::params! {
+    pub struct Config {
+        target: f64 = float("0.01", 0.0001, 0.5, "miss rate α the margin is calibrated to: the fraction of samples allowed to outlive the RTO"),
+        eta: f64 = float("0.05", 0.0001, 2.0, "step η of the margin's log per sample (Angelopoulos et al. 2023 eq. 2); larger adapts faster and jitters more"),
+        initial_margin: f64 = float("2", 1.0, 1000.0, "RTO / SRTT before any calibration (e^q₀)"),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "clock granularity G: the RTO is at least SRTT + G"),
+        min_rto: Nanos = duration("0", 0.0, 60.0, "RTO floor (none by default: the calibration sets the margin)"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off"),
+    }
+}
 
-pub const INFO: Info = Info::new(
-    "conformal",
-    "online conformal RTO: SRTT times a margin calibrated online to a target miss rate",
-    "Angelopoulos, Barber & Bates NeurIPS 2023 (quantile tracker); Gibbs & Candès 2021; docs/algorithms.md §15",
-    PARAMS,
-    |p| Ok(Estimator::Conformal(Conformal::new(Config::from_params(p)?))),
-);
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "conformal",
+    aliases: &[],
+    summary: "online conformal RTO: SRTT times a margin calibrated online to a target miss rate",
+    source: "Angelopoulos, Barber & Bates NeurIPS 2023 (quantile tracker); Gibbs & Candès 2021; docs/algorithms.md §15",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Conformal(Conformal::new(Config::from_params(p)?))),
+};
 
 /// The margin's log is kept in [0, ln 1000] (see the module's comment).
 const Q_MAX: f64 = 6.907_755_278_982_137;
 /// RFC 6298 §2.3's SRTT gain.
 const GAIN: f64 = 0.125;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub target: f64,
-    pub eta: f64,
-    pub initial_margin: f64,
-    pub granularity: Nanos,
-    pub min_rto: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { target: 0.01, eta: 0.05, initial_margin: 2.0, granularity: 1_000_000, min_rto: 0, initial_rto: SEC, max_rto: 60 * SEC }
-    }
-}
-
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            target: p.float("target")?,
-            eta: p.float("eta")?,
-            initial_margin: p.float("initial_margin")?,
-            granularity: p.duration("granularity")?,
-            min_rto: p.duration("min_rto")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        })
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conformal {
@@ -164,6 +137,7 @@ impl RttEstimator for Conformal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SEC;
     use crate::time::MS;
 
     /// SplitMix64 → a uniform in [0, 1): a fixed test series without the simulator's streams.

@@ -5,58 +5,34 @@
 //! `CalculateGain`), whose structure matches every published fact: RTT decreases never touch
 //! RTTVAR, a "shock absorber" gain γ² shrinks RTTVAR slowly, gains follow the sampling rate.
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::choice("gain", "fixed", &["fixed", "one-over-flight", "two-over-flight"], "γ: fixed 1/3 (one sample per RTT); 1/flight (every segment ACKed) or 2/flight (delayed ACKs), flight = cwnd/2 + 1 from the context (ns-3 port), falling back to 1/3 without a cwnd [ambiguous in the paper]"),
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G in the floor R + 2G"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off (ns-3: 60 s)"),
-];
-
-pub const INFO: Info = Info::new(
-    "eifel",
-    "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
-    "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
-    PARAMS,
-    |p| Ok(Estimator::Eifel(Eifel::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gain {
-    Fixed,
-    OneOverFlight,
-    TwoOverFlight,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub gain: Gain,
-    pub granularity: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { gain: Gain::Fixed, granularity: 1_000_000, initial_rto: SEC, max_rto: 60 * SEC }
+crate::params! {
+    pub struct Config {
+        gain: Gain = choice("fixed", "γ: fixed 1/3 (one sample per RTT); 1/flight (every segment ACKed) or 2/flight (delayed ACKs), flight = cwnd/2 + 1 from the context (ns-3 port), falling back to 1/3 without a cwnd [ambiguous in the paper]"),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "clock granularity G in the floor R + 2G"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off (ns-3: 60 s)"),
     }
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            gain: match p.choice("gain")? {
-                "one-over-flight" => Gain::OneOverFlight,
-                "two-over-flight" => Gain::TwoOverFlight,
-                _ => Gain::Fixed,
-            },
-            granularity: p.duration("granularity")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        })
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "eifel",
+    aliases: &[],
+    summary: "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
+    source: "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Eifel(Eifel::new(Config::from_params(p)?))),
+};
+
+crate::choices! {
+    pub enum Gain {
+        Fixed = "fixed",
+        OneOverFlight = "one-over-flight",
+        TwoOverFlight = "two-over-flight",
     }
 }
 

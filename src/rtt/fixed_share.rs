@@ -22,108 +22,67 @@
 //!   invariant to a common weight scale), and weights are normalised every trial, so no sample
 //!   — not even one beyond the largest expert — can underflow every weight to zero.
 
+use crate::component::Component;
 use super::linux::{self, Linux};
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, MS, SEC, round_ns};
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("n", "100", 2.0, 10000.0, "number of experts N (paper: 100; more gave no gain)"),
-    ParamSpec::float("eta", "2", 0.0, 1000.0, "learning rate η (paper: 2; 1.7–2.5 worked)"),
-    ParamSpec::float("alpha", "0.08", 0.0, 1.0, "sharing rate α (paper: 0.08)"),
-    ParamSpec::duration("tick", "4ms", 0.000001, 10.0, "length of one tick, the unit of experts and loss (4 ms: one jiffy of the paper's Linux 2.6.28 at its default HZ = 250) [ambiguous: BSD 500 ms, Linux 1/HZ]"),
-    ParamSpec::float("rtt_min", "1", 0.0, 1e6, "RTT_min in ticks: x_i = RTT_min + RTT_max·2^((i−N)/4)"),
-    ParamSpec::float("rtt_max", "128", 0.001, 1e6, "RTT_max in ticks"),
-    ParamSpec::choice("share", "uniform", &["uniform", "others"], "uniform: pool/N to every expert (Nunes); others: pool from the other N−1 experts (Herbster & Warmuth 1998)"),
-    ParamSpec::choice("clamp", "off", &["off", "top"], "samples above the top expert x_N: off = as Table I (the prediction collapses toward the mean expert); top = fed to the experts as x_N"),
-    ParamSpec::choice("rto", "linux", &["linux", "rfc6298"], "how the RTO is derived from the prediction (the paper leaves it open; both are our choices): linux = Linux's rttvar machinery around the prediction; rfc6298 = ŷ + max(G, 4·RTTVAR)"),
-    ParamSpec::duration("min_rto", "200ms", 0.0, 60.0, "rto=linux: rto_min inside rttvar; rto=rfc6298: floor of the RTO"),
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "rto=rfc6298: clock granularity G"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
-];
-
-pub const INFO: Info = Info::new(
-    "fixed-share",
-    "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
-    "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
-    PARAMS,
-    |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Share {
-    Uniform,
-    Others,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RtoRule {
-    Linux,
-    Rfc6298,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub n: usize,
-    pub eta: f64,
-    pub alpha: f64,
-    pub tick: Nanos,
-    pub rtt_min: f64,
-    pub rtt_max: f64,
-    pub share: Share,
-    /// Feed min(y, x_N) to the experts (`clamp = top`).
-    pub clamp: bool,
-    pub rto: RtoRule,
-    pub min_rto: Nanos,
-    pub granularity: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            n: 100,
-            eta: 2.0,
-            alpha: 0.08,
-            tick: 4 * MS,
-            rtt_min: 1.0,
-            rtt_max: 128.0,
-            share: Share::Uniform,
-            clamp: false,
-            rto: RtoRule::Linux,
-            min_rto: 200 * MS,
-            granularity: MS,
-            initial_rto: SEC,
-            max_rto: 120 * SEC,
-        }
+crate::params! {
+    pub struct Config {
+        n: usize = int("100", 2.0, 10000.0, "number of experts N (paper: 100; more gave no gain)"),
+        eta: f64 = float("2", 0.0, 1000.0, "learning rate η (paper: 2; 1.7–2.5 worked)"),
+        alpha: f64 = float("0.08", 0.0, 1.0, "sharing rate α (paper: 0.08)"),
+        tick: Nanos = duration("4ms", 0.000001, 10.0, "length of one tick, the unit of experts and loss (4 ms: one jiffy of the paper's Linux 2.6.28 at its default HZ = 250) [ambiguous: BSD 500 ms, Linux 1/HZ]"),
+        rtt_min: f64 = float("1", 0.0, 1e6, "RTT_min in ticks: x_i = RTT_min + RTT_max·2^((i−N)/4)"),
+        rtt_max: f64 = float("128", 0.001, 1e6, "RTT_max in ticks"),
+        share: Share = choice("uniform", "uniform: pool/N to every expert (Nunes); others: pool from the other N−1 experts (Herbster & Warmuth 1998)"),
+        /// Feed min(y, x_N) to the experts (`clamp = top`).
+        clamp: Clamp = choice("off", "samples above the top expert x_N: off = as Table I (the prediction collapses toward the mean expert); top = fed to the experts as x_N"),
+        rto: RtoRule = choice("linux", "how the RTO is derived from the prediction (the paper leaves it open; both are our choices): linux = Linux's rttvar machinery around the prediction; rfc6298 = ŷ + max(G, 4·RTTVAR)"),
+        min_rto: Nanos = duration("200ms", 0.0, 60.0, "rto=linux: rto_min inside rttvar; rto=rfc6298: floor of the RTO"),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "rto=rfc6298: clock granularity G"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("120s", 1.0, 86400.0, "RTO cap after back-off"),
     }
 }
 
 impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            n: p.int("n")? as usize,
-            eta: p.float("eta")?,
-            alpha: p.float("alpha")?,
-            tick: p.duration("tick")?,
-            rtt_min: p.float("rtt_min")?,
-            rtt_max: p.float("rtt_max")?,
-            share: if p.choice("share")? == "others" { Share::Others } else { Share::Uniform },
-            clamp: p.choice("clamp")? == "top",
-            rto: if p.choice("rto")? == "rfc6298" { RtoRule::Rfc6298 } else { RtoRule::Linux },
-            min_rto: p.duration("min_rto")?,
-            granularity: p.duration("granularity")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        })
-    }
-
     /// Exponential spacing, Table I: x_i = RTT_min + RTT_max · 2^((i − N)/4), i = 1…N (ticks).
     /// Sorted ascending (the trial relies on it).
     pub fn experts(&self) -> Vec<f64> {
         (1..=self.n).map(|i| self.rtt_min + self.rtt_max * ((i as f64 - self.n as f64) / 4.0).exp2()).collect()
+    }
+}
+
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "fixed-share",
+    aliases: &[],
+    summary: "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
+    source: "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
+};
+
+crate::choices! {
+    pub enum Share {
+        Uniform = "uniform",
+        Others = "others",
+    }
+}
+
+crate::choices! {
+    /// What the experts see of a sample above the top expert x_N.
+    pub enum Clamp {
+        Off = "off",
+        Top = "top",
+    }
+}
+
+crate::choices! {
+    pub enum RtoRule {
+        Linux = "linux",
+        Rfc6298 = "rfc6298",
     }
 }
 
@@ -286,7 +245,7 @@ impl RttEstimator for FixedShare {
     fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
         let tick = self.cfg.tick as f64;
         let y = rtt as f64 / tick;
-        let y = if self.cfg.clamp { y.min(self.top_expert()) } else { y };
+        let y = if self.cfg.clamp == Clamp::Top { y.min(self.top_expert()) } else { y };
         let before = self.prediction;
         self.prediction = self.trial(y);
         let predicted_ns = self.prediction * tick;
@@ -353,6 +312,7 @@ fn exp_nonpositive(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::{MS, SEC};
     use proptest::prelude::*;
 
     fn ticks(cfg: Config) -> FixedShare {
@@ -393,7 +353,7 @@ mod tests {
     #[test]
     fn samples_above_the_top_expert_pull_the_prediction_toward_the_mean_expert_unless_clamped() {
         // Lock onto 100 ticks, then 100 samples of 400 ticks (1.6 s at 4 ms), far above x_N.
-        let run = |clamp: bool| {
+        let run = |clamp: Clamp| {
             let mut est = ticks(Config { clamp, ..Config::default() });
             for _ in 0..20 {
                 est.on_sample(400 * MS, &Context::default());
@@ -406,11 +366,11 @@ mod tests {
         let mean_expert = Config::default().experts().iter().sum::<f64>() / 100.0;
         // Every expert pays 2y: the trial keeps the weights, sharing drifts them to uniform —
         // the weight left on the old expert shrinks by (1 − α) per sample: 0.92^100 ≈ 2.4e-4.
-        assert!((run(false) - mean_expert).abs() < 0.1, "{} vs x̄ = {mean_expert}", run(false));
+        assert!((run(Clamp::Off) - mean_expert).abs() < 0.1, "{} vs x̄ = {mean_expert}", run(Clamp::Off));
         // Clamped, the samples are x_N itself: the weight sits on the top expert except for
         // the share floor, so ŷ = (1 − α)·x_N + α·x̄ (docs/algorithms.md §6.2).
         let want = 0.92 * 129.0 + 0.08 * mean_expert;
-        assert!((run(true) - want).abs() < 1e-6, "{} vs {want}", run(true));
+        assert!((run(Clamp::Top) - want).abs() < 1e-6, "{} vs {want}", run(Clamp::Top));
     }
 
     #[test]

@@ -4,61 +4,35 @@
 //! State is kept exactly as the kernel keeps it: integer microseconds, `srtt_us` = 8·SRTT,
 //! `mdev_us`/`mdev_max_us`/`rttvar_us` = 4·deviation, with the same shifts, so truncation matches.
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, MS, SEC, US};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, SEC, US};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::duration("rto_min", "200ms", 0.0, 60.0, "TCP_RTO_MIN / net.ipv4.tcp_rto_min_us; floors rttvar_us, so RTO ≥ SRTT + rto_min"),
-    ParamSpec::duration("rto_max", "120s", 1.0, 86400.0, "TCP_RTO_MAX (120 s; tcp_rto_max_ms since v6.15)"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "TCP_TIMEOUT_INIT"),
-    ParamSpec::int("hz", "1000", 1.0, 100000.0, "kernel tick rate: the RTO is rounded up to whole jiffies (usecs_to_jiffies)"),
-    ParamSpec::choice("window", "auto", &["auto", "time", "every-sample"], "when an RTT window ends (mdev_max reset and rttvar decay): auto = the context's snd_una/rtt_seq signal if given, else time; time = one SRTT elapsed since the window began (trace-replay approximation, §2.6); every-sample"),
-];
-
-pub const INFO: Info = Info::new(
-    "linux",
-    "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
-    "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
-    PARAMS,
-    |p| Ok(Estimator::Linux(Linux::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Window {
-    Auto,
-    Time,
-    EverySample,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    pub rto_min: Nanos,
-    pub rto_max: Nanos,
-    pub initial_rto: Nanos,
-    pub hz: u64,
-    pub window: Window,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { rto_min: 200 * MS, rto_max: 120 * SEC, initial_rto: SEC, hz: 1000, window: Window::Auto }
+crate::params! {
+    pub struct Config {
+        rto_min: Nanos = duration("200ms", 0.0, 60.0, "TCP_RTO_MIN / net.ipv4.tcp_rto_min_us; floors rttvar_us, so RTO ≥ SRTT + rto_min"),
+        rto_max: Nanos = duration("120s", 1.0, 86400.0, "TCP_RTO_MAX (120 s; tcp_rto_max_ms since v6.15)"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "TCP_TIMEOUT_INIT"),
+        hz: u64 = int("1000", 1.0, 100000.0, "kernel tick rate: the RTO is rounded up to whole jiffies (usecs_to_jiffies)"),
+        window: Window = choice("auto", "when an RTT window ends (mdev_max reset and rttvar decay): auto = the context's snd_una/rtt_seq signal if given, else time; time = one SRTT elapsed since the window began (trace-replay approximation, §2.6); every-sample"),
     }
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            rto_min: p.duration("rto_min")?,
-            rto_max: p.duration("rto_max")?,
-            initial_rto: p.duration("initial_rto")?,
-            hz: p.int("hz")?,
-            window: match p.choice("window")? {
-                "time" => Window::Time,
-                "every-sample" => Window::EverySample,
-                _ => Window::Auto,
-            },
-        })
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "linux",
+    aliases: &[],
+    summary: "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
+    source: "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Linux(Linux::new(Config::from_params(p)?))),
+};
+
+crate::choices! {
+    pub enum Window {
+        Auto = "auto",
+        Time = "time",
+        EverySample = "every-sample",
     }
 }
 
@@ -175,6 +149,7 @@ impl RttEstimator for Linux {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::MS;
 
     fn every_sample() -> Linux {
         Linux::new(Config { window: Window::EverySample, ..Config::default() })

@@ -6,7 +6,7 @@
 //! Karn's rule, the timed segment and the deadline live once, in [`timer::RetransmitTimer`],
 //! outside every estimator (RFC 6298 §5, docs/architecture.md).
 //!
-//! Algorithms are chosen by name through [`registry`]; the event loops dispatch over the
+//! Algorithms are chosen by name through [`FAMILY`]; the event loops dispatch over the
 //! [`Estimator`] enum, so no virtual call sits in a hot loop.
 
 pub mod baseline;
@@ -25,7 +25,8 @@ pub mod timer;
 #[cfg(test)]
 mod vectors;
 
-use crate::params::{ParamError, ParamSpec, Params};
+use crate::component::Family;
+use crate::params::ParamError;
 use crate::time::Nanos;
 
 /// What the sender knows besides the sample itself (docs/algorithms.md §0, "evaluation hooks").
@@ -146,61 +147,30 @@ estimators! {
     QuantileExperts(quantile_experts::QuantileExperts),
 }
 
-/// One registered algorithm: its name as used on the command line and in scenario files.
-pub struct Info {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Where the definition comes from (docs/algorithms.md section, RFC, paper).
-    pub source: &'static str,
-    pub params: &'static [ParamSpec],
-    build: fn(&Params) -> Result<Estimator, ParamError>,
-}
-
-const REGISTRY: &[Info] = &[
-    rfc6298::INFO,
-    linux::INFO,
-    eifel::INFO,
-    peak_hopper::INFO,
-    quic::INFO,
-    fixed_share::INFO,
-    ca_rto::INFO,
-    regression::INFO,
-    conformal::INFO,
-    quantile_experts::INFO,
-    baseline::LAST_INFO,
-    baseline::CONSTANT_INFO,
-];
-
-/// Every algorithm, in the order `rttlab estimators` lists them.
-pub fn registry() -> &'static [Info] {
-    REGISTRY
-}
-
-pub fn lookup(name: &str) -> Result<&'static Info, ParamError> {
-    REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Unknown {
-        family: "estimator",
-        name: name.into(),
-        known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-    })
-}
+/// Every estimator, in the order `rttlab estimators` lists them: one line per algorithm, each
+/// declared in its own file ([`crate::component::Component`]).
+pub static FAMILY: Family<Estimator> = Family {
+    key: "estimator",
+    noun: "estimator",
+    members: &[
+        rfc6298::COMPONENT,
+        linux::COMPONENT,
+        eifel::COMPONENT,
+        peak_hopper::COMPONENT,
+        quic::COMPONENT,
+        fixed_share::COMPONENT,
+        ca_rto::COMPONENT,
+        regression::COMPONENT,
+        conformal::COMPONENT,
+        quantile_experts::COMPONENT,
+        baseline::LAST,
+        baseline::CONSTANT,
+    ],
+};
 
 /// Build an estimator by name from `key=value` parameters (unknown keys and bad values rejected).
 pub fn build(name: &str, given: &[(String, String)]) -> Result<Estimator, ParamError> {
-    let info = lookup(name)?;
-    let params = Params::new(info.name, info.params, given)?;
-    (info.build)(&params)
-}
-
-impl Info {
-    pub const fn new(
-        name: &'static str,
-        summary: &'static str,
-        source: &'static str,
-        params: &'static [ParamSpec],
-        build: fn(&Params) -> Result<Estimator, ParamError>,
-    ) -> Self {
-        Self { name, summary, source, params, build }
-    }
+    FAMILY.build(name, given, &())
 }
 
 #[cfg(test)]
@@ -228,7 +198,7 @@ mod tests {
 
     #[test]
     fn every_estimator_has_a_floor_under_test() {
-        for info in registry() {
+        for info in FAMILY.members {
             assert!(FLOORS.iter().any(|(n, _)| *n == info.name), "{} has no floor property", info.name);
         }
     }
@@ -269,7 +239,7 @@ mod tests {
 
     #[test]
     fn every_registered_estimator_builds_from_its_defaults() {
-        for info in registry() {
+        for info in FAMILY.members {
             let e = build(info.name, &[]).unwrap_or_else(|err| panic!("{}: {err}", info.name));
             assert!(e.rto() > 0, "{} has a zero initial RTO", info.name);
         }
@@ -277,7 +247,7 @@ mod tests {
 
     #[test]
     fn every_default_lies_inside_its_own_range() {
-        for info in registry() {
+        for info in FAMILY.members {
             for spec in info.params {
                 let given = vec![(spec.name.to_string(), spec.default.to_string())];
                 build(info.name, &given).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, spec.name));

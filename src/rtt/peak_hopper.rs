@@ -4,52 +4,29 @@
 //! here on purpose: δ is computed in floating point (Java used integer division), and the
 //! previous sample is set by the first sample (Java left it unset, so B jumped to B_max).
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("f", "24", 1.0, 1e6, "decay constant F: the RTO decays by D = 1 − 1/F per sample [ambiguous: constant or flight-based]"),
-    ParamSpec::float("b_max", "1", 0.0, 100.0, "largest hop factor B_max: RTO hops to (1 + B)·peak"),
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "timer granularity G (Californium uses CoAP's 50 ms; 1 ms chosen for TCP as in rfc6298)"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off (RFC-style doubling)"),
-];
-
-pub const INFO: Info = Info::new(
-    "peak-hopper",
-    "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
-    "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
-    PARAMS,
-    |p| Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub f: f64,
-    pub b_max: f64,
-    pub granularity: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { f: 24.0, b_max: 1.0, granularity: 1_000_000, initial_rto: SEC, max_rto: 60 * SEC }
+crate::params! {
+    pub struct Config {
+        f: f64 = float("24", 1.0, 1e6, "decay constant F: the RTO decays by D = 1 − 1/F per sample [ambiguous: constant or flight-based]"),
+        b_max: f64 = float("1", 0.0, 100.0, "largest hop factor B_max: RTO hops to (1 + B)·peak"),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "timer granularity G (Californium uses CoAP's 50 ms; 1 ms chosen for TCP as in rfc6298)"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off (RFC-style doubling)"),
     }
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            f: p.float("f")?,
-            b_max: p.float("b_max")?,
-            granularity: p.duration("granularity")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        })
-    }
-}
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "peak-hopper",
+    aliases: &[],
+    summary: "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
+    source: "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(p)?))),
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeakHopper {

@@ -3,11 +3,12 @@
 //! CA-RTO's contention extension (Psaras, Tsaoussidis & Mamatas 2005 §IV-A, [`super::ca_rto::ContentionExtension`]).
 //!
 //! Adding a policy: one file implementing its arithmetic, one variant in [`Policy`] and one
-//! [`PolicyInfo`] line in the registry below.
+//! [`Component`] in [`FAMILY`] below.
 
 use super::ca_rto::{self, ContentionExtension, ExtensionConfig};
 use super::{Context, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
+use crate::component::{Component, Family};
+use crate::params::ParamError;
 use crate::time::Nanos;
 
 /// Enum dispatch: the policy is consulted on every timer arm, so no virtual call.
@@ -76,41 +77,28 @@ impl Policy {
     }
 }
 
-/// One registered policy, listed like estimators (`rttlab components`).
-pub struct PolicyInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub params: &'static [ParamSpec],
-    build: fn(&Params) -> Result<Policy, ParamError>,
-}
-
-const REGISTRY: &[PolicyInfo] = &[
-    PolicyInfo { name: "none", summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], build: |_| Ok(Policy::None) },
-    PolicyInfo {
-        name: "ca-rto",
-        summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
-        source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
-        params: ca_rto::POLICY_PARAMS,
-        build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
-    },
-];
-
-/// Every RTO policy, in listing order.
-pub fn registry() -> &'static [PolicyInfo] {
-    REGISTRY
-}
+/// Every RTO policy, in listing order (`rttlab components rto-policy`).
+pub static FAMILY: Family<Policy> = Family {
+    key: "rto-policy",
+    noun: "RTO policy",
+    members: &[
+        Component { name: "none", aliases: &[], summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], defaults: &[], build: |_| Ok(Policy::None) },
+        Component {
+            name: "ca-rto",
+            aliases: &[],
+            summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
+            source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
+            params: ca_rto::POLICY_PARAMS,
+            defaults: &[],
+            build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
+        },
+    ],
+};
 
 /// Build a policy by name from `key=value` parameters (unknown names, keys and bad values rejected
 /// with an error naming them).
 pub fn build(name: &str, given: &[(String, String)]) -> Result<Policy, ParamError> {
-    let info = REGISTRY.iter().find(|i| i.name == name).ok_or_else(|| ParamError::Unknown {
-        family: "RTO policy",
-        name: name.into(),
-        known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-    })?;
-    let params = Params::new(info.name, info.params, given)?;
-    (info.build)(&params)
+    FAMILY.build(name, given, &())
 }
 
 #[cfg(test)]

@@ -20,66 +20,42 @@
 //!   timestamps let it through, is not fed again.
 //! - It predicts no RTT (as Peak-Hopper): its output is a timeout, not a forecast.
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::params::{ParamError, Params};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("target", "0.01", 0.0001, 0.5, "rate of samples allowed above the RTO: the experts track the (1 − target)-quantile of the RTT"),
-    ParamSpec::float("eta", "20", 0.0, 10000.0, "learning rate η on the log-scale pinball loss"),
-    ParamSpec::float("alpha", "0.01", 0.0, 1.0, "sharing rate α (Fixed-Share): how fast the weight can move to another expert"),
-    ParamSpec::int("n", "64", 2.0, 4096.0, "number of experts (candidate RTOs)"),
-    ParamSpec::duration("lo", "1ms", 0.000001, 60.0, "smallest candidate RTO"),
-    ParamSpec::duration("hi", "60s", 0.001, 3600.0, "largest candidate RTO"),
-    ParamSpec::duration("min_rto", "0", 0.0, 60.0, "RTO floor"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
-];
-
-pub const INFO: Info = Info::new(
-    "quantile-experts",
-    "Fixed-Share experts on a pinball loss: the RTO tracks the (1 − target)-quantile of the RTT",
-    "Herbster & Warmuth 1998 (Fixed-Share); Koenker & Bassett 1978 (pinball loss); docs/algorithms.md §15.3",
-    PARAMS,
-    |p| Ok(Estimator::QuantileExperts(QuantileExperts::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub target: f64,
-    pub eta: f64,
-    pub alpha: f64,
-    pub n: usize,
-    pub lo: Nanos,
-    pub hi: Nanos,
-    pub min_rto: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { target: 0.01, eta: 20.0, alpha: 0.01, n: 64, lo: 1_000_000, hi: 60 * SEC, min_rto: 0, initial_rto: SEC, max_rto: 60 * SEC }
+crate::params! {
+    pub struct Config {
+        target: f64 = float("0.01", 0.0001, 0.5, "rate of samples allowed above the RTO: the experts track the (1 − target)-quantile of the RTT"),
+        eta: f64 = float("20", 0.0, 10000.0, "learning rate η on the log-scale pinball loss"),
+        alpha: f64 = float("0.01", 0.0, 1.0, "sharing rate α (Fixed-Share): how fast the weight can move to another expert"),
+        n: usize = int("64", 2.0, 4096.0, "number of experts (candidate RTOs)"),
+        lo: Nanos = duration("1ms", 0.000001, 60.0, "smallest candidate RTO"),
+        hi: Nanos = duration("60s", 0.001, 3600.0, "largest candidate RTO"),
+        min_rto: Nanos = duration("0", 0.0, 60.0, "RTO floor"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off"),
     }
 }
 
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "quantile-experts",
+    aliases: &[],
+    summary: "Fixed-Share experts on a pinball loss: the RTO tracks the (1 − target)-quantile of the RTT",
+    source: "Herbster & Warmuth 1998 (Fixed-Share); Koenker & Bassett 1978 (pinball loss); docs/algorithms.md §15.3",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::QuantileExperts(QuantileExperts::new(Config::from_params(p)?.checked(p)?))),
+};
+
 impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let cfg = Self {
-            target: p.float("target")?,
-            eta: p.float("eta")?,
-            alpha: p.float("alpha")?,
-            n: p.int("n")? as usize,
-            lo: p.duration("lo")?,
-            hi: p.duration("hi")?,
-            min_rto: p.duration("min_rto")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        };
-        if cfg.lo >= cfg.hi {
+    /// The candidate RTOs must span a range.
+    fn checked(self, p: &Params) -> Result<Self, ParamError> {
+        if self.lo >= self.hi {
             return Err(p.inconsistent("lo must be below hi"));
         }
-        Ok(cfg)
+        Ok(self)
     }
 }
 
@@ -171,6 +147,7 @@ impl RttEstimator for QuantileExperts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SEC;
     use crate::time::MS;
 
     #[test]

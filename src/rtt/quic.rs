@@ -5,50 +5,35 @@
 //! rttvar against the *new* value; `UpdateRtt` in Appendix A.7 updates rttvar first with the
 //! *old* smoothed_rtt, as RFC 6298 does. Default: the Appendix order (`order = appendix`).
 
-use super::{Context, Estimator, Info, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, MS, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::duration("initial_rtt", "333ms", 0.001, 60.0, "kInitialRtt (§6.2.2): smoothed_rtt before any sample; rttvar = half of it"),
-    ParamSpec::duration("max_ack_delay", "25ms", 0.0, 16.384, "peer's max_ack_delay (RFC 9000 §18.2 default 25 ms; 0 for Initial/Handshake spaces)"),
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "kGranularity (§6.1.2)"),
-    ParamSpec::duration("max_pto", "60s", 1.0, 86400.0, "cap on the backed-off PTO (RFC 9002 sets none; a cap keeps replays finite)"),
-    ParamSpec::choice("order", "appendix", &["appendix", "body"], "update order: appendix = rttvar with the old smoothed_rtt (A.7, RFC 6298 order); body = smoothed_rtt first (§5.3 text)"),
-];
-
-pub const INFO: Info = Info::new(
-    "quic",
-    "QUIC RFC 9002: smoothed_rtt/rttvar/min_rtt with ack-delay adjustment, PTO",
-    "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; docs/algorithms.md §5",
-    PARAMS,
-    |p| Ok(Estimator::Quic(Quic::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub initial_rtt: Nanos,
-    pub max_ack_delay: Nanos,
-    pub granularity: Nanos,
-    pub max_pto: Nanos,
-    pub body_order: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { initial_rtt: 333 * MS, max_ack_delay: 25 * MS, granularity: MS, max_pto: 60 * SEC, body_order: false }
+crate::params! {
+    pub struct Config {
+        initial_rtt: Nanos = duration("333ms", 0.001, 60.0, "kInitialRtt (§6.2.2): smoothed_rtt before any sample; rttvar = half of it"),
+        max_ack_delay: Nanos = duration("25ms", 0.0, 16.384, "peer's max_ack_delay (RFC 9000 §18.2 default 25 ms; 0 for Initial/Handshake spaces)"),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "kGranularity (§6.1.2)"),
+        max_pto: Nanos = duration("60s", 1.0, 86400.0, "cap on the backed-off PTO (RFC 9002 sets none; a cap keeps replays finite)"),
+        order: Order = choice("appendix", "update order: appendix = rttvar with the old smoothed_rtt (A.7, RFC 6298 order); body = smoothed_rtt first (§5.3 text)"),
     }
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            initial_rtt: p.duration("initial_rtt")?,
-            max_ack_delay: p.duration("max_ack_delay")?,
-            granularity: p.duration("granularity")?,
-            max_pto: p.duration("max_pto")?,
-            body_order: p.choice("order")? == "body",
-        })
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "quic",
+    aliases: &[],
+    summary: "QUIC RFC 9002: smoothed_rtt/rttvar/min_rtt with ack-delay adjustment, PTO",
+    source: "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; docs/algorithms.md §5",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Quic(Quic::new(Config::from_params(p)?))),
+};
+
+crate::choices! {
+    /// RFC 9002's update order: Appendix A.7's (rttvar with the old smoothed_rtt) or §5.3's text.
+    pub enum Order {
+        Appendix = "appendix",
+        Body = "body",
     }
 }
 
@@ -96,7 +81,7 @@ impl RttEstimator for Quic {
         // subtracted when that leaves the sample at or above min_rtt (PR #4883: `>=`).
         let ack_delay = ctx.ack_delay.min(self.cfg.max_ack_delay);
         let adjusted = if rtt >= self.min_rtt + ack_delay { rtt - ack_delay } else { rtt } as f64;
-        if self.cfg.body_order {
+        if self.cfg.order == Order::Body {
             self.smoothed_rtt = 0.875 * self.smoothed_rtt + 0.125 * adjusted;
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.smoothed_rtt - adjusted).abs();
         } else {
@@ -125,6 +110,7 @@ impl RttEstimator for Quic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::MS;
 
     #[test]
     fn the_first_pto_is_about_one_second() {
@@ -138,7 +124,7 @@ mod tests {
     #[test]
     fn both_update_orders_follow_the_rfc_text() {
         let mut a = Quic::new(Config::default());
-        let mut b = Quic::new(Config { body_order: true, ..Config::default() });
+        let mut b = Quic::new(Config { order: Order::Body, ..Config::default() });
         for e in [&mut a, &mut b] {
             e.on_sample(100 * MS, &Context::default());
             e.on_sample(200 * MS, &Context::default());

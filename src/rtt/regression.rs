@@ -23,7 +23,8 @@
 //! The project removed Linux's rto_min (which the report blames for its extra retransmissions);
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
-use super::{Context, Estimator, Info, RttEstimator};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{parse_duration, Nanos, MS, SEC, round_ns};
 
@@ -63,13 +64,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::quantity("max_rtt", "none", "s", 0.0, 3600.0, "form=paper: the path's probed maximum RTT, a duration (none: the first sample)"),
 ];
 
-pub const INFO: Info = Info::new(
-    "regression",
-    "linear regression on [hops, min_rtt, max_rtt, ttl] inspired by the CSE534 project; RTO = ŷ + k·running error (form=paper: the report's own pseudo-code)",
-    "inspired by Baddam et al. 2018 (a redesign; form=paper follows its pseudo-code); github swetheendra84/CSE534Project; docs/algorithms.md §10",
-    PARAMS,
-    |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
-);
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "regression",
+    aliases: &[],
+    summary: "linear regression on [hops, min_rtt, max_rtt, ttl] inspired by the CSE534 project; RTO = ŷ + k·running error (form=paper: the report's own pseudo-code)",
+    source: "inspired by Baddam et al. 2018 (a redesign; form=paper follows its pseudo-code); github swetheendra84/CSE534Project; docs/algorithms.md §10",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
+};
 
 /// Which reading of the project runs (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

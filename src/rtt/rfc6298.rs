@@ -2,60 +2,33 @@
 
 mod bsd;
 
-use super::{Context, Estimator, Info, RttEstimator, Smoothed};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, SEC, round_ns};
+use crate::component::Component;
+use super::{Context, Estimator, RttEstimator, Smoothed};
+use crate::time::{Nanos, round_ns};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G in RTO = SRTT + max(G, K·RTTVAR) (§2.2; RFC allows ≤ 100 ms)"),
-    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (§2.4 SHOULD be 1 s; Linux and many simulators use 200 ms)"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off (§2.5: MAY, but at least 60 s)"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample (§2.1; 3 s after a SYN timeout, §5.7)"),
-    ParamSpec::float("k", "4", 0.0, 100.0, "variance multiplier K (§2)"),
-    ParamSpec::duration("bsd_tick", "0s", 0.0, 10.0, "0: RFC 6298 as written; > 0: 4.4BSD-Lite's tcp_xmit_timer in whole ticks of this length (SRTT of rtt − 1 tick, ×8/×4 integers, RTO = SRTT + 4·RTTVAR ticks ≥ min_rto in ticks; granularity and k unused)"),
-    ParamSpec::int("max_backoff", "64", 0.0, 64.0, "at most this many doublings of the RTO in a row (§5.5 sets none: 64 never binds; ns-2's TcpAgent::rtt_backoff caps its multiplier at 64, i.e. 6)"),
-];
-
-pub const INFO: Info = Info::new(
-    "rfc6298",
-    "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
-    "RFC 6298 §§2–5; docs/algorithms.md §1",
-    PARAMS,
-    |p| Ok(Estimator::Rfc6298(Rfc6298::new(Config::from_params(p)?))),
-);
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub granularity: Nanos,
-    pub min_rto: Nanos,
-    pub max_rto: Nanos,
-    pub initial_rto: Nanos,
-    pub k: f64,
-    /// > 0: BSD's integer form in ticks of this length ([`bsd`]); 0: the RFC's real arithmetic.
-    pub bsd_tick: Nanos,
-    /// Back-off doublings at most (ns-2's cap is 6: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
-    pub max_backoff: u32,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { granularity: 1_000_000, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC, k: 4.0, bsd_tick: 0, max_backoff: 64 }
+crate::params! {
+    pub struct Config {
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "clock granularity G in RTO = SRTT + max(G, K·RTTVAR) (§2.2; RFC allows ≤ 100 ms)"),
+        min_rto: Nanos = duration("1s", 0.0, 60.0, "RTO floor (§2.4 SHOULD be 1 s; Linux and many simulators use 200 ms)"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off (§2.5: MAY, but at least 60 s)"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample (§2.1; 3 s after a SYN timeout, §5.7)"),
+        k: f64 = float("4", 0.0, 100.0, "variance multiplier K (§2)"),
+        /// > 0: BSD's integer form in ticks of this length ([`bsd`]); 0: the RFC's real arithmetic.
+        bsd_tick: Nanos = duration("0s", 0.0, 10.0, "0: RFC 6298 as written; > 0: 4.4BSD-Lite's tcp_xmit_timer in whole ticks of this length (SRTT of rtt − 1 tick, ×8/×4 integers, RTO = SRTT + 4·RTTVAR ticks ≥ min_rto in ticks; granularity and k unused)"),
+        /// Back-off doublings at most (ns-2's cap is 6: `if (t_backoff_ < 64) t_backoff_ <<= 1`).
+        max_backoff: u32 = int("64", 0.0, 64.0, "at most this many doublings of the RTO in a row (§5.5 sets none: 64 never binds; ns-2's TcpAgent::rtt_backoff caps its multiplier at 64, i.e. 6)"),
     }
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            granularity: p.duration("granularity")?,
-            min_rto: p.duration("min_rto")?,
-            max_rto: p.duration("max_rto")?,
-            initial_rto: p.duration("initial_rto")?,
-            k: p.float("k")?,
-            bsd_tick: p.duration("bsd_tick")?,
-            max_backoff: p.int("max_backoff")? as u32,
-        })
-    }
-}
+pub const COMPONENT: Component<Estimator> = Component {
+    name: "rfc6298",
+    aliases: &[],
+    summary: "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
+    source: "RFC 6298 §§2–5; docs/algorithms.md §1",
+    params: PARAMS,
+    defaults: &[],
+    build: |p| Ok(Estimator::Rfc6298(Rfc6298::new(Config::from_params(p)?))),
+};
 
 /// SRTT and RTTVAR kept as `f64` nanoseconds: exact for every test vector and free of the
 /// truncation bias of the BSD ×8/×4 fixed-point form (which [`super::linux`] reproduces).
@@ -171,6 +144,7 @@ impl RttEstimator for Rfc6298 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::SEC;
     use crate::rtt::timer::Backoff;
     use crate::time::MS;
 

@@ -134,11 +134,11 @@ pub struct LinkCfg {
     pub bandwidth: Bandwidth,
     pub delay: Duration,
     /// Tagged table: `{ kind = "droptail" | "red" | "threshold", limit, ... }` (default DropTail
-    /// 100p); every key but `kind` is a parameter of that queue ([`super::queue::REGISTRY`]).
+    /// 100p); every key but `kind` is a parameter of that queue ([`super::queue::FAMILY`]).
     #[serde(default)]
     pub queue: toml::Table,
     /// Tagged table: `{ kind = "none" | "bernoulli" | "ber" | "gilbert-elliott", ... }`
-    /// ([`super::error_model::REGISTRY`]); default none.
+    /// ([`super::error_model::FAMILY`]); default none.
     #[serde(default)]
     pub error: toml::Table,
     /// Which direction the error model and scheduled losses apply to: "forward" (data),
@@ -156,7 +156,7 @@ pub struct LinkCfg {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay_spikes: Vec<DelaySpikeCfg>,
     /// Tagged table `{ kind = "snoop", ... }`: a node agent at the link's sending end of the
-    /// forward (data) direction ([`super::agent::REGISTRY`]). Absent: none, and absent from the
+    /// forward (data) direction ([`super::agent::FAMILY`]). Absent: none, and absent from the
     /// canonical form, so existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<toml::Table>,
@@ -387,7 +387,7 @@ pub struct FlowGroupCfg {
     #[serde(default)]
     pub bytes: Option<AppBytes>,
     /// The application, a tagged table: bulk (default) or an on/off source
-    /// ([`super::app::REGISTRY`]).
+    /// ([`super::app::FAMILY`]).
     #[serde(default)]
     pub app: Option<toml::Table>,
     /// Per-group TCP settings; keys not given here come from the top-level [tcp].
@@ -647,15 +647,15 @@ impl Scenario {
         let mut s = self.clone();
         let links = s.topology.bottleneck.iter_mut().chain(s.topology.access.iter_mut()).chain(s.topology.receiver_access.iter_mut()).chain(s.topology.links.iter_mut());
         for link in links {
-            link.queue = canonical(queue::REGISTRY, queue::DEFAULT_KIND, &link.queue);
-            link.error = canonical(error_model::REGISTRY, error_model::DEFAULT_KIND, &link.error);
+            link.queue = canonical(&queue::FAMILY, queue::DEFAULT_KIND, &link.queue);
+            link.error = canonical(&error_model::FAMILY, error_model::DEFAULT_KIND, &link.error);
             if let Some(t) = &link.agent {
-                link.agent = Some(canonical(super::agent::REGISTRY, "snoop", t));
+                link.agent = Some(canonical(&super::agent::FAMILY, "snoop", t));
             }
         }
         for group in &mut s.flows {
             if let Some(t) = &group.app {
-                group.app = Some(canonical(app::REGISTRY, app::DEFAULT_KIND, t));
+                group.app = Some(canonical(&app::FAMILY, app::DEFAULT_KIND, t));
             }
         }
         toml::to_string(&s).map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))

@@ -190,8 +190,8 @@ pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl F
 }
 
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let (queue, agent) = component::build(queue::REGISTRY, "queue", queue::DEFAULT_KIND, &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
-    let errors = component::build(error_model::REGISTRY, "error model", error_model::DEFAULT_KIND, &cfg.error, &format!("{key}.error"), &())?;
+    let (queue, agent) = component::build(&queue::FAMILY, queue::DEFAULT_KIND, &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
+    let errors = component::build(&error_model::FAMILY, error_model::DEFAULT_KIND, &cfg.error, &format!("{key}.error"), &())?;
     let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
         "forward" => (true, false),
         "reverse" => (false, true),
@@ -202,7 +202,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
     let forward_agent = match &cfg.agent {
         None => agent,
         Some(_) if agent.is_some() => return Err(invalid(format!("{key}.agent"), "this link's queue already has its own agent (a threshold queue's source quench); one agent per link")),
-        Some(t) => Some(agent::QueueAgent::Snoop(component::build(agent::REGISTRY, "agent", "snoop", t, &format!("{key}.agent"), &())?)),
+        Some(t) => Some(agent::QueueAgent::Snoop(component::build(&agent::FAMILY, "snoop", t, &format!("{key}.agent"), &())?)),
     };
     let losses: Vec<Nanos> = cfg.losses.iter().map(|d| d.0).collect();
     let mut spikes = Vec::with_capacity(cfg.delay_spikes.len());
@@ -247,8 +247,8 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
         None => None,
         Some(name) => {
             let path = format!("{key}.recovery");
-            let known = || format!("'{name}' is not one of {}", component::names(tcp::recovery::REGISTRY).join(", "));
-            Some(component::build_named(tcp::recovery::REGISTRY, name, &path, &options).ok_or_else(|| invalid(&path, known()))??)
+            let known = || format!("'{name}' is not one of {}", tcp::recovery::FAMILY.names().join(", "));
+            Some(component::build_named(&tcp::recovery::FAMILY, name, &path, &options).ok_or_else(|| invalid(&path, known()))??)
         }
     };
     let mss = cfg.mss.0;
@@ -291,16 +291,16 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
         Some(name) => {
             let path = format!("{key}.spurious_detection");
             let mut known = vec!["off"];
-            known.extend(component::names(tcp::SPURIOUS_DETECTION));
-            component::build_named(tcp::SPURIOUS_DETECTION, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {}", either(&known))))??
+            known.extend(tcp::SPURIOUS_DETECTION.names());
+            component::build_named(&tcp::SPURIOUS_DETECTION, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {}", either(&known))))??
         }
     };
     let spurious_response = match cfg.spurious_response.as_deref() {
         None => SpuriousResponse::default(),
         Some(name) => {
             let path = format!("{key}.spurious_response");
-            let known = either(&component::names(tcp::SPURIOUS_RESPONSE));
-            component::build_named(tcp::SPURIOUS_RESPONSE, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {known}")))??
+            let known = either(&tcp::SPURIOUS_RESPONSE.names());
+            component::build_named(&tcp::SPURIOUS_RESPONSE, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {known}")))??
         }
     };
     let ignore_quench = match cfg.source_quench.as_deref() {
@@ -498,7 +498,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             None => u64::MAX,
         };
         let app = match &group.app {
-            Some(t) => component::build(app::REGISTRY, "application", app::DEFAULT_KIND, t, &format!("flows[{g}].app"), &())?,
+            Some(t) => component::build(&app::FAMILY, app::DEFAULT_KIND, t, &format!("flows[{g}].app"), &())?,
             None => None,
         };
         if app.is_some() && group.bytes.is_some() {
@@ -544,7 +544,7 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
             let label = engine::FlowLabel {
                 group: g as u32,
-                cc: tcp.cc.info().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
+                cc: tcp.cc.component().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
                 recovery: tcp.recovery_kind().name().to_string(),
                 estimator: tcp.estimator.clone(),
                 rto_policy: tcp.rto_policy.clone(),

@@ -409,7 +409,7 @@ fn a_quench_raised_at_the_senders_own_access_queue_reaches_it() {
 
 #[test]
 fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
-    for info in crate::rtt::registry() {
+    for info in crate::rtt::FAMILY.members {
         let r = sim(
             &one_flow("start = \"0s\"\nbytes = \"2MB\""),
             &["simulation.duration=30s", &format!("tcp.rto.estimator={}", info.name), "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"],
@@ -541,11 +541,11 @@ fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
 
 #[test]
 fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
-    use super::tcp::cc::lookup;
     use super::tcp::recovery::RecoveryKind;
-    assert_eq!(lookup("reno").map(|i| i.recovery), Some(RecoveryKind::Reno));
-    assert_eq!(lookup("newreno").map(|i| i.recovery), Some(RecoveryKind::NewReno));
-    assert_eq!(lookup("westwood+").map(|i| i.recovery), Some(RecoveryKind::NewReno), "Westwood+ keeps NewReno recovery");
+    let recovery = |cc: &str| super::tcp::cc::FAMILY.find(cc).and_then(|c| c.default_for("recovery")).and_then(RecoveryKind::named);
+    assert_eq!(recovery("reno"), Some(RecoveryKind::Reno));
+    assert_eq!(recovery("newreno"), Some(RecoveryKind::NewReno));
+    assert_eq!(recovery("westwood+"), Some(RecoveryKind::NewReno), "Westwood+ keeps NewReno recovery");
 }
 
 /// `count` flows of an on/off application through the 10 Mb/s dumbbell of `one_flow`.

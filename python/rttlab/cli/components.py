@@ -1,5 +1,6 @@
 """``rttlab components``: every simulator component (queue, error model, application, agent,
-congestion control, loss recovery, RTO policy, spurious-timeout detector and response) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
+congestion control, loss recovery, RTO policy, spurious-timeout detector and response, loss
+discriminator) with its parameters, defaults, ranges and meaning — the keys of a scenario's tagged tables."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ FAMILIES = {
     "rto-policy": "tcp.rto.policy = \"name\" or { name = ..., ... }",
     "spurious-detection": "tcp.spurious_detection = \"name\"",
     "spurious-response": "tcp.spurious_response = \"name\"",
+    "discriminator-sender": "scored together by rttlab.trace.discriminators (not chosen in a scenario)",
+    "discriminator-receiver": "scored together by rttlab.trace.discriminators and on captures (not chosen in a scenario)",
 }
 
 
@@ -29,7 +32,7 @@ def components(
     """List the simulator's components by family with every parameter's default, range and meaning.
 
     Families: queues, error models, applications, agents, congestion controls, loss recovery,
-    RTO policies, spurious-timeout detection and response."""
+    RTO policies, spurious-timeout detection and response, loss discriminators."""
     one_format(as_json, as_csv)
     entries = catalog()
     if kind is not None:

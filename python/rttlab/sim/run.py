@@ -335,7 +335,8 @@ class Interrupted(KeyboardInterrupt):
 
 def components() -> list[dict[str, Any]]:
     """Every simulator component — queues, error models, applications, agents, congestion
-    controls, loss recovery, RTO policies, spurious-timeout detection and response — with its
+    controls, loss recovery, RTO policies, spurious-timeout detection and response, loss
+    discriminators — with its
     family, summary, source and parameters (name, kind, default, range, doc): ``_core.catalogue()``
     without the estimators, which ``rttlab.estimators.catalog()`` lists."""
     keys = ("name", "kind", "default", "range", "doc")

@@ -118,7 +118,7 @@ macro_rules! dispatch {
 }
 
 /// Link agents as named in scenario files (`topology.<link>.agent = { kind = "snoop" }`).
-pub static REGISTRY: &[super::component::Component<snoop::SnoopParams>] = &[snoop::COMPONENT];
+pub static FAMILY: super::component::Family<snoop::SnoopParams> = super::component::Family { key: "agent", noun: "agent", members: &[snoop::COMPONENT] };
 
 impl Agent {
     pub fn placement(&self) -> Placement {

@@ -47,7 +47,7 @@
 use super::{At, Fate, NodeAgent, Placement, Queued};
 use crate::params::ParamSpec;
 use crate::sim::component::{Args, Component};
-use crate::sim::config::ConfigError;
+use crate::params::ParamError;
 use crate::sim::packet::{FlowId, Kind, NodeId, Packet};
 use crate::sim::queue::Verdict;
 use crate::time::Nanos;
@@ -88,10 +88,11 @@ pub const COMPONENT: Component<SnoopParams> = Component {
     summary: "TCP-aware gateway before a lossy link: caches data, retransmits locally on duplicate ACKs and a local timer, suppresses those duplicate ACKs",
     source: "Balakrishnan, Seshan, Amir, Katz, MobiCom 1995 §3; ns-2 tcp/snoop.cc defaults",
     params: PARAMS,
+    defaults: &[],
     build,
 };
 
-fn build(a: &Args<'_, ()>) -> Result<SnoopParams, ConfigError> {
+fn build(a: &Args<'_, ()>) -> Result<SnoopParams, ParamError> {
     Ok(SnoopParams {
         cache: a.int("cache")? as u32,
         min_timeout: a.duration("min_timeout")?,

@@ -10,6 +10,7 @@ pub const COMPONENT: Component<ErrorModel> = Component {
     summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
     source: "independent bit errors",
     params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
+    defaults: &[],
     build: |a| Ok(ErrorModel::Ber { ber: required(a, "ber")? }),
 };
 

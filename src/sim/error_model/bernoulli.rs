@@ -10,5 +10,6 @@ pub const COMPONENT: Component<ErrorModel> = Component {
     summary: "each packet lost independently with probability per",
     source: "independent (Bernoulli) packet loss",
     params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
+    defaults: &[],
     build: |a| Ok(ErrorModel::Bernoulli { per: required(a, "per")? }),
 };

@@ -16,6 +16,7 @@ pub const COMPONENT: Component<ErrorModel> = Component {
         ParamSpec::float("loss_good", "0", 0.0, 1.0, "loss probability in the good state"),
         ParamSpec::float("loss_bad", "1", 0.0, 1.0, "loss probability in the bad state"),
     ],
+    defaults: &[],
     build: |a| Ok(ErrorModel::GilbertElliott { p_gb: required(a, "p_gb")?, p_bg: required(a, "p_bg")?, loss_good: a.float("loss_good")?, loss_bad: a.float("loss_bad")?, bad: false }),
 };
 

@@ -1,8 +1,8 @@
 //! Link error models: which packets a channel corrupts on the wire (drop cause `Corruption`), and
 //! losses scheduled at given times (drop cause `Scheduled`). Queue drops live in [`super::queue`].
 
-use super::component::{Args, Component};
-use super::config::ConfigError;
+use super::component::{Args, Component, Family};
+use crate::params::ParamError;
 use crate::rng::Stream;
 use crate::time::Nanos;
 
@@ -15,15 +15,19 @@ pub const DEFAULT_KIND: &str = "none";
 
 /// Every error model, as named in scenario files (`error = { kind = "bernoulli", per = 0.01 }`),
 /// each declared and validated in its own file.
-pub static REGISTRY: &[Component<ErrorModel>] = &[
-    Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], build: |_| Ok(ErrorModel::None) },
-    bernoulli::COMPONENT,
-    ber::COMPONENT,
-    gilbert_elliott::COMPONENT,
-];
+pub static FAMILY: Family<ErrorModel> = Family {
+    key: "error",
+    noun: "error model",
+    members: &[
+        Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], defaults: &[], build: |_| Ok(ErrorModel::None) },
+        bernoulli::COMPONENT,
+        ber::COMPONENT,
+        gilbert_elliott::COMPONENT,
+    ],
+};
 
 /// A probability every model needs given (declared with default "required").
-pub(crate) fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ConfigError> {
+pub(crate) fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ParamError> {
     if !a.is_given(key) {
         return Err(a.invalid(key, "required for this error model"));
     }

@@ -2,7 +2,7 @@
 
 use super::{limit, Built, Fifo, Queue, QueueCtx, Verdict, LIMIT};
 use crate::sim::component::{Args, Component};
-use crate::sim::config::ConfigError;
+use crate::params::ParamError;
 use crate::sim::packet::Packet;
 use crate::sim::units::Limit;
 
@@ -12,10 +12,11 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
     summary: "FIFO that drops arrivals when full",
     source: "tail drop (ns-2 DropTail)",
     params: &[LIMIT],
+    defaults: &[],
     build,
 };
 
-fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
+fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
     Ok((Queue::DropTail(DropTail::new(limit(a)?)), None))
 }
 

@@ -7,8 +7,8 @@ pub mod red;
 pub mod threshold;
 
 use super::agent::QueueAgent;
-use super::component::{Args, Component};
-use super::config::ConfigError;
+use super::component::{Args, Family};
+use crate::params::ParamError;
 use super::packet::Packet;
 use super::units::{parse_limit, Limit};
 use crate::params::ParamSpec;
@@ -29,12 +29,12 @@ pub type Built = (Queue, Option<QueueAgent>);
 /// A link without `queue.kind` gets DropTail.
 pub const DEFAULT_KIND: &str = "droptail";
 
-pub static REGISTRY: &[Component<Built, QueueCtx>] = &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT];
+pub static FAMILY: Family<Built, QueueCtx> = Family { key: "queue", noun: "queue", members: &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT] };
 
 /// Every queue's capacity parameter.
 pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes");
 
-pub(crate) fn limit<C>(a: &Args<'_, C>) -> Result<Limit, ConfigError> {
+pub(crate) fn limit<C>(a: &Args<'_, C>) -> Result<Limit, ParamError> {
     a.quantity("limit", "a queue limit such as 100p or 150000B", parse_limit, |l| match *l {
         Limit::Packets(n) | Limit::Bytes(n) => n as f64,
     })

@@ -11,7 +11,7 @@ use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
 use crate::params::ParamSpec;
 use crate::rng::Stream;
 use crate::sim::component::{Args, Component};
-use crate::sim::config::ConfigError;
+use crate::params::ParamError;
 use crate::sim::packet::{Ecn, Packet};
 use crate::sim::units::{parse_bytes, tx_time, Limit};
 use crate::time::Nanos;
@@ -34,14 +34,15 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
         ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay"),
         ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size"),
     ],
+    defaults: &[],
     build,
 };
 
-fn bytes<C>(a: &Args<'_, C>, key: &str) -> Result<u64, ConfigError> {
+fn bytes<C>(a: &Args<'_, C>, key: &str) -> Result<u64, ParamError> {
     a.quantity(key, "a size such as 1500B", parse_bytes, |&b| b as f64)
 }
 
-fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ConfigError> {
+fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
     let (min_th, max_th) = (a.float("min_th")?, a.float("max_th")?);
     if max_th <= min_th {
         return Err(a.invalid("max_th", format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));

@@ -23,6 +23,7 @@ pub const COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
     source: "RFC 3522 §3.2; src/sim/tcp/eifel.rs",
     params: &[],
     // RFC 3522 §2: the timestamp echo (TSecr) names the transmission an ACK answers.
+    defaults: &[],
     build: |a| if a.ctx.timestamps { Ok(SpuriousDetection::Eifel) } else { Err(a.inconsistent("\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")) },
 };
 

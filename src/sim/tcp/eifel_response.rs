@@ -35,6 +35,7 @@ pub const COMPONENT: Component<SpuriousResponse, TcpOptions> = Component {
     summary: "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)",
     source: "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs",
     params: &[],
+    defaults: &[],
     build: |_| Ok(SpuriousResponse::Rfc4015),
 };
 

@@ -18,7 +18,7 @@ pub mod recovery;
 pub mod scoreboard;
 pub mod sender;
 
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Family};
 use crate::time::{Nanos, MS};
 
 /// How the sender takes RTT samples without timestamps (docs/algorithms.md §0).
@@ -73,10 +73,18 @@ pub struct TcpOptions {
 }
 
 /// The values of `tcp.spurious_detection` besides "off" (the default, not a detector).
-pub static SPURIOUS_DETECTION: &[Component<SpuriousDetection, TcpOptions>] = &[eifel::COMPONENT, frto::COMPONENT, frto::SACK_COMPONENT];
+pub static SPURIOUS_DETECTION: Family<SpuriousDetection, TcpOptions> = Family {
+    key: "spurious-detection",
+    noun: "spurious-timeout detection",
+    members: &[eifel::COMPONENT, frto::COMPONENT, frto::SACK_COMPONENT],
+};
 
 /// The values of `tcp.spurious_response`; the first is the default.
-pub static SPURIOUS_RESPONSE: &[Component<SpuriousResponse, TcpOptions>] = &[LINUX_RESPONSE, eifel_response::COMPONENT];
+pub static SPURIOUS_RESPONSE: Family<SpuriousResponse, TcpOptions> = Family {
+    key: "spurious-response",
+    noun: "spurious-timeout response",
+    members: &[LINUX_RESPONSE, eifel_response::COMPONENT],
+};
 
 const LINUX_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
     name: "linux",
@@ -84,6 +92,7 @@ const LINUX_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
     summary: "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched",
     source: "Linux tcp_undo_cwnd_reduction",
     params: &[],
+    defaults: &[],
     build: |_| Ok(SpuriousResponse::Linux),
 };
 
@@ -157,7 +166,7 @@ impl TcpConfig {
             if self.sack {
                 recovery::RecoveryKind::Sack
             } else {
-                self.cc.info().map_or(recovery::RecoveryKind::NewReno, |i| i.recovery)
+                self.cc.component().ok().and_then(|c| c.default_for("recovery")).and_then(recovery::RecoveryKind::named).unwrap_or(recovery::RecoveryKind::NewReno)
             }
         })
     }

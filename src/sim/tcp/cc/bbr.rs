@@ -33,11 +33,11 @@
 //!   from that sample (Linux: from SRTT, whose first value is the first sample).
 //! - Rates are bytes of payload per second, windows bytes; gains are Linux's integers over 256.
 
-use super::{AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
+use crate::component::Component;
+use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::params::ParamSpec;
-use crate::rng::{Component, Stream};
+use crate::rng::{self, Stream};
 use crate::sim::tcp::rate::RateSample;
-use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::{Nanos, MS, SEC};
 
 /// Gains are fixed point over BBR_UNIT (Linux `BBR_SCALE` = 8).
@@ -72,15 +72,15 @@ const INIT_CWND: u64 = 10;
 
 pub const PARAMS: &[ParamSpec] = &[];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "bbr",
-    &["bbr1"],
-    "BBR v1: paces at the max delivery rate of 10 rounds, cwnd 2·BDP; Startup, Drain, ProbeBW gain cycle, ProbeRTT",
-    "Cardwell et al. 2016 (ACM Queue); Linux tcp_bbr.c; docs/algorithms.md §15.2",
-    PARAMS,
-    RecoveryKind::NewReno,
-    |_| Ok(CongestionControl::Bbr(Box::new(Bbr::new()))),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "bbr",
+    aliases: &["bbr1"],
+    summary: "BBR v1: paces at the max delivery rate of 10 rounds, cwnd 2·BDP; Startup, Drain, ProbeBW gain cycle, ProbeRTT",
+    source: "Cardwell et al. 2016 (ACM Queue); Linux tcp_bbr.c; docs/algorithms.md §15.2",
+    params: PARAMS,
+    defaults: &[("recovery", "newreno")],
+    build: |_| Ok(CongestionControl::Bbr(Box::new(Bbr::new()))),
+};
 
 /// `enum bbr_mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,7 @@ impl Bbr {
             prior_cwnd: 0,
             pacing_rate: 0,
             has_seen_rtt: false,
-            rng: Stream::new(0, Component::CongestionControl(0)),
+            rng: Stream::new(0, rng::Component::CongestionControl(0)),
             acked: 0,
             transitions: vec![(0, Mode::Startup)],
         }
@@ -368,7 +368,7 @@ impl Bbr {
 
 impl CongestionOps for Bbr {
     fn on_established(&mut self, c: &Connection) {
-        self.rng = Stream::new(c.seed, Component::CongestionControl(c.flow));
+        self.rng = Stream::new(c.seed, rng::Component::CongestionControl(c.flow));
     }
 
     fn wants_rate_samples(&self) -> bool {

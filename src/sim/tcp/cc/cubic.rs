@@ -32,11 +32,11 @@
 //! round, then Conservative Slow Start (growth ÷ 4) for 5 rounds before congestion avoidance,
 //! back to slow start if the RTT falls again. "off": slow start until a loss.
 
+use crate::component::Component;
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::{Nanos, MS, SEC};
 
 /// RFC 9438 §4.6 β_cubic = 0.7; Linux `beta` = 717/1024 (`BICTCP_BETA_SCALE`).
@@ -64,15 +64,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("hystart", "linux", &["linux", "hystart++", "off"], "slow-start exit: Linux HyStart (ACK train + delay increase, tcp_cubic.c), HyStart++ (RFC 9406), or none"),
 ];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "cubic",
-    &[],
-    "CUBIC: window grows as C·(t − K)³ + W_max after a loss, beta 0.7, Reno-friendly region, HyStart",
-    "RFC 9438; Linux tcp_cubic.c; RFC 9406 (HyStart++); docs/algorithms.md §15.1",
-    PARAMS,
-    RecoveryKind::NewReno,
-    |p| Ok(CongestionControl::Cubic(Box::new(Cubic::new(Config::from_params(p)?)))),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "cubic",
+    aliases: &[],
+    summary: "CUBIC: window grows as C·(t − K)³ + W_max after a loss, beta 0.7, Reno-friendly region, HyStart",
+    source: "RFC 9438; Linux tcp_cubic.c; RFC 9406 (HyStart++); docs/algorithms.md §15.1",
+    params: PARAMS,
+    defaults: &[("recovery", "newreno")],
+    build: |p| Ok(CongestionControl::Cubic(Box::new(Cubic::new(Config::from_params(p)?)))),
+};
 
 /// How slow start ends besides a loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -540,7 +540,7 @@ mod tests {
 
     #[test]
     fn cubic_is_registered_with_its_parameters() {
-        let info = super::super::lookup("cubic").expect("registered");
+        let info = super::super::FAMILY.find("cubic").expect("registered");
         let names: Vec<_> = info.params.iter().map(|p| p.name).collect();
         assert_eq!(names, ["beta", "c", "fast_convergence", "tcp_friendliness", "hystart"]);
         assert!(super::super::CcSpec::new("cubic", vec![("hystart".into(), "bogus".into())]).is_err());

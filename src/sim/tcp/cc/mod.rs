@@ -9,9 +9,9 @@
 //! ([`super::recovery`]), chosen independently (`tcp.recovery`); the retransmission timer is
 //! [`crate::rtt::timer::RetransmitTimer`].
 //!
-//! Adding a scheme: one file here implementing [`CongestionOps`] with its `PARAMS` and `INFO`, one
-//! variant in [`CongestionControl`] (the `schemes!` line) and one line in the registry. Nothing
-//! else changes. docs/architecture.md walks through it.
+//! Adding a scheme: one file here implementing [`CongestionOps`] with its `PARAMS` and
+//! `COMPONENT`, one variant in [`CongestionControl`] (the `schemes!` line) and one line in
+//! [`FAMILY`]. Nothing else changes. docs/architecture.md walks through it.
 
 pub mod bbr;
 pub mod cubic;
@@ -23,8 +23,8 @@ pub mod vegas;
 pub mod veno;
 pub mod westwood;
 
-use super::recovery::RecoveryKind;
-use crate::params::{ParamError, ParamSpec, Params};
+use crate::component::{Component, Family};
+use crate::params::ParamError;
 use crate::sim::packet::NodeId;
 use crate::time::Nanos;
 
@@ -201,34 +201,6 @@ pub fn standard_response(w: &mut Window, ev: &CongestionEvent, ssthresh: impl Fn
     }
 }
 
-/// One registered scheme.
-pub struct CcInfo {
-    pub name: &'static str,
-    /// Other names accepted in scenario files.
-    pub aliases: &'static [&'static str],
-    pub summary: &'static str,
-    /// Where the definition comes from (docs/algorithms.md section, RFC, source file).
-    pub source: &'static str,
-    pub params: &'static [ParamSpec],
-    /// The loss recovery it runs without SACK unless `tcp.recovery` says otherwise.
-    pub recovery: RecoveryKind,
-    build: fn(&Params) -> Result<CongestionControl, ParamError>,
-}
-
-impl CcInfo {
-    pub const fn new(
-        name: &'static str,
-        aliases: &'static [&'static str],
-        summary: &'static str,
-        source: &'static str,
-        params: &'static [ParamSpec],
-        recovery: RecoveryKind,
-        build: fn(&Params) -> Result<CongestionControl, ParamError>,
-    ) -> Self {
-        Self { name, aliases, summary, source, params, recovery, build }
-    }
-}
-
 macro_rules! schemes {
     ($( $variant:ident($ty:ty) ),* $(,)?) => {
         /// Enum dispatch: no virtual call per ACK.
@@ -268,25 +240,14 @@ schemes! {
     Bbr(Box<bbr::Bbr>),
 }
 
-const REGISTRY: &[CcInfo] = &[reno::INFO, new_reno::INFO, westwood::INFO, vegas::INFO, veno::INFO, spec_tcp::INFO, smooth_tcp::INFO, cubic::INFO, bbr::INFO];
-
-/// Every scheme, in the order listings show them (for `rttlab components`).
-pub fn registry() -> &'static [CcInfo] {
-    REGISTRY
-}
-
-/// The scheme called `name` (or one of its aliases).
-pub fn lookup(name: &str) -> Option<&'static CcInfo> {
-    REGISTRY.iter().find(|i| i.name == name || i.aliases.contains(&name))
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum CcError {
-    #[error("unknown congestion control '{name}' (known: {known})")]
-    Unknown { name: String, known: String },
-    #[error(transparent)]
-    Param(#[from] ParamError),
-}
+/// Every scheme, in the order listings show them: one line per scheme, each declared in its own
+/// file ([`crate::component::Component`]; its `defaults` name the loss recovery it runs without
+/// SACK unless `tcp.recovery` says otherwise).
+pub static FAMILY: Family<CongestionControl> = Family {
+    key: "cc",
+    noun: "congestion control",
+    members: &[reno::COMPONENT, new_reno::COMPONENT, westwood::COMPONENT, vegas::COMPONENT, veno::COMPONENT, spec_tcp::COMPONENT, smooth_tcp::COMPONENT, cubic::COMPONENT, bbr::COMPONENT],
+};
 
 /// A scheme and its parameters as a scenario names them, checked at parse time.
 #[derive(Debug, Clone, PartialEq)]
@@ -298,23 +259,18 @@ pub struct CcSpec {
 impl CcSpec {
     /// Check the name and parameters (unknown names and keys, values out of range: errors that
     /// name them).
-    pub fn new(name: &str, params: Vec<(String, String)>) -> Result<Self, CcError> {
+    pub fn new(name: &str, params: Vec<(String, String)>) -> Result<Self, ParamError> {
         let spec = Self { name: name.to_string(), params };
         spec.build()?;
         Ok(spec)
     }
 
-    pub fn info(&self) -> Result<&'static CcInfo, CcError> {
-        lookup(&self.name).ok_or_else(|| CcError::Unknown {
-            name: self.name.clone(),
-            known: REGISTRY.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-        })
+    pub fn component(&self) -> Result<&'static Component<CongestionControl>, ParamError> {
+        FAMILY.lookup(&self.name)
     }
 
-    pub fn build(&self) -> Result<CongestionControl, CcError> {
-        let info = self.info()?;
-        let params = Params::new(info.name, info.params, &self.params)?;
-        Ok((info.build)(&params)?)
+    pub fn build(&self) -> Result<CongestionControl, ParamError> {
+        FAMILY.build(&self.name, &self.params, &())
     }
 }
 
@@ -330,7 +286,7 @@ mod tests {
 
     #[test]
     fn every_registered_scheme_builds_from_its_defaults_and_each_default_is_in_range() {
-        for info in registry() {
+        for info in FAMILY.members {
             CcSpec::new(info.name, vec![]).unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for p in info.params {
                 CcSpec::new(info.name, vec![(p.name.into(), p.default.into())]).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, p.name));
@@ -340,8 +296,8 @@ mod tests {
 
     #[test]
     fn aliases_find_their_scheme_and_unknown_names_list_the_known_ones() {
-        assert_eq!(lookup("westwood").map(|i| i.name), Some("westwood+"));
-        assert_eq!(lookup("new_reno").map(|i| i.name), Some("newreno"));
+        assert_eq!(FAMILY.find("westwood").map(|i| i.name), Some("westwood+"));
+        assert_eq!(FAMILY.find("new_reno").map(|i| i.name), Some("newreno"));
         let err = CcSpec::new("tahoe", vec![]).unwrap_err().to_string();
         assert!(err.starts_with("unknown congestion control 'tahoe' (known: reno, newreno, westwood+, vegas, veno"), "{err}");
     }

@@ -2,19 +2,19 @@
 //! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
 //! is the NewReno recovery strategy, this scheme's default.
 
+use crate::component::Component;
 use super::reno::Reno;
-use super::{AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::sim::tcp::recovery::RecoveryKind;
+use super::{AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 
-pub const INFO: CcInfo = CcInfo::new(
-    "newreno",
-    &["new_reno"],
-    "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
-    "RFC 6582 §3.2; docs/algorithms.md §9.2",
-    &[],
-    RecoveryKind::NewReno,
-    |_| Ok(CongestionControl::NewReno(NewReno)),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "newreno",
+    aliases: &["new_reno"],
+    summary: "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
+    source: "RFC 6582 §3.2; docs/algorithms.md §9.2",
+    params: &[],
+    defaults: &[("recovery", "newreno")],
+    build: |_| Ok(CongestionControl::NewReno(NewReno)),
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NewReno;
@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn newreno_asks_for_partial_ack_recovery_by_default() {
-        assert_eq!(INFO.recovery, RecoveryKind::NewReno);
+        assert_eq!(COMPONENT.default_for("recovery"), Some("newreno"));
     }
 
     #[test]

@@ -3,18 +3,18 @@
 //! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
 //! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
 
-use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::sim::tcp::recovery::RecoveryKind;
+use crate::component::Component;
+use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 
-pub const INFO: CcInfo = CcInfo::new(
-    "reno",
-    &[],
-    "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
-    "RFC 5681 §§3.1–3.2; docs/algorithms.md §9.1",
-    &[],
-    RecoveryKind::Reno,
-    |_| Ok(CongestionControl::Reno(Reno)),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "reno",
+    aliases: &[],
+    summary: "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
+    source: "RFC 5681 §§3.1–3.2; docs/algorithms.md §9.1",
+    params: &[],
+    defaults: &[("recovery", "reno")],
+    build: |_| Ok(CongestionControl::Reno(Reno)),
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Reno;
@@ -112,6 +112,6 @@ mod tests {
 
     #[test]
     fn reno_asks_for_classic_recovery_by_default() {
-        assert_eq!(INFO.recovery, RecoveryKind::Reno);
+        assert_eq!(COMPONENT.default_for("recovery"), Some("reno"));
     }
 }

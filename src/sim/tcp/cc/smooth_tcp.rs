@@ -55,9 +55,9 @@
 //! moves to where the new curve passes w/2 (eq. 11). Slow start ends when w comes within
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
 
-use super::{AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::component::Component;
+use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 
 /// Metric order in every array: j, x, f, e, q.
@@ -103,15 +103,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("ss_signals", "drops", &["drops", "all", "fast"], "what re-fits the slow start: drops (fast retransmit, timeout: §IV-C 'congestion signal (packet drop)'), all (also quench, ECN-Echo) or fast (fast retransmits only: a drop the ACKs show, as the pseudo-code checks signals per ACK; a timeout re-fits nothing)"),
 ];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "smooth",
-    &["smoothtcp"],
-    "SmoothTCP: tanh window law over congestion metrics (source quench by default) with a re-fitted tanh slow start",
-    "Vieira & Bauer (Vieira & Bauer 2006) eqs 1–11; docs/algorithms.md §11",
-    PARAMS,
-    RecoveryKind::Reno,
-    |p| Ok(CongestionControl::Smooth(Box::new(SmoothTcp::from_params(p)?))),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "smooth",
+    aliases: &["smoothtcp"],
+    summary: "SmoothTCP: tanh window law over congestion metrics (source quench by default) with a re-fitted tanh slow start",
+    source: "Vieira & Bauer (Vieira & Bauer 2006) eqs 1–11; docs/algorithms.md §11",
+    params: PARAMS,
+    defaults: &[("recovery", "reno")],
+    build: |p| Ok(CongestionControl::Smooth(Box::new(SmoothTcp::from_params(p)?))),
+};
 
 /// One metric's partial derivative ∂w/∂p = A + C·tanh(B(p + M)) (eq. 5).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -34,13 +34,13 @@
 //! - Each detected loss event (a fast retransmit, every timer expiry) is one prediction.
 //! - Default recovery: classic Reno (RFC 5681 §3.2), the paper's ns-2 baseline TCP-Reno.
 
+use crate::component::Component;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
+use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::discriminator::bernoulli::Bernoulli;
 use crate::discriminator::LossClass;
 use crate::params::ParamSpec;
-use crate::rng::{Component, Stream};
-use crate::sim::tcp::recovery::RecoveryKind;
+use crate::rng::{self, Stream};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::float("p", "1", 0.0, 1.0, "probability that a detected loss is predicted corruption (conditional Bernoulli predictor, Bai, Lilja & Atiquzzaman 2009 §4.1; the paper's p = 1)"),
@@ -58,19 +58,19 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "spectcp",
-    &["spec-tcp", "spec_tcp"],
-    "SpecTCP: a loss is presumed corruption (cwnd kept), ECN-Echo halves; legacy Reno where ECN is not negotiated",
-    "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
-    PARAMS,
-    RecoveryKind::Reno,
-    |p| {
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "spectcp",
+    aliases: &["spec-tcp", "spec_tcp"],
+    summary: "SpecTCP: a loss is presumed corruption (cwnd kept), ECN-Echo halves; legacy Reno where ECN is not negotiated",
+    source: "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
+    params: PARAMS,
+    defaults: &[("recovery", "reno")],
+    build: |p| {
         let mut s = SpecTcp::new(p.float("p")?, p.choice("manager")? == "always");
         s.backoff_on_corruption = p.choice("timeout_backoff")? == "always";
         Ok(CongestionControl::SpecTcp(Box::new(s)))
     },
-);
+};
 
 /// The manager's decision for a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ impl SpecTcp {
     /// Legacy until [`CongestionOps::on_established`] reports the negotiation (a sender that is
     /// never connected has no ECN).
     pub fn new(p: f64, always: bool) -> Self {
-        Self { p, always, mode: Mode::select(false, always), predictor: Bernoulli::new(p, Stream::new(0, Component::Predictor(0))), reduced: true, kept: None, backoff_on_corruption: true, stats: SpecStats::default() }
+        Self { p, always, mode: Mode::select(false, always), predictor: Bernoulli::new(p, Stream::new(0, rng::Component::Predictor(0))), reduced: true, kept: None, backoff_on_corruption: true, stats: SpecStats::default() }
     }
 
     pub fn mode(&self) -> Mode {
@@ -133,7 +133,7 @@ impl SpecTcp {
 impl CongestionOps for SpecTcp {
     fn on_established(&mut self, c: &Connection) {
         self.mode = Mode::select(c.ecn, self.always);
-        self.predictor = Bernoulli::new(self.p, Stream::new(c.seed, Component::Predictor(c.flow)));
+        self.predictor = Bernoulli::new(self.p, Stream::new(c.seed, rng::Component::Predictor(c.flow)));
     }
 
     fn last_loss_reduced(&self) -> bool {

@@ -22,11 +22,11 @@
 //! - The loss response halves FlightSize (RFC 5681, as `reno`), not cwnd (Linux
 //!   `tcp_reno_ssthresh`); the recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
+use crate::component::Component;
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 
 pub const PARAMS: &[ParamSpec] = &[
@@ -36,15 +36,15 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec::choice("diff", "linux", &["linux", "paper"], "diff = cwnd·(rtt − BaseRTT)/BaseRTT (Linux) or cwnd − cwnd·BaseRTT/rtt (Brakmo & Peterson, ns-3 TcpVegas)"),
 ];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "vegas",
-    &[],
-    "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
-    "Brakmo & Peterson 1995; Linux tcp_vegas.c; docs/algorithms.md §9.5",
-    PARAMS,
-    RecoveryKind::NewReno,
-    |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "vegas",
+    aliases: &[],
+    summary: "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
+    source: "Brakmo & Peterson 1995; Linux tcp_vegas.c; docs/algorithms.md §9.5",
+    params: PARAMS,
+    defaults: &[("recovery", "newreno")],
+    build: |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {

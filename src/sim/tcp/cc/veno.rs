@@ -20,11 +20,11 @@
 //!   bytes to one cwnd and adds a segment on every second such count.
 //! - Recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
+use crate::component::Component;
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CcInfo, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::params::ParamSpec;
-use crate::sim::tcp::recovery::RecoveryKind;
 use crate::time::Nanos;
 
 pub const PARAMS: &[ParamSpec] = &[ParamSpec::int(
@@ -35,15 +35,15 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec::int(
     "backlog (segments) below which a loss is deemed random and cwnd grows every RTT (Linux 3)",
 )];
 
-pub const INFO: CcInfo = CcInfo::new(
-    "veno",
-    &[],
-    "Veno: Reno whose loss response keeps 4/5 of cwnd when the Vegas backlog estimate says the loss was random",
-    "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7",
-    PARAMS,
-    RecoveryKind::NewReno,
-    |p| Ok(CongestionControl::Veno(Box::new(Veno::new(p.int("beta")?)))),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "veno",
+    aliases: &[],
+    summary: "Veno: Reno whose loss response keeps 4/5 of cwnd when the Vegas backlog estimate says the loss was random",
+    source: "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7",
+    params: PARAMS,
+    defaults: &[("recovery", "newreno")],
+    build: |p| Ok(CongestionControl::Veno(Box::new(Veno::new(p.int("beta")?)))),
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Veno {

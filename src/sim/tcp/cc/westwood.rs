@@ -6,20 +6,20 @@
 //! of fast recovery, cwnd = ssthresh = ER when recovery completes, ssthresh = ER on a timeout.
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
+use crate::component::Component;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CcInfo, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::sim::tcp::recovery::RecoveryKind;
+use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::time::{Nanos, MS, SEC};
 
-pub const INFO: CcInfo = CcInfo::new(
-    "westwood+",
-    &["westwood"],
-    "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
-    "Mascolo et al.; Linux tcp_westwood.c; docs/algorithms.md §9.4",
-    &[],
-    RecoveryKind::NewReno,
-    |_| Ok(CongestionControl::Westwood(Box::default())),
-);
+pub const COMPONENT: Component<CongestionControl> = Component {
+    name: "westwood+",
+    aliases: &["westwood"],
+    summary: "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
+    source: "Mascolo et al.; Linux tcp_westwood.c; docs/algorithms.md §9.4",
+    params: &[],
+    defaults: &[("recovery", "newreno")],
+    build: |_| Ok(CongestionControl::Westwood(Box::default())),
+};
 
 /// `TCP_WESTWOOD_RTT_MIN` = HZ/20: a bandwidth sample spans at least 50 ms.
 const RTT_MIN_WINDOW: Nanos = 50 * MS;

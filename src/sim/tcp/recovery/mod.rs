@@ -20,7 +20,7 @@ pub mod sack;
 
 use super::cc::Window;
 use super::TcpOptions;
-use crate::sim::component::Component;
+use crate::sim::component::Family;
 use super::scoreboard::Scoreboard;
 use crate::sim::packet::Packet;
 use crate::sim::trace::RetxCause;
@@ -35,7 +35,7 @@ pub enum RecoveryKind {
 
 /// Every strategy, as `tcp.recovery` names it (each declared in its own file, with the TCP
 /// option it needs checked at build).
-pub static REGISTRY: &[Component<RecoveryKind, TcpOptions>] = &[reno::COMPONENT, new_reno::COMPONENT, sack::COMPONENT];
+pub static FAMILY: Family<RecoveryKind, TcpOptions> = Family { key: "recovery", noun: "loss recovery", members: &[reno::COMPONENT, new_reno::COMPONENT, sack::COMPONENT] };
 
 impl RecoveryKind {
     /// The registered name.
@@ -45,6 +45,11 @@ impl RecoveryKind {
             Self::NewReno => new_reno::COMPONENT.name,
             Self::Sack => sack::COMPONENT.name,
         }
+    }
+
+    /// The strategy registered as `name` (a congestion control's default names one).
+    pub fn named(name: &str) -> Option<Self> {
+        [Self::Reno, Self::NewReno, Self::Sack].into_iter().find(|k| k.name() == name)
     }
 
     pub fn build(self) -> Recovery {

@@ -16,6 +16,7 @@ pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
     summary: "Reno's mechanics, but recovery lasts until everything sent before it is acknowledged; a partial ACK resends the next hole",
     source: "RFC 6582 §3.2; src/sim/tcp/recovery/new_reno.rs",
     params: &[],
+    defaults: &[],
     build: |_| Ok(RecoveryKind::NewReno),
 };
 

@@ -18,6 +18,7 @@ pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
     summary: "fast retransmit on the third dupACK, window inflation, recovery left on the first new ACK; go-back-N after a timeout",
     source: "RFC 5681 §3.2; src/sim/tcp/recovery/reno.rs",
     params: &[],
+    defaults: &[],
     build: |_| Ok(RecoveryKind::Reno),
 };
 

@@ -17,6 +17,7 @@ pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
     source: "RFC 6675; src/sim/tcp/recovery/sack.rs",
     params: &[],
     // The receiver sends SACK blocks only when SACK is on (RFC 2018).
+    defaults: &[],
     build: |a| if a.ctx.sack { Ok(RecoveryKind::Sack) } else { Err(a.inconsistent("\"sack\" recovery needs sack = true (the receiver sends no SACK blocks otherwise)")) },
 };
 
