@@ -2,6 +2,7 @@
 //! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
 //! to the TOML table before deserialising, and errors that name the key.
 
+use super::tcp::{RecoveryTimeout, Sampling, SourceQuench};
 use super::units::{Bandwidth, ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -214,11 +215,11 @@ pub struct TcpCfg {
     pub sack: bool,
     /// ssthresh when the timer expires during fast recovery: "keep" (default, Linux) or
     /// "halve-flight" (RFC 5681 eq. 4 read literally).
-    #[serde(default = "keep")]
-    pub recovery_timeout: String,
+    #[serde(default)]
+    pub recovery_timeout: RecoveryTimeout,
     /// "timed" (one segment per RTT, default) or "every-ack"; ignored with timestamps.
-    #[serde(default = "timed")]
-    pub rtt_sampling: String,
+    #[serde(default)]
+    pub rtt_sampling: Sampling,
     #[serde(default)]
     pub rto: RtoCfg,
     /// Spurious-timeout detection: absent/"off", "frto" (RFC 5682 §2), "frto-sack" (§3, needs
@@ -236,7 +237,7 @@ pub struct TcpCfg {
     /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
     /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_quench: Option<String>,
+    pub source_quench: Option<SourceQuench>,
     /// The clock the RTT estimator's samples are read with: absent/"0s" exact; e.g. "4ms" counts
     /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (Nunes et al. 2011's 2.6.28 at HZ 250).
     /// Absent from the canonical form unless given.
@@ -297,12 +298,6 @@ fn rwnd_default() -> ByteSize {
 fn off() -> String {
     "off".into()
 }
-fn keep() -> String {
-    "keep".into()
-}
-fn timed() -> String {
-    "timed".into()
-}
 
 impl Default for TcpCfg {
     fn default() -> Self {
@@ -320,8 +315,8 @@ impl Default for TcpCfg {
             ecn: false,
             receiver_ecn: None,
             sack: false,
-            rtt_sampling: timed(),
-            recovery_timeout: keep(),
+            rtt_sampling: Sampling::default(),
+            recovery_timeout: RecoveryTimeout::default(),
             rto: RtoCfg::default(),
             spurious_detection: None,
             spurious_response: None,
@@ -577,6 +572,10 @@ fn blame_override(e: ConfigError, overrides: &[String]) -> ConfigError {
 /// serde's message in the scenario's words: "invalid type: string \"abc\", expected u32" →
 /// "expected a whole number ≥ 0, got \"abc\"" (no Rust type names reach the user).
 fn plain_reason(message: &str) -> String {
+    // A choice read into an enum: "unknown variant `x`, expected `a` or `b`" → "'x' is not a or b".
+    if let Some((got, expected)) = message.strip_prefix("unknown variant `").and_then(|r| r.split_once("`, expected ")) {
+        return format!("'{got}' is not {}", expected.replace('`', ""));
+    }
     let Some(rest) = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: ")) else {
         return message.to_string();
     };
@@ -842,6 +841,27 @@ mod tests {
         }
         let again = Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap();
         assert_eq!(canon, again);
+    }
+
+    #[test]
+    fn tcp_choices_are_read_into_their_types_and_the_canonical_form_writes_one_name() {
+        let s = Scenario::from_toml(MINIMAL, &["tcp.rtt_sampling=every_ack".into(), "tcp.recovery_timeout=halve-flight".into(), "tcp.source_quench=ignore".into()]).unwrap();
+        assert_eq!((s.tcp.rtt_sampling, s.tcp.recovery_timeout, s.tcp.source_quench), (Sampling::EveryAck, RecoveryTimeout::HalveFlight, Some(SourceQuench::Ignore)));
+        let canon = s.to_canonical_toml().unwrap();
+        for needle in ["rtt_sampling = \"every-ack\"", "recovery_timeout = \"halve-flight\"", "source_quench = \"ignore\""] {
+            assert!(canon.contains(needle), "{needle} missing from\n{canon}");
+        }
+        let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap().to_canonical_toml().unwrap();
+        assert!(defaults.contains("rtt_sampling = \"timed\"") && defaults.contains("recovery_timeout = \"keep\""), "{defaults}");
+        assert!(!defaults.contains("source_quench"), "an option absent unless given stays absent: {defaults}");
+    }
+
+    #[test]
+    fn a_choice_that_is_not_one_names_its_key_and_the_accepted_words() {
+        let err = Scenario::from_toml(MINIMAL, &["tcp.rtt_sampling=sometimes".into()]).unwrap_err().to_string();
+        assert!(err.contains("tcp.rtt_sampling") && err.contains("'sometimes' is not one of timed, every-ack"), "{err}");
+        let err = Scenario::from_toml(MINIMAL, &["tcp.source_quench=obey".into()]).unwrap_err().to_string();
+        assert!(err.contains("tcp.source_quench") && err.contains("'obey' is not react or ignore"), "{err}");
     }
 
     #[test]

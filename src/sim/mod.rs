@@ -40,7 +40,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, sender::Sender, DelayedAck, RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
+use tcp::{cc::CcSpec, receiver::Receiver, sender::Sender, DelayedAck, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -276,16 +276,6 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
             Some(DelayedAck { timeout, segments: cfg.delayed_ack_segments })
         }
     };
-    let sampling = match cfg.rtt_sampling.as_str() {
-        "timed" => Sampling::Timed,
-        "every-ack" | "every_ack" => Sampling::EveryAck,
-        other => return Err(invalid(format!("{key}.rtt_sampling"), format!("'{other}' is not timed or every-ack"))),
-    };
-    let recovery_timeout = match cfg.recovery_timeout.as_str() {
-        "keep" => RecoveryTimeout::Keep,
-        "halve-flight" => RecoveryTimeout::HalveFlight,
-        other => return Err(invalid(format!("{key}.recovery_timeout"), format!("'{other}' is not keep or halve-flight"))),
-    };
     let spurious_detection = match cfg.spurious_detection.as_deref() {
         None | Some("off") => SpuriousDetection::Off,
         Some(name) => {
@@ -303,11 +293,7 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
             component::build_named(&tcp::SPURIOUS_RESPONSE, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {known}")))??
         }
     };
-    let ignore_quench = match cfg.source_quench.as_deref() {
-        None | Some("react") => false,
-        Some("ignore") => true,
-        Some(other) => return Err(invalid(format!("{key}.source_quench"), format!("'{other}' is not react or ignore"))),
-    };
+    let ignore_quench = cfg.source_quench == Some(tcp::SourceQuench::Ignore);
     let sample_clock = match cfg.sample_clock.as_deref().map(str::trim) {
         None | Some("off") => 0,
         Some(text) => crate::time::parse_duration(text)
@@ -331,11 +317,11 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
         rwnd: cfg.rwnd.0,
         delayed_ack,
         timestamps: cfg.timestamps,
-        sampling,
+        sampling: cfg.rtt_sampling,
         ecn: cfg.ecn,
         receiver_ecn: cfg.receiver_ecn.unwrap_or(true),
         sack: cfg.sack,
-        recovery_timeout,
+        recovery_timeout: cfg.recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
         estimator_params,
         rto_policy,

@@ -20,26 +20,45 @@ pub mod sender;
 
 use crate::sim::component::{Component, Family};
 use crate::time::{Nanos, MS};
+use serde::{Deserialize, Serialize};
 
-/// How the sender takes RTT samples without timestamps (docs/algorithms.md §0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the sender takes RTT samples without timestamps (docs/algorithms.md §0);
+/// `tcp.rtt_sampling = "timed" | "every-ack"`, read straight into this type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Sampling {
     /// One timed segment per RTT (classic BSD / ns-2): sample when the cumulative ACK covers it.
+    #[default]
     Timed,
     /// Every ACK that advances snd_una, from the newest segment it covers if that segment was
     /// never retransmitted (Karn).
+    #[serde(alias = "every_ack")]
     EveryAck,
 }
 
-/// What ssthresh becomes when the retransmission timer expires during fast recovery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What ssthresh becomes when the retransmission timer expires during fast recovery;
+/// `tcp.recovery_timeout = "keep" | "halve-flight"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RecoveryTimeout {
     /// Keep the ssthresh the recovery set: one reduction per loss episode (Linux
     /// `tcp_enter_loss`). Default.
+    #[default]
     Keep,
     /// RFC 5681 eq. (4) read literally: max(FlightSize/2, 2·SMSS), with the flight NewReno grew
     /// during recovery.
     HalveFlight,
+}
+
+/// What the sender does with a router's source quench; `tcp.source_quench = "react" | "ignore"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceQuench {
+    /// The congestion control hears it. Default.
+    #[default]
+    React,
+    /// Counted, not acted on (TCPs since RFC 6633; ns-2's TCP agents, which have no ICMP).
+    Ignore,
 }
 
 /// Spurious-timeout detection and response (off by default).
