@@ -14,7 +14,7 @@ def test_every_congestion_control_is_listed_with_its_declared_parameters():
     vegas = {p["name"]: p for p in ccs["vegas"]["params"]}
     assert (vegas["alpha"]["default"], vegas["beta"]["default"], vegas["gamma"]["default"]) == ("2", "4", "1")
     assert ccs["veno"]["params"][0]["name"] == "beta"
-    assert [p["name"] for p in ccs["spectcp"]["params"]] == ["p", "manager"] and ccs["spectcp"]["defaults"]["recovery"] == "reno"
+    assert [p["name"] for p in ccs["spectcp"]["params"]] == ["p", "manager", "timeout_backoff"] and ccs["spectcp"]["defaults"]["recovery"] == "reno"
     assert ccs["reno"]["defaults"]["recovery"] == "reno" and ccs["newreno"]["defaults"]["recovery"] == "newreno"
     assert "westwood" in ccs["westwood+"]["aliases"]
 
