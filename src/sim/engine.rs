@@ -560,6 +560,7 @@ impl Engine {
             Verdict::Marked => self.trace.mark(now, ch, pkt.flow, pkt.seq),
             Verdict::Enqueued => {}
         }
+        self.trace_acted(ch, now);
         if let Some(t) = accepted.tx_done_at {
             self.schedule(t, Event::TxDone(ch));
         }
@@ -607,6 +608,20 @@ impl Engine {
             }
             Some(Departure::Lost(pkt, cause)) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             None => {}
+        }
+        self.trace_acted(ch, now);
+    }
+
+    /// Trace what channel `ch`'s queue dropped or marked at dequeue (CoDel); nothing for the
+    /// disciplines that decide at arrival.
+    #[inline]
+    fn trace_acted(&mut self, ch: u32, now: Nanos) {
+        for (pkt, verdict) in self.network.channels[ch as usize].take_acted() {
+            match verdict {
+                Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
+                Verdict::Marked => self.trace.mark(now, ch, pkt.flow, pkt.seq),
+                Verdict::Enqueued => {}
+            }
         }
     }
 }

@@ -71,6 +71,10 @@ pub struct Channel {
     /// Packets propagating along the wire, oldest first (the engine schedules their arrivals).
     pub wire: VecDeque<Packet>,
     pub stats: ChannelStats,
+    /// Packets the queue dropped or marked at dequeue (CoDel), counted in `stats`, waiting for
+    /// the engine to trace them ([`Self::take_acted`]). Always empty for disciplines that decide
+    /// at arrival only.
+    acted: Vec<(Packet, Verdict)>,
 }
 
 /// What the channel asks of the engine after it accepted an arrival.
@@ -115,6 +119,7 @@ impl Channel {
             on_wire: None,
             wire: VecDeque::new(),
             stats: ChannelStats::default(),
+            acted: Vec::new(),
         }
     }
 
@@ -136,7 +141,16 @@ impl Channel {
 
     /// Start serialising the head of the queue; `None` when the queue is empty (link goes idle).
     fn start_next(&mut self, now: Nanos) -> Option<Nanos> {
-        match self.queue.dequeue() {
+        let before = self.acted.len();
+        let next = self.queue.dequeue(now, &mut self.acted);
+        for (_, verdict) in &self.acted[before..] {
+            match verdict {
+                Verdict::Dropped(cause) => self.stats.drops[*cause as usize] += 1,
+                Verdict::Marked => self.stats.marks += 1,
+                Verdict::Enqueued => {}
+            }
+        }
+        match next {
             Some(p) => {
                 let t = tx_time(p.size as u64, self.bandwidth);
                 self.stats.busy_time += t;
@@ -168,6 +182,12 @@ impl Channel {
             }
         });
         (departure, self.start_next(now))
+    }
+
+    /// The packets dropped or marked at dequeue since the last call, oldest first.
+    #[inline]
+    pub fn take_acted(&mut self) -> std::vec::Drain<'_, (Packet, Verdict)> {
+        self.acted.drain(..)
     }
 
     /// When a packet whose serialisation ended at `now` enters the wire: at once, or when the

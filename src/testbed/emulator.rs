@@ -147,6 +147,11 @@ impl Emulator {
                 return Err(invalid("topology.bottleneck.agent", "Snoop has no real-time form in the testbed yet (it rewrites TCP streams); run it in the simulator"));
             }
         }
+        for c in &net.channels {
+            if c.queue.acts_at_dequeue() {
+                return Err(invalid("queue.kind", format!("channel {}: a queue that drops or marks at dequeue (codel) has no real-time form in the testbed yet (real bytes are paired with packets in arrival order); run it in the simulator", c.name)));
+            }
+        }
         let mut hosts: Vec<NodeId> = Vec::new();
         for &(s, d) in &endpoints {
             for n in [s, d] {

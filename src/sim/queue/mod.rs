@@ -2,6 +2,7 @@
 //! over the [`Queue`] enum. The packet being serialised is not in the queue (as in ns-2), so a
 //! 100-packet queue holds 100 waiting packets plus the one on the wire.
 
+pub mod codel;
 pub mod droptail;
 pub mod red;
 pub mod threshold;
@@ -29,7 +30,7 @@ pub type Built = (Queue, Option<QueueAgent>);
 /// A link without `queue.kind` gets DropTail.
 pub const DEFAULT_KIND: &str = "droptail";
 
-pub static FAMILY: Family<Built, QueueCtx> = Family { key: "queue", noun: "queue", members: &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT] };
+pub static FAMILY: Family<Built, QueueCtx> = Family { key: "queue", noun: "queue", members: &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT, codel::COMPONENT] };
 
 /// Every queue's capacity parameter.
 pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes");
@@ -46,7 +47,7 @@ pub enum DropCause {
     /// Buffer full (tail drop, or RED's physical limit). The discriminants are the trace codes
     /// (`trace::DROP_CAUSE_NAMES`) and the indices of `ChannelStats::drops`.
     Overflow = 0,
-    /// An active queue manager chose to drop (RED early or forced drop).
+    /// An active queue manager chose to drop (RED early or forced drop, CoDel head drop).
     Aqm = 1,
     /// Lost to the channel's error model (bit errors, random or bursty loss).
     Corruption = 2,
@@ -132,6 +133,7 @@ impl Fifo {
 pub enum Queue {
     DropTail(droptail::DropTail),
     Red(red::Red),
+    Codel(codel::Codel),
 }
 
 impl Queue {
@@ -140,12 +142,24 @@ impl Queue {
         match self {
             Queue::DropTail(q) => q.enqueue(pkt),
             Queue::Red(q) => q.enqueue(pkt, now, rng),
+            Queue::Codel(q) => q.enqueue(pkt, now),
         }
     }
 
+    /// The packet to transmit at `now`. A discipline that decides at dequeue (CoDel) pushes the
+    /// packets it dropped or marked on the way to `acted`; the others never touch it.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<Packet> {
-        self.fifo_mut().pop()
+    pub fn dequeue(&mut self, now: Nanos, acted: &mut Vec<(Packet, Verdict)>) -> Option<Packet> {
+        match self {
+            Queue::Codel(q) => q.dequeue(now, acted),
+            _ => self.fifo_mut().pop(),
+        }
+    }
+
+    /// Whether this discipline drops or marks at dequeue, not only at arrival (the testbed,
+    /// which pairs real bytes with accepted packets in arrival order, refuses such queues).
+    pub fn acts_at_dequeue(&self) -> bool {
+        matches!(self, Queue::Codel(_))
     }
 
     /// The transmitter found the queue empty and went idle at `now` (RED's idle-time correction).
@@ -159,6 +173,7 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &q.fifo,
             Queue::Red(q) => &q.fifo,
+            Queue::Codel(q) => &q.fifo,
         }
     }
 
@@ -166,6 +181,7 @@ impl Queue {
         match self {
             Queue::DropTail(q) => &mut q.fifo,
             Queue::Red(q) => &mut q.fifo,
+            Queue::Codel(q) => &mut q.fifo,
         }
     }
 
