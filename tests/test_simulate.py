@@ -218,9 +218,27 @@ def test_components_lists_loss_recovery_with_reno_newreno_and_sack():
 def test_components_of_one_family_and_unknown_names():
     out = run("components", "error")
     assert out.returncode == 0 and "gilbert-elliott" in out.stdout and "droptail" not in out.stdout
-    bad = run("components", "codel")
+    bad = run("components", "pie")
     assert bad.returncode == 2
-    assert "unknown component or family 'codel'" in bad.stderr and "Traceback" not in bad.stderr
+    assert "unknown component or family 'pie'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_codel_is_listed_with_its_parameters_and_a_codel_bottleneck_simulates():
+    shown = run("components", "queue")
+    assert shown.returncode == 0 and "codel" in shown.stdout and "RFC 8289" in shown.stdout
+    codel = next(c for c in rttlab.sim.components() if (c["family"], c["name"]) == ("queue", "codel"))
+    params = {p["name"]: p for p in codel["params"]}
+    assert list(params) == ["limit", "target", "interval", "ecn"]
+    assert [(params[k]["default"], params[k]["unit"]) for k in ("target", "interval")] == [("5ms", "s"), ("100ms", "s")]
+    assert params["ecn"]["default"] == "false"
+    # Ten bulk flows through a 1000-packet CoDel queue: the queue never fills, CoDel's head drops
+    # (cause aqm, traced at dequeue) are what the flows react to.
+    r = rttlab.simulate(DROPTAIL10, set=['topology.bottleneck.queue={kind="codel", limit="1000p"}', *SHORT])
+    bottleneck = r.channels.set_index("name").loc[r.bottleneck]
+    drops = r.traces["drops"]
+    assert bottleneck["drops_overflow"] == 0
+    assert (drops["cause"] == "aqm").sum() == bottleneck["drops_aqm"] > 0
+    assert r.aggregate_goodput_bps > 0.8 * 10e6
 
 
 def test_a_parameter_outside_its_declared_range_names_the_key():

@@ -461,6 +461,15 @@ count = 1
     }
 
     #[test]
+    fn a_codel_queue_is_refused_with_an_error_that_names_it_and_the_channel() {
+        let Err(err) = Emulator::new(&scenario(r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "codel" }"#)) else {
+            panic!("a codel bottleneck must be refused");
+        };
+        let err = err.to_string();
+        assert!(err.contains("queue.kind") && err.contains("codel") && err.contains("bottleneck>") && err.contains("simulator"), "{err}");
+    }
+
+    #[test]
     fn a_packet_crosses_the_dumbbell_after_serialisation_and_propagation() {
         let mut e = Emulator::new(&scenario(r#"bandwidth = "10Mbps", delay = "20ms""#)).unwrap();
         assert_eq!(e.hosts, vec![0, 3]);

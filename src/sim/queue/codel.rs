@@ -1,4 +1,4 @@
-//! CoDel, Controlled Delay (Nichols & Jacobson; RFC 8289, 2018) — docs/algorithms.md §9.8.
+//! CoDel, Controlled Delay (Nichols & Jacobson; RFC 8289, 2018) — docs/algorithms.md §9.12.
 //!
 //! CoDel watches how long each packet waited (its sojourn time), not how many wait. Once the
 //! sojourn time has stayed at or above `target` for a whole `interval`, it enters the dropping
@@ -8,8 +8,9 @@
 //! there ([`super::Queue::acts_at_dequeue`]).
 //!
 //! The state machine follows RFC 8289 §5's pseudo-code line by line (§5.5 the dequeue routine
-//! with the dropping state and the count reuse, §5.6 `dodequeue` and `control_law`). Choices
-//! where the pseudo-code leaves room:
+//! with the dropping state and the count reuse, §5.6 `dodequeue` and `control_law`; these
+//! sub-section numbers are from memory of the RFC's contents, the text could not be fetched
+//! here). Choices where the pseudo-code leaves room:
 //! - Arrival times live beside the FIFO (the pseudo-code stamps the packet, §5.4); the simulated
 //!   packet carries no timestamp.
 //! - "Above target since" is an `Option` rather than the pseudo-code's 0-means-unset, because 0
@@ -17,7 +18,7 @@
 //! - `maxpacket` (§5.3: "should use interface MTU") is the largest packet this queue has seen, as
 //!   Linux's `codel_stats.maxpacket`; a queue holding at most that many bytes never counts as
 //!   above target (§5.6), so one full-size packet waiting on a slow link is never punished.
-//! - ECN (RFC 8289 §5.7 leaves marking to the implementation): with `ecn = true` an ECN-capable
+//! - ECN (RFC 8289 allows marking instead of dropping; its pseudo-code only drops): with `ecn = true` an ECN-capable
 //!   packet is marked CE and sent where it would have been dropped; `count` and the next drop
 //!   time advance exactly as for a drop (Linux `codel_impl.h`, `codel_dequeue`). A not-ECT packet
 //!   is still dropped.
@@ -39,7 +40,7 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
     name: "codel",
     aliases: &[],
     summary: "Controlled Delay: drops (or ECN-marks) at the head once sojourn time stays above target for an interval",
-    source: "Nichols & Jacobson, RFC 8289 (2018) §5 pseudo-code; docs/algorithms.md §9.8",
+    source: "Nichols & Jacobson, RFC 8289 (2018) §5 pseudo-code; docs/algorithms.md §9.12",
     params: &[
         LIMIT,
         ParamSpec::duration("target", "5ms", 0.000001, 60.0, "acceptable standing sojourn time (RFC 8289 §4.3)"),
