@@ -131,7 +131,7 @@ def test_cli_out_writes_parquet_traces_that_read_back(tmp_path):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["--set", "topology.bottleneck.queue.kind=codel"], "topology.bottleneck.queue.kind: unknown queue 'codel'"),
+        (["--set", "topology.bottleneck.queue.kind=pie"], "topology.bottleneck.queue.kind: unknown queue 'pie'"),
         (["--set", "tcp.rto.min_rto=soon"], "tcp.rto: rfc6298.min_rto: cannot read 'soon'"),
         (["--set", "nonsense"], "--set nonsense: expected key.path=value"),
     ],
@@ -226,11 +226,12 @@ def test_components_of_one_family_and_unknown_names():
 def test_codel_is_listed_with_its_parameters_and_a_codel_bottleneck_simulates():
     shown = run("components", "queue")
     assert shown.returncode == 0 and "codel" in shown.stdout and "RFC 8289" in shown.stdout
-    codel = next(c for c in rttlab.sim.components() if (c["family"], c["name"]) == ("queue", "codel"))
+    listed = json.loads(run("components", "--json").stdout)["components"]
+    codel = next(c for c in listed if (c["family"], c["name"]) == ("queue", "codel"))
     params = {p["name"]: p for p in codel["params"]}
     assert list(params) == ["limit", "target", "interval", "ecn"]
-    assert [(params[k]["default"], params[k]["unit"]) for k in ("target", "interval")] == [("5ms", "s"), ("100ms", "s")]
-    assert params["ecn"]["default"] == "false"
+    assert [(params[k]["kind"], params[k]["default"]) for k in ("target", "interval")] == [("duration", "5ms"), ("duration", "100ms")]
+    assert params["target"]["range"].endswith("s..60s") and (params["ecn"]["default"], params["ecn"]["range"]) == ("false", "true|false")
     # Ten bulk flows through a 1000-packet CoDel queue: the queue never fills, CoDel's head drops
     # (cause aqm, traced at dequeue) are what the flows react to.
     r = rttlab.simulate(DROPTAIL10, set=['topology.bottleneck.queue={kind="codel", limit="1000p"}', *SHORT])

@@ -282,7 +282,7 @@ fn ten_flows_share_the_bottleneck_fairly_and_fill_it() {
 fn scenario_mistakes_are_reported_with_the_key_not_a_panic() {
     let text = example("dumbbell-n1-droptail");
     let cases: &[(&str, &str)] = &[
-        ("topology.bottleneck.queue.kind=codel", "topology.bottleneck.queue.kind: unknown queue 'codel'"),
+        ("topology.bottleneck.queue.kind=pie", "topology.bottleneck.queue.kind: unknown queue 'pie'"),
         ("topology.access.queue.min_th=3", "topology.access.queue.min_th: does not apply"),
         ("tcp.rto.min_rto=\"5 fortnights\"", "tcp.rto: rfc6298.min_rto"),
         ("tcp.cc=\"tahoe\"", "tcp.cc: unknown congestion control 'tahoe'"),
