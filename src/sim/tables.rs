@@ -231,7 +231,7 @@ pub static CHANNELS: Table<Channels> = Table {
         channel_u64!(bytes_sent, "bytes", "bytes transmitted"),
         col!("utilisation", "", "fraction of the measured interval the transmitter was busy", |c| f64s(c.iter().map(|x| x.utilisation))),
         channel_u64!(drops_overflow, "", "packets dropped because the queue was full"),
-        channel_u64!(drops_aqm, "", "packets dropped by active queue management (RED)"),
+        channel_u64!(drops_aqm, "", "packets dropped by active queue management (RED, CoDel)"),
         channel_u64!(drops_corruption, "", "packets lost to the link's error model"),
         channel_u64!(drops_scheduled, "", "packets lost to scheduled losses"),
         channel_u64!(marks, "", "packets ECN-marked"),
