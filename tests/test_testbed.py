@@ -15,22 +15,11 @@ from pathlib import Path
 import pytest
 
 from rttlab import _core
+from rttlab.testbed import unavailable
 from rttlab.trace.capture import read_capture
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _machine_reason() -> str | None:
-    from rttlab.testbed import Unavailable, check_machine
-
-    try:
-        check_machine()
-    except Unavailable as e:
-        return str(e)
-    return None
-
-
-REASON = _machine_reason()
+REASON = unavailable()
 needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
 
 

@@ -41,13 +41,15 @@ const ETHERTYPE_VLAN: [u16; 3] = [0x8100, 0x88a8, 0x9100];
 /// More stacked tags than this is a malformed (or hostile) frame, not a real network.
 const MAX_VLAN_TAGS: usize = 8;
 
-/// TCP flag bits (RFC 9293 §3.1).
+/// TCP flag bits (RFC 9293 §3.1; ECE and CWR, RFC 3168 §6.1).
 pub mod flags {
     pub const FIN: u8 = 0x01;
     pub const SYN: u8 = 0x02;
     pub const RST: u8 = 0x04;
     pub const PSH: u8 = 0x08;
     pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
 }
 
 /// Why a frame yielded no TCP segment. `Malformed` frames are counted as such; the others are

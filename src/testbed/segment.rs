@@ -6,16 +6,8 @@
 
 use super::wire::IPPROTO_TCP;
 
-/// TCP header flags (RFC 9293 §3.1; ECE and CWR RFC 3168 §6.1).
-pub mod flags {
-    pub const FIN: u8 = 0x01;
-    pub const SYN: u8 = 0x02;
-    pub const RST: u8 = 0x04;
-    pub const PSH: u8 = 0x08;
-    pub const ACK: u8 = 0x10;
-    pub const ECE: u8 = 0x40;
-    pub const CWR: u8 = 0x80;
-}
+/// TCP header flag bits: the capture reader's table, one for the whole crate.
+pub use crate::capture::wire::flags;
 
 /// The TCP options a segment carries (absent ones are `None`/false/empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -13,7 +13,7 @@ Needs root, network namespaces and /dev/net/tun (:func:`netns.check_machine` say
 
 from __future__ import annotations
 
-from rttlab.testbed.netns import Unavailable, check_machine
+from rttlab.testbed.netns import Unavailable, check_machine, unavailable
 from rttlab.testbed.run import TestbedError, TestbedResult, run
 
-__all__ = ["TestbedError", "TestbedResult", "Unavailable", "check_machine", "run"]
+__all__ = ["TestbedError", "TestbedResult", "Unavailable", "check_machine", "run", "unavailable"]

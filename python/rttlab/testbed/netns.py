@@ -31,6 +31,15 @@ def node_addr(node: int) -> str:
     return ".".join(str((a >> s) & 255) for s in (24, 16, 8, 0))
 
 
+def unavailable() -> str | None:
+    """Why the testbed cannot run here (the first thing missing), or None where it can."""
+    try:
+        check_machine()
+    except Unavailable as e:
+        return str(e)
+    return None
+
+
 def check_machine() -> None:
     """Raise :class:`Unavailable` naming the first thing missing."""
     if os.geteuid() != 0:
