@@ -4,7 +4,7 @@
 //! timestamps (RFC 7323 §3) — plus the ECN bits: ECE/CWR in the TCP header (RFC 3168 §6.1) and the
 //! two ECN bits of the IP TOS byte (RFC 3168 §5). Pure functions on bytes; no I/O.
 
-use super::wire::IPPROTO_TCP;
+use super::wire::{IPPROTO_TCP, fold, sum16};
 
 /// TCP header flag bits: the capture reader's table, one for the whole crate.
 pub use crate::capture::wire::flags;
@@ -50,25 +50,6 @@ pub enum DecodeError {
     IpChecksum,
     TcpChecksum,
     BadOptions,
-}
-
-/// RFC 1071 one's-complement sum, not yet complemented, of `data` added to `sum`.
-fn sum16(mut sum: u32, data: &[u8]) -> u32 {
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    if let [last] = chunks.remainder() {
-        sum += (*last as u32) << 8;
-    }
-    sum
-}
-
-fn fold(mut sum: u32) -> u16 {
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// The TCP checksum over the pseudo-header (RFC 9293 §3.1) and `tcp` (header + payload), with

@@ -73,16 +73,30 @@ pub fn parse(p: &[u8]) -> Option<Ipv4Facts> {
     Some(f)
 }
 
-/// RFC 1071 one's-complement sum of 16-bit words.
-fn checksum(data: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    for c in data.chunks(2) {
-        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+/// RFC 1071 one's-complement sum, not yet complemented, of `data` added to `sum` (an odd last
+/// byte is padded with zero).
+pub(super) fn sum16(mut sum: u32, data: &[u8]) -> u32 {
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
     }
+    if let [last] = chunks.remainder() {
+        sum += (*last as u32) << 8;
+    }
+    sum
+}
+
+/// Fold the carries of a [`sum16`] and complement it: the checksum field's value.
+pub(super) fn fold(mut sum: u32) -> u16 {
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// RFC 1071 checksum of 16-bit words.
+fn checksum(data: &[u8]) -> u16 {
+    fold(sum16(0, data))
 }
 
 /// Recompute the IPv4 header checksum after a header change.
