@@ -95,13 +95,17 @@ class Training:
     @property
     def mape(self) -> float:
         """Held-out MAPE over every scored window of every flow (%)."""
-        n = sum(r["test_windows"] for r in self.flows)
-        return float(sum(r["mape"] * r["test_windows"] for r in self.flows) / n) if n else float("nan")
+        return self._pooled("mape")
 
     @property
     def mape_cubic(self) -> float:
+        """The published Cubic coefficients' MAPE on the same windows (%)."""
+        return self._pooled("mape_cubic")
+
+    def _pooled(self, key: str) -> float:
+        """A per-flow MAPE pooled over flows, each weighted by its scored windows."""
         n = sum(r["test_windows"] for r in self.flows)
-        return float(sum(r["mape_cubic"] * r["test_windows"] for r in self.flows) / n) if n else float("nan")
+        return float(sum(r[key] * r["test_windows"] for r in self.flows) / n) if n else float("nan")
 
 
 def capture_flows(path: str | Path) -> tuple[list[Flow], list[str]]:
