@@ -155,16 +155,20 @@ def check(doc: dict[str, Any]) -> None:
             raise Ns3Unsupported(f"flows.{i}.stop: flows that stop are not mapped to ns-3")
 
 
-def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
-    """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3."""
+def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = (), cc_type: str | None = None):  # -> rttlab.sim.Result
+    """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3. ``ack_trace=[i, ...]``
+    records those flows' sender state at every ACK they receive (:mod:`.ack_trace`) as the Arrow table
+    ``result.tables["ack_trace"]``. ``cc_type`` replaces the congestion control's ns-3 TypeId (its
+    parameters kept), for the Linux-like variants of :mod:`.ack_trace` (docs/ns3-comparison.md)."""
     import numpy as np
+    import pyarrow as pa
 
     from rttlab.sim.run import Result, conform  # pandas: only when a run is made
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     doc = s.resolved()
     check(doc)
-    raw = _run(doc, pcap)
+    raw = _run(doc, pcap, ack_trace, cc_type)
     duration = _seconds(doc["simulation"]["duration"])
     goodput = np.asarray(raw["goodput"], dtype=float)
     n = len(goodput)
@@ -199,7 +203,7 @@ def simulate(scenario: Any, pcap: str | None = None):  # -> rttlab.sim.Result
         event_hash="",
         aggregate_goodput_bps=float(goodput.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels},
+        tables={"flows": flows, "channels": channels, **({"ack_trace": pa.Table.from_pandas(raw["ack_trace"], preserve_index=False)} if "ack_trace" in raw else {})},
         bottleneck="bottleneck",
     )
 
@@ -211,7 +215,7 @@ def _core_bandwidth(text: str) -> int:
     raise Ns3Unsupported(f"cannot read bandwidth {text!r}")
 
 
-def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
+def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int] = (), cc_type: str | None = None) -> dict[str, Any]:
     from rttlab.peers.ns3 import import_ns
 
     ns = import_ns()  # slow import (≈ 30 s), only when a run needs it
@@ -225,6 +229,12 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     duration = _seconds(doc["simulation"]["duration"])
     mss = _bytes(tcp["mss"])
     socket, params = _congestion_control(tcp["cc"])
+    if cc_type is not None:
+        from rttlab.peers.ns3 import ack_trace as variants
+
+        variants.register_variants()
+        params = {k: v for k, v in params.items() if k in {"Alpha", "Beta", "Gamma"}}
+        socket = cc_type
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
     # ns-3's own estimator and timer defaults, in case an rttlab.peers.ns3.rtt run in this process
     # (a Dask worker runs any kind of run) installed rttlab's.
@@ -249,6 +259,10 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 26))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
 
+    if ack_trace:
+        from rttlab.peers.ns3 import ack_trace as tracer
+
+        tracer.clear()
     n = sum(int(g["count"]) for g in flows)
     left, right, senders, receivers = (ns.NodeContainer() for _ in range(4))
     left.Create(1), right.Create(1), senders.Create(n), receivers.Create(n)
@@ -314,6 +328,8 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
             bulk.SetAttribute("SendSize", ns.UintegerValue(mss))
             apps = bulk.Install(senders.Get(i))
             apps.Start(ns.Seconds(start))
+            if i in ack_trace:
+                tracer.attach(apps.Get(0), i, start)
             sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
             sinks.append(sink.Install(receivers.Get(i)).Get(0))
             starts.append(start)
@@ -333,6 +349,8 @@ def _run(doc: dict[str, Any], pcap: str | None) -> dict[str, Any]:
         "cpu_s": cpu,
         "events": int(ns.Simulator.GetEventCount()),
     }
+    if ack_trace:
+        out["ack_trace"] = tracer.collect()
     ns.Simulator.Destroy()
     return out
 
