@@ -68,6 +68,27 @@ def main() -> int:
             "goodput Mb/s": f"{ours.flows.goodput_bps.iloc[f] / 1e6:.2f} / {theirs.flows.goodput_bps.iloc[f] / 1e6:.2f}",
         })
     print(pd.DataFrame(rows).to_string(index=False))
+    if (acks["diff"] >= 0).any():  # TcpVeno: how often its rules could act
+        opened = acks.state == "open"
+        # In the open state PktsAcked adds the ACK's sample before IncreaseWindow, which needs 3.
+        judged = int((acks.cnt_rtt[opened] + 1 > 2).sum())
+        entries = random = 0
+        for _, x in acks.groupby("flow"):
+            st = x.state.to_numpy()
+            at = [i for i in range(1, len(st) - 1) if st[i + 1] == "recovery" and st[i] != "recovery"]
+            entries += len(at)
+            # The diff GetSsThresh used: the state left by the ACK before the one entering recovery.
+            random += sum(int(x["diff"].iloc[i + 1] < 3) for i in at)
+        cuts = kept = 0
+        win = ours.traces["window"]
+        for _, x in win.groupby("flow"):
+            before, after = x.cwnd.to_numpy()[:-1], x.ssthresh.to_numpy()[1:]
+            cut = after < x.ssthresh.to_numpy()[:-1]
+            cuts += int(cut.sum())
+            kept += int((after[cut] > 0.65 * before[cut]).sum())  # ⅘ rather than ½
+        print(f"rttlab Veno: {kept} of {cuts} ssthresh cuts kept more than 0.65 of the window (random)")
+        print(f"ns-3 Veno: {judged} of {int(opened.sum())} open-state ACKs had > 2 samples at IncreaseWindow; "
+              f"{random} of {entries} fast recoveries judged random (diff < 3)")
     if args.until > 0:
         mine = rttlab_acks(ours, 0)
         mine = mine[mine.time <= args.until]
