@@ -79,14 +79,6 @@ def main() -> int:
             entries += len(at)
             # The diff GetSsThresh used: the state left by the ACK before the one entering recovery.
             random += sum(int(x["diff"].iloc[i + 1] < 3) for i in at)
-        cuts = kept = 0
-        win = ours.traces["window"]
-        for _, x in win.groupby("flow"):
-            before, after = x.cwnd.to_numpy()[:-1], x.ssthresh.to_numpy()[1:]
-            cut = after < x.ssthresh.to_numpy()[:-1]
-            cuts += int(cut.sum())
-            kept += int((after[cut] > 0.65 * before[cut]).sum())  # ⅘ rather than ½
-        print(f"rttlab Veno: {kept} of {cuts} ssthresh cuts kept more than 0.65 of the window (random)")
         print(f"ns-3 Veno: {judged} of {int(opened.sum())} open-state ACKs had > 2 samples at IncreaseWindow; "
               f"{random} of {entries} fast recoveries judged random (diff < 3)")
     if args.until > 0:

@@ -14,6 +14,9 @@
 //!   ([`AckEvent::round_ended`]; Linux: `after(ack, beg_snd_nxt)`, one byte later).
 //! - Samples are [`AckEvent::newest_rtt`]: one per ACK that advances snd_una (the newest segment
 //!   it covers, Karn applied, or the timestamp echo), whatever the estimator's `rtt_sampling`.
+//!   Linux's `sample->rtt_us` is the same; ns-3 3.44 passes its smoothed RTT, seeded by the
+//!   handshake, which is why its late flows' BaseRTT stays near the propagation RTT and its split
+//!   is near-fair (docs/ns3-comparison.md, "Vegas and Veno traced").
 //! - Slow start and the Reno fallback use this simulator's Reno growth (RFC 5681: + min(acked,
 //!   SMSS) per ACK), not Linux's per-packet `tcp_slow_start`; cwnd is kept in bytes, adjusted by
 //!   whole segments.

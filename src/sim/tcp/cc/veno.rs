@@ -245,6 +245,24 @@ mod on_a_lossy_link {
         (bytes, e)
     }
 
+    /// Overflow losses at a shared DropTail queue come with a backlog: Veno halves at nearly every
+    /// one, as ns-3's TcpVeno does (docs/ns3-comparison.md, "Vegas and Veno traced": the drop
+    /// counts differ by the growth rule, not by the loss response). 10 flows, SACK, 60 s: 2 of
+    /// 250 congestion events judged random.
+    #[test]
+    fn on_a_shared_droptail_queue_nearly_every_loss_is_judged_congestive() {
+        let path = format!("{}/examples/scenarios/dumbbell-n10-droptail.toml", env!("CARGO_MANIFEST_DIR"));
+        let sets = vec!["tcp.cc=veno".to_string(), "tcp.sack=true".into(), "tcp.timestamps=true".into(), "tcp.header=\"54B\"".into()];
+        let mut e = build(&Scenario::from_file(path.as_ref(), &sets).unwrap()).unwrap();
+        e.run();
+        let (mut random, mut congestive) = (0, 0);
+        for f in &e.flows {
+            let CongestionControl::Veno(v) = f.sender.congestion_control() else { panic!("veno") };
+            (random, congestive) = (random + v.random_losses, congestive + v.congestive_losses);
+        }
+        assert!(congestive > 100 && random * 20 < congestive, "random {random}, congestive {congestive}");
+    }
+
     /// The rule's prediction: AIMD growing one segment per RTT and keeping a fraction b of the
     /// window at each loss averages a window ∝ √((1+b)/(1−b)) at a given loss rate, so keeping ⅘
     /// instead of ½ gives √(9/3) = √3 ≈ 1.73 × NewReno's goodput when every loss is judged
