@@ -22,6 +22,7 @@ import pandas as pd
 
 import rttlab
 from rttlab.peers.ns3 import dumbbell as ns3
+from rttlab.peers.ns3.ack_trace import VARIANTS
 
 
 def rttlab_acks(result, flow: int) -> pd.DataFrame:
@@ -41,14 +42,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--set", action="append", default=[], dest="overrides")
-    ap.add_argument("--variant", help="an ns-3 TypeId from rttlab.peers.ns3.ack_trace.VARIANTS")
+    ap.add_argument("--variant", choices=sorted(VARIANTS), help="an ns-3 variant with one departure from Linux undone")
     ap.add_argument("--until", type=float, default=0.0, help="print flow 0's ACKs up to this time (s)")
     ap.add_argument("--out", type=Path, help="write rttlab-acks.parquet and ns3-acks.parquet here")
     args = ap.parse_args()
     scenario = rttlab.Scenario.load(args.scenario).with_(args.overrides).with_(ns3.COMPARABLE)
     ours = rttlab.simulate(scenario)
     n = len(ours.flows)
-    theirs = ns3.simulate(scenario, ack_trace=range(n), cc_type=args.variant)
+    try:
+        theirs = ns3.simulate(scenario, ack_trace=range(n), cc_type=args.variant)
+    except ns3.Ns3Unsupported as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     acks = theirs.tables["ack_trace"].to_pandas()
     mss = int(scenario.resolved()["tcp"]["mss"].removesuffix("B"))
     print(f"{args.scenario} {' '.join(args.overrides)} ns-3 {args.variant or 'as mapped'}")

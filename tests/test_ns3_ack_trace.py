@@ -64,3 +64,12 @@ def test_ns3_veno_never_has_three_samples_when_it_grows_the_window_and_linuxs_co
 
     assert most_at_increase(traces["veno None"]) == 1
     assert most_at_increase(traces["veno ns3::TcpVenoLinux"]) > 100
+
+
+def test_a_variant_of_another_congestion_control_is_refused_before_ns3_is_loaded():
+    import rttlab
+    from rttlab.peers.ns3 import dumbbell as ns3
+
+    s = rttlab.Scenario.load(ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").with_(["tcp.cc=vegas"])
+    with pytest.raises(ns3.Ns3Unsupported, match=r"^cc_type: 'ns3::TcpVenoLinux' is no variant of ns3::TcpVegas \(variants: "):
+        ns3.simulate(s, cc_type="ns3::TcpVenoLinux")

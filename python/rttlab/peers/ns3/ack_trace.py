@@ -58,8 +58,9 @@ def collect():  # -> pandas.DataFrame
     return df
 
 
-#: ns-3 congestion controls with one departure from Linux undone (``ack_trace.cc``).
-VARIANTS = ("ns3::TcpVegasLinuxRtt", "ns3::TcpVenoLinuxRtt", "ns3::TcpVenoLinux")
+#: ns-3 congestion controls with one departure from Linux undone (``ack_trace.cc``), each with
+#: the ns-3 class it derives from.
+VARIANTS = {"ns3::TcpVegasLinuxRtt": "ns3::TcpVegas", "ns3::TcpVenoLinuxRtt": "ns3::TcpVeno", "ns3::TcpVenoLinux": "ns3::TcpVeno"}
 
 
 def register_variants() -> None:

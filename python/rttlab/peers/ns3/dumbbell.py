@@ -168,6 +168,12 @@ def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = 
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     doc = s.resolved()
     check(doc)
+    if cc_type is not None:
+        from rttlab.peers.ns3.ack_trace import VARIANTS
+
+        socket = _congestion_control(doc["tcp"]["cc"])[0]
+        if VARIANTS.get(cc_type) != socket:
+            raise Ns3Unsupported(f"cc_type: {cc_type!r} is no variant of {socket} (variants: {', '.join(f'{k} of {v}' for k, v in VARIANTS.items())})")
     raw = _run(doc, pcap, ack_trace, cc_type)
     duration = _seconds(doc["simulation"]["duration"])
     goodput = np.asarray(raw["goodput"], dtype=float)
