@@ -29,6 +29,8 @@ pub enum Component {
     Predictor(u32),
     /// Flow `n`'s congestion control (BBR's random ProbeBW phase).
     CongestionControl(u32),
+    /// Channel `n`'s delay variation (random delay spikes, link-layer retransmissions).
+    ChannelDelay(u32),
 }
 
 impl Component {
@@ -41,6 +43,7 @@ impl Component {
             Component::RtoPolicy(n) => (n as u64) << 8 | 5,
             Component::Predictor(n) => (n as u64) << 8 | 6,
             Component::CongestionControl(n) => (n as u64) << 8 | 7,
+            Component::ChannelDelay(n) => (n as u64) << 8 | 8,
         }
     }
 }
@@ -65,6 +68,12 @@ impl Stream {
     #[inline]
     pub fn uniform(&mut self) -> f64 {
         (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Exponential with the given mean (inverse transform; 1 − u lies in (0, 1], so the log is finite).
+    #[inline]
+    pub fn exponential(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.uniform()).ln()
     }
 
     /// True with probability `p` (p ≤ 0 never, p ≥ 1 always).

@@ -125,6 +125,51 @@ pub struct DelaySpikeCfg {
     pub duration: Duration,
 }
 
+/// A random delay-spike process ([`LinkCfg::random_spikes`]).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomSpikesCfg {
+    /// Mean gap from one spike's end to the next one's start (exponential).
+    pub every: Duration,
+    /// Shortest and longest spike: each lasts a duration uniform in [min, max].
+    pub min: Duration,
+    pub max: Duration,
+}
+
+/// Link-layer retransmission, 802.11 DCF style ([`LinkCfg::arq`]); the defaults are
+/// 802.11b/g's (DSSS/ERP long slot 20 µs, CWmin 31, CWmax 1023, short retry limit 7).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArqCfg {
+    /// Probability that one attempt fails (independently per attempt), in [0, 1).
+    pub per: f64,
+    /// Retransmissions before the frame is dropped (802.11's dot11ShortRetryLimit 7).
+    #[serde(default = "arq_retries")]
+    pub retries: u32,
+    #[serde(default = "arq_slot")]
+    pub slot: Duration,
+    #[serde(default = "arq_cw_min")]
+    pub cw_min: u32,
+    #[serde(default = "arq_cw_max")]
+    pub cw_max: u32,
+}
+
+fn arq_retries() -> u32 {
+    7
+}
+
+fn arq_slot() -> Duration {
+    Duration(20_000)
+}
+
+fn arq_cw_min() -> u32 {
+    31
+}
+
+fn arq_cw_max() -> u32 {
+    1023
+}
+
 fn dumbbell_name() -> String {
     "dumbbell".into()
 }
@@ -156,6 +201,17 @@ pub struct LinkCfg {
     /// existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay_spikes: Vec<DelaySpikeCfg>,
+    /// Delay spikes at random times on the forward channel, `{ every = "20s", min = "100ms",
+    /// max = "1s" }`: exponential gaps of mean `every` between spikes, durations uniform in
+    /// [min, max], drawn from the channel's own stream of the scenario's seed; each acts as a
+    /// listed delay spike. Left out of the canonical form when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_spikes: Option<RandomSpikesCfg>,
+    /// Link-layer retransmission on both channels of the link (an 802.11 hop: data and ACK
+    /// frames both cross the air), `{ per = 0.2 }`: random per-frame service times and a
+    /// residual loss (docs/scenarios.md). Left out of the canonical form when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arq: Option<ArqCfg>,
     /// Tagged table `{ kind = "snoop", ... }`: a node agent at the link's sending end of the
     /// forward (data) direction ([`super::agent::FAMILY`]). Absent: none, and absent from the
     /// canonical form, so existing scenarios keep their hash.

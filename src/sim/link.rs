@@ -23,12 +23,69 @@ pub struct ChannelSpec {
     /// Delay spikes as [start, end): a packet whose serialisation ends inside one is held until
     /// its end (a stalled link: radio ARQ, handover), then propagates as usual.
     pub delay_spikes: Vec<(Nanos, Nanos)>,
+    /// Random delay spikes and link-layer retransmissions (none by default).
+    pub variation: DelayVariation,
     /// Name for reports, e.g. `bottleneck>`.
     pub name: String,
     /// Sample this channel's queue length periodically into the trace.
     pub monitored: bool,
     /// A node agent watching this channel's queue (e.g. a source-quench router).
     pub agent: Option<QueueAgent>,
+}
+
+/// A channel's random delay variation: both parts optional, both seeded from the scenario's seed
+/// through the channel's own stream ([`Component::ChannelDelay`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DelayVariation {
+    pub spikes: Option<SpikeProcess>,
+    pub arq: Option<Arq>,
+}
+
+/// Delay spikes at random times: the gap from one spike's end to the next one's start is
+/// exponential with mean `every` (so spike starts form a Poisson process in the time between
+/// spikes), the first measured from time 0; each lasts a duration uniform in [`min`, `max`]. A
+/// spike acts as a listed delay spike does ([`ChannelSpec::delay_spikes`]): a packet whose
+/// serialisation ends inside it is held until it ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpikeProcess {
+    pub every: Nanos,
+    pub min: Nanos,
+    pub max: Nanos,
+}
+
+/// Link-layer retransmission as IEEE 802.11's DCF does it (802.11-2007 §9.2.4–9.2.5): before
+/// every attempt the station waits a backoff of a whole number of slots uniform in [0, CW]; an
+/// attempt fails with probability `per` (independently); after a failure CW doubles (2·CW + 1)
+/// up to `cw_max`, from `cw_min` for each new frame; after `retries` retransmissions fail the
+/// frame is dropped (counted as corruption). The frame's service time — what keeps the
+/// transmitter busy — is the sum of its attempts' backoffs and serialisations, so the delay
+/// varies per frame and queues behind slow frames, while throughput falls as on a real lossy
+/// radio. Interframe spaces and the MAC's own ACK frames are not modelled (a constant the link's
+/// `delay` absorbs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arq {
+    pub per: f64,
+    pub retries: u32,
+    pub slot: Nanos,
+    pub cw_min: u32,
+    pub cw_max: u32,
+}
+
+impl Arq {
+    /// One frame's service time given its serialisation time `tx`, and whether every attempt failed.
+    pub fn service(&self, tx: Nanos, rng: &mut Stream) -> (Nanos, bool) {
+        let mut total: Nanos = 0;
+        let mut cw = self.cw_min;
+        for _ in 0..=self.retries {
+            let backoff = (rng.uniform() * (cw as f64 + 1.0)) as u64;
+            total = total.saturating_add(backoff.saturating_mul(self.slot)).saturating_add(tx);
+            if !rng.bernoulli(self.per) {
+                return (total, false);
+            }
+            cw = cw.saturating_mul(2).saturating_add(1).min(self.cw_max);
+        }
+        (total, true)
+    }
 }
 
 /// Counters one channel keeps; drops are indexed by [`DropCause`] as `usize`.
@@ -62,6 +119,12 @@ pub struct Channel {
     /// Delay spikes, sorted, and the first that has not ended yet.
     spikes: Vec<(Nanos, Nanos)>,
     next_spike: usize,
+    variation: DelayVariation,
+    /// The random spike process's current or next spike as [start, end) (unused without one).
+    random_spike: (Nanos, Nanos),
+    delay_rng: Stream,
+    /// The frame being serialised failed every link-layer attempt ([`Arq`]).
+    on_wire_lost: bool,
     pub name: String,
     pub monitored: bool,
     error_rng: Stream,
@@ -112,6 +175,10 @@ impl Channel {
                 s
             },
             next_spike: 0,
+            random_spike: (0, 0),
+            delay_rng: Stream::new(seed, Component::ChannelDelay(id)),
+            on_wire_lost: false,
+            variation: spec.variation,
             name: spec.name,
             monitored: spec.monitored,
             error_rng: Stream::new(seed, Component::ChannelErrors(id)),
@@ -121,6 +188,24 @@ impl Channel {
             stats: ChannelStats::default(),
             acted: Vec::new(),
         }
+        .with_first_random_spike()
+    }
+
+    /// Draw the random spike process's first spike (from time 0); nothing without a process.
+    fn with_first_random_spike(mut self) -> Self {
+        if self.variation.spikes.is_some() {
+            self.random_spike = self.draw_spike_after(0);
+        }
+        self
+    }
+
+    /// The next random spike, its start an exponential gap after `from`.
+    fn draw_spike_after(&mut self, from: Nanos) -> (Nanos, Nanos) {
+        let Some(p) = self.variation.spikes else { return (Nanos::MAX, Nanos::MAX) };
+        let start = from.saturating_add(self.delay_rng.exponential(p.every as f64) as Nanos);
+        let span = p.max - p.min;
+        let len = p.min + if span == 0 { 0 } else { (self.delay_rng.uniform() * (span as f64 + 1.0)) as Nanos }.min(span);
+        (start, start.saturating_add(len))
     }
 
     /// A packet arrives at the queue. Every arrival passes the queue discipline, even onto an idle
@@ -152,7 +237,15 @@ impl Channel {
         }
         match next {
             Some(p) => {
-                let t = tx_time(p.size as u64, self.bandwidth);
+                let tx = tx_time(p.size as u64, self.bandwidth);
+                let t = match self.variation.arq {
+                    None => tx,
+                    Some(arq) => {
+                        let (t, lost) = arq.service(tx, &mut self.delay_rng);
+                        self.on_wire_lost = lost;
+                        t
+                    }
+                };
                 self.stats.busy_time += t;
                 self.on_wire = Some(p);
                 Some(now.saturating_add(t))
@@ -174,6 +267,10 @@ impl Channel {
             if p.kind == Kind::Data && self.losses.take_due(now) {
                 self.stats.drops[DropCause::Scheduled as usize] += 1;
                 Departure::Lost(p, DropCause::Scheduled)
+            } else if std::mem::take(&mut self.on_wire_lost) {
+                // Every link-layer attempt failed: the radio's residual loss.
+                self.stats.drops[DropCause::Corruption as usize] += 1;
+                Departure::Lost(p, DropCause::Corruption)
             } else if self.errors.corrupts(p.size, &mut self.error_rng) {
                 self.stats.drops[DropCause::Corruption as usize] += 1;
                 Departure::Lost(p, DropCause::Corruption)
@@ -198,9 +295,17 @@ impl Channel {
         while self.spikes.get(self.next_spike).is_some_and(|&(_, end)| end <= now) {
             self.next_spike += 1;
         }
-        match self.spikes.get(self.next_spike) {
+        let listed = match self.spikes.get(self.next_spike) {
             Some(&(start, end)) if start <= now => end,
             _ => now,
+        };
+        if self.variation.spikes.is_none() {
+            return listed;
         }
+        while self.random_spike.1 <= now {
+            self.random_spike = self.draw_spike_after(self.random_spike.1);
+        }
+        let (start, end) = self.random_spike;
+        if start <= now { listed.max(end) } else { listed }
     }
 }

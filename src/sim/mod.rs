@@ -30,6 +30,8 @@ mod rto_tests;
 mod detector_tests;
 #[cfg(test)]
 mod stop_tests;
+#[cfg(test)]
+mod variation_tests;
 
 use crate::rng::{Component, Stream};
 use crate::time::Nanos;
@@ -212,6 +214,7 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         }
         spikes.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
     }
+    let variation = delay_variation(cfg, key)?;
     let short = key.rsplit('.').next().unwrap_or(key);
     let channel = |name: &str, with_errors: bool, agent: Option<agent::QueueAgent>| ChannelSpec {
         bandwidth: cfg.bandwidth.0,
@@ -222,12 +225,50 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
         // Delay spikes stall the data direction only, like scheduled losses.
         delay_spikes: if name.ends_with('>') { spikes.clone() } else { Vec::new() },
+        // Random spikes stall the data direction like listed ones; ARQ acts on both directions
+        // (every frame crosses the radio, ACKs too).
+        variation: link::DelayVariation { spikes: if name.ends_with('>') { variation.spikes } else { None }, arq: variation.arq },
         name: name.into(),
         monitored,
         agent,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
     Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err, forward_agent), reverse: channel(&format!("{short}<"), rev_err, agent) })
+}
+
+/// A link's `random_spikes` and `arq`, checked (errors name the key).
+fn delay_variation(cfg: &LinkCfg, key: &str) -> Result<link::DelayVariation, ConfigError> {
+    let spikes = match &cfg.random_spikes {
+        None => None,
+        Some(r) => {
+            if r.every.0 == 0 {
+                return Err(invalid(format!("{key}.random_spikes.every"), "must be positive"));
+            }
+            if r.max.0 == 0 {
+                return Err(invalid(format!("{key}.random_spikes.max"), "must be positive"));
+            }
+            if r.min.0 > r.max.0 {
+                return Err(invalid(format!("{key}.random_spikes.min"), "must not exceed max"));
+            }
+            Some(link::SpikeProcess { every: r.every.0, min: r.min.0, max: r.max.0 })
+        }
+    };
+    let arq = match &cfg.arq {
+        None => None,
+        Some(a) => {
+            if !(0.0..1.0).contains(&a.per) {
+                return Err(invalid(format!("{key}.arq.per"), format!("{} is outside [0, 1)", a.per)));
+            }
+            if a.retries > 255 {
+                return Err(invalid(format!("{key}.arq.retries"), "at most 255"));
+            }
+            if a.cw_min > a.cw_max {
+                return Err(invalid(format!("{key}.arq.cw_min"), "must not exceed cw_max"));
+            }
+            Some(link::Arq { per: a.per, retries: a.retries, slot: a.slot.0, cw_min: a.cw_min, cw_max: a.cw_max })
+        }
+    };
+    Ok(link::DelayVariation { spikes, arq })
 }
 
 /// Words as a sentence lists them: "a", "a or b", "a, b or c".

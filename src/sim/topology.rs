@@ -127,7 +127,7 @@ mod tests {
             queue: Queue::DropTail(DropTail::new(Limit::Packets(10))),
             errors: ErrorModel::None,
             losses: vec![],
-            delay_spikes: vec![],
+            delay_spikes: vec![], variation: Default::default(),
             name: name.into(),
             monitored: false,
             agent: None,
