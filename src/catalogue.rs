@@ -73,7 +73,7 @@ mod tests {
     fn loss_recovery_and_spurious_timeout_handling_are_listed() {
         assert_eq!(names("recovery"), ["reno", "newreno", "sack"]);
         assert_eq!(names("spurious-detection"), ["eifel", "frto", "frto-sack"]);
-        assert_eq!(names("spurious-response"), ["linux", "rfc4015"]);
+        assert_eq!(names("spurious-response"), ["linux", "rfc4015", "rate-halving"]);
     }
 
     #[test]

@@ -189,3 +189,17 @@ fn detectors_compared_on_the_spike_scenario_stay_as_documented() {
         assert!(goodput(flows) > goodput(&plain), "{name}: going forward pays");
     }
 }
+
+#[test]
+fn the_rate_halving_response_goes_forward_but_keeps_the_halved_window_that_the_undo_restores() {
+    let sack = "sack = true\nspurious_detection = \"frto-sack\"";
+    let undo = transfer(sack, SPIKE);
+    let halve = transfer(&format!("{sack}\nspurious_response = \"rate-halving\""), SPIKE);
+    assert!(undo.timeouts_undone >= 1, "{undo:?}");
+    assert_eq!(halve.timeouts_undone, undo.timeouts_undone, "the same detections");
+    // Forward either way: no go-back-N resend of the window sent before the stall.
+    assert_eq!(halve.retx_spurious, undo.retx_spurious);
+    // Linux's undo returns to the window before the timeout; rate halving keeps half of it.
+    assert!(halve.final_ssthresh < undo.final_ssthresh, "{} vs {}", halve.final_ssthresh, undo.final_ssthresh);
+    assert_eq!(halve.bytes_delivered, 2_000_000);
+}

@@ -81,6 +81,12 @@ pub enum SpuriousResponse {
     Linux,
     /// The Eifel response in full (RFC 4015), [`eifel_response`].
     Rfc4015,
+    /// Linux 2.6.20–3.9's default F-RTO response (`tcp_frto_response` = 0,
+    /// `tcp_ratehalving_spur_to_response`: `tcp_enter_cwr(sk, 0)` in net/ipv4/tcp_input.c): go
+    /// forward, keep the ssthresh the timeout set, and bring cwnd to it ("halved cwnd and
+    /// ssthresh after one RTT", Documentation/networking/ip-sysctl.txt). Ours reaches that state
+    /// at once (cwnd = max(cwnd, ssthresh)) instead of by rate halving over the next RTT.
+    RateHalving,
 }
 
 /// What the connection negotiated, for strategies that need a TCP option (RFC 6675 recovery and
@@ -102,7 +108,17 @@ pub static SPURIOUS_DETECTION: Family<SpuriousDetection, TcpOptions> = Family {
 pub static SPURIOUS_RESPONSE: Family<SpuriousResponse, TcpOptions> = Family {
     key: "spurious-response",
     noun: "spurious-timeout response",
-    members: &[LINUX_RESPONSE, eifel_response::COMPONENT],
+    members: &[LINUX_RESPONSE, eifel_response::COMPONENT, RATE_HALVING_RESPONSE],
+};
+
+const RATE_HALVING_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
+    name: "rate-halving",
+    aliases: &[],
+    summary: "Linux 2.6.2x's default F-RTO response (tcp_frto_response = 0): go forward, keep the timeout's ssthresh, cwnd = max(cwnd, ssthresh) (rate halving's end state, at once)",
+    source: "Linux 2.6.28 net/ipv4/tcp_input.c tcp_ratehalving_spur_to_response; Documentation/networking/ip-sysctl.txt tcp_frto_response",
+    params: &[],
+    defaults: &[],
+    build: |_| Ok(SpuriousResponse::RateHalving),
 };
 
 const LINUX_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {

@@ -787,7 +787,12 @@ impl Sender {
             return self.respond_rfc4015(now, acked, ece, out, trace);
         }
         let Some(undo) = self.undo.take() else { return false };
-        self.cc.on_undo(&mut self.win, &undo.prior);
+        if self.response == SpuriousResponse::RateHalving {
+            // The timeout's ssthresh stays; cwnd goes to it (never below what it is now).
+            self.win.cwnd = self.win.cwnd.max(self.win.ssthresh.max(self.win.mss));
+        } else {
+            self.cc.on_undo(&mut self.win, &undo.prior);
+        }
         self.recovery.on_undo(&mut self.seq, &undo);
         self.trace_window(now, trace);
         self.send_allowed(now, out, trace);
