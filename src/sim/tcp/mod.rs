@@ -81,7 +81,7 @@ pub enum SpuriousResponse {
     Linux,
     /// The Eifel response in full (RFC 4015), [`eifel_response`].
     Rfc4015,
-    /// Linux 2.6.20–3.9's default F-RTO response (`tcp_frto_response` = 0,
+    /// Linux 2.6.28's default F-RTO response (a stock kernel of that era) (`tcp_frto_response` = 0,
     /// `tcp_ratehalving_spur_to_response`: `tcp_enter_cwr(sk, 0)` in net/ipv4/tcp_input.c): go
     /// forward, keep the ssthresh the timeout set, and bring cwnd to it ("halved cwnd and
     /// ssthresh after one RTT", Documentation/networking/ip-sysctl.txt). Ours reaches that state

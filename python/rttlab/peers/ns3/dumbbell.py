@@ -135,6 +135,9 @@ def check(doc: dict[str, Any]) -> None:
             raise Ns3Unsupported(f"topology.{link}.losses: scheduled losses are not mapped to ns-3")
         if topo[link].get("agent"):
             raise Ns3Unsupported(f"topology.{link}.agent: link agents (Snoop) are not mapped to ns-3")
+        for key in ("random_spikes", "arq"):
+            if topo[link].get(key):
+                raise Ns3Unsupported(f"topology.{link}.{key}: a link's delay variation is not mapped to ns-3")
     if topo["access"]["queue"]["kind"] != "droptail":
         raise Ns3Unsupported("topology.access.queue.kind: access links map as droptail only")
     if topo["bottleneck"]["queue"]["kind"] not in ("droptail", "red"):
