@@ -76,3 +76,16 @@ fn bad_variation_parameters_are_refused_with_their_key() {
     assert!(err("arq = { per = 1.0 }").starts_with("topology.bottleneck.arq.per: 1 is outside [0, 1)"));
     assert!(err("arq = { per = 0.1, cw_min = 64, cw_max = 63 }").starts_with("topology.bottleneck.arq.cw_min: must not exceed cw_max"));
 }
+
+#[test]
+fn a_link_without_variation_keeps_its_canonical_form_and_one_with_it_states_every_parameter() {
+    let text = |link: &str| format!("[simulation]\nduration = \"1s\"\n[topology.bottleneck]\nbandwidth = \"10Mbps\"\ndelay = \"20ms\"\n{link}\n[topology.access]\nbandwidth = \"100Mbps\"\ndelay = \"1ms\"\n[[flows]]\nstart = \"0s\"\n");
+    let canon = |link: &str| Scenario::from_toml(&text(link), &[]).unwrap().to_canonical_toml().unwrap();
+    let plain = canon("");
+    assert!(!plain.contains("random_spikes") && !plain.contains("arq"), "{plain}");
+    let radio = canon("arq = { per = 0.2 }\nrandom_spikes = { every = \"3s\", min = \"100ms\", max = \"1500ms\" }");
+    // The defaults are written out, so a run's hash names the whole model.
+    for key in ["per = 0.2", "retries = 7", "slot = \"20us\"", "cw_min = 31", "cw_max = 1023", "every = \"3s\"", "max = \"1500ms\""] {
+        assert!(radio.contains(key), "{key} in {radio}");
+    }
+}
