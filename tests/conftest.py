@@ -41,3 +41,18 @@ def write(tmp_path: Path):
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def nunes_wired_quick(tmp_path_factory):
+    """`rttlab reproduce nunes-wired --quick` with its parts (nunes-wired-trace, nunes-wired-paths),
+    run once per session for tests/test_nunes_wired.py and tests/test_nunes_paths.py: the output
+    directory (results.duckdb, figures/) and the printed JSON."""
+    import json
+    import subprocess
+
+    out = tmp_path_factory.mktemp("nunes-wired")
+    cmd = [sys.executable, "-c", "from rttlab.cli.main import main; main()", "reproduce", "nunes-wired", "--quick", "--workers", "2", "--out", str(out), "--figures", str(out / "figures"), "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    return out, json.loads(r.stdout)

@@ -1,13 +1,10 @@
 """Nunes et al. 2011's Table II on paths like the paper's (issue 25 item 3): the path files in
 rttlab/papers/nunes_experts/paths/ agree with the nunes-wired-paths part that runs them, their
 RTT process has the spikes and 802.11 service the docs claim, and `rttlab reproduce
-nunes-wired-paths --quick` (a part of nunes-wired) is pinned under each declared reading."""
+nunes-wired --quick` runs its part nunes-wired-paths, pinned under each declared reading."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tomllib
 from importlib import resources
 
@@ -17,7 +14,6 @@ import pytest
 import rttlab
 from rttlab.experiments.reproduce import Reproduction
 
-RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 PATHS = resources.files("rttlab") / "papers" / "nunes_experts" / "paths"
 NAMES = ["S1-wan", "S2-wifi", "S3-wifi-both"]
 
@@ -69,13 +65,15 @@ def test_the_wifi_paths_have_spiky_rtts_and_radio_losses_the_wired_one_has_not()
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nunes-wired-paths")
-    r = subprocess.run([*RTTLAB, "reproduce", "nunes-wired-paths", "--quick", "--workers", "2", "--out", str(out), "--json"], capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr
+def quick(nunes_wired_quick):
+    """The part as `rttlab reproduce nunes-wired --quick` ran it (tests/conftest.py: one run per
+    session): its printed result and the measured transfers of its runs."""
+    out, doc = nunes_wired_quick
+    base = Reproduction.load("nunes-wired-paths", quick=True).sweep_name
+    (part,) = (p for p in doc["parts"] if p["reproduction"] == base)
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as c:
-        flows = c.execute('SELECT s.sweep, r."simulation.name" AS path, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND f."group" = 0').df()
-    return json.loads(r.stdout), flows
+        flows = c.execute('SELECT s.sweep, r."simulation.name" AS path, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND f."group" = 0 AND s.sweep LIKE ?', [f"{base}%"]).df()
+    return part, flows
 
 
 def test_the_readings_are_declared_with_the_kernel_s_defaults_primary(quick):

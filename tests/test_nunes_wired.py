@@ -4,10 +4,7 @@ by seed; plus the generic pieces of reproduce.py and sweep.py the reproduction n
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
-import sys
 
 import duckdb
 import pandas as pd
@@ -16,7 +13,6 @@ import pytest
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.experiments.sweep import Sweep
 
-RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 
 # Nunes et al. 2011, Table II: (Eifel, Jacobson, Experts) per scenario and metric, as printed.
 TABLE_II = {
@@ -28,17 +24,15 @@ COLUMN = {"flows.pred_error_before": "error", "flows.pred_error_after": "error",
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nunes-wired")
-    r = subprocess.run([*RTTLAB, "reproduce", "nunes-wired", "--quick", "--workers", "2", "--out", str(out), "--figures", str(out / "figures"), "--json"], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
+def quick(nunes_wired_quick):
+    out, doc = nunes_wired_quick  # tests/conftest.py: one run per session, shared with test_nunes_paths
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as c:
-        # The reproduction's own sweep (its part, the traced transfer, is stored beside it).
+        # The reproduction's own sweep (its parts, the traced transfer and the paths, are stored beside it).
         flows = c.execute(
             'SELECT r."simulation.name" AS scenario, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND s.sweep = ?',
             [Reproduction.load("nunes-wired", quick=True).sweep_name],
         ).df()
-    return json.loads(r.stdout), flows
+    return doc, flows
 
 
 def test_the_published_ratios_are_table_ii_s_means_divided(quick):

@@ -196,7 +196,7 @@ def test_components_lists_every_family_with_its_declared_parameters():
     assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"}
     assert {n for f, n in by_name if f == "discriminator-receiver"} == {"biaz", "mbiaz", "spike", "zigzag", "zbs"}
     assert {n for f, n in by_name if f == "spurious-detection"} == {"eifel", "frto", "frto-sack"}
-    assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015"}
+    assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015", "rate-halving"}
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]
     assert "scale" in [p["name"] for p in by_name[("rto-policy", "ca-rto")]["params"]]
     assert {"droptail", "red", "threshold"} <= {n for f, n in by_name if f == "queue"}
