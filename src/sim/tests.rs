@@ -902,6 +902,7 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
         CongestionControl::Bbr(b) => (b.mode(), b.cycle_idx(), b.pacing_gain(), b.max_bw(), b.min_rtt(), b.transitions.clone()),
         _ => unreachable!(),
     };
+    let mut stamps = vec![];
     let (mut phases, mut probe_rtt_cwnd) = (vec![], vec![]);
     let mut t = 0;
     while t < 25 * SEC {
@@ -914,6 +915,9 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
         if mode == Mode::ProbeRtt {
             probe_rtt_cwnd.push(e.flows[0].sender.window().cwnd);
         }
+        if let CongestionControl::Bbr(b) = e.flows[0].sender.congestion_control() {
+            if stamps.last() != Some(&b.min_rtt_stamp()) { stamps.push(b.min_rtt_stamp()); }
+        }
         if t == 5 * SEC {
             let (_, _, _, bw, rtt, _) = bbr(&e);
             assert_eq!(bw, 1_206_666, "BtlBw: the bottleneck's payload rate");
@@ -923,10 +927,16 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
     let (.., transitions) = bbr(&e);
     let modes: Vec<Mode> = transitions.iter().map(|&(_, m)| m).collect();
     assert_eq!(modes, [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw]);
-    // ProbeRTT 10 s after RTprop was last lowered (in Startup), for max(200 ms, a round) once
-    // inflight is down to 4 segments, with cwnd = 4 segments throughout.
+    // ProbeRTT 10 s after RTprop was last lowered or met (Linux `rs->rtt_us <= min_rtt_us`):
+    // every ACK of a segment that crossed an empty bottleneck meets it, and the last such ACK
+    // comes in Startup's 4th round (≈ 4·RTprop = 182 ms; from then Startup's 2.89·BtlBw pacing
+    // outruns the bottleneck and a queue stands until Drain). ProbeRTT begins on the first ACK
+    // after that stamp + 10 s and lasts max(200 ms, a round) once inflight is down to 4
+    // segments, with cwnd = 4 segments throughout.
     let (enter, leave) = (transitions[3].0, transitions[4].0);
-    assert!(enter > 10 * SEC && enter < 10 * SEC + 100 * MS, "ProbeRTT at {enter}");
+    let met = *stamps.iter().rfind(|&&t| t < enter).unwrap();
+    assert!(met > 4 * 45 * MS && met < 4 * 46 * MS && met < transitions[1].0, "RTprop last met at {met}");
+    assert!(enter > met + 10 * SEC && enter < met + 10 * SEC + 2 * MS, "ProbeRTT at {enter}");
     assert!(leave - enter > 200 * MS && leave - enter < 200 * MS + 3 * 46 * MS, "ProbeRTT for {} ms", (leave - enter) / MS);
     assert!(probe_rtt_cwnd.iter().all(|&c| c <= 4 * 1448));
     // The ProbeBW gain cycle: phases in order, 5/4 always followed by 3/4, each at least RTprop

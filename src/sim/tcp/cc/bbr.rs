@@ -32,6 +32,13 @@
 //!   nominal 1 ms, as a connection without a handshake RTT); at the first RTT sample it is set
 //!   from that sample (Linux: from SRTT, whose first value is the first sample).
 //! - Rates are bytes of payload per second, windows bytes; gains are Linux's integers over 256.
+//! - RTprop starts from the first data sample: Linux's `bbr_init` seeds it with the handshake's
+//!   RTT (`tcp_min_rtt`) and ns-3's TcpBbr with SRTT at CA_OPEN, but rttlab's sender has no
+//!   handshake. `initial_min_rtt` stands in for that sample (stamped at the first ACK). It
+//!   matters for flows that start behind a queue: their first data sample is inflated, a lower
+//!   one comes later, and their ProbeRTT falls out of step with the others' (docs/ns3-comparison.md).
+//! - `send_quantum` fixes the quantisation budget's skb size (ns-3's TcpBbr uses 1 segment at
+//!   every rate; Linux's `bbr_tso_segs_goal`, the default, 2 above 1.2 Mbit/s).
 
 use crate::component::Component;
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
@@ -70,7 +77,10 @@ const PACING_SHIFT: u32 = 10;
 /// TCP_INIT_CWND = 10 segments: the BDP before any RTT sample (`bbr_bdp`).
 const INIT_CWND: u64 = 10;
 
-pub const PARAMS: &[ParamSpec] = &[];
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec::int("send_quantum", "0", 0.0, 127.0, "segments per skb in the cwnd's quantisation budget (3 of them): 0 = Linux's bbr_tso_segs_goal (1 below 1.2 Mbit/s of pacing, else max(2, 1 ms of data)), N = fixed N (ns-3's TcpBbr: 1)"),
+    ParamSpec::duration("initial_min_rtt", "0s", 0.0, 3600.0, "RTprop before the first sample, as the handshake's RTT seeds it in Linux's bbr_init (tcp_min_rtt) and ns-3's TcpBbr (SRTT at CA_OPEN); rttlab's sender has no handshake, so 0s (the default) starts from the first data sample"),
+];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     name: "bbr",
@@ -79,7 +89,7 @@ pub const COMPONENT: Component<CongestionControl> = Component {
     source: "Cardwell et al. 2016 (ACM Queue); Linux tcp_bbr.c; docs/algorithms.md §15.2",
     params: PARAMS,
     defaults: &[("recovery", "newreno")],
-    build: |_| Ok(CongestionControl::Bbr(Box::new(Bbr::new()))),
+    build: |p| Ok(CongestionControl::Bbr(Box::new(Bbr::with(p.int("send_quantum")?, p.duration("initial_min_rtt")?)))),
 };
 
 /// `enum bbr_mode`.
@@ -121,6 +131,10 @@ pub struct Bbr {
     acked: u64,
     /// Mode changes (time, mode) for tests and traces: a handful per 10 s.
     pub transitions: Vec<(Nanos, Mode)>,
+    /// `send_quantum`: 0 = Linux's `bbr_tso_segs_goal`, else fixed segments.
+    send_quantum: u64,
+    /// `initial_min_rtt`: the handshake RTT stand-in (0: none).
+    initial_min_rtt: Nanos,
 }
 
 impl Default for Bbr {
@@ -155,7 +169,14 @@ impl Bbr {
             rng: Stream::new(0, rng::Component::CongestionControl(0)),
             acked: 0,
             transitions: vec![(0, Mode::Startup)],
+            send_quantum: 0,
+            initial_min_rtt: 0,
         }
+    }
+
+    /// With the parameters: `send_quantum` segments (0: Linux's goal) and `initial_min_rtt`.
+    pub fn with(send_quantum: u64, initial_min_rtt: Nanos) -> Self {
+        Self { send_quantum, initial_min_rtt, ..Self::new() }
     }
 
     pub fn mode(&self) -> Mode {
@@ -181,6 +202,11 @@ impl Bbr {
         self.min_rtt
     }
 
+    /// When RTprop was last lowered or met (`min_rtt_stamp`).
+    pub fn min_rtt_stamp(&self) -> Nanos {
+        self.min_rtt_stamp
+    }
+
     fn set_mode(&mut self, mode: Mode, now: Nanos) {
         if self.mode != mode {
             self.transitions.push((now, mode));
@@ -197,6 +223,9 @@ impl Bbr {
 
     /// `bbr_tso_segs_goal`: about 1 ms of data at the pacing rate, at least 1 or 2 segments.
     fn tso_segs_goal(&self, mss: u64) -> u64 {
+        if self.send_quantum > 0 {
+            return self.send_quantum; // ns-3's TcpBbr: SetSendQuantum = 1 segment, always
+        }
         let min = if self.pacing_rate < MIN_TSO_RATE { 1 } else { 2 };
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(65_536 - 1 - 320); // GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER
         (bytes / mss).max(min).min(0x7F)
@@ -311,10 +340,18 @@ impl Bbr {
         if self.mode == Mode::Drain && inflight_now <= self.inflight(bw, BBR_UNIT, mss) {
             self.reset_probe_bw(now);
         }
-        // bbr_update_min_rtt
+        // The handshake's sample that `bbr_init` would have read (`tcp_min_rtt`), stamped now:
+        // the first ACK stands in for the end of the handshake.
+        if self.min_rtt.is_none() && self.initial_min_rtt > 0 && ev.newest_rtt.is_some() {
+            self.min_rtt = Some(self.initial_min_rtt);
+            self.min_rtt_stamp = now;
+        }
+        // bbr_update_min_rtt: a sample equal to RTprop refreshes its stamp (`rs->rtt_us <=
+        // bbr->min_rtt_us`); Linux also skips a delayed ACK's sample on expiry
+        // (`is_ack_delayed`, a lone runt segment's ACK), which this model does not flag.
         let expired = now > self.min_rtt_stamp + MIN_RTT_WIN;
         if let Some(rtt) = ev.newest_rtt {
-            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
+            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = now;
             }
@@ -465,5 +502,38 @@ mod tests {
         // 35 + 3·2 = 41 → even 42.
         b.pacing_rate = 1_250_000;
         assert_eq!(b.inflight(1_250_000, BBR_UNIT, 1448), 42);
+        // send_quantum = 1 (ns-3's TcpBbr): 35 + 3·1 = 38, already even.
+        let mut n = Bbr::with(1, 0);
+        (n.min_rtt, n.pacing_rate) = (Some(40 * MS), 1_250_000);
+        assert_eq!(n.inflight(1_250_000, BBR_UNIT, 1448), 38);
+    }
+
+    fn ack(b: &mut Bbr, now: Nanos, rtt: Nanos) {
+        let w = Window { cwnd: 10 * 1448, ssthresh: u64::MAX, mss: 1448 };
+        let rs = RateSample { delivered: 1448, interval: rtt, valid: true, acked_sacked: 1448, ..RateSample::default() };
+        b.update_model(&w, &AckEvent { now, newest_rtt: Some(rtt), pipe: 5 * 1448, rate: Some(rs), ..AckEvent::default() }, &rs);
+    }
+
+    #[test]
+    fn an_rtt_sample_equal_to_rtprop_restarts_its_ten_second_window_as_linuxs_does() {
+        let mut b = Bbr::new();
+        ack(&mut b, SEC, 50 * MS);
+        ack(&mut b, 5 * SEC, 50 * MS); // `rs->rtt_us <= bbr->min_rtt_us`: stamp → 5 s
+        ack(&mut b, 12 * SEC, 60 * MS);
+        assert_eq!((b.min_rtt, b.mode), (Some(50 * MS), Mode::Startup), "not expired: 12 s < 5 s + 10 s");
+        ack(&mut b, 15 * SEC + 1, 60 * MS);
+        assert_eq!((b.min_rtt, b.mode), (Some(60 * MS), Mode::ProbeRtt), "expired: the sample replaces RTprop");
+    }
+
+    #[test]
+    fn initial_min_rtt_stands_in_for_the_handshake_sample_until_a_lower_one() {
+        let mut b = Bbr::with(0, 45 * MS);
+        ack(&mut b, 300 * MS, 90 * MS); // a first sample behind a queue does not replace it
+        assert_eq!((b.min_rtt, b.min_rtt_stamp), (Some(45 * MS), 300 * MS));
+        ack(&mut b, 2 * SEC, 44 * MS);
+        assert_eq!((b.min_rtt, b.min_rtt_stamp), (Some(44 * MS), 2 * SEC));
+        let mut plain = Bbr::new();
+        ack(&mut plain, 300 * MS, 90 * MS);
+        assert_eq!(plain.min_rtt, Some(90 * MS), "default: the first data sample");
     }
 }
