@@ -25,13 +25,20 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(min(left / 1e9, 0.05))
 
 
+#: TCP_CC_INFO (include/uapi/linux/tcp.h): the congestion control's own state; BBR's is
+#: struct tcp_bbr_info (u32 bbr_bw_lo, bbr_bw_hi in bytes/s, bbr_min_rtt µs, pacing and cwnd gains << 8).
+TCP_CC_INFO = 26
+
+
 def tcp_info(sock: socket.socket) -> dict[str, int]:
     """A few fields of Linux's struct tcp_info (include/uapi/linux/tcp.h): 8 bytes of u8 fields,
-    then u32s from tcpi_rto; tcpi_total_retrans is the 24th u32."""
-    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    then u32s from tcpi_rto; tcpi_total_retrans is the 24th u32; then (kernels ≥ 4.9) u64
+    tcpi_pacing_rate at byte 104, u32 tcpi_min_rtt at 148, u64 tcpi_delivery_rate at 160. For BBR
+    also its model (TCP_CC_INFO): BtlBw, RTprop and gains, which no tcp_info field holds."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 168)
     ca_state = raw[1]
     u = struct.unpack_from("24I", raw, 8)
-    return {
+    out = {
         "ca_state": ca_state,
         "rto_us": u[0],
         "snd_mss": u[2],
@@ -41,6 +48,17 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
         "snd_cwnd": u[18],
         "total_retrans": u[23],
     }
+    if len(raw) >= 168:
+        out["pacing_rate_Bps"] = struct.unpack_from("Q", raw, 104)[0]
+        out["min_rtt_us"] = struct.unpack_from("I", raw, 148)[0]
+        out["delivery_rate_Bps"] = struct.unpack_from("Q", raw, 160)[0]
+    try:
+        if sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0") == b"bbr":
+            lo, hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack("5I", sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20))
+            out |= {"bbr_bw_Bps": hi << 32 | lo, "bbr_min_rtt_us": min_rtt, "bbr_pacing_gain": pacing_gain, "bbr_cwnd_gain": cwnd_gain}
+    except (OSError, struct.error):
+        pass
+    return out
 
 
 def _handshake(a: argparse.Namespace) -> None:
