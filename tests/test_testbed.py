@@ -215,6 +215,32 @@ def test_traffic_generator_reads_tcp_info_fields_where_linux_puts_them() -> None
     srv.close()
 
 
+def test_a_bbr_senders_tcp_info_carries_its_model_from_tcp_cc_info() -> None:
+    import socket
+
+    from rttlab.testbed.traffic import tcp_info
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    c = socket.socket()
+    try:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"bbr")
+    except OSError as e:
+        c.close()
+        srv.close()
+        pytest.skip(f"this kernel has no bbr congestion control: {e.strerror}")
+    c.connect(srv.getsockname())
+    peer, _ = srv.accept()
+    c.sendall(bytes(200_000))
+    info = tcp_info(c)
+    # Startup: both gains 2/ln 2 = 739/256 (tcp_bbr.c bbr_high_gain) until the pipe is full.
+    assert info["bbr_pacing_gain"] in (739, 88, 320, 192, 256) and info["bbr_cwnd_gain"] in (739, 512, 256)
+    # RTprop is a minimum over 10 s of the samples tcpi_min_rtt takes its 5-minute minimum of.
+    assert info["bbr_bw_Bps"] > 0 and info["bbr_min_rtt_us"] >= info["min_rtt_us"] > 0
+    assert info["pacing_rate_Bps"] > 0
+    for s in (c, peer, srv):
+        s.close()
+
+
 @needs_machine
 def test_ctrl_c_ends_a_run_with_status_130_and_removes_its_namespaces(tmp_path: Path) -> None:
     s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="30s")
