@@ -16,7 +16,7 @@ use super::topology::Network;
 use super::trace::{Trace, TraceSet};
 use crate::time::Nanos;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::ControlFlow;
 
 /// How far a run has got, for progress reports and cancellation checks.
@@ -43,7 +43,8 @@ enum Event {
     /// A channel finished serialising its packet.
     TxDone(u32),
     /// The oldest packet on channel n's wire reaches the far end. Wires are FIFO (constant delay),
-    /// so the packet itself waits in the channel, keeping heap entries small.
+    /// so the packet itself waits in the channel, keeping heap entries small, and only the oldest
+    /// packet's arrival is in the heap at a time (see [`Engine::arrivals`]).
     Arrive(u32),
     FlowStart(FlowId),
     /// The flow's application stops offering data (`[[flows]] stop`).
@@ -183,6 +184,13 @@ pub struct Engine {
     /// Time of the timer event pending for each owner (see [`Engine::slot`]), for lazy
     /// cancellation: a deadline is only scheduled when it moves earlier than this.
     pending: Vec<Option<Nanos>>,
+    /// Per channel, the (time, sequence number) keys of the arrivals of the packets on its wire,
+    /// oldest first; only the front one is in the heap. A wire is FIFO with non-decreasing arrival
+    /// times and the keys are taken when the packet enters the wire, so each channel's front key
+    /// is its smallest and the heap pops exactly the sequence a heap holding every arrival would
+    /// (same keys, same order, same event hash) while holding ~one arrival per busy channel
+    /// instead of one per packet in flight: shallower sifts on every event.
+    arrivals: Vec<VecDeque<u128>>,
     pub trace: Trace,
     pub end: Nanos,
     pub warmup: Nanos,
@@ -218,6 +226,7 @@ impl Engine {
             next_seq: 0,
             network,
             pending: vec![None; 3 * flows.len() + agents.len()],
+            arrivals: vec![VecDeque::new(); n_channels],
             flows,
             agents,
             node_agents,
@@ -258,8 +267,16 @@ impl Engine {
 
     #[inline]
     fn schedule(&mut self, time: Nanos, event: Event) {
-        self.heap.push(Scheduled { key: (time as u128) << 64 | self.next_seq as u128, event });
+        let key = self.next_key(time);
+        self.heap.push(Scheduled { key, event });
+    }
+
+    /// The heap key of an event scheduled now for `time`.
+    #[inline]
+    fn next_key(&mut self, time: Nanos) -> u128 {
+        let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
+        key
     }
 
     /// Index of an owner's entry in `pending`.
@@ -415,6 +432,11 @@ impl Engine {
                 let channel = &mut self.network.channels[ch as usize];
                 let node = channel.to;
                 let pkt = channel.wire.pop_front().expect("one packet on the wire per Arrive event");
+                let keys = &mut self.arrivals[ch as usize];
+                keys.pop_front();
+                if let Some(&key) = keys.front() {
+                    self.heap.push(Scheduled { key, event: Event::Arrive(ch) });
+                }
                 // Fold what arrived into the hash too, so equal hashes mean equal packet histories.
                 self.event_hash = (self.event_hash ^ (pkt.seq ^ pkt.ack.rotate_left(17) ^ (pkt.flow as u64) << 48))
                     .wrapping_mul(0x0000_0100_0000_01B3);
@@ -604,7 +626,12 @@ impl Engine {
         match departure {
             Some(Departure::Arrives(pkt, at)) => {
                 self.network.channels[ch as usize].wire.push_back(pkt);
-                self.schedule(at, Event::Arrive(ch));
+                let key = self.next_key(at);
+                let keys = &mut self.arrivals[ch as usize];
+                if keys.is_empty() {
+                    self.heap.push(Scheduled { key, event: Event::Arrive(ch) });
+                }
+                keys.push_back(key);
             }
             Some(Departure::Lost(pkt, cause)) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
             None => {}
