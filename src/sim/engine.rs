@@ -1,4 +1,4 @@
-//! The discrete-event loop: a binary heap of events ordered by (time, sequence number), integer
+//! The discrete-event loop: a 4-ary heap of events ordered by (time, sequence number), integer
 //! nanosecond time, enum dispatch for events. Same network + flows + seed → the same event sequence,
 //! bit for bit (checked through [`Outcome::event_hash`]).
 
@@ -15,8 +15,8 @@ use super::tcp::sender::Sender;
 use super::topology::Network;
 use super::trace::{Trace, TraceSet};
 use crate::time::Nanos;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use super::event_heap::EventHeap;
+use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
 /// How far a run has got, for progress reports and cancellation checks.
@@ -75,36 +75,11 @@ impl Event {
     }
 }
 
-/// A heap entry. `key` = time · 2⁶⁴ + sequence number: one integer comparison orders by time, then
-/// by scheduling order, so simultaneous events run first-scheduled-first.
-struct Scheduled {
-    key: u128,
-    event: Event,
-}
-
-impl Scheduled {
-    fn time(&self) -> Nanos {
-        (self.key >> 64) as Nanos
-    }
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Scheduled {
-    /// Reversed, so the max-heap pops the earliest (time, seq) first.
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
+/// The time of a heap key: `key` = time · 2⁶⁴ + sequence number, so one integer comparison
+/// orders by time, then by scheduling order (simultaneous events run first-scheduled-first).
+#[inline]
+fn key_time(key: u128) -> Nanos {
+    (key >> 64) as Nanos
 }
 
 /// One TCP connection and the engine's bookkeeping for it.
@@ -173,7 +148,7 @@ impl Flow {
 
 pub struct Engine {
     pub now: Nanos,
-    heap: BinaryHeap<Scheduled>,
+    heap: EventHeap<Event>,
     next_seq: u64,
     pub network: Network,
     pub flows: Vec<Flow>,
@@ -222,7 +197,7 @@ impl Engine {
         }
         let mut e = Self {
             now: 0,
-            heap: BinaryHeap::new(),
+            heap: EventHeap::new(),
             next_seq: 0,
             network,
             pending: vec![None; 3 * flows.len() + agents.len()],
@@ -268,7 +243,7 @@ impl Engine {
     #[inline]
     fn schedule(&mut self, time: Nanos, event: Event) {
         let key = self.next_key(time);
-        self.heap.push(Scheduled { key, event });
+        self.heap.push(key, event);
     }
 
     /// The heap key of an event scheduled now for `time`.
@@ -382,11 +357,11 @@ impl Engine {
     /// where it is (the engine stays consistent, so a caller may summarise or resume it).
     pub fn run_with(&mut self, every: u64, mut check: impl FnMut(Progress) -> ControlFlow<()>) -> ControlFlow<()> {
         let mask = every.checked_next_power_of_two().unwrap_or(1 << 63) - 1;
-        while let Some(top) = self.heap.peek() {
+        while let Some(top) = self.heap.peek_key() {
             if self.events & mask == mask && check(Progress { now: self.now, end: self.end, events: self.events }).is_break() {
                 return ControlFlow::Break(());
             }
-            if top.time() > self.end {
+            if key_time(top) > self.end {
                 break;
             }
             self.step();
@@ -398,8 +373,8 @@ impl Engine {
     /// Pop the next event, advance the clock to it, fold it into the event hash and dispatch it.
     #[inline]
     fn step(&mut self) {
-        let top = self.heap.pop().expect("a pending event");
-        let (time, event) = (top.time(), top.event);
+        let (key, event) = self.heap.pop().expect("a pending event");
+        let time = key_time(key);
         self.now = time;
         self.events += 1;
         // FNV-1a style fold of (time, event): any change in order or timing changes the hash.
@@ -412,7 +387,7 @@ impl Engine {
     /// lets a caller look at the state at chosen simulated times and resume.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
-        while self.heap.peek().is_some_and(|top| top.time() <= until) {
+        while self.heap.peek_key().is_some_and(|top| key_time(top) <= until) {
             self.step();
         }
         self.now = self.now.max(until);
@@ -435,7 +410,7 @@ impl Engine {
                 let keys = &mut self.arrivals[ch as usize];
                 keys.pop_front();
                 if let Some(&key) = keys.front() {
-                    self.heap.push(Scheduled { key, event: Event::Arrive(ch) });
+                    self.heap.push(key, Event::Arrive(ch));
                 }
                 // Fold what arrived into the hash too, so equal hashes mean equal packet histories.
                 self.event_hash = (self.event_hash ^ (pkt.seq ^ pkt.ack.rotate_left(17) ^ (pkt.flow as u64) << 48))
@@ -629,7 +604,7 @@ impl Engine {
                 let key = self.next_key(at);
                 let keys = &mut self.arrivals[ch as usize];
                 if keys.is_empty() {
-                    self.heap.push(Scheduled { key, event: Event::Arrive(ch) });
+                    self.heap.push(key, Event::Arrive(ch));
                 }
                 keys.push_back(key);
             }

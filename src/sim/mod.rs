@@ -11,6 +11,7 @@ pub mod component;
 pub mod config;
 pub mod deadline;
 pub mod engine;
+mod event_heap;
 pub mod error_model;
 pub mod link;
 pub mod packet;
