@@ -618,6 +618,10 @@ impl Engine {
     /// disciplines that decide at arrival.
     #[inline]
     fn trace_acted(&mut self, ch: u32, now: Nanos) {
+        // Nearly always nothing: skip building and dropping an empty drain on every packet.
+        if !self.network.channels[ch as usize].has_acted() {
+            return;
+        }
         for (pkt, verdict) in self.network.channels[ch as usize].take_acted() {
             match verdict {
                 Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
