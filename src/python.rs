@@ -1091,9 +1091,12 @@ impl Testbed {
             d.set_item("timeouts_undone", st.timeouts_undone)?;
             d.set_item("rtt_samples", st.rtt_samples)?;
             d.set_item("rtt_summary", st.rtt_summary().map(|s| s.to_vec()))?;
-            d.set_item("pred_error_before", (st.pred_error_before_n > 0).then(|| st.pred_error_before_ns as f64 / st.pred_error_before_n as f64 / 1e9))?;
-            d.set_item("pred_error_after", (st.pred_error_after_n > 0).then(|| st.pred_error_after_ns as f64 / st.pred_error_after_n as f64 / 1e9))?;
-            d.set_item("mean_cwnd", w.sender.mean_cwnd(end))?;
+            // The simulator's per-flow measures (src/sim/mod.rs), from the same sender methods.
+            d.set_item("pred_error_before", st.pred_error_before().map(|e| e / 1e9))?;
+            d.set_item("pred_error_after", st.pred_error_after().map(|e| e / 1e9))?;
+            // A finite transfer's window is averaged to its completion, as the simulator's is.
+            d.set_item("completed_ns", w.completed_at)?;
+            d.set_item("mean_cwnd", w.sender.mean_cwnd(w.completed_at.unwrap_or(end)))?;
             d.set_item("final_cwnd", w.sender.window().cwnd)?;
             d.set_item("final_ssthresh", w.sender.window().ssthresh)?;
             out.set_item(w.flow, d)?;

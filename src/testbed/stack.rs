@@ -64,6 +64,11 @@ pub struct WireSender {
     ip_id: u16,
     pub error: Option<String>,
     pub stats: StackStats,
+    /// When the sender's last byte was cumulatively acknowledged (a finite or stopped transfer):
+    /// the end of its mean cwnd, as the simulator ends it at the flow's completion. The wire
+    /// sender cannot see the receiver's application, so this is the ACK's arrival, about half a
+    /// round trip after the simulator's "last byte delivered".
+    pub completed_at: Option<Nanos>,
     pkts: Vec<Packet>,
     out: Vec<Vec<u8>>,
 }
@@ -99,6 +104,7 @@ impl WireSender {
             ip_id: 0,
             error: None,
             stats: StackStats::default(),
+            completed_at: None,
             pkts: Vec::new(),
             out: Vec::new(),
         }
@@ -186,6 +192,7 @@ impl WireSender {
                 if self.stop.is_some_and(|t| now >= t) && !self.stopped {
                     self.stopped = true;
                     self.sender.stop_app();
+                    self.note_completion(now);
                 }
                 if self.sender.rto_deadline().is_some_and(|t| t <= now) {
                     self.sender.on_rto(now, &mut self.pkts, trace);
@@ -343,8 +350,15 @@ impl WireSender {
             sack: SackBlocks::new(ack, blocks),
         };
         self.sender.on_ack(&pkt, now, &mut self.pkts, trace);
+        self.note_completion(now);
         self.flush();
         self.out.drain(..)
+    }
+
+    fn note_completion(&mut self, now: Nanos) {
+        if self.completed_at.is_none() && self.sender.done() {
+            self.completed_at = Some(now);
+        }
     }
 
     fn sender_src(&self) -> u32 {
@@ -374,21 +388,29 @@ mod tests {
     use crate::time::{MS, SEC};
 
     fn sender() -> (Sender, Want) {
-        let text = r#"
+        sender_of("inf")
+    }
+
+    /// The sender of one reno flow sending `bytes` (a scenario size, "inf" for bulk).
+    fn sender_of(bytes: &str) -> (Sender, Want) {
+        let text = format!(
+            r#"
 [simulation]
 duration = "10s"
 [topology]
 kind = "dumbbell"
-bottleneck = { bandwidth = "10Mbps", delay = "20ms" }
-access = { bandwidth = "100Mbps", delay = "0ms" }
+bottleneck = {{ bandwidth = "10Mbps", delay = "20ms" }}
+access = {{ bandwidth = "100Mbps", delay = "0ms" }}
 [tcp]
 sack = true
 timestamps = true
 cc = "reno"
 [[flows]]
 count = 1
-"#;
-        let s = Scenario::from_toml(text, &[]).unwrap();
+bytes = "{bytes}"
+"#
+        );
+        let s = Scenario::from_toml(&text, &[]).unwrap();
         let mut e = crate::sim::build_with(&s, TraceSet::NONE).unwrap();
         (e.flows.remove(0).sender, Want { mss: 1448, sack: true, timestamps: true, ecn: false, syn_retries: 2 })
     }
@@ -437,6 +459,25 @@ count = 1
         let end = segs(w.poll(10 * SEC, &mut tr));
         assert_eq!(end[0].flags, RST);
         assert!(w.deadline().is_none());
+    }
+
+    #[test]
+    fn a_finite_transfer_completes_when_its_last_byte_is_acknowledged_and_its_mean_cwnd_ends_there() {
+        let (s, want) = sender_of("4344B"); // three segments
+        let mut tr = Trace::new(TraceSet::NONE);
+        let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 10 * SEC, 0);
+        w.poll(0, &mut tr).for_each(drop);
+        let t = w.hs.tuple;
+        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        let data = segs(w.on_packet(&sa.encode(), 40 * MS, &mut tr));
+        assert_eq!(data.iter().filter(|s| s.payload > 0).count(), 3);
+        w.on_packet(&ack_from_linux(&w, 1001 + 2 * 1448, 41, vec![]), 80 * MS, &mut tr).for_each(drop);
+        assert_eq!(w.completed_at, None, "one segment is still unacknowledged");
+        w.on_packet(&ack_from_linux(&w, 1001 + 3 * 1448, 41, vec![]), 90 * MS, &mut tr).for_each(drop);
+        assert_eq!(w.completed_at, Some(90 * MS));
+        // Averaged to the completion, not to the end of the run: the same as at 90 ms.
+        assert_eq!(w.sender.mean_cwnd(w.completed_at.unwrap()), w.sender.mean_cwnd(90 * MS));
+        assert!(w.sender.mean_cwnd(w.completed_at.unwrap()).unwrap() >= 3.0);
     }
 
     #[test]

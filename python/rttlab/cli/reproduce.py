@@ -99,6 +99,13 @@ def reproduce(
         # The figure shows the primary reading (the table and comparison.json hold every reading).
         primary = next(x for x in rs if x.primary)
         (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(primary, [row for row in rows if row.get("primary", True)]))
+    # Another reproduction of the same published values (beside = "NAME"), read from this store
+    # now that every sweep (its own too, when it is one of the parts) has run.
+    beside_note = ""
+    if rep.beside is not None:
+        with Store(out / "results.duckdb", read_only=True) as store:
+            beside_note = rep.attach_beside(results[0]["rows"], store)
+        results[0]["beside"] = beside_note
     drawn: list[Path] = []
     if figures is not None:
         with Store(out / "results.duckdb", read_only=True) as store:
@@ -120,6 +127,8 @@ def reproduce(
         return
     for r, res in zip(reps, results):
         show(r, res["rows"], res.get("readings", []))
+        if res.get("beside"):
+            console.print(res["beside"], highlight=False, markup=False)
         for d in res.get("readings_elsewhere", []):
             console.print(f"reading {d['name']} is run at --scale {' / '.join(d['scales'])} (not at this scale)", highlight=False)
         show_reports(r, res["reports"])
@@ -159,10 +168,17 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
     peer = rep.doc["published"]["kind"] == "peer"
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
+    # A ratio computed again in another engine (simulated = "ENGINE") and another reproduction's
+    # stored answer (beside = "NAME"), when the rows carry them.
+    simulated = next((r["simulated"]["engine"] for r in rows if "simulated" in r), None)
+    beside = next((r["beside"]["reproduction"] for r in rows if "beside" in r), None)
     cols = [
         Col("point", prose=True), *((Col("reading"),) if readings else ()), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
         num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
-        *((Col("direction", priority=3),) if direction else ()), Col("source", priority=4, prose=True),
+        *((Col("direction", priority=3),) if direction else ()),
+        *((num(f"{simulated} (same points)"), Col(f"{simulated} direction", priority=3)) if simulated else ()),
+        *((num(beside), Col(f"{beside} direction", priority=3)) if beside else ()),
+        Col("source", priority=4, prose=True),
     ]
     order = {d["name"]: i for i, d in enumerate(readings)}
     # Claim by claim, each under every reading (the rows' own order within a reading is kept).
@@ -174,7 +190,10 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
         reading = (escape(("★ " if r["primary"] else "") + r["reading"]),) if readings else ()
         table_rows.append([
             escape(r["point"]), *reading, value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
-            *((escape(str(r.get("direction", "—"))),) if direction else ()), escape(str(r["source"])),
+            *((escape(str(r.get("direction", "—"))),) if direction else ()),
+            *(_other(r.get("simulated"), metric, r["published"]) if simulated else ()),
+            *(_other(r.get("beside"), metric, r["published"]) if beside else ()),
+            escape(str(r["source"])),
         ])
     show_table(cols, table_rows, title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}", formats="--json or --csv")
     if readings:
@@ -203,6 +222,18 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
         console.print(f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False)
     if rep.meta.get("note"):
         console.print(rep.meta["note"], highlight=False)
+
+
+def _other(o: dict[str, Any] | None, metric: str | None, published: float) -> tuple[str, str]:
+    """Another answer to the same row (mean and interval; its direction against the published
+    ratio: which side of 1 its whole interval lies)."""
+    if not o or math.isnan(o["ours"]):
+        return ("—", "—")
+    lo, hi = (o["ci_low"], o["ci_high"]) if not math.isnan(o["ci_low"]) else (o["ours"], o["ours"])
+    side = "below" if hi < 1 else "above" if lo > 1 else None
+    direction = o.get("direction") or ("undecided" if side is None else "same" if (published < 1) == (side == "below") else "opposite")
+    interval = "" if math.isnan(o["ci_low"]) else f" ({value(o['ci_low'], metric)} … {value(o['ci_high'], metric)})"
+    return (f"{value(o['ours'], metric)}{interval}", direction)
 
 
 def _claim_rank(rows: list[dict[str, Any]], row: dict[str, Any]) -> int:

@@ -55,7 +55,11 @@ is a ``[trace.NAME]`` table holding those keys and ``trace`` (which trace), or i
 trace itself with the keys in the entry; ``@OTHER`` in ``where`` is the same run's
 ``trace.OTHER``. A report over a trace the sweep does not keep (e.g. under ``--quick``) is left
 out; a comparison over one is an error. ``parts = ["OTHER"]`` in ``[reproduction]``: reproductions
-run and printed after this one (a table measured on a set-up of its own). ``[[model]]`` entries compare a
+run and printed after this one (a table measured on a set-up of its own; ``quick_parts`` replaces the
+list under ``--quick``). With ``kind = "ratio"``, ``simulated = "ENGINE"`` computes each ratio
+again with ``simulator`` = ENGINE (the same points in another engine) and ``beside = "OTHER"``
+sets OTHER's stored comparison beside each row with the same published value (metric and
+source; from the same store). ``[[model]]`` entries compare a
 paper's own model column with the model computed here, no runs involved: ``title``, ``formula``
 (DataFrame.eval, as kind = "formula"), ``constants``, optional ``abs_tolerance``, and
 ``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
@@ -252,7 +256,42 @@ class Reproduction:
     def parts(self) -> list[Reproduction]:
         """The reproductions run and printed with this one (``parts = ["NAME", ...]`` in
         ``[reproduction]``): a paper's table measured on a set-up of its own, at the same scale."""
-        return [Reproduction.load(p, quick=self.quick, scale=self.scale) for p in self.meta.get("parts", [])]
+        names = self.meta.get("quick_parts", self.meta.get("parts", [])) if self.quick else self.meta.get("parts", [])
+        return [Reproduction.load(p, quick=self.quick, scale=self.scale) for p in names]
+
+    @property
+    def beside(self) -> Reproduction | None:
+        """``beside = "OTHER"`` in ``[reproduction]``: another reproduction of the same published
+        ratios (e.g. the same paper simulated) whose stored comparison is shown beside ours, row by
+        row where both name the same published value (metric and source)."""
+        name = self.meta.get("beside")
+        return Reproduction.load(name, quick=self.quick, scale="full") if name else None
+
+    def attach_beside(self, rows: list[dict[str, Any]], store: Any) -> str:
+        """Set ``beside`` on each of ``rows`` (this reproduction's comparison) from the stored
+        comparison of :attr:`beside` in ``store``: its row with the same metric and published
+        source (ours, interval, n, and the direction of a ratio). Its run at this quickness is
+        preferred, else its other one. Returns what was read, in a line, for the printout."""
+        other = self.beside
+        if other is None:
+            return ""
+        names = list(dict.fromkeys([other.comparison_name, Reproduction.load(other.name, quick=not other.quick).comparison_name]))
+        for name in names:
+            found = store.query("SELECT * FROM comparisons WHERE reproduction = ?", [name]) if "comparisons" in store.tables() else None
+            if found is not None and len(found):
+                break
+        else:
+            return f"beside: {other.name} is not in this store (run `rttlab reproduce {other.name}` with the same --out, or this reproduction without --quick, which runs it)"
+        by_value = {(r["metric"], r["source"]): r for r in found.to_dict("records")}
+        for row in rows:
+            b = by_value.get((row["metric"], row["source"]))
+            if b is None:
+                continue
+            lo, hi = (b["ci_low"], b["ci_high"]) if not _nan(b["ci_low"]) else (b["ours"], b["ours"])
+            side = "below 1" if hi < 1 else "above 1" if lo > 1 else "undecided"
+            direction = "undecided" if side == "undecided" else "same" if (row["published"] < 1) == (side == "below 1") else "opposite"
+            row["beside"] = {"reproduction": name, "ours": b["ours"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "n": int(b["n"]), "direction": direction}
+        return f"beside: {name}'s stored comparison (read from this store)"
 
     @property
     def by(self) -> list[str]:
@@ -460,15 +499,27 @@ class Reproduction:
         def label(point: dict[str, Any]) -> str:
             return ", ".join(f"{k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in point.items())
 
+        def paired(numerator: dict[str, Any], denominator: dict[str, Any]) -> list[float]:
+            num, den = at(numerator), at(denominator)
+            return [num[s] / den[s] for s in sorted(num.keys() & den.keys()) if den[s]]
+
+        # ``simulated = "ENGINE"``: each ratio also with ``simulator`` = ENGINE in both points
+        # (the same paths in another engine, e.g. the simulator beside the testbed), shown beside.
+        other = self.meta.get("simulated")
         rows = []
         for v in self.doc["published"]["values"]:
             metric = v.get("metric", self.metric)
             if metric not in self.metrics:
                 raise ReproductionError(f"reproduction {self.name}: ratio metric {metric!r} is not one of the reproduction's metrics")
             column = metric.removeprefix("flows.")
-            num, den = at(v["numerator"]), at(v["denominator"])
-            ratios = [num[s] / den[s] for s in sorted(num.keys() & den.keys()) if den[s]]
+            ratios = paired(v["numerator"], v["denominator"])
             t = t_interval(ratios, self.level)
+            extra: dict[str, Any] = {}
+            if other is not None:
+                if "simulator" not in v["numerator"] or "simulator" not in v["denominator"]:
+                    raise ReproductionError(f"reproduction {self.name}: simulated = {other!r} needs simulator in each ratio's numerator and denominator")
+                o = t_interval(paired({**v["numerator"], "simulator": other}, {**v["denominator"], "simulator": other}), self.level)
+                extra["simulated"] = {"engine": other, "ours": o["mean"], "ci_low": o["ci_low"], "ci_high": o["ci_high"], "n": o["n"]}
             published = float(v["value"])
             diff = t["mean"] / published - 1 if ratios else math.nan
             # Which side of 1 the ratio lies, ours judged by its whole interval: a published
@@ -494,6 +545,7 @@ class Reproduction:
                     # require_direction: within tolerance *and* on the published side of 1.
                     "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance and (direction == "same" or not self.meta.get("require_direction"))),
                     "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"]) if not math.isnan(t["ci_low"]) else False,
+                    **extra,
                 }
             )
         return rows
@@ -735,6 +787,10 @@ READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip", "grid"
 
 def _changes_runs(spec: dict[str, Any]) -> bool:
     return bool(spec.get("set") or spec.get("zip") or spec.get("grid") or spec.get("quick"))
+
+
+def _nan(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _arm(value: Any) -> Any:

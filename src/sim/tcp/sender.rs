@@ -71,6 +71,17 @@ impl SenderStats {
         Some([self.rtt_sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.rtt_min as f64 / 1e9, self.rtt_max as f64 / 1e9])
     }
 
+    /// Mean |ŷ − y| in ns with ŷ the prediction made *before* each sample (None without one):
+    /// the flows table's `pred_error_before`, for a simulated flow and an on-the-wire one alike.
+    pub fn pred_error_before(&self) -> Option<f64> {
+        (self.pred_error_before_n > 0).then(|| self.pred_error_before_ns as f64 / self.pred_error_before_n as f64)
+    }
+
+    /// Mean |ŷ' − y| in ns with ŷ' the prediction just *after* absorbing each sample.
+    pub fn pred_error_after(&self) -> Option<f64> {
+        (self.pred_error_after_n > 0).then(|| self.pred_error_after_ns as f64 / self.pred_error_after_n as f64)
+    }
+
     /// Measurement begins (warm-up over): forget the RTT samples so far.
     pub fn restart_rtt_summary(&mut self) {
         (self.rtt_n, self.rtt_sum, self.rtt_sum_sq, self.rtt_min, self.rtt_max) = (0, 0, 0, 0, 0);
