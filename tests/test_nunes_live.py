@@ -124,7 +124,8 @@ def test_each_row_sets_the_live_ratio_beside_table_ii_and_beside_the_simulated_o
         for engine, got in (("testbed", r["ours"]), ("rttlab", r["simulated"]["ours"])):
             a = measured.loc[(num["simulation.name"], num["estimator"], engine), column]
             b = measured.loc[(num["simulation.name"], "linux", engine), column]
-            assert got == pytest.approx(a / b) if b else math.isnan(got)
+            # No retransmissions with Jacobson (a quiet run): no ratio, null in the JSON.
+            assert got == pytest.approx(a / b) if b else got is None
         assert r["simulated"]["engine"] == "rttlab"
         assert r["direction"] in ("same", "opposite", "undecided")
         assert not math.isnan(r["published"])
