@@ -1236,6 +1236,7 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
                 let isn = (s.simulation.seed as u32).wrapping_mul(2_654_435_761).wrapping_add(f as u32 * 7919 + 1);
                 let mut w = WireSender::new(f as u32, src, dst, sender, want, isn, plan.start, plan.stop, s.simulation.duration.0, s.simulation.warmup.0);
                 w.label = engine.flows[f].label.clone();
+                w.rwnd_cap = tcp.rwnd;
                 out[sp] = Some(w);
             }
             f += 1;

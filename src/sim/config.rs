@@ -212,6 +212,12 @@ pub struct LinkCfg {
     /// residual loss (docs/scenarios.md). Left out of the canonical form when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arq: Option<ArqCfg>,
+    /// Outages on the forward channel, `[{ at = "2s", duration = "600ms" }]`: every data packet
+    /// whose serialisation ends within [at, at + duration) is lost (a link that goes down while
+    /// the sender keeps transmitting: the retransmission timeout no fast recovery can avoid).
+    /// Left out of the canonical form when empty, so existing scenarios keep their hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<DelaySpikeCfg>,
     /// Tagged table `{ kind = "snoop", ... }`: a node agent at the link's sending end of the
     /// forward (data) direction ([`super::agent::FAMILY`]). Absent: none, and absent from the
     /// canonical form, so existing scenarios keep their hash.

@@ -126,6 +126,21 @@ fn frto_sack_without_sack_is_refused_with_the_key_and_unknown_detectors_are_name
 }
 
 #[test]
+fn an_outage_loses_every_data_packet_in_it_and_the_sender_recovers_by_timeout() {
+    let text = |outages: &str| format!(
+        "[simulation]\nduration = \"5s\"\n[topology.bottleneck]\nbandwidth = \"10Mbps\"\ndelay = \"20ms\"\n{outages}\n[topology.access]\nbandwidth = \"100Mbps\"\ndelay = \"1ms\"\n[tcp]\nsack = true\ntimestamps = true\n[[flows]]\nstart = \"0s\"\nbytes = \"2MB\"\n"
+    );
+    let r = run(&Scenario::from_toml(&text(r#"outages = [{ at = "500ms", duration = "400ms" }]"#), &[]).unwrap()).unwrap();
+    let f = &r.flows[0];
+    assert_eq!(f.bytes_delivered, 2_000_000);
+    assert!(f.timeouts >= 1, "the whole window is lost: only the timer recovers it: {f:?}");
+    let lost = r.channels[r.bottleneck].drops_scheduled;
+    assert!(lost >= 10, "every data packet sent into the outage is lost: {lost}");
+    let err = build(&Scenario::from_toml(&text(r#"outages = [{ at = "500ms", duration = "0s" }]"#), &[]).unwrap()).err().expect("refused").to_string();
+    assert!(err.starts_with("topology.bottleneck.outages[0].duration: must be positive"), "{err}");
+}
+
+#[test]
 fn a_delay_spike_holds_packets_and_delivers_them_in_order_after_it() {
     // Without a detector the stall is visible as a gap in delivery: nothing lost, all delivered.
     let text = format!(

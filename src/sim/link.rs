@@ -25,6 +25,8 @@ pub struct ChannelSpec {
     pub delay_spikes: Vec<(Nanos, Nanos)>,
     /// Random delay spikes and link-layer retransmissions (none by default).
     pub variation: DelayVariation,
+    /// Outages as [start, end): a data packet whose serialisation ends inside one is lost.
+    pub outages: Vec<(Nanos, Nanos)>,
     /// Name for reports, e.g. `bottleneck>`.
     pub name: String,
     /// Sample this channel's queue length periodically into the trace.
@@ -125,6 +127,9 @@ pub struct Channel {
     delay_rng: Stream,
     /// The frame being serialised failed every link-layer attempt ([`Arq`]).
     on_wire_lost: bool,
+    /// Outages, sorted, and the first that has not ended yet.
+    outages: Vec<(Nanos, Nanos)>,
+    next_outage: usize,
     pub name: String,
     pub monitored: bool,
     error_rng: Stream,
@@ -183,6 +188,12 @@ impl Channel {
             delay_rng: Stream::new(seed, Component::ChannelDelay(id)),
             on_wire_lost: false,
             variation: spec.variation,
+            outages: {
+                let mut s = spec.outages;
+                s.sort_unstable();
+                s
+            },
+            next_outage: 0,
             name: spec.name,
             monitored: spec.monitored,
             error_rng: Stream::new(seed, Component::ChannelErrors(id)),
@@ -287,7 +298,7 @@ impl Channel {
             self.stats.departures += 1;
             self.stats.bytes_sent += p.size as u64;
             // Scheduled losses hit data only, so "a loss at t" means a lost segment.
-            if p.kind == Kind::Data && self.losses.take_due(now) {
+            if p.kind == Kind::Data && (self.losses.take_due(now) || self.in_outage(now)) {
                 self.stats.drops[DropCause::Scheduled as usize] += 1;
                 Departure::Lost(p, DropCause::Scheduled)
             } else if std::mem::take(&mut self.on_wire_lost) {
@@ -314,6 +325,15 @@ impl Channel {
     #[inline]
     pub fn take_acted(&mut self) -> std::vec::Drain<'_, (Packet, Verdict)> {
         self.acted.drain(..)
+    }
+
+    /// An outage covers `now` (its packets are lost; counted as scheduled losses).
+    #[inline]
+    fn in_outage(&mut self, now: Nanos) -> bool {
+        while self.outages.get(self.next_outage).is_some_and(|&(_, end)| end <= now) {
+            self.next_outage += 1;
+        }
+        self.outages.get(self.next_outage).is_some_and(|&(start, _)| start <= now)
     }
 
     /// When a packet whose serialisation ended at `now` enters the wire: at once, or when the

@@ -216,6 +216,13 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         spikes.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
     }
     let variation = delay_variation(cfg, key)?;
+    let mut outages = Vec::with_capacity(cfg.outages.len());
+    for (i, d) in cfg.outages.iter().enumerate() {
+        if d.duration.0 == 0 {
+            return Err(invalid(format!("{key}.outages[{i}].duration"), "must be positive"));
+        }
+        outages.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
+    }
     let short = key.rsplit('.').next().unwrap_or(key);
     let channel = |name: &str, with_errors: bool, agent: Option<agent::QueueAgent>| ChannelSpec {
         bandwidth: cfg.bandwidth.0,
@@ -229,6 +236,8 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         // Random spikes stall the data direction like listed ones; ARQ acts on both directions
         // (every frame crosses the radio, ACKs too).
         variation: link::DelayVariation { spikes: if name.ends_with('>') { variation.spikes } else { None }, arq: variation.arq },
+        // Outages lose the data direction's packets, like scheduled losses.
+        outages: if name.ends_with('>') { outages.clone() } else { Vec::new() },
         name: name.into(),
         monitored,
         agent,

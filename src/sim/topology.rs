@@ -128,6 +128,7 @@ mod tests {
             errors: ErrorModel::None,
             losses: vec![],
             delay_spikes: vec![], variation: Default::default(),
+            outages: vec![],
             name: name.into(),
             monitored: false,
             agent: None,

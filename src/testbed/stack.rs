@@ -69,6 +69,12 @@ pub struct WireSender {
     /// sender cannot see the receiver's application, so this is the ACK's arrival, about half a
     /// round trip after the simulator's "last byte delivered".
     pub completed_at: Option<Nanos>,
+    /// The scenario's receiver window (`tcp.rwnd`): the sender takes the smaller of it and the
+    /// window the Linux receiver advertises, as the simulated receiver advertises exactly
+    /// `tcp.rwnd`. Linux cannot be held to it from the receiving side: 6.18 raises a
+    /// `TCP_WINDOW_CLAMP` as receive-buffer autotuning grows the buffer, even a locked one
+    /// (docs/testbed.md). `u64::MAX` (no cap) unless set.
+    pub rwnd_cap: u64,
     pkts: Vec<Packet>,
     out: Vec<Vec<u8>>,
 }
@@ -105,6 +111,7 @@ impl WireSender {
             error: None,
             stats: StackStats::default(),
             completed_at: None,
+            rwnd_cap: u64::MAX,
             pkts: Vec::new(),
             out: Vec::new(),
         }
@@ -340,7 +347,7 @@ impl WireSender {
             seq: 0,
             len: 0,
             ack,
-            rwnd: (seg.window as u64) << self.snd_wscale,
+            rwnd: ((seg.window as u64) << self.snd_wscale).min(self.rwnd_cap),
             tx: 0,
             ecn: Ecn::NotEct,
             ece: seg.flags & ECE != 0,
@@ -478,6 +485,26 @@ bytes = "{bytes}"
         // Averaged to the completion, not to the end of the run: the same as at 90 ms.
         assert_eq!(w.sender.mean_cwnd(w.completed_at.unwrap()), w.sender.mean_cwnd(90 * MS));
         assert!(w.sender.mean_cwnd(w.completed_at.unwrap()).unwrap() >= 3.0);
+    }
+
+    #[test]
+    fn the_scenarios_receiver_window_caps_what_linux_advertises() {
+        let (s, want) = sender();
+        let mut tr = Trace::new(TraceSet::NONE);
+        let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 10 * SEC, 0);
+        w.rwnd_cap = 3 * 1448;
+        w.poll(0, &mut tr).for_each(drop);
+        let t = w.hs.tuple;
+        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        w.on_packet(&sa.encode(), 40 * MS, &mut tr).for_each(drop);
+        // The initial window (10 segments) left with the SYN-ACK. Linux opens 1000 << 7 bytes on
+        // every ACK, the scenario 3 segments: nothing new while 9 are outstanding ...
+        let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 1448, 40_001, vec![]), 80 * MS, &mut tr));
+        assert!(out.iter().all(|s| s.payload == 0), "{out:?}");
+        // ... and an ACK of all ten opens exactly three.
+        let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 10 * 1448, 40_001, vec![]), 81 * MS, &mut tr));
+        let seqs: Vec<u32> = out.iter().filter(|s| s.payload > 0).map(|s| s.seq).collect();
+        assert_eq!(seqs, (10..13).map(|k| 1001 + k * 1448).collect::<Vec<_>>());
     }
 
     #[test]

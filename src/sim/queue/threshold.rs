@@ -40,7 +40,7 @@ mod section_v {
     /// A burst of `n` back-to-back data packets into an idle 31.25 kb/s channel with a 20-packet
     /// DropTail queue watched with τ = 7: (queue length after each arrival, verdict, quench sent).
     fn burst(n: usize) -> Vec<(u32, Verdict, bool)> {
-        let spec = ChannelSpec { bandwidth: 31_250, delay: 8_000_000, queue: Queue::DropTail(DropTail::new(Limit::Packets(20))), errors: ErrorModel::None, losses: vec![], delay_spikes: vec![], variation: Default::default(), name: "b>".into(), monitored: false, agent: None };
+        let spec = ChannelSpec { bandwidth: 31_250, delay: 8_000_000, queue: Queue::DropTail(DropTail::new(Limit::Packets(20))), errors: ErrorModel::None, losses: vec![], delay_spikes: vec![], variation: Default::default(), outages: vec![], name: "b>".into(), monitored: false, agent: None };
         let mut ch = Channel::new(0, 1, 2, spec, 1);
         let mut router = SourceQuench::new(1, 0, 7);
         (0..n)
