@@ -242,11 +242,6 @@ def run(
             rargs = ["recv", "--bind", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--measure-from", str(max(start, warmup))]
             if str(tcps[f]["delayed_ack"]).strip() in ("off", "none", "false"):
                 rargs.append("--quickack")
-            if "rwnd" in tcps[f] and _core_bytes(tcps[f]["rwnd"]) < DEFAULT_RWND:
-                # A receiver window the scenario sets (SpecTCP's rwnd = SSthresh): the Linux
-                # receiver advertises at most that many bytes, as the simulated one does.
-                rargs += ["--window-clamp", str(_core_bytes(tcps[f]["rwnd"]))]
-                meta["flows"][f]["receiver_window_clamp"] = _core_bytes(tcps[f]["rwnd"])
             rprocs.append(_spawn(spaces.ns(dst), rargs))
             if stacks[f] == "rttlab":
                 sprocs.append(None)  # rttlab's sender runs inside the emulator
@@ -359,11 +354,6 @@ def _core_duration(text: str) -> int:
         if text.endswith(unit):
             return round(float(text[: -len(unit)]) * _UNITS[unit])
     raise TestbedError(f"cannot read duration {text!r}")
-
-
-#: The scenario's default receiver window (docs/scenarios.md): a smaller one is the Linux
-#: receiver's TCP_WINDOW_CLAMP.
-DEFAULT_RWND = 64 * 1024 * 1024
 
 
 def _core_bytes(text: str) -> int:

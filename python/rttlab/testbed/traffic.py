@@ -72,14 +72,6 @@ def _handshake(a: argparse.Namespace) -> None:
 def recv(a: argparse.Namespace) -> dict:
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if a.window_clamp:
-        # The scenario's receiver window (tcp.rwnd): Linux never advertises more than the
-        # clamp, and an accepted socket inherits it from its listener (tcp_openreq_init_rwin).
-        # Receive-buffer autotuning rewrites the clamp as the buffer grows
-        # (tcp_rcv_space_adjust), unless the buffer is fixed: SO_RCVBUF (locked) at 4× the
-        # window, so the buffer itself never limits the window below the clamp.
-        srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * a.window_clamp)
-        srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, a.window_clamp)
     srv.bind((a.bind, a.port))
     srv.listen(1)
     _handshake(a)
@@ -217,7 +209,6 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--bind", required=True)
     r.add_argument("--measure-from", type=int, default=0)
     r.add_argument("--quickack", action="store_true")
-    r.add_argument("--window-clamp", type=int, default=0, help="largest window to advertise (bytes; TCP_WINDOW_CLAMP)")
     s = sub.choices["send"]
     s.add_argument("--dst", required=True)
     s.add_argument("--cc", default="reno")
