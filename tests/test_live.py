@@ -94,6 +94,27 @@ def test_a_kernel_rto_that_repaired_a_loss_gives_each_estimators_wait_as_a_real_
     assert rows["kernel"]["wait_on_kernel_losses_s"] == pytest.approx(0.3)
 
 
+def test_each_estimators_wait_is_its_rto_at_the_kernels_arming_not_at_the_rto_events_arrival():
+    # The kernel's timer fired at 1000 ms with RTO_k 300 ms: it was armed at 700 ms. Two SACK
+    # samples of 600 ms came in between (snd_una stays): they raise rfc6298's RTO from its
+    # 200 ms floor to ~660 ms, but a timer armed at 700 ms ran the 200 ms in force then.
+    s = Session([("rfc6298", [("min_rto", "200ms")])], hz=250)
+    una = steady(s, 700)
+    at_arming = s.est["rfc6298"].wait_if_lost(7, 700 * MS)
+    assert at_arming == 200 * MS
+    for t in (800, 900):
+        s.feed(event(ev.ACK_SAMPLE, t, args=(600_000, 100 * 8000, 0), una=una))
+    assert s.est["rfc6298"].wait_if_lost(7, 1000 * MS) > 600 * MS
+    [rto] = s.feed(event(ev.RTO, 1000, args=(0, 75, 0), una=una))
+    assert rto["wait_s"] == {"rfc6298": pytest.approx(0.2)}
+    assert rto["fired_too"] == {"rfc6298": True}
+    # An RTO armed before the connection's first sample has no wait for any estimator.
+    s2 = Session(["rfc6298"], hz=250)
+    s2.feed(event(ev.ACK_SAMPLE, 500, args=(100_000, 800_000, 0)))
+    [rto] = s2.feed(event(ev.RTO, 700, args=(0, 75, 0), una=1000))
+    assert rto["wait_s"] == {"rfc6298": None}
+
+
 def test_without_timestamps_a_kernel_rto_cannot_be_judged():
     s = Session(["rfc6298"], hz=250)
     una = steady(s, 300, ts=False)
@@ -356,6 +377,39 @@ def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_
         cg.rmdir()
 
 
+@needs_bpf
+def test_two_lives_started_at_once_on_one_cgroup_let_exactly_one_attach(tmp_path):
+    import fcntl
+
+    from rttlab.live import bpf, cgroup
+
+    cg = cgroup.mount_point() / f"rttlab-test-race-{os.getpid()}"
+    cg.mkdir()
+    try:
+        # The lock alone refuses, naming who holds it (before any program is looked up).
+        fd = os.open(cg, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with pytest.raises(bpf.AlreadyAttached, match=rf"already attached or attaching \(pid {os.getpid()}\)"):
+                bpf.LiveProgram(cg, lambda _b: None)
+        finally:
+            os.close(fd)
+        # Two processes in the same instant: both pass the attached-program query before either
+        # attaches; the cgroup's lock lets one on and the other says so (exit 2), every time.
+        for _ in range(2):
+            procs = [subprocess.Popen([*LIVE, "--cgroup", str(cg), "--duration", "4s", "--json", "-e", "rfc6298"], env=_env(),
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+            results = [(p.wait(90), p.stderr.read() if p.stderr else "") for p in procs]
+            for p in procs:
+                p.stdout and p.stdout.close()
+                p.stderr and p.stderr.close()
+            assert sorted(code for code, _ in results) == [0, 2], results
+            refused = next(err for code, err in results if code == 2)
+            assert "another rttlab live is already attached" in refused and "Traceback" not in refused
+    finally:
+        cg.rmdir()
+
+
 def test_without_root_live_says_so_in_one_line_and_exits_2():
     # As an unprivileged user would run it (this interpreter's packages may not be readable by
     # another user, so the effective uid is what is faked).
@@ -423,3 +477,39 @@ def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_
     from rttlab.live import cgroup
 
     assert not list(cgroup.mount_point().glob(f"{cgroup.PREFIX}*"))
+
+
+@needs_bpf
+@pytest.mark.skipif(TESTBED is not None, reason=f"testbed unavailable here: {TESTBED}")
+def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_estimators_wait_on_it():
+    # examples/live/outage.toml: the 10 Mb/s, 20 ms link loses every data packet for 600 ms
+    # from 2 s: window, tail-loss probe and the first timeout's resend. Only the kernel's
+    # retransmission timer repairs it, and the ACK echoes the resend: the RTO was needed.
+    p = ROOT / "examples" / "live" / "outage.toml"
+    r = subprocess.run([*LIVE, "--testbed", str(p), "--json", "-e", "rfc6298,linux,constant", "-p", "constant.rto=50ms"],
+                       env=_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["event"] == "summary" and summary["overruns"] == 0
+    rtos = [x for x in lines if x["event"] == "rto" and x["first"]]
+    data = [x for x in rtos if x["wait_s"]["rfc6298"] is not None]  # the data connection's
+    assert data, f"no kernel RTO on the data connection: {rtos}"
+    first = data[0]
+    # The outage starts at 2 s of the run; the timer fires inside it, armed at or after its start
+    # less one RTO (the last data the window sent) — not, say, at the handshake.
+    backoffs = [x for x in lines if x["event"] == "rto" and not x["first"] and x["conn"] == first["conn"]]
+    assert backoffs, "the first timeout's resend fell into the outage too: the kernel backed off"
+    verdicts = [x for x in lines if x["event"] == "rto_verdict" and x["conn"] == first["conn"]]
+    assert verdicts and verdicts[0]["verdict"] == "needed", verdicts
+    assert summary["kernel"]["kernel_needed"] >= 1
+    rows = {row["estimator"]: row for row in summary["pooled"]}
+    # Each estimator's wait on the kernel's real loss is its RTO in force at the arming, as the
+    # RTO event said; the 50 ms constant fired before the kernel did, rfc6298's 1 s floor after.
+    needed = [x for x, v in zip(data, verdicts) if v["verdict"] == "needed"] or [first]
+    assert rows["constant"]["wait_on_kernel_losses_s"] == pytest.approx(0.05)
+    assert rows["constant"]["fired_too"] >= 1 and rows["constant"]["lost_segments"] >= 1
+    assert rows["rfc6298"]["wait_on_kernel_losses_s"] == pytest.approx(sum(x["wait_s"]["rfc6298"] for x in needed) / len(needed), rel=1e-6)
+    assert rows["rfc6298"]["wait_on_kernel_losses_s"] >= 1.0 and not first["fired_too"]["rfc6298"]
+    assert rows["kernel"]["wait_on_kernel_losses_s"] == pytest.approx(first["rto_s"], rel=1e-6)
+    assert 0.2 <= first["rto_s"] < 1.0

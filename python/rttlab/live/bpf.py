@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import hashlib
 import os
 import shutil
@@ -135,6 +136,33 @@ def _oserror(what: str) -> str:
     return f"{what}: {os.strerror(e) if e else 'failed'}"
 
 
+def lock_holder(fd: int) -> int | None:
+    """The pid holding an flock on the file open as ``fd`` (/proc/locks), if one is listed."""
+    st = os.fstat(fd)
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        for line in Path("/proc/locks").read_text().splitlines():
+            parts = line.split()
+            if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == key:
+                return int(parts[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def lock_cgroup(fd: int, cgroup: Path) -> None:
+    """Take the cgroup's instance lock: an exclusive ``flock`` on its directory, held on ``fd``
+    for the program's life. The kernel drops it with the descriptor however the process ends,
+    so nothing stale is ever left. Two ``rttlab live`` started in the same instant both pass
+    the attached-program check below before either attaches; the lock lets exactly one on."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = lock_holder(fd)
+        who = f" (pid {pid})" if pid else ""
+        raise AlreadyAttached(f"{cgroup}: another rttlab live is already attached or attaching{who}; stop it first (its programs go when it exits)") from None
+
+
 def attached_programs(lib: ctypes.CDLL, cgroup_fd: int) -> list[tuple[int, str]]:
     """(id, name) of the sock_ops programs in force on the cgroup (its own and inherited)."""
     ids = (ctypes.c_uint32 * 64)()
@@ -174,6 +202,7 @@ class LiveProgram:
         except OSError as e:
             raise Unavailable(f"{self.cgroup}: cannot open the cgroup ({e.strerror})") from None
         try:
+            lock_cgroup(self._cgroup_fd, self.cgroup)
             others = [i for i, name in attached_programs(self._lib, self._cgroup_fd) if name == PROG_NAME]
             if others:
                 raise AlreadyAttached(f"{self.cgroup}: another rttlab live is already attached (program id {others[0]}); stop it first (its programs go when it exits)")

@@ -26,6 +26,7 @@ against the kernel's timeouts"):
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,13 @@ class Connection:
     k_err_sum: float = 0.0
     k_scored: int = 0
     k_rto_sum: float = 0.0
+    #: Each estimator's RTO in force after each sample (W_X were a segment's timer armed then):
+    #: sample times and, parallel, one tuple per sample in the order of ``Session.names``.
+    #: A kernel RTO is scored with the entry in force at its arming (docs/live.md, step 3).
+    w_times: list[int] = field(default_factory=list)
+    w_rtos: list[tuple[int | None, ...]] = field(default_factory=list)
+    #: The largest icsk_rto any event carried (ns): how far back an arming can lie.
+    max_rto_ns: int = 0
 
     @property
     def open_episode(self) -> Episode | None:
@@ -102,6 +110,7 @@ class Session:
         # Karn per connection comes from the kernel (tstamp_ok) with each stream's first sample.
         self.est = {n: _core.LiveEstimator(n, p, tick_ns, timer_granularity_ns, min_rto_ns, True) for n, p in specs}
         self.hz = hz
+        self.granularity_ns = timer_granularity_ns
         #: Samples come from the per-ACK program (every sample the kernel took); else from
         #: the once-per-RTT callback (docs/live.md, "Per-ACK samples").
         self.per_ack = per_ack
@@ -182,6 +191,7 @@ class Session:
         c.last_rtt_us = mrtt_us
         c.srtt_us8 = srtt_after
         c.rto_ns = self.jiffies_ns(e.rto_jiffies)
+        self._remember_rtos(c, now)
         out = [rec]
         ep = c.open_episode
         if ep is not None and _seq_after(e.snd_una, ep.snd_una):
@@ -198,12 +208,41 @@ class Session:
         if ep is not None:
             ep.verdict = "unknown"
         armed = max(0, e.ts_ns - rto_k)
+        c.max_rto_ns = max(c.max_rto_ns, rto_k)
         ep = Episode(e.ts_ns, armed, rto_k, e.snd_una)
-        ep.waits = {name: x.wait_if_lost(c.key, armed) for name, x in self.est.items()}
+        ep.waits = self._waits_at(c, armed)
         c.episodes.append(ep)
         fired = {n: (w is not None and w <= rto_k) for n, w in ep.waits.items()}
         return [{"event": "rto", "t_ns": e.ts_ns, "conn": c.key, "rto_s": rto_k / 1e9, "backoff": e.backoff, "first": True,
                  "wait_s": {n: None if w is None else w / 1e9 for n, w in ep.waits.items()}, "fired_too": fired}]
+
+    def _remember_rtos(self, c: Connection, now: int) -> None:
+        """Keep each estimator's RTO in force after this sample, for a kernel timer armed
+        before the next one; forget what no timer can reach back to any more."""
+        c.max_rto_ns = max(c.max_rto_ns, c.rto_ns)
+        c.w_times.append(now)
+        c.w_rtos.append(tuple(x.wait_if_lost(c.key, now) for x in self.est.values()))
+        if len(c.w_times) >= 4096:
+            # A timer that fires by now was armed at most max(icsk_rto) ago (a later back-off
+            # doubles it: twice that, + 1 s); keep the last entry before that too.
+            cut = bisect.bisect_right(c.w_times, now - 2 * c.max_rto_ns - 1_000_000_000) - 1
+            if cut > 0:
+                del c.w_times[:cut], c.w_rtos[:cut]
+
+    def _waits_at(self, c: Connection, armed: int) -> dict[str, int | None]:
+        """W_X for a segment whose timer started at ``armed``: the RTO X held in force then —
+        after the connection's last sample at or before ``armed``, not the samples taken while
+        the kernel's timer ran (SACKed data between arming and expiry). None before X's first."""
+        k = bisect.bisect_right(c.w_times, armed) - 1
+        if k < 0:
+            return {name: None for name in self.names}
+        rtos = c.w_rtos[k]
+        if self.granularity_ns:
+            # The snapshot is the wait for a timer armed at its sample; re-arm it at `armed` on
+            # the granular clock (exact up to one tick: the base RTO is not kept apart).
+            g = self.granularity_ns
+            return {name: None if w is None else -(-(armed + w) // g) * g - armed for name, w in zip(self.names, rtos)}
+        return dict(zip(self.names, rtos))
 
     def _resolve(self, c: Connection, ep: Episode, now: int, rtt: int) -> dict[str, Any]:
         if not c.timestamps:
