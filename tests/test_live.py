@@ -496,8 +496,6 @@ def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_est
     data = [x for x in rtos if x["wait_s"]["rfc6298"] is not None]  # the data connection's
     assert data, f"no kernel RTO on the data connection: {rtos}"
     first = data[0]
-    # The outage starts at 2 s of the run; the timer fires inside it, armed at or after its start
-    # less one RTO (the last data the window sent) — not, say, at the handshake.
     backoffs = [x for x in lines if x["event"] == "rto" and not x["first"] and x["conn"] == first["conn"]]
     assert backoffs, "the first timeout's resend fell into the outage too: the kernel backed off"
     verdicts = [x for x in lines if x["event"] == "rto_verdict" and x["conn"] == first["conn"]]
@@ -506,10 +504,12 @@ def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_est
     rows = {row["estimator"]: row for row in summary["pooled"]}
     # Each estimator's wait on the kernel's real loss is its RTO in force at the arming, as the
     # RTO event said; the 50 ms constant fired before the kernel did, rfc6298's 1 s floor after.
-    needed = [x for x, v in zip(data, verdicts) if v["verdict"] == "needed"] or [first]
+    assert summary["kernel"]["kernel_rtos"] == len(rtos) and len(data) == 1, rtos
     assert rows["constant"]["wait_on_kernel_losses_s"] == pytest.approx(0.05)
-    assert rows["constant"]["fired_too"] >= 1 and rows["constant"]["lost_segments"] >= 1
-    assert rows["rfc6298"]["wait_on_kernel_losses_s"] == pytest.approx(sum(x["wait_s"]["rfc6298"] for x in needed) / len(needed), rel=1e-6)
-    assert rows["rfc6298"]["wait_on_kernel_losses_s"] >= 1.0 and not first["fired_too"]["rfc6298"]
-    assert rows["kernel"]["wait_on_kernel_losses_s"] == pytest.approx(first["rto_s"], rel=1e-6)
+    assert first["fired_too"]["constant"] and rows["constant"]["lost_segments"] == 1
+    assert rows["rfc6298"]["wait_on_kernel_losses_s"] == pytest.approx(first["wait_s"]["rfc6298"]) == pytest.approx(1.0)
+    assert not first["fired_too"]["rfc6298"] and rows["rfc6298"]["fired_too"] == 0
+    # rttlab's `linux` estimator holds the kernel's RTO to within a jiffy (icsk_rto is in jiffies).
+    assert abs(first["wait_s"]["linux"] - first["rto_s"]) <= 0.0105
+    assert rows["kernel"]["wait_on_kernel_losses_s"] == pytest.approx(first["rto_s"])
     assert 0.2 <= first["rto_s"] < 1.0
