@@ -355,6 +355,25 @@ def test_a_delay_spike_makes_linux_time_out_and_the_wire_shows_it(tmp_path: Path
     assert t.seq.min() >= 0 and t.seq.max() < f.bytes_sent
 
 
+@needs_machine
+def test_an_outage_loses_every_data_packet_in_it_and_linux_recovers_by_a_needed_timeout(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    # The link goes down for 600 ms at 2 s (examples/live/outage.toml's path): the window, the
+    # tail-loss probe and the first timeout's resend are all lost, so the wire shows Linux's
+    # retransmission timer firing inside the outage and its resends were needed, not spurious.
+    outage = 'bandwidth = "10Mbps", delay = "20ms", outages = [{ at = "2s", duration = "600ms" }]'
+    tr = run(scenario(tmp_path, outage, duration="4s"))
+    f = tr.result.flows.iloc[0]
+    b = tr.result.channels.set_index("name").loc[tr.result.bottleneck]
+    assert b.drops_scheduled >= 10, "every data packet sent into the outage is lost"
+    assert f.timeouts >= 1 and f.retx_timeout >= 1, f
+    t = tr.result.traces["retransmissions"]
+    timeouts = t[t.cause == "timeout"]
+    assert 2.2 <= timeouts.time.min() <= 2.6, "Linux's RTO fired inside the outage"
+    assert not timeouts.spurious.any(), "the outage lost the originals: no timeout resend was spurious"
+
+
 def test_engine_variants_name_their_kernel_settings_and_are_runs_of_their_own() -> None:
     from rttlab.experiments import simulators
     from rttlab.sim.scenario import Scenario
