@@ -106,11 +106,16 @@ def recv(a: argparse.Namespace) -> dict:
                 out["first_byte_ns"] = t - a.origin
             out["last_byte_ns"] = t - a.origin
         # The run is over: drain without counting until the sender, stopping at the same time,
-        # closes (so it never writes into a closed socket), for at most a second.
+        # closes (so it never writes into a closed socket), for at most a second in all — a
+        # per-read timeout never ends on a slow link where a segment still arrives every few
+        # hundred ms (SpecTCP's 64 kb/s link drains a 30-packet queue for 4 s), and the report
+        # must be out before the run collects it (run._collect: 3 s).
+        drain_end = time.monotonic_ns() + 1_000_000_000
         try:
-            conn.settimeout(1.0)
-            while conn.recv_into(buf):
-                pass
+            while (left := drain_end - time.monotonic_ns()) > 0:
+                conn.settimeout(left / 1e9)
+                if not conn.recv_into(buf):
+                    break
         except (TimeoutError, OSError):
             pass
     return out
