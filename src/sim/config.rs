@@ -2,8 +2,13 @@
 //! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
 //! to the TOML table before deserialising, and errors that name the key.
 
-use super::tcp::{RecoveryTimeout, Sampling, SourceQuench};
+use super::spelled::{named_table, param_text, AckTimer, SampleClock, Spelled};
+use super::tcp::cc::CcSpec;
+use super::tcp::recovery::RecoveryKind;
+use super::tcp::{RecoveryTimeout, Sampling, SourceQuench, SpuriousDetection, SpuriousResponse};
 use super::units::{Bandwidth, ByteSize, Duration};
+use crate::rtt::policy::Policy;
+use crate::rtt::Estimator;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -242,13 +247,13 @@ fn forward() -> String {
 #[serde(deny_unknown_fields)]
 pub struct TcpCfg {
     /// `"vegas"` or `{ name = "vegas", alpha = 2, beta = 4 }`: the congestion control and its
-    /// parameters, checked against the scheme's declared parameters ([`TcpCfg::cc_spec`]).
+    /// parameters, checked against the scheme's declared parameters as the scenario is read.
     #[serde(default = "newreno")]
-    pub cc: toml::Value,
+    pub cc: Spelled<CcSpec>,
     /// Loss recovery: "reno", "newreno" or "sack" (RFC 6675, needs `sack = true`); default: "sack"
     /// with SACK, else the congestion control's own.
     #[serde(default)]
-    pub recovery: Option<String>,
+    pub recovery: Option<Spelled<RecoveryKind>>,
     #[serde(default = "mss_default")]
     pub mss: ByteSize,
     #[serde(default = "header_default")]
@@ -260,7 +265,7 @@ pub struct TcpCfg {
     pub rwnd: ByteSize,
     /// "off" (default) or the delayed-ACK timer, e.g. "200ms" (BSD) or "40ms" (Linux).
     #[serde(default = "off")]
-    pub delayed_ack: String,
+    pub delayed_ack: Spelled<AckTimer>,
     /// ACK at once when this many segments are unacknowledged (default 2, RFC 5681 §4.2).
     #[serde(default = "two")]
     pub delayed_ack_segments: u32,
@@ -288,13 +293,13 @@ pub struct TcpCfg {
     /// sack), or "eifel" (RFC 3522 + RFC 4015, needs
     /// timestamps). Left out of the canonical form when absent, so existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spurious_detection: Option<String>,
+    pub spurious_detection: Option<Spelled<SpuriousDetection>>,
     /// The response to a timeout found spurious: absent/"linux" (Linux's undo: cwnd and
     /// ssthresh back to at least their values before the timeout) or "rfc4015" (the Eifel
     /// response: cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO adaptation).
     /// Left out of the canonical form when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spurious_response: Option<String>,
+    pub spurious_response: Option<Spelled<SpuriousResponse>>,
     /// What the sender does with a router's source quench: "react" (default: the congestion
     /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
     /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
@@ -304,7 +309,7 @@ pub struct TcpCfg {
     /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (Nunes et al. 2011's 2.6.28 at HZ 250).
     /// Absent from the canonical form unless given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sample_clock: Option<String>,
+    pub sample_clock: Option<Spelled<SampleClock>>,
     /// Cap on the pacing rate, e.g. "5Mbps" of payload (Linux `SO_MAX_PACING_RATE`, fq's
     /// `maxrate`): bounds a pacing scheme's rate (BBR), and alone paces any scheme at it. Absent
     /// (default): only schemes that ask are paced. Absent from the canonical form unless given.
@@ -312,35 +317,8 @@ pub struct TcpCfg {
     pub max_pacing_rate: Option<Bandwidth>,
 }
 
-fn newreno() -> toml::Value {
-    toml::Value::String("newreno".into())
-}
-
-/// A TOML value as the `key=value` text parameters take.
-fn param_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// `"name"` or `{ name = "name", key = value, ... }`: the name and the parameters.
-fn named_table(v: &toml::Value) -> Result<(String, Vec<(String, String)>), String> {
-    match v {
-        toml::Value::String(name) => Ok((name.clone(), Vec::new())),
-        toml::Value::Table(t) => {
-            let name = t.get("name").and_then(|n| n.as_str()).ok_or("a table needs name = \"...\"")?;
-            Ok((name.to_string(), t.iter().filter(|(k, _)| *k != "name").map(|(k, v)| (k.clone(), param_text(v))).collect()))
-        }
-        other => Err(format!("expected a name or {{ name = ..., parameters }}, found {other}")),
-    }
-}
-
-impl TcpCfg {
-    /// The congestion control's name and parameters (`key=value` text, checked when built).
-    pub fn cc_spec(&self) -> Result<(String, Vec<(String, String)>), String> {
-        named_table(&self.cc)
-    }
+fn newreno() -> Spelled<CcSpec> {
+    Spelled::new(CcSpec::default(), "newreno")
 }
 fn mss_default() -> ByteSize {
     ByteSize(1448)
@@ -357,8 +335,8 @@ fn two() -> u32 {
 fn rwnd_default() -> ByteSize {
     ByteSize(64 << 20)
 }
-fn off() -> String {
-    "off".into()
+fn off() -> Spelled<AckTimer> {
+    Spelled::new(AckTimer(None), "off")
 }
 
 impl Default for TcpCfg {
@@ -389,17 +367,20 @@ impl Default for TcpCfg {
     }
 }
 
-/// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` is a parameter
-/// of that estimator, checked by [`crate::rtt::build`].
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` and `policy` is
+/// a parameter of that estimator. Read into the estimator it builds (its parameters checked, errors
+/// naming `tcp.rto`) and the RTO policy (`tcp.rto.policy`); each flow's timer starts from copies of
+/// these. The canonical form writes the keys as given.
+#[derive(Debug, Clone, Serialize)]
 pub struct RtoCfg {
-    #[serde(default = "rfc6298")]
     pub estimator: String,
     /// RTO policy over the estimator: "none" (default) or `{ name = "ca-rto", scale = "100ms" }`.
-    #[serde(default)]
-    pub policy: Option<toml::Value>,
+    pub policy: Option<Spelled<Policy>>,
     #[serde(flatten)]
     pub params: BTreeMap<String, toml::Value>,
+    /// The estimator the keys above build, fresh (no sample yet).
+    #[serde(skip)]
+    pub built: Estimator,
 }
 
 fn rfc6298() -> String {
@@ -408,7 +389,8 @@ fn rfc6298() -> String {
 
 impl Default for RtoCfg {
     fn default() -> Self {
-        Self { estimator: rfc6298(), policy: None, params: BTreeMap::new() }
+        let built = crate::rtt::build(&rfc6298(), &[]).expect("rfc6298 builds from its declared defaults");
+        Self { estimator: rfc6298(), policy: None, params: BTreeMap::new(), built }
     }
 }
 
@@ -418,9 +400,45 @@ impl RtoCfg {
         self.params.iter().map(|(k, v)| (k.clone(), param_text(v))).collect()
     }
 
-    /// The RTO policy's name and parameters ("none" if not given).
-    pub fn policy_spec(&self) -> Result<(String, Vec<(String, String)>), String> {
-        self.policy.as_ref().map_or_else(|| Ok(("none".into(), Vec::new())), named_table)
+    /// The RTO policy's name as written ("none" if not given), for the flow's label.
+    pub fn policy_name(&self) -> String {
+        self.policy.as_ref().and_then(|p| named_table(p.spelling()).ok()).map_or_else(|| "none".into(), |(name, _)| name)
+    }
+
+    /// The RTO policy, fresh (`Policy::None` if not given).
+    pub fn policy(&self) -> Policy {
+        self.policy.as_ref().map_or(Policy::None, |p| p.value.clone())
+    }
+}
+
+/// Key by key, so an error in `policy` or `estimator` names that key; the estimator is built once
+/// every key is read (its parameters are the table's other keys), an error naming `tcp.rto`.
+impl<'de> Deserialize<'de> for RtoCfg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = RtoCfg;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table such as { estimator = \"rfc6298\", min_rto = \"200ms\" }")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RtoCfg, A::Error> {
+                let (mut estimator, mut policy, mut params) = (None, None, BTreeMap::new());
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "estimator" => estimator = Some(map.next_value::<String>()?),
+                        "policy" => policy = Some(map.next_value::<Spelled<Policy>>()?),
+                        _ => {
+                            params.insert(key, map.next_value::<toml::Value>()?);
+                        }
+                    }
+                }
+                let estimator = estimator.unwrap_or_else(rfc6298);
+                let pairs: Vec<(String, String)> = params.iter().map(|(k, v)| (k.clone(), param_text(v))).collect();
+                let built = crate::rtt::build(&estimator, &pairs).map_err(serde::de::Error::custom)?;
+                Ok(RtoCfg { estimator, policy, params, built })
+            }
+        }
+        d.deserialize_map(Keys)
     }
 }
 
@@ -790,8 +808,8 @@ mod tests {
         for g in [1, 2] {
             assert_eq!(rto(g).params.keys().collect::<Vec<_>>(), vec!["granularity", "min_rto"], "group {g}");
         }
-        assert_eq!(rto(1).policy, Some(toml::Value::String("none".into())));
-        assert_eq!(rto(2).policy, Some(toml::Value::String("ca-rto".into())));
+        assert_eq!(rto(1).policy.map(|p| p.spelling().clone()), Some(toml::Value::String("none".into())));
+        assert_eq!(rto(2).policy.map(|p| p.spelling().clone()), Some(toml::Value::String("ca-rto".into())));
         // And it builds: linux would refuse rfc6298's min_rto/granularity.
         crate::sim::build(&s).unwrap_or_else(|e| panic!("{e}"));
     }

@@ -16,6 +16,7 @@ pub mod error_model;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod spelled;
 pub mod spurious;
 pub mod tables;
 pub mod tcp;
@@ -43,7 +44,7 @@ use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{cc::CcSpec, receiver::Receiver, sender::Sender, DelayedAck, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
+use tcp::{receiver::Receiver, sender::Sender, DelayedAck, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
 use topology::{dumbbell, LinkSpec, Network};
 use trace::{jain_index, Trace};
 
@@ -281,26 +282,20 @@ fn delay_variation(cfg: &LinkCfg, key: &str) -> Result<link::DelayVariation, Con
     Ok(link::DelayVariation { spikes, arq })
 }
 
-/// Words as a sentence lists them: "a", "a or b", "a, b or c".
-fn either(words: &[&str]) -> String {
-    match words {
-        [] => String::new(),
-        [only] => only.to_string(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
-    }
+/// A component chosen by name is checked against the TCP options its prerequisites involve
+/// (`"sack"` recovery needs `sack = true`); the name itself was checked as the scenario was read.
+fn with_options<T>(family: &component::Family<T, TcpOptions>, name: &str, path: &str, options: &TcpOptions) -> Result<T, ConfigError> {
+    component::build_named(family, name, path, options).unwrap_or_else(|| Err(invalid(path, format!("unknown {} '{name}'", family.noun))))
 }
 
+/// The connection's settings from the scenario's `[tcp]` (or a group's): the choices are typed
+/// already ([`spelled`]); here they are checked against each other and the ranges.
 pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
-    let (cc_name, cc_params) = cfg.cc_spec().map_err(|e| invalid(format!("{key}.cc"), e))?;
-    let cc = CcSpec::new(&cc_name, cc_params).map_err(|e| invalid(format!("{key}.cc"), e.to_string()))?;
+    let cc = cfg.cc.value.clone();
     let options = TcpOptions { sack: cfg.sack, timestamps: cfg.timestamps };
-    let recovery = match cfg.recovery.as_deref() {
+    let recovery = match &cfg.recovery {
         None => None,
-        Some(name) => {
-            let path = format!("{key}.recovery");
-            let known = || format!("'{name}' is not one of {}", tcp::recovery::FAMILY.names().join(", "));
-            Some(component::build_named(&tcp::recovery::FAMILY, name, &path, &options).ok_or_else(|| invalid(&path, known()))??)
-        }
+        Some(r) => Some(with_options(&tcp::recovery::FAMILY, r.value.name(), &format!("{key}.recovery"), &options)?),
     };
     let mss = cfg.mss.0;
     if !(1..=65_000).contains(&mss) {
@@ -315,51 +310,27 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
     if cfg.rwnd.0 < mss {
         return Err(invalid(format!("{key}.rwnd"), "smaller than one segment"));
     }
-    let delayed_ack = match cfg.delayed_ack.trim() {
-        "off" | "none" | "false" => None,
-        text => {
-            let timeout = crate::time::parse_duration(text)
-                .filter(|&t| t > 0)
-                .ok_or_else(|| invalid(format!("{key}.delayed_ack"), format!("cannot read '{text}': use \"off\" or a timer such as \"200ms\"")))?;
-            if cfg.delayed_ack_segments == 0 {
-                return Err(invalid(format!("{key}.delayed_ack_segments"), "must be at least 1"));
-            }
-            Some(DelayedAck { timeout, segments: cfg.delayed_ack_segments })
-        }
+    let delayed_ack = match cfg.delayed_ack.value.0 {
+        None => None,
+        Some(_) if cfg.delayed_ack_segments == 0 => return Err(invalid(format!("{key}.delayed_ack_segments"), "must be at least 1")),
+        Some(timeout) => Some(DelayedAck { timeout, segments: cfg.delayed_ack_segments }),
     };
-    let spurious_detection = match cfg.spurious_detection.as_deref() {
-        None | Some("off") => SpuriousDetection::Off,
-        Some(name) => {
-            let path = format!("{key}.spurious_detection");
-            let mut known = vec!["off"];
-            known.extend(tcp::SPURIOUS_DETECTION.names());
-            component::build_named(&tcp::SPURIOUS_DETECTION, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {}", either(&known))))??
-        }
+    let spurious_detection = match &cfg.spurious_detection {
+        None => SpuriousDetection::Off,
+        Some(d) if d.value == SpuriousDetection::Off => SpuriousDetection::Off,
+        Some(d) => with_options(&tcp::SPURIOUS_DETECTION, d.value.name(), &format!("{key}.spurious_detection"), &options)?,
     };
-    let spurious_response = match cfg.spurious_response.as_deref() {
+    let spurious_response = match &cfg.spurious_response {
         None => SpuriousResponse::default(),
-        Some(name) => {
-            let path = format!("{key}.spurious_response");
-            let known = either(&tcp::SPURIOUS_RESPONSE.names());
-            component::build_named(&tcp::SPURIOUS_RESPONSE, name, &path, &options).ok_or_else(|| invalid(&path, format!("'{name}' is not {known}")))??
-        }
+        Some(r) => with_options(&tcp::SPURIOUS_RESPONSE, r.value.name(), &format!("{key}.spurious_response"), &options)?,
     };
     let ignore_quench = cfg.source_quench == Some(tcp::SourceQuench::Ignore);
-    let sample_clock = match cfg.sample_clock.as_deref().map(str::trim) {
-        None | Some("off") => 0,
-        Some(text) => crate::time::parse_duration(text)
-            .filter(|&t| t <= 10 * crate::time::SEC)
-            .ok_or_else(|| invalid(format!("{key}.sample_clock"), format!("cannot read '{text}': use a tick such as \"4ms\" (at most 10 s), or \"0s\" for exact samples")))?,
-    };
+    let sample_clock = cfg.sample_clock.as_ref().map_or(0, |c| c.value.0);
     let max_pacing_rate = match cfg.max_pacing_rate {
         None => None,
         Some(r) if r.0 < 8 => return Err(invalid(format!("{key}.max_pacing_rate"), "must be at least 8 bps (one byte per second)")),
         Some(r) => Some(r.0 / 8),
     };
-    let estimator_params = cfg.rto.param_pairs();
-    crate::rtt::build(&cfg.rto.estimator, &estimator_params).map_err(|e| invalid(format!("{key}.rto"), e.to_string()))?;
-    let (rto_policy, rto_policy_params) = cfg.rto.policy_spec().map_err(|e| invalid(format!("{key}.rto.policy"), e))?;
-    crate::rtt::policy::build(&rto_policy, &rto_policy_params).map_err(|e| invalid(format!("{key}.rto.policy"), e.to_string()))?;
     Ok(TcpConfig {
         mss: mss as u32,
         header: cfg.header.0 as u32,
@@ -374,9 +345,7 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
         sack: cfg.sack,
         recovery_timeout: cfg.recovery_timeout,
         estimator: cfg.rto.estimator.clone(),
-        estimator_params,
-        rto_policy,
-        rto_policy_params,
+        rto_policy: cfg.rto.policy_name(),
         cc,
         recovery,
         spurious_detection,
@@ -529,6 +498,8 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             Some(t) => build_tcp(t, &format!("flows[{g}].tcp"))?,
             None => base_tcp.clone(),
         };
+        // The estimator and policy as read (parameters checked then); each flow starts from a copy.
+        let rto = &group.tcp.as_ref().unwrap_or(&s.tcp).rto;
         let app_bytes = match group.bytes.and_then(|b| b.0) {
             Some(0) => return Err(invalid(format!("flows[{g}].bytes"), "a transfer needs at least one byte")),
             Some(b) => b,
@@ -564,9 +535,9 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
                     start = start.saturating_add((rng.uniform() * spread as f64) as Nanos);
                 }
             }
-            let estimator = crate::rtt::build(&tcp.estimator, &tcp.estimator_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto"), e.to_string()))?;
+            let estimator = rto.built.clone();
             let (src, dst) = endpoints[f];
-            let mut policy = crate::rtt::policy::build(&tcp.rto_policy, &tcp.rto_policy_params).map_err(|e| invalid(format!("flows[{g}].tcp.rto.policy"), e.to_string()))?;
+            let mut policy = rto.policy();
             // CA-RTO's draws come from the flow's own stream (Psaras, Tsaoussidis & Mamatas 2005 §IV-A: randomness is what
             // breaks synchronisation, so two flows must not draw the same sequence).
             let stream = Stream::new(sim.seed, Component::RtoPolicy(f as u32)).next_u64();

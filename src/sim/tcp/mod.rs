@@ -72,6 +72,23 @@ pub enum SpuriousDetection {
     Frto(frto::Variant),
 }
 
+impl SpuriousDetection {
+    /// The name `tcp.spurious_detection` gives it ("off" is not a detector: the default).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Eifel => eifel::COMPONENT.name,
+            Self::Frto(frto::Variant::Basic) => frto::COMPONENT.name,
+            Self::Frto(frto::Variant::Sack) => frto::SACK_COMPONENT.name,
+        }
+    }
+
+    /// The detection registered as `name` (or "off").
+    pub fn named(name: &str) -> Option<Self> {
+        [Self::Off, Self::Eifel, Self::Frto(frto::Variant::Basic), Self::Frto(frto::Variant::Sack)].into_iter().find(|d| d.name() == name)
+    }
+}
+
 /// What the sender does once a detector finds a timeout spurious.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpuriousResponse {
@@ -87,6 +104,21 @@ pub enum SpuriousResponse {
     /// ssthresh after one RTT", Documentation/networking/ip-sysctl.txt). Ours reaches that state
     /// at once (cwnd = max(cwnd, ssthresh)) instead of by rate halving over the next RTT.
     RateHalving,
+}
+
+impl SpuriousResponse {
+    /// The name `tcp.spurious_response` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Linux => LINUX_RESPONSE.name,
+            Self::Rfc4015 => eifel_response::COMPONENT.name,
+        }
+    }
+
+    /// The response registered as `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        [Self::Linux, Self::Rfc4015].into_iter().find(|r| r.name() == name)
+    }
 }
 
 /// What the connection negotiated, for strategies that need a TCP option (RFC 6675 recovery and
@@ -173,12 +205,10 @@ pub struct TcpConfig {
     /// assumed successful.
     pub sack: bool,
     pub recovery_timeout: RecoveryTimeout,
-    /// RTO estimator name and parameters, as for [`crate::rtt::build`].
+    /// The RTO estimator's and policy's names as the scenario wrote them (the flow's label); the
+    /// timer itself is built from the scenario's typed `tcp.rto` (`config::RtoCfg`).
     pub estimator: String,
-    pub estimator_params: Vec<(String, String)>,
-    /// RTO policy over the estimator and its parameters, as for [`crate::rtt::policy::build`].
     pub rto_policy: String,
-    pub rto_policy_params: Vec<(String, String)>,
     pub cc: cc::CcSpec,
     /// Loss recovery; None: SACK recovery with SACK, else the congestion control's default.
     pub recovery: Option<recovery::RecoveryKind>,
@@ -223,9 +253,7 @@ impl Default for TcpConfig {
             sack: false,
             recovery_timeout: RecoveryTimeout::Keep,
             estimator: "rfc6298".into(),
-            estimator_params: Vec::new(),
             rto_policy: "none".into(),
-            rto_policy_params: Vec::new(),
             cc: cc::CcSpec::default(),
             recovery: None,
             spurious_detection: SpuriousDetection::Off,
@@ -259,7 +287,8 @@ mod wiring_tests {
     #[test]
     fn recovery_names_and_their_prerequisites_are_checked_with_the_key() {
         assert!(error(&["tcp.recovery=\"sack\""]).starts_with("tcp.recovery: \"sack\" recovery needs sack = true"));
-        assert!(error(&["tcp.recovery=\"fack\""]).starts_with("tcp.recovery: 'fack' is not one of reno, newreno, sack"));
+        // An unknown name is refused as the scenario is read, blamed on the --set that wrote it.
+        assert!(error(&["tcp.recovery=\"fack\""]).starts_with("--set tcp.recovery=\"fack\": 'fack' is not one of reno, newreno, sack"));
         let e = build(&scenario(&["tcp.cc=\"reno\"", "tcp.recovery=\"newreno\""]).unwrap()).unwrap();
         assert_eq!(e.flows[0].sender.recovery().kind(), super::recovery::RecoveryKind::NewReno);
     }
@@ -268,13 +297,17 @@ mod wiring_tests {
     fn an_rto_policy_over_linux_reaches_the_timer_and_bad_ones_are_named() {
         let e = build(&scenario(&["tcp.rto.estimator=\"linux\"", "tcp.rto.policy={ name = \"ca-rto\", scale = \"50ms\" }"]).unwrap()).unwrap();
         assert_eq!(e.flows[0].sender.timer().policy().name(), "ca-rto");
-        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("tcp.rto.policy: unknown RTO policy 'karn'"));
-        assert!(error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with("tcp.rto.policy: ca-rto.scale:"));
+        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("--set tcp.rto.policy=\"karn\": unknown RTO policy 'karn'"));
+        assert!(error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with("--set tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }: ca-rto.scale:"));
+        assert!(error(&["tcp.rto.estimator=\"linux\"", "tcp.rto.min_rto=\"1s\""]).starts_with("--set tcp.rto.min_rto=\"1s\": tcp.rto: linux: unknown parameter 'min_rto'"));
     }
 
     #[test]
     fn a_cc_table_without_a_name_is_an_error_naming_tcp_cc() {
-        assert!(error(&["tcp.cc={ alpha = 2 }"]).starts_with("tcp.cc: a table needs name"));
+        assert!(error(&["tcp.cc={ alpha = 2 }"]).starts_with("--set tcp.cc={ alpha = 2 }: a table needs name"));
+        let text = std::fs::read_to_string(format!("{}/examples/scenarios/dumbbell-n1-droptail.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let err = Scenario::from_toml(&text.replace("cc = \"newreno\"", "cc = { alpha = 2 }"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("tcp.cc: a table needs name"), "{err}");
         assert!(run(&scenario(&["tcp.cc={ name = \"veno\", beta = 2 }"]).unwrap()).is_ok());
     }
 }
