@@ -249,40 +249,59 @@ pub static FAMILY: Family<CongestionControl> = Family {
     members: &[reno::COMPONENT, new_reno::COMPONENT, westwood::COMPONENT, vegas::COMPONENT, veno::COMPONENT, spec_tcp::COMPONENT, smooth_tcp::COMPONENT, cubic::COMPONENT, bbr::COMPONENT],
 };
 
-/// A scheme and its parameters as a scenario names them, checked at parse time.
-#[derive(Debug, Clone, PartialEq)]
+/// A scheme and its parameters as a scenario names them, checked and built once as the scenario
+/// is read; every flow starts from a copy of that fresh controller.
+#[derive(Debug, Clone)]
 pub struct CcSpec {
     pub name: String,
     pub params: Vec<(String, String)>,
+    built: CongestionControl,
 }
 
 impl CcSpec {
     /// Check the name and parameters (unknown names and keys, values out of range: errors that
     /// name them).
     pub fn new(name: &str, params: Vec<(String, String)>) -> Result<Self, ParamError> {
-        let spec = Self { name: name.to_string(), params };
-        spec.build()?;
-        Ok(spec)
+        let built = FAMILY.build(name, &params, &())?;
+        Ok(Self { name: name.to_string(), params, built })
     }
 
     pub fn component(&self) -> Result<&'static Component<CongestionControl>, ParamError> {
         FAMILY.lookup(&self.name)
     }
 
+    /// A fresh controller: a copy of the one built from the parameters when they were checked
+    /// (construction reads nothing but them, so a copy is what building again would give).
     pub fn build(&self) -> Result<CongestionControl, ParamError> {
-        FAMILY.build(&self.name, &self.params, &())
+        Ok(self.built.clone())
+    }
+}
+
+/// Two specs are equal when they name the same scheme with the same parameters.
+impl PartialEq for CcSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.params == other.params
     }
 }
 
 impl Default for CcSpec {
     fn default() -> Self {
-        Self { name: "newreno".into(), params: Vec::new() }
+        Self::new("newreno", Vec::new()).expect("newreno builds from its declared defaults")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spec_hands_out_fresh_copies_of_what_its_parameters_build() {
+        for info in FAMILY.members {
+            let spec = CcSpec::new(info.name, vec![]).unwrap();
+            let fresh = format!("{:?}", FAMILY.build(info.name, &[], &()).unwrap());
+            assert_eq!(format!("{:?}", spec.build().unwrap()), fresh, "{}", info.name);
+        }
+    }
 
     #[test]
     fn every_registered_scheme_builds_from_its_defaults_and_each_default_is_in_range() {
