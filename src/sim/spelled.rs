@@ -7,7 +7,7 @@
 //!
 //! Each value also keeps the TOML it was written as ([`Spelled`]): the canonical form writes that
 //! back, as it always has for these keys, so the content hash of every stored run stays what it
-//! was (docs/scenarios.md, "Canonical form"). Prerequisites that involve other keys (`"sack"`
+//! was (docs/experiments.md, "Canonical form"). Prerequisites that involve other keys (`"sack"`
 //! recovery needs `sack = true`) are checked when the engine is built, where every key is known.
 
 use super::tcp::cc::CcSpec;
