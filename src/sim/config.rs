@@ -2,7 +2,7 @@
 //! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
 //! to the TOML table before deserialising, and errors that name the key.
 
-use super::spelled::{named_table, param_text, AckTimer, SampleClock, Spelled};
+use super::spelled::{named_table, param_text, AckTimer, ErrorDirection, SampleClock, Spelled};
 use super::tcp::cc::CcSpec;
 use super::tcp::recovery::RecoveryKind;
 use super::tcp::{RecoveryTimeout, Sampling, SourceQuench, SpuriousDetection, SpuriousResponse};
@@ -195,7 +195,7 @@ pub struct LinkCfg {
     /// Which direction the error model and scheduled losses apply to: "forward" (data),
     /// "reverse" (ACKs) or "both". Default "forward".
     #[serde(default = "forward")]
-    pub error_direction: String,
+    pub error_direction: Spelled<ErrorDirection>,
     /// Times at which a data packet is lost on the forward channel.
     #[serde(default)]
     pub losses: Vec<Duration>,
@@ -239,8 +239,8 @@ pub struct LinkCfg {
     pub monitor: Option<bool>,
 }
 
-fn forward() -> String {
-    "forward".into()
+fn forward() -> Spelled<ErrorDirection> {
+    Spelled::new(ErrorDirection::Forward, "forward")
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

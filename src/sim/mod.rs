@@ -196,12 +196,7 @@ pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl F
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
     let (queue, agent) = component::build(&queue::FAMILY, queue::DEFAULT_KIND, &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
     let errors = component::build(&error_model::FAMILY, error_model::DEFAULT_KIND, &cfg.error, &format!("{key}.error"), &())?;
-    let (fwd_err, rev_err) = match cfg.error_direction.as_str() {
-        "forward" => (true, false),
-        "reverse" => (false, true),
-        "both" => (true, true),
-        other => return Err(invalid(format!("{key}.error_direction"), format!("'{other}' is not forward, reverse or both"))),
-    };
+    let (fwd_err, rev_err) = cfg.error_direction.value.channels();
     // A link agent (Snoop) watches the forward channel's queue; one agent per queue.
     let forward_agent = match &cfg.agent {
         None => agent,

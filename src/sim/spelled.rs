@@ -149,6 +149,38 @@ impl FromToml for SpuriousResponse {
     }
 }
 
+/// A link's `error_direction`: which of its channels the error model applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorDirection {
+    /// The data direction (default).
+    Forward,
+    /// The ACK direction.
+    Reverse,
+    Both,
+}
+
+impl ErrorDirection {
+    /// Whether the forward (data) and the reverse (ACK) channel carry the error model.
+    pub fn channels(self) -> (bool, bool) {
+        match self {
+            Self::Forward => (true, false),
+            Self::Reverse => (false, true),
+            Self::Both => (true, true),
+        }
+    }
+}
+
+impl FromToml for ErrorDirection {
+    fn from_toml(v: &toml::Value) -> Result<Self, String> {
+        match text(v)? {
+            "forward" => Ok(Self::Forward),
+            "reverse" => Ok(Self::Reverse),
+            "both" => Ok(Self::Both),
+            other => Err(format!("'{other}' is not forward, reverse or both")),
+        }
+    }
+}
+
 /// `tcp.delayed_ack`: "off" (also "none", "false") or the timer, e.g. "200ms".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AckTimer(pub Option<Nanos>);
@@ -197,6 +229,7 @@ mod tests {
         assert_eq!(read::<AckTimer>("\"none\"").unwrap().value, AckTimer(None));
         assert_eq!(read::<AckTimer>("\"0.2s\"").unwrap().value, AckTimer(Some(200_000_000)));
         assert_eq!(read::<SampleClock>("\"4ms\"").unwrap().value, SampleClock(4_000_000));
+        assert_eq!(read::<ErrorDirection>("\"both\"").unwrap().value.channels(), (true, true));
         let cc = read::<CcSpec>("{ name = \"vegas\", alpha = 2, beta = 4 }").unwrap();
         assert_eq!(cc.value.name, "vegas");
         assert!(cc.spelling().is_table(), "the canonical form writes the table as given");
@@ -207,6 +240,7 @@ mod tests {
         assert_eq!(read::<RecoveryKind>("\"fack\"").unwrap_err(), "'fack' is not one of reno, newreno, sack");
         assert_eq!(read::<SpuriousDetection>("\"dsack\"").unwrap_err(), "'dsack' is not off, eifel, frto or frto-sack");
         assert_eq!(read::<SpuriousResponse>("\"bsd\"").unwrap_err(), "'bsd' is not linux or rfc4015");
+        assert_eq!(read::<ErrorDirection>("\"up\"").unwrap_err(), "'up' is not forward, reverse or both");
         assert_eq!(read::<SampleClock>("0.004").unwrap_err(), "expected text in quotes, got 0.004");
         assert!(read::<AckTimer>("\"sometimes\"").unwrap_err().starts_with("cannot read 'sometimes'"));
         assert!(read::<SampleClock>("\"11s\"").unwrap_err().contains("at most 10 s"));
