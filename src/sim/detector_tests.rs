@@ -169,7 +169,7 @@ fn the_rfc4015_response_answers_the_same_detections_and_unknown_responses_are_re
     assert_eq!(rfc.bytes_delivered, 2_000_000);
     let text = "[simulation]\nduration = \"1s\"\n[topology.bottleneck]\nbandwidth = \"10Mbps\"\ndelay = \"20ms\"\n[topology.access]\nbandwidth = \"100Mbps\"\ndelay = \"1ms\"\n[tcp]\nspurious_response = \"bsd\"\n[[flows]]\nstart = \"0s\"\n";
     let err = Scenario::from_toml(text, &[]).err().expect("refused as it is read").to_string();
-    assert!(err.starts_with("tcp.spurious_response: 'bsd' is not linux or rfc4015"), "{err}");
+    assert!(err.starts_with("tcp.spurious_response: 'bsd' is not linux, rfc4015 or rate-halving"), "{err}");
 }
 
 /// examples/spurious/spikes.toml cut to its first 20 s (three spikes: 300 ms, 800 ms, 1.5 s) with

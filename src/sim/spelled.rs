@@ -239,7 +239,7 @@ mod tests {
     fn a_value_that_is_not_one_says_what_would_be() {
         assert_eq!(read::<RecoveryKind>("\"fack\"").unwrap_err(), "'fack' is not one of reno, newreno, sack");
         assert_eq!(read::<SpuriousDetection>("\"dsack\"").unwrap_err(), "'dsack' is not off, eifel, frto or frto-sack");
-        assert_eq!(read::<SpuriousResponse>("\"bsd\"").unwrap_err(), "'bsd' is not linux or rfc4015");
+        assert_eq!(read::<SpuriousResponse>("\"bsd\"").unwrap_err(), "'bsd' is not linux, rfc4015 or rate-halving");
         assert_eq!(read::<ErrorDirection>("\"up\"").unwrap_err(), "'up' is not forward, reverse or both");
         assert_eq!(read::<SampleClock>("0.004").unwrap_err(), "expected text in quotes, got 0.004");
         assert!(read::<AckTimer>("\"sometimes\"").unwrap_err().starts_with("cannot read 'sometimes'"));

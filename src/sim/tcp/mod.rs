@@ -112,12 +112,13 @@ impl SpuriousResponse {
         match self {
             Self::Linux => LINUX_RESPONSE.name,
             Self::Rfc4015 => eifel_response::COMPONENT.name,
+            Self::RateHalving => RATE_HALVING_RESPONSE.name,
         }
     }
 
     /// The response registered as `name`.
     pub fn named(name: &str) -> Option<Self> {
-        [Self::Linux, Self::Rfc4015].into_iter().find(|r| r.name() == name)
+        [Self::Linux, Self::Rfc4015, Self::RateHalving].into_iter().find(|r| r.name() == name)
     }
 }
 
