@@ -1,32 +1,23 @@
 //! The catalogue: every component of every family — estimators, RTO policies, congestion
 //! controls, loss recovery, spurious-timeout detection and response, queues, error models,
-//! applications, agents, loss discriminators — in one record shape ([`Entry`]). Each family is a
-//! [`Family`] of [`crate::component::Component`] declarations kept next to its code; this module
-//! only walks them, in listing order, for `_core.catalogue()` (and through it `rttlab
-//! components`, `rttlab estimators` and docs/estimators.md). Discriminators are listed, not chosen
-//! in a scenario: `score_discriminators` runs every one of them.
+//! applications, agents, loss discriminators — in one record shape ([`Entry`]: the family's key
+//! and the component's own [`Declaration`], so no field is copied). Each family is a [`Family`]
+//! of [`crate::component::Component`]s kept next to its code; this module only walks them, in
+//! listing order, for `_core.catalogue()` (and through it `rttlab components`, `rttlab
+//! estimators` and docs/estimators.md). Discriminators are listed, not chosen in a scenario:
+//! `score_discriminators` runs every one of them.
 
-use crate::component::Family;
-use crate::params::ParamSpec;
+use crate::component::{Declaration, Family};
 use crate::{discriminator, rtt};
 use crate::sim::tcp;
 use crate::sim::{agent, app, error_model, queue};
 
-/// One component as every listing shows it.
-#[derive(Debug, Clone)]
+/// One component as every listing shows it: its family's key ([`FAMILIES`]: "estimator",
+/// "queue", "cc", ...) and its declaration, which the component itself holds.
+#[derive(Debug, Clone, Copy)]
 pub struct Entry {
-    /// The family's key ([`FAMILIES`]): "estimator", "queue", "cc", ...
     pub family: &'static str,
-    pub name: &'static str,
-    /// Other spellings accepted where the name is.
-    pub aliases: &'static [&'static str],
-    pub summary: &'static str,
-    /// Where the algorithm comes from (RFC section, paper, source file).
-    pub source: &'static str,
-    pub params: &'static [ParamSpec],
-    /// Settings the component brings unless the scenario names them (a congestion control's
-    /// loss recovery without SACK: `("recovery", "reno")`).
-    pub defaults: &'static [(&'static str, &'static str)],
+    pub decl: &'static Declaration,
 }
 
 /// Every family, in the order [`catalogue`] lists them.
@@ -50,8 +41,8 @@ pub fn catalogue() -> Vec<Entry> {
     out
 }
 
-fn list<T, C>(out: &mut Vec<Entry>, f: &Family<T, C>) {
-    out.extend(f.members.iter().map(|c| Entry { family: f.key, name: c.name, aliases: c.aliases, summary: c.summary, source: c.source, params: c.params, defaults: c.defaults }));
+fn list<T, C>(out: &mut Vec<Entry>, f: &'static Family<T, C>) {
+    out.extend(f.members.iter().map(|c| Entry { family: f.key, decl: &c.decl }));
 }
 
 #[cfg(test)]
@@ -59,7 +50,7 @@ mod tests {
     use super::*;
 
     fn names(family: &str) -> Vec<&'static str> {
-        catalogue().into_iter().filter(|e| e.family == family).map(|e| e.name).collect()
+        catalogue().into_iter().filter(|e| e.family == family).map(|e| e.decl.name).collect()
     }
 
     #[test]
@@ -79,7 +70,7 @@ mod tests {
     #[test]
     fn no_two_components_of_a_family_answer_to_the_same_name() {
         for family in FAMILIES {
-            let mut spellings: Vec<&str> = catalogue().iter().filter(|e| e.family == *family).flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied())).collect();
+            let mut spellings: Vec<&str> = catalogue().iter().filter(|e| e.family == *family).flat_map(|e| std::iter::once(e.decl.name).chain(e.decl.aliases.iter().copied())).collect();
             let n = spellings.len();
             spellings.sort_unstable();
             spellings.dedup();
@@ -91,8 +82,8 @@ mod tests {
     fn every_congestion_control_brings_a_registered_recovery() {
         let recovery = names("recovery");
         for e in catalogue().iter().filter(|e| e.family == "cc") {
-            let [("recovery", r)] = e.defaults else { panic!("{}: {:?}", e.name, e.defaults) };
-            assert!(recovery.contains(r), "{}: {r}", e.name);
+            let [("recovery", r)] = e.decl.defaults else { panic!("{}: {:?}", e.decl.name, e.decl.defaults) };
+            assert!(recovery.contains(r), "{}: {r}", e.decl.name);
         }
     }
 }

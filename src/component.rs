@@ -14,10 +14,11 @@
 
 use crate::params::{ParamError, ParamSpec, Params};
 
-/// One kind of component: how it is named, described and built. `T` is what it builds, `C` what
-/// the builder is given besides parameters (a queue: the link's bandwidth; a recovery strategy:
-/// the TCP options it needs).
-pub struct Component<T: 'static, C: 'static = ()> {
+/// What every listing shows of one component, whatever its family: its name and other
+/// spellings, what it is, where it comes from, its parameters and the settings it brings. Declared
+/// once, inside the component's [`Component`]; `crate::catalogue` lists these.
+#[derive(Debug)]
+pub struct Declaration {
     /// The name in scenario files, on the command line and in listings.
     pub name: &'static str,
     /// Other spellings accepted where the name is.
@@ -29,23 +30,39 @@ pub struct Component<T: 'static, C: 'static = ()> {
     /// Settings of other keys the component brings unless the scenario names them (a congestion
     /// control's loss recovery without SACK: `("recovery", "reno")`).
     pub defaults: &'static [(&'static str, &'static str)],
-    pub build: fn(&Args<'_, C>) -> Result<T, ParamError>,
 }
 
-impl<T, C> Component<T, C> {
+impl Declaration {
     pub fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
-    }
-
-    /// Build from `key=value` pairs: unknown keys and bad values are errors naming this component.
-    pub fn build_from(&self, given: &[(String, String)], ctx: &C) -> Result<T, ParamError> {
-        let params = Params::new(self.name, self.params, given)?;
-        (self.build)(&Args { params, ctx })
     }
 
     /// The value of one of [`Self::defaults`].
     pub fn default_for(&self, key: &str) -> Option<&'static str> {
         self.defaults.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+/// One kind of component: its [`Declaration`] and how it is built. `T` is what it builds, `C`
+/// what the builder is given besides parameters (a queue: the link's bandwidth; a recovery
+/// strategy: the TCP options it needs). Reads as its declaration (`component.name`) through `Deref`.
+pub struct Component<T: 'static, C: 'static = ()> {
+    pub decl: Declaration,
+    pub build: fn(&Args<'_, C>) -> Result<T, ParamError>,
+}
+
+impl<T, C> std::ops::Deref for Component<T, C> {
+    type Target = Declaration;
+    fn deref(&self) -> &Declaration {
+        &self.decl
+    }
+}
+
+impl<T, C> Component<T, C> {
+    /// Build from `key=value` pairs: unknown keys and bad values are errors naming this component.
+    pub fn build_from(&self, given: &[(String, String)], ctx: &C) -> Result<T, ParamError> {
+        let params = Params::new(self.name, self.params, given)?;
+        (self.build)(&Args { params, ctx })
     }
 }
 
@@ -110,7 +127,7 @@ mod tests {
     static WIDGETS: Family<(f64, bool, u32), u32> = Family {
         key: "widget",
         noun: "widget",
-        members: &[Component { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, defaults: &[("colour", "red")], build: pick }],
+        members: &[Component { decl: Declaration { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, defaults: &[("colour", "red")] }, build: pick }],
     };
 
     fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -118,13 +118,13 @@ fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .map(|e| {
             let d = PyDict::new(py);
             d.set_item("family", e.family)?;
-            d.set_item("name", e.name)?;
-            d.set_item("aliases", e.aliases.to_vec())?;
-            d.set_item("summary", e.summary)?;
-            d.set_item("source", e.source)?;
-            d.set_item("params", e.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?)?;
+            d.set_item("name", e.decl.name)?;
+            d.set_item("aliases", e.decl.aliases.to_vec())?;
+            d.set_item("summary", e.decl.summary)?;
+            d.set_item("source", e.decl.source)?;
+            d.set_item("params", e.decl.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?)?;
             let defaults = PyDict::new(py);
-            for (k, v) in e.defaults {
+            for (k, v) in e.decl.defaults {
                 defaults.set_item(k, v)?;
             }
             d.set_item("defaults", defaults)?;

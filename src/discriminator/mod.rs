@@ -19,7 +19,7 @@ pub mod veno;
 pub mod zbs;
 pub mod zigzag;
 
-use crate::component::{Component, Family};
+use crate::component::{Component, Declaration, Family};
 use crate::params::ParamSpec;
 use crate::rng::{self, Stream};
 use crate::time::Nanos;
@@ -75,24 +75,28 @@ pub static SENDER: Family<Box<dyn SenderDiscriminator>, u64> = Family {
     noun: "sender-side loss discriminator",
     members: &[
         Component {
-            name: "bernoulli",
-            aliases: &[],
-            summary: "SpecTCP's conditional Bernoulli predictor: corruption with probability p",
-            source: "Bai, Lilja & Atiquzzaman 2009 §4.1; docs/algorithms.md §8.9",
-            params: &[ParamSpec::float("p", "1", 0.0, 1.0, "probability a loss is predicted corruption (1: the condition engine's setting on a dimensioned RED/ECN path)")],
-            defaults: &[],
+            decl: Declaration {
+                name: "bernoulli",
+                aliases: &[],
+                summary: "SpecTCP's conditional Bernoulli predictor: corruption with probability p",
+                source: "Bai, Lilja & Atiquzzaman 2009 §4.1; docs/algorithms.md §8.9",
+                params: &[ParamSpec::float("p", "1", 0.0, 1.0, "probability a loss is predicted corruption (1: the condition engine's setting on a dimensioned RED/ECN path)")],
+                defaults: &[],
+            },
             build: |a| Ok(Box::new(bernoulli::Bernoulli::new(a.float("p")?, Stream::new(*a.ctx, rng::Component::Predictor(0))))),
         },
         Component {
-            name: "vegas",
-            aliases: &[],
-            summary: "Vegas' Diff = cwnd·(1 − BaseRTT/RTT): congested above beta segments queued, not below alpha",
-            source: "Biaz & Vaidya 1998 after Brakmo & Peterson; docs/algorithms.md §8.1",
-            params: &[
-                ParamSpec::float("alpha", "1", 0.0, 1000.0, "below this many segments queued: not congested"),
-                ParamSpec::float("beta", "3", 0.0, 1000.0, "above this many segments queued: congested"),
-            ],
-            defaults: &[],
+            decl: Declaration {
+                name: "vegas",
+                aliases: &[],
+                summary: "Vegas' Diff = cwnd·(1 − BaseRTT/RTT): congested above beta segments queued, not below alpha",
+                source: "Biaz & Vaidya 1998 after Brakmo & Peterson; docs/algorithms.md §8.1",
+                params: &[
+                    ParamSpec::float("alpha", "1", 0.0, 1000.0, "below this many segments queued: not congested"),
+                    ParamSpec::float("beta", "3", 0.0, 1000.0, "above this many segments queued: congested"),
+                ],
+                defaults: &[],
+            },
             build: |a| {
                 let (alpha, beta) = (a.float("alpha")?, a.float("beta")?);
                 if alpha > beta {
@@ -101,10 +105,10 @@ pub static SENDER: Family<Box<dyn SenderDiscriminator>, u64> = Family {
                 Ok(Box::new(vegas::VegasSender::new(alpha, beta)))
             },
         },
-        Component { name: "ntg", aliases: &[], summary: "normalised throughput gradient (Tri-S): congested while NTG < 1/2", source: "Biaz & Vaidya 1998 (Wang & Crowcroft's Tri-S); docs/algorithms.md §8.1", params: &[], defaults: &[], build: |_| Ok(Box::new(ntg::Ntg::default())) },
-        Component { name: "ndg", aliases: &[], summary: "normalised delay gradient (CARD): congested while NDG > 0", source: "Biaz & Vaidya 1998 (Jain's CARD); docs/algorithms.md §8.1", params: &[], defaults: &[], build: |_| Ok(Box::new(ndg::Ndg::default())) },
-        Component { name: "veno", aliases: &[], summary: "Veno's rule: a loss with backlog N < beta = 3 segments is corruption", source: "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7", params: &[], defaults: &[], build: |_| Ok(Box::new(veno::VenoRule::default())) },
-        Component { name: "two-bit", aliases: &[], summary: "4,096 two-bit saturating counters indexed by the last 12 outcomes (a branch predictor)", source: "Hennessy & Patterson's 2-bit predictor, as compared in Bai, Lilja & Atiquzzaman 2009 Fig. 8", params: &[], defaults: &[], build: |_| Ok(Box::new(two_bit::TwoBit::default())) },
+        Component { decl: Declaration { name: "ntg", aliases: &[], summary: "normalised throughput gradient (Tri-S): congested while NTG < 1/2", source: "Biaz & Vaidya 1998 (Wang & Crowcroft's Tri-S); docs/algorithms.md §8.1", params: &[], defaults: &[] }, build: |_| Ok(Box::new(ntg::Ntg::default())) },
+        Component { decl: Declaration { name: "ndg", aliases: &[], summary: "normalised delay gradient (CARD): congested while NDG > 0", source: "Biaz & Vaidya 1998 (Jain's CARD); docs/algorithms.md §8.1", params: &[], defaults: &[] }, build: |_| Ok(Box::new(ndg::Ndg::default())) },
+        Component { decl: Declaration { name: "veno", aliases: &[], summary: "Veno's rule: a loss with backlog N < beta = 3 segments is corruption", source: "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7", params: &[], defaults: &[] }, build: |_| Ok(Box::new(veno::VenoRule::default())) },
+        Component { decl: Declaration { name: "two-bit", aliases: &[], summary: "4,096 two-bit saturating counters indexed by the last 12 outcomes (a branch predictor)", source: "Hennessy & Patterson's 2-bit predictor, as compared in Bai, Lilja & Atiquzzaman 2009 Fig. 8", params: &[], defaults: &[] }, build: |_| Ok(Box::new(two_bit::TwoBit::default())) },
     ],
 };
 
@@ -124,11 +128,11 @@ pub static RECEIVER: Family<Box<dyn ReceiverDiscriminator>> = Family {
     key: "discriminator-receiver",
     noun: "receiver-side loss discriminator",
     members: &[
-        Component { name: "biaz", aliases: &[], summary: "inter-arrival test: a gap of n packets in (n + 1)·T_min..(n + 2)·T_min is corruption", source: "Biaz & Vaidya, IEEE ASSET 1999; docs/algorithms.md §8.2", params: &[], defaults: &[], build: |_| Ok(Box::new(biaz::Biaz::default())) },
-        Component { name: "mbiaz", aliases: &[], summary: "Biaz with the tighter upper bound (n + 1.25)·T_min", source: "Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.3", params: &[], defaults: &[], build: |_| Ok(Box::new(mbiaz::MBiaz::default())) },
-        Component { name: "spike", aliases: &[], summary: "relative one-way trip time in a spike state: losses outside a spike are corruption", source: "Tobe et al. 2000 with Cen et al.'s parameters; docs/algorithms.md §8.4", params: &[], defaults: &[], build: |_| Ok(Box::new(spike::Spike::default())) },
-        Component { name: "zigzag", aliases: &[], summary: "ROTT against an EWMA mean and deviation, threshold by the number missing", source: "Cen, Cosman & Voelker 2003; docs/algorithms.md §8.5", params: &[], defaults: &[], build: |_| Ok(Box::new(zigzag::ZigZag::default())) },
-        Component { name: "zbs", aliases: &[], summary: "hybrid picking ZigZag, mBiaz or Spike per loss from the arrivals' topology hints", source: "Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.6", params: &[], defaults: &[], build: |_| Ok(Box::new(zbs::Zbs::default())) },
+        Component { decl: Declaration { name: "biaz", aliases: &[], summary: "inter-arrival test: a gap of n packets in (n + 1)·T_min..(n + 2)·T_min is corruption", source: "Biaz & Vaidya, IEEE ASSET 1999; docs/algorithms.md §8.2", params: &[], defaults: &[] }, build: |_| Ok(Box::new(biaz::Biaz::default())) },
+        Component { decl: Declaration { name: "mbiaz", aliases: &[], summary: "Biaz with the tighter upper bound (n + 1.25)·T_min", source: "Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.3", params: &[], defaults: &[] }, build: |_| Ok(Box::new(mbiaz::MBiaz::default())) },
+        Component { decl: Declaration { name: "spike", aliases: &[], summary: "relative one-way trip time in a spike state: losses outside a spike are corruption", source: "Tobe et al. 2000 with Cen et al.'s parameters; docs/algorithms.md §8.4", params: &[], defaults: &[] }, build: |_| Ok(Box::new(spike::Spike::default())) },
+        Component { decl: Declaration { name: "zigzag", aliases: &[], summary: "ROTT against an EWMA mean and deviation, threshold by the number missing", source: "Cen, Cosman & Voelker 2003; docs/algorithms.md §8.5", params: &[], defaults: &[] }, build: |_| Ok(Box::new(zigzag::ZigZag::default())) },
+        Component { decl: Declaration { name: "zbs", aliases: &[], summary: "hybrid picking ZigZag, mBiaz or Spike per loss from the arrivals' topology hints", source: "Cen, Cosman & Voelker, IEEE/ACM ToN 11(5) 2003; docs/algorithms.md §8.6", params: &[], defaults: &[] }, build: |_| Ok(Box::new(zbs::Zbs::default())) },
     ],
 };
 

@@ -1,6 +1,6 @@
 //! Trivial baselines every real estimator should beat: the last sample, and a constant.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::params::ParamSpec;
 use crate::time::{Nanos, round_ns};
@@ -12,12 +12,14 @@ pub const LAST_PARAMS: &[ParamSpec] = &[
 ];
 
 pub const LAST: Component<Estimator> = Component {
-    name: "last",
-    aliases: &[],
-    summary: "baseline: predicts the last sample, RTO = multiplier · last",
-    source: "baseline (no source)",
-    params: LAST_PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "last",
+        aliases: &[],
+        summary: "baseline: predicts the last sample, RTO = multiplier · last",
+        source: "baseline (no source)",
+        params: LAST_PARAMS,
+        defaults: &[],
+    },
     build: |p| {
         Ok(Estimator::Last(LastSample {
             multiplier: p.float("multiplier")?,
@@ -58,12 +60,14 @@ pub const CONSTANT_PARAMS: &[ParamSpec] = &[
 ];
 
 pub const CONSTANT: Component<Estimator> = Component {
-    name: "constant",
-    aliases: &[],
-    summary: "baseline: a fixed prediction and a fixed RTO",
-    source: "baseline (no source)",
-    params: CONSTANT_PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "constant",
+        aliases: &[],
+        summary: "baseline: a fixed prediction and a fixed RTO",
+        source: "baseline (no source)",
+        params: CONSTANT_PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Constant(Constant { rtt: p.duration("rtt")?, rto: p.duration("rto")? })),
 };
 

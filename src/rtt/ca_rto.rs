@@ -31,7 +31,7 @@
 //! inside rttvar, so only the cap is re-applied). The registered estimator `ca-rto` is that policy
 //! over [`Rfc6298`] with K = 4, kept for trace replay and `rttlab estimators`.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -60,12 +60,14 @@ pub const PARAMS: &[ParamSpec] = &[
 pub const POLICY_PARAMS: &[ParamSpec] = &[SCALE, MAX_CWND, SEED, DRAW, BACKOFF];
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "ca-rto",
-    aliases: &[],
-    summary: "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
-    source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "ca-rto",
+        aliases: &[],
+        summary: "CA-RTO: RFC 2988 plus a random extension growing with contention (needs cwnd from the sender)",
+        source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
 };
 

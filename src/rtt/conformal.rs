@@ -23,7 +23,7 @@
 //! - The forecast is RFC 6298's SRTT (α = 1/8, §2.3) and the RTO keeps G above it, as
 //!   RFC 6298's max(G, K·RTTVAR) does.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, round_ns};
 
@@ -40,12 +40,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "conformal",
-    aliases: &[],
-    summary: "online conformal RTO: SRTT times a margin calibrated online to a target miss rate",
-    source: "Angelopoulos, Barber & Bates NeurIPS 2023 (quantile tracker); Gibbs & Candès 2021; docs/algorithms.md §15",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "conformal",
+        aliases: &[],
+        summary: "online conformal RTO: SRTT times a margin calibrated online to a target miss rate",
+        source: "Angelopoulos, Barber & Bates NeurIPS 2023 (quantile tracker); Gibbs & Candès 2021; docs/algorithms.md §15",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Conformal(Conformal::new(Config::from_params(p)?))),
 };
 

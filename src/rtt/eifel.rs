@@ -5,7 +5,7 @@
 //! `CalculateGain`), whose structure matches every published fact: RTT decreases never touch
 //! RTTVAR, a "shock absorber" gain γ² shrinks RTTVAR slowly, gains follow the sampling rate.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, round_ns};
 
@@ -19,12 +19,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "eifel",
-    aliases: &[],
-    summary: "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
-    source: "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "eifel",
+        aliases: &[],
+        summary: "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
+        source: "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Eifel(Eifel::new(Config::from_params(p)?))),
 };
 

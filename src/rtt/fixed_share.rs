@@ -22,7 +22,7 @@
 //!   invariant to a common weight scale), and weights are normalised every trial, so no sample
 //!   — not even one beyond the largest expert — can underflow every weight to zero.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::linux::{self, Linux};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, round_ns};
@@ -55,12 +55,14 @@ impl Config {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "fixed-share",
-    aliases: &[],
-    summary: "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
-    source: "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "fixed-share",
+        aliases: &[],
+        summary: "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
+        source: "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
 };
 

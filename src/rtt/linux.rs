@@ -4,7 +4,7 @@
 //! State is kept exactly as the kernel keeps it: integer microseconds, `srtt_us` = 8·SRTT,
 //! `mdev_us`/`mdev_max_us`/`rttvar_us` = 4·deviation, with the same shifts, so truncation matches.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, SEC, US};
 
@@ -19,12 +19,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "linux",
-    aliases: &[],
-    summary: "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
-    source: "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "linux",
+        aliases: &[],
+        summary: "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
+        source: "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Linux(Linux::new(Config::from_params(p)?))),
 };
 

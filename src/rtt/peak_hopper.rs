@@ -4,7 +4,7 @@
 //! here on purpose: δ is computed in floating point (Java used integer division), and the
 //! previous sample is set by the first sample (Java left it unset, so B jumped to B_max).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, round_ns};
 
@@ -19,12 +19,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "peak-hopper",
-    aliases: &[],
-    summary: "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
-    source: "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "peak-hopper",
+        aliases: &[],
+        summary: "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
+        source: "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(p)?))),
 };
 

@@ -7,7 +7,7 @@
 
 use super::ca_rto::{self, ContentionExtension, ExtensionConfig};
 use super::{Context, RttEstimator};
-use crate::component::{Component, Family};
+use crate::component::{Component, Declaration, Family};
 use crate::params::ParamError;
 use crate::time::Nanos;
 
@@ -82,14 +82,16 @@ pub static FAMILY: Family<Policy> = Family {
     key: "rto-policy",
     noun: "RTO policy",
     members: &[
-        Component { name: "none", aliases: &[], summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], defaults: &[], build: |_| Ok(Policy::None) },
+        Component { decl: Declaration { name: "none", aliases: &[], summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], defaults: &[] }, build: |_| Ok(Policy::None) },
         Component {
-            name: "ca-rto",
-            aliases: &[],
-            summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
-            source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
-            params: ca_rto::POLICY_PARAMS,
-            defaults: &[],
+            decl: Declaration {
+                name: "ca-rto",
+                aliases: &[],
+                summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
+                source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
+                params: ca_rto::POLICY_PARAMS,
+                defaults: &[],
+            },
             build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
         },
     ],

@@ -20,7 +20,7 @@
 //!   timestamps let it through, is not fed again.
 //! - It predicts no RTT (as Peak-Hopper): its output is a timeout, not a forecast.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::params::{ParamError, Params};
 use crate::time::{Nanos, round_ns};
@@ -40,12 +40,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "quantile-experts",
-    aliases: &[],
-    summary: "Fixed-Share experts on a pinball loss: the RTO tracks the (1 − target)-quantile of the RTT",
-    source: "Herbster & Warmuth 1998 (Fixed-Share); Koenker & Bassett 1978 (pinball loss); docs/algorithms.md §15.3",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "quantile-experts",
+        aliases: &[],
+        summary: "Fixed-Share experts on a pinball loss: the RTO tracks the (1 − target)-quantile of the RTT",
+        source: "Herbster & Warmuth 1998 (Fixed-Share); Koenker & Bassett 1978 (pinball loss); docs/algorithms.md §15.3",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::QuantileExperts(QuantileExperts::new(Config::from_params(p)?.checked(p)?))),
 };
 

@@ -5,7 +5,7 @@
 //! rttvar against the *new* value; `UpdateRtt` in Appendix A.7 updates rttvar first with the
 //! *old* smoothed_rtt, as RFC 6298 does. Default: the Appendix order (`order = appendix`).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::time::{Nanos, round_ns};
 
@@ -20,12 +20,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "quic",
-    aliases: &[],
-    summary: "QUIC RFC 9002: smoothed_rtt/rttvar/min_rtt with ack-delay adjustment, PTO",
-    source: "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; docs/algorithms.md §5",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "quic",
+        aliases: &[],
+        summary: "QUIC RFC 9002: smoothed_rtt/rttvar/min_rtt with ack-delay adjustment, PTO",
+        source: "RFC 9002 §§5.1–5.3, 6.2.1, App. A.7; docs/algorithms.md §5",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Quic(Quic::new(Config::from_params(p)?))),
 };
 

@@ -23,7 +23,7 @@
 //! The project removed Linux's rto_min (which the report blames for its extra retransmissions);
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{parse_duration, Nanos, MS, SEC, round_ns};
@@ -65,12 +65,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "regression",
-    aliases: &[],
-    summary: "linear regression on [hops, min_rtt, max_rtt, ttl] inspired by the CSE534 project; RTO = ŷ + k·running error (form=paper: the report's own pseudo-code)",
-    source: "inspired by Baddam et al. 2018 (a redesign; form=paper follows its pseudo-code); github swetheendra84/CSE534Project; docs/algorithms.md §10",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "regression",
+        aliases: &[],
+        summary: "linear regression on [hops, min_rtt, max_rtt, ttl] inspired by the CSE534 project; RTO = ŷ + k·running error (form=paper: the report's own pseudo-code)",
+        source: "inspired by Baddam et al. 2018 (a redesign; form=paper follows its pseudo-code); github swetheendra84/CSE534Project; docs/algorithms.md §10",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
 };
 

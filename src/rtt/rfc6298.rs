@@ -2,7 +2,7 @@
 
 mod bsd;
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator, Smoothed};
 use crate::time::{Nanos, round_ns};
 
@@ -21,12 +21,14 @@ crate::params! {
 }
 
 pub const COMPONENT: Component<Estimator> = Component {
-    name: "rfc6298",
-    aliases: &[],
-    summary: "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
-    source: "RFC 6298 §§2–5; docs/algorithms.md §1",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "rfc6298",
+        aliases: &[],
+        summary: "Jacobson/Karels SRTT+4·RTTVAR with 1 s floor",
+        source: "RFC 6298 §§2–5; docs/algorithms.md §1",
+        params: PARAMS,
+        defaults: &[],
+    },
     build: |p| Ok(Estimator::Rfc6298(Rfc6298::new(Config::from_params(p)?))),
 };
 

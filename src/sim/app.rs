@@ -7,7 +7,7 @@
 //! says when to call it again. Data is written in whole segments so that segment boundaries stay
 //! at multiples of the MSS (the sender and receiver index segments by seq / MSS).
 
-use super::component::{Args, Component, Family};
+use super::component::{Args, Component, Declaration, Family};
 use crate::params::ParamError;
 use super::units::{parse_bandwidth, parse_bytes};
 use crate::params::ParamSpec;
@@ -23,20 +23,22 @@ pub static FAMILY: Family<Option<OnOffConfig>> = Family {
     key: "app",
     noun: "application",
     members: &[
-        Component { name: "bulk", aliases: &[], summary: "all data there at the start (flows.bytes, or unlimited)", source: "", params: &[], defaults: &[], build: |_| Ok(None) },
+        Component { decl: Declaration { name: "bulk", aliases: &[], summary: "all data there at the start (flows.bytes, or unlimited)", source: "", params: &[], defaults: &[] }, build: |_| Ok(None) },
         Component {
-            name: "onoff",
-            aliases: &["on-off"],
-            summary: "on/off source writing at a rate while on, or a burst at each on start",
-            source: "ns-2 Application/Traffic/Exponential, ns-3 OnOffApplication",
-            params: &[
-                ParamSpec::duration("on", "required", 0.0, f64::INFINITY, "mean on period (rate sources only)"),
-                ParamSpec::duration("off", "required", 0.0, f64::INFINITY, "mean off period"),
-                ParamSpec::choice("dist", "exponential", &["exponential", "fixed", "exp", "constant"], "period lengths: exponential draws with the mean, or fixed"),
-                ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)"),
-                ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)"),
-            ],
-            defaults: &[],
+            decl: Declaration {
+                name: "onoff",
+                aliases: &["on-off"],
+                summary: "on/off source writing at a rate while on, or a burst at each on start",
+                source: "ns-2 Application/Traffic/Exponential, ns-3 OnOffApplication",
+                params: &[
+                    ParamSpec::duration("on", "required", 0.0, f64::INFINITY, "mean on period (rate sources only)"),
+                    ParamSpec::duration("off", "required", 0.0, f64::INFINITY, "mean off period"),
+                    ParamSpec::choice("dist", "exponential", &["exponential", "fixed", "exp", "constant"], "period lengths: exponential draws with the mean, or fixed"),
+                    ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)"),
+                    ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)"),
+                ],
+                defaults: &[],
+            },
             build: build_onoff,
         },
     ],

@@ -9,7 +9,7 @@
 use super::config::{invalid, ConfigError};
 use crate::params::{ParamError, ParamSpec};
 
-pub use crate::component::{Args, Component, Family};
+pub use crate::component::{Args, Component, Declaration, Family};
 
 /// A component's error as the scenario reader reports it: naming the full key `path.key`.
 fn at(path: &str, e: ParamError) -> ConfigError {
@@ -123,7 +123,7 @@ mod tests {
     static REG: &Family<(f64, bool, u32), u32> = &Family {
         key: "widget",
         noun: "widget",
-        members: &[Component { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, defaults: &[], build: pick }],
+        members: &[Component { decl: Declaration { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, defaults: &[] }, build: pick }],
     };
 
     fn table(text: &str) -> toml::Table {

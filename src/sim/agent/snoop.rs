@@ -46,7 +46,7 @@
 
 use super::{At, Fate, NodeAgent, Placement, Queued};
 use crate::params::ParamSpec;
-use crate::sim::component::{Args, Component};
+use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
 use crate::sim::packet::{FlowId, Kind, NodeId, Packet};
 use crate::sim::queue::Verdict;
@@ -83,12 +83,14 @@ const PARAMS: &[ParamSpec] = &[
 
 /// Node agents a link can carry (`topology.<link>.agent = { kind = ... }`).
 pub const COMPONENT: Component<SnoopParams> = Component {
-    name: "snoop",
-    aliases: &[],
-    summary: "TCP-aware gateway before a lossy link: caches data, retransmits locally on duplicate ACKs and a local timer, suppresses those duplicate ACKs",
-    source: "Balakrishnan, Seshan, Amir, Katz, MobiCom 1995 §3; ns-2 tcp/snoop.cc defaults",
-    params: PARAMS,
-    defaults: &[],
+    decl: Declaration {
+        name: "snoop",
+        aliases: &[],
+        summary: "TCP-aware gateway before a lossy link: caches data, retransmits locally on duplicate ACKs and a local timer, suppresses those duplicate ACKs",
+        source: "Balakrishnan, Seshan, Amir, Katz, MobiCom 1995 §3; ns-2 tcp/snoop.cc defaults",
+        params: PARAMS,
+        defaults: &[],
+    },
     build,
 };
 

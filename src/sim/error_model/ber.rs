@@ -2,15 +2,17 @@
 
 use super::{required, ErrorModel};
 use crate::params::ParamSpec;
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 
 pub const COMPONENT: Component<ErrorModel> = Component {
-    name: "ber",
-    aliases: &[],
-    summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
-    source: "independent bit errors",
-    params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
-    defaults: &[],
+    decl: Declaration {
+        name: "ber",
+        aliases: &[],
+        summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
+        source: "independent bit errors",
+        params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
+        defaults: &[],
+    },
     build: |a| Ok(ErrorModel::Ber { ber: required(a, "ber")? }),
 };
 

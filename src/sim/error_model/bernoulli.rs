@@ -2,14 +2,16 @@
 
 use super::{required, ErrorModel};
 use crate::params::ParamSpec;
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 
 pub const COMPONENT: Component<ErrorModel> = Component {
-    name: "bernoulli",
-    aliases: &[],
-    summary: "each packet lost independently with probability per",
-    source: "independent (Bernoulli) packet loss",
-    params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
-    defaults: &[],
+    decl: Declaration {
+        name: "bernoulli",
+        aliases: &[],
+        summary: "each packet lost independently with probability per",
+        source: "independent (Bernoulli) packet loss",
+        params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
+        defaults: &[],
+    },
     build: |a| Ok(ErrorModel::Bernoulli { per: required(a, "per")? }),
 };

@@ -3,20 +3,22 @@
 
 use super::{required, ErrorModel};
 use crate::params::ParamSpec;
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 
 pub const COMPONENT: Component<ErrorModel> = Component {
-    name: "gilbert-elliott",
-    aliases: &[],
-    summary: "two-state Markov chain, one transition per packet before the loss draw",
-    source: "Gilbert 1960, Elliott 1963",
-    params: &[
-        ParamSpec::float("p_gb", "required", 0.0, 1.0, "good → bad transition probability per packet"),
-        ParamSpec::float("p_bg", "required", 0.0, 1.0, "bad → good transition probability per packet"),
-        ParamSpec::float("loss_good", "0", 0.0, 1.0, "loss probability in the good state"),
-        ParamSpec::float("loss_bad", "1", 0.0, 1.0, "loss probability in the bad state"),
-    ],
-    defaults: &[],
+    decl: Declaration {
+        name: "gilbert-elliott",
+        aliases: &[],
+        summary: "two-state Markov chain, one transition per packet before the loss draw",
+        source: "Gilbert 1960, Elliott 1963",
+        params: &[
+            ParamSpec::float("p_gb", "required", 0.0, 1.0, "good → bad transition probability per packet"),
+            ParamSpec::float("p_bg", "required", 0.0, 1.0, "bad → good transition probability per packet"),
+            ParamSpec::float("loss_good", "0", 0.0, 1.0, "loss probability in the good state"),
+            ParamSpec::float("loss_bad", "1", 0.0, 1.0, "loss probability in the bad state"),
+        ],
+        defaults: &[],
+    },
     build: |a| Ok(ErrorModel::GilbertElliott { p_gb: required(a, "p_gb")?, p_bg: required(a, "p_bg")?, loss_good: a.float("loss_good")?, loss_bad: a.float("loss_bad")?, bad: false }),
 };
 

@@ -1,7 +1,7 @@
 //! Link error models: which packets a channel corrupts on the wire (drop cause `Corruption`), and
 //! losses scheduled at given times (drop cause `Scheduled`). Queue drops live in [`super::queue`].
 
-use super::component::{Args, Component, Family};
+use super::component::{Args, Component, Declaration, Family};
 use crate::params::ParamError;
 use crate::rng::Stream;
 use crate::time::Nanos;
@@ -19,7 +19,7 @@ pub static FAMILY: Family<ErrorModel> = Family {
     key: "error",
     noun: "error model",
     members: &[
-        Component { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], defaults: &[], build: |_| Ok(ErrorModel::None) },
+        Component { decl: Declaration { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], defaults: &[] }, build: |_| Ok(ErrorModel::None) },
         bernoulli::COMPONENT,
         ber::COMPONENT,
         gilbert_elliott::COMPONENT,

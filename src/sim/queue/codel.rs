@@ -28,7 +28,7 @@
 
 use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
 use crate::params::{ParamError, ParamSpec};
-use crate::sim::component::{Args, Component};
+use crate::sim::component::{Args, Component, Declaration};
 use crate::sim::packet::{Ecn, Packet};
 use crate::sim::units::Limit;
 use crate::time::Nanos;
@@ -37,17 +37,19 @@ use std::collections::VecDeque;
 const FLAG: &[&str] = &["true", "false"];
 
 pub const COMPONENT: Component<Built, QueueCtx> = Component {
-    name: "codel",
-    aliases: &[],
-    summary: "Controlled Delay: drops (or ECN-marks) at the head once sojourn time stays above target for an interval",
-    source: "Nichols & Jacobson, RFC 8289 (2018) §5 pseudo-code; docs/algorithms.md §9.12",
-    params: &[
-        LIMIT,
-        ParamSpec::duration("target", "5ms", 0.000001, 60.0, "acceptable standing sojourn time (RFC 8289 §4.3)"),
-        ParamSpec::duration("interval", "100ms", 0.000001, 3600.0, "window the sojourn time must stay above target before dropping, and the control law's base spacing (§4.2)"),
-        ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECN-capable packets instead of dropping them"),
-    ],
-    defaults: &[],
+    decl: Declaration {
+        name: "codel",
+        aliases: &[],
+        summary: "Controlled Delay: drops (or ECN-marks) at the head once sojourn time stays above target for an interval",
+        source: "Nichols & Jacobson, RFC 8289 (2018) §5 pseudo-code; docs/algorithms.md §9.12",
+        params: &[
+            LIMIT,
+            ParamSpec::duration("target", "5ms", 0.000001, 60.0, "acceptable standing sojourn time (RFC 8289 §4.3)"),
+            ParamSpec::duration("interval", "100ms", 0.000001, 3600.0, "window the sojourn time must stay above target before dropping, and the control law's base spacing (§4.2)"),
+            ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECN-capable packets instead of dropping them"),
+        ],
+        defaults: &[],
+    },
     build,
 };
 

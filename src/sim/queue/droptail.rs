@@ -1,18 +1,20 @@
 //! DropTail: a FIFO that drops arrivals when full, counted in packets or bytes.
 
 use super::{limit, Built, Fifo, Queue, QueueCtx, Verdict, LIMIT};
-use crate::sim::component::{Args, Component};
+use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
 use crate::sim::packet::Packet;
 use crate::sim::units::Limit;
 
 pub const COMPONENT: Component<Built, QueueCtx> = Component {
-    name: "droptail",
-    aliases: &[],
-    summary: "FIFO that drops arrivals when full",
-    source: "tail drop (ns-2 DropTail)",
-    params: &[LIMIT],
-    defaults: &[],
+    decl: Declaration {
+        name: "droptail",
+        aliases: &[],
+        summary: "FIFO that drops arrivals when full",
+        source: "tail drop (ns-2 DropTail)",
+        params: &[LIMIT],
+        defaults: &[],
+    },
     build,
 };
 

@@ -10,7 +10,7 @@
 use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
 use crate::params::ParamSpec;
 use crate::rng::Stream;
-use crate::sim::component::{Args, Component};
+use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
 use crate::sim::packet::{Ecn, Packet};
 use crate::sim::units::{parse_bytes, tx_time, Limit};
@@ -19,22 +19,24 @@ use crate::time::Nanos;
 const FLAG: &[&str] = &["true", "false"];
 
 pub const COMPONENT: Component<Built, QueueCtx> = Component {
-    name: "red",
-    aliases: &[],
-    summary: "Random Early Detection with optional ECN marking and gentle mode",
-    source: "Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993; RFC 3168 §7; ns-2 red.cc defaults",
-    params: &[
-        LIMIT,
-        ParamSpec::float("min_th", "5", 0.0, f64::INFINITY, "lower threshold of the average queue, packets (ns-2 thresh_)"),
-        ParamSpec::float("max_th", "15", 0.0, f64::INFINITY, "upper threshold, packets (ns-2 maxthresh_); above min_th"),
-        ParamSpec::float("w_q", "0.002", 0.0, 1.0, "EWMA weight of the average queue, in (0, 1]"),
-        ParamSpec::float("max_p", "0.1", 0.0, 1.0, "drop probability at max_th (ns-2 linterm_ 10)"),
-        ParamSpec::choice("gentle", "false", FLAG, "ramp p from max_p to 1 between max_th and 2·max_th"),
-        ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECT packets instead of early drops (RFC 3168 §7)"),
-        ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay"),
-        ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size"),
-    ],
-    defaults: &[],
+    decl: Declaration {
+        name: "red",
+        aliases: &[],
+        summary: "Random Early Detection with optional ECN marking and gentle mode",
+        source: "Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993; RFC 3168 §7; ns-2 red.cc defaults",
+        params: &[
+            LIMIT,
+            ParamSpec::float("min_th", "5", 0.0, f64::INFINITY, "lower threshold of the average queue, packets (ns-2 thresh_)"),
+            ParamSpec::float("max_th", "15", 0.0, f64::INFINITY, "upper threshold, packets (ns-2 maxthresh_); above min_th"),
+            ParamSpec::float("w_q", "0.002", 0.0, 1.0, "EWMA weight of the average queue, in (0, 1]"),
+            ParamSpec::float("max_p", "0.1", 0.0, 1.0, "drop probability at max_th (ns-2 linterm_ 10)"),
+            ParamSpec::choice("gentle", "false", FLAG, "ramp p from max_p to 1 between max_th and 2·max_th"),
+            ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECT packets instead of early drops (RFC 3168 §7)"),
+            ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay"),
+            ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size"),
+        ],
+        defaults: &[],
+    },
     build,
 };
 

@@ -5,16 +5,18 @@
 use super::{droptail::DropTail, limit, Built, Queue, QueueCtx, LIMIT};
 use crate::params::ParamSpec;
 use crate::sim::agent::QueueAgent;
-use crate::sim::component::{Args, Component};
+use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
 
 pub const COMPONENT: Component<Built, QueueCtx> = Component {
-    name: "threshold",
-    aliases: &[],
-    summary: "DropTail whose router sends a source quench to the sender at occupancy ≥ tau",
-    source: "ICMP source quench, RFC 792 (deprecated by RFC 6633; kept as an explicit router signal)",
-    params: &[LIMIT, ParamSpec::int("tau", "required", 1.0, f64::INFINITY, "occupancy in packets (after the arrival) from which each data arrival is signalled")],
-    defaults: &[],
+    decl: Declaration {
+        name: "threshold",
+        aliases: &[],
+        summary: "DropTail whose router sends a source quench to the sender at occupancy ≥ tau",
+        source: "ICMP source quench, RFC 792 (deprecated by RFC 6633; kept as an explicit router signal)",
+        params: &[LIMIT, ParamSpec::int("tau", "required", 1.0, f64::INFINITY, "occupancy in packets (after the arrival) from which each data arrival is signalled")],
+        defaults: &[],
+    },
     build,
 };
 

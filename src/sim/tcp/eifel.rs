@@ -12,18 +12,20 @@
 //! (RFC 4015 without timestamps) does not arise here.
 
 use super::{SpuriousDetection, TcpOptions};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 use crate::time::Nanos;
 
 /// `tcp.spurious_detection = "eifel"`.
 pub const COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
-    name: "eifel",
-    aliases: &[],
-    summary: "Eifel detection: the first ACK after a timeout's retransmission echoes an older timestamp => spurious (needs timestamps)",
-    source: "RFC 3522 §3.2; src/sim/tcp/eifel.rs",
-    params: &[],
-    // RFC 3522 §2: the timestamp echo (TSecr) names the transmission an ACK answers.
-    defaults: &[],
+    decl: Declaration {
+        name: "eifel",
+        aliases: &[],
+        summary: "Eifel detection: the first ACK after a timeout's retransmission echoes an older timestamp => spurious (needs timestamps)",
+        source: "RFC 3522 §3.2; src/sim/tcp/eifel.rs",
+        params: &[],
+        // RFC 3522 §2: the timestamp echo (TSecr) names the transmission an ACK answers.
+        defaults: &[],
+    },
     build: |a| if a.ctx.timestamps { Ok(SpuriousDetection::Eifel) } else { Err(a.inconsistent("\"eifel\" needs timestamps = true (RFC 3522 §2: TSecr names the transmission)")) },
 };
 

@@ -24,18 +24,20 @@
 
 use super::cc::Window;
 use super::{SpuriousResponse, TcpOptions};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 use crate::rtt::Smoothed;
 use crate::time::Nanos;
 
 /// `tcp.spurious_response = "rfc4015"`.
 pub const COMPONENT: Component<SpuriousResponse, TcpOptions> = Component {
-    name: "rfc4015",
-    aliases: &[],
-    summary: "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)",
-    source: "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "rfc4015",
+        aliases: &[],
+        summary: "Eifel response: go forward, cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO re-initialised from max(SRTT_prev, m)",
+        source: "RFC 4015 §3.1; src/sim/tcp/eifel_response.rs",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(SpuriousResponse::Rfc4015),
 };
 

@@ -23,27 +23,31 @@
 
 use super::eifel::Verdict;
 use super::{SpuriousDetection, TcpOptions};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 
 /// `tcp.spurious_detection = "frto"`.
 pub const COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
-    name: "frto",
-    aliases: &[],
-    summary: "F-RTO: two new segments after the first new ACK; an ACK of never-retransmitted data next => spurious (no TCP option)",
-    source: "RFC 5682 §2; src/sim/tcp/frto.rs",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "frto",
+        aliases: &[],
+        summary: "F-RTO: two new segments after the first new ACK; an ACK of never-retransmitted data next => spurious (no TCP option)",
+        source: "RFC 5682 §2; src/sim/tcp/frto.rs",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(SpuriousDetection::Frto(Variant::Basic)),
 };
 
 /// `tcp.spurious_detection = "frto-sack"`.
 pub const SACK_COMPONENT: Component<SpuriousDetection, TcpOptions> = Component {
-    name: "frto-sack",
-    aliases: &[],
-    summary: "SACK-enhanced F-RTO: as frto, reading SACK information against RecoveryPoint (needs sack)",
-    source: "RFC 5682 §3; src/sim/tcp/frto.rs",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "frto-sack",
+        aliases: &[],
+        summary: "SACK-enhanced F-RTO: as frto, reading SACK information against RecoveryPoint (needs sack)",
+        source: "RFC 5682 §3; src/sim/tcp/frto.rs",
+        params: &[],
+        defaults: &[],
+    },
     build: |a| if a.ctx.sack { Ok(SpuriousDetection::Frto(Variant::Sack)) } else { Err(a.inconsistent("\"frto-sack\" needs sack = true (RFC 5682 §3 reads the SACK information)")) },
 };
 

@@ -18,7 +18,7 @@ pub mod recovery;
 pub mod scoreboard;
 pub mod sender;
 
-use crate::sim::component::{Component, Family};
+use crate::sim::component::{Component, Declaration, Family};
 use crate::time::{Nanos, MS};
 use serde::{Deserialize, Serialize};
 
@@ -155,12 +155,14 @@ const RATE_HALVING_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component
 };
 
 const LINUX_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
-    name: "linux",
-    aliases: &[],
-    summary: "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched",
-    source: "Linux tcp_undo_cwnd_reduction",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "linux",
+        aliases: &[],
+        summary: "default: go forward, cwnd and ssthresh back to at least their values before the timeout, RTO untouched",
+        source: "Linux tcp_undo_cwnd_reduction",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(SpuriousResponse::Linux),
 };
 

@@ -40,7 +40,7 @@
 //! - `send_quantum` fixes the quantisation budget's skb size (ns-3's TcpBbr uses 1 segment at
 //!   every rate; Linux's `bbr_tso_segs_goal`, the default, 2 above 1.2 Mbit/s).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::params::ParamSpec;
 use crate::rng::{self, Stream};
@@ -83,12 +83,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "bbr",
-    aliases: &["bbr1"],
-    summary: "BBR v1: paces at the max delivery rate of 10 rounds, cwnd 2·BDP; Startup, Drain, ProbeBW gain cycle, ProbeRTT",
-    source: "Cardwell et al. 2016 (ACM Queue); Linux tcp_bbr.c; docs/algorithms.md §15.2",
-    params: PARAMS,
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "bbr",
+        aliases: &["bbr1"],
+        summary: "BBR v1: paces at the max delivery rate of 10 rounds, cwnd 2·BDP; Startup, Drain, ProbeBW gain cycle, ProbeRTT",
+        source: "Cardwell et al. 2016 (ACM Queue); Linux tcp_bbr.c; docs/algorithms.md §15.2",
+        params: PARAMS,
+        defaults: &[("recovery", "newreno")],
+    },
     build: |p| Ok(CongestionControl::Bbr(Box::new(Bbr::with(p.int("send_quantum")?, p.duration("initial_min_rtt")?)))),
 };
 

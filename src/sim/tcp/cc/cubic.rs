@@ -32,7 +32,7 @@
 //! round, then Conservative Slow Start (growth ÷ 4) for 5 rounds before congestion avoidance,
 //! back to slow start if the RTT falls again. "off": slow start until a loss.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
@@ -65,12 +65,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "cubic",
-    aliases: &[],
-    summary: "CUBIC: window grows as C·(t − K)³ + W_max after a loss, beta 0.7, Reno-friendly region, HyStart",
-    source: "RFC 9438; Linux tcp_cubic.c; RFC 9406 (HyStart++); docs/algorithms.md §15.1",
-    params: PARAMS,
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "cubic",
+        aliases: &[],
+        summary: "CUBIC: window grows as C·(t − K)³ + W_max after a loss, beta 0.7, Reno-friendly region, HyStart",
+        source: "RFC 9438; Linux tcp_cubic.c; RFC 9406 (HyStart++); docs/algorithms.md §15.1",
+        params: PARAMS,
+        defaults: &[("recovery", "newreno")],
+    },
     build: |p| Ok(CongestionControl::Cubic(Box::new(Cubic::new(Config::from_params(p)?)))),
 };
 

@@ -2,17 +2,19 @@
 //! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
 //! is the NewReno recovery strategy, this scheme's default.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::reno::Reno;
 use super::{AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "newreno",
-    aliases: &["new_reno"],
-    summary: "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
-    source: "RFC 6582 §3.2; docs/algorithms.md §9.2",
-    params: &[],
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "newreno",
+        aliases: &["new_reno"],
+        summary: "NewReno: Reno's window with RFC 6582's burst-avoiding exit; NewReno partial-ACK recovery by default",
+        source: "RFC 6582 §3.2; docs/algorithms.md §9.2",
+        params: &[],
+        defaults: &[("recovery", "newreno")],
+    },
     build: |_| Ok(CongestionControl::NewReno(NewReno)),
 };
 

@@ -3,16 +3,18 @@
 //! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
 //! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "reno",
-    aliases: &[],
-    summary: "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
-    source: "RFC 5681 §§3.1–3.2; docs/algorithms.md §9.1",
-    params: &[],
-    defaults: &[("recovery", "reno")],
+    decl: Declaration {
+        name: "reno",
+        aliases: &[],
+        summary: "Reno: slow start, AIMD, cwnd = ssthresh on leaving recovery; classic Reno recovery by default",
+        source: "RFC 5681 §§3.1–3.2; docs/algorithms.md §9.1",
+        params: &[],
+        defaults: &[("recovery", "reno")],
+    },
     build: |_| Ok(CongestionControl::Reno(Reno)),
 };
 

@@ -55,7 +55,7 @@
 //! moves to where the new curve passes w/2 (eq. 11). Slow start ends when w comes within
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
@@ -104,12 +104,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "smooth",
-    aliases: &["smoothtcp"],
-    summary: "SmoothTCP: tanh window law over congestion metrics (source quench by default) with a re-fitted tanh slow start",
-    source: "Vieira & Bauer (Vieira & Bauer 2006) eqs 1–11; docs/algorithms.md §11",
-    params: PARAMS,
-    defaults: &[("recovery", "reno")],
+    decl: Declaration {
+        name: "smooth",
+        aliases: &["smoothtcp"],
+        summary: "SmoothTCP: tanh window law over congestion metrics (source quench by default) with a re-fitted tanh slow start",
+        source: "Vieira & Bauer (Vieira & Bauer 2006) eqs 1–11; docs/algorithms.md §11",
+        params: PARAMS,
+        defaults: &[("recovery", "reno")],
+    },
     build: |p| Ok(CongestionControl::Smooth(Box::new(SmoothTcp::from_params(p)?))),
 };
 

@@ -34,7 +34,7 @@
 //! - Each detected loss event (a fast retransmit, every timer expiry) is one prediction.
 //! - Default recovery: classic Reno (RFC 5681 §3.2), the paper's ns-2 baseline TCP-Reno.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::reno::Reno;
 use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::discriminator::bernoulli::Bernoulli;
@@ -59,12 +59,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "spectcp",
-    aliases: &["spec-tcp", "spec_tcp"],
-    summary: "SpecTCP: a loss is presumed corruption (cwnd kept), ECN-Echo halves; legacy Reno where ECN is not negotiated",
-    source: "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
-    params: PARAMS,
-    defaults: &[("recovery", "reno")],
+    decl: Declaration {
+        name: "spectcp",
+        aliases: &["spec-tcp", "spec_tcp"],
+        summary: "SpecTCP: a loss is presumed corruption (cwnd kept), ECN-Echo halves; legacy Reno where ECN is not negotiated",
+        source: "Bai, Lilja & Atiquzzaman 2009 §§3-4 (Bai, Lilja & Atiquzzaman 2009); docs/algorithms.md §8.9",
+        params: PARAMS,
+        defaults: &[("recovery", "reno")],
+    },
     build: |p| {
         let mut s = SpecTcp::new(p.float("p")?, p.choice("manager")? == "always");
         s.backoff_on_corruption = p.choice("timeout_backoff")? == "always";

@@ -25,7 +25,7 @@
 //! - The loss response halves FlightSize (RFC 5681, as `reno`), not cwnd (Linux
 //!   `tcp_reno_ssthresh`); the recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
@@ -40,12 +40,14 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "vegas",
-    aliases: &[],
-    summary: "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
-    source: "Brakmo & Peterson 1995; Linux tcp_vegas.c; docs/algorithms.md §9.5",
-    params: PARAMS,
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "vegas",
+        aliases: &[],
+        summary: "Vegas: keeps alpha..beta segments queued, from BaseRTT vs the round's min RTT",
+        source: "Brakmo & Peterson 1995; Linux tcp_vegas.c; docs/algorithms.md §9.5",
+        params: PARAMS,
+        defaults: &[("recovery", "newreno")],
+    },
     build: |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),
 };
 

@@ -20,7 +20,7 @@
 //!   bytes to one cwnd and adds a segment on every second such count.
 //! - Recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
@@ -36,12 +36,14 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec::int(
 )];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "veno",
-    aliases: &[],
-    summary: "Veno: Reno whose loss response keeps 4/5 of cwnd when the Vegas backlog estimate says the loss was random",
-    source: "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7",
-    params: PARAMS,
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "veno",
+        aliases: &[],
+        summary: "Veno: Reno whose loss response keeps 4/5 of cwnd when the Vegas backlog estimate says the loss was random",
+        source: "Fu & Liew 2003; Linux tcp_veno.c; docs/algorithms.md §8.7",
+        params: PARAMS,
+        defaults: &[("recovery", "newreno")],
+    },
     build: |p| Ok(CongestionControl::Veno(Box::new(Veno::new(p.int("beta")?)))),
 };
 

@@ -6,18 +6,20 @@
 //! of fast recovery, cwnd = ssthresh = ER when recovery completes, ssthresh = ER on a timeout.
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
-use crate::component::Component;
+use crate::component::{Component, Declaration};
 use super::reno::Reno;
 use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::time::{Nanos, MS, SEC};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
-    name: "westwood+",
-    aliases: &["westwood"],
-    summary: "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
-    source: "Mascolo et al.; Linux tcp_westwood.c; docs/algorithms.md §9.4",
-    params: &[],
-    defaults: &[("recovery", "newreno")],
+    decl: Declaration {
+        name: "westwood+",
+        aliases: &["westwood"],
+        summary: "Westwood+: Reno probing; after a loss the window is set from delivered bandwidth × RTT_min",
+        source: "Mascolo et al.; Linux tcp_westwood.c; docs/algorithms.md §9.4",
+        params: &[],
+        defaults: &[("recovery", "newreno")],
+    },
     build: |_| Ok(CongestionControl::Westwood(Box::default())),
 };
 

@@ -5,18 +5,20 @@
 
 use super::reno::{advance, count_dupack, inflate_on_entry, next_in_order};
 use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 use crate::sim::tcp::cc::Window;
 use crate::sim::tcp::TcpOptions;
 
 /// `tcp.recovery = "newreno"`.
 pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
-    name: "newreno",
-    aliases: &["new_reno"],
-    summary: "Reno's mechanics, but recovery lasts until everything sent before it is acknowledged; a partial ACK resends the next hole",
-    source: "RFC 6582 §3.2; src/sim/tcp/recovery/new_reno.rs",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "newreno",
+        aliases: &["new_reno"],
+        summary: "Reno's mechanics, but recovery lasts until everything sent before it is acknowledged; a partial ACK resends the next hole",
+        source: "RFC 6582 §3.2; src/sim/tcp/recovery/new_reno.rs",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(RecoveryKind::NewReno),
 };
 

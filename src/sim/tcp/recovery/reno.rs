@@ -5,7 +5,7 @@
 //! against min(cwnd, rwnd).
 
 use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
@@ -13,12 +13,14 @@ use crate::sim::trace::RetxCause;
 
 /// `tcp.recovery = "reno"`.
 pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
-    name: "reno",
-    aliases: &[],
-    summary: "fast retransmit on the third dupACK, window inflation, recovery left on the first new ACK; go-back-N after a timeout",
-    source: "RFC 5681 §3.2; src/sim/tcp/recovery/reno.rs",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "reno",
+        aliases: &[],
+        summary: "fast retransmit on the third dupACK, window inflation, recovery left on the first new ACK; go-back-N after a timeout",
+        source: "RFC 5681 §3.2; src/sim/tcp/recovery/reno.rs",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(RecoveryKind::Reno),
 };
 

@@ -3,7 +3,7 @@
 //! send loop sends NextSeg while cwnd − pipe ≥ 1 SMSS.
 
 use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
-use crate::sim::component::Component;
+use crate::sim::component::{Component, Declaration};
 use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
@@ -11,13 +11,15 @@ use crate::sim::trace::RetxCause;
 
 /// `tcp.recovery = "sack"`.
 pub const COMPONENT: Component<RecoveryKind, TcpOptions> = Component {
-    name: "sack",
-    aliases: &["rfc6675"],
-    summary: "scoreboard of SACKed and lost segments, pipe instead of FlightSize, NextSeg while cwnd - pipe >= 1 SMSS (needs sack)",
-    source: "RFC 6675; src/sim/tcp/recovery/sack.rs",
-    params: &[],
-    // The receiver sends SACK blocks only when SACK is on (RFC 2018).
-    defaults: &[],
+    decl: Declaration {
+        name: "sack",
+        aliases: &["rfc6675"],
+        summary: "scoreboard of SACKed and lost segments, pipe instead of FlightSize, NextSeg while cwnd - pipe >= 1 SMSS (needs sack)",
+        source: "RFC 6675; src/sim/tcp/recovery/sack.rs",
+        params: &[],
+        // The receiver sends SACK blocks only when SACK is on (RFC 2018).
+        defaults: &[],
+    },
     build: |a| if a.ctx.sack { Ok(RecoveryKind::Sack) } else { Err(a.inconsistent("\"sack\" recovery needs sack = true (the receiver sends no SACK blocks otherwise)")) },
 };
 
