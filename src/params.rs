@@ -255,10 +255,29 @@ macro_rules! choices {
     };
 }
 
+/// A parameter written with a unit or in a form of its own (`coef = "1,2,3,4,5"`, a duration or
+/// `none`), read into a typed value by `params!` (kind `quantity`).
+pub trait Quantity: Sized {
+    /// How the value is written, for the error when it does not read.
+    const EXPECTED: &'static str;
+    /// The value `text` stands for, or None when it does not read.
+    fn parse(text: &str) -> Option<Self>;
+    /// The number, in the declared unit, the declared range is checked on.
+    fn magnitude(&self) -> f64;
+}
+
+impl Params<'_> {
+    /// A [`Quantity`] parameter read straight into its type.
+    pub fn typed_quantity<T: Quantity>(&self, name: &str) -> Result<T, ParamError> {
+        self.quantity(name, T::EXPECTED, T::parse, T::magnitude)
+    }
+}
+
 /// A component's parameters declared once: each field of the config struct is a parameter of the
 /// same name, with its kind, default, range and meaning. Generates the struct, its `PARAMS`
 /// table (what listings, docs and validation read), `Config::from_params` (every field read
-/// through [`Params`]) and `Default` (the declared defaults, so no second copy of them exists).
+/// through [`Params`], then the optional `check`) and `Default` (the declared defaults, so no
+/// second copy of them exists).
 ///
 /// ```ignore
 /// params! {
@@ -267,22 +286,39 @@ macro_rules! choices {
 ///         k: f64 = float("4", 0.0, 100.0, "variance multiplier K"),
 ///         hz: u64 = int("1000", 1.0, 100000.0, "kernel tick rate"),
 ///         window: Window = choice("auto", "when an RTT window ends"),   // Window: Choice
+///         coef: Coef = quantity("none", "unit", 0.0, 1e6, "..."),     // Coef: Quantity
+///         scale: Nanos = duration(SCALE),   // a ParamSpec declared once, shared by two configs
 ///     }
+///     // Optional: what the parameters together must satisfy (errors name the component).
+///     check(cfg, p) { if cfg.k > 10.0 && cfg.hz < 100 { return Err(p.inconsistent("...")); } Ok(()) }
 /// }
 /// ```
+/// `const NAME;` before the struct names the table something other than `PARAMS` (two configs in
+/// one module).
 #[macro_export]
 macro_rules! params {
-    ($(#[$meta:meta])* pub struct $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $kind:ident ( $($arg:expr),* $(,)? ) ),+ $(,)? }) => {
-        pub const PARAMS: &[$crate::params::ParamSpec] = &[ $( $crate::params!(@spec $kind, $field, $ty, $($arg),*) ),+ ];
+    ($(#[$meta:meta])* pub struct $($rest:tt)*) => {
+        $crate::params! { const PARAMS; $(#[$meta])* pub struct $($rest)* }
+    };
+    (const $table:ident; $(#[$meta:meta])* pub struct $name:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty = $kind:ident ( $($arg:expr),* $(,)? ) ),+ $(,)? }
+     $( check ( $cfg:ident , $pp:ident ) $check:block )?) => {
+        pub const $table: &[$crate::params::ParamSpec] = &[ $( $crate::params!(@spec $kind, $field, $ty, $($arg),*) ),+ ];
 
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub struct $name { $( $(#[$fmeta])* pub $field: $ty, )+ }
 
         impl $name {
-            /// Every field read from its parameter (declared in `PARAMS`).
+            /// Every field read from its parameter (declared in the table), then checked together.
             pub fn from_params(p: &$crate::params::Params) -> Result<Self, $crate::params::ParamError> {
-                Ok(Self { $( $field: $crate::params!(@read $kind, p, $field, $ty), )+ })
+                let cfg = Self { $( $field: $crate::params!(@read $kind, p, $field, $ty), )+ };
+                $( {
+                    let $cfg = &cfg;
+                    let $pp = p;
+                    let checked: Result<(), $crate::params::ParamError> = $check;
+                    checked?;
+                } )?
+                Ok(cfg)
             }
         }
 
@@ -290,10 +326,12 @@ macro_rules! params {
             /// The declared defaults.
             fn default() -> Self {
                 let none: [(String, String); 0] = [];
-                Self::from_params(&$crate::params::Params::new(stringify!($name), PARAMS, &none).expect("no parameters given")).expect("declared defaults lie in their ranges")
+                Self::from_params(&$crate::params::Params::new(stringify!($name), $table, &none).expect("no parameters given")).expect("declared defaults lie in their ranges")
             }
         }
     };
+    // One argument: a `ParamSpec` declared elsewhere (shared by two configs); its name must be the field's.
+    (@spec $kind:ident, $field:ident, $ty:ty, $shared:expr) => { $shared };
     (@spec choice, $field:ident, $ty:ty, $default:expr, $doc:expr) => {
         $crate::params::ParamSpec::choice(stringify!($field), $default, <$ty as $crate::params::Choice>::OPTIONS, $doc)
     };
@@ -305,6 +343,7 @@ macro_rules! params {
     // The declared range keeps every value inside the field's type.
     (@read int, $p:ident, $field:ident, $ty:ty) => { $p.int(stringify!($field))? as $ty };
     (@read choice, $p:ident, $field:ident, $ty:ty) => { $p.typed::<$ty>(stringify!($field))? };
+    (@read quantity, $p:ident, $field:ident, $ty:ty) => { $p.typed_quantity::<$ty>(stringify!($field))? };
 }
 
 #[cfg(test)]
@@ -391,5 +430,60 @@ mod tests {
         assert_eq!((c.mode, c.on, c.n), (Mode::A, true, 3));
         let g = given(&[("n", "0")]);
         assert_eq!(Config::from_params(&Params::new("x", PARAMS, &g).unwrap()).unwrap_err().to_string(), "x.n: 0 is outside the accepted range 1..100");
+    }
+
+    /// A number with a unit suffix, for the `quantity` kind.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Metres(f64);
+
+    impl Quantity for Metres {
+        const EXPECTED: &'static str = "a length such as 3m";
+        fn parse(text: &str) -> Option<Self> {
+            text.strip_suffix('m')?.parse().ok().map(Metres)
+        }
+        fn magnitude(&self) -> f64 {
+            self.0
+        }
+    }
+
+    mod shared {
+        use super::{Metres, Mode};
+        use crate::params::ParamSpec;
+        const MODE: ParamSpec = ParamSpec::choice("mode", "a", &["a", "b"], "variant");
+        crate::params! {
+            const WIDE;
+            pub struct Wide {
+                mode: Mode = choice(MODE),
+                lo: u64 = int("1", 0.0, 10.0, "low"),
+                hi: u64 = int("2", 0.0, 10.0, "high"),
+                reach: Metres = quantity("5m", "m", 0.0, 100.0, "how far"),
+            }
+            check(cfg, p) {
+                if cfg.lo > cfg.hi {
+                    return Err(p.inconsistent(format!("lo ({}) must not exceed hi ({})", cfg.lo, cfg.hi)));
+                }
+                Ok(())
+            }
+        }
+        crate::params! {
+            const NARROW;
+            pub struct Narrow {
+                mode: Mode = choice(MODE),
+            }
+        }
+    }
+
+    #[test]
+    fn declared_configs_share_specs_read_quantities_and_check_their_parameters_together() {
+        use shared::{Narrow, Wide, NARROW, WIDE};
+        assert_eq!(WIDE[0].doc, NARROW[0].doc);
+        assert_eq!(WIDE[3].range_text(), "0..100 m");
+        assert_eq!(Wide::default(), Wide { mode: Mode::A, lo: 1, hi: 2, reach: Metres(5.0) });
+        assert_eq!(Narrow::default(), Narrow { mode: Mode::A });
+        let read = |g: &[(&str, &str)]| Wide::from_params(&Params::new("w", WIDE, &given(g)).unwrap()).map_err(|e| e.to_string());
+        assert_eq!(read(&[("reach", "7m"), ("mode", "b")]).unwrap().reach, Metres(7.0));
+        assert_eq!(read(&[("reach", "7")]).unwrap_err(), "w.reach: cannot read '7' as a length such as 3m");
+        assert_eq!(read(&[("reach", "700m")]).unwrap_err(), "w.reach: 700m is outside the accepted range 0..100 m");
+        assert_eq!(read(&[("lo", "3")]).unwrap_err(), "w: lo (3) must not exceed hi (2)");
     }
 }

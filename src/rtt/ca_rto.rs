@@ -34,30 +34,57 @@
 use crate::component::{Component, Declaration};
 use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
-use crate::time::{Nanos, MS, SEC, round_ns};
+use crate::params::{Choice, ParamSpec};
+use crate::time::{Nanos, MS, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+crate::choices! {
+    /// Choice 2: where max_cwnd comes from.
+    pub enum MaxCwnd { LastCongestion = "last-congestion", RunningMax = "running-max" }
+}
+
+crate::choices! {
+    /// Choice 3: when p is drawn.
+    pub enum Draw { Arm = "arm", Sample = "sample" }
+}
+
+crate::choices! {
+    /// Choice 5: whether c·p is added before back-off (and doubled with the base) or after it.
+    pub enum Backoff { Before = "before", After = "after" }
+}
+
+// The extension's parameters, shared by the estimator's table and the policy's.
 const SCALE: ParamSpec = ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\"; 1s = literal seconds or ×100 ns-2 ticks) [ambiguous]");
-const MAX_CWND: ParamSpec = ParamSpec::choice("max_cwnd", "last-congestion", &["last-congestion", "running-max"], "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum [ambiguous]");
+const MAX_CWND: ParamSpec = ParamSpec::choice("max_cwnd", "last-congestion", <MaxCwnd as Choice>::OPTIONS, "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum [ambiguous]");
 const SEED: ParamSpec = ParamSpec::int("seed", "1", 0.0, 18446744073709551615.0, "seed of the random extension (the simulator mixes in its seed and the flow's index)");
-const DRAW: ParamSpec = ParamSpec::choice("draw", "arm", &["arm", "sample"], "when p is drawn: at every timer arm (kept through back-off) or at every RTT sample [ambiguous]");
-const BACKOFF: ParamSpec = ParamSpec::choice("backoff", "before", &["before", "after"], "c·p added before back-off (doubled with the base) or after it (not doubled) [ambiguous]");
+const DRAW: ParamSpec = ParamSpec::choice("draw", "arm", <Draw as Choice>::OPTIONS, "when p is drawn: at every timer arm (kept through back-off) or at every RTT sample [ambiguous]");
 
-pub const PARAMS: &[ParamSpec] = &[
-    SCALE,
-    MAX_CWND,
-    SEED,
-    DRAW,
-    ParamSpec::duration("granularity", "1ms", 0.0, 1.0, "clock granularity G of the base RFC 2988 timer"),
-    ParamSpec::duration("min_rto", "1s", 0.0, 60.0, "RTO floor (RFC 2988 §2.4; ns-2's minrto_ was 0.2 s from 2004)"),
-    ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-];
+crate::params! {
+    /// The registered estimator `ca-rto`: the extension over the RFC 2988 base timer.
+    pub struct Config {
+        scale: Nanos = duration(SCALE),
+        max_cwnd: MaxCwnd = choice(MAX_CWND),
+        seed: u64 = int(SEED),
+        draw: Draw = choice(DRAW),
+        granularity: Nanos = duration("1ms", 0.0, 1.0, "clock granularity G of the base RFC 2988 timer"),
+        min_rto: Nanos = duration("1s", 0.0, 60.0, "RTO floor (RFC 2988 §2.4; ns-2's minrto_ was 0.2 s from 2004)"),
+        max_rto: Nanos = duration("60s", 1.0, 86400.0, "RTO cap after back-off"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+    }
+}
 
-/// The parameters of the contention extension alone (the RTO policy `ca-rto`).
-pub const POLICY_PARAMS: &[ParamSpec] = &[SCALE, MAX_CWND, SEED, DRAW, BACKOFF];
+crate::params! {
+    const POLICY_PARAMS;
+    /// The contention extension's parameters (choices 1–5 above): the RTO policy `ca-rto`.
+    pub struct ExtensionConfig {
+        scale: Nanos = duration(SCALE),
+        max_cwnd: MaxCwnd = choice(MAX_CWND),
+        seed: u64 = int(SEED),
+        draw: Draw = choice(DRAW),
+        backoff: Backoff = choice("before", "c·p added before back-off (doubled with the base) or after it (not doubled) [ambiguous]"),
+    }
+}
 
 pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
@@ -71,77 +98,10 @@ pub const COMPONENT: Component<Estimator> = Component {
     build: |p| Ok(Estimator::CaRto(CaRto::new(Config::from_params(p)?))),
 };
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub scale: Nanos,
-    pub running_max: bool,
-    pub seed: u64,
-    pub draw_per_sample: bool,
-    pub granularity: Nanos,
-    pub min_rto: Nanos,
-    pub max_rto: Nanos,
-    pub initial_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { scale: 100 * MS, running_max: false, seed: 1, draw_per_sample: false, granularity: MS, min_rto: SEC, max_rto: 60 * SEC, initial_rto: SEC }
-    }
-}
-
 impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let ext = ExtensionConfig::from_params(p)?;
-        Ok(Self {
-            scale: ext.scale,
-            running_max: ext.running_max,
-            seed: ext.seed,
-            draw_per_sample: ext.draw_per_sample,
-            granularity: p.duration("granularity")?,
-            min_rto: p.duration("min_rto")?,
-            max_rto: p.duration("max_rto")?,
-            initial_rto: p.duration("initial_rto")?,
-        })
-    }
-
+    /// The registered estimator has no back-off of its own, so it always adds c·p before back-off.
     fn extension(&self) -> ExtensionConfig {
-        ExtensionConfig { scale: self.scale, running_max: self.running_max, seed: self.seed, draw_per_sample: self.draw_per_sample, after_backoff: false }
-    }
-}
-
-/// The contention extension's parameters (choices 1–5 above).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ExtensionConfig {
-    pub scale: Nanos,
-    pub running_max: bool,
-    pub seed: u64,
-    /// Choice 3: draw p at every RTT sample instead of at every timer arm.
-    pub draw_per_sample: bool,
-    /// Choice 5: add c·p after back-off instead of before.
-    pub after_backoff: bool,
-}
-
-impl Default for ExtensionConfig {
-    fn default() -> Self {
-        Config::default().extension()
-    }
-}
-
-impl ExtensionConfig {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self {
-            scale: p.duration("scale")?,
-            running_max: p.choice("max_cwnd")? == "running-max",
-            seed: p.int("seed")?,
-            draw_per_sample: p.choice("draw")? == "sample",
-            after_backoff: false,
-        })
-    }
-
-    /// The policy's parameters: the extension's plus `backoff` (the registered estimator has no
-    /// back-off of its own, so it always adds c·p before back-off).
-    pub fn from_policy_params(p: &Params) -> Result<Self, ParamError> {
-        Ok(Self { after_backoff: p.choice("backoff")? == "after", ..Self::from_params(p)? })
+        ExtensionConfig { scale: self.scale, max_cwnd: self.max_cwnd, seed: self.seed, draw: self.draw, backoff: Backoff::Before }
     }
 }
 
@@ -200,14 +160,14 @@ impl ContentionExtension {
 
     /// The timer was armed: draw p for this arm (kept through back-off) unless p is drawn per sample.
     pub fn on_timer_armed(&mut self, ctx: &Context) {
-        if !self.cfg.draw_per_sample {
+        if self.cfg.draw != Draw::Sample {
             self.draw(ctx);
         }
     }
 
     /// An RTT sample arrived (RFC 2988 recomputes the RTO): with `draw = sample`, draw p now.
     pub fn on_sample(&mut self, ctx: &Context) {
-        if self.cfg.draw_per_sample {
+        if self.cfg.draw == Draw::Sample {
             self.draw(ctx);
         }
     }
@@ -220,7 +180,7 @@ impl ContentionExtension {
             return;
         };
         self.seen_max_cwnd = self.seen_max_cwnd.max(cwnd);
-        let max_cwnd = if self.cfg.running_max { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
+        let max_cwnd = if self.cfg.max_cwnd == MaxCwnd::RunningMax { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
         let cont_diff = (max_cwnd - cwnd).max(0.0);
         let p = self.uniform() * cont_diff;
         self.extension = p / cwnd * self.cfg.scale as f64;
@@ -334,7 +294,7 @@ mod tests {
 
     #[test]
     fn running_max_tracks_the_largest_window_seen() {
-        let mut ca = CaRto::new(Config { running_max: true, ..Config::default() });
+        let mut ca = CaRto::new(Config { max_cwnd: MaxCwnd::RunningMax, ..Config::default() });
         ca.on_sample(100 * MS, &Context::default());
         ca.on_timer_armed(&Context { cwnd: Some(30.0), ..Context::default() });
         let mut any = false;

@@ -36,7 +36,7 @@ impl Policy {
     #[inline]
     pub fn backed_off_rto<E: RttEstimator + ?Sized>(&self, estimator: &E, count: u32) -> Nanos {
         match self {
-            Policy::CaRto(ext) if ext.config().after_backoff => ext.rto_after_backoff(estimator, count),
+            Policy::CaRto(ext) if ext.config().backoff == ca_rto::Backoff::After => ext.rto_after_backoff(estimator, count),
             _ => super::timer::backed_off(self.rto(estimator), count, estimator.max_rto()),
         }
     }
@@ -92,7 +92,7 @@ pub static FAMILY: Family<Policy> = Family {
                 params: ca_rto::POLICY_PARAMS,
                 defaults: &[],
             },
-            build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_policy_params(p)?))),
+            build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_params(p)?))),
         },
     ],
 };

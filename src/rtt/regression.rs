@@ -25,7 +25,7 @@
 
 use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
-use crate::params::{ParamError, ParamSpec, Params};
+use crate::params::Quantity;
 use crate::time::{parse_duration, Nanos, MS, SEC, round_ns};
 
 /// `none` → Some(None); anything else through `parse` (None when it does not read).
@@ -44,25 +44,99 @@ pub fn parse_coef(text: &str) -> Option<[f64; 5]> {
 /// Published Cubic coefficients (docs/algorithms.md §10), [intercept, hops, min_rtt, max_rtt, ttl].
 pub const CUBIC: [f64; 5] = [-0.52218434, 0.01509783, 0.58899585, 0.41376639, 0.00157301];
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("b0", "-0.52218434", -1e6, 1e6, "intercept (ms); default: published Cubic fit"),
-    ParamSpec::float("b1", "0.01509783", -1e6, 1e6, "coefficient of hops (ms per hop)"),
-    ParamSpec::float("b2", "0.58899585", -1e6, 1e6, "coefficient of min_rtt (ms per ms)"),
-    ParamSpec::float("b3", "0.41376639", -1e6, 1e6, "coefficient of max_rtt (ms per ms)"),
-    ParamSpec::float("b4", "0.00157301", -1e6, 1e6, "coefficient of the reply TTL (ms per unit)"),
-    ParamSpec::float("hops", "0", 0.0, 255.0, "hop count of the path (a capture's TTL gives it)"),
-    ParamSpec::float("ttl", "0", 0.0, 255.0, "IP TTL seen on replies"),
-    ParamSpec::int("window", "25", 0.0, 1e6, "samples over which min_rtt/max_rtt are taken (hping3 -c 25); 0 = all so far"),
-    ParamSpec::float("k", "2", 0.0, 100.0, "RTO = ŷ + k·error (2 in the Cubic/Vegas kernels, 1 in Reno)"),
-    ParamSpec::duration("under_penalty", "3ms", 0.0, 10.0, "error charged when the prediction was below the sample"),
-    ParamSpec::duration("min_rto", "0", 0.0, 60.0, "RTO floor (the project removed Linux's)"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
-    ParamSpec::duration("max_rto", "120s", 1.0, 86400.0, "RTO cap after back-off"),
-    ParamSpec::choice("form", "rttlab", &["rttlab", "paper"], "rttlab: min/max over the last `window` samples, RTO = ŷ + k·error with the kernel code's under_penalty (rttlab's redesign); paper: the report's pseudo-code, ŷ from probe min_rtt/max_rtt, RTO = ŷ + signed running error"),
-    ParamSpec::quantity("coef", "none", "(largest absolute coefficient)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
-    ParamSpec::quantity("min_rtt", "none", "s", 0.0, 3600.0, "form=paper: the path's probed minimum RTT, a duration (none: the first sample)"),
-    ParamSpec::quantity("max_rtt", "none", "s", 0.0, 3600.0, "form=paper: the path's probed maximum RTT, a duration (none: the first sample)"),
-];
+crate::choices! {
+    /// Which reading of the project runs (module doc).
+    pub enum Form {
+        /// rttlab's redesign: window of live samples, the kernel code's error penalty, RTO = ŷ + k·e.
+        Rttlab = "rttlab",
+        /// The report's pseudo-code: constant ŷ from probe features, signed running error, RTO = ŷ + e.
+        Paper = "paper",
+    }
+}
+
+/// `coef`: all five coefficients at once, or `none` (the default: b0…b4 apply).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coef(pub Option<[f64; 5]>);
+
+impl Quantity for Coef {
+    const EXPECTED: &'static str = "five numbers b0,b1,b2,b3,b4 (intercept, hops, min_rtt, max_rtt, ttl), separated by commas or spaces";
+    fn parse(text: &str) -> Option<Self> {
+        none_or(text, parse_coef).map(Coef)
+    }
+    /// The range is checked on the largest absolute coefficient.
+    fn magnitude(&self) -> f64 {
+        self.0.map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))
+    }
+}
+
+/// form=paper's `min_rtt`/`max_rtt`: the path's probed RTT, or `none` (the first sample stands for it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probe(pub Option<Nanos>);
+
+impl Quantity for Probe {
+    const EXPECTED: &'static str = "a duration such as 40ms, or none";
+    fn parse(text: &str) -> Option<Self> {
+        none_or(text, parse_duration).map(Probe)
+    }
+    fn magnitude(&self) -> f64 {
+        self.0.map_or(0.0, |ns| ns as f64 / SEC as f64)
+    }
+}
+
+impl Probe {
+    /// In ms, the unit of the features.
+    pub fn ms(&self) -> Option<f64> {
+        self.0.map(|ns| ns as f64 / MS as f64)
+    }
+}
+
+crate::params! {
+    pub struct Config {
+        b0: f64 = float("-0.52218434", -1e6, 1e6, "intercept (ms); default: published Cubic fit"),
+        b1: f64 = float("0.01509783", -1e6, 1e6, "coefficient of hops (ms per hop)"),
+        b2: f64 = float("0.58899585", -1e6, 1e6, "coefficient of min_rtt (ms per ms)"),
+        b3: f64 = float("0.41376639", -1e6, 1e6, "coefficient of max_rtt (ms per ms)"),
+        b4: f64 = float("0.00157301", -1e6, 1e6, "coefficient of the reply TTL (ms per unit)"),
+        hops: f64 = float("0", 0.0, 255.0, "hop count of the path (a capture's TTL gives it)"),
+        ttl: f64 = float("0", 0.0, 255.0, "IP TTL seen on replies"),
+        window: usize = int("25", 0.0, 1e6, "samples over which min_rtt/max_rtt are taken (hping3 -c 25); 0 = all so far"),
+        k: f64 = float("2", 0.0, 100.0, "RTO = ŷ + k·error (2 in the Cubic/Vegas kernels, 1 in Reno)"),
+        under_penalty: Nanos = duration("3ms", 0.0, 10.0, "error charged when the prediction was below the sample"),
+        min_rto: Nanos = duration("0", 0.0, 60.0, "RTO floor (the project removed Linux's)"),
+        initial_rto: Nanos = duration("1s", 0.001, 60.0, "RTO before the first sample"),
+        max_rto: Nanos = duration("120s", 1.0, 86400.0, "RTO cap after back-off"),
+        form: Form = choice("rttlab", "rttlab: min/max over the last `window` samples, RTO = ŷ + k·error with the kernel code's under_penalty (rttlab's redesign); paper: the report's pseudo-code, ŷ from probe min_rtt/max_rtt, RTO = ŷ + signed running error"),
+        coef: Coef = quantity("none", "(largest absolute coefficient)", 0.0, 1e6, "all five coefficients at once, b0,b1,b2,b3,b4 (what `rttlab train regression` writes); replaces b0…b4"),
+        min_rtt: Probe = quantity("none", "s", 0.0, 3600.0, "form=paper: the path's probed minimum RTT, a duration (none: the first sample)"),
+        max_rtt: Probe = quantity("none", "s", 0.0, 3600.0, "form=paper: the path's probed maximum RTT, a duration (none: the first sample)"),
+    }
+    // "none" (the default) means not given, for coef and the probe values alike.
+    check(cfg, p) {
+        if cfg.coef.0.is_some() {
+            if let Some(name) = ["b0", "b1", "b2", "b3", "b4"].iter().find(|name| p.is_given(name)) {
+                return Err(p.inconsistent(format!("give coef or {name}, not both (coef sets all five coefficients)")));
+            }
+        }
+        match cfg.form {
+            Form::Paper => {
+                if let Some(k) = ["k", "window", "under_penalty"].iter().find(|k| p.is_given(k)) {
+                    return Err(p.inconsistent(format!("{k} belongs to form=rttlab; form=paper is the report's pseudo-code (RTO = ŷ + signed running error)")));
+                }
+                if let (Some(lo), Some(hi)) = (cfg.min_rtt.ms(), cfg.max_rtt.ms()) {
+                    if lo > hi {
+                        return Err(p.inconsistent(format!("min_rtt ({lo} ms) is above max_rtt ({hi} ms)")));
+                    }
+                }
+            }
+            Form::Rttlab => {
+                if let Some(k) = [("min_rtt", cfg.min_rtt), ("max_rtt", cfg.max_rtt)].iter().find(|(_, v)| v.0.is_some()).map(|(k, _)| k) {
+                    return Err(p.inconsistent(format!("{k} belongs to form=paper (form=rttlab takes min and max over the last `window` samples)")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
@@ -76,89 +150,15 @@ pub const COMPONENT: Component<Estimator> = Component {
     build: |p| Ok(Estimator::Regression(Regression::new(Config::from_params(p)?))),
 };
 
-/// Which reading of the project runs (module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// rttlab's redesign: window of live samples, the kernel code's error penalty, RTO = ŷ + k·e.
-    Rttlab,
-    /// The report's pseudo-code: constant ŷ from probe features, signed running error, RTO = ŷ + e.
-    Paper,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub form: Form,
-    pub coefficients: [f64; 5],
-    /// form=paper: the probed (min_rtt, max_rtt) in ms; None = the first sample.
-    pub probe: (Option<f64>, Option<f64>),
-    pub hops: f64,
-    pub ttl: f64,
-    pub window: usize,
-    pub k: f64,
-    pub under_penalty: Nanos,
-    pub min_rto: Nanos,
-    pub initial_rto: Nanos,
-    pub max_rto: Nanos,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { form: Form::Rttlab, coefficients: CUBIC, probe: (None, None), hops: 0.0, ttl: 0.0, window: 25, k: 2.0, under_penalty: 3 * MS, min_rto: 0, initial_rto: SEC, max_rto: 120 * SEC }
-    }
-}
-
 impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let form = if p.choice("form")? == "paper" { Form::Paper } else { Form::Rttlab };
-        let named = ["b0", "b1", "b2", "b3", "b4"];
-        // "none" (the default) means not given, for coef and the probe values alike.
-        let coef = p.quantity("coef", "five numbers b0,b1,b2,b3,b4 (intercept, hops, min_rtt, max_rtt, ttl), separated by commas or spaces", |t| none_or(t, parse_coef), |b| b.map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs()))))?;
-        let coefficients = match coef {
-            Some(b) => {
-                if let Some(name) = named.iter().find(|name| p.is_given(name)) {
-                    return Err(p.inconsistent(format!("give coef or {name}, not both (coef sets all five coefficients)")));
-                }
-                b
-            }
-            None => [p.float("b0")?, p.float("b1")?, p.float("b2")?, p.float("b3")?, p.float("b4")?],
-        };
-        let ms = |name: &str| p.quantity(name, "a duration such as 40ms, or none", |t| none_or(t, parse_duration), |ns| ns.map_or(0.0, |ns| ns as f64 / SEC as f64)).map(|ns| ns.map(|ns| ns as f64 / MS as f64));
-        let probe = (ms("min_rtt")?, ms("max_rtt")?);
-        match form {
-            Form::Paper => {
-                if let Some(k) = ["k", "window", "under_penalty"].iter().find(|k| p.is_given(k)) {
-                    return Err(p.inconsistent(format!("{k} belongs to form=rttlab; form=paper is the report's pseudo-code (RTO = ŷ + signed running error)")));
-                }
-                if let (Some(lo), Some(hi)) = probe {
-                    if lo > hi {
-                        return Err(p.inconsistent(format!("min_rtt ({lo} ms) is above max_rtt ({hi} ms)")));
-                    }
-                }
-            }
-            Form::Rttlab => {
-                if let Some(k) = [("min_rtt", probe.0), ("max_rtt", probe.1)].iter().find(|(_, v)| v.is_some()).map(|(k, _)| k) {
-                    return Err(p.inconsistent(format!("{k} belongs to form=paper (form=rttlab takes min and max over the last `window` samples)")));
-                }
-            }
-        }
-        Ok(Self {
-            form,
-            coefficients,
-            probe,
-            hops: p.float("hops")?,
-            ttl: p.float("ttl")?,
-            window: p.int("window")? as usize,
-            k: p.float("k")?,
-            under_penalty: p.duration("under_penalty")?,
-            min_rto: p.duration("min_rto")?,
-            initial_rto: p.duration("initial_rto")?,
-            max_rto: p.duration("max_rto")?,
-        })
+    /// [intercept, hops, min_rtt, max_rtt, ttl]: `coef` when given, else b0…b4.
+    pub fn coefficients(&self) -> [f64; 5] {
+        self.coef.0.unwrap_or([self.b0, self.b1, self.b2, self.b3, self.b4])
     }
 
     /// ŷ in ms for the features [hops, min_rtt, max_rtt, ttl] (ms where times).
     pub fn predict_ms(&self, hops: f64, min_rtt_ms: f64, max_rtt_ms: f64, ttl: f64) -> f64 {
-        let b = &self.coefficients;
+        let b = self.coefficients();
         b[0] + b[1] * hops + b[2] * min_rtt_ms + b[3] * max_rtt_ms + b[4] * ttl
     }
 }
@@ -190,7 +190,7 @@ impl Regression {
         let y = match self.prediction_ms {
             Some(y) => y,
             None => {
-                let (lo, hi) = (self.cfg.probe.0.unwrap_or(m), self.cfg.probe.1.unwrap_or(m));
+                let (lo, hi) = (self.cfg.min_rtt.ms().unwrap_or(m), self.cfg.max_rtt.ms().unwrap_or(m));
                 self.min_rtt = lo;
                 self.max_rtt = hi;
                 self.cfg.predict_ms(self.cfg.hops, lo, hi, self.cfg.ttl).max(0.0)
@@ -312,6 +312,13 @@ pub enum FitError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::{ParamError, Params};
+
+    #[test]
+    fn the_declared_default_coefficients_are_the_published_cubic_fit() {
+        assert_eq!(Config::default().coefficients(), CUBIC);
+        assert_eq!(Config { coef: Coef(Some([1.0; 5])), ..Config::default() }.coefficients(), [1.0; 5]);
+    }
 
     /// docs/algorithms.md §10: two of the nine published Cubic predictions, reproduced to 6 decimals.
     #[test]
@@ -323,7 +330,7 @@ mod tests {
 
     #[test]
     fn min_and_max_come_from_the_recent_window() {
-        let mut e = Regression::new(Config { window: 2, coefficients: [0.0, 0.0, 0.5, 0.5, 0.0], ..Config::default() });
+        let mut e = Regression::new(Config { window: 2, coef: Coef(Some([0.0, 0.0, 0.5, 0.5, 0.0])), ..Config::default() });
         for ms in [500, 100, 120] {
             e.on_sample(ms * MS, &Context::default());
         }
@@ -386,7 +393,7 @@ mod tests {
     #[test]
     fn coef_sets_all_five_coefficients_in_any_common_spelling() {
         for text in ["1,2,3,4,5", "1, 2, 3, 4, 5", "[1. 2. 3. 4. 5.]", "1 2 3 4 5"] {
-            assert_eq!(built(&[("coef", text)]).unwrap().coefficients, [1.0, 2.0, 3.0, 4.0, 5.0], "{text}");
+            assert_eq!(built(&[("coef", text)]).unwrap().coefficients(), [1.0, 2.0, 3.0, 4.0, 5.0], "{text}");
         }
     }
 

@@ -36,13 +36,8 @@ use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::{Nanos, MS, SEC};
 
-/// RFC 9438 §4.6 β_cubic = 0.7; Linux `beta` = 717/1024 (`BICTCP_BETA_SCALE`).
-const BETA: f64 = 717.0 / 1024.0;
-/// RFC 9438 §5 C = 0.4 segments/s³; Linux `bic_scale` = 41 → C = 41·10/1024.
-const C: f64 = 41.0 * 10.0 / 1024.0;
 /// Linux `hystart_low_window`: HyStart acts from 16 segments.
 const HYSTART_LOW_WINDOW: u64 = 16;
 /// Linux `hystart_ack_delta_us`: ACKs at most 2 ms apart form a train.
@@ -56,14 +51,6 @@ const DELAY_THRESH_MAX: Nanos = 16 * MS;
 const CSS_GROWTH_DIVISOR: u64 = 4;
 const CSS_ROUNDS: u32 = 5;
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("beta", "0.7001953125", 0.01, 0.99, "multiplicative decrease: ssthresh = beta·cwnd (RFC 9438 §4.6: 0.7; Linux 717/1024, the default)"),
-    ParamSpec::float("c", "0.400390625", 0.01, 100.0, "aggressiveness C of W = C·(t − K)³ + W_max, segments/s³ (RFC 9438 §5: 0.4; Linux bic_scale 41 → 0.4004, the default)"),
-    ParamSpec::choice("fast_convergence", "true", &["true", "false"], "release bandwidth to newer flows: W_max = cwnd·(1 + beta)/2 when cwnd fell below the previous W_max (RFC 9438 §4.7, Linux fast_convergence = 1)"),
-    ParamSpec::choice("tcp_friendliness", "true", &["true", "false"], "Reno-friendly region: grow at least as Reno's estimate W_est (RFC 9438 §4.3, Linux tcp_friendliness = 1)"),
-    ParamSpec::choice("hystart", "linux", &["linux", "hystart++", "off"], "slow-start exit: Linux HyStart (ACK train + delay increase, tcp_cubic.c), HyStart++ (RFC 9406), or none"),
-];
-
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
         name: "cubic",
@@ -76,37 +63,18 @@ pub const COMPONENT: Component<CongestionControl> = Component {
     build: |p| Ok(CongestionControl::Cubic(Box::new(Cubic::new(Config::from_params(p)?)))),
 };
 
-/// How slow start ends besides a loss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hystart {
-    Linux,
-    PlusPlus,
-    Off,
+crate::choices! {
+    /// How slow start ends besides a loss.
+    pub enum Hystart { Linux = "linux", PlusPlus = "hystart++", Off = "off" }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Config {
-    pub beta: f64,
-    pub c: f64,
-    pub fast_convergence: bool,
-    pub tcp_friendliness: bool,
-    pub hystart: Hystart,
-}
-
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let hystart = match p.choice("hystart")? {
-            "linux" => Hystart::Linux,
-            "hystart++" => Hystart::PlusPlus,
-            _ => Hystart::Off,
-        };
-        Ok(Self { beta: p.float("beta")?, c: p.float("c")?, fast_convergence: p.choice("fast_convergence")? == "true", tcp_friendliness: p.choice("tcp_friendliness")? == "true", hystart })
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self { beta: BETA, c: C, fast_convergence: true, tcp_friendliness: true, hystart: Hystart::Linux }
+crate::params! {
+    pub struct Config {
+        beta: f64 = float("0.7001953125", 0.01, 0.99, "multiplicative decrease: ssthresh = beta·cwnd (RFC 9438 §4.6: 0.7; Linux 717/1024, the default)"),
+        c: f64 = float("0.400390625", 0.01, 100.0, "aggressiveness C of W = C·(t − K)³ + W_max, segments/s³ (RFC 9438 §5: 0.4; Linux bic_scale 41 → 0.4004, the default)"),
+        fast_convergence: bool = choice("true", "release bandwidth to newer flows: W_max = cwnd·(1 + beta)/2 when cwnd fell below the previous W_max (RFC 9438 §4.7, Linux fast_convergence = 1)"),
+        tcp_friendliness: bool = choice("true", "Reno-friendly region: grow at least as Reno's estimate W_est (RFC 9438 §4.3, Linux tcp_friendliness = 1)"),
+        hystart: Hystart = choice("linux", "slow-start exit: Linux HyStart (ACK train + delay increase, tcp_cubic.c), HyStart++ (RFC 9406), or none"),
     }
 }
 
@@ -374,6 +342,16 @@ impl CongestionOps for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 9438 §4.6 β_cubic = 0.7; Linux `beta` = 717/1024 (`BICTCP_BETA_SCALE`).
+    const BETA: f64 = 717.0 / 1024.0;
+    /// RFC 9438 §5 C = 0.4 segments/s³; Linux `bic_scale` = 41 → C = 41·10/1024.
+    const C: f64 = 41.0 * 10.0 / 1024.0;
+
+    #[test]
+    fn the_declared_defaults_are_linuxs_beta_and_c() {
+        assert_eq!((Config::default().beta, Config::default().c), (BETA, C));
+    }
 
     const MSS: u64 = 1000;
     const RTT: Nanos = 100 * MS;

@@ -85,23 +85,38 @@ const F_P: [ParamSpec; 4] = coeffs!("f", "0", "0", "0", "0", "f = smoothed fast 
 const E_P: [ParamSpec; 4] = coeffs!("e", "0", "0", "0", "0", "e = smoothed ECN-Echo ACKs per ACK (off in the paper)");
 const Q_P: [ParamSpec; 4] = coeffs!("q", "0", "0.5493", "0.0625", "0", "q = smoothed source quenches per ACK (§V: A 0, B 0.5493, C 0.0625, M 0)");
 
-pub const PARAMS: &[ParamSpec] = &[
-    J_P[0], J_P[1], J_P[2], J_P[3],
-    X_P[0], X_P[1], X_P[2], X_P[3],
-    F_P[0], F_P[1], F_P[2], F_P[3],
-    E_P[0], E_P[1], E_P[2], E_P[3],
-    Q_P[0], Q_P[1], Q_P[2], Q_P[3],
-    ParamSpec::float("kappa", "0.005", 0.0, 10.0, "fairness factor κ added to D on every new ACK (eq. 6; §V 0.005, §VII 0.001–0.005)"),
-    ParamSpec::float("alpha", "0.125", 0.0, 1.0, "gain of the per-ACK event rates x, f, e, q (footnote 1: 1/8 or 1/4)"),
-    ParamSpec::choice("slow_start", "smooth", &["smooth", "none"], "smooth: the tanh slow start of eqs 7–11; none: start in congestion avoidance"),
-    ParamSpec::float("a_a", "40", 1e-9, 1e9, "initial A_a of the slow start (eq. 7; §V 40)"),
-    ParamSpec::float("b_a", "0.003038", 1e-9, 1e3, "B_a of the slow start, per ACK (eq. 7; §V 0.003038)"),
-    ParamSpec::float("m_a", "0", 0.0, 1e9, "M_a of the slow start, in ACKs (eq. 7; 0, as eqs 8–11 assume)"),
-    ParamSpec::float("t", "1", 0.0, 1e9, "T of eqs 8–11 (undefined in the paper): 1 makes eq. 8 the exact solution of eq. 7 under eq. 3"),
-    ParamSpec::float("exit_margin", "1", 1e-6, 1e6, "slow start ends when w > W_c − this (packets)"),
-    ParamSpec::choice("dq", "event", &["event", "net"], "what dq is for x, f, e, q: event (+α on each signal, −α·p on each ACK, each applied by eq. 3 at once: a steady rate shrinks w) or net (the rate's net change per new ACK: a steady rate gives dq = 0, §IV-A)"),
-    ParamSpec::choice("ss_signals", "drops", &["drops", "all", "fast"], "what re-fits the slow start: drops (fast retransmit, timeout: §IV-C 'congestion signal (packet drop)'), all (also quench, ECN-Echo) or fast (fast retransmits only: a drop the ACKs show, as the pseudo-code checks signals per ACK; a timeout re-fits nothing)"),
-];
+crate::choices! {
+    pub enum SlowStart { Smooth = "smooth", Off = "none" }
+}
+
+crate::choices! {
+    pub enum Dq { Event = "event", Net = "net" }
+}
+
+crate::choices! {
+    pub enum SsSignals { Drops = "drops", All = "all", Fast = "fast" }
+}
+
+crate::params! {
+    /// The parameters as a user gives them; [`Config`] is the form the algorithm reads.
+    pub struct Parameters {
+        a_j: f64 = float(J_P[0]), b_j: f64 = float(J_P[1]), c_j: f64 = float(J_P[2]), m_j: f64 = float(J_P[3]),
+        a_x: f64 = float(X_P[0]), b_x: f64 = float(X_P[1]), c_x: f64 = float(X_P[2]), m_x: f64 = float(X_P[3]),
+        a_f: f64 = float(F_P[0]), b_f: f64 = float(F_P[1]), c_f: f64 = float(F_P[2]), m_f: f64 = float(F_P[3]),
+        a_e: f64 = float(E_P[0]), b_e: f64 = float(E_P[1]), c_e: f64 = float(E_P[2]), m_e: f64 = float(E_P[3]),
+        a_q: f64 = float(Q_P[0]), b_q: f64 = float(Q_P[1]), c_q: f64 = float(Q_P[2]), m_q: f64 = float(Q_P[3]),
+        kappa: f64 = float("0.005", 0.0, 10.0, "fairness factor κ added to D on every new ACK (eq. 6; §V 0.005, §VII 0.001–0.005)"),
+        alpha: f64 = float("0.125", 0.0, 1.0, "gain of the per-ACK event rates x, f, e, q (footnote 1: 1/8 or 1/4)"),
+        slow_start: SlowStart = choice("smooth", "smooth: the tanh slow start of eqs 7–11; none: start in congestion avoidance"),
+        a_a: f64 = float("40", 1e-9, 1e9, "initial A_a of the slow start (eq. 7; §V 40)"),
+        b_a: f64 = float("0.003038", 1e-9, 1e3, "B_a of the slow start, per ACK (eq. 7; §V 0.003038)"),
+        m_a: f64 = float("0", 0.0, 1e9, "M_a of the slow start, in ACKs (eq. 7; 0, as eqs 8–11 assume)"),
+        t: f64 = float("1", 0.0, 1e9, "T of eqs 8–11 (undefined in the paper): 1 makes eq. 8 the exact solution of eq. 7 under eq. 3"),
+        exit_margin: f64 = float("1", 1e-6, 1e6, "slow start ends when w > W_c − this (packets)"),
+        dq: Dq = choice("event", "what dq is for x, f, e, q: event (+α on each signal, −α·p on each ACK, each applied by eq. 3 at once: a steady rate shrinks w) or net (the rate's net change per new ACK: a steady rate gives dq = 0, §IV-A)"),
+        ss_signals: SsSignals = choice("drops", "what re-fits the slow start: drops (fast retransmit, timeout: §IV-C 'congestion signal (packet drop)'), all (also quench, ECN-Echo) or fast (fast retransmits only: a drop the ACKs show, as the pseudo-code checks signals per ACK; a timeout re-fits nothing)"),
+    }
+}
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -152,12 +167,36 @@ pub struct Config {
     pub net_dq: bool,
 }
 
+impl From<Parameters> for Config {
+    fn from(p: Parameters) -> Self {
+        let metrics = [
+            Coeffs { a: p.a_j, b: p.b_j, c: p.c_j, m: p.m_j },
+            Coeffs { a: p.a_x, b: p.b_x, c: p.c_x, m: p.m_x },
+            Coeffs { a: p.a_f, b: p.b_f, c: p.c_f, m: p.m_f },
+            Coeffs { a: p.a_e, b: p.b_e, c: p.c_e, m: p.m_e },
+            Coeffs { a: p.a_q, b: p.b_q, c: p.c_q, m: p.m_q },
+        ];
+        Self {
+            metrics,
+            kappa: p.kappa,
+            alpha: p.alpha,
+            slow_start: p.slow_start == SlowStart::Smooth,
+            a_a: p.a_a,
+            b_a: p.b_a,
+            m_a: p.m_a,
+            t: p.t,
+            exit_margin: p.exit_margin,
+            ss_on_signals: p.ss_signals == SsSignals::All,
+            ss_on_timeouts: p.ss_signals != SsSignals::Fast,
+            net_dq: p.dq == Dq::Net,
+        }
+    }
+}
+
 impl Default for Config {
-    /// The paper's instance (§V).
+    /// The paper's instance (§V): the declared defaults.
     fn default() -> Self {
-        let mut metrics = [Coeffs::default(); 5];
-        metrics[Q] = Coeffs { a: 0.0, b: 0.5493, c: 0.0625, m: 0.0 };
-        Self { metrics, kappa: 0.005, alpha: 0.125, slow_start: true, a_a: 40.0, b_a: 0.003038, m_a: 0.0, t: 1.0, exit_margin: 1.0, ss_on_signals: false, ss_on_timeouts: true, net_dq: false }
+        Parameters::default().into()
     }
 }
 
@@ -296,24 +335,7 @@ impl SmoothTcp {
     }
 
     pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let mut metrics = [Coeffs::default(); 5];
-        for (i, m) in METRICS.iter().enumerate() {
-            metrics[i] = Coeffs { a: p.float(&format!("a_{m}"))?, b: p.float(&format!("b_{m}"))?, c: p.float(&format!("c_{m}"))?, m: p.float(&format!("m_{m}"))? };
-        }
-        Ok(Self::new(Config {
-            metrics,
-            kappa: p.float("kappa")?,
-            alpha: p.float("alpha")?,
-            slow_start: p.choice("slow_start")? == "smooth",
-            a_a: p.float("a_a")?,
-            b_a: p.float("b_a")?,
-            m_a: p.float("m_a")?,
-            t: p.float("t")?,
-            exit_margin: p.float("exit_margin")?,
-            ss_on_signals: p.choice("ss_signals")? == "all",
-            ss_on_timeouts: p.choice("ss_signals")? != "fast",
-            net_dq: p.choice("dq")? == "net",
-        }))
+        Ok(Self::new(Parameters::from_params(p)?.into()))
     }
 
     pub fn config(&self) -> &Config {

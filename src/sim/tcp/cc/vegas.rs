@@ -29,15 +29,7 @@ use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
-
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("alpha", "2", 0.0, 1000.0, "lower bound of segments queued at the bottleneck: below it cwnd grows by one per RTT (Linux 2, paper 1)"),
-    ParamSpec::int("beta", "4", 0.0, 1000.0, "upper bound of segments queued: above it cwnd shrinks by one per RTT (Linux 4, paper 3)"),
-    ParamSpec::int("gamma", "1", 0.0, 1000.0, "slow start ends once more than gamma segments are queued"),
-    ParamSpec::choice("diff", "linux", &["linux", "paper"], "diff = cwnd·(rtt − BaseRTT)/BaseRTT (Linux) or cwnd − cwnd·BaseRTT/rtt (Brakmo & Peterson, ns-3 TcpVegas)"),
-];
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -51,28 +43,28 @@ pub const COMPONENT: Component<CongestionControl> = Component {
     build: |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    pub alpha: u64,
-    pub beta: u64,
-    pub gamma: u64,
-    /// Normalise diff by RTT (the paper, ns-3) instead of BaseRTT (Linux).
-    pub paper_diff: bool,
-}
-
-impl Config {
-    pub fn from_params(p: &Params) -> Result<Self, ParamError> {
-        let cfg = Self { alpha: p.int("alpha")?, beta: p.int("beta")?, gamma: p.int("gamma")?, paper_diff: p.choice("diff")? == "paper" };
-        if cfg.alpha > cfg.beta {
-            return Err(ParamError::Inconsistent { component: "vegas".into(), reason: format!("alpha ({}) must not exceed beta ({})", cfg.alpha, cfg.beta) });
-        }
-        Ok(cfg)
+crate::choices! {
+    /// What diff is normalised by.
+    pub enum Diff {
+        /// BaseRTT (Linux).
+        Linux = "linux",
+        /// RTT (the paper, ns-3).
+        Paper = "paper",
     }
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Self { alpha: 2, beta: 4, gamma: 1, paper_diff: false }
+crate::params! {
+    pub struct Config {
+        alpha: u64 = int("2", 0.0, 1000.0, "lower bound of segments queued at the bottleneck: below it cwnd grows by one per RTT (Linux 2, paper 1)"),
+        beta: u64 = int("4", 0.0, 1000.0, "upper bound of segments queued: above it cwnd shrinks by one per RTT (Linux 4, paper 3)"),
+        gamma: u64 = int("1", 0.0, 1000.0, "slow start ends once more than gamma segments are queued"),
+        diff: Diff = choice("linux", "diff = cwnd·(rtt − BaseRTT)/BaseRTT (Linux) or cwnd − cwnd·BaseRTT/rtt (Brakmo & Peterson, ns-3 TcpVegas)"),
+    }
+    check(cfg, p) {
+        if cfg.alpha > cfg.beta {
+            return Err(p.inconsistent(format!("alpha ({}) must not exceed beta ({})", cfg.alpha, cfg.beta)));
+        }
+        Ok(())
     }
 }
 
@@ -114,7 +106,7 @@ impl Vegas {
         let (rtt, base) = (self.min_rtt as u128, self.base_rtt as u128);
         let cwnd = (w.cwnd / w.mss) as u128;
         let target = (cwnd * base / rtt) as u64;
-        let diff = if self.cfg.paper_diff { cwnd as u64 - target } else { (cwnd * (rtt - base) / base) as u64 };
+        let diff = if self.cfg.diff == Diff::Paper { cwnd as u64 - target } else { (cwnd * (rtt - base) / base) as u64 };
         self.last_diff = Some(diff);
         if diff > self.cfg.gamma && w.in_slow_start() {
             // Going too fast: match the actual rate (+1 for the truncation) and leave slow start.
@@ -243,7 +235,7 @@ mod tests {
 
     #[test]
     fn the_papers_diff_is_normalised_by_the_rtt_instead_of_base_rtt() {
-        let mut v = Vegas::new(Config { paper_diff: true, ..Config::default() });
+        let mut v = Vegas::new(Config { diff: Diff::Paper, ..Config::default() });
         let mut w = in_avoidance(20);
         round(&mut v, &mut w, 100 * MS, 5);
         // cwnd 21, rtt 130 ms: 21 − ⌊21·100/130⌋ = 21 − 16 = 5 > β (Linux: 6).
