@@ -10,10 +10,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "rttlab"
 
-#: Lower imports nothing higher. The package root (``__version__``, the errors, ``_core``) and
-#: ``jsonable`` serve everyone; ``rttlab.estimators`` is the public name of ``trace.estimators``.
+#: Lower imports nothing higher. The package root (``__version__``, the errors, ``_core``),
+#: ``jsonable`` and ``_proc`` serve everyone; ``rttlab.estimators`` is the public name of ``trace.estimators``.
 LAYERS = {
-    "rttlab": 0, "rttlab._core": 0, "rttlab.jsonable": 0,
+    "rttlab": 0, "rttlab._core": 0, "rttlab.jsonable": 0, "rttlab._proc": 0,
     "rttlab.trace": 1, "rttlab.estimators": 1, "rttlab.sim": 1,
     "rttlab.experiments": 2,
     # Beside the simulator, and a sweep engine (testbed/engine.py declares its Simulator).

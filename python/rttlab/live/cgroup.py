@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rttlab._proc import alive
 from rttlab.live.bpf import Unavailable
 
 PREFIX = "rttlab-live-"
@@ -46,16 +47,6 @@ def own_cgroup() -> Path:
     raise Unavailable("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale() -> list[str]:
     """Remove the run cgroups of ``rttlab live`` processes that are gone (a SIGKILLed run
     leaves its empty cgroup behind; its BPF link went with it)."""
@@ -66,7 +57,7 @@ def remove_stale() -> list[str]:
             pid = int(d.name[len(PREFIX):].split("-")[0])
         except ValueError:
             continue
-        if not _alive(pid):
+        if not alive(pid):
             try:
                 d.rmdir()
                 removed.append(d.name)

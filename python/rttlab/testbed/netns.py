@@ -16,6 +16,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from rttlab._proc import alive
+
 PREFIX = "rtb"
 _OWNED = re.compile(rf"^{PREFIX}(\d+)-")
 ADDR_BASE = 0x0A01_0000  # 10.1.0.0: node k is ADDR_BASE + k + 1 (src/testbed/emulator.rs)
@@ -67,16 +69,6 @@ def namespaces() -> list[str]:
     return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_namespace(name: str) -> None:
     """Kill what runs inside (traffic generators of a killed run), then delete the namespace."""
     r = ip("netns", "pids", name, check=False)
@@ -93,7 +85,7 @@ def remove_stale() -> list[str]:
     gone = []
     for name in namespaces():
         m = _OWNED.match(name)
-        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+        if m and int(m.group(1)) != os.getpid() and not alive(int(m.group(1))):
             remove_namespace(name)
             gone.append(name)
     return gone
