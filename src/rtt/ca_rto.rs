@@ -35,7 +35,7 @@ use crate::component::{Component, Declaration};
 use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, RttEstimator};
 use crate::params::{Choice, ParamSpec};
-use crate::time::{Nanos, MS, round_ns};
+use crate::time::{Nanos, round_ns};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -248,6 +248,7 @@ impl RttEstimator for CaRto {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::MS;
 
     fn contended(cwnd: f64, max_cwnd: f64) -> Context {
         Context { cwnd: Some(cwnd), max_cwnd: Some(max_cwnd), ..Context::default() }
