@@ -39,24 +39,28 @@ use super::reno::Reno;
 use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::discriminator::bernoulli::Bernoulli;
 use crate::discriminator::LossClass;
-use crate::params::ParamSpec;
 use crate::rng::{self, Stream};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("p", "1", 0.0, 1.0, "probability that a detected loss is predicted corruption (conditional Bernoulli predictor, Bai, Lilja & Atiquzzaman 2009 §4.1; the paper's p = 1)"),
-    ParamSpec::choice(
-        "manager",
-        "ecn",
-        &["ecn", "always"],
-        "ecn: speculate only where ECN was negotiated end to end, else legacy Reno (Bai, Lilja & Atiquzzaman 2009 §3); always: speculate even without ECN",
-    ),
-    ParamSpec::choice(
-        "timeout_backoff",
-        "always",
-        &["always", "congestion"],
-        "always: every timeout backs the timer off (RFC 6298 §5.5); congestion: a timeout predicted corruption does not (§4.2 read as 'a lost packet due to link errors' needs no back-off)",
-    ),
-];
+crate::choices! {
+    /// Where SpecTCP speculates.
+    pub enum Manager { Ecn = "ecn", Always = "always" }
+}
+
+crate::choices! {
+    /// Which timeouts back the timer off.
+    pub enum TimeoutBackoff { Always = "always", Congestion = "congestion" }
+}
+
+crate::params! {
+    pub struct Config {
+        p: f64 = float("1", 0.0, 1.0, "probability that a detected loss is predicted corruption (conditional Bernoulli predictor, Bai, Lilja & Atiquzzaman 2009 §4.1; the paper's p = 1)"),
+        manager: Manager = choice("ecn", "ecn: speculate only where ECN was negotiated end to end, else legacy Reno (Bai, Lilja & Atiquzzaman 2009 §3); always: speculate even without ECN"),
+        timeout_backoff: TimeoutBackoff = choice(
+            "always",
+            "always: every timeout backs the timer off (RFC 6298 §5.5); congestion: a timeout predicted corruption does not (§4.2 read as 'a lost packet due to link errors' needs no back-off)",
+        ),
+    }
+}
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -68,8 +72,9 @@ pub const COMPONENT: Component<CongestionControl> = Component {
         defaults: &[("recovery", "reno")],
     },
     build: |p| {
-        let mut s = SpecTcp::new(p.float("p")?, p.choice("manager")? == "always");
-        s.backoff_on_corruption = p.choice("timeout_backoff")? == "always";
+        let cfg = Config::from_params(p)?;
+        let mut s = SpecTcp::new(cfg.p, cfg.manager == Manager::Always);
+        s.backoff_on_corruption = cfg.timeout_backoff == TimeoutBackoff::Always;
         Ok(CongestionControl::SpecTcp(Box::new(s)))
     },
 };

@@ -24,16 +24,13 @@ use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
 use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
-use crate::params::ParamSpec;
 use crate::time::Nanos;
 
-pub const PARAMS: &[ParamSpec] = &[ParamSpec::int(
-    "beta",
-    "3",
-    0.0,
-    1000.0,
-    "backlog (segments) below which a loss is deemed random and cwnd grows every RTT (Linux 3)",
-)];
+crate::params! {
+    pub struct Config {
+        beta: u64 = int("3", 0.0, 1000.0, "backlog (segments) below which a loss is deemed random and cwnd grows every RTT (Linux 3)"),
+    }
+}
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -44,7 +41,7 @@ pub const COMPONENT: Component<CongestionControl> = Component {
         params: PARAMS,
         defaults: &[("recovery", "newreno")],
     },
-    build: |p| Ok(CongestionControl::Veno(Box::new(Veno::new(p.int("beta")?)))),
+    build: |p| Ok(CongestionControl::Veno(Box::new(Veno::new(Config::from_params(p)?.beta)))),
 };
 
 #[derive(Debug, Clone, PartialEq)]
