@@ -145,12 +145,14 @@ pub static SPURIOUS_RESPONSE: Family<SpuriousResponse, TcpOptions> = Family {
 };
 
 const RATE_HALVING_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
-    name: "rate-halving",
-    aliases: &[],
-    summary: "Linux 2.6.2x's default F-RTO response (tcp_frto_response = 0): go forward, keep the timeout's ssthresh, cwnd = max(cwnd, ssthresh) (rate halving's end state, at once)",
-    source: "Linux 2.6.28 net/ipv4/tcp_input.c tcp_ratehalving_spur_to_response; Documentation/networking/ip-sysctl.txt tcp_frto_response",
-    params: &[],
-    defaults: &[],
+    decl: Declaration {
+        name: "rate-halving",
+        aliases: &[],
+        summary: "Linux 2.6.2x's default F-RTO response (tcp_frto_response = 0): go forward, keep the timeout's ssthresh, cwnd = max(cwnd, ssthresh) (rate halving's end state, at once)",
+        source: "Linux 2.6.28 net/ipv4/tcp_input.c tcp_ratehalving_spur_to_response; Documentation/networking/ip-sysctl.txt tcp_frto_response",
+        params: &[],
+        defaults: &[],
+    },
     build: |_| Ok(SpuriousResponse::RateHalving),
 };
 
