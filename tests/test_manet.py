@@ -245,7 +245,7 @@ def test_the_primary_reading_gives_both_arms_the_papers_eq_3_and_the_others_are_
     for key in ("min_rto", "granularity"):
         assert experts[key] == jacobson[key]
     assert experts["rto"] == "rfc6298" and experts["max_rto"] == "60s"
-    # linux-rule: the runs before issue 25 (Fixed-Share under rttlab's default Linux rule).
+    # linux-rule: the runs made before the readings were declared (Fixed-Share under rttlab's default Linux rule).
     assert "rto" not in _resolved_rto(readings["linux-rule"], "fixed-share")
     assert _resolved_rto(readings["bsd-jacobson"], "jacobson")["bsd_tick"] == "500ms"
     # Readings share the runs they do not change (run once): Jacobson's and Eifel's eq3 runs.

@@ -1,4 +1,4 @@
-"""Nunes et al. 2011's Table II on paths like the paper's (issue 25 item 3): the path files in
+"""Nunes et al. 2011's Table II on paths like the paper's: the path files in
 rttlab/papers/nunes_experts/paths/ agree with the nunes-wired-paths part that runs them, their
 RTT process has the spikes and 802.11 service the docs claim, and `rttlab reproduce
 nunes-wired --quick` runs its part nunes-wired-paths, pinned under each declared reading."""
