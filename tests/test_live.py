@@ -439,18 +439,25 @@ def _testbed_reason() -> str | None:
 TESTBED = _testbed_reason()
 
 
-@needs_bpf
-@pytest.mark.skipif(TESTBED is not None, reason=f"testbed unavailable here: {TESTBED}")
-def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_against_every_estimator():
-    # examples/live/spike.toml: one Reno flow on a 10 Mb/s, 20 ms link that stalls for 1.2 s
-    # at 2 s without losing anything: the kernel times out, and spuriously.
-    p = ROOT / "examples" / "live" / "spike.toml"
+def _live_on_testbed(example: str) -> tuple[list[dict], dict]:
+    """`rttlab live --testbed examples/live/EXAMPLE --json` with a 50 ms constant RTO beside
+    rfc6298 and linux: its JSON lines and its final summary (checked to have lost no event)."""
+    p = ROOT / "examples" / "live" / example
     r = subprocess.run([*LIVE, "--testbed", str(p), "--json", "-e", "rfc6298,linux,constant", "-p", "constant.rto=50ms"],
                        env=_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     lines = [json.loads(line) for line in r.stdout.splitlines()]
     summary = lines[-1]
     assert summary["event"] == "summary" and summary["overruns"] == 0
+    return lines, summary
+
+
+@needs_bpf
+@pytest.mark.skipif(TESTBED is not None, reason=f"testbed unavailable here: {TESTBED}")
+def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_against_every_estimator():
+    # examples/live/spike.toml: one Reno flow on a 10 Mb/s, 20 ms link that stalls for 1.2 s
+    # at 2 s without losing anything: the kernel times out, and spuriously.
+    lines, summary = _live_on_testbed("spike.toml")
     # Reports that held two samples are rare, counted and never fed as one.
     assert summary["merged"] <= 0.02 * len([x for x in lines if x["event"] == "rtt"])
     assert all(x["rtt_s"] < 5 for x in lines if x["event"] == "rtt")
@@ -485,13 +492,7 @@ def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_est
     # examples/live/outage.toml: the 10 Mb/s, 20 ms link loses every data packet for 600 ms
     # from 2 s: window, tail-loss probe and the first timeout's resend. Only the kernel's
     # retransmission timer repairs it, and the ACK echoes the resend: the RTO was needed.
-    p = ROOT / "examples" / "live" / "outage.toml"
-    r = subprocess.run([*LIVE, "--testbed", str(p), "--json", "-e", "rfc6298,linux,constant", "-p", "constant.rto=50ms"],
-                       env=_env(), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    lines = [json.loads(line) for line in r.stdout.splitlines()]
-    summary = lines[-1]
-    assert summary["event"] == "summary" and summary["overruns"] == 0
+    lines, summary = _live_on_testbed("outage.toml")
     rtos = [x for x in lines if x["event"] == "rto" and x["first"]]
     data = [x for x in rtos if x["wait_s"]["rfc6298"] is not None]  # the data connection's
     assert data, f"no kernel RTO on the data connection: {rtos}"
