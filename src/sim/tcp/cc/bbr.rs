@@ -42,7 +42,6 @@
 
 use crate::component::{Component, Declaration};
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
-use crate::params::ParamSpec;
 use crate::rng::{self, Stream};
 use crate::sim::tcp::rate::RateSample;
 use crate::time::{Nanos, MS, SEC};
@@ -77,10 +76,13 @@ const PACING_SHIFT: u32 = 10;
 /// TCP_INIT_CWND = 10 segments: the BDP before any RTT sample (`bbr_bdp`).
 const INIT_CWND: u64 = 10;
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("send_quantum", "0", 0.0, 127.0, "segments per skb in the cwnd's quantisation budget (3 of them): 0 = Linux's bbr_tso_segs_goal (1 below 1.2 Mbit/s of pacing, else max(2, 1 ms of data)), N = fixed N (ns-3's TcpBbr: 1)"),
-    ParamSpec::duration("initial_min_rtt", "0s", 0.0, 3600.0, "RTprop before the first sample, as the handshake's RTT seeds it in Linux's bbr_init (tcp_min_rtt) and ns-3's TcpBbr (SRTT at CA_OPEN); rttlab's sender has no handshake, so 0s (the default) starts from the first data sample"),
-];
+crate::params! {
+    /// BBR's parameters (both default to Linux's behaviour).
+    pub struct Config {
+        send_quantum: u64 = int("0", 0.0, 127.0, "segments per skb in the cwnd's quantisation budget (3 of them): 0 = Linux's bbr_tso_segs_goal (1 below 1.2 Mbit/s of pacing, else max(2, 1 ms of data)), N = fixed N (ns-3's TcpBbr: 1)"),
+        initial_min_rtt: Nanos = duration("0s", 0.0, 3600.0, "RTprop before the first sample, as the handshake's RTT seeds it in Linux's bbr_init (tcp_min_rtt) and ns-3's TcpBbr (SRTT at CA_OPEN); rttlab's sender has no handshake, so 0s (the default) starts from the first data sample"),
+    }
+}
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -91,7 +93,10 @@ pub const COMPONENT: Component<CongestionControl> = Component {
         params: PARAMS,
         defaults: &[("recovery", "newreno")],
     },
-    build: |p| Ok(CongestionControl::Bbr(Box::new(Bbr::with(p.int("send_quantum")?, p.duration("initial_min_rtt")?)))),
+    build: |p| {
+        let cfg = Config::from_params(p)?;
+        Ok(CongestionControl::Bbr(Box::new(Bbr::with(cfg.send_quantum, cfg.initial_min_rtt))))
+    },
 };
 
 /// `enum bbr_mode`.
