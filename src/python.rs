@@ -1090,13 +1090,14 @@ impl Testbed {
             d.set_item("quench_reductions", st.quench_reductions)?;
             d.set_item("timeouts_undone", st.timeouts_undone)?;
             d.set_item("rtt_samples", st.rtt_samples)?;
-            d.set_item("rtt_summary", st.rtt_summary().map(|s| s.to_vec()))?;
-            // The simulator's per-flow measures (src/sim/mod.rs), from the same sender methods.
-            d.set_item("pred_error_before", st.pred_error_before().map(|e| e / 1e9))?;
-            d.set_item("pred_error_after", st.pred_error_after().map(|e| e / 1e9))?;
-            // A finite transfer's window is averaged to its completion, as the simulator's is.
+            // The simulator's per-flow running measurements (src/sim/tcp/meter.rs), from the same
+            // meter; a finite transfer's window is averaged to its completion, as the simulator's is.
+            let meter = w.sender.meter_summary(w.completed_at.unwrap_or(end));
+            d.set_item("rtt_summary", meter.rtt_stats.map(|s| s.to_vec()))?;
+            for (name, value) in meter.scalars() {
+                d.set_item(name, value)?;
+            }
             d.set_item("completed_ns", w.completed_at)?;
-            d.set_item("mean_cwnd", w.sender.mean_cwnd(w.completed_at.unwrap_or(end)))?;
             d.set_item("final_cwnd", w.sender.window().cwnd)?;
             d.set_item("final_ssthresh", w.sender.window().ssthresh)?;
             out.set_item(w.flow, d)?;

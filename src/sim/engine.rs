@@ -451,7 +451,7 @@ impl Engine {
                     f.delivered_at_warmup = f.receiver.stats.bytes_delivered;
                     f.sent_at_warmup = f.sender.stats.bytes_sent;
                     f.offered_at_warmup = f.sender.app_bytes();
-                    f.sender.stats.restart_rtt_summary();
+                    f.sender.meter.restart_rtt();
                 }
                 for (b, c) in self.busy_at_warmup.iter_mut().zip(&self.network.channels) {
                     *b = c.stats.busy_time;

@@ -93,15 +93,8 @@ pub struct FlowSummary {
     pub timeouts_undone: u64,
     /// The detector's judgements scored against the simulator's knowledge (all 0 when off).
     pub detector: spurious::DetectorScore,
-    /// Mean |ŷ − y| over RTT samples, ŷ the estimator's prediction before the sample (its forecast
-    /// error), in ns; None without such samples.
-    pub pred_error_before: Option<f64>,
-    /// The same with ŷ the prediction after absorbing the sample.
-    pub pred_error_after: Option<f64>,
-    /// cwnd averaged over time from the flow's start to its completion or the end, in segments.
-    pub mean_cwnd: Option<f64>,
-    /// Mean, standard deviation, minimum and maximum of the RTT samples (s) after the warm-up.
-    pub rtt_stats: Option<[f64; 4]>,
+    /// The running measurements (prediction errors, mean cwnd, RTT moments): [`tcp::meter`].
+    pub meter: tcp::meter::MeterSummary,
     pub final_cwnd: u64,
     pub final_ssthresh: u64,
 }
@@ -611,10 +604,7 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 rtt_samples: st.rtt_samples,
                 timeouts_undone: st.timeouts_undone,
                 detector: scores[i],
-                pred_error_before: st.pred_error_before(),
-                pred_error_after: st.pred_error_after(),
-                mean_cwnd: f.sender.mean_cwnd(f.completed_at.unwrap_or(end)),
-                rtt_stats: st.rtt_summary(),
+                meter: f.sender.meter_summary(f.completed_at.unwrap_or(end)),
                 final_cwnd: w.cwnd,
                 final_ssthresh: w.ssthresh,
             }

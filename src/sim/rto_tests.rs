@@ -173,7 +173,7 @@ fn prediction_errors_are_measured_before_and_after_the_sample_is_absorbed() {
     let tcp = "rto = { estimator = \"fixed-share\", tick = \"4ms\" }";
     let r = run(&scenario(&one_flow(tcp, ""))).unwrap();
     let f = &r.flows[0];
-    let (before, after) = (f.pred_error_before.unwrap(), f.pred_error_after.unwrap());
+    let (before, after) = (f.meter.pred_error_before.unwrap(), f.meter.pred_error_after.unwrap());
     assert!(after <= before, "after {after} ns, before {before} ns");
     assert!(before > 0.0 && before < 100e6, "{before} ns");
     // Hand check of the definitions from the rtt trace: prediction before each sample, and the
@@ -182,7 +182,7 @@ fn prediction_errors_are_measured_before_and_after_the_sample_is_absorbed() {
     let pairs: Vec<(u64, u64)> = t.sample.iter().zip(&t.prediction).filter_map(|(y, p)| p.map(|p| (*y, p))).collect();
     let mean = pairs.iter().map(|(y, p)| y.abs_diff(*p) as f64).sum::<f64>() / pairs.len() as f64;
     assert!((mean - before).abs() < 1e-6 * before.max(1.0), "{mean} vs {before}");
-    let m = f.mean_cwnd.unwrap();
+    let m = f.meter.mean_cwnd.unwrap();
     assert!(m > 1.0 && m < 200.0, "mean cwnd {m} segments");
 }
 

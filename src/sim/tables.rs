@@ -183,10 +183,10 @@ pub static FLOWS: Table<Flows> = Table {
         flow_u64!(quench_reductions, "", "window reductions on source-quench signals"),
         flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)"),
         flow_u64!(rtt_samples, "", "RTT samples the sender accepted"),
-        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[0])))),
-        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[1])))),
-        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[2])))),
-        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.rtt_stats.map(|s| s[3])))),
+        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[0])))),
+        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[1])))),
+        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[2])))),
+        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[3])))),
         flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid"),
         col!("detect_tp", "", "detector called a retransmission spurious and an earlier copy had reached the receiver (0 when detection is off)", |f| u64s(
             f.iter().map(|x| x.detector.true_positives)
@@ -195,13 +195,13 @@ pub static FLOWS: Table<Flows> = Table {
         col!("detect_fn", "", "detector called it needed but it was spurious", |f| u64s(f.iter().map(|x| x.detector.false_negatives))),
         col!("detect_tn", "", "detector called it needed and it was", |f| u64s(f.iter().map(|x| x.detector.true_negatives))),
         col!("pred_error_before", "s", "mean |prediction − sample| over RTT samples, the prediction made before the sample (forecast error); null without samples", |f| opt_f64s(
-            f.iter().map(|x| x.pred_error_before.map(|e| e / 1e9))
+            f.iter().map(|x| x.meter.pred_error_before.map(|e| e / 1e9))
         )),
         col!("pred_error_after", "s", "the same with the prediction just after absorbing the sample", |f| opt_f64s(
-            f.iter().map(|x| x.pred_error_after.map(|e| e / 1e9))
+            f.iter().map(|x| x.meter.pred_error_after.map(|e| e / 1e9))
         )),
         col!("mean_cwnd", "segments", "cwnd averaged over time from the flow's start to its completion or the end; null if it never ran", |f| opt_f64s(
-            f.iter().map(|x| x.mean_cwnd)
+            f.iter().map(|x| x.meter.mean_cwnd)
         )),
         flow_u64!(final_cwnd, "bytes", "congestion window at the end"),
         flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)"),

@@ -55,7 +55,7 @@ fn arq_service_times_add_a_backoff_and_a_serialisation_per_attempt_and_drop_afte
 fn arq_slows_the_link_and_spreads_the_rtt_and_its_residual_loss_counts_as_corruption() {
     let plain = transfer("", 1);
     let radio = transfer("arq = { per = 0.3, retries = 2 }", 1);
-    let spread = |r: &SimResult| r.flows[0].rtt_stats.map(|s| s[1]).unwrap_or(0.0);
+    let spread = |r: &SimResult| r.flows[0].meter.rtt_stats.map(|s| s[1]).unwrap_or(0.0);
     assert!(spread(&radio) > spread(&plain), "{} vs {}", spread(&radio), spread(&plain));
     // Three attempts at 30 % each: 2.7 % of frames (data and ACKs) are dropped on the radio.
     let c = &radio.channels[radio.bottleneck];

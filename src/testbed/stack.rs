@@ -177,7 +177,7 @@ impl WireSender {
         }
         if !self.warm && now >= self.warmup {
             self.warm = true;
-            self.sender.stats.restart_rtt_summary();
+            self.sender.meter.restart_rtt();
             self.stats.sent_at_warmup = self.sender.stats.bytes_sent;
         }
         match self.hs.state {
@@ -451,7 +451,7 @@ bytes = "{bytes}"
         // An ACK of two segments echoing their TSval: one RTT sample of exactly 40 ms.
         let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 2 * 1448, 45_001, vec![]), 85 * MS, &mut tr));
         assert_eq!(w.sender.stats.rtt_samples, 1);
-        assert_eq!(w.sender.stats.rtt_min, 40 * MS);
+        assert_eq!(w.sender.meter.rtt.min, 40 * MS);
         assert_eq!(out.len(), 3, "slow start grows cwnd by one MSS per ACK (RFC 5681 §3.1): cwnd 11 with 8 in flight sends 3");
         // Three duplicate ACKs with SACK blocks above a hole: fast retransmit of the hole (RFC 6675).
         let hole = 1001 + 2 * 1448;

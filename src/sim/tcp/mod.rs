@@ -11,6 +11,7 @@ pub mod cc;
 pub mod eifel;
 pub mod eifel_response;
 pub mod frto;
+pub mod meter;
 pub mod pacing;
 pub mod rate;
 pub mod receiver;

@@ -12,6 +12,7 @@ use super::eifel::{Eifel, Verdict};
 use super::frto::{AckFacts, Decision, Frto, Variant};
 use super::eifel_response::{self, Saved};
 use super::pacing::Pacer;
+use super::meter::{FlowMeter, MeterSummary};
 use super::rate::RateSampler;
 use super::{RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
@@ -41,51 +42,6 @@ pub struct SenderStats {
     /// no SRTT/RTTVAR pair (`tcp.spurious_response = "rfc4015"`).
     pub rto_adapted: u64,
     pub rto_not_adapted: u64,
-    /// Σ|ŷ − y| over samples y that had a prediction ŷ made *before* them (the estimator's
-    /// forecast error), in ns, and how many.
-    pub pred_error_before_ns: u64,
-    pub pred_error_before_n: u64,
-    /// Σ|ŷ' − y| with ŷ' the prediction *after* absorbing y (how well it tracks), in ns, and how many.
-    pub pred_error_after_ns: u64,
-    pub pred_error_after_n: u64,
-    /// ∫ cwnd dt in byte·ns from the first send to the last window change ([`Sender::mean_cwnd`]).
-    pub cwnd_area: u128,
-    /// Samples since the measurement began (simulation.warmup), their Σ and Σ² (ns, ns²), the
-    /// smallest and the largest: the RTT variation per flow.
-    pub rtt_n: u64,
-    pub rtt_sum: u128,
-    pub rtt_sum_sq: u128,
-    pub rtt_min: u64,
-    pub rtt_max: u64,
-}
-
-impl SenderStats {
-    /// Mean, population standard deviation, minimum and maximum of the RTT samples, in seconds
-    /// (None without samples). Exact integer sums, so the variance does not cancel.
-    pub fn rtt_summary(&self) -> Option<[f64; 4]> {
-        let n = self.rtt_n as u128;
-        if n == 0 {
-            return None;
-        }
-        let var = (n * self.rtt_sum_sq - self.rtt_sum * self.rtt_sum) as f64 / (n * n) as f64;
-        Some([self.rtt_sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.rtt_min as f64 / 1e9, self.rtt_max as f64 / 1e9])
-    }
-
-    /// Mean |ŷ − y| in ns with ŷ the prediction made *before* each sample (None without one):
-    /// the flows table's `pred_error_before`, for a simulated flow and an on-the-wire one alike.
-    pub fn pred_error_before(&self) -> Option<f64> {
-        (self.pred_error_before_n > 0).then(|| self.pred_error_before_ns as f64 / self.pred_error_before_n as f64)
-    }
-
-    /// Mean |ŷ' − y| in ns with ŷ' the prediction just *after* absorbing each sample.
-    pub fn pred_error_after(&self) -> Option<f64> {
-        (self.pred_error_after_n > 0).then(|| self.pred_error_after_ns as f64 / self.pred_error_after_n as f64)
-    }
-
-    /// Measurement begins (warm-up over): forget the RTT samples so far.
-    pub fn restart_rtt_summary(&mut self) {
-        (self.rtt_n, self.rtt_sum, self.rtt_sum_sq, self.rtt_min, self.rtt_max) = (0, 0, 0, 0, 0);
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -136,9 +92,6 @@ pub struct Sender {
     adapt: Option<((f64, f64), u64)>,
     /// Judgements the detector made since the owner last took them (for the spurious oracle).
     verdicts: Vec<Verdict>,
-    /// When the window was last accounted and its value then (for the time-averaged cwnd).
-    cwnd_since: Option<(Nanos, u64)>,
-    started_at: Option<Nanos>,
     /// The pacing schedule, used when the scheme asks for a rate or `tcp.max_pacing_rate` is set.
     pacer: Pacer,
     /// The scheme paces or a cap is set: otherwise the send path skips pacing altogether.
@@ -146,6 +99,9 @@ pub struct Sender {
     /// Delivery-rate estimation, when the scheme asks for it.
     rate: Option<RateSampler>,
     pub stats: SenderStats,
+    /// The running measurements (prediction errors, RTT moments, cwnd area) behind the flow's
+    /// summary columns.
+    pub meter: FlowMeter,
 }
 
 impl Sender {
@@ -196,10 +152,9 @@ impl Sender {
             saved: None,
             adapt: None,
             verdicts: Vec::new(),
-            cwnd_since: None,
-            started_at: None,
             pacer: Pacer::new(cfg.max_pacing_rate),
             stats: SenderStats::default(),
+            meter: FlowMeter::default(),
         }
     }
 
@@ -322,18 +277,17 @@ impl Sender {
 
     /// Integrate cwnd over time up to `now` (every window change passes through here).
     fn account_cwnd(&mut self, now: Nanos) {
-        if let Some((t, cwnd)) = self.cwnd_since {
-            self.stats.cwnd_area += cwnd as u128 * now.saturating_sub(t) as u128;
-        }
-        self.cwnd_since = Some((now, self.win.cwnd));
+        self.meter.on_cwnd(now, self.win.cwnd);
     }
 
     /// Time-averaged cwnd in segments from the flow's start to `end`.
     pub fn mean_cwnd(&self, end: Nanos) -> Option<f64> {
-        let (t, cwnd) = self.cwnd_since?;
-        let area = self.stats.cwnd_area + cwnd as u128 * end.saturating_sub(t) as u128;
-        let span = end.saturating_sub(self.started_at?);
-        (span > 0).then(|| area as f64 / span as f64 / self.mss as f64)
+        self.meter.mean_cwnd(end, self.mss)
+    }
+
+    /// The flow's running measurements summarised at `end` (its completion or the run's end).
+    pub fn meter_summary(&self, end: Nanos) -> MeterSummary {
+        self.meter.summary(end, self.mss)
     }
 
     /// RFC 6298 §5.1/5.3: (re)start the timer with the current (backed-off) RTO.
@@ -343,7 +297,7 @@ impl Sender {
     }
 
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>, trace: &mut Trace) {
-        self.started_at = Some(now);
+        self.meter.start(now);
         self.trace_window(now, trace);
         self.send_allowed(now, out, trace);
     }
@@ -616,20 +570,7 @@ impl Sender {
                 self.adapt = None;
             }
             self.stats.rtt_samples += 1;
-            // Both readings of "prediction error" (Nunes et al. Table II does not say which).
-            if let Some(b) = before {
-                self.stats.pred_error_before_ns += b.abs_diff(rtt);
-                self.stats.pred_error_before_n += 1;
-            }
-            if let Some(a) = self.timer.prediction() {
-                self.stats.pred_error_after_ns += a.abs_diff(rtt);
-                self.stats.pred_error_after_n += 1;
-            }
-            self.stats.rtt_n += 1;
-            self.stats.rtt_sum += rtt as u128;
-            self.stats.rtt_sum_sq += rtt as u128 * rtt as u128;
-            self.stats.rtt_min = if self.stats.rtt_n == 1 { rtt } else { self.stats.rtt_min.min(rtt) };
-            self.stats.rtt_max = self.stats.rtt_max.max(rtt);
+            self.meter.on_sample(rtt, before, self.timer.prediction());
             trace.rtt(now, self.flow, rtt, before, self.timer.base_rto());
         }
 
