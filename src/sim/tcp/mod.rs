@@ -8,6 +8,7 @@
 //! deadlines; the engine owns time.
 
 pub mod cc;
+pub mod detect;
 pub mod eifel;
 pub mod eifel_response;
 pub mod frto;

@@ -8,13 +8,13 @@
 use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, RouterSignal, Window};
 use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
 use super::scoreboard::Scoreboard;
-use super::eifel::{Eifel, Verdict};
-use super::frto::{AckFacts, Decision, Frto, Variant};
+use super::detect::{Decision, SpuriousDetector};
+use super::eifel::Verdict;
 use super::eifel_response::{self, Saved};
 use super::pacing::Pacer;
 use super::meter::{FlowMeter, MeterSummary};
 use super::rate::RateSampler;
-use super::{RecoveryTimeout, Sampling, SpuriousDetection, SpuriousResponse, TcpConfig};
+use super::{RecoveryTimeout, Sampling, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
 use crate::rtt::{Context, Estimator, RttEstimator};
@@ -81,10 +81,8 @@ pub struct Sender {
     last_send: Option<Nanos>,
     /// What the last first timeout of an episode changed, until undone or superseded.
     undo: Option<TimeoutUndo>,
-    /// Eifel detection (RFC 3522) when `tcp.spurious_detection = "eifel"`.
-    eifel: Option<Eifel>,
-    /// F-RTO (RFC 5682 §2 or §3) when `tcp.spurious_detection = "frto"` or `"frto-sack"`.
-    frto: Option<Frto>,
+    /// Spurious-timeout detection ([`super::detect`]: off, Eifel RFC 3522, F-RTO RFC 5682).
+    detector: SpuriousDetector,
     response: SpuriousResponse,
     /// RFC 4015: what the first timeout of the episode saved for the response.
     saved: Option<Saved>,
@@ -143,11 +141,7 @@ impl Sender {
             iw: cfg.init_cwnd as u64 * mss,
             last_send: None,
             undo: None,
-            eifel: (cfg.spurious_detection == SpuriousDetection::Eifel).then(Eifel::default),
-            frto: match cfg.spurious_detection {
-                SpuriousDetection::Frto(v) => Some(Frto::new(v)),
-                _ => None,
-            },
+            detector: cfg.spurious_detection.build(),
             response: cfg.spurious_response,
             saved: None,
             adapt: None,
@@ -433,27 +427,13 @@ impl Sender {
         }
         self.seq.rwnd = pkt.rwnd;
         let flight = self.seq.size();
-        // RFC 5682 §3 step 3 reads what this ACK SACKs below RecoveryPoint: measured around on_sack.
-        let frto_point = self.frto.as_ref().filter(|f| f.in_step3() && f.variant() == Variant::Sack).and_then(Frto::point);
-        let sacked_below = |seq: &Flight, p: u64| seq.board.iter().filter(|s| s.sacked && s.end() <= p).map(|s| s.len as u64).sum::<u64>();
-        let sacked_before = frto_point.map(|p| sacked_below(&self.seq, p));
+        // What the detector measures before the SACK blocks are read (RFC 5682 §3 step 3).
+        let mark = self.detector.sack_mark(&self.seq);
         let newly_sacked = self.recovery.on_sack(&mut self.seq, pkt);
         let dupack = pkt.ack == self.seq.snd_una && flight > 0 && self.recovery.counts_as_dupack(newly_sacked);
         let advances = pkt.ack > self.seq.snd_una;
-        let frto = match self.frto.as_mut().filter(|f| f.watching()) {
-            Some(f) => f.on_ack(&AckFacts {
-                ack: pkt.ack,
-                snd_una: self.seq.snd_una,
-                snd_max: self.seq.snd_max,
-                duplicate: pkt.ack == self.seq.snd_una && flight > 0,
-                sack_high: pkt.sack.iter(pkt.ack).map(|(_, e)| e).max().unwrap_or(0),
-                newly_sacked_below_point: match (frto_point, sacked_before) {
-                    (Some(p), Some(b)) => sacked_below(&self.seq, p).saturating_sub(b),
-                    _ => 0,
-                },
-            }),
-            None => Decision::Pass,
-        };
+        // The detector's decision, on the ACK as it arrived (before SND.UNA moves).
+        let decision = self.detector.on_ack(pkt, &self.seq, flight, mark);
         let rtt = if advances { self.take_sample(pkt, now) } else { None };
         let newest_rtt = if !advances || self.timestamps || self.sampling == Sampling::EveryAck { rtt } else { self.newest_sample(pkt.ack, now) };
         let event = AckEvent {
@@ -472,26 +452,19 @@ impl Sender {
             rate: self.rate.as_mut().map(|r| r.on_ack(pkt.ack.max(self.seq.snd_una), pkt.sack.iter(pkt.ack), now, newest_rtt)),
         };
         self.cc.on_ack_event(&self.win, &event);
-        // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.
-        let mut spurious_timeout = match self.eifel.as_mut().filter(|_| advances).and_then(|e| e.on_acceptable_ack(pkt.ts_ecr)) {
-            Some(v) => {
-                self.verdicts.push(v);
-                v.spurious
-            }
-            None => false,
-        };
         if advances {
             self.on_new_ack(&event, pkt.ack, out, trace);
         }
-        // F-RTO's decision (RFC 5682 §2/§3 steps 2–3), after slow start counted the ACK.
+        // Act on the detector's decision, after slow start counted the ACK.
         let mut hold = false;
-        match frto {
+        let mut spurious_timeout = false;
+        match decision {
             Decision::Pass => {}
             Decision::Hold => hold = true,
             Decision::SendNew => {
-                // Step 2b: up to two new segments instead of retransmissions, then wait (step 3).
+                // RFC 5682 step 2b: up to two new segments instead of retransmissions, then wait (step 3).
                 let sent = self.send_new(now, 2, out, trace);
-                match self.frto.as_mut().and_then(|f| f.sent_new(sent)) {
+                match self.detector.sent_new(sent) {
                     Some(v) => self.verdicts.push(v),
                     None => {
                         hold = true;
@@ -508,12 +481,10 @@ impl Sender {
                     self.win.cwnd = self.win.cwnd.min(cap * self.mss as u64).max(self.mss as u64);
                 }
             }
-            Decision::Spurious(verdict) => {
+            Decision::Spurious { verdict, reset_recover } => {
                 self.verdicts.push(verdict);
                 spurious_timeout = true;
-                // §2 step 3b: recover ← SND.UNA, so later losses may start fast recovery (the
-                // SACK variant, §3, says nothing of RecoveryPoint here: it stays).
-                if self.frto.as_ref().is_some_and(|f| f.variant() == Variant::Basic) {
+                if reset_recover {
                     self.episode.recover = Some(self.seq.snd_una);
                 }
             }
@@ -641,9 +612,7 @@ impl Sender {
             self.cwr_until = Some(self.seq.snd_max);
         }
         self.episode.in_recovery = true;
-        if let Some(f) = self.frto.as_mut() {
-            f.on_fast_recovery(self.seq.snd_max); // RFC 6675 RecoveryPoint, read by RFC 5682 §3 step 1
-        }
+        self.detector.on_fast_recovery(self.seq.snd_max); // RFC 6675 RecoveryPoint, read by RFC 5682 §3 step 1
         self.stats.fast_recoveries += 1;
         self.timer.discard_timed();
         let len = self.transmit(self.seq.snd_una, now, Some(RetxCause::Fast), out, trace);
@@ -695,19 +664,9 @@ impl Sender {
         // §5.4 retransmit the earliest unacknowledged segment; transmit() restarts the timer (§5.6).
         let sent = self.transmit(self.seq.snd_una, now, Some(RetxCause::Timeout), out, trace);
         self.recovery.on_timeout_resent(&mut self.seq, sent);
-        // RFC 3522 §3.2 step (1): only the first retransmission of an episode arms the detector.
-        if let Some(e) = self.eifel.as_mut().filter(|_| first_of_episode && sent > 0) {
-            let una = self.seq.snd_una;
-            let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
-            e.on_timeout_retransmit(una, tx, now); // the retransmission's TSval is `now`
-        }
-        // RFC 5682 step 1, at every timeout (the detector decides whether a detection starts).
-        if let Some(f) = self.frto.as_mut().filter(|_| sent > 0) {
-            let una = self.seq.snd_una;
-            let tx = self.seq.board.iter().find(|s| s.seq == una).map_or(1, |s| s.tx);
-            if let Some(v) = f.on_timeout(una, tx, una + sent as u64, self.seq.snd_max) {
-                self.verdicts.push(v);
-            }
+        // The detector sees the retransmission (RFC 3522 §3.2 step (1), RFC 5682 step 1).
+        if let Some(v) = self.detector.on_timeout(&self.seq, sent, first_of_episode, now) {
+            self.verdicts.push(v);
         }
         self.trace_window(now, trace);
     }
@@ -715,7 +674,7 @@ impl Sender {
     /// Where the spurious oracle may resolve segments up to: SND.UNA, or lower while F-RTO waits to
     /// judge a segment the cumulative ACK already passed (its step 3 follows that ACK).
     pub fn oracle_floor(&self) -> u64 {
-        self.frto.as_ref().and_then(Frto::judging).map_or(self.seq.snd_una, |s| s.min(self.seq.snd_una))
+        self.detector.judging().map_or(self.seq.snd_una, |s| s.min(self.seq.snd_una))
     }
 
     /// The detector's judgements since the last call (the engine scores them against the oracle).
