@@ -1,7 +1,8 @@
 //! TCP sender: the sequence space and the wire, with three strategies plugged in — the
 //! congestion control ([`super::cc`], owns cwnd and ssthresh), the loss recovery
 //! ([`super::recovery`]: Reno, NewReno or RFC 6675 SACK) and the retransmission timer
-//! ([`RetransmitTimer`]: estimator, RTO policy, back-off, Karn) — plus ECN (RFC 3168 §6.1).
+//! ([`RetransmitTimer`]: estimator, RTO policy, back-off, Karn) — plus ECN (RFC 3168 §6.1) and a
+//! spurious-timeout detector ([`super::detect`]) whose decisions it acts on.
 //! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
 //! over time through [`Sender::write`].
 

@@ -11,8 +11,8 @@
 //! dupACK, RFC 6582's partial-ACK deflation) and never computes ssthresh.
 //!
 //! The timeout response keeps what it changed ([`TimeoutUndo`]) so that a detector of spurious
-//! timeouts (Eifel RFC 4015, F-RTO RFC 5682) can undo it through `Sender::undo_timeout`. No
-//! detector is implemented yet: the hook is there and tested.
+//! timeouts ([`super::detect`]: Eifel RFC 3522, F-RTO RFC 5682) can have it undone through the
+//! sender's response (`Sender::respond`, RFC 4015 or Linux's undo).
 
 pub mod new_reno;
 pub mod reno;
