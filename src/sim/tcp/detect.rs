@@ -12,7 +12,7 @@
 //! ([`SpuriousDetector::sent_new`]); the spurious oracle asks [`SpuriousDetector::judging`].
 
 use super::eifel::{Eifel, Verdict};
-use super::frto::{self, AckFacts, Frto, Variant};
+use super::frto::{AckFacts, Frto, Variant};
 use super::recovery::Flight;
 use super::SpuriousDetection;
 use crate::sim::packet::Packet;
@@ -40,25 +40,9 @@ impl SpuriousDetection {
     }
 }
 
-/// What the sender does with an ACK, as the detector decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Nothing to decide on this ACK: process it as usual.
-    Pass,
-    /// Process the ACK but send nothing yet (RFC 5682 step 3 ignores it).
-    Hold,
-    /// RFC 5682 step 2b: send up to two new (never sent) segments instead of retransmissions,
-    /// then report how many went out ([`SpuriousDetector::sent_new`]).
-    SendNew,
-    /// The timeout was needed: conventional RTO recovery, cwnd at most `cap_segments` (None: as
-    /// slow start left it). RFC 5682 steps 2a/3a; Eifel's verdict "not spurious" (RFC 3522 §3.2
-    /// step (3) → DONE).
-    Conventional { cap_segments: Option<u64>, verdict: Verdict },
-    /// SPUR_TO: respond to the spurious timeout. `reset_recover`: `recover` ← SND.UNA, so later
-    /// losses may start fast recovery (RFC 5682 §2 step 3b; the SACK variant, §3, says nothing
-    /// of RecoveryPoint there, and Eifel does not touch it).
-    Spurious { verdict: Verdict, reset_recover: bool },
-}
+/// What the sender does with an ACK, as the detector decides: F-RTO's decisions, which Eifel's
+/// verdicts are a subset of (Pass, Conventional without a cap, Spurious without `reset_recover`).
+pub use super::frto::Decision;
 
 /// RFC 5682 §3 step 3 reads the bytes an ACK newly SACKs below RecoveryPoint: the point and the
 /// bytes SACKed below it before the ACK's SACK blocks were read.
@@ -96,7 +80,6 @@ impl SpuriousDetector {
             },
             // RFC 5682 §2/§3 steps 2–3.
             Self::Frto(f) if f.watching() => {
-                let basic = f.variant() == Variant::Basic;
                 let facts = AckFacts {
                     ack: pkt.ack,
                     snd_una: seq.snd_una,
@@ -105,13 +88,7 @@ impl SpuriousDetector {
                     sack_high: pkt.sack.iter(pkt.ack).map(|(_, e)| e).max().unwrap_or(0),
                     newly_sacked_below_point: mark.map_or(0, |m| sacked_below(seq, m.point).saturating_sub(m.sacked_before)),
                 };
-                match f.on_ack(&facts) {
-                    frto::Decision::Pass => Decision::Pass,
-                    frto::Decision::Hold => Decision::Hold,
-                    frto::Decision::SendNew => Decision::SendNew,
-                    frto::Decision::Conventional { cap_segments, verdict } => Decision::Conventional { cap_segments, verdict },
-                    frto::Decision::Spurious(verdict) => Decision::Spurious { verdict, reset_recover: basic },
-                }
+                f.on_ack(&facts)
             }
             Self::Frto(_) => Decision::Pass,
         }

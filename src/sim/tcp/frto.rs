@@ -100,8 +100,10 @@ pub enum Decision {
     /// Steps 2a and 3a: conventional RTO recovery (slow-start retransmissions) with cwnd at most
     /// `cap_segments` (None: as slow start left it). The timeout was judged needed.
     Conventional { cap_segments: Option<u64>, verdict: Verdict },
-    /// Step 3b: SpuriousRecovery = SPUR_TO; respond (RFC 4015 via the sender's undo).
-    Spurious(Verdict),
+    /// SPUR_TO: respond to the spurious timeout (RFC 5682 step 3b; Eifel's "spurious").
+    /// `reset_recover`: `recover` ← SND.UNA, so later losses may start fast recovery (§2 step 3b;
+    /// the SACK variant, §3, says nothing of RecoveryPoint there, and Eifel does not touch it).
+    Spurious { verdict: Verdict, reset_recover: bool },
 }
 
 #[derive(Debug, Clone)]
@@ -237,7 +239,7 @@ impl Frto {
                     // `recover` ← SND.UNA.
                     self.step = Step::Idle;
                     self.point = Some(a.ack);
-                    Decision::Spurious(Self::verdict(judged, true))
+                    Decision::Spurious { verdict: Self::verdict(judged, true), reset_recover: self.variant == Variant::Basic }
                 } else {
                     Decision::Hold
                 }
@@ -257,7 +259,7 @@ impl Frto {
                     Decision::Conventional { cap_segments: Some(3), verdict: Self::verdict(judged, false) }
                 } else {
                     // 3b: new data below RecoveryPoint, sent before the timeout, was acknowledged.
-                    Decision::Spurious(Self::verdict(judged, true))
+                    Decision::Spurious { verdict: Self::verdict(judged, true), reset_recover: self.variant == Variant::Basic }
                 }
             }
         }
@@ -302,7 +304,7 @@ mod tests {
             assert_eq!(f.sent_new(2), None);
             assert!(f.in_step3());
             // Step 3: segment 1, never retransmitted, is acknowledged: 3b.
-            assert_eq!(f.on_ack(&ack(2 * MSS, MSS, 12 * MSS)), Decision::Spurious(Verdict { seq: 0, tx: 1, spurious: true }), "{variant:?}");
+            assert_eq!(f.on_ack(&ack(2 * MSS, MSS, 12 * MSS)), Decision::Spurious { verdict: Verdict { seq: 0, tx: 1, spurious: true }, reset_recover: variant == Variant::Basic }, "{variant:?}");
             assert!(!f.watching());
         }
     }
@@ -354,7 +356,7 @@ mod tests {
         f.on_ack(&ack(MSS, 0, 10 * MSS));
         f.sent_new(2);
         let dup = AckFacts { sack_high: 3 * MSS, newly_sacked_below_point: MSS, ..ack(MSS, MSS, 12 * MSS) };
-        assert!(matches!(f.on_ack(&dup), Decision::Spurious(_)));
+        assert!(matches!(f.on_ack(&dup), Decision::Spurious { reset_recover: false, .. }));
     }
 
     #[test]
