@@ -21,6 +21,7 @@ import pytest
 from rttlab import _core
 from rttlab.live import events as ev
 from rttlab.live.session import Session
+from rttlab.testbed import unavailable as testbed_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
@@ -426,17 +427,7 @@ def test_a_cgroup_that_is_not_cgroup_v2_is_named(tmp_path):
     assert r.returncode == 2 and "not a cgroup v2 directory" in r.stderr
 
 
-def _testbed_reason() -> str | None:
-    from rttlab.testbed import Unavailable, check_machine
-
-    try:
-        check_machine()
-    except Unavailable as e:
-        return str(e)
-    return None
-
-
-TESTBED = _testbed_reason()
+TESTBED = testbed_unavailable()
 
 
 def _live_on_testbed(example: str) -> tuple[list[dict], dict]:
