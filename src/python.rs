@@ -990,8 +990,8 @@ impl Testbed {
         self.emu().net.channels.iter().map(|c| (c.name.clone(), c.from, c.to, c.bandwidth, c.delay)).collect()
     }
 
-    /// Each flow's stack: "kernel" (Linux's, in a namespace) or "rttlab" (rttlab's sender at its
-    /// host's port, no namespace), from `[[flows]] stack`.
+    /// Each flow's stack: "kernel" (Linux's, in the sender's namespace) or "rttlab" (rttlab's
+    /// sender at its host's port of the emulator), from `[[flows]] stack`.
     #[getter]
     fn stacks(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -1001,8 +1001,9 @@ impl Testbed {
         out
     }
 
-    /// Create TUN device `names[i]` for host port i, and a pcap at `pcaps[i]` ("" for none). A
-    /// host that sends `stack = "rttlab"` flows gets the name "" and rttlab's sender instead.
+    /// Create TUN device `names[i]` for host port i, and a pcap at `pcaps[i]` ("" for none). Every
+    /// `stack = "rttlab"` flow gets rttlab's sender at its host's port; a host with no namespace
+    /// (one that only sends rttlab flows) gets the name "" and no TUN.
     fn open(&mut self, names: Vec<String>, pcaps: Vec<String>) -> PyResult<()> {
         let emu = self.emu.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("already open"))?;
         if names.len() != emu.hosts.len() || pcaps.len() != emu.hosts.len() {
@@ -1199,16 +1200,17 @@ impl Testbed {
     }
 }
 
-/// rttlab's senders for the `stack = "rttlab"` flows, one per port whose device name is "" (in
-/// port order): each the sender the simulator builds for that flow, so it runs the scenario's
-/// congestion control, recovery and RTO exactly as in simulation.
+/// rttlab's senders for the `stack = "rttlab"` flows, per port (in port order) as many as its host
+/// sends: each the sender the simulator builds for that flow, so it runs the scenario's
+/// congestion control, recovery and RTO exactly as in simulation; each has its own handshake and
+/// source port (`SPORT_BASE` + flow), which is how the port's packets are told apart.
 #[cfg(target_os = "linux")]
-fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator, names: &[String]) -> Result<Vec<Option<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
+fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator, names: &[String]) -> Result<Vec<Vec<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
     use crate::sim::config::invalid;
     use crate::testbed::handshake::Want;
     use crate::testbed::stack::WireSender;
     let mut engine = crate::sim::build_with(s, crate::sim::trace::TraceSet::NONE)?;
-    let mut out: Vec<Option<WireSender>> = vec![None; emu.hosts.len()];
+    let mut out: Vec<Vec<WireSender>> = vec![Vec::new(); emu.hosts.len()];
     let mut f = 0usize;
     for (g, group) in s.flows.iter().enumerate() {
         let tcp = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&s.tcp), &format!("flows[{g}].tcp"))?;
@@ -1217,16 +1219,13 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
             let port_of = |n: u32| emu.hosts.iter().position(|&h| h == n).expect("every endpoint is a host");
             let (sp, dp) = (port_of(src), port_of(dst));
             let rttlab = group.stack.as_deref() == Some("rttlab");
-            if rttlab != names[sp].is_empty() {
-                return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends flows of both stacks or the device list disagrees (one host, one stack)")));
+            if !rttlab && names[sp].is_empty() {
+                return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends flow {f} with Linux's TCP but has no namespace")));
             }
             if names[dp].is_empty() {
-                return Err(invalid(format!("flows[{g}]"), format!("node {dst} receives flow {f} but has no namespace: an rttlab sender's host cannot also receive")));
+                return Err(invalid(format!("flows[{g}]"), format!("node {dst} receives flow {f} but has no namespace (the device list gives it none)")));
             }
             if rttlab {
-                if out[sp].is_some() {
-                    return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends two rttlab flows; the testbed gives rttlab's sender one flow per host (not done yet)")));
-                }
                 if engine.flows[f].app.is_some() {
                     return Err(invalid(format!("flows[{g}].app"), "on/off applications with stack = \"rttlab\" have no testbed form yet (bulk transfers only)"));
                 }
@@ -1238,7 +1237,7 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
                 let mut w = WireSender::new(f as u32, src, dst, sender, want, isn, plan.start, plan.stop, s.simulation.duration.0, s.simulation.warmup.0);
                 w.label = engine.flows[f].label.clone();
                 w.rwnd_cap = tcp.rwnd;
-                out[sp] = Some(w);
+                out[sp].push(w);
             }
             f += 1;
         }

@@ -125,3 +125,113 @@ def test_a_receiver_that_never_answers_gets_a_one_line_error_and_no_half_open_st
     assert (s["syns"], s["resets_sent"]) == (3, 1)
     assert doc["testbed"]["aggregate_goodput_bps"] == 0
     assert not our_namespaces(p.pid)
+
+
+def graph(tmp_path: Path, flows: str, duration: str = "4s") -> Path:
+    """Hosts 0 and 2 behind router 1: 100 Mb/s access, a 20 Mb/s, 10 ms bottleneck 1 → 2."""
+    p = tmp_path / "g.toml"
+    p.write_text(
+        f"""
+[simulation]
+duration = "{duration}"
+warmup = "0s"
+[topology]
+kind = "graph"
+nodes = 3
+[[topology.links]]
+a = 0
+b = 1
+bandwidth = "100Mbps"
+delay = "1ms"
+queue = {{ kind = "droptail", limit = "1000p" }}
+[[topology.links]]
+a = 1
+b = 2
+bandwidth = "20Mbps"
+delay = "10ms"
+queue = {{ kind = "droptail", limit = "100p" }}
+[tcp]
+cc = "reno"
+sack = true
+timestamps = true
+rto = {{ estimator = "rfc6298" }}
+{flows}
+"""
+    )
+    return p
+
+
+@needs_machine
+def test_several_rttlab_flows_and_a_kernel_flow_send_from_one_host_each_with_its_own_sender_and_score(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    flows = """
+[[flows]]
+count = 2
+src = 0
+dst = 2
+bytes = "300kB"
+stack = "rttlab"
+[[flows]]
+count = 1
+src = 0
+dst = 2
+bytes = "300kB"
+stack = "rttlab"
+tcp = { cc = "cubic", rto = { estimator = "linux" } }
+[[flows]]
+count = 1
+src = 0
+dst = 2
+bytes = "300kB"
+"""
+    tr = run(graph(tmp_path, flows), out_dir=tmp_path / "out")
+    fl = tr.result.flows
+    assert list(fl["stack"]) == ["rttlab", "rttlab", "rttlab", "kernel"]
+    assert list(fl["cc"]) == ["reno", "reno", "cubic", "linux-reno"]
+    assert list(fl["estimator"][:3]) == ["rfc6298", "rfc6298", "linux"], list(fl["estimator"])
+    for f in range(3):
+        s = tr.apps[f]["sender"]
+        # Each its own handshake (its own source port on the shared host) and its own sender.
+        assert s["connected"] and s["error"] is None and s["resets_received"] == 0, (f, s)
+        assert tr.metadata["flows"][f]["sport"] == 40000 + f
+        # Each scored as in simulation: its own samples, prediction error and mean window.
+        assert fl["rtt_samples"][f] > 20 and fl["pred_error_before"][f] is not None and fl["mean_cwnd"][f] > 0, fl.iloc[f]
+    # Every transfer, the kernel's too, completed against the Linux receiver.
+    assert list(fl["bytes_delivered"]) == [300_000] * 4, list(fl["bytes_delivered"])
+    assert fl["completed"].notna().all(), list(fl["completed"])
+    # The host's namespace (it sends a kernel flow) keeps its kernel off rttlab's source ports.
+    ns = tr.metadata["namespaces"][tr.metadata["flows"][3]["sender_ns"]]
+    assert ns["net.ipv4.ip_local_reserved_ports"] == "40000,40001,40002"
+    rtt = tr.result.tables["rtt"].to_pandas()
+    assert set(rtt.loc[rtt["prediction"].notna(), "flow"]) == {0, 1, 2}, "each rttlab flow's estimator traced its own samples"
+    assert tr.emulator["mismatched"] == 0
+    assert not our_namespaces()
+
+
+@needs_machine
+def test_a_host_that_receives_a_kernel_flow_also_sends_an_rttlab_flow(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    # Node 2 receives Linux's flow 0 and sends rttlab's flow 1 back to node 0, which sends flow 0
+    # and receives flow 1: both hosts have namespaces and share their ports with rttlab's sender.
+    flows = """
+[[flows]]
+count = 1
+src = 0
+dst = 2
+bytes = "300kB"
+[[flows]]
+count = 1
+src = 2
+dst = 0
+bytes = "300kB"
+stack = "rttlab"
+"""
+    tr = run(graph(tmp_path, flows, duration="3s"))
+    fl = tr.result.flows
+    assert list(fl["stack"]) == ["kernel", "rttlab"]
+    assert tr.apps[1]["sender"]["connected"] and tr.apps[1]["sender"]["error"] is None
+    assert list(fl["bytes_delivered"]) == [300_000, 300_000], list(fl["bytes_delivered"])
+    assert fl["completed"].notna().all()
+    assert not our_namespaces()

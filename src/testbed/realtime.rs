@@ -3,9 +3,12 @@
 //! next event, and a pcap per host written at the host's side (what its kernel sent and
 //! received, stamped when the emulator read or wrote it). This file is the only place of the
 //! core that does packet I/O or reads a clock; the network it drives is [`super::Emulator`].
-//! A host whose flows rttlab's own sender sends (`stack = "rttlab"`) has no TUN: its port is a
-//! [`WireSender`], driven here on the same clock, its packets entering the network as a
-//! kernel's would (and recorded in that host's pcap alike).
+//! A host that sends flows with rttlab's own sender (`stack = "rttlab"`) has a [`WireSender`] per
+//! such flow at its port, driven here on the same clock, their packets entering the network as a
+//! kernel's would (and recorded in that host's pcap alike). What the network delivers to the
+//! port goes to the sender whose connection it is ([`WireSender::claims`]: by source port), and
+//! the rest to the host's TUN, if it has a namespace (a host that also receives, or also sends
+//! with Linux's TCP); a host with rttlab's senders alone has no TUN.
 
 use super::stack::WireSender;
 use super::Emulator;
@@ -122,9 +125,10 @@ const MAX_SAMPLES: usize = 4_000_000;
 
 pub struct Realtime {
     pub emu: Emulator,
-    /// Per port: a TUN device to a host namespace, or (None) rttlab's sender in `stacks`.
+    /// Per port: a TUN device to the host's namespace (None: a host with rttlab's senders only).
     tuns: Vec<Option<OwnedFd>>,
-    pub stacks: Vec<Option<WireSender>>,
+    /// Per port: rttlab's senders of that host (`stack = "rttlab"` flows), any number.
+    pub stacks: Vec<Vec<WireSender>>,
     /// What rttlab's senders traced (RTT samples with the estimator's prediction and RTO, the
     /// window, retransmissions), in the simulator's schemas.
     pub stack_trace: Trace,
@@ -137,8 +141,8 @@ pub struct Realtime {
 }
 
 impl Realtime {
-    /// Per host of `emu`, in port order: a TUN (or rttlab's sender in `stacks`) and an optional pcap.
-    pub fn new(emu: Emulator, tuns: Vec<Option<OwnedFd>>, pcaps: Vec<Option<PcapWriter>>, stacks: Vec<Option<WireSender>>) -> Self {
+    /// Per host of `emu`, in port order: a TUN (or none), rttlab's senders and an optional pcap.
+    pub fn new(emu: Emulator, tuns: Vec<Option<OwnedFd>>, pcaps: Vec<Option<PcapWriter>>, stacks: Vec<Vec<WireSender>>) -> Self {
         let stack_trace = Trace::new(TraceSet { rtt: true, window: true, retx: true, ..TraceSet::NONE });
         Self { emu, tuns, stacks, stack_trace, pcaps, origin: monotonic_ns(), epoch_origin: clock(libc::CLOCK_REALTIME), fidelity: Fidelity::default(), buf: vec![0; MAX_PACKET] }
     }
@@ -146,9 +150,10 @@ impl Realtime {
     /// rttlab's senders: run their timers due by `now`; what they send enters the network.
     fn poll_stacks(&mut self, now: Nanos) {
         for port in 0..self.stacks.len() {
-            let Some(st) = self.stacks[port].as_mut() else { continue };
-            let out: Vec<Vec<u8>> = st.poll(now, &mut self.stack_trace).collect();
-            self.from_stack(port, out, now);
+            for i in 0..self.stacks[port].len() {
+                let out: Vec<Vec<u8>> = self.stacks[port][i].poll(now, &mut self.stack_trace).collect();
+                self.from_stack(port, out, now);
+            }
         }
     }
 
@@ -260,7 +265,8 @@ impl Realtime {
             // Stamped before the write: the receiving kernel's processing runs inside the write
             // (netif_rx in this thread's context) and is the host's time, not the wire's.
             let t = self.now();
-            if let Some(st) = self.stacks.get_mut(port).and_then(Option::as_mut) {
+            let owner = self.stacks.get(port).and_then(|s| s.iter().position(|w| w.claims(&bytes)));
+            if let Some(st) = owner.map(|i| &mut self.stacks[port][i]) {
                 let answer: Vec<Vec<u8>> = st.on_packet(&bytes, t, &mut self.stack_trace).collect();
                 if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
                     p.record(self.epoch_origin + t, &bytes)?;

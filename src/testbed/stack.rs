@@ -245,6 +245,33 @@ impl WireSender {
         u64::try_from(near as i64 + d).ok()
     }
 
+    /// Whether a packet the emulator delivers to this sender's host is this connection's: a TCP
+    /// segment from the receiver's address and port to our source port, or an ICMP source quench
+    /// (RFC 792 type 4) quoting one of our segments (its quote holds the IP header and the first
+    /// 8 data bytes: the ports). This is how one host's port is shared — several rttlab senders,
+    /// and a namespace whose kernel sends or receives other flows: the source ports `SPORT_BASE
+    /// + f` are taken by no one else (the host's namespace reserves them). By the tuple alone,
+    /// whatever the connection's state, so nothing meant for a closed sender reaches the kernel.
+    pub fn claims(&self, bytes: &[u8]) -> bool {
+        let Some(f) = wire::parse(bytes) else { return false };
+        let t = self.hs.tuple;
+        if f.dst != t.src {
+            return false;
+        }
+        match f.proto {
+            wire::IPPROTO_TCP => f.src == t.dst && f.sport == t.dport && f.dport == t.sport,
+            wire::IPPROTO_ICMP => {
+                let ihl = (bytes[0] & 0x0f) as usize * 4;
+                bytes.get(ihl) == Some(&4)
+                    && bytes.get(ihl + 8..).is_some_and(|q| {
+                        let qihl = (q.first().copied().unwrap_or(0) & 0x0f) as usize * 4;
+                        q.len() >= qihl + 4 && qihl >= 20 && q[9] == wire::IPPROTO_TCP && q[16..20] == t.dst.to_be_bytes() && q[qihl..qihl + 4] == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
+                    })
+            }
+            _ => false,
+        }
+    }
+
     /// A packet the emulator delivered to this sender's host at `now`; returns what to send.
     pub fn on_packet(&mut self, bytes: &[u8], now: Nanos, trace: &mut Trace) -> std::vec::Drain<'_, Vec<u8>> {
         let now = now / US * US;
@@ -525,6 +552,33 @@ bytes = "{bytes}"
         other[20..22].copy_from_slice(&1234u16.to_be_bytes());
         w.on_packet(&wire::source_quench(node_addr(1), &other), 42 * MS, &mut tr).for_each(drop);
         assert_eq!(w.stats.quenches, 1);
+    }
+
+    #[test]
+    fn several_senders_and_a_kernel_share_one_host_by_source_port() {
+        let mut tr = Trace::new(TraceSet::NONE);
+        // Flows 0 and 1 from node 0 to node 3 (receivers on ports 5000 and 5001).
+        let mut w: Vec<WireSender> = (0..2u32).map(|f| WireSender::new(f, 0, 3, sender().0, sender().1, 1000 + f, 0, None, 10 * SEC, 0)).collect();
+        let data: Vec<Vec<u8>> = w.iter_mut().map(|w| w.poll(0, &mut tr).next().unwrap()).collect();
+        let to = |w: &WireSender, dport: u16| {
+            let t = w.hs.tuple;
+            Segment { src: t.dst, dst: t.src, sport: t.dport, dport, seq: 900, ack: 1001, flags: ACK, window: 100, ..Segment::default() }.encode()
+        };
+        // A segment from flow 1's receiver to flow 1's source port is flow 1's alone.
+        let seg1 = to(&w[1], SPORT_BASE + 1);
+        assert_eq!((w[0].claims(&seg1), w[1].claims(&seg1)), (false, true));
+        // Flow 0's receiver port to flow 1's source port: neither (not a connection of ours).
+        let crossed = to(&w[0], SPORT_BASE + 1);
+        assert!(!w[0].claims(&crossed) && !w[1].claims(&crossed));
+        // A kernel connection of the same host (an ephemeral port): the namespace's.
+        let kernel = to(&w[0], 33_000);
+        assert!(w.iter().all(|w| !w.claims(&kernel)));
+        // A source quench quoting flow 0's SYN: flow 0's.
+        let q = wire::source_quench(node_addr(1), &data[0]);
+        assert_eq!((w[0].claims(&q), w[1].claims(&q)), (true, false));
+        // Claimed by the tuple whatever the state: after the end (RST sent) still flow 1's.
+        w[1].poll(10 * SEC, &mut tr).for_each(drop);
+        assert!(w[1].claims(&seg1));
     }
 
     #[test]

@@ -22,6 +22,9 @@ PREFIX = "rtb"
 _OWNED = re.compile(rf"^{PREFIX}(\d+)-")
 ADDR_BASE = 0x0A01_0000  # 10.1.0.0: node k is ADDR_BASE + k + 1 (src/testbed/emulator.rs)
 PORT_BASE = 5000
+#: rttlab's sender of flow f sends from port RTTLAB_SPORT_BASE + f (SPORT_BASE, src/testbed/stack.rs);
+#: a namespace whose host also runs such senders reserves these ports from its kernel.
+RTTLAB_SPORT_BASE = 40000
 
 
 class Unavailable(Exception):

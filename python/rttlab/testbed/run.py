@@ -156,10 +156,18 @@ def run(
     warmup = _core_duration(doc["simulation"]["warmup"])
     tcps = [_flow_tcp(doc, p[3]) for p in plans]
     # Which TCP sends each flow: Linux's in the sender's namespace, or rttlab's own sender at the
-    # emulator's port of that host (no namespace there; docs/testbed.md, "rttlab's sender").
+    # emulator's port of that host (docs/testbed.md, "rttlab's sender"). A host has a namespace
+    # if its kernel sends or receives a flow; one that only sends rttlab flows has none. A host
+    # with both shares its port by source port: rttlab's senders send from RTTLAB_SPORT_BASE + f,
+    # which its namespace reserves from the kernel's ephemeral ports.
     stacks = tb.stacks
     kernel_cc = [_kernel_cc(p[4], f, cc) if stacks[f] == "kernel" else p[4] for f, p in enumerate(plans)]
-    rttlab_hosts = {src for f, (src, _) in enumerate(endpoints) if stacks[f] == "rttlab"}
+    namespaced = {dst for _, dst in endpoints} | {src for f, (src, _) in enumerate(endpoints) if stacks[f] == "kernel"}
+    rttlab_hosts = set(hosts) - namespaced  # no namespace: rttlab's senders alone
+    reserved: dict[int, list[int]] = {}
+    for f, (src, _) in enumerate(endpoints):
+        if stacks[f] == "rttlab" and src in namespaced:
+            reserved.setdefault(src, []).append(netns.RTTLAB_SPORT_BASE + f)
     # Each host's settings come from the flows it runs; one host, one setting.
     host_tcp: dict[int, dict[str, Any]] = {}
     # ECN per host (net.ipv4.tcp_ecn): 1 requests it on connections the host opens (and accepts
@@ -169,11 +177,8 @@ def run(
     refuse: dict[int, bool] = {}
     for f, (src, dst) in enumerate(endpoints):
         t = tcps[f]
-        if dst in rttlab_hosts:
-            raise TestbedError(f"flows: node {dst} sends an rttlab flow and receives flow {f}; rttlab's sender takes its host's whole port")
-        if src in rttlab_hosts and stacks[f] == "kernel":
-            raise TestbedError(f"flows: node {src} sends flows of both stacks (kernel and rttlab); one host, one stack")
-        request[src] = request.get(src, False) or bool(t["ecn"])
+        if stacks[f] == "kernel":  # rttlab's sender asks for ECN in its own SYN
+            request[src] = request.get(src, False) or bool(t["ecn"])
         refuse[dst] = refuse.get(dst, False) or t.get("receiver_ecn", True) is False
         for node in (src, dst) if stacks[f] == "kernel" else (dst,):
             want = {"timestamps": bool(t["timestamps"]), "sack": bool(t["sack"]), "mss": _core_bytes(t["mss"]), "init_cwnd": int(t["init_cwnd"])}
@@ -204,6 +209,7 @@ def run(
     meta: dict[str, Any] = {
         "flows": [
             {"sender_ns": spaces.ns(src), "receiver_ns": spaces.ns(dst), "src": netns.node_addr(src), "dst": netns.node_addr(dst), "dport": netns.PORT_BASE + f}
+            | ({"sport": netns.RTTLAB_SPORT_BASE + f} if stacks[f] == "rttlab" else {})
             for f, (src, dst) in enumerate(endpoints)
         ],
         "namespaces": {},
@@ -226,6 +232,7 @@ def run(
                 "net.ipv4.tcp_timestamps": str(int(t["timestamps"])),
                 "net.ipv4.tcp_no_metrics_save": "1",
                 "net.ipv4.conf.all.rp_filter": "0",
+                **({"net.ipv4.ip_local_reserved_ports": ",".join(map(str, reserved[h]))} if h in reserved else {}),
                 **(sysctls or {}),
             }
             netns.sysctl(spaces.ns(h), settings)
