@@ -235,3 +235,22 @@ stack = "rttlab"
     assert list(fl["bytes_delivered"]) == [300_000, 300_000], list(fl["bytes_delivered"])
     assert fl["completed"].notna().all()
     assert not our_namespaces()
+
+
+@needs_machine
+def test_one_senders_failed_handshake_is_its_own_error_and_the_hosts_other_rttlab_flow_completes(tmp_path: Path) -> None:
+    from rttlab.testbed import run
+
+    # Node 0 sends flow 0 to node 2 and flow 1 to node 3, whose link loses every packet.
+    p = graph(tmp_path, '[[flows]]\ncount = 1\nsrc = 0\ndst = 2\nbytes = "300kB"\nstack = "rttlab"\n[[flows]]\ncount = 1\nsrc = 0\ndst = 3\nbytes = "300kB"\nstack = "rttlab"', duration="3s")
+    text = p.read_text().replace("nodes = 3", "nodes = 4")
+    text = text.replace("[tcp]", '[[topology.links]]\na = 1\nb = 3\nbandwidth = "20Mbps"\ndelay = "10ms"\nerror = { kind = "bernoulli", per = 1.0 }\n[tcp]')
+    p.write_text(text)
+    tr = run(p)
+    ok, lost = tr.apps[0]["sender"], tr.apps[1]["sender"]
+    assert ok["connected"] and ok["error"] is None and tr.result.flows["bytes_delivered"][0] == 300_000
+    assert not lost["connected"]
+    assert lost["error"].startswith("no answer to 2 SYN(s)") and lost["error"].endswith("before the run ended; sent RST"), lost["error"]
+    assert lost["resets_sent"] == 1 and ok["resets_received"] == 0
+    assert tr.metadata["flow_errors"] == {1: lost["error"]}
+    assert not our_namespaces()
