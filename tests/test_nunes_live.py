@@ -131,3 +131,23 @@ def test_each_row_sets_the_live_ratio_beside_table_ii_and_beside_the_simulated_o
         assert not math.isnan(r["published"])
     # nunes-wired was not run under --quick and this fresh store does not hold it: said so.
     assert "beside" not in rows[0]
+
+
+def test_the_point_script_prints_the_s2_scenario_the_window_trace_ran_on() -> None:
+    import os
+    import tomllib
+    from pathlib import Path
+
+    from rttlab.sim.scenario import Scenario
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "python"), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, root / "scripts" / "nunes_live_point.py", "S2-wifi-sender", "eifel"], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    doc = Scenario.from_toml(out.stdout).resolved()  # a valid scenario
+    assert doc["simulation"]["name"] == "S2-wifi-sender" and doc["simulation"]["duration"] == "12s"
+    assert (doc["flows"][0]["stack"], doc["flows"][0]["bytes"]) == ("rttlab", "2000000B")
+    assert doc["flows"][0]["tcp"]["rto"]["estimator"] == "eifel"
+    assert tomllib.loads(out.stdout)["topology"]["links"][0]["arq"] == {"per": 0.2}
+    bad = subprocess.run([sys.executable, root / "scripts" / "nunes_live_point.py", "S9", "linux"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "S2-wifi-sender" in bad.stderr
