@@ -277,7 +277,14 @@ impl Realtime {
                 self.from_stack(port, answer, t);
                 continue;
             }
-            let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else { continue };
+            let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else {
+                // A host of rttlab's senders alone, and a packet none of them claims: it reached
+                // the host (its pcap says so) and is dropped there, as a closed port's would be.
+                if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
+                    p.record(self.epoch_origin + t, &bytes)?;
+                }
+                continue;
+            };
             // SAFETY: writing our own buffer to our own fd.
             let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
             if n < 0 {
