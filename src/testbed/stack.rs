@@ -249,8 +249,8 @@ impl WireSender {
     /// segment from the receiver's address and port to our source port, or an ICMP source quench
     /// (RFC 792 type 4) quoting one of our segments (its quote holds the IP header and the first
     /// 8 data bytes: the ports). This is how one host's port is shared — several rttlab senders,
-    /// and a namespace whose kernel sends or receives other flows: the source ports `SPORT_BASE
-    /// + f` are taken by no one else (the host's namespace reserves them). By the tuple alone,
+    /// and a namespace whose kernel sends or receives other flows: the source port of flow f,
+    /// `SPORT_BASE + f`, is taken by no one else (the host's namespace reserves it). By the tuple alone,
     /// whatever the connection's state, so nothing meant for a closed sender reaches the kernel.
     pub fn claims(&self, bytes: &[u8]) -> bool {
         let Some(f) = wire::parse(bytes) else { return false };
