@@ -996,7 +996,7 @@ impl Testbed {
     fn stacks(&self) -> Vec<String> {
         let mut out = Vec::new();
         for g in &self.scenario.flows {
-            out.extend((0..g.count).map(|_| g.stack.clone().unwrap_or_else(|| "kernel".into())));
+            out.extend((0..g.count).map(|_| g.stack.unwrap_or_default().name().to_string()));
         }
         out
     }
@@ -1206,7 +1206,7 @@ impl Testbed {
 /// source port (`SPORT_BASE` + flow), which is how the port's packets are told apart.
 #[cfg(target_os = "linux")]
 fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator, names: &[String]) -> Result<Vec<Vec<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
-    use crate::sim::config::invalid;
+    use crate::sim::config::{invalid, Stack};
     use crate::testbed::handshake::Want;
     use crate::testbed::stack::WireSender;
     let mut engine = crate::sim::build_with(s, crate::sim::trace::TraceSet::NONE)?;
@@ -1218,7 +1218,10 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
             let (src, dst) = emu.endpoints[f];
             let port_of = |n: u32| emu.hosts.iter().position(|&h| h == n).expect("every endpoint is a host");
             let (sp, dp) = (port_of(src), port_of(dst));
-            let rttlab = group.stack.as_deref() == Some("rttlab");
+            let rttlab = match group.stack.unwrap_or_default() {
+                Stack::Kernel => false,
+                Stack::Rttlab => true,
+            };
             if !rttlab && names[sp].is_empty() {
                 return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends flow {f} with Linux's TCP but has no namespace")));
             }

@@ -52,7 +52,7 @@ def test_a_stack_other_than_kernel_or_rttlab_is_refused_naming_the_key(tmp_path:
     from rttlab import _core
 
     text = scenario(tmp_path, '[[flows]]\ncount = 1\nstack = "bsd"').read_text()
-    with pytest.raises(ScenarioError, match=r"flows\[0\]\.stack: 'bsd' is not one of kernel, rttlab"):
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.stack: 'bsd' is not kernel or rttlab"):
         _core.Testbed(text)
 
 

@@ -102,8 +102,8 @@ fn ten_ms() -> Duration {
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     /// "dumbbell" (default) or "graph".
-    #[serde(default = "dumbbell_name")]
-    pub kind: String,
+    #[serde(default)]
+    pub kind: TopologyKind,
     /// Dumbbell: the shared link between the two routers.
     #[serde(default)]
     pub bottleneck: Option<LinkCfg>,
@@ -175,8 +175,37 @@ fn arq_cw_max() -> u32 {
     1023
 }
 
-fn dumbbell_name() -> String {
-    "dumbbell".into()
+/// `topology.kind`, read into this type (a word not listed: "'star' is not dumbbell or graph").
+/// Written back as the word, so the canonical form is the text it always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopologyKind {
+    /// Senders and receivers on access links around one bottleneck (docs/scenarios.md).
+    #[default]
+    Dumbbell,
+    /// Numbered nodes and the links listed between them.
+    Graph,
+}
+
+/// `[[flows]] stack`: which TCP sends a group's flows on the testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// Linux's, in the sending host's namespace (the default).
+    #[default]
+    Kernel,
+    /// rttlab's own sender on real packets, at the host's emulator port.
+    Rttlab,
+}
+
+impl Stack {
+    /// The word the scenario and the flows table's `stack` column write.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Kernel => "kernel",
+            Self::Rttlab => "rttlab",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -482,7 +511,7 @@ pub struct FlowGroupCfg {
     /// The simulator always runs rttlab's sender. Absent: left out of the canonical form, so
     /// existing scenarios keep their hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<String>,
+    pub stack: Option<Stack>,
     /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
     #[serde(default)]
     pub src: Option<u32>,
@@ -942,6 +971,39 @@ mod tests {
         assert!(err.contains("tcp.rtt_sampling") && err.contains("'sometimes' is not one of timed, every-ack"), "{err}");
         let err = Scenario::from_toml(MINIMAL, &["tcp.source_quench=obey".into()]).unwrap_err().to_string();
         assert!(err.contains("tcp.source_quench") && err.contains("'obey' is not react or ignore"), "{err}");
+    }
+
+    #[test]
+    fn a_topology_kind_or_stack_that_is_not_one_names_its_key_and_the_accepted_words() {
+        let err = Scenario::from_toml(MINIMAL, &["topology.kind=star".into()]).unwrap_err().to_string();
+        assert_eq!(err, "--set topology.kind=star: 'star' is not dumbbell or graph");
+        let err = Scenario::from_toml(&MINIMAL.replace("[[flows]]", "[topology]\nkind = \"ring\"\n[[flows]]"), &[]).unwrap_err().to_string();
+        assert_eq!(err, "topology.kind: 'ring' is not dumbbell or graph");
+        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"bsd\"\n"), &[]).unwrap_err().to_string();
+        assert_eq!(err, "flows[0].stack: 'bsd' is not kernel or rttlab");
+        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = 1\n"), &[]).unwrap_err().to_string();
+        assert!(err.starts_with("flows[0].stack: ") && !err.contains("Stack"), "no Rust type name: {err}");
+    }
+
+    #[test]
+    fn every_topology_kind_and_stack_reads_into_its_type_and_is_written_back_as_spelled() {
+        for (word, kind) in [("dumbbell", TopologyKind::Dumbbell), ("graph", TopologyKind::Graph)] {
+            let v: toml::Table = format!("kind = \"{word}\"").parse().unwrap();
+            let t: TopologyCfg = v.try_into().unwrap();
+            assert_eq!(t.kind, kind);
+            assert_eq!(toml::to_string(&t).unwrap().lines().next(), Some(format!("kind = \"{word}\"").as_str()));
+        }
+        let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap();
+        assert_eq!((defaults.topology.kind, defaults.flows[0].stack), (TopologyKind::Dumbbell, None));
+        let canon = defaults.to_canonical_toml().unwrap();
+        assert!(canon.contains("kind = \"dumbbell\"") && !canon.contains("stack"), "the default kind is written, an absent stack is not: {canon}");
+        for (word, stack) in [("kernel", Stack::Kernel), ("rttlab", Stack::Rttlab)] {
+            let s = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"{word}\"\n"), &[]).unwrap();
+            assert_eq!((s.flows[0].stack, stack.name()), (Some(stack), word));
+            let canon = s.to_canonical_toml().unwrap();
+            assert!(canon.contains(&format!("stack = \"{word}\"")), "{canon}");
+            assert_eq!(Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap(), canon);
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ mod variation_tests;
 use crate::rng::{Component, Stream};
 use crate::time::Nanos;
 use app::OnOff;
-use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg};
+use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg, TopologyKind};
 use engine::{Engine, Flow, Progress};
 use trace::TraceSet;
 use error_model::ErrorModel;
@@ -440,15 +440,11 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
 /// testbed's real-time emulator runs on real packets (`crate::testbed`).
 pub fn build_network(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
     let n: u64 = s.flows.iter().map(|g| g.count as u64).sum();
-    match s.topology.kind.as_str() {
-        "dumbbell" => build_dumbbell(s, n as usize),
-        "graph" => build_graph(s),
-        other => Err(invalid("topology.kind", format!("unknown topology '{other}' (known: dumbbell, graph)"))),
+    match s.topology.kind {
+        TopologyKind::Dumbbell => build_dumbbell(s, n as usize),
+        TopologyKind::Graph => build_graph(s),
     }
 }
-
-/// The values of `[[flows]] stack` (which TCP sends a group's flows on the testbed).
-pub const STACKS: [&str; 2] = ["kernel", "rttlab"];
 
 /// Build the engine for a scenario, validating everything a parse could not; every trace kept.
 pub fn build(s: &Scenario) -> Result<Engine, ConfigError> {
@@ -501,9 +497,6 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
         }
         let app_bytes = if app.is_some() { 0 } else { app_bytes };
-        if let Some(stack) = group.stack.as_deref().filter(|s| !STACKS.contains(s)) {
-            return Err(invalid(format!("flows[{g}].stack"), format!("'{stack}' is not one of {}", STACKS.join(", "))));
-        }
         // A stop before a flow has started would leave nothing to stop: the stop must come after
         // the group's last possible start (its draws included).
         let stop = group.stop.map(|d| d.0);

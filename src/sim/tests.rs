@@ -315,7 +315,7 @@ fn every_example_scenario_parses_and_builds() {
         let s = Scenario::from_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         build(&s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(s.simulation.duration.0, 60 * SEC);
-        if s.topology.kind == "dumbbell" {
+        if s.topology.kind == crate::sim::config::TopologyKind::Dumbbell {
             assert_eq!(s.topology.bottleneck.as_ref().map(|b| b.delay.0), Some(20 * MS));
             n += 1;
         }
