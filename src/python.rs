@@ -1053,19 +1053,16 @@ impl Testbed {
         Ok(now)
     }
 
-    /// What rttlab's senders (`stack = "rttlab"` flows) did, per flow number: the handshake's
-    /// outcome and the sender's own counters (the simulator's, so no inference from the wire).
+    /// What rttlab's senders (`stack = "rttlab"` flows) did on the wire, per flow number: the
+    /// handshake's outcome, the options it settled, what was sent. Their counters and running
+    /// measurements are in their flows-table rows ([`Self::stack_flows`]).
     fn stack_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
         let Some(rt) = &self.rt else { return Ok(out) };
-        let end = rt.now().min(self.scenario.simulation.duration.0);
         for w in rt.stacks.iter().flatten() {
             let d = PyDict::new(py);
             let st = &w.sender.stats;
             d.set_item("connected", w.connected())?;
-            d.set_item("recovery", &w.label.recovery)?;
-            d.set_item("estimator", &w.label.estimator)?;
-            d.set_item("rto_policy", &w.label.rto_policy)?;
             d.set_item("error", w.error.clone())?;
             d.set_item("syns", w.stats.syns)?;
             d.set_item("established_ns", w.stats.established_at)?;
@@ -1083,27 +1080,20 @@ impl Testbed {
             }
             d.set_item("bytes_sent", st.bytes_sent)?;
             d.set_item("segments_sent", st.segments_sent)?;
-            d.set_item("retx_timeout", st.retx_timeout)?;
-            d.set_item("retx_fast", st.retx_fast)?;
-            d.set_item("timeouts", st.timeouts)?;
-            d.set_item("fast_recoveries", st.fast_recoveries)?;
-            d.set_item("ecn_reductions", st.ecn_reductions)?;
-            d.set_item("quench_reductions", st.quench_reductions)?;
-            d.set_item("timeouts_undone", st.timeouts_undone)?;
-            d.set_item("rtt_samples", st.rtt_samples)?;
-            // The simulator's per-flow running measurements (src/sim/tcp/meter.rs), from the same
-            // meter; a finite transfer's window is averaged to its completion, as the simulator's is.
-            let meter = w.sender.meter_summary(w.completed_at.unwrap_or(end));
-            d.set_item("rtt_summary", meter.rtt_stats.map(|s| s.to_vec()))?;
-            for (name, value) in meter.scalars() {
-                d.set_item(name, value)?;
-            }
             d.set_item("completed_ns", w.completed_at)?;
-            d.set_item("final_cwnd", w.sender.window().cwnd)?;
-            d.set_item("final_ssthresh", w.sender.window().ssthresh)?;
             out.set_item(w.flow, d)?;
         }
         Ok(out)
+    }
+
+    /// rttlab's senders' rows of the flows table (`flow` and every column the sender knows by
+    /// itself, `from_sender` in src/sim/tables.rs: counters, running measurements, what it ran)
+    /// as an Arrow table in the flows schema's order and types, one row per `stack = "rttlab"`
+    /// flow; empty without such flows.
+    fn stack_flows(&self) -> ArrowTable {
+        let end = self.rt.as_ref().map_or(0, |rt| rt.now().min(self.scenario.simulation.duration.0));
+        let rows: Vec<_> = self.rt.iter().flat_map(|rt| rt.stacks.iter().flatten()).map(|w| w.summary(end)).collect();
+        ArrowTable { batch: crate::sim::tables::FLOWS.sender_batch(&rows) }
     }
 
     /// rttlab's senders' traces (`rtt` with prediction and RTO, `window`, `retransmissions`) as

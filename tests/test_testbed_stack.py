@@ -65,6 +65,47 @@ def test_the_simulator_names_its_flows_stack_rttlab_and_ignores_the_key(tmp_path
     assert r.event_hash == plain.event_hash
 
 
+def test_the_testbeds_flows_table_takes_rttlab_senders_columns_as_the_simulator_declares_them(tmp_path: Path) -> None:
+    """Without root: the testbed's table-making (`run._result`) fed the emulator's own readings
+    before a run (zeros), no pcaps, and for the rttlab flow the simulator's row cut to the
+    columns the core's `stack_flows` declares the sender's own — what a run hands it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rttlab import _core
+    from rttlab.sim.run import simulate
+    from rttlab.sim.scenario import Scenario
+    from rttlab.testbed.run import _core_duration, _result
+
+    path = scenario(tmp_path, '[[flows]]\ncount = 1\n[[flows]]\ncount = 1\nstack = "rttlab"', duration="3s")
+    s = Scenario.load(path)
+    tb = _core.Testbed(s.canonical_toml)
+    declared = pa.table(tb.stack_flows())
+    assert declared.num_rows == 0, "no senders before a run: the columns alone"
+    # The columns the testbed took from rttlab's sender when run.py listed them itself.
+    before = {"retransmissions", "retx_fast", "retx_timeout", "timeouts", "ecn_reductions", "recovery", "estimator", "rto_policy", "fast_recoveries"}
+    before |= {"quench_reductions", "quench_received", "timeouts_undone", "pred_error_before", "pred_error_after", "mean_cwnd", "final_ssthresh", "final_cwnd"}
+    before |= {"rtt_samples", "rtt_mean", "rtt_std", "rtt_min", "rtt_max"}
+    assert declared.column_names[0] == "flow" and set(declared.column_names[1:]) >= before, declared.column_names
+
+    sim = simulate(path).tables["flows"]
+    own = sim.filter(pc.equal(sim["flow"], 1)).select(declared.column_names)
+    assert own.schema.equals(declared.schema), "the simulator's types"
+    receiver = {"connected": True, "bytes": 1000, "bytes_measured": 1000, "last_byte_ns": None}
+    apps = [{"receiver": receiver, "sender": {}}, {"receiver": receiver, "sender": {"stack": "rttlab", "connected": True}}]
+    duration = _core_duration(s.resolved()["simulation"]["duration"])
+    r = _result(s.resolved(), tb.plans, tb.endpoints, ["reno", "reno"], apps, tb.stats(), None, duration, 10**9, [None, None], tb.stacks, {}, own)
+    got = r.tables["flows"]
+    assert got.schema.equals(sim.schema), "names, order and types of the simulator's flows table"
+    kernel, rttlab = got.to_pylist()
+    want = own.to_pylist()[0]
+    assert {c: rttlab[c] for c in declared.column_names} == want, "every column the sender knows, as the simulator computed it"
+    assert (rttlab["stack"], rttlab["cc"], kernel["stack"], kernel["cc"]) == ("rttlab", "reno", "kernel", "linux-reno")
+    # A kernel flow's: what the wire shows (0 here, before any traffic), null what it cannot know.
+    assert (kernel["retransmissions"], kernel["ecn_reductions"], kernel["rtt_samples"]) == (0, 0, 0)
+    assert all(kernel[c] is None for c in ("recovery", "estimator", "fast_recoveries", "pred_error_before", "mean_cwnd", "final_ssthresh", "rtt_mean", "final_cwnd")), kernel
+
+
 @needs_machine
 def test_one_rttlab_reno_flow_fills_a_10_mbps_20_ms_link_against_the_linux_receiver(tmp_path: Path) -> None:
     from rttlab.testbed import run

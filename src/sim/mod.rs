@@ -51,7 +51,7 @@ use trace::{jain_index, Trace};
 /// Version of the result layout ([`SimResult`] and its Python/JSON forms).
 pub const RESULT_SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowSummary {
     pub flow: u32,
     /// The flow group, congestion control, loss recovery, RTT estimator and RTO policy it ran.

@@ -25,6 +25,11 @@ pub struct Column<S: 'static> {
     pub unit: &'static str,
     pub doc: &'static str,
     pub build: fn(&S) -> ArrayRef,
+    /// A flows column the flow's TCP sender knows by itself (its counters, running measurements,
+    /// what it runs), so a testbed run of rttlab's sender reports it from the sender, built here
+    /// as in simulation ([`Table::sender_batch`]); the testbed measures the others on the wire,
+    /// at the receiving application or in the pcap, or leaves them null.
+    pub from_sender: bool,
 }
 
 /// A table: its columns, built from a source `S` (a run's summaries or one trace sink).
@@ -32,6 +37,15 @@ pub struct Table<S: 'static> {
     pub name: &'static str,
     pub doc: &'static str,
     pub columns: &'static [Column<S>],
+}
+
+impl Table<Flows> {
+    /// The `flow` column and the columns the flows' own senders know ([`Column::from_sender`]),
+    /// in the table's order and types: what the testbed reports for rttlab's senders.
+    pub fn sender_batch(&self, flows: &Flows) -> RecordBatch {
+        let keep: Vec<usize> = self.columns.iter().enumerate().filter(|(_, c)| c.from_sender || c.name == "flow").map(|(i, _)| i).collect();
+        self.batch(flows).project(&keep).expect("the indices are this table's own columns")
+    }
 }
 
 impl<S: Default> Table<S> {
@@ -123,7 +137,14 @@ pub type Channels = Vec<ChannelSummary>;
 
 macro_rules! col {
     ($name:expr, $unit:literal, $doc:literal, $build:expr) => {
-        Column { name: $name, unit: $unit, doc: $doc, build: $build }
+        Column { name: $name, unit: $unit, doc: $doc, build: $build, from_sender: false }
+    };
+}
+
+/// A flows column the flow's sender knows by itself ([`Column::from_sender`]).
+macro_rules! sender {
+    ($col:expr) => {
+        Column { from_sender: true, ..$col }
     };
 }
 
@@ -172,46 +193,46 @@ pub static FLOWS: Table<Flows> = Table {
         col!("offered_bps", "bit/s", "bytes an on/off application wrote × 8 over the measured interval; null for bulk flows", |f| opt_f64s(
             f.iter().map(|x| x.offered_bps)
         )),
-        col!("retransmissions", "", "retx_timeout + retx_fast", |f| u64s(f.iter().map(FlowSummary::retransmissions))),
-        flow_u64!(retx_timeout, "", "retransmissions after a timer expiry, including the go-back-N resends that follow it"),
-        flow_u64!(retx_fast, "", "fast retransmits and NewReno partial-ACK retransmissions"),
+sender!(        col!("retransmissions", "", "retx_timeout + retx_fast", |f| u64s(f.iter().map(FlowSummary::retransmissions)))),
+sender!(        flow_u64!(retx_timeout, "", "retransmissions after a timer expiry, including the go-back-N resends that follow it")),
+sender!(        flow_u64!(retx_fast, "", "fast retransmits and NewReno partial-ACK retransmissions")),
         flow_u64!(retx_spurious, "", "retransmissions of a segment an earlier copy of which reached the receiver"),
         flow_u64!(retx_necessary, "", "the other retransmissions (copies still in flight at the end count as necessary)"),
-        flow_u64!(timeouts, "", "retransmission-timer expiries"),
-        flow_u64!(fast_recoveries, "", "fast-recovery episodes entered"),
-        flow_u64!(ecn_reductions, "", "window reductions on ECN echoes"),
-        flow_u64!(quench_reductions, "", "window reductions on source-quench signals"),
-        flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)"),
-        flow_u64!(rtt_samples, "", "RTT samples the sender accepted"),
-        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[0])))),
-        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[1])))),
-        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[2])))),
-        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[3])))),
-        flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid"),
+sender!(        flow_u64!(timeouts, "", "retransmission-timer expiries")),
+sender!(        flow_u64!(fast_recoveries, "", "fast-recovery episodes entered")),
+sender!(        flow_u64!(ecn_reductions, "", "window reductions on ECN echoes")),
+sender!(        flow_u64!(quench_reductions, "", "window reductions on source-quench signals")),
+sender!(        flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)")),
+sender!(        flow_u64!(rtt_samples, "", "RTT samples the sender accepted")),
+sender!(        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[0]))))),
+sender!(        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[1]))))),
+sender!(        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[2]))))),
+sender!(        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[3]))))),
+sender!(        flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid")),
         col!("detect_tp", "", "detector called a retransmission spurious and an earlier copy had reached the receiver (0 when detection is off)", |f| u64s(
             f.iter().map(|x| x.detector.true_positives)
         )),
         col!("detect_fp", "", "detector called it spurious but it was needed", |f| u64s(f.iter().map(|x| x.detector.false_positives))),
         col!("detect_fn", "", "detector called it needed but it was spurious", |f| u64s(f.iter().map(|x| x.detector.false_negatives))),
         col!("detect_tn", "", "detector called it needed and it was", |f| u64s(f.iter().map(|x| x.detector.true_negatives))),
-        col!("pred_error_before", "s", "mean |prediction − sample| over RTT samples, the prediction made before the sample (forecast error); null without samples", |f| opt_f64s(
+        sender!(col!("pred_error_before", "s", "mean |prediction − sample| over RTT samples, the prediction made before the sample (forecast error); null without samples", |f| opt_f64s(
             f.iter().map(|x| x.meter.pred_error_before.map(|e| e / 1e9))
-        )),
-        col!("pred_error_after", "s", "the same with the prediction just after absorbing the sample", |f| opt_f64s(
+        ))),
+        sender!(col!("pred_error_after", "s", "the same with the prediction just after absorbing the sample", |f| opt_f64s(
             f.iter().map(|x| x.meter.pred_error_after.map(|e| e / 1e9))
-        )),
-        col!("mean_cwnd", "segments", "cwnd averaged over time from the flow's start to its completion or the end; null if it never ran", |f| opt_f64s(
+        ))),
+        sender!(col!("mean_cwnd", "segments", "cwnd averaged over time from the flow's start to its completion or the end; null if it never ran", |f| opt_f64s(
             f.iter().map(|x| x.meter.mean_cwnd)
-        )),
-        flow_u64!(final_cwnd, "bytes", "congestion window at the end"),
-        flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)"),
+        ))),
+sender!(        flow_u64!(final_cwnd, "bytes", "congestion window at the end")),
+sender!(        flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)")),
         col!("stack", "", "the TCP that sent the flow: `rttlab` (rttlab's sender: always in the simulator; `stack = \"rttlab\"` on the testbed) or `kernel` (Linux's, on the testbed)", |f| strings(
             f.iter().map(|_| "rttlab")
         )),
         col!("cc", "", "congestion control the flow ran (scenarios may mix them across flow groups)", |f| strings(f.iter().map(|x| x.label.cc.as_str()))),
-        col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str()))),
-        col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str()))),
-        col!("rto_policy", "", "RTO policy over the estimator", |f| strings(f.iter().map(|x| x.label.rto_policy.as_str()))),
+sender!(        col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str())))),
+sender!(        col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str())))),
+sender!(        col!("rto_policy", "", "RTO policy over the estimator", |f| strings(f.iter().map(|x| x.label.rto_policy.as_str())))),
     ],
 };
 
@@ -535,6 +556,30 @@ mod tests {
 
     /// docs/schema.md lists these tables between `<!-- tables -->` and `<!-- /tables -->`;
     /// `RTTLAB_BLESS=1 cargo test docs_list` rewrites that block from the definitions above.
+    #[test]
+    fn a_senders_rows_are_the_flow_and_the_sender_marked_columns_of_the_simulators_rows() {
+        let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
+        let r = crate::sim::run_with(&s, TraceSet::NONE, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let full = FLOWS.batch(&r.flows);
+        let own = FLOWS.sender_batch(&r.flows);
+        let (schema, full_schema) = (own.schema(), full.schema());
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let marked: Vec<&str> = std::iter::once("flow").chain(FLOWS.columns.iter().filter(|c| c.from_sender).map(|c| c.name)).collect();
+        assert_eq!(names, marked, "the flow first, then the marked columns in the table's order");
+        for c in ["retx_timeout", "timeouts", "rtt_mean", "pred_error_before", "mean_cwnd", "final_ssthresh", "recovery", "estimator"] {
+            assert!(names.contains(&c), "{c} is the sender's own");
+        }
+        for c in ["bytes_delivered", "goodput_bps", "retx_spurious", "detect_tp", "stack", "cc"] {
+            assert!(!names.contains(&c), "{c} is measured elsewhere (receiver, wire, oracle) or by the testbed");
+        }
+        for (i, field) in schema.fields().iter().enumerate() {
+            let j = full_schema.index_of(field.name()).unwrap();
+            assert_eq!(field, &full_schema.fields()[j], "same type and metadata as the flows table's");
+            assert_eq!(own.column(i), full.column(j), "{}: the same values", field.name());
+        }
+        assert_eq!(FLOWS.sender_batch(&Vec::new()).num_rows(), 0);
+    }
+
     #[test]
     fn docs_list_every_column_of_every_table() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema.md");

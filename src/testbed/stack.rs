@@ -408,6 +408,37 @@ impl WireSender {
         self.stats.established_at.is_some() && self.started
     }
 
+    /// The flow's row of the flows table as far as the sender knows it, at `end` (the run's end;
+    /// a finite transfer's running measurements end at its completion, as the simulator's do):
+    /// the values of the columns marked `from_sender` in `src/sim/tables.rs`, from the sender's
+    /// own counters and meter as `sim::summarise` takes them. Source quenches are those that
+    /// reached this connection. The rest (delivery, the wire's byte counts, the oracle's
+    /// spurious counts) stays at zero: the testbed measures or nulls those columns itself.
+    pub fn summary(&self, end: Nanos) -> crate::sim::FlowSummary {
+        let st = &self.sender.stats;
+        let w = self.sender.window();
+        crate::sim::FlowSummary {
+            flow: self.flow,
+            label: self.label.clone(),
+            src: self.sender_src(),
+            dst: self.sender_dst(),
+            start: self.start,
+            retx_timeout: st.retx_timeout,
+            retx_fast: st.retx_fast,
+            timeouts: st.timeouts,
+            fast_recoveries: st.fast_recoveries,
+            ecn_reductions: st.ecn_reductions,
+            quench_reductions: st.quench_reductions,
+            quench_received: self.stats.quenches,
+            rtt_samples: st.rtt_samples,
+            timeouts_undone: st.timeouts_undone,
+            meter: self.sender.meter_summary(self.completed_at.unwrap_or(end)),
+            final_cwnd: w.cwnd,
+            final_ssthresh: w.ssthresh,
+            ..Default::default()
+        }
+    }
+
     /// The options the handshake settled, if it did.
     pub fn options(&self) -> Option<Options> {
         self.hs.negotiated().map(|n| Options { mss: Some(n.mss), wscale: Some(n.snd_wscale), sack_permitted: n.sack, timestamps: n.timestamps.then_some((0, 0)), sack: vec![] })
@@ -512,6 +543,14 @@ bytes = "{bytes}"
         // Averaged to the completion, not to the end of the run: the same as at 90 ms.
         assert_eq!(w.sender.mean_cwnd(w.completed_at.unwrap()), w.sender.mean_cwnd(90 * MS));
         assert!(w.sender.mean_cwnd(w.completed_at.unwrap()).unwrap() >= 3.0);
+        // Its flows-table row as the sender knows it: counters, window, and the meter ended at
+        // the completion too, whatever the run's end.
+        let row = w.summary(10 * SEC);
+        assert_eq!((row.flow, row.src, row.dst), (0, 0, 3));
+        assert_eq!((row.rtt_samples, row.final_cwnd, row.retransmissions()), (w.sender.stats.rtt_samples, w.sender.window().cwnd, 0));
+        assert!(row.rtt_samples > 0);
+        assert_eq!(row.meter, w.sender.meter_summary(90 * MS));
+        assert_eq!(crate::sim::tables::FLOWS.sender_batch(&vec![row]).num_rows(), 1);
     }
 
     #[test]
@@ -547,6 +586,7 @@ bytes = "{bytes}"
         w.on_packet(&quench, 41 * MS, &mut tr).for_each(drop);
         assert_eq!(w.stats.quenches, 1);
         assert_eq!(w.sender.stats.quench_reductions, 1, "Reno answers a quench as congestion (once per window)");
+        assert_eq!((w.summary(SEC).quench_received, w.summary(SEC).quench_reductions), (1, 1));
         // A quench quoting someone else's segment is not ours.
         let mut other = data[1].clone();
         other[20..22].copy_from_slice(&1234u16.to_be_bytes());

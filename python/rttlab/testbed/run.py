@@ -301,6 +301,7 @@ def run(
         stack_stats = tb.stack_stats()
         for f, st in stack_stats.items():
             apps[f]["sender"] = {"stack": "rttlab", **st}
+        sender_flows = pa.table(tb.stack_flows())
         traces = {name: pa.table(t) for name, t in tb.traces().items()}
         stack_traces = {name: pa.table(t) for name, t in tb.stack_traces().items()}
     finally:
@@ -314,7 +315,7 @@ def run(
                 pass
         spaces.remove()
         del tb
-    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks, stack_traces)
+    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks, stack_traces, sender_flows)
     result.tables.update(traces)
     # rttlab's senders' window trace (what the wire hides) and their retransmissions as they
     # traced them, beside the kernel flows' retransmissions read from the pcaps.
@@ -459,7 +460,7 @@ def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, A
     return t[keep], rtt[keep]
 
 
-def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks=None, stack_traces=None):
+def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks=None, stack_traces=None, sender_flows=None):
     import numpy as np
     import pyarrow as pa
 
@@ -495,55 +496,53 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         return [wire[f][key] - (wire0[f][key] if wire0[f] else 0) for f in range(n)]
 
     stacks = stacks or ["kernel"] * n
-    # rttlab's sender reports its own counters (the simulator's: timeouts counted, not inferred;
-    # RTT samples as its estimator took them, after the warm-up; prediction error; cwnd).
-    own = [apps[f]["sender"] if stacks[f] == "rttlab" and apps[f]["sender"] else None for f in range(n)]
-
-    def mine(key: str, kernel: list[Any]) -> list[Any]:
-        return [own[f].get(key) if own[f] is not None else kernel[f] for f in range(n)]
-
-    for f in range(n):
-        if own[f] is not None and own[f].get("rtt_summary"):
-            rtt_stats[f] = own[f]["rtt_summary"]
-    none = [None] * n
-
     sent_bytes = wire_delta("bytes_sent")
     tput = [sent_bytes[f] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) for f in range(n)]
-    flows = conform(
-        "flows",
-        {
-            "flow": np.arange(n, dtype=np.uint32),
-            "group": [p[3] for p in plans],
-            "src": [e[0] for e in endpoints],
-            "dst": [e[1] for e in endpoints],
-            "start": starts,
-            "completed": completed,
-            "bytes_delivered": delivered,
-            "bytes_received": [w["bytes_received"] for w in wire],
-            "bytes_sent": [w["bytes_sent"] for w in wire],
-            "goodput_bps": goodput,
-            "throughput_bps": tput,
-            # An on/off application's load after the warm-up (its schedule; null for bulk), as the simulator's.
-            "offered_bps": [
-                a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in (a["sender"] or {}) else None for f, a in enumerate(apps)
-            ],
-            "retransmissions": [own[f]["retx_fast"] + own[f]["retx_timeout"] if own[f] else wire[f]["retransmissions"] for f in range(n)],
-            **{k: mine(k, [c[k] if c else None for c in causes]) for k in ("retx_fast", "retx_timeout", "timeouts")},
-            **{k: [c[k] if c else None for c in causes] for k in ("retx_spurious", "retx_necessary")},
-            # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
-            "ecn_reductions": mine("ecn_reductions", [w["cwr_sent"] for w in wire]),
-            **{k: mine(k, none) for k in ("recovery", "estimator", "rto_policy", "fast_recoveries", "quench_reductions", "quench_received", "timeouts_undone", "pred_error_before", "pred_error_after", "mean_cwnd", "final_ssthresh")},
-            "rtt_samples": mine("rtt_samples", rtt_n),
-            "rtt_mean": [s[0] if s else None for s in rtt_stats],
-            "rtt_std": [s[1] if s else None for s in rtt_stats],
-            "rtt_min": [s[2] if s else None for s in rtt_stats],
-            "rtt_max": [s[3] if s else None for s in rtt_stats],
-            # tcpi_snd_cwnd counts segments; the column is bytes (src/sim/tables.rs), so × tcpi_snd_mss.
-            "final_cwnd": mine("final_cwnd", [_cwnd_bytes((a["sender"] or {}).get("tcp_info")) for a in apps]),
-            "stack": stacks,
-            "cc": [f"linux-{c}" if stacks[f] == "kernel" else c for f, c in enumerate(kernel_cc)],
-        },
-    )
+    # What the testbed measures itself: on the wire, at the receiving application, in the
+    # sender-side pcap (a kernel flow's retransmission causes, RTT samples) and in the kernel's
+    # tcp_info; the columns it cannot know stay null.
+    columns: dict[str, Any] = {
+        "flow": np.arange(n, dtype=np.uint32),
+        "group": [p[3] for p in plans],
+        "src": [e[0] for e in endpoints],
+        "dst": [e[1] for e in endpoints],
+        "start": starts,
+        "completed": completed,
+        "bytes_delivered": delivered,
+        "bytes_received": [w["bytes_received"] for w in wire],
+        "bytes_sent": [w["bytes_sent"] for w in wire],
+        "goodput_bps": goodput,
+        "throughput_bps": tput,
+        # An on/off application's load after the warm-up (its schedule; null for bulk), as the simulator's.
+        "offered_bps": [
+            a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in (a["sender"] or {}) else None for f, a in enumerate(apps)
+        ],
+        "retransmissions": [w["retransmissions"] for w in wire],
+        **{k: [c[k] if c else None for c in causes] for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")},
+        # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
+        "ecn_reductions": [w["cwr_sent"] for w in wire],
+        "rtt_samples": rtt_n,
+        "rtt_mean": [s[0] if s else None for s in rtt_stats],
+        "rtt_std": [s[1] if s else None for s in rtt_stats],
+        "rtt_min": [s[2] if s else None for s in rtt_stats],
+        "rtt_max": [s[3] if s else None for s in rtt_stats],
+        # tcpi_snd_cwnd counts segments; the column is bytes (src/sim/tables.rs), so × tcpi_snd_mss.
+        "final_cwnd": [_cwnd_bytes((a["sender"] or {}).get("tcp_info")) for a in apps],
+        "stack": stacks,
+        "cc": [f"linux-{c}" if stacks[f] == "kernel" else c for f, c in enumerate(kernel_cc)],
+    }
+    # rttlab's senders report, for their flows, every column the flows table declares the
+    # sender's own (`from_sender` in src/sim/tables.rs: its counters — timeouts counted, not
+    # inferred —, its running measurements, what it ran), built as the simulator builds them;
+    # each replaces the testbed's reading. A column added there reaches this table unlisted.
+    if sender_flows is not None:
+        rows = sender_flows.column("flow").to_pylist()
+        for name in sender_flows.column_names:
+            if name != "flow":
+                values = columns.setdefault(name, [None] * n)
+                for f, v in zip(rows, sender_flows.column(name).to_pylist()):
+                    values[f] = v
+    flows = conform("flows", columns)
     ch = stats["channels"]
     ch0 = at_warmup["channels"] if at_warmup else None
     measured = (duration - warmup) / 1e9

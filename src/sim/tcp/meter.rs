@@ -6,9 +6,9 @@
 //! readings (`src/python.rs`) both read its [`MeterSummary`].
 //!
 //! Adding a per-flow running metric: a field and its update here (in [`FlowMeter::on_sample`] or
-//! [`FlowMeter::on_cwnd`] when it needs no new input), its value in [`MeterSummary`] (and
-//! [`MeterSummary::scalars`] for the testbed), a column in `src/sim/tables.rs`, its row in
-//! docs/schema.md.
+//! [`FlowMeter::on_cwnd`] when it needs no new input), its value in [`MeterSummary`], a column in
+//! `src/sim/tables.rs` marked `sender!` (the testbed then reports it for rttlab's senders too,
+//! with nothing to add there), its row in docs/schema.md.
 
 use crate::time::Nanos;
 
@@ -145,18 +145,6 @@ pub struct MeterSummary {
     pub rtt_stats: Option<[f64; 4]>,
 }
 
-impl MeterSummary {
-    /// The single-valued measurements by their flows-table column name, in the table's units
-    /// (seconds, segments): what the testbed hands to Python for its flows table.
-    pub fn scalars(&self) -> [(&'static str, Option<f64>); 3] {
-        [
-            ("pred_error_before", self.pred_error_before.map(|e| e / 1e9)),
-            ("pred_error_after", self.pred_error_after.map(|e| e / 1e9)),
-            ("mean_cwnd", self.mean_cwnd),
-        ]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,7 +159,6 @@ mod tests {
         let s = m.summary(0, 1000);
         assert_eq!(s.pred_error_before, Some((20 * MS + 20 * MS) as f64 / 2.0));
         assert_eq!(s.pred_error_after, Some((10 * MS) as f64 / 2.0));
-        assert_eq!(s.scalars()[0], ("pred_error_before", Some(0.02)));
     }
 
     #[test]
