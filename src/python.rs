@@ -978,6 +978,30 @@ impl Testbed {
         self.emu().plans.iter().map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone())).collect()
     }
 
+    /// Each flow's TCP settings the testbed gives Linux (per namespace and per socket), as the
+    /// simulator builds them from the scenario's typed `[tcp]` (a group's merged over it): `mss`
+    /// (bytes), `init_cwnd` (segments), `sack`, `timestamps`, `ecn`, `receiver_ecn`, and
+    /// `delayed_ack_ns` (None: every segment is ACKed at once).
+    #[getter]
+    fn flow_tcp<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut out = Vec::new();
+        for (g, group) in self.scenario.flows.iter().enumerate() {
+            let t = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&self.scenario.tcp), &format!("flows[{g}].tcp")).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+            for _ in 0..group.count {
+                let d = PyDict::new(py);
+                d.set_item("mss", t.mss)?;
+                d.set_item("init_cwnd", t.init_cwnd)?;
+                d.set_item("sack", t.sack)?;
+                d.set_item("timestamps", t.timestamps)?;
+                d.set_item("ecn", t.ecn)?;
+                d.set_item("receiver_ecn", t.receiver_ecn)?;
+                d.set_item("delayed_ack_ns", t.delayed_ack.map(|a| a.timeout))?;
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
     /// Flow `flow`'s on/off application writes as (scenario time ns, bytes); empty for bulk.
     fn app_writes(&self, flow: usize) -> PyResult<Vec<(u64, u64)>> {
         let plans = &self.emu().plans;

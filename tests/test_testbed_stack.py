@@ -106,6 +106,15 @@ def test_the_testbeds_flows_table_takes_rttlab_senders_columns_as_the_simulator_
     assert all(kernel[c] is None for c in ("recovery", "estimator", "fast_recoveries", "pred_error_before", "mean_cwnd", "final_ssthresh", "rtt_mean", "final_cwnd")), kernel
 
 
+def test_each_flows_kernel_settings_come_typed_from_the_core_with_its_groups_tcp_merged_over_the_top_level(tmp_path: Path) -> None:
+    from rttlab import _core
+
+    flows = '[[flows]]\ncount = 1\n[[flows]]\ncount = 2\ntcp = { mss = "1000B", delayed_ack = "none", ecn = true }\n[[flows]]\ncount = 1\ntcp = { delayed_ack = "0.04s", receiver_ecn = false }'
+    got = _core.Testbed(scenario(tmp_path, flows).read_text()).flow_tcp
+    base = {"mss": 1448, "init_cwnd": 10, "sack": True, "timestamps": True, "ecn": False, "receiver_ecn": True, "delayed_ack_ns": None}
+    assert got == [base, base | {"mss": 1000, "ecn": True}, base | {"mss": 1000, "ecn": True}, base | {"delayed_ack_ns": 40_000_000, "receiver_ecn": False}]
+
+
 @needs_machine
 def test_one_rttlab_reno_flow_fills_a_10_mbps_20_ms_link_against_the_linux_receiver(tmp_path: Path) -> None:
     from rttlab.testbed import run

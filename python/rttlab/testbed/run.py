@@ -78,12 +78,6 @@ def _available_cc(ns: str) -> set[str]:
     return set(r.stdout.split())
 
 
-def _flow_tcp(doc: dict[str, Any], group: int) -> dict[str, Any]:
-    tcp = dict(doc.get("tcp", {}))
-    tcp.update(doc["flows"][group].get("tcp") or {})
-    return tcp
-
-
 def _kernel_cc(name: str, flow: int, override: dict[int, str] | str | None) -> str:
     if isinstance(override, str):
         return override
@@ -154,7 +148,7 @@ def run(
     hosts = tb.hosts
     duration = _core_duration(doc["simulation"]["duration"])
     warmup = _core_duration(doc["simulation"]["warmup"])
-    tcps = [_flow_tcp(doc, p[3]) for p in plans]
+    tcps = tb.flow_tcp  # each flow's [tcp] as the core read it (typed, a group's merged)
     # Which TCP sends each flow: Linux's in the sender's namespace, or rttlab's own sender at the
     # emulator's port of that host (docs/testbed.md, "rttlab's sender"). A host has a namespace
     # if its kernel sends or receives a flow; one that only sends rttlab flows has none. A host
@@ -178,10 +172,10 @@ def run(
     for f, (src, dst) in enumerate(endpoints):
         t = tcps[f]
         if stacks[f] == "kernel":  # rttlab's sender asks for ECN in its own SYN
-            request[src] = request.get(src, False) or bool(t["ecn"])
-        refuse[dst] = refuse.get(dst, False) or t.get("receiver_ecn", True) is False
+            request[src] = request.get(src, False) or t["ecn"]
+        refuse[dst] = refuse.get(dst, False) or not t["receiver_ecn"]
         for node in (src, dst) if stacks[f] == "kernel" else (dst,):
-            want = {"timestamps": bool(t["timestamps"]), "sack": bool(t["sack"]), "mss": _core_bytes(t["mss"]), "init_cwnd": int(t["init_cwnd"])}
+            want = {k: t[k] for k in ("timestamps", "sack", "mss", "init_cwnd")}
             if host_tcp.setdefault(node, want) != want:
                 raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
     for node in host_tcp:
@@ -247,7 +241,7 @@ def run(
         for f, (src, dst) in enumerate(endpoints):
             start, stop, nbytes = plans[f][0], plans[f][1], plans[f][2]
             rargs = ["recv", "--bind", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--measure-from", str(max(start, warmup))]
-            if str(tcps[f]["delayed_ack"]).strip() in ("off", "none", "false"):
+            if tcps[f]["delayed_ack_ns"] is None:
                 rargs.append("--quickack")
             rprocs.append(_spawn(spaces.ns(dst), rargs))
             if stacks[f] == "rttlab":
@@ -362,13 +356,6 @@ def _core_duration(text: str) -> int:
         if text.endswith(unit):
             return round(float(text[: -len(unit)]) * _UNITS[unit])
     raise TestbedError(f"cannot read duration {text!r}")
-
-
-def _core_bytes(text: str) -> int:
-    """A byte size of the canonical form (``"1448B"``)."""
-    if text.endswith("B") and text[:-1].isdigit():
-        return int(text[:-1])
-    raise TestbedError(f"cannot read byte size {text!r}")
 
 
 #: Linux's floor of the RTO (TCP_RTO_MIN, include/net/tcp.h): a resend this long after its
