@@ -907,6 +907,37 @@ fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>
     Ok(d)
 }
 
+/// Each flow's TCP settings a real stack is given (the testbed's Linux, ns-3), as the simulator
+/// builds them from the scenario's typed `[tcp]` (a group's merged over it), in flow order:
+/// `mss` (bytes), `init_cwnd` (segments), `sack`, `timestamps`, `ecn`, `receiver_ecn`, and
+/// `delayed_ack_ns` (None: every segment is ACKed at once, whichever of "off"/"none"/"false"
+/// the scenario wrote).
+fn flow_tcp_of<'py>(py: Python<'py>, scenario: &crate::sim::config::Scenario) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut out = Vec::new();
+    for (g, group) in scenario.flows.iter().enumerate() {
+        let t = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&scenario.tcp), &format!("flows[{g}].tcp")).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        for _ in 0..group.count {
+            let d = PyDict::new(py);
+            d.set_item("mss", t.mss)?;
+            d.set_item("init_cwnd", t.init_cwnd)?;
+            d.set_item("sack", t.sack)?;
+            d.set_item("timestamps", t.timestamps)?;
+            d.set_item("ecn", t.ecn)?;
+            d.set_item("receiver_ecn", t.receiver_ecn)?;
+            d.set_item("delayed_ack_ns", t.delayed_ack.map(|a| a.timeout))?;
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// [`flow_tcp_of`] for a scenario's TOML text; `ScenarioError` naming the key for a bad one.
+#[pyfunction]
+fn flow_tcp<'py>(py: Python<'py>, text: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let scenario = crate::sim::config::Scenario::from_toml(text, &[]).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    flow_tcp_of(py, &scenario)
+}
+
 fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score_discriminators, m)?)?;
     m.add_function(wrap_pyfunction!(classify_arrivals, m)?)?;
@@ -914,6 +945,7 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_tcp, m)?)?;
     m.add_function(wrap_pyfunction!(result_schemas, m)?)?;
     m.add_class::<ArrowTable>()?;
     m.add_class::<ArrowSchema>()?;
@@ -978,28 +1010,11 @@ impl Testbed {
         self.emu().plans.iter().map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone())).collect()
     }
 
-    /// Each flow's TCP settings the testbed gives Linux (per namespace and per socket), as the
-    /// simulator builds them from the scenario's typed `[tcp]` (a group's merged over it): `mss`
-    /// (bytes), `init_cwnd` (segments), `sack`, `timestamps`, `ecn`, `receiver_ecn`, and
-    /// `delayed_ack_ns` (None: every segment is ACKed at once).
+    /// Each flow's TCP settings the testbed gives Linux (per namespace and per socket): the
+    /// module's `flow_tcp` of this scenario.
     #[getter]
     fn flow_tcp<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let mut out = Vec::new();
-        for (g, group) in self.scenario.flows.iter().enumerate() {
-            let t = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&self.scenario.tcp), &format!("flows[{g}].tcp")).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-            for _ in 0..group.count {
-                let d = PyDict::new(py);
-                d.set_item("mss", t.mss)?;
-                d.set_item("init_cwnd", t.init_cwnd)?;
-                d.set_item("sack", t.sack)?;
-                d.set_item("timestamps", t.timestamps)?;
-                d.set_item("ecn", t.ecn)?;
-                d.set_item("receiver_ecn", t.receiver_ecn)?;
-                d.set_item("delayed_ack_ns", t.delayed_ack.map(|a| a.timeout))?;
-                out.push(d);
-            }
-        }
-        Ok(out)
+        flow_tcp_of(py, &self.scenario)
     }
 
     /// Flow `flow`'s on/off application writes as (scenario time ns, bytes); empty for bulk.

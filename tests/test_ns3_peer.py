@@ -73,3 +73,21 @@ print(json.dumps([run("dumbbell-n1-red"), run("dumbbell-n10-red"), run("dumbbell
     first, other, again = json.loads(out.stdout.strip().splitlines()[-1])
     assert first == again
     assert first != other
+
+
+def test_real_stacks_get_the_delayed_ack_timer_as_the_core_reads_it_whichever_way_off_is_written():
+    from rttlab import _core
+
+    s = rttlab.Scenario.load(N1)
+    for spelling, ns in [("off", None), ("none", None), ("false", None), ("200ms", 200_000_000), ("0.04s", 40_000_000)]:
+        assert _core.flow_tcp(s.with_({"tcp.delayed_ack": spelling}).canonical_toml)[0]["delayed_ack_ns"] == ns, spelling
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ns") is None and not os.environ.get("CI"), reason="the ns3 wheel is not installed; CI installs it")
+def test_ns3_runs_a_scenario_whose_delayed_ack_is_none_as_one_whose_is_off():
+    """ns-3 read the spelling itself and knew only "off": "none" and "false" failed as durations."""
+    s = rttlab.Scenario.load(N1).with_(["simulation.duration=5s", "tcp.sack=true"]).with_(ns3.COMPARABLE)
+    off, none = (ns3.simulate(s.with_({"tcp.delayed_ack": d})) for d in ("off", "none"))
+    assert (none.aggregate_goodput_bps, none.events) == (off.aggregate_goodput_bps, off.events)
+    delayed = ns3.simulate(s.with_({"tcp.delayed_ack": "200ms"}))
+    assert delayed.events != off.events, "a delayed-ACK timer changes the run"

@@ -166,6 +166,7 @@ def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = 
     import numpy as np
     import pyarrow as pa
 
+    from rttlab import _core
     from rttlab.sim.run import Result, conform  # pandas: only when a run is made
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
@@ -177,7 +178,7 @@ def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = 
         socket = _congestion_control(doc["tcp"]["cc"])[0]
         if VARIANTS.get(cc_type) != socket:
             raise Ns3Unsupported(f"cc_type: {cc_type!r} is no variant of {socket} (variants: {', '.join(f'{k} of {v}' for k, v in VARIANTS.items())})")
-    raw = _run(doc, pcap, ack_trace, cc_type)
+    raw = _run(doc, pcap, ack_trace, cc_type, _core.flow_tcp(s.canonical_toml)[0])
     duration = _seconds(doc["simulation"]["duration"])
     goodput = np.asarray(raw["goodput"], dtype=float)
     n = len(goodput)
@@ -224,7 +225,9 @@ def _core_bandwidth(text: str) -> int:
     raise Ns3Unsupported(f"cannot read bandwidth {text!r}")
 
 
-def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int] = (), cc_type: str | None = None) -> dict[str, Any]:
+def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_type: str | None, typed_tcp: dict[str, Any]) -> dict[str, Any]:
+    """One ns-3 run of the resolved scenario ``doc``; ``typed_tcp`` is its flows' TCP settings as
+    the core reads them (``_core.flow_tcp``: the delayed-ACK timer whichever way it was written)."""
     from rttlab.peers.ns3 import import_ns
 
     ns = import_ns()  # slow import (≈ 30 s), only when a run needs it
@@ -261,10 +264,10 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int] = (), c
     ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp["ecn"] else "Off"))
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(int(tcp["init_cwnd"])))
-    delack = str(tcp["delayed_ack"])
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1 if delack == "off" else int(tcp["delayed_ack_segments"])))
-    if delack != "off":
-        ns.Config.SetDefault("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(_seconds(delack))))
+    delack_ns = typed_tcp["delayed_ack_ns"]  # None: "off", "none" or "false"
+    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1 if delack_ns is None else int(tcp["delayed_ack_segments"])))
+    if delack_ns is not None:
+        ns.Config.SetDefault("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(delack_ns / 1e9)))
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 26))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
 
