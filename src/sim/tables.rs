@@ -193,22 +193,22 @@ pub static FLOWS: Table<Flows> = Table {
         col!("offered_bps", "bit/s", "bytes an on/off application wrote × 8 over the measured interval; null for bulk flows", |f| opt_f64s(
             f.iter().map(|x| x.offered_bps)
         )),
-sender!(        col!("retransmissions", "", "retx_timeout + retx_fast", |f| u64s(f.iter().map(FlowSummary::retransmissions)))),
-sender!(        flow_u64!(retx_timeout, "", "retransmissions after a timer expiry, including the go-back-N resends that follow it")),
-sender!(        flow_u64!(retx_fast, "", "fast retransmits and NewReno partial-ACK retransmissions")),
+        sender!(col!("retransmissions", "", "retx_timeout + retx_fast", |f| u64s(f.iter().map(FlowSummary::retransmissions)))),
+        sender!(flow_u64!(retx_timeout, "", "retransmissions after a timer expiry, including the go-back-N resends that follow it")),
+        sender!(flow_u64!(retx_fast, "", "fast retransmits and NewReno partial-ACK retransmissions")),
         flow_u64!(retx_spurious, "", "retransmissions of a segment an earlier copy of which reached the receiver"),
         flow_u64!(retx_necessary, "", "the other retransmissions (copies still in flight at the end count as necessary)"),
-sender!(        flow_u64!(timeouts, "", "retransmission-timer expiries")),
-sender!(        flow_u64!(fast_recoveries, "", "fast-recovery episodes entered")),
-sender!(        flow_u64!(ecn_reductions, "", "window reductions on ECN echoes")),
-sender!(        flow_u64!(quench_reductions, "", "window reductions on source-quench signals")),
-sender!(        flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)")),
-sender!(        flow_u64!(rtt_samples, "", "RTT samples the sender accepted")),
-sender!(        col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[0]))))),
-sender!(        col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[1]))))),
-sender!(        col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[2]))))),
-sender!(        col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[3]))))),
-sender!(        flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid")),
+        sender!(flow_u64!(timeouts, "", "retransmission-timer expiries")),
+        sender!(flow_u64!(fast_recoveries, "", "fast-recovery episodes entered")),
+        sender!(flow_u64!(ecn_reductions, "", "window reductions on ECN echoes")),
+        sender!(flow_u64!(quench_reductions, "", "window reductions on source-quench signals")),
+        sender!(flow_u64!(quench_received, "", "source-quench signals that reached the sender (acted on or, with `tcp.source_quench = \"ignore\"`, not)")),
+        sender!(flow_u64!(rtt_samples, "", "RTT samples the sender accepted")),
+        sender!(col!("rtt_mean", "s", "mean of the RTT samples after the warm-up; null without samples", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[0]))))),
+        sender!(col!("rtt_std", "s", "population standard deviation of the RTT samples after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[1]))))),
+        sender!(col!("rtt_min", "s", "smallest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[2]))))),
+        sender!(col!("rtt_max", "s", "largest RTT sample after the warm-up", |f| opt_f64s(f.iter().map(|x| x.meter.rtt_stats.map(|s| s[3]))))),
+        sender!(flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout detector (`tcp.spurious_detection`) found spurious and undid")),
         col!("detect_tp", "", "detector called a retransmission spurious and an earlier copy had reached the receiver (0 when detection is off)", |f| u64s(
             f.iter().map(|x| x.detector.true_positives)
         )),
@@ -224,15 +224,15 @@ sender!(        flow_u64!(timeouts_undone, "", "timeouts the spurious-timeout de
         sender!(col!("mean_cwnd", "segments", "cwnd averaged over time from the flow's start to its completion or the end; null if it never ran", |f| opt_f64s(
             f.iter().map(|x| x.meter.mean_cwnd)
         ))),
-sender!(        flow_u64!(final_cwnd, "bytes", "congestion window at the end")),
-sender!(        flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)")),
+        sender!(flow_u64!(final_cwnd, "bytes", "congestion window at the end")),
+        sender!(flow_u64!(final_ssthresh, "bytes", "slow-start threshold at the end; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)")),
         col!("stack", "", "the TCP that sent the flow: `rttlab` (rttlab's sender: always in the simulator; `stack = \"rttlab\"` on the testbed) or `kernel` (Linux's, on the testbed)", |f| strings(
             f.iter().map(|_| "rttlab")
         )),
         col!("cc", "", "congestion control the flow ran (scenarios may mix them across flow groups)", |f| strings(f.iter().map(|x| x.label.cc.as_str()))),
-sender!(        col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str())))),
-sender!(        col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str())))),
-sender!(        col!("rto_policy", "", "RTO policy over the estimator", |f| strings(f.iter().map(|x| x.label.rto_policy.as_str())))),
+        sender!(col!("recovery", "", "loss recovery the flow ran", |f| strings(f.iter().map(|x| x.label.recovery.as_str())))),
+        sender!(col!("estimator", "", "RTT estimator the flow ran", |f| strings(f.iter().map(|x| x.label.estimator.as_str())))),
+        sender!(col!("rto_policy", "", "RTO policy over the estimator", |f| strings(f.iter().map(|x| x.label.rto_policy.as_str())))),
     ],
 };
 
