@@ -76,7 +76,7 @@ def reproduce(
                     raise typer.Exit(130)
                 done.add(sweep.name)
             with Store(out / "results.duckdb") as store:
-                runs, flows = store.runs(sweep.name), store.flows(sweep.name)
+                runs, flows = x.stored(store, sweep)
                 try:
                     mine = x.compare(runs, flows, store.series)
                     if x.primary:  # ours alone, from the primary reading's runs
@@ -102,7 +102,7 @@ def reproduce(
     # Another reproduction of the same published values (beside = "NAME"), read from this store
     # now that every sweep (its own too, when it is one of the parts) has run.
     beside_note = ""
-    if rep.beside is not None:
+    if rep.besides:
         with Store(out / "results.duckdb", read_only=True) as store:
             beside_note = rep.attach_beside(results[0]["rows"], store)
         results[0]["beside"] = beside_note
@@ -169,15 +169,15 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
     # A ratio computed again in another engine (simulated = "ENGINE") and another reproduction's
-    # stored answer (beside = "NAME"), when the rows carry them.
+    # stored answers (beside = "NAME" or a list: a column each), when the rows carry them.
     simulated = next((r["simulated"]["engine"] for r in rows if "simulated" in r), None)
-    beside = next((r["beside"]["reproduction"] for r in rows if "beside" in r), None)
+    beside = list(dict.fromkeys(b["name"] for r in rows for b in r.get("beside", [])))
     cols = [
         Col("point", prose=True), *((Col("reading"),) if readings else ()), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
         num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
         *((Col("direction", priority=3),) if direction else ()),
         *((num(f"{simulated} (same points)"), Col(f"{simulated} direction", priority=3)) if simulated else ()),
-        *((num(beside), Col(f"{beside} direction", priority=3)) if beside else ()),
+        *(c for name in beside for c in (num(name), Col(f"{name} direction", priority=3))),
         Col("source", priority=4, prose=True),
     ]
     order = {d["name"]: i for i, d in enumerate(readings)}
@@ -192,7 +192,7 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
             escape(r["point"]), *reading, value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
             *((escape(str(r.get("direction", "—"))),) if direction else ()),
             *(_other(r.get("simulated"), metric, r["published"]) if simulated else ()),
-            *(_other(r.get("beside"), metric, r["published"]) if beside else ()),
+            *(c for name in beside for c in _other(next((b for b in r.get("beside", []) if b["name"] == name), None), metric, r["published"])),
             escape(str(r["source"])),
         ])
     show_table(cols, table_rows, title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}", formats="--json or --csv")

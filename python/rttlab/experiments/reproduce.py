@@ -57,9 +57,9 @@ trace itself with the keys in the entry; ``@OTHER`` in ``where`` is the same run
 out; a comparison over one is an error. ``parts = ["OTHER"]`` in ``[reproduction]``: reproductions
 run and printed after this one (a table measured on a set-up of its own; ``quick_parts`` replaces the
 list under ``--quick``). With ``kind = "ratio"``, ``simulated = "ENGINE"`` computes each ratio
-again with ``simulator`` = ENGINE (the same points in another engine) and ``beside = "OTHER"``
+again with ``simulator`` = ENGINE (the same points in another engine) and ``beside = "OTHER"`` (or a list)
 sets OTHER's stored comparison beside each row with the same published value (metric and
-source; from the same store). ``[[model]]`` entries compare a
+source; from the same store; per reading where OTHER declares the same readings). ``[[model]]`` entries compare a
 paper's own model column with the model computed here, no runs involved: ``title``, ``formula``
 (DataFrame.eval, as kind = "formula"), ``constants``, optional ``abs_tolerance``, and
 ``[[model.rows]]`` each with ``point`` (the formula's variables), ``value`` (published) and
@@ -252,6 +252,23 @@ class Reproduction:
         except SweepError as e:
             raise ReproductionError(str(e)) from None
 
+    def stored(self, store: Any, sweep: Sweep | None = None) -> tuple[Any, Any]:
+        """The runs and per-flow rows this reproduction's current spec plans, read from ``store``:
+        exactly the runs of :meth:`sweep` (``sweep`` if given, to spare building it again). A
+        store keeps every run a sweep's name ever held, so selecting by membership alone would
+        let a rerun with fewer seeds or points (replications cut, a quicker size into the same
+        store) still count the old runs in its comparison and ``[[report]]`` tables. Every table
+        of a reproduction (comparison, reports, figures) reads its runs through this."""
+        sweep = sweep if sweep is not None else self.sweep()
+        planned = self.planned(sweep)
+        runs, flows = store.runs(sweep.name), store.flows(sweep.name)
+        return runs[runs["hash"].isin(planned)].reset_index(drop=True), flows[flows["hash"].isin(planned)].reset_index(drop=True)
+
+    def planned(self, sweep: Sweep | None = None) -> list[str]:
+        """The hashes of the runs the current spec plans (:meth:`stored`'s selection; for a
+        query of its own over the store: ``... AND r.hash IN (SELECT unnest(?))``)."""
+        return [r.hash for r in (sweep if sweep is not None else self.sweep()).runs]
+
     @property
     def parts(self) -> list[Reproduction]:
         """The reproductions run and printed with this one (``parts = ["NAME", ...]`` in
@@ -260,38 +277,69 @@ class Reproduction:
         return [Reproduction.load(p, quick=self.quick, scale=self.scale) for p in names]
 
     @property
-    def beside(self) -> Reproduction | None:
-        """``beside = "OTHER"`` in ``[reproduction]``: another reproduction of the same published
-        ratios (e.g. the same paper simulated) whose stored comparison is shown beside ours, row by
-        row where both name the same published value (metric and source)."""
-        name = self.meta.get("beside")
-        return Reproduction.load(name, quick=self.quick, scale="full") if name else None
+    def besides(self) -> list[Reproduction]:
+        """``beside = "OTHER"`` (or a list of names) in ``[reproduction]``: other reproductions of
+        the same published ratios (e.g. the same paper simulated) whose stored comparisons are
+        shown beside ours, row by row where both name the same published value (metric and
+        source)."""
+        names = self.meta.get("beside") or []
+        names = [names] if isinstance(names, str) else list(names)
+        return [Reproduction.load(n, quick=self.quick, scale="full") for n in names]
 
     def attach_beside(self, rows: list[dict[str, Any]], store: Any) -> str:
-        """Set ``beside`` on each of ``rows`` (this reproduction's comparison) from the stored
-        comparison of :attr:`beside` in ``store``: its row with the same metric and published
-        source (ours, interval, n, and the direction of a ratio). Its run at this quickness is
-        preferred, else its other one. Returns what was read, in a line, for the printout."""
-        other = self.beside
-        if other is None:
-            return ""
-        names = list(dict.fromkeys([other.comparison_name, Reproduction.load(other.name, quick=not other.quick).comparison_name]))
-        for name in names:
-            found = store.query("SELECT * FROM comparisons WHERE reproduction = ?", [name]) if "comparisons" in store.tables() else None
-            if found is not None and len(found):
-                break
-        else:
-            return f"beside: {other.name} is not in this store (run `rttlab reproduce {other.name}` with the same --out, or this reproduction without --quick, which runs it)"
-        by_value = {(r["metric"], r["source"]): r for r in found.to_dict("records")}
+        """Add to ``beside`` (a list) of each of ``rows`` (this reproduction's comparison) the
+        stored comparison of each of :attr:`besides` in ``store``: its row with the same metric
+        and published source (ours, interval, n, and the direction of a ratio). Where OTHER
+        declares readings, a row of reading R reads OTHER's reading R (none where OTHER does not
+        declare R: another reading is another answer); where it declares none, its one
+        comparison stands beside every reading. OTHER's run at this quickness is preferred, else
+        its other one. Returns what was read, in a line, for the printout."""
+        return "; ".join(self._attach_one(other, rows, store) for other in self.besides)
+
+    def _attach_one(self, other: Reproduction, rows: list[dict[str, Any]], store: Any) -> str:
+        both = [other, Reproduction.load(other.name, quick=not other.quick)]
+        declared = bool(other.doc.get("reading"))
+        # Per reading of OTHER (None: its single comparison), the stored names to try in order.
+        candidates: dict[str | None, list[str]] = {}
+        for o in both:
+            for x in o.readings:
+                candidates.setdefault(x.reading if declared else None, []).append(x.comparison_name)
+        found: dict[str, dict[tuple[Any, Any], dict[str, Any]]] = {}
+
+        def stored(names: list[str]) -> tuple[str, dict[tuple[Any, Any], dict[str, Any]]] | None:
+            for name in dict.fromkeys(names):
+                if name not in found:
+                    got = store.query("SELECT * FROM comparisons WHERE reproduction = ?", [name]) if "comparisons" in store.tables() else None
+                    found[name] = {(r["metric"], r["source"]): r for r in got.to_dict("records")} if got is not None else {}
+                if found[name]:
+                    return name, found[name]
+            return None
+
+        read: list[str] = []
+        missing: list[str] = []
         for row in rows:
+            key = row.get("reading") if declared else None
+            if key not in candidates:
+                missing.append(f"{key} (not a reading of {other.name})")
+                continue
+            hit = stored(candidates[key])
+            if hit is None:
+                missing.append(str(key) if declared else "")
+                continue
+            name, by_value = hit
             b = by_value.get((row["metric"], row["source"]))
             if b is None:
                 continue
+            read.append(name)
             lo, hi = (b["ci_low"], b["ci_high"]) if not _nan(b["ci_low"]) else (b["ours"], b["ours"])
             side = "below 1" if hi < 1 else "above 1" if lo > 1 else "undecided"
             direction = "undecided" if side == "undecided" else "same" if (row["published"] < 1) == (side == "below 1") else "opposite"
-            row["beside"] = {"reproduction": name, "ours": b["ours"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "n": int(b["n"]), "direction": direction}
-        return f"beside: {name}'s stored comparison (read from this store)"
+            row.setdefault("beside", []).append({"name": other.name, "reproduction": name, "ours": b["ours"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "n": int(b["n"]), "direction": direction})
+        if not read:
+            return f"beside: {other.name} is not in this store (run `rttlab reproduce {other.name}` with the same --out, or this reproduction without --quick, which runs it)"
+        note = f"beside: {', '.join(dict.fromkeys(read))}'s stored comparison (read from this store)"
+        gaps = [m for m in dict.fromkeys(missing) if m]
+        return note + (f"; nothing of {other.name} beside reading {', '.join(gaps)}" if gaps else "")
 
     @property
     def by(self) -> list[str]:

@@ -54,15 +54,15 @@ def fmt(m: float, h: float, digits: int = 3) -> str:
     return f"{m:.{digits}g} ± {h:.2g}" if not math.isnan(h) else f"{m:.{digits}g}"
 
 
-def per_run(store: Store, sweep: str) -> Any:
-    """One row per successful run of ``sweep``: its BER (and cc), flow 0's goodput and bytes sent,
+def per_run(store: Store, rep: Any) -> Any:
+    """One row per successful run of ``rep``'s sweep (the runs its spec plans): its BER (and cc), flow 0's goodput and bytes sent,
     and the bottleneck's (channel 0's) drop and Snoop counters."""
     snoop = ", ".join(f"c.{c}" for c in SNOOP_COLS)
     return store.query(
         f'SELECT r.hash, r.seed, r."{BER}" AS ber, f.cc, f.goodput_bps, f.bytes_sent, c.drops_overflow, c.drops_aqm, c.drops_corruption, {snoop} '
         "FROM runs r JOIN sweep_runs s USING (hash) JOIN flows f ON f.hash = r.hash AND f.flow = 0 "
-        "JOIN channels c ON c.hash = r.hash AND c.channel = 0 WHERE s.sweep = ? AND r.status = 'ok' ORDER BY r.seed",
-        [sweep],
+        "JOIN channels c ON c.hash = r.hash AND c.channel = 0 WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?)) ORDER BY r.seed",
+        [rep.sweep_name, rep.planned()],
     )
 
 
@@ -73,7 +73,7 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
     md: list[str] = []
     written = [*lossy_link(rep, parts["spectcp-snoop"], store, dst, md), *fairness(parts["spectcp-fairness"], store, dst, md), cwnd(parts["spectcp-cwnd"], store, dst)]
     table3(parts["spectcp-table3"], store, md)
-    n = store.query("SELECT count(*) AS n FROM sweep_runs WHERE sweep IN (SELECT unnest(?))", [[rep.sweep_name, *(p.sweep_name for p in rep.parts)]])["n"].iloc[0]
+    n = store.query("SELECT count(*) AS n FROM sweep_runs WHERE sweep IN (SELECT unnest(?)) AND hash IN (SELECT unnest(?))", [[rep.sweep_name, *(p.sweep_name for p in rep.parts)], [h for x in (rep, *rep.parts) for h in x.planned()]])["n"].iloc[0]
     md.append(f"\n({n} stored runs: `rttlab reproduce {rep.name}{' --quick' if rep.quick else ''}` and its parts)")
     tables = dst / "spectcp-tables.md"
     tables.write_text("\n".join(md).lstrip("\n") + "\n")
@@ -81,8 +81,8 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
 
 
 def lossy_link(rep: Any, snoop: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
-    runs = per_run(store, rep.sweep_name)
-    sn = per_run(store, snoop.sweep_name)
+    runs = per_run(store, rep)
+    sn = per_run(store, snoop)
     sn["cc"] = "snoop"
     runs = pd.concat([runs, sn], ignore_index=True)
     bers = sorted(runs["ber"].unique())
@@ -139,8 +139,8 @@ def fairness(rep: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
     """Fig. 7: one SpecTCP (flow 0) and one Reno+ECN flow (flow 1) on the same link."""
     f = store.query(
         f'SELECT r.hash, r.seed, r."{BER}" AS ber, f.flow, f.goodput_bps FROM runs r JOIN sweep_runs s USING (hash) JOIN flows f ON f.hash = r.hash '
-        "WHERE s.sweep = ? AND r.status = 'ok' ORDER BY r.seed, f.flow",
-        [rep.sweep_name],
+        "WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?)) ORDER BY r.seed, f.flow",
+        [rep.sweep_name, rep.planned()],
     )
     md.append("\n#### Fairness, Fig. 7: Jain's index of one SpecTCP and one Reno+ECN flow (goodputs in bit/s)\n\n| BER | Jain index | SpecTCP | Reno+ECN |\n|---|---|---|---|")
     bers, fair = [], []
@@ -168,7 +168,7 @@ def fairness(rep: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
 
 def cwnd(rep: Any, store: Store, out: Path) -> Path:
     """Fig. 4: cwnd evolution; three packets corrupted around 57 s, no bit errors otherwise."""
-    runs = dict(store.query("SELECT r.\"tcp.cc\" AS cc, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok'", [rep.sweep_name]).itertuples(index=False))
+    runs = dict(store.query("SELECT r.\"tcp.cc\" AS cc, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [rep.sweep_name, rep.planned()]).itertuples(index=False))
     fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True, constrained_layout=True)
     for ax, cc in zip(axes, ["reno", "spectcp"]):
         w = store.series(runs[cc], "window")
@@ -188,8 +188,8 @@ def table3(rep: Any, store: Store, md: list[str]) -> None:
     as the page's Markdown tables: Q(t)_max under every reading, the rest under the primary."""
     by_reading: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     for x in rep.readings:
-        runs = store.runs(x.sweep_name)
-        rows = x.compare(runs, store.flows(x.sweep_name), store.series) if len(runs) else []
+        runs, flows = x.stored(store)
+        rows = x.compare(runs, flows, store.series) if len(runs) else []
         by_reading[x.reading] = {(r["metric"], r["params"]["simulation.name"]): r for r in rows}
     primary = next(x.reading for x in rep.readings if x.primary)
     sim = by_reading[primary]

@@ -21,7 +21,7 @@ from rttlab.trace.palette import colour  # noqa: E402
 
 def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
     """One SVG per scenario and metric, with the reproduction's confidence level."""
-    return [Path(f) for f in figures(store.runs(rep.sweep_name), dst, rep.level)]
+    return [Path(f) for f in figures(rep.stored(store)[0], dst, rep.level)]
 
 
 #: The per-run quantities of the paper's figures, with their axis labels.

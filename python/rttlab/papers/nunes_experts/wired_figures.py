@@ -36,7 +36,7 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
     """Write nunes-wired-tables.md and nunes-wired.png into ``dst``; returns them. ``rep``:
     nunes-wired (its part nunes-wired-trace holds the traced transfer)."""
     primary = next(x for x in rep.readings if x.primary)
-    runs, flows = store.runs(primary.sweep_name), store.flows(primary.sweep_name)
+    runs, flows = primary.stored(store)
     doc = {"rows": primary.compare(runs, flows, store.series), "reports": primary.reports(runs, flows, store.series)}
     (part,) = (p for p in rep.parts if p.name == "nunes-wired-trace")
     md = dst / "nunes-wired-tables.md"
@@ -83,7 +83,7 @@ def tables(doc: dict[str, Any]) -> str:
 def trace(part: Any, store: Store) -> dict[str, Any]:
     """The traced S2 transfer of each estimator (the part's runs): its RTT trace, flow 0 (the
     measured transfer) only — time, sample, prediction."""
-    runs = store.query("SELECT f.hash, f.estimator FROM flows f JOIN sweep_runs s USING (hash) JOIN runs r USING (hash) WHERE s.sweep = ? AND f.flow = 0 AND r.status = 'ok'", [part.sweep_name])
+    runs = store.query("SELECT f.hash, f.estimator FROM flows f JOIN sweep_runs s USING (hash) JOIN runs r USING (hash) WHERE s.sweep = ? AND f.flow = 0 AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [part.sweep_name, part.planned()])
     out = {}
     for h, est in runs.itertuples(index=False):
         rtt = store.series(h, "rtt")
