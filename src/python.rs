@@ -801,11 +801,15 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
 
 /// The scenario (TOML text, `key.path=value` overrides applied first) with every default filled
 /// in, as canonical TOML: what `rttlab.Scenario` hashes. Raises ScenarioError naming the key.
+/// `form` picks the canonical form's version (1: what stores written before version 2 are keyed
+/// by; 2: the current one, docs/experiments.md "Canonical form").
 #[pyfunction]
-#[pyo3(signature = (text, overrides=Vec::new()))]
-fn resolve_scenario(text: &str, overrides: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (text, overrides=Vec::new(), form=2))]
+fn resolve_scenario(text: &str, overrides: Vec<String>, form: u32) -> PyResult<String> {
+    use crate::sim::config::CanonicalForm;
+    let form = CanonicalForm::numbered(form).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("canonical form {form} is not 1 or 2")))?;
     crate::sim::config::Scenario::from_toml(text, &overrides)
-        .and_then(|s| s.to_canonical_toml())
+        .and_then(|s| s.to_canonical_toml_as(form))
         .map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import rttlab
-from rttlab.sim.scenario import SCENARIO_SCHEMA
+from rttlab.sim.versions import SCENARIO_SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 N10 = ROOT / "examples" / "scenarios" / "dumbbell-n10-droptail.toml"

@@ -94,6 +94,65 @@ pub fn canonical<T, C>(family: &Family<T, C>, default_kind: &str, table: &toml::
     out
 }
 
+/// A component's parameters in canonical form (version 2, [`super::canonical`]): each given one in
+/// one spelling ([`canonical_value`]), each absent one at its declared default — except a default
+/// that stands for "no value" (`"none"`, `"required"`, `"off"`), and a parameter the component
+/// refuses to be given together with what was given (regression's `k` with `form = "paper"`, its
+/// `b0` with `coef`): filling those would change the component or make it fail, so they stay
+/// absent. Filling a default otherwise builds the same component, as a parameter not given is
+/// read at its declared default ([`crate::params::Params`]). Keys the component does not declare
+/// are kept, so building still names them.
+pub fn filled_params<T, C>(comp: &Component<T, C>, given: &toml::Table, ctx: &C) -> toml::Table {
+    let mut out = toml::Table::new();
+    for spec in comp.params {
+        if let Some(v) = given.get(spec.name) {
+            out.insert(spec.name.into(), canonical_value(spec, v.clone()));
+        }
+    }
+    for (k, v) in given {
+        out.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    let absent: Vec<&ParamSpec> = comp.params.iter().filter(|s| !given.contains_key(s.name) && !NO_DEFAULT.contains(&s.default)).collect();
+    let builds = |t: &toml::Table| comp.build_from(&t.iter().map(|(k, v)| (k.clone(), text(v))).collect::<Vec<_>>(), ctx).is_ok();
+    let default = |spec: &ParamSpec| canonical_value(spec, toml::Value::String(spec.default.into()));
+    let mut all = out.clone();
+    for spec in &absent {
+        all.insert(spec.name.into(), default(spec));
+    }
+    // One build in the common case; parameter by parameter only when some default is refused.
+    if absent.is_empty() || builds(&all) || !builds(&out) {
+        return all;
+    }
+    for spec in absent {
+        let mut with = out.clone();
+        with.insert(spec.name.into(), default(spec));
+        if builds(&with) {
+            out = with;
+        }
+    }
+    out
+}
+
+/// A component chosen by `"name"` or `{ <name_key> = "name", parameters... }` in canonical form
+/// (version 2): always the table, `name_key` holding the registered name (an alias respelled) and
+/// the parameters as [`filled_params`] writes them. A value that names no member is returned as
+/// it is (reading it has already refused it).
+pub fn canonical_named<T, C>(family: &Family<T, C>, name_key: &str, value: &toml::Value, ctx: &C) -> toml::Value {
+    let (name, mut given) = match value {
+        toml::Value::String(name) => (name.as_str(), toml::Table::new()),
+        toml::Value::Table(t) => match t.get(name_key) {
+            Some(toml::Value::String(name)) => (name.as_str(), t.clone()),
+            _ => return value.clone(),
+        },
+        _ => return value.clone(),
+    };
+    let Some(comp) = family.find(name) else { return value.clone() };
+    given.remove(name_key);
+    let mut out = filled_params(comp, &given, ctx);
+    out.insert(name_key.into(), toml::Value::String(comp.name.into()));
+    toml::Value::Table(out)
+}
+
 /// One spelling per value of a parameter; text that does not parse is left for the builder to reject.
 fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
     use crate::params::Kind;

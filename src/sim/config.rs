@@ -2,6 +2,7 @@
 //! units users write (`10Mbps`, `20ms`, `1500B`, `100p`), `--set key.path=value` overrides applied
 //! to the TOML table before deserialising, and errors that name the key.
 
+pub use super::canonical::CanonicalForm;
 use super::spelled::{named_table, param_text, AckTimer, ErrorDirection, SampleClock, Spelled};
 use super::tcp::cc::CcSpec;
 use super::tcp::recovery::RecoveryKind;
@@ -747,10 +748,16 @@ impl Scenario {
     }
 
     /// The scenario with every default filled in, as TOML: the canonical form a run's content
-    /// hash is computed from. Quantities are spelled exactly (`"20ms"`, `"10Mbps"`, `"1448B"`), so
-    /// parsing this text gives the same scenario, and two files meaning the same run give the same
-    /// text.
+    /// hash is computed from, in its current version ([`CanonicalForm::CURRENT`]). Quantities are
+    /// spelled exactly (`"20ms"`, `"10Mbps"`, `"1448B"`), so parsing this text gives the same
+    /// scenario, and two files meaning the same run give the same text.
     pub fn to_canonical_toml(&self) -> Result<String, ConfigError> {
+        self.to_canonical_toml_as(CanonicalForm::CURRENT)
+    }
+
+    /// The canonical form in version `form`: version 1 is what stores written before version 2
+    /// are keyed by, byte for byte; version 2 rewrites its `[tcp]` choices ([`super::canonical`]).
+    pub fn to_canonical_toml_as(&self, form: CanonicalForm) -> Result<String, ConfigError> {
         use super::{app, component::canonical, error_model, queue};
         let mut s = self.clone();
         let links = s.topology.bottleneck.iter_mut().chain(s.topology.access.iter_mut()).chain(s.topology.receiver_access.iter_mut()).chain(s.topology.links.iter_mut());
@@ -765,6 +772,9 @@ impl Scenario {
             if let Some(t) = &group.app {
                 group.app = Some(canonical(&app::FAMILY, app::DEFAULT_KIND, t));
             }
+        }
+        if form == CanonicalForm::V2 {
+            super::canonical::respell(&mut s);
         }
         toml::to_string(&s).map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))
     }
@@ -962,7 +972,9 @@ mod tests {
         }
         let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap().to_canonical_toml().unwrap();
         assert!(defaults.contains("rtt_sampling = \"timed\"") && defaults.contains("recovery_timeout = \"keep\""), "{defaults}");
-        assert!(!defaults.contains("source_quench"), "an option absent unless given stays absent: {defaults}");
+        assert!(defaults.contains("source_quench = \"react\""), "version 2 writes a default when absent: {defaults}");
+        let v1 = Scenario::from_toml(MINIMAL, &[]).unwrap().to_canonical_toml_as(CanonicalForm::V1).unwrap();
+        assert!(!v1.contains("source_quench"), "version 1 left it absent unless given: {v1}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod canonical;
 pub mod component;
 pub mod config;
 pub mod deadline;

@@ -18,16 +18,16 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from rttlab.experiments.store import Store, StoreError
-    from rttlab.experiments.sweep import execute, start_client
+    from rttlab.experiments.sweep import execute, planned, start_client
 
     try:
         store = Store(store_path)
     except StoreError as e:
         fail(str(e))
     with store:
-        stored = store.stored_hashes()
-        if retry_failed:  # failed runs are to run again: they do not count as stored
-            stored -= store.stored_hashes(status="error")
+        # Each run under the key it is stored under (a store written before canonical form 2
+        # keeps its runs under their form-1 keys); failed runs that are to run again do not count.
+        sweep, stored = planned(sweep, store, retry_failed)
         todo = len(sweep.runs) - len(stored & {r.hash for r in sweep.runs})
         if not quiet:
             console.print(
@@ -97,12 +97,13 @@ def exit_if_runs_failed(sweep: Any, store_path: Path | Any, hint: str) -> None:
     runs of ``sweep`` as failed (this time, or earlier and not run again): a command whose runs
     failed never reads as a success."""
     from rttlab.experiments.store import Store
+    from rttlab.experiments.sweep import as_stored
 
     if isinstance(store_path, Store):
-        failed = len(store_path.stored_hashes("error") & {r.hash for r in sweep.runs})
+        failed = len(store_path.stored_hashes("error") & {r.hash for r in as_stored(sweep, store_path).runs})
     else:
         with Store(store_path, read_only=True) as store:
-            failed = len(store.stored_hashes("error") & {r.hash for r in sweep.runs})
+            failed = len(store.stored_hashes("error") & {r.hash for r in as_stored(sweep, store).runs})
     if failed:
         stderr.print(
             f"rttlab: {failed} of {len(sweep.runs)} runs of {sweep.name} failed; they are stored with their error "

@@ -50,9 +50,13 @@ class Simulator:
 
     def run_hash(self, scenario: Any) -> str:
         """The run's key in a store."""
+        return self.key(scenario.hash)
+
+    def key(self, scenario_hash: str) -> str:
+        """The key of a run of the scenario hashed ``scenario_hash`` on this engine."""
         if self.keyed_by_scenario_alone:
-            return scenario.hash
-        return hashlib.sha256(f"{scenario.hash}:{self.name}".encode()).hexdigest()[:40]
+            return scenario_hash
+        return hashlib.sha256(f"{scenario_hash}:{self.name}".encode()).hexdigest()[:40]
 
 
 @cache

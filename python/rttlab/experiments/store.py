@@ -186,12 +186,11 @@ class Store:
 
     # ---- reading ----------------------------------------------------------------------------
 
-    def stored_hashes(self, status: str | None = None) -> set[str]:
-        if status is None:
-            rows = self.db.execute("SELECT hash FROM runs").fetchall()
-        else:
-            rows = self.db.execute("SELECT hash FROM runs WHERE status = ?", [status]).fetchall()
-        return {r[0] for r in rows}
+    def stored_hashes(self, status: str | None = None, scenario_schema: int | None = None) -> set[str]:
+        """The keys of the stored runs (with ``status``; keyed under ``scenario_schema``)."""
+        where = [(c, v) for c, v in (("status", status), ("scenario_schema", scenario_schema)) if v is not None]
+        sql = "SELECT hash FROM runs" + (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else "")
+        return {r[0] for r in self.db.execute(sql, [v for _, v in where]).fetchall()}
 
     def columns(self, table: str = "runs") -> list[str]:
         return [r[0] for r in self.db.execute(f"DESCRIBE {quote(table)}").fetchall()]

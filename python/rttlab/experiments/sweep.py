@@ -37,6 +37,7 @@ import itertools
 import os
 import time
 import tomllib
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ from rttlab.experiments.evaluate_job import SCHEMA as EVALUATE_SCHEMA
 from rttlab.experiments.evaluate_job import run_job, runs_of
 from rttlab.experiments.runs import RunSpec
 from rttlab.experiments.store import param_types
+from rttlab.sim import versions
 from rttlab.sim.scenario import Scenario
 from rttlab.sim.versions import SCENARIO_SCHEMA, SCHEMA
 
@@ -223,7 +225,8 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
         "hash": task["hash"],
         "rttlab_version": __version__,
         "result_schema": SCHEMA,
-        "scenario_schema": SCENARIO_SCHEMA,
+        # The form the run's key was computed under (the client's: see task_of).
+        "scenario_schema": task.get("scenario_schema", SCENARIO_SCHEMA),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
     }
     wall0, cpu0 = time.perf_counter(), time.thread_time()
@@ -328,6 +331,7 @@ def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
         "scenario": run.scenario.canonical_toml,
         "name": run.scenario.name,
         "traces": list(sweep.traces),
+        "scenario_schema": versions.SCENARIO_SCHEMA,
     }
 
 
@@ -348,6 +352,42 @@ def outcome_of(task: Mapping[str, Any], result: Any) -> dict[str, Any]:
 
 
 # ---- the client --------------------------------------------------------------------------------
+
+
+def as_stored(sweep: Sweep, store: Any, stored: set[str] | None = None) -> Sweep:
+    """``sweep`` with each run under the key its result is stored under, the one lookup every
+    reader of a store by computed hash goes through: a run's :attr:`~RunSpec.hash`, or — when
+    that is not among ``stored`` (default: every run in ``store``) but the key the same run had
+    under canonical form 1 is (a store written before form 2, docs/experiments.md "Canonical
+    form") — that key. Memberships, skips and joins then use the stored key, so a store written
+    before resumes with nothing to run. The form-1 key is computed only for runs whose key is not
+    stored, and only when ``store`` holds runs keyed under form 1 (one query otherwise)."""
+    if stored is None:
+        stored = store.stored_hashes()
+    missing = [r for r in sweep.runs if r.hash not in stored and hasattr(type(r.scenario), "form1_hash")]
+    if not missing:
+        return sweep
+    earlier = store.stored_hashes(scenario_schema=1) & stored
+    if not earlier:
+        return sweep
+    keys = {}
+    for r in missing:
+        old = simulators.get(r.simulator).key(r.scenario.form1_hash)
+        if old in earlier:
+            keys[r.hash] = old
+    if not keys:
+        return sweep
+    return dataclasses.replace(sweep, runs=[dataclasses.replace(r, hash=keys[r.hash]) if r.hash in keys else r for r in sweep.runs])
+
+
+def planned(sweep: Sweep, store: Any, retry_failed: bool = False) -> tuple[Sweep, set[str]]:
+    """The sweep under its stored keys (:func:`as_stored`) and the keys that count as stored:
+    every run in ``store``, less those stored as failed when they are to run again (a failed
+    run is run again under its current key)."""
+    stored = store.stored_hashes()
+    if retry_failed:
+        stored -= store.stored_hashes(status="error")
+    return as_stored(sweep, store, stored), stored
 
 
 @dataclass
@@ -436,12 +476,11 @@ def execute(
 
     t0 = time.perf_counter()
     store.prepare_params(param_types([r.params for r in sweep.runs]))
-    stored = store.stored_hashes()
+    sweep, stored = planned(sweep, store, retry_failed)
     if retry_failed:  # this sweep's failed runs only: another sweep's in the same store stay
         failed = store.stored_hashes(status="error") & {r.hash for r in sweep.runs}
         if failed:
             store.db.execute(f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed))
-            stored -= failed
     todo = [r for r in sweep.runs if r.hash not in stored]
     result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
     store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs if r.hash in stored])

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rttlab import __version__, _core
-from rttlab.sim.versions import SCENARIO_SCHEMA, SCHEMA
+from rttlab.sim import versions
+from rttlab.sim.versions import SCHEMA
 
 
 def toml_error(text: str, e: tomllib.TOMLDecodeError) -> str:
@@ -94,6 +95,20 @@ def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
             raise _error(f"override {path}: {'.'.join(keys[:depth])} is not a table")
 
 
+def _hash(resolved: dict[str, Any], seed: int, form: int) -> str:
+    """The hash recipe: the canonical scenario (as JSON, keys sorted) in form ``form``, the seed,
+    the rttlab version, the scenario schema (= the form) and the result schema."""
+    key = {
+        "scenario": resolved,
+        "seed": seed,
+        "rttlab": __version__,
+        "scenario_schema": form,
+        "result_schema": SCHEMA,
+    }
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One simulation scenario: the TOML table as written plus overrides, immutable."""
@@ -148,8 +163,11 @@ class Scenario:
     def canonical_toml(self) -> str:
         """The core's canonical TOML: parse with every default filled, written back with exact
         units. Raises :class:`rttlab.ScenarioError` naming the key if the scenario is invalid."""
+        return self._canonical_toml(versions.SCENARIO_SCHEMA)
+
+    def _canonical_toml(self, form: int) -> str:
         try:
-            return _core.resolve_scenario(self.to_toml())
+            return _core.resolve_scenario(self.to_toml(), form=form)
         except _core.ScenarioError as e:
             raise _error(f"{self.source}: {e}" if self.source else str(e)) from None
 
@@ -175,15 +193,17 @@ class Scenario:
     def hash(self) -> str:
         """SHA-256 (hex, first 20 bytes) of the canonical scenario, its seed, the rttlab version
         and the scenario and result schema versions: the key of a run in the store."""
-        key = {
-            "scenario": self._resolved,
-            "seed": self.seed,
-            "rttlab": __version__,
-            "scenario_schema": SCENARIO_SCHEMA,
-            "result_schema": SCHEMA,
-        }
-        text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode()).hexdigest()[:40]
+        # The form is read when the hash is: a test sets versions.SCENARIO_SCHEMA = 1 to write a
+        # store as rttlab did before form 2.
+        return _hash(self._resolved, self.seed, versions.SCENARIO_SCHEMA)
+
+    @cached_property
+    def form1_hash(self) -> str:
+        """The key the same run had under canonical form 1 (scenario schema 1): a store written
+        before form 2 holds the run under this hash (docs/experiments.md, "Canonical form"). The
+        sweep looks it up only for runs whose :attr:`hash` is not stored
+        (:func:`rttlab.experiments.sweep.as_stored`)."""
+        return _hash(tomllib.loads(self._canonical_toml(1)), self.seed, 1)
 
     def get(self, path: str, default: Any = None) -> Any:
         """The value at a dotted path in the scenario as written (``flows.0.count``)."""

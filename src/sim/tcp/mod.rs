@@ -234,13 +234,18 @@ impl TcpConfig {
     /// The recovery strategy the sender runs: the one named, else RFC 6675 when SACK is on, else
     /// the congestion control's default (Reno's for Reno, NewReno's for the others).
     pub fn recovery_kind(&self) -> recovery::RecoveryKind {
-        self.recovery.unwrap_or_else(|| {
-            if self.sack {
-                recovery::RecoveryKind::Sack
-            } else {
-                self.cc.component().ok().and_then(|c| c.default_for("recovery")).and_then(recovery::RecoveryKind::named).unwrap_or(recovery::RecoveryKind::NewReno)
-            }
-        })
+        self.recovery.unwrap_or_else(|| default_recovery(self.sack, &self.cc))
+    }
+}
+
+/// The recovery strategy a connection runs when the scenario names none: RFC 6675 when SACK is
+/// on, else the congestion control's default (Reno's for Reno, NewReno's for the others). The
+/// canonical form (version 2) writes this value for an absent `tcp.recovery`.
+pub fn default_recovery(sack: bool, cc: &cc::CcSpec) -> recovery::RecoveryKind {
+    if sack {
+        recovery::RecoveryKind::Sack
+    } else {
+        cc.component().ok().and_then(|c| c.default_for("recovery")).and_then(recovery::RecoveryKind::named).unwrap_or(recovery::RecoveryKind::NewReno)
     }
 }
 

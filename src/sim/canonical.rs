@@ -1,0 +1,183 @@
+//! Versions of the canonical form: the text a run's content hash is computed from
+//! (`Scenario::to_canonical_toml_as`, docs/experiments.md "Canonical form").
+//!
+//! Version 2 (current) has one rule for every key: its value as read, or its default when absent,
+//! in the one registered spelling — every choice by its registered name (aliases respelled), every
+//! component's parameter table filled with its declared defaults ([`component::filled_params`]),
+//! quantities in the largest exact unit. A key whose absence means "not used" (`tcp.sample_clock`,
+//! `tcp.spurious_detection`, `tcp.max_pacing_rate`, a link's `agent`, a group's `stop`) stays
+//! absent until given a value that uses it; the value that means "not used" (`"off"`, `"0s"`) is
+//! written as absence.
+//!
+//! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
+//! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
+//! and left `source_quench`, `receiver_ecn`, `recovery`, `spurious_response`, a group's `app` and
+//! `bytes` absent unless given. Stores written then are keyed by it, so it stays available,
+//! byte for byte: version 2 is version 1's table with the rewrites below.
+
+use super::component::{self, canonical, canonical_named};
+use super::config::{AppBytes, RtoCfg, Scenario, TcpCfg};
+use super::spelled::Spelled;
+use super::tcp::{self, SpuriousDetection};
+use super::units::exact_duration;
+use super::{app, spelled};
+
+/// Which canonical form to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanonicalForm {
+    /// The first form: the `[tcp]` choices as spelled (stores written before version 2).
+    V1,
+    /// One rule for every key (module docs).
+    V2,
+}
+
+impl CanonicalForm {
+    /// The form new runs are keyed by.
+    pub const CURRENT: Self = Self::V2;
+
+    /// The form numbered `n` (1 or 2), as Python's `scenario_schema` counts them.
+    pub fn numbered(n: u32) -> Option<Self> {
+        match n {
+            1 => Some(Self::V1),
+            2 => Some(Self::V2),
+            _ => None,
+        }
+    }
+}
+
+/// Version 2's rewrites of a scenario that version 1 has already put in canonical form (queues,
+/// error models, agents and applications as tagged tables with their defaults).
+pub(crate) fn respell(s: &mut Scenario) {
+    tcp_v2(&mut s.tcp);
+    for group in &mut s.flows {
+        if let Some(t) = &mut group.tcp {
+            tcp_v2(t);
+        }
+        // A group without `app` is a bulk transfer; without `bytes` (with a bulk application) an
+        // unlimited one.
+        let table = canonical(&app::FAMILY, app::DEFAULT_KIND, group.app.as_ref().unwrap_or(&toml::Table::new()));
+        let bulk = table.get("kind").and_then(|k| k.as_str()) == Some(app::DEFAULT_KIND);
+        group.app = Some(table);
+        if bulk && group.bytes.is_none() {
+            group.bytes = Some(AppBytes(None));
+        }
+    }
+}
+
+/// A `[tcp]` table's choices in their registered spelling, defaults filled.
+fn tcp_v2(t: &mut TcpCfg) {
+    t.cc = Spelled::new(t.cc.value.clone(), canonical_named(&tcp::cc::FAMILY, "name", t.cc.spelling(), &()));
+    let recovery = t.recovery.as_ref().map_or_else(|| tcp::default_recovery(t.sack, &t.cc.value), |r| r.value);
+    t.recovery = Some(Spelled::new(recovery, recovery.name()));
+    t.delayed_ack = Spelled::new(t.delayed_ack.value, t.delayed_ack.value.0.map_or_else(|| "off".to_string(), exact_duration));
+    t.spurious_detection = match t.spurious_detection.as_ref().map(|d| d.value) {
+        None | Some(SpuriousDetection::Off) => None,
+        Some(d) => Some(Spelled::new(d, d.name())),
+    };
+    let response = t.spurious_response.as_ref().map(|r| r.value).unwrap_or_default();
+    t.spurious_response = Some(Spelled::new(response, response.name()));
+    t.source_quench = Some(t.source_quench.unwrap_or_default());
+    t.receiver_ecn = Some(t.receiver_ecn.unwrap_or(true));
+    t.sample_clock = match t.sample_clock.as_ref().map(|c| c.value) {
+        None | Some(spelled::SampleClock(0)) => None,
+        Some(c) => Some(Spelled::new(c, exact_duration(c.0))),
+    };
+    t.rto = rto_v2(&t.rto);
+}
+
+/// `tcp.rto`: the estimator by its registered name with its declared parameters filled, and the
+/// RTO policy (absent: `none`) as a table with its own.
+fn rto_v2(rto: &RtoCfg) -> RtoCfg {
+    let Some(comp) = crate::rtt::FAMILY.find(&rto.estimator) else { return rto.clone() };
+    let given: toml::Table = rto.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let params = component::filled_params(comp, &given, &()).into_iter().collect();
+    let policy = match &rto.policy {
+        Some(p) => Spelled::new(p.value.clone(), canonical_named(&crate::rtt::policy::FAMILY, "name", p.spelling(), &())),
+        None => Spelled::new(crate::rtt::policy::Policy::None, canonical_named(&crate::rtt::policy::FAMILY, "name", &"none".into(), &())),
+    };
+    RtoCfg { estimator: comp.name.to_string(), policy: Some(policy), params, built: rto.built.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CanonicalForm::{V1, V2};
+    use crate::sim::config::Scenario;
+
+    const BASE: &str = r#"
+        [simulation]
+        duration = "1s"
+        [topology.bottleneck]
+        bandwidth = "10Mbps"
+        delay = "20ms"
+        [topology.access]
+        bandwidth = "100Mbps"
+        delay = "1ms"
+        [[flows]]
+        count = 2
+    "#;
+
+    fn v2(extra: &str) -> String {
+        let s = Scenario::from_toml(&format!("{BASE}\n{extra}"), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let text = s.to_canonical_toml_as(V2).unwrap();
+        // The text reads back to a scenario with the same canonical form.
+        let again = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}\n{text}")).to_canonical_toml_as(V2).unwrap();
+        assert_eq!(text, again, "version 2 text does not read back to itself");
+        text
+    }
+
+    #[test]
+    fn an_alias_and_the_registered_name_give_one_version_2_text() {
+        assert_eq!(v2("[tcp]\nsack = true\nrecovery = \"rfc6675\""), v2("[tcp]\nsack = true\nrecovery = \"sack\""));
+        assert_eq!(v2("[tcp]\ncc = \"new_reno\""), v2("[tcp]\ncc = \"newreno\""));
+        assert_eq!(v2("[tcp]\ncc = \"spec-tcp\""), v2("[tcp]\ncc = { name = \"spectcp\" }"));
+        assert!(v2("[tcp]\ncc = \"smoothtcp\"").contains("name = \"smooth\""));
+    }
+
+    #[test]
+    fn parameters_omitted_or_spelled_out_at_their_defaults_give_one_version_2_text() {
+        let vegas = crate::sim::tcp::cc::FAMILY.find("vegas").unwrap();
+        let spelled: Vec<String> = vegas.params.iter().map(|p| format!("{} = \"{}\"", p.name, p.default)).collect();
+        assert_eq!(v2("[tcp]\ncc = \"vegas\""), v2(&format!("[tcp]\ncc = {{ name = \"vegas\", {} }}", spelled.join(", "))));
+        assert_eq!(v2(""), v2("[tcp.rto]\nestimator = \"rfc6298\"\nmin_rto = \"1s\"\npolicy = \"none\""));
+        assert_eq!(v2("[tcp.rto]\npolicy = \"ca-rto\""), v2("[tcp.rto]\npolicy = { name = \"ca-rto\" }"));
+        // Absent and the default value of a key with a default, and "not used" given as such.
+        assert_eq!(v2(""), v2("[tcp]\nrecovery = \"newreno\"\nspurious_response = \"linux\"\nsource_quench = \"react\"\nreceiver_ecn = true\nspurious_detection = \"off\"\nsample_clock = \"0s\"\ndelayed_ack = \"none\""));
+        assert_eq!(v2("[tcp]\ndelayed_ack = \"0.2s\""), v2("[tcp]\ndelayed_ack = \"200ms\""));
+        assert_eq!(v2("[tcp]\nsample_clock = \"0.004s\""), v2("[tcp]\nsample_clock = \"4ms\""));
+    }
+
+    #[test]
+    fn a_group_without_app_or_bytes_is_written_as_an_unlimited_bulk_transfer() {
+        let plain = v2("");
+        let given = Scenario::from_toml(&BASE.replace("count = 2", "count = 2\napp = { kind = \"bulk\" }\nbytes = \"inf\""), &[]).unwrap().to_canonical_toml_as(V2).unwrap();
+        assert_eq!(plain, given);
+        let onoff = v2("[[flows]]\napp = { kind = \"onoff\", off = \"1s\", burst = \"10KB\" }");
+        assert_eq!(onoff.matches("bytes = \"inf\"").count(), 1, "an on/off group takes no bytes:\n{onoff}");
+    }
+
+    #[test]
+    fn version_2_names_every_choice_and_fills_every_default() {
+        let text = v2("[tcp]\ncc = \"westwood\"\nsack = true");
+        for needle in ["name = \"westwood+\"", "recovery = \"sack\"", "spurious_response = \"linux\"", "source_quench = \"react\"", "receiver_ecn = true", "estimator = \"rfc6298\"", "min_rto = \"1s\"", "kind = \"bulk\""] {
+            assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+        assert!(!text.contains("spurious_detection") && !text.contains("sample_clock") && !text.contains("max_pacing_rate"), "keys that mean 'not used' stay absent:\n{text}");
+    }
+
+    #[test]
+    fn a_parameter_the_component_refuses_beside_another_stays_absent() {
+        // regression's form = "paper" refuses k, window and under_penalty being given.
+        let text = v2("[tcp.rto]\nestimator = \"regression\"\nform = \"paper\"");
+        assert!(text.contains("form = \"paper\"") && !text.contains("\nk = ") && !text.contains("under_penalty"), "{text}");
+        assert!(v2("[tcp.rto]\nestimator = \"regression\"").contains("under_penalty = \"3ms\""));
+    }
+
+    #[test]
+    fn version_1_writes_the_choices_as_spelled() {
+        let s = Scenario::from_toml(&format!("{BASE}\n[tcp]\nsack = true\nrecovery = \"rfc6675\"\ncc = \"new_reno\""), &[]).unwrap();
+        let v1 = s.to_canonical_toml_as(V1).unwrap();
+        assert!(v1.contains("recovery = \"rfc6675\"") && v1.contains("cc = \"new_reno\""), "{v1}");
+        assert!(!v1.contains("source_quench") && !v1.contains("app"), "{v1}");
+        assert_eq!(s.to_canonical_toml().unwrap(), s.to_canonical_toml_as(V2).unwrap(), "the current form is version 2");
+    }
+}
