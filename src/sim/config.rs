@@ -321,18 +321,19 @@ pub struct TcpCfg {
     pub rto: RtoCfg,
     /// Spurious-timeout detection: absent/"off", "frto" (RFC 5682 §2), "frto-sack" (§3, needs
     /// sack), or "eifel" (RFC 3522 + RFC 4015, needs
-    /// timestamps). Left out of the canonical form when absent, so existing scenarios keep their hash.
+    /// timestamps). Absent (or "off"): not used, and left out of the canonical form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spurious_detection: Option<Spelled<SpuriousDetection>>,
     /// The response to a timeout found spurious: absent/"linux" (Linux's undo: cwnd and
     /// ssthresh back to at least their values before the timeout) or "rfc4015" (the Eifel
     /// response: cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev, RTO adaptation).
-    /// Left out of the canonical form when absent.
+    /// The canonical form (version 2) writes the default when absent; version 1 left it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spurious_response: Option<Spelled<SpuriousResponse>>,
     /// What the sender does with a router's source quench: "react" (default: the congestion
     /// control hears it) or "ignore" (counted, not acted on — TCPs since RFC 6633, and ns-2's
-    /// TCP agents, which have no ICMP). Absent from the canonical form unless given.
+    /// TCP agents, which have no ICMP). The canonical form (version 2) writes the default when
+    /// absent; version 1 left it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_quench: Option<SourceQuench>,
     /// The clock the RTT estimator's samples are read with: absent/"0s" exact; e.g. "4ms" counts
@@ -400,7 +401,9 @@ impl Default for TcpCfg {
 /// `rto = { estimator = "rfc6298", min_rto = "200ms" }`: every key but `estimator` and `policy` is
 /// a parameter of that estimator. Read into the estimator it builds (its parameters checked, errors
 /// naming `tcp.rto`) and the RTO policy (`tcp.rto.policy`); each flow's timer starts from copies of
-/// these. The canonical form writes the keys as given.
+/// these. The canonical form (version 2) writes the estimator and policy by their registered
+/// names with their declared parameters filled in ([`super::canonical`]); version 1 wrote the keys
+/// as given.
 #[derive(Debug, Clone, Serialize)]
 pub struct RtoCfg {
     pub estimator: String,

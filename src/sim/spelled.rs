@@ -5,9 +5,10 @@
 //! 'alfa'`). Building the engine reads the typed values; nothing downstream parses these strings
 //! again.
 //!
-//! Each value also keeps the TOML it was written as ([`Spelled`]): the canonical form writes that
-//! back, as it always has for these keys, so the content hash of every stored run stays what it
-//! was (docs/experiments.md, "Canonical form"). Prerequisites that involve other keys (`"sack"`
+//! Each value also keeps the TOML it was written as ([`Spelled`]): canonical form 1 writes that
+//! back, as stores written before form 2 were keyed by it; form 2 respells every value by its
+//! registered name with its declared defaults ([`super::canonical`], docs/experiments.md
+//! "Canonical form"). Prerequisites that involve other keys (`"sack"`
 //! recovery needs `sack = true`) are checked when the engine is built, where every key is known.
 
 use super::tcp::cc::CcSpec;
@@ -232,7 +233,7 @@ mod tests {
         assert_eq!(read::<ErrorDirection>("\"both\"").unwrap().value.channels(), (true, true));
         let cc = read::<CcSpec>("{ name = \"vegas\", alpha = 2, beta = 4 }").unwrap();
         assert_eq!(cc.value.name, "vegas");
-        assert!(cc.spelling().is_table(), "the canonical form writes the table as given");
+        assert!(cc.spelling().is_table(), "canonical form 1 writes the table as given");
     }
 
     #[test]
