@@ -6,8 +6,8 @@
 //! component's parameter table filled with its declared defaults ([`component::filled_params`]),
 //! quantities in the largest exact unit. A key whose absence means "not used" (`tcp.sample_clock`,
 //! `tcp.spurious_detection`, `tcp.max_pacing_rate`, a link's `agent`, a group's `stop`) stays
-//! absent until given a value that uses it; the value that means "not used" (`"off"`, `"0s"`) is
-//! written as absence.
+//! absent until given; given, it is written in its one spelling, `"off"` included (a flow
+//! group's `"off"` must still override a detector its `[tcp]` names when the text is read back).
 //!
 //! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
 //! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
@@ -18,9 +18,9 @@
 use super::component::{self, canonical, canonical_named};
 use super::config::{AppBytes, RtoCfg, Scenario, TcpCfg};
 use super::spelled::Spelled;
-use super::tcp::{self, SpuriousDetection};
+use super::tcp;
 use super::units::exact_duration;
-use super::{app, spelled};
+use super::app;
 
 /// Which canonical form to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,18 +70,13 @@ fn tcp_v2(t: &mut TcpCfg) {
     let recovery = t.recovery.as_ref().map_or_else(|| tcp::default_recovery(t.sack, &t.cc.value), |r| r.value);
     t.recovery = Some(Spelled::new(recovery, recovery.name()));
     t.delayed_ack = Spelled::new(t.delayed_ack.value, t.delayed_ack.value.0.map_or_else(|| "off".to_string(), exact_duration));
-    t.spurious_detection = match t.spurious_detection.as_ref().map(|d| d.value) {
-        None | Some(SpuriousDetection::Off) => None,
-        Some(d) => Some(Spelled::new(d, d.name())),
-    };
+    // Given "off", it stays written: a group's "off" overrides a [tcp] detector when read back.
+    t.spurious_detection = t.spurious_detection.as_ref().map(|d| Spelled::new(d.value, d.value.name()));
     let response = t.spurious_response.as_ref().map(|r| r.value).unwrap_or_default();
     t.spurious_response = Some(Spelled::new(response, response.name()));
     t.source_quench = Some(t.source_quench.unwrap_or_default());
     t.receiver_ecn = Some(t.receiver_ecn.unwrap_or(true));
-    t.sample_clock = match t.sample_clock.as_ref().map(|c| c.value) {
-        None | Some(spelled::SampleClock(0)) => None,
-        Some(c) => Some(Spelled::new(c, exact_duration(c.0))),
-    };
+    t.sample_clock = t.sample_clock.as_ref().map(|c| Spelled::new(c.value, exact_duration(c.value.0)));
     t.rto = rto_v2(&t.rto);
 }
 
@@ -141,7 +136,7 @@ mod tests {
         assert_eq!(v2(""), v2("[tcp.rto]\nestimator = \"rfc6298\"\nmin_rto = \"1s\"\npolicy = \"none\""));
         assert_eq!(v2("[tcp.rto]\npolicy = \"ca-rto\""), v2("[tcp.rto]\npolicy = { name = \"ca-rto\" }"));
         // Absent and the default value of a key with a default, and "not used" given as such.
-        assert_eq!(v2(""), v2("[tcp]\nrecovery = \"newreno\"\nspurious_response = \"linux\"\nsource_quench = \"react\"\nreceiver_ecn = true\nspurious_detection = \"off\"\nsample_clock = \"0s\"\ndelayed_ack = \"none\""));
+        assert_eq!(v2(""), v2("[tcp]\nrecovery = \"newreno\"\nspurious_response = \"linux\"\nsource_quench = \"react\"\nreceiver_ecn = true\ndelayed_ack = \"none\""));
         assert_eq!(v2("[tcp]\ndelayed_ack = \"0.2s\""), v2("[tcp]\ndelayed_ack = \"200ms\""));
         assert_eq!(v2("[tcp]\nsample_clock = \"0.004s\""), v2("[tcp]\nsample_clock = \"4ms\""));
     }
@@ -162,6 +157,18 @@ mod tests {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }
         assert!(!text.contains("spurious_detection") && !text.contains("sample_clock") && !text.contains("max_pacing_rate"), "keys that mean 'not used' stay absent:\n{text}");
+    }
+
+    #[test]
+    fn a_groups_own_choices_survive_reading_the_text_back() {
+        // A group naming another congestion control than [tcp] (each a full table in version 2),
+        // and a group turning off the detector [tcp] names: read back, each keeps its own.
+        let text = v2("[tcp]\ncc = { name = \"vegas\", alpha = 1 }\nsack = true\nspurious_detection = \"frto\"\n[[flows]]\ntcp = { cc = \"reno\", spurious_detection = \"off\" }");
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let group = s.flows[1].tcp.as_ref().unwrap();
+        assert_eq!(group.cc.value.name, "reno");
+        assert_eq!(group.spurious_detection.as_ref().map(|d| d.value), Some(crate::sim::tcp::SpuriousDetection::Off));
+        crate::sim::build(&s).unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]

@@ -714,20 +714,25 @@ fn plain_reason(message: &str) -> String {
 
 /// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
 /// group only lists what differs. Inner tables merge key by key too — except an `rto` table that
-/// names another estimator than [tcp]'s (absent: `rfc6298`): it replaces [tcp]'s whole, policy
-/// included, because one estimator's parameters (`min_rto`, `hz`, `gain`…) mean nothing to another.
+/// names another estimator than [tcp]'s (absent: `rfc6298`), or a `cc` table that names another
+/// scheme: it replaces [tcp]'s whole (an `rto` table its policy included), because one
+/// component's parameters (`min_rto`, `hz`, `alpha`…) mean nothing to another.
 fn merge_group_tcp(root: &mut toml::Table) {
     let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else { return };
     let estimator = |t: &toml::Table| t.get("rto").and_then(|r| r.get("estimator")).and_then(|e| e.as_str()).map(str::to_string);
     let base_estimator = if base.get("rto").is_some_and(|r| r.is_table()) { estimator(&base).unwrap_or_else(rfc6298) } else { rfc6298() };
+    // By registered name: an alias names the same scheme, whose parameters still merge.
+    let scheme = |t: &toml::Table| t.get("cc").and_then(|c| c.get("name")).and_then(|n| n.as_str()).map(|n| super::tcp::cc::FAMILY.find(n).map_or(n, |c| c.name).to_string());
+    let base_scheme = scheme(&base);
     if let Some(toml::Value::Array(groups)) = root.get_mut("flows") {
         for g in groups {
             if let Some(toml::Value::Table(own)) = g.get_mut("tcp").filter(|v| v.is_table()) {
                 let switches = estimator(own).is_some_and(|e| e != base_estimator);
+                let switches_cc = scheme(own).is_some_and(|c| Some(&c) != base_scheme.as_ref());
                 for (k, v) in &base {
                     if !own.contains_key(k) {
                         own.insert(k.clone(), v.clone());
-                    } else if k == "rto" && switches {
+                    } else if (k == "rto" && switches) || (k == "cc" && switches_cc) {
                         continue;
                     } else if let (Some(toml::Value::Table(inner)), toml::Value::Table(base_inner)) = (own.get_mut(k), v) {
                         for (ik, iv) in base_inner {

@@ -110,11 +110,29 @@ def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int | 
     # choice of normalisation is compared against it as it stands (docs/ns3-comparison.md, Vegas).
     if name == "vegas":
         given.pop("diff", None)
+    # The canonical form writes every declared parameter; one at rttlab's default that ns-3 has
+    # no attribute for (BBR's send_quantum = 0) was not asked for, and ns-3 does without it.
+    given = {k: v for k, v in given.items() if k in attributes or not _at_default(name, k, v)}
     unknown = set(given) - set(attributes)
     if unknown:
         raise Ns3Unsupported(f"tcp.cc.{sorted(unknown)[0]}: not mapped to ns-3's {socket}")
     given = {**_ALWAYS.get(name, {}), **given}
     return socket, {attributes[k][0]: _value(name, k, attributes[k][1], v) for k, v in given.items()}
+
+
+def _at_default(scheme: str, param: str, value: Any) -> bool:
+    """Whether ``value`` of ``tcp.cc`` parameter ``param`` is the default ``scheme`` declares."""
+    from rttlab import _core
+
+    spec = next((p for c in _core.catalogue() if c["family"] == "cc" and c["name"] == scheme for p in c["params"] if p["name"] == param), None)
+    if spec is None:
+        return False
+    if spec["kind"] == "duration":
+        return _core.parse_duration(str(value)) == _core.parse_duration(spec["default"])
+    try:
+        return float(value) == float(spec["default"])
+    except (TypeError, ValueError):
+        return str(value).lower() == spec["default"].lower()
 
 
 def check(doc: dict[str, Any]) -> None:
