@@ -177,6 +177,9 @@ mod tests {
         let text = v2("[tcp.rto]\nestimator = \"regression\"\nform = \"paper\"");
         assert!(text.contains("form = \"paper\"") && !text.contains("\nk = ") && !text.contains("under_penalty"), "{text}");
         assert!(v2("[tcp.rto]\nestimator = \"regression\"").contains("under_penalty = \"3ms\""));
+        // In a group, beside a [tcp] of the same estimator whose k is written out, it reads back.
+        let text = v2("[tcp.rto]\nestimator = \"regression\"\n[[flows]]\ntcp = { rto = { estimator = \"regression\", form = \"paper\" } }");
+        crate::sim::build(&Scenario::from_toml(&text, &[]).unwrap()).unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]

@@ -712,11 +712,29 @@ fn plain_reason(message: &str) -> String {
     format!("expected {expected}, got {got}")
 }
 
+/// Whether the estimator of `rto` (a group's table) builds with its own keys but not with `key`
+/// added as [tcp] gives it.
+fn refuses(rto: &toml::Table, key: &str, value: &toml::Value) -> bool {
+    if key == "estimator" || key == "policy" {
+        return false;
+    }
+    let estimator = rto.get("estimator").and_then(|e| e.as_str()).unwrap_or("rfc6298");
+    let pairs = |t: &toml::Table| t.iter().filter(|(k, _)| *k != "estimator" && *k != "policy").map(|(k, v)| (k.clone(), param_text(v))).collect::<Vec<_>>();
+    let mut with = rto.clone();
+    with.insert(key.to_string(), value.clone());
+    crate::rtt::build(estimator, &pairs(rto)).is_ok() && crate::rtt::build(estimator, &pairs(&with)).is_err()
+}
+
 /// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
 /// group only lists what differs. Inner tables merge key by key too — except an `rto` table that
 /// names another estimator than [tcp]'s (absent: `rfc6298`), or a `cc` table that names another
 /// scheme: it replaces [tcp]'s whole (an `rto` table its policy included), because one
 /// component's parameters (`min_rto`, `hz`, `alpha`…) mean nothing to another.
+///
+/// A [tcp] `rto` parameter the group's estimator refuses beside the group's own keys is not
+/// inherited (regression's `k` in a group with `form = "paper"`): inheriting it could only make
+/// the group an error, and the canonical form (version 2, which writes [tcp]'s parameters out)
+/// must read back.
 fn merge_group_tcp(root: &mut toml::Table) {
     let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else { return };
     let estimator = |t: &toml::Table| t.get("rto").and_then(|r| r.get("estimator")).and_then(|e| e.as_str()).map(str::to_string);
@@ -736,7 +754,9 @@ fn merge_group_tcp(root: &mut toml::Table) {
                         continue;
                     } else if let (Some(toml::Value::Table(inner)), toml::Value::Table(base_inner)) = (own.get_mut(k), v) {
                         for (ik, iv) in base_inner {
-                            inner.entry(ik.clone()).or_insert_with(|| iv.clone());
+                            if !inner.contains_key(ik) && !(k == "rto" && refuses(inner, ik, iv)) {
+                                inner.insert(ik.clone(), iv.clone());
+                            }
                         }
                     }
                 }
