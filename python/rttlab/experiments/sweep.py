@@ -33,11 +33,11 @@ it arrives (single writer); see :func:`execute`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
 import tomllib
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
