@@ -11,16 +11,16 @@
 //!
 //! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
 //! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
-//! and left `source_quench`, `receiver_ecn`, `recovery`, `spurious_response`, a group's `app` and
-//! `bytes` absent unless given. Stores written then are keyed by it, so it stays available,
+//! and left `recovery`, `spurious_response`, `source_quench`, `receiver_ecn`, `rto.policy`, a
+//! group's `app` and `bytes` absent unless given. Stores written then are keyed by it, so it stays available,
 //! byte for byte: version 2 is version 1's table with the rewrites below.
 
+use super::app;
 use super::component::{self, canonical, canonical_named};
 use super::config::{AppBytes, RtoCfg, Scenario, TcpCfg};
 use super::spelled::Spelled;
 use super::tcp;
 use super::units::exact_duration;
-use super::app;
 
 /// Which canonical form to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
