@@ -70,7 +70,8 @@ def test_a_group_switching_estimator_does_not_inherit_the_other_estimators_param
     s = rttlab.Scenario.from_toml(text)
     groups = s.resolved()["flows"]
     assert groups[1]["tcp"]["rto"]["estimator"] == "linux" and "min_rto" not in groups[1]["tcp"]["rto"] and "granularity" not in groups[1]["tcp"]["rto"]
-    assert groups[2]["tcp"]["rto"]["min_rto"] == "200ms" and groups[2]["tcp"]["rto"]["policy"] == "none"
+    # The canonical form writes a policy as a table with its name (and declared parameters).
+    assert groups[2]["tcp"]["rto"]["min_rto"] == "200ms" and groups[2]["tcp"]["rto"]["policy"] == {"name": "none"}
     f = rttlab.simulate(s.with_({"simulation.duration": "5s"})).flows
     assert list(f["estimator"]) == ["rfc6298"] * 4 + ["linux"] * 4 + ["rfc6298"] * 2
     assert list(f["rto_policy"]) == ["ca-rto"] * 4 + ["ca-rto"] * 4 + ["none"] * 2
@@ -131,7 +132,7 @@ def test_a_store_from_before_the_flow_labels_takes_the_new_columns(tmp_path):
 def test_ca_rto_quick_runs_both_populations_on_the_same_seeds():
     quick = Reproduction.load("ca-rto", quick=True).sweep()
     assert len(quick.runs) == 2 * 2 * 2 * 3
-    policies = {r.scenario.resolved()["tcp"]["rto"]["policy"] for r in quick.runs}
+    policies = {r.scenario.resolved()["tcp"]["rto"]["policy"]["name"] for r in quick.runs}
     assert policies == {"none", "ca-rto"}
     full = Reproduction.load("ca-rto").sweep()
     assert len(full.runs) == 4 * 7 * 2 * 10
