@@ -813,6 +813,45 @@ fn resolve_scenario(text: &str, overrides: Vec<String>, form: u32) -> PyResult<S
         .map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
+/// [`resolve_scenario`]'s text and the same canonical form as Python data — what `tomllib.loads`
+/// of the text gives, read here by the core's TOML parser (several times faster; `rttlab.Scenario`
+/// hashes it for every run a sweep plans).
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new(), form=2))]
+fn resolve_scenario_table<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, form: u32) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let canonical = resolve_scenario(text, overrides, form)?;
+    let table: toml::Table = canonical.parse().map_err(|e: toml::de::Error| ScenarioError::new_err(format!("canonical form does not read back: {}", e.message())))?;
+    let data = toml_table(py, &table)?;
+    Ok((canonical, data))
+}
+
+fn toml_table<'py>(py: Python<'py>, t: &toml::Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in t {
+        d.set_item(k, toml_value(py, v)?)?;
+    }
+    Ok(d)
+}
+
+fn toml_value<'py>(py: Python<'py>, v: &toml::Value) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::IntoPyObjectExt;
+    match v {
+        toml::Value::String(s) => s.into_bound_py_any(py),
+        toml::Value::Integer(i) => i.into_bound_py_any(py),
+        toml::Value::Float(f) => f.into_bound_py_any(py),
+        toml::Value::Boolean(b) => b.into_bound_py_any(py),
+        toml::Value::Datetime(d) => d.to_string().into_bound_py_any(py),
+        toml::Value::Array(a) => {
+            let list = pyo3::types::PyList::empty(py);
+            for x in a {
+                list.append(toml_value(py, x)?)?;
+            }
+            Ok(list.into_any())
+        }
+        toml::Value::Table(t) => Ok(toml_table(py, t)?.into_any()),
+    }
+}
+
 // ---- receiver-side loss discriminators (Biaz, mBiaz, Spike, ZigZag, ZBS) ----
 
 /// The gaps `classify_arrivals` finds, as columns: time (ns), from, seq, missing, and one list of
@@ -950,6 +989,7 @@ fn register_sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(flow_tcp, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_scenario_table, m)?)?;
     m.add_function(wrap_pyfunction!(result_schemas, m)?)?;
     m.add_class::<ArrowTable>()?;
     m.add_class::<ArrowSchema>()?;

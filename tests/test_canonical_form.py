@@ -50,6 +50,17 @@ def test_form_2_reads_back_to_itself_and_runs_as_form_1_does(path):
     assert a.event_hash == b.event_hash and a.tables["flows"].equals(b.tables["flows"])
 
 
+@pytest.mark.parametrize("form", [1, 2])
+def test_the_table_the_core_hands_over_is_what_tomllib_reads_from_the_text(form):
+    # The hash is computed from this table; JSON text compares types too (1 vs 1.0 vs true).
+    import json
+    import tomllib
+
+    for p in examples():
+        text, table = _core.resolve_scenario_table(p.read_text(), form=form)
+        assert json.dumps(table, sort_keys=True) == json.dumps(tomllib.loads(text), sort_keys=True), p
+
+
 def test_an_unknown_form_is_refused():
     with pytest.raises(ValueError, match="canonical form 3 is not 1 or 2"):
         _core.resolve_scenario(N1.read_text(), form=3)

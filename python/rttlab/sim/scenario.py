@@ -159,15 +159,21 @@ class Scenario:
 
         return tomli_w.dumps(self.doc)
 
-    @cached_property
+    @property
     def canonical_toml(self) -> str:
         """The core's canonical TOML: parse with every default filled, written back with exact
         units. Raises :class:`rttlab.ScenarioError` naming the key if the scenario is invalid."""
-        return self._canonical_toml(versions.SCENARIO_SCHEMA)
+        return self._canonical[0]
 
-    def _canonical_toml(self, form: int) -> str:
+    @cached_property
+    def _canonical(self) -> tuple[str, dict[str, Any]]:
+        return self._canonical_as(versions.SCENARIO_SCHEMA)
+
+    def _canonical_as(self, form: int) -> tuple[str, dict[str, Any]]:
+        """The canonical text in form ``form`` and the same as a table (what ``tomllib.loads`` of
+        the text gives, read by the core: a sweep hashes every run it plans)."""
         try:
-            return _core.resolve_scenario(self.to_toml(), form=form)
+            return _core.resolve_scenario_table(self.to_toml(), form=form)
         except _core.ScenarioError as e:
             raise _error(f"{self.source}: {e}" if self.source else str(e)) from None
 
@@ -175,11 +181,11 @@ class Scenario:
         """The canonical form as a table (a fresh copy: the caller may change it)."""
         return tomllib.loads(self.canonical_toml)
 
-    @cached_property
+    @property
     def _resolved(self) -> dict[str, Any]:
-        # Parsed once per scenario for the hash and the seed (a sweep computes both per run);
+        # Read once per scenario for the hash and the seed (a sweep computes both per run);
         # never handed out, so never changed.
-        return tomllib.loads(self.canonical_toml)
+        return self._canonical[1]
 
     @property
     def seed(self) -> int:
@@ -203,7 +209,7 @@ class Scenario:
         before form 2 holds the run under this hash (docs/experiments.md, "Canonical form"). The
         sweep looks it up only for runs whose :attr:`hash` is not stored
         (:func:`rttlab.experiments.sweep.as_stored`)."""
-        return _hash(tomllib.loads(self._canonical_toml(1)), self.seed, 1)
+        return _hash(self._canonical_as(1)[1], self.seed, 1)
 
     def get(self, path: str, default: Any = None) -> Any:
         """The value at a dotted path in the scenario as written (``flows.0.count``)."""
