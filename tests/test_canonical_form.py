@@ -103,7 +103,9 @@ def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_a
             assert {r.hash for r in as_stored(now, store).runs} == {r.hash for r in earlier.runs}
             again = execute(now, store, client)
             assert (again.total, again.skipped, again.ok, again.failed) == (6, 6, 0, 0)
-            runs, flows = store.runs(now.name), store.flows(now.name)
+            assert len(store.runs(now.name)) == 6, "memberships recorded under the stored keys"
+            assert rep.planned(store, now) == [r.hash for r in as_stored(now, store).runs]
+            runs, flows = rep.stored(store, now)  # what a reproduction's tables and figures read
             assert len(runs) == 6 and len(flows) == 6
             rows = rep.compare(runs, flows, store.series)
     assert sorted(r["n"] for r in rows) == [3, 3]

@@ -84,7 +84,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rttlab.experiments.sweep import Sweep, SweepError
+from rttlab.experiments.sweep import Sweep, SweepError, as_stored
 
 
 class ReproductionError(Exception):
@@ -260,14 +260,16 @@ class Reproduction:
         store) still count the old runs in its comparison and ``[[report]]`` tables. Every table
         of a reproduction (comparison, reports, figures) reads its runs through this."""
         sweep = sweep if sweep is not None else self.sweep()
-        planned = self.planned(sweep)
+        planned = self.planned(store, sweep)
         runs, flows = store.runs(sweep.name), store.flows(sweep.name)
         return runs[runs["hash"].isin(planned)].reset_index(drop=True), flows[flows["hash"].isin(planned)].reset_index(drop=True)
 
-    def planned(self, sweep: Sweep | None = None) -> list[str]:
-        """The hashes of the runs the current spec plans (:meth:`stored`'s selection; for a
-        query of its own over the store: ``... AND r.hash IN (SELECT unnest(?))``)."""
-        return [r.hash for r in (sweep if sweep is not None else self.sweep()).runs]
+    def planned(self, store: Any, sweep: Sweep | None = None) -> list[str]:
+        """The keys in ``store`` of the runs the current spec plans (:meth:`stored`'s selection;
+        for a query of its own over the store: ``... AND r.hash IN (SELECT unnest(?))``): each
+        run's hash, or the one it is stored under from before canonical form 2
+        (:func:`rttlab.experiments.sweep.as_stored`)."""
+        return [r.hash for r in as_stored(sweep if sweep is not None else self.sweep(), store).runs]
 
     @property
     def parts(self) -> list[Reproduction]:

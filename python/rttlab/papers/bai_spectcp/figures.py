@@ -62,7 +62,7 @@ def per_run(store: Store, rep: Any) -> Any:
         f'SELECT r.hash, r.seed, r."{BER}" AS ber, f.cc, f.goodput_bps, f.bytes_sent, c.drops_overflow, c.drops_aqm, c.drops_corruption, {snoop} '
         "FROM runs r JOIN sweep_runs s USING (hash) JOIN flows f ON f.hash = r.hash AND f.flow = 0 "
         "JOIN channels c ON c.hash = r.hash AND c.channel = 0 WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?)) ORDER BY r.seed",
-        [rep.sweep_name, rep.planned()],
+        [rep.sweep_name, rep.planned(store)],
     )
 
 
@@ -73,7 +73,7 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
     md: list[str] = []
     written = [*lossy_link(rep, parts["spectcp-snoop"], store, dst, md), *fairness(parts["spectcp-fairness"], store, dst, md), cwnd(parts["spectcp-cwnd"], store, dst)]
     table3(parts["spectcp-table3"], store, md)
-    n = store.query("SELECT count(*) AS n FROM sweep_runs WHERE sweep IN (SELECT unnest(?)) AND hash IN (SELECT unnest(?))", [[rep.sweep_name, *(p.sweep_name for p in rep.parts)], [h for x in (rep, *rep.parts) for h in x.planned()]])["n"].iloc[0]
+    n = store.query("SELECT count(*) AS n FROM sweep_runs WHERE sweep IN (SELECT unnest(?)) AND hash IN (SELECT unnest(?))", [[rep.sweep_name, *(p.sweep_name for p in rep.parts)], [h for x in (rep, *rep.parts) for h in x.planned(store)]])["n"].iloc[0]
     md.append(f"\n({n} stored runs: `rttlab reproduce {rep.name}{' --quick' if rep.quick else ''}` and its parts)")
     tables = dst / "spectcp-tables.md"
     tables.write_text("\n".join(md).lstrip("\n") + "\n")
@@ -140,7 +140,7 @@ def fairness(rep: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
     f = store.query(
         f'SELECT r.hash, r.seed, r."{BER}" AS ber, f.flow, f.goodput_bps FROM runs r JOIN sweep_runs s USING (hash) JOIN flows f ON f.hash = r.hash '
         "WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?)) ORDER BY r.seed, f.flow",
-        [rep.sweep_name, rep.planned()],
+        [rep.sweep_name, rep.planned(store)],
     )
     md.append("\n#### Fairness, Fig. 7: Jain's index of one SpecTCP and one Reno+ECN flow (goodputs in bit/s)\n\n| BER | Jain index | SpecTCP | Reno+ECN |\n|---|---|---|---|")
     bers, fair = [], []
@@ -168,7 +168,7 @@ def fairness(rep: Any, store: Store, out: Path, md: list[str]) -> list[Path]:
 
 def cwnd(rep: Any, store: Store, out: Path) -> Path:
     """Fig. 4: cwnd evolution; three packets corrupted around 57 s, no bit errors otherwise."""
-    runs = dict(store.query("SELECT r.\"tcp.cc\" AS cc, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [rep.sweep_name, rep.planned()]).itertuples(index=False))
+    runs = dict(store.query("SELECT r.\"tcp.cc\" AS cc, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [rep.sweep_name, rep.planned(store)]).itertuples(index=False))
     fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True, constrained_layout=True)
     for ax, cc in zip(axes, ["reno", "spectcp"]):
         w = store.series(runs[cc], "window")

@@ -83,7 +83,7 @@ def tables(doc: dict[str, Any]) -> str:
 def trace(part: Any, store: Store) -> dict[str, Any]:
     """The traced S2 transfer of each estimator (the part's runs): its RTT trace, flow 0 (the
     measured transfer) only — time, sample, prediction."""
-    runs = store.query("SELECT f.hash, f.estimator FROM flows f JOIN sweep_runs s USING (hash) JOIN runs r USING (hash) WHERE s.sweep = ? AND f.flow = 0 AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [part.sweep_name, part.planned()])
+    runs = store.query("SELECT f.hash, f.estimator FROM flows f JOIN sweep_runs s USING (hash) JOIN runs r USING (hash) WHERE s.sweep = ? AND f.flow = 0 AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [part.sweep_name, part.planned(store)])
     out = {}
     for h, est in runs.itertuples(index=False):
         rtt = store.series(h, "rtt")

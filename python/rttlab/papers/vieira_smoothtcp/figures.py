@@ -47,7 +47,7 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
     """Write the figures into ``dst``; returns the files written. ``rep``: the reproduction
     (its full scale keeps the window, rtt, queue, drops, arrival and quench traces read here)."""
     # The primary reading's runs (the store also holds each other reading's, under the same names).
-    runs = dict(store.db.execute("SELECT r.name, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [rep.sweep_name, rep.planned()]).fetchall())
+    runs = dict(store.db.execute("SELECT r.name, r.hash FROM runs r JOIN sweep_runs s USING (hash) WHERE s.sweep = ? AND r.status = 'ok' AND r.hash IN (SELECT unnest(?))", [rep.sweep_name, rep.planned(store)]).fetchall())
 
     def trace(name, kind):
         return store.series(runs[name], kind)
