@@ -109,6 +109,7 @@ def test_stored_selects_the_planned_runs_of_the_sweep_and_their_flows() -> None:
     class Run:
         def __init__(self, h: str) -> None:
             self.hash = h
+            self.scenario = None
 
     class Sweep:
         name = "s"
