@@ -163,3 +163,13 @@ def test_per_flow_rtt_statistics_match_the_samples_after_the_warmup():
         assert f["rtt_std"] == pytest.approx(np.std(x), rel=1e-6)
         assert (f["rtt_min"], f["rtt_max"]) == pytest.approx((x.min(), x.max()), rel=1e-9)
         assert f["quench_received"] == f["quench_reductions"] > 100
+
+
+def test_figures_a_quick_store_cannot_draw_fail_in_one_line_after_the_comparison_is_written(quick, tmp_path):
+    (quick / "comparison.json").unlink()
+    r = subprocess.run([*RTTLAB, "reproduce", "smoothtcp", "--quick", "--workers", "1", "--out", str(quick), "--figures", str(tmp_path / "fig")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "no 'window' series" in line and "this scale keeps the traces: drops, queue" in line, line
+    assert (quick / "comparison.json").is_file() and "RTT standard deviation per connection" in r.stdout

@@ -106,24 +106,30 @@ def reproduce(
         with Store(out / "results.duckdb", read_only=True) as store:
             beside_note = rep.attach_beside(results[0]["rows"], store)
         results[0]["beside"] = beside_note
+    # A figure that cannot be drawn is reported after the comparison is written and shown.
     drawn: list[Path] = []
+    figure_error = None
     if figures is not None:
         with Store(out / "results.duckdb", read_only=True) as store:
             try:
                 drawn = rep.figures(store, figures)
             except ReproductionError as e:
-                fail(str(e))
+                figure_error = str(e)
     main_result, parts = results[0], results[1:]
     (out / "comparison.json").write_text(json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n")
     if as_csv:
         from rttlab.cli.common import print_csv
 
         print_csv([{"reproduction": res["reproduction"], "table": table, **row} for res in results for table, rows in [("comparison", res["rows"]), *((rpt["title"], rpt["rows"]) for rpt in res["reports"]), *((m["title"], m["rows"]) for m in res.get("models", []))] for row in rows])
+        if figure_error:
+            fail(figure_error)
         return
     if as_json:
         print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
         for sweep in sweeps.values():
             exit_if_runs_failed(sweep, out / "results.duckdb", "")
+        if figure_error:
+            fail(figure_error)
         return
     for r, res in zip(reps, results):
         show(r, res["rows"], res.get("readings", []))
@@ -141,6 +147,8 @@ def reproduce(
     # What was compared is written; a comparison missing runs must not read as a success.
     for sweep in sweeps.values():
         exit_if_runs_failed(sweep, out / "results.duckdb", "")
+    if figure_error:
+        fail(figure_error)
 
 
 def value(v: float, metric: str | None) -> str:

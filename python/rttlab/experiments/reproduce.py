@@ -789,9 +789,16 @@ class Reproduction:
 
         if not self.has_figures:
             raise ReproductionError(f"reproduction {self.name} draws no figures of its own (its comparison is figure.svg)")
+        from rttlab.experiments.store import StoreError
+
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        return list(importlib.import_module(self.meta["figures"]).draw(self, store, out))
+        try:
+            return list(importlib.import_module(self.meta["figures"]).draw(self, store, out))
+        except StoreError as e:
+            # A figure reads a trace this scale did not keep (the CI-sized scales keep few).
+            kept = ", ".join(self.sweep().traces) or "none"
+            raise ReproductionError(f"reproduction {self.name}: cannot draw its figures: {e} (this scale keeps the traces: {kept}; the full scale keeps what the figures read)") from None
 
     def models(self) -> list[dict[str, Any]]:
         """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
