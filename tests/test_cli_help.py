@@ -97,3 +97,21 @@ def test_listings_cite_the_shipped_algorithms_document_not_a_missing_one():
             assert "ALGORITHMS.md" not in source, source
             for n in re.findall(r"docs/algorithms\.md §(\d+)", source):
                 assert n in sections, f"{entry['name']}: docs/algorithms.md has no §{n}"
+
+
+def test_a_help_paragraph_wraps_at_the_terminal_not_where_the_source_broke_its_lines():
+    from rttlab.cli.app import _reflow
+
+    prose = """First sentence.
+
+    A paragraph whose source lines
+    break mid-sentence.
+
+    Options of note:
+      --a  one
+      --b  two"""
+    assert _reflow(prose) == "First sentence.\n\nA paragraph whose source lines break mid-sentence.\n\nOptions of note:\n  --a  one\n  --b  two"
+    env = {**os.environ, "COLUMNS": "80"}
+    out = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env=env, timeout=120).stdout
+    # The source breaks this sentence after "shown"; rich fills the line past it at 80 columns.
+    assert re.search(r"result is shown with", out), out

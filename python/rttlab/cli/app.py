@@ -115,9 +115,23 @@ def _fold_help_tables() -> None:
     ru._get_parameter_help = folding_help
 
 
+def _reflow(text: str | None) -> str | None:
+    """A docstring's paragraphs as one line each, for rich to wrap at the terminal's width (typer's
+    rich mode keeps the source's line breaks, which break mid-sentence in an 80-column terminal).
+    A paragraph with an indented or list line (an example, a list) keeps its lines."""
+    if not text:
+        return text
+    import inspect
+
+    def keeps(par: str) -> bool:
+        return any(line[:1].isspace() or line.lstrip()[:2] in ("- ", "* ", "$ ") for line in par.splitlines())
+
+    return "\n\n".join(par if keeps(par) else " ".join(par.split()) for par in inspect.cleandoc(text).split("\n\n"))
+
+
 def _plain_help(command: click.Command) -> None:
     for c in [command, *getattr(command, "commands", {}).values()]:
-        c.help = _escape(c.help)
+        c.help = _escape(_reflow(c.help))
 
         def format_help(ctx: Any, formatter: Any, _draw: Any = c.format_help) -> None:
             _fold_help_tables()
