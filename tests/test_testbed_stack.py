@@ -16,6 +16,13 @@ from rttlab.testbed import unavailable
 ROOT = Path(__file__).resolve().parent.parent
 REASON = unavailable()
 needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
+#: The sender settings every scenario here shares (Reno with SACK and timestamps, RFC 6298's timer).
+TCP = '''[tcp]
+cc = "reno"
+sack = true
+timestamps = true
+rto = { estimator = "rfc6298" }
+'''
 
 
 def scenario(tmp_path: Path, flows: str, bottleneck: str = 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100p" }', duration: str = "5s") -> Path:
@@ -29,12 +36,7 @@ warmup = "1s"
 kind = "dumbbell"
 bottleneck = {{ {bottleneck} }}
 access = {{ bandwidth = "100Mbps", delay = "0ms", queue = {{ kind = "droptail", limit = "1000p" }} }}
-[tcp]
-cc = "reno"
-sack = true
-timestamps = true
-rto = {{ estimator = "rfc6298" }}
-{flows}
+{TCP}{flows}
 """
     )
     return p
@@ -200,12 +202,7 @@ b = 2
 bandwidth = "20Mbps"
 delay = "10ms"
 queue = {{ kind = "droptail", limit = "100p" }}
-[tcp]
-cc = "reno"
-sack = true
-timestamps = true
-rto = {{ estimator = "rfc6298" }}
-{flows}
+{TCP}{flows}
 """
     )
     return p

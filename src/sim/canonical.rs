@@ -96,20 +96,8 @@ fn rto_v2(rto: &RtoCfg) -> RtoCfg {
 #[cfg(test)]
 mod tests {
     use super::CanonicalForm::{V1, V2};
+    use crate::sim::config::tests::MINIMAL as BASE;
     use crate::sim::config::Scenario;
-
-    const BASE: &str = r#"
-        [simulation]
-        duration = "1s"
-        [topology.bottleneck]
-        bandwidth = "10Mbps"
-        delay = "20ms"
-        [topology.access]
-        bandwidth = "100Mbps"
-        delay = "1ms"
-        [[flows]]
-        count = 2
-    "#;
 
     fn v2(extra: &str) -> String {
         let s = Scenario::from_toml(&format!("{BASE}\n{extra}"), &[]).unwrap_or_else(|e| panic!("{e}"));

@@ -826,7 +826,7 @@ impl Scenario {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -881,7 +881,8 @@ mod tests {
         crate::sim::build(&s).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    const MINIMAL: &str = r#"
+    /// The smallest valid scenario: a dumbbell with two bulk flows (other modules' tests build on it).
+    pub(crate) const MINIMAL: &str = r#"
         [simulation]
         duration = "1s"
         [topology.bottleneck]
