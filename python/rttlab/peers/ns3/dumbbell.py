@@ -259,6 +259,9 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_typ
     duration = _seconds(doc["simulation"]["duration"])
     mss = _bytes(tcp["mss"])
     socket, params = _congestion_control(tcp["cc"])
+    # The parameters are attributes of the mapped TypeId; a variant (cc_type) inherits them, and
+    # ns-3 refuses (NS_FATAL) a default set under the variant's own name.
+    owner = socket
     if cc_type is not None:
         from rttlab.peers.ns3 import ack_trace as variants
 
@@ -273,7 +276,7 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_typ
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
     for attribute, value in params.items():
         wrap = ns.BooleanValue if isinstance(value, bool) else ns.DoubleValue if isinstance(value, float) else ns.UintegerValue
-        ns.Config.SetDefault(f"{socket}::{attribute}", wrap(value))
+        ns.Config.SetDefault(f"{owner}::{attribute}", wrap(value))
     # BBR paces (ns-3's TcpBbr asks for it too); nothing else does, as in rttlab.
     ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(socket == "ns3::TcpBbr"))
     ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
