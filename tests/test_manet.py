@@ -214,7 +214,10 @@ def test_ns3_is_imported_from_an_empty_directory_and_the_start_directory_restore
     (fake / "__init__.py").write_text("import os\nseen = (os.getcwd(), os.listdir('.'))\nns = 'bindings'\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     for name in ("ns", "ns3.ns"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+        # setitem first: its undo removes the stand-in this import leaves in sys.modules (a later
+        # test importing the real bindings in this process must not find it).
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
     start = tmp_path / "start"
     (start / "venv").mkdir(parents=True)
     monkeypatch.chdir(start)
