@@ -32,23 +32,44 @@ pub struct ParamSpec {
     pub min: f64,
     pub max: f64,
     pub doc: &'static str,
+    /// A choice's other spellings, each with the registered word it stands for (`("exp",
+    /// "exponential")`): read as that word, and written as it in the canonical form.
+    pub aliases: &'static [(&'static str, &'static str)],
+    /// A quantity's one spelling (the canonical form): the text for a value as given, or None
+    /// when it does not read (left for the builder to reject) or has no other spelling.
+    pub spell: Option<fn(&str) -> Option<String>>,
 }
 
 impl ParamSpec {
     pub const fn duration(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Duration, default, min, max, doc }
+        Self { name, kind: Kind::Duration, default, min, max, doc, aliases: &[], spell: None }
     }
     pub const fn float(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Float, default, min, max, doc }
+        Self { name, kind: Kind::Float, default, min, max, doc, aliases: &[], spell: None }
     }
     pub const fn int(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Int, default, min, max, doc }
+        Self { name, kind: Kind::Int, default, min, max, doc, aliases: &[], spell: None }
     }
     pub const fn quantity(name: &'static str, default: &'static str, unit: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Quantity(unit), default, min, max, doc }
+        Self { name, kind: Kind::Quantity(unit), default, min, max, doc, aliases: &[], spell: None }
     }
     pub const fn choice(name: &'static str, default: &'static str, options: &'static [&'static str], doc: &'static str) -> Self {
-        Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc }
+        Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc, aliases: &[], spell: None }
+    }
+
+    /// The same choice, also answering to `aliases` (other word, registered word).
+    pub const fn with_aliases(self, aliases: &'static [(&'static str, &'static str)]) -> Self {
+        Self { aliases, ..self }
+    }
+
+    /// The same quantity, written by `spell` in the canonical form.
+    pub const fn spelled_by(self, spell: fn(&str) -> Option<String>) -> Self {
+        Self { spell: Some(spell), ..self }
+    }
+
+    /// A choice's word as registered: an alias respelled, anything else as it is.
+    pub fn registered<'a>(&self, word: &'a str) -> &'a str {
+        self.aliases.iter().find(|(alias, _)| *alias == word).map_or(word, |(_, registered)| registered)
     }
 
     /// The unit the range is written in: seconds for durations, the quantity's own text for
@@ -66,7 +87,11 @@ impl ParamSpec {
         match self.kind {
             Kind::Duration => format!("{}s..{}s", fmt_num(self.min), fmt_num(self.max)),
             Kind::Float | Kind::Int => format!("{}..{}", fmt_num(self.min), fmt_num(self.max)),
-            Kind::Choice(options) => options.join("|"),
+            Kind::Choice(options) if self.aliases.is_empty() => options.join("|"),
+            Kind::Choice(options) => {
+                let aliases: Vec<String> = self.aliases.iter().map(|(a, w)| format!("{a} = {w}")).collect();
+                format!("{} (also {})", options.join("|"), aliases.join(", "))
+            }
             Kind::Quantity(unit) => format!("{}..{} {unit}", fmt_num(self.min), fmt_num(self.max)),
         }
     }
@@ -179,7 +204,7 @@ impl<'a> Params<'a> {
         options
             .iter()
             .copied()
-            .find(|o| *o == value.trim())
+            .find(|o| *o == spec.registered(value.trim()))
             .ok_or_else(|| self.malformed(spec, value, &format!("one of {}", options.join("|"))))
     }
 
@@ -264,6 +289,10 @@ pub trait Quantity: Sized {
     fn parse(text: &str) -> Option<Self>;
     /// The number, in the declared unit, the declared range is checked on.
     fn magnitude(&self) -> f64;
+    /// The one spelling of `text` (the canonical form), or None to keep it as given.
+    fn spelling(_text: &str) -> Option<String> {
+        None
+    }
 }
 
 impl Params<'_> {
@@ -334,6 +363,9 @@ macro_rules! params {
     (@spec $kind:ident, $field:ident, $ty:ty, $shared:expr) => { $shared };
     (@spec choice, $field:ident, $ty:ty, $default:expr, $doc:expr) => {
         $crate::params::ParamSpec::choice(stringify!($field), $default, <$ty as $crate::params::Choice>::OPTIONS, $doc)
+    };
+    (@spec quantity, $field:ident, $ty:ty, $($arg:expr),*) => {
+        $crate::params::ParamSpec::quantity(stringify!($field), $($arg),*).spelled_by(<$ty as $crate::params::Quantity>::spelling)
     };
     (@spec $kind:ident, $field:ident, $ty:ty, $($arg:expr),*) => {
         $crate::params::ParamSpec::$kind(stringify!($field), $($arg),*)
@@ -485,5 +517,15 @@ mod tests {
         assert_eq!(read(&[("reach", "7")]).unwrap_err(), "w.reach: cannot read '7' as a length such as 3m");
         assert_eq!(read(&[("reach", "700m")]).unwrap_err(), "w.reach: 700m is outside the accepted range 0..100 m");
         assert_eq!(read(&[("lo", "3")]).unwrap_err(), "w: lo (3) must not exceed hi (2)");
+    }
+
+    #[test]
+    fn a_choice_reads_its_aliases_as_the_registered_word_and_lists_them() {
+        const DIST: ParamSpec = ParamSpec::choice("dist", "exponential", &["exponential", "fixed"], "d").with_aliases(&[("exp", "exponential")]);
+        let given = [("dist".to_string(), "exp".to_string())];
+        assert_eq!(Params::new("c", &[DIST], &given).unwrap().choice("dist").unwrap(), "exponential");
+        assert_eq!(DIST.registered("exp"), "exponential");
+        assert_eq!(DIST.registered("fixed"), "fixed");
+        assert_eq!(DIST.range_text(), "exponential|fixed (also exp = exponential)");
     }
 }

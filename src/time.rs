@@ -37,6 +37,16 @@ pub fn to_secs_f64(t: Nanos) -> f64 {
 pub const DURATION_UNITS: [(&str, Nanos); 8] =
     [("ns", NS), ("us", US), ("µs", US), ("μs", US), ("ms", MS), ("s", SEC), ("min", 60 * SEC), ("h", 3600 * SEC)];
 
+/// `n` nanoseconds in the largest of s, ms, us, ns that states it exactly (`20ms`, `1500ms`).
+pub fn exact_duration(n: Nanos) -> String {
+    for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if n != 0 && n % scale == 0 {
+            return format!("{}{unit}", n / scale);
+        }
+    }
+    format!("{n}ns")
+}
+
 /// Parse a duration as users write it: `200ms`, `1.5s`, `250us`/`250µs`, `10ns`, `2min`, `1h`; a
 /// bare number is seconds.
 pub fn parse_duration(text: &str) -> Option<Nanos> {

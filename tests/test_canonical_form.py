@@ -78,6 +78,25 @@ def test_an_alias_and_parameters_at_their_defaults_are_one_run_under_form_2_but_
     assert s.hash != s.form1_hash, "the form is part of the key"
 
 
+def test_a_choice_alias_and_a_quantity_in_two_spellings_are_one_run_under_form_2_but_were_two_under_form_1():
+    s = rttlab.Scenario.load(N1)
+    pairs = [
+        ({"flows": [{"count": 1, "app": {"kind": "onoff", "off": "1s", "burst": "10KB", "dist": "exp"}}]}, {"flows": [{"count": 1, "app": {"kind": "onoff", "off": "1s", "burst": "10000B", "dist": "exponential"}}]}),
+        ({"topology.bottleneck.queue": {"kind": "red", "limit": 100, "mean_packet": "1.5KB"}}, {"topology.bottleneck.queue": {"kind": "red", "limit": "100p", "mean_packet": "1500B"}}),
+        ({"topology.bottleneck.queue.limit": "64KiB"}, {"topology.bottleneck.queue.limit": "65536B"}),
+    ]
+    for given, spelled in pairs:
+        a, b = s.with_(given), s.with_(spelled)
+        assert a.hash == b.hash and a.form1_hash != b.form1_hash, given
+        assert _core.resolve_scenario(b.to_toml(), form=2) == _core.resolve_scenario(_core.resolve_scenario(a.to_toml(), form=2), form=2)
+    # The one spelling is what the text says, and it runs as the spelling given does.
+    a = s.with_({"simulation.duration": "2s", **pairs[0][0]})
+    text = _core.resolve_scenario(a.to_toml(), form=2)
+    assert 'dist = "exponential"' in text and 'burst = "10000B"' in text
+    x, y = rttlab.simulate(a), rttlab.simulate(rttlab.Scenario.from_toml(text))
+    assert x.event_hash == y.event_hash
+
+
 def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_and_is_read(tmp_path, monkeypatch):
     # A store as rttlab wrote it before form 2 (the hash read with versions.SCENARIO_SCHEMA = 1),
     # under another sweep's name; then the reproduction's own sweep under form 2: nothing runs,

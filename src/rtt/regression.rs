@@ -67,6 +67,11 @@ impl Quantity for Coef {
     fn magnitude(&self) -> f64 {
         self.0.map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))
     }
+    /// The five numbers comma-separated, each in its shortest text that reads back exactly.
+    fn spelling(text: &str) -> Option<String> {
+        let b = Self::parse(text)?.0;
+        Some(b.map_or_else(|| "none".into(), |b| b.iter().map(f64::to_string).collect::<Vec<_>>().join(",")))
+    }
 }
 
 /// form=paper's `min_rtt`/`max_rtt`: the path's probed RTT, or `none` (the first sample stands for it).
@@ -80,6 +85,9 @@ impl Quantity for Probe {
     }
     fn magnitude(&self) -> f64 {
         self.0.map_or(0.0, |ns| ns as f64 / SEC as f64)
+    }
+    fn spelling(text: &str) -> Option<String> {
+        Some(Self::parse(text)?.0.map_or_else(|| "none".into(), crate::time::exact_duration))
     }
 }
 

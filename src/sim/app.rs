@@ -9,7 +9,7 @@
 
 use super::component::{Args, Component, Declaration, Family};
 use crate::params::ParamError;
-use super::units::{parse_bandwidth, parse_bytes};
+use super::units::{parse_bandwidth, parse_bytes, spell_bandwidth, spell_bytes};
 use crate::params::ParamSpec;
 use crate::rng::Stream;
 use crate::time::Nanos;
@@ -33,9 +33,9 @@ pub static FAMILY: Family<Option<OnOffConfig>> = Family {
                 params: &[
                     ParamSpec::duration("on", "required", 0.0, f64::INFINITY, "mean on period (rate sources only)"),
                     ParamSpec::duration("off", "required", 0.0, f64::INFINITY, "mean off period"),
-                    ParamSpec::choice("dist", "exponential", &["exponential", "fixed", "exp", "constant"], "period lengths: exponential draws with the mean, or fixed"),
-                    ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)"),
-                    ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)"),
+                    ParamSpec::choice("dist", "exponential", &["exponential", "fixed"], "period lengths: exponential draws with the mean, or fixed").with_aliases(&[("exp", "exponential"), ("constant", "fixed")]),
+                    ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)").spelled_by(spell_bandwidth),
+                    ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)").spelled_by(spell_bytes),
                 ],
                 defaults: &[],
             },
@@ -47,7 +47,7 @@ pub static FAMILY: Family<Option<OnOffConfig>> = Family {
 /// Every mistake names its key; the combinations allowed are rate + on + off or burst + off.
 fn build_onoff(a: &Args<'_, ()>) -> Result<Option<OnOffConfig>, ParamError> {
     let dist = match a.choice("dist")? {
-        "exponential" | "exp" => Dist::Exponential,
+        "exponential" => Dist::Exponential,
         _ => Dist::Fixed,
     };
     if !a.is_given("off") {

@@ -4,10 +4,12 @@
 //! Version 2 (current) has one rule for every key: its value as read, or its default when absent,
 //! in the one registered spelling — every choice by its registered name (aliases respelled), every
 //! component's parameter table filled with its declared defaults ([`component::filled_params`]),
-//! quantities in the largest exact unit. A key whose absence means "not used" (`tcp.sample_clock`,
-//! `tcp.spurious_detection`, `tcp.max_pacing_rate`, a link's `agent`, a group's `stop`) stays
-//! absent until given; given, it is written in its one spelling, `"off"` included (a flow
-//! group's `"off"` must still override a detector its `[tcp]` names when the text is read back).
+//! quantities in the largest exact unit (a parameter's by its declared spelling, a choice's alias
+//! as its registered word: [`component::spelled_value`]). A key whose absence means "not used"
+//! (`tcp.sample_clock`, `tcp.spurious_detection`, `tcp.max_pacing_rate`, a link's `agent`, a
+//! group's `stop`) stays absent until given; given, it is written in its one spelling, `"off"`
+//! included (a flow group's `"off"` must still override a detector its `[tcp]` names when the
+//! text is read back).
 //!
 //! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
 //! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
@@ -16,7 +18,7 @@
 //! byte for byte: version 2 is version 1's table with the rewrites below.
 
 use super::app;
-use super::component::{self, canonical, canonical_named};
+use super::component::{self, canonical, canonical_named, respelled};
 use super::config::{AppBytes, RtoCfg, Scenario, TcpCfg};
 use super::spelled::Spelled;
 use super::tcp;
@@ -48,6 +50,13 @@ impl CanonicalForm {
 /// Version 2's rewrites of a scenario that version 1 has already put in canonical form (queues,
 /// error models, agents and applications as tagged tables with their defaults).
 pub(crate) fn respell(s: &mut Scenario) {
+    use super::{agent, error_model, queue};
+    let links = s.topology.bottleneck.iter_mut().chain(s.topology.access.iter_mut()).chain(s.topology.receiver_access.iter_mut()).chain(s.topology.links.iter_mut());
+    for link in links {
+        link.queue = respelled(&queue::FAMILY, &link.queue);
+        link.error = respelled(&error_model::FAMILY, &link.error);
+        link.agent = link.agent.as_ref().map(|t| respelled(&agent::FAMILY, t));
+    }
     tcp_v2(&mut s.tcp);
     for group in &mut s.flows {
         if let Some(t) = &mut group.tcp {
@@ -55,7 +64,7 @@ pub(crate) fn respell(s: &mut Scenario) {
         }
         // A group without `app` is a bulk transfer; without `bytes` (with a bulk application) an
         // unlimited one.
-        let table = canonical(&app::FAMILY, app::DEFAULT_KIND, group.app.as_ref().unwrap_or(&toml::Table::new()));
+        let table = respelled(&app::FAMILY, &canonical(&app::FAMILY, app::DEFAULT_KIND, group.app.as_ref().unwrap_or(&toml::Table::new())));
         let bulk = table.get("kind").and_then(|k| k.as_str()) == Some(app::DEFAULT_KIND);
         group.app = Some(table);
         if bulk && group.bytes.is_none() {
@@ -168,6 +177,51 @@ mod tests {
         // In a group, beside a [tcp] of the same estimator whose k is written out, it reads back.
         let text = v2("[tcp.rto]\nestimator = \"regression\"\n[[flows]]\ntcp = { rto = { estimator = \"regression\", form = \"paper\" } }");
         crate::sim::build(&Scenario::from_toml(&text, &[]).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Version 2 of the minimal scenario with `queue` as the bottleneck's queue table.
+    fn v2_queue(queue: &str) -> String {
+        let text = BASE.replace("delay = \"20ms\"", &format!("delay = \"20ms\"\nqueue = {{ {queue} }}"));
+        let s = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let text = s.to_canonical_toml_as(V2).unwrap();
+        let again = Scenario::from_toml(&text, &[]).unwrap_or_else(|e| panic!("{e}\n{text}")).to_canonical_toml_as(V2).unwrap();
+        assert_eq!(text, again, "version 2 text does not read back to itself");
+        text
+    }
+
+    #[test]
+    fn a_choice_parameters_alias_and_its_registered_word_give_one_version_2_text() {
+        let onoff = |dist: &str| v2(&format!("[[flows]]\napp = {{ kind = \"onoff\", off = \"1s\", burst = \"10KB\", dist = \"{dist}\" }}"));
+        assert_eq!(onoff("exp"), onoff("exponential"));
+        assert_eq!(onoff("constant"), onoff("fixed"));
+        assert!(onoff("constant").contains("dist = \"fixed\""));
+        assert_ne!(onoff("exp"), onoff("fixed"));
+    }
+
+    #[test]
+    fn a_quantity_parameter_in_two_spellings_gives_one_version_2_text() {
+        assert_eq!(v2_queue("limit = 100"), v2_queue("limit = \"100pkts\""));
+        assert!(v2_queue("limit = 100").contains("limit = \"100p\""));
+        assert_eq!(v2_queue("limit = \"64KiB\""), v2_queue("limit = \"65536B\""));
+        assert_eq!(v2_queue("kind = \"red\", mean_packet = \"1.5KB\", byte_mode_max = 1500"), v2_queue("kind = \"red\", mean_packet = \"1500B\", byte_mode_max = \"1500B\""));
+        let onoff = |load: &str| v2(&format!("[[flows]]\napp = {{ kind = \"onoff\", on = \"1s\", off = \"1s\", {load} }}"));
+        assert_eq!(onoff("rate = \"2 Mb/s\""), onoff("rate = \"2000kbps\""));
+        assert!(onoff("rate = 2000000").contains("rate = \"2Mbps\""));
+        let burst = |b: &str| v2(&format!("[[flows]]\napp = {{ kind = \"onoff\", off = \"1s\", burst = {b} }}"));
+        assert_eq!(burst("\"10KB\""), burst("10000"));
+        assert!(burst("\"10KB\"").contains("burst = \"10000B\""));
+        // A quantity of an estimator's parameter table: regression's probed RTTs and coefficients.
+        let paper = |min: &str| v2(&format!("[tcp.rto]\nestimator = \"regression\"\nform = \"paper\"\nmin_rtt = {min}"));
+        assert_eq!(paper("0.04"), paper("\"40ms\""));
+        let coef = |c: &str| v2(&format!("[tcp.rto]\nestimator = \"regression\"\ncoef = \"{c}\""));
+        assert_eq!(coef("1.0, 2, 3e0, -4, 0.5"), coef("1,2,3,-4,0.5"));
+    }
+
+    #[test]
+    fn version_1_keeps_choice_aliases_and_quantities_as_given() {
+        let text = BASE.replace("delay = \"20ms\"", "delay = \"20ms\"\nqueue = { limit = 100 }") + "[[flows]]\napp = { kind = \"onoff\", off = \"1s\", burst = \"10KB\", dist = \"exp\" }";
+        let v1 = Scenario::from_toml(&text, &[]).unwrap().to_canonical_toml_as(V1).unwrap();
+        assert!(v1.contains("limit = 100") && v1.contains("burst = \"10KB\"") && v1.contains("dist = \"exp\""), "{v1}");
     }
 
     #[test]

@@ -68,7 +68,8 @@ const NO_DEFAULT: &[&str] = &["required", "none", "off"];
 /// parameter present — as given, else its default — in one spelling (durations exact, numbers
 /// as numbers, flags as booleans), so two tables that build the same component compare equal. This is what a
 /// run's content hash sees (`Scenario::to_canonical_toml`). Parameters without a default stay
-/// absent unless given; quantities (`100p`, `64KB`) keep the text given. A table that would not
+/// absent unless given; quantities (`100p`, `64KB`) and a choice's aliases keep the text given
+/// (version 1; version 2 respells them, [`respelled`]). A table that would not
 /// build (unknown kind) is returned as it is: building it reports the error.
 pub fn canonical<T, C>(family: &Family<T, C>, default_kind: &str, table: &toml::Table) -> toml::Table {
     let kind = match table.get("kind") {
@@ -106,7 +107,7 @@ pub fn filled_params<T, C>(comp: &Component<T, C>, given: &toml::Table, ctx: &C)
     let mut out = toml::Table::new();
     for spec in comp.params {
         if let Some(v) = given.get(spec.name) {
-            out.insert(spec.name.into(), canonical_value(spec, v.clone()));
+            out.insert(spec.name.into(), spelled_value(spec, v.clone()));
         }
     }
     for (k, v) in given {
@@ -114,7 +115,7 @@ pub fn filled_params<T, C>(comp: &Component<T, C>, given: &toml::Table, ctx: &C)
     }
     let absent: Vec<&ParamSpec> = comp.params.iter().filter(|s| !given.contains_key(s.name) && !NO_DEFAULT.contains(&s.default)).collect();
     let builds = |t: &toml::Table| comp.build_from(&t.iter().map(|(k, v)| (k.clone(), text(v))).collect::<Vec<_>>(), ctx).is_ok();
-    let default = |spec: &ParamSpec| canonical_value(spec, toml::Value::String(spec.default.into()));
+    let default = |spec: &ParamSpec| spelled_value(spec, toml::Value::String(spec.default.into()));
     let mut all = out.clone();
     for spec in &absent {
         all.insert(spec.name.into(), default(spec));
@@ -153,7 +154,36 @@ pub fn canonical_named<T, C>(family: &Family<T, C>, name_key: &str, value: &toml
     toml::Value::Table(out)
 }
 
-/// One spelling per value of a parameter; text that does not parse is left for the builder to reject.
+/// A tagged table [`canonical`] has written, in version 2's spelling ([`super::canonical`]): each
+/// declared parameter present written by [`spelled_value`] (a choice's alias as its registered
+/// word, a quantity in its one spelling). A table naming no member is returned as it is.
+pub fn respelled<T, C>(family: &Family<T, C>, table: &toml::Table) -> toml::Table {
+    let Some(comp) = table.get("kind").and_then(|k| k.as_str()).and_then(|k| family.find(k)) else { return table.clone() };
+    let mut out = table.clone();
+    for spec in comp.params {
+        if let Some(v) = out.get_mut(spec.name) {
+            *v = spelled_value(spec, v.clone());
+        }
+    }
+    out
+}
+
+/// Version 2's one spelling of a parameter's value: version 1's ([`canonical_value`]), then a
+/// choice's alias respelled as its registered word and a quantity written by its declared
+/// spelling ([`ParamSpec::spell`]: the largest exact unit, as the topology's keys are written).
+/// Text that does not read is left for the builder to reject.
+pub(crate) fn spelled_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
+    use crate::params::Kind;
+    let value = canonical_value(spec, value);
+    match (&spec.kind, &value) {
+        (Kind::Choice(_), toml::Value::String(word)) => toml::Value::String(spec.registered(word.trim()).to_string()),
+        (Kind::Quantity(_), v) => spec.spell.and_then(|spell| spell(&text(v))).map_or(value, toml::Value::String),
+        _ => value,
+    }
+}
+
+/// One spelling per value of a parameter (version 1: quantities and choice aliases as given);
+/// text that does not parse is left for the builder to reject.
 fn canonical_value(spec: &ParamSpec, value: toml::Value) -> toml::Value {
     use crate::params::Kind;
     let raw = text(&value);

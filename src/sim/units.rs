@@ -104,14 +104,24 @@ unit_type!(Duration, Nanos, parse_duration, "a duration such as \"20ms\" or \"1h
 unit_type!(ByteSize, u64, parse_bytes, "a size such as \"1500B\" or \"64KiB\"", "Bytes.");
 unit_type!(QueueLimit, Limit, parse_limit, "a queue limit such as \"100p\" (packets) or \"150000B\"", "Packets or bytes.");
 
-/// `n` nanoseconds in the largest of s, ms, us, ns that states it exactly (`20ms`, `1500ms`).
-pub fn exact_duration(n: Nanos) -> String {
-    for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if n != 0 && n % scale == 0 {
-            return format!("{}{unit}", n / scale);
-        }
-    }
-    format!("{n}ns")
+pub use crate::time::exact_duration;
+
+/// A bandwidth parameter's one spelling ([`exact_bandwidth`]), or None when it does not read.
+pub fn spell_bandwidth(text: &str) -> Option<String> {
+    parse_bandwidth(text.trim()).map(exact_bandwidth)
+}
+
+/// A byte-size parameter's one spelling, in bytes as [`ByteSize`] is written.
+pub fn spell_bytes(text: &str) -> Option<String> {
+    parse_bytes(text.trim()).map(|n| format!("{n}B"))
+}
+
+/// A queue limit's one spelling, as [`QueueLimit`] is written (`100p`, `150000B`).
+pub fn spell_limit(text: &str) -> Option<String> {
+    parse_limit(text.trim()).map(|l| match l {
+        Limit::Packets(n) => format!("{n}p"),
+        Limit::Bytes(n) => format!("{n}B"),
+    })
 }
 
 /// `bps` in the largest of Gbps, Mbps, kbps, bps that states it exactly.

@@ -33,7 +33,7 @@ pub const DEFAULT_KIND: &str = "droptail";
 pub static FAMILY: Family<Built, QueueCtx> = Family { key: "queue", noun: "queue", members: &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT, codel::COMPONENT] };
 
 /// Every queue's capacity parameter.
-pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes");
+pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes").spelled_by(super::units::spell_limit);
 
 pub(crate) fn limit<C>(a: &Args<'_, C>) -> Result<Limit, ParamError> {
     a.quantity("limit", "a queue limit such as 100p or 150000B", parse_limit, |l| match *l {

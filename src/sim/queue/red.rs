@@ -13,7 +13,7 @@ use crate::rng::Stream;
 use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
 use crate::sim::packet::{Ecn, Packet};
-use crate::sim::units::{parse_bytes, tx_time, Limit};
+use crate::sim::units::{parse_bytes, spell_bytes, tx_time, Limit};
 use crate::time::Nanos;
 
 const FLAG: &[&str] = &["true", "false"];
@@ -32,8 +32,8 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
             ParamSpec::float("max_p", "0.1", 0.0, 1.0, "drop probability at max_th (ns-2 linterm_ 10)"),
             ParamSpec::choice("gentle", "false", FLAG, "ramp p from max_p to 1 between max_th and 2·max_th"),
             ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECT packets instead of early drops (RFC 3168 §7)"),
-            ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay"),
-            ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size"),
+            ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay").spelled_by(spell_bytes),
+            ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size").spelled_by(spell_bytes),
         ],
         defaults: &[],
     },
