@@ -97,6 +97,17 @@ def test_a_choice_alias_and_a_quantity_in_two_spellings_are_one_run_under_form_2
     assert x.event_hash == y.event_hash
 
 
+def test_off_and_absent_are_one_run_under_form_2_and_a_groups_off_beside_a_tcp_detector_stays_written():
+    s = rttlab.Scenario.load(N1).with_({"tcp.sack": True, "simulation.duration": "2s"})
+    off = s.with_({"tcp.spurious_detection": "off", "tcp.sample_clock": "0s"})
+    assert off.hash == s.hash and off.form1_hash != s.form1_hash
+    frto = s.with_({"tcp.spurious_detection": "frto", "flows": [{"count": 1}, {"count": 1, "tcp": {"spurious_detection": "off"}}]})
+    text = _core.resolve_scenario(frto.to_toml(), form=2)
+    assert text.count('spurious_detection = "off"') == 1 and _core.resolve_scenario(text, form=2) == text
+    x, y = rttlab.simulate(frto), rttlab.simulate(rttlab.Scenario.from_toml(text))
+    assert x.event_hash == y.event_hash
+
+
 def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_and_is_read(tmp_path, monkeypatch):
     # A store as rttlab wrote it before form 2 (the hash read with versions.SCENARIO_SCHEMA = 1),
     # under another sweep's name; then the reproduction's own sweep under form 2: nothing runs,

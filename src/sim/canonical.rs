@@ -7,9 +7,10 @@
 //! quantities in the largest exact unit (a parameter's by its declared spelling, a choice's alias
 //! as its registered word: [`component::spelled_value`]). A key whose absence means "not used"
 //! (`tcp.sample_clock`, `tcp.spurious_detection`, `tcp.max_pacing_rate`, a link's `agent`, a
-//! group's `stop`) stays absent until given; given, it is written in its one spelling, `"off"`
-//! included (a flow group's `"off"` must still override a detector its `[tcp]` names when the
-//! text is read back).
+//! group's `stop`) stays absent until given; given, it is written in its one spelling. "Not used"
+//! given as such (`spurious_detection = "off"`, `sample_clock = "0s"`) is written absent, except
+//! in a flow group whose `[tcp]` uses the key: there the group's `"off"` must still override
+//! `[tcp]` when the text is read back ([`not_used_as`]).
 //!
 //! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
 //! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
@@ -20,8 +21,8 @@
 use super::app;
 use super::component::{self, canonical, canonical_named, respelled};
 use super::config::{AppBytes, RtoCfg, Scenario, TcpCfg};
-use super::spelled::Spelled;
-use super::tcp;
+use super::spelled::{SampleClock, Spelled};
+use super::tcp::{self, SpuriousDetection};
 use super::units::exact_duration;
 
 /// Which canonical form to write.
@@ -58,9 +59,11 @@ pub(crate) fn respell(s: &mut Scenario) {
         link.agent = link.agent.as_ref().map(|t| respelled(&agent::FAMILY, t));
     }
     tcp_v2(&mut s.tcp);
+    not_used_as(&mut s.tcp, None);
     for group in &mut s.flows {
         if let Some(t) = &mut group.tcp {
             tcp_v2(t);
+            not_used_as(t, Some(&s.tcp));
         }
         // A group without `app` is a bulk transfer; without `bytes` (with a bulk application) an
         // unlimited one.
@@ -70,6 +73,22 @@ pub(crate) fn respell(s: &mut Scenario) {
         if bulk && group.bytes.is_none() {
             group.bytes = Some(AppBytes(None));
         }
+    }
+}
+
+/// `tcp.spurious_detection` and `tcp.sample_clock` not used ("off", "0s" or absent: the same
+/// run, `sim::build`) have one text: absent — except in a flow group whose `[tcp]` uses them,
+/// where the group's `"off"` (`"0ns"`) is written, as reading the text back merges `[tcp]`'s
+/// keys into the group's table where it has none. `top` is `[tcp]`, already in this form (None:
+/// this is `[tcp]`).
+fn not_used_as(t: &mut TcpCfg, top: Option<&TcpCfg>) {
+    let detects = |t: &TcpCfg| t.spurious_detection.as_ref().is_some_and(|d| d.value != SpuriousDetection::Off);
+    let clocked = |t: &TcpCfg| t.sample_clock.as_ref().is_some_and(|c| c.value.0 != 0);
+    if !detects(t) {
+        t.spurious_detection = top.filter(|top| detects(top)).map(|_| Spelled::new(SpuriousDetection::Off, SpuriousDetection::Off.name()));
+    }
+    if !clocked(t) {
+        t.sample_clock = top.filter(|top| clocked(top)).map(|_| Spelled::new(SampleClock(0), exact_duration(0)));
     }
 }
 
@@ -222,6 +241,24 @@ mod tests {
         let text = BASE.replace("delay = \"20ms\"", "delay = \"20ms\"\nqueue = { limit = 100 }") + "[[flows]]\napp = { kind = \"onoff\", off = \"1s\", burst = \"10KB\", dist = \"exp\" }";
         let v1 = Scenario::from_toml(&text, &[]).unwrap().to_canonical_toml_as(V1).unwrap();
         assert!(v1.contains("limit = 100") && v1.contains("burst = \"10KB\"") && v1.contains("dist = \"exp\""), "{v1}");
+    }
+
+    #[test]
+    fn not_used_given_as_off_or_left_absent_gives_one_version_2_text() {
+        let plain = v2("");
+        assert_eq!(plain, v2("[tcp]\nspurious_detection = \"off\"\nsample_clock = \"off\""));
+        assert_eq!(plain, v2("[tcp]\nsample_clock = \"0s\""));
+        // In a group, beside a [tcp] that does not use them either.
+        let group = |own: &str| v2(&format!("[[flows]]\ntcp = {{ cc = \"reno\"{own} }}"));
+        assert_eq!(group(""), group(", spurious_detection = \"off\", sample_clock = \"0ns\""));
+        assert!(!group(", spurious_detection = \"off\"").contains("spurious_detection"));
+        // Beside a [tcp] that uses them, a group's "off" is written, and read back it stays off.
+        let text = v2("[tcp]\nsack = true\nspurious_detection = \"frto\"\nsample_clock = \"4ms\"\n[[flows]]\ntcp = { spurious_detection = \"off\", sample_clock = \"0s\" }");
+        let s = Scenario::from_toml(&text, &[]).unwrap();
+        let own = s.flows[1].tcp.as_ref().unwrap();
+        assert_eq!(own.spurious_detection.as_ref().map(|d| d.value), Some(crate::sim::tcp::SpuriousDetection::Off), "{text}");
+        assert_eq!(own.sample_clock.as_ref().map(|c| c.value.0), Some(0), "{text}");
+        assert!(text.contains("spurious_detection = \"off\"") && text.contains("sample_clock = \"0ns\""), "{text}");
     }
 
     #[test]

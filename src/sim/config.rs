@@ -321,7 +321,8 @@ pub struct TcpCfg {
     pub rto: RtoCfg,
     /// Spurious-timeout detection: absent/"off", "frto" (RFC 5682 §2), "frto-sack" (§3, needs
     /// sack), or "eifel" (RFC 3522 + RFC 4015, needs
-    /// timestamps). Absent (or "off"): not used, and left out of the canonical form.
+    /// timestamps). Absent (or "off"): not used, and left out of the canonical form (version 2
+    /// writes a group's "off" when its `[tcp]` names a detector, [`super::canonical`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spurious_detection: Option<Spelled<SpuriousDetection>>,
     /// The response to a timeout found spurious: absent/"linux" (Linux's undo: cwnd and
@@ -338,7 +339,8 @@ pub struct TcpCfg {
     pub source_quench: Option<SourceQuench>,
     /// The clock the RTT estimator's samples are read with: absent/"0s" exact; e.g. "4ms" counts
     /// each sample in whole ticks as Linux ≤ 3.14 did in jiffies (Nunes et al. 2011's 2.6.28 at HZ 250).
-    /// Absent from the canonical form unless given.
+    /// Absent from the canonical form unless given (version 2: unless given other than exact, or
+    /// in a group whose `[tcp]` counts in ticks, [`super::canonical`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_clock: Option<Spelled<SampleClock>>,
     /// Cap on the pacing rate, e.g. "5Mbps" of payload (Linux `SO_MAX_PACING_RATE`, fq's
