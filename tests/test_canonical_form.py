@@ -108,6 +108,13 @@ def test_off_and_absent_are_one_run_under_form_2_and_a_groups_off_beside_a_tcp_d
     assert x.event_hash == y.event_hash
 
 
+def test_a_groups_stack_absent_or_given_as_kernel_is_one_run_under_form_2():
+    s = rttlab.Scenario.load(N1)
+    kernel = s.with_({"flows.0.stack": "kernel"})
+    assert kernel.hash == s.hash and kernel.form1_hash != s.form1_hash
+    assert 'stack = "kernel"' in _core.resolve_scenario(s.to_toml(), form=2)
+
+
 def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_and_is_read(tmp_path, monkeypatch):
     # A store as rttlab wrote it before form 2 (the hash read with versions.SCENARIO_SCHEMA = 1),
     # under another sweep's name; then the reproduction's own sweep under form 2: nothing runs,

@@ -12,10 +12,12 @@
 //! in a flow group whose `[tcp]` uses the key: there the group's `"off"` must still override
 //! `[tcp]` when the text is read back ([`not_used_as`]).
 //!
+//! A flow group's `stack` is filled with its default (`"kernel"`) as any key with one.
+//!
 //! Version 1 wrote the `[tcp]` choices named in a family (`cc` and its parameters, `recovery`,
 //! `spurious_detection`, `spurious_response`, `delayed_ack`, `sample_clock`, `rto`) as spelled,
 //! and left `recovery`, `spurious_response`, `source_quench`, `receiver_ecn`, `rto.policy`, a
-//! group's `app` and `bytes` absent unless given. Stores written then are keyed by it, so it stays available,
+//! group's `app`, `bytes` and `stack` absent unless given. Stores written then are keyed by it, so it stays available,
 //! byte for byte: version 2 is version 1's table with the rewrites below.
 
 use super::app;
@@ -73,6 +75,9 @@ pub(crate) fn respell(s: &mut Scenario) {
         if bulk && group.bytes.is_none() {
             group.bytes = Some(AppBytes(None));
         }
+        // The stack has a default ("kernel", on the testbed; the simulator runs rttlab's sender
+        // whichever is named), so it is written as every key with a default is.
+        group.stack = Some(group.stack.unwrap_or_default());
     }
 }
 
@@ -259,6 +264,16 @@ mod tests {
         assert_eq!(own.spurious_detection.as_ref().map(|d| d.value), Some(crate::sim::tcp::SpuriousDetection::Off), "{text}");
         assert_eq!(own.sample_clock.as_ref().map(|c| c.value.0), Some(0), "{text}");
         assert!(text.contains("spurious_detection = \"off\"") && text.contains("sample_clock = \"0ns\""), "{text}");
+    }
+
+    #[test]
+    fn a_groups_stack_absent_or_given_as_its_default_gives_one_version_2_text() {
+        let plain = v2("");
+        assert_eq!(plain.matches("stack = \"kernel\"").count(), 1, "{plain}");
+        let given = Scenario::from_toml(&BASE.replace("count = 2", "count = 2\nstack = \"kernel\""), &[]).unwrap().to_canonical_toml_as(V2).unwrap();
+        assert_eq!(plain, given);
+        let v1 = Scenario::from_toml(BASE, &[]).unwrap().to_canonical_toml_as(V1).unwrap();
+        assert!(!v1.contains("stack"), "version 1 left it absent: {v1}");
     }
 
     #[test]

@@ -514,8 +514,8 @@ pub struct FlowGroupCfg {
     pub stop: Option<Duration>,
     /// Which TCP sends the group's flows on the testbed (`rttlab testbed`): `"kernel"` (Linux's,
     /// the default) or `"rttlab"` (the simulator's own sender on real packets, docs/testbed.md).
-    /// The simulator always runs rttlab's sender. Absent: left out of the canonical form, so
-    /// existing scenarios keep their hash.
+    /// The simulator always runs rttlab's sender. Absent: the default, written by the canonical
+    /// form's version 2 (version 1 left it out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack: Option<Stack>,
     /// Graph topologies: the sending and receiving nodes (every flow of the group alike).
@@ -1039,7 +1039,9 @@ pub(crate) mod tests {
         let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap();
         assert_eq!((defaults.topology.kind, defaults.flows[0].stack), (TopologyKind::Dumbbell, None));
         let canon = defaults.to_canonical_toml().unwrap();
-        assert!(canon.contains("kind = \"dumbbell\"") && !canon.contains("stack"), "the default kind is written, an absent stack is not: {canon}");
+        assert!(canon.contains("kind = \"dumbbell\"") && canon.contains("stack = \"kernel\""), "the default kind and stack are written: {canon}");
+        let v1 = defaults.to_canonical_toml_as(CanonicalForm::V1).unwrap();
+        assert!(!v1.contains("stack"), "version 1 left an absent stack out: {v1}");
         for (word, stack) in [("kernel", Stack::Kernel), ("rttlab", Stack::Rttlab)] {
             let s = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"{word}\"\n"), &[]).unwrap();
             assert_eq!((s.flows[0].stack, stack.name()), (Some(stack), word));
