@@ -161,3 +161,19 @@ def test_the_form_1_key_is_not_computed_when_the_store_holds_no_form_1_run(tmp_p
     monkeypatch.setattr(Scenario, "form1_hash", property(refuse))
     with Store(tmp_path / "r.duckdb") as store:
         assert as_stored(s, store) is s
+
+
+def test_form_2_of_every_quick_reproductions_scenario_reads_back_to_itself():
+    from rttlab.experiments.reproduce import Reproduction, ReproductionError, available
+
+    texts = set()
+    for name in available():
+        try:
+            sweep = Reproduction.load(name, quick=True).sweep()
+        except ReproductionError:  # a reproduction of measured series, with no scenario to run
+            continue
+        texts |= {r.scenario.to_toml() for r in sweep.runs if hasattr(r.scenario, "to_toml")}
+    assert len(texts) > 100
+    for text in texts:
+        v2 = _core.resolve_scenario(text, form=2)
+        assert _core.resolve_scenario(v2, form=2) == v2, text
