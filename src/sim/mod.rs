@@ -101,6 +101,28 @@ pub struct FlowSummary {
 }
 
 impl FlowSummary {
+    /// What the flow's sender itself knows (its counters, its running measurements to `end`, its
+    /// final window), the rest left at zero for the caller to fill: the part the simulator and
+    /// the testbed's wire sender (`testbed::stack`) share.
+    pub fn of_sender(sender: &tcp::sender::Sender, end: Nanos) -> Self {
+        let st = &sender.stats;
+        let w = sender.window();
+        Self {
+            retx_timeout: st.retx_timeout,
+            retx_fast: st.retx_fast,
+            timeouts: st.timeouts,
+            fast_recoveries: st.fast_recoveries,
+            ecn_reductions: st.ecn_reductions,
+            quench_reductions: st.quench_reductions,
+            rtt_samples: st.rtt_samples,
+            timeouts_undone: st.timeouts_undone,
+            meter: sender.meter_summary(end),
+            final_cwnd: w.cwnd,
+            final_ssthresh: w.ssthresh,
+            ..Self::default()
+        }
+    }
+
     pub fn retransmissions(&self) -> u64 {
         self.retx_timeout + self.retx_fast
     }
@@ -571,7 +593,6 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
             let st = f.sender.stats;
             let retx = st.retx_timeout + st.retx_fast;
-            let w = f.sender.window();
             FlowSummary {
                 flow: i as u32,
                 label: f.label.clone(),
@@ -586,21 +607,11 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 goodput_bps: rate(delivered),
                 throughput_bps: rate(st.bytes_sent - f.sent_at_warmup.min(st.bytes_sent)),
                 offered_bps: f.app.is_some().then(|| rate(f.sender.app_bytes() - f.offered_at_warmup)),
-                retx_timeout: st.retx_timeout,
-                retx_fast: st.retx_fast,
                 retx_spurious: spurious[i],
                 retx_necessary: retx - spurious[i],
-                timeouts: st.timeouts,
-                fast_recoveries: st.fast_recoveries,
-                ecn_reductions: st.ecn_reductions,
-                quench_reductions: st.quench_reductions,
                 quench_received: st.quench_reductions + st.quench_ignored,
-                rtt_samples: st.rtt_samples,
-                timeouts_undone: st.timeouts_undone,
                 detector: scores[i],
-                meter: f.sender.meter_summary(f.completed_at.unwrap_or(end)),
-                final_cwnd: w.cwnd,
-                final_ssthresh: w.ssthresh,
+                ..FlowSummary::of_sender(&f.sender, f.completed_at.unwrap_or(end))
             }
         })
         .collect();

@@ -415,27 +415,14 @@ impl WireSender {
     /// reached this connection. The rest (delivery, the wire's byte counts, the oracle's
     /// spurious counts) stays at zero: the testbed measures or nulls those columns itself.
     pub fn summary(&self, end: Nanos) -> crate::sim::FlowSummary {
-        let st = &self.sender.stats;
-        let w = self.sender.window();
         crate::sim::FlowSummary {
             flow: self.flow,
             label: self.label.clone(),
             src: self.sender_src(),
             dst: self.sender_dst(),
             start: self.start,
-            retx_timeout: st.retx_timeout,
-            retx_fast: st.retx_fast,
-            timeouts: st.timeouts,
-            fast_recoveries: st.fast_recoveries,
-            ecn_reductions: st.ecn_reductions,
-            quench_reductions: st.quench_reductions,
             quench_received: self.stats.quenches,
-            rtt_samples: st.rtt_samples,
-            timeouts_undone: st.timeouts_undone,
-            meter: self.sender.meter_summary(self.completed_at.unwrap_or(end)),
-            final_cwnd: w.cwnd,
-            final_ssthresh: w.ssthresh,
-            ..Default::default()
+            ..crate::sim::FlowSummary::of_sender(&self.sender, self.completed_at.unwrap_or(end))
         }
     }
 
