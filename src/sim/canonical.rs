@@ -103,7 +103,7 @@ fn tcp_v2(t: &mut TcpCfg) {
     let recovery = t.recovery.as_ref().map_or_else(|| tcp::default_recovery(t.sack, &t.cc.value), |r| r.value);
     t.recovery = Some(Spelled::new(recovery, recovery.name()));
     t.delayed_ack = Spelled::new(t.delayed_ack.value, t.delayed_ack.value.0.map_or_else(|| "off".to_string(), exact_duration));
-    // Given "off", it stays written: a group's "off" overrides a [tcp] detector when read back.
+    // Its registered word; whether "not used" is written at all is [`not_used_as`]'s to decide.
     t.spurious_detection = t.spurious_detection.as_ref().map(|d| Spelled::new(d.value, d.value.name()));
     let response = t.spurious_response.as_ref().map(|r| r.value).unwrap_or_default();
     t.spurious_response = Some(Spelled::new(response, response.name()));
