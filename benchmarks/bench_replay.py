@@ -35,22 +35,44 @@ def best(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--peer-samples", type=int, default=20_000, help="prefix length for the slow NumPy Fixed-Share peer")
+    ap.add_argument(
+        "--peer-samples",
+        type=int,
+        default=20_000,
+        help="prefix length for the slow NumPy Fixed-Share peer",
+    )
     args = ap.parse_args()
 
     rng = np.random.default_rng(7)
-    rtt_s = 0.05 + rng.gamma(2.0, 0.01, args.samples) + np.where(rng.random(args.samples) < 0.01, 0.3, 0.0)
+    rtt_s = (
+        0.05
+        + rng.gamma(2.0, 0.01, args.samples)
+        + np.where(rng.random(args.samples) < 0.01, 0.3, 0.0)
+    )
     rtts = np.rint(rtt_s * 1e9).astype(np.uint64)
     times = np.cumsum(rtts).astype(np.uint64)
 
     def core(name: str) -> float:
-        return best(lambda: _core.replay(times, rtts, [(name, [])], 10_000_000, False, 1), args.repeat)
+        return best(
+            lambda: _core.replay(times, rtts, [(name, [])], 10_000_000, False, 1), args.repeat
+        )
 
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor())
-    print(f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {args.samples:,} samples, best of {args.repeat}")
+    cpu = next(
+        (
+            l.split(":", 1)[1].strip()
+            for l in Path("/proc/cpuinfo").read_text().splitlines()
+            if l.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {args.samples:,} samples, best of {args.repeat}"
+    )
     print()
     print("| estimator | rttlab (M samples/s) | peer | peer (M samples/s) | ratio |")
     print("|---|---:|---|---:|---:|")
@@ -60,13 +82,17 @@ def main() -> None:
     for name in ("rfc6298", "linux", "quic", "eifel", "ca-rto", "peak-hopper", "last"):
         rate = args.samples / core(name)
         peer = "plain-Python RFC 6298 loop" if name == "rfc6298" else "(same RFC 6298 loop)"
-        print(f"| {name} | {rate / 1e6:.1f} | {peer} | {ref_rate / 1e6:.3f} | {rate / ref_rate:,.0f}× |")
+        print(
+            f"| {name} | {rate / 1e6:.1f} | {peer} | {ref_rate / 1e6:.3f} | {rate / ref_rate:,.0f}× |"
+        )
 
     n_peer = min(args.peer_samples, args.samples)
     t_fs_ref = best(lambda: ref_fixed_share(rtt_s[:n_peer], tick=0.004), 1)
     fs_rate = args.samples / core("fixed-share")
     fs_ref_rate = n_peer / t_fs_ref
-    print(f"| fixed-share (N=100) | {fs_rate / 1e6:.2f} | NumPy-vectorised trial, first {n_peer:,} samples | {fs_ref_rate / 1e6:.4f} | {fs_rate / fs_ref_rate:,.0f}× |")
+    print(
+        f"| fixed-share (N=100) | {fs_rate / 1e6:.2f} | NumPy-vectorised trial, first {n_peer:,} samples | {fs_ref_rate / 1e6:.4f} | {fs_rate / fs_ref_rate:,.0f}× |"
+    )
     rate = args.samples / core("regression")
     print(f"| regression (window 25) | {rate / 1e6:.1f} | — | — | — |")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-LOOP = '''
+LOOP = """
 import sys
 srtt = rttvar = None
 rto, total, n = 1.0, 0.0, 0
@@ -44,15 +44,15 @@ with open(sys.argv[1]) as f:
             srtt = 0.875 * srtt + 0.125 * r
         rto = min(max(srtt + max(0.001, 4 * rttvar), 1.0), 60.0)
 print(repr(total / n))
-'''
+"""
 """The plain Python loop: RFC 6298 §2 (α = 1/8, β = 1/4, K = 4, 1 s floor, 60 s ceiling) sample
 by sample; prints the mean RTO in force (so the work cannot be skipped)."""
 
-API = '''
+API = """
 import sys, rttlab
 result = rttlab.replay(rttlab.read_series(sys.argv[1]), ["rfc6298"], threads=1)
 print(repr(result.rows[0]["rto_mean_s"]))
-'''
+"""
 """The public API as a user's script calls it."""
 
 
@@ -106,16 +106,29 @@ def main() -> None:
         subprocess.run(commands["api"], capture_output=True, check=True)  # page cache, .pyc files
         fresh, outputs = best_of(commands, args.repeat)
         inside = inprocess(path, args.repeat)
-        loop_inside = min(_timed(lambda: exec(compile(LOOP, "loop", "exec"), {"__name__": "loop"}), path) for _ in range(min(args.repeat, 3)))
+        loop_inside = min(
+            _timed(lambda: exec(compile(LOOP, "loop", "exec"), {"__name__": "loop"}), path)
+            for _ in range(min(args.repeat, 3))
+        )
     a, b = float(outputs["api"]), float(outputs["loop"])
     assert abs(a - b) < 1e-6 * b, (a, b)  # same work, same answer
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {args.lines:,} lines, best of {args.repeat}, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}, {args.lines:,} lines, best of {args.repeat}, load average {os.getloadavg()[0]:.1f}"
+    )
     print("| what | time | vs the loop |")
     print("|---|---:|---:|")
-    print(f"| plain Python loop, fresh interpreter (read, float(), RFC 6298) | {fresh['loop'] * 1e3:.0f} ms | 1 |")
-    print(f"| `rttlab.read_series` + `rttlab.replay(..., ['rfc6298'])`, fresh interpreter | {fresh['api'] * 1e3:.0f} ms | **{fresh['loop'] / fresh['api']:.1f}×** |")
-    print(f"| `rttlab evaluate SERIES -e rfc6298` (the table) | {fresh['cli'] * 1e3:.0f} ms | **{fresh['loop'] / fresh['cli']:.1f}×** |")
-    print(f"| in-process: `read_series_ns` + `score(rfc6298)` vs the loop in-process ({loop_inside * 1e3:.0f} ms) | {inside * 1e3:.0f} ms | {loop_inside / inside:.1f}× |")
+    print(
+        f"| plain Python loop, fresh interpreter (read, float(), RFC 6298) | {fresh['loop'] * 1e3:.0f} ms | 1 |"
+    )
+    print(
+        f"| `rttlab.read_series` + `rttlab.replay(..., ['rfc6298'])`, fresh interpreter | {fresh['api'] * 1e3:.0f} ms | **{fresh['loop'] / fresh['api']:.1f}×** |"
+    )
+    print(
+        f"| `rttlab evaluate SERIES -e rfc6298` (the table) | {fresh['cli'] * 1e3:.0f} ms | **{fresh['loop'] / fresh['cli']:.1f}×** |"
+    )
+    print(
+        f"| in-process: `read_series_ns` + `score(rfc6298)` vs the loop in-process ({loop_inside * 1e3:.0f} ms) | {inside * 1e3:.0f} ms | {loop_inside / inside:.1f}× |"
+    )
     print(f"| the interpreter's own start (`python -c pass`) | {fresh['start'] * 1e3:.0f} ms | |")
 
 

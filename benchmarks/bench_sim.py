@@ -44,19 +44,26 @@ def ns3(overrides: list[str]) -> tuple[float, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="fewer ns-3 points")
     ap.add_argument("--plot", type=Path, default=None)
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "sim_bench"], cwd=ROOT, check=True)
+    subprocess.run(
+        ["cargo", "build", "--release", "--quiet", "--example", "sim_bench"], cwd=ROOT, check=True
+    )
 
     flows = [1, 2, 5, 10, 20, 50, 100, 200, 500]
     rates = ["1Mbps", "10Mbps", "100Mbps", "1000Mbps"]
     ns3_flows = [1, 10, 50] if args.quick else [1, 10, 50, 100]
     ns3_rates = ["1Mbps", "10Mbps"] if args.quick else ["1Mbps", "10Mbps", "100Mbps"]
 
-    print("| scenario (60 s simulated) | rttlab CPU | rttlab events/s | ns-3 CPU | ns-3 events/s | CPU ratio |")
+    print(
+        "| scenario (60 s simulated) | rttlab CPU | rttlab events/s | ns-3 CPU | ns-3 events/s | CPU ratio |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
+
     def point(label: str, overrides: list[str], with_ns3: bool) -> list[float | None]:
         c, e = ours(overrides)
         row = f"| {label} | {c * 1e3:.1f} ms | {e / c / 1e6:.1f} M |"
@@ -69,8 +76,13 @@ def main() -> None:
         print(row, flush=True)
         return [c, c3]
 
-    by_flows = {n: point(f"{n} flows, 10 Mb/s", [f"flows.0.count={n}"], n in ns3_flows) for n in flows}
-    by_rate = {r: point(f"10 flows, {r}", [f"topology.bottleneck.bandwidth={r}"], r in ns3_rates) for r in rates}
+    by_flows = {
+        n: point(f"{n} flows, 10 Mb/s", [f"flows.0.count={n}"], n in ns3_flows) for n in flows
+    }
+    by_rate = {
+        r: point(f"10 flows, {r}", [f"topology.bottleneck.bandwidth={r}"], r in ns3_rates)
+        for r in rates
+    }
 
     if args.plot:
         import matplotlib
@@ -79,10 +91,22 @@ def main() -> None:
         import matplotlib.pyplot as plt
 
         fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
-        for ax, data, xs, label in ((a, by_flows, flows, "flows (10 Mb/s bottleneck)"), (b, by_rate, list(range(len(rates))), "bottleneck rate (10 flows)")):
+        for ax, data, xs, label in (
+            (a, by_flows, flows, "flows (10 Mb/s bottleneck)"),
+            (b, by_rate, list(range(len(rates))), "bottleneck rate (10 flows)"),
+        ):
             keys = list(data)
-            ax.loglog(xs if ax is a else [1, 10, 100, 1000], [data[k][0] for k in keys], "o-", label="rttlab")
-            pts = [(x, data[k][1]) for x, k in zip(xs if ax is a else [1, 10, 100, 1000], keys) if data[k][1]]
+            ax.loglog(
+                xs if ax is a else [1, 10, 100, 1000],
+                [data[k][0] for k in keys],
+                "o-",
+                label="rttlab",
+            )
+            pts = [
+                (x, data[k][1])
+                for x, k in zip(xs if ax is a else [1, 10, 100, 1000], keys)
+                if data[k][1]
+            ]
             ax.loglog([p[0] for p in pts], [p[1] for p in pts], "s--", label="ns-3 3.44 (wheel)")
             ax.set_xlabel(label if ax is a else "bottleneck rate, Mb/s (10 flows)")
             ax.set_ylabel("CPU seconds for 60 s simulated")

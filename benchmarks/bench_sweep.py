@@ -39,7 +39,15 @@ SCENARIO = ROOT / "examples" / "scenarios" / "dumbbell-n10-droptail.toml"
 def one(runs: int, workers: int) -> dict:
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
-    sweep = Sweep.from_dict({"sweep": {"name": f"bench-{runs}-{workers}", "scenario": str(SCENARIO), "replications": runs}})
+    sweep = Sweep.from_dict(
+        {
+            "sweep": {
+                "name": f"bench-{runs}-{workers}",
+                "scenario": str(SCENARIO),
+                "replications": runs,
+            }
+        }
+    )
     load_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -95,13 +103,17 @@ def ceiling(runs: int) -> tuple[float, float]:
 
     from rttlab.experiments.sweep import task_of
 
-    sweep = Sweep.from_dict({"sweep": {"name": "ceiling", "scenario": str(SCENARIO), "replications": runs}})
+    sweep = Sweep.from_dict(
+        {"sweep": {"name": "ceiling", "scenario": str(SCENARIO), "replications": runs}}
+    )
     tasks = [task_of(sweep, r) for r in sweep.runs]
     ctx = mp.get_context("spawn")
     walls = []
     for procs in (1, 2):
         barrier, queue = ctx.Barrier(procs), ctx.Queue()
-        ps = [ctx.Process(target=_plain, args=(tasks[i::procs], barrier, queue)) for i in range(procs)]
+        ps = [
+            ctx.Process(target=_plain, args=(tasks[i::procs], barrier, queue)) for i in range(procs)
+        ]
         load_before = os.getloadavg()[0]
         for p in ps:
             p.start()
@@ -141,7 +153,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big", type=int, default=1000)
     ap.add_argument("--big-repeat", type=int, default=3)
-    ap.add_argument("--ceiling", action="store_true", help="First measure N runs in 1 vs 2 plain processes (no Dask, no store).")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="First measure N runs in 1 vs 2 plain processes (no Dask, no store).",
+    )
     args = ap.parse_args()
     if args.ceiling:
         ceiling(args.runs)
@@ -152,14 +168,23 @@ def main() -> None:
         b = one(args.runs, 2)
         show(b)
         ratios.append(a["wall_s"] / b["wall_s"])
-        print(f"round {i + 1}: speed-up 2 workers vs 1 ({args.runs} runs): {ratios[-1]:.2f}x", flush=True)
+        print(
+            f"round {i + 1}: speed-up 2 workers vs 1 ({args.runs} runs): {ratios[-1]:.2f}x",
+            flush=True,
+        )
     if ratios:
-        print(f"speed-up over {len(ratios)} rounds: median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x", flush=True)
+        print(
+            f"speed-up over {len(ratios)} rounds: median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x, max {max(ratios):.2f}x",
+            flush=True,
+        )
     for _ in range(args.big_repeat if args.big else 0):
         c = one(args.big, 2)
         show(c)
         total = c["sweep_load_s"] + c["startup_s"] + c["wall_s"]
-        print(f"{args.big}-run sweep on 2 workers: {c['wall_s']:.1f} s sweep, {total:.1f} s with loading the sweep and cluster start-up", flush=True)
+        print(
+            f"{args.big}-run sweep on 2 workers: {c['wall_s']:.1f} s sweep, {total:.1f} s with loading the sweep and cluster start-up",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

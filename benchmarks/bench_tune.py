@@ -19,7 +19,13 @@ from rttlab.trace.tune_search import Dim, Settings, Trace, load_trace
 from rttlab.trace.tune_search import replay_points
 
 
-def numpy_peer(trace: Trace, min_rto: np.ndarray, k: np.ndarray, granularity: float = 1e-3, max_rto: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+def numpy_peer(
+    trace: Trace,
+    min_rto: np.ndarray,
+    k: np.ndarray,
+    granularity: float = 1e-3,
+    max_rto: float = 60.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """RFC 6298 with the Allman & Paxson timer (back-off, Karn, no timestamps), one array slot
     per grid point: (bad timeouts, sum of W in s) pooled over the trace's streams. Times and
     RTOs are integer nanoseconds, as in the core (a deadline equal to the ACK's time is an
@@ -77,11 +83,22 @@ def main() -> None:
     series = [t for t in traces if t is not long]
     for j in range(10 - len(series)):
         a = 1 + j * 1000
-        series.append(Trace(f"{long.name}[{a}:{a + 1000}]", "series", long.times_ns[a:a + 1000], long.rtts_ns[a:a + 1000], [0], [False]))
+        series.append(
+            Trace(
+                f"{long.name}[{a}:{a + 1000}]",
+                "series",
+                long.times_ns[a : a + 1000],
+                long.rtts_ns[a : a + 1000],
+                [0],
+                [False],
+            )
+        )
     dims = [Dim("min_rto", "duration", 0.001, 3.0, True), Dim("k", "float", 0.5, 16.0, True)]
     axes = [d.values(args.grid) for d in dims]
     mesh = np.meshgrid(*axes, indexing="ij")
-    points = [{"min_rto": float(m), "k": float(kk)} for m, kk in zip(mesh[0].ravel(), mesh[1].ravel())]
+    points = [
+        {"min_rto": float(m), "k": float(kk)} for m, kk in zip(mesh[0].ravel(), mesh[1].ravel())
+    ]
     min_rto, k = mesh[0].ravel(), mesh[1].ravel()
     samples = sum(t.scored for t in series)
     # Same numbers first.
@@ -92,8 +109,16 @@ def main() -> None:
         assert np.allclose(wsum / t.scored, [r["wait_mean_s"] for r in rows], rtol=1e-9), t.name
     best = {}
     for name, run in (
-        ("rttlab (Rust core, batched)", lambda: [replay_points(t, "rfc6298", points, dims, {}, Settings().threads) for t in series]),
-        ("NumPy loop over samples, vectorised over the grid", lambda: [numpy_peer(t, min_rto, k) for t in series]),
+        (
+            "rttlab (Rust core, batched)",
+            lambda: [
+                replay_points(t, "rfc6298", points, dims, {}, Settings().threads) for t in series
+            ],
+        ),
+        (
+            "NumPy loop over samples, vectorised over the grid",
+            lambda: [numpy_peer(t, min_rto, k) for t in series],
+        ),
     ):
         times = []
         for _ in range(args.repeat):
@@ -101,7 +126,9 @@ def main() -> None:
             run()
             times.append(time.perf_counter() - start)
         best[name] = min(times)
-    print(f"rfc6298, grid {len(points)} points (min_rto × k), 10 series, {samples:,} scored samples; best of {args.repeat}")
+    print(
+        f"rfc6298, grid {len(points)} points (min_rto × k), 10 series, {samples:,} scored samples; best of {args.repeat}"
+    )
     print("| replay | seconds | points·samples per second | ratio |")
     print("|---|---|---|---|")
     ours = best["rttlab (Rust core, batched)"]

@@ -12,11 +12,17 @@ fn main() {
     let samples = args.iter().any(|a| a == "--samples");
     // One file on N threads (same results): 2 reads and decodes on a second thread, 3 or more
     // shard connections; default 1.
-    let threads: usize = args.iter().find_map(|a| a.strip_prefix("--threads=")).map_or(1, |n| n.parse().expect("--threads=N takes a number"));
+    let threads: usize = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--threads="))
+        .map_or(1, |n| n.parse().expect("--threads=N takes a number"));
     let mut failed = false;
     for path in args.iter().filter(|a| !a.starts_with("--")) {
         let t0 = Instant::now();
-        let cfg = Config { include_ambiguous: args.iter().any(|a| a == "--include-ambiguous"), ..Config::default() };
+        let cfg = Config {
+            include_ambiguous: args.iter().any(|a| a == "--include-ambiguous"),
+            ..Config::default()
+        };
         match analyze_file_threads(path.as_ref(), &cfg, threads) {
             Ok(a) => {
                 let secs = t0.elapsed().as_secs_f64();
@@ -42,13 +48,24 @@ fn main() {
                     for i in 0..s.len() {
                         println!(
                             "  {} {} {} t={:.6} rtt={:.6} amb={} seq=[{},{}) frame={} ref={}",
-                            s.conn[i], s.dir[i], s.method[i].name(), s.time[i] as f64 / 1e9, s.rtt[i] as f64 / 1e9, s.ambiguous[i], s.seq_start[i], s.seq_end[i], s.frame[i], s.ref_frame[i]
+                            s.conn[i],
+                            s.dir[i],
+                            s.method[i].name(),
+                            s.time[i] as f64 / 1e9,
+                            s.rtt[i] as f64 / 1e9,
+                            s.ambiguous[i],
+                            s.seq_start[i],
+                            s.seq_end[i],
+                            s.frame[i],
+                            s.ref_frame[i]
                         );
                     }
                 }
                 if conns {
                     for c in &a.connections {
-                        let ms = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1e6));
+                        let ms = |v: Option<u64>| {
+                            v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1e6))
+                        };
                         println!(
                             "  #{} {}:{} > {}:{} pkts {:?} bytes {:?} rtx {:?} hs {} vantage {} path {} med {} min {} max {} samples {} ttl {:?}",
                             c.id, c.a, c.a_port, c.b, c.b_port, c.packets, c.bytes, c.retransmissions, ms(c.handshake_rtt), c.vantage.name(), c.path_rtt.describe(), ms(c.path_rtt_median), ms(c.min_rtt), ms(c.max_rtt), c.samples, c.ttl

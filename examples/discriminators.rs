@@ -22,17 +22,40 @@ fn add(t: &mut Confusion, c: Confusion) {
 }
 
 fn table(names: &[&str], rows: &[(&str, Vec<Confusion>)]) {
-    println!("| BER | losses (congestion / corruption) | {} |", names.join(" | "));
+    println!(
+        "| BER | losses (congestion / corruption) | {} |",
+        names.join(" | ")
+    );
     println!("|---|---|{}", "---|".repeat(names.len()));
     for (ber, total) in rows {
-        let cells: Vec<String> = total.iter().map(|c| format!("{:.2} ({:.2} / {:.2})", c.misprediction(), c.congestion_missed(), c.corruption_missed())).collect();
-        println!("| {ber} | {} / {} | {} |", total[0].congestion_losses(), total[0].corruption_losses(), cells.join(" | "));
+        let cells: Vec<String> = total
+            .iter()
+            .map(|c| {
+                format!(
+                    "{:.2} ({:.2} / {:.2})",
+                    c.misprediction(),
+                    c.congestion_missed(),
+                    c.corruption_missed()
+                )
+            })
+            .collect();
+        println!(
+            "| {ber} | {} / {} | {} |",
+            total[0].congestion_losses(),
+            total[0].corruption_losses(),
+            cells.join(" | ")
+        );
     }
 }
 
 fn main() {
-    let seeds: u64 = std::env::args().nth(1).map_or(10, |s| s.parse().expect("seeds: a number"));
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/spectcp/lossy-link.toml");
+    let seeds: u64 = std::env::args()
+        .nth(1)
+        .map_or(10, |s| s.parse().expect("seeds: a number"));
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/spectcp/lossy-link.toml"
+    );
     let senders: Vec<&str> = sender_side(0).iter().map(|d| d.name()).collect();
     let receivers: Vec<&str> = receiver_side().iter().map(|d| d.name()).collect();
     let (mut sender_rows, mut receiver_rows) = (Vec::new(), Vec::new());
@@ -40,13 +63,26 @@ fn main() {
         let mut s_total = vec![Confusion::default(); senders.len()];
         let mut r_total = vec![Confusion::default(); receivers.len()];
         for seed in 1..=seeds {
-            let sets = [format!("topology.bottleneck.error.ber={ber}"), "simulation.duration=\"600s\"".into(), format!("simulation.seed={seed}")];
+            let sets = [
+                format!("topology.bottleneck.error.ber={ber}"),
+                "simulation.duration=\"600s\"".into(),
+                format!("simulation.seed={seed}"),
+            ];
             let sc = Scenario::from_file(path.as_ref(), &sets).expect("scenario");
-            let r = run_with(&sc, TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).expect("run");
-            for (t, c) in s_total.iter_mut().zip(score(&r.trace, 0, 1000, &mut sender_side(seed))) {
+            let r = run_with(&sc, TraceSet::EVERY, u64::MAX, |_| {
+                std::ops::ControlFlow::Continue(())
+            })
+            .expect("run");
+            for (t, c) in s_total
+                .iter_mut()
+                .zip(score(&r.trace, 0, 1000, &mut sender_side(seed)))
+            {
                 add(t, c);
             }
-            for (t, c) in r_total.iter_mut().zip(score_receiver(&r.trace, 0, &mut receiver_side())) {
+            for (t, c) in r_total
+                .iter_mut()
+                .zip(score_receiver(&r.trace, 0, &mut receiver_side()))
+            {
                 add(t, c);
             }
         }

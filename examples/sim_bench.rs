@@ -10,7 +10,12 @@ use std::time::Instant;
 /// CPU time of this thread in nanoseconds (Linux schedstat), if available: unlike wall time it
 /// does not count the time other processes on a shared machine hold the CPU.
 fn thread_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn main() {
@@ -32,7 +37,10 @@ fn main() {
             });
         }
     }
-    let path = args.first().cloned().unwrap_or_else(|| "examples/scenarios/dumbbell-n10-droptail.toml".into());
+    let path = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "examples/scenarios/dumbbell-n10-droptail.toml".into());
     let repeats: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(20);
     let scenario = match Scenario::from_file(path.as_ref(), &overrides) {
         Ok(s) => s,
@@ -47,7 +55,9 @@ fn main() {
     for _ in 0..repeats.max(1) {
         let c0 = thread_cpu_ns();
         let t0 = Instant::now();
-        let r = match run_with(&scenario, traces, u64::MAX, |_| std::ops::ControlFlow::Continue(())) {
+        let r = match run_with(&scenario, traces, u64::MAX, |_| {
+            std::ops::ControlFlow::Continue(())
+        }) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -65,14 +75,34 @@ fn main() {
     cpu.sort_by(f64::total_cmp);
     // A closed pipe (`| head`) ends the output quietly instead of panicking.
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{path}: {} events, hash {:016x}", r.events, r.event_hash);
-    let _ = writeln!(out, "wall time per run: min {:.2} ms, median {:.2} ms over {} runs", times[0] * 1e3, times[times.len() / 2] * 1e3, times.len());
+    let _ = writeln!(
+        out,
+        "{path}: {} events, hash {:016x}",
+        r.events, r.event_hash
+    );
+    let _ = writeln!(
+        out,
+        "wall time per run: min {:.2} ms, median {:.2} ms over {} runs",
+        times[0] * 1e3,
+        times[times.len() / 2] * 1e3,
+        times.len()
+    );
     if !cpu.is_empty() {
-        let _ = writeln!(out, "CPU time per run:  min {:.2} ms, median {:.2} ms", cpu[0] * 1e3, cpu[cpu.len() / 2] * 1e3);
+        let _ = writeln!(
+            out,
+            "CPU time per run:  min {:.2} ms, median {:.2} ms",
+            cpu[0] * 1e3,
+            cpu[cpu.len() / 2] * 1e3
+        );
     }
-    let _ = writeln!(out, "{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>6}", "flow", "goodput", "rtx-to", "rtx-fast", "spur", "timeouts", "ecn");
+    let _ = writeln!(
+        out,
+        "{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>6}",
+        "flow", "goodput", "rtx-to", "rtx-fast", "spur", "timeouts", "ecn"
+    );
     for f in &r.flows {
-        let _ = writeln!(out, 
+        let _ = writeln!(
+            out,
             "{:>4} {:>9.3} Mb/s {:>6} {:>8} {:>8} {:>8} {:>6}",
             f.flow,
             f.goodput_bps / 1e6,
@@ -84,8 +114,10 @@ fn main() {
         );
     }
     let b = &r.channels[r.bottleneck];
-    let _ = writeln!(out, 
-        "aggregate {:.3} Mb/s, Jain {:.4}, bottleneck utilisation {:.4}, drops overflow {} aqm {}, marks {}",
+    let _ = writeln!(
+        out,
+        "aggregate {:.3} Mb/s, Jain {:.4}, bottleneck utilisation {:.4}, \
+         drops overflow {} aqm {}, marks {}",
         r.aggregate_goodput_bps / 1e6,
         r.jain_index.unwrap_or(f64::NAN),
         b.utilisation,

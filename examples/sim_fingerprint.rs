@@ -23,7 +23,14 @@ fn variants(name: &str) -> Vec<Vec<&'static str>> {
         vec!["tcp.timestamps=true", "tcp.header=54B", "tcp.sack=true"],
     ];
     // Every congestion control, recovery path and RTO estimator on a few representative files.
-    if ["dumbbell-n10-droptail", "dumbbell-n1-red-ecn", "dumbbell-n10-red-ecn", "parking-lot"].contains(&name) {
+    if [
+        "dumbbell-n10-droptail",
+        "dumbbell-n1-red-ecn",
+        "dumbbell-n10-red-ecn",
+        "parking-lot",
+    ]
+    .contains(&name)
+    {
         v.extend([
             vec!["tcp.cc=reno"],
             vec!["tcp.cc=reno", "tcp.sack=true"],
@@ -35,24 +42,55 @@ fn variants(name: &str) -> Vec<Vec<&'static str>> {
             vec!["tcp.recovery_timeout=halve-flight"],
             vec!["tcp.rto.estimator=ca-rto"],
             vec!["tcp.rto.estimator=linux"],
-            vec!["tcp.rto.estimator=linux", "tcp.sack=true", "tcp.timestamps=true"],
+            vec![
+                "tcp.rto.estimator=linux",
+                "tcp.sack=true",
+                "tcp.timestamps=true",
+            ],
             vec!["tcp.ecn=true"],
         ]);
     }
     if name.contains("n10-droptail") {
-        v.push(vec!["topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=50"]);
-        v.push(vec!["topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=1", "tcp.sack=true"]);
-        v.push(vec!["topology.access.queue.kind=threshold", "topology.access.queue.tau=3", "simulation.duration=20s"]);
+        v.push(vec![
+            "topology.bottleneck.queue.kind=threshold",
+            "topology.bottleneck.queue.tau=50",
+        ]);
+        v.push(vec![
+            "topology.bottleneck.queue.kind=threshold",
+            "topology.bottleneck.queue.tau=1",
+            "tcp.sack=true",
+        ]);
+        v.push(vec![
+            "topology.access.queue.kind=threshold",
+            "topology.access.queue.tau=3",
+            "simulation.duration=20s",
+        ]);
         v.push(vec!["tcp.delayed_ack=\"200ms\"", "tcp.timestamps=true"]);
-        v.push(vec!["topology.bottleneck.error={kind=\"bernoulli\", per=0.01}", "tcp.sack=true"]);
+        v.push(vec![
+            "topology.bottleneck.error={kind=\"bernoulli\", per=0.01}",
+            "tcp.sack=true",
+        ]);
     }
     if name == "parking-lot" {
-        v.push(vec!["flows.0.app={kind=\"onoff\", on=\"500ms\", off=\"1s\", rate=\"3Mbps\"}", "flows.2.app={kind=\"onoff\", off=\"300ms\", burst=\"64KB\"}", "tcp.delayed_ack=\"40ms\""]);
-        v.push(vec!["topology.links.1.queue={kind=\"threshold\", tau=5, limit=\"50p\"}", "tcp.sack=true"]);
+        v.push(vec![
+            "flows.0.app={kind=\"onoff\", on=\"500ms\", off=\"1s\", rate=\"3Mbps\"}",
+            "flows.2.app={kind=\"onoff\", off=\"300ms\", burst=\"64KB\"}",
+            "tcp.delayed_ack=\"40ms\"",
+        ]);
+        v.push(vec![
+            "topology.links.1.queue={kind=\"threshold\", tau=5, limit=\"50p\"}",
+            "tcp.sack=true",
+        ]);
     }
     if name.contains("n1-red") && !name.contains("ecn") {
-        v.push(vec!["tcp.rto={estimator=\"constant\", rto=\"10ms\"}", "flows.0.bytes=\"2MB\""]);
-        v.push(vec!["topology.bottleneck.error={kind=\"gilbert-elliott\", p_gb=0.01, p_bg=0.2}", "tcp.cc=\"reno\""]);
+        v.push(vec![
+            "tcp.rto={estimator=\"constant\", rto=\"10ms\"}",
+            "flows.0.bytes=\"2MB\"",
+        ]);
+        v.push(vec![
+            "topology.bottleneck.error={kind=\"gilbert-elliott\", p_gb=0.01, p_bg=0.2}",
+            "tcp.cc=\"reno\"",
+        ]);
     }
     v
 }
@@ -124,16 +162,47 @@ fn main() {
         paths = found;
     }
     let default_set = std::env::args().len() == 1;
-    let mut jobs: Vec<(String, Vec<Vec<&'static str>>)> = paths.iter().map(|p| (p.clone(), variants(&std::path::Path::new(p).file_stem().unwrap().to_string_lossy()))).collect();
+    let mut jobs: Vec<(String, Vec<Vec<&'static str>>)> = paths
+        .iter()
+        .map(|p| {
+            (
+                p.clone(),
+                variants(
+                    &std::path::Path::new(p)
+                        .file_stem()
+                        .unwrap()
+                        .to_string_lossy(),
+                ),
+            )
+        })
+        .collect();
     // Blocks added after main c069d38, each self-contained, only at the end of the output.
     if default_set {
         // Snoop on the gateway before SpecTCP's lossy link (Reno+ECN endpoints).
-        let snoop = ["tcp.cc=reno", "topology.bottleneck.agent={kind=\"snoop\"}", "simulation.duration=\"300s\""];
-        jobs.push((concat!(env!("CARGO_MANIFEST_DIR"), "/examples/spectcp/lossy-link.toml").into(), vec![[&snoop[..], &["topology.bottleneck.error.ber=1e-5"]].concat(), [&snoop[..], &["topology.bottleneck.error.ber=5e-5"]].concat()]));
+        let snoop = [
+            "tcp.cc=reno",
+            "topology.bottleneck.agent={kind=\"snoop\"}",
+            "simulation.duration=\"300s\"",
+        ];
+        jobs.push((
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/examples/spectcp/lossy-link.toml"
+            )
+            .into(),
+            vec![
+                [&snoop[..], &["topology.bottleneck.error.ber=1e-5"]].concat(),
+                [&snoop[..], &["topology.bottleneck.error.ber=5e-5"]].concat(),
+            ],
+        ));
     }
     let mut out = std::io::stdout().lock();
     for (path, vs) in &jobs {
-        let name = std::path::Path::new(path).file_stem().unwrap().to_string_lossy().to_string();
+        let name = std::path::Path::new(path)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         for v in vs.iter().cloned() {
             let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
             let label = format!("{name} [{}]", v.join(" "));
@@ -175,7 +244,17 @@ fn main() {
                     f.completed_at
                 );
             }
-            for c in r.channels.iter().filter(|c| c.arrivals > 0 && (c.drops_overflow + c.drops_aqm + c.drops_corruption + c.drops_scheduled + c.marks + c.quench > 0 || c.channel as usize == r.bottleneck)) {
+            for c in r.channels.iter().filter(|c| {
+                c.arrivals > 0
+                    && (c.drops_overflow
+                        + c.drops_aqm
+                        + c.drops_corruption
+                        + c.drops_scheduled
+                        + c.marks
+                        + c.quench
+                        > 0
+                        || c.channel as usize == r.bottleneck)
+            }) {
                 let _ = writeln!(
                     out,
                     "  channel {} {} arrivals {} departures {} util {:016x} drops {}/{}/{}/{} marks {} quench {}",
@@ -207,7 +286,14 @@ fn run_labelled(out: &mut impl Write, prefix: &str, path: &str, v: &[&str]) -> O
     let label = format!("{prefix} [{}]", v.join(" "));
     match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {
         Ok(r) => {
-            let _ = writeln!(out, "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}", r.events, r.event_hash, trace_hash(&r), r.aggregate_goodput_bps.to_bits());
+            let _ = writeln!(
+                out,
+                "{label}: events {} hash {:016x} traces {:016x} aggregate {:016x}",
+                r.events,
+                r.event_hash,
+                trace_hash(&r),
+                r.aggregate_goodput_bps.to_bits()
+            );
             Some(r)
         }
         Err(e) => {
@@ -221,10 +307,18 @@ fn run_labelled(out: &mut impl Write, prefix: &str, path: &str, v: &[&str]) -> O
 /// ten flows leave in halving steps (5 at 15 s, 3 at 30 s, 1 at 45 s; the last runs to the end),
 /// with the standard RTO and with CA-RTO. Appended last so every line above stays byte-identical.
 fn stop_block(out: &mut impl Write) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios/dumbbell-n10-red.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/scenarios/dumbbell-n10-red.toml"
+    );
     let flows = "flows=[{count=5, start=\"uniform(0s, 2s)\", stop=\"15s\"}, {count=3, start=\"uniform(0s, 2s)\", stop=\"30s\"}, {count=1, start=\"uniform(0s, 2s)\", stop=\"45s\"}, {count=1, start=\"uniform(0s, 2s)\"}]";
-    for v in [vec![flows], vec![flows, "tcp.cc=reno", "tcp.rto.policy=\"ca-rto\""]] {
-        let Some(r) = run_labelled(out, "stop/dumbbell-n10-red", path, &v) else { continue };
+    for v in [
+        vec![flows],
+        vec![flows, "tcp.cc=reno", "tcp.rto.policy=\"ca-rto\""],
+    ] {
+        let Some(r) = run_labelled(out, "stop/dumbbell-n10-red", path, &v) else {
+            continue;
+        };
         for f in &r.flows {
             let _ = writeln!(
                 out,
@@ -254,11 +348,19 @@ fn spurious_block(out: &mut impl Write) {
         &["tcp.spurious_detection=\"frto\""],
         &["tcp.spurious_detection=\"frto-sack\""],
         &["tcp.spurious_detection=\"frto\"", "tcp.sack=false"],
-        &["tcp.spurious_detection=\"eifel\"", "tcp.spurious_response=\"rfc4015\""],
-        &["tcp.spurious_detection=\"frto-sack\"", "tcp.spurious_response=\"rfc4015\""],
+        &[
+            "tcp.spurious_detection=\"eifel\"",
+            "tcp.spurious_response=\"rfc4015\"",
+        ],
+        &[
+            "tcp.spurious_detection=\"frto-sack\"",
+            "tcp.spurious_response=\"rfc4015\"",
+        ],
     ];
     for v in variants {
-        let Some(r) = run_labelled(out, "spurious/spikes", path, v) else { continue };
+        let Some(r) = run_labelled(out, "spurious/spikes", path, v) else {
+            continue;
+        };
         for f in &r.flows {
             let d = f.detector;
             let _ = writeln!(

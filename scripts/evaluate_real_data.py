@@ -22,7 +22,9 @@ def line(label: str, result) -> str:
         if r["bad_timeout_rate"] is None:
             cells.append(f"{name} —")
         else:
-            cells.append(f"{name} {r['bad_timeout_rate'] * 100:.2f}% / {r['wait_mean_s'] * 1e3:,.0f}{mark}")
+            cells.append(
+                f"{name} {r['bad_timeout_rate'] * 100:.2f}% / {r['wait_mean_s'] * 1e3:,.0f}{mark}"
+            )
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
@@ -32,7 +34,9 @@ def main() -> None:
     ap.add_argument("--min-rto", type=float, default=0.2)
     args = ap.parse_args()
     root = Path(args.shared)
-    inputs = sorted((root / "rtt-series").glob("*.csv")) + sorted((root / "captures").glob("*.pcap*"))
+    inputs = sorted((root / "rtt-series").glob("*.csv")) + sorted(
+        (root / "captures").glob("*.pcap*")
+    )
     print("| input | " + " | ".join(f"{n} bad% / W ms" for n in NAMES) + " |")
     print("|---|" + "---|" * len(NAMES))
     for path in inputs:

@@ -1,7 +1,7 @@
 """Regenerate the parameter tables in docs/estimators.md from the Rust registry.
 
-    python scripts/gen_estimator_docs.py          # rewrite docs/estimators.md in place
-    python scripts/gen_estimator_docs.py --check  # exit 1 if the file is out of date (a test runs this)
+python scripts/gen_estimator_docs.py          # rewrite docs/estimators.md in place
+python scripts/gen_estimator_docs.py --check  # exit 1 if the file is out of date (a test runs this)
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ BLOCK = re.compile(r"(<!-- params:(?P<name>[a-z0-9-]+) -->\n).*?(<!-- /params --
 def table(name: str) -> str:
     entry = next(e for e in catalog() if e["name"] == name)
     rows = ["| parameter | default | range | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{p['name']}` | `{p['default']}` | {p['range']} | {p['doc']} |" for p in entry["params"]]
+    rows += [
+        f"| `{p['name']}` | `{p['default']}` | {p['range']} | {p['doc']} |" for p in entry["params"]
+    ]
     return "\n".join(rows) + "\n"
 
 
@@ -32,11 +34,17 @@ def main() -> int:
     fresh = render(text)
     missing = {e["name"] for e in catalog()} - set(BLOCK_NAMES(text))
     if missing:
-        print(f"docs/estimators.md has no parameter table for: {', '.join(sorted(missing))}", file=sys.stderr)
+        print(
+            f"docs/estimators.md has no parameter table for: {', '.join(sorted(missing))}",
+            file=sys.stderr,
+        )
         return 1
     if "--check" in sys.argv:
         if fresh != text:
-            print("docs/estimators.md is out of date: run python scripts/gen_estimator_docs.py", file=sys.stderr)
+            print(
+                "docs/estimators.md is out of date: run python scripts/gen_estimator_docs.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     DOC.write_text(fresh)

@@ -122,7 +122,9 @@ def main() -> int:
                 packets += 1
             replica += args.concurrent
             base_us = batch_end + 1_000_000
-    print(f"\nwrote {args.out}: {os.path.getsize(args.out)} bytes, {packets} packets", file=sys.stderr)
+    print(
+        f"\nwrote {args.out}: {os.path.getsize(args.out)} bytes, {packets} packets", file=sys.stderr
+    )
     return 0
 
 

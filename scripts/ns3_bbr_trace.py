@@ -67,7 +67,11 @@ def main() -> None:
     ap.add_argument("--window", type=float, default=2.0, help="seconds per row")
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     args = ap.parse_args()
-    s = rttlab.Scenario.load(args.scenario).with_([f"flows.0.count={args.flows}", "tcp.cc=bbr", "tcp.sack=true", *args.overrides]).with_(d3.COMPARABLE)
+    s = (
+        rttlab.Scenario.load(args.scenario)
+        .with_([f"flows.0.count={args.flows}", "tcp.cc=bbr", "tcp.sack=true", *args.overrides])
+        .with_(d3.COMPARABLE)
+    )
     doc = s.resolved()
     start = d3._seconds(doc["flows"][0]["start"])
     last = start + (args.flows - 1) * d3._seconds(doc["flows"][0]["start_step"])
@@ -89,7 +93,9 @@ def main() -> None:
     run = ns.Simulator.Run
 
     def traced_run() -> None:
-        g.Install(start + 0.001, 2, last + 0.001)  # nodes: 0 left router, 1 right router, 2.. senders
+        g.Install(
+            start + 0.001, 2, last + 0.001
+        )  # nodes: 0 left router, 1 right router, 2.. senders
         run()
 
     ns.Simulator.Run = traced_run
@@ -98,8 +104,12 @@ def main() -> None:
     finally:
         ns.Simulator.Run = run
     td = np.asarray(list(g.t_drop))
-    print(f"drops: rttlab {len(dr)}, ns-3 {int(theirs.channels.drops_overflow.iloc[0])}; flow 0, mean per {args.window:g} s window (segments, Mb/s, ms)")
-    print(f"{'t s':>5} | {'cwnd':>6} {'drops':>6} | {'cwnd':>6} {'inflight':>8} {'pacing':>7} {'RTprop':>7} {'drops':>6}   (rttlab | ns-3)")
+    print(
+        f"drops: rttlab {len(dr)}, ns-3 {int(theirs.channels.drops_overflow.iloc[0])}; flow 0, mean per {args.window:g} s window (segments, Mb/s, ms)"
+    )
+    print(
+        f"{'t s':>5} | {'cwnd':>6} {'drops':>6} | {'cwnd':>6} {'inflight':>8} {'pacing':>7} {'RTprop':>7} {'drops':>6}   (rttlab | ns-3)"
+    )
     for a in np.arange(0.0, duration, args.window):
         b = a + args.window
         x = w[(w.time >= a) & (w.time < b)]

@@ -33,7 +33,11 @@ def main() -> None:
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--set", action="append", default=[], dest="overrides")
     ap.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    ap.add_argument("--pcap", metavar="PREFIX", help="write ns-3's packets at the first sender's access link as PREFIX-N-1.pcap (PPP; `rttlab flows` reads it)")
+    ap.add_argument(
+        "--pcap",
+        metavar="PREFIX",
+        help="write ns-3's packets at the first sender's access link as PREFIX-N-1.pcap (PPP; `rttlab flows` reads it)",
+    )
     args = ap.parse_args()
     scenario = rttlab.Scenario.load(args.scenario).with_(args.overrides).with_(ns3.COMPARABLE)
     t0 = time.process_time()
@@ -47,18 +51,38 @@ def main() -> None:
     b = ours.channels.set_index("name").loc[ours.bottleneck]
     tb = theirs.channels.set_index("name").loc[theirs.bottleneck]
     rows = [
-        ("aggregate goodput Mb/s", ours.aggregate_goodput_bps / 1e6, theirs.aggregate_goodput_bps / 1e6),
+        (
+            "aggregate goodput Mb/s",
+            ours.aggregate_goodput_bps / 1e6,
+            theirs.aggregate_goodput_bps / 1e6,
+        ),
         ("Jain index", ours.jain_index, jain(list(theirs.flows.goodput_bps))),
-        ("min flow goodput Mb/s", ours.flows.goodput_bps.min() / 1e6, theirs.flows.goodput_bps.min() / 1e6),
-        ("max flow goodput Mb/s", ours.flows.goodput_bps.max() / 1e6, theirs.flows.goodput_bps.max() / 1e6),
+        (
+            "min flow goodput Mb/s",
+            ours.flows.goodput_bps.min() / 1e6,
+            theirs.flows.goodput_bps.min() / 1e6,
+        ),
+        (
+            "max flow goodput Mb/s",
+            ours.flows.goodput_bps.max() / 1e6,
+            theirs.flows.goodput_bps.max() / 1e6,
+        ),
         ("bottleneck drops", b.drops_overflow + b.drops_aqm, tb.drops_overflow),
         ("bottleneck ECN marks", b.marks, tb.marks),
         ("CPU s (run only)", our_cpu, their_cpu),
     ]
     if args.json:
         keys = ["goodput_bps", "jain", "min_flow_bps", "max_flow_bps", "drops", "marks", "cpu_s"]
-        pick = lambda i: {k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)}  # noqa: E731
-        doc_out = {"scenario": str(args.scenario), "overrides": args.overrides, "seed": scenario.seed, "rttlab": pick(1), "ns3": pick(2)}
+        pick = lambda i: {
+            k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)
+        }  # noqa: E731
+        doc_out = {
+            "scenario": str(args.scenario),
+            "overrides": args.overrides,
+            "seed": scenario.seed,
+            "rttlab": pick(1),
+            "ns3": pick(2),
+        }
         doc_out["ns3"]["events"] = theirs.events
         print(json.dumps(doc_out))
         return

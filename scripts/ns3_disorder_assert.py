@@ -76,7 +76,11 @@ def main() -> None:
     ap.add_argument("--speed", type=float, nargs=2, default=[20.0, 30.0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", default="600s")
-    ap.add_argument("--own-estimator", action="store_true", help="ns-3's RttMeanDeviation (MinRto 1 s, G 1 ms), no rttlab estimator in the socket")
+    ap.add_argument(
+        "--own-estimator",
+        action="store_true",
+        help="ns-3's RttMeanDeviation (MinRto 1 s, G 1 ms), no rttlab estimator in the socket",
+    )
     a = ap.parse_args()
 
     from rttlab.papers.nunes_experts import manet
@@ -92,9 +96,14 @@ def main() -> None:
         if not hasattr(cppyy.gbl, "disorder_diag"):
             cppyy.cppdef(_CPP)
         if a.own_estimator:
-            ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")))
+            ns.Config.SetDefault(
+                "ns3::TcpL4Protocol::RttEstimatorType",
+                ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")),
+            )
             ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
-            ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
+            ns.Config.SetDefault(
+                "ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1))
+            )
         return ns
 
     attach = ns3_rtt.attach
@@ -108,10 +117,19 @@ def main() -> None:
     ns3_rtt.install, ns3_rtt.attach = install_and_diagnose, attach_and_diagnose
     base = Reproduction.load("nunes-manet").doc["scenario"]
     s = manet.ManetScenario(base).with_(
-        {"simulation.duration": a.duration, "simulation.seed": a.seed, "tcp.estimator": "jacobson", "traffic.kind": "bursty", "network.speed": list(a.speed), "tcp.sack": False}
+        {
+            "simulation.duration": a.duration,
+            "simulation.seed": a.seed,
+            "tcp.estimator": "jacobson",
+            "traffic.kind": "bursty",
+            "network.speed": list(a.speed),
+            "tcp.sack": False,
+        }
     )
     r = manet.simulate(s)
-    print(f"completed: {r.duration} s simulated, ns-3 CPU {r.metrics['cpu_ns3_s']:.1f} s", flush=True)
+    print(
+        f"completed: {r.duration} s simulated, ns-3 CPU {r.metrics['cpu_ns3_s']:.1f} s", flush=True
+    )
 
 
 if __name__ == "__main__":

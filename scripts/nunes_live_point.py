@@ -28,10 +28,17 @@ def main(argv: list[str]) -> int:
     names = zipped["simulation.name"]
     rtos = {r["estimator"]: r for r in doc["grid"]["flows.0.tcp.rto"]}
     if name not in names or estimator not in rtos:
-        print(f"nunes_live_point.py: paths are {', '.join(names)}; estimators {', '.join(rtos)}", file=sys.stderr)
+        print(
+            f"nunes_live_point.py: paths are {', '.join(names)}; estimators {', '.join(rtos)}",
+            file=sys.stderr,
+        )
         return 2
     i = names.index(name)
-    s = Scenario(doc["scenario"]).with_({k: v[i] for k, v in zipped.items()}).with_({"flows.0.tcp.rto": rtos[estimator]})
+    s = (
+        Scenario(doc["scenario"])
+        .with_({k: v[i] for k, v in zipped.items()})
+        .with_({"flows.0.tcp.rto": rtos[estimator]})
+    )
     sys.stdout.write(s.to_toml())
     return 0
 

@@ -31,7 +31,11 @@ def digest(data: bytes) -> str:
 def cli(*args: str) -> bytes:
     out = subprocess.run(["rttlab", *args], capture_output=True, cwd=ROOT)
     # A failing command is a digest too (its exit status and error), so a change in errors shows.
-    return out.stdout if out.returncode == 0 else f"exit {out.returncode}: {out.stderr.decode()}".encode()
+    return (
+        out.stdout
+        if out.returncode == 0
+        else f"exit {out.returncode}: {out.stderr.decode()}".encode()
+    )
 
 
 def reproductions() -> None:
@@ -45,14 +49,18 @@ def reproductions() -> None:
                 if rep.models_only:  # computes from published numbers; no runs to hash
                     continue
                 hashes = sorted(r.hash for part in (rep, *rep.parts) for r in part.sweep().runs)
-                print(f"reproduce {name} scale={scale} quick={quick}: {len(hashes)} runs {digest(' '.join(hashes).encode())}")
+                print(
+                    f"reproduce {name} scale={scale} quick={quick}: {len(hashes)} runs {digest(' '.join(hashes).encode())}"
+                )
 
 
 def main() -> None:
     reproductions()
     for scenario in sorted((ROOT / "examples").rglob("*.toml")):
         rel = scenario.relative_to(ROOT)
-        print(f"simulate {rel}: {digest(cli('simulate', str(rel), '--set', 'simulation.duration=3s', '--json'))}")
+        print(
+            f"simulate {rel}: {digest(cli('simulate', str(rel), '--set', 'simulation.duration=3s', '--json'))}"
+        )
     if not SHARED.is_dir():
         print(f"(no {SHARED}: the shared series and captures were not digested)", file=sys.stderr)
         return
@@ -64,7 +72,16 @@ def main() -> None:
             for threads in ("1", "2"):
                 for ext in ("csv", "parquet"):
                     out = Path(tmp) / f"s.{ext}"
-                    status = cli("samples", str(capture), "--method", "all", "--threads", threads, "-o", str(out))
+                    status = cli(
+                        "samples",
+                        str(capture),
+                        "--method",
+                        "all",
+                        "--threads",
+                        threads,
+                        "-o",
+                        str(out),
+                    )
                     data = out.read_bytes() if out.exists() else status
                     out.unlink(missing_ok=True)
                     print(f"samples {capture.name} threads={threads} .{ext}: {digest(data)}")

@@ -56,7 +56,9 @@ def delivered_bytes(pcap: str, t0: float, t1: float, epoch0: float, dst: bytes) 
 
 
 def main(rates: list[int]) -> None:
-    print("| rate | utilisation | rate error | lateness p50 | p99 | max | CPU/packet | SCHED_FIFO |")
+    print(
+        "| rate | utilisation | rate error | lateness p50 | p99 | max | CPU/packet | SCHED_FIFO |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|:--|")
     for rate in rates:
         with tempfile.TemporaryDirectory() as d:
@@ -68,7 +70,9 @@ def main(rates: list[int]) -> None:
             b = next(c for c in tr.result.channels.itertuples() if c.name == "bottleneck>")
             f = tr.emulator["fidelity"]
             epoch0 = tr.emulator["epoch_origin_ns"] / 1e9
-            receiver = bytes(int(x) for x in netns.node_addr(tr.result.flows.iloc[0].dst).split("."))
+            receiver = bytes(
+                int(x) for x in netns.node_addr(tr.result.flows.iloc[0].dst).split(".")
+            )
             got = delivered_bytes(tr.pcaps["flow0-receiver"], 1.0, 5.0, epoch0, receiver)
             # What the emulated bottleneck serialised in the interval, + what the receiver's
             # access link added on the way (same packets): compare IP bytes at the receiver.

@@ -23,13 +23,19 @@ def pct(x: float) -> str:
 def on_front(result, names: tuple[str, ...] = ("conformal", "quantile-experts")) -> str:
     """How many points of the joint front (distinct scores) are each new estimator's."""
     front = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
-    return " / ".join(str(int((front["estimator"] == n).sum())) for n in names) + f" of {len(front)}"
+    return (
+        " / ".join(str(int((front["estimator"] == n).sum())) for n in names) + f" of {len(front)}"
+    )
 
 
 def row(label: str, result, seconds: float) -> str:
     rec = result.recommendation
     v = result.validation
-    rec_text = f"`{rec['setting']}` ({pct(rec['bad_timeout_rate'])} % / {rec['wait_mean_s'] * 1e3:,.0f} ms)" if rec else "none meets the target"
+    rec_text = (
+        f"`{rec['setting']}` ({pct(rec['bad_timeout_rate'])} % / {rec['wait_mean_s'] * 1e3:,.0f} ms)"
+        if rec
+        else "none meets the target"
+    )
     h = v.get("held_out") if v else None
     if not h:
         return f"| {label} | {result.samples:,} | {rec_text} | — | {v['verdict'] if v else '—'} | — | — | {on_front(result)} | {seconds:.0f} s |"
@@ -57,8 +63,12 @@ def main() -> None:
     series = sorted((root / "rtt-series").glob("*.csv"))
     captures = sorted((root / "captures").glob("*.pcap*"))
     how = f", recommended at {args.confidence:.0%} confidence" if args.confidence else ""
-    print(f"target bad-timeout rate {pct(args.target)} %{how}, budget {args.budget} points per estimator, seed 0\n")
-    print("| input | scored samples | recommendation on all of it (bad % / W) | tuned on the held-in part | held-out bad % [95 % CI] — verdict | held out | held-out W ms vs best default at that bad rate | joint-front points of conformal / quantile-experts | time |")
+    print(
+        f"target bad-timeout rate {pct(args.target)} %{how}, budget {args.budget} points per estimator, seed 0\n"
+    )
+    print(
+        "| input | scored samples | recommendation on all of it (bad % / W) | tuned on the held-in part | held-out bad % [95 % CI] — verdict | held out | held-out W ms vs best default at that bad rate | joint-front points of conformal / quantile-experts | time |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     usable = {"series": [], "captures": []}
     for kind, paths in (("series", series), ("captures", captures)):
@@ -66,9 +76,18 @@ def main() -> None:
             start = time.perf_counter()
             try:
                 trace = load_trace(path)
-                result = tune([trace], target=args.target, budget=args.budget, validate=True, confidence=args.confidence)
+                result = tune(
+                    [trace],
+                    target=args.target,
+                    budget=args.budget,
+                    validate=True,
+                    confidence=args.confidence,
+                )
             except (InputError, TuneError) as e:
-                print(f"| {path.name} | — | skipped: {str(e).replace(str(path) + ': ', '')} | | | | | | |", flush=True)
+                print(
+                    f"| {path.name} | — | skipped: {str(e).replace(str(path) + ': ', '')} | | | | | | |",
+                    flush=True,
+                )
                 continue
             usable[kind].append(trace)
             print(row(path.name, result, time.perf_counter() - start), flush=True)
@@ -76,8 +95,17 @@ def main() -> None:
         if len(traces) < 2:
             continue
         start = time.perf_counter()
-        result = tune(traces, target=args.target, budget=args.budget, validate=True, confidence=args.confidence)
-        print(row(f"all {len(traces)} {kind}, leave one out", result, time.perf_counter() - start), flush=True)
+        result = tune(
+            traces,
+            target=args.target,
+            budget=args.budget,
+            validate=True,
+            confidence=args.confidence,
+        )
+        print(
+            row(f"all {len(traces)} {kind}, leave one out", result, time.perf_counter() - start),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

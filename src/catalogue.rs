@@ -8,9 +8,9 @@
 //! `score_discriminators` runs every one of them.
 
 use crate::component::{Declaration, Family};
-use crate::{discriminator, rtt};
 use crate::sim::tcp;
 use crate::sim::{agent, app, error_model, queue};
+use crate::{discriminator, rtt};
 
 /// One component as every listing shows it: its family's key ([`FAMILIES`]: "estimator",
 /// "queue", "cc", ...) and its declaration, which the component itself holds.
@@ -21,7 +21,20 @@ pub struct Entry {
 }
 
 /// Every family, in the order [`catalogue`] lists them.
-pub const FAMILIES: &[&str] = &["estimator", "queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"];
+pub const FAMILIES: &[&str] = &[
+    "estimator",
+    "queue",
+    "error",
+    "app",
+    "agent",
+    "cc",
+    "recovery",
+    "rto-policy",
+    "spurious-detection",
+    "spurious-response",
+    "discriminator-sender",
+    "discriminator-receiver",
+];
 
 /// Every component of every family, family by family, each in its own order.
 pub fn catalogue() -> Vec<Entry> {
@@ -42,7 +55,10 @@ pub fn catalogue() -> Vec<Entry> {
 }
 
 fn list<T, C>(out: &mut Vec<Entry>, f: &'static Family<T, C>) {
-    out.extend(f.members.iter().map(|c| Entry { family: f.key, decl: &c.decl }));
+    out.extend(f.members.iter().map(|c| Entry {
+        family: f.key,
+        decl: &c.decl,
+    }));
 }
 
 #[cfg(test)]
@@ -50,7 +66,11 @@ mod tests {
     use super::*;
 
     fn names(family: &str) -> Vec<&'static str> {
-        catalogue().into_iter().filter(|e| e.family == family).map(|e| e.decl.name).collect()
+        catalogue()
+            .into_iter()
+            .filter(|e| e.family == family)
+            .map(|e| e.decl.name)
+            .collect()
     }
 
     #[test]
@@ -64,13 +84,20 @@ mod tests {
     fn loss_recovery_and_spurious_timeout_handling_are_listed() {
         assert_eq!(names("recovery"), ["reno", "newreno", "sack"]);
         assert_eq!(names("spurious-detection"), ["eifel", "frto", "frto-sack"]);
-        assert_eq!(names("spurious-response"), ["linux", "rfc4015", "rate-halving"]);
+        assert_eq!(
+            names("spurious-response"),
+            ["linux", "rfc4015", "rate-halving"]
+        );
     }
 
     #[test]
     fn no_two_components_of_a_family_answer_to_the_same_name() {
         for family in FAMILIES {
-            let mut spellings: Vec<&str> = catalogue().iter().filter(|e| e.family == *family).flat_map(|e| std::iter::once(e.decl.name).chain(e.decl.aliases.iter().copied())).collect();
+            let mut spellings: Vec<&str> = catalogue()
+                .iter()
+                .filter(|e| e.family == *family)
+                .flat_map(|e| std::iter::once(e.decl.name).chain(e.decl.aliases.iter().copied()))
+                .collect();
             let n = spellings.len();
             spellings.sort_unstable();
             spellings.dedup();
@@ -82,7 +109,9 @@ mod tests {
     fn every_congestion_control_brings_a_registered_recovery() {
         let recovery = names("recovery");
         for e in catalogue().iter().filter(|e| e.family == "cc") {
-            let [("recovery", r)] = e.decl.defaults else { panic!("{}: {:?}", e.decl.name, e.decl.defaults) };
+            let [("recovery", r)] = e.decl.defaults else {
+                panic!("{}: {:?}", e.decl.name, e.decl.defaults)
+            };
             assert!(recovery.contains(r), "{}: {r}", e.decl.name);
         }
     }

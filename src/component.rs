@@ -39,7 +39,10 @@ impl Declaration {
 
     /// The value of one of [`Self::defaults`].
     pub fn default_for(&self, key: &str) -> Option<&'static str> {
-        self.defaults.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        self.defaults
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -83,7 +86,11 @@ impl<T, C> Family<T, C> {
 
     /// The member called `name`, or an error listing the known ones.
     pub fn lookup(&self, name: &str) -> Result<&'static Component<T, C>, ParamError> {
-        self.find(name).ok_or_else(|| ParamError::Unknown { family: self.noun, name: name.into(), known: self.names().join(", ") })
+        self.find(name).ok_or_else(|| ParamError::Unknown {
+            family: self.noun,
+            name: name.into(),
+            known: self.names().join(", "),
+        })
     }
 
     /// The registered names, in order (aliases left out).
@@ -115,7 +122,10 @@ impl<'a, C> std::ops::Deref for Args<'a, C> {
 mod tests {
     use super::*;
 
-    const PARAMS: &[ParamSpec] = &[ParamSpec::float("p", "0.5", 0.0, 1.0, "a probability"), ParamSpec::choice("on", "false", &["true", "false"], "a flag")];
+    const PARAMS: &[ParamSpec] = &[
+        ParamSpec::float("p", "0.5", 0.0, 1.0, "a probability"),
+        ParamSpec::choice("on", "false", &["true", "false"], "a flag"),
+    ];
 
     fn pick(a: &Args<'_, u32>) -> Result<(f64, bool, u32), ParamError> {
         if a.float("p")? == 0.25 && *a.ctx == 0 {
@@ -127,26 +137,58 @@ mod tests {
     static WIDGETS: Family<(f64, bool, u32), u32> = Family {
         key: "widget",
         noun: "widget",
-        members: &[Component { decl: Declaration { name: "thing", aliases: &["gadget"], summary: "", source: "", params: PARAMS, defaults: &[("colour", "red")] }, build: pick }],
+        members: &[Component {
+            decl: Declaration {
+                name: "thing",
+                aliases: &["gadget"],
+                summary: "",
+                source: "",
+                params: PARAMS,
+                defaults: &[("colour", "red")],
+            },
+            build: pick,
+        }],
     };
 
     fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn a_member_builds_from_its_defaults_or_given_values_with_the_context() {
         assert_eq!(WIDGETS.build("thing", &[], &7).unwrap(), (0.5, false, 7));
-        assert_eq!(WIDGETS.build("gadget", &given(&[("p", "0.25"), ("on", "true")]), &7).unwrap(), (0.25, true, 7));
-        assert_eq!(WIDGETS.find("gadget").unwrap().default_for("colour"), Some("red"));
+        assert_eq!(
+            WIDGETS
+                .build("gadget", &given(&[("p", "0.25"), ("on", "true")]), &7)
+                .unwrap(),
+            (0.25, true, 7)
+        );
+        assert_eq!(
+            WIDGETS.find("gadget").unwrap().default_for("colour"),
+            Some("red")
+        );
     }
 
     #[test]
     fn errors_name_the_family_and_the_component() {
-        let err = |name: &str, g: &[(&str, &str)]| WIDGETS.build(name, &given(g), &0).unwrap_err().to_string();
+        let err = |name: &str, g: &[(&str, &str)]| {
+            WIDGETS.build(name, &given(g), &0).unwrap_err().to_string()
+        };
         assert_eq!(err("nope", &[]), "unknown widget 'nope' (known: thing)");
-        assert_eq!(err("gadget", &[("q", "1")]), "thing: unknown parameter 'q' (known: p, on)");
-        assert_eq!(err("thing", &[("p", "2")]), "thing.p: 2 is outside the accepted range 0..1");
-        assert_eq!(err("thing", &[("p", "0.25")]), "thing: p = 0.25 needs a context");
+        assert_eq!(
+            err("gadget", &[("q", "1")]),
+            "thing: unknown parameter 'q' (known: p, on)"
+        );
+        assert_eq!(
+            err("thing", &[("p", "2")]),
+            "thing.p: 2 is outside the accepted range 0..1"
+        );
+        assert_eq!(
+            err("thing", &[("p", "0.25")]),
+            "thing: p = 0.25 needs a context"
+        );
     }
 }

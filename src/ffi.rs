@@ -43,7 +43,11 @@ fn parse_params(text: &str) -> Result<Vec<(String, String)>, String> {
     text.split(',')
         .map(str::trim)
         .filter(|kv| !kv.is_empty())
-        .map(|kv| kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("parameter '{kv}' is not KEY=VALUE")))
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| format!("parameter '{kv}' is not KEY=VALUE"))
+        })
         .collect()
 }
 
@@ -93,7 +97,11 @@ pub extern "C" fn rttlab_abi_version() -> u32 {
 /// # Safety
 /// `e` as for `rttlab_estimator_on_sample`; `ctx` NULL or a valid `rttlab_context`.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_on_sample_ctx(e: *mut Estimator, rtt_ns: u64, ctx: *const RttlabContext) {
+pub unsafe extern "C" fn rttlab_estimator_on_sample_ctx(
+    e: *mut Estimator,
+    rtt_ns: u64,
+    ctx: *const RttlabContext,
+) {
     // SAFETY: per the contract, `e` is a live estimator or NULL and `ctx` valid or NULL.
     if let Some(e) = unsafe { e.as_mut() } {
         let ctx = unsafe { ctx.as_ref() }.map_or_else(Context::default, |c| c.to_context());
@@ -106,7 +114,10 @@ pub unsafe extern "C" fn rttlab_estimator_on_sample_ctx(e: *mut Estimator, rtt_n
 /// # Safety
 /// As for `rttlab_estimator_on_sample_ctx`.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_on_timer_armed_ctx(e: *mut Estimator, ctx: *const RttlabContext) {
+pub unsafe extern "C" fn rttlab_estimator_on_timer_armed_ctx(
+    e: *mut Estimator,
+    ctx: *const RttlabContext,
+) {
     // SAFETY: per the contract, `e` is a live estimator or NULL and `ctx` valid or NULL.
     if let Some(e) = unsafe { e.as_mut() } {
         let ctx = unsafe { ctx.as_ref() }.map_or_else(Context::default, |c| c.to_context());
@@ -121,11 +132,17 @@ pub unsafe extern "C" fn rttlab_estimator_on_timer_armed_ctx(e: *mut Estimator, 
 /// # Safety
 /// As for `rttlab_estimator_on_sample`.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_seed_stream(e: *mut Estimator, seed: u64, flow: u32) -> i32 {
+pub unsafe extern "C" fn rttlab_estimator_seed_stream(
+    e: *mut Estimator,
+    seed: u64,
+    flow: u32,
+) -> i32 {
     // SAFETY: per the contract, `e` is a live estimator or NULL.
     match unsafe { e.as_mut() } {
         Some(Estimator::CaRto(ca)) => {
-            ca.seed_stream(crate::rng::Stream::new(seed, crate::rng::Component::RtoPolicy(flow)).next_u64());
+            ca.seed_stream(
+                crate::rng::Stream::new(seed, crate::rng::Component::RtoPolicy(flow)).next_u64(),
+            );
             1
         }
         _ => 0,
@@ -144,7 +161,12 @@ pub unsafe extern "C" fn rttlab_estimator_max_rto(e: *const Estimator) -> u64 {
 
 fn context(now_ns: u64, cwnd: f64, max_cwnd: f64) -> Context {
     let known = |x: f64| (x.is_finite() && x > 0.0).then_some(x);
-    Context { now: now_ns, cwnd: known(cwnd), max_cwnd: known(max_cwnd), ..Context::default() }
+    Context {
+        now: now_ns,
+        cwnd: known(cwnd),
+        max_cwnd: known(max_cwnd),
+        ..Context::default()
+    }
 }
 
 /// Create an estimator by registry name with `KEY=VALUE,...` parameters (NULL or "" for defaults).
@@ -153,14 +175,23 @@ fn context(now_ns: u64, cwnd: f64, max_cwnd: f64) -> Context {
 /// # Safety
 /// `name` must be a valid NUL-terminated string; `params` NULL or a valid NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_new(name: *const c_char, params: *const c_char) -> *mut Estimator {
+pub unsafe extern "C" fn rttlab_estimator_new(
+    name: *const c_char,
+    params: *const c_char,
+) -> *mut Estimator {
     if name.is_null() {
         set_error("estimator name is NULL".into());
         return std::ptr::null_mut();
     }
     // SAFETY: the caller guarantees NUL-terminated strings (checked non-NULL above).
     let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-    let params = if params.is_null() { String::new() } else { unsafe { CStr::from_ptr(params) }.to_string_lossy().into_owned() };
+    let params = if params.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(params) }
+            .to_string_lossy()
+            .into_owned()
+    };
     match parse_params(&params).and_then(|p| rtt::build(&name, &p).map_err(|e| e.to_string())) {
         Ok(e) => Box::into_raw(Box::new(e)),
         Err(message) => {
@@ -173,7 +204,12 @@ pub unsafe extern "C" fn rttlab_estimator_new(name: *const c_char, params: *cons
 /// # Safety
 /// `e` must come from `rttlab_estimator_new` and not be freed; NULL is ignored.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_on_sample(e: *mut Estimator, now_ns: u64, rtt_ns: u64, cwnd: f64) {
+pub unsafe extern "C" fn rttlab_estimator_on_sample(
+    e: *mut Estimator,
+    now_ns: u64,
+    rtt_ns: u64,
+    cwnd: f64,
+) {
     // SAFETY: per the contract above, `e` is a live estimator or NULL.
     if let Some(e) = unsafe { e.as_mut() } {
         e.on_sample(rtt_ns, &context(now_ns, cwnd, 0.0));
@@ -183,7 +219,12 @@ pub unsafe extern "C" fn rttlab_estimator_on_sample(e: *mut Estimator, now_ns: u
 /// # Safety
 /// As for `rttlab_estimator_on_sample`.
 #[no_mangle]
-pub unsafe extern "C" fn rttlab_estimator_on_timer_armed(e: *mut Estimator, now_ns: u64, cwnd: f64, max_cwnd: f64) {
+pub unsafe extern "C" fn rttlab_estimator_on_timer_armed(
+    e: *mut Estimator,
+    now_ns: u64,
+    cwnd: f64,
+    max_cwnd: f64,
+) {
     // SAFETY: per the contract, `e` is a live estimator or NULL.
     if let Some(e) = unsafe { e.as_mut() } {
         e.on_timer_armed(&context(now_ns, cwnd, max_cwnd));
@@ -217,7 +258,9 @@ pub unsafe extern "C" fn rttlab_estimator_rto(e: *const Estimator) -> u64 {
 #[no_mangle]
 pub unsafe extern "C" fn rttlab_estimator_prediction(e: *const Estimator) -> u64 {
     // SAFETY: per the contract, `e` is a live estimator or NULL.
-    unsafe { e.as_ref() }.and_then(|e| e.prediction()).unwrap_or(0)
+    unsafe { e.as_ref() }
+        .and_then(|e| e.prediction())
+        .unwrap_or(0)
 }
 
 /// # Safety
@@ -244,7 +287,10 @@ mod tests {
     #[test]
     fn the_c_abi_drives_an_estimator_like_the_rust_api() {
         unsafe {
-            let e = rttlab_estimator_new(c"linux".as_ptr(), c"rto_min=5ms, window=every-sample".as_ptr());
+            let e = rttlab_estimator_new(
+                c"linux".as_ptr(),
+                c"rto_min=5ms, window=every-sample".as_ptr(),
+            );
             assert!(!e.is_null());
             assert_eq!(rttlab_estimator_prediction(e), 0);
             rttlab_estimator_on_sample(e, 0, 100 * MS, 10.0);
@@ -260,10 +306,16 @@ mod tests {
         unsafe {
             let e = rttlab_estimator_new(c"linux".as_ptr(), c"rto_min".as_ptr());
             assert!(e.is_null());
-            assert_eq!(CStr::from_ptr(rttlab_last_error()).to_str().unwrap(), "parameter 'rto_min' is not KEY=VALUE");
+            assert_eq!(
+                CStr::from_ptr(rttlab_last_error()).to_str().unwrap(),
+                "parameter 'rto_min' is not KEY=VALUE"
+            );
             let e = rttlab_estimator_new(c"bbr".as_ptr(), std::ptr::null());
             assert!(e.is_null());
-            assert!(CStr::from_ptr(rttlab_last_error()).to_str().unwrap().starts_with("unknown estimator 'bbr'"));
+            assert!(CStr::from_ptr(rttlab_last_error())
+                .to_str()
+                .unwrap()
+                .starts_with("unknown estimator 'bbr'"));
             assert!(rttlab_estimator_new(std::ptr::null(), std::ptr::null()).is_null());
             assert_eq!(rttlab_estimator_rto(std::ptr::null()), 0);
         }
@@ -276,12 +328,24 @@ mod tests {
 
     #[test]
     fn seeding_gives_ca_rto_the_simulators_stream_of_that_flow_and_other_estimators_nothing() {
-        let contended = RttlabContext { now_ns: 0, cwnd: 2.0, ssthresh: 8.0, max_cwnd: 40.0, new_window: -1, ack_delay_ns: 0 };
+        let contended = RttlabContext {
+            now_ns: 0,
+            cwnd: 2.0,
+            ssthresh: 8.0,
+            max_cwnd: 40.0,
+            new_window: -1,
+            ack_delay_ns: 0,
+        };
         let draws = |seed: u64, flow: u32| unsafe {
             let e = rttlab_estimator_new(c"ca-rto".as_ptr(), std::ptr::null());
             assert_eq!(rttlab_estimator_seed_stream(e, seed, flow), 1);
             rttlab_estimator_on_sample_ctx(e, 100 * MS, &contended);
-            let rtos = (0..20).map(|_| { rttlab_estimator_on_timer_armed_ctx(e, &contended); rttlab_estimator_rto(e) }).collect::<Vec<_>>();
+            let rtos = (0..20)
+                .map(|_| {
+                    rttlab_estimator_on_timer_armed_ctx(e, &contended);
+                    rttlab_estimator_rto(e)
+                })
+                .collect::<Vec<_>>();
             rttlab_estimator_free(e);
             rtos
         };
@@ -292,7 +356,12 @@ mod tests {
         let mut ca = crate::rtt::ca_rto::CaRto::new(crate::rtt::ca_rto::Config::default());
         ca.seed_stream(crate::rng::Stream::new(7, crate::rng::Component::RtoPolicy(3)).next_u64());
         ca.on_sample(100 * MS, &contended.to_context());
-        let rust = (0..20).map(|_| { ca.on_timer_armed(&contended.to_context()); ca.rto() }).collect::<Vec<_>>();
+        let rust = (0..20)
+            .map(|_| {
+                ca.on_timer_armed(&contended.to_context());
+                ca.rto()
+            })
+            .collect::<Vec<_>>();
         assert_eq!(draws(7, 3), rust);
         unsafe {
             let e = rttlab_estimator_new(c"rfc6298".as_ptr(), std::ptr::null());
@@ -305,23 +374,40 @@ mod tests {
     fn the_full_context_reaches_the_estimator_as_the_simulator_passes_it() {
         // Linux's estimator decays rttvar only when new_window says an RTT window ended: the
         // same samples through the ABI and through Rust, with new_window false then true.
-        let ctx = |now, w: i32| RttlabContext { now_ns: now, cwnd: 10.0, ssthresh: 8.0, max_cwnd: 20.0, new_window: w, ack_delay_ns: 0 };
+        let ctx = |now, w: i32| RttlabContext {
+            now_ns: now,
+            cwnd: 10.0,
+            ssthresh: 8.0,
+            max_cwnd: 20.0,
+            new_window: w,
+            ack_delay_ns: 0,
+        };
         let mut rust = rtt::build("linux", &[]).unwrap();
         unsafe {
             let e = rttlab_estimator_new(c"linux".as_ptr(), std::ptr::null());
-            for (i, (ms, w)) in [(100, 0), (300, 0), (125, 0), (125, 1), (125, 1)].into_iter().enumerate() {
+            for (i, (ms, w)) in [(100, 0), (300, 0), (125, 0), (125, 1), (125, 1)]
+                .into_iter()
+                .enumerate()
+            {
                 let c = ctx(i as u64 * 100 * MS, w);
                 rttlab_estimator_on_sample_ctx(e, ms * MS, &c);
                 rust.on_sample(ms * MS, &c.to_context());
                 assert_eq!(rttlab_estimator_rto(e), rust.rto(), "sample {i}");
             }
-            assert_eq!(rttlab_estimator_rto(e), 125 * MS + 313 * MS, "rttvar decayed to 312.5 ms at the window ends");
+            assert_eq!(
+                rttlab_estimator_rto(e),
+                125 * MS + 313 * MS,
+                "rttvar decayed to 312.5 ms at the window ends"
+            );
             assert_eq!(rttlab_estimator_max_rto(e), 120_000 * MS);
             rttlab_estimator_on_sample_ctx(e, 100 * MS, std::ptr::null());
             rttlab_estimator_free(e);
         }
         let c = ctx(0, -1).to_context();
-        assert_eq!((c.cwnd, c.ssthresh, c.max_cwnd, c.new_window), (Some(10.0), Some(8.0), Some(20.0), None));
+        assert_eq!(
+            (c.cwnd, c.ssthresh, c.max_cwnd, c.new_window),
+            (Some(10.0), Some(8.0), Some(20.0), None)
+        );
     }
 
     #[test]

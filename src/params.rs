@@ -41,20 +41,95 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
-    pub const fn duration(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Duration, default, min, max, doc, aliases: &[], spell: None }
+    pub const fn duration(
+        name: &'static str,
+        default: &'static str,
+        min: f64,
+        max: f64,
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Duration,
+            default,
+            min,
+            max,
+            doc,
+            aliases: &[],
+            spell: None,
+        }
     }
-    pub const fn float(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Float, default, min, max, doc, aliases: &[], spell: None }
+    pub const fn float(
+        name: &'static str,
+        default: &'static str,
+        min: f64,
+        max: f64,
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Float,
+            default,
+            min,
+            max,
+            doc,
+            aliases: &[],
+            spell: None,
+        }
     }
-    pub const fn int(name: &'static str, default: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Int, default, min, max, doc, aliases: &[], spell: None }
+    pub const fn int(
+        name: &'static str,
+        default: &'static str,
+        min: f64,
+        max: f64,
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Int,
+            default,
+            min,
+            max,
+            doc,
+            aliases: &[],
+            spell: None,
+        }
     }
-    pub const fn quantity(name: &'static str, default: &'static str, unit: &'static str, min: f64, max: f64, doc: &'static str) -> Self {
-        Self { name, kind: Kind::Quantity(unit), default, min, max, doc, aliases: &[], spell: None }
+    pub const fn quantity(
+        name: &'static str,
+        default: &'static str,
+        unit: &'static str,
+        min: f64,
+        max: f64,
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Quantity(unit),
+            default,
+            min,
+            max,
+            doc,
+            aliases: &[],
+            spell: None,
+        }
     }
-    pub const fn choice(name: &'static str, default: &'static str, options: &'static [&'static str], doc: &'static str) -> Self {
-        Self { name, kind: Kind::Choice(options), default, min: 0.0, max: 0.0, doc, aliases: &[], spell: None }
+    pub const fn choice(
+        name: &'static str,
+        default: &'static str,
+        options: &'static [&'static str],
+        doc: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            kind: Kind::Choice(options),
+            default,
+            min: 0.0,
+            max: 0.0,
+            doc,
+            aliases: &[],
+            spell: None,
+        }
     }
 
     /// The same choice, also answering to `aliases` (other word, registered word).
@@ -64,12 +139,18 @@ impl ParamSpec {
 
     /// The same quantity, written by `spell` in the canonical form.
     pub const fn spelled_by(self, spell: fn(&str) -> Option<String>) -> Self {
-        Self { spell: Some(spell), ..self }
+        Self {
+            spell: Some(spell),
+            ..self
+        }
     }
 
     /// A choice's word as registered: an alias respelled, anything else as it is.
     pub fn registered<'a>(&self, word: &'a str) -> &'a str {
-        self.aliases.iter().find(|(alias, _)| *alias == word).map_or(word, |(_, registered)| registered)
+        self.aliases
+            .iter()
+            .find(|(alias, _)| *alias == word)
+            .map_or(word, |(_, registered)| registered)
     }
 
     /// The unit the range is written in: seconds for durations, the quantity's own text for
@@ -89,7 +170,11 @@ impl ParamSpec {
             Kind::Float | Kind::Int => format!("{}..{}", fmt_num(self.min), fmt_num(self.max)),
             Kind::Choice(options) if self.aliases.is_empty() => options.join("|"),
             Kind::Choice(options) => {
-                let aliases: Vec<String> = self.aliases.iter().map(|(a, w)| format!("{a} = {w}")).collect();
+                let aliases: Vec<String> = self
+                    .aliases
+                    .iter()
+                    .map(|(a, w)| format!("{a} = {w}"))
+                    .collect();
                 format!("{} (also {})", options.join("|"), aliases.join(", "))
             }
             Kind::Quantity(unit) => format!("{}..{} {unit}", fmt_num(self.min), fmt_num(self.max)),
@@ -111,16 +196,38 @@ fn fmt_num(x: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ParamError {
     #[error("unknown {family} '{name}' (known: {known})")]
-    Unknown { family: &'static str, name: String, known: String },
+    Unknown {
+        family: &'static str,
+        name: String,
+        known: String,
+    },
     #[error("{component}: unknown parameter '{key}' (known: {known})")]
-    UnknownKey { component: String, key: String, known: String },
+    UnknownKey {
+        component: String,
+        key: String,
+        known: String,
+    },
     #[error("{component}.{key}: cannot read '{value}' as {expected}")]
-    Malformed { component: String, key: String, value: String, expected: String },
+    Malformed {
+        component: String,
+        key: String,
+        value: String,
+        expected: String,
+    },
     #[error("{component}.{key}: {value} is outside the accepted range {range}")]
-    OutOfRange { component: String, key: String, value: String, range: String },
+    OutOfRange {
+        component: String,
+        key: String,
+        value: String,
+        range: String,
+    },
     /// A value that is in range but cannot be used as given (RED's `max_th` not above `min_th`).
     #[error("{component}.{key}: {reason}")]
-    Invalid { component: String, key: String, reason: String },
+    Invalid {
+        component: String,
+        key: String,
+        reason: String,
+    },
     #[error("{component}: {reason}")]
     Inconsistent { component: String, reason: String },
 }
@@ -134,14 +241,30 @@ pub struct Params<'a> {
 
 impl<'a> Params<'a> {
     /// Checks every given key exists; values are checked when read.
-    pub fn new(component: &'static str, specs: &'static [ParamSpec], given: &'a [(String, String)]) -> Result<Self, ParamError> {
+    pub fn new(
+        component: &'static str,
+        specs: &'static [ParamSpec],
+        given: &'a [(String, String)],
+    ) -> Result<Self, ParamError> {
         for (key, _) in given {
             if !specs.iter().any(|s| s.name == key) {
-                let known = if specs.is_empty() { "none".to_string() } else { specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ") };
-                return Err(ParamError::UnknownKey { component: component.into(), key: key.clone(), known });
+                let known = if specs.is_empty() {
+                    "none".to_string()
+                } else {
+                    specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                };
+                return Err(ParamError::UnknownKey {
+                    component: component.into(),
+                    key: key.clone(),
+                    known,
+                });
             }
         }
-        Ok(Self { component, specs, given })
+        Ok(Self {
+            component,
+            specs,
+            given,
+        })
     }
 
     fn raw(&self, name: &str) -> (&ParamSpec, &str) {
@@ -149,9 +272,19 @@ impl<'a> Params<'a> {
             .specs
             .iter()
             .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{}: parameter '{name}' read but not declared", self.component));
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: parameter '{name}' read but not declared",
+                    self.component
+                )
+            });
         // The last value given wins, like repeated command-line flags.
-        let value = self.given.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let value = self
+            .given
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str());
         (spec, value.unwrap_or(spec.default))
     }
 
@@ -186,21 +319,29 @@ impl<'a> Params<'a> {
 
     pub fn float(&self, name: &str) -> Result<f64, ParamError> {
         let (spec, value) = self.raw(name);
-        let x: f64 = value.trim().parse().map_err(|_| self.malformed(spec, value, "a number"))?;
+        let x: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| self.malformed(spec, value, "a number"))?;
         self.check_range(spec, value, x)?;
         Ok(x)
     }
 
     pub fn int(&self, name: &str) -> Result<u64, ParamError> {
         let (spec, value) = self.raw(name);
-        let x: u64 = value.trim().parse().map_err(|_| self.malformed(spec, value, "a whole number"))?;
+        let x: u64 = value
+            .trim()
+            .parse()
+            .map_err(|_| self.malformed(spec, value, "a whole number"))?;
         self.check_range(spec, value, x as f64)?;
         Ok(x)
     }
 
     pub fn choice(&self, name: &str) -> Result<&'static str, ParamError> {
         let (spec, value) = self.raw(name);
-        let Kind::Choice(options) = spec.kind else { panic!("{name} is not a choice") };
+        let Kind::Choice(options) = spec.kind else {
+            panic!("{name} is not a choice")
+        };
         options
             .iter()
             .copied()
@@ -210,7 +351,13 @@ impl<'a> Params<'a> {
 
     /// A [`Kind::Quantity`]: `parse` reads the text, `magnitude` gives the number (in the
     /// spec's unit) the range is checked on.
-    pub fn quantity<T>(&self, name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>, magnitude: impl Fn(&T) -> f64) -> Result<T, ParamError> {
+    pub fn quantity<T>(
+        &self,
+        name: &str,
+        expected: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        magnitude: impl Fn(&T) -> f64,
+    ) -> Result<T, ParamError> {
         let (spec, value) = self.raw(name);
         let x = parse(value.trim()).ok_or_else(|| self.malformed(spec, value, expected))?;
         self.check_range(spec, value, magnitude(&x))?;
@@ -229,12 +376,19 @@ impl<'a> Params<'a> {
 
     /// The parameters together cannot be used (a prerequisite missing, two that contradict).
     pub fn inconsistent(&self, reason: impl Into<String>) -> ParamError {
-        ParamError::Inconsistent { component: self.component.into(), reason: reason.into() }
+        ParamError::Inconsistent {
+            component: self.component.into(),
+            reason: reason.into(),
+        }
     }
 
     /// Parameter `key` cannot be used as given, for `reason`.
     pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ParamError {
-        ParamError::Invalid { component: self.component.into(), key: key.into(), reason: reason.into() }
+        ParamError::Invalid {
+            component: self.component.into(),
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -389,7 +543,10 @@ mod tests {
     ];
 
     fn given(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -405,7 +562,10 @@ mod tests {
     fn unknown_keys_are_named_with_the_known_ones() {
         let g = given(&[("beta", "1")]);
         let err = Params::new("x", SPECS, &g).err().unwrap().to_string();
-        assert_eq!(err, "x: unknown parameter 'beta' (known: min_rto, alpha, mode)");
+        assert_eq!(
+            err,
+            "x: unknown parameter 'beta' (known: min_rto, alpha, mode)"
+        );
     }
 
     #[test]
@@ -418,7 +578,11 @@ mod tests {
     #[test]
     fn out_of_range_values_are_rejected_with_the_range() {
         let g = given(&[("alpha", "1.5")]);
-        let err = Params::new("x", SPECS, &g).unwrap().float("alpha").unwrap_err().to_string();
+        let err = Params::new("x", SPECS, &g)
+            .unwrap()
+            .float("alpha")
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "x.alpha: 1.5 is outside the accepted range 0..1");
         let g = given(&[("alpha", "NaN")]);
         assert!(Params::new("x", SPECS, &g).unwrap().float("alpha").is_err());
@@ -428,8 +592,16 @@ mod tests {
     fn malformed_values_say_what_was_expected() {
         let g = given(&[("min_rto", "soon"), ("mode", "c")]);
         let p = Params::new("x", SPECS, &g).unwrap();
-        assert!(p.duration("min_rto").unwrap_err().to_string().contains("a duration"));
-        assert!(p.choice("mode").unwrap_err().to_string().contains("one of a|b"));
+        assert!(p
+            .duration("min_rto")
+            .unwrap_err()
+            .to_string()
+            .contains("a duration"));
+        assert!(p
+            .choice("mode")
+            .unwrap_err()
+            .to_string()
+            .contains("one of a|b"));
     }
 
     crate::choices! {
@@ -454,14 +626,31 @@ mod tests {
     #[test]
     fn a_declared_config_has_one_table_its_declared_defaults_and_typed_fields() {
         use declared::{Config, PARAMS};
-        assert_eq!(PARAMS.iter().map(|p| p.name).collect::<Vec<_>>(), ["min_rto", "alpha", "n", "mode", "on"]);
+        assert_eq!(
+            PARAMS.iter().map(|p| p.name).collect::<Vec<_>>(),
+            ["min_rto", "alpha", "n", "mode", "on"]
+        );
         assert_eq!(PARAMS[3].range_text(), "a|b");
-        assert_eq!(Config::default(), Config { min_rto: crate::time::SEC, alpha: 0.125, n: 8, mode: Mode::B, on: false });
+        assert_eq!(
+            Config::default(),
+            Config {
+                min_rto: crate::time::SEC,
+                alpha: 0.125,
+                n: 8,
+                mode: Mode::B,
+                on: false
+            }
+        );
         let g = given(&[("mode", "a"), ("on", "true"), ("n", "3")]);
         let c = Config::from_params(&Params::new("x", PARAMS, &g).unwrap()).unwrap();
         assert_eq!((c.mode, c.on, c.n), (Mode::A, true, 3));
         let g = given(&[("n", "0")]);
-        assert_eq!(Config::from_params(&Params::new("x", PARAMS, &g).unwrap()).unwrap_err().to_string(), "x.n: 0 is outside the accepted range 1..100");
+        assert_eq!(
+            Config::from_params(&Params::new("x", PARAMS, &g).unwrap())
+                .unwrap_err()
+                .to_string(),
+            "x.n: 0 is outside the accepted range 1..100"
+        );
     }
 
     /// A number with a unit suffix, for the `quantity` kind.
@@ -510,22 +699,56 @@ mod tests {
         use shared::{Narrow, Wide, NARROW, WIDE};
         assert_eq!(WIDE[0].doc, NARROW[0].doc);
         assert_eq!(WIDE[3].range_text(), "0..100 m");
-        assert_eq!(Wide::default(), Wide { mode: Mode::A, lo: 1, hi: 2, reach: Metres(5.0) });
+        assert_eq!(
+            Wide::default(),
+            Wide {
+                mode: Mode::A,
+                lo: 1,
+                hi: 2,
+                reach: Metres(5.0)
+            }
+        );
         assert_eq!(Narrow::default(), Narrow { mode: Mode::A });
-        let read = |g: &[(&str, &str)]| Wide::from_params(&Params::new("w", WIDE, &given(g)).unwrap()).map_err(|e| e.to_string());
-        assert_eq!(read(&[("reach", "7m"), ("mode", "b")]).unwrap().reach, Metres(7.0));
-        assert_eq!(read(&[("reach", "7")]).unwrap_err(), "w.reach: cannot read '7' as a length such as 3m");
-        assert_eq!(read(&[("reach", "700m")]).unwrap_err(), "w.reach: 700m is outside the accepted range 0..100 m");
-        assert_eq!(read(&[("lo", "3")]).unwrap_err(), "w: lo (3) must not exceed hi (2)");
+        let read = |g: &[(&str, &str)]| {
+            Wide::from_params(&Params::new("w", WIDE, &given(g)).unwrap())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            read(&[("reach", "7m"), ("mode", "b")]).unwrap().reach,
+            Metres(7.0)
+        );
+        assert_eq!(
+            read(&[("reach", "7")]).unwrap_err(),
+            "w.reach: cannot read '7' as a length such as 3m"
+        );
+        assert_eq!(
+            read(&[("reach", "700m")]).unwrap_err(),
+            "w.reach: 700m is outside the accepted range 0..100 m"
+        );
+        assert_eq!(
+            read(&[("lo", "3")]).unwrap_err(),
+            "w: lo (3) must not exceed hi (2)"
+        );
     }
 
     #[test]
     fn a_choice_reads_its_aliases_as_the_registered_word_and_lists_them() {
-        const DIST: ParamSpec = ParamSpec::choice("dist", "exponential", &["exponential", "fixed"], "d").with_aliases(&[("exp", "exponential")]);
+        const DIST: ParamSpec =
+            ParamSpec::choice("dist", "exponential", &["exponential", "fixed"], "d")
+                .with_aliases(&[("exp", "exponential")]);
         let given = [("dist".to_string(), "exp".to_string())];
-        assert_eq!(Params::new("c", &[DIST], &given).unwrap().choice("dist").unwrap(), "exponential");
+        assert_eq!(
+            Params::new("c", &[DIST], &given)
+                .unwrap()
+                .choice("dist")
+                .unwrap(),
+            "exponential"
+        );
         assert_eq!(DIST.registered("exp"), "exponential");
         assert_eq!(DIST.registered("fixed"), "fixed");
-        assert_eq!(DIST.range_text(), "exponential|fixed (also exp = exponential)");
+        assert_eq!(
+            DIST.range_text(),
+            "exponential|fixed (also exp = exponential)"
+        );
     }
 }

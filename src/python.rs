@@ -13,7 +13,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-create_exception!(_core, InputError, PyValueError, "An input file cannot be read; the message names file, line and field.");
+create_exception!(
+    _core,
+    InputError,
+    PyValueError,
+    "An input file cannot be read; the message names file, line and field."
+);
 create_exception!(_core, ParameterError, PyValueError, "A component (estimator, RTO policy, congestion control, ...) name or parameter is unknown or out of range.");
 
 fn param_error(e: ParamError) -> PyErr {
@@ -23,18 +28,31 @@ fn param_error(e: ParamError) -> PyErr {
 type Spec = (String, Vec<(String, String)>);
 
 fn build_all(specs: &[Spec]) -> PyResult<Vec<rtt::Estimator>> {
-    specs.iter().map(|(name, params)| rtt::build(name, params).map_err(param_error)).collect()
+    specs
+        .iter()
+        .map(|(name, params)| rtt::build(name, params).map_err(param_error))
+        .collect()
 }
 
 /// Read an RTT series file → (times_ns, rtts_ns) as uint64 arrays.
 #[pyfunction]
 #[pyo3(signature = (path, unit=None))]
-fn read_series<'py>(py: Python<'py>, path: &str, unit: Option<&str>) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+fn read_series<'py>(
+    py: Python<'py>,
+    path: &str,
+    unit: Option<&str>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
     let unit = unit
-        .map(|u| series::Unit::parse(u).ok_or_else(|| ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))))
+        .map(|u| {
+            series::Unit::parse(u).ok_or_else(|| {
+                ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))
+            })
+        })
         .transpose()?;
     let path_buf = std::path::PathBuf::from(path);
-    let s = py.detach(|| series::read(&path_buf, unit)).map_err(|e| InputError::new_err(e.to_string()))?;
+    let s = py
+        .detach(|| series::read(&path_buf, unit))
+        .map_err(|e| InputError::new_err(e.to_string()))?;
     Ok((s.times.into_pyarray(py), s.rtts.into_pyarray(py)))
 }
 
@@ -75,11 +93,20 @@ impl SeriesData {
 #[pyo3(signature = (path, unit=None))]
 fn read_series_data(py: Python<'_>, path: &str, unit: Option<&str>) -> PyResult<SeriesData> {
     let unit = unit
-        .map(|u| series::Unit::parse(u).ok_or_else(|| ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))))
+        .map(|u| {
+            series::Unit::parse(u).ok_or_else(|| {
+                ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))
+            })
+        })
         .transpose()?;
     let path_buf = std::path::PathBuf::from(path);
-    let s = py.detach(|| series::read(&path_buf, unit)).map_err(|e| InputError::new_err(e.to_string()))?;
-    Ok(SeriesData { times: s.times, rtts: s.rtts })
+    let s = py
+        .detach(|| series::read(&path_buf, unit))
+        .map_err(|e| InputError::new_err(e.to_string()))?;
+    Ok(SeriesData {
+        times: s.times,
+        rtts: s.rtts,
+    })
 }
 
 fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
@@ -122,7 +149,14 @@ fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("aliases", e.decl.aliases.to_vec())?;
             d.set_item("summary", e.decl.summary)?;
             d.set_item("source", e.decl.source)?;
-            d.set_item("params", e.decl.params.iter().map(|s| spec_dict(py, s)).collect::<PyResult<Vec<_>>>()?)?;
+            d.set_item(
+                "params",
+                e.decl
+                    .params
+                    .iter()
+                    .map(|s| spec_dict(py, s))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?;
             let defaults = PyDict::new(py);
             for (k, v) in e.decl.defaults {
                 defaults.set_item(k, v)?;
@@ -167,7 +201,9 @@ fn replay<'py>(
     let arrays: (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u64>);
     let (times, rtts): (&[u64], &[u64]) = if let Ok(data) = times_ns.cast::<SeriesData>() {
         if rtts_ns.is_some_and(|r| !r.is_none()) {
-            return Err(PyValueError::new_err("a SeriesData holds both columns: pass None as rtts_ns"));
+            return Err(PyValueError::new_err(
+                "a SeriesData holds both columns: pass None as rtts_ns",
+            ));
         }
         held = data.clone();
         let d = held.get();
@@ -179,10 +215,16 @@ fn replay<'py>(
     };
     let starts = starts.unwrap_or_default();
     if starts.windows(2).any(|w| w[0] >= w[1]) || starts.last().is_some_and(|&s| s > times.len()) {
-        return Err(PyValueError::new_err("stream starts must be strictly increasing indices within the samples"));
+        return Err(PyValueError::new_err(
+            "stream starts must be strictly increasing indices within the samples",
+        ));
     }
     if times.len() != rtts.len() {
-        return Err(PyValueError::new_err(format!("{} times but {} RTTs", times.len(), rtts.len())));
+        return Err(PyValueError::new_err(format!(
+            "{} times but {} RTTs",
+            times.len(),
+            rtts.len()
+        )));
     }
     if tick_ns == 0 {
         return Err(ParameterError::new_err("tick must be positive"));
@@ -190,7 +232,11 @@ fn replay<'py>(
     let estimators = build_all(&specs)?;
     let cfg = ReplayConfig {
         tick: tick_ns,
-        timer: TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps },
+        timer: TimerConfig {
+            granularity: timer_granularity_ns,
+            min_rto: min_rto_ns,
+            timestamps,
+        },
         trace,
         per_stream,
     };
@@ -198,7 +244,11 @@ fn replay<'py>(
     // Really lost segments: (stream index, timer start in ns), scored with W (docs/metrics.md).
     let mut losses = losses.unwrap_or_default();
     losses.sort_unstable();
-    let streams = Streams { starts: &starts, timestamps: &stream_timestamps, losses: &losses };
+    let streams = Streams {
+        starts: &starts,
+        timestamps: &stream_timestamps,
+        losses: &losses,
+    };
     let results = py.detach(|| replay_all(estimators, times, rtts, &streams, &cfg, threads));
     let secs = |ns: Nanos| ns as f64 / 1e9;
     specs
@@ -207,11 +257,24 @@ fn replay<'py>(
         .map(|((name, _), (m, tr, each))| {
             let d = metrics_dict(py, name, &m)?;
             if per_stream {
-                d.set_item("streams", each.iter().map(|m| metrics_dict(py, name, m)).collect::<PyResult<Vec<_>>>()?)?;
+                d.set_item(
+                    "streams",
+                    each.iter()
+                        .map(|m| metrics_dict(py, name, m))
+                        .collect::<PyResult<Vec<_>>>()?,
+                )?;
             }
             if let Some(tr) = tr {
-                let pred: Vec<f64> = tr.prediction.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
-                let after: Vec<f64> = tr.prediction_after.iter().map(|p| p.map_or(f64::NAN, secs)).collect();
+                let pred: Vec<f64> = tr
+                    .prediction
+                    .iter()
+                    .map(|p| p.map_or(f64::NAN, secs))
+                    .collect();
+                let after: Vec<f64> = tr
+                    .prediction_after
+                    .iter()
+                    .map(|p| p.map_or(f64::NAN, secs))
+                    .collect();
                 let rto: Vec<f64> = tr.rto.iter().map(|&r| secs(r)).collect();
                 let wait: Vec<f64> = tr.wait.iter().map(|&r| secs(r)).collect();
                 d.set_item("prediction_s", pred.into_pyarray(py))?;
@@ -226,7 +289,11 @@ fn replay<'py>(
 }
 
 /// One estimator's metrics as a dict (keys: docs/metrics.md).
-fn metrics_dict<'py>(py: Python<'py>, name: &str, m: &crate::eval::Metrics) -> PyResult<Bound<'py, PyDict>> {
+fn metrics_dict<'py>(
+    py: Python<'py>,
+    name: &str,
+    m: &crate::eval::Metrics,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("estimator", name)?;
     d.set_item("samples", m.samples)?;
@@ -252,12 +319,22 @@ fn metrics_dict<'py>(py: Python<'py>, name: &str, m: &crate::eval::Metrics) -> P
 /// Least-squares fit of the regression estimator: features (n × 4: hops, min_rtt, max_rtt, ttl)
 /// and targets (n) → [b0, b1, b2, b3, b4].
 #[pyfunction]
-fn fit_regression(features: PyReadonlyArray2<'_, f64>, targets: PyReadonlyArray1<'_, f64>) -> PyResult<[f64; 5]> {
+fn fit_regression(
+    features: PyReadonlyArray2<'_, f64>,
+    targets: PyReadonlyArray1<'_, f64>,
+) -> PyResult<[f64; 5]> {
     let view = features.as_array();
     if view.ncols() != 4 {
-        return Err(PyValueError::new_err(format!("features must have 4 columns (hops, min_rtt, max_rtt, ttl), got {}", view.ncols())));
+        return Err(PyValueError::new_err(format!(
+            "features must have 4 columns (hops, min_rtt, max_rtt, ttl), got {}",
+            view.ncols()
+        )));
     }
-    let rows: Vec<[f64; 4]> = view.rows().into_iter().map(|r| [r[0], r[1], r[2], r[3]]).collect();
+    let rows: Vec<[f64; 4]> = view
+        .rows()
+        .into_iter()
+        .map(|r| [r[0], r[1], r[2], r[3]])
+        .collect();
     let targets = targets.as_slice()?;
     rtt::regression::fit(&rows, targets).map_err(|e| PyValueError::new_err(e.to_string()))
 }
@@ -271,10 +348,21 @@ use crate::capture::{self, Analysis, Method};
 /// `counters`, `read` and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true))]
-fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sack_samples: bool) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
+fn analyze_capture<'py>(
+    py: Python<'py>,
+    path: &str,
+    include_ambiguous: bool,
+    sack_samples: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = capture::Config {
+        include_ambiguous,
+        sack_samples,
+        ..capture::Config::default()
+    };
     let path_buf = std::path::PathBuf::from(path);
-    let a = py.detach(|| capture::analyze_file(&path_buf, &cfg)).map_err(|e| capture_error(path, e))?;
+    let a = py
+        .detach(|| capture::analyze_file(&path_buf, &cfg))
+        .map_err(|e| capture_error(path, e))?;
     capture_dict(py, path, a)
 }
 
@@ -285,14 +373,18 @@ fn analyze_capture<'py>(py: Python<'py>, path: &str, include_ambiguous: bool, sa
 fn capture_format(path: &str) -> PyResult<Option<&'static str>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4);
-    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(None);
+    };
     if file.take(4).read_to_end(&mut head).is_err() {
         return Ok(None);
     }
     match capture::reader::sniff(&head) {
         Ok(capture::Format::Pcap) => Ok(Some("pcap")),
         Ok(capture::Format::PcapNg) => Ok(Some("pcapng")),
-        Err(e @ capture::CaptureError::Compressed { .. }) => Err(InputError::new_err(format!("{path}: {e}"))),
+        Err(e @ capture::CaptureError::Compressed { .. }) => {
+            Err(InputError::new_err(format!("{path}: {e}")))
+        }
         Err(_) => Ok(None),
     }
 }
@@ -321,10 +413,23 @@ impl CaptureStream {
     /// identical results).
     #[new]
     #[pyo3(signature = (path, include_ambiguous=false, sack_samples=true, threads=1))]
-    fn new(path: &str, include_ambiguous: bool, sack_samples: bool, threads: usize) -> PyResult<Self> {
-        let cfg = capture::Config { include_ambiguous, sack_samples, ..capture::Config::default() };
+    fn new(
+        path: &str,
+        include_ambiguous: bool,
+        sack_samples: bool,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let cfg = capture::Config {
+            include_ambiguous,
+            sack_samples,
+            ..capture::Config::default()
+        };
         let stream = capture::Stream::open_threads(std::path::Path::new(path), &cfg, threads);
-        Ok(Self { path: path.to_owned(), stream: Some(stream.map_err(|e| capture_error(path, e))?), threads })
+        Ok(Self {
+            path: path.to_owned(),
+            stream: Some(stream.map_err(|e| capture_error(path, e))?),
+            threads,
+        })
     }
 
     /// The next batch of at least `rows` samples that pass the filter (`methods`: names, None
@@ -332,15 +437,28 @@ impl CaptureStream {
     /// (`capture::export`; a first column `capture` holding `capture` when given), or None
     /// when done. No NumPy or pandas on the way: `pa.table(t)` takes it as it is.
     #[pyo3(signature = (rows, methods=None, conns=Vec::new(), capture=None))]
-    fn next_arrow(&mut self, py: Python<'_>, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<Option<ArrowTable>> {
+    fn next_arrow(
+        &mut self,
+        py: Python<'_>,
+        rows: usize,
+        methods: Option<Vec<String>>,
+        conns: Vec<i64>,
+        capture: Option<String>,
+    ) -> PyResult<Option<ArrowTable>> {
         let filter = sample_filter(methods, &conns)?;
-        let Some(stream) = self.stream.as_mut() else { return Ok(None) };
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(None);
+        };
         loop {
-            let batch = py.detach(|| stream.next_batch(rows)).map_err(|e| capture_error(&self.path, e))?;
+            let batch = py
+                .detach(|| stream.next_batch(rows))
+                .map_err(|e| capture_error(&self.path, e))?;
             let Some(batch) = batch else { return Ok(None) };
             let batch = filter.apply(batch);
             if !batch.is_empty() {
-                return Ok(Some(ArrowTable { batch: capture::export::record_batch(&batch, capture.as_deref()) }));
+                return Ok(Some(ArrowTable {
+                    batch: capture::export::record_batch(&batch, capture.as_deref()),
+                }));
             }
             py.check_signals()?;
         }
@@ -353,25 +471,56 @@ impl CaptureStream {
     /// are OSErrors with errno and strerror, as Python's own writes raise them.
     #[pyo3(signature = (path, header, append=false, rows=1 << 16, methods=None, conns=Vec::new(), capture=None))]
     #[allow(clippy::too_many_arguments)]
-    fn write_csv(&mut self, py: Python<'_>, path: Option<String>, header: bool, append: bool, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<u64> {
+    fn write_csv(
+        &mut self,
+        py: Python<'_>,
+        path: Option<String>,
+        header: bool,
+        append: bool,
+        rows: usize,
+        methods: Option<Vec<String>>,
+        conns: Vec<i64>,
+        capture: Option<String>,
+    ) -> PyResult<u64> {
         use std::io::Write;
         let filter = sample_filter(methods, &conns)?;
         let threads = self.threads;
-        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(0);
+        };
         let sink: Box<dyn Write + Send> = match &path {
-            Some(p) => Box::new(std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(p).map_err(os_error)?),
+            Some(p) => Box::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(p)
+                    .map_err(os_error)?,
+            ),
             None => Box::new(std::io::stdout()),
         };
         let mut out = std::io::BufWriter::with_capacity(1 << 18, sink);
         if header {
-            out.write_all(capture::export::csv_header(capture.is_some()).as_bytes()).map_err(os_error)?;
+            out.write_all(capture::export::csv_header(capture.is_some()).as_bytes())
+                .map_err(os_error)?;
         }
         // With a second thread the rows are formatted and written beside the analysis.
-        let mut csv = capture::background::SampleSink::new(capture::export::CsvRows(out), threads >= 2, "rttlab-csv").map_err(os_error)?;
+        let mut csv = capture::background::SampleSink::new(
+            capture::export::CsvRows(out),
+            threads >= 2,
+            "rttlab-csv",
+        )
+        .map_err(os_error)?;
         let mut written = 0u64;
         loop {
             let step = py.detach(|| -> PyResult<bool> {
-                let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
+                let Some(batch) = stream
+                    .next_batch(rows)
+                    .map_err(|e| capture_error(&self.path, e))?
+                else {
+                    return Ok(false);
+                };
                 let batch = filter.apply(batch);
                 written += batch.len() as u64;
                 csv.write(batch, capture.as_deref()).map_err(os_error)?;
@@ -394,15 +543,35 @@ impl CaptureStream {
     /// first column `capture` holding `capture` when given. Returns the rows written. Write errors
     /// are OSErrors, as for `write_csv`.
     #[pyo3(signature = (sink, rows=1 << 16, methods=None, conns=Vec::new(), capture=None))]
-    fn write_parquet(&mut self, py: Python<'_>, mut sink: PyRefMut<'_, ParquetSink>, rows: usize, methods: Option<Vec<String>>, conns: Vec<i64>, capture: Option<String>) -> PyResult<u64> {
+    fn write_parquet(
+        &mut self,
+        py: Python<'_>,
+        mut sink: PyRefMut<'_, ParquetSink>,
+        rows: usize,
+        methods: Option<Vec<String>>,
+        conns: Vec<i64>,
+        capture: Option<String>,
+    ) -> PyResult<u64> {
         let filter = sample_filter(methods, &conns)?;
-        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
-        let file = sink.file.get_mut().unwrap_or_else(|e| e.into_inner()).as_mut();
-        let file = file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(0);
+        };
+        let file = sink
+            .file
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut();
+        let file =
+            file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
         let mut written = 0u64;
         loop {
             let step = py.detach(|| -> PyResult<bool> {
-                let Some(batch) = stream.next_batch(rows).map_err(|e| capture_error(&self.path, e))? else { return Ok(false) };
+                let Some(batch) = stream
+                    .next_batch(rows)
+                    .map_err(|e| capture_error(&self.path, e))?
+                else {
+                    return Ok(false);
+                };
                 let batch = filter.apply(batch);
                 if !batch.is_empty() {
                     written += batch.len() as u64;
@@ -425,35 +594,53 @@ impl CaptureStream {
     /// counters and warnings as a `CaptureSummary`, no NumPy array or dict built (what `rttlab
     /// flows --json` and `rttlab samples` need).
     fn summary(&mut self, py: Python<'_>) -> PyResult<CaptureSummary> {
-        let mut stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
+        let mut stream = self
+            .stream
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
         let a = py
             .detach(|| -> Result<Analysis, capture::CaptureError> {
                 stream.drain()?;
                 Ok(stream.finish())
             })
             .map_err(|e| capture_error(&self.path, e))?;
-        Ok(CaptureSummary { path: self.path.clone(), analysis: Some(a) })
+        Ok(CaptureSummary {
+            path: self.path.clone(),
+            analysis: Some(a),
+        })
     }
 
     /// The next batch of at least `rows` samples as an Arrow table in the samples schema, or
     /// None when done.
     fn next_batch(&mut self, py: Python<'_>, rows: usize) -> PyResult<Option<ArrowTable>> {
-        let Some(stream) = self.stream.as_mut() else { return Ok(None) };
-        let batch = py.detach(|| stream.next_batch(rows)).map_err(|e| capture_error(&self.path, e))?;
-        Ok(batch.map(|s| ArrowTable { batch: capture::tables::record_batch(&s, None) }))
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(None);
+        };
+        let batch = py
+            .detach(|| stream.next_batch(rows))
+            .map_err(|e| capture_error(&self.path, e))?;
+        Ok(batch.map(|s| ArrowTable {
+            batch: capture::tables::record_batch(&s, None),
+        }))
     }
 
     /// Read to the end, dropping the samples inside the core (no Python objects are built: what
     /// `rttlab flows` needs); returns how many were dropped.
     fn drain(&mut self, py: Python<'_>) -> PyResult<u64> {
-        let Some(stream) = self.stream.as_mut() else { return Ok(0) };
-        py.detach(|| stream.drain()).map_err(|e| capture_error(&self.path, e))
+        let Some(stream) = self.stream.as_mut() else {
+            return Ok(0);
+        };
+        py.detach(|| stream.drain())
+            .map_err(|e| capture_error(&self.path, e))
     }
 
     /// Connections, counters, read statistics and warnings (and any samples not yet taken), once
     /// `next_batch` returned None.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let stream = self.stream.take().ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
+        let stream = self
+            .stream
+            .take()
+            .ok_or_else(|| PyValueError::new_err("finish() was already called"))?;
         let a = py.detach(|| stream.finish());
         capture_dict(py, &self.path, a)
     }
@@ -476,15 +663,27 @@ impl ParquetSink {
     #[new]
     #[pyo3(signature = (path, with_capture=false, background=false))]
     fn new(path: &str, with_capture: bool, background: bool) -> PyResult<Self> {
-        let file = capture::parquet_file::SampleParquet::create(std::path::Path::new(path), with_capture, background).map_err(os_error)?;
-        Ok(Self { file: std::sync::Mutex::new(Some(file)) })
+        let file = capture::parquet_file::SampleParquet::create(
+            std::path::Path::new(path),
+            with_capture,
+            background,
+        )
+        .map_err(os_error)?;
+        Ok(Self {
+            file: std::sync::Mutex::new(Some(file)),
+        })
     }
 
     /// Write the footer; returns the rows the file holds. A file with no rows still has the
     /// columns.
     fn close(&mut self, py: Python<'_>) -> PyResult<u64> {
-        let file = self.file.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        let file = file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
+        let file = self
+            .file
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let file =
+            file.ok_or_else(|| PyValueError::new_err("the Parquet file was already closed"))?;
         py.detach(|| file.close()).map_err(os_error)
     }
 }
@@ -499,7 +698,9 @@ struct CaptureSummary {
 
 impl CaptureSummary {
     fn analysis(&self) -> PyResult<&Analysis> {
-        self.analysis.as_ref().ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))
+        self.analysis
+            .as_ref()
+            .ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))
     }
 }
 
@@ -523,23 +724,44 @@ impl CaptureSummary {
     /// Write the connection records of `rttlab flows --json` (`capture::flows_json`: the
     /// `"flows"` list's body and the object's end, after `indent`) to `out`, a text file object,
     /// by `out.write` of pieces of about 1 MB.
-    fn write_flows_json(&self, py: Python<'_>, out: Bound<'_, PyAny>, indent: &str) -> PyResult<()> {
+    fn write_flows_json(
+        &self,
+        py: Python<'_>,
+        out: Bound<'_, PyAny>,
+        indent: &str,
+    ) -> PyResult<()> {
         let conns = &self.analysis()?.connections;
-        capture::flows_json::write_records(conns, indent, 1 << 20, |piece| out.call_method1("write", (piece,)).map(|_| ()))?;
+        capture::flows_json::write_records(conns, indent, 1 << 20, |piece| {
+            out.call_method1("write", (piece,)).map(|_| ())
+        })?;
         let _ = py;
         Ok(())
     }
 
     /// The dict `analyze_capture` returns (samples empty); the summary is used up.
     fn to_dict<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let a = self.analysis.take().ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))?;
+        let a = self
+            .analysis
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the summary was already turned into a dict"))?;
         capture_dict(py, &self.path, a)
     }
 }
 
 fn sample_filter(methods: Option<Vec<String>>, conns: &[i64]) -> PyResult<capture::export::Filter> {
     let methods = methods
-        .map(|names| names.iter().map(|n| Method::from_name(n).ok_or_else(|| PyValueError::new_err(format!("unknown sample method '{n}' (seq, ts or syn)")))).collect::<PyResult<Vec<_>>>())
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| {
+                    Method::from_name(n).ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "unknown sample method '{n}' (seq, ts or syn)"
+                        ))
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()
+        })
         .transpose()?;
     Ok(capture::export::Filter::new(methods.as_deref(), conns))
 }
@@ -550,7 +772,10 @@ fn os_error(e: std::io::Error) -> PyErr {
     match e.raw_os_error() {
         Some(code) => {
             let text = e.to_string();
-            let strerror = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_owned();
+            let strerror = text
+                .strip_suffix(&format!(" (os error {code})"))
+                .unwrap_or(&text)
+                .to_owned();
             pyo3::exceptions::PyOSError::new_err((code, strerror))
         }
         None => PyErr::from(e),
@@ -561,14 +786,19 @@ fn os_error(e: std::io::Error) -> PyErr {
 /// meaning), kind one of `count`, `opt_int`, `seconds`, `opt_seconds`, `flag`, `text`.
 #[pyfunction]
 fn connection_columns() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
-    capture::tables::CONN_COLUMNS.iter().map(|c| (c.name, c.ty.key(), c.unit, c.doc)).collect()
+    capture::tables::CONN_COLUMNS
+        .iter()
+        .map(|c| (c.name, c.ty.key(), c.unit, c.doc))
+        .collect()
 }
 
 /// The samples table's Arrow schema (`capture::tables::schema`), for an empty Parquet file.
 #[pyfunction]
 #[pyo3(signature = (with_capture=false))]
 fn sample_schema(with_capture: bool) -> ArrowSchema {
-    ArrowSchema { schema: std::sync::Arc::new(capture::tables::schema(with_capture)) }
+    ArrowSchema {
+        schema: std::sync::Arc::new(capture::tables::schema(with_capture)),
+    }
 }
 
 fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound<'py, PyDict>> {
@@ -577,17 +807,35 @@ fn capture_dict<'py>(py: Python<'py>, path: &str, a: Analysis) -> PyResult<Bound
     // The three tables as Arrow, in the columns `capture::tables` declares (pyarrow, pandas and
     // DuckDB take them without a copy); retransmissions carry the evidence on whether each was
     // needed (capture::loss).
-    out.set_item("samples", ArrowTable { batch: capture::tables::record_batch(&a.samples, None) })?;
-    out.set_item("connections", ArrowTable { batch: capture::tables::conn_batch(&a.connections) })?;
-    out.set_item("retransmissions", ArrowTable { batch: capture::tables::rtx_batch(&a.retransmissions) })?;
+    out.set_item(
+        "samples",
+        ArrowTable {
+            batch: capture::tables::record_batch(&a.samples, None),
+        },
+    )?;
+    out.set_item(
+        "connections",
+        ArrowTable {
+            batch: capture::tables::conn_batch(&a.connections),
+        },
+    )?;
+    out.set_item(
+        "retransmissions",
+        ArrowTable {
+            batch: capture::tables::rtx_batch(&a.retransmissions),
+        },
+    )?;
 
     out.set_item("counters", counters_dict(py, &a.counters)?)?;
 
     let read = PyDict::new(py);
-    read.set_item("format", match a.read.format {
-        capture::Format::Pcap => "pcap",
-        capture::Format::PcapNg => "pcapng",
-    })?;
+    read.set_item(
+        "format",
+        match a.read.format {
+            capture::Format::Pcap => "pcap",
+            capture::Format::PcapNg => "pcapng",
+        },
+    )?;
     read.set_item("frames", a.read.frames)?;
     read.set_item("interfaces", a.read.interfaces)?;
     read.set_item("snaplens", a.read.snaplens.clone())?;
@@ -626,10 +874,16 @@ fn capture_warnings(path: &str, a: &Analysis) -> Vec<String> {
     let k = &a.counters;
     let mut warnings = Vec::new();
     if let Some(d) = &a.read.damage {
-        warnings.push(format!("{path}: {d}; the {} packets before it were analysed", d.packet - 1));
+        warnings.push(format!(
+            "{path}: {d}; the {} packets before it were analysed",
+            d.packet - 1
+        ));
     }
     if a.read.orphan_packets > 0 {
-        warnings.push(format!("{path}: {} packets name an undescribed interface and were skipped", a.read.orphan_packets));
+        warnings.push(format!(
+            "{path}: {} packets name an undescribed interface and were skipped",
+            a.read.orphan_packets
+        ));
     }
     if let Some(lt) = k.first_unsupported_link {
         warnings.push(format!(
@@ -655,7 +909,12 @@ fn register_capture(m: &Bound<'_, PyModule>) -> PyResult<()> {
 // ---- sim ----
 // The simulator: a scenario in, summaries and traces out, all as NumPy columns.
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario file or override is invalid; the message names the key.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario file or override is invalid; the message names the key."
+);
 
 /// One result table as Arrow: pyarrow (`pa.table(t)`), polars and DuckDB import it through the
 /// Arrow PyCapsule interface (`__arrow_c_stream__`) without copying the columns.
@@ -669,7 +928,11 @@ impl ArrowTable {
     /// A capsule holding an `ArrowArrayStream` of this table's one batch. The requested schema
     /// is ignored (allowed by the protocol): the table has one schema.
     #[pyo3(signature = (requested_schema=None))]
-    fn __arrow_c_stream__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         use arrow_array::ffi_stream::FFI_ArrowArrayStream;
         let _ = requested_schema;
         let schema = self.batch.schema();
@@ -678,7 +941,10 @@ impl ArrowTable {
         pyo3::types::PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
 
-    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+    fn __arrow_c_schema__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         schema_capsule(py, &self.batch.schema())
     }
 
@@ -695,13 +961,20 @@ struct ArrowSchema {
 
 #[pymethods]
 impl ArrowSchema {
-    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+    fn __arrow_c_schema__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
         schema_capsule(py, &self.schema)
     }
 }
 
-fn schema_capsule<'py>(py: Python<'py>, schema: &arrow_schema::Schema) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
-    let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+fn schema_capsule<'py>(
+    py: Python<'py>,
+    schema: &arrow_schema::Schema,
+) -> PyResult<Bound<'py, pyo3::types::PyCapsule>> {
+    let ffi = arrow_schema::ffi::FFI_ArrowSchema::try_from(schema)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     pyo3::types::PyCapsule::new_with_value(py, ffi, c"arrow_schema")
 }
 
@@ -711,7 +984,17 @@ fn schema_capsule<'py>(py: Python<'py>, schema: &arrow_schema::Schema) -> PyResu
 fn result_schemas(py: Python<'_>) -> PyResult<Vec<(&'static str, Py<ArrowSchema>)>> {
     crate::sim::tables::schemas()
         .into_iter()
-        .map(|(name, schema)| Ok((name, Py::new(py, ArrowSchema { schema: std::sync::Arc::new(schema) })?)))
+        .map(|(name, schema)| {
+            Ok((
+                name,
+                Py::new(
+                    py,
+                    ArrowSchema {
+                        schema: std::sync::Arc::new(schema),
+                    },
+                )?,
+            ))
+        })
         .collect()
 }
 
@@ -732,10 +1015,17 @@ const CHECK_EVERY: u64 = 1 << 14;
 /// `at_ns`, `end_ns`}, for the caller to raise once it has kept the partial result.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), traces="all", progress=None))]
-fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &str, progress: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+fn simulate<'py>(
+    py: Python<'py>,
+    text: &str,
+    overrides: Vec<String>,
+    traces: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     use crate::sim::trace::TraceSet;
     use std::ops::ControlFlow;
-    let keep = TraceSet::parse(traces).map_err(|e| ScenarioError::new_err(format!("traces: {e}")))?;
+    let keep =
+        TraceSet::parse(traces).map_err(|e| ScenarioError::new_err(format!("traces: {e}")))?;
     let text = text.to_owned();
     let mut raised: Option<PyErr> = None;
     let result = py.detach(|| {
@@ -762,7 +1052,9 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
     let (r, interrupted) = match result {
         Ok(r) => (r, None),
         Err(crate::sim::RunError::Cancelled { at, end, partial }) => {
-            let error = raised.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("simulation cancelled"));
+            let error = raised.unwrap_or_else(|| {
+                pyo3::exceptions::PyKeyboardInterrupt::new_err("simulation cancelled")
+            });
             (*partial, Some((error, at, end)))
         }
         Err(e) => return Err(ScenarioError::new_err(e.to_string())),
@@ -807,7 +1099,9 @@ fn simulate<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, traces: &s
 #[pyo3(signature = (text, overrides=Vec::new(), form=2))]
 fn resolve_scenario(text: &str, overrides: Vec<String>, form: u32) -> PyResult<String> {
     use crate::sim::config::CanonicalForm;
-    let form = CanonicalForm::numbered(form).ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("canonical form {form} is not 1 or 2")))?;
+    let form = CanonicalForm::numbered(form).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!("canonical form {form} is not 1 or 2"))
+    })?;
     crate::sim::config::Scenario::from_toml(text, &overrides)
         .and_then(|s| s.to_canonical_toml_as(form))
         .map_err(|e| ScenarioError::new_err(e.to_string()))
@@ -818,9 +1112,19 @@ fn resolve_scenario(text: &str, overrides: Vec<String>, form: u32) -> PyResult<S
 /// hashes it for every run a sweep plans).
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), form=2))]
-fn resolve_scenario_table<'py>(py: Python<'py>, text: &str, overrides: Vec<String>, form: u32) -> PyResult<(String, Bound<'py, PyDict>)> {
+fn resolve_scenario_table<'py>(
+    py: Python<'py>,
+    text: &str,
+    overrides: Vec<String>,
+    form: u32,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
     let canonical = resolve_scenario(text, overrides, form)?;
-    let table: toml::Table = canonical.parse().map_err(|e: toml::de::Error| ScenarioError::new_err(format!("canonical form does not read back: {}", e.message())))?;
+    let table: toml::Table = canonical.parse().map_err(|e: toml::de::Error| {
+        ScenarioError::new_err(format!(
+            "canonical form does not read back: {}",
+            e.message()
+        ))
+    })?;
     let data = toml_table(py, &table)?;
     Ok((canonical, data))
 }
@@ -856,7 +1160,10 @@ fn toml_value<'py>(py: Python<'py>, v: &toml::Value) -> PyResult<Bound<'py, PyAn
 
 /// The gaps `classify_arrivals` finds, as columns: time (ns), from, seq, missing, and one list of
 /// "congestion"/"corruption" per discriminator.
-fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::discriminator::score::Arrival]) -> PyResult<Bound<'py, PyDict>> {
+fn gaps_dict<'py>(
+    py: Python<'py>,
+    arrivals: &[crate::discriminator::score::Arrival],
+) -> PyResult<Bound<'py, PyDict>> {
     use crate::discriminator::{receiver_side, score::classify_arrivals, LossClass};
     let mut ds = receiver_side();
     let names: Vec<&'static str> = ds.iter().map(|d| d.name()).collect();
@@ -865,9 +1172,21 @@ fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::discriminator::score::Arri
     d.set_item("time", gaps.iter().map(|g| g.time).collect::<Vec<_>>())?;
     d.set_item("from", gaps.iter().map(|g| g.from).collect::<Vec<_>>())?;
     d.set_item("seq", gaps.iter().map(|g| g.seq).collect::<Vec<_>>())?;
-    d.set_item("missing", gaps.iter().map(|g| g.missing).collect::<Vec<_>>())?;
+    d.set_item(
+        "missing",
+        gaps.iter().map(|g| g.missing).collect::<Vec<_>>(),
+    )?;
     for (i, name) in names.iter().enumerate() {
-        let v: Vec<&str> = gaps.iter().map(|g| if g.verdicts[i] == LossClass::Congestion { "congestion" } else { "corruption" }).collect();
+        let v: Vec<&str> = gaps
+            .iter()
+            .map(|g| {
+                if g.verdicts[i] == LossClass::Congestion {
+                    "congestion"
+                } else {
+                    "corruption"
+                }
+            })
+            .collect();
         d.set_item(*name, v)?;
     }
     Ok(d)
@@ -876,12 +1195,27 @@ fn gaps_dict<'py>(py: Python<'py>, arrivals: &[crate::discriminator::score::Arri
 /// Receiver-side discriminators on one flow's arrivals, in arrival order: arrival time and
 /// send time (ns, any clock offset), sequence number, payload bytes.
 #[pyfunction]
-fn classify_arrivals<'py>(py: Python<'py>, time: Vec<u64>, seq: Vec<u64>, len: Vec<u32>, sent: Vec<u64>) -> PyResult<Bound<'py, PyDict>> {
+fn classify_arrivals<'py>(
+    py: Python<'py>,
+    time: Vec<u64>,
+    seq: Vec<u64>,
+    len: Vec<u32>,
+    sent: Vec<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
     use crate::discriminator::score::Arrival;
     if time.len() != seq.len() || time.len() != len.len() || time.len() != sent.len() {
-        return Err(PyValueError::new_err("time, seq, len and sent must have one length"));
+        return Err(PyValueError::new_err(
+            "time, seq, len and sent must have one length",
+        ));
     }
-    let arrivals: Vec<Arrival> = (0..time.len()).map(|i| Arrival { time: time[i], seq: seq[i], len: len[i], sent: sent[i] }).collect();
+    let arrivals: Vec<Arrival> = (0..time.len())
+        .map(|i| Arrival {
+            time: time[i],
+            seq: seq[i],
+            len: len[i],
+            sent: sent[i],
+        })
+        .collect();
     gaps_dict(py, &arrivals)
 }
 
@@ -890,7 +1224,9 @@ fn classify_arrivals<'py>(py: Python<'py>, time: Vec<u64>, seq: Vec<u64>, len: V
 #[pyfunction]
 fn capture_loss_classes<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let p = std::path::PathBuf::from(path);
-    let dirs = py.detach(|| capture::arrivals::from_file(&p)).map_err(|e| capture_error(path, e))?;
+    let dirs = py
+        .detach(|| capture::arrivals::from_file(&p))
+        .map_err(|e| capture_error(path, e))?;
     dirs.iter()
         .map(|dir| {
             let d = PyDict::new(py);
@@ -911,14 +1247,19 @@ fn capture_loss_classes<'py>(py: Python<'py>, path: &str) -> PyResult<Vec<Bound<
 /// ones its arrivals.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new()))]
-fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+fn score_discriminators<'py>(
+    py: Python<'py>,
+    text: &str,
+    overrides: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
     use crate::discriminator::score::{score, score_receiver, Confusion};
     use crate::discriminator::{receiver_side, sender_side};
     use crate::sim::trace::TraceSet;
     let text = text.to_owned();
     let rows: Vec<(u32, &'static str, &'static str, Confusion)> = py
         .detach(|| -> Result<_, String> {
-            let sc = crate::sim::config::Scenario::from_toml(&text, &overrides).map_err(|e| e.to_string())?;
+            let sc = crate::sim::config::Scenario::from_toml(&text, &overrides)
+                .map_err(|e| e.to_string())?;
             let mut e = crate::sim::build_with(&sc, TraceSet::EVERY).map_err(|e| e.to_string())?;
             e.run();
             let mut rows = Vec::new();
@@ -927,12 +1268,20 @@ fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>
                 // The Bernoulli predictor's stream, as in the discriminators example: the run's seed.
                 let mut senders = sender_side(sc.simulation.seed);
                 let names: Vec<&'static str> = senders.iter().map(|d| d.name()).collect();
-                for (name, c) in names.into_iter().zip(score(&e.trace, f, flow.sender.mss() as u64, &mut senders)) {
+                for (name, c) in names.into_iter().zip(score(
+                    &e.trace,
+                    f,
+                    flow.sender.mss() as u64,
+                    &mut senders,
+                )) {
                     rows.push((f, "sender", name, c));
                 }
                 let mut receivers = receiver_side();
                 let names: Vec<&'static str> = receivers.iter().map(|d| d.name()).collect();
-                for (name, c) in names.into_iter().zip(score_receiver(&e.trace, f, &mut receivers)) {
+                for (name, c) in names
+                    .into_iter()
+                    .zip(score_receiver(&e.trace, f, &mut receivers))
+                {
                     rows.push((f, "receiver", name, c));
                 }
             }
@@ -942,11 +1291,34 @@ fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>
     let d = PyDict::new(py);
     d.set_item("flow", rows.iter().map(|r| r.0).collect::<Vec<_>>())?;
     d.set_item("side", rows.iter().map(|r| r.1).collect::<Vec<_>>())?;
-    d.set_item("discriminator", rows.iter().map(|r| r.2).collect::<Vec<_>>())?;
-    d.set_item("congestion_as_congestion", rows.iter().map(|r| r.3.congestion_as_congestion).collect::<Vec<_>>())?;
-    d.set_item("congestion_as_corruption", rows.iter().map(|r| r.3.congestion_as_corruption).collect::<Vec<_>>())?;
-    d.set_item("corruption_as_corruption", rows.iter().map(|r| r.3.corruption_as_corruption).collect::<Vec<_>>())?;
-    d.set_item("corruption_as_congestion", rows.iter().map(|r| r.3.corruption_as_congestion).collect::<Vec<_>>())?;
+    d.set_item(
+        "discriminator",
+        rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "congestion_as_congestion",
+        rows.iter()
+            .map(|r| r.3.congestion_as_congestion)
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "congestion_as_corruption",
+        rows.iter()
+            .map(|r| r.3.congestion_as_corruption)
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "corruption_as_corruption",
+        rows.iter()
+            .map(|r| r.3.corruption_as_corruption)
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "corruption_as_congestion",
+        rows.iter()
+            .map(|r| r.3.corruption_as_congestion)
+            .collect::<Vec<_>>(),
+    )?;
     Ok(d)
 }
 
@@ -955,10 +1327,17 @@ fn score_discriminators<'py>(py: Python<'py>, text: &str, overrides: Vec<String>
 /// `mss` (bytes), `init_cwnd` (segments), `sack`, `timestamps`, `ecn`, `receiver_ecn`, and
 /// `delayed_ack_ns` (None: every segment is ACKed at once, whichever of "off"/"none"/"false"
 /// the scenario wrote).
-fn flow_tcp_of<'py>(py: Python<'py>, scenario: &crate::sim::config::Scenario) -> PyResult<Vec<Bound<'py, PyDict>>> {
+fn flow_tcp_of<'py>(
+    py: Python<'py>,
+    scenario: &crate::sim::config::Scenario,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let mut out = Vec::new();
     for (g, group) in scenario.flows.iter().enumerate() {
-        let t = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&scenario.tcp), &format!("flows[{g}].tcp")).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let t = crate::sim::build_tcp(
+            group.tcp.as_ref().unwrap_or(&scenario.tcp),
+            &format!("flows[{g}].tcp"),
+        )
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
         for _ in 0..group.count {
             let d = PyDict::new(py);
             d.set_item("mss", t.mss)?;
@@ -977,7 +1356,8 @@ fn flow_tcp_of<'py>(py: Python<'py>, scenario: &crate::sim::config::Scenario) ->
 /// [`flow_tcp_of`] for a scenario's TOML text; `ScenarioError` naming the key for a bad one.
 #[pyfunction]
 fn flow_tcp<'py>(py: Python<'py>, text: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let scenario = crate::sim::config::Scenario::from_toml(text, &[]).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let scenario = crate::sim::config::Scenario::from_toml(text, &[])
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
     flow_tcp_of(py, &scenario)
 }
 
@@ -1021,7 +1401,11 @@ impl Testbed {
         }
     }
     fn rt(&mut self) -> PyResult<&mut crate::testbed::realtime::Realtime> {
-        self.rt.as_mut().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the testbed's devices are not open yet (call open first)"))
+        self.rt.as_mut().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "the testbed's devices are not open yet (call open first)",
+            )
+        })
     }
 }
 
@@ -1031,9 +1415,15 @@ impl Testbed {
     #[new]
     #[pyo3(signature = (text, overrides=Vec::new()))]
     fn new(text: &str, overrides: Vec<String>) -> PyResult<Self> {
-        let scenario = crate::sim::config::Scenario::from_toml(text, &overrides).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        let emu = crate::testbed::Emulator::new(&scenario).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-        Ok(Self { emu: Some(emu), rt: None, scenario })
+        let scenario = crate::sim::config::Scenario::from_toml(text, &overrides)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let emu = crate::testbed::Emulator::new(&scenario)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(Self {
+            emu: Some(emu),
+            rt: None,
+            scenario,
+        })
     }
 
     /// The host node behind each port, in port order.
@@ -1051,7 +1441,11 @@ impl Testbed {
     /// Each flow's plan as (start ns, stop ns or None, bytes or None for bulk, group, cc name).
     #[getter]
     fn plans(&self) -> Vec<(u64, Option<u64>, Option<u64>, u32, String)> {
-        self.emu().plans.iter().map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone())).collect()
+        self.emu()
+            .plans
+            .iter()
+            .map(|p| (p.start, p.stop, p.bytes, p.group, p.cc.clone()))
+            .collect()
     }
 
     /// Each flow's TCP settings the testbed gives Linux (per namespace and per socket): the
@@ -1064,13 +1458,21 @@ impl Testbed {
     /// Flow `flow`'s on/off application writes as (scenario time ns, bytes); empty for bulk.
     fn app_writes(&self, flow: usize) -> PyResult<Vec<(u64, u64)>> {
         let plans = &self.emu().plans;
-        plans.get(flow).map(|p| p.writes.clone()).ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no flow {flow}")))
+        plans
+            .get(flow)
+            .map(|p| p.writes.clone())
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no flow {flow}")))
     }
 
     /// Every channel as (name, from node, to node, bandwidth bit/s, delay ns).
     #[getter]
     fn links(&self) -> Vec<(String, u32, u32, u64, u64)> {
-        self.emu().net.channels.iter().map(|c| (c.name.clone(), c.from, c.to, c.bandwidth, c.delay)).collect()
+        self.emu()
+            .net
+            .channels
+            .iter()
+            .map(|c| (c.name.clone(), c.from, c.to, c.bandwidth, c.delay))
+            .collect()
     }
 
     /// Each flow's stack: "kernel" (Linux's, in the sender's namespace) or "rttlab" (rttlab's
@@ -1088,11 +1490,16 @@ impl Testbed {
     /// `stack = "rttlab"` flow gets rttlab's sender at its host's port; a host with no namespace
     /// (one that only sends rttlab flows) gets the name "" and no TUN.
     fn open(&mut self, names: Vec<String>, pcaps: Vec<String>) -> PyResult<()> {
-        let emu = self.emu.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("already open"))?;
+        let emu = self
+            .emu
+            .take()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("already open"))?;
         if names.len() != emu.hosts.len() || pcaps.len() != emu.hosts.len() {
             let n = emu.hosts.len();
             self.emu = Some(emu);
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("need {n} device names and pcap paths, one per host")));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "need {n} device names and pcap paths, one per host"
+            )));
         }
         let stacks = match wire_senders(&self.scenario, &emu, &names) {
             Ok(s) => s,
@@ -1102,7 +1509,17 @@ impl Testbed {
             }
         };
         use crate::testbed::realtime::{open_pcaps, open_tun, Realtime};
-        let opened = names.iter().map(|n| if n.is_empty() { Ok(None) } else { open_tun(n).map(Some) }).collect::<Result<Vec<_>, _>>().and_then(|t| Ok((t, open_pcaps(&pcaps)?)));
+        let opened = names
+            .iter()
+            .map(|n| {
+                if n.is_empty() {
+                    Ok(None)
+                } else {
+                    open_tun(n).map(Some)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|t| Ok((t, open_pcaps(&pcaps)?)));
         match opened {
             Ok((tuns, writers)) => {
                 self.rt = Some(Realtime::new(emu, tuns, writers, stacks));
@@ -1174,9 +1591,19 @@ impl Testbed {
     /// as an Arrow table in the flows schema's order and types, one row per `stack = "rttlab"`
     /// flow; empty without such flows.
     fn stack_flows(&self) -> ArrowTable {
-        let end = self.rt.as_ref().map_or(0, |rt| rt.now().min(self.scenario.simulation.duration.0));
-        let rows: Vec<_> = self.rt.iter().flat_map(|rt| rt.stacks.iter().flatten()).map(|w| w.summary(end)).collect();
-        ArrowTable { batch: crate::sim::tables::FLOWS.sender_batch(&rows) }
+        let end = self
+            .rt
+            .as_ref()
+            .map_or(0, |rt| rt.now().min(self.scenario.simulation.duration.0));
+        let rows: Vec<_> = self
+            .rt
+            .iter()
+            .flat_map(|rt| rt.stacks.iter().flatten())
+            .map(|w| w.summary(end))
+            .collect();
+        ArrowTable {
+            batch: crate::sim::tables::FLOWS.sender_batch(&rows),
+        }
     }
 
     /// rttlab's senders' traces (`rtt` with prediction and RTO, `window`, `retransmissions`) as
@@ -1254,7 +1681,10 @@ impl Testbed {
             let f = &rt.fidelity;
             let mut late = f.lateness.clone();
             late.sort_unstable();
-            let q = |p: f64| late.get(((late.len() as f64 - 1.0) * p).round() as usize).copied();
+            let q = |p: f64| {
+                late.get(((late.len() as f64 - 1.0) * p).round() as usize)
+                    .copied()
+            };
             let fid = PyDict::new(py);
             fid.set_item("samples", late.len())?;
             fid.set_item("lateness_p50_ns", q(0.5))?;
@@ -1278,7 +1708,11 @@ impl Testbed {
 /// congestion control, recovery and RTO exactly as in simulation; each has its own handshake and
 /// source port (`SPORT_BASE` + flow), which is how the port's packets are told apart.
 #[cfg(target_os = "linux")]
-fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator, names: &[String]) -> Result<Vec<Vec<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
+fn wire_senders(
+    s: &crate::sim::config::Scenario,
+    emu: &crate::testbed::Emulator,
+    names: &[String],
+) -> Result<Vec<Vec<crate::testbed::stack::WireSender>>, crate::sim::config::ConfigError> {
     use crate::sim::config::{invalid, Stack};
     use crate::testbed::handshake::Want;
     use crate::testbed::stack::WireSender;
@@ -1286,17 +1720,28 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
     let mut out: Vec<Vec<WireSender>> = vec![Vec::new(); emu.hosts.len()];
     let mut f = 0usize;
     for (g, group) in s.flows.iter().enumerate() {
-        let tcp = crate::sim::build_tcp(group.tcp.as_ref().unwrap_or(&s.tcp), &format!("flows[{g}].tcp"))?;
+        let tcp = crate::sim::build_tcp(
+            group.tcp.as_ref().unwrap_or(&s.tcp),
+            &format!("flows[{g}].tcp"),
+        )?;
         for _ in 0..group.count {
             let (src, dst) = emu.endpoints[f];
-            let port_of = |n: u32| emu.hosts.iter().position(|&h| h == n).expect("every endpoint is a host");
+            let port_of = |n: u32| {
+                emu.hosts
+                    .iter()
+                    .position(|&h| h == n)
+                    .expect("every endpoint is a host")
+            };
             let (sp, dp) = (port_of(src), port_of(dst));
             let rttlab = match group.stack.unwrap_or_default() {
                 Stack::Kernel => false,
                 Stack::Rttlab => true,
             };
             if !rttlab && names[sp].is_empty() {
-                return Err(invalid(format!("flows[{g}].stack"), format!("node {src} sends flow {f} with Linux's TCP but has no namespace")));
+                return Err(invalid(
+                    format!("flows[{g}].stack"),
+                    format!("node {src} sends flow {f} with Linux's TCP but has no namespace"),
+                ));
             }
             if names[dp].is_empty() {
                 return Err(invalid(format!("flows[{g}]"), format!("node {dst} receives flow {f} but has no namespace (the device list gives it none)")));
@@ -1307,10 +1752,29 @@ fn wire_senders(s: &crate::sim::config::Scenario, emu: &crate::testbed::Emulator
                 }
                 let plan = &emu.plans[f];
                 let sender = engine.flows[f].sender.clone();
-                let want = Want { mss: tcp.mss.min(u16::MAX as u32) as u16, sack: tcp.sack, timestamps: tcp.timestamps, ecn: tcp.ecn && tcp.receiver_ecn, syn_retries: 2 };
+                let want = Want {
+                    mss: tcp.mss.min(u16::MAX as u32) as u16,
+                    sack: tcp.sack,
+                    timestamps: tcp.timestamps,
+                    ecn: tcp.ecn && tcp.receiver_ecn,
+                    syn_retries: 2,
+                };
                 // Any ISN works (the sender counts from 0 above it); one that differs per flow and seed.
-                let isn = (s.simulation.seed as u32).wrapping_mul(2_654_435_761).wrapping_add(f as u32 * 7919 + 1);
-                let mut w = WireSender::new(f as u32, src, dst, sender, want, isn, plan.start, plan.stop, s.simulation.duration.0, s.simulation.warmup.0);
+                let isn = (s.simulation.seed as u32)
+                    .wrapping_mul(2_654_435_761)
+                    .wrapping_add(f as u32 * 7919 + 1);
+                let mut w = WireSender::new(
+                    f as u32,
+                    src,
+                    dst,
+                    sender,
+                    want,
+                    isn,
+                    plan.start,
+                    plan.stop,
+                    s.simulation.duration.0,
+                    s.simulation.warmup.0,
+                );
                 w.label = engine.flows[f].label.clone();
                 w.rwnd_cap = tcp.rwnd;
                 out[sp].push(w);
@@ -1346,20 +1810,40 @@ struct LiveEstimator {
 impl LiveEstimator {
     #[new]
     #[pyo3(signature = (name, params, tick_ns, timer_granularity_ns=0, min_rto_ns=0, timestamps=false))]
-    fn new(name: String, params: Vec<(String, String)>, tick_ns: u64, timer_granularity_ns: u64, min_rto_ns: u64, timestamps: bool) -> PyResult<Self> {
+    fn new(
+        name: String,
+        params: Vec<(String, String)>,
+        tick_ns: u64,
+        timer_granularity_ns: u64,
+        min_rto_ns: u64,
+        timestamps: bool,
+    ) -> PyResult<Self> {
         if tick_ns == 0 {
             return Err(ParameterError::new_err("tick must be positive"));
         }
         let est = rtt::build(&name, &params).map_err(param_error)?;
-        let timer = TimerConfig { granularity: timer_granularity_ns, min_rto: min_rto_ns, timestamps };
-        Ok(Self { name, inner: crate::eval::LiveEval::new(est, timer, tick_ns) })
+        let timer = TimerConfig {
+            granularity: timer_granularity_ns,
+            min_rto: min_rto_ns,
+            timestamps,
+        };
+        Ok(Self {
+            name,
+            inner: crate::eval::LiveEval::new(est, timer, tick_ns),
+        })
     }
 
     /// Feed one sample → (forecast before | None, estimate after | None, base RTO, W, expiries),
     /// all ns. `timestamps` sets Karn's rule for a stream's first sample (default: the
     /// constructor's).
     #[pyo3(signature = (stream, now_ns, rtt_ns, timestamps=None))]
-    fn sample(&mut self, stream: u64, now_ns: u64, rtt_ns: u64, timestamps: Option<bool>) -> (Option<u64>, Option<u64>, u64, u64, u32) {
+    fn sample(
+        &mut self,
+        stream: u64,
+        now_ns: u64,
+        rtt_ns: u64,
+        timestamps: Option<bool>,
+    ) -> (Option<u64>, Option<u64>, u64, u64, u32) {
         let s = self.inner.sample(stream, now_ns, rtt_ns, timestamps);
         (s.before, s.after, s.rto, s.timer.wait, s.timer.expiries)
     }
@@ -1377,8 +1861,15 @@ impl LiveEstimator {
 
     /// Metrics so far (keys: docs/metrics.md) of one stream, or pooled (None).
     #[pyo3(signature = (stream=None))]
-    fn metrics<'py>(&self, py: Python<'py>, stream: Option<u64>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.inner.metrics(stream).map(|m| metrics_dict(py, &self.name, &m)).transpose()
+    fn metrics<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<u64>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .metrics(stream)
+            .map(|m| metrics_dict(py, &self.name, &m))
+            .transpose()
     }
 
     fn streams(&self) -> Vec<u64> {

@@ -34,8 +34,16 @@ pub fn to_secs_f64(t: Nanos) -> f64 {
 /// command line, `--set`, scenario and sweep files, estimator parameters and the Python API (all
 /// call [`parse_duration`]; docs/scenarios.md "Units"). `min`, not `m`: `m` reads as metres or
 /// milli- and is refused.
-pub const DURATION_UNITS: [(&str, Nanos); 8] =
-    [("ns", NS), ("us", US), ("µs", US), ("μs", US), ("ms", MS), ("s", SEC), ("min", 60 * SEC), ("h", 3600 * SEC)];
+pub const DURATION_UNITS: [(&str, Nanos); 8] = [
+    ("ns", NS),
+    ("us", US),
+    ("µs", US),
+    ("μs", US),
+    ("ms", MS),
+    ("s", SEC),
+    ("min", 60 * SEC),
+    ("h", 3600 * SEC),
+];
 
 /// `n` nanoseconds in the largest of s, ms, us, ns that states it exactly (`20ms`, `1500ms`).
 pub fn exact_duration(n: Nanos) -> String {
@@ -57,7 +65,11 @@ pub fn parse_duration(text: &str) -> Option<Nanos> {
     let (num, unit) = t.split_at(split);
     let value: f64 = num.trim().parse().ok()?;
     let unit = unit.trim();
-    let scale = if unit.is_empty() { SEC } else { DURATION_UNITS.iter().find(|(u, _)| *u == unit)?.1 } as f64;
+    let scale = if unit.is_empty() {
+        SEC
+    } else {
+        DURATION_UNITS.iter().find(|(u, _)| *u == unit)?.1
+    } as f64;
     let ns = value * scale;
     (ns.is_finite() && ns >= 0.0 && ns <= u64::MAX as f64).then(|| ns.round() as Nanos)
 }
@@ -81,7 +93,16 @@ mod tests {
 
     #[test]
     fn rounding_matches_the_standard_one_on_estimator_values() {
-        for x in [0.0, 0.4, 0.5, 1.5, 2.49, 1e6 + 0.5, 123_456_789.123, 3.6e12 + 0.7] {
+        for x in [
+            0.0,
+            0.4,
+            0.5,
+            1.5,
+            2.49,
+            1e6 + 0.5,
+            123_456_789.123,
+            3.6e12 + 0.7,
+        ] {
             assert_eq!(round_ns(x), x.round() as Nanos, "{x}");
         }
         assert_eq!(round_ns(-3.0), 0);

@@ -52,7 +52,21 @@ def nunes_wired_quick(tmp_path_factory):
     import subprocess
 
     out = tmp_path_factory.mktemp("nunes-wired")
-    cmd = [sys.executable, "-c", "from rttlab.cli.main import main; main()", "reproduce", "nunes-wired", "--quick", "--workers", "2", "--out", str(out), "--figures", str(out / "figures"), "--json"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from rttlab.cli.main import main; main()",
+        "reproduce",
+        "nunes-wired",
+        "--quick",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        "--figures",
+        str(out / "figures"),
+        "--json",
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     return out, json.loads(r.stdout)

@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def rfc6298(rtts: np.ndarray, *, min_rto: float = 1.0, max_rto: float = 60.0, g: float = 0.001, k: float = 4.0, initial: float = 1.0):
+def rfc6298(
+    rtts: np.ndarray,
+    *,
+    min_rto: float = 1.0,
+    max_rto: float = 60.0,
+    g: float = 0.001,
+    k: float = 4.0,
+    initial: float = 1.0,
+):
     """RFC 6298 §2 in float seconds. Returns (prediction, rto) in force *before* each sample."""
     n = len(rtts)
     pred = np.full(n, np.nan)
@@ -26,7 +34,15 @@ def rfc6298(rtts: np.ndarray, *, min_rto: float = 1.0, max_rto: float = 60.0, g:
     return pred, rto_in_force
 
 
-def fixed_share(rtts: np.ndarray, *, tick: float, n: int = 100, eta: float = 2.0, alpha: float = 0.08, clamp: bool = False):
+def fixed_share(
+    rtts: np.ndarray,
+    *,
+    tick: float,
+    n: int = 100,
+    eta: float = 2.0,
+    alpha: float = 0.08,
+    clamp: bool = False,
+):
     """Nunes et al. Table I, one NumPy-vectorised trial per sample. Returns predictions (s) made
     before each sample. ``tick`` (s) has no default: the paper does not print one (docs/algorithms.md
     §6.2). ``clamp``: a sample above the top expert is fed as the top expert."""

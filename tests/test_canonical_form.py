@@ -35,18 +35,31 @@ def test_form_1_of_every_example_is_byte_for_byte_what_stores_were_keyed_by():
     h = hashlib.sha256()
     files = examples()
     for p in files:
-        h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + _core.resolve_scenario(p.read_text(), form=1).encode() + b"\0")
-    assert (len(files), h.hexdigest()) == (16, "4269cf8ddad24a65e118d8abcad765f6326c4cb63325b6653e97fe4bcaf7eede")
+        h.update(
+            p.relative_to(ROOT).as_posix().encode()
+            + b"\0"
+            + _core.resolve_scenario(p.read_text(), form=1).encode()
+            + b"\0"
+        )
+    assert (len(files), h.hexdigest()) == (
+        16,
+        "4269cf8ddad24a65e118d8abcad765f6326c4cb63325b6653e97fe4bcaf7eede",
+    )
 
 
-@pytest.mark.parametrize("path", examples(), ids=lambda p: p.relative_to(ROOT / "examples").as_posix())
+@pytest.mark.parametrize(
+    "path", examples(), ids=lambda p: p.relative_to(ROOT / "examples").as_posix()
+)
 def test_form_2_reads_back_to_itself_and_runs_as_form_1_does(path):
     text = path.read_text()
     v1 = _core.resolve_scenario(text, ["simulation.duration=1s"], form=1)
     v2 = _core.resolve_scenario(text, ["simulation.duration=1s"], form=2)
     assert _core.resolve_scenario(v2, form=2) == v2
     assert _core.resolve_scenario(v1, form=2) == v2, "form 2 of the form-1 text is the same text"
-    a, b = rttlab.simulate(rttlab.Scenario.from_toml(v1)), rttlab.simulate(rttlab.Scenario.from_toml(v2))
+    a, b = (
+        rttlab.simulate(rttlab.Scenario.from_toml(v1)),
+        rttlab.simulate(rttlab.Scenario.from_toml(v2)),
+    )
     assert a.event_hash == b.event_hash and a.tables["flows"].equals(b.tables["flows"])
 
 
@@ -58,7 +71,9 @@ def test_the_table_the_core_hands_over_is_what_tomllib_reads_from_the_text(form)
 
     for p in examples():
         text, table = _core.resolve_scenario_table(p.read_text(), form=form)
-        assert json.dumps(table, sort_keys=True) == json.dumps(tomllib.loads(text), sort_keys=True), p
+        assert json.dumps(table, sort_keys=True) == json.dumps(
+            tomllib.loads(text), sort_keys=True
+        ), p
 
 
 def test_an_unknown_form_is_refused():
@@ -72,7 +87,12 @@ def test_an_alias_and_parameters_at_their_defaults_are_one_run_under_form_2_but_
     named = s.with_({"tcp.recovery": "sack", "tcp.cc": {"name": "newreno"}})
     assert alias.hash == named.hash and alias.form1_hash != named.form1_hash
     vegas = rttlab.Scenario.load(N1).with_({"tcp.cc": "vegas", "tcp.rto": {"estimator": "linux"}})
-    spelled = vegas.with_({"tcp.cc": {"name": "vegas", "alpha": 2, "beta": 4, "gamma": 1}, "tcp.rto": {"estimator": "linux", "policy": "none"}})
+    spelled = vegas.with_(
+        {
+            "tcp.cc": {"name": "vegas", "alpha": 2, "beta": 4, "gamma": 1},
+            "tcp.rto": {"estimator": "linux", "policy": "none"},
+        }
+    )
     assert _core.resolve_scenario(vegas.to_toml()) == _core.resolve_scenario(spelled.to_toml())
     assert vegas.hash == spelled.hash
     assert s.hash != s.form1_hash, "the form is part of the key"
@@ -81,14 +101,44 @@ def test_an_alias_and_parameters_at_their_defaults_are_one_run_under_form_2_but_
 def test_a_choice_alias_and_a_quantity_in_two_spellings_are_one_run_under_form_2_but_were_two_under_form_1():
     s = rttlab.Scenario.load(N1)
     pairs = [
-        ({"flows": [{"count": 1, "app": {"kind": "onoff", "off": "1s", "burst": "10KB", "dist": "exp"}}]}, {"flows": [{"count": 1, "app": {"kind": "onoff", "off": "1s", "burst": "10000B", "dist": "exponential"}}]}),
-        ({"topology.bottleneck.queue": {"kind": "red", "limit": 100, "mean_packet": "1.5KB"}}, {"topology.bottleneck.queue": {"kind": "red", "limit": "100p", "mean_packet": "1500B"}}),
-        ({"topology.bottleneck.queue.limit": "64KiB"}, {"topology.bottleneck.queue.limit": "65536B"}),
+        (
+            {
+                "flows": [
+                    {
+                        "count": 1,
+                        "app": {"kind": "onoff", "off": "1s", "burst": "10KB", "dist": "exp"},
+                    }
+                ]
+            },
+            {
+                "flows": [
+                    {
+                        "count": 1,
+                        "app": {
+                            "kind": "onoff",
+                            "off": "1s",
+                            "burst": "10000B",
+                            "dist": "exponential",
+                        },
+                    }
+                ]
+            },
+        ),
+        (
+            {"topology.bottleneck.queue": {"kind": "red", "limit": 100, "mean_packet": "1.5KB"}},
+            {"topology.bottleneck.queue": {"kind": "red", "limit": "100p", "mean_packet": "1500B"}},
+        ),
+        (
+            {"topology.bottleneck.queue.limit": "64KiB"},
+            {"topology.bottleneck.queue.limit": "65536B"},
+        ),
     ]
     for given, spelled in pairs:
         a, b = s.with_(given), s.with_(spelled)
         assert a.hash == b.hash and a.form1_hash != b.form1_hash, given
-        assert _core.resolve_scenario(b.to_toml(), form=2) == _core.resolve_scenario(_core.resolve_scenario(a.to_toml(), form=2), form=2)
+        assert _core.resolve_scenario(b.to_toml(), form=2) == _core.resolve_scenario(
+            _core.resolve_scenario(a.to_toml(), form=2), form=2
+        )
     # The one spelling is what the text says, and it runs as the spelling given does.
     a = s.with_({"simulation.duration": "2s", **pairs[0][0]})
     text = _core.resolve_scenario(a.to_toml(), form=2)
@@ -101,9 +151,17 @@ def test_off_and_absent_are_one_run_under_form_2_and_a_groups_off_beside_a_tcp_d
     s = rttlab.Scenario.load(N1).with_({"tcp.sack": True, "simulation.duration": "2s"})
     off = s.with_({"tcp.spurious_detection": "off", "tcp.sample_clock": "0s"})
     assert off.hash == s.hash and off.form1_hash != s.form1_hash
-    frto = s.with_({"tcp.spurious_detection": "frto", "flows": [{"count": 1}, {"count": 1, "tcp": {"spurious_detection": "off"}}]})
+    frto = s.with_(
+        {
+            "tcp.spurious_detection": "frto",
+            "flows": [{"count": 1}, {"count": 1, "tcp": {"spurious_detection": "off"}}],
+        }
+    )
     text = _core.resolve_scenario(frto.to_toml(), form=2)
-    assert text.count('spurious_detection = "off"') == 1 and _core.resolve_scenario(text, form=2) == text
+    assert (
+        text.count('spurious_detection = "off"') == 1
+        and _core.resolve_scenario(text, form=2) == text
+    )
     x, y = rttlab.simulate(frto), rttlab.simulate(rttlab.Scenario.from_toml(text))
     assert x.event_hash == y.event_hash
 
@@ -115,7 +173,9 @@ def test_a_groups_stack_absent_or_given_as_kernel_is_one_run_under_form_2():
     assert 'stack = "kernel"' in _core.resolve_scenario(s.to_toml(), form=2)
 
 
-def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_and_is_read(tmp_path, monkeypatch):
+def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_and_is_read(
+    tmp_path, monkeypatch
+):
     # A store as rttlab wrote it before form 2 (the hash read with versions.SCENARIO_SCHEMA = 1),
     # under another sweep's name; then the reproduction's own sweep under form 2: nothing runs,
     # its memberships point at the stored (form-1) runs, and its comparison reads them.
@@ -126,7 +186,12 @@ def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_a
     from rttlab.experiments.sweep import as_stored, execute
 
     rep = Reproduction.load("mathis", quick=True)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc, Client(lc) as client:
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        Client(lc) as client,
+    ):
         monkeypatch.setattr(versions, "SCENARIO_SCHEMA", 1)
         earlier = dataclasses.replace(rep.sweep(), name="earlier")
         with Store(tmp_path / "r.duckdb") as store:
@@ -136,7 +201,9 @@ def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_a
         now = rep.sweep()
         with Store(tmp_path / "r.duckdb") as store:
             assert store.stored_hashes(scenario_schema=1) == {r.hash for r in earlier.runs}
-            assert not {r.hash for r in now.runs} & store.stored_hashes(), "form-2 keys differ from form-1 keys"
+            assert not {r.hash for r in now.runs} & store.stored_hashes(), (
+                "form-2 keys differ from form-1 keys"
+            )
             assert {r.hash for r in as_stored(now, store).runs} == {r.hash for r in earlier.runs}
             again = execute(now, store, client)
             assert (again.total, again.skipped, again.ok, again.failed) == (6, 6, 0, 0)

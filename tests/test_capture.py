@@ -33,16 +33,31 @@ SYN, ACK, PSH, FIN = 0x02, 0x10, 0x08, 0x01
 
 
 def tcp_frame(
-    c2s: bool, seq: int, ack: int, flags: int, payload: int = 0, ts: tuple[int, int] | None = None, sack: list[tuple[int, int]] | None = None
+    c2s: bool,
+    seq: int,
+    ack: int,
+    flags: int,
+    payload: int = 0,
+    ts: tuple[int, int] | None = None,
+    sack: list[tuple[int, int]] | None = None,
 ) -> bytes:
     src, dst, sport, dport = (CLIENT, SERVER, 40000, 80) if c2s else (SERVER, CLIENT, 80, 40000)
     opts = b""
     if ts is not None:
         opts = bytes([1, 1, 8, 10]) + struct.pack(">II", *ts)
     if sack:
-        opts += bytes([1, 1, 5, 2 + 8 * len(sack)]) + b"".join(struct.pack(">II", l, r) for l, r in sack)
-    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, (20 + len(opts)) // 4 << 4, flags, 65535, 0, 0) + opts
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + payload, 1, 0x4000, 64, 6, 0, src, dst)
+        opts += bytes([1, 1, 5, 2 + 8 * len(sack)]) + b"".join(
+            struct.pack(">II", l, r) for l, r in sack
+        )
+    tcp = (
+        struct.pack(
+            ">HHIIBBHHH", sport, dport, seq, ack, (20 + len(opts)) // 4 << 4, flags, 65535, 0, 0
+        )
+        + opts
+    )
+    ip = struct.pack(
+        ">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + payload, 1, 0x4000, 64, 6, 0, src, dst
+    )
     eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
     return eth + ip + tcp + b"\xab" * payload
 
@@ -51,7 +66,9 @@ def pcap(packets: list[tuple[float, bytes]], linktype: int = 1) -> bytes:
     out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, linktype)]
     for t, frame in packets:
         us = round(t * 1e6)
-        out.append(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)) + frame)
+        out.append(
+            struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)) + frame
+        )
     return b"".join(out)
 
 
@@ -75,7 +92,10 @@ def transfer() -> list[tuple[float, bytes]]:
 def test_read_capture_returns_exact_samples_and_a_connection_summary(write):
     path = write("t.pcap", pcap(transfer()))
     samples, conns = rttlab.read_capture(path)
-    got = [(r.method, r.direction, round(r.rtt, 6), r.seq_start, r.seq_end, r.frame, r.ref_frame) for r in samples.itertuples()]
+    got = [
+        (r.method, r.direction, round(r.rtt, 6), r.seq_start, r.seq_end, r.frame, r.ref_frame)
+        for r in samples.itertuples()
+    ]
     assert got == [
         ("syn", "fwd", 0.1, 100, 101, 2, 1),
         ("ts", "fwd", 0.1, 101, 101, 2, 1),
@@ -105,7 +125,10 @@ def test_a_capture_cut_mid_packet_keeps_earlier_samples_and_warns(write):
     samples, _ = read_capture(path)
     assert (samples["frame"] <= 6).all() and len(samples) == 6  # all but the FIN's echo
     (warning,) = samples.attrs["warnings"]
-    assert "damaged at packet 7" in warning and f"byte offset {len(data) - len(transfer()[-1][1]) - 16}" in warning
+    assert (
+        "damaged at packet 7" in warning
+        and f"byte offset {len(data) - len(transfer()[-1][1]) - 16}" in warning
+    )
 
     out = run("flows", path)
     assert out.returncode == 0
@@ -170,7 +193,23 @@ def test_flows_json_lists_connections_with_the_documented_keys(write):
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.flows/1"
     (flow,) = doc["flows"]
-    for key in ("src", "dst", "packets_fwd", "bytes_rev", "retransmissions_fwd", "sack_permitted", "ts_fwd", "handshake_rtt", "vantage", "path_rtt_method", "min_rtt", "max_rtt", "ttl_fwd", "hops_fwd", "malformed"):
+    for key in (
+        "src",
+        "dst",
+        "packets_fwd",
+        "bytes_rev",
+        "retransmissions_fwd",
+        "sack_permitted",
+        "ts_fwd",
+        "handshake_rtt",
+        "vantage",
+        "path_rtt_method",
+        "min_rtt",
+        "max_rtt",
+        "ttl_fwd",
+        "hops_fwd",
+        "malformed",
+    ):
         assert key in flow
     assert flow["vantage"] == "near sender"
     table = run("flows", path)
@@ -230,8 +269,20 @@ def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int]
     """tshark's ack_rtt samples {frame: (rtt, acks_frame, stream)}, the frames it flags as
     resent (retransmission, out-of-order, keep-alive, spurious), the frames with SACK, and the
     number of TCP streams."""
-    fields = ["frame.number", "tcp.stream", "tcp.analysis.ack_rtt", "tcp.analysis.acks_frame", "tcp.options.sack_le"]
-    out = subprocess.run(["tshark", "-n", "-r", str(path), "-T", "fields", *sum((["-e", f] for f in fields), [])], capture_output=True, text=True, check=True, timeout=300).stdout
+    fields = [
+        "frame.number",
+        "tcp.stream",
+        "tcp.analysis.ack_rtt",
+        "tcp.analysis.acks_frame",
+        "tcp.options.sack_le",
+    ]
+    out = subprocess.run(
+        ["tshark", "-n", "-r", str(path), "-T", "fields", *sum((["-e", f] for f in fields), [])],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
     acks: dict[int, tuple[float, int, int]] = {}
     sack: set[int] = set()
     streams: set[str] = set()
@@ -244,7 +295,13 @@ def tshark_view(path: Path) -> tuple[dict[int, tuple[float, int, int]], set[int]
         if sle:
             sack.add(int(frame))
     flagged = "tcp.analysis.retransmission || tcp.analysis.out_of_order || tcp.analysis.keep_alive || tcp.analysis.spurious_retransmission"
-    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", flagged, "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, check=True, timeout=300).stdout
+    out = subprocess.run(
+        ["tshark", "-n", "-r", str(path), "-Y", flagged, "-T", "fields", "-e", "frame.number"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
     return acks, {int(x) for x in out.split()}, sack, len(streams)
 
 
@@ -253,15 +310,44 @@ def tshark_ts_echoes(path: Path, frames: set[int]) -> dict[int, set[int]]:
     direction, whose TSval its TSecr echoes (tshark's decoding, independent of ours)."""
     if not frames:
         return {}
-    fields = ["frame.number", "tcp.stream", "tcp.srcport", "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr"]
-    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "tcp.options.timestamp.tsval", "-T", "fields", *sum((["-e", f] for f in fields), [])], capture_output=True, text=True, check=True, timeout=300).stdout
-    seen: dict[tuple[str, str, int], list[int]] = collections.defaultdict(list)  # (stream, port, tsval) → frames
+    fields = [
+        "frame.number",
+        "tcp.stream",
+        "tcp.srcport",
+        "tcp.options.timestamp.tsval",
+        "tcp.options.timestamp.tsecr",
+    ]
+    out = subprocess.run(
+        [
+            "tshark",
+            "-n",
+            "-r",
+            str(path),
+            "-Y",
+            "tcp.options.timestamp.tsval",
+            "-T",
+            "fields",
+            *sum((["-e", f] for f in fields), []),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    seen: dict[tuple[str, str, int], list[int]] = collections.defaultdict(
+        list
+    )  # (stream, port, tsval) → frames
     echoes: dict[int, set[int]] = {}
     for line in out.splitlines():
         frame, stream, port, tsval, tsecr = line.split("\t")[:5]
         frame_no = int(frame)
         if frame_no in frames and tsecr:
-            echoes[frame_no] = {f for (s, p, v), fs in seen.items() if s == stream and p != port and v == int(tsecr.split(",")[0]) for f in fs}
+            echoes[frame_no] = {
+                f
+                for (s, p, v), fs in seen.items()
+                if s == stream and p != port and v == int(tsecr.split(",")[0])
+                for f in fs
+            }
         seen[(stream, port, int(tsval.split(",")[0]))].append(frame_no)
     return echoes
 
@@ -276,14 +362,20 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
         by_frame[r.frame].append(r)
         by_ref[r.ref_frame].append(r)
     acks, resent, sack, streams = tshark_view(path)
-    ts_echoed = tshark_ts_echoes(path, {f for f, rs in by_frame.items() if any(r.method == "syn" for r in rs)})
+    ts_echoed = tshark_ts_echoes(
+        path, {f for f, rs in by_frame.items() if any(r.method == "syn" for r in rs)}
+    )
     counts: collections.Counter = collections.Counter()
     unexplained: list[str] = []
     if len(conns) != streams:
         unexplained.append(f"{len(conns)} connections, tshark has {streams} TCP streams")
     for frame, (rtt, acked, _stream) in acks.items():
         match = [r for r in by_frame.get(frame, []) if r.ref_frame == acked]
-        resolved = [r for r in by_frame.get(frame, []) if r.method == "syn" and not r.ambiguous and r.ref_frame != acked]
+        resolved = [
+            r
+            for r in by_frame.get(frame, [])
+            if r.method == "syn" and not r.ambiguous and r.ref_frame != acked
+        ]
         if resolved and resolved[0].ref_frame in ts_echoed.get(frame, set()):
             counts["syn_resolved_by_ts_echo"] += 1
         elif match and not match[0].ambiguous:
@@ -298,7 +390,9 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
         elif any(r.frame < frame for r in by_ref.get(acked, [])):
             counts["timed_earlier_by_sack"] += 1
         else:
-            unexplained.append(f"frame {frame}: tshark times frame {acked} ({rtt:.6f} s), we have no sample")
+            unexplained.append(
+                f"frame {frame}: tshark times frame {acked} ({rtt:.6f} s), we have no sample"
+            )
     for r in ours.itertuples():
         if r.ambiguous:
             continue
@@ -310,14 +404,18 @@ def compare_with_tshark(path: Path) -> tuple[collections.Counter, list[str]]:
         if r.method == "seq" and r.frame in sack:
             counts["ours_sack_sample"] += 1
         else:
-            unexplained.append(f"frame {r.frame}: our {r.method} sample of frame {r.ref_frame} ({r.rtt:.6f} s) has no tshark counterpart")
+            unexplained.append(
+                f"frame {r.frame}: our {r.method} sample of frame {r.ref_frame} ({r.rtt:.6f} s) has no tshark counterpart"
+            )
     return counts, unexplained
 
 
 def test_seq_samples_match_tshark_on_every_real_capture(shared, capsys):
     if shutil.which("tshark") is None:
         # CI must compare against the peer; a user's machine without tshark skips with the reason.
-        assert not os.environ.get("CI"), "tshark is missing in CI: `make test-deps` failed to install it"
+        assert not os.environ.get("CI"), (
+            "tshark is missing in CI: `make test-deps` failed to install it"
+        )
         pytest.skip("tshark is not installed (make test-deps installs it from Debian)")
     total: collections.Counter = collections.Counter()
     problems: list[str] = []
@@ -388,7 +486,10 @@ def reference_seq_samples(packets):
 @settings(max_examples=60, deadline=None)
 @given(transfers())
 def test_seq_samples_match_an_independent_reference_on_random_transfers(tmp_path_factory, packets):
-    frames = [(T0 + t / 1e6, tcp_frame(c2s, seq, ack, ACK, payload)) for t, _, c2s, seq, ack, payload in packets]
+    frames = [
+        (T0 + t / 1e6, tcp_frame(c2s, seq, ack, ACK, payload))
+        for t, _, c2s, seq, ack, payload in packets
+    ]
     path = tmp_path_factory.mktemp("ref") / "r.pcap"
     path.write_bytes(pcap(frames))
     samples, _ = read_capture(path)
@@ -420,7 +521,11 @@ def test_ts_echo_path_rtt_matches_the_manifest(shared, name, echoed, manifest_ms
     data = "fwd" if big["bytes_fwd"] >= big["bytes_rev"] else "rev"
     # A TSval sent in direction d is echoed by the far end of d.
     timed_dir = data if echoed == "by_acker" else ("rev" if data == "fwd" else "fwd")
-    ts = samples[(samples["conn"] == big["conn"]) & (samples["method"] == "ts") & (samples["direction"] == timed_dir)]
+    ts = samples[
+        (samples["conn"] == big["conn"])
+        & (samples["method"] == "ts")
+        & (samples["direction"] == timed_dir)
+    ]
     median_ms = ts["rtt"].median() * 1e3
     assert median_ms == pytest.approx(manifest_ms, rel=0.02, abs=0.2)
     # And the vantage guess points at exactly this series as the path RTT.
@@ -432,7 +537,9 @@ def test_the_path_rtt_series_of_a_capture_feeds_evaluate(shared, tmp_path):
     samples, conns = read_capture(cap)
     path = rttlab.capture.path_samples(samples, conns)
     # Sender-side capture: the path RTT is the data direction's seq series (server → client).
-    assert set(path["method"].astype(str)) == {"seq"} and set(path["direction"].astype(str)) == {"rev"}
+    assert set(path["method"].astype(str)) == {"seq"} and set(path["direction"].astype(str)) == {
+        "rev"
+    }
     assert len(path) == ((samples["method"] == "seq") & (samples["direction"] == "rev")).sum()
     assert path["time"].is_monotonic_increasing
     dest = tmp_path / "path.csv"
@@ -443,7 +550,9 @@ def test_the_path_rtt_series_of_a_capture_feeds_evaluate(shared, tmp_path):
     doc = json.loads(scored.stdout)
     assert doc["samples_read"] == len(path)
     # ~106 ms with little jitter (MANIFEST.md): RFC 6298's 1 s floor dominates its RTO.
-    assert {r["estimator"]: r["rto_mean_s"] for r in doc["rows"]}["rfc6298"] == pytest.approx(1.0, abs=0.01)
+    assert {r["estimator"]: r["rto_mean_s"] for r in doc["rows"]}["rfc6298"] == pytest.approx(
+        1.0, abs=0.01
+    )
 
 
 def test_several_captures_read_in_parallel_equal_reading_each_alone(shared):
@@ -474,10 +583,30 @@ def independent_ts_pairs(path: Path) -> set[tuple[int, int]]:
     other direction whose TSecr echoes it; an echo older than one already seen in that direction
     (a reordered ACK) gives no sample, as in pping; waits over 30 s are dropped. Returns
     (echoing frame, echoed frame) pairs."""
-    fields = ["frame.number", "frame.time_relative", "tcp.stream", "ip.src", "ipv6.src", "tcp.srcport", "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr"]
+    fields = [
+        "frame.number",
+        "frame.time_relative",
+        "tcp.stream",
+        "ip.src",
+        "ipv6.src",
+        "tcp.srcport",
+        "tcp.options.timestamp.tsval",
+        "tcp.options.timestamp.tsecr",
+    ]
     out = subprocess.run(
-        ["tshark", "-r", str(path), "-Y", "tcp.options.timestamp.tsval", "-T", "fields", *[a for f in fields for a in ("-e", f)]],
-        capture_output=True, text=True, check=True,
+        [
+            "tshark",
+            "-r",
+            str(path),
+            "-Y",
+            "tcp.options.timestamp.tsval",
+            "-T",
+            "fields",
+            *[a for f in fields for a in ("-e", f)],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     newer = lambda a, b: a != b and ((a - b) & 0xFFFFFFFF) < 0x80000000  # noqa: E731
     first: dict = {}
@@ -513,7 +642,9 @@ def independent_ts_pairs(path: Path) -> set[tuple[int, int]]:
 
 def test_ts_echo_samples_match_an_independent_pairing_on_every_real_capture(shared):
     if shutil.which("tshark") is None:
-        assert not os.environ.get("CI"), "tshark is missing in CI: `make test-deps` failed to install it"
+        assert not os.environ.get("CI"), (
+            "tshark is missing in CI: `make test-deps` failed to install it"
+        )
         pytest.skip("tshark is not installed (make test-deps installs it from Debian)")
     total = 0
     for path in sorted((shared / "captures").glob("*.pcap*")):
@@ -521,7 +652,9 @@ def test_ts_echo_samples_match_an_independent_pairing_on_every_real_capture(shar
         ts = samples[samples["method"] == "ts"]
         ours = set(zip(ts["frame"].tolist(), ts["ref_frame"].tolist()))
         theirs = independent_ts_pairs(path)
-        assert ours == theirs, f"{path.name}: ours only {sorted(ours - theirs)[:5]}, reference only {sorted(theirs - ours)[:5]}"
+        assert ours == theirs, (
+            f"{path.name}: ours only {sorted(ours - theirs)[:5]}, reference only {sorted(theirs - ours)[:5]}"
+        )
         total += len(ours)
     assert total > 2000  # the development captures hold 2,703 TS-echo samples
 
@@ -536,13 +669,29 @@ def modified_pcap(packets: list[tuple[float, bytes]], big_endian: bool = False) 
     out = [struct.pack(e + "IHHiIII", 0xA1B2CD34, 2, 4, 0, 0, 65535, 1)]
     for t, frame in packets:
         us = round(t * 1e6)
-        out.append(struct.pack(e + "IIIIiHBx", us // 1_000_000, us % 1_000_000, len(frame), len(frame), 2, 0x0800, 0) + frame)
+        out.append(
+            struct.pack(
+                e + "IIIIiHBx",
+                us // 1_000_000,
+                us % 1_000_000,
+                len(frame),
+                len(frame),
+                2,
+                0x0800,
+                0,
+            )
+            + frame
+        )
     return b"".join(out)
 
 
 def bulk(n: int = 30) -> list[tuple[float, bytes]]:
     """Sender-side capture of n segments, each acknowledged 50 ms later."""
-    pkts = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.05, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0501, tcp_frame(True, 101, 901, ACK))]
+    pkts = [
+        (T0, tcp_frame(True, 100, 0, SYN)),
+        (T0 + 0.05, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.0501, tcp_frame(True, 101, 901, ACK)),
+    ]
     for i in range(n):
         t = T0 + 0.1 + i * 0.01
         pkts.append((t, tcp_frame(True, 101 + 1000 * i, 901, ACK | PSH, 1000)))
@@ -596,7 +745,18 @@ def test_a_retransmitted_syn_ack_is_resolved_by_the_ts_echo_or_marked_ambiguous(
     _, conns = read_capture(write("hs.pcap", pcap(pkts)))
     assert conns["handshake_rtt"].iloc[0] == pytest.approx(0.9864)
     assert not conns["handshake_ambiguous"].iloc[0]
-    no_ts = [(t, tcp_frame(c2s, seq, ack, fl)) for (t, _), (c2s, seq, ack, fl) in zip(pkts, [(True, 100, 0, SYN), (False, 900, 101, SYN | ACK), (False, 900, 101, SYN | ACK), (True, 101, 901, ACK)])]
+    no_ts = [
+        (t, tcp_frame(c2s, seq, ack, fl))
+        for (t, _), (c2s, seq, ack, fl) in zip(
+            pkts,
+            [
+                (True, 100, 0, SYN),
+                (False, 900, 101, SYN | ACK),
+                (False, 900, 101, SYN | ACK),
+                (True, 101, 901, ACK),
+            ],
+        )
+    ]
     path = write("hs-nots.pcap", pcap(no_ts))
     _, conns = read_capture(path)
     assert conns["handshake_ambiguous"].iloc[0] and pd.isna(conns["handshake_rtt"].iloc[0])
@@ -625,13 +785,19 @@ def test_ts_echoes_spanning_an_application_pause_never_enter_the_path_series(wri
 
 
 def test_seq_start_after_a_partial_ack_is_the_timed_segments_start(write):
-    pkts = [(T0, tcp_frame(True, 1, 1, ACK, 3000)), (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)), (T0 + 0.07, tcp_frame(False, 1, 3001, ACK))]
+    pkts = [
+        (T0, tcp_frame(True, 1, 1, ACK, 3000)),
+        (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)),
+        (T0 + 0.07, tcp_frame(False, 1, 3001, ACK)),
+    ]
     samples, _ = read_capture(write("partial.pcap", pcap(pkts)))
     assert list(samples[["seq_start", "seq_end"]].itertuples(index=False, name=None)) == [(1, 3001)]
 
 
 def test_the_capture_reader_streams_batches_equal_to_one_read(write):
-    path = write("b.pcap", pcap(bulk(2000)))  # ~350 kB: the core checks for a full batch every 64 kB
+    path = write(
+        "b.pcap", pcap(bulk(2000))
+    )  # ~350 kB: the core checks for a full batch every 64 kB
     whole, conns = read_capture(path)
     reader = rttlab.capture.CaptureReader(path, batch_rows=7)
     batches = list(reader.batches())
@@ -656,15 +822,29 @@ def test_samples_write_json_lines_and_empty_selections_stay_valid_files(write, t
     assert run("samples", path, "--method", "ts", "-o", empty).returncode == 0  # no TS in bulk()
     assert len(pd.read_parquet(empty)) == 0 and "rtt" in pd.read_parquet(empty).columns
     header_only = run("samples", path, "--method", "ts")
-    assert header_only.stdout.strip().startswith("conn,direction,time,rtt") and len(header_only.stdout.strip().splitlines()) == 1
+    assert (
+        header_only.stdout.strip().startswith("conn,direction,time,rtt")
+        and len(header_only.stdout.strip().splitlines()) == 1
+    )
 
 
 def test_the_flows_table_of_a_huge_capture_is_truncated_with_a_note(write):
-    pkts = [(T0 + i * 1e-3, tcp_frame(True, 1, 0, SYN)[:34] + struct.pack(">HH", 10000 + i, 80) + tcp_frame(True, 1, 0, SYN)[38:]) for i in range(250)]
+    pkts = [
+        (
+            T0 + i * 1e-3,
+            tcp_frame(True, 1, 0, SYN)[:34]
+            + struct.pack(">HH", 10000 + i, 80)
+            + tcp_frame(True, 1, 0, SYN)[38:],
+        )
+        for i in range(250)
+    ]
     path = write("many.pcap", pcap(pkts))
     out = run("flows", path)
     assert out.returncode == 0, out.stderr
-    assert "250 TCP connections" in out.stdout and "showing the 200 largest of 250 connections" in out.stdout
+    assert (
+        "250 TCP connections" in out.stdout
+        and "showing the 200 largest of 250 connections" in out.stdout
+    )
     doc = json.loads(run("flows", path, "--json").stdout)
     assert len(doc["flows"]) == 250 and doc["flows"][0]["src"] == "10.0.0.1:10000"
 
@@ -676,13 +856,19 @@ def many_transfers(n: int) -> list[tuple[float, bytes]]:
     for k in range(n):
         for t, frame in transfer():
             frame = bytearray(frame)
-            frame[34:36] = struct.pack(">H", 1024 + k) if frame[23] == 6 and frame[26:30] == CLIENT else frame[34:36]
+            frame[34:36] = (
+                struct.pack(">H", 1024 + k)
+                if frame[23] == 6 and frame[26:30] == CLIENT
+                else frame[34:36]
+            )
             frame[36:38] = struct.pack(">H", 1024 + k) if frame[26:30] == SERVER else frame[36:38]
             packets.append((t + k * 1e-4, bytes(frame)))
     return sorted(packets, key=lambda p: p[0])
 
 
-def on_port(packets: list[tuple[float, bytes]], port: int, dt: float = 0.0) -> list[tuple[float, bytes]]:
+def on_port(
+    packets: list[tuple[float, bytes]], port: int, dt: float = 0.0
+) -> list[tuple[float, bytes]]:
     """The same packets with the client's port `port` (a connection of its own), `dt` later."""
     out = []
     for t, frame in packets:
@@ -698,14 +884,23 @@ def varied() -> list[tuple[float, bytes]]:
     retransmissions with and without a TS echo to resolve them, Karn-ambiguous and SACK-timed
     data, duplicate ACKs, an idle echo, a partial ACK, a connection with no handshake (unknown
     MSS, TTL-based hops, handshake RTT) — each on a port of its own, interleaved in time."""
-    karn = [(T0, tcp_frame(True, 1, 1, ACK, 500)), (T0 + 0.2, tcp_frame(True, 1, 1, ACK, 500)), (T0 + 0.25, tcp_frame(False, 1, 501, ACK))]
+    karn = [
+        (T0, tcp_frame(True, 1, 1, ACK, 500)),
+        (T0 + 0.2, tcp_frame(True, 1, 1, ACK, 500)),
+        (T0 + 0.25, tcp_frame(False, 1, 501, ACK)),
+    ]
     syn_ack_twice = [
         (T0, tcp_frame(True, 100, 0, SYN, ts=(10, 0))),
         (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK, ts=(5000, 10))),
         (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK, ts=(5402, 10))),
         (T0 + 0.9864, tcp_frame(True, 101, 901, ACK, ts=(996, 5000))),
     ]
-    no_ts = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.9864, tcp_frame(True, 101, 901, ACK))]
+    no_ts = [
+        (T0, tcp_frame(True, 100, 0, SYN)),
+        (T0 + 0.0001, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.4026, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.9864, tcp_frame(True, 101, 901, ACK)),
+    ]
     pause = [
         (T0, tcp_frame(True, 1, 0, SYN, ts=(1, 0))),
         (T0 + 0.08, tcp_frame(False, 100, 2, SYN | ACK, ts=(500, 1))),
@@ -715,15 +910,36 @@ def varied() -> list[tuple[float, bytes]]:
         (T0 + 4.16, tcp_frame(False, 201, 2, ACK | PSH, 100, ts=(4580, 3))),
         (T0 + 4.1602, tcp_frame(True, 2, 301, ACK, ts=(4003, 4580))),
     ]
-    partial = [(T0, tcp_frame(True, 1, 1, ACK, 3000)), (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)), (T0 + 0.07, tcp_frame(False, 1, 3001, ACK))]
+    partial = [
+        (T0, tcp_frame(True, 1, 1, ACK, 3000)),
+        (T0 + 0.05, tcp_frame(False, 1, 1001, ACK)),
+        (T0 + 0.07, tcp_frame(False, 1, 3001, ACK)),
+    ]
     # A lost segment: later ones SACKed (timed by their SACK), three duplicate ACKs, the resend.
-    sack = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.03, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0301, tcp_frame(True, 101, 901, ACK))]
+    sack = [
+        (T0, tcp_frame(True, 100, 0, SYN)),
+        (T0 + 0.03, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.0301, tcp_frame(True, 101, 901, ACK)),
+    ]
     for i in range(5):
         sack.append((T0 + 0.04 + i * 0.001, tcp_frame(True, 101 + 1000 * i, 901, ACK | PSH, 1000)))
     for i in range(1, 5):
-        sack.append((T0 + 0.07 + i * 0.001, tcp_frame(False, 901, 101, ACK, sack=[(1101, 1101 + 1000 * i)])))
-    sack += [(T0 + 0.08, tcp_frame(True, 101, 901, ACK | PSH, 1000)), (T0 + 0.11, tcp_frame(False, 901, 5101, ACK))]
-    packets = [*many_transfers(40), *on_port(karn, 3001, 0.01), *on_port(syn_ack_twice, 3002, 0.02), *on_port(no_ts, 3003, 0.03), *on_port(pause, 3004, 0.04), *on_port(partial, 3005, 0.05), *on_port(sack, 3006, 0.06)]
+        sack.append(
+            (T0 + 0.07 + i * 0.001, tcp_frame(False, 901, 101, ACK, sack=[(1101, 1101 + 1000 * i)]))
+        )
+    sack += [
+        (T0 + 0.08, tcp_frame(True, 101, 901, ACK | PSH, 1000)),
+        (T0 + 0.11, tcp_frame(False, 901, 5101, ACK)),
+    ]
+    packets = [
+        *many_transfers(40),
+        *on_port(karn, 3001, 0.01),
+        *on_port(syn_ack_twice, 3002, 0.02),
+        *on_port(no_ts, 3003, 0.03),
+        *on_port(pause, 3004, 0.04),
+        *on_port(partial, 3005, 0.05),
+        *on_port(sack, 3006, 0.06),
+    ]
     return sorted(packets, key=lambda p: p[0])
 
 
@@ -734,8 +950,14 @@ def test_samples_csv_and_parquet_are_what_pandas_writes_from_the_dataframe(write
     # read_capture's DataFrame.
     cap = write("varied.pcap", pcap(varied()))
     frame, conns = read_capture(cap, include_ambiguous=True)
-    assert frame["ambiguous"].any() and frame["idle_echo"].any() and set(frame["method"]) == {"seq", "ts", "syn"}
-    assert conns["mss_fwd"].isna().any() and conns["handshake_rtt"].isna().any() and len(conns) == 46
+    assert (
+        frame["ambiguous"].any()
+        and frame["idle_echo"].any()
+        and set(frame["method"]) == {"seq", "ts", "syn"}
+    )
+    assert (
+        conns["mss_fwd"].isna().any() and conns["handshake_rtt"].isna().any() and len(conns) == 46
+    )
     out = run("samples", cap, "--include-ambiguous")
     assert out.returncode == 0, out.stderr
     assert out.stdout == frame.to_csv(index=False, float_format="%.9f")
@@ -757,14 +979,39 @@ def test_the_tables_cross_from_the_core_as_arrow_with_the_declared_columns(write
     assert all(isinstance(raw[k], pa.Table) for k in ("samples", "connections", "retransmissions"))
     assert raw["samples"].schema.equals(pa.schema(_core.sample_schema()))
     assert raw["connections"].column_names == [name for name, *_ in _core.connection_columns()]
-    assert len(raw["retransmissions"]) > 0 and raw["retransmissions"].schema.field("evidence").type.value_type == pa.string()
-    capture = read_capture(write("v.pcap", pcap(varied())), include_ambiguous=True, retransmissions=True)
+    assert (
+        len(raw["retransmissions"]) > 0
+        and raw["retransmissions"].schema.field("evidence").type.value_type == pa.string()
+    )
+    capture = read_capture(
+        write("v.pcap", pcap(varied())), include_ambiguous=True, retransmissions=True
+    )
     samples, conns, rtx = capture
-    assert samples.dtypes.astype(str).tolist() == ["int64", "category", "float64", "float64", "category", "bool", "int64", "int64", "int64", "int64", "bool"]
-    assert list(samples["direction"].cat.categories) == ["fwd", "rev"] and list(samples["method"].cat.categories) == ["seq", "ts", "syn"]
-    assert str(conns["conn"].dtype) == "int64" and str(conns["packets_fwd"].dtype) == "uint64" and str(conns["mss_fwd"].dtype) == "Int64"
+    assert samples.dtypes.astype(str).tolist() == [
+        "int64",
+        "category",
+        "float64",
+        "float64",
+        "category",
+        "bool",
+        "int64",
+        "int64",
+        "int64",
+        "int64",
+        "bool",
+    ]
+    assert list(samples["direction"].cat.categories) == ["fwd", "rev"] and list(
+        samples["method"].cat.categories
+    ) == ["seq", "ts", "syn"]
+    assert (
+        str(conns["conn"].dtype) == "int64"
+        and str(conns["packets_fwd"].dtype) == "uint64"
+        and str(conns["mss_fwd"].dtype) == "Int64"
+    )
     assert str(conns["handshake_rtt"].dtype) == "float64" and conns["src"].map(type).eq(str).all()
-    assert list(rtx["evidence"].cat.categories) == list(rttlab.capture.EVIDENCE) and "unacked" in set(rtx["evidence"])
+    assert list(rtx["evidence"].cat.categories) == list(
+        rttlab.capture.EVIDENCE
+    ) and "unacked" in set(rtx["evidence"])
     assert rtx["sent"].dtype == "float64" and rtx["needed"].dtype == "bool"
 
 
@@ -776,7 +1023,11 @@ def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_
     # line end to end on a few (2 threads: the read/decode + track pipeline; 3 and 4: sharded),
     # and a pipe (read, not mapped).
     for cap in [big, cut, *sorted((shared / "captures").glob("*.pcap*"))[:3]]:
-        for args in (["samples", cap], ["samples", cap, "-m", "ts", "--flow", "0"], ["flows", cap, "--json"]):
+        for args in (
+            ["samples", cap],
+            ["samples", cap, "-m", "ts", "--flow", "0"],
+            ["flows", cap, "--json"],
+        ):
             one = run(*args, "--threads", "1")
             assert one.returncode == 0, one.stderr
             assert ("damaged at packet" in one.stderr) == (cap == cut)
@@ -788,7 +1039,12 @@ def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_
         for n, dest in zip((1, 2), files):
             assert run("samples", cap, "-o", dest, "--threads", str(n)).returncode == 0
         assert files[0].read_bytes() == files[1].read_bytes(), cap.name
-    piped = subprocess.run(f"cat {big} | {sys.executable} -m rttlab.cli.main samples /dev/stdin --threads 2", shell=True, capture_output=True, text=True)
+    piped = subprocess.run(
+        f"cat {big} | {sys.executable} -m rttlab.cli.main samples /dev/stdin --threads 2",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout == run("samples", big, "--threads", "1").stdout
     reader = CaptureReader(big, batch_rows=1000, threads=2)
@@ -801,7 +1057,9 @@ def test_one_file_on_several_threads_gives_the_output_of_one(shared, write, tmp_
     assert run("samples", big, "--threads", "0").returncode == 2
 
 
-def test_the_default_is_two_threads_for_a_large_regular_file_with_two_cores_to_spare(tmp_path, monkeypatch):
+def test_the_default_is_two_threads_for_a_large_regular_file_with_two_cores_to_spare(
+    tmp_path, monkeypatch
+):
     from rttlab.cli import capture as cli
 
     small, large = tmp_path / "small.pcap", tmp_path / "large.pcap"
@@ -811,12 +1069,32 @@ def test_the_default_is_two_threads_for_a_large_regular_file_with_two_cores_to_s
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     monkeypatch.setattr(cli, "_cores", lambda: 2)
-    assert [cli._threads(None, p) for p in (large, small, fifo, tmp_path / "missing")] == [2, 1, 1, 1]
+    assert [cli._threads(None, p) for p in (large, small, fifo, tmp_path / "missing")] == [
+        2,
+        1,
+        1,
+        1,
+    ]
     # Two files read at once on two cores: one thread each; --threads always wins.
-    assert (cli._threads(None, large, at_once=2), cli._threads(3, small), cli._threads(1, large)) == (1, 3, 1)
+    assert (
+        cli._threads(None, large, at_once=2),
+        cli._threads(3, small),
+        cli._threads(1, large),
+    ) == (1, 3, 1)
     monkeypatch.setattr(cli, "_cores", lambda: 1)
     assert cli._threads(None, large) == 1
     # `taskset -c 0` leaves one core, whatever the machine has.
     if shutil.which("taskset"):
-        one = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", "from rttlab.cli.capture import _cores; print(_cores())"], capture_output=True, text=True)
+        one = subprocess.run(
+            [
+                "taskset",
+                "-c",
+                "0",
+                sys.executable,
+                "-c",
+                "from rttlab.cli.capture import _cores; print(_cores())",
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert one.stdout.strip() == "1", one.stderr

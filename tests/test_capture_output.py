@@ -34,9 +34,16 @@ def flows_json_by_python(captures: list[Path]) -> str:
     for i, cap in enumerate(captures):
         raw = rttlab.capture.analyze(cap)
         indent = "  " if len(captures) > 1 else ""
-        head = {"schema": "rttlab.flows/1", "capture": str(cap), "counters": raw["counters"], "warnings": list(raw["warnings"])}
+        head = {
+            "schema": "rttlab.flows/1",
+            "capture": str(cap),
+            "counters": raw["counters"],
+            "warnings": list(raw["warnings"]),
+        }
         body = json.dumps(clean(head), indent=2)[:-2]
-        out.append("\n".join(indent + line for line in body.splitlines()) + ",\n" + indent + '  "flows": [')
+        out.append(
+            "\n".join(indent + line for line in body.splitlines()) + ",\n" + indent + '  "flows": ['
+        )
         records = raw["connections"].to_pylist()  # unknown values are nulls: None
         for n, record in enumerate(records):
             out.append(("," if n else "") + "\n" + indent + "    " + json.dumps(clean(record)))
@@ -48,7 +55,11 @@ def flows_json_by_python(captures: list[Path]) -> str:
 
 
 def test_flows_json_is_byte_for_byte_what_pythons_json_module_wrote(write):
-    caps = [write("varied.pcap", pcap(varied())), write("bulk.pcap", pcap(bulk(50))), write("t.pcap", pcap(transfer()))]
+    caps = [
+        write("varied.pcap", pcap(varied())),
+        write("bulk.pcap", pcap(bulk(50))),
+        write("t.pcap", pcap(transfer())),
+    ]
     for cap in caps:
         out = run("flows", cap, "--json")
         assert out.returncode == 0, out.stderr
@@ -56,7 +67,16 @@ def test_flows_json_is_byte_for_byte_what_pythons_json_module_wrote(write):
     assert "null" in run("flows", caps[0], "--json").stdout
     # Several files (indented objects in a list), a non-ASCII name, a connection with nulls.
     odd = write("é – ✓.pcap", pcap(transfer()))
-    hs = write("hs.pcap", pcap([(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.4, tcp_frame(True, 100, 0, SYN)), (T0 + 0.5, tcp_frame(False, 900, 101, SYN | ACK))]))
+    hs = write(
+        "hs.pcap",
+        pcap(
+            [
+                (T0, tcp_frame(True, 100, 0, SYN)),
+                (T0 + 0.4, tcp_frame(True, 100, 0, SYN)),
+                (T0 + 0.5, tcp_frame(False, 900, 101, SYN | ACK)),
+            ]
+        ),
+    )
     several = [caps[0], odd, hs]
     out = run("flows", *several, "--json")
     assert out.returncode == 0, out.stderr
@@ -70,13 +90,19 @@ def test_flows_csv_is_the_connections_frame_pandas_writes(write):
     assert out.returncode == 0, out.stderr
     _, conns = read_capture(cap)
     assert out.stdout == conns.to_csv(index=False)
-    assert out.stdout.splitlines()[0].split(",") == [name for name, *_ in rttlab._core.connection_columns()]
+    assert out.stdout.splitlines()[0].split(",") == [
+        name for name, *_ in rttlab._core.connection_columns()
+    ]
 
 
 def test_the_parquet_file_reads_back_as_the_api_gives_in_pandas_and_duckdb(write, tmp_path):
     import duckdb
 
-    caps = [write("varied.pcap", pcap(varied())), write("bulk.pcap", pcap(bulk(400))), write("t.pcap", pcap(transfer()))]
+    caps = [
+        write("varied.pcap", pcap(varied())),
+        write("bulk.pcap", pcap(bulk(400))),
+        write("t.pcap", pcap(transfer())),
+    ]
     dest = tmp_path / "s.parquet"
     out = run("samples", *caps, "--include-ambiguous", "-o", dest)
     assert out.returncode == 0, out.stderr
@@ -94,32 +120,56 @@ def test_the_parquet_file_reads_back_as_the_api_gives_in_pandas_and_duckdb(write
     got["capture"] = got["capture"].astype(object)
     want["capture"] = want["capture"].astype(object)
     pd.testing.assert_frame_equal(got, want)
-    db = duckdb.sql(f"select count(*), sum(rtt), sum(seq_end), count(distinct method), sum(ambiguous::int) from '{dest}'").fetchall()[0]
+    db = duckdb.sql(
+        f"select count(*), sum(rtt), sum(seq_end), count(distinct method), sum(ambiguous::int) from '{dest}'"
+    ).fetchall()[0]
     assert db[0] == len(want) and db[1] == pytest.approx(want["rtt"].sum(), rel=1e-12)
-    assert db[2] == want["seq_end"].sum() and db[3] == want["method"].nunique() and db[4] == want["ambiguous"].sum()
+    assert (
+        db[2] == want["seq_end"].sum()
+        and db[3] == want["method"].nunique()
+        and db[4] == want["ambiguous"].sum()
+    )
 
 
-def test_the_parquet_file_keeps_dictionaries_to_the_text_columns_and_deltas_to_the_integers(write, tmp_path):
+def test_the_parquet_file_keeps_dictionaries_to_the_text_columns_and_deltas_to_the_integers(
+    write, tmp_path
+):
     import pyarrow.parquet as pq
 
     dest = tmp_path / "s.parquet"
     assert run("samples", write("t.pcap", pcap(transfer())), "-o", dest).returncode == 0
     meta = pq.ParquetFile(dest).metadata
     group = meta.row_group(0)
-    encodings = {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+    encodings = {
+        group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)
+    }
     assert all("RLE_DICTIONARY" in encodings[c] for c in ("direction", "method"))
     assert all("RLE_DICTIONARY" not in encodings[c] for c in ("conn", "time", "rtt", "seq_start"))
-    assert all("DELTA_BINARY_PACKED" in encodings[c] for c in ("conn", "seq_start", "seq_end", "frame", "ref_frame"))
-    compression = {group.column(i).path_in_schema: group.column(i).compression for i in range(group.num_columns)}
+    assert all(
+        "DELTA_BINARY_PACKED" in encodings[c]
+        for c in ("conn", "seq_start", "seq_end", "frame", "ref_frame")
+    )
+    compression = {
+        group.column(i).path_in_schema: group.column(i).compression
+        for i in range(group.num_columns)
+    }
     # Snappy where it shrinks the pages; the dense bit-packed columns are stored as they are.
     assert all(compression[c] == "SNAPPY" for c in ("time", "rtt", "ambiguous", "idle_echo"))
-    assert all(compression[c] == "UNCOMPRESSED" for c in ("conn", "direction", "method", "seq_start", "seq_end", "frame", "ref_frame"))
+    assert all(
+        compression[c] == "UNCOMPRESSED"
+        for c in ("conn", "direction", "method", "seq_start", "seq_end", "frame", "ref_frame")
+    )
     assert pq.read_schema(dest).field("direction").type.value_type == "string"
 
 
 @pytest.mark.parametrize(
     "args",
-    [["flows", "--json"], ["samples", "-o", "{tmp}/s.parquet"], ["samples", "-o", "{tmp}/s.csv"], ["samples"]],
+    [
+        ["flows", "--json"],
+        ["samples", "-o", "{tmp}/s.parquet"],
+        ["samples", "-o", "{tmp}/s.csv"],
+        ["samples"],
+    ],
     ids=["flows-json", "samples-parquet", "samples-csv", "samples-stdout"],
 )
 def test_the_capture_commands_import_no_numpy_pandas_pyarrow_or_pydantic(write, tmp_path, args):
@@ -135,7 +185,9 @@ def test_the_capture_commands_import_no_numpy_pandas_pyarrow_or_pydantic(write, 
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'pandas', 'pyarrow', 'pydantic', 'rich'})\n"
         "print(json.dumps(heavy), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stderr.strip().splitlines()[-1]) == [], done.stderr
 
@@ -145,7 +197,19 @@ def test_options_converted_without_pydantic_keep_pydantics_values_and_messages(w
     out = run("flows", "--threads", "x", cap)
     assert out.returncode == 2
     words = " ".join(out.stderr.replace("│", " ").split())  # the usage box wraps the line
-    assert "Invalid value for '--threads': Input should be a valid integer, unable to parse string as an integer" in words
-    assert run("samples", cap, "--flow", " 0 ", "--threads", "+1").stdout == run("samples", cap, "--flow", "0.0").stdout == run("samples", cap, "--flow", "0").stdout
-    for bad in ("1e3", "0.5", "3.", "\u0663"):  # as pydantic: no exponent, fraction or non-ASCII digit
+    assert (
+        "Invalid value for '--threads': Input should be a valid integer, unable to parse string as an integer"
+        in words
+    )
+    assert (
+        run("samples", cap, "--flow", " 0 ", "--threads", "+1").stdout
+        == run("samples", cap, "--flow", "0.0").stdout
+        == run("samples", cap, "--flow", "0").stdout
+    )
+    for bad in (
+        "1e3",
+        "0.5",
+        "3.",
+        "\u0663",
+    ):  # as pydantic: no exponent, fraction or non-ASCII digit
         assert run("samples", cap, "--flow", bad).returncode == 2, bad

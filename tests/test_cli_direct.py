@@ -51,8 +51,30 @@ def calls(argv: list[str], monkeypatch) -> tuple[dict | None, dict | Exception]:
 PLAIN = [
     ["samples", "a.pcap"],
     ["samples", "a.pcap", "b.pcapng", "-o", "s.parquet", "--method", "ts"],
-    ["samples", "--output=s.csv", "a.pcap", "-m", "seq", "--flow", "3", "--flow=0", "--include-ambiguous"],
-    ["samples", "a.pcap", "--path", "--flow", "12", "--threads", "2", "-o", "x.jsonl", "-o", "y.csv"],
+    [
+        "samples",
+        "--output=s.csv",
+        "a.pcap",
+        "-m",
+        "seq",
+        "--flow",
+        "3",
+        "--flow=0",
+        "--include-ambiguous",
+    ],
+    [
+        "samples",
+        "a.pcap",
+        "--path",
+        "--flow",
+        "12",
+        "--threads",
+        "2",
+        "-o",
+        "x.jsonl",
+        "-o",
+        "y.csv",
+    ],
     ["samples", "a.pcap", "--method=all", "--threads=1", "--path", "--path"],
     ["flows", "a.pcap", "--json"],
     ["flows", "--threads", "4", "a.pcap", "b.pcap"],
@@ -60,8 +82,28 @@ PLAIN = [
     ["evaluate", "a.csv"],
     ["evaluate", "a.csv", "-e", "rfc6298"],
     ["evaluate", "--estimators=rfc6298,linux", "a.csv", "--json", "--sort", "wait_mean_s"],
-    ["evaluate", "a.pcap", "-p", "fixed-share.eta=2", "--param=linux.hz=250", "--tick", "4ms", "--min-rto=200ms"],
-    ["evaluate", "a.csv", "--unit", "us", "--timer-granularity", "500ms", "--timestamps", "--no-timestamps", "--plot", "f.png"],
+    [
+        "evaluate",
+        "a.pcap",
+        "-p",
+        "fixed-share.eta=2",
+        "--param=linux.hz=250",
+        "--tick",
+        "4ms",
+        "--min-rto=200ms",
+    ],
+    [
+        "evaluate",
+        "a.csv",
+        "--unit",
+        "us",
+        "--timer-granularity",
+        "500ms",
+        "--timestamps",
+        "--no-timestamps",
+        "--plot",
+        "f.png",
+    ],
     ["evaluate", "--sample", "-e", "last"],
     ["evaluate"],
 ]
@@ -103,14 +145,75 @@ def test_every_other_argument_list_is_left_to_typer(argv):
     assert direct.read(argv) is None
 
 
-TOKENS = st.sampled_from(["a.pcap", "b.pcap", "s.csv", "3", "0", "12", "-1", "2.0", "seq", "all", "", "x=y", "-", "--", "--help",
-                          "-o", "-m", "--output", "--method", "--flow", "--threads", "--json", "--path", "--include-ambiguous",
-                          "--output=o.parquet", "--threads=2", "--flow=7", "--method=ts", "--json=1", "-o=z", "--thread"])
+TOKENS = st.sampled_from(
+    [
+        "a.pcap",
+        "b.pcap",
+        "s.csv",
+        "3",
+        "0",
+        "12",
+        "-1",
+        "2.0",
+        "seq",
+        "all",
+        "",
+        "x=y",
+        "-",
+        "--",
+        "--help",
+        "-o",
+        "-m",
+        "--output",
+        "--method",
+        "--flow",
+        "--threads",
+        "--json",
+        "--path",
+        "--include-ambiguous",
+        "--output=o.parquet",
+        "--threads=2",
+        "--flow=7",
+        "--method=ts",
+        "--json=1",
+        "-o=z",
+        "--thread",
+    ]
+)
 
 
-EVALUATE_TOKENS = st.sampled_from(["a.csv", "b.pcap", "rfc6298", "linux,last", "4ms", "-x", "", "--", "--help", "-e", "-p", "--estimators",
-                                   "--param", "--unit", "--tick", "--min-rto", "--timer-granularity", "--timestamps", "--no-timestamps",
-                                   "--sort", "--json", "--plot", "--sample", "--estimators=quic", "-e=quic", "--json=1", "--tick=1ms", "fixed-share.eta=2"])
+EVALUATE_TOKENS = st.sampled_from(
+    [
+        "a.csv",
+        "b.pcap",
+        "rfc6298",
+        "linux,last",
+        "4ms",
+        "-x",
+        "",
+        "--",
+        "--help",
+        "-e",
+        "-p",
+        "--estimators",
+        "--param",
+        "--unit",
+        "--tick",
+        "--min-rto",
+        "--timer-granularity",
+        "--timestamps",
+        "--no-timestamps",
+        "--sort",
+        "--json",
+        "--plot",
+        "--sample",
+        "--estimators=quic",
+        "-e=quic",
+        "--json=1",
+        "--tick=1ms",
+        "fixed-share.eta=2",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -132,7 +235,10 @@ def test_whatever_the_direct_reader_accepts_typer_reads_the_same_way(command, to
 
 
 def test_the_direct_reader_knows_each_commands_options_and_no_other():
-    kinds = {True: {direct.FLAG}, False: {direct.INT, direct.INTS, direct.TEXT, direct.TEXTS, direct.PATH}}
+    kinds = {
+        True: {direct.FLAG},
+        False: {direct.INT, direct.INTS, direct.TEXT, direct.TEXTS, direct.PATH},
+    }
     for name, spec in direct.COMMANDS.items():
         options = [p for p in load_command(name).params if p.param_type_name == "option"]
         assert {o for p in options for o in (*p.opts, *p.secondary_opts)} == set(spec), name
@@ -160,17 +266,27 @@ def test_a_plain_capture_command_runs_without_importing_typer_typing_or_json(tmp
         "main()\n"
     )
     out = tmp_path / "s.csv"
-    plain = subprocess.run([sys.executable, "-c", probe, "samples", str(capture_file), "-o", str(out)], capture_output=True, text=True)
+    plain = subprocess.run(
+        [sys.executable, "-c", probe, "samples", str(capture_file), "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert plain.returncode == 0, plain.stderr
     assert "typer imported: False" in plain.stderr
     # Each costs milliseconds of every run's start (typing ≈ 3.4 ms, json ≈ 1.7 ms): imported
     # where used, behind `TYPE_CHECKING = False` for annotations.
     assert "typing or json imported: False" in plain.stderr
     assert out.read_text().startswith("conn,direction,time,rtt")
-    helped = subprocess.run([sys.executable, "-c", probe, "samples", "--help"], capture_output=True, text=True)
+    helped = subprocess.run(
+        [sys.executable, "-c", probe, "samples", "--help"], capture_output=True, text=True
+    )
     assert helped.returncode == 0 and "--include-ambiguous" in helped.stdout
     assert "typer imported: True" in helped.stderr
-    misspelt = subprocess.run([sys.executable, "-c", probe, "flows", str(capture_file), "--jsn"], capture_output=True, text=True)
+    misspelt = subprocess.run(
+        [sys.executable, "-c", probe, "flows", str(capture_file), "--jsn"],
+        capture_output=True,
+        text=True,
+    )
     assert misspelt.returncode == 2 and "No such option" in misspelt.stderr
 
 
@@ -185,7 +301,11 @@ def test_a_plain_evaluate_of_a_series_imports_neither_typer_numpy_nor_pandas(tmp
         "main()\n"
     )
     for extra in ([], ["--json"]):
-        plain = subprocess.run([sys.executable, "-c", probe, "evaluate", str(series), "-e", "rfc6298,linux", *extra], capture_output=True, text=True)
+        plain = subprocess.run(
+            [sys.executable, "-c", probe, "evaluate", str(series), "-e", "rfc6298,linux", *extra],
+            capture_output=True,
+            text=True,
+        )
         assert plain.returncode == 0, plain.stderr
         assert "imported: []" in plain.stderr, plain.stderr
         assert "rfc6298" in plain.stdout and "linux" in plain.stdout

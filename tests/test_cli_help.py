@@ -32,11 +32,15 @@ def every_command():
             yield f"{name} {sub}", c
 
 
-@pytest.mark.parametrize("name,command", list(every_command()), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,command", list(every_command()), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_every_commands_first_help_line_is_one_full_sentence(name, command):
     first_paragraph = (command.help or "").strip().split("\n\n")[0]
     assert "\n" not in first_paragraph, f"{name}: the summary runs over lines: {first_paragraph!r}"
-    assert first_paragraph[0].isupper() and first_paragraph.endswith((".", "?")), f"{name}: {first_paragraph!r}"
+    assert first_paragraph[0].isupper() and first_paragraph.endswith((".", "?")), (
+        f"{name}: {first_paragraph!r}"
+    )
 
 
 def test_brackets_in_help_print_as_written():
@@ -46,7 +50,9 @@ def test_brackets_in_help_print_as_written():
     assert "[sweep] scenario, seeds; [set]; [grid]; [zip]" in text
 
 
-@pytest.mark.parametrize("command", [["evaluate"], ["results", "summary"], ["red-dimension"], ["samples"], ["simulate"]])
+@pytest.mark.parametrize(
+    "command", [["evaluate"], ["results", "summary"], ["red-dimension"], ["samples"], ["simulate"]]
+)
 def test_help_names_types_in_words_without_python_type_noise_and_keeps_defaults_whole(command):
     out = run(*command, "--help")
     assert out.returncode == 0
@@ -54,11 +60,22 @@ def test_help_names_types_in_words_without_python_type_noise_and_keeps_defaults_
         assert noise not in out.stdout, noise
 
 
-@pytest.mark.parametrize("name", [n for n, _ in every_command() if " " in n or not getattr(load_command(n), "commands", None)])
+@pytest.mark.parametrize(
+    "name",
+    [n for n, _ in every_command() if " " in n or not getattr(load_command(n), "commands", None)],
+)
 def test_no_help_text_is_cut_in_an_80_column_terminal(name):
-    out = subprocess.run([*RTTLAB, *name.split(), "--help"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"}, timeout=120)
+    out = subprocess.run(
+        [*RTTLAB, *name.split(), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
-    assert "…" not in out.stdout, [line for line in out.stdout.splitlines() if "…" in line]  # a long word folds, never ends cut
+    assert "…" not in out.stdout, [
+        line for line in out.stdout.splitlines() if "…" in line
+    ]  # a long word folds, never ends cut
     from rich.cells import cell_len  # terminal cells: μ̄ is two code points in one cell
 
     assert max(cell_len(line) for line in out.stdout.splitlines()) <= 80
@@ -83,15 +100,29 @@ def test_shell_completion_can_be_shown_and_installed():
     script = run("--show-completion", "bash")
     assert script.returncode == 0 and "complete" in script.stdout
     # What the installed script asks of `rttlab` when the user presses Tab after `rttlab ev`.
-    as_installed = [sys.executable, "-c", "import sys; sys.argv[0] = 'rttlab'; from rttlab.cli.main import main; main()"]
-    env = {**os.environ, "_RTTLAB_COMPLETE": "complete_bash", "COMP_WORDS": "rttlab ev", "COMP_CWORD": "1"}
+    as_installed = [
+        sys.executable,
+        "-c",
+        "import sys; sys.argv[0] = 'rttlab'; from rttlab.cli.main import main; main()",
+    ]
+    env = {
+        **os.environ,
+        "_RTTLAB_COMPLETE": "complete_bash",
+        "COMP_WORDS": "rttlab ev",
+        "COMP_CWORD": "1",
+    }
     out = subprocess.run(as_installed, capture_output=True, text=True, env=env, timeout=120)
     assert "evaluate" in out.stdout.split(), out.stdout + out.stderr
 
 
 def test_listings_cite_the_shipped_algorithms_document_not_a_missing_one():
-    sections = set(re.findall(r"^#+ §(\d+)[ .]", (ROOT / "docs" / "algorithms.md").read_text(), flags=re.M))
-    for command, key in ((["estimators", "--json"], "estimators"), (["components", "--json"], "components")):
+    sections = set(
+        re.findall(r"^#+ §(\d+)[ .]", (ROOT / "docs" / "algorithms.md").read_text(), flags=re.M)
+    )
+    for command, key in (
+        (["estimators", "--json"], "estimators"),
+        (["components", "--json"], "components"),
+    ):
         for entry in json.loads(run(*command).stdout)[key]:
             source = entry.get("source") or ""
             assert "ALGORITHMS.md" not in source, source
@@ -110,8 +141,13 @@ def test_a_help_paragraph_wraps_at_the_terminal_not_where_the_source_broke_its_l
     Options of note:
       --a  one
       --b  two"""
-    assert _reflow(prose) == "First sentence.\n\nA paragraph whose source lines break mid-sentence.\n\nOptions of note:\n  --a  one\n  --b  two"
+    assert (
+        _reflow(prose)
+        == "First sentence.\n\nA paragraph whose source lines break mid-sentence.\n\nOptions of note:\n  --a  one\n  --b  two"
+    )
     env = {**os.environ, "COLUMNS": "80"}
-    out = subprocess.run([*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env=env, timeout=120).stdout
+    out = subprocess.run(
+        [*RTTLAB, "reproduce", "--help"], capture_output=True, text=True, env=env, timeout=120
+    ).stdout
     # The source breaks this sentence after "shown"; rich fills the line past it at 80 columns.
     assert re.search(r"result is shown with", out), out

@@ -46,11 +46,19 @@ def test_the_listed_summaries_are_the_commands_own_first_lines():
 
 
 def test_the_help_lists_every_command_and_each_command_still_has_its_rich_help():
-    top = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "--help"], capture_output=True, text=True)
+    top = subprocess.run(
+        [sys.executable, "-m", "rttlab.cli.main", "--help"], capture_output=True, text=True
+    )
     assert top.returncode == 0
     for name in ("estimators", "evaluate", "flows", "samples", "simulate"):
         assert name in top.stdout
-    sub = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "samples", "--help"], capture_output=True, text=True)
+    sub = subprocess.run(
+        [sys.executable, "-m", "rttlab.cli.main", "samples", "--help"],
+        capture_output=True,
+        text=True,
+    )
     assert sub.returncode == 0 and "--output" in sub.stdout
-    bad = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "nope"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "rttlab.cli.main", "nope"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "No such command" in bad.stderr

@@ -41,8 +41,13 @@ def test_a_plot_into_a_missing_directory_is_one_line_naming_it(tmp_path):
 def test_simulate_out_on_a_file_or_an_unwritable_path_is_one_line_naming_it(tmp_path):
     a_file = tmp_path / "taken"
     a_file.write_text("x")
-    one_line_error(run("simulate", SCENARIO, "--set", "simulation.duration=1s", "--out", a_file), str(a_file))
-    one_line_error(run("simulate", SCENARIO, "--set", "simulation.duration=1s", "--out", "/proc/rttlab-out"), "/proc/rttlab-out")
+    one_line_error(
+        run("simulate", SCENARIO, "--set", "simulation.duration=1s", "--out", a_file), str(a_file)
+    )
+    one_line_error(
+        run("simulate", SCENARIO, "--set", "simulation.duration=1s", "--out", "/proc/rttlab-out"),
+        "/proc/rttlab-out",
+    )
 
 
 def test_samples_output_into_a_missing_directory_is_one_line_naming_it(tmp_path, write):
@@ -53,7 +58,9 @@ def test_samples_output_into_a_missing_directory_is_one_line_naming_it(tmp_path,
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
-@pytest.mark.parametrize("args", [["flows", "--json"], ["flows"], ["samples"], ["estimators", "--json"]])
+@pytest.mark.parametrize(
+    "args", [["flows", "--json"], ["flows"], ["samples"], ["estimators", "--json"]]
+)
 def test_writing_to_a_full_disk_is_one_line_naming_it(write, args):
     cap = write("b.pcap", pcap(bulk(5)))
     argv = [*RTTLAB, args[0], *([str(cap)] if args[0] != "estimators" else []), *args[1:]]
@@ -64,7 +71,18 @@ def test_writing_to_a_full_disk_is_one_line_naming_it(write, args):
 
 def test_a_closed_pipe_ends_samples_quietly_as_a_unix_filter(write):
     cap = write("big.pcap", pcap(bulk(3000)))  # ~250 kB of CSV: more than a pipe holds
-    out = subprocess.run(["bash", "-o", "pipefail", "-c", f"{sys.executable} -m rttlab.cli.main samples {cap} | head -1"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"{sys.executable} -m rttlab.cli.main samples {cap} | head -1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.stdout.startswith("conn,direction,time,rtt,method")
     assert out.stderr == ""
     assert out.returncode == 141  # killed by SIGPIPE, as `yes | head -1` is; never a silent 1
@@ -84,10 +102,15 @@ def test_a_csv_with_a_utf8_byte_order_mark_keeps_its_time_column(write):
 
 
 def test_huge_times_and_rtts_are_clear_errors_not_clamped_or_warned(write):
-    one_line_error(run("evaluate", write("t.csv", "time,rtt\n1e300,0.1\n")), "t.csv:2: field 'time': 1e300 s is outside the representable range")
+    one_line_error(
+        run("evaluate", write("t.csv", "time,rtt\n1e300,0.1\n")),
+        "t.csv:2: field 'time': 1e300 s is outside the representable range",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no NumPy cast warning either
-        with pytest.raises(ValueError, match=r"sample 1: rtt 1e\+11 s is outside the representable range"):
+        with pytest.raises(
+            ValueError, match=r"sample 1: rtt 1e\+11 s is outside the representable range"
+        ):
             rttlab.replay(pd.DataFrame({"rtt": [0.1, 1e11]}), ["rfc6298"])
         with pytest.raises(ValueError, match=r"sample 0: time 1e\+300 s"):
             rttlab.replay(pd.DataFrame({"time": [1e300], "rtt": [0.1]}), ["rfc6298"])
@@ -108,7 +131,12 @@ def test_python_api_errors_name_the_argument(write):
         rttlab.replay(df, [3])
     with pytest.raises(TypeError, match="path must be a capture file path .* got DataFrame"):
         rttlab.read_capture(df)
-    with pytest.raises(TypeError, match="paths must be a list of capture files, got one path 'a.pcap'"):
+    with pytest.raises(
+        TypeError, match="paths must be a list of capture files, got one path 'a.pcap'"
+    ):
         rttlab.read_captures("a.pcap")
-    with pytest.raises(TypeError, match=r"set must be a list of 'key.path=value' strings or a mapping, got the string 'k=v'"):
+    with pytest.raises(
+        TypeError,
+        match=r"set must be a list of 'key.path=value' strings or a mapping, got the string 'k=v'",
+    ):
         rttlab.simulate(SCENARIO, set="k=v")

@@ -23,7 +23,9 @@ def run(*args: object, columns: int | None = None) -> subprocess.CompletedProces
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     if columns is not None:
         env["COLUMNS"] = str(columns)
-    out = subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run(
+        [*RTTLAB, *map(str, args)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     return out
 
@@ -82,7 +84,11 @@ def test_evaluate_keeps_the_metric_it_sorts_by_and_prints_it_whole(columns):
 
 def test_evaluate_csv_is_every_estimators_scores_in_base_units():
     data = json.loads(run("evaluate", "--sample", "-e", "rfc6298,linux", "--json").stdout)
-    rows = list(csv.DictReader(io.StringIO(run("evaluate", "--sample", "-e", "rfc6298,linux", "--csv").stdout)))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(run("evaluate", "--sample", "-e", "rfc6298,linux", "--csv").stdout)
+        )
+    )
     assert [r["estimator"] for r in rows] == [r["estimator"] for r in data["rows"]]
     assert float(rows[0]["mae_s"]) == pytest.approx(data["rows"][0]["mae_s"])
 
@@ -134,7 +140,10 @@ class _Reproduction:
     """What `rttlab reproduce` prints a comparison of: title, level, tolerance, metric."""
 
     doc = {"published": {"kind": "values", "values": []}}
-    meta = {"title": "Goodput of 10 flows over a 20 Mb/s dumbbell [Fig. 5]", "source": "A paper, 2009, Table II"}
+    meta = {
+        "title": "Goodput of 10 flows over a 20 Mb/s dumbbell [Fig. 5]",
+        "source": "A paper, 2009, Table II",
+    }
     level = 0.95
     tolerance = 0.1
     metric = "goodput_bps"
@@ -142,22 +151,40 @@ class _Reproduction:
 
 
 @pytest.mark.parametrize("columns", [80, 120])
-def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(columns, monkeypatch, capsys):
+def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(
+    columns, monkeypatch, capsys
+):
     from rich.console import Console
 
     import rttlab.cli.common as common
     from rttlab.cli import reproduce
 
     monkeypatch.setenv("COLUMNS", str(columns))
-    monkeypatch.setattr(common, "console", Console(width=columns, force_terminal=False), raising=False)
+    monkeypatch.setattr(
+        common, "console", Console(width=columns, force_terminal=False), raising=False
+    )
     point = "topology.bottleneck.bandwidth=20Mbps, tcp.rto.estimator=linux"
-    rows = [{"point": point, "ours": 18_925_600.0, "ci_low": 18_500_000.0, "ci_high": 19_300_000.0, "n": 10, "published": 19_000_000.0,
-             "diff": -0.004, "matched": True, "source": "Fig. 5 (read off the plot), the third bar from the left", "metric": "goodput_bps"}]
+    rows = [
+        {
+            "point": point,
+            "ours": 18_925_600.0,
+            "ci_low": 18_500_000.0,
+            "ci_high": 19_300_000.0,
+            "n": 10,
+            "published": 19_000_000.0,
+            "diff": -0.004,
+            "matched": True,
+            "source": "Fig. 5 (read off the plot), the third bar from the left",
+            "metric": "goodput_bps",
+        }
+    ]
     reproduce.show(_Reproduction(), rows)
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("│")]
     # The point's settings wrap between settings, never inside one; numbers stay on its first line.
-    assert "topology.bottleneck.bandwidth=20Mbps," in rows[0] and "tcp.rto.estimator=linux" in " ".join(rows)
+    assert "topology.bottleneck.bandwidth=20Mbps," in rows[
+        0
+    ] and "tcp.rto.estimator=linux" in " ".join(rows)
     assert "18.9 Mb/s" in rows[0] and "19 Mb/s" in rows[0]
     assert all(len(line) <= columns for line in out.splitlines() if line.startswith(("│", "┃")))
     assert "[Fig. 5]" in out  # a title's brackets are text
@@ -175,8 +202,28 @@ def test_a_results_summary_shows_each_metric_in_its_own_unit(monkeypatch, capsys
     monkeypatch.setattr(common, "console", Console(width=120, force_terminal=False), raising=False)
     frame = pd.DataFrame(
         [
-            {"topology.bottleneck.bandwidth": "20Mbps", "metric": "goodput_bps", "n": 5, "mean": 1.89256e7, "std": 2.1e5, "half_width": 2.6e5, "ci_low": 1.8665e7, "ci_high": 1.9186e7, "level": 0.95},
-            {"topology.bottleneck.bandwidth": "20Mbps", "metric": "mae_s", "n": 5, "mean": 0.0123, "std": 0.0004, "half_width": 0.0005, "ci_low": 0.0118, "ci_high": 0.0128, "level": 0.95},
+            {
+                "topology.bottleneck.bandwidth": "20Mbps",
+                "metric": "goodput_bps",
+                "n": 5,
+                "mean": 1.89256e7,
+                "std": 2.1e5,
+                "half_width": 2.6e5,
+                "ci_low": 1.8665e7,
+                "ci_high": 1.9186e7,
+                "level": 0.95,
+            },
+            {
+                "topology.bottleneck.bandwidth": "20Mbps",
+                "metric": "mae_s",
+                "n": 5,
+                "mean": 0.0123,
+                "std": 0.0004,
+                "half_width": 0.0005,
+                "ci_low": 0.0118,
+                "ci_high": 0.0128,
+                "level": 0.95,
+            },
         ]
     )
     show(frame, title="2 points")
@@ -194,12 +241,34 @@ def test_tune_prints_every_setting_and_number_whole_with_its_unit(tmp_path, colu
     rtt[rng.random(400) < 0.04] *= 3
     series = tmp_path / "s.csv"
     series.write_text("\n".join(f"{x:.3f}" for x in rtt))
-    out = run("tune", series, "-e", "rfc6298,quic", "--budget", "40", "-t", "2%", "--json", columns=columns).stdout
+    out = run(
+        "tune",
+        series,
+        "-e",
+        "rfc6298,quic",
+        "--budget",
+        "40",
+        "-t",
+        "2%",
+        "--json",
+        columns=columns,
+    ).stdout
     settings = [p["setting"] for f in json.loads(out)["fronts"].values() for p in f]
-    text = run("tune", series, "-e", "rfc6298,quic", "--budget", "40", "-t", "2%", columns=columns).stdout
+    text = run(
+        "tune", series, "-e", "rfc6298,quic", "--budget", "40", "-t", "2%", columns=columns
+    ).stdout
     assert "…" not in text
-    assert all(len(line) <= columns for line in text.splitlines() if line.startswith(("┃", "│", "┏", "└")))
-    words = " ".join(" ".join(line.split("│")[2].split()) for line in body(text))  # the setting column, its lines joined
+    assert all(
+        len(line) <= columns for line in text.splitlines() if line.startswith(("┃", "│", "┏", "└"))
+    )
+    words = " ".join(
+        " ".join(line.split("│")[2].split()) for line in body(text)
+    )  # the setting column, its lines joined
     shown = [s for s in settings if " ".join(s.split()[1:]) in words]
     assert len(shown) >= 4, words  # settings read whole: their words in order, none cut
-    assert all(w.endswith(("ms", "µs", " s")) for line in body(text) for w in [line.split("│")[4].strip()] if w and w != "—")  # W with its unit
+    assert all(
+        w.endswith(("ms", "µs", " s"))
+        for line in body(text)
+        for w in [line.split("│")[4].strip()]
+        if w and w != "—"
+    )  # W with its unit

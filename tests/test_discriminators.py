@@ -14,9 +14,16 @@ LOSSY = Path(__file__).resolve().parents[1] / "examples" / "spectcp" / "lossy-li
 
 
 def test_a_simulated_runs_gaps_get_one_verdict_per_discriminator():
-    r = rttlab.simulate(LOSSY, set=["simulation.duration=120s", "topology.bottleneck.error.ber=1e-5"], traces="all,receive")
+    r = rttlab.simulate(
+        LOSSY,
+        set=["simulation.duration=120s", "topology.bottleneck.error.ber=1e-5"],
+        traces="all,receive",
+    )
     arrivals = r.traces["receive"]
-    assert len(arrivals) > 100 and "receive" not in rttlab.simulate(LOSSY, set=["simulation.duration=5s"]).traces
+    assert (
+        len(arrivals) > 100
+        and "receive" not in rttlab.simulate(LOSSY, set=["simulation.duration=5s"]).traces
+    )
     gaps = classify(arrivals)
     assert len(gaps) > 0 and (gaps["missing"] > 0).all() and (gaps["seq"] > gaps["from"]).all()
     for name in NAMES:
@@ -48,21 +55,33 @@ def test_an_unreadable_capture_names_the_file(tmp_path):
 def test_score_rates_every_discriminator_on_a_simulated_runs_ground_truth():
     from rttlab.trace.discriminators import score
 
-    sc = rttlab.Scenario.load(LOSSY).with_({"simulation.duration": "300s", "topology.bottleneck.error.ber": 1e-5})
+    sc = rttlab.Scenario.load(LOSSY).with_(
+        {"simulation.duration": "300s", "topology.bottleneck.error.ber": 1e-5}
+    )
     s = score(sc, seed=2)
     assert set(s["side"]) == {"sender", "receiver"} and set(s["flow"]) == {0}
     assert set(s.loc[s["side"] == "receiver", "discriminator"]) == set(NAMES)
-    assert {"bernoulli", "vegas", "ntg", "ndg", "veno", "two-bit"} <= set(s.loc[s["side"] == "sender", "discriminator"])
+    assert {"bernoulli", "vegas", "ntg", "ndg", "veno", "two-bit"} <= set(
+        s.loc[s["side"] == "sender", "discriminator"]
+    )
     # Ground truth, independently: every data drop of the flow that a later resend of the same
     # segment answered is one sender-side loss, congestion if a queue dropped it.
     r = rttlab.simulate(sc, seed=2, traces="drops,retransmissions")
     drops, retx = r.traces["drops"], r.traces["retransmissions"]
     drops = drops[(drops["flow"] == 0) & (drops["kind"] == "data")]
-    answered = [bool(((retx["seq"] == d.seq) & (retx["time"] >= d.time)).any()) for d in drops.itertuples()]
+    answered = [
+        bool(((retx["seq"] == d.seq) & (retx["time"] >= d.time)).any()) for d in drops.itertuples()
+    ]
     truth = drops[answered]
     sender = s[s["side"] == "sender"]
-    assert (sender["congestion_as_congestion"] + sender["congestion_as_corruption"] == int(truth["congestion"].sum())).all()
-    assert (sender["corruption_as_corruption"] + sender["corruption_as_congestion"] == int((~truth["congestion"]).sum())).all()
+    assert (
+        sender["congestion_as_congestion"] + sender["congestion_as_corruption"]
+        == int(truth["congestion"].sum())
+    ).all()
+    assert (
+        sender["corruption_as_corruption"] + sender["corruption_as_congestion"]
+        == int((~truth["congestion"]).sum())
+    ).all()
     assert truth["congestion"].any() and (~truth["congestion"]).any()
     # The conditional Bernoulli predictor with p = 1 calls every loss corruption.
     b = sender[sender["discriminator"] == "bernoulli"].iloc[0]

@@ -10,7 +10,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_estimator_parameter_tables_match_the_registry():
-    out = subprocess.run([sys.executable, ROOT / "scripts" / "gen_estimator_docs.py", "--check"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, ROOT / "scripts" / "gen_estimator_docs.py", "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
 
 

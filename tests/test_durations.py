@@ -24,7 +24,16 @@ def run(*args: object) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(
     "text,seconds",
-    [("250ns", 250e-9), ("250us", 250e-6), ("250µs", 250e-6), ("200ms", 0.2), ("1.5 s", 1.5), ("0.2", 0.2), ("2min", 120.0), ("1h", 3600.0)],
+    [
+        ("250ns", 250e-9),
+        ("250us", 250e-6),
+        ("250µs", 250e-6),
+        ("200ms", 0.2),
+        ("1.5 s", 1.5),
+        ("0.2", 0.2),
+        ("2min", 120.0),
+        ("1h", 3600.0),
+    ],
 )
 def test_every_unit_reads_the_same_in_the_core_and_in_python(text, seconds):
     assert _core.parse_duration(text) == round(seconds * 1e9)
@@ -38,8 +47,16 @@ def test_a_duration_that_is_not_one_is_an_error_naming_the_argument(bad):
 
 
 def test_the_python_api_takes_duration_text_as_the_estimators_do():
-    by_text = rttlab.evaluate(rttlab.sample_path(), ["rfc6298", "linux"], min_rto="200ms", tick="4ms", timer_granularity="0s")
-    by_number = rttlab.evaluate(rttlab.sample_path(), ["rfc6298", "linux"], min_rto=0.2, tick=0.004, timer_granularity=0.0)
+    by_text = rttlab.evaluate(
+        rttlab.sample_path(),
+        ["rfc6298", "linux"],
+        min_rto="200ms",
+        tick="4ms",
+        timer_granularity="0s",
+    )
+    by_number = rttlab.evaluate(
+        rttlab.sample_path(), ["rfc6298", "linux"], min_rto=0.2, tick=0.004, timer_granularity=0.0
+    )
     assert by_text.settings == by_number.settings
     assert [r["mae_s"] for r in by_text.rows] == [r["mae_s"] for r in by_number.rows]
     with pytest.raises(ValueError, match="min_rto"):
@@ -70,7 +87,10 @@ def test_the_cli_reads_minutes_and_hours_in_its_duration_options():
     [
         ("tcp.init_cwnd=abc", '--set tcp.init_cwnd=abc: expected a whole number ≥ 0, got "abc"'),
         ("tcp.init_cwnd=-1", "--set tcp.init_cwnd=-1: expected a whole number ≥ 0, got -1"),
-        ("simulation.duration=3 parsecs", "--set simulation.duration=3 parsecs: expected a duration such as"),
+        (
+            "simulation.duration=3 parsecs",
+            "--set simulation.duration=3 parsecs: expected a duration such as",
+        ),
     ],
 )
 def test_a_bad_set_value_is_blamed_on_the_set_argument_in_the_scenarios_words(override, says):

@@ -65,11 +65,16 @@ def test_a_capture_is_evaluated_per_connection_in_one_call(tmp_path):
 
 
 def test_a_frame_with_connections_is_one_stream_per_connection():
-    frame = pd.DataFrame({"conn": [1, 1, 1, 2, 2, 2], "time": [0.1, 0.2, 0.3, 0.05, 0.15, 0.25], "rtt": [0.1] * 6})
+    frame = pd.DataFrame(
+        {"conn": [1, 1, 1, 2, 2, 2], "time": [0.1, 0.2, 0.3, 0.05, 0.15, 0.25], "rtt": [0.1] * 6}
+    )
     result = rttlab.evaluate(frame, ["rfc6298"])
     [row] = result.rows
     assert row["samples"] == 4  # two streams, each's first sample warms up
-    assert [(c["conn"], c["samples"], c["rows"][0]["samples"]) for c in result.connections] == [(1, 3, 2), (2, 3, 2)]
+    assert [(c["conn"], c["samples"], c["rows"][0]["samples"]) for c in result.connections] == [
+        (1, 3, 2),
+        (2, 3, 2),
+    ]
     # Rows are taken in time order within each connection, whatever order they come in.
     shuffled = frame.iloc[[5, 2, 0, 4, 1, 3]]
     assert rttlab.evaluate(shuffled, ["rfc6298"]).rows == rttlab.evaluate(frame, ["rfc6298"]).rows
@@ -89,7 +94,10 @@ def test_arguments_are_checked_by_name():
 def test_real_series_score_with_and_without_equal_floors(shared):
     path = shared / "rtt-series" / "tyrell_roundtrip005.csv"
     own = {r["estimator"]: r for r in rttlab.evaluate(path, ["rfc6298", "quic", "eifel"]).rows}
-    equal = {r["estimator"]: r for r in rttlab.evaluate(path, ["rfc6298", "quic", "eifel"], min_rto=0.2).rows}
+    equal = {
+        r["estimator"]: r
+        for r in rttlab.evaluate(path, ["rfc6298", "quic", "eifel"], min_rto=0.2).rows
+    }
     for name in own:
         assert 0 <= own[name]["bad_timeout_rate"] <= 1 and own[name]["wait_mean_s"] > 0
         # A common floor can only lengthen the timers of estimators whose floor was lower.
@@ -114,7 +122,9 @@ def test_a_capture_decides_karn_per_connection_from_its_timestamp_option(shared)
     auto = rttlab.evaluate(path, ["rfc6298"])
     assert auto.settings["timestamps"] == "auto"
     _, flows = rttlab.read_capture(path)
-    uses = {int(c): bool(f and r) for c, f, r in zip(flows["conn"], flows["ts_fwd"], flows["ts_rev"])}
+    uses = {
+        int(c): bool(f and r) for c, f, r in zip(flows["conn"], flows["ts_fwd"], flows["ts_rev"])
+    }
     assert all(c["timestamps"] == uses[c["conn"]] for c in auto.connections)
     forced = rttlab.evaluate(path, ["rfc6298"], timestamps=False)
     assert all(c["timestamps"] is False for c in forced.connections)
@@ -128,14 +138,25 @@ def capture_with_a_loss_and_a_spurious_resend() -> bytes:
     (not lost); then two more segments ACKed 45 ms later."""
     from test_capture import ACK, PSH, SYN, T0, pcap, tcp_frame
 
-    frames = [(T0, tcp_frame(True, 100, 0, SYN)), (T0 + 0.050, tcp_frame(False, 900, 101, SYN | ACK)), (T0 + 0.0501, tcp_frame(True, 101, 901, ACK))]
+    frames = [
+        (T0, tcp_frame(True, 100, 0, SYN)),
+        (T0 + 0.050, tcp_frame(False, 900, 101, SYN | ACK)),
+        (T0 + 0.0501, tcp_frame(True, 101, 901, ACK)),
+    ]
     seq = 101
     for i in range(10):
         t = T0 + 0.1 + 0.1 * i
-        frames += [(t, tcp_frame(True, seq, 901, ACK | PSH, 1000)), (t + 0.040 + i * 0.001, tcp_frame(False, 901, seq + 1000, ACK))]
+        frames += [
+            (t, tcp_frame(True, seq, 901, ACK | PSH, 1000)),
+            (t + 0.040 + i * 0.001, tcp_frame(False, 901, seq + 1000, ACK)),
+        ]
         seq += 1000
     lost = seq  # L = [lost, lost + 1000)
-    frames += [(T0 + 1.1, tcp_frame(True, lost, 901, ACK | PSH, 1000)), (T0 + 1.6, tcp_frame(True, lost, 901, ACK | PSH, 1000)), (T0 + 1.65, tcp_frame(False, 901, lost + 1000, ACK))]
+    frames += [
+        (T0 + 1.1, tcp_frame(True, lost, 901, ACK | PSH, 1000)),
+        (T0 + 1.6, tcp_frame(True, lost, 901, ACK | PSH, 1000)),
+        (T0 + 1.65, tcp_frame(False, 901, lost + 1000, ACK)),
+    ]
     m = lost + 1000
     frames += [
         (T0 + 2.0, tcp_frame(True, m, 901, ACK | PSH, 1000)),
@@ -145,7 +166,10 @@ def capture_with_a_loss_and_a_spurious_resend() -> bytes:
     ]
     seq = m + 1000
     for t in (2.2, 2.3):
-        frames += [(T0 + t, tcp_frame(True, seq, 901, ACK | PSH, 1000)), (T0 + t + 0.045, tcp_frame(False, 901, seq + 1000, ACK))]
+        frames += [
+            (T0 + t, tcp_frame(True, seq, 901, ACK | PSH, 1000)),
+            (T0 + t + 0.045, tcp_frame(False, 901, seq + 1000, ACK)),
+        ]
         seq += 1000
     return pcap(frames)
 
@@ -159,7 +183,11 @@ def test_a_capture_lists_its_retransmissions_with_the_evidence_that_they_were_ne
     lost = rtx.iloc[0]
     assert (lost["direction"], lost["attempt"], lost["dupacks"]) == ("fwd", 1, 0)
     # Sent at 1.1 s, after the last ACK (1.049 s): its timer started when it was sent.
-    assert lost["sent"] == pytest.approx(1.1) and lost["timer_start"] == pytest.approx(1.1) and lost["resent"] == pytest.approx(1.6)
+    assert (
+        lost["sent"] == pytest.approx(1.1)
+        and lost["timer_start"] == pytest.approx(1.1)
+        and lost["resent"] == pytest.approx(1.6)
+    )
 
 
 def test_w_on_really_lost_segments_is_the_rto_in_force_when_their_timer_started(tmp_path):
@@ -169,13 +197,19 @@ def test_w_on_really_lost_segments_is_the_rto_in_force_when_their_timer_started(
     rows = {r["estimator"]: r for r in result.rows}
     # `last` (RTO = 2 × last sample): the last sample before 1.1 s is 49 ms → W = 98 ms.
     # rfc6298: its 1 s floor. Only L is scored; M's resend was not needed (D-SACK).
-    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(0.098, abs=1e-9)
-    assert rows["rfc6298"]["lost_wait_mean_s"] == pytest.approx(1.0) and rows["rfc6298"]["lost_wait_max_s"] == pytest.approx(1.0)
+    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(
+        0.098, abs=1e-9
+    )
+    assert rows["rfc6298"]["lost_wait_mean_s"] == pytest.approx(1.0) and rows["rfc6298"][
+        "lost_wait_max_s"
+    ] == pytest.approx(1.0)
     [conn] = result.connections
     assert (conn["retransmissions"], conn["lost"], conn["spurious"]) == (2, 1, 1)
     # The real sender waited 0.5 s (resent at 1.6 s).
     assert conn["actual_lost_wait_mean_s"] == pytest.approx(0.5)
-    assert {r["estimator"]: r["lost_wait_mean_s"] for r in conn["rows"]} == {r["estimator"]: r["lost_wait_mean_s"] for r in result.rows}
+    assert {r["estimator"]: r["lost_wait_mean_s"] for r in conn["rows"]} == {
+        r["estimator"]: r["lost_wait_mean_s"] for r in result.rows
+    }
     assert any("really lost" in n for n in result.notes)
     assert result.to_json()["schema"] == "rttlab.evaluate/3"
 
@@ -185,20 +219,29 @@ def test_a_plain_series_has_no_lost_segments_to_score():
     assert row["lost_segments"] == 0 and row["lost_wait_mean_s"] is None
 
 
-def test_on_every_real_capture_each_lost_segment_waits_exactly_a_constant_rto_and_timers_start_in_order(shared):
+def test_on_every_real_capture_each_lost_segment_waits_exactly_a_constant_rto_and_timers_start_in_order(
+    shared,
+):
     # A constant RTO longer than any sample never expires (no back-off), so W is independent of
     # the samples: every scored loss must wait exactly it (W = f(start + RTO) − start).
     scored = 0
     for path in sorted((shared / "captures").glob("*.pcap*")):
         samples, conns, rtx = rttlab.read_capture(path, retransmissions=True)
         known = rtx[rtx["sent"].notna()]
-        assert (known["sent"] <= known["timer_start"]).all() and (known["timer_start"] <= known["resent"]).all(), path.name
-        assert ((rtx["evidence"] == "unknown") == rtx["sent"].isna() & (rtx["evidence"] != "acked")).all(), path.name
+        assert (known["sent"] <= known["timer_start"]).all() and (
+            known["timer_start"] <= known["resent"]
+        ).all(), path.name
+        assert (
+            (rtx["evidence"] == "unknown") == rtx["sent"].isna() & (rtx["evidence"] != "acked")
+        ).all(), path.name
         if rttlab.capture.path_samples(samples, conns).empty:
             continue
         [row] = rttlab.evaluate(path, [spec("constant", rto="1000s")], by=None).rows
         if row["lost_segments"]:
-            assert row["lost_wait_mean_s"] == pytest.approx(1000.0) and row["lost_wait_max_s"] == 1000.0, path.name
+            assert (
+                row["lost_wait_mean_s"] == pytest.approx(1000.0)
+                and row["lost_wait_max_s"] == 1000.0
+            ), path.name
         scored += row["lost_segments"]
     # The development captures hold real losses (zeek-tcprs_* are loss-recovery test traces).
     assert scored > 50
@@ -234,7 +277,9 @@ def test_a_capture_whose_clock_steps_back_an_hour_is_replayed_in_segments_and_sa
     rows = {r["estimator"]: r for r in doc["rows"]}
     # Both segments warm up on their first sample; the lost segment is scored within the second.
     assert rows["rfc6298"]["samples"] == doc["samples_read"] - 2
-    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(0.098, abs=1e-9)
+    assert rows["last"]["lost_segments"] == 1 and rows["last"]["lost_wait_mean_s"] == pytest.approx(
+        0.098, abs=1e-9
+    )
     # The same per connection as pooled (one connection).
     assert {r["estimator"]: r["mae_s"] for r in conn["rows"]} == {r: rows[r]["mae_s"] for r in rows}
 

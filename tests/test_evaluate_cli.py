@@ -19,7 +19,16 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_the_sample_evaluation_prints_every_estimator():
     out = run("evaluate", "--sample")
     assert out.returncode == 0, out.stderr
-    for name in ("rfc6298", "linux", "eifel", "peak-hopper", "quic", "fixed-share", "ca-rto", "regression"):
+    for name in (
+        "rfc6298",
+        "linux",
+        "eifel",
+        "peak-hopper",
+        "quic",
+        "fixed-share",
+        "ca-rto",
+        "regression",
+    ):
         assert name in out.stdout
 
 
@@ -31,8 +40,21 @@ def test_json_rows_carry_the_documented_keys(write):
     assert doc["schema"] == "rttlab.evaluate/3"
     assert doc["samples_read"] == 300
     keys = {
-        "estimator", "floor", "floor_s", "pareto", "samples", "mae_s", "mae_after_s", "mape", "bad_timeouts",
-        "bad_timeout_rate", "expiries", "karn_withheld", "wait_mean_s", "wait_p99_s", "rto_mean_s",
+        "estimator",
+        "floor",
+        "floor_s",
+        "pareto",
+        "samples",
+        "mae_s",
+        "mae_after_s",
+        "mape",
+        "bad_timeouts",
+        "bad_timeout_rate",
+        "expiries",
+        "karn_withheld",
+        "wait_mean_s",
+        "wait_p99_s",
+        "rto_mean_s",
     }
     assert all(keys <= row.keys() for row in doc["rows"])
     assert {r["estimator"] for r in doc["rows"]} >= {"rfc6298", "linux", "fixed-share"}
@@ -41,7 +63,9 @@ def test_json_rows_carry_the_documented_keys(write):
 
 def test_parameters_reach_the_estimator(write):
     path = write("s.csv", "\n".join(["50"] * 100))
-    low = json.loads(run("evaluate", path, "-e", "rfc6298", "-p", "rfc6298.min_rto=100ms", "--json").stdout)
+    low = json.loads(
+        run("evaluate", path, "-e", "rfc6298", "-p", "rfc6298.min_rto=100ms", "--json").stdout
+    )
     high = json.loads(run("evaluate", path, "-e", "rfc6298", "--json").stdout)
     assert low["rows"][0]["rto_mean_s"] < high["rows"][0]["rto_mean_s"] == pytest.approx(1.0)
 
@@ -70,7 +94,10 @@ def test_bad_files_give_one_line_naming_file_line_and_field(write, content, expe
         (["evaluate", "--sample", "-p", "linux.rto_min=fast"], "linux.rto_min: cannot read 'fast'"),
         (["evaluate", "--sample", "-p", "linux.nope=1"], "linux: unknown parameter 'nope'"),
         (["evaluate", "--sample", "-p", "eifel"], "expected ESTIMATOR.KEY=VALUE"),
-        (["evaluate", "--sample", "-e", "linux", "-p", "eifel.gain=fixed"], "'eifel' is not among the selected estimators"),
+        (
+            ["evaluate", "--sample", "-e", "linux", "-p", "eifel.gain=fixed"],
+            "'eifel' is not among the selected estimators",
+        ),
         (["evaluate"], "give either INPUT or --sample"),
         (["evaluate", "--sample", "--plot", "x.gif"], "must end in .png, .svg or .pdf"),
     ],
@@ -167,7 +194,9 @@ def test_units_do_not_apply_to_captures(write):
 
 
 def test_real_captures_evaluate_with_pooled_scores_equal_to_the_sum_of_connections(shared):
-    out = run("evaluate", shared / "captures" / "ndpi_sites-multiif.pcapng", "-e", "rfc6298", "--json")
+    out = run(
+        "evaluate", shared / "captures" / "ndpi_sites-multiif.pcapng", "-e", "rfc6298", "--json"
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert len(doc["connections"]) > 10
@@ -186,7 +215,10 @@ def test_a_scenario_that_is_not_toml_is_one_line_naming_the_file(write):
     path = write("s.toml", "root:x:0:0:root:/root:/bin/bash\n")
     out = run("simulate", path)
     assert out.returncode == 2
-    assert out.stderr.strip() == f"rttlab: error: {path}: scenario is not valid TOML: line 1, column 32: key with no value, expected `=`"
+    assert (
+        out.stderr.strip()
+        == f"rttlab: error: {path}: scenario is not valid TOML: line 1, column 32: key with no value, expected `=`"
+    )
 
 
 def test_the_table_shows_floors_the_pareto_front_and_says_when_rows_are_identical():
@@ -202,7 +234,9 @@ def test_the_table_shows_floors_the_pareto_front_and_says_when_rows_are_identica
 def test_min_rto_equalises_every_floor(write):
     # 100 ms RTTs: with every floor at 300 ms, rfc6298 and quic wait 300 ms on a loss.
     path = write("s.csv", "\n".join(["100"] * 50))
-    doc = json.loads(run("evaluate", path, "-e", "rfc6298,quic,linux", "--min-rto", "300ms", "--json").stdout)
+    doc = json.loads(
+        run("evaluate", path, "-e", "rfc6298,quic,linux", "--min-rto", "300ms", "--json").stdout
+    )
     rows = {r["estimator"]: r for r in doc["rows"]}
     assert doc["settings"]["min_rto_s"] == 0.3
     assert rows["rfc6298"]["wait_mean_s"] == pytest.approx(0.3)
@@ -223,7 +257,9 @@ def test_tick_sets_fixed_share_and_warns_about_samples_above_its_top_expert(writ
     doc = json.loads(out.stdout)
     assert {r["estimator"] for r in doc["rows"]} == {"fixed-share", "linux"}
     assert doc["params"] == {"fixed-share": {"tick": "0.004"}, "linux": {"hz": "250"}}
-    assert "5 of 25 samples (20.0%) exceed its top expert (516 ms = 129 ticks of 4 ms)" in out.stderr
+    assert (
+        "5 of 25 samples (20.0%) exceed its top expert (516 ms = 129 ticks of 4 ms)" in out.stderr
+    )
     assert "exceed" in " ".join(doc["warnings"])
     clamped = run("evaluate", path, "-e", "fixed-share", "-p", "fixed-share.clamp=top")
     assert clamped.returncode == 0 and "exceed" not in clamped.stderr

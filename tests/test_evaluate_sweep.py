@@ -53,7 +53,9 @@ estimators = ["rfc6298", "linux", "last"]
 
 
 def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*RTTLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_an_evaluate_job_expands_to_one_run_per_file_estimator_and_point(tmp_path):
@@ -85,12 +87,18 @@ def test_a_run_key_follows_the_file_content_not_its_name(tmp_path):
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
-        ('[evaluate]\ninputs = ["nowhere/*.csv"]', "evaluate.inputs: nowhere/*.csv: matches no file"),
+        (
+            '[evaluate]\ninputs = ["nowhere/*.csv"]',
+            "evaluate.inputs: nowhere/*.csv: matches no file",
+        ),
         ('[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc9999"]', "evaluate.estimators"),
         ('[evaluate]\ninputs = ["data/*.csv"]\nspeed = 3', "evaluate.speed: unknown key"),
         ('[evaluate]\ninputs = ["data/*.csv"]\n[grid]\n"linux.nope" = [1]', "grid.linux.nope"),
         ('[evaluate]\ninputs = ["data/*.csv"]\n[grid]\n"rfc6298.alpha" = [7]', "rfc6298"),
-        ('[evaluate]\ninputs = ["data/*.csv"]\nmin_rto = "1s"\n[set]\n"linux.rto_min" = "5ms"', "both set the floor of linux"),
+        (
+            '[evaluate]\ninputs = ["data/*.csv"]\nmin_rto = "1s"\n[set]\n"linux.rto_min" = "5ms"',
+            "both set the floor of linux",
+        ),
         ('[sweep]\nreplications = 3\n[evaluate]\ninputs = ["data/*.csv"]', "sweep.replications"),
         ('[evaluate]\ninputs = ["data/*.csv"]\ntick = "soon"', "evaluate.tick"),
     ],
@@ -122,15 +130,31 @@ def test_an_evaluate_sweep_stores_the_scores_rttlab_evaluate_gives_and_summarise
         params = {"rto_min": rto_min} if rto_min else {}
         want = rttlab.evaluate(path, [Spec(est, params)], by=None).rows[0]
         assert (simulator, status) == ("replay", "ok")
-        assert (mae, bad, wait, samples) == (want["mae_s"], want["bad_timeout_rate"], want["wait_mean_s"], want["samples"])
+        assert (mae, bad, wait, samples) == (
+            want["mae_s"],
+            want["bad_timeout_rate"],
+            want["wait_mean_s"],
+            want["samples"],
+        )
 
-    summary = run_cli("results", "summary", "--store", db, "--level", "0.9", "--interval", "t", "--json")
+    summary = run_cli(
+        "results", "summary", "--store", db, "--level", "0.9", "--interval", "t", "--json"
+    )
     assert summary.returncode == 0, summary.stderr
     doc = json.loads(summary.stdout)
     assert doc["by"] == ["estimator", "linux.rto_min"] and doc["interval"] == "student-t"
     assert {r["metric"] for r in doc["rows"]} == {"mae_s", "bad_timeout_rate", "wait_mean_s"}
-    linux5 = next(r for r in doc["rows"] if r["estimator"] == "linux" and r["linux.rto_min"] == "5ms" and r["metric"] == "wait_mean_s")
-    direct = [rttlab.evaluate(f, [Spec("linux", {"rto_min": "5ms"})], by=None).rows[0]["wait_mean_s"] for f in files]
+    linux5 = next(
+        r
+        for r in doc["rows"]
+        if r["estimator"] == "linux"
+        and r["linux.rto_min"] == "5ms"
+        and r["metric"] == "wait_mean_s"
+    )
+    direct = [
+        rttlab.evaluate(f, [Spec("linux", {"rto_min": "5ms"})], by=None).rows[0]["wait_mean_s"]
+        for f in files
+    ]
     want = t_interval(direct, 0.9)
     assert linux5["n"] == 3  # the files are the replications
     assert math.isclose(linux5["mean"], want["mean"], rel_tol=1e-12)
@@ -150,10 +174,17 @@ def test_a_file_that_cannot_be_read_is_a_failed_run_not_a_failed_sweep(tmp_path)
     series_files(tmp_path / "data", n=2)
     s = Sweep.load(job(tmp_path, '[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298"]\n'))
     (tmp_path / "data" / "series1.csv").write_text("12\nnot a number\n")  # broken after loading
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client, Store(tmp_path / "r.duckdb") as store:
+    with (
+        Client(
+            processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"
+        ) as client,
+        Store(tmp_path / "r.duckdb") as store,
+    ):
         out = execute(s, store, client)
         assert (out.ok, out.failed) == (1, 1)
-        (kind, error), = store.db.execute("SELECT error_kind, error FROM runs WHERE status = 'error'").fetchall()
+        ((kind, error),) = store.db.execute(
+            "SELECT error_kind, error FROM runs WHERE status = 'error'"
+        ).fetchall()
     assert kind == "InputError" and "series1.csv:2: field 'rtt'" in error
 
 
@@ -161,7 +192,10 @@ def test_the_shared_rtt_series_sweep_scores_every_file(tmp_path, shared):
     files = sorted((shared / "rtt-series").glob("*.csv"))
     if not files:
         pytest.skip(f"no RTT series in {shared / 'rtt-series'}")
-    spec = job(tmp_path, f'[sweep]\nname = "tyrell"\n[evaluate]\ninputs = ["{shared}/rtt-series/*.csv"]\nestimators = ["rfc6298", "fixed-share"]\n')
+    spec = job(
+        tmp_path,
+        f'[sweep]\nname = "tyrell"\n[evaluate]\ninputs = ["{shared}/rtt-series/*.csv"]\nestimators = ["rfc6298", "fixed-share"]\n',
+    )
     db = tmp_path / "r.duckdb"
     done = run_cli("sweep", spec, "--workers", "2", "--store", db)
     assert done.returncode == 0, done.stderr
@@ -170,7 +204,9 @@ def test_the_shared_rtt_series_sweep_scores_every_file(tmp_path, shared):
     assert len(got) == 2 * len(files)
     for f in files:
         n = len(rttlab.read_series(f))
-        assert got[f"{f.resolve()} rfc6298"] == got[f"{f.resolve()} fixed-share"] == n - 1  # all but the first sample
+        assert (
+            got[f"{f.resolve()} rfc6298"] == got[f"{f.resolve()} fixed-share"] == n - 1
+        )  # all but the first sample
 
 
 def test_evaluate_jobs_store_rows_in_the_schema_rttlab_evaluate_writes():

@@ -27,9 +27,21 @@ CC_NAMES = [e["name"] for e in CATALOGUE if e["family"] == "cc"]
 # Machado, Oliveira & Fernandes (2009), "A physiologically-based model for simulation of color
 # vision deficiency", IEEE TVCG 15(6): the severity-1.0 matrices, applied to linear RGB.
 CVD = {
-    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
-    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
-    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+    "protanopia": [
+        [0.152286, 1.052583, -0.204868],
+        [0.114503, 0.786281, 0.099216],
+        [-0.003882, -0.048116, 1.051998],
+    ],
+    "deuteranopia": [
+        [0.367322, 0.860646, -0.227968],
+        [0.280085, 0.672501, 0.047413],
+        [-0.011820, 0.042940, 0.968881],
+    ],
+    "tritanopia": [
+        [1.255528, -0.076749, -0.178779],
+        [-0.078411, 0.930809, 0.147602],
+        [0.004733, 0.691367, 0.303900],
+    ],
     "normal vision": np.eye(3).tolist(),
 }
 
@@ -41,7 +53,9 @@ def linear(hex_colour: str) -> np.ndarray:
 
 def lab(lin: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of a linear-RGB colour."""
-    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ np.clip(lin, 0, 1)
+    xyz = np.array(
+        [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]
+    ) @ np.clip(lin, 0, 1)
     f = xyz / np.array([0.95047, 1.0, 1.08883])
     f = np.where(f > 0.008856, np.cbrt(f), 7.787 * f + 16 / 116)
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
@@ -49,12 +63,19 @@ def lab(lin: np.ndarray) -> np.ndarray:
 
 def least_difference(names: list[str], vision: str) -> tuple[float, str, str]:
     seen = {n: lab(np.array(CVD[vision]) @ linear(colour(n))) for n in names}
-    return min((float(np.linalg.norm(seen[a] - seen[b])), a, b) for a, b in itertools.combinations(names, 2))
+    return min(
+        (float(np.linalg.norm(seen[a] - seen[b])), a, b)
+        for a, b in itertools.combinations(names, 2)
+    )
 
 
 def test_every_registered_estimator_and_congestion_control_has_a_fixed_colour_of_its_own():
-    assert set(ESTIMATOR_NAMES) <= set(ESTIMATORS), "a new estimator needs its colour in rttlab/trace/palette.py"
-    assert set(CC_NAMES) <= set(CONGESTION_CONTROLS), "a new congestion control needs its colour in rttlab/trace/palette.py"
+    assert set(ESTIMATOR_NAMES) <= set(ESTIMATORS), (
+        "a new estimator needs its colour in rttlab/trace/palette.py"
+    )
+    assert set(CC_NAMES) <= set(CONGESTION_CONTROLS), (
+        "a new congestion control needs its colour in rttlab/trace/palette.py"
+    )
     assert len({colour(n) for n in ESTIMATOR_NAMES}) == len(ESTIMATOR_NAMES)
     assert len({colour(n) for n in CC_NAMES}) == len(CC_NAMES)
 
@@ -85,7 +106,13 @@ def test_a_label_with_parameters_or_an_alias_keeps_its_names_colour():
 def test_a_name_outside_the_palette_gets_the_same_colour_in_every_process():
     code = "from rttlab.trace.palette import colour; print(colour('my-new-estimator'))"
     seen = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout.strip()
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        ).stdout.strip()
         for seed in ("1", "2", "3")
     }
     assert len(seen) == 1 and seen.pop() in EXTENDED
@@ -95,11 +122,17 @@ def test_axis_labels_are_words_with_units_not_column_names():
     assert axis_label("goodput_bps") == "aggregate goodput (Mb/s)"
     assert axis_label("mae_s") == "mean absolute error of the RTT forecast (ms)"
     assert axis_label("topology.bottleneck.bandwidth") == "bottleneck bandwidth (Mb/s)"
-    assert axis_label("some.new.rate_bps") == "rate (Mb/s)"  # an unknown column still reads as words
+    assert (
+        axis_label("some.new.rate_bps") == "rate (Mb/s)"
+    )  # an unknown column still reads as words
 
 
 def test_swept_quantities_read_as_numbers_so_5_mbps_sorts_before_20_mbps():
-    assert numeric("20Mbps") == 2e7 and numeric("64kbps") == 64e3 and numeric("20ms") == pytest.approx(0.02)
+    assert (
+        numeric("20Mbps") == 2e7
+        and numeric("64kbps") == 64e3
+        and numeric("20ms") == pytest.approx(0.02)
+    )
     assert numeric("1500B") == 1500 and numeric("100p") == 100 and numeric(0.5) == 0.5
     assert numeric("newreno") is None and numeric(True) is None
     assert sorted(["20Mbps", "5Mbps", "100Mbps"], key=sort_key) == ["5Mbps", "20Mbps", "100Mbps"]
@@ -108,15 +141,30 @@ def test_swept_quantities_read_as_numbers_so_5_mbps_sorts_before_20_mbps():
 def test_numbers_print_to_three_significant_figures_and_bits_per_second_with_their_unit():
     assert [sig(x) for x in (0.0006329, 0.09999, 12.345, 0.0)] == ["0.000633", "0.100", "12.3", "0"]
     assert sig(18925600.0) == "1.89e+07" and sig(math.nan) == "—"
-    assert with_unit(18925600.0, "b/s") == "18.9 Mb/s" and with_unit(0.0123, "s") == "12.3 ms" and with_unit(0.0, "s") == "0 s"
+    assert (
+        with_unit(18925600.0, "b/s") == "18.9 Mb/s"
+        and with_unit(0.0123, "s") == "12.3 ms"
+        and with_unit(0.0, "s") == "0 s"
+    )
 
 
 def scores_with_a_gap(names: list[str]) -> Scores:
     """Samples every 0.1 s for 10 s, silence for 60 s, then 10 s more."""
     t = np.concatenate([np.arange(0, 10, 0.1), 70 + np.arange(0, 10, 0.1)])
     rtt = np.full(len(t), 0.1)
-    traces = {n: {"prediction": rtt.copy(), "rto": np.full(len(t), 0.3 + 0.1 * i), "prediction_after": rtt, "wait": rtt, "expiries": rtt} for i, n in enumerate(names)}
-    return Scores([], np.round(t * 1e9).astype(np.uint64), np.round(rtt * 1e9).astype(np.uint64), traces)  # Scores holds ns
+    traces = {
+        n: {
+            "prediction": rtt.copy(),
+            "rto": np.full(len(t), 0.3 + 0.1 * i),
+            "prediction_after": rtt,
+            "wait": rtt,
+            "expiries": rtt,
+        }
+        for i, n in enumerate(names)
+    }
+    return Scores(
+        [], np.round(t * 1e9).astype(np.uint64), np.round(rtt * 1e9).astype(np.uint64), traces
+    )  # Scores holds ns
 
 
 def test_evaluate_plot_draws_one_panel_per_estimator_with_shared_axes_and_no_legend():
@@ -128,12 +176,18 @@ def test_evaluate_plot_draws_one_panel_per_estimator_with_shared_axes_and_no_leg
     assert [ax.get_title(loc="left") for ax in panels] == names
     for ax, name in zip(panels, names):
         samples, rto = ax.get_lines()[:2]
-        assert samples.get_color() == SAMPLE_GREY and samples.get_zorder() < rto.get_zorder()  # samples beneath
+        assert (
+            samples.get_color() == SAMPLE_GREY and samples.get_zorder() < rto.get_zorder()
+        )  # samples beneath
         assert rto.get_color() == colour(name)
         assert any(line.get_ydata()[0] == 1000 for line in ax.get_lines()[2:])  # the 1 s line
         assert ax.get_legend() is None  # nothing covers the 1 s line
-        assert ax.get_shared_x_axes().joined(ax, panels[0]) and ax.get_shared_y_axes().joined(ax, panels[0])
-    assert {ax.get_xlabel() for ax in panels[-2:]} == {"time (s)"} and panels[0].get_ylabel() == "RTT / RTO (ms)"
+        assert ax.get_shared_x_axes().joined(ax, panels[0]) and ax.get_shared_y_axes().joined(
+            ax, panels[0]
+        )
+    assert {ax.get_xlabel() for ax in panels[-2:]} == {"time (s)"} and panels[
+        0
+    ].get_ylabel() == "RTT / RTO (ms)"
     plt.close(fig)
 
 
@@ -176,20 +230,45 @@ def test_the_front_figure_marks_the_estimators_no_other_beats_on_both_axes():
         name = names[tuple(c.get_offsets()[0])]
         assert mcolors.to_hex(c.get_facecolor()[0]).upper() == colour(name)
         drawn[name] = len(c.get_paths()[0].vertices) == 5  # a diamond ◆, not a circle
-    assert {n for n, diamond in drawn.items() if diamond} == pareto_front(rows) == {"rfc6298", "quic"}
-    assert ax.get_xscale() == "log" and ax.get_xlabel().startswith("mean wait W after a loss (s)") and ax.get_ylabel() == "bad-timeout rate (%)"
+    assert (
+        {n for n, diamond in drawn.items() if diamond} == pareto_front(rows) == {"rfc6298", "quic"}
+    )
+    assert (
+        ax.get_xscale() == "log"
+        and ax.get_xlabel().startswith("mean wait W after a loss (s)")
+        and ax.get_ylabel() == "bad-timeout rate (%)"
+    )
     plt.close(fig)
 
 
 def test_evaluate_plot_writes_the_small_multiples_and_the_front_beside_them(tmp_path):
     target = tmp_path / "replay.svg"
-    r = subprocess.run([sys.executable, "-c", "from rttlab.cli.main import main; main()", "evaluate", "--sample", "-e", "rfc6298,quic", "--plot", str(target)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from rttlab.cli.main import main; main()",
+            "evaluate",
+            "--sample",
+            "-e",
+            "rfc6298,quic",
+            "--plot",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
-    assert target.read_text().startswith("<?xml") and (tmp_path / "replay-front.svg").read_text().startswith("<?xml")
+    assert target.read_text().startswith("<?xml") and (
+        tmp_path / "replay-front.svg"
+    ).read_text().startswith("<?xml")
     assert "replay-front.svg (Pareto front)" in r.stdout
 
 
-def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_its_axes_in_words(monkeypatch):
+def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_its_axes_in_words(
+    monkeypatch,
+):
     import matplotlib.pyplot as plt
 
     from rttlab.experiments import reproduce
@@ -198,8 +277,24 @@ def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_it
     monkeypatch.setattr(plt, "close", lambda fig: captured.setdefault("fig", fig))
     rep = reproduce.Reproduction.load("spectcp", quick=True)
     rows = [
-        {"point": "cc=spectcp, ber=5e-05 / cc=reno, ber=5e-05", "params": {"cc": "spectcp", "ber": 5e-05}, "metric": "goodput_bps ratio", "ours": 1.1, "ci_low": 1.0, "ci_high": 1.2, "published": 5.0},
-        {"point": "cc=spectcp, ber=5e-05 / cc=spectcp, ber=1e-05", "params": {"cc": "spectcp", "ber": 5e-05}, "metric": "goodput_bps ratio", "ours": 0.3, "ci_low": 0.2, "ci_high": 0.4, "published": 0.9},
+        {
+            "point": "cc=spectcp, ber=5e-05 / cc=reno, ber=5e-05",
+            "params": {"cc": "spectcp", "ber": 5e-05},
+            "metric": "goodput_bps ratio",
+            "ours": 1.1,
+            "ci_low": 1.0,
+            "ci_high": 1.2,
+            "published": 5.0,
+        },
+        {
+            "point": "cc=spectcp, ber=5e-05 / cc=spectcp, ber=1e-05",
+            "params": {"cc": "spectcp", "ber": 5e-05},
+            "metric": "goodput_bps ratio",
+            "ours": 0.3,
+            "ci_low": 0.2,
+            "ci_high": 0.4,
+            "published": 0.9,
+        },
     ]
     assert reproduce.figure_svg(rep, rows).startswith("<svg")
     fig = captured["fig"]
@@ -212,20 +307,35 @@ def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_it
     plt.close(fig)
 
 
-def test_simulate_plot_gives_flows_of_two_congestion_controls_their_controls_colours(tmp_path, monkeypatch):
+def test_simulate_plot_gives_flows_of_two_congestion_controls_their_controls_colours(
+    tmp_path, monkeypatch
+):
     import matplotlib.pyplot as plt
 
     import rttlab
 
-    scenario = Path(__file__).resolve().parent.parent / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"
-    text = scenario.read_text() + '\n[[flows]]\ncount = 1\nstart = "100ms"\nbytes = "inf"\ntcp = { cc = "vegas" }\n'
+    scenario = (
+        Path(__file__).resolve().parent.parent
+        / "examples"
+        / "scenarios"
+        / "dumbbell-n1-droptail.toml"
+    )
+    text = (
+        scenario.read_text()
+        + '\n[[flows]]\ncount = 1\nstart = "100ms"\nbytes = "inf"\ntcp = { cc = "vegas" }\n'
+    )
     result = rttlab.simulate(text, set=['simulation.duration="1s"'])
     captured = {}
     monkeypatch.setattr(plt, "close", lambda fig: captured.setdefault("fig", fig))
     result.plot(tmp_path / "sim.png")
     cwnd, rtt, queue = captured["fig"].axes
-    assert {line.get_label(): line.get_color() for line in cwnd.get_lines()} == {"newreno": colour("newreno"), "vegas": colour("vegas")}
-    assert {line.get_color() for line in rtt.get_lines()[::2]} == {SAMPLE_GREY}  # the samples of both flows
+    assert {line.get_label(): line.get_color() for line in cwnd.get_lines()} == {
+        "newreno": colour("newreno"),
+        "vegas": colour("vegas"),
+    }
+    assert {line.get_color() for line in rtt.get_lines()[::2]} == {
+        SAMPLE_GREY
+    }  # the samples of both flows
     for ax in (cwnd, rtt, queue):
         assert ax.get_ylabel() and "_" not in ax.get_ylabel()
     monkeypatch.undo()

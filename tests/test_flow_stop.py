@@ -66,8 +66,14 @@ def test_without_a_stop_the_scenario_and_its_hash_are_as_before(tmp_path):
     ("stop", "expected"),
     [
         ('stop = "-1s"', "flows[0].stop: expected a duration such as"),
-        ('stop = "1s"', "flows[0].stop: 1s must be later than the group's last possible start (1s)"),
-        ('stop = "500ms"', "flows[0].stop: 500ms must be later than the group's last possible start (1s)"),
+        (
+            'stop = "1s"',
+            "flows[0].stop: 1s must be later than the group's last possible start (1s)",
+        ),
+        (
+            'stop = "500ms"',
+            "flows[0].stop: 500ms must be later than the group's last possible start (1s)",
+        ),
         ('stop = "soon"', "flows[0].stop: expected a duration such as"),
     ],
 )
@@ -75,7 +81,9 @@ def test_a_negative_or_early_stop_is_a_one_line_error_naming_the_field(tmp_path,
     path = scenario(tmp_path, stop)
     with pytest.raises(rttlab.ScenarioError, match=r"flows\[0\]\.stop"):
         rttlab.simulate(rttlab.Scenario.load(path))
-    out = subprocess.run([*RTTLAB, "simulate", str(path)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*RTTLAB, "simulate", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2
     assert expected in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr

@@ -13,8 +13,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "rttlab"
 #: Lower imports nothing higher. The package root (``__version__``, the errors, ``_core``),
 #: ``jsonable`` and ``_proc`` serve everyone; ``rttlab.estimators`` is the public name of ``trace.estimators``.
 LAYERS = {
-    "rttlab": 0, "rttlab._core": 0, "rttlab.jsonable": 0, "rttlab._proc": 0,
-    "rttlab.trace": 1, "rttlab.estimators": 1, "rttlab.sim": 1,
+    "rttlab": 0,
+    "rttlab._core": 0,
+    "rttlab.jsonable": 0,
+    "rttlab._proc": 0,
+    "rttlab.trace": 1,
+    "rttlab.estimators": 1,
+    "rttlab.sim": 1,
     "rttlab.experiments": 2,
     # Beside the simulator, and a sweep engine (testbed/engine.py declares its Simulator).
     "rttlab.testbed": 2,
@@ -43,7 +48,11 @@ def type_checking_only(tree: ast.Module) -> set[int]:
     """Line numbers of the imports inside ``if TYPE_CHECKING:`` (never run)."""
     lines: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+        ):
             for inner in node.body:
                 for sub in ast.walk(inner):
                     lines.add(getattr(sub, "lineno", -1))
@@ -61,7 +70,12 @@ def imports_of(module: str) -> set[str]:
             continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == "rttlab")
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "rttlab":
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] == "rttlab"
+        ):
             for a in node.names:
                 sub = f"{node.module}.{a.name}"
                 found.add(sub if sub in MODULES else node.module)
@@ -74,7 +88,12 @@ GRAPH = {m: imports_of(m) for m in MODULES}
 def test_the_package_has_the_layout_by_job():
     for package in ("trace", "sim", "experiments", "peers", "peers.ns3", "papers", "cli"):
         assert f"rttlab.{package}" in MODULES, package
-    assert {m.split(".")[2] for m in MODULES if m.startswith("rttlab.papers.")} >= {"nunes_experts", "psaras_ca_rto", "bai_spectcp", "vieira_smoothtcp"}
+    assert {m.split(".")[2] for m in MODULES if m.startswith("rttlab.papers.")} >= {
+        "nunes_experts",
+        "psaras_ca_rto",
+        "bai_spectcp",
+        "vieira_smoothtcp",
+    }
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -84,7 +103,11 @@ def test_every_import_points_down_the_layers(module):
 
 
 def test_only_the_command_line_imports_the_command_line():
-    offenders = sorted(m for m, deps in GRAPH.items() if not m.startswith("rttlab.cli") and any(d.startswith("rttlab.cli") for d in deps))
+    offenders = sorted(
+        m
+        for m, deps in GRAPH.items()
+        if not m.startswith("rttlab.cli") and any(d.startswith("rttlab.cli") for d in deps)
+    )
     assert not offenders
 
 
@@ -97,7 +120,7 @@ def test_no_import_closes_a_circle_even_inside_a_function():
         path.append(m)
         for d in sorted(GRAPH.get(m, ())):
             if state.get(d) == 1:
-                cycle = path[path.index(d):] + [d]
+                cycle = path[path.index(d) :] + [d]
                 pytest.fail("import cycle: " + " → ".join(cycle))
             if d not in state:
                 visit(d)
@@ -113,8 +136,16 @@ def test_the_sweep_layer_names_no_simulator():
     """Engines register themselves (rttlab.experiments.simulators): the sweep's code compares
     against no engine's name (its docstring may mention them)."""
     tree = ast.parse((PACKAGE / "experiments" / "sweep.py").read_text())
-    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
-    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings}
+    docstrings = {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+    }
+    strings = {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+    }
     assert not strings & {"ns3", "ns3-manet", "manet"}
 
 
@@ -123,4 +154,6 @@ def test_the_simulator_package_still_answers_to_the_names_it_had_as_a_module():
     from rttlab.sim import run, scenario, versions
 
     for name in sim.__all__:
-        assert getattr(sim, name) is getattr({"Scenario": scenario, "SCHEMA": versions}.get(name, run), name), name
+        assert getattr(sim, name) is getattr(
+            {"Scenario": scenario, "SCHEMA": versions}.get(name, run), name
+        ), name

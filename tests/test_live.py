@@ -27,10 +27,40 @@ ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
 
 
-def event(op: int, t_ms: float, *, args=(0, 0, 0), una: int = 1000, ts: bool = True, rto_j: int = 75, cookie: int = 7, srtt8: int = 0) -> ev.Event:
-    return ev.Event(ts_ns=int(t_ms * MS), cookie=cookie, op=op, local="10.0.0.1:40000", remote="10.0.0.2:5201", args=args,
-                    srtt_us8=srtt8, mdev_us4=0, rttvar_us4=0, rto_jiffies=rto_j, rtt_min_us=0, snd_una=una, snd_nxt=una,
-                    snd_cwnd=10, packets_out=0, retrans_out=0, total_retrans=0, state=1, backoff=0, retransmits=0, timestamps=ts)
+def event(
+    op: int,
+    t_ms: float,
+    *,
+    args=(0, 0, 0),
+    una: int = 1000,
+    ts: bool = True,
+    rto_j: int = 75,
+    cookie: int = 7,
+    srtt8: int = 0,
+) -> ev.Event:
+    return ev.Event(
+        ts_ns=int(t_ms * MS),
+        cookie=cookie,
+        op=op,
+        local="10.0.0.1:40000",
+        remote="10.0.0.2:5201",
+        args=args,
+        srtt_us8=srtt8,
+        mdev_us4=0,
+        rttvar_us4=0,
+        rto_jiffies=rto_j,
+        rtt_min_us=0,
+        snd_una=una,
+        snd_nxt=una,
+        snd_cwnd=10,
+        packets_out=0,
+        retrans_out=0,
+        total_retrans=0,
+        state=1,
+        backoff=0,
+        retransmits=0,
+        timestamps=ts,
+    )
 
 
 def steady(s: Session, until_ms: int, rtt_ms: int = 100, ts: bool = True) -> int:
@@ -78,7 +108,12 @@ def test_a_kernel_rto_whose_original_segment_was_acked_is_spurious_and_scored_pe
     assert rows["kernel"]["bad_timeouts"] == 1 and rows["kernel"]["fired_too"] == 1
     assert (rows["constant"]["fired_too"], rows["constant"]["spurious_too"]) == (1, 1)
     assert (rows["rfc6298"]["fired_too"], rows["rfc6298"]["spurious_too"]) == (0, 0)
-    assert s.summary()["kernel"] == {"kernel_rtos": 1, "kernel_spurious": 1, "kernel_needed": 0, "kernel_unknown": 0}
+    assert s.summary()["kernel"] == {
+        "kernel_rtos": 1,
+        "kernel_spurious": 1,
+        "kernel_needed": 0,
+        "kernel_unknown": 0,
+    }
 
 
 def test_a_kernel_rto_that_repaired_a_loss_gives_each_estimators_wait_as_a_real_loss():
@@ -120,7 +155,9 @@ def test_without_timestamps_a_kernel_rto_cannot_be_judged():
     s = Session(["rfc6298"], hz=250)
     una = steady(s, 300, ts=False)
     s.feed(event(ev.RTO, 600, args=(0, 75, 0), una=una, ts=False))
-    [_, verdict] = s.feed(event(ev.ACK_SAMPLE, 700, args=(100_000, 800_000, 0), una=una + 1, ts=False))
+    [_, verdict] = s.feed(
+        event(ev.ACK_SAMPLE, 700, args=(100_000, 800_000, 0), una=una + 1, ts=False)
+    )
     assert verdict["verdict"] == "unknown"
 
 
@@ -168,11 +205,17 @@ cl.close(); time.sleep(0.1)
 
 def _run_in(cg: Path, script: Path) -> subprocess.Popen[str]:
     """Run a Python script as a process that joined the cgroup before it opened any socket."""
-    return subprocess.Popen(["sh", "-c", f"echo $$ > {cg}/cgroup.procs; exec {sys.executable} {script}"], stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        ["sh", "-c", f"echo $$ > {cg}/cgroup.procs; exec {sys.executable} {script}"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @needs_bpf
-def test_a_real_connection_streams_rtt_samples_whose_srtt_matches_ss_and_feeds_every_estimator(tmp_path):
+def test_a_real_connection_streams_rtt_samples_whose_srtt_matches_ss_and_feeds_every_estimator(
+    tmp_path,
+):
     from rttlab.live import Watch, bpf, cgroup
 
     script = tmp_path / "client.py"
@@ -193,8 +236,13 @@ def test_a_real_connection_streams_rtt_samples_whose_srtt_matches_ss_and_feeds_e
     # ss prints srtt_us >> 3 in ms (tcp_get_info's tcpi_rtt); ours is the SRTT after the last
     # sample before ss ran (the same clock: CLOCK_MONOTONIC).
     at = int(re.search(r"^at (\d+)", out, re.M).group(1))  # type: ignore[union-attr]
-    ours_ms = [r["srtt_s"] for r in seen if r["event"] == "rtt" and r["conn"] == c.key and r["t_ns"] <= at][-1] * 1e3
-    assert abs(ours_ms - float(rtt_ss.group(1))) <= max(0.05, 0.5 * float(rtt_ss.group(1))), (ours_ms, out)
+    ours_ms = [
+        r["srtt_s"] for r in seen if r["event"] == "rtt" and r["conn"] == c.key and r["t_ns"] <= at
+    ][-1] * 1e3
+    assert abs(ours_ms - float(rtt_ss.group(1))) <= max(0.05, 0.5 * float(rtt_ss.group(1))), (
+        ours_ms,
+        out,
+    )
     assert c.timestamps is True
     for name in ("rfc6298", "linux", "fixed-share"):
         m = session.est[name].metrics(c.key)
@@ -209,7 +257,11 @@ def test_a_real_connection_streams_rtt_samples_whose_srtt_matches_ss_and_feeds_e
     assert len(per_rtt) > 100
     assert all(round(r["rtt_s"] * 1e6) in per_ack for r in per_rtt)
     # The program went with the watch: nothing rttlab's is attached any more.
-    assert not [p for p in bpf.attached_programs(bpf._libbpf(), os.open(cgroup.mount_point(), os.O_RDONLY)) if p[1] == bpf.PROG_NAME]
+    assert not [
+        p
+        for p in bpf.attached_programs(bpf._libbpf(), os.open(cgroup.mount_point(), os.O_RDONLY))
+        if p[1] == bpf.PROG_NAME
+    ]
 
 
 #: Test-only: a cgroup_skb/ingress program that drops every packet arriving at the cgroup's
@@ -233,13 +285,34 @@ class Blackout:
 
         src, obj = tmp / "blackout.bpf.c", tmp / "blackout.o"
         src.write_text(BLACKOUT_C)
-        subprocess.run(["clang", "-O2", "-g", "-target", "bpf", *(f"-I{d}" for d in bpf._include_dirs()), "-c", str(src), "-o", str(obj)], check=True)
+        subprocess.run(
+            [
+                "clang",
+                "-O2",
+                "-g",
+                "-target",
+                "bpf",
+                *(f"-I{d}" for d in bpf._include_dirs()),
+                "-c",
+                str(src),
+                "-o",
+                str(obj),
+            ],
+            check=True,
+        )
         lib = self.lib = bpf._libbpf()
-        lib.bpf_map_update_elem.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64]
+        lib.bpf_map_update_elem.argtypes = [
+            ctypes.c_int,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_uint64,
+        ]
         self.obj = lib.bpf_object__open_file(str(obj).encode(), None)
         assert self.obj and lib.bpf_object__load(self.obj) == 0
         self.fd = os.open(cg, os.O_RDONLY)
-        self.link = lib.bpf_program__attach_cgroup(lib.bpf_object__find_program_by_name(self.obj, b"rttlab_blackout"), self.fd)
+        self.link = lib.bpf_program__attach_cgroup(
+            lib.bpf_object__find_program_by_name(self.obj, b"rttlab_blackout"), self.fd
+        )
         assert self.link
         self.map = lib.bpf_object__find_map_fd_by_name(self.obj, b"blackout")
 
@@ -256,7 +329,9 @@ class Blackout:
 
 
 @needs_bpf
-def test_a_blackout_on_a_real_connection_makes_the_kernel_time_out_and_the_rto_is_judged_needed(tmp_path):
+def test_a_blackout_on_a_real_connection_makes_the_kernel_time_out_and_the_rto_is_judged_needed(
+    tmp_path,
+):
     # Loopback (RTO = 200 ms rto_min + SRTT ≈ 204 ms): a 500 ms blackout starting mid-transfer
     # eats the data, the tail-loss probe and the first RTO's retransmission; the second RTO's
     # (≈ 612 ms in) gets through and its ACK echoes it: the timeout was needed.
@@ -271,7 +346,9 @@ def test_a_blackout_on_a_real_connection_makes_the_kernel_time_out_and_the_rto_i
             p = _run_in(cg.path, script)
             deadline = time.monotonic() + 20
             while not any(c.samples >= 20 for c in session.conns.values()):
-                assert time.monotonic() < deadline and p.poll() is None, "the transfer never started"
+                assert time.monotonic() < deadline and p.poll() is None, (
+                    "the transfer never started"
+                )
                 w.pump(10)
             b.set(True)
             t0 = time.monotonic()
@@ -319,7 +396,10 @@ def _probe_programs() -> set[int]:
         try:
             info = (ctypes.c_uint8 * 80)()
             size = ctypes.c_uint32(80)
-            if lib.bpf_obj_get_info_by_fd(fd, info, ctypes.byref(size)) == 0 and bytes(info[64:80]).split(b"\0")[0] == bpf.PROBE_NAME.encode():
+            if (
+                lib.bpf_obj_get_info_by_fd(fd, info, ctypes.byref(size)) == 0
+                and bytes(info[64:80]).split(b"\0")[0] == bpf.PROBE_NAME.encode()
+            ):
                 ids.add(cur)
         finally:
             os.close(fd)
@@ -327,7 +407,9 @@ def _probe_programs() -> set[int]:
 
 
 @needs_bpf
-def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_attachment(tmp_path):
+def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_attachment(
+    tmp_path,
+):
     from rttlab.live import bpf, cgroup
 
     before = _probe_programs()
@@ -336,34 +418,63 @@ def test_a_second_live_on_the_same_cgroup_is_refused_and_a_killed_one_leaves_no_
     cg.mkdir()
     first = None
     try:
-        first = subprocess.Popen([*LIVE, "--cgroup", str(cg), "--json", "-e", "rfc6298"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = subprocess.Popen(
+            [*LIVE, "--cgroup", str(cg), "--json", "-e", "rfc6298"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         fd = os.open(cg, os.O_RDONLY)
         try:
             deadline = time.monotonic() + 30
-            while not [p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME]:
+            while not [
+                p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME
+            ]:
                 assert first.poll() is None, first.communicate()
                 assert time.monotonic() < deadline, "the first rttlab live never attached"
                 time.sleep(0.1)
             theirs = _probe_programs() - before
             assert theirs, "the per-ACK tracepoint program is not loaded"
-            second = subprocess.run([*LIVE, "--cgroup", str(cg), "--duration", "1s"], env=_env(), capture_output=True, text=True, timeout=60)
+            second = subprocess.run(
+                [*LIVE, "--cgroup", str(cg), "--duration", "1s"],
+                env=_env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert second.returncode == 2
-            assert "another rttlab live is already attached" in second.stderr and "Traceback" not in second.stderr
+            assert (
+                "another rttlab live is already attached" in second.stderr
+                and "Traceback" not in second.stderr
+            )
             first.send_signal(signal.SIGKILL)
             first.wait(10)
             # The link's only reference was the dead process's fd: the kernel detached it.
             deadline = time.monotonic() + 5
-            while [p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME] or theirs & _probe_programs():
-                assert time.monotonic() < deadline, "a SIGKILLed rttlab live left a program attached or loaded"
+            while [
+                p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME
+            ] or theirs & _probe_programs():
+                assert time.monotonic() < deadline, (
+                    "a SIGKILLed rttlab live left a program attached or loaded"
+                )
                 time.sleep(0.1)
         finally:
             os.close(fd)
         # The cgroup is free again; Ctrl-C ends a run with its summary, exit 0.
-        third = subprocess.Popen([*LIVE, "--cgroup", str(cg), "--json", "-e", "rfc6298"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        third = subprocess.Popen(
+            [*LIVE, "--cgroup", str(cg), "--json", "-e", "rfc6298"],
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         fd = os.open(cg, os.O_RDONLY)
         try:
             deadline = time.monotonic() + 30
-            while not [p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME]:
+            while not [
+                p for p in bpf.attached_programs(bpf._libbpf(), fd) if p[1] == bpf.PROG_NAME
+            ]:
                 assert third.poll() is None and time.monotonic() < deadline, third.communicate()
                 time.sleep(0.1)
         finally:
@@ -391,22 +502,34 @@ def test_two_lives_started_at_once_on_one_cgroup_let_exactly_one_attach(tmp_path
         fd = os.open(cg, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            with pytest.raises(bpf.AlreadyAttached, match=rf"already attached or attaching \(pid {os.getpid()}\)"):
+            with pytest.raises(
+                bpf.AlreadyAttached, match=rf"already attached or attaching \(pid {os.getpid()}\)"
+            ):
                 bpf.LiveProgram(cg, lambda _b: None)
         finally:
             os.close(fd)
         # Two processes in the same instant: both pass the attached-program query before either
         # attaches; the cgroup's lock lets one on and the other says so (exit 2), every time.
         for _ in range(2):
-            procs = [subprocess.Popen([*LIVE, "--cgroup", str(cg), "--duration", "4s", "--json", "-e", "rfc6298"], env=_env(),
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+            procs = [
+                subprocess.Popen(
+                    [*LIVE, "--cgroup", str(cg), "--duration", "4s", "--json", "-e", "rfc6298"],
+                    env=_env(),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for _ in range(2)
+            ]
             results = [(p.wait(90), p.stderr.read() if p.stderr else "") for p in procs]
             for p in procs:
                 p.stdout and p.stdout.close()
                 p.stderr and p.stderr.close()
             assert sorted(code for code, _ in results) == [0, 2], results
             refused = next(err for code, err in results if code == 2)
-            assert "another rttlab live is already attached" in refused and "Traceback" not in refused
+            assert (
+                "another rttlab live is already attached" in refused and "Traceback" not in refused
+            )
     finally:
         cg.rmdir()
 
@@ -415,7 +538,13 @@ def test_without_root_live_says_so_in_one_line_and_exits_2():
     # As an unprivileged user would run it (this interpreter's packages may not be readable by
     # another user, so the effective uid is what is faked).
     code = "import os, sys; os.geteuid = lambda: 1000; from rttlab.cli.main import main; main()"
-    r = subprocess.run([sys.executable, "-c", code, "live", "--duration", "1s"], env=_env(), capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", code, "live", "--duration", "1s"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2, r.stderr
     assert "needs root" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
@@ -423,7 +552,13 @@ def test_without_root_live_says_so_in_one_line_and_exits_2():
 def test_a_cgroup_that_is_not_cgroup_v2_is_named(tmp_path):
     if REASON is not None:
         pytest.skip(f"rttlab live unavailable here: {REASON}")
-    r = subprocess.run([*LIVE, "--cgroup", str(tmp_path), "--duration", "1s"], env=_env(), capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*LIVE, "--cgroup", str(tmp_path), "--duration", "1s"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "not a cgroup v2 directory" in r.stderr
 
 
@@ -434,8 +569,22 @@ def _live_on_testbed(example: str) -> tuple[list[dict], dict]:
     """`rttlab live --testbed examples/live/EXAMPLE --json` with a 50 ms constant RTO beside
     rfc6298 and linux: its JSON lines and its final summary (checked to have lost no event)."""
     p = ROOT / "examples" / "live" / example
-    r = subprocess.run([*LIVE, "--testbed", str(p), "--json", "-e", "rfc6298,linux,constant", "-p", "constant.rto=50ms"],
-                       env=_env(), capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            *LIVE,
+            "--testbed",
+            str(p),
+            "--json",
+            "-e",
+            "rfc6298,linux,constant",
+            "-p",
+            "constant.rto=50ms",
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     lines = [json.loads(line) for line in r.stdout.splitlines()]
     summary = lines[-1]
@@ -464,7 +613,9 @@ def test_a_testbed_run_with_a_delay_spike_shows_the_kernels_spurious_rto_scored_
     scored = [x for x in rtos if x["wait_s"]["constant"] is not None]
     assert scored and rows["constant"]["fired_too"] == len(scored)
     assert rows["constant"]["spurious_too"] >= 1
-    assert rows["rfc6298"]["samples"] > 1000 and rows["linux"]["samples"] == rows["rfc6298"]["samples"]
+    assert (
+        rows["rfc6298"]["samples"] > 1000 and rows["linux"]["samples"] == rows["rfc6298"]["samples"]
+    )
     # rttlab's `linux` estimator is the kernel's SRTT: the same forecast error as the kernel's
     # own SRTT before each sample.
     assert rows["linux"]["mae_s"] == pytest.approx(rows["kernel"]["mae_s"], rel=0.02)
@@ -488,7 +639,9 @@ def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_est
     data = [x for x in rtos if x["wait_s"]["rfc6298"] is not None]  # the data connection's
     assert data, f"no kernel RTO on the data connection: {rtos}"
     first = data[0]
-    backoffs = [x for x in lines if x["event"] == "rto" and not x["first"] and x["conn"] == first["conn"]]
+    backoffs = [
+        x for x in lines if x["event"] == "rto" and not x["first"] and x["conn"] == first["conn"]
+    ]
     assert backoffs, "the first timeout's resend fell into the outage too: the kernel backed off"
     verdicts = [x for x in lines if x["event"] == "rto_verdict" and x["conn"] == first["conn"]]
     assert verdicts and verdicts[0]["verdict"] == "needed", verdicts
@@ -499,7 +652,11 @@ def test_a_testbed_outage_makes_the_kernel_take_a_needed_rto_and_scores_each_est
     assert summary["kernel"]["kernel_rtos"] == len(rtos) and len(data) == 1, rtos
     assert rows["constant"]["wait_on_kernel_losses_s"] == pytest.approx(0.05)
     assert first["fired_too"]["constant"] and rows["constant"]["lost_segments"] == 1
-    assert rows["rfc6298"]["wait_on_kernel_losses_s"] == pytest.approx(first["wait_s"]["rfc6298"]) == pytest.approx(1.0)
+    assert (
+        rows["rfc6298"]["wait_on_kernel_losses_s"]
+        == pytest.approx(first["wait_s"]["rfc6298"])
+        == pytest.approx(1.0)
+    )
     assert not first["fired_too"]["rfc6298"] and rows["rfc6298"]["fired_too"] == 0
     # rttlab's `linux` estimator holds the kernel's RTO to within a jiffy (icsk_rto is in jiffies).
     assert abs(first["wait_s"]["linux"] - first["rto_s"]) <= 0.0105

@@ -61,9 +61,20 @@ def test_keys_that_do_not_apply_do_not_make_a_different_run():
 
 
 def test_a_label_picks_its_estimator_and_only_that_one_enters_the_run():
-    s = ManetScenario({"estimators": {"a": {"estimator": "eifel"}, "b": {"estimator": "fixed-share", "tick": "500ms"}}, "tcp": {"estimator": "b"}})
+    s = ManetScenario(
+        {
+            "estimators": {
+                "a": {"estimator": "eifel"},
+                "b": {"estimator": "fixed-share", "tick": "500ms"},
+            },
+            "tcp": {"estimator": "b"},
+        }
+    )
     doc = s.resolved()
-    assert doc["tcp"]["rto"] == {"estimator": "fixed-share", "tick": "500ms"} and "estimators" not in doc
+    assert (
+        doc["tcp"]["rto"] == {"estimator": "fixed-share", "tick": "500ms"}
+        and "estimators" not in doc
+    )
 
 
 def test_flows_are_spread_over_the_nodes_and_drawn_from_the_seed():
@@ -73,11 +84,15 @@ def test_flows_are_spread_over_the_nodes_and_drawn_from_the_seed():
     assert all(f["dst"] != f["src"] and 0 <= f["dst"] < 20 for f in flows)
     assert all(1000 <= f["packets"] <= 100000 and 0 <= f["start"] < 1440 for f in flows)
     assert flows == flows_of(doc)
-    assert flows != flows_of(ManetScenario({"traffic": {"flows": 45}, "simulation": {"seed": 2}}).resolved())
+    assert flows != flows_of(
+        ManetScenario({"traffic": {"flows": 45}, "simulation": {"seed": 2}}).resolved()
+    )
 
 
 def test_bursty_traffic_starts_a_flow_per_node_every_period():
-    doc = ManetScenario({"traffic": {"kind": "bursty"}, "simulation": {"duration": "600s"}}).resolved()
+    doc = ManetScenario(
+        {"traffic": {"kind": "bursty"}, "simulation": {"duration": "600s"}}
+    ).resolved()
     flows = flows_of(doc)
     assert len(flows) == 3 * 20 and {f["packets"] for f in flows} == {1000}
     node0 = [f["start"] for f in flows if f["src"] == 0]
@@ -88,37 +103,92 @@ def runs_frame(values: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
     rows = []
     for (est, flows), xs in values.items():
         for x in xs:
-            rows.append({"status": "ok", "simulation.name": "I", "tcp.estimator": est, "traffic.flows": flows, "retx_pct": x, "mean_cwnd": x})
+            rows.append(
+                {
+                    "status": "ok",
+                    "simulation.name": "I",
+                    "tcp.estimator": est,
+                    "traffic.flows": flows,
+                    "retx_pct": x,
+                    "mean_cwnd": x,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def claims_of(rep: Reproduction, ids: set[str], runs: pd.DataFrame) -> dict[str, dict]:
-    rep.doc = {**rep.doc, "published": {"kind": "claims", "claims": [c for c in rep.doc["published"]["claims"] if c["id"] in ids]}}
+    rep.doc = {
+        **rep.doc,
+        "published": {
+            "kind": "claims",
+            "claims": [c for c in rep.doc["published"]["claims"] if c["id"] in ids],
+        },
+    }
     return {r["point"]: r for r in rep.compare(runs)}
 
 
 def test_a_claim_is_judged_on_the_ratio_of_the_two_groups_means():
-    runs = runs_frame({("fixed-share", 3): [6.0, 8.0], ("jacobson", 3): [10.0, 10.0], ("fixed-share", 17): [9.0], ("jacobson", 17): [10.0]})
+    runs = runs_frame(
+        {
+            ("fixed-share", 3): [6.0, 8.0],
+            ("jacobson", 3): [10.0, 10.0],
+            ("fixed-share", 17): [9.0],
+            ("jacobson", 17): [10.0],
+        }
+    )
     rows = claims_of(Reproduction.load("nunes-manet"), {"fig2-retx"}, runs)
     assert rows["fig2-retx: traffic.flows=3"]["ours"] == pytest.approx(0.7)
-    assert rows["fig2-retx: traffic.flows=3"]["matched"] and not rows["fig2-retx: traffic.flows=17"]["matched"]
+    assert (
+        rows["fig2-retx: traffic.flows=3"]["matched"]
+        and not rows["fig2-retx: traffic.flows=17"]["matched"]
+    )
     verdict = rows["claim: fig2-retx"]
-    assert verdict["matched"] and verdict["ours"] == pytest.approx(0.7) and verdict["n"] == 2  # "as much as": any point
+    assert (
+        verdict["matched"] and verdict["ours"] == pytest.approx(0.7) and verdict["n"] == 2
+    )  # "as much as": any point
 
 
 def test_a_growing_gap_claim_needs_the_gap_to_grow():
     rep = Reproduction.load("nunes-manet")
-    shrinking = runs_frame({("fixed-share", 3): [20.0], ("jacobson", 3): [10.0], ("fixed-share", 130): [11.0], ("jacobson", 130): [10.0]})
+    shrinking = runs_frame(
+        {
+            ("fixed-share", 3): [20.0],
+            ("jacobson", 3): [10.0],
+            ("fixed-share", 130): [11.0],
+            ("jacobson", 130): [10.0],
+        }
+    )
     assert not claims_of(rep, {"fig4-cwnd"}, shrinking)["claim: fig4-cwnd"]["matched"]
-    growing = runs_frame({("fixed-share", 3): [11.0], ("jacobson", 3): [10.0], ("fixed-share", 130): [20.0], ("jacobson", 130): [10.0]})
-    assert claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, growing)["claim: fig4-cwnd"]["matched"]
+    growing = runs_frame(
+        {
+            ("fixed-share", 3): [11.0],
+            ("jacobson", 3): [10.0],
+            ("fixed-share", 130): [20.0],
+            ("jacobson", 130): [10.0],
+        }
+    )
+    assert claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, growing)["claim: fig4-cwnd"][
+        "matched"
+    ]
     one_load = runs_frame({("fixed-share", 3): [20.0], ("jacobson", 3): [10.0]})
-    assert not claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, one_load)["claim: fig4-cwnd"]["matched"]
+    assert not claims_of(Reproduction.load("nunes-manet"), {"fig4-cwnd"}, one_load)[
+        "claim: fig4-cwnd"
+    ]["matched"]
 
 
 def test_a_claim_without_runs_is_not_called_held():
-    rows = claims_of(Reproduction.load("nunes-manet"), {"fig2-retx"}, runs_frame({}).reindex(columns=["status", "simulation.name", "tcp.estimator", "traffic.flows", "retx_pct"]))
-    assert not rows["claim: fig2-retx"]["matched"] and rows["claim: fig2-retx"]["n"] == 0 and math.isnan(rows["claim: fig2-retx"]["ours"])
+    rows = claims_of(
+        Reproduction.load("nunes-manet"),
+        {"fig2-retx"},
+        runs_frame({}).reindex(
+            columns=["status", "simulation.name", "tcp.estimator", "traffic.flows", "retx_pct"]
+        ),
+    )
+    assert (
+        not rows["claim: fig2-retx"]["matched"]
+        and rows["claim: fig2-retx"]["n"] == 0
+        and math.isnan(rows["claim: fig2-retx"]["ours"])
+    )
 
 
 def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
@@ -126,11 +196,17 @@ def test_the_scales_are_the_papers_a_medium_one_and_a_quick_one():
     # (7 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 24 seeds
     assert len(full.runs) == (7 * 3 * 3 + 3 * 3) * 24
     # (3 loads × 3 estimators × scenarios I, II, I-10 + 3 estimators × the 3 bursty speeds) × 2 seeds
-    assert len(Reproduction.load("nunes-manet", scale="medium").sweep().runs) == (3 * 3 * 3 + 3 * 3) * 2
+    assert (
+        len(Reproduction.load("nunes-manet", scale="medium").sweep().runs)
+        == (3 * 3 * 3 + 3 * 3) * 2
+    )
     assert len(Reproduction.load("nunes-manet", quick=True).sweep().runs) == 3
     # small: --quick's three runs with seeds 1–3 (seed 1's are --quick's, the same hashes)
     small = {r.hash for r in Reproduction.load("nunes-manet", scale="small").sweep().runs}
-    assert len(small) == 9 and {r.hash for r in Reproduction.load("nunes-manet", quick=True).sweep().runs} <= small
+    assert (
+        len(small) == 9
+        and {r.hash for r in Reproduction.load("nunes-manet", quick=True).sweep().runs} <= small
+    )
     with pytest.raises(Exception, match="no scale 'huge'"):
         Reproduction.load("nunes-manet", scale="huge")
 
@@ -143,14 +219,20 @@ def test_adding_scenario_three_to_the_medium_scale_left_every_other_medium_run_t
     before = {k: dict(rep.doc[k]) for k in ("sweep", "scenario")}
     before["sweep"].update(medium["sweep"])
     before["grid"] = dict(medium["grid"])
-    before["zip"] = {k: v[:3] for k, v in medium["zip"].items() if k in ("simulation.name", "network.mobility", "network.nodes")}
+    before["zip"] = {
+        k: v[:3]
+        for k, v in medium["zip"].items()
+        if k in ("simulation.name", "network.mobility", "network.nodes")
+    }
     before["set"] = {"simulation.duration": "300s"}
     assert medium["zip"]["simulation.name"][:3] == ["I", "II", "I-10"]
     old = {r.hash for r in Sweep.from_dict(before).runs}
     new = rep.sweep().runs
     assert len(old) == 54 and old <= {r.hash for r in new}
     bursty = [r for r in new if r.hash not in old]
-    assert len(bursty) == 18 and all(r.scenario.resolved()["traffic"]["kind"] == "bursty" for r in bursty)
+    assert len(bursty) == 18 and all(
+        r.scenario.resolved()["traffic"]["kind"] == "bursty" for r in bursty
+    )
 
 
 @pytest.mark.skipif(
@@ -173,7 +255,13 @@ def test_nunes_manet_quick_is_pinned_whatever_directory_it_starts_from(tmp_path)
         other.mkdir(parents=True)
         (other / "libns3.44-applications.so").write_bytes(b"")
         out = tmp_path / "out"
-        r = subprocess.run([*RTTLAB, "reproduce", "nunes-manet", "--quick", "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=1200, cwd=start)
+        r = subprocess.run(
+            [*RTTLAB, "reproduce", "nunes-manet", "--quick", "--workers", "2", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            cwd=start,
+        )
     assert r.returncode == 0, r.stderr[-3000:]
     tmp_path = out
     rows = {r["point"]: r for r in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
@@ -182,13 +270,18 @@ def test_nunes_manet_quick_is_pinned_whatever_directory_it_starts_from(tmp_path)
         got = {
             (sweep, est): (delivered, retx, samples)
             for sweep, est, delivered, retx, samples in c.execute(
-                'SELECT s.sweep, r."tcp.estimator", packets_delivered, retx_pct, samples FROM runs r JOIN sweep_runs s USING (hash) WHERE status = \'ok\' ORDER BY 1, 2'
+                "SELECT s.sweep, r.\"tcp.estimator\", packets_delivered, retx_pct, samples FROM runs r JOIN sweep_runs s USING (hash) WHERE status = 'ok' ORDER BY 1, 2"
             ).fetchall()
         }
         versions = c.execute("SELECT DISTINCT simulator, simulator_version FROM runs").fetchall()
     assert versions == [("ns3-manet", versions[0][1])] and versions[0][1].startswith("ns3 3.44")
     # Three readings: ★ eq3's three runs; linux-rule and bsd-jacobson each change one arm.
-    assert set(got) == set(PINNED) | {("nunes-manet-quick@linux-rule", "jacobson"), ("nunes-manet-quick@linux-rule", "eifel"), ("nunes-manet-quick@bsd-jacobson", "fixed-share"), ("nunes-manet-quick@bsd-jacobson", "eifel")}
+    assert set(got) == set(PINNED) | {
+        ("nunes-manet-quick@linux-rule", "jacobson"),
+        ("nunes-manet-quick@linux-rule", "eifel"),
+        ("nunes-manet-quick@bsd-jacobson", "fixed-share"),
+        ("nunes-manet-quick@bsd-jacobson", "eifel"),
+    }
     # Pinned (docs/reproductions/nunes-manet.md): packets delivered, % retransmitted, samples.
     for key, pinned in PINNED.items():
         assert got[key] == pytest.approx(pinned, rel=1e-12), key
@@ -205,13 +298,17 @@ PINNED = {
 }
 
 
-def test_ns3_is_imported_from_an_empty_directory_and_the_start_directory_restored(tmp_path, monkeypatch):
+def test_ns3_is_imported_from_an_empty_directory_and_the_start_directory_restored(
+    tmp_path, monkeypatch
+):
     """The ns-3 wheel searches for its libraries from the current directory down; rttlab imports
     it from a private empty directory (rttlab.peers.ns3.import_ns). A stand-in ``ns`` package
     records where it was imported from."""
     fake = tmp_path / "site" / "ns"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("import os\nseen = (os.getcwd(), os.listdir('.'))\nns = 'bindings'\n")
+    (fake / "__init__.py").write_text(
+        "import os\nseen = (os.getcwd(), os.listdir('.'))\nns = 'bindings'\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     for name in ("ns", "ns3.ns"):
         # setitem first: its undo removes the stand-in this import leaves in sys.modules (a later
@@ -244,7 +341,10 @@ def test_the_primary_reading_gives_both_arms_the_papers_eq_3_and_the_others_are_
     readings = {r.reading: r for r in Reproduction.load("nunes-manet", quick=True).readings}
     assert list(readings) == ["eq3", "linux-rule", "bsd-jacobson"] and readings["eq3"].primary
     assert "EstimatedRTT" in readings["eq3"].reading_spec["says"]
-    jacobson, experts = _resolved_rto(readings["eq3"], "jacobson"), _resolved_rto(readings["eq3"], "fixed-share")
+    jacobson, experts = (
+        _resolved_rto(readings["eq3"], "jacobson"),
+        _resolved_rto(readings["eq3"], "fixed-share"),
+    )
     for key in ("min_rto", "granularity"):
         assert experts[key] == jacobson[key]
     assert experts["rto"] == "rfc6298" and experts["max_rto"] == "60s"
@@ -252,7 +352,10 @@ def test_the_primary_reading_gives_both_arms_the_papers_eq_3_and_the_others_are_
     assert "rto" not in _resolved_rto(readings["linux-rule"], "fixed-share")
     assert _resolved_rto(readings["bsd-jacobson"], "jacobson")["bsd_tick"] == "500ms"
     # Readings share the runs they do not change (run once): Jacobson's and Eifel's eq3 runs.
-    hashes = {name: {r.params["tcp.estimator"]: r.hash for r in rep.sweep().runs} for name, rep in readings.items()}
+    hashes = {
+        name: {r.params["tcp.estimator"]: r.hash for r in rep.sweep().runs}
+        for name, rep in readings.items()
+    }
     assert hashes["linux-rule"]["jacobson"] == hashes["eq3"]["jacobson"]
     assert hashes["bsd-jacobson"]["fixed-share"] == hashes["eq3"]["fixed-share"]
     assert hashes["bsd-jacobson"]["jacobson"] != hashes["eq3"]["jacobson"]
@@ -262,7 +365,13 @@ def test_offline_rescoring_replays_each_flow_alone_over_the_samples_it_saw():
     from rttlab.papers.nunes_experts.manet import rescore
 
     # Two flows, 500 ms ticks, samples in seconds; flow 1's first sample gets no prediction.
-    rtt = pd.DataFrame({"time": [1.0, 2.0, 1.5, 3.0, 2.5], "flow": [0, 0, 1, 0, 1], "sample": [0.5, 0.5, 1.0, 1.0, 0.5]})
+    rtt = pd.DataFrame(
+        {
+            "time": [1.0, 2.0, 1.5, 3.0, 2.5],
+            "flow": [0, 0, 1, 0, 1],
+            "sample": [0.5, 0.5, 1.0, 1.0, 0.5],
+        }
+    )
     # RFC 6298: flow 0 predicts 0.5 then 0.5 (errors 0, 1 tick); flow 1 predicts 1.0 (1 tick).
     assert rescore(rtt, "rfc6298", {}, 0.5) == pytest.approx(2 / 3)
     # BSD (tcp_xmit_timer): flow 0: t_srtt 8 → predicts 2 ticks (error 1), then t_srtt 7 →

@@ -38,7 +38,9 @@ print(json.dumps(out))
 @pytest.fixture(scope="module")
 def traces() -> dict:
     scenario = ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(scenario)], capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(scenario)], capture_output=True, text=True, timeout=900
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -70,6 +72,11 @@ def test_a_variant_of_another_congestion_control_is_refused_before_ns3_is_loaded
     import rttlab
     from rttlab.peers.ns3 import dumbbell as ns3
 
-    s = rttlab.Scenario.load(ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").with_(["tcp.cc=vegas"])
-    with pytest.raises(ns3.Ns3Unsupported, match=r"^cc_type: 'ns3::TcpVenoLinux' is no variant of ns3::TcpVegas \(variants: "):
+    s = rttlab.Scenario.load(ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").with_(
+        ["tcp.cc=vegas"]
+    )
+    with pytest.raises(
+        ns3.Ns3Unsupported,
+        match=r"^cc_type: 'ns3::TcpVenoLinux' is no variant of ns3::TcpVegas \(variants: ",
+    ):
         ns3.simulate(s, cc_type="ns3::TcpVenoLinux")

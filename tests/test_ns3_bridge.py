@@ -56,16 +56,33 @@ CA_RTO = {"min_rto": "0s"}
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("bridge")
-    r = subprocess.run([sys.executable, "-c", DRIVER, out, json.dumps(ESTIMATORS), json.dumps(CA_RTO)], capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [sys.executable, "-c", DRIVER, out, json.dumps(ESTIMATORS), json.dumps(CA_RTO)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    return {
-        "ticks": pd.read_parquet(out / "ticks.parquet"),
-    } | {
-        f"ca-rto-{tag}": (pd.read_parquet(out / f"ca-rtt-{tag}.parquet"), pd.read_parquet(out / f"ca-calls-{tag}.parquet")) for tag in "abc"
-    } | {
-        name: (pd.read_parquet(out / f"rtt-{i}.parquet"), pd.read_parquet(out / f"flows-{i}.parquet"), pd.read_parquet(out / f"retx-{i}.parquet"))
-        for i, name in enumerate(ESTIMATORS)
-    }
+    return (
+        {
+            "ticks": pd.read_parquet(out / "ticks.parquet"),
+        }
+        | {
+            f"ca-rto-{tag}": (
+                pd.read_parquet(out / f"ca-rtt-{tag}.parquet"),
+                pd.read_parquet(out / f"ca-calls-{tag}.parquet"),
+            )
+            for tag in "abc"
+        }
+        | {
+            name: (
+                pd.read_parquet(out / f"rtt-{i}.parquet"),
+                pd.read_parquet(out / f"flows-{i}.parquet"),
+                pd.read_parquet(out / f"retx-{i}.parquet"),
+            )
+            for i, name in enumerate(ESTIMATORS)
+        }
+    )
 
 
 def ns(seconds) -> np.ndarray:
@@ -75,13 +92,21 @@ def ns(seconds) -> np.ndarray:
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_the_rto_ns3_sets_after_each_sample_is_rttlabs_for_the_same_samples(runs, name):
     rtt, flows, retx = runs[name]
-    assert len(rtt) > 1000 and flows["timeouts"].iloc[0] >= 1, "the scenario must lose packets and time out"
-    _, traces = rttlab.replay(pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}), [spec(name, **ESTIMATORS[name])], trace=True)
+    assert len(rtt) > 1000 and flows["timeouts"].iloc[0] >= 1, (
+        "the scenario must lose packets and time out"
+    )
+    _, traces = rttlab.replay(
+        pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}),
+        [spec(name, **ESTIMATORS[name])],
+        trace=True,
+    )
     ours = next(iter(traces.values()))
     # The replay's `rto` is the RTO in force when a sample arrives, i.e. the one set after the
     # previous sample; its predictions likewise.
     assert np.array_equal(ns(ours["rto"])[1:], ns(rtt["ns3_rto"])[:-1])
-    assert len(np.unique(ns(rtt["ns3_rto"]))) > 50, "the RTO must vary for the check to mean something"
+    assert len(np.unique(ns(rtt["ns3_rto"]))) > 50, (
+        "the RTO must vary for the check to mean something"
+    )
     assert np.array_equal(ns(rtt["ns3_rto"]), ns(rtt["rto"]))
     assert np.array_equal(ns(ours["prediction"].fillna(0)), ns(rtt["prediction"].fillna(0)))
     # The timer armed by the sample's ACK runs for exactly that RTO (the few others were armed
@@ -105,7 +130,11 @@ def test_with_a_slow_timer_samples_are_counted_in_ticks_as_bsd_does(runs):
     sent = ns(rtt["time"]) - ns(rtt["exact"])
     assert np.array_equal(ticks, 1 + ns(rtt["time"]) // 500_000_000 - sent // 500_000_000)
     assert set(np.unique(ticks)) >= {1, 2}, "RTTs of ~0.1–0.5 s cross a tick boundary now and then"
-    _, traces = rttlab.replay(pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}), [spec("rfc6298", min_rto="0s")], trace=True)
+    _, traces = rttlab.replay(
+        pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}),
+        [spec("rfc6298", min_rto="0s")],
+        trace=True,
+    )
     assert np.array_equal(ns(next(iter(traces.values()))["rto"])[1:], ns(rtt["ns3_rto"])[:-1])
 
 
@@ -129,7 +158,14 @@ def replay_calls(calls: pd.DataFrame, params: dict, seed: int, flow: int = 0) ->
     from rttlab.peers.ns3.rtt import params_text
 
     class Ctx(ctypes.Structure):
-        _fields_ = [("now_ns", ctypes.c_uint64), ("cwnd", ctypes.c_double), ("ssthresh", ctypes.c_double), ("max_cwnd", ctypes.c_double), ("new_window", ctypes.c_int32), ("ack_delay_ns", ctypes.c_uint64)]
+        _fields_ = [
+            ("now_ns", ctypes.c_uint64),
+            ("cwnd", ctypes.c_double),
+            ("ssthresh", ctypes.c_double),
+            ("max_cwnd", ctypes.c_double),
+            ("new_window", ctypes.c_int32),
+            ("ack_delay_ns", ctypes.c_uint64),
+        ]
 
     lib = ctypes.CDLL(_core.__file__)
     lib.rttlab_estimator_new.restype = ctypes.c_void_p
@@ -139,10 +175,14 @@ def replay_calls(calls: pd.DataFrame, params: dict, seed: int, flow: int = 0) ->
     assert lib.rttlab_estimator_seed_stream(e, ctypes.c_uint64(seed), ctypes.c_uint32(flow)) == 1
     out = np.zeros(len(calls), dtype=np.int64)
     times, samples = ns(calls["time"]), ns(calls["sample"])
-    for i, (kind, cwnd, ssthresh, max_cwnd) in enumerate(zip(calls["kind"].astype(str), calls["cwnd"], calls["ssthresh"], calls["max_cwnd"])):
+    for i, (kind, cwnd, ssthresh, max_cwnd) in enumerate(
+        zip(calls["kind"].astype(str), calls["cwnd"], calls["ssthresh"], calls["max_cwnd"])
+    ):
         ctx = Ctx(int(times[i]), cwnd, ssthresh, max_cwnd, -1, 0)
         if kind == "sample":
-            lib.rttlab_estimator_on_sample_ctx(e, ctypes.c_uint64(int(samples[i])), ctypes.byref(ctx))
+            lib.rttlab_estimator_on_sample_ctx(
+                e, ctypes.c_uint64(int(samples[i])), ctypes.byref(ctx)
+            )
         elif kind == "cwnd":
             lib.rttlab_estimator_on_timer_armed_ctx(e, ctypes.byref(ctx))
         else:
@@ -154,7 +194,9 @@ def replay_calls(calls: pd.DataFrame, params: dict, seed: int, flow: int = 0) ->
 
 def test_the_rto_ns3_arms_with_ca_rto_is_rttlabs_for_the_same_samples_and_windows(runs):
     rtt, calls = runs["ca-rto-a"]
-    assert len(rtt) > 1000 and (calls["kind"] == "timeout").any(), "the scenario must lose packets and time out"
+    assert len(rtt) > 1000 and (calls["kind"] == "timeout").any(), (
+        "the scenario must lose packets and time out"
+    )
     ours = replay_calls(calls, CA_RTO, seed=1)
     assert np.array_equal(ours, ns(calls["rto"])), "the log holds every call the bridge made"
     is_sample = (calls["kind"] == "sample").to_numpy()
@@ -177,7 +219,11 @@ def test_the_rto_ns3_arms_with_ca_rto_is_rttlabs_for_the_same_samples_and_window
     # ...and the contention extension is there: max_cwnd known after the first congestion event,
     # the RTO above RFC 2988's for the same samples while cwnd is below it, never below.
     assert (calls["max_cwnd"] > 0).mean() > 0.5
-    _, traces = rttlab.replay(pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}), [spec("rfc6298", min_rto="0s", granularity="1ms")], trace=True)
+    _, traces = rttlab.replay(
+        pd.DataFrame({"time": rtt["time"], "rtt": rtt["sample"]}),
+        [spec("rfc6298", min_rto="0s", granularity="1ms")],
+        trace=True,
+    )
     base = ns(next(iter(traces.values()))["rto"])[1:]
     extended = at_end[:-1] > base
     assert extended.mean() > 0.2, f"the extension applied at {extended.mean():.0%} of samples"
@@ -188,4 +234,6 @@ def test_ca_rto_inside_ns3_draws_the_same_with_the_same_seed_and_differently_wit
     a, b, c = (runs[f"ca-rto-{t}"][0] for t in "abc")
     assert np.array_equal(ns(a["ns3_rto"]), ns(b["ns3_rto"]))
     assert not (len(a) == len(c) and np.array_equal(ns(a["ns3_rto"]), ns(c["ns3_rto"])))
-    assert np.array_equal(replay_calls(runs["ca-rto-c"][1], CA_RTO, seed=2), ns(runs["ca-rto-c"][1]["rto"]))
+    assert np.array_equal(
+        replay_calls(runs["ca-rto-c"][1], CA_RTO, seed=2), ns(runs["ca-rto-c"][1]["rto"])
+    )

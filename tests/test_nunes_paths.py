@@ -51,13 +51,17 @@ def test_the_wifi_paths_have_spiky_rtts_and_radio_losses_the_wired_one_has_not()
     assert s2["bytes_delivered"] == 16_000_000, "the transfer completes"
     # A radio stall (≥ 100 ms) shows in the samples, and the 200 ms-floored timer fires spuriously.
     assert s2["rtt_max"] >= 0.1 + s2["rtt_min"] and s2["retx_spurious"] > 0 and s2["timeouts"] > 0
+
     # 802.11 retransmission: backoffs and resent frames keep the radio busy longer than its bytes
     # need, both ways (ACKs cross the air too); 8 attempts at 20 % leave almost no residual loss.
     def airtime_per_byte_time(ch, name: str) -> float:
         c = ch[ch["name"] == name].iloc[0]
         return c["utilisation"] / (c["bytes_sent"] * 8 / c["bandwidth_bps"] / 240.0)
 
-    assert airtime_per_byte_time(ch2, "links[0]>") > 1.2 and airtime_per_byte_time(ch2, "links[0]<") > 1.2
+    assert (
+        airtime_per_byte_time(ch2, "links[0]>") > 1.2
+        and airtime_per_byte_time(ch2, "links[0]<") > 1.2
+    )
     assert airtime_per_byte_time(ch2, "links[1]>") == pytest.approx(1.0, rel=1e-6)
     s1, ch1 = run("S1-wan")
     assert s1["bytes_delivered"] == 16_000_000
@@ -72,7 +76,10 @@ def quick(nunes_wired_quick):
     base = Reproduction.load("nunes-wired-paths", quick=True).sweep_name
     (part,) = (p for p in doc["parts"] if p["reproduction"] == base)
     with duckdb.connect(str(out / "results.duckdb"), read_only=True) as c:
-        flows = c.execute('SELECT s.sweep, r."simulation.name" AS path, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND f."group" = 0 AND s.sweep LIKE ?', [f"{base}%"]).df()
+        flows = c.execute(
+            'SELECT s.sweep, r."simulation.name" AS path, r.seed, f.* FROM flows f JOIN runs r USING (hash) JOIN sweep_runs s USING (hash) WHERE r.status = \'ok\' AND f."group" = 0 AND s.sweep LIKE ?',
+            [f"{base}%"],
+        ).df()
     return part, flows
 
 
@@ -95,7 +102,10 @@ def test_every_transfer_completes_and_frto_answers_spurious_timeouts_only_where_
     wifi = on[on["path"] != "S1-wan"]
     assert wifi["timeouts_undone"].sum() > 0 and wifi["detect_tp"].sum() > 0
     # Without F-RTO a radio stall's timeout resends the whole window: spurious retransmissions.
-    assert off.loc[off["path"] != "S1-wan", "retx_spurious"].sum() > on.loc[on["path"] != "S1-wan", "retx_spurious"].sum()
+    assert (
+        off.loc[off["path"] != "S1-wan", "retx_spurious"].sum()
+        > on.loc[on["path"] != "S1-wan", "retx_spurious"].sum()
+    )
 
 
 def test_table_ii_s_headline_figures_stand_beside_the_prose(quick):
@@ -112,16 +122,29 @@ def test_the_quick_ratios_are_pinned_under_each_reading(quick):
     """Pinned from the runs (seeds 1–2; bit-identical by seed). docs/reproductions/nunes-wired.md
     reports the full runs (10 seeds) and what they say."""
     doc, _ = quick
-    rows = {(r["reading"], r["metric"], r["params"]["simulation.name"], r["params"]["estimator"]): r for r in doc["rows"]}
+    rows = {
+        (r["reading"], r["metric"], r["params"]["simulation.name"], r["params"]["estimator"]): r
+        for r in doc["rows"]
+    }
 
     def ours(reading: str, metric: str, name: str, est: str) -> float:
         return rows[(reading, f"flows.{metric} ratio", name, est)]["ours"]
 
-    assert ours("kernel-defaults", "pred_error_before", "S1-wan", "fixed-share") == pytest.approx(1.382, rel=1e-3)
-    assert ours("kernel-defaults", "pred_error_before", "S2-wifi", "fixed-share") == pytest.approx(1.465, rel=1e-3)
-    assert ours("kernel-defaults", "pred_error_before", "S3-wifi-both", "fixed-share") == pytest.approx(1.037, rel=1e-3)
-    assert ours("frto-off", "pred_error_before", "S3-wifi-both", "fixed-share") == pytest.approx(0.881, rel=1e-3)
-    assert ours("frto-undo", "pred_error_before", "S2-wifi", "fixed-share") == pytest.approx(21.83, rel=1e-3)
+    assert ours("kernel-defaults", "pred_error_before", "S1-wan", "fixed-share") == pytest.approx(
+        1.382, rel=1e-3
+    )
+    assert ours("kernel-defaults", "pred_error_before", "S2-wifi", "fixed-share") == pytest.approx(
+        1.465, rel=1e-3
+    )
+    assert ours(
+        "kernel-defaults", "pred_error_before", "S3-wifi-both", "fixed-share"
+    ) == pytest.approx(1.037, rel=1e-3)
+    assert ours("frto-off", "pred_error_before", "S3-wifi-both", "fixed-share") == pytest.approx(
+        0.881, rel=1e-3
+    )
+    assert ours("frto-undo", "pred_error_before", "S2-wifi", "fixed-share") == pytest.approx(
+        21.83, rel=1e-3
+    )
     # On the wired path no timer fires: the three estimators leave the sender exactly alike.
     for reading in ("kernel-defaults", "frto-off", "frto-undo"):
         for est in ("fixed-share", "eifel"):

@@ -30,17 +30,23 @@ def test_the_cubic_coefficients_give_all_nine_published_predictions(models):
     assert max(abs(r["ours"] - r["published"]) for r in cubic["rows"]) < 1e-9
     # An independent evaluation of one row (sky.it: 14 hops, 100.8/128.2 ms, TTL 241).
     b, _ = COEFFICIENTS["cubic"]
-    assert b[0] + b[1] * 14 + b[2] * 100.8 + b[3] * 128.2 + b[4] * 241 == pytest.approx(112.483913568, abs=1e-9)
+    assert b[0] + b[1] * 14 + b[2] * 100.8 + b[3] * 128.2 + b[4] * 241 == pytest.approx(
+        112.483913568, abs=1e-9
+    )
 
 
-def test_reno_and_vegas_lists_come_from_the_sanity_tables_original_columns_on_six_sites_of_nine(models):
+def test_reno_and_vegas_lists_come_from_the_sanity_tables_original_columns_on_six_sites_of_nine(
+    models,
+):
     for model, name in zip(models[1:3], ("Reno", "Vegas")):
         assert name in model["title"] and matched(model) == (6, 9)
         missed = sorted(r["params"]["site"] for r in model["rows"] if not r["matched"])
         assert missed == ["sky.it", "tiu.ru", "trademe.co.nz"]
         # Each miss is one hop count or TTL away: within |b1| + |b4| of the published value.
         b, _ = COEFFICIENTS[name.lower()]
-        assert all(abs(r["ours"] - r["published"]) <= abs(b[1]) + abs(b[4]) + 1e-9 for r in model["rows"])
+        assert all(
+            abs(r["ours"] - r["published"]) <= abs(b[1]) + abs(b[4]) + 1e-9 for r in model["rows"]
+        )
 
 
 def test_the_sanity_tables_are_predicted_within_the_published_mape_on_five_sites_of_nine(models):
@@ -51,7 +57,13 @@ def test_the_sanity_tables_are_predicted_within_the_published_mape_on_five_sites
 
 
 def test_the_cli_prints_every_table_and_writes_the_comparison_without_running_anything(tmp_path):
-    r = subprocess.run([*RTTLAB, "reproduce", SANITY, "--out", tmp_path], capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "COLUMNS": "250"})
+    r = subprocess.run(
+        [*RTTLAB, "reproduce", SANITY, "--out", tmp_path],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "COLUMNS": "250"},
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.count(" of 9 matched: ") == 6 and "9 of 9 matched: Cubic" in r.stdout
     assert "(a computation: no runs)" in r.stdout

@@ -29,9 +29,15 @@ def test_fixed_share_replay_matches_the_numpy_reference(rng):
     # is told so explicitly, and 0.3–2 s samples reach beyond its 516 ms top expert.
     # The core holds times in whole ns; with 4 ms ticks the squared loss is sensitive enough to
     # that rounding (up to 1e-7 s in the prediction), so the reference gets the same samples.
-    rtts = ns(np.concatenate([rng.uniform(0.05, 0.15, 500), rng.uniform(0.3, 0.6, 300), rng.uniform(0.01, 2.0, 200)]))
+    rtts = ns(
+        np.concatenate(
+            [rng.uniform(0.05, 0.15, 500), rng.uniform(0.3, 0.6, 300), rng.uniform(0.01, 2.0, 200)]
+        )
+    )
     _, traces = rttlab.replay(rtts, [FixedShare()], trace=True)
-    np.testing.assert_allclose(traces["fixed-share"]["prediction"], ref_fixed_share(rtts, tick=0.004), atol=1e-9)
+    np.testing.assert_allclose(
+        traces["fixed-share"]["prediction"], ref_fixed_share(rtts, tick=0.004), atol=1e-9
+    )
 
 
 def ns(seconds: np.ndarray) -> np.ndarray:
@@ -45,11 +51,19 @@ def test_fixed_share_with_another_tick_matches_the_reference_with_that_tick(rng,
     rtts = ns(rng.uniform(0.01, 3.0, 400))
     _, traces = rttlab.replay(rtts, [FixedShare(tick=tick)], trace=True)
     seconds = {"10ms": 0.01, "500ms": 0.5}[tick]
-    np.testing.assert_allclose(traces[f"fixed-share(tick={tick})"]["prediction"], ref_fixed_share(rtts, tick=seconds), atol=1e-9)
+    np.testing.assert_allclose(
+        traces[f"fixed-share(tick={tick})"]["prediction"],
+        ref_fixed_share(rtts, tick=seconds),
+        atol=1e-9,
+    )
 
 
 def test_fixed_share_clamp_feeds_the_top_expert_for_samples_above_it(rng):
-    rtts = ns(np.concatenate([rng.uniform(0.05, 0.15, 100), rng.uniform(0.6, 3.0, 200), rng.uniform(0.05, 0.15, 50)]))
+    rtts = ns(
+        np.concatenate(
+            [rng.uniform(0.05, 0.15, 100), rng.uniform(0.6, 3.0, 200), rng.uniform(0.05, 0.15, 50)]
+        )
+    )
     _, traces = rttlab.replay(rtts, [FixedShare(clamp="top")], trace=True)
     clamped = ref_fixed_share(rtts, tick=0.004, clamp=True)
     np.testing.assert_allclose(traces["fixed-share(clamp=top)"]["prediction"], clamped, atol=1e-9)
@@ -64,10 +78,14 @@ def test_tick_sets_every_tick_based_estimator():
     table = rttlab.replay(rtts, ["fixed-share", "linux", "rfc6298"], tick=0.01).scores
     assert list(table["estimator"]) == ["fixed-share", "linux", "rfc6298"]
     # The same as setting each estimator's own clock parameter.
-    own = rttlab.replay(rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01).scores
+    own = rttlab.replay(
+        rtts, [FixedShare(tick="10ms"), Linux(hz=100), Rfc6298(granularity="10ms")], tick=0.01
+    ).scores
     pd.testing.assert_frame_equal(table.drop(columns="estimator"), own.drop(columns="estimator"))
     # rfc6298 without a floor: RTO = SRTT + max(G, 4·RTTVAR) shows the 10 ms G once RTTVAR is 0.
-    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True).traces["rfc6298(min_rto=0)"]
+    bare = rttlab.replay(rtts, [Rfc6298(min_rto=0)], tick=0.01, trace=True).traces[
+        "rfc6298(min_rto=0)"
+    ]
     assert bare["rto"].iloc[-1] == pytest.approx(0.11, abs=1e-6)
     assert table["mae_ticks"][0] == pytest.approx(table["mae_s"][0] / 0.01)
     with pytest.raises(ValueError, match="not a whole number of Hz"):
@@ -122,7 +140,9 @@ def test_replay_is_deterministic_including_the_seeded_estimator(rng):
 
 
 def test_bad_parameters_are_rejected_when_the_spec_is_made():
-    with pytest.raises(rttlab.ParameterError, match=r"fixed-share.alpha: 1.5 is outside the accepted range 0..1"):
+    with pytest.raises(
+        rttlab.ParameterError, match=r"fixed-share.alpha: 1.5 is outside the accepted range 0..1"
+    ):
         FixedShare(alpha=1.5)
     with pytest.raises(rttlab.ParameterError, match="unknown parameter 'gamma'"):
         spec("eifel", gamma=3)
@@ -142,9 +162,15 @@ def test_a_mapping_of_columns_is_read_as_a_dataframe_and_anything_else_names_the
     from_mapping = rttlab.replay({"time": times.tolist(), "rtt": rtts}, ["rfc6298", "linux"])
     from_frame = rttlab.replay(pd.DataFrame({"time": times, "rtt": rtts}), ["rfc6298", "linux"])
     assert from_mapping.rows == from_frame.rows
-    with pytest.raises(ValueError, match=r"^samples: a mapping needs an 'rtt' column \(seconds\) and optionally 'time'; got 'conn1', 'conn2'$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^samples: a mapping needs an 'rtt' column \(seconds\) and optionally 'time'; got 'conn1', 'conn2'$",
+    ):
         rttlab.replay({"conn1": rtts, "conn2": rtts}, ["rfc6298"])
-    with pytest.raises(TypeError, match=r"^samples\['rtt'\] must be a 1-D sequence of numbers \(seconds\), got str$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^samples\['rtt'\] must be a 1-D sequence of numbers \(seconds\), got str$",
+    ):
         rttlab.replay({"rtt": "0.1"}, ["rfc6298"])
     with pytest.raises(TypeError, match=r"^samples must be a DataFrame or mapping .* got set$"):
         rttlab.replay({0.1, 0.2}, ["rfc6298"])
@@ -152,14 +178,32 @@ def test_a_mapping_of_columns_is_read_as_a_dataframe_and_anything_else_names_the
 
 def test_the_catalog_lists_every_estimator_with_documented_parameters():
     names = {e["name"] for e in rttlab.estimators.catalog()}
-    assert {"rfc6298", "linux", "eifel", "peak-hopper", "quic", "fixed-share", "ca-rto", "regression", "last", "constant"} <= names
+    assert {
+        "rfc6298",
+        "linux",
+        "eifel",
+        "peak-hopper",
+        "quic",
+        "fixed-share",
+        "ca-rto",
+        "regression",
+        "last",
+        "constant",
+    } <= names
     for e in rttlab.estimators.catalog():
         for p in e["params"]:
             assert p["doc"] and p["default"] and p["range"], (e["name"], p["name"])
 
 
 def test_regression_fit_recovers_coefficients_from_noisy_data(rng):
-    x = np.column_stack([rng.integers(5, 30, 400), rng.uniform(10, 200, 400), rng.uniform(10, 300, 400), rng.integers(40, 250, 400)]).astype(float)
+    x = np.column_stack(
+        [
+            rng.integers(5, 30, 400),
+            rng.uniform(10, 200, 400),
+            rng.uniform(10, 300, 400),
+            rng.integers(40, 250, 400),
+        ]
+    ).astype(float)
     truth = np.array([-0.5, 0.015, 0.59, 0.41, 0.0016])
     y = truth[0] + x @ truth[1:] + rng.normal(0, 1e-6, 400)
     fitted = rttlab.estimators.fit_regression(x, y, window=10)
@@ -185,7 +229,10 @@ def test_every_rto_is_finite_and_respects_its_floor(rtts, choice):
 
 @pytest.mark.filterwarnings("ignore:.*exceed its top expert:UserWarning")  # out of range on purpose
 @settings(max_examples=40, deadline=None)
-@given(rtts=st.lists(st.floats(1e-5, 100.0), min_size=2, max_size=300), name=st.sampled_from(rttlab.estimators.NAMES))
+@given(
+    rtts=st.lists(st.floats(1e-5, 100.0), min_size=2, max_size=300),
+    name=st.sampled_from(rttlab.estimators.NAMES),
+)
 def test_every_estimator_gives_finite_positive_rtos(rtts, name):
     _, traces = rttlab.replay(np.array(rtts), [name], trace=True)
     rto = traces[name]["rto"].to_numpy()
@@ -194,7 +241,9 @@ def test_every_estimator_gives_finite_positive_rtos(rtts, name):
 
 def test_replay_warns_when_samples_exceed_fixed_shares_top_expert():
     rtts = np.r_[np.full(10, 0.1), np.full(5, 0.9)]
-    with pytest.warns(UserWarning, match=r"fixed-share: 5 of 15 samples \(33.3%\) exceed its top expert \(516 ms"):
+    with pytest.warns(
+        UserWarning, match=r"fixed-share: 5 of 15 samples \(33.3%\) exceed its top expert \(516 ms"
+    ):
         rttlab.replay(rtts, ["fixed-share"])
     import warnings
 

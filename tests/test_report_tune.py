@@ -17,7 +17,9 @@ from test_report import CHROMIUM, Numbers, open_in_chromium, probe  # noqa: F401
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test-deps installs it; CI has it)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (make test-deps installs it; CI has it)"
+)
 
 
 def spiky(n: int, seed: int) -> str:
@@ -34,10 +36,33 @@ def tuned(tmp_path_factory):
     for i in range(2):
         (out / f"s{i}.csv").write_text(spiky(500, i + 1))
     db = out / "tune.duckdb"
-    r = subprocess.run([*RTTLAB, "tune", out / "s0.csv", out / "s1.csv", "-e", "rfc6298,linux,constant", "--budget", "40", "-t", "2%", "--validate", "--store", db, "--name", "tv"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            *RTTLAB,
+            "tune",
+            out / "s0.csv",
+            out / "s1.csv",
+            "-e",
+            "rfc6298,linux,constant",
+            "--budget",
+            "40",
+            "-t",
+            "2%",
+            "--validate",
+            "--store",
+            db,
+            "--name",
+            "tv",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     page = out / "report.html"
-    r = subprocess.run([*RTTLAB, "report", db, "-o", page], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*RTTLAB, "report", db, "-o", page], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     dom, console = open_in_chromium(page)
     parser = Numbers()
@@ -61,7 +86,9 @@ def test_the_fronts_figure_has_its_axes_labelled_and_marks_defaults_and_the_reco
     assert shown.labels[f"{fig}-xlabel-0"].strip() == "bad-timeout rate (%)"
     assert shown.labels[f"{fig}-ylabel-0"].strip() == "mean wait W after a loss (ms), log scale"
     text = page.read_text()
-    assert "defaults (hollow)" in text and "recommendation" in text and "Held-out validation" in text
+    assert (
+        "defaults (hollow)" in text and "recommendation" in text and "Held-out validation" in text
+    )
     from rttlab.trace.palette import colour
 
     svg = text[text.index("<svg") : text.index("</svg>")]
@@ -81,15 +108,23 @@ def test_the_recommendation_and_each_estimators_numbers_equal_sql_over_the_store
             f"SELECT sc.bad_timeout_rate, sc.wait_mean_s, sc.wait_p99_s, sc.mae_s, sc.bad_timeouts, sc.samples {points} AND sc.bad_timeout_rate <= {target} "
             "ORDER BY sc.wait_mean_s, sc.bad_timeout_rate LIMIT 1"
         ).fetchone()
-        assert (v["tv|recommendation|wait_mean_s"], v["tv|recommendation|bad_timeout_rate"], v["tv|recommendation|wait_p99_s"], v["tv|recommendation|mae_s"]) == (wait, bad, p99, mae)
+        assert (
+            v["tv|recommendation|wait_mean_s"],
+            v["tv|recommendation|bad_timeout_rate"],
+            v["tv|recommendation|wait_p99_s"],
+            v["tv|recommendation|mae_s"],
+        ) == (wait, bad, p99, mae)
         assert (v["tv|recommendation|bad_timeouts"], v["tv|recommendation|samples"]) == (nbad, n)
         checked = 0
         for est, points_n, dbad, dwait, best_wait in c.execute(
-            f"SELECT r.estimator, count(*) FILTER (NOT r.\"default\"), any_value(sc.bad_timeout_rate) FILTER (r.\"default\"), any_value(sc.wait_mean_s) FILTER (r.\"default\"), "
-            f"min(sc.wait_mean_s) FILTER (NOT r.\"default\" AND sc.bad_timeout_rate <= {target}) {points} GROUP BY 1"
+            f'SELECT r.estimator, count(*) FILTER (NOT r."default"), any_value(sc.bad_timeout_rate) FILTER (r."default"), any_value(sc.wait_mean_s) FILTER (r."default"), '
+            f'min(sc.wait_mean_s) FILTER (NOT r."default" AND sc.bad_timeout_rate <= {target}) {points} GROUP BY 1'
         ).fetchall():
             key = f"tv|estimator={est}"
-            assert v[f"{key}|points"] == points_n and (v[f"{key}|default|bad_timeout_rate"], v[f"{key}|default|wait_mean_s"]) == (dbad, dwait)
+            assert v[f"{key}|points"] == points_n and (
+                v[f"{key}|default|bad_timeout_rate"],
+                v[f"{key}|default|wait_mean_s"],
+            ) == (dbad, dwait)
             assert v[f"{key}|best|wait_mean_s"] == best_wait
             checked += 1
         assert checked == 3

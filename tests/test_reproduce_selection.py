@@ -73,19 +73,42 @@ def reproduce(tmp_path: Path, replications: int) -> dict:
         "shipped = r._files()\n"
         f"r._files = lambda: {{**shipped, 'shrinking': Path({str(tmp_path / 'shrinking.toml')!r})}}\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    r = subprocess.run([*RTTLAB, "reproduce", "shrinking", "--workers", "1", "--out", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=300, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    r = subprocess.run(
+        [
+            *RTTLAB,
+            "reproduce",
+            "shrinking",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout)
 
 
-def test_a_rerun_with_fewer_seeds_into_the_same_store_compares_and_reports_only_its_own_runs(tmp_path: Path) -> None:
+def test_a_rerun_with_fewer_seeds_into_the_same_store_compares_and_reports_only_its_own_runs(
+    tmp_path: Path,
+) -> None:
     first = reproduce(tmp_path, 3)
     assert first["rows"][0]["n"] == 3 and first["reports"][0]["rows"][0]["n"] == 3
     second = reproduce(tmp_path, 1)
     # The store still holds the three runs as members of the sweep ...
     with duckdb.connect(str(tmp_path / "out" / "results.duckdb"), read_only=True) as c:
-        assert c.execute("SELECT count(*) FROM sweep_runs WHERE sweep = 'shrinking'").fetchone()[0] == 3
+        assert (
+            c.execute("SELECT count(*) FROM sweep_runs WHERE sweep = 'shrinking'").fetchone()[0]
+            == 3
+        )
     # ... and the tables count the one run the spec plans now (seed 1, stored by the first).
     assert second["rows"][0]["n"] == 1
     assert second["reports"][0]["rows"][0]["n"] == 1
@@ -101,7 +124,9 @@ def test_stored_selects_the_planned_runs_of_the_sweep_and_their_flows() -> None:
         def flows(self, name: str) -> pd.DataFrame:
             return pd.DataFrame({"hash": ["a", "b", "b", "c"], "flow": [0, 0, 1, 0]})
 
-        def stored_hashes(self, status: str | None = None, scenario_schema: int | None = None) -> set[str]:
+        def stored_hashes(
+            self, status: str | None = None, scenario_schema: int | None = None
+        ) -> set[str]:
             # The keys the planned runs are looked up under (a store written before canonical
             # form 2 holds them under their form-1 keys: rttlab.experiments.sweep.as_stored).
             return {"a", "b", "c"}

@@ -19,19 +19,30 @@ RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
 @pytest.fixture(scope="module")
 def spectcp(tmp_path_factory):
     out = tmp_path_factory.mktemp("spectcp")
-    r = subprocess.run([*RTTLAB, "reproduce", "spectcp", "--quick", "--workers", "2", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [*RTTLAB, "reproduce", "spectcp", "--quick", "--workers", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
-    assert "not matched" in r.stdout  # we do not reproduce the paper's 5x (docs/reproductions/spectcp.md)
+    assert (
+        "not matched" in r.stdout
+    )  # we do not reproduce the paper's 5x (docs/reproductions/spectcp.md)
     (out / "stdout.txt").write_text(r.stdout)
     return out
 
 
 def test_each_ratio_is_the_mean_of_per_seed_ratios_of_the_stored_runs(spectcp):
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
-        runs = c.execute('SELECT "tcp.cc", "topology.bottleneck.error.ber", seed, goodput_bps FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = \'spectcp-quick\' AND status = \'ok\'').fetchall()
+        runs = c.execute(
+            "SELECT \"tcp.cc\", \"topology.bottleneck.error.ber\", seed, goodput_bps FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = 'spectcp-quick' AND status = 'ok'"
+        ).fetchall()
     assert len(runs) == 12
     g = {(cc, ber, seed): x for cc, ber, seed, x in runs}
-    rows = [r for r in json.loads((spectcp / "comparison.json").read_text())["rows"] if r["primary"]]
+    rows = [
+        r for r in json.loads((spectcp / "comparison.json").read_text())["rows"] if r["primary"]
+    ]
     assert [r["published"] for r in rows] == [5.0, 0.23, 0.88]
     expected = [
         statistics.fmean(g["spectcp", 5e-5, s] / g["reno", 5e-5, s] for s in (1, 2, 3)),
@@ -48,7 +59,9 @@ def test_the_quick_ratios_are_pinned(spectcp):
     # but SpecTCP falls as far and gains only ~1.1x over Reno+ECN at 5e-5, not the paper's ~5x.
     # A simulator or SpecTCP change that moves these is a finding: update docs/reproductions/spectcp.md.
     rows = json.loads((spectcp / "comparison.json").read_text())["rows"]
-    assert [(r["reading"], r["primary"]) for r in rows] == [("paper-dimensioned", True)] * 3 + [("ns2-red-defaults", False)] * 3 + [("no-backoff-on-corruption", False)] * 3 + [("goodput-with-duplicates", False)] * 3
+    assert [(r["reading"], r["primary"]) for r in rows] == [("paper-dimensioned", True)] * 3 + [
+        ("ns2-red-defaults", False)
+    ] * 3 + [("no-backoff-on-corruption", False)] * 3 + [("goodput-with-duplicates", False)] * 3
     assert rows[0]["ours"] == pytest.approx(1.137, abs=0.02) and not rows[0]["matched"]
     assert rows[1]["ours"] == pytest.approx(0.211, abs=0.02) and rows[1]["matched"]
     assert rows[2]["ours"] == pytest.approx(0.232, abs=0.02) and not rows[2]["matched"]
@@ -72,15 +85,24 @@ def test_the_quick_ratios_are_pinned(spectcp):
 def test_the_new_readings_run_only_what_they_change(spectcp):
     doc = json.loads((spectcp / "comparison.json").read_text())
     sweeps = {d["name"]: d["sweep"] for d in doc["readings"]}
-    assert sweeps["goodput-with-duplicates"] == sweeps["paper-dimensioned"] == "spectcp-quick", "a metric reading reads the primary's runs"
+    assert sweeps["goodput-with-duplicates"] == sweeps["paper-dimensioned"] == "spectcp-quick", (
+        "a metric reading reads the primary's runs"
+    )
     assert sweeps["no-backoff-on-corruption"] == "spectcp-quick@no-backoff-on-corruption"
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
-        own = c.execute("""SELECT "tcp.cc" FROM runs WHERE sweep = 'spectcp-quick@no-backoff-on-corruption'""").fetchall()
+        own = c.execute(
+            """SELECT "tcp.cc" FROM runs WHERE sweep = 'spectcp-quick@no-backoff-on-corruption'"""
+        ).fetchall()
     # Its Reno+ECN arm is the primary's runs (same hashes, stored once); only SpecTCP runs anew.
     assert own and all("timeout_backoff" in cc for (cc,) in own)
     # Goodput with duplicates is never below goodput: it counts the same bytes and the duplicates.
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
-        assert c.execute("SELECT count(*) FROM flows WHERE bytes_received < bytes_delivered").fetchone()[0] == 0
+        assert (
+            c.execute(
+                "SELECT count(*) FROM flows WHERE bytes_received < bytes_delivered"
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectcp):
@@ -90,15 +112,41 @@ def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectc
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
     assert part["reproduction"] == "spectcp-table3-quick"
     models = part["models"]
-    assert models == json.loads(json.dumps(Reproduction.load("spectcp-table3", quick=True).models()))
+    assert models == json.loads(
+        json.dumps(Reproduction.load("spectcp-table3", quick=True).models())
+    )
     q, qbar = models
-    assert [r["published"] for r in q["rows"]] == [19, 24, 12] and [r["published"] for r in qbar["rows"]] == [7, 7, 10]
+    assert [r["published"] for r in q["rows"]] == [19, 24, 12] and [
+        r["published"] for r in qbar["rows"]
+    ] == [7, 7, 10]
     # The reproduction's formulas are eqs. (3) and (8) as rttlab.papers.bai_spectcp.red_dimension computes them.
     for r, ssth, rtt in zip(q["rows"], [(15, 15), (15, 20), (15, 15)], [0.059, 0.059, 0.099]):
-        d = {x.name: x.value for x in dimension(ssthresh=ssth, rtt=[rtt], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=5, omega=0.002, max_p=0.1)}
+        d = {
+            x.name: x.value
+            for x in dimension(
+                ssthresh=ssth,
+                rtt=[rtt],
+                bandwidth_bps=1.5e6,
+                packet_bytes=1040,
+                min_th=5,
+                omega=0.002,
+                max_p=0.1,
+            )
+        }
         assert r["ours"] == pytest.approx(d["Q(t)_max"]) and r["matched"]
     for r, (mn, mp) in zip(qbar["rows"], [(5, 0.1), (5, 0.2), (7, 0.1)]):
-        d = {x.name: x.value for x in dimension(ssthresh=(15, 15), rtt=[0.059], bandwidth_bps=1.5e6, packet_bytes=1040, min_th=mn, omega=0.002, max_p=mp)}
+        d = {
+            x.name: x.value
+            for x in dimension(
+                ssthresh=(15, 15),
+                rtt=[0.059],
+                bandwidth_bps=1.5e6,
+                packet_bytes=1040,
+                min_th=mn,
+                omega=0.002,
+                max_p=mp,
+            )
+        }
         assert r["ours"] == pytest.approx(d["Qbar_max"]) and r["matched"]
 
 
@@ -108,7 +156,9 @@ def test_table_3s_simulated_columns_come_from_the_stored_traces_of_the_part_swee
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
     rows = {(r["reading"], r["metric"], r["params"]["simulation.name"]): r for r in part["rows"]}
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
-        runs = c.execute('SELECT hash, "simulation.name", drops FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = \'spectcp-table3-quick\' AND status = \'ok\'').fetchall()
+        runs = c.execute(
+            "SELECT hash, \"simulation.name\", drops FROM runs JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = 'spectcp-table3-quick' AND status = 'ok'"
+        ).fetchall()
     assert len(runs) == 7 * 3
 
     def trace(h, name):
@@ -119,15 +169,27 @@ def test_table_3s_simulated_columns_come_from_the_stored_traces_of_the_part_swee
         q, w, rtt = trace(h, "queue"), trace(h, "window"), trace(h, "rtt")
         q = q[q["channel"] == 0]  # the bottleneck's data direction
         # Eq. (3)'s moment: the later flow's first cwnd >= ssthresh, plus the smallest RTT sample.
-        moment = max(g.loc[g["cwnd"] >= g["ssthresh"], "time"].min() for _, g in w.groupby("flow")) + rtt["sample"].min()
-        per_case.setdefault(case, []).append((q["packets"].max(), q.loc[q["time"] <= moment, "packets"].max(), q["average"].max(), drops))
+        moment = (
+            max(g.loc[g["cwnd"] >= g["ssthresh"], "time"].min() for _, g in w.groupby("flow"))
+            + rtt["sample"].min()
+        )
+        per_case.setdefault(case, []).append(
+            (
+                q["packets"].max(),
+                q.loc[q["time"] <= moment, "packets"].max(),
+                q["average"].max(),
+                drops,
+            )
+        )
     # The two readings of the same runs: Q(t)_max over the whole run (primary) and until eq. (3)'s moment.
     for reading, peak in (("whole-run", 0), ("until-eq3-moment", 1)):
         for metric, i in (("trace.queue_peak", peak), ("trace.red_average_max", 2), ("drops", 3)):
             for case, values in per_case.items():
                 r = rows.get((reading, metric, case))
                 if r is not None:
-                    assert r["n"] == 3 and r["ours"] == pytest.approx(statistics.fmean(float(x[i]) for x in values))
+                    assert r["n"] == 3 and r["ours"] == pytest.approx(
+                        statistics.fmean(float(x[i]) for x in values)
+                    )
 
 
 def test_table_3s_readings_are_declared_with_the_papers_words_and_one_primary(spectcp):
@@ -137,13 +199,28 @@ def test_table_3s_readings_are_declared_with_the_papers_words_and_one_primary(sp
     assert [d["name"] for d in readings.values() if d["primary"]] == ["whole-run"]
     assert "the buffer size required" in readings["whole-run"]["says"]
     # A reading that changes the runs has its own sweep in the store; one that reads them another way shares it.
-    assert readings["until-eq3-moment"]["sweep"] == readings["whole-run"]["sweep"] == "spectcp-table3-quick"
+    assert (
+        readings["until-eq3-moment"]["sweep"]
+        == readings["whole-run"]["sweep"]
+        == "spectcp-table3-quick"
+    )
     assert readings["rwnd-ssthresh"]["sweep"] == "spectcp-table3-quick@rwnd-ssthresh"
     with duckdb.connect(str(spectcp / "results.duckdb"), read_only=True) as c:
         counts = dict(c.execute("SELECT sweep, count(*) FROM sweep_runs GROUP BY sweep").fetchall())
-        stored = {r[0] for r in c.execute("SELECT DISTINCT reproduction FROM comparisons").fetchall()}
-    assert counts["spectcp-table3-quick@rwnd-ssthresh"] == counts["spectcp-table3-quick@ns2-window"] == 7 * 3
-    assert {"spectcp-table3-quick@whole-run", "spectcp-table3-quick@until-eq3-moment", "spectcp-table3-quick@rwnd-ssthresh", "spectcp-table3-quick@ns2-window"} <= stored
+        stored = {
+            r[0] for r in c.execute("SELECT DISTINCT reproduction FROM comparisons").fetchall()
+        }
+    assert (
+        counts["spectcp-table3-quick@rwnd-ssthresh"]
+        == counts["spectcp-table3-quick@ns2-window"]
+        == 7 * 3
+    )
+    assert {
+        "spectcp-table3-quick@whole-run",
+        "spectcp-table3-quick@until-eq3-moment",
+        "spectcp-table3-quick@rwnd-ssthresh",
+        "spectcp-table3-quick@ns2-window",
+    } <= stored
 
 
 def test_table_3s_quick_simulated_columns_are_pinned_under_every_reading(spectcp):
@@ -156,21 +233,88 @@ def test_table_3s_quick_simulated_columns_are_pinned_under_every_reading(spectcp
     # not bring the peak down enough. A change that moves these is a finding: update
     # docs/reproductions/spectcp.md.
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
-    got = [(r["reading"], r["metric"], r["params"]["simulation.name"], r["published"], round(r["ours"], 2), r["matched"]) for r in part["rows"]]
-    red = {"base": (8, pytest.approx(8.97, abs=0.05), True), "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(11.66, abs=0.05), False)}
-    no_cap = [("drops", "base", 0, 0.0, True), ("drops", "max_th-8", 0, 0.0, True), ("drops", "max_th-7", 1, pytest.approx(13.33, abs=0.05), True)]
+    got = [
+        (
+            r["reading"],
+            r["metric"],
+            r["params"]["simulation.name"],
+            r["published"],
+            round(r["ours"], 2),
+            r["matched"],
+        )
+        for r in part["rows"]
+    ]
+    red = {
+        "base": (8, pytest.approx(8.97, abs=0.05), True),
+        "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True),
+        "min_th-7-max_th-21": (10, pytest.approx(11.66, abs=0.05), False),
+    }
+    no_cap = [
+        ("drops", "base", 0, 0.0, True),
+        ("drops", "max_th-8", 0, 0.0, True),
+        ("drops", "max_th-7", 1, pytest.approx(13.33, abs=0.05), True),
+    ]
 
     def rows(reading, peaks, red, drops):
-        return [(reading, "trace.queue_peak", c, pub, q, ok) for c, pub, q, ok in peaks] + [(reading, "trace.red_average_max", c, *v) for c, v in red.items()] + [(reading, *d) for d in drops]
+        return (
+            [(reading, "trace.queue_peak", c, pub, q, ok) for c, pub, q, ok in peaks]
+            + [(reading, "trace.red_average_max", c, *v) for c, v in red.items()]
+            + [(reading, *d) for d in drops]
+        )
 
     assert got == [
-        *rows("whole-run", [("base", 18, 29.0, False), ("ssthresh-15-20", 23, 31.0, False), ("r-99ms", 13, 25.0, False)], red, no_cap),
-        *rows("until-eq3-moment", [("base", 18, 19.0, True), ("ssthresh-15-20", 23, 24.0, True), ("r-99ms", 13, 14.0, True)], red, no_cap),
-        *rows("rwnd-ssthresh", [("base", 18, 19.0, True), ("ssthresh-15-20", 23, 24.0, True), ("r-99ms", 13, 14.0, True)],
-              {"base": (8, pytest.approx(7.34, abs=0.05), True), "max_p-0.2": (7, pytest.approx(6.90, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(9.16, abs=0.05), True)},
-              [("drops", "base", 0, 0.0, True), ("drops", "max_th-8", 0, 0.0, True), ("drops", "max_th-7", 1, 0.0, False)]),
-        *rows("ns2-window", [("base", 18, 29.0, False), ("ssthresh-15-20", 23, 28.0, False), ("r-99ms", 13, 21.0, False)],
-              {"base": (8, pytest.approx(8.91, abs=0.05), True), "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True), "min_th-7-max_th-21": (10, pytest.approx(11.13, abs=0.05), False)}, no_cap),
+        *rows(
+            "whole-run",
+            [
+                ("base", 18, 29.0, False),
+                ("ssthresh-15-20", 23, 31.0, False),
+                ("r-99ms", 13, 25.0, False),
+            ],
+            red,
+            no_cap,
+        ),
+        *rows(
+            "until-eq3-moment",
+            [
+                ("base", 18, 19.0, True),
+                ("ssthresh-15-20", 23, 24.0, True),
+                ("r-99ms", 13, 14.0, True),
+            ],
+            red,
+            no_cap,
+        ),
+        *rows(
+            "rwnd-ssthresh",
+            [
+                ("base", 18, 19.0, True),
+                ("ssthresh-15-20", 23, 24.0, True),
+                ("r-99ms", 13, 14.0, True),
+            ],
+            {
+                "base": (8, pytest.approx(7.34, abs=0.05), True),
+                "max_p-0.2": (7, pytest.approx(6.90, abs=0.05), True),
+                "min_th-7-max_th-21": (10, pytest.approx(9.16, abs=0.05), True),
+            },
+            [
+                ("drops", "base", 0, 0.0, True),
+                ("drops", "max_th-8", 0, 0.0, True),
+                ("drops", "max_th-7", 1, 0.0, False),
+            ],
+        ),
+        *rows(
+            "ns2-window",
+            [
+                ("base", 18, 29.0, False),
+                ("ssthresh-15-20", 23, 28.0, False),
+                ("r-99ms", 13, 21.0, False),
+            ],
+            {
+                "base": (8, pytest.approx(8.91, abs=0.05), True),
+                "max_p-0.2": (7, pytest.approx(7.86, abs=0.05), True),
+                "min_th-7-max_th-21": (10, pytest.approx(11.13, abs=0.05), False),
+            },
+            no_cap,
+        ),
     ]
     out = (spectcp / "stdout.txt").read_text()
     assert "SpecTCP Table 3" in out and "eq. (3)" in out and "eq. (8)" in out
@@ -179,13 +323,35 @@ def test_table_3s_quick_simulated_columns_are_pinned_under_every_reading(spectcp
 
 # ---- spectcp-figures: the page's figures from stored runs -------------------------------------
 
-FIGURES = ["spectcp-lossy-link.svg", "spectcp-fairness.svg", "spectcp-cwnd.svg", "spectcp-tables.md"]
+FIGURES = [
+    "spectcp-lossy-link.svg",
+    "spectcp-fairness.svg",
+    "spectcp-cwnd.svg",
+    "spectcp-tables.md",
+]
 
 
 @pytest.fixture(scope="module")
 def spectcp_figures(tmp_path_factory):
     out = tmp_path_factory.mktemp("spectcp-figures")
-    r = subprocess.run([*RTTLAB, "reproduce", "spectcp-figures", "--quick", "--workers", "2", "--out", str(out / "store"), "--figures", str(out / "fig"), "--json"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            *RTTLAB,
+            "reproduce",
+            "spectcp-figures",
+            "--quick",
+            "--workers",
+            "2",
+            "--out",
+            str(out / "store"),
+            "--figures",
+            str(out / "fig"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return out, json.loads(r.stdout)
 
@@ -195,21 +361,52 @@ def stored_runs(store) -> list:
         return c.execute("SELECT hash, wall_s, finished_at FROM runs ORDER BY hash").fetchall()
 
 
-def test_spectcp_figures_are_drawn_from_the_stored_runs_without_rerunning_any(spectcp_figures, tmp_path):
+def test_spectcp_figures_are_drawn_from_the_stored_runs_without_rerunning_any(
+    spectcp_figures, tmp_path
+):
     out, first = spectcp_figures
     assert first["figures"] == [str(out / "fig" / f) for f in FIGURES]
     for f in FIGURES[:-1]:
         text = (out / "fig" / f).read_text()
-        assert text.startswith("<?xml") and "<svg" in text and text.rstrip().endswith("</svg>") and len(text) > 20_000
+        assert (
+            text.startswith("<?xml")
+            and "<svg" in text
+            and text.rstrip().endswith("</svg>")
+            and len(text) > 20_000
+        )
     tables = (out / "fig" / "spectcp-tables.md").read_text()
-    for title in ("Goodput (bit/s), Fig. 5", "Fig. 6", "What Snoop did", "Fairness, Fig. 7", "Table 3, maximum buffer", "Table 3, drops"):
+    for title in (
+        "Goodput (bit/s), Fig. 5",
+        "Fig. 6",
+        "What Snoop did",
+        "Fairness, Fig. 7",
+        "Table 3, maximum buffer",
+        "Table 3, drops",
+    ):
         assert title in tables
     before = stored_runs(out / "store")
     # every sweep of the reproduction and its parts: 4 ccs × 7 BERs × 3 seeds, Snoop and the
     # fairness pair 7 × 3 each, the two window traces, Table 3's 7 cases × 3 (and × 3 again for
     # each of its two readings with runs of their own: rwnd = SSthresh, ns-2's window_)
     assert len(before) == 84 + 21 + 21 + 2 + 21 + 2 * 21
-    r = subprocess.run([*RTTLAB, "reproduce", "spectcp-figures", "--quick", "--workers", "1", "--out", str(out / "store"), "--figures", str(tmp_path / "again"), "--json"], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            *RTTLAB,
+            "reproduce",
+            "spectcp-figures",
+            "--quick",
+            "--workers",
+            "1",
+            "--out",
+            str(out / "store"),
+            "--figures",
+            str(tmp_path / "again"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert stored_runs(out / "store") == before  # every run came from the store
     assert (tmp_path / "again" / "spectcp-tables.md").read_text() == tables
@@ -224,10 +421,19 @@ def test_spectcp_figures_snoop_is_the_scripts_scenario_and_the_lossy_runs_are_sp
     import rttlab
     from rttlab.experiments.reproduce import Reproduction
 
-    lossy = rttlab.Scenario.load(Path(__file__).resolve().parents[1] / "examples" / "spectcp" / "lossy-link.toml")
+    lossy = rttlab.Scenario.load(
+        Path(__file__).resolve().parents[1] / "examples" / "spectcp" / "lossy-link.toml"
+    )
     for run in Reproduction.load("spectcp-snoop").sweep().runs:
         ber = run.params["topology.bottleneck.error.ber"]
-        script = lossy.with_({"tcp.cc": "reno", "topology.bottleneck.error.ber": ber, "simulation.duration": "600s", "topology.bottleneck.agent": {"kind": "snoop"}}).with_seed(run.scenario.get("simulation.seed", 1))
+        script = lossy.with_(
+            {
+                "tcp.cc": "reno",
+                "topology.bottleneck.error.ber": ber,
+                "simulation.duration": "600s",
+                "topology.bottleneck.agent": {"kind": "snoop"},
+            }
+        ).with_seed(run.scenario.get("simulation.seed", 1))
         assert run.hash == script.hash
     spectcp = {r.hash for r in Reproduction.load("spectcp").sweep().runs}
     figures = {r.hash for r in Reproduction.load("spectcp-figures").sweep().runs}

@@ -23,7 +23,11 @@ def test_the_reproduction_declares_each_sender_with_its_stack_and_the_papers_rat
 
     rep = Reproduction.load("spectcp-live")
     z = rep.doc["zip"]
-    assert dict(zip(z["tcp.cc"], z["flows.0.stack"])) == {"spectcp": "rttlab", "reno": "kernel", "cubic": "kernel"}
+    assert dict(zip(z["tcp.cc"], z["flows.0.stack"])) == {
+        "spectcp": "rttlab",
+        "reno": "kernel",
+        "cubic": "kernel",
+    }
     assert rep.doc["grid"]["simulator"] == ["rttlab", "testbed"]
     values = rep.doc["published"]["values"]
     # Every published ratio is asked of the testbed and of the simulator alike.
@@ -32,11 +36,29 @@ def test_the_reproduction_declares_each_sender_with_its_stack_and_the_papers_rat
 
 
 @pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
-def test_spectcp_live_quick_runs_rttlabs_sender_and_linuxs_on_the_same_lossy_link(tmp_path: Path) -> None:
+def test_spectcp_live_quick_runs_rttlabs_sender_and_linuxs_on_the_same_lossy_link(
+    tmp_path: Path,
+) -> None:
     import duckdb
 
-    r = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "reproduce", "spectcp-live", "--quick", "--workers", "2", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600, env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rttlab.cli.main",
+            "reproduce",
+            "spectcp-live",
+            "--quick",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
     by_n = {row["point"]: row["n"] for row in rows}
@@ -53,7 +75,11 @@ def test_spectcp_live_quick_runs_rttlabs_sender_and_linuxs_on_the_same_lossy_lin
                    from runs r join flows f using (hash) where r.simulator = 'testbed' and r.status = 'ok' order by 1""").fetchall()
     got = {row[0]: row[1:] for row in tb}
     # Who sent each flow: rttlab's own SpecTCP sender on the wire, Linux's reno and cubic.
-    assert {k: v[:2] for k, v in got.items()} == {"cubic": ("kernel", "linux-cubic"), "reno": ("kernel", "linux-reno"), "spectcp": ("rttlab", "spectcp")}
+    assert {k: v[:2] for k, v in got.items()} == {
+        "cubic": ("kernel", "linux-cubic"),
+        "reno": ("kernel", "linux-reno"),
+        "spectcp": ("rttlab", "spectcp"),
+    }
     for cc, (_stack, _name, goodput, samples, _timeouts, retx) in got.items():
         # Real data crossed the lossy link to a Linux receiver's application, and the bit
         # errors (34 % of data packets at BER 5e-5) made every sender resend.

@@ -30,11 +30,19 @@ def test_every_table_of_a_run_is_arrow_in_the_schema_the_core_defines(result):
         assert isinstance(table, pa.Table)
         assert table.schema.equals(schema(name), check_metadata=True), name
         assert table.schema.metadata[b"table"] == name.encode()
-    assert [n for n, _ in _core.result_schemas()] == ["flows", "channels", *TRACES, *PER_PACKET_TRACES]
+    assert [n for n, _ in _core.result_schemas()] == [
+        "flows",
+        "channels",
+        *TRACES,
+        *PER_PACKET_TRACES,
+    ]
 
 
 def test_the_per_arrival_traces_are_kept_only_when_asked_for_by_name():
-    threshold = {**SHORT, "topology.bottleneck.queue": {"kind": "threshold", "limit": "100p", "tau": 30}}
+    threshold = {
+        **SHORT,
+        "topology.bottleneck.queue": {"kind": "threshold", "limit": "100p", "tau": 30},
+    }
     assert not {"arrival", "quench"} & set(rttlab.simulate(RED10, set=threshold).traces)
     r = rttlab.simulate(RED10, set=threshold, traces="all,arrival,quench")
     arrival, quench = r.traces["arrival"], r.traces["quench"]
@@ -43,14 +51,21 @@ def test_the_per_arrival_traces_are_kept_only_when_asked_for_by_name():
     assert {channels.loc[c, "name"] for c in per_channel.index} == {"bottleneck>", "bottleneck<"}
     assert all(per_channel[c] == channels.loc[c, "arrivals"] for c in per_channel.index)
     data = arrival[(arrival["channel"] == 0) & (arrival["kind"] == "data")]
-    assert len(quench) == channels.loc[0, "quench"] == int(((data["queue"] >= 30) | data["dropped"]).sum()) > 0
+    assert (
+        len(quench)
+        == channels.loc[0, "quench"]
+        == int(((data["queue"] >= 30) | data["dropped"]).sum())
+        > 0
+    )
     assert (quench["queue"] >= 30).all()
 
 
 def test_the_pandas_views_hold_the_same_values_as_the_arrow_tables(result):
     flows = result.tables["flows"]
     assert result.flows["goodput_bps"].tolist() == flows.column("goodput_bps").to_pylist()
-    assert sum(result.flows["goodput_bps"]) == pytest.approx(result.aggregate_goodput_bps, rel=1e-12)
+    assert sum(result.flows["goodput_bps"]) == pytest.approx(
+        result.aggregate_goodput_bps, rel=1e-12
+    )
     rtt = result.traces["rtt"]
     # A flow's first sample has no prediction: null in Arrow, NaN in pandas.
     assert result.tables["rtt"].column("prediction").null_count == 10
@@ -63,13 +78,16 @@ def test_a_table_crosses_into_pyarrow_without_copying_its_buffers():
     core_table = raw["traces"]["rtt"]
     a, b = pa.table(core_table), pa.table(core_table)
     # Both imports of the stream see the core's buffers, not copies of them.
-    assert a.column("sample").chunk(0).buffers()[1].address == b.column("sample").chunk(0).buffers()[1].address
+    assert (
+        a.column("sample").chunk(0).buffers()[1].address
+        == b.column("sample").chunk(0).buffers()[1].address
+    )
     assert len(core_table) == a.num_rows > 0
 
 
 def test_duckdb_queries_a_core_table_directly(result):
     flows = result.tables["flows"]  # noqa: F841 - DuckDB finds it by name
-    (n, total), = duckdb.sql("SELECT count(*), sum(goodput_bps) FROM flows").fetchall()
+    ((n, total),) = duckdb.sql("SELECT count(*), sum(goodput_bps) FROM flows").fetchall()
     assert n == 10
     assert total == pytest.approx(result.aggregate_goodput_bps, rel=1e-12)
 
@@ -77,8 +95,12 @@ def test_duckdb_queries_a_core_table_directly(result):
 def test_written_parquet_files_keep_the_schema(result, tmp_path):
     result.write(tmp_path)
     for name in ("flows", "queue"):
-        assert pq.read_schema(tmp_path / f"{name}.parquet").equals(schema(name), check_metadata=False), name
-    assert pq.read_table(tmp_path / "queue.parquet").column("average").null_count == 0  # RED reports its average
+        assert pq.read_schema(tmp_path / f"{name}.parquet").equals(
+            schema(name), check_metadata=False
+        ), name
+    assert (
+        pq.read_table(tmp_path / "queue.parquet").column("average").null_count == 0
+    )  # RED reports its average
 
 
 def test_every_column_says_its_unit_and_meaning():

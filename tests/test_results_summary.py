@@ -37,12 +37,14 @@ def store(tmp_path_factory) -> tuple[Path, list[Path]]:
         p = out / "data" / f"s{i}.csv"
         p.write_text("\n".join(f"{x:.3f}" for x in rtt) + "\n")
         files.append(p)
-    (out / "est.toml").write_text('[sweep]\nname = "est"\n[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298", "last"]\n')
+    (out / "est.toml").write_text(
+        '[sweep]\nname = "est"\n[evaluate]\ninputs = ["data/*.csv"]\nestimators = ["rfc6298", "last"]\n'
+    )
     (out / "sim.toml").write_text(
         f"""
 [sweep]
 name = "sim"
-scenario = "{ROOT / 'examples' / 'scenarios' / 'dumbbell-n1-droptail.toml'}"
+scenario = "{ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"}"
 replications = 2
 [set]
 "simulation.duration" = "1s"
@@ -87,7 +89,9 @@ def test_it_groups_by_every_varied_parameter_and_says_so(printed):
 
 def test_grouping_by_one_parameter_names_the_ones_it_pooled(printed):
     doc = json.loads(printed["sim --by tcp.cc json"])
-    assert doc["pooled"] == ["topology.bottleneck.bandwidth"] and {row["n"] for row in doc["rows"]} == {4}
+    assert doc["pooled"] == ["topology.bottleneck.bandwidth"] and {
+        row["n"] for row in doc["rows"]
+    } == {4}
     text = printed["sim --by tcp.cc text"]
     assert "pooled over: topology.bottleneck.bandwidth" in text
 
@@ -98,7 +102,9 @@ def test_bits_per_second_print_with_their_unit_and_points_in_numeric_order(print
     assert text.index("5Mbps") < text.index("20Mbps")
 
 
-def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_made(store, printed):
+def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_made(
+    store, printed
+):
     _, files = store
     maes = [rttlab.evaluate(f, [Spec("last")], by=None).rows[0]["mae_s"] for f in files]
     assert t_interval(maes)["ci_low"] < 0  # the data this guards against
@@ -106,7 +112,11 @@ def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_
     assert doc["interval"] == "bootstrap-percentile" and doc["replications"] == "input file"
     row = next(r for r in doc["rows"] if r["estimator"] == "last" and r["metric"] == "mae_s")
     # (JSON carries 15 significant digits, hence the 1e-15 s of slack.)
-    assert row["ci_low"] >= min(maes) - 1e-15 and min(maes) >= 0 and row["ci_high"] <= max(maes) + 1e-15
+    assert (
+        row["ci_low"] >= min(maes) - 1e-15
+        and min(maes) >= 0
+        and row["ci_high"] <= max(maes) + 1e-15
+    )
     assert row["ci_low"] == pytest.approx(bootstrap_interval(maes)["ci_low"], rel=1e-12)
     assert "percentile bootstrap of the mean over the input files" in printed["est text"]
 
@@ -114,18 +124,33 @@ def test_the_cross_trace_mae_interval_never_goes_below_zero_and_says_how_it_was_
 def test_each_estimator_is_paired_file_by_file_with_the_named_baseline(store, printed):
     _, files = store
     doc = json.loads(printed["est json"])
-    assert doc["paired"]["baseline"] == {"estimator": "rfc6298"} and doc["paired"]["pair_on"] == ["input file"]
-    row = next(r for r in doc["paired"]["rows"] if r["estimator"] == "last" and r["metric"] == "mae_s")
-    diffs = [rttlab.evaluate(f, [Spec("last")], by=None).rows[0]["mae_s"] - rttlab.evaluate(f, [Spec("rfc6298")], by=None).rows[0]["mae_s"] for f in files]
+    assert doc["paired"]["baseline"] == {"estimator": "rfc6298"} and doc["paired"]["pair_on"] == [
+        "input file"
+    ]
+    row = next(
+        r for r in doc["paired"]["rows"] if r["estimator"] == "last" and r["metric"] == "mae_s"
+    )
+    diffs = [
+        rttlab.evaluate(f, [Spec("last")], by=None).rows[0]["mae_s"]
+        - rttlab.evaluate(f, [Spec("rfc6298")], by=None).rows[0]["mae_s"]
+        for f in files
+    ]
     want = t_interval(diffs)
-    assert row["n"] == 3 and row["mean"] == pytest.approx(want["mean"], rel=1e-12) and row["ci_low"] == pytest.approx(want["ci_low"], rel=1e-12)
+    assert (
+        row["n"] == 3
+        and row["mean"] == pytest.approx(want["mean"], rel=1e-12)
+        and row["ci_low"] == pytest.approx(want["ci_low"], rel=1e-12)
+    )
     assert "paired: each point minus estimator=rfc6298, per input file" in printed["est text"]
 
 
 def test_a_baseline_no_run_has_is_one_line_naming_it(store):
     db, _ = store
     r = cli("results", "summary", "--store", db, "--sweep", "sim", "--baseline", "tcp.cc=cubic")
-    assert r.returncode == 2 and r.stderr.strip() == "rttlab: error: --baseline tcp.cc=cubic: no run has tcp.cc=cubic"
+    assert (
+        r.returncode == 2
+        and r.stderr.strip() == "rttlab: error: --baseline tcp.cc=cubic: no run has tcp.cc=cubic"
+    )
 
 
 def test_a_bootstrap_interval_stays_within_the_values():

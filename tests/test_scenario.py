@@ -20,12 +20,21 @@ def test_a_string_override_stays_a_string_even_when_it_looks_like_a_number():
     assert s.resolved()["simulation"]["name"] == "123"
     assert rttlab.simulate(s).name == "123"
     # The same through simulate's mapping form (which used to send "simulation.name=123" as text).
-    assert rttlab.simulate(N1, set={"simulation.name": "123", "simulation.duration": "1s"}).name == "123"
+    assert (
+        rttlab.simulate(N1, set={"simulation.name": "123", "simulation.duration": "1s"}).name
+        == "123"
+    )
 
 
 def test_overrides_of_every_toml_type_reach_the_core():
     s = rttlab.Scenario.load(N1).with_(
-        {"flows.0.count": 3, "tcp.ecn": True, "topology.bottleneck.error.kind": "bernoulli", "topology.bottleneck.error.per": 0.01, "topology.bottleneck.losses": ["1s", "2s"]}
+        {
+            "flows.0.count": 3,
+            "tcp.ecn": True,
+            "topology.bottleneck.error.kind": "bernoulli",
+            "topology.bottleneck.error.per": 0.01,
+            "topology.bottleneck.losses": ["1s", "2s"],
+        }
     )
     r = s.resolved()
     assert r["flows"][0]["count"] == 3
@@ -45,7 +54,13 @@ def test_the_resolved_form_fills_every_default_the_core_applies():
 
 def test_spelling_a_value_differently_gives_the_same_hash():
     a = rttlab.Scenario.load(N10)
-    b = a.with_({"topology.bottleneck.bandwidth": "10 Mb/s", "topology.bottleneck.delay": "0.02s", "tcp.mss": 1448})
+    b = a.with_(
+        {
+            "topology.bottleneck.bandwidth": "10 Mb/s",
+            "topology.bottleneck.delay": "0.02s",
+            "tcp.mss": 1448,
+        }
+    )
     assert a.to_toml() != b.to_toml()
     assert a.canonical_toml == b.canonical_toml
     assert a.hash == b.hash
@@ -59,7 +74,10 @@ def test_the_hash_changes_with_the_seed_and_any_parameter_and_is_stable_across_p
     import sys
 
     other = subprocess.run(
-        [sys.executable, "-c", f"import rttlab; print(rttlab.Scenario.load({str(N10)!r}).hash)"], capture_output=True, text=True, check=True
+        [sys.executable, "-c", f"import rttlab; print(rttlab.Scenario.load({str(N10)!r}).hash)"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert other.stdout.strip() == a.hash
     assert len(a.hash) == 40 and SCENARIO_SCHEMA >= 1
@@ -73,7 +91,9 @@ def test_the_canonical_form_is_a_fixed_point_and_runs_bit_identically():
 
 
 def test_to_toml_round_trips_the_document_with_its_overrides():
-    s = rttlab.Scenario.load(N1).with_(["flows.0.count=4", "topology.bottleneck.bandwidth=20Mbps"], simulation__seed=7)
+    s = rttlab.Scenario.load(N1).with_(
+        ["flows.0.count=4", "topology.bottleneck.bandwidth=20Mbps"], simulation__seed=7
+    )
     doc = tomllib.loads(s.to_toml())
     assert doc["flows"][0]["count"] == 4
     assert doc["topology"]["bottleneck"]["bandwidth"] == "20Mbps"
@@ -86,7 +106,10 @@ def test_bad_overrides_and_bad_values_name_the_key():
         s.with_({"flows.5.count": 1})
     with pytest.raises(rttlab.ScenarioError, match="use a number"):
         s.with_({"flows.x.count": 1})
-    with pytest.raises(rttlab.ScenarioError, match=r"dumbbell-n1-droptail.toml: topology.bottleneck.bandwidth: .*fast"):
+    with pytest.raises(
+        rttlab.ScenarioError,
+        match=r"dumbbell-n1-droptail.toml: topology.bottleneck.bandwidth: .*fast",
+    ):
         s.with_({"topology.bottleneck.bandwidth": "fast"}).hash
     with pytest.raises(rttlab.ScenarioError, match="seed must be a non-negative integer"):
         s.with_seed(-1)
@@ -96,13 +119,28 @@ def test_a_key_given_twice_is_named_with_its_file_line_and_table(tmp_path):
     import subprocess
     import sys
 
-    text = (ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml").read_text().replace("seed = 1\n", "seed = 1\nseed = 2\n", 1)
+    text = (
+        (ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml")
+        .read_text()
+        .replace("seed = 1\n", "seed = 1\nseed = 2\n", 1)
+    )
     path = tmp_path / "twice.toml"
     path.write_text(text)
     line = text.splitlines().index("seed = 2") + 1
-    with pytest.raises(rttlab.ScenarioError, match=rf"^{path}: not valid TOML: line {line}, column \d+: duplicate key `seed` in \[simulation\]$"):
+    with pytest.raises(
+        rttlab.ScenarioError,
+        match=rf"^{path}: not valid TOML: line {line}, column \d+: duplicate key `seed` in \[simulation\]$",
+    ):
         rttlab.Scenario.load(path)
     # The CLI reads it in the Rust core: the same file, line, key and table, on one line.
-    out = subprocess.run([sys.executable, "-m", "rttlab.cli.main", "simulate", str(path)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "rttlab.cli.main", "simulate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert out.stderr.strip() == f"rttlab: error: {path}: scenario is not valid TOML: line {line}, column 1: duplicate key `seed` in [simulation]", out.stderr
+    assert (
+        out.stderr.strip()
+        == f"rttlab: error: {path}: scenario is not valid TOML: line {line}, column 1: duplicate key `seed` in [simulation]"
+    ), out.stderr

@@ -52,7 +52,15 @@ def test_a_tiny_transfer_completes_when_serialisation_and_propagation_say():
 def test_results_come_back_as_dataframes_with_documented_columns():
     r = rttlab.simulate(DROPTAIL10, set=SHORT)
     assert len(r.flows) == 10
-    assert {"flow", "goodput_bps", "retransmissions", "retx_timeout", "retx_fast", "retx_spurious", "timeouts"} <= set(r.flows.columns)
+    assert {
+        "flow",
+        "goodput_bps",
+        "retransmissions",
+        "retx_timeout",
+        "retx_fast",
+        "retx_spurious",
+        "timeouts",
+    } <= set(r.flows.columns)
     assert set(r.traces) == {"window", "rtt", "retransmissions", "drops", "marks", "queue"}
     assert {"time", "flow", "sample", "prediction", "rto"} <= set(r.traces["rtt"].columns)
     assert {"time", "channel", "cause", "kind"} <= set(r.traces["drops"].columns)
@@ -66,7 +74,11 @@ def test_results_come_back_as_dataframes_with_documented_columns():
 
 
 def test_the_same_seed_repeats_exactly_and_overrides_change_the_run():
-    lossy = {**dict(s.split("=") for s in SHORT), "topology.bottleneck.error.kind": "bernoulli", "topology.bottleneck.error.per": 0.002}
+    lossy = {
+        **dict(s.split("=") for s in SHORT),
+        "topology.bottleneck.error.kind": "bernoulli",
+        "topology.bottleneck.error.per": 0.002,
+    }
     a = rttlab.simulate(DROPTAIL10, set=lossy, seed=1)
     b = rttlab.simulate(DROPTAIL10, set=lossy, seed=1)
     c = rttlab.simulate(DROPTAIL10, set=lossy, seed=2)
@@ -80,11 +92,16 @@ def test_scenario_errors_name_the_key():
     # A value an override put there is blamed on the override (in the scenario's words), whether
     # the scenario came from a file or from text; an error in the file itself names the key.
     for scenario in (DROPTAIL10, DROPTAIL10.read_text()):
-        with pytest.raises(rttlab.ScenarioError, match=r'^--set topology\.bottleneck\.bandwidth=fast: expected a bandwidth such as "10Mbps", got "fast"$'):
+        with pytest.raises(
+            rttlab.ScenarioError,
+            match=r'^--set topology\.bottleneck\.bandwidth=fast: expected a bandwidth such as "10Mbps", got "fast"$',
+        ):
             rttlab.simulate(scenario, set=["topology.bottleneck.bandwidth=fast"])
     bad = DROPTAIL10.read_text().replace('bandwidth = "10Mbps"', 'bandwidth = "fast"', 1)
     assert bad != DROPTAIL10.read_text()
-    with pytest.raises(rttlab.ScenarioError, match=r"topology\.bottleneck\.bandwidth: expected a bandwidth"):
+    with pytest.raises(
+        rttlab.ScenarioError, match=r"topology\.bottleneck\.bandwidth: expected a bandwidth"
+    ):
         rttlab.simulate(bad)
     with pytest.raises(rttlab.ScenarioError, match="no-such-file.toml"):
         rttlab.simulate("no-such-file.toml")
@@ -94,14 +111,20 @@ def test_the_cli_prints_a_table_and_a_summary_line():
     out = run("simulate", DROPTAIL10, "--set", "simulation.duration=5s")
     assert out.returncode == 0, out.stderr
     assert "goodput" in out.stdout and "Jain index" in out.stdout
-    assert re.search(r"│ +\d[\d.]* [kMG]?b/s │", out.stdout), out.stdout  # each flow's goodput with its unit
+    assert re.search(r"│ +\d[\d.]* [kMG]?b/s │", out.stdout), (
+        out.stdout
+    )  # each flow's goodput with its unit
     assert "bottleneck>" in out.stdout
     # One wording for the bottleneck line, shared with `testbed` (and both sides of its --compare).
     from rttlab.cli.summary import bottleneck_line
 
-    s = rttlab.simulate(rttlab.Scenario.load(DROPTAIL10).with_({"simulation.duration": "5s"})).summary()
+    s = rttlab.simulate(
+        rttlab.Scenario.load(DROPTAIL10).with_({"simulation.duration": "5s"})
+    ).summary()
     assert bottleneck_line(s) in out.stdout.splitlines()
-    assert bottleneck_line(s, "simulator", ", mean queue 3.0 packets").startswith("simulator: aggregate goodput ")
+    assert bottleneck_line(s, "simulator", ", mean queue 3.0 packets").startswith(
+        "simulator: aggregate goodput "
+    )
 
 
 def test_cli_json_is_versioned_and_carries_per_flow_counts():
@@ -113,16 +136,34 @@ def test_cli_json_is_versioned_and_carries_per_flow_counts():
     assert {"aggregate_goodput_bps", "jain_index", "flows", "bottleneck"} <= doc.keys()
     assert len(doc["flows"]) == 10
     assert all({"goodput_bps", "retransmissions", "timeouts"} <= f.keys() for f in doc["flows"])
-    assert doc["aggregate_goodput_bps"] == pytest.approx(sum(f["goodput_bps"] for f in doc["flows"]))
+    assert doc["aggregate_goodput_bps"] == pytest.approx(
+        sum(f["goodput_bps"] for f in doc["flows"])
+    )
     # Strict JSON (no NaN): a bulk flow's offered load is null.
     assert all(f["offered_bps"] is None for f in doc["flows"]) and "NaN" not in out.stdout
 
 
 def test_cli_out_writes_parquet_traces_that_read_back(tmp_path):
-    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=3s", "--out", tmp_path / "run", "--json")
+    out = run(
+        "simulate",
+        DROPTAIL10,
+        "--set",
+        "simulation.duration=3s",
+        "--out",
+        tmp_path / "run",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     written = {p.name for p in (tmp_path / "run").iterdir()}
-    assert {"summary.json", "flows.parquet", "channels.parquet", "rtt.parquet", "window.parquet", "drops.parquet", "queue.parquet"} <= written
+    assert {
+        "summary.json",
+        "flows.parquet",
+        "channels.parquet",
+        "rtt.parquet",
+        "window.parquet",
+        "drops.parquet",
+        "queue.parquet",
+    } <= written
     rtt = pd.read_parquet(tmp_path / "run" / "rtt.parquet")
     assert len(rtt) > 100 and (rtt["sample"] > 0.04).all()
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["schema"] == SCHEMA
@@ -131,7 +172,10 @@ def test_cli_out_writes_parquet_traces_that_read_back(tmp_path):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["--set", "topology.bottleneck.queue.kind=pie"], "topology.bottleneck.queue.kind: unknown queue 'pie'"),
+        (
+            ["--set", "topology.bottleneck.queue.kind=pie"],
+            "topology.bottleneck.queue.kind: unknown queue 'pie'",
+        ),
         (["--set", "tcp.rto.min_rto=soon"], "tcp.rto: rfc6298.min_rto: cannot read 'soon'"),
         (["--set", "nonsense"], "--set nonsense: expected key.path=value"),
     ],
@@ -150,7 +194,14 @@ def test_a_missing_scenario_file_is_a_one_line_error():
 
 
 def test_link_losses_are_told_apart_from_congestion_drops():
-    r = rttlab.simulate(DROPTAIL10, set=[*SHORT, "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"])
+    r = rttlab.simulate(
+        DROPTAIL10,
+        set=[
+            *SHORT,
+            "topology.bottleneck.error.kind=bernoulli",
+            "topology.bottleneck.error.per=0.01",
+        ],
+    )
     drops = r.traces["drops"]
     corrupted = drops[drops["cause"] == "corruption"]
     assert len(corrupted) > 10 and not corrupted["congestion"].any()
@@ -159,7 +210,14 @@ def test_link_losses_are_told_apart_from_congestion_drops():
 
 def test_cli_plot_draws_a_figure(tmp_path):
     target = tmp_path / "run.png"
-    out = run("simulate", SCENARIOS / "dumbbell-n10-red.toml", "--set", "simulation.duration=3s", "--plot", target)
+    out = run(
+        "simulate",
+        SCENARIOS / "dumbbell-n10-red.toml",
+        "--set",
+        "simulation.duration=3s",
+        "--plot",
+        target,
+    )
     assert out.returncode == 0, out.stderr
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = run("simulate", DROPTAIL10, "--plot", tmp_path / "run.bmp")
@@ -181,8 +239,12 @@ def test_reno_and_onoff_sources_are_scenario_settings_from_python():
     assert r.flows["offered_bps"].tolist() == pytest.approx([0.5e6, 0.5e6], rel=0.05)
     assert (r.flows["offered_bps"] >= r.flows["goodput_bps"]).all()
     assert (r.flows["start"] < 0.1).all()
-    with pytest.raises(rttlab.ScenarioError, match=r"^flows\[0\]\.app\.off: an on/off source needs"):
-        rttlab.simulate(TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }'))
+    with pytest.raises(
+        rttlab.ScenarioError, match=r"^flows\[0\]\.app\.off: an on/off source needs"
+    ):
+        rttlab.simulate(
+            TINY.replace('bytes = "3000B"', 'app = { kind = "onoff", on = "1s", rate = "1Mbps" }')
+        )
     with pytest.raises(rttlab.ScenarioError, match=r"known: reno, newreno, westwood\+"):
         rttlab.simulate(TINY, set=["tcp.cc=tahoe"])
 
@@ -193,10 +255,32 @@ def test_components_lists_every_family_with_its_declared_parameters():
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.components/1"
     by_name = {(c["family"], c["name"]): c for c in doc["components"]}
-    assert {f for f, _ in by_name} == {"queue", "error", "app", "agent", "cc", "recovery", "rto-policy", "spurious-detection", "spurious-response", "discriminator-sender", "discriminator-receiver"}
-    assert {n for f, n in by_name if f == "discriminator-receiver"} == {"biaz", "mbiaz", "spike", "zigzag", "zbs"}
+    assert {f for f, _ in by_name} == {
+        "queue",
+        "error",
+        "app",
+        "agent",
+        "cc",
+        "recovery",
+        "rto-policy",
+        "spurious-detection",
+        "spurious-response",
+        "discriminator-sender",
+        "discriminator-receiver",
+    }
+    assert {n for f, n in by_name if f == "discriminator-receiver"} == {
+        "biaz",
+        "mbiaz",
+        "spike",
+        "zigzag",
+        "zbs",
+    }
     assert {n for f, n in by_name if f == "spurious-detection"} == {"eifel", "frto", "frto-sack"}
-    assert {n for f, n in by_name if f == "spurious-response"} == {"linux", "rfc4015", "rate-halving"}
+    assert {n for f, n in by_name if f == "spurious-response"} == {
+        "linux",
+        "rfc4015",
+        "rate-halving",
+    }
     assert [p["name"] for p in by_name[("cc", "vegas")]["params"]][:3] == ["alpha", "beta", "gamma"]
     assert "scale" in [p["name"] for p in by_name[("rto-policy", "ca-rto")]["params"]]
     assert {"droptail", "red", "threshold"} <= {n for f, n in by_name if f == "queue"}
@@ -212,7 +296,12 @@ def test_components_lists_loss_recovery_with_reno_newreno_and_sack():
     assert [c["name"] for c in recovery] == ["reno", "newreno", "sack"]
     assert all(c["params"] == [] and c["source"].startswith("RFC ") for c in recovery)
     shown = run("components", "recovery")
-    assert shown.returncode == 0 and "tcp.recovery" in shown.stdout and "RFC 6675" in shown.stdout and "droptail" not in shown.stdout
+    assert (
+        shown.returncode == 0
+        and "tcp.recovery" in shown.stdout
+        and "RFC 6675" in shown.stdout
+        and "droptail" not in shown.stdout
+    )
 
 
 def test_components_of_one_family_and_unknown_names():
@@ -230,11 +319,19 @@ def test_codel_is_listed_with_its_parameters_and_a_codel_bottleneck_simulates():
     codel = next(c for c in listed if (c["family"], c["name"]) == ("queue", "codel"))
     params = {p["name"]: p for p in codel["params"]}
     assert list(params) == ["limit", "target", "interval", "ecn"]
-    assert [(params[k]["kind"], params[k]["default"]) for k in ("target", "interval")] == [("duration", "5ms"), ("duration", "100ms")]
-    assert params["target"]["range"].endswith("s..60s") and (params["ecn"]["default"], params["ecn"]["range"]) == ("false", "true|false")
+    assert [(params[k]["kind"], params[k]["default"]) for k in ("target", "interval")] == [
+        ("duration", "5ms"),
+        ("duration", "100ms"),
+    ]
+    assert params["target"]["range"].endswith("s..60s") and (
+        params["ecn"]["default"],
+        params["ecn"]["range"],
+    ) == ("false", "true|false")
     # Ten bulk flows through a 1000-packet CoDel queue: the queue never fills, CoDel's head drops
     # (cause aqm, traced at dequeue) are what the flows react to.
-    r = rttlab.simulate(DROPTAIL10, set=['topology.bottleneck.queue={kind="codel", limit="1000p"}', *SHORT])
+    r = rttlab.simulate(
+        DROPTAIL10, set=['topology.bottleneck.queue={kind="codel", limit="1000p"}', *SHORT]
+    )
     bottleneck = r.channels.set_index("name").loc[r.bottleneck]
     drops = r.traces["drops"]
     assert bottleneck["drops_overflow"] == 0
@@ -243,8 +340,13 @@ def test_codel_is_listed_with_its_parameters_and_a_codel_bottleneck_simulates():
 
 
 def test_a_parameter_outside_its_declared_range_names_the_key():
-    with pytest.raises(rttlab.ScenarioError, match=r"topology\.bottleneck\.queue\.max_p: 1\.5 is outside the accepted range 0\.\.1"):
-        rttlab.simulate(DROPTAIL10, set=["topology.bottleneck.queue={kind=\"red\", max_p=1.5}", *SHORT])
+    with pytest.raises(
+        rttlab.ScenarioError,
+        match=r"topology\.bottleneck\.queue\.max_p: 1\.5 is outside the accepted range 0\.\.1",
+    ):
+        rttlab.simulate(
+            DROPTAIL10, set=['topology.bottleneck.queue={kind="red", max_p=1.5}', *SHORT]
+        )
 
 
 def test_traces_are_chosen_per_run_and_summaries_do_not_depend_on_them():
@@ -264,7 +366,9 @@ def test_traces_are_chosen_per_run_and_summaries_do_not_depend_on_them():
 
 def test_progress_reports_simulated_time_in_order_up_to_the_end():
     seen = []
-    rttlab.simulate(DROPTAIL10, set=SHORT, traces="none", progress=lambda now, end: seen.append((now, end)))
+    rttlab.simulate(
+        DROPTAIL10, set=SHORT, traces="none", progress=lambda now, end: seen.append((now, end))
+    )
     assert len(seen) >= 2, "one report per 16384 events: about 50 000 here"
     assert all(end == 5.0 for _, end in seen)
     times = [now for now, _ in seen]
@@ -274,18 +378,41 @@ def test_progress_reports_simulated_time_in_order_up_to_the_end():
 def test_cli_traces_none_writes_only_summaries_and_plot_needs_its_traces(tmp_path):
     out = run("simulate", DROPTAIL10, "--set", SHORT[0], "--traces", "none", "--out", tmp_path)
     assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["channels.parquet", "flows.parquet", "summary.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "channels.parquet",
+        "flows.parquet",
+        "summary.json",
+    ]
     bad = run("simulate", DROPTAIL10, "--traces", "drops", "--plot", tmp_path / "x.png")
     assert bad.returncode == 2 and "--plot needs the window, rtt, queue trace(s)" in bad.stderr
 
 
 def test_cli_all_plus_the_per_arrival_traces_writes_them_and_can_still_plot(tmp_path):
-    threshold = "topology.bottleneck.queue={kind=\"threshold\", limit=\"100p\", tau=30}"
-    out = run("simulate", DROPTAIL10, "--set", "simulation.duration=2s", "--set", threshold, "--traces", "all,arrival,quench", "--out", tmp_path, "--plot", tmp_path / "run.png")
+    threshold = 'topology.bottleneck.queue={kind="threshold", limit="100p", tau=30}'
+    out = run(
+        "simulate",
+        DROPTAIL10,
+        "--set",
+        "simulation.duration=2s",
+        "--set",
+        threshold,
+        "--traces",
+        "all,arrival,quench",
+        "--out",
+        tmp_path,
+        "--plot",
+        tmp_path / "run.png",
+    )
     assert out.returncode == 0, out.stderr
-    assert {"arrival.parquet", "quench.parquet", "window.parquet", "run.png"} <= {p.name for p in tmp_path.iterdir()}
+    assert {"arrival.parquet", "quench.parquet", "window.parquet", "run.png"} <= {
+        p.name for p in tmp_path.iterdir()
+    }
     arrival = pd.read_parquet(tmp_path / "arrival.parquet")
-    assert len(arrival) > 1000 and set(arrival["verdict"].cat.categories) == {"enqueued", "marked", "dropped"}
+    assert len(arrival) > 1000 and set(arrival["verdict"].cat.categories) == {
+        "enqueued",
+        "marked",
+        "dropped",
+    }
 
 
 LONG_RUN = ["--set", "simulation.duration=100000s", "--traces", "none"]
@@ -300,13 +427,17 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_after_start(args: list[str], marker: str) -> tuple[subprocess.CompletedProcess, float]:
+def _interrupt_after_start(
+    args: list[str], marker: str
+) -> tuple[subprocess.CompletedProcess, float]:
     """Start a long run, wait until it is simulating (its progress callback wrote `marker`),
     send SIGINT and time how long the process takes to exit."""
     import signal
     import time
 
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+    )
     try:
         deadline = time.monotonic() + 60
         while not Path(marker).exists():
@@ -337,15 +468,33 @@ def test_ctrl_c_stops_rttlab_simulate_within_a_second_and_writes_what_it_had_sim
         "from rttlab.cli.main import main; sys.argv = ['rttlab', *sys.argv[1:]]; main()\n"
     )
     out = tmp_path / "out"
-    done, took = _interrupt_after_start([sys.executable, "-c", code, "simulate", str(DROPTAIL10), *LONG_RUN, "--json", "--out", str(out)], str(marker))
+    done, took = _interrupt_after_start(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "simulate",
+            str(DROPTAIL10),
+            *LONG_RUN,
+            "--json",
+            "--out",
+            str(out),
+        ],
+        str(marker),
+    )
     assert took < 1.0, took
     assert done.returncode == 130
-    m = re.search(r"rttlab: simulation interrupted at ([\d.]+) s of 100000 s; its partial result covers only that much and is written to ", done.stderr)
+    m = re.search(
+        r"rttlab: simulation interrupted at ([\d.]+) s of 100000 s; its partial result covers only that much and is written to ",
+        done.stderr,
+    )
     assert m, done.stderr
     assert "Traceback" not in done.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert {k: v for k, v in json.loads(done.stdout).items() if k != "scenario"} == summary
-    assert summary["interrupted"]["end_s"] == 100000 and summary["interrupted"]["at_s"] == summary["duration_s"] == pytest.approx(float(m.group(1)), abs=1e-3)
+    assert summary["interrupted"]["end_s"] == 100000 and summary["interrupted"]["at_s"] == summary[
+        "duration_s"
+    ] == pytest.approx(float(m.group(1)), abs=1e-3)
     assert 0 < summary["duration_s"] < 100000 and summary["events"] > 0
     flows = pd.read_parquet(out / "flows.parquet")
     assert len(flows) == 10 and (flows["bytes_delivered"] > 0).all()
@@ -368,4 +517,6 @@ def test_ctrl_c_stops_rttlab_simulate_from_python_within_a_second(tmp_path):
     assert done.returncode != 0
     # A KeyboardInterrupt (what callers catch) that holds the partial result.
     assert done.stdout.split() == ["Interrupted", "True", "True", "10"], done.stdout
-    assert re.search(r"Interrupted: simulation interrupted at [\d.]+ s of 100000 s$", done.stderr.rstrip()), done.stderr[-500:]
+    assert re.search(
+        r"Interrupted: simulation interrupted at [\d.]+ s of 100000 s$", done.stderr.rstrip()
+    ), done.stderr[-500:]

@@ -26,7 +26,10 @@ def test_every_shipped_engine_is_registered_under_its_own_name():
 def test_rttlab_keys_a_run_by_the_scenario_alone_and_other_engines_add_their_name():
     s = rttlab.Scenario.load(SCENARIO)
     assert simulators.get("rttlab").run_hash(s) == s.hash
-    assert simulators.get("ns3").run_hash(s) == hashlib.sha256(f"{s.hash}:ns3".encode()).hexdigest()[:40]
+    assert (
+        simulators.get("ns3").run_hash(s)
+        == hashlib.sha256(f"{s.hash}:ns3".encode()).hexdigest()[:40]
+    )
 
 
 def test_an_engine_with_scenarios_of_its_own_reads_them_itself():
@@ -35,12 +38,23 @@ def test_an_engine_with_scenarios_of_its_own_reads_them_itself():
 
 
 def test_an_unknown_engine_is_a_sweep_error_naming_the_key_and_the_known_engines():
-    with pytest.raises(SweepError, match=r"sweep\.simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'"):
+    with pytest.raises(
+        SweepError,
+        match=r"sweep\.simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'",
+    ):
         Sweep.from_dict({"sweep": {"scenario": str(SCENARIO), "simulator": "omnet"}})
-    with pytest.raises(SweepError, match=r"simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'"):
-        Sweep.from_dict({"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "omnet"]}})
+    with pytest.raises(
+        SweepError, match=r"simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'"
+    ):
+        Sweep.from_dict(
+            {"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "omnet"]}}
+        )
 
 
 def test_an_engine_with_scenarios_of_its_own_cannot_be_swept_beside_rttlab():
-    with pytest.raises(SweepError, match="'ns3-manet' has scenarios of its own: set it in \\[sweep\\]"):
-        Sweep.from_dict({"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "ns3-manet"]}})
+    with pytest.raises(
+        SweepError, match="'ns3-manet' has scenarios of its own: set it in \\[sweep\\]"
+    ):
+        Sweep.from_dict(
+            {"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "ns3-manet"]}}
+        )

@@ -35,7 +35,7 @@ def slow_sweep(tmp_path: Path, runs: int) -> Path:
         f"""
 [sweep]
 name = "slow"
-scenario = "{SCENARIOS / 'dumbbell-n50-droptail.toml'}"
+scenario = "{SCENARIOS / "dumbbell-n50-droptail.toml"}"
 replications = {runs}
 [set]
 "simulation.duration" = "60s"
@@ -54,8 +54,21 @@ def cluster(tmp_path: Path):
     log = open(tmp_path / "dask.log", "w")  # noqa: SIM115 - closed at teardown
     procs.append(
         subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
-            stdout=log, stderr=log, env=env,
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(sched_file),
+            ],
+            stdout=log,
+            stderr=log,
+            env=env,
         )
     )
     deadline = time.monotonic() + 60
@@ -64,8 +77,24 @@ def cluster(tmp_path: Path):
         time.sleep(0.1)
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(sched_file), "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
-            stdout=log, stderr=log, env=env,
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                "--scheduler-file",
+                str(sched_file),
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+                "--host",
+                "127.0.0.1",
+                "--name",
+                f"w{i}",
+            ],
+            stdout=log,
+            stderr=log,
+            env=env,
         )
         for i in range(2)
     ]
@@ -94,22 +123,33 @@ def stored(db: Path) -> list[tuple]:
         return c.execute("SELECT hash, status, worker FROM runs ORDER BY hash").fetchall()
 
 
-def wait_for_lines(proc: subprocess.Popen, prefix: str, count: int, timeout: float = 300) -> list[str]:
+def wait_for_lines(
+    proc: subprocess.Popen, prefix: str, count: int, timeout: float = 300
+) -> list[str]:
     lines = []
     deadline = time.monotonic() + timeout
     while sum(line.startswith(prefix) for line in lines) < count:
         assert time.monotonic() < deadline, f"no {count} '{prefix}' lines in time: {lines}"
         line = proc.stdout.readline()
-        assert line, f"sweep ended early (status {proc.wait()}): {lines} {proc.stderr.read()[-3000:]}"
+        assert line, (
+            f"sweep ended early (status {proc.wait()}): {lines} {proc.stderr.read()[-3000:]}"
+        )
         lines.append(line)
     return lines
 
 
-def test_a_sweep_survives_a_worker_killed_mid_run_and_stores_every_run_exactly_once(tmp_path, cluster):
+def test_a_sweep_survives_a_worker_killed_mid_run_and_stores_every_run_exactly_once(
+    tmp_path, cluster
+):
     sched_file, workers = cluster
     spec = slow_sweep(tmp_path, 16)
     db = tmp_path / "r.duckdb"
-    proc = subprocess.Popen([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_lines(proc, "run ", 3)
     workers[0].send_signal(signal.SIGKILL)  # mid-sweep: the other 13 runs are queued or running
     workers[0].wait()
@@ -152,7 +192,12 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_resumes_without_repeating_a_run(tmp_pa
     assert "interrupted" in err and "Traceback" not in err, err
     first = stored(db)
     assert 2 <= len(first) < runs
-    again = subprocess.run([*RTTLAB, "sweep", str(spec), "--workers", "1", "--store", str(db)], capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        [*RTTLAB, "sweep", str(spec), "--workers", "1", "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 0, again.stderr
     assert f"{len(first)} already in" in again.stdout
     assert sum(line.startswith("run ") for line in again.stdout.splitlines()) == runs - len(first)
@@ -161,14 +206,16 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_resumes_without_repeating_a_run(tmp_pa
     assert set(first) <= set(rows)  # what was stored before the interrupt is untouched
 
 
-def test_failing_runs_are_stored_with_their_error_the_sweep_goes_on_and_exits_1_with_a_count(tmp_path, cluster):
+def test_failing_runs_are_stored_with_their_error_the_sweep_goes_on_and_exits_1_with_a_count(
+    tmp_path, cluster
+):
     sched_file, _ = cluster
     spec = sweep_file(
         tmp_path,
         f"""
 [sweep]
 name = "mixed"
-scenario = "{SCENARIOS / 'dumbbell-n1-droptail.toml'}"
+scenario = "{SCENARIOS / "dumbbell-n1-droptail.toml"}"
 seeds = [1, 2]
 traces = ["queue"]
 [set]
@@ -179,29 +226,79 @@ traces = ["queue"]
 """,
     )
     db = tmp_path / "r.duckdb"
-    run = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 1, run.stderr
     assert "4 ok, 2 failed" in run.stdout
-    assert "rttlab: 2 of 6 runs of mixed failed; they are stored with their error" in run.stderr and "--retry-failed" in run.stderr
+    assert (
+        "rttlab: 2 of 6 runs of mixed failed; they are stored with their error" in run.stderr
+        and "--retry-failed" in run.stderr
+    )
     assert "Traceback" not in run.stderr
     # Resumed, the failures are still there (skipped, not run again): still a failure.
-    again = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)], capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        [*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 1 and "2 of 6 runs of mixed failed" in again.stderr, again.stderr
     # --retry-failed runs them again even when nothing else is left to run (they fail again).
-    retry = subprocess.run([*RTTLAB, "sweep", str(spec), "--scheduler", str(sched_file), "--store", str(db), "--retry-failed"], capture_output=True, text=True, timeout=300)
-    assert retry.returncode == 1 and "2 to run" in retry.stdout and "0 ok, 2 failed, 4 skipped" in retry.stdout, retry.stdout
+    retry = subprocess.run(
+        [
+            *RTTLAB,
+            "sweep",
+            str(spec),
+            "--scheduler",
+            str(sched_file),
+            "--store",
+            str(db),
+            "--retry-failed",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (
+        retry.returncode == 1
+        and "2 to run" in retry.stdout
+        and "0 ok, 2 failed, 4 skipped" in retry.stdout
+    ), retry.stdout
     with duckdb.connect(str(db), read_only=True) as c:
-        errors = c.execute('SELECT "topology.bottleneck.error.per", error_kind, error FROM runs WHERE status = \'error\'').fetchall()
+        errors = c.execute(
+            "SELECT \"topology.bottleneck.error.per\", error_kind, error FROM runs WHERE status = 'error'"
+        ).fetchall()
         assert len(errors) == 2
         for per, kind, message in errors:
-            assert per == 2.0 and kind == "ScenarioError" and "topology.bottleneck.error.per" in message
+            assert (
+                per == 2.0
+                and kind == "ScenarioError"
+                and "topology.bottleneck.error.per" in message
+            )
         # Parameters keep their type: an integer 0 beside floats makes a DOUBLE column.
-        assert c.execute("SELECT data_type FROM information_schema.columns WHERE column_name = 'topology.bottleneck.error.per'").fetchone()[0] == "DOUBLE"
-        ok = c.execute("SELECT hash, goodput_bps, event_hash, seed FROM runs WHERE status = 'ok' AND \"topology.bottleneck.error.per\" = 0.01").fetchall()
+        assert (
+            c.execute(
+                "SELECT data_type FROM information_schema.columns WHERE column_name = 'topology.bottleneck.error.per'"
+            ).fetchone()[0]
+            == "DOUBLE"
+        )
+        ok = c.execute(
+            "SELECT hash, goodput_bps, event_hash, seed FROM runs WHERE status = 'ok' AND \"topology.bottleneck.error.per\" = 0.01"
+        ).fetchall()
     # The stored numbers are the simulator's own for that scenario and seed.
     base = rttlab.Scenario.load(SCENARIOS / "dumbbell-n1-droptail.toml")
     for h, goodput, event_hash, seed in ok:
-        s = base.with_({"simulation.duration": "2s", "topology.bottleneck.error.kind": "bernoulli", "topology.bottleneck.error.per": 0.01}).with_seed(seed)
+        s = base.with_(
+            {
+                "simulation.duration": "2s",
+                "topology.bottleneck.error.kind": "bernoulli",
+                "topology.bottleneck.error.per": 0.01,
+            }
+        ).with_seed(seed)
         assert s.hash == h
         r = rttlab.simulate(s)
         assert (r.aggregate_goodput_bps, r.event_hash) == (goodput, event_hash)
@@ -211,13 +308,20 @@ traces = ["queue"]
 def test_sweep_files_expand_grid_times_zip_times_seeds():
     s = Sweep.from_dict(
         {
-            "sweep": {"name": "g", "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "replications": 3},
+            "sweep": {
+                "name": "g",
+                "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"),
+                "replications": 3,
+            },
             "grid": {"topology.bottleneck.bandwidth": ["5Mbps", "10Mbps"]},
             "zip": {"topology.bottleneck.delay": ["10ms", "40ms"], "flows.0.count": [1, 2]},
         }
     )
     assert len(s.runs) == 2 * 2 * 3 == len({r.hash for r in s.runs})
-    assert {(r.params["topology.bottleneck.delay"], r.params["flows.0.count"]) for r in s.runs} == {("10ms", 1), ("40ms", 2)}
+    assert {(r.params["topology.bottleneck.delay"], r.params["flows.0.count"]) for r in s.runs} == {
+        ("10ms", 1),
+        ("40ms", 2),
+    }
     assert s.keys == ["topology.bottleneck.bandwidth", "topology.bottleneck.delay", "flows.0.count"]
 
 
@@ -226,10 +330,28 @@ def test_sweep_files_expand_grid_times_zip_times_seeds():
     [
         ({"sweep": {"name": "x"}}, "sweep.scenario: missing"),
         ({"sweep": {"scenario": "nope.toml"}}, "cannot read scenario"),
-        ({"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "seeds": [1, -2]}}, "sweep.seeds"),
-        ({"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml")}, "zip": {"a.b": [1], "c.d": [1, 2]}}, "different lengths"),
-        ({"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "speed": 1}}, "sweep.speed: unknown key"),
-        ({"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml")}, "grid": {"topology.bottleneck.bandwidth": ["fast"]}}, "topology.bottleneck.bandwidth"),
+        (
+            {"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "seeds": [1, -2]}},
+            "sweep.seeds",
+        ),
+        (
+            {
+                "sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml")},
+                "zip": {"a.b": [1], "c.d": [1, 2]},
+            },
+            "different lengths",
+        ),
+        (
+            {"sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "speed": 1}},
+            "sweep.speed: unknown key",
+        ),
+        (
+            {
+                "sweep": {"scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml")},
+                "grid": {"topology.bottleneck.bandwidth": ["fast"]},
+            },
+            "topology.bottleneck.bandwidth",
+        ),
     ],
 )
 def test_bad_sweep_files_name_the_key(doc, needle):
@@ -239,7 +361,12 @@ def test_bad_sweep_files_name_the_key(doc, needle):
 
 def test_the_cli_reports_a_bad_sweep_file_in_one_line(tmp_path):
     spec = sweep_file(tmp_path, '[sweep]\nscenario = "missing.toml"\n')
-    r = subprocess.run([*RTTLAB, "sweep", str(spec), "--store", str(tmp_path / "r.duckdb")], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*RTTLAB, "sweep", str(spec), "--store", str(tmp_path / "r.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "missing.toml" in r.stderr
 
@@ -248,16 +375,19 @@ def test_the_cli_loads_no_experiment_dependency_until_a_command_needs_it():
     """`rttlab --help` must stay fast: dask, distributed, duckdb, scipy and matplotlib are imported
     inside the experiment commands, never when the CLI is built."""
     code = "import sys, rttlab.cli.main; print(sorted(m for m in ('dask', 'distributed', 'duckdb', 'scipy', 'matplotlib') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]"
-
 
 
 def _dies(task):
     raise RuntimeError("the worker-side task failed outside run_one")
 
 
-def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash(tmp_path, monkeypatch):
+def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash(
+    tmp_path, monkeypatch
+):
     # A run that keeps killing its worker ends as KilledWorker, an errored *future* rather than an
     # error result of run_one. The nunes-manet medium sweep once died on that (it tried to store
     # distributed's (type, exception, traceback) triple as a result). Make every task error the
@@ -268,11 +398,27 @@ def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash
     from rttlab.experiments.store import Store
 
     monkeypatch.setattr(sweep_module, "run_one", _dies)
-    s = Sweep.from_dict({"sweep": {"name": "dies", "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"), "seeds": [1, 2]}})
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc, Client(lc) as client:
+    s = Sweep.from_dict(
+        {
+            "sweep": {
+                "name": "dies",
+                "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"),
+                "seeds": [1, 2],
+            }
+        }
+    )
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as lc,
+        Client(lc) as client,
+    ):
         outcome = sweep_module.execute(s, Store(tmp_path / "r.duckdb"), client)
     assert (outcome.ok, outcome.failed) == (0, 2)
     with duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True) as c:
         rows = c.execute("SELECT hash, status, error_kind, error FROM runs").fetchall()
     assert {h for h, *_ in rows} == {r.hash for r in s.runs}
-    assert all(st == "error" and kind == "RuntimeError" and "outside run_one" in msg for _, st, kind, msg in rows)
+    assert all(
+        st == "error" and kind == "RuntimeError" and "outside run_one" in msg
+        for _, st, kind, msg in rows
+    )

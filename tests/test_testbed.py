@@ -23,7 +23,13 @@ REASON = unavailable()
 needs_machine = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable here: {REASON}")
 
 
-def scenario(tmp_path: Path, bottleneck: str, tcp: str = 'cc = "reno"\nsack = true\ntimestamps = true', duration: str = "4s", access: str = "100Mbps") -> Path:
+def scenario(
+    tmp_path: Path,
+    bottleneck: str,
+    tcp: str = 'cc = "reno"\nsack = true\ntimestamps = true',
+    duration: str = "4s",
+    access: str = "100Mbps",
+) -> Path:
     p = tmp_path / "s.toml"
     p.write_text(
         f"""
@@ -51,11 +57,19 @@ def our_namespaces() -> list[str]:
 
 
 @needs_machine
-def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_path_plus_queueing(tmp_path: Path) -> None:
+def test_one_reno_flow_fills_a_10_mbps_20_ms_droptail_link_and_its_rtt_is_the_path_plus_queueing(
+    tmp_path: Path,
+) -> None:
     from rttlab.sim.run import schema
     from rttlab.testbed import run
 
-    tr = run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100p" }'), out_dir=tmp_path / "out")
+    tr = run(
+        scenario(
+            tmp_path,
+            'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100p" }',
+        ),
+        out_dir=tmp_path / "out",
+    )
     f = tr.result.flows.iloc[0]
     b = tr.result.channels.set_index("name").loc["bottleneck>"]
     # Payload is 1448 of every 1500 bytes on the wire (MSS 1448 with timestamps).
@@ -87,7 +101,12 @@ def test_red_with_ecn_marks_ce_and_the_linux_sender_answers_with_cwr(tmp_path: P
     from rttlab.testbed import run
 
     red = 'bandwidth = "10Mbps", delay = "20ms", queue = { kind = "red", limit = "100p", min_th = 5, max_th = 15, ecn = true }'
-    tr = run(scenario(tmp_path, red, 'cc = "reno"\nsack = true\ntimestamps = true\necn = true', duration="3s"), out_dir=tmp_path / "out")
+    tr = run(
+        scenario(
+            tmp_path, red, 'cc = "reno"\nsack = true\ntimestamps = true\necn = true', duration="3s"
+        ),
+        out_dir=tmp_path / "out",
+    )
     marks = tr.result.channels.set_index("name").loc["bottleneck>"].marks
     wire = tr.emulator["flows"][0]
     assert marks > 0
@@ -119,7 +138,9 @@ def tcp_flag_count(pcap: Path, flag: int) -> int:
 
 
 @needs_machine
-def test_a_one_percent_bernoulli_link_loses_one_percent_within_the_binomial_interval(tmp_path: Path) -> None:
+def test_a_one_percent_bernoulli_link_loses_one_percent_within_the_binomial_interval(
+    tmp_path: Path,
+) -> None:
     from rttlab.testbed import run
 
     lossy = 'bandwidth = "10Mbps", delay = "5ms", queue = { kind = "droptail", limit = "100p" }, error = { kind = "bernoulli", per = 0.01 }'
@@ -142,14 +163,26 @@ def test_a_sigkilled_testbed_leaves_nothing_the_next_run_trips_on(tmp_path: Path
 
     s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="30s")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     mine = f"rtb{p.pid}-"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not [n for n in our_namespaces() if n.startswith(mine)]:
         time.sleep(0.1)
     time.sleep(1.5)  # traffic running
     assert [n for n in our_namespaces() if n.startswith(mine)], "the run made its namespaces"
-    generators = [int(x) for n in our_namespaces() if n.startswith(mine) for x in subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.split()]
+    generators = [
+        int(x)
+        for n in our_namespaces()
+        if n.startswith(mine)
+        for x in subprocess.run(
+            ["ip", "netns", "pids", n], capture_output=True, text=True
+        ).stdout.split()
+    ]
     assert generators, "its traffic generators run inside them"
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -164,7 +197,10 @@ def test_a_sigkilled_testbed_leaves_nothing_the_next_run_trips_on(tmp_path: Path
     # ... nor a traffic generator (they die with their parent).
     time.sleep(0.2)
     for pid in generators:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), pid
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        ), pid
 
 
 def test_a_link_faster_than_the_emulator_holds_is_refused_naming_it(tmp_path: Path) -> None:
@@ -176,11 +212,17 @@ def test_a_link_faster_than_the_emulator_holds_is_refused_naming_it(tmp_path: Pa
         run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', access="1Gbps"))
 
 
-def test_without_root_the_command_says_so_in_one_line_and_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_root_the_command_says_so_in_one_line_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from rttlab.cli import main
 
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(sys, "argv", ["rttlab", "testbed", str(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"'))])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["rttlab", "testbed", str(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"'))],
+    )
     with pytest.raises(SystemExit) as e:
         main.main()
     assert e.value.code == 2
@@ -188,11 +230,17 @@ def test_without_root_the_command_says_so_in_one_line_and_exits_2(tmp_path: Path
     assert "needs root" in err and len(err.splitlines()) == 1
 
 
-def test_a_scenario_congestion_control_without_a_linux_counterpart_is_refused(tmp_path: Path) -> None:
+def test_a_scenario_congestion_control_without_a_linux_counterpart_is_refused(
+    tmp_path: Path,
+) -> None:
     from rttlab.testbed import TestbedError, run
 
     with pytest.raises(TestbedError, match="'vegas'|'spectcp'|no Linux counterpart"):
-        run(scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', tcp='cc = "spectcp"\necn = true'))
+        run(
+            scenario(
+                tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', tcp='cc = "spectcp"\necn = true'
+            )
+        )
 
 
 def test_snoop_has_no_real_time_form_and_the_scenario_error_says_so(tmp_path: Path) -> None:
@@ -233,7 +281,11 @@ def test_a_bbr_senders_tcp_info_carries_its_model_from_tcp_cc_info() -> None:
     c.sendall(bytes(200_000))
     info = tcp_info(c)
     # Startup: both gains 2/ln 2 = 739/256 (tcp_bbr.c bbr_high_gain) until the pipe is full.
-    assert info["bbr_pacing_gain"] in (739, 88, 320, 192, 256) and info["bbr_cwnd_gain"] in (739, 512, 256)
+    assert info["bbr_pacing_gain"] in (739, 88, 320, 192, 256) and info["bbr_cwnd_gain"] in (
+        739,
+        512,
+        256,
+    )
     # RTprop is a minimum over 10 s of the samples tcpi_min_rtt takes its 5-minute minimum of.
     assert info["bbr_bw_Bps"] > 0 and info["bbr_min_rtt_us"] >= info["min_rtt_us"] > 0
     assert info["pacing_rate_Bps"] > 0
@@ -245,7 +297,13 @@ def test_a_bbr_senders_tcp_info_carries_its_model_from_tcp_cc_info() -> None:
 def test_ctrl_c_ends_a_run_with_status_130_and_removes_its_namespaces(tmp_path: Path) -> None:
     s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', duration="30s")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rttlab.cli.main", "testbed", str(s)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     mine = f"rtb{p.pid}-"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not [n for n in our_namespaces() if n.startswith(mine)]:
@@ -267,7 +325,15 @@ def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
         d.mkdir()
         s = scenario(d, 'bandwidth = "5Mbps", delay = "5ms"', duration="3s")
         extra = ["--compare"] if i else []  # the second also runs the simulator beside it
-        runs.append(subprocess.Popen([sys.executable, "-m", "rttlab.cli.main", "testbed", str(s), "--json", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "rttlab.cli.main", "testbed", str(s), "--json", *extra],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     import json
 
     for p in runs:
@@ -276,11 +342,16 @@ def test_two_testbeds_run_side_by_side(tmp_path: Path) -> None:
         doc = json.loads(out)
         assert doc["testbed"]["flows"][0]["goodput_bps"] > 0.8 * 5e6 * 1448 / 1500
     # The simulated twin of the same scenario: one Reno flow fills the link on both sides.
-    assert abs(doc["simulator"]["flows"][0]["goodput_bps"] - doc["testbed"]["flows"][0]["goodput_bps"]) < 0.1 * 5e6
+    assert (
+        abs(doc["simulator"]["flows"][0]["goodput_bps"] - doc["testbed"]["flows"][0]["goodput_bps"])
+        < 0.1 * 5e6
+    )
 
 
 @needs_machine
-def test_a_threshold_router_sends_real_icmp_source_quenches_to_the_linux_sender(tmp_path: Path) -> None:
+def test_a_threshold_router_sends_real_icmp_source_quenches_to_the_linux_sender(
+    tmp_path: Path,
+) -> None:
     import struct
 
     from rttlab.testbed import run
@@ -314,12 +385,20 @@ def test_the_testbed_engine_runs_a_sweep_point_into_the_simulators_tables(tmp_pa
     assert r.flows.goodput_bps.iloc[0] > 0.8 * 10e6 * 1448 / 1500
     assert r.metrics["emulator_lateness_p99_s"] >= 0
     row = result_scalars(r)
-    assert row["goodput_bps"] == r.aggregate_goodput_bps and row["utilisation"] > 0.8 and row["timeouts"] == r.flows.timeouts.sum()
-    assert SIMULATOR.run_hash(s) != s.hash, "keyed apart from the simulator's run of the same scenario"
+    assert (
+        row["goodput_bps"] == r.aggregate_goodput_bps
+        and row["utilisation"] > 0.8
+        and row["timeouts"] == r.flows.timeouts.sum()
+    )
+    assert SIMULATOR.run_hash(s) != s.hash, (
+        "keyed apart from the simulator's run of the same scenario"
+    )
     assert "testbed, Linux" in SIMULATOR.version()
 
 
-def test_a_sysctl_outside_the_namespaces_is_refused_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_sysctl_outside_the_namespaces_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from rttlab.cli import main
 
     s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"')
@@ -327,7 +406,9 @@ def test_a_sysctl_outside_the_namespaces_is_refused_in_one_line(tmp_path: Path, 
     with pytest.raises(SystemExit) as e:
         main.main()
     assert e.value.code == 2
-    assert "--sysctl: 'vm.swappiness=10' is not KEY=VALUE with a net.* key" in capsys.readouterr().err
+    assert (
+        "--sysctl: 'vm.swappiness=10' is not KEY=VALUE with a net.* key" in capsys.readouterr().err
+    )
 
 
 @needs_machine
@@ -347,7 +428,9 @@ def test_a_delay_spike_makes_linux_time_out_and_the_wire_shows_it(tmp_path: Path
     # as the emulator counted on the wire, classified as the flows table is, in the run's time.
     t = tr.result.traces["retransmissions"]
     assert len(t) == f.retransmissions
-    assert (t.cause == "timeout").sum() == f.retx_timeout and (t.cause == "fast").sum() == f.retx_fast
+    assert (t.cause == "timeout").sum() == f.retx_timeout and (
+        t.cause == "fast"
+    ).sum() == f.retx_fast
     assert t.spurious.sum() == f.retx_spurious
     first_timeout = t[t.cause == "timeout"].time.min()
     assert 2.2 <= first_timeout <= 3.1, "Linux's RTO fired during the 1 s stall starting at 2 s"
@@ -356,7 +439,9 @@ def test_a_delay_spike_makes_linux_time_out_and_the_wire_shows_it(tmp_path: Path
 
 
 @needs_machine
-def test_an_outage_loses_every_data_packet_in_it_and_linux_recovers_by_a_needed_timeout(tmp_path: Path) -> None:
+def test_an_outage_loses_every_data_packet_in_it_and_linux_recovers_by_a_needed_timeout(
+    tmp_path: Path,
+) -> None:
     from rttlab.testbed import run
 
     # The link goes down for 600 ms at 2 s (examples/live/outage.toml's path): the window, the
@@ -371,7 +456,9 @@ def test_an_outage_loses_every_data_packet_in_it_and_linux_recovers_by_a_needed_
     t = tr.result.traces["retransmissions"]
     timeouts = t[t.cause == "timeout"]
     assert 2.2 <= timeouts.time.min() <= 2.6, "Linux's RTO fired inside the outage"
-    assert not timeouts.spurious.any(), "the outage lost the originals: no timeout resend was spurious"
+    assert not timeouts.spurious.any(), (
+        "the outage lost the originals: no timeout resend was spurious"
+    )
 
 
 def test_engine_variants_name_their_kernel_settings_and_are_runs_of_their_own() -> None:
@@ -381,9 +468,16 @@ def test_engine_variants_name_their_kernel_settings_and_are_runs_of_their_own() 
 
     v = simulators.get("testbed:net.ipv4.tcp_recovery=0,gso=off")
     assert v.name == "testbed:net.ipv4.tcp_recovery=0,gso=off"
-    assert parse_options("net.ipv4.tcp_recovery=0,gso=off,cc=cubic") == {"sysctls": {"net.ipv4.tcp_recovery": "0"}, "gso": False, "cc": "cubic"}
+    assert parse_options("net.ipv4.tcp_recovery=0,gso=off,cc=cubic") == {
+        "sysctls": {"net.ipv4.tcp_recovery": "0"},
+        "gso": False,
+        "cc": "cubic",
+    }
     s = Scenario.load(ROOT / "examples/scenarios/dumbbell-n1-droptail.toml")
-    keys = {simulators.get(n).run_hash(s) for n in ("testbed", "testbed:net.ipv4.tcp_recovery=0,gso=off", "testbed:gso=off")}
+    keys = {
+        simulators.get(n).run_hash(s)
+        for n in ("testbed", "testbed:net.ipv4.tcp_recovery=0,gso=off", "testbed:gso=off")
+    }
     assert len(keys) == 3 and s.hash not in keys
     with pytest.raises(KeyError, match="rttlab takes no options"):
         simulators.get("rttlab:gso=off")
@@ -397,7 +491,12 @@ def test_engine_variants_name_their_kernel_settings_and_are_runs_of_their_own() 
 def test_gso_off_gives_each_host_one_segment_packets_and_linux_cubic_runs(tmp_path: Path) -> None:
     from rttlab.testbed import run
 
-    s = scenario(tmp_path, 'bandwidth = "10Mbps", delay = "5ms"', tcp='cc = "cubic"\nsack = true\ntimestamps = true', duration="3s")
+    s = scenario(
+        tmp_path,
+        'bandwidth = "10Mbps", delay = "5ms"',
+        tcp='cc = "cubic"\nsack = true\ntimestamps = true',
+        duration="3s",
+    )
     tr = run(s, gso=False)
     assert all(ns["gso_max_segs"] == 1 for ns in tr.metadata["namespaces"].values())
     assert tr.metadata["kernel_cc"] == ["cubic"]
@@ -412,10 +511,31 @@ def test_testbed_dumbbell_quick_is_pinned(tmp_path: Path) -> None:
     import json
 
     rttlab = [sys.executable, "-m", "rttlab.cli.main"]
-    r = subprocess.run([*rttlab, "reproduce", "testbed-dumbbell", "--quick", "--workers", "2", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            *rttlab,
+            "reproduce",
+            "testbed-dumbbell",
+            "--quick",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    rows = {(row["reading"], row["metric"]): row for row in json.loads((tmp_path / "comparison.json").read_text())["rows"]}
-    assert set(rows) == {(reading, m) for reading in ("linux", "no-sack") for m in ("goodput_bps", "jain_index", "retransmissions")}
+    rows = {
+        (row["reading"], row["metric"]): row
+        for row in json.loads((tmp_path / "comparison.json").read_text())["rows"]
+    }
+    assert set(rows) == {
+        (reading, m)
+        for reading in ("linux", "no-sack")
+        for m in ("goodput_bps", "jain_index", "retransmissions")
+    }
     # The simulator's side is deterministic: pinned exactly.
     assert rows["linux", "goodput_bps"]["ours"] == pytest.approx(9_652_368, rel=1e-9)
     assert rows["linux", "retransmissions"]["ours"] == 140
@@ -430,7 +550,9 @@ def test_testbed_dumbbell_quick_is_pinned(tmp_path: Path) -> None:
 
 
 @needs_machine
-def test_an_on_off_kernel_flow_writes_the_simulators_schedule_and_delivers_its_load(tmp_path: Path) -> None:
+def test_an_on_off_kernel_flow_writes_the_simulators_schedule_and_delivers_its_load(
+    tmp_path: Path,
+) -> None:
     import json
 
     from rttlab.sim.run import simulate
@@ -449,4 +571,7 @@ def test_an_on_off_kernel_flow_writes_the_simulators_schedule_and_delivers_its_l
     assert f.goodput_bps == pytest.approx(f.offered_bps, rel=0.1)
     writes = json.loads((tmp_path / "tb" / "flow0-app.json").read_text())
     assert tr.apps[0]["sender"]["offered"] == sum(b for _, b in writes)
-    assert tr.apps[0]["sender"]["bytes"] == tr.apps[0]["sender"]["offered"] - tr.apps[0]["sender"]["pending"]
+    assert (
+        tr.apps[0]["sender"]["bytes"]
+        == tr.apps[0]["sender"]["offered"] - tr.apps[0]["sender"]["pending"]
+    )

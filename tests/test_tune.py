@@ -13,7 +13,17 @@ import pytest
 
 from rttlab.trace.evaluate import evaluate
 from rttlab.trace.estimators import spec
-from rttlab.trace.tune import Trace, TuneError, fmt_value, load_trace, pareto_mask, round_value, space, split_time, tune
+from rttlab.trace.tune import (
+    Trace,
+    TuneError,
+    fmt_value,
+    load_trace,
+    pareto_mask,
+    round_value,
+    space,
+    split_time,
+    tune,
+)
 from rttlab.trace.tune_validate import bootstrap, units, verdict
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
@@ -71,13 +81,17 @@ def test_the_recommendation_reproduces_its_numbers_through_evaluate(write):
     rec = tune([path], ["rfc6298", "linux"], target=0.02, budget=40).recommendation
     assert rec is not None
     assert rec["setting"].startswith(rec["estimator"] + " ")
-    again = evaluate(path, [spec(rec["estimator"], **rec["params"])], min_rto=rec["timer_floor_s"] or None)
+    again = evaluate(
+        path, [spec(rec["estimator"], **rec["params"])], min_rto=rec["timer_floor_s"] or None
+    )
     row = again.rows[0]
     assert row["bad_timeouts"] == rec["bad_timeouts"]
     assert row["wait_mean_s"] == pytest.approx(rec["wait_mean_s"], rel=1e-12)
 
 
-def test_three_parameters_go_to_differential_evolution_and_the_same_seed_gives_the_same_table(write):
+def test_three_parameters_go_to_differential_evolution_and_the_same_seed_gives_the_same_table(
+    write,
+):
     path = write("s.csv", spiky(300))
     a = tune([path], ["rfc6298"], target=0.02, budget=90, seed=3)
     b = tune([path], ["rfc6298"], target=0.02, budget=90, seed=3)
@@ -94,7 +108,10 @@ def test_fixed_and_ranged_parameters_shape_the_search_space():
     (floor,) = space("linux", None, {"rto_min": "50ms:300ms"})
     assert (floor.lo, floor.hi) == (0.05, 0.3)
     # The timer's floor can be searched for any estimator, on top of its own parameters.
-    assert [d.key for d in space("linux", None, {"timer_min_rto": "10ms:100ms"})] == ["rto_min", "timer_min_rto"]
+    assert [d.key for d in space("linux", None, {"timer_min_rto": "10ms:100ms"})] == [
+        "rto_min",
+        "timer_min_rto",
+    ]
     with pytest.raises(TuneError, match=r"--range linux.nope: linux has no parameter 'nope'"):
         space("linux", None, {"nope": "1:2"})
     with pytest.raises(TuneError, match=r"--param rfc6298.min_rto and --range rfc6298.min_rto"):
@@ -128,7 +145,10 @@ def test_a_recommendation_is_judged_against_the_target_by_its_interval():
     assert verdict(0.008, [0.004, 0.012], 0.01) == "holds"
     assert verdict(0.015, [0.008, 0.02], 0.01) == "holds within its interval"
     assert verdict(0.03, [0.02, 0.04], 0.01) == "does not hold"
-    assert verdict(0.0, [0.0, 0.03], 0.01, samples=100) == "holds (too few samples to tell: 100 of ≈1,522)"
+    assert (
+        verdict(0.0, [0.0, 0.03], 0.01, samples=100)
+        == "holds (too few samples to tell: 100 of ≈1,522)"
+    )
 
 
 def test_no_bad_timeout_at_all_gives_the_rule_of_three_as_upper_end():
@@ -143,7 +163,9 @@ def test_validation_by_trace_holds_out_each_trace_once(write):
     assert sorted(f["held_out"] for f in v["folds"]) == sorted(map(str, paths))
     held = v["held_out"]
     assert held["samples"] == sum(f["samples"] for f in v["folds"] if f["recommendation"])
-    assert held["bad_timeout_rate_ci"][0] <= held["bad_timeout_rate"] <= held["bad_timeout_rate_ci"][1]
+    assert (
+        held["bad_timeout_rate_ci"][0] <= held["bad_timeout_rate"] <= held["bad_timeout_rate_ci"][1]
+    )
     assert v["verdict"].startswith(("holds", "does not hold"))
     assert set(v["defaults_held_out"]) == {"linux", "constant"}
 
@@ -157,12 +179,21 @@ def test_small_inputs_warn_with_the_samples_a_target_needs(write):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["-e", "constant", "-p", "constant.rto=1s"], "--estimators: constant has no tunable parameter left"),
+        (
+            ["-e", "constant", "-p", "constant.rto=1s"],
+            "--estimators: constant has no tunable parameter left",
+        ),
         (["-t", "60%"], "--target-bad-timeouts: 0.6 is outside (0, 50%)"),
         (["-t", "often"], "--target-bad-timeouts: cannot read 'often'"),
-        (["-e", "rfc6298", "-p", "rfc6298.min_rto=200ms", "-r", "rfc6298.min_rto=1ms:1s"], "--param rfc6298.min_rto and --range rfc6298.min_rto both given"),
+        (
+            ["-e", "rfc6298", "-p", "rfc6298.min_rto=200ms", "-r", "rfc6298.min_rto=1ms:1s"],
+            "--param rfc6298.min_rto and --range rfc6298.min_rto both given",
+        ),
         (["-e", "nope"], "--estimators: unknown estimator 'nope'"),
-        (["-e", "linux", "-r", "linux.rto_min=1s"], "--range 'linux.rto_min=1s': expected ESTIMATOR.KEY=LOW:HIGH"),
+        (
+            ["-e", "linux", "-r", "linux.rto_min=1s"],
+            "--range 'linux.rto_min=1s': expected ESTIMATOR.KEY=LOW:HIGH",
+        ),
     ],
 )
 def test_bad_arguments_are_one_line_errors_naming_the_argument(write, args, message):
@@ -176,13 +207,27 @@ def test_bad_arguments_are_one_line_errors_naming_the_argument(write, args, mess
 def test_a_trace_with_too_few_samples_is_named(write):
     short = write("short.csv", "100\n101\n99\n")
     out = run("tune", short, "-e", "linux")
-    assert out.returncode == 2 and "short.csv: 2 scored samples; tune needs at least 20" in out.stderr
+    assert (
+        out.returncode == 2 and "short.csv: 2 scored samples; tune needs at least 20" in out.stderr
+    )
 
 
 def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
     path = write("s.csv", spiky(300))
     table, figure = tmp_path / "points.csv", tmp_path / "front.png"
-    out = run("tune", path, "-e", "linux,constant", "--budget", "30", "--json", "--out", table, "--plot", figure)
+    out = run(
+        "tune",
+        path,
+        "-e",
+        "linux,constant",
+        "--budget",
+        "30",
+        "--json",
+        "--out",
+        table,
+        "--plot",
+        figure,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.tune/1"
@@ -192,7 +237,14 @@ def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
     import pandas as pd
 
     points = pd.read_csv(table)
-    assert len(points) == doc["points"] and {"estimator", "setting", "bad_timeout_rate", "wait_mean_s", "mae_s", "joint_front"} <= set(points.columns)
+    assert len(points) == doc["points"] and {
+        "estimator",
+        "setting",
+        "bad_timeout_rate",
+        "wait_mean_s",
+        "mae_s",
+        "joint_front",
+    } <= set(points.columns)
     assert figure.stat().st_size > 10_000
 
 
@@ -225,8 +277,12 @@ def test_a_confidence_level_asks_for_a_margin_below_the_target(write):
     assert sure["wait_mean_s"] >= plain["wait_mean_s"]
     from rttlab.trace.tune_search import upper_bound
 
-    assert upper_bound(np.array([sure["bad_timeouts"]]), np.array([sure["samples"]]), 0.95)[0] <= 0.02
-    assert upper_bound(np.array([0]), np.array([100]), 0.95)[0] == pytest.approx(1 - 0.05 ** (1 / 100))
+    assert (
+        upper_bound(np.array([sure["bad_timeouts"]]), np.array([sure["samples"]]), 0.95)[0] <= 0.02
+    )
+    assert upper_bound(np.array([0]), np.array([100]), 0.95)[0] == pytest.approx(
+        1 - 0.05 ** (1 / 100)
+    )
 
 
 def test_a_timer_floor_point_reproduces_through_evaluate_min_rto(write):
@@ -235,7 +291,10 @@ def test_a_timer_floor_point_reproduces_through_evaluate_min_rto(write):
     rec = result.recommendation
     assert rec["timer_floor_s"] > 0 and "--min-rto" in rec["command"]
     row = evaluate(path, [spec("last", **rec["params"])], min_rto=rec["timer_floor_s"]).rows[0]
-    assert (row["bad_timeouts"], row["wait_mean_s"]) == (rec["bad_timeouts"], pytest.approx(rec["wait_mean_s"], rel=1e-12))
+    assert (row["bad_timeouts"], row["wait_mean_s"]) == (
+        rec["bad_timeouts"],
+        pytest.approx(rec["wait_mean_s"], rel=1e-12),
+    )
 
 
 def test_the_conformal_rto_keeps_the_bad_timeout_rate_near_its_target_in_the_timer_replay(write):
@@ -259,15 +318,27 @@ def test_a_duckdb_file_keeps_every_run_and_a_rerun_replaces_its_own_rows(write, 
     a.write(db)
     tune([path], ["constant"], target=0.05, budget=20).write(db)
     con = duckdb.connect(str(db))
-    counts = con.execute("SELECT target, count(*) FROM tune_points GROUP BY target ORDER BY target").fetchall()
+    counts = con.execute(
+        "SELECT target, count(*) FROM tune_points GROUP BY target ORDER BY target"
+    ).fetchall()
     assert counts == [(0.02, len(a.table)), (0.05, len(a.table))]
-    best = con.execute("SELECT setting FROM tune_points WHERE target = 0.02 AND bad_timeout_rate <= 0.02 ORDER BY wait_mean_s LIMIT 1").fetchone()[0]
+    best = con.execute(
+        "SELECT setting FROM tune_points WHERE target = 0.02 AND bad_timeout_rate <= 0.02 ORDER BY wait_mean_s LIMIT 1"
+    ).fetchone()[0]
     assert best == a.recommendation["setting"]
 
 
 def test_the_quantile_experts_trade_bad_timeouts_for_wait_by_their_target(write):
     path = write("s.csv", spiky(3000, seed=5))
-    rows = {r["estimator"]: r for r in evaluate(path, [spec("quantile-experts", target="0.2"), spec("quantile-experts", target="0.01")]).rows}
+    rows = {
+        r["estimator"]: r
+        for r in evaluate(
+            path, [spec("quantile-experts", target="0.2"), spec("quantile-experts", target="0.01")]
+        ).rows
+    }
     low, high = rows["quantile-experts(target=0.01)"], rows["quantile-experts(target=0.2)"]
-    assert low["bad_timeout_rate"] < high["bad_timeout_rate"] and low["wait_mean_s"] > high["wait_mean_s"]
+    assert (
+        low["bad_timeout_rate"] < high["bad_timeout_rate"]
+        and low["wait_mean_s"] > high["wait_mean_s"]
+    )
     assert low["mae_s"] is None  # it predicts no RTT, only a timeout

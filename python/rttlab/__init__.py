@@ -55,7 +55,26 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SimulationResult": ("rttlab.sim.run", "Result"),
 }
 
-__all__ = ["Capture", "Evaluation", "InputError", "ParameterError", "Replay", "RttSeries", "Scenario", "ScenarioError", "SimulationResult", "estimators", "evaluate", "read_capture", "read_captures", "read_series", "replay", "sample_path", "simulate", "__version__"]
+__all__ = [
+    "Capture",
+    "Evaluation",
+    "InputError",
+    "ParameterError",
+    "Replay",
+    "RttSeries",
+    "Scenario",
+    "ScenarioError",
+    "SimulationResult",
+    "estimators",
+    "evaluate",
+    "read_capture",
+    "read_captures",
+    "read_series",
+    "replay",
+    "sample_path",
+    "simulate",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from typing import Any
@@ -78,7 +97,11 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'rttlab' has no attribute {name!r}") from None
     import importlib
 
-    value = importlib.import_module(module) if attr is None else getattr(importlib.import_module(module), attr)
+    value = (
+        importlib.import_module(module)
+        if attr is None
+        else getattr(importlib.import_module(module), attr)
+    )
     globals()[name] = value
     return value
 

@@ -15,7 +15,9 @@ import math
 DURATION_UNITS = ("ns", "us", "µs", "ms", "s", "min", "h")
 
 #: What every duration error says it wanted.
-DURATION_HINT = "a duration such as 200ms or 1h (units ns, us, ms, s, min, h; a bare number is seconds)"
+DURATION_HINT = (
+    "a duration such as 200ms or 1h (units ns, us, ms, s, min, h; a bare number is seconds)"
+)
 
 #: Values the core writes for "no limit" (Linux's TCP_INFINITE_SSTHRESH is 0x7fffffff; the
 #: simulator's unset ssthresh is u64::MAX / 4 = 4611686018427387903): shown as ∞ in tables.

@@ -21,17 +21,28 @@ pub struct Background<T: Send + 'static> {
 impl<T: Send + 'static> Background<T> {
     /// Start thread `name` running `write` over the batches handed over, in order, until the
     /// queue is closed ([`Background::finish`]); `write` returns at its first error.
-    pub fn spawn(name: &str, write: impl FnOnce(Receiver<T>) -> io::Result<()> + Send + 'static) -> io::Result<Self> {
+    pub fn spawn(
+        name: &str,
+        write: impl FnOnce(Receiver<T>) -> io::Result<()> + Send + 'static,
+    ) -> io::Result<Self> {
         let (queue, batches) = sync_channel(QUEUED);
-        let thread = std::thread::Builder::new().name(name.into()).spawn(move || write(batches))?;
-        Ok(Self { queue: Some(queue), thread: Some(thread) })
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || write(batches))?;
+        Ok(Self {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
     }
 
     /// Hand over one batch; if the thread stopped at an error, that error.
     pub fn send(&mut self, batch: T) -> io::Result<()> {
         match &self.queue {
             Some(queue) if queue.send(batch).is_ok() => Ok(()),
-            _ => Err(self.join().err().unwrap_or_else(|| io::Error::other("the writer thread stopped"))),
+            _ => Err(self
+                .join()
+                .err()
+                .unwrap_or_else(|| io::Error::other("the writer thread stopped"))),
         }
     }
 
@@ -43,7 +54,9 @@ impl<T: Send + 'static> Background<T> {
     fn join(&mut self) -> io::Result<()> {
         self.queue.take();
         match self.thread.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked"))),
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked"))),
             None => Err(io::Error::other("the writer thread already stopped")),
         }
     }
@@ -86,14 +99,17 @@ impl<W: SampleWriter> SampleSink<W> {
             return Ok(Self::Here(writer, None));
         }
         let (back, returned) = sync_channel(RETURNED);
-        let thread = Background::spawn(name, move |batches: Receiver<(Samples, Option<Arc<str>>)>| {
-            for (samples, capture) in batches {
-                writer.write(&samples, capture.as_deref())?;
-                // Full (the caller takes none) or closed: the batch is simply dropped.
-                let _ = back.try_send(samples);
-            }
-            writer.finish()
-        })?;
+        let thread = Background::spawn(
+            name,
+            move |batches: Receiver<(Samples, Option<Arc<str>>)>| {
+                for (samples, capture) in batches {
+                    writer.write(&samples, capture.as_deref())?;
+                    // Full (the caller takes none) or closed: the batch is simply dropped.
+                    let _ = back.try_send(samples);
+                }
+                writer.finish()
+            },
+        )?;
         Ok(Self::Thread(thread, returned))
     }
 
@@ -173,13 +189,25 @@ mod tests {
         let rows = |n: usize| {
             let mut s = Samples::default();
             for i in 0..n {
-                s.push(i as u32, 0, 0, 1, crate::capture::Method::Seq, false, false, (0, 1), 1, 0);
+                s.push(
+                    i as u32,
+                    0,
+                    0,
+                    1,
+                    crate::capture::Method::Seq,
+                    false,
+                    false,
+                    (0, 1),
+                    1,
+                    0,
+                );
             }
             s
         };
         for background in [false, true] {
             let seen = Arc::new(Mutex::new(0));
-            let mut sink = SampleSink::new(Count(Arc::clone(&seen)), background, "test-writer").unwrap();
+            let mut sink =
+                SampleSink::new(Count(Arc::clone(&seen)), background, "test-writer").unwrap();
             let mut back = Vec::new();
             for _ in 0..50 {
                 sink.write(rows(1000), None).unwrap();
@@ -188,28 +216,39 @@ mod tests {
             sink.finish().unwrap();
             assert_eq!(*seen.lock().unwrap(), 50_000);
             // A writer thread keeps only a few batches for a caller that takes none.
-            assert!(!back.is_empty() && back.len() <= 50, "background {background}: {}", back.len());
-            assert!(back.iter().all(|b| b.len() == 1000 && b.conn.capacity() >= 1000));
+            assert!(
+                !back.is_empty() && back.len() <= 50,
+                "background {background}: {}",
+                back.len()
+            );
+            assert!(back
+                .iter()
+                .all(|b| b.len() == 1000 && b.conn.capacity() >= 1000));
         }
-        let mut idle = SampleSink::new(Count(Arc::new(Mutex::new(0))), true, "test-writer").unwrap();
+        let mut idle =
+            SampleSink::new(Count(Arc::new(Mutex::new(0))), true, "test-writer").unwrap();
         for _ in 0..50 {
             idle.write(rows(10), None).unwrap();
         }
-        let SampleSink::Thread(thread, returned) = idle else { panic!("a writer thread") };
+        let SampleSink::Thread(thread, returned) = idle else {
+            panic!("a writer thread")
+        };
         thread.finish().unwrap();
         assert!(returned.try_iter().count() <= RETURNED);
     }
 
     #[test]
     fn the_threads_error_comes_back_at_the_next_hand_over_or_at_the_end() {
-        let failing = || Background::spawn("test-writer", |batches| {
-            for b in batches {
-                if b == 3 {
-                    return Err(io::Error::from_raw_os_error(28));
+        let failing = || {
+            Background::spawn("test-writer", |batches| {
+                for b in batches {
+                    if b == 3 {
+                        return Err(io::Error::from_raw_os_error(28));
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            })
+        };
         let mut w = failing().unwrap();
         let err = (0..1000).try_for_each(|i| w.send(i)).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(28));

@@ -4,8 +4,8 @@
 //! samples DataFrame written by pandas (docs/capture.md), built here so the command line never
 //! goes through pandas: one pass over the columns instead of NumPy → pandas → Arrow per batch.
 
-use std::io::{self, Write};
 use super::{tables, Method, Samples};
+use std::io::{self, Write};
 
 /// Which rows to keep: a set of methods and, optionally, of connection ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,10 @@ pub struct Filter {
 
 impl Default for Filter {
     fn default() -> Self {
-        Self { methods: [true; 3], conns: None }
+        Self {
+            methods: [true; 3],
+            conns: None,
+        }
     }
 }
 
@@ -31,7 +34,10 @@ impl Filter {
             m[x as usize] = true;
         }
         let conns = (!conns.is_empty()).then(|| {
-            let mut v: Vec<u32> = conns.iter().filter_map(|&c| u32::try_from(c).ok()).collect();
+            let mut v: Vec<u32> = conns
+                .iter()
+                .filter_map(|&c| u32::try_from(c).ok())
+                .collect();
             v.sort_unstable();
             v.dedup();
             v
@@ -44,7 +50,11 @@ impl Filter {
     }
 
     fn keeps(&self, s: &Samples, i: usize) -> bool {
-        self.methods[s.method[i] as usize] && self.conns.as_ref().is_none_or(|c| c.binary_search(&s.conn[i]).is_ok())
+        self.methods[s.method[i] as usize]
+            && self
+                .conns
+                .as_ref()
+                .is_none_or(|c| c.binary_search(&s.conn[i]).is_ok())
     }
 
     /// The rows of `s` this filter keeps, in order.
@@ -54,7 +64,18 @@ impl Filter {
         }
         let mut out = Samples::default();
         for i in (0..s.len()).filter(|&i| self.keeps(&s, i)) {
-            out.push(s.conn[i], s.dir[i], s.time[i], s.rtt[i], s.method[i], s.ambiguous[i], s.idle_echo[i], (s.seq_start[i], s.seq_end[i]), s.frame[i], s.ref_frame[i]);
+            out.push(
+                s.conn[i],
+                s.dir[i],
+                s.time[i],
+                s.rtt[i],
+                s.method[i],
+                s.ambiguous[i],
+                s.idle_echo[i],
+                (s.seq_start[i], s.seq_end[i]),
+                s.frame[i],
+                s.ref_frame[i],
+            );
         }
         out
     }
@@ -142,7 +163,9 @@ mod tests {
     fn a_capture_name_with_a_comma_is_quoted_like_pythons_csv_module() {
         let mut out = Vec::new();
         write_csv(&mut out, &two_sample_rows(), Some("a,\"b\".pcap")).unwrap();
-        assert!(String::from_utf8(out).unwrap().starts_with("\"a,\"\"b\"\".pcap\",0,fwd,"));
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .starts_with("\"a,\"\"b\"\".pcap\",0,fwd,"));
         assert!(csv_header(true).starts_with("capture,conn,"));
     }
 
@@ -164,10 +187,23 @@ mod tests {
         let b = record_batch(&two_sample_rows(), Some("x.pcap"));
         assert_eq!(b.num_rows(), 2);
         assert_eq!(b.schema().field(0).name(), "capture");
-        assert_eq!(b.schema().field(2).data_type(), &tables::Type::Category.data_type());
-        let time = b.column_by_name("time").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
+        assert_eq!(
+            b.schema().field(2).data_type(),
+            &tables::Type::Category.data_type()
+        );
+        let time = b
+            .column_by_name("time")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap();
         assert_eq!(time.values().to_vec(), vec![1.5, -2e-9]);
-        let method = b.column_by_name("method").unwrap().as_any().downcast_ref::<DictionaryArray<Int8Type>>().unwrap();
+        let method = b
+            .column_by_name("method")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<DictionaryArray<Int8Type>>()
+            .unwrap();
         assert_eq!(method.keys().values().to_vec(), vec![0, 1]);
         assert_eq!(b.column_by_name("seq_start").unwrap().len(), 2);
     }

@@ -19,7 +19,9 @@ pub fn py_float(out: &mut String, x: f64) {
     let sci = format!("{x:e}"); // "-1.2345e-7", "5e0"
     let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
     let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
-    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let (sign, mantissa) = mantissa
+        .strip_prefix('-')
+        .map_or(("", mantissa), |m| ("-", m));
     let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
     // CPython's decpt: the value is 0.DIGITS × 10^decpt.
     let decpt = exp + 1;
@@ -33,7 +35,12 @@ pub fn py_float(out: &mut String, x: f64) {
             out.push_str(&digits[1..]);
         }
         let e = decpt - 1;
-        let _ = write!(out, "e{}{:02}", if e < 0 { '-' } else { '+' }, e.unsigned_abs());
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if e < 0 { '-' } else { '+' },
+            e.unsigned_abs()
+        );
     } else if decpt <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', decpt.unsigned_abs() as usize));
@@ -148,7 +155,12 @@ pub fn record(out: &mut String, c: &ConnSummary) {
 /// The `"flows": [...]` list's body and end as `rttlab flows --json` lays it out (one record per
 /// line after `indent + "    "`, then `]` and the object's closing brace), handed to `sink` in
 /// pieces of about `chunk` bytes so a capture with 300,000 connections never becomes one string.
-pub fn write_records<E>(conns: &[ConnSummary], indent: &str, chunk: usize, mut sink: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+pub fn write_records<E>(
+    conns: &[ConnSummary],
+    indent: &str,
+    chunk: usize,
+    mut sink: impl FnMut(&str) -> Result<(), E>,
+) -> Result<(), E> {
     let mut buf = String::with_capacity(chunk + 4096);
     for (n, c) in conns.iter().enumerate() {
         if n > 0 {

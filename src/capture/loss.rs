@@ -34,7 +34,14 @@ pub enum Evidence {
 }
 
 impl Evidence {
-    pub const ALL: [Evidence; 6] = [Evidence::Acked, Evidence::Dsack, Evidence::TsOriginal, Evidence::TsResend, Evidence::Unacked, Evidence::Unknown];
+    pub const ALL: [Evidence; 6] = [
+        Evidence::Acked,
+        Evidence::Dsack,
+        Evidence::TsOriginal,
+        Evidence::TsResend,
+        Evidence::Unacked,
+        Evidence::Unknown,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -126,7 +133,12 @@ pub(crate) fn is_dsack(blocks: &[(u32, u32)], ack: u32) -> bool {
     use super::track::{seq_ge, seq_le};
     match blocks {
         [] => false,
-        [(l, r), rest @ ..] => seq_le(*r, ack) || rest.first().is_some_and(|(l2, r2)| seq_ge(*l, *l2) && seq_le(*r, *r2)),
+        [(l, r), rest @ ..] => {
+            seq_le(*r, ack)
+                || rest
+                    .first()
+                    .is_some_and(|(l2, r2)| seq_ge(*l, *l2) && seq_le(*r, *r2))
+        }
     }
 }
 

@@ -9,13 +9,13 @@
 //! connections and their outstanding segments, never with file size (besides the output
 //! columns, which grow with the number of samples).
 
+pub mod arrivals;
 pub mod background;
 pub mod export;
 pub mod flows_json;
-pub mod parquet_file;
-pub mod arrivals;
 pub mod loss;
 mod parallel;
+pub mod parquet_file;
 pub mod reader;
 pub mod tables;
 pub mod track;
@@ -37,7 +37,10 @@ use crate::time::Nanos;
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("empty file")]
     Empty,
     #[error("too short for a capture file ({len} bytes)")]
@@ -47,7 +50,10 @@ pub enum CaptureError {
     /// A compressed file (tcpdump/editcap users often keep `.pcap.gz`): say so instead of
     /// "not a capture", so the fix (decompress first) is obvious.
     #[error("{format}-compressed; decompress it first (e.g. `{tool} -dk FILE`)")]
-    Compressed { format: &'static str, tool: &'static str },
+    Compressed {
+        format: &'static str,
+        tool: &'static str,
+    },
     #[error("{reason}")]
     BadHeader { reason: String },
 }
@@ -103,7 +109,13 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { include_ambiguous: false, sack_samples: true, idle_split: 300 * crate::time::SEC, max_outstanding: 1 << 16, ts_max_wait: 30 * crate::time::SEC }
+        Self {
+            include_ambiguous: false,
+            sack_samples: true,
+            idle_split: 300 * crate::time::SEC,
+            max_outstanding: 1 << 16,
+            ts_max_wait: 30 * crate::time::SEC,
+        }
     }
 }
 
@@ -213,7 +225,19 @@ impl Samples {
 
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(crate) fn push(&mut self, conn: u32, dir: u8, time: i64, rtt: Nanos, method: Method, ambiguous: bool, idle_echo: bool, seq: (u32, u32), frame: u64, ref_frame: u64) {
+    pub(crate) fn push(
+        &mut self,
+        conn: u32,
+        dir: u8,
+        time: i64,
+        rtt: Nanos,
+        method: Method,
+        ambiguous: bool,
+        idle_echo: bool,
+        seq: (u32, u32),
+        frame: u64,
+        ref_frame: u64,
+    ) {
         self.conn.push(conn);
         self.dir.push(dir);
         self.time.push(time);
@@ -253,14 +277,24 @@ pub fn analyze_bytes(data: &[u8], cfg: &Config) -> Result<Analysis, CaptureError
     let read = reader::read_frames(data, |f| tracker.on_frame(f))?;
     let retransmissions = tracker.take_retransmissions();
     let (samples, connections, counters, start_ns) = tracker.finish();
-    Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
+    Ok(Analysis {
+        samples,
+        connections,
+        counters,
+        retransmissions,
+        read,
+        start_ns,
+    })
 }
 
 /// Analyse a capture file: memory-mapped when it is a regular file (no copy through `read`),
 /// otherwise (a pipe, a device) streamed in [`reader::CHUNK`]-byte reads. Memory stays at the
 /// live connections and the output, whatever the file size (mapped pages are the page cache's).
 pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError> {
-    let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
+    let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut tracker = track::Tracker::new(*cfg);
     let read = match map_file(&file) {
         Some(map) => read_map(&map, |f| tracker.on_frame(f), || true)?,
@@ -268,7 +302,14 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
     };
     let retransmissions = tracker.take_retransmissions();
     let (samples, connections, counters, start_ns) = tracker.finish();
-    Ok(Analysis { samples, connections, counters, retransmissions, read, start_ns })
+    Ok(Analysis {
+        samples,
+        connections,
+        counters,
+        retransmissions,
+        read,
+        start_ns,
+    })
 }
 
 /// Call `on_frame` for each frame of the mapped file `map`, in slices of [`MAP_STEP`] bytes
@@ -276,7 +317,11 @@ pub fn analyze_file(path: &Path, cfg: &Config) -> Result<Analysis, CaptureError>
 /// and giving them back behind it ([`Release`]; `on_frame` must keep no borrow of a frame's
 /// bytes); `go_on` is asked after each slice and stops reading (returning what was read so far)
 /// once it says no.
-fn read_map(map: &memmap2::Mmap, mut on_frame: impl FnMut(&reader::Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
+fn read_map(
+    map: &memmap2::Mmap,
+    mut on_frame: impl FnMut(&reader::Frame),
+    mut go_on: impl FnMut() -> bool,
+) -> Result<ReadStats, CaptureError> {
     let mut reader = reader::FrameReader::new();
     let mut release = Release::new();
     let (mut pos, mut step) = (0, MAP_STEP);
@@ -299,7 +344,11 @@ fn read_map(map: &memmap2::Mmap, mut on_frame: impl FnMut(&reader::Frame), mut g
 const MAP_STEP: usize = 1 << 20;
 
 /// [`analyze_file`] on `threads` threads ([`Stream::open_threads`]): the same result.
-pub fn analyze_file_threads(path: &Path, cfg: &Config, threads: usize) -> Result<Analysis, CaptureError> {
+pub fn analyze_file_threads(
+    path: &Path,
+    cfg: &Config,
+    threads: usize,
+) -> Result<Analysis, CaptureError> {
     if threads <= 1 {
         return analyze_file(path, cfg);
     }
@@ -362,7 +411,13 @@ impl Release {
             // SAFETY: MADV_DONTNEED on a shared file mapping only drops page-table entries; the
             // bytes stay the file's, read again from the page cache on the next access, so the
             // slices borrowed from the map keep their contents.
-            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.done, upto - self.done) };
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    self.done,
+                    upto - self.done,
+                )
+            };
             self.done = upto;
         }
     }
@@ -491,18 +546,54 @@ impl Stream {
 
     /// [`Stream::open_threads`]; `map` false reads even a regular file through `read`, as a
     /// pipe is read (for tests).
-    pub(crate) fn open_with(path: &Path, cfg: &Config, threads: usize, map: bool) -> Result<Self, CaptureError> {
-        let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+    pub(crate) fn open_with(
+        path: &Path,
+        cfg: &Config,
+        threads: usize,
+        map: bool,
+    ) -> Result<Self, CaptureError> {
+        let io = |source| CaptureError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(io)?;
         let tracker = track::Tracker::new(*cfg);
         let source = match map.then(|| map_file(&file)).flatten() {
-            Some(map) if threads >= 3 => Source::Sharded(parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?),
-            Some(map) if threads == 2 => Source::Thread(Reading::start(Input::Map(std::sync::Arc::new(map)), path, tracker)?),
-            Some(map) => Source::Mapped(Mapped { tracker, map, reader: reader::FrameReader::new(), pos: 0, release: Release::new() }),
-            None if threads >= 2 => Source::Thread(Reading::start(Input::File(file), path, tracker)?),
-            None => Source::Inline(Inline { tracker, file, path: path.to_path_buf(), reader: reader::FrameReader::new(), buf: vec![0; reader::CHUNK], pos: 0, filled: 0, eof: false }),
+            Some(map) if threads >= 3 => Source::Sharded(
+                parallel::Sharded::start(std::sync::Arc::new(map), cfg, threads).map_err(io)?,
+            ),
+            Some(map) if threads == 2 => Source::Thread(Reading::start(
+                Input::Map(std::sync::Arc::new(map)),
+                path,
+                tracker,
+            )?),
+            Some(map) => Source::Mapped(Mapped {
+                tracker,
+                map,
+                reader: reader::FrameReader::new(),
+                pos: 0,
+                release: Release::new(),
+            }),
+            None if threads >= 2 => {
+                Source::Thread(Reading::start(Input::File(file), path, tracker)?)
+            }
+            None => Source::Inline(Inline {
+                tracker,
+                file,
+                path: path.to_path_buf(),
+                reader: reader::FrameReader::new(),
+                buf: vec![0; reader::CHUNK],
+                pos: 0,
+                filled: 0,
+                eof: false,
+            }),
         };
-        Ok(Self { source, done: false, out: Samples::default(), spare: Vec::new() })
+        Ok(Self {
+            source,
+            done: false,
+            out: Samples::default(),
+            spare: Vec::new(),
+        })
     }
 
     /// [`Stream::open_threads`] with two threads.
@@ -561,12 +652,14 @@ impl Stream {
             Source::Inline(inline) => {
                 inline.tracker.skip_rows();
                 inline.fill(usize::MAX, &mut done)?;
-                skipped += inline.tracker.take_samples().len() as u64 + inline.tracker.skipped_rows();
+                skipped +=
+                    inline.tracker.take_samples().len() as u64 + inline.tracker.skipped_rows();
             }
             Source::Thread(reading) => {
                 reading.tracker.skip_rows();
                 reading.fill(usize::MAX, &mut done)?;
-                skipped += reading.tracker.take_samples().len() as u64 + reading.tracker.skipped_rows();
+                skipped +=
+                    reading.tracker.take_samples().len() as u64 + reading.tracker.skipped_rows();
             }
             Source::Sharded(sharded) => skipped += sharded.drain()?,
         }
@@ -597,7 +690,12 @@ impl Stream {
         let (mut tracker, read) = match self.source {
             Source::Mapped(m) => (m.tracker, m.reader.finish()),
             Source::Inline(inline) => (inline.tracker, inline.reader.finish()),
-            Source::Thread(reading) => (reading.tracker, reading.stats.expect("finish() before the stream was read to its end")),
+            Source::Thread(reading) => (
+                reading.tracker,
+                reading
+                    .stats
+                    .expect("finish() before the stream was read to its end"),
+            ),
             Source::Sharded(sharded) => {
                 let mut a = sharded.finish();
                 a.samples = self.out;
@@ -608,7 +706,14 @@ impl Stream {
         let (rest, connections, counters, start_ns) = tracker.finish();
         let mut samples = self.out;
         parallel::append(&mut samples, rest);
-        Analysis { samples, connections, counters, retransmissions, read, start_ns }
+        Analysis {
+            samples,
+            connections,
+            counters,
+            retransmissions,
+            read,
+            start_ns,
+        }
     }
 }
 
@@ -634,7 +739,12 @@ macro_rules! tracked {
 tracked!(Mapped, Inline, Reading);
 
 /// Parse on with the tracker appending its rows to `out` itself (no copy of a batch's columns).
-fn fill_into(source: &mut impl Tracked, out: &mut Samples, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
+fn fill_into(
+    source: &mut impl Tracked,
+    out: &mut Samples,
+    rows: usize,
+    done: &mut bool,
+) -> Result<(), CaptureError> {
     source.tracker().lend_samples(std::mem::take(out));
     let filled = source.fill_rows(rows, done);
     *out = source.tracker().return_samples();
@@ -650,7 +760,9 @@ impl Mapped {
         while !*done && tracker.pending_samples() < rows {
             let end = (self.pos + step).min(data.len());
             let last = end == data.len();
-            let used = self.reader.feed(&data[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
+            let used = self
+                .reader
+                .feed(&data[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
             self.pos += used;
             self.release.behind(&self.map, self.pos);
             if last || self.reader.stopped() {
@@ -685,7 +797,12 @@ impl Inline {
                 }
                 Ok(n) => self.filled += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(CaptureError::Io { path: self.path.clone(), source }),
+                Err(source) => {
+                    return Err(CaptureError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
+                }
             }
         }
         Ok(())
@@ -701,7 +818,9 @@ impl Inline {
             let end = (self.pos + step).min(self.filled);
             let last = self.eof && end == self.filled;
             let tracker = &mut self.tracker;
-            let used = self.reader.feed(&self.buf[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
+            let used = self
+                .reader
+                .feed(&self.buf[self.pos..end], last, &mut |f| tracker.on_frame(f))?;
             self.pos += used;
             if last || self.reader.stopped() {
                 *done = true;
@@ -730,9 +849,16 @@ impl Reading {
                 // The tracker still listens (a send failed: the stream was dropped).
                 let open = std::cell::Cell::new(true);
                 let on_frame = |f: &reader::Frame| {
-                    batch.push(Decoded { ts_ns: f.ts_ns, number: f.number, linktype: f.linktype, seg: wire::decode(f.linktype, f.data) });
+                    batch.push(Decoded {
+                        ts_ns: f.ts_ns,
+                        number: f.number,
+                        linktype: f.linktype,
+                        seg: wire::decode(f.linktype, f.data),
+                    });
                     if batch.len() == DECODED_FRAMES && open.get() {
-                        let empty = back_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(DECODED_FRAMES));
+                        let empty = back_rx
+                            .try_recv()
+                            .unwrap_or_else(|_| Vec::with_capacity(DECODED_FRAMES));
                         open.set(tx.send(std::mem::replace(&mut batch, empty)).is_ok());
                     }
                     if !open.get() {
@@ -741,30 +867,51 @@ impl Reading {
                 };
                 let stats = match input {
                     Input::Map(map) => read_map(&map, on_frame, || open.get()),
-                    Input::File(mut file) => reader::read_stream_while(&mut file, &path_buf, on_frame, || open.get()),
+                    Input::File(mut file) => {
+                        reader::read_stream_while(&mut file, &path_buf, on_frame, || open.get())
+                    }
                 };
                 if open.get() && !batch.is_empty() {
                     let _ = tx.send(batch);
                 }
                 stats
             })
-            .map_err(|source| CaptureError::Io { path: path.to_path_buf(), source })?;
-        Ok(Reading { tracker, rx: std::sync::Mutex::new(rx), back: std::sync::Mutex::new(back), handle: Some(handle), stats: None })
+            .map_err(|source| CaptureError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Reading {
+            tracker,
+            rx: std::sync::Mutex::new(rx),
+            back: std::sync::Mutex::new(back),
+            handle: Some(handle),
+            stats: None,
+        })
     }
 
     /// Track decoded frames until the tracker holds `rows` samples or the reading thread ends
     /// (then its result: the read statistics, or the error that stopped it).
     fn fill(&mut self, rows: usize, done: &mut bool) -> Result<(), CaptureError> {
-        let rx = self.rx.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let back = self.back.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let rx = self
+            .rx
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let back = self
+            .back
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         while !*done && self.tracker.pending_samples() < rows {
             match rx.recv() {
                 Ok(mut frames) => {
                     for (i, d) in frames.iter().enumerate() {
                         if let Some(ahead) = frames.get(i + DECODED_AHEAD) {
-                            reader::prefetch_lines(std::ptr::from_ref(ahead).cast(), std::mem::size_of::<Decoded>().div_ceil(64));
+                            reader::prefetch_lines(
+                                std::ptr::from_ref(ahead).cast(),
+                                std::mem::size_of::<Decoded>().div_ceil(64),
+                            );
                         }
-                        self.tracker.on_decoded(d.ts_ns, d.number, d.linktype, &d.seg);
+                        self.tracker
+                            .on_decoded(d.ts_ns, d.number, d.linktype, &d.seg);
                     }
                     frames.clear();
                     // The reader may have finished: then the chunk is simply dropped.
@@ -773,8 +920,13 @@ impl Reading {
                 Err(_) => {
                     // The sender is gone: the thread has returned.
                     *done = true;
-                    let handle = self.handle.take().expect("the reading thread is joined once");
-                    let result = handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    let handle = self
+                        .handle
+                        .take()
+                        .expect("the reading thread is joined once");
+                    let result = handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                     self.stats = Some(result?);
                 }
             }

@@ -57,7 +57,14 @@ enum Entry {
     /// The file's first frame's time (the first entry of all).
     Start(i64),
     /// One of the follower's frames: `len` bytes of the file at `off`.
-    Frame { ts_ns: i64, number: u64, off: usize, len: u32, orig_len: u32, linktype: u32 },
+    Frame {
+        ts_ns: i64,
+        number: u64,
+        off: usize,
+        len: u32,
+        orig_len: u32,
+        linktype: u32,
+    },
     /// The router's tracker swept here, with this clock (latest time, frame number): the
     /// follower sweeps too, so connections are released at the frames one tracker releases them.
     Sweep { max_t: i64, frames: u64 },
@@ -104,7 +111,11 @@ fn owner(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, workers: usize)
         return 0;
     }
     let bucket = track::shard_of(src, sport, dst, dport, 2 * workers - 1);
-    if bucket == 0 { 0 } else { 1 + (bucket - 1) / 2 }
+    if bucket == 0 {
+        0
+    } else {
+        1 + (bucket - 1) / 2
+    }
 }
 
 /// Frames per batch from the router to a follower, and batches in flight: a follower runs at
@@ -116,7 +127,11 @@ const FRAMES_IN_FLIGHT: usize = 4;
 impl Sharded {
     /// Start `workers` threads over the mapped file `map`: worker 0 (the router) walks the file,
     /// tracks its own connections and passes each follower its frames (and the others' times).
-    pub(super) fn start(map: Arc<memmap2::Mmap>, cfg: &Config, workers: usize) -> std::io::Result<Self> {
+    pub(super) fn start(
+        map: Arc<memmap2::Mmap>,
+        cfg: &Config,
+        workers: usize,
+    ) -> std::io::Result<Self> {
         let workers = workers.max(1);
         let skip = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = sync_channel::<(usize, Report)>(IN_FLIGHT * workers);
@@ -126,13 +141,25 @@ impl Sharded {
             let (ftx, frx) = sync_channel::<Vec<Entry>>(FRAMES_IN_FLIGHT);
             to_followers.push(ftx);
             let (map, cfg, tx, skip) = (Arc::clone(&map), *cfg, tx.clone(), Arc::clone(&skip));
-            let handle = std::thread::Builder::new().name(format!("rttlab-shard{me}")).spawn(move || follow(me, &map, cfg, frx, tx, &skip))?;
+            let handle = std::thread::Builder::new()
+                .name(format!("rttlab-shard{me}"))
+                .spawn(move || follow(me, &map, cfg, frx, tx, &skip))?;
             handles.push(Some(handle));
         }
         let (cfg, skip_router) = (*cfg, Arc::clone(&skip));
-        let router = std::thread::Builder::new().name("rttlab-shard0".into()).spawn(move || route(&map, cfg, workers, to_followers, tx, &skip_router))?;
+        let router = std::thread::Builder::new()
+            .name("rttlab-shard0".into())
+            .spawn(move || route(&map, cfg, workers, to_followers, tx, &skip_router))?;
         handles.insert(0, Some(router));
-        Ok(Self { rx: Some(std::sync::Mutex::new(rx)), handles, lanes: (0..workers).map(|_| Lane::default()).collect(), ends: (0..workers).map(|_| None).collect(), next_id: 0, skip, skipped: 0 })
+        Ok(Self {
+            rx: Some(std::sync::Mutex::new(rx)),
+            handles,
+            lanes: (0..workers).map(|_| Lane::default()).collect(),
+            ends: (0..workers).map(|_| None).collect(),
+            next_id: 0,
+            skip,
+            skipped: 0,
+        })
     }
 
     /// Merge until `out` holds at least `rows` samples or every worker is done (then true).
@@ -142,7 +169,12 @@ impl Sharded {
             if all_done || out.len() >= rows {
                 return Ok(all_done);
             }
-            let rx = self.rx.as_mut().expect("the channel lives until drop").get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let rx = self
+                .rx
+                .as_mut()
+                .expect("the channel lives until drop")
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let Ok((w, report)) = rx.recv() else {
                 // Every worker ended, one without its last report: it panicked.
                 for h in self.handles.iter_mut().filter_map(Option::take) {
@@ -150,7 +182,10 @@ impl Sharded {
                         std::panic::resume_unwind(panic);
                     }
                 }
-                return Err(CaptureError::Io { path: "worker".into(), source: std::io::Error::other("a worker thread stopped early") });
+                return Err(CaptureError::Io {
+                    path: "worker".into(),
+                    source: std::io::Error::other("a worker thread stopped early"),
+                });
             };
             self.skipped += report.skipped;
             let lane = &mut self.lanes[w];
@@ -184,7 +219,10 @@ impl Sharded {
         let upto = self.lanes.iter().map(|l| l.upto).min().unwrap_or(0);
         // Connections first (a sample's connection was created at or before its frame).
         loop {
-            let next = (0..self.lanes.len()).filter_map(|w| self.lanes[w].created.front().map(|&f| (f, w))).filter(|&(f, _)| f <= upto).min();
+            let next = (0..self.lanes.len())
+                .filter_map(|w| self.lanes[w].created.front().map(|&f| (f, w)))
+                .filter(|&(f, _)| f <= upto)
+                .min();
             let Some((_, w)) = next else { break };
             let lane = &mut self.lanes[w];
             lane.created.pop_front();
@@ -203,7 +241,15 @@ impl Sharded {
             }
             let Some((_, w)) = best else { break };
             // The lane's run of rows before any other lane's next frame.
-            let bound = self.lanes.iter().enumerate().filter(|&(o, _)| o != w).filter_map(|(_, l)| l.samples.frame.get(l.pos).copied()).min().unwrap_or(u64::MAX).min(upto.saturating_add(1));
+            let bound = self
+                .lanes
+                .iter()
+                .enumerate()
+                .filter(|&(o, _)| o != w)
+                .filter_map(|(_, l)| l.samples.frame.get(l.pos).copied())
+                .min()
+                .unwrap_or(u64::MAX)
+                .min(upto.saturating_add(1));
             let lane = &mut self.lanes[w];
             let s = &lane.samples;
             let mut end = lane.pos;
@@ -212,7 +258,18 @@ impl Sharded {
             }
             for i in lane.pos..end {
                 let conn = lane.ids[s.conn[i] as usize];
-                out.push(conn, s.dir[i], s.time[i], s.rtt[i], s.method[i], s.ambiguous[i], s.idle_echo[i], (s.seq_start[i], s.seq_end[i]), s.frame[i], s.ref_frame[i]);
+                out.push(
+                    conn,
+                    s.dir[i],
+                    s.time[i],
+                    s.rtt[i],
+                    s.method[i],
+                    s.ambiguous[i],
+                    s.idle_echo[i],
+                    (s.seq_start[i], s.seq_end[i]),
+                    s.frame[i],
+                    s.ref_frame[i],
+                );
             }
             lane.pos = end;
         }
@@ -233,7 +290,9 @@ impl Sharded {
         let mut read = None;
         let mut start_ns = 0;
         for (w, end) in self.ends.iter_mut().enumerate() {
-            let (mut tracker, stats) = end.take().expect("finish() before the stream was read to its end");
+            let (mut tracker, stats) = end
+                .take()
+                .expect("finish() before the stream was read to its end");
             let ids = &self.lanes[w].ids;
             for mut r in tracker.take_retransmissions() {
                 r.conn = ids[r.conn as usize];
@@ -253,7 +312,14 @@ impl Sharded {
         connections.sort_unstable_by_key(|c| c.id);
         // One frame resends at most one segment: frame order is capture order.
         retransmissions.sort_by_key(|r| r.frame);
-        Analysis { samples: Samples::default(), connections, counters, retransmissions, read: read.expect("at least one worker"), start_ns }
+        Analysis {
+            samples: Samples::default(),
+            connections,
+            counters,
+            retransmissions,
+            read: read.expect("at least one worker"),
+            start_ns,
+        }
     }
 }
 
@@ -288,7 +354,20 @@ pub(super) fn append(to: &mut Samples, from: Samples) {
 
 fn add_counters(to: &mut Counters, c: &Counters) {
     // Destructured, so a counter added to `Counters` must be merged here to compile.
-    let Counters { frames, tcp, not_tcp, unsupported_link, first_unsupported_link, non_first_fragments, malformed, options_cut, negative_rtt, outstanding_dropped, ambiguous, idle_echoes } = c;
+    let Counters {
+        frames,
+        tcp,
+        not_tcp,
+        unsupported_link,
+        first_unsupported_link,
+        non_first_fragments,
+        malformed,
+        options_cut,
+        negative_rtt,
+        outstanding_dropped,
+        ambiguous,
+        idle_echoes,
+    } = c;
     to.frames += frames;
     to.tcp += tcp;
     to.not_tcp += not_tcp;
@@ -305,12 +384,22 @@ fn add_counters(to: &mut Counters, c: &Counters) {
 }
 
 /// The router: walk the file, track worker 0's connections, pass every follower its frames.
-fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSender<Vec<Entry>>>, tx: SyncSender<(usize, Report)>, skip: &std::sync::atomic::AtomicBool) {
+fn route(
+    map: &memmap2::Mmap,
+    cfg: Config,
+    workers: usize,
+    followers: Vec<SyncSender<Vec<Entry>>>,
+    tx: SyncSender<(usize, Report)>,
+    skip: &std::sync::atomic::AtomicBool,
+) {
     let mut tracker = Box::new(Tracker::new(cfg));
     let mut reader = FrameReader::new();
     let mut sent = 0;
     let mut skipped = 0;
-    let mut batches: Vec<Vec<Entry>> = followers.iter().map(|_| Vec::with_capacity(ENTRIES)).collect();
+    let mut batches: Vec<Vec<Entry>> = followers
+        .iter()
+        .map(|_| Vec::with_capacity(ENTRIES))
+        .collect();
     let data = &map[..];
     let base = data.as_ptr() as usize;
     let (mut pos, mut step) = (0usize, STEP);
@@ -320,7 +409,12 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
     let mut gone = false;
     let send = |batches: &mut Vec<Vec<Entry>>, i: usize, gone: &mut bool| {
         if !*gone && !batches[i].is_empty() {
-            *gone |= followers[i].send(std::mem::replace(&mut batches[i], Vec::with_capacity(ENTRIES))).is_err();
+            *gone |= followers[i]
+                .send(std::mem::replace(
+                    &mut batches[i],
+                    Vec::with_capacity(ENTRIES),
+                ))
+                .is_err();
         }
         if *gone {
             batches[i].clear();
@@ -341,7 +435,11 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
                     // Not the common case: decode to know (frames that are no TCP segment
                     // belong to worker 0).
                     let seg = wire::decode(f.linktype, f.data);
-                    (seg.as_ref().map_or(0, |s| owner(&s.src, s.sport, &s.dst, s.dport, workers)), Some(seg))
+                    (
+                        seg.as_ref()
+                            .map_or(0, |s| owner(&s.src, s.sport, &s.dst, s.dport, workers)),
+                        Some(seg),
+                    )
                 }
             };
             match (w, seg) {
@@ -349,7 +447,14 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
                 (0, None) => tracker.on_frame(f),
                 (w, _) => {
                     let off = f.data.as_ptr() as usize - base;
-                    batches[w - 1].push(Entry::Frame { ts_ns: f.ts_ns, number: f.number, off, len: f.data.len() as u32, orig_len: f.orig_len, linktype: f.linktype });
+                    batches[w - 1].push(Entry::Frame {
+                        ts_ns: f.ts_ns,
+                        number: f.number,
+                        off,
+                        len: f.data.len() as u32,
+                        orig_len: f.orig_len,
+                        linktype: f.linktype,
+                    });
                     tracker.on_other(f.ts_ns, f.number);
                     if batches[w - 1].len() >= ENTRIES {
                         send(&mut batches, w - 1, &mut gone);
@@ -389,7 +494,13 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
         let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
-        let report = Report { samples, created, upto: reader.frames(), skipped, end: None };
+        let report = Report {
+            samples,
+            created,
+            upto: reader.frames(),
+            skipped,
+            end: None,
+        };
         if gone || tx.send((0, report)).is_err() {
             return;
         }
@@ -403,17 +514,36 @@ fn route(map: &memmap2::Mmap, cfg: Config, workers: usize, followers: Vec<SyncSe
     drop(followers);
     let created = tracker.created_frames()[sent..].to_vec();
     let report = match end {
-        Some(e) => Report { samples: Samples::default(), created, upto: u64::MAX, skipped: 0, end: Some(Err(e)) },
+        Some(e) => Report {
+            samples: Samples::default(),
+            created,
+            upto: u64::MAX,
+            skipped: 0,
+            end: Some(Err(e)),
+        },
         None => {
             let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
-            Report { samples, created, upto: u64::MAX, skipped, end: Some(Ok((tracker, Some(reader.finish())))) }
+            Report {
+                samples,
+                created,
+                upto: u64::MAX,
+                skipped,
+                end: Some(Ok((tracker, Some(reader.finish())))),
+            }
         }
     };
     let _ = tx.send((0, report));
 }
 
 /// A follower: track the frames the router passes, report after each batch.
-fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entry>>, tx: SyncSender<(usize, Report)>, skip: &std::sync::atomic::AtomicBool) {
+fn follow(
+    me: usize,
+    map: &memmap2::Mmap,
+    cfg: Config,
+    frames: Receiver<Vec<Entry>>,
+    tx: SyncSender<(usize, Report)>,
+    skip: &std::sync::atomic::AtomicBool,
+) {
     let mut tracker = Box::new(Tracker::follower(cfg, 0));
     let mut sent = 0;
     let mut skipped = 0;
@@ -424,8 +554,21 @@ fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entr
             match *e {
                 // The first entry of all: nothing tracked yet.
                 Entry::Start(ts_ns) => *tracker = Tracker::follower(cfg, ts_ns),
-                Entry::Frame { ts_ns, number, off, len, orig_len, linktype } => {
-                    let frame = reader::Frame { number, ts_ns, linktype, data: &data[off..off + len as usize], orig_len };
+                Entry::Frame {
+                    ts_ns,
+                    number,
+                    off,
+                    len,
+                    orig_len,
+                    linktype,
+                } => {
+                    let frame = reader::Frame {
+                        number,
+                        ts_ns,
+                        linktype,
+                        data: &data[off..off + len as usize],
+                        orig_len,
+                    };
                     tracker.on_frame(&frame);
                     upto = number;
                 }
@@ -436,18 +579,43 @@ fn follow(me: usize, map: &memmap2::Mmap, cfg: Config, frames: Receiver<Vec<Entr
         let created = tracker.created_frames()[sent..].to_vec();
         sent += created.len();
         let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
-        if tx.send((me, Report { samples, created, upto, skipped, end: None })).is_err() {
+        if tx
+            .send((
+                me,
+                Report {
+                    samples,
+                    created,
+                    upto,
+                    skipped,
+                    end: None,
+                },
+            ))
+            .is_err()
+        {
             return;
         }
     }
     let created = tracker.created_frames()[sent..].to_vec();
     let (samples, skipped) = rows(&mut tracker, skip, &mut skipped);
-    let _ = tx.send((me, Report { samples, created, upto: u64::MAX, skipped, end: Some(Ok((tracker, None))) }));
+    let _ = tx.send((
+        me,
+        Report {
+            samples,
+            created,
+            upto: u64::MAX,
+            skipped,
+            end: Some(Ok((tracker, None))),
+        },
+    ));
 }
 
 /// A worker's rows for its report: the rows, or (once the stream is drained) none and how many
 /// were skipped since the last report.
-fn rows(tracker: &mut Tracker, skip: &std::sync::atomic::AtomicBool, reported: &mut u64) -> (Samples, u64) {
+fn rows(
+    tracker: &mut Tracker,
+    skip: &std::sync::atomic::AtomicBool,
+    reported: &mut u64,
+) -> (Samples, u64) {
     let rows = tracker.take_samples();
     if !skip.load(std::sync::atomic::Ordering::Relaxed) {
         return (rows, 0);

@@ -49,7 +49,9 @@ fn io_error(e: ParquetError) -> io::Error {
 
 /// Snappy and no dictionaries unless a column's [`tables::Storage`] says otherwise.
 fn properties() -> WriterProperties {
-    let mut props = WriterProperties::builder().set_compression(Compression::SNAPPY).set_dictionary_enabled(false);
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_enabled(false);
     for c in tables::columns(true) {
         let path = ColumnPath::from(c.name);
         if c.storage.dictionary() {
@@ -72,7 +74,9 @@ impl SampleWriter for Rows {
     /// One batch as its own row group: the encoded group leaves memory at once instead of up to
     /// a million rows being buffered.
     fn write(&mut self, samples: &Samples, capture: Option<&str>) -> io::Result<()> {
-        self.0.write(&export::record_batch(samples, capture)).map_err(io_error)?;
+        self.0
+            .write(&export::record_batch(samples, capture))
+            .map_err(io_error)?;
         self.0.flush().map_err(io_error)
     }
 
@@ -91,8 +95,16 @@ impl SampleParquet {
     pub fn create(path: &Path, with_capture: bool, background: bool) -> io::Result<Self> {
         let file = File::create(path)?;
         let schema = Arc::new(super::tables::schema(with_capture));
-        let writer = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(properties())).map_err(io_error)?;
-        Ok(Self { sink: SampleSink::new(Rows(writer), background, "rttlab-parquet")?, rows: 0 })
+        let writer = ArrowWriter::try_new(
+            BufWriter::with_capacity(1 << 20, file),
+            schema,
+            Some(properties()),
+        )
+        .map_err(io_error)?;
+        Ok(Self {
+            sink: SampleSink::new(Rows(writer), background, "rttlab-parquet")?,
+            rows: 0,
+        })
     }
 
     /// Append one batch of samples as its own row group (nothing for an empty batch), with
@@ -132,7 +144,18 @@ mod tests {
     fn rows(n: usize) -> Samples {
         let mut s = Samples::default();
         for i in 0..n {
-            s.push(i as u32 % 3, (i % 2) as u8, i as i64 * 1000, 5_000_000 + i as u64, Method::ALL[i % 3], false, i % 5 == 0, (i as u32, i as u32 + 10), i as u64 + 1, i as u64);
+            s.push(
+                i as u32 % 3,
+                (i % 2) as u8,
+                i as i64 * 1000,
+                5_000_000 + i as u64,
+                Method::ALL[i % 3],
+                false,
+                i % 5 == 0,
+                (i as u32, i as u32 + 10),
+                i as u64 + 1,
+                i as u64,
+            );
         }
         s
     }
@@ -155,17 +178,46 @@ mod tests {
         // Every column of every row group is stored as its declaration says.
         for group in meta.row_groups() {
             for c in tables::columns(true) {
-                let col = group.columns().iter().find(|x| x.column_path().string() == c.name).unwrap();
+                let col = group
+                    .columns()
+                    .iter()
+                    .find(|x| x.column_path().string() == c.name)
+                    .unwrap();
                 let has = |e: Encoding| col.encodings().any(|x| x == e);
-                assert_eq!(has(Encoding::RLE_DICTIONARY), c.storage.dictionary(), "{} dictionary", c.name);
-                assert_eq!(has(Encoding::DELTA_BINARY_PACKED), c.storage.delta(), "{} delta", c.name);
-                assert_eq!(col.compression() == Compression::SNAPPY, c.storage.compressed(), "{} compression", c.name);
-                assert_eq!(col.statistics().is_some(), c.storage.statistics(), "{} statistics", c.name);
+                assert_eq!(
+                    has(Encoding::RLE_DICTIONARY),
+                    c.storage.dictionary(),
+                    "{} dictionary",
+                    c.name
+                );
+                assert_eq!(
+                    has(Encoding::DELTA_BINARY_PACKED),
+                    c.storage.delta(),
+                    "{} delta",
+                    c.name
+                );
+                assert_eq!(
+                    col.compression() == Compression::SNAPPY,
+                    c.storage.compressed(),
+                    "{} compression",
+                    c.name
+                );
+                assert_eq!(
+                    col.statistics().is_some(),
+                    c.storage.statistics(),
+                    "{} statistics",
+                    c.name
+                );
             }
         }
-        assert!(["method", "direction", "capture"].iter().all(|n| tables::columns(true).any(|c| c.name == *n && c.storage.dictionary())));
+        assert!(["method", "direction", "capture"]
+            .iter()
+            .all(|n| tables::columns(true).any(|c| c.name == *n && c.storage.dictionary())));
 
-        let batches: Vec<RecordBatch> = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap())
+        let batches: Vec<RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                File::open(&path).unwrap(),
+            )
             .unwrap()
             .build()
             .unwrap()
@@ -179,7 +231,9 @@ mod tests {
         for (i, field) in want.schema().fields().iter().enumerate() {
             let (a, b) = (want.column(i), got.column_by_name(field.name()).unwrap());
             match field.data_type() {
-                arrow_schema::DataType::Dictionary(..) => assert_eq!(strings(a), strings(b), "{}", field.name()),
+                arrow_schema::DataType::Dictionary(..) => {
+                    assert_eq!(strings(a), strings(b), "{}", field.name())
+                }
                 _ => assert_eq!(a.as_ref(), b.as_ref(), "{}", field.name()),
             }
         }
@@ -191,7 +245,11 @@ mod tests {
         use arrow_array::types::Int8Type;
         let d = a.as_dictionary::<Int8Type>();
         let values = d.values().as_string::<i32>();
-        d.keys().values().iter().map(|&k| values.value(k as usize).to_owned()).collect()
+        d.keys()
+            .values()
+            .iter()
+            .map(|&k| values.value(k as usize).to_owned())
+            .collect()
     }
 
     #[test]
@@ -199,10 +257,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rttlab-parquet-empty-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("e.parquet");
-        assert_eq!(SampleParquet::create(&path, false, false).unwrap().close().unwrap(), 0);
+        assert_eq!(
+            SampleParquet::create(&path, false, false)
+                .unwrap()
+                .close()
+                .unwrap(),
+            0
+        );
         let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
-        assert_eq!(reader.metadata().file_metadata().schema_descr().num_columns(), 11);
+        assert_eq!(
+            reader
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .num_columns(),
+            11
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -213,21 +284,33 @@ mod tests {
         }
         for background in [false, true] {
             let mut w = SampleParquet::create(Path::new("/dev/full"), false, background).unwrap();
-            let err = (0..4).try_for_each(|_| w.write(rows(200_000), None)).and_then(|_| w.close().map(|_| ()));
-            assert_eq!(err.unwrap_err().raw_os_error(), Some(28), "background {background}"); // ENOSPC
+            let err = (0..4)
+                .try_for_each(|_| w.write(rows(200_000), None))
+                .and_then(|_| w.close().map(|_| ()));
+            assert_eq!(
+                err.unwrap_err().raw_os_error(),
+                Some(28),
+                "background {background}"
+            ); // ENOSPC
         }
     }
 
     #[test]
     fn a_writer_thread_writes_the_same_file_byte_for_byte() {
-        let dir = std::env::temp_dir().join(format!("rttlab-parquet-thread-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("rttlab-parquet-thread-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let files: Vec<Vec<u8>> = [false, true]
             .iter()
             .map(|&background| {
                 let path = dir.join(format!("s-{background}.parquet"));
                 let mut w = SampleParquet::create(&path, true, background).unwrap();
-                for (n, name) in [(70_000, "a.pcap"), (0, "a.pcap"), (5, "b.pcap"), (65_536, "b.pcap")] {
+                for (n, name) in [
+                    (70_000, "a.pcap"),
+                    (0, "a.pcap"),
+                    (5, "b.pcap"),
+                    (65_536, "b.pcap"),
+                ] {
                     w.write(rows(n), Some(name)).unwrap();
                 }
                 assert_eq!(w.close().unwrap(), 135_541);

@@ -48,7 +48,11 @@ pub struct Damage {
 
 impl std::fmt::Display for Damage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "damaged at packet {} (byte offset {}): {}", self.packet, self.offset, self.reason)
+        write!(
+            f,
+            "damaged at packet {} (byte offset {}): {}",
+            self.packet, self.offset, self.reason
+        )
     }
 }
 
@@ -86,8 +90,18 @@ struct Interface {
 enum State {
     /// Nothing read yet.
     Start,
-    Pcap { be: bool, nanos: bool, modified: bool, linktype: u32, max_record: u32 },
-    PcapNg { be: bool, ifaces: Vec<Interface>, last_ts: i64 },
+    Pcap {
+        be: bool,
+        nanos: bool,
+        modified: bool,
+        linktype: u32,
+        max_record: u32,
+    },
+    PcapNg {
+        be: bool,
+        ifaces: Vec<Interface>,
+        last_ts: i64,
+    },
     /// Damage found: everything after it is ignored.
     Stopped,
 }
@@ -113,7 +127,15 @@ impl FrameReader {
     pub fn new() -> Self {
         Self {
             state: State::Start,
-            stats: ReadStats { format: Format::Pcap, frames: 0, sections: 0, interfaces: 0, snaplens: Vec::new(), orphan_packets: 0, damage: None },
+            stats: ReadStats {
+                format: Format::Pcap,
+                frames: 0,
+                sections: 0,
+                interfaces: 0,
+                snaplens: Vec::new(),
+                orphan_packets: 0,
+                damage: None,
+            },
             offset: 0,
         }
     }
@@ -133,36 +155,60 @@ impl FrameReader {
     }
 
     fn damage(&mut self, offset: u64, reason: String) {
-        self.stats.damage = Some(Damage { packet: self.stats.frames + 1, offset, reason });
+        self.stats.damage = Some(Damage {
+            packet: self.stats.frames + 1,
+            offset,
+            reason,
+        });
         self.state = State::Stopped;
     }
 
     /// Parse the complete records at the start of `buf` (the file's bytes from the first unread
     /// one on), calling `on_frame` for each frame; returns the number of bytes consumed. `eof`:
     /// `buf` ends at the end of the file, so an incomplete record there is damage.
-    pub fn feed(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> Result<usize, CaptureError> {
+    pub fn feed(
+        &mut self,
+        buf: &[u8],
+        eof: bool,
+        on_frame: &mut impl FnMut(&Frame),
+    ) -> Result<usize, CaptureError> {
         if let State::Start = self.state {
             if buf.is_empty() && eof && self.offset == 0 {
                 return Err(CaptureError::Empty);
             }
             if buf.len() < 4 {
-                return if eof { Err(CaptureError::TooShort { len: buf.len() }) } else { Ok(0) };
+                return if eof {
+                    Err(CaptureError::TooShort { len: buf.len() })
+                } else {
+                    Ok(0)
+                };
             }
             let magic: [u8; 4] = [buf[0], buf[1], buf[2], buf[3]];
             return match u32::from_le_bytes(magic) {
-                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 | 0x34cd_b2a1 => {
+                0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34
+                | 0x34cd_b2a1 => {
                     // pcap-parser 0.17 knows the modified (Kuznetsov) magic only little-endian;
                     // a big-endian one (written on SPARC/PowerPC) is read here the same way.
                     let modified_be = u32::from_le_bytes(magic) == 0x34cd_b2a1;
                     let header = if modified_be {
                         let mut h = buf[..buf.len().min(24)].to_vec();
                         h[..4].copy_from_slice(&0xd4c3_b2a1u32.to_le_bytes());
-                        parse_pcap_header(&h).map(|(rest, hdr)| (h.len() - rest.len(), hdr)).ok()
+                        parse_pcap_header(&h)
+                            .map(|(rest, hdr)| (h.len() - rest.len(), hdr))
+                            .ok()
                     } else {
-                        parse_pcap_header(buf).map(|(rest, hdr)| (buf.len() - rest.len(), hdr)).ok()
+                        parse_pcap_header(buf)
+                            .map(|(rest, hdr)| (buf.len() - rest.len(), hdr))
+                            .ok()
                     };
                     let Some((used, hdr)) = header else {
-                        return if eof || buf.len() >= 24 { Err(CaptureError::BadHeader { reason: "pcap file header is truncated or invalid".into() }) } else { Ok(0) };
+                        return if eof || buf.len() >= 24 {
+                            Err(CaptureError::BadHeader {
+                                reason: "pcap file header is truncated or invalid".into(),
+                            })
+                        } else {
+                            Ok(0)
+                        };
                     };
                     self.state = State::Pcap {
                         be: hdr.is_bigendian(),
@@ -183,9 +229,20 @@ impl FrameReader {
                 }
                 0x0a0d_0d0a => {
                     let Ok((rest, shb)) = parse_sectionheaderblock(buf) else {
-                        return if eof || buf.len() >= MAX_BLOCK { Err(CaptureError::BadHeader { reason: "pcapng section header block is truncated or invalid".into() }) } else { Ok(0) };
+                        return if eof || buf.len() >= MAX_BLOCK {
+                            Err(CaptureError::BadHeader {
+                                reason: "pcapng section header block is truncated or invalid"
+                                    .into(),
+                            })
+                        } else {
+                            Ok(0)
+                        };
                     };
-                    self.state = State::PcapNg { be: shb.big_endian(), ifaces: Vec::new(), last_ts: 0 };
+                    self.state = State::PcapNg {
+                        be: shb.big_endian(),
+                        ifaces: Vec::new(),
+                        last_ts: 0,
+                    };
                     self.stats.format = Format::PcapNg;
                     self.stats.sections = 1;
                     let used = buf.len() - rest.len();
@@ -204,7 +261,16 @@ impl FrameReader {
     }
 
     fn feed_pcap(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> usize {
-        let State::Pcap { be, nanos, modified, linktype, max_record } = self.state else { return 0 };
+        let State::Pcap {
+            be,
+            nanos,
+            modified,
+            linktype,
+            max_record,
+        } = self.state
+        else {
+            return 0;
+        };
         let hdr_len = if modified { 24 } else { 16 };
         let mut rest = buf;
         while !rest.is_empty() {
@@ -213,7 +279,11 @@ impl FrameReader {
             // damage here, not a request for gigabytes more input.
             if rest.len() >= 12 {
                 let b = [rest[8], rest[9], rest[10], rest[11]];
-                let caplen = if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) };
+                let caplen = if be {
+                    u32::from_be_bytes(b)
+                } else {
+                    u32::from_le_bytes(b)
+                };
                 if caplen > max_record {
                     self.damage(offset, format!("impossible captured length {caplen}"));
                     break;
@@ -232,16 +302,30 @@ impl FrameReader {
                 }
             };
             // ts_usec holds nanoseconds with the a1b23c4d magic (pcap-savefile(5)).
-            let frac = if nanos { rec.ts_usec as i64 } else { rec.ts_usec as i64 * 1_000 };
+            let frac = if nanos {
+                rec.ts_usec as i64
+            } else {
+                rec.ts_usec as i64 * 1_000
+            };
             self.stats.frames += 1;
             // The next record's header and first bytes (the link/IP/TCP headers read next) are
             // fetched while this frame is analysed: records are hundreds of bytes apart and only
             // their first ~100 bytes are read, a stride the hardware prefetcher follows poorly.
             prefetch(next);
-            on_frame(&Frame { number: self.stats.frames, ts_ns: rec.ts_sec as i64 * 1_000_000_000 + frac, linktype, data: rec.data, orig_len: rec.origlen });
+            on_frame(&Frame {
+                number: self.stats.frames,
+                ts_ns: rec.ts_sec as i64 * 1_000_000_000 + frac,
+                linktype,
+                data: rec.data,
+                orig_len: rec.origlen,
+            });
             rest = next;
         }
-        let used = if self.stopped() { buf.len() } else { buf.len() - rest.len() };
+        let used = if self.stopped() {
+            buf.len()
+        } else {
+            buf.len() - rest.len()
+        };
         self.offset += used as u64;
         used
     }
@@ -249,7 +333,14 @@ impl FrameReader {
     fn feed_pcapng(&mut self, buf: &[u8], eof: bool, on_frame: &mut impl FnMut(&Frame)) -> usize {
         let mut rest = buf;
         while !rest.is_empty() {
-            let State::PcapNg { be, ref mut ifaces, ref mut last_ts } = self.state else { break };
+            let State::PcapNg {
+                be,
+                ref mut ifaces,
+                ref mut last_ts,
+            } = self.state
+            else {
+                break;
+            };
             let offset = self.offset + (buf.len() - rest.len()) as u64;
             // pcapng §3.1: a block's total length is at least 12 (type, length, trailing
             // length) and a multiple of 4. pcap-parser 0.17 checks only `>= 4` for some block
@@ -257,20 +348,38 @@ impl FrameReader {
             // Block of length 4..11 (found by `cargo fuzz`): check it here first.
             if rest.len() >= 8 {
                 let l = [rest[4], rest[5], rest[6], rest[7]];
-                let len = if be { u32::from_be_bytes(l) } else { u32::from_le_bytes(l) };
+                let len = if be {
+                    u32::from_be_bytes(l)
+                } else {
+                    u32::from_le_bytes(l)
+                };
                 if len < 12 || len % 4 != 0 {
-                    self.damage(offset, format!("corrupt block (length {len}: below 12 or not a multiple of 4)"));
+                    self.damage(
+                        offset,
+                        format!("corrupt block (length {len}: below 12 or not a multiple of 4)"),
+                    );
                     break;
                 }
             }
-            let parsed = if be { parse_block_be(rest) } else { parse_block_le(rest) };
+            let parsed = if be {
+                parse_block_be(rest)
+            } else {
+                parse_block_le(rest)
+            };
             let (next, block) = match parsed {
                 Ok(v) => v,
-                Err(pcap_parser::nom::Err::Incomplete(_)) if !eof && rest.len() < MAX_BLOCK => break,
+                Err(pcap_parser::nom::Err::Incomplete(_)) if !eof && rest.len() < MAX_BLOCK => {
+                    break
+                }
                 Err(e) => {
                     let reason = match e {
-                        pcap_parser::nom::Err::Incomplete(_) if eof => format!("block runs past the end of the file ({} bytes left)", rest.len()),
-                        pcap_parser::nom::Err::Incomplete(_) => format!("block longer than {MAX_BLOCK} bytes"),
+                        pcap_parser::nom::Err::Incomplete(_) if eof => format!(
+                            "block runs past the end of the file ({} bytes left)",
+                            rest.len()
+                        ),
+                        pcap_parser::nom::Err::Incomplete(_) => {
+                            format!("block longer than {MAX_BLOCK} bytes")
+                        }
                         _ => "corrupt block (bad length or type)".to_string(),
                     };
                     self.damage(offset, reason);
@@ -282,16 +391,25 @@ impl FrameReader {
             match block {
                 Block::SectionHeader(s) => {
                     // Interfaces are numbered per section (pcapng §4.1).
-                    self.state = State::PcapNg { be: s.big_endian(), ifaces: Vec::new(), last_ts: *last_ts };
+                    self.state = State::PcapNg {
+                        be: s.big_endian(),
+                        ifaces: Vec::new(),
+                        last_ts: *last_ts,
+                    };
                     self.stats.sections += 1;
                 }
                 Block::InterfaceDescription(idb) => {
                     let Some(units) = ts_units(idb.if_tsresol) else {
-                        let reason = format!("interface with invalid if_tsresol {:#x}", idb.if_tsresol);
+                        let reason =
+                            format!("interface with invalid if_tsresol {:#x}", idb.if_tsresol);
                         self.damage(offset, reason);
                         break;
                     };
-                    ifaces.push(Interface { linktype: idb.linktype.0 as u32, units, offset_s: idb.if_tsoffset });
+                    ifaces.push(Interface {
+                        linktype: idb.linktype.0 as u32,
+                        units,
+                        offset_s: idb.if_tsoffset,
+                    });
                     if !self.stats.snaplens.contains(&idb.snaplen) {
                         self.stats.snaplens.push(idb.snaplen);
                     }
@@ -300,10 +418,17 @@ impl FrameReader {
                 Block::EnhancedPacket(epb) => {
                     if let Some(iface) = ifaces.get(epb.if_id as usize) {
                         let ts = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
-                        let ts_ns = units_to_ns(ts, iface.units).wrapping_add(iface.offset_s.wrapping_mul(1_000_000_000));
+                        let ts_ns = units_to_ns(ts, iface.units)
+                            .wrapping_add(iface.offset_s.wrapping_mul(1_000_000_000));
                         *last_ts = ts_ns;
                         self.stats.frames += 1;
-                        on_frame(&Frame { number: self.stats.frames, ts_ns, linktype: iface.linktype, data: epb.packet_data(), orig_len: epb.origlen });
+                        on_frame(&Frame {
+                            number: self.stats.frames,
+                            ts_ns,
+                            linktype: iface.linktype,
+                            data: epb.packet_data(),
+                            orig_len: epb.origlen,
+                        });
                     } else {
                         self.stats.orphan_packets += 1;
                     }
@@ -312,7 +437,13 @@ impl FrameReader {
                     // Simple packet blocks carry no timestamp: they inherit the previous one's.
                     if let Some(iface) = ifaces.first() {
                         self.stats.frames += 1;
-                        on_frame(&Frame { number: self.stats.frames, ts_ns: *last_ts, linktype: iface.linktype, data: spb.packet_data(), orig_len: spb.origlen });
+                        on_frame(&Frame {
+                            number: self.stats.frames,
+                            ts_ns: *last_ts,
+                            linktype: iface.linktype,
+                            data: spb.packet_data(),
+                            orig_len: spb.origlen,
+                        });
                     } else {
                         self.stats.orphan_packets += 1;
                     }
@@ -321,7 +452,11 @@ impl FrameReader {
             }
             rest = next;
         }
-        let used = if self.stopped() { buf.len() } else { buf.len() - rest.len() };
+        let used = if self.stopped() {
+            buf.len()
+        } else {
+            buf.len() - rest.len()
+        };
         self.offset += used as u64;
         used
     }
@@ -363,7 +498,11 @@ pub(super) fn prefetch_lines(start: *const u8, lines: usize) {
 /// bytes. Read here as `pcap-parser` 0.17's `parse_pcap_frame{,_be}` read it (incomplete until
 /// the whole record is there), in one function for every variant (its `_modified` reads only
 /// little-endian files) and without nom's per-record overhead.
-fn parse_record(i: &[u8], be: bool, hdr_len: usize) -> Result<(&[u8], LegacyPcapBlock<'_>), pcap_parser::nom::Err<()>> {
+fn parse_record(
+    i: &[u8],
+    be: bool,
+    hdr_len: usize,
+) -> Result<(&[u8], LegacyPcapBlock<'_>), pcap_parser::nom::Err<()>> {
     use pcap_parser::nom::{Err, Needed};
     let h = match i.first_chunk::<16>() {
         Some(h) if i.len() >= hdr_len => h,
@@ -371,12 +510,27 @@ fn parse_record(i: &[u8], be: bool, hdr_len: usize) -> Result<(&[u8], LegacyPcap
     };
     let word = |at: usize| {
         let b = [h[at], h[at + 1], h[at + 2], h[at + 3]];
-        if be { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) }
+        if be {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
     };
     let (ts_sec, ts_usec, caplen, origlen) = (word(0), word(4), word(8), word(12));
     let end = hdr_len.saturating_add(caplen as usize);
-    let Some(data) = i.get(hdr_len..end) else { return Err(Err::Incomplete(Needed::new(end - i.len()))) };
-    Ok((&i[end..], LegacyPcapBlock { ts_sec, ts_usec, caplen, origlen, data }))
+    let Some(data) = i.get(hdr_len..end) else {
+        return Err(Err::Incomplete(Needed::new(end - i.len())));
+    };
+    Ok((
+        &i[end..],
+        LegacyPcapBlock {
+            ts_sec,
+            ts_usec,
+            caplen,
+            origlen,
+            data,
+        },
+    ))
 }
 
 /// Compressed-file magics (gzip RFC 1952, zstd RFC 8878, xz, bzip2): a typed error saying so.
@@ -402,7 +556,9 @@ pub fn sniff(head: &[u8]) -> Result<Format, CaptureError> {
         return Err(CaptureError::TooShort { len: head.len() });
     };
     match u32::from_le_bytes(magic) {
-        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 | 0x34cd_b2a1 => Ok(Format::Pcap),
+        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34 | 0x34cd_b2a1 => {
+            Ok(Format::Pcap)
+        }
         0x0a0d_0d0a => Ok(Format::PcapNg),
         _ => Err(compressed(&magic).unwrap_or(CaptureError::NotACapture { magic })),
     }
@@ -428,11 +584,16 @@ fn units_to_ns(ts: u64, units: u64) -> i64 {
     }
     let secs = ts / units;
     let frac = ts % units;
-    (secs as i64).wrapping_mul(1_000_000_000).wrapping_add((frac as u128 * 1_000_000_000 / units as u128) as i64)
+    (secs as i64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add((frac as u128 * 1_000_000_000 / units as u128) as i64)
 }
 
 /// Call `on_frame` for each frame of a capture held in memory, in file order.
-pub fn read_frames(data: &[u8], mut on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+pub fn read_frames(
+    data: &[u8],
+    mut on_frame: impl FnMut(&Frame),
+) -> Result<ReadStats, CaptureError> {
     let mut r = FrameReader::new();
     r.feed(data, true, &mut on_frame)?;
     Ok(r.finish())
@@ -443,14 +604,26 @@ pub const CHUNK: usize = 8 << 20;
 
 /// Call `on_frame` for each frame of a capture read from `src` in chunks of [`CHUNK`] bytes
 /// (a record or block larger than a chunk grows the buffer, up to [`MAX_BLOCK`]).
-pub fn read_stream(src: &mut impl std::io::Read, path: &std::path::Path, on_frame: impl FnMut(&Frame)) -> Result<ReadStats, CaptureError> {
+pub fn read_stream(
+    src: &mut impl std::io::Read,
+    path: &std::path::Path,
+    on_frame: impl FnMut(&Frame),
+) -> Result<ReadStats, CaptureError> {
     read_stream_while(src, path, on_frame, || true)
 }
 
 /// [`read_stream`] that also asks `go_on` after each chunk and stops reading (returning what was
 /// read so far) once it says no: a reading thread whose consumer has gone away stops there.
-pub fn read_stream_while(src: &mut impl std::io::Read, path: &std::path::Path, mut on_frame: impl FnMut(&Frame), mut go_on: impl FnMut() -> bool) -> Result<ReadStats, CaptureError> {
-    let io = |source| CaptureError::Io { path: path.to_path_buf(), source };
+pub fn read_stream_while(
+    src: &mut impl std::io::Read,
+    path: &std::path::Path,
+    mut on_frame: impl FnMut(&Frame),
+    mut go_on: impl FnMut() -> bool,
+) -> Result<ReadStats, CaptureError> {
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut r = FrameReader::new();
     let mut buf = vec![0u8; CHUNK];
     let mut filled = 0;
@@ -492,7 +665,10 @@ mod tests {
 
     fn collect(data: &[u8]) -> (Rows, ReadStats) {
         let mut v = Vec::new();
-        let stats = read_frames(data, |f| v.push((f.number, f.ts_ns, f.linktype, f.data.len(), f.orig_len))).unwrap();
+        let stats = read_frames(data, |f| {
+            v.push((f.number, f.ts_ns, f.linktype, f.data.len(), f.orig_len))
+        })
+        .unwrap();
         (v, stats)
     }
 
@@ -501,10 +677,15 @@ mod tests {
         for be in [false, true] {
             for nanos in [false, true] {
                 let mut p = Pcap::new(1, nanos, be);
-                p.packet(1_500_000_123_456_789, &[1; 60]).packet(1_500_000_124_000_001, &[2; 70]);
+                p.packet(1_500_000_123_456_789, &[1; 60])
+                    .packet(1_500_000_124_000_001, &[2; 70]);
                 let (v, stats) = collect(&p.bytes);
                 let want = |ns: i64| if nanos { ns } else { ns / 1000 * 1000 };
-                assert_eq!(v[0], (1, want(1_500_000_123_456_789), 1, 60, 60), "be={be} ns={nanos}");
+                assert_eq!(
+                    v[0],
+                    (1, want(1_500_000_123_456_789), 1, 60, 60),
+                    "be={be} ns={nanos}"
+                );
                 assert_eq!(v[1].1, want(1_500_000_124_000_001));
                 assert_eq!(stats.frames, 2);
                 assert_eq!(stats.damage, None);
@@ -538,7 +719,9 @@ mod tests {
         for i in 0..20u64 {
             g.packet(0, 1_000 * i, &vec![i as u8; 40 + i as usize], 65535);
         }
-        g.section().interface(101, 65535, None).packet(0, 5, &[0x45; 20], 65535);
+        g.section()
+            .interface(101, 65535, None)
+            .packet(0, 5, &[0x45; 20], 65535);
         for data in [&p.bytes, &g.bytes] {
             let whole = collect(data);
             for step in [1, 3, 17, 100] {
@@ -562,7 +745,9 @@ mod tests {
     #[test]
     fn a_pcap_cut_mid_record_keeps_the_frames_before_and_says_where() {
         let mut p = Pcap::new(1, false, false);
-        p.packet(1_000, &[0; 100]).packet(2_000, &[0; 100]).packet(3_000, &[0; 100]);
+        p.packet(1_000, &[0; 100])
+            .packet(2_000, &[0; 100])
+            .packet(3_000, &[0; 100]);
         let cut = &p.bytes[..p.bytes.len() - 50];
         let (v, stats) = collect(cut);
         assert_eq!(v.len(), 2);
@@ -587,10 +772,22 @@ mod tests {
     #[test]
     fn unreadable_files_are_typed_errors() {
         assert!(matches!(read_frames(&[], |_| {}), Err(CaptureError::Empty)));
-        assert!(matches!(read_frames(b"GIF8", |_| {}), Err(CaptureError::NotACapture { .. })));
-        assert!(matches!(read_frames(&[0xd4, 0xc3], |_| {}), Err(CaptureError::TooShort { .. })));
-        assert!(matches!(read_frames(&0xa1b2_c3d4u32.to_le_bytes(), |_| {}), Err(CaptureError::BadHeader { .. })));
-        assert!(matches!(read_frames(&0x0a0d_0d0au32.to_le_bytes(), |_| {}), Err(CaptureError::BadHeader { .. })));
+        assert!(matches!(
+            read_frames(b"GIF8", |_| {}),
+            Err(CaptureError::NotACapture { .. })
+        ));
+        assert!(matches!(
+            read_frames(&[0xd4, 0xc3], |_| {}),
+            Err(CaptureError::TooShort { .. })
+        ));
+        assert!(matches!(
+            read_frames(&0xa1b2_c3d4u32.to_le_bytes(), |_| {}),
+            Err(CaptureError::BadHeader { .. })
+        ));
+        assert!(matches!(
+            read_frames(&0x0a0d_0d0au32.to_le_bytes(), |_| {}),
+            Err(CaptureError::BadHeader { .. })
+        ));
     }
 
     #[test]
@@ -614,8 +811,13 @@ mod tests {
     #[test]
     fn a_new_pcapng_section_renumbers_interfaces() {
         let mut g = PcapNg::default();
-        g.section().interface(1, 65535, None).packet(0, 1, &[0; 60], 65535);
-        g.section().interface(101, 65535, None).packet(0, 2, &[0; 60], 65535).packet(1, 3, &[0; 60], 65535);
+        g.section()
+            .interface(1, 65535, None)
+            .packet(0, 1, &[0; 60], 65535);
+        g.section()
+            .interface(101, 65535, None)
+            .packet(0, 2, &[0; 60], 65535)
+            .packet(1, 3, &[0; 60], 65535);
         let (v, stats) = collect(&g.bytes);
         assert_eq!(v.iter().map(|f| f.2).collect::<Vec<_>>(), vec![1, 101]);
         assert_eq!(stats.sections, 2);
@@ -625,18 +827,34 @@ mod tests {
     #[test]
     fn big_and_little_endian_sections_mix_in_one_file() {
         let mut g = PcapNg::default();
-        g.section_be().interface(1, 65535, Some(9)).packet(0, 1_000_000_007, &[1; 60], 65535);
-        g.section().interface(113, 65535, None).packet(0, 2_000_001, &[2; 70], 65535);
-        g.section_be().interface(276, 65535, None).packet(0, 3, &[3; 80], 65535);
+        g.section_be()
+            .interface(1, 65535, Some(9))
+            .packet(0, 1_000_000_007, &[1; 60], 65535);
+        g.section()
+            .interface(113, 65535, None)
+            .packet(0, 2_000_001, &[2; 70], 65535);
+        g.section_be()
+            .interface(276, 65535, None)
+            .packet(0, 3, &[3; 80], 65535);
         let (v, stats) = collect(&g.bytes);
-        assert_eq!(v, vec![(1, 1_000_000_007, 1, 60, 60), (2, 2_000_001_000, 113, 70, 70), (3, 3_000, 276, 80, 80)]);
+        assert_eq!(
+            v,
+            vec![
+                (1, 1_000_000_007, 1, 60, 60),
+                (2, 2_000_001_000, 113, 70, 70),
+                (3, 3_000, 276, 80, 80)
+            ]
+        );
         assert_eq!((stats.sections, stats.damage), (3, None));
     }
 
     #[test]
     fn a_pcapng_cut_mid_block_keeps_earlier_packets() {
         let mut g = PcapNg::default();
-        g.section().interface(1, 65535, None).packet(0, 1, &[0; 60], 65535).packet(0, 2, &[0; 60], 65535);
+        g.section()
+            .interface(1, 65535, None)
+            .packet(0, 1, &[0; 60], 65535)
+            .packet(0, 2, &[0; 60], 65535);
         let cut = &g.bytes[..g.bytes.len() - 10];
         let (v, stats) = collect(cut);
         assert_eq!(v.len(), 1);
@@ -656,7 +874,10 @@ mod tests {
             bytes.extend_from_slice(&[0; 8]);
             let (v, stats) = collect(&bytes);
             assert!(v.is_empty());
-            assert!(stats.damage.unwrap().reason.contains("corrupt block"), "length {len}");
+            assert!(
+                stats.damage.unwrap().reason.contains("corrupt block"),
+                "length {len}"
+            );
         }
     }
 
@@ -665,8 +886,16 @@ mod tests {
         for be in [false, true] {
             let w = |v: u32| if be { v.to_be_bytes() } else { v.to_le_bytes() };
             let mut bytes = w(0xa1b2_cd34).to_vec();
-            bytes.extend_from_slice(&if be { 2u16.to_be_bytes() } else { 2u16.to_le_bytes() });
-            bytes.extend_from_slice(&if be { 4u16.to_be_bytes() } else { 4u16.to_le_bytes() });
+            bytes.extend_from_slice(&if be {
+                2u16.to_be_bytes()
+            } else {
+                2u16.to_le_bytes()
+            });
+            bytes.extend_from_slice(&if be {
+                4u16.to_be_bytes()
+            } else {
+                4u16.to_le_bytes()
+            });
             for v in [0, 0, 65535, 1] {
                 bytes.extend_from_slice(&w(v));
             }
@@ -678,7 +907,11 @@ mod tests {
                 bytes.extend_from_slice(&vec![0xab; len as usize]);
             }
             let (v, stats) = collect(&bytes);
-            assert_eq!(v, vec![(1, 7_000_250_000, 1, 60, 60), (2, 8_000_250_000, 1, 70, 70)], "be={be}");
+            assert_eq!(
+                v,
+                vec![(1, 7_000_250_000, 1, 60, 60), (2, 8_000_250_000, 1, 70, 70)],
+                "be={be}"
+            );
             assert_eq!(stats.damage, None);
             assert_eq!(sniff(&bytes).unwrap(), Format::Pcap);
         }
@@ -688,11 +921,26 @@ mod tests {
     fn compressed_captures_say_so() {
         let gz = [0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0];
         let e = read_frames(&gz, |_| {}).unwrap_err();
-        assert_eq!(e.to_string(), "gzip-compressed; decompress it first (e.g. `gzip -dk FILE`)");
-        assert!(matches!(sniff(&gz), Err(CaptureError::Compressed { format: "gzip", .. })));
-        assert!(matches!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 1]), Err(CaptureError::Compressed { format: "zstd", .. })));
-        assert!(matches!(sniff(b"time,rtt\n"), Err(CaptureError::NotACapture { .. })));
-        assert!(matches!(sniff(&0x0a0d_0d0au32.to_le_bytes()), Ok(Format::PcapNg)));
+        assert_eq!(
+            e.to_string(),
+            "gzip-compressed; decompress it first (e.g. `gzip -dk FILE`)"
+        );
+        assert!(matches!(
+            sniff(&gz),
+            Err(CaptureError::Compressed { format: "gzip", .. })
+        ));
+        assert!(matches!(
+            sniff(&[0x28, 0xb5, 0x2f, 0xfd, 1]),
+            Err(CaptureError::Compressed { format: "zstd", .. })
+        ));
+        assert!(matches!(
+            sniff(b"time,rtt\n"),
+            Err(CaptureError::NotACapture { .. })
+        ));
+        assert!(matches!(
+            sniff(&0x0a0d_0d0au32.to_le_bytes()),
+            Ok(Format::PcapNg)
+        ));
     }
 
     proptest::proptest! {

@@ -17,7 +17,10 @@
 use std::sync::Arc;
 
 use arrow_array::types::Int8Type;
-use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, LargeStringArray,
+    RecordBatch, StringArray, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema};
 
 use super::flows_json::endpoint;
@@ -42,7 +45,9 @@ impl Type {
             Type::Int64 => DataType::Int64,
             Type::Float64 => DataType::Float64,
             Type::Boolean => DataType::Boolean,
-            Type::Category => DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            Type::Category => {
+                DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8))
+            }
             Type::LargeUtf8 => DataType::LargeUtf8,
         }
     }
@@ -231,7 +236,14 @@ sample_columns! {
 }
 
 /// The leading column naming the file when several captures are written to one output.
-pub const CAPTURE: Column = Column { name: "capture", ty: Type::LargeUtf8, unit: "", doc: "the capture file's name; only when several files are written together", nullable: NULLABLE, storage: Storage::Names };
+pub const CAPTURE: Column = Column {
+    name: "capture",
+    ty: Type::LargeUtf8,
+    unit: "",
+    doc: "the capture file's name; only when several files are written together",
+    nullable: NULLABLE,
+    storage: Storage::Names,
+};
 
 fn int64(values: impl Iterator<Item = i64>) -> ArrayRef {
     Arc::new(Int64Array::from_iter_values(values))
@@ -245,33 +257,49 @@ fn seconds(ns: impl Iterator<Item = f64>) -> ArrayRef {
 fn codes(codes: impl Iterator<Item = u8>, names: &[&str]) -> ArrayRef {
     let keys = Int8Array::from_iter_values(codes.map(|c| c as i8));
     let values = Arc::new(StringArray::from(names.to_vec()));
-    Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values).expect("codes index their name list"))
+    Arc::new(
+        DictionaryArray::<Int8Type>::try_new(keys, values).expect("codes index their name list"),
+    )
 }
 
 /// The columns written: [`CAPTURE`] first when `with_capture`, then [`SAMPLE_COLUMNS`].
 pub fn columns(with_capture: bool) -> impl Iterator<Item = &'static Column> {
-    with_capture.then_some(&CAPTURE).into_iter().chain(SAMPLE_COLUMNS)
+    with_capture
+        .then_some(&CAPTURE)
+        .into_iter()
+        .chain(SAMPLE_COLUMNS)
 }
 
 /// The samples table's Arrow schema. Fields carry no metadata: the schema is stored in every
 /// Parquet file's footer, whose bytes stay those pyarrow's schema gave.
 pub fn schema(with_capture: bool) -> Schema {
-    Schema::new(columns(with_capture).map(|c| Field::new(c.name, c.ty.data_type(), c.nullable)).collect::<Vec<_>>())
+    Schema::new(
+        columns(with_capture)
+            .map(|c| Field::new(c.name, c.ty.data_type(), c.nullable))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// One batch of samples as Arrow, in [`schema`] (with `capture` in every row when given).
 pub fn record_batch(s: &Samples, capture: Option<&str>) -> RecordBatch {
     let mut out: Vec<ArrayRef> = Vec::with_capacity(SAMPLE_COLUMNS.len() + 1);
     if let Some(name) = capture {
-        out.push(Arc::new(LargeStringArray::from_iter_values(std::iter::repeat_n(name, s.len()))));
+        out.push(Arc::new(LargeStringArray::from_iter_values(
+            std::iter::repeat_n(name, s.len()),
+        )));
     }
     out.extend(arrays(s));
-    RecordBatch::try_new(Arc::new(schema(capture.is_some())), out).expect("columns match the schema")
+    RecordBatch::try_new(Arc::new(schema(capture.is_some())), out)
+        .expect("columns match the schema")
 }
 
 /// The CSV header line (pandas' `to_csv(index=False)`).
 pub fn csv_header(with_capture: bool) -> String {
-    columns(with_capture).map(|c| c.name).collect::<Vec<_>>().join(",") + "\n"
+    columns(with_capture)
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(",")
+        + "\n"
 }
 
 /// Below this many nanoseconds (2^52 ns ≈ 52 days) `%.9f` of `ns as f64 / 1e9` is exactly the
@@ -295,7 +323,10 @@ pub fn push_secs(line: &mut Vec<u8>, ns: i128) {
         line.push(b'-');
     }
     // Below 2^52 both parts fit u64.
-    let (whole, frac) = ((magnitude / 1_000_000_000) as u64, (magnitude % 1_000_000_000) as u32);
+    let (whole, frac) = (
+        (magnitude / 1_000_000_000) as u64,
+        (magnitude % 1_000_000_000) as u32,
+    );
     push_int(line, whole);
     line.push(b'.');
     let mut digits = [b'0'; 9];
@@ -321,7 +352,10 @@ pub fn markdown() -> String {
             Type::Category => "dictionary (categorical)".to_owned(),
             t => t.data_type().to_string(),
         };
-        out.push_str(&format!("| `{}` | {ty} | {} | {} |\n", c.name, c.unit, c.doc));
+        out.push_str(&format!(
+            "| `{}` | {ty} | {} | {} |\n",
+            c.name, c.unit, c.doc
+        ));
     }
     out
 }
@@ -372,7 +406,11 @@ impl ConnType {
     }
 
     fn name(self) -> String {
-        format!("{}{}", self.data_type(), if self.nullable() { " (nullable)" } else { "" })
+        format!(
+            "{}{}",
+            self.data_type(),
+            if self.nullable() { " (nullable)" } else { "" }
+        )
     }
 }
 
@@ -410,7 +448,11 @@ macro_rules! count {
             unit: $unit,
             doc: $doc,
             value: |c| Value::Count(($get as fn(&ConnSummary) -> u64)(c)),
-            array: |cs| Arc::new(UInt64Array::from_iter_values(cs.iter().map($get as fn(&ConnSummary) -> u64))),
+            array: |cs| {
+                Arc::new(UInt64Array::from_iter_values(
+                    cs.iter().map($get as fn(&ConnSummary) -> u64),
+                ))
+            },
         }
     };
 }
@@ -423,7 +465,11 @@ macro_rules! opt_int {
             doc: $doc,
             value: |c| Value::OptInt(($get as fn(&ConnSummary) -> Option<u64>)(c)),
             // The values are option fields of at most 16 bits: they fit i64.
-            array: |cs| Arc::new(Int64Array::from_iter(cs.iter().map(|c| ($get as fn(&ConnSummary) -> Option<u64>)(c).map(|v| v as i64)))),
+            array: |cs| {
+                Arc::new(Int64Array::from_iter(cs.iter().map(|c| {
+                    ($get as fn(&ConnSummary) -> Option<u64>)(c).map(|v| v as i64)
+                })))
+            },
         }
     };
 }
@@ -435,7 +481,12 @@ macro_rules! seconds {
             unit: "s",
             doc: $doc,
             value: |c| Value::Seconds(ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))),
-            array: |cs| Arc::new(Float64Array::from_iter_values(cs.iter().map(|c| ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))))),
+            array: |cs| {
+                Arc::new(Float64Array::from_iter_values(
+                    cs.iter()
+                        .map(|c| ns_to_secs(($get as fn(&ConnSummary) -> i64)(c))),
+                ))
+            },
         }
     };
 }
@@ -446,8 +497,16 @@ macro_rules! opt_seconds {
             ty: ConnType::OptSeconds,
             unit: "s",
             doc: $doc,
-            value: |c| Value::OptSeconds(($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)),
-            array: |cs| Arc::new(Float64Array::from_iter(cs.iter().map(|c| ($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)))),
+            value: |c| {
+                Value::OptSeconds(
+                    ($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9),
+                )
+            },
+            array: |cs| {
+                Arc::new(Float64Array::from_iter(cs.iter().map(|c| {
+                    ($get as fn(&ConnSummary) -> Option<Nanos>)(c).map(|ns| ns as f64 / 1e9)
+                })))
+            },
         }
     };
 }
@@ -459,7 +518,13 @@ macro_rules! flag {
             unit: "",
             doc: $doc,
             value: |c| Value::Flag(($get as fn(&ConnSummary) -> bool)(c)),
-            array: |cs| Arc::new(BooleanArray::from(cs.iter().map($get as fn(&ConnSummary) -> bool).collect::<Vec<bool>>())),
+            array: |cs| {
+                Arc::new(BooleanArray::from(
+                    cs.iter()
+                        .map($get as fn(&ConnSummary) -> bool)
+                        .collect::<Vec<bool>>(),
+                ))
+            },
         }
     };
 }
@@ -471,7 +536,12 @@ macro_rules! text {
             unit: "",
             doc: $doc,
             value: |c| Value::Text(($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>)(c)),
-            array: |cs| Arc::new(StringArray::from_iter_values(cs.iter().map($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>))),
+            array: |cs| {
+                Arc::new(StringArray::from_iter_values(
+                    cs.iter()
+                        .map($get as fn(&ConnSummary) -> std::borrow::Cow<'static, str>),
+                ))
+            },
         }
     };
 }
@@ -519,19 +589,34 @@ pub const CONN_COLUMNS: &[ConnColumn] = &[
 
 /// The connections table's Arrow schema (nullable where a value may be unknown).
 pub fn conn_schema() -> Schema {
-    Schema::new(CONN_COLUMNS.iter().map(|c| Field::new(c.name, c.ty.data_type(), c.ty.nullable())).collect::<Vec<_>>())
+    Schema::new(
+        CONN_COLUMNS
+            .iter()
+            .map(|c| Field::new(c.name, c.ty.data_type(), c.ty.nullable()))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The connections as an Arrow record batch, one row per connection.
 pub fn conn_batch(conns: &[ConnSummary]) -> RecordBatch {
-    RecordBatch::try_new(Arc::new(conn_schema()), CONN_COLUMNS.iter().map(|c| (c.array)(conns)).collect()).expect("each column's array has its declared type")
+    RecordBatch::try_new(
+        Arc::new(conn_schema()),
+        CONN_COLUMNS.iter().map(|c| (c.array)(conns)).collect(),
+    )
+    .expect("each column's array has its declared type")
 }
 
 /// The Markdown column table of docs/capture.md, between its `<!-- connection columns -->` markers.
 pub fn conn_markdown() -> String {
     let mut out = String::from("| column | type | unit | meaning |\n|---|---|---|---|\n");
     for c in CONN_COLUMNS {
-        out.push_str(&format!("| `{}` | {} | {} | {} |\n", c.name, c.ty.name(), c.unit, c.doc));
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            c.name,
+            c.ty.name(),
+            c.unit,
+            c.doc
+        ));
     }
     out
 }
@@ -590,12 +675,21 @@ pub const RTX_COLUMNS: &[RtxColumn] = &[
 
 /// The retransmissions table's Arrow schema.
 pub fn rtx_schema() -> Schema {
-    Schema::new(RTX_COLUMNS.iter().map(|c| Field::new(c.name, c.ty.data_type(), false)).collect::<Vec<_>>())
+    Schema::new(
+        RTX_COLUMNS
+            .iter()
+            .map(|c| Field::new(c.name, c.ty.data_type(), false))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The retransmissions as an Arrow record batch, one row per resent packet.
 pub fn rtx_batch(rtx: &[Retransmission]) -> RecordBatch {
-    RecordBatch::try_new(Arc::new(rtx_schema()), RTX_COLUMNS.iter().map(|c| (c.build)(rtx)).collect()).expect("each column's array has its declared type")
+    RecordBatch::try_new(
+        Arc::new(rtx_schema()),
+        RTX_COLUMNS.iter().map(|c| (c.build)(rtx)).collect(),
+    )
+    .expect("each column's array has its declared type")
 }
 
 /// The Markdown column table of docs/capture.md, between its `<!-- retransmission columns -->` markers.
@@ -606,7 +700,10 @@ pub fn rtx_markdown() -> String {
             Type::Category => "dictionary (categorical)".to_owned(),
             t => t.data_type().to_string(),
         };
-        out.push_str(&format!("| `{}` | {ty} | {} | {} |\n", c.name, c.unit, c.doc));
+        out.push_str(&format!(
+            "| `{}` | {ty} | {} | {} |\n",
+            c.name, c.unit, c.doc
+        ));
     }
     out
 }
@@ -634,9 +731,32 @@ mod tests {
 
     #[test]
     fn the_schema_is_the_one_pyarrow_made_from_the_dataframe() {
-        let names: Vec<_> = schema(true).fields().iter().map(|f| f.name().clone()).collect();
-        assert_eq!(names, ["capture", "conn", "direction", "time", "rtt", "method", "ambiguous", "seq_start", "seq_end", "frame", "ref_frame", "idle_echo"]);
-        assert!(schema(false).fields().iter().all(|f| f.is_nullable() && f.metadata().is_empty()));
+        let names: Vec<_> = schema(true)
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "capture",
+                "conn",
+                "direction",
+                "time",
+                "rtt",
+                "method",
+                "ambiguous",
+                "seq_start",
+                "seq_end",
+                "frame",
+                "ref_frame",
+                "idle_echo"
+            ]
+        );
+        assert!(schema(false)
+            .fields()
+            .iter()
+            .all(|f| f.is_nullable() && f.metadata().is_empty()));
         assert!(schema(false).metadata().is_empty());
     }
 
@@ -645,7 +765,10 @@ mod tests {
         let s = two_sample_rows();
         let mut csv = Vec::new();
         push_csv_row(&mut csv, &s, 1);
-        assert_eq!(csv, b"7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n");
+        assert_eq!(
+            csv,
+            b"7,rev,-0.000000002,0.000000001,ts,True,4294967295,5,9,4,True\n"
+        );
         assert_eq!(csv_header(true), "capture,conn,direction,time,rtt,method,ambiguous,seq_start,seq_end,frame,ref_frame,idle_echo\n");
     }
 
@@ -655,9 +778,26 @@ mod tests {
         let check = |ns: i128| {
             let mut fast = Vec::new();
             push_secs(&mut fast, ns);
-            assert_eq!(String::from_utf8(fast).unwrap(), format!("{:.9}", ns as f64 / 1e9), "{ns}");
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                format!("{:.9}", ns as f64 / 1e9),
+                "{ns}"
+            );
         };
-        for ns in [0, 1, -1, -2, 999_999_999, 1_000_000_000, -1_000_000_001, (1 << 52) - 1, 1 << 52, -(1 << 52), i128::from(u64::MAX), i128::from(i64::MIN)] {
+        for ns in [
+            0,
+            1,
+            -1,
+            -2,
+            999_999_999,
+            1_000_000_000,
+            -1_000_000_001,
+            (1 << 52) - 1,
+            1 << 52,
+            -(1 << 52),
+            i128::from(u64::MAX),
+            i128::from(i64::MIN),
+        ] {
             check(ns);
         }
         proptest!(ProptestConfig::with_cases(20_000), |(ns in -(1i64 << 53)..(1i64 << 53))| check(i128::from(ns)));
@@ -672,9 +812,17 @@ mod tests {
         let _one = DOCS.lock().unwrap_or_else(|e| e.into_inner());
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/capture.md");
         let text = std::fs::read_to_string(&path).unwrap();
-        let (open, close) = (format!("<!-- {marker} -->\n"), format!("<!-- /{marker} -->"));
-        let start = text.find(&open).unwrap_or_else(|| panic!("docs/capture.md has a {open} marker")) + open.len();
-        let end = text.find(&close).unwrap_or_else(|| panic!("docs/capture.md has a {close} marker"));
+        let (open, close) = (
+            format!("<!-- {marker} -->\n"),
+            format!("<!-- /{marker} -->"),
+        );
+        let start = text
+            .find(&open)
+            .unwrap_or_else(|| panic!("docs/capture.md has a {open} marker"))
+            + open.len();
+        let end = text
+            .find(&close)
+            .unwrap_or_else(|| panic!("docs/capture.md has a {close} marker"));
         if std::env::var_os("RTTLAB_BLESS").is_some() {
             std::fs::write(&path, format!("{}{}{}", &text[..start], want, &text[end..])).unwrap();
             return;
@@ -720,9 +868,15 @@ mod tests {
                 let want = (col.value)(c);
                 let got = match col.ty {
                     ConnType::Count => Value::Count(a.as_primitive::<UInt64Type>().value(i)),
-                    ConnType::OptInt => Value::OptInt(a.is_valid(i).then(|| a.as_primitive::<Int64Type>().value(i) as u64)),
+                    ConnType::OptInt => Value::OptInt(
+                        a.is_valid(i)
+                            .then(|| a.as_primitive::<Int64Type>().value(i) as u64),
+                    ),
                     ConnType::Seconds => Value::Seconds(a.as_primitive::<Float64Type>().value(i)),
-                    ConnType::OptSeconds => Value::OptSeconds(a.is_valid(i).then(|| a.as_primitive::<Float64Type>().value(i))),
+                    ConnType::OptSeconds => Value::OptSeconds(
+                        a.is_valid(i)
+                            .then(|| a.as_primitive::<Float64Type>().value(i)),
+                    ),
                     ConnType::Flag => Value::Flag(a.as_boolean().value(i)),
                     ConnType::Text => Value::Text(a.as_string::<i32>().value(i).to_owned().into()),
                 };
@@ -730,7 +884,10 @@ mod tests {
             }
         }
         // Both kinds of missing value occur in the fixture, as nulls.
-        assert!(batch.column_by_name("mss_fwd").unwrap().null_count() > 0 && batch.column_by_name("handshake_rtt").unwrap().null_count() > 0);
+        assert!(
+            batch.column_by_name("mss_fwd").unwrap().null_count() > 0
+                && batch.column_by_name("handshake_rtt").unwrap().null_count() > 0
+        );
     }
 
     #[test]
@@ -738,8 +895,14 @@ mod tests {
         let storage = |name: &str| columns(true).find(|c| c.name == name).unwrap().storage;
         assert_eq!(storage("capture"), Storage::Names);
         // Integers that rise in small steps as deltas; categories as dictionary codes.
-        assert!(columns(true).filter(|c| c.ty == Type::Int64).all(|c| c.storage == Storage::Delta));
-        assert!(columns(true).filter(|c| c.ty == Type::Category).all(|c| c.storage == Storage::Codes));
-        assert!(columns(true).filter(|c| matches!(c.ty, Type::Float64 | Type::Boolean)).all(|c| c.storage == Storage::Snappy));
+        assert!(columns(true)
+            .filter(|c| c.ty == Type::Int64)
+            .all(|c| c.storage == Storage::Delta));
+        assert!(columns(true)
+            .filter(|c| c.ty == Type::Category)
+            .all(|c| c.storage == Storage::Codes));
+        assert!(columns(true)
+            .filter(|c| matches!(c.ty, Type::Float64 | Type::Boolean))
+            .all(|c| c.storage == Storage::Snappy));
     }
 }

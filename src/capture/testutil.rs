@@ -45,7 +45,13 @@ impl Default for TcpSpec {
 impl TcpSpec {
     /// The same segment sent the other way (addresses and ports swapped).
     pub fn reversed(&self) -> Self {
-        Self { src4: self.dst4, dst4: self.src4, sport: self.dport, dport: self.sport, ..self.clone() }
+        Self {
+            src4: self.dst4,
+            dst4: self.src4,
+            sport: self.dport,
+            dport: self.sport,
+            ..self.clone()
+        }
     }
 }
 
@@ -175,7 +181,12 @@ impl Pcap {
 
     pub fn with_snaplen(linktype: u32, nanos: bool, be: bool, snaplen: usize) -> Self {
         let magic: u32 = if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
-        let mut p = Self { bytes: Vec::new(), nanos, be, snaplen };
+        let mut p = Self {
+            bytes: Vec::new(),
+            nanos,
+            be,
+            snaplen,
+        };
         p.u32(magic);
         p.u16(2);
         p.u16(4);
@@ -187,12 +198,20 @@ impl Pcap {
     }
 
     fn u32(&mut self, v: u32) {
-        let b = if self.be { v.to_be_bytes() } else { v.to_le_bytes() };
+        let b = if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
         self.bytes.extend_from_slice(&b);
     }
 
     fn u16(&mut self, v: u16) {
-        let b = if self.be { v.to_be_bytes() } else { v.to_le_bytes() };
+        let b = if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        };
         self.bytes.extend_from_slice(&b);
     }
 
@@ -201,7 +220,11 @@ impl Pcap {
         let cap = frame.len().min(self.snaplen);
         self.u32((t_ns / 1_000_000_000) as u32);
         let frac = t_ns % 1_000_000_000;
-        self.u32(if self.nanos { frac as u32 } else { (frac / 1000) as u32 });
+        self.u32(if self.nanos {
+            frac as u32
+        } else {
+            (frac / 1000) as u32
+        });
         self.u32(cap as u32);
         self.u32(frame.len() as u32);
         self.bytes.extend_from_slice(&frame[..cap]);
@@ -219,11 +242,19 @@ pub struct PcapNg {
 
 impl PcapNg {
     fn u16b(&self, v: u16) -> [u8; 2] {
-        if self.be { v.to_be_bytes() } else { v.to_le_bytes() }
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
     }
 
     fn u32b(&self, v: u32) -> [u8; 4] {
-        if self.be { v.to_be_bytes() } else { v.to_le_bytes() }
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
     }
 
     fn block(&mut self, kind: u32, body: &[u8]) {
@@ -292,11 +323,21 @@ impl PcapNg {
 pub fn two_sample_rows() -> super::Samples {
     use super::{Method, Samples};
     let mut s = Samples::default();
-    s.push(0, 0, 1_500_000_000, 12_345_678, Method::Seq, false, false, (1, 1449), 3, 2);
+    s.push(
+        0,
+        0,
+        1_500_000_000,
+        12_345_678,
+        Method::Seq,
+        false,
+        false,
+        (1, 1449),
+        3,
+        2,
+    );
     s.push(7, 1, -2, 1, Method::Ts, true, true, (u32::MAX, 5), 9, 4);
     s
 }
-
 
 /// Two connection summaries, one with every optional value known and one with none (IPv6, no
 /// handshake): what the connection columns' writers are tested on.

@@ -121,7 +121,11 @@ impl PathRtt {
             PathRtt::Series(m, dir) => format!("{} {}", m.name(), d(dir)),
             PathRtt::SumOfPartials((m1, d1), (m2, d2)) => {
                 // Listed fwd first, whichever side is the data sender.
-                let (a, b) = if d1 <= d2 { ((m1, d1), (m2, d2)) } else { ((m2, d2), (m1, d1)) };
+                let (a, b) = if d1 <= d2 {
+                    ((m1, d1), (m2, d2))
+                } else {
+                    ((m2, d2), (m1, d1))
+                };
                 format!("{} {} + {} {}", a.0.name(), d(a.1), b.0.name(), d(b.1))
             }
             PathRtt::None => "none".into(),
@@ -186,7 +190,10 @@ pub fn hops_from_ttl(ttl: u8) -> Option<u8> {
     if ttl == 0 {
         return None;
     }
-    let initial: u8 = [32u8, 64, 128, 255].into_iter().find(|&i| ttl <= i).unwrap_or(255);
+    let initial: u8 = [32u8, 64, 128, 255]
+        .into_iter()
+        .find(|&i| ttl <= i)
+        .unwrap_or(255);
     Some(initial - ttl)
 }
 
@@ -210,7 +217,18 @@ struct Seg {
 
 impl Seg {
     fn new(start: u32, end: u32, t: i64, frame: u64) -> Self {
-        Self { start, end, sent: start, t, frame, rtx: false, sacked: false, resends: 0, last_t: t, last_frame: frame }
+        Self {
+            start,
+            end,
+            sent: start,
+            t,
+            frame,
+            rtx: false,
+            sacked: false,
+            resends: 0,
+            last_t: t,
+            last_frame: frame,
+        }
     }
 }
 
@@ -315,7 +333,11 @@ struct Conn {
 #[inline]
 pub fn shard_of(src: &[u8; 16], sport: u16, dst: &[u8; 16], dport: u16, shards: usize) -> usize {
     use std::hash::{Hash, Hasher};
-    let (lo, hi) = if Key::src_is_lo(src, sport, dst, dport) { ((src, sport), (dst, dport)) } else { ((dst, dport), (src, sport)) };
+    let (lo, hi) = if Key::src_is_lo(src, sport, dst, dport) {
+        ((src, sport), (dst, dport))
+    } else {
+        ((dst, dport), (src, sport))
+    };
     let mut h = rustc_hash::FxHasher::default();
     (lo.0, hi.0, lo.1, hi.1).hash(&mut h);
     // Fx's high bits mix every input byte; scaled to `0..shards` by a multiply (Lemire's
@@ -405,18 +427,49 @@ const IDLE_FRAMES: u64 = 1 << 12;
 
 impl Tracker {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, map: FxHashMap::default(), last: None, conns: Vec::new(), samples: Samples::default(), rows: Vec::with_capacity(STAGED), rtx: Vec::new(), counters: Counters::default(), start: None, since_sweep: 0, last_sweep: 0, live: Vec::new(), max_t: i64::MIN, frames: 0, created: Vec::new(), sweeps: 0, external_sweeps: false, skip_rows: false, skipped: 0 }
+        Self {
+            cfg,
+            map: FxHashMap::default(),
+            last: None,
+            conns: Vec::new(),
+            samples: Samples::default(),
+            rows: Vec::with_capacity(STAGED),
+            rtx: Vec::new(),
+            counters: Counters::default(),
+            start: None,
+            since_sweep: 0,
+            last_sweep: 0,
+            live: Vec::new(),
+            max_t: i64::MIN,
+            frames: 0,
+            created: Vec::new(),
+            sweeps: 0,
+            external_sweeps: false,
+            skip_rows: false,
+            skipped: 0,
+        }
     }
 
     pub fn on_frame(&mut self, f: &Frame<'_>) {
-        self.on_decoded(f.ts_ns, f.number, f.linktype, &wire::decode(f.linktype, f.data));
+        self.on_decoded(
+            f.ts_ns,
+            f.number,
+            f.linktype,
+            &wire::decode(f.linktype, f.data),
+        );
     }
 
     /// [`Tracker::on_frame`] for a frame already decoded (by `wire::decode`, possibly on another
     /// thread: see `super::Stream::open_threaded`): capture time, frame number, link type. By
     /// reference: a decoded frame is ≈ 120 bytes, and the pipeline's tracker reads it where the
     /// reading thread left it instead of copying it out of the chunk first.
-    pub fn on_decoded(&mut self, ts_ns: i64, number: u64, linktype: u32, decoded: &Result<TcpSegment, Skip>) {
+    pub fn on_decoded(
+        &mut self,
+        ts_ns: i64,
+        number: u64,
+        linktype: u32,
+        decoded: &Result<TcpSegment, Skip>,
+    ) {
         self.counters.frames += 1;
         let t = self.clock(ts_ns, number);
         match decoded {
@@ -450,7 +503,11 @@ impl Tracker {
     /// A tracker that sees only some frames (super::parallel) and sweeps when told
     /// ([`Tracker::sweep_as`]) by one that sees them all: `start_ns` is the file's first frame.
     pub fn follower(cfg: Config, start_ns: i64) -> Self {
-        Self { start: Some(start_ns), external_sweeps: true, ..Self::new(cfg) }
+        Self {
+            start: Some(start_ns),
+            external_sweeps: true,
+            ..Self::new(cfg)
+        }
     }
 
     /// Sweeps so far, and the clock they used (latest capture time, frame number): what a
@@ -484,7 +541,8 @@ impl Tracker {
             return;
         }
         self.since_sweep += 1;
-        let due_by_time = self.since_sweep >= SWEEP_MIN && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
+        let due_by_time = self.since_sweep >= SWEEP_MIN
+            && self.max_t.saturating_sub(self.last_sweep) > self.cfg.idle_split as i64 / 4;
         if self.since_sweep >= SWEEP_EVERY || due_by_time {
             self.since_sweep = 0;
             self.last_sweep = self.max_t;
@@ -500,7 +558,11 @@ impl Tracker {
 
     /// Outstanding segments and remembered TSvals held across all connections.
     pub fn held_state(&self) -> usize {
-        self.conns.iter().flat_map(|c| c.dirs.iter()).map(|d| d.segs.len() + d.ts_pending.len()).sum()
+        self.conns
+            .iter()
+            .flat_map(|c| c.dirs.iter())
+            .map(|d| d.segs.len() + d.ts_pending.len())
+            .sum()
     }
 
     /// Release the per-segment state of connections idle for `idle_split` of capture time *and*
@@ -513,7 +575,9 @@ impl Tracker {
         let conns = &mut self.conns;
         self.live.retain(|&id| {
             let c = &mut conns[id as usize];
-            let keep = c.live && (now.saturating_sub(c.last) <= idle || frames.saturating_sub(c.last_frame) <= IDLE_FRAMES);
+            let keep = c.live
+                && (now.saturating_sub(c.last) <= idle
+                    || frames.saturating_sub(c.last_frame) <= IDLE_FRAMES);
             if !keep {
                 release(c);
             }
@@ -602,14 +666,42 @@ impl Tracker {
         let d = usize::from(src_is_lo != c.lo_is_a);
         let o = 1 - d;
         c.count(d, seg, t, frame);
-        let mut emit = Emit { rows: &mut self.rows, counters: &mut self.counters, include_ambiguous: cfg.include_ambiguous, conn: id, time: t, frame };
+        let mut emit = Emit {
+            rows: &mut self.rows,
+            counters: &mut self.counters,
+            include_ambiguous: cfg.include_ambiguous,
+            conn: id,
+            time: t,
+            frame,
+        };
         // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
-        let tsecr = if seg.has(flags::ACK) { seg.opts.ts.map(|(_, e)| e) } else { None };
+        let tsecr = if seg.has(flags::ACK) {
+            seg.opts.ts.map(|(_, e)| e)
+        } else {
+            None
+        };
         c.time_handshake(d, seg, tsecr, &mut emit);
-        let dropped = track_data(&mut c.dirs[d], &mut self.rtx, (id, d as u8), seg, t, frame, cfg.max_outstanding);
+        let dropped = track_data(
+            &mut c.dirs[d],
+            &mut self.rtx,
+            (id, d as u8),
+            seg,
+            t,
+            frame,
+            cfg.max_outstanding,
+        );
         // Whether this packet acknowledges new data of the other direction (advances the left
         // edge of its send window): the RTTM rule's test for the TS echo.
-        let acks_new_data = seg.has(flags::ACK) && time_acks(&mut c.dirs[o], &mut self.rtx, o as u8, seg, tsecr, cfg.sack_samples, &mut emit);
+        let acks_new_data = seg.has(flags::ACK)
+            && time_acks(
+                &mut c.dirs[o],
+                &mut self.rtx,
+                o as u8,
+                seg,
+                tsecr,
+                cfg.sack_samples,
+                &mut emit,
+            );
         if seg.opts.ts.is_some() {
             c.match_echo(d, seg, acks_new_data, cfg.ts_max_wait, &mut emit);
         }
@@ -625,7 +717,21 @@ impl Tracker {
     fn connection(&mut self, seg: &TcpSegment, t: i64) -> (u32, bool) {
         let (src, dst) = (u128::from_be_bytes(seg.src), u128::from_be_bytes(seg.dst));
         let src_is_lo = (src, seg.sport) <= (dst, seg.dport);
-        let key = if src_is_lo { Key { lo: src, hi: dst, lo_port: seg.sport, hi_port: seg.dport } } else { Key { lo: dst, hi: src, lo_port: seg.dport, hi_port: seg.sport } };
+        let key = if src_is_lo {
+            Key {
+                lo: src,
+                hi: dst,
+                lo_port: seg.sport,
+                hi_port: seg.dport,
+            }
+        } else {
+            Key {
+                lo: dst,
+                hi: src,
+                lo_port: seg.dport,
+                hi_port: seg.sport,
+            }
+        };
         // Consecutive packets mostly belong to one connection (data and its ACKs; 61 % of the
         // TCP frames of the benchmark capture): its id is remembered, saving the map lookup.
         let known = match self.last {
@@ -634,7 +740,10 @@ impl Tracker {
         };
         let id = match known {
             Some(id) => {
-                if seg.has(flags::SYN) && !seg.has(flags::ACK) && self.is_new_incarnation(id, src_is_lo, seg, t) {
+                if seg.has(flags::SYN)
+                    && !seg.has(flags::ACK)
+                    && self.is_new_incarnation(id, src_is_lo, seg, t)
+                {
                     release(&mut self.conns[id as usize]);
                     self.new_conn(key, src_is_lo, seg, t)
                 } else {
@@ -715,7 +824,12 @@ impl Tracker {
         }
         let summaries = summarise(&mut self.conns);
         self.flush_rows();
-        (self.samples, summaries, self.counters, self.start.unwrap_or(0))
+        (
+            self.samples,
+            summaries,
+            self.counters,
+            self.start.unwrap_or(0),
+        )
     }
 }
 
@@ -734,7 +848,15 @@ impl Emit<'_> {
     /// A `seq` or `syn` sample timing direction `dir`'s data: a negative RTT (a clock stepping
     /// back) is counted and dropped; an ambiguous one (Karn) counted, and kept only on request.
     #[inline(always)]
-    fn sample(&mut self, dir: u8, rtt: i64, method: Method, ambiguous: bool, seq: (u32, u32), ref_frame: u64) {
+    fn sample(
+        &mut self,
+        dir: u8,
+        rtt: i64,
+        method: Method,
+        ambiguous: bool,
+        seq: (u32, u32),
+        ref_frame: u64,
+    ) {
         if rtt < 0 {
             self.counters.negative_rtt += 1;
             return;
@@ -745,13 +867,31 @@ impl Emit<'_> {
                 return;
             }
         }
-        self.rows.push(Row { conn: self.conn, dir, time: self.time, rtt: rtt as Nanos, method, ambiguous, idle_echo: false, seq, frame: self.frame, ref_frame });
+        self.rows.push(Row {
+            conn: self.conn,
+            dir,
+            time: self.time,
+            rtt: rtt as Nanos,
+            method,
+            ambiguous,
+            idle_echo: false,
+            seq,
+            frame: self.frame,
+            ref_frame,
+        });
     }
 
     /// A `ts` sample (never ambiguous: a TSval names its packet); a negative RTT is counted and
     /// dropped, an idle echo counted and kept flagged. Returns whether it was kept.
     #[inline(always)]
-    fn echo(&mut self, dir: u8, rtt: i64, idle_echo: bool, seq: (u32, u32), ref_frame: u64) -> bool {
+    fn echo(
+        &mut self,
+        dir: u8,
+        rtt: i64,
+        idle_echo: bool,
+        seq: (u32, u32),
+        ref_frame: u64,
+    ) -> bool {
         if rtt < 0 {
             self.counters.negative_rtt += 1;
             return false;
@@ -759,7 +899,18 @@ impl Emit<'_> {
         if idle_echo {
             self.counters.idle_echoes += 1;
         }
-        self.rows.push(Row { conn: self.conn, dir, time: self.time, rtt: rtt as Nanos, method: Method::Ts, ambiguous: false, idle_echo, seq, frame: self.frame, ref_frame });
+        self.rows.push(Row {
+            conn: self.conn,
+            dir,
+            time: self.time,
+            rtt: rtt as Nanos,
+            method: Method::Ts,
+            ambiguous: false,
+            idle_echo,
+            seq,
+            frame: self.frame,
+            ref_frame,
+        });
         true
     }
 }
@@ -828,7 +979,13 @@ impl Conn {
     /// times the first leg, the first ACK of the SYN/ACK the second; with retransmissions, the
     /// TSecr says which transmission is answered ([`answered_syn`]).
     #[inline(always)]
-    fn time_handshake(&mut self, d: usize, seg: &TcpSegment, tsecr: Option<u32>, emit: &mut Emit<'_>) {
+    fn time_handshake(
+        &mut self,
+        d: usize,
+        seg: &TcpSegment,
+        tsecr: Option<u32>,
+        emit: &mut Emit<'_>,
+    ) {
         let o = 1 - d;
         let (t, frame) = (emit.time, emit.frame);
         let tsval = seg.opts.ts.map(|(v, _)| v);
@@ -853,13 +1010,29 @@ impl Conn {
                 if let Some((isn, last_t, last_f, n)) = self.dirs[o].syn {
                     // RFC 9293 §3.5: the SYN/ACK acknowledges ISN+1.
                     if seg.ack == isn.wrapping_add(1) {
-                        let (tx, amb) = answered_syn(&self.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                        let (tx, amb) = answered_syn(
+                            &self.dirs[o].syn_tx,
+                            SynTx {
+                                t: last_t,
+                                frame: last_f,
+                                tsval: None,
+                            },
+                            n,
+                            tsecr,
+                        );
                         let rtt = elapsed(t, tx.t);
                         if rtt >= 0 {
                             self.hs[0] = Some(rtt as Nanos);
                             self.hs_amb[0] = amb;
                         }
-                        emit.sample(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
+                        emit.sample(
+                            o as u8,
+                            rtt,
+                            Method::Syn,
+                            amb,
+                            (isn, isn.wrapping_add(1)),
+                            tx.frame,
+                        );
                     }
                 }
             }
@@ -867,13 +1040,29 @@ impl Conn {
             if let Some((isn, last_t, last_f, n)) = self.dirs[o].syn {
                 if seg.ack == isn.wrapping_add(1) {
                     self.hs_done = true;
-                    let (tx, amb) = answered_syn(&self.dirs[o].syn_tx, SynTx { t: last_t, frame: last_f, tsval: None }, n, tsecr);
+                    let (tx, amb) = answered_syn(
+                        &self.dirs[o].syn_tx,
+                        SynTx {
+                            t: last_t,
+                            frame: last_f,
+                            tsval: None,
+                        },
+                        n,
+                        tsecr,
+                    );
                     let rtt = elapsed(t, tx.t);
                     if rtt >= 0 {
                         self.hs[1] = Some(rtt as Nanos);
                         self.hs_amb[1] = amb;
                     }
-                    emit.sample(o as u8, rtt, Method::Syn, amb, (isn, isn.wrapping_add(1)), tx.frame);
+                    emit.sample(
+                        o as u8,
+                        rtt,
+                        Method::Syn,
+                        amb,
+                        (isn, isn.wrapping_add(1)),
+                        tx.frame,
+                    );
                 }
             }
         }
@@ -884,12 +1073,24 @@ impl Conn {
     /// direction's remembered TSvals, older ones and those waited on longer than `max_wait`
     /// forgotten on the way.
     #[inline(always)]
-    fn match_echo(&mut self, d: usize, seg: &TcpSegment, acks_new_data: bool, max_wait: Nanos, emit: &mut Emit<'_>) {
-        let Some((val, ecr)) = seg.opts.ts else { return };
+    fn match_echo(
+        &mut self,
+        d: usize,
+        seg: &TcpSegment,
+        acks_new_data: bool,
+        max_wait: Nanos,
+        emit: &mut Emit<'_>,
+    ) {
+        let Some((val, ecr)) = seg.opts.ts else {
+            return;
+        };
         let o = 1 - d;
         let (t, frame) = (emit.time, emit.frame);
         let peer_packets = self.dirs[o].packets;
-        let pure_ack = seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && seg.has(flags::ACK);
+        let pure_ack = seg.payload_len == 0
+            && !seg.has(flags::SYN)
+            && !seg.has(flags::FIN)
+            && seg.has(flags::ACK);
         let peer_idle = pure_ack && self.dirs[o].segs.is_empty();
         let dir = &mut self.dirs[d];
         let newer = dir.ts_last.is_none_or(|last| seq_gt(val, last));
@@ -899,7 +1100,14 @@ impl Conn {
                 dir.ts_pending.pop_front();
             }
             let start = seg.seq.wrapping_add(u32::from(seg.has(flags::SYN)));
-            dir.ts_pending.push_back(TsPending { val, t, frame, seq: (start, start.wrapping_add(seg.payload_len)), peer_packets, peer_idle });
+            dir.ts_pending.push_back(TsPending {
+                val,
+                t,
+                frame,
+                seq: (start, start.wrapping_add(seg.payload_len)),
+                peer_packets,
+                peer_idle,
+            });
         }
         // TSecr is meaningful only with ACK set (RFC 7323 §3.2).
         if !seg.has(flags::ACK) {
@@ -943,7 +1151,15 @@ impl Conn {
 /// capture point) or is a keep-alive. Returns the remembered segments forgotten to stay within
 /// `max_outstanding`.
 #[inline(always)]
-fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: &TcpSegment, t: i64, frame: u64, max_outstanding: usize) -> u64 {
+fn track_data(
+    dir: &mut Dir,
+    rtx: &mut Vec<Retransmission>,
+    id: (u32, u8),
+    seg: &TcpSegment,
+    t: i64,
+    frame: u64,
+    max_outstanding: usize,
+) -> u64 {
     let mut dropped = 0u64;
     let fin_len = u32::from(seg.has(flags::FIN));
     let start = seg.seq.wrapping_add(u32::from(seg.has(flags::SYN)));
@@ -967,7 +1183,10 @@ fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: 
             // transmission, not a retransmission.
             dir.segs.insert(first, Seg::new(start, end, t, frame));
         } else {
-            let keepalive = dir.una_init && seg.payload_len <= 1 && fin_len == 0 && start.wrapping_add(1) == dir.una;
+            let keepalive = dir.una_init
+                && seg.payload_len <= 1
+                && fin_len == 0
+                && start.wrapping_add(1) == dir.una;
             if !keepalive {
                 dir.retrans += 1;
             }
@@ -989,7 +1208,8 @@ fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: 
                 s.last_frame = frame;
             }
             if !keepalive {
-                let acked = (dir.una_init && seq_le(end, dir.una)) || (overlapped && repeated.is_none());
+                let acked =
+                    (dir.una_init && seq_le(end, dir.una)) || (overlapped && repeated.is_none());
                 let evidence = match (acked, repeated) {
                     (true, _) => Evidence::Acked,
                     (false, Some(_)) => Evidence::Unacked,
@@ -1006,7 +1226,13 @@ fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: 
                     frame,
                     sent: sent.map(|s| s.last_t),
                     ref_frame: sent.map_or(0, |s| s.last_frame),
-                    timer_start: sent.map(|s| if dir.una_init { s.last_t.max(dir.una_t) } else { s.last_t }),
+                    timer_start: sent.map(|s| {
+                        if dir.una_init {
+                            s.last_t.max(dir.una_t)
+                        } else {
+                            s.last_t
+                        }
+                    }),
                     attempt: sent.map_or(1, |s| s.resends.saturating_add(1)),
                     dupacks: dir.dupacks,
                     evidence,
@@ -1015,7 +1241,12 @@ fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: 
                     if dir.rtx_open.len() >= loss::MAX_OPEN {
                         dir.rtx_open.pop_front();
                     }
-                    dir.rtx_open.push_back(Open { idx, start, end, tsval: seg.opts.ts.map(|(v, _)| v) });
+                    dir.rtx_open.push_back(Open {
+                        idx,
+                        start,
+                        end,
+                        tsval: seg.opts.ts.map(|(v, _)| v),
+                    });
                 }
             }
             if seq_gt(end, dir.snd_nxt) {
@@ -1036,14 +1267,23 @@ fn track_data(dir: &mut Dir, rtx: &mut Vec<Retransmission>, id: (u32, u8), seg: 
 /// its end times that one when `sack_samples`; duplicate ACKs are counted (RFC 5681 §2) and the
 /// open retransmissions settled ([`settle`]). Returns whether the ACK acknowledges new data.
 #[inline(always)]
-fn time_acks(peer: &mut Dir, rtx: &mut [Retransmission], peer_dir: u8, seg: &TcpSegment, tsecr: Option<u32>, sack_samples: bool, emit: &mut Emit<'_>) -> bool {
+fn time_acks(
+    peer: &mut Dir,
+    rtx: &mut [Retransmission],
+    peer_dir: u8,
+    seg: &TcpSegment,
+    tsecr: Option<u32>,
+    sack_samples: bool,
+    emit: &mut Emit<'_>,
+) -> bool {
     let t = emit.time;
     let ack = seg.ack;
     let acks_new_data = if peer.una_init {
         seq_gt(ack, peer.una)
     } else {
         // The first ACK seen for that direction: new if it covers its SYN or data.
-        peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1)) || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
+        peer.syn.is_some_and(|(isn, ..)| ack == isn.wrapping_add(1))
+            || peer.segs.front().is_some_and(|s| seq_gt(ack, s.start))
     };
     let advanced = !peer.una_init || seq_gt(ack, peer.una);
     if advanced {
@@ -1072,14 +1312,26 @@ fn time_acks(peer: &mut Dir, rtx: &mut [Retransmission], peer_dir: u8, seg: &Tcp
         peer.una_init = true;
         if let Some(s) = exact {
             if !s.sacked {
-                emit.sample(peer_dir, elapsed(t, s.t), Method::Seq, covers_rtx, (s.sent, s.end), s.frame);
+                emit.sample(
+                    peer_dir,
+                    elapsed(t, s.t),
+                    Method::Seq,
+                    covers_rtx,
+                    (s.sent, s.end),
+                    s.frame,
+                );
             }
         }
     }
     if acks_new_data {
         peer.una_t = t;
         peer.dupacks = 0;
-    } else if ack == peer.una && seg.payload_len == 0 && !seg.has(flags::SYN) && !seg.has(flags::FIN) && !peer.segs.is_empty() {
+    } else if ack == peer.una
+        && seg.payload_len == 0
+        && !seg.has(flags::SYN)
+        && !seg.has(flags::FIN)
+        && !peer.segs.is_empty()
+    {
         peer.dupacks = peer.dupacks.saturating_add(1);
     }
     // SACK blocks (RFC 2018 §3). A block at or below the cumulative ACK is a D-SACK (RFC 2883)
@@ -1102,11 +1354,20 @@ fn time_acks(peer: &mut Dir, rtx: &mut [Retransmission], peer_dir: u8, seg: &Tcp
             }
         }
         if let (Some(s), true) = (timed, sack_samples) {
-            emit.sample(peer_dir, elapsed(t, s.t), Method::Seq, s.rtx, (s.sent, s.end), s.frame);
+            emit.sample(
+                peer_dir,
+                elapsed(t, s.t),
+                Method::Seq,
+                s.rtx,
+                (s.sent, s.end),
+                s.frame,
+            );
         }
     }
     let blocks = seg.opts.sack_blocks();
-    if (advanced || !blocks.is_empty()) && !(peer.rtx_open.is_empty() && peer.rtx_covered.is_empty()) {
+    if (advanced || !blocks.is_empty())
+        && !(peer.rtx_open.is_empty() && peer.rtx_covered.is_empty())
+    {
         settle(peer, rtx, ack, blocks, tsecr);
     }
     acks_new_data
@@ -1120,7 +1381,9 @@ fn answered_syn(tx: &[SynTx], last: SynTx, count: u32, tsecr: Option<u32>) -> (S
     if count <= 1 {
         return (last, false);
     }
-    let Some(ecr) = tsecr else { return (last, true) };
+    let Some(ecr) = tsecr else {
+        return (last, true);
+    };
     let mut matching = tx.iter().filter(|x| x.tsval == Some(ecr));
     match (matching.next(), matching.next()) {
         (Some(&x), None) => (x, false),
@@ -1146,7 +1409,13 @@ const MAX_COVERED: usize = 64;
 /// (super::loss): the first *cumulative* ACK covering a resend decides by its TS echo (an ACK
 /// that covers it by SACK echoes the last in-order segment, RFC 7323 §4.3, so it says nothing);
 /// a D-SACK (RFC 2883) marks the latest resend of each byte it reports.
-fn settle(peer: &mut Dir, rtx: &mut [Retransmission], ack: u32, blocks: &[(u32, u32)], tsecr: Option<u32>) {
+fn settle(
+    peer: &mut Dir,
+    rtx: &mut [Retransmission],
+    ack: u32,
+    blocks: &[(u32, u32)],
+    tsecr: Option<u32>,
+) {
     let update = |r: &mut Retransmission, e: Evidence| {
         if r.evidence.replaced_by(e) {
             r.evidence = e;
@@ -1158,7 +1427,11 @@ fn settle(peer: &mut Dir, rtx: &mut [Retransmission], ack: u32, blocks: &[(u32, 
     while i < peer.rtx_open.len() {
         let e = peer.rtx_open[i];
         let cumulative = seq_ge(ack, e.end);
-        if cumulative || sacks.iter().any(|&(l, r)| seq_le(l, e.start) && seq_ge(r, e.end)) {
+        if cumulative
+            || sacks
+                .iter()
+                .any(|&(l, r)| seq_le(l, e.start) && seq_ge(r, e.end))
+        {
             if cumulative {
                 if let Some(ev) = loss::ts_evidence(e.tsval, tsecr) {
                     update(&mut rtx[e.idx as usize], ev);
@@ -1175,12 +1448,21 @@ fn settle(peer: &mut Dir, rtx: &mut [Retransmission], ack: u32, blocks: &[(u32, 
     }
     if dsack {
         let (l, r) = blocks[0];
-        let mut hit: Vec<Open> = peer.rtx_open.iter().chain(&peer.rtx_covered).filter(|e| seq_lt(l, e.end) && seq_lt(e.start, r)).copied().collect();
+        let mut hit: Vec<Open> = peer
+            .rtx_open
+            .iter()
+            .chain(&peer.rtx_covered)
+            .filter(|e| seq_lt(l, e.end) && seq_lt(e.start, r))
+            .copied()
+            .collect();
         // Newest first: a byte resent twice was duplicated by its latest resend.
         hit.sort_unstable_by_key(|e| std::cmp::Reverse(e.idx));
         let mut marked: Vec<(u32, u32)> = Vec::new();
         for e in hit {
-            if marked.iter().any(|&(ms, me)| seq_le(ms, e.start) && seq_ge(me, e.end)) {
+            if marked
+                .iter()
+                .any(|&(ms, me)| seq_le(ms, e.start) && seq_ge(me, e.end))
+            {
                 continue;
             }
             update(&mut rtx[e.idx as usize], Evidence::Dsack);
@@ -1256,7 +1538,10 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
             let data = u8::from(c.dirs[1].bytes > c.dirs[0].bytes);
             let rev = 1 - data;
             let n = |m: Method, d: u8| s[series(m, d)].len();
-            let counts6: Vec<usize> = Method::ALL.iter().flat_map(|&m| [n(m, 0), n(m, 1)]).collect();
+            let counts6: Vec<usize> = Method::ALL
+                .iter()
+                .flat_map(|&m| [n(m, 0), n(m, 1)])
+                .collect();
             let meds: Vec<Option<Nanos>> = s.iter_mut().map(|v| median(v)).collect();
             let med = |m: Method, d: u8| meds[series(m, d)];
             let len = |m: Method, d: u8| counts6[series(m, d)];
@@ -1265,10 +1550,16 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
             // reverse direction's handshake leg, ts echo, or seq of the receiver's own data,
             // e.g. requests). Handshake legs come first: the kernel answers them at once,
             // whereas data may wait for a delayed ACK.
-            let first = |opts: &[(Method, u8)]| opts.iter().find_map(|&(m, d)| med(m, d).map(|v| (v, (m, d))));
+            let first = |opts: &[(Method, u8)]| {
+                opts.iter()
+                    .find_map(|&(m, d)| med(m, d).map(|v| (v, (m, d))))
+            };
             let rx = first(&[(Method::Syn, data), (Method::Seq, data), (Method::Ts, data)]);
             let tx = first(&[(Method::Syn, rev), (Method::Ts, rev), (Method::Seq, rev)]);
-            let (hops_sender, hops_receiver) = (c.dirs[data as usize].ttl.and_then(hops_from_ttl), c.dirs[rev as usize].ttl.and_then(hops_from_ttl));
+            let (hops_sender, hops_receiver) = (
+                c.dirs[data as usize].ttl.and_then(hops_from_ttl),
+                c.dirs[rev as usize].ttl.and_then(hops_from_ttl),
+            );
             let vantage = match (rx, tx) {
                 (Some((rx, _)), Some((tx, _))) if rx + tx > 0 => {
                     let share = tx as f64 / (rx + tx) as f64;
@@ -1277,7 +1568,11 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
                     } else if share > 1.0 - NEAR {
                         Vantage::NearReceiver
                     } else if tx.min(rx) < LOCAL_TURNAROUND {
-                        if tx <= rx { Vantage::NearSender } else { Vantage::NearReceiver }
+                        if tx <= rx {
+                            Vantage::NearSender
+                        } else {
+                            Vantage::NearReceiver
+                        }
                     } else {
                         hops_side(hops_sender, hops_receiver).unwrap_or(Vantage::Middle)
                     }
@@ -1287,12 +1582,25 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
             };
             // The series that carries the path RTT from there: the first of the steady-state
             // series that has samples, else the handshake leg.
-            let series_of = |steady: &[(Method, u8)], hs: (Method, u8)| steady.iter().chain([&hs]).copied().find(|&(m, d)| len(m, d) > 0);
+            let series_of = |steady: &[(Method, u8)], hs: (Method, u8)| {
+                steady
+                    .iter()
+                    .chain([&hs])
+                    .copied()
+                    .find(|&(m, d)| len(m, d) > 0)
+            };
             let path = match vantage {
-                Vantage::NearSender => series_of(&[(Method::Seq, data), (Method::Ts, data)], (Method::Syn, data)).map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d)),
+                Vantage::NearSender => series_of(
+                    &[(Method::Seq, data), (Method::Ts, data)],
+                    (Method::Syn, data),
+                )
+                .map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d)),
                 // Receiver side: the data sender's echo of the receiver's TSvals, or the
                 // receiver's own data (requests) acknowledged by the sender.
-                Vantage::NearReceiver => series_of(&[(Method::Ts, rev), (Method::Seq, rev)], (Method::Syn, rev)).map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d)),
+                Vantage::NearReceiver => {
+                    series_of(&[(Method::Ts, rev), (Method::Seq, rev)], (Method::Syn, rev))
+                        .map_or(PathRtt::None, |(m, d)| PathRtt::Series(m, d))
+                }
                 Vantage::Middle => {
                     let rx = first(&[(Method::Ts, data), (Method::Seq, data), (Method::Syn, data)]);
                     let tx = first(&[(Method::Ts, rev), (Method::Seq, rev), (Method::Syn, rev)]);
@@ -1317,8 +1625,16 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
                 PathRtt::None => (None, None, None),
             };
             let handshake_ambiguous = c.hs_done && (c.hs_amb[0] || c.hs_amb[1]);
-            let handshake_rtt = if c.hs_done && !handshake_ambiguous { c.hs[0].zip(c.hs[1]).map(|(x, y)| x + y) } else { None };
-            let syn_retrans = c.dirs.iter().map(|d| d.syn.map_or(0, |s| s.3.saturating_sub(1))).sum();
+            let handshake_rtt = if c.hs_done && !handshake_ambiguous {
+                c.hs[0].zip(c.hs[1]).map(|(x, y)| x + y)
+            } else {
+                None
+            };
+            let syn_retrans = c
+                .dirs
+                .iter()
+                .map(|d| d.syn.map_or(0, |s| s.3.saturating_sub(1)))
+                .sum();
             ConnSummary {
                 id: id as u32,
                 a: addr(&c.a.0, c.a.2),
@@ -1345,7 +1661,10 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
                 min_rtt,
                 max_rtt,
                 ttl: [c.dirs[0].ttl, c.dirs[1].ttl],
-                hops: [c.dirs[0].ttl.and_then(hops_from_ttl), c.dirs[1].ttl.and_then(hops_from_ttl)],
+                hops: [
+                    c.dirs[0].ttl.and_then(hops_from_ttl),
+                    c.dirs[1].ttl.and_then(hops_from_ttl),
+                ],
                 malformed: c.malformed,
                 samples: c.nsamples,
                 ts_excluded: c.idle_echoes,
@@ -1368,8 +1687,25 @@ mod tests {
 
     /// A segment from A:40000 to B:80 (`fwd`), or back (`!fwd`).
     fn seg(fwd: bool, flags: u8, seq: u32, ack: u32, payload: u32) -> TcpSegment {
-        let (src, dst, sport, dport) = if fwd { (A, B, 40000, 80) } else { (B, A, 80, 40000) };
-        TcpSegment { src, dst, is_v6: false, ttl: 64, sport, dport, seq, ack, flags, window: 65535, payload_len: payload, opts: wire::TcpOpts::default() }
+        let (src, dst, sport, dport) = if fwd {
+            (A, B, 40000, 80)
+        } else {
+            (B, A, 80, 40000)
+        };
+        TcpSegment {
+            src,
+            dst,
+            is_v6: false,
+            ttl: 64,
+            sport,
+            dport,
+            seq,
+            ack,
+            flags,
+            window: 65535,
+            payload_len: payload,
+            opts: wire::TcpOpts::default(),
+        }
     }
 
     fn with_ts(mut s: TcpSegment, val: u32, ecr: u32) -> TcpSegment {
@@ -1396,25 +1732,53 @@ mod tests {
 
     impl Out {
         fn at(&mut self, t: i64, frame: u64, include_ambiguous: bool) -> Emit<'_> {
-            Emit { rows: &mut self.rows, counters: &mut self.counters, include_ambiguous, conn: 3, time: t, frame }
+            Emit {
+                rows: &mut self.rows,
+                counters: &mut self.counters,
+                include_ambiguous,
+                conn: 3,
+                time: t,
+                frame,
+            }
         }
 
         fn rtts(&self) -> Vec<(Method, u8, Nanos, bool)> {
-            self.rows.iter().map(|r| (r.method, r.dir, r.rtt, r.ambiguous)).collect()
+            self.rows
+                .iter()
+                .map(|r| (r.method, r.dir, r.rtt, r.ambiguous))
+                .collect()
         }
     }
 
     /// `seg` through the stages that take a direction's data and ACK (4 and 5), as `segment`
     /// runs them, with `d` the segment's direction.
-    fn data_and_ack(c: &mut Conn, rtx: &mut Vec<Retransmission>, out: &mut Out, d: usize, seg: &TcpSegment, t: i64, frame: u64) -> bool {
+    fn data_and_ack(
+        c: &mut Conn,
+        rtx: &mut Vec<Retransmission>,
+        out: &mut Out,
+        d: usize,
+        seg: &TcpSegment,
+        t: i64,
+        frame: u64,
+    ) -> bool {
         track_data(&mut c.dirs[d], rtx, (3, d as u8), seg, t, frame, 1 << 16);
-        seg.has(flags::ACK) && time_acks(&mut c.dirs[1 - d], rtx, (1 - d) as u8, seg, None, true, &mut out.at(t, frame, true))
+        seg.has(flags::ACK)
+            && time_acks(
+                &mut c.dirs[1 - d],
+                rtx,
+                (1 - d) as u8,
+                seg,
+                None,
+                true,
+                &mut out.at(t, frame, true),
+            )
     }
 
     #[test]
     fn a_negative_rtt_is_counted_and_dropped() {
         let mut out = Out::default();
-        out.at(5, 1, true).sample(0, -1, Method::Seq, false, (1, 2), 1);
+        out.at(5, 1, true)
+            .sample(0, -1, Method::Seq, false, (1, 2), 1);
         assert!(!out.at(5, 1, true).echo(0, -3, false, (1, 2), 1));
         assert!(out.rows.is_empty());
         assert_eq!(out.counters.negative_rtt, 2);
@@ -1423,11 +1787,24 @@ mod tests {
     #[test]
     fn an_ambiguous_sample_is_counted_and_kept_only_on_request() {
         let mut out = Out::default();
-        out.at(5, 1, false).sample(1, 7, Method::Seq, true, (1, 2), 1);
+        out.at(5, 1, false)
+            .sample(1, 7, Method::Seq, true, (1, 2), 1);
         assert!(out.rows.is_empty() && out.counters.ambiguous == 1);
-        out.at(5, 9, true).sample(1, 7, Method::Seq, true, (1, 2), 4);
+        out.at(5, 9, true)
+            .sample(1, 7, Method::Seq, true, (1, 2), 4);
         let r = out.rows[0];
-        assert_eq!((r.conn, r.dir, r.time, r.rtt, r.ambiguous, r.frame, r.ref_frame), (3, 1, 5, 7, true, 9, 4));
+        assert_eq!(
+            (
+                r.conn,
+                r.dir,
+                r.time,
+                r.rtt,
+                r.ambiguous,
+                r.frame,
+                r.ref_frame
+            ),
+            (3, 1, 5, 7, true, 9, 4)
+        );
         assert_eq!(out.counters.ambiguous, 2);
     }
 
@@ -1435,14 +1812,21 @@ mod tests {
     fn an_idle_echo_is_kept_flagged_and_counted() {
         let mut out = Out::default();
         assert!(out.at(5, 1, false).echo(1, 8, true, (1, 2), 1));
-        assert!(out.rows[0].idle_echo && out.rows[0].method == Method::Ts && out.counters.idle_echoes == 1);
+        assert!(
+            out.rows[0].idle_echo
+                && out.rows[0].method == Method::Ts
+                && out.counters.idle_echoes == 1
+        );
     }
 
     #[test]
     fn both_directions_are_one_connection_and_a_syn_after_a_fin_begins_the_next() {
         let mut tr = Tracker::new(Config::default());
         let (first, src_is_lo) = tr.connection(&seg(true, flags::SYN, 100, 0, 0), 0);
-        assert_eq!(tr.connection(&seg(false, flags::SYN | flags::ACK, 900, 101, 0), 1), (first, !src_is_lo));
+        assert_eq!(
+            tr.connection(&seg(false, flags::SYN | flags::ACK, 900, 101, 0), 1),
+            (first, !src_is_lo)
+        );
         // A SYN with the same ISN is a retransmission of the same connection's.
         tr.conns[first as usize].dirs[0].syn = Some((100, 0, 1, 1));
         assert_eq!(tr.connection(&seg(true, flags::SYN, 100, 0, 0), 2).0, first);
@@ -1464,31 +1848,94 @@ mod tests {
         data.ttl = 3;
         c.count(0, &data, 20, 2);
         let d = &c.dirs[0];
-        assert_eq!((d.packets, d.bytes, d.mss, d.ttl, d.sack_perm, d.fin), (2, 500, Some(1460), Some(64), true, true));
-        assert_eq!((c.last, c.last_frame, c.sack_packets, c.had_payload, c.dirs[1].packets), (20, 2, 1, true, 0));
+        assert_eq!(
+            (d.packets, d.bytes, d.mss, d.ttl, d.sack_perm, d.fin),
+            (2, 500, Some(1460), Some(64), true, true)
+        );
+        assert_eq!(
+            (
+                c.last,
+                c.last_frame,
+                c.sack_packets,
+                c.had_payload,
+                c.dirs[1].packets
+            ),
+            (20, 2, 1, true, 0)
+        );
     }
 
     #[test]
     fn the_syn_ack_times_the_first_leg_and_the_first_ack_of_it_the_second() {
         let (mut c, mut out) = (conn(), Out::default());
-        c.time_handshake(0, &seg(true, flags::SYN, 100, 0, 0), None, &mut out.at(0, 1, false));
-        c.time_handshake(1, &seg(false, flags::SYN | flags::ACK, 900, 101, 0), None, &mut out.at(80 * MS, 2, false));
-        c.time_handshake(0, &seg(true, flags::ACK, 101, 901, 0), None, &mut out.at(81 * MS, 3, false));
+        c.time_handshake(
+            0,
+            &seg(true, flags::SYN, 100, 0, 0),
+            None,
+            &mut out.at(0, 1, false),
+        );
+        c.time_handshake(
+            1,
+            &seg(false, flags::SYN | flags::ACK, 900, 101, 0),
+            None,
+            &mut out.at(80 * MS, 2, false),
+        );
+        c.time_handshake(
+            0,
+            &seg(true, flags::ACK, 101, 901, 0),
+            None,
+            &mut out.at(81 * MS, 3, false),
+        );
         // A later ACK of the SYN/ACK times nothing.
-        c.time_handshake(0, &seg(true, flags::ACK, 101, 901, 0), None, &mut out.at(90 * MS, 4, false));
-        assert_eq!(out.rtts(), [(Method::Syn, 0, 80 * MS as Nanos, false), (Method::Syn, 1, MS as Nanos, false)]);
-        assert_eq!((out.rows[0].seq, out.rows[0].ref_frame, out.rows[1].seq), ((100, 101), 1, (900, 901)));
-        assert_eq!((c.hs, c.hs_done), ([Some(80 * MS as Nanos), Some(MS as Nanos)], true));
+        c.time_handshake(
+            0,
+            &seg(true, flags::ACK, 101, 901, 0),
+            None,
+            &mut out.at(90 * MS, 4, false),
+        );
+        assert_eq!(
+            out.rtts(),
+            [
+                (Method::Syn, 0, 80 * MS as Nanos, false),
+                (Method::Syn, 1, MS as Nanos, false)
+            ]
+        );
+        assert_eq!(
+            (out.rows[0].seq, out.rows[0].ref_frame, out.rows[1].seq),
+            ((100, 101), 1, (900, 901))
+        );
+        assert_eq!(
+            (c.hs, c.hs_done),
+            ([Some(80 * MS as Nanos), Some(MS as Nanos)], true)
+        );
     }
 
     #[test]
     fn a_resent_syn_is_resolved_by_the_echo_of_its_tsval_or_else_ambiguous() {
         for (echo, want_rtt, want_amb) in [(Some(10), 500 * MS, false), (None, 100 * MS, true)] {
             let (mut c, mut out) = (conn(), Out::default());
-            c.time_handshake(0, &with_ts(seg(true, flags::SYN, 100, 0, 0), 10, 0), None, &mut out.at(0, 1, true));
-            c.time_handshake(0, &with_ts(seg(true, flags::SYN, 100, 0, 0), 11, 0), None, &mut out.at(400 * MS, 2, true));
-            c.time_handshake(1, &seg(false, flags::SYN | flags::ACK, 900, 101, 0), echo, &mut out.at(500 * MS, 3, true));
-            assert_eq!(out.rtts(), [(Method::Syn, 0, want_rtt as Nanos, want_amb)], "echo {echo:?}");
+            c.time_handshake(
+                0,
+                &with_ts(seg(true, flags::SYN, 100, 0, 0), 10, 0),
+                None,
+                &mut out.at(0, 1, true),
+            );
+            c.time_handshake(
+                0,
+                &with_ts(seg(true, flags::SYN, 100, 0, 0), 11, 0),
+                None,
+                &mut out.at(400 * MS, 2, true),
+            );
+            c.time_handshake(
+                1,
+                &seg(false, flags::SYN | flags::ACK, 900, 101, 0),
+                echo,
+                &mut out.at(500 * MS, 3, true),
+            );
+            assert_eq!(
+                out.rtts(),
+                [(Method::Syn, 0, want_rtt as Nanos, want_amb)],
+                "echo {echo:?}"
+            );
             assert_eq!(c.hs_amb[0], want_amb);
         }
     }
@@ -1497,66 +1944,241 @@ mod tests {
     fn new_data_is_remembered_and_a_resend_makes_what_it_overlaps_ambiguous() {
         let (mut dir, mut rtx) = (Dir::default(), Vec::new());
         for (i, t) in [(0u32, 0), (1, 10)] {
-            assert_eq!(track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1 + 100 * i, 1, 100), t, u64::from(i) + 1, 1 << 16), 0);
+            assert_eq!(
+                track_data(
+                    &mut dir,
+                    &mut rtx,
+                    (3, 0),
+                    &seg(true, flags::ACK, 1 + 100 * i, 1, 100),
+                    t,
+                    u64::from(i) + 1,
+                    1 << 16
+                ),
+                0
+            );
         }
         assert_eq!((dir.segs.len(), dir.snd_nxt, dir.retrans), (2, 201, 0));
         // Resent: the first segment again, with 50 new bytes after snd_nxt.
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 250), 300, 7, 1 << 16);
-        assert!(dir.segs.iter().take(2).all(|s| s.rtx && s.resends == 1 && s.last_frame == 7));
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 1, 1, 250),
+            300,
+            7,
+            1 << 16,
+        );
+        assert!(dir
+            .segs
+            .iter()
+            .take(2)
+            .all(|s| s.rtx && s.resends == 1 && s.last_frame == 7));
         assert_eq!((dir.segs.len(), dir.snd_nxt, dir.retrans), (3, 251, 1));
         let r = rtx[0];
-        assert_eq!((r.conn, r.seq_start, r.seq_end, r.sent, r.ref_frame, r.attempt, r.evidence), (3, 1, 251, Some(0), 1, 1, Evidence::Unacked));
+        assert_eq!(
+            (
+                r.conn,
+                r.seq_start,
+                r.seq_end,
+                r.sent,
+                r.ref_frame,
+                r.attempt,
+                r.evidence
+            ),
+            (3, 1, 251, Some(0), 1, 1, Evidence::Unacked)
+        );
         assert_eq!(dir.rtx_open.len(), 1);
     }
 
     #[test]
     fn a_segment_filling_a_hole_never_seen_is_a_first_transmission() {
         let (mut dir, mut rtx) = (Dir::default(), Vec::new());
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 100), 0, 1, 1 << 16);
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 201, 1, 100), 1, 2, 1 << 16);
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 101, 1, 100), 2, 3, 1 << 16);
-        assert_eq!(dir.segs.iter().map(|s| (s.start, s.rtx)).collect::<Vec<_>>(), [(1, false), (101, false), (201, false)]);
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 1, 1, 100),
+            0,
+            1,
+            1 << 16,
+        );
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 201, 1, 100),
+            1,
+            2,
+            1 << 16,
+        );
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 101, 1, 100),
+            2,
+            3,
+            1 << 16,
+        );
+        assert_eq!(
+            dir.segs
+                .iter()
+                .map(|s| (s.start, s.rtx))
+                .collect::<Vec<_>>(),
+            [(1, false), (101, false), (201, false)]
+        );
         assert!(rtx.is_empty() && dir.retrans == 0);
     }
 
     #[test]
     fn a_keepalive_is_neither_counted_nor_recorded_as_a_retransmission() {
         let (mut dir, mut rtx) = (Dir::default(), Vec::new());
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1, 1, 100), 0, 1, 1 << 16);
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 1, 1, 100),
+            0,
+            1,
+            1 << 16,
+        );
         (dir.una, dir.una_init) = (101, true);
         dir.segs.clear();
-        track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 100, 1, 1), 5, 2, 1 << 16);
+        track_data(
+            &mut dir,
+            &mut rtx,
+            (3, 0),
+            &seg(true, flags::ACK, 100, 1, 1),
+            5,
+            2,
+            1 << 16,
+        );
         assert!(rtx.is_empty() && dir.retrans == 0);
     }
 
     #[test]
     fn remembered_segments_beyond_the_bound_are_forgotten_and_counted() {
         let (mut dir, mut rtx) = (Dir::default(), Vec::new());
-        let dropped: u64 = (0..5).map(|i| track_data(&mut dir, &mut rtx, (3, 0), &seg(true, flags::ACK, 1 + 10 * i, 1, 10), 0, 1, 3)).sum();
+        let dropped: u64 = (0..5)
+            .map(|i| {
+                track_data(
+                    &mut dir,
+                    &mut rtx,
+                    (3, 0),
+                    &seg(true, flags::ACK, 1 + 10 * i, 1, 10),
+                    0,
+                    1,
+                    3,
+                )
+            })
+            .sum();
         assert_eq!((dropped, dir.segs.len(), dir.segs[0].start), (2, 3, 21));
     }
 
     #[test]
     fn the_ack_at_a_segments_end_times_it_and_a_partial_ack_trims_the_next() {
         let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
-        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 0, 1);
-        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 101, 1, 100), 10, 2);
-        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 101, 0), 50, 3));
-        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 151, 0), 60, 4));
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            0,
+            &seg(true, flags::ACK, 1, 1, 100),
+            0,
+            1,
+        );
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            0,
+            &seg(true, flags::ACK, 101, 1, 100),
+            10,
+            2,
+        );
+        assert!(data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 101, 0),
+            50,
+            3
+        ));
+        assert!(data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 151, 0),
+            60,
+            4
+        ));
         assert_eq!(out.rtts(), [(Method::Seq, 0, 50, false)]);
-        assert_eq!((c.dirs[0].segs[0].start, c.dirs[0].segs[0].sent, c.dirs[0].una, c.dirs[0].una_t), (151, 101, 151, 60));
+        assert_eq!(
+            (
+                c.dirs[0].segs[0].start,
+                c.dirs[0].segs[0].sent,
+                c.dirs[0].una,
+                c.dirs[0].una_t
+            ),
+            (151, 101, 151, 60)
+        );
         // The rest is timed from its own transmission, reported as sent.
-        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 70, 5);
-        assert_eq!((out.rows[1].rtt, out.rows[1].seq, out.rows[1].ref_frame), (60, (101, 201), 2));
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 201, 0),
+            70,
+            5,
+        );
+        assert_eq!(
+            (out.rows[1].rtt, out.rows[1].seq, out.rows[1].ref_frame),
+            (60, (101, 201), 2)
+        );
     }
 
     #[test]
     fn an_ack_covering_a_resent_byte_is_ambiguous_even_for_the_segment_it_ends() {
         let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
-        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 0, 1);
-        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 101, 1, 100), 1, 2);
-        data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1, 1, 100), 200, 3);
-        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 250, 4);
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            0,
+            &seg(true, flags::ACK, 1, 1, 100),
+            0,
+            1,
+        );
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            0,
+            &seg(true, flags::ACK, 101, 1, 100),
+            1,
+            2,
+        );
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            0,
+            &seg(true, flags::ACK, 1, 1, 100),
+            200,
+            3,
+        );
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 201, 0),
+            250,
+            4,
+        );
         assert_eq!(out.rtts(), [(Method::Seq, 0, 249, true)]);
     }
 
@@ -1564,18 +2186,58 @@ mod tests {
     fn a_sack_block_times_the_segment_it_first_covers_to_its_end_and_dupacks_are_counted() {
         let (mut c, mut rtx, mut out) = (conn(), Vec::new(), Out::default());
         for i in 0..3 {
-            data_and_ack(&mut c, &mut rtx, &mut out, 0, &seg(true, flags::ACK, 1 + 100 * i, 1, 100), i64::from(i), 1);
+            data_and_ack(
+                &mut c,
+                &mut rtx,
+                &mut out,
+                0,
+                &seg(true, flags::ACK, 1 + 100 * i, 1, 100),
+                i64::from(i),
+                1,
+            );
         }
         // An ACK of nothing new while data is outstanding is a duplicate (RFC 5681 §2).
-        data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 1, 0), 40, 4);
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 1, 0),
+            40,
+            4,
+        );
         assert_eq!((c.dirs[0].una, c.dirs[0].dupacks), (1, 1));
-        data_and_ack(&mut c, &mut rtx, &mut out, 1, &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 201)]), 50, 5);
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 201)]),
+            50,
+            5,
+        );
         // The same block again times nothing; one ending inside a segment neither.
-        data_and_ack(&mut c, &mut rtx, &mut out, 1, &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 250)]), 60, 6);
+        data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &with_sack(seg(false, flags::ACK, 1, 1, 0), &[(101, 250)]),
+            60,
+            6,
+        );
         assert_eq!(out.rtts(), [(Method::Seq, 0, 49, false)]);
         assert!(c.dirs[0].segs[1].sacked && !c.dirs[0].segs[2].sacked && c.dirs[0].dupacks == 3);
         // The cumulative ACK past the SACKed segment does not time it again.
-        assert!(data_and_ack(&mut c, &mut rtx, &mut out, 1, &seg(false, flags::ACK, 1, 201, 0), 70, 7));
+        assert!(data_and_ack(
+            &mut c,
+            &mut rtx,
+            &mut out,
+            1,
+            &seg(false, flags::ACK, 1, 201, 0),
+            70,
+            7
+        ));
         assert_eq!((out.rows.len(), c.dirs[0].dupacks), (1, 0));
     }
 
@@ -1585,17 +2247,49 @@ mod tests {
         for (t, val) in [(0, 5), (10, 6), (20, 7)] {
             let s = with_ts(seg(true, flags::ACK, 1, 1, 100), val, 0);
             c.count(0, &s, t, 1);
-            c.match_echo(0, &s, false, 30 * crate::time::SEC, &mut out.at(t, 1, false));
+            c.match_echo(
+                0,
+                &s,
+                false,
+                30 * crate::time::SEC,
+                &mut out.at(t, 1, false),
+            );
         }
         // An older TSval (a reordered packet) is not first seen.
         let old = with_ts(seg(true, flags::ACK, 1, 1, 100), 4, 0);
-        c.match_echo(0, &old, false, 30 * crate::time::SEC, &mut out.at(25, 2, false));
-        assert_eq!(c.dirs[0].ts_pending.iter().map(|p| p.val).collect::<Vec<_>>(), [5, 6, 7]);
+        c.match_echo(
+            0,
+            &old,
+            false,
+            30 * crate::time::SEC,
+            &mut out.at(25, 2, false),
+        );
+        assert_eq!(
+            c.dirs[0]
+                .ts_pending
+                .iter()
+                .map(|p| p.val)
+                .collect::<Vec<_>>(),
+            [5, 6, 7]
+        );
         let echo = with_ts(seg(false, flags::ACK, 1, 101, 0), 900, 6);
         c.count(1, &echo, 60, 3);
-        c.match_echo(1, &echo, true, 30 * crate::time::SEC, &mut out.at(60, 3, false));
+        c.match_echo(
+            1,
+            &echo,
+            true,
+            30 * crate::time::SEC,
+            &mut out.at(60, 3, false),
+        );
         assert_eq!(out.rtts(), [(Method::Ts, 0, 50, false)]);
-        assert_eq!(c.dirs[0].ts_pending.iter().map(|p| p.val).collect::<Vec<_>>(), [7]);
+        assert_eq!(
+            c.dirs[0]
+                .ts_pending
+                .iter()
+                .map(|p| p.val)
+                .collect::<Vec<_>>(),
+            [7]
+        );
     }
 
     #[test]
@@ -1605,10 +2299,22 @@ mod tests {
         // until its echo, 5 s later.
         let ack = with_ts(seg(false, flags::ACK, 1, 1, 0), 70, 0);
         c.count(1, &ack, 0, 1);
-        c.match_echo(1, &ack, false, 30 * crate::time::SEC, &mut out.at(0, 1, false));
+        c.match_echo(
+            1,
+            &ack,
+            false,
+            30 * crate::time::SEC,
+            &mut out.at(0, 1, false),
+        );
         let echo = with_ts(seg(true, flags::ACK | flags::PSH, 1, 1, 100), 8, 70);
         c.count(0, &echo, 5_000 * MS, 2);
-        c.match_echo(0, &echo, false, 30 * crate::time::SEC, &mut out.at(5_000 * MS, 2, false));
+        c.match_echo(
+            0,
+            &echo,
+            false,
+            30 * crate::time::SEC,
+            &mut out.at(5_000 * MS, 2, false),
+        );
         assert!(out.rows[0].idle_echo && c.idle_echoes == 1 && out.counters.idle_echoes == 1);
     }
 }

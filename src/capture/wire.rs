@@ -166,7 +166,9 @@ pub fn route(linktype: u32, frame: &[u8]) -> Option<([u8; 16], u16, [u8; 16], u1
             ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => frame.get(14..)?,
             _ => return None,
         },
-        linktype::RAW | linktype::RAW_12 | linktype::RAW_14 | linktype::IPV4 | linktype::IPV6 => frame,
+        linktype::RAW | linktype::RAW_12 | linktype::RAW_14 | linktype::IPV4 | linktype::IPV6 => {
+            frame
+        }
         _ => return None,
     };
     let mut src = [0u8; 16];
@@ -263,7 +265,11 @@ fn ipv4(b: &[u8]) -> Result<TcpSegment, Skip> {
     let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
     // Some capture paths (TSO/GRO offload on the capturing host) write total length 0; then the
     // captured length is all we know.
-    let ip_payload_len = if total == 0 { b.len() - hlen } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
+    let ip_payload_len = if total == 0 {
+        b.len() - hlen
+    } else {
+        total.checked_sub(hlen).ok_or(Skip::Malformed)?
+    };
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
     src[10] = 0xff;
@@ -308,7 +314,11 @@ fn ipv6(b: &[u8]) -> Result<TcpSegment, Skip> {
     let payload = usize::from(u16::from_be_bytes([h[4], h[5]]));
     // Payload length 0 with a hop-by-hop header means a jumbogram (RFC 2675); without one it is
     // the same offload artefact as IPv4 total length 0. Either way fall back to captured bytes.
-    let ip_payload_len = if payload == 0 { rest.len() } else { payload.checked_sub(ext_len).ok_or(Skip::Malformed)? };
+    let ip_payload_len = if payload == 0 {
+        rest.len()
+    } else {
+        payload.checked_sub(ext_len).ok_or(Skip::Malformed)?
+    };
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
     src.copy_from_slice(&h[8..24]);
@@ -316,7 +326,14 @@ fn ipv6(b: &[u8]) -> Result<TcpSegment, Skip> {
     tcp(rest, ip_payload_len, src, dst, true, h[7])
 }
 
-fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: bool, ttl: u8) -> Result<TcpSegment, Skip> {
+fn tcp(
+    b: &[u8],
+    ip_payload_len: usize,
+    src: [u8; 16],
+    dst: [u8; 16],
+    is_v6: bool,
+    ttl: u8,
+) -> Result<TcpSegment, Skip> {
     // Fixed header: RFC 9293 §3.1. A frame shorter than 20 bytes of TCP is malformed (or cut by
     // a snaplen too small to be useful).
     let h = b.first_chunk::<20>().ok_or(Skip::Malformed)?;
@@ -326,7 +343,10 @@ fn tcp(b: &[u8], ip_payload_len: usize, src: [u8; 16], dst: [u8; 16], is_v6: boo
     }
     // Options cut by the snaplen: read what is there.
     let complete = b.len() >= hdr_len;
-    let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+    let mut opts = TcpOpts {
+        incomplete: !complete,
+        ..TcpOpts::default()
+    };
     parse_options(&b[20..hdr_len.min(b.len())], complete, &mut opts);
     Ok(TcpSegment {
         src,
@@ -362,12 +382,19 @@ fn parse_options(options: &[u8], complete: bool, opts: &mut TcpOpts) {
     let mut rest = options;
     // RFC 7323 Appendix A's layout, which nearly every segment with timestamps uses (Linux,
     // BSD, Windows): NOP, NOP, timestamps; read in one step.
-    if let Some((&[1, 1, 8, 10, v0, v1, v2, v3, e0, e1, e2, e3], tail)) = rest.split_first_chunk::<12>() {
-        opts.ts = Some((u32::from_be_bytes([v0, v1, v2, v3]), u32::from_be_bytes([e0, e1, e2, e3])));
+    if let Some((&[1, 1, 8, 10, v0, v1, v2, v3, e0, e1, e2, e3], tail)) =
+        rest.split_first_chunk::<12>()
+    {
+        opts.ts = Some((
+            u32::from_be_bytes([v0, v1, v2, v3]),
+            u32::from_be_bytes([e0, e1, e2, e3]),
+        ));
         rest = tail;
     }
     let ended_well = loop {
-        let Some((&kind, tail)) = rest.split_first() else { break true };
+        let Some((&kind, tail)) = rest.split_first() else {
+            break true;
+        };
         let len = match (kind, rest) {
             (0, _) => break true,
             (1, _) => {
@@ -417,7 +444,14 @@ mod tests {
 
     #[test]
     fn an_ethernet_ipv4_segment_decodes_with_all_options() {
-        let seg = TcpSpec { flags: flags::SYN, mss: Some(1460), wscale: Some(7), sack_perm: true, ts: Some((11, 0)), ..TcpSpec::default() };
+        let seg = TcpSpec {
+            flags: flags::SYN,
+            mss: Some(1460),
+            wscale: Some(7),
+            sack_perm: true,
+            ts: Some((11, 0)),
+            ..TcpSpec::default()
+        };
         let f = eth(ETHERTYPE_IPV4, &ipv4_tcp(&seg));
         let d = decode(linktype::ETHERNET, &f).unwrap();
         assert_eq!((d.sport, d.dport, d.seq), (seg.sport, seg.dport, seg.seq));
@@ -434,7 +468,10 @@ mod tests {
     fn ppp_frames_of_other_protocols_or_too_short_are_skipped_not_misread() {
         let ip4 = ipv4_tcp(&TcpSpec::default());
         // LCP (0xc021) is not IP.
-        assert_eq!(decode(linktype::PPP, &[&[0xc0, 0x21][..], &ip4].concat()), Err(Skip::NotTcp));
+        assert_eq!(
+            decode(linktype::PPP, &[&[0xc0, 0x21][..], &ip4].concat()),
+            Err(Skip::NotTcp)
+        );
         assert_eq!(decode(linktype::PPP, &[0xff, 0x03]), Err(Skip::Malformed));
         assert_eq!(decode(linktype::PPP, &[0x00]), Err(Skip::Malformed));
         assert_eq!(decode(4242, &ip4), Err(Skip::UnsupportedLink));
@@ -442,7 +479,10 @@ mod tests {
 
     #[test]
     fn every_supported_link_type_reaches_the_same_tcp_segment() {
-        let seg = TcpSpec { payload: 100, ..TcpSpec::default() };
+        let seg = TcpSpec {
+            payload: 100,
+            ..TcpSpec::default()
+        };
         let ip4 = ipv4_tcp(&seg);
         let ip6 = ipv6_tcp(&seg, &[]);
         let mut null4 = 2u32.to_le_bytes().to_vec();
@@ -462,9 +502,17 @@ mod tests {
             (linktype::LOOP, loop6, true),
             // ns-3's point-to-point pcap: bare two-byte protocol field.
             (linktype::PPP, [&[0x00, 0x21][..], &ip4].concat(), false),
-            (linktype::PPP, [&[0xff, 0x03, 0x00, 0x57][..], &ip6].concat(), true),
+            (
+                linktype::PPP,
+                [&[0xff, 0x03, 0x00, 0x57][..], &ip6].concat(),
+                true,
+            ),
             // Protocol-field compression: IPv4's 0x0021 as the single byte 0x21.
-            (linktype::PPP_HDLC, [&[0xff, 0x03, 0x21][..], &ip4].concat(), false),
+            (
+                linktype::PPP_HDLC,
+                [&[0xff, 0x03, 0x21][..], &ip4].concat(),
+                false,
+            ),
         ];
         for (lt, frame, v6) in cases {
             let d = decode(lt, &frame).unwrap_or_else(|e| panic!("link type {lt}: {e:?}"));
@@ -485,7 +533,10 @@ mod tests {
 
     #[test]
     fn ipv6_extension_headers_are_walked_to_the_tcp_header() {
-        let seg = TcpSpec { payload: 10, ..TcpSpec::default() };
+        let seg = TcpSpec {
+            payload: 10,
+            ..TcpSpec::default()
+        };
         // Hop-by-hop (8 bytes) then destination options (16 bytes).
         let d = decode(linktype::RAW, &ipv6_tcp(&seg, &[(0, 8), (60, 16)])).unwrap();
         assert_eq!(d.payload_len, 10);
@@ -494,7 +545,10 @@ mod tests {
 
     #[test]
     fn ipv4_options_are_skipped_by_the_header_length() {
-        let seg = TcpSpec { payload: 33, ..TcpSpec::default() };
+        let seg = TcpSpec {
+            payload: 33,
+            ..TcpSpec::default()
+        };
         let plain = ipv4_tcp(&seg);
         // Insert 8 option bytes (record route, NOP padding): IHL 7, total length + 8.
         let mut f = plain[..20].to_vec();
@@ -520,12 +574,19 @@ mod tests {
         let v6frag = ipv6_tcp(&seg, &[(44, 8)]);
         let mut nonfirst = v6frag.clone();
         nonfirst[40 + 3] = 0x08; // offset 1 (×8) in the fragment header
-        assert_eq!(decode(linktype::RAW, &nonfirst), Err(Skip::NonFirstFragment));
+        assert_eq!(
+            decode(linktype::RAW, &nonfirst),
+            Err(Skip::NonFirstFragment)
+        );
     }
 
     #[test]
     fn header_only_captures_take_the_payload_length_from_ip() {
-        let seg = TcpSpec { payload: 1448, ts: Some((5, 6)), ..TcpSpec::default() };
+        let seg = TcpSpec {
+            payload: 1448,
+            ts: Some((5, 6)),
+            ..TcpSpec::default()
+        };
         let full = eth(ETHERTYPE_IPV4, &ipv4_tcp(&seg));
         let d = decode(linktype::ETHERNET, &full[..66]).unwrap();
         assert_eq!(d.payload_len, 1448);
@@ -539,10 +600,22 @@ mod tests {
 
     #[test]
     fn every_truncation_of_a_frame_is_an_error_or_a_segment_never_a_panic() {
-        let seg = TcpSpec { payload: 20, sack: vec![(1, 2), (3, 4)], ts: Some((1, 2)), ..TcpSpec::default() };
-        for lt in [linktype::ETHERNET, linktype::LINUX_SLL, linktype::LINUX_SLL2, linktype::NULL] {
+        let seg = TcpSpec {
+            payload: 20,
+            sack: vec![(1, 2), (3, 4)],
+            ts: Some((1, 2)),
+            ..TcpSpec::default()
+        };
+        for lt in [
+            linktype::ETHERNET,
+            linktype::LINUX_SLL,
+            linktype::LINUX_SLL2,
+            linktype::NULL,
+        ] {
             let frame = match lt {
-                linktype::ETHERNET => eth_vlan(&[0x8100], ETHERTYPE_IPV6, &ipv6_tcp(&seg, &[(0, 8)])),
+                linktype::ETHERNET => {
+                    eth_vlan(&[0x8100], ETHERTYPE_IPV6, &ipv6_tcp(&seg, &[(0, 8)]))
+                }
                 linktype::LINUX_SLL => sll(ETHERTYPE_IPV4, &ipv4_tcp(&seg)),
                 linktype::LINUX_SLL2 => sll2(ETHERTYPE_IPV4, &ipv4_tcp(&seg)),
                 _ => [&2u32.to_le_bytes()[..], &ipv4_tcp(&seg)].concat(),
@@ -560,7 +633,11 @@ mod tests {
 
     #[test]
     fn an_option_running_past_the_header_is_malformed_but_a_snaplen_cut_is_not() {
-        let seg = TcpSpec { mss: Some(1400), ts: Some((1, 2)), ..TcpSpec::default() };
+        let seg = TcpSpec {
+            mss: Some(1400),
+            ts: Some((1, 2)),
+            ..TcpSpec::default()
+        };
         let mut f = ipv4_tcp(&seg);
         // The timestamp option's length byte (after MSS 4 + NOP NOP) claims 40 bytes.
         f[20 + 20 + 4 + 3] = 40;
@@ -574,7 +651,10 @@ mod tests {
 
     #[test]
     fn sack_blocks_are_read_in_order() {
-        let seg = TcpSpec { sack: vec![(100, 200), (300, 400), (500, 600)], ..TcpSpec::default() };
+        let seg = TcpSpec {
+            sack: vec![(100, 200), (300, 400), (500, 600)],
+            ..TcpSpec::default()
+        };
         let d = decode(linktype::IPV4, &ipv4_tcp(&seg)).unwrap();
         assert_eq!(d.opts.sack_blocks(), &[(100, 200), (300, 400), (500, 600)]);
     }
@@ -591,12 +671,17 @@ mod tests {
     /// The options as `etherparse` 0.21's iterator reads them (what `parse_options` replaced).
     fn options_by_etherparse(options: &[u8], complete: bool) -> TcpOpts {
         use etherparse::{TcpOptionElement, TcpOptionsIterator};
-        let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+        let mut opts = TcpOpts {
+            incomplete: !complete,
+            ..TcpOpts::default()
+        };
         for o in TcpOptionsIterator::from_slice(options) {
             match o {
                 Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
                 Ok(TcpOptionElement::WindowScale(w)) => opts.wscale = Some(w),
-                Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => opts.sack_permitted = true,
+                Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => {
+                    opts.sack_permitted = true
+                }
                 Ok(TcpOptionElement::SelectiveAcknowledgement(first, more)) => {
                     opts.sack[0] = first;
                     let mut n = 1;
@@ -639,7 +724,10 @@ mod tests {
     }
 
     fn options(bytes: &[u8], complete: bool) -> TcpOpts {
-        let mut opts = TcpOpts { incomplete: !complete, ..TcpOpts::default() };
+        let mut opts = TcpOpts {
+            incomplete: !complete,
+            ..TcpOpts::default()
+        };
         parse_options(bytes, complete, &mut opts);
         opts
     }
@@ -670,17 +758,36 @@ mod tests {
         ];
         for bytes in &cases {
             for complete in [true, false] {
-                assert_eq!(options(bytes, complete), options_by_etherparse(&unknown_to_nops(bytes), complete), "{bytes:?}");
+                assert_eq!(
+                    options(bytes, complete),
+                    options_by_etherparse(&unknown_to_nops(bytes), complete),
+                    "{bytes:?}"
+                );
             }
         }
-        assert_eq!(options(&cases[0], true).ts, None, "nothing after the end of the list");
+        assert_eq!(
+            options(&cases[0], true).ts,
+            None,
+            "nothing after the end of the list"
+        );
         assert!(options(&cases[2], true).malformed && !options(&cases[2], false).malformed);
         let mptcp = options(&cases[5], true);
-        assert_eq!((mptcp.ts, mptcp.mss, mptcp.malformed), (Some((7, 9)), Some(1460), false), "options around an unknown kind are read");
+        assert_eq!(
+            (mptcp.ts, mptcp.mss, mptcp.malformed),
+            (Some((7, 9)), Some(1460), false),
+            "options around an unknown kind are read"
+        );
         let md5_then_ts = options(&[&[19u8, 18][..], &[0; 16], &[1, 1], &ts].concat(), true);
-        assert_eq!((md5_then_ts.ts, md5_then_ts.malformed), (Some((7, 9)), false), "RFC 9293 §3.1 MUST-6");
+        assert_eq!(
+            (md5_then_ts.ts, md5_then_ts.malformed),
+            (Some((7, 9)), false),
+            "RFC 9293 §3.1 MUST-6"
+        );
         let unknown_past_the_end = options(&[&ts[..], &[30, 12, 0, 0]].concat(), true);
-        assert_eq!((unknown_past_the_end.ts, unknown_past_the_end.malformed), (Some((7, 9)), true));
+        assert_eq!(
+            (unknown_past_the_end.ts, unknown_past_the_end.malformed),
+            (Some((7, 9)), true)
+        );
         assert_eq!(options(&cases[11], true).sack_len, 4);
     }
 
@@ -725,7 +832,11 @@ mod tests {
         }
         let hlen = ip.slice().len();
         let total = usize::from(ip.total_len());
-        let ip_payload_len = if total == 0 { b.len() - hlen } else { total.checked_sub(hlen).ok_or(Skip::Malformed)? };
+        let ip_payload_len = if total == 0 {
+            b.len() - hlen
+        } else {
+            total.checked_sub(hlen).ok_or(Skip::Malformed)?
+        };
         let t = &b[hlen..];
         if t.len() < 20 {
             return Err(Skip::Malformed);

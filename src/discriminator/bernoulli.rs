@@ -17,7 +17,10 @@ pub struct Bernoulli {
 
 impl Bernoulli {
     pub fn new(p: f64, rng: Stream) -> Self {
-        Self { p: p.clamp(0.0, 1.0), rng }
+        Self {
+            p: p.clamp(0.0, 1.0),
+            rng,
+        }
     }
 
     pub fn p(&self) -> f64 {
@@ -55,7 +58,10 @@ mod tests {
     fn an_intermediate_p_predicts_corruption_at_about_that_rate() {
         let mut b = Bernoulli::new(0.7, stream());
         let n = 20_000;
-        let c = (0..n).filter(|_| b.predict() == LossClass::Corruption).count() as f64 / n as f64;
+        let c = (0..n)
+            .filter(|_| b.predict() == LossClass::Corruption)
+            .count() as f64
+            / n as f64;
         // Binomial standard error √(0.21/20000) ≈ 0.0032: four of them.
         assert!((c - 0.7).abs() < 0.013, "{c}");
     }

@@ -22,7 +22,11 @@ pub struct Biaz {
 impl Biaz {
     /// `upper`: 2 for Biaz, 1.25 for mBiaz.
     pub fn with_upper(upper: f64) -> Self {
-        Self { upper, t_min: None, last: None }
+        Self {
+            upper,
+            t_min: None,
+            last: None,
+        }
     }
 }
 
@@ -48,7 +52,11 @@ impl ReceiverDiscriminator for Biaz {
         let t = self.t_min? as f64;
         let n = missing as f64;
         let g = g as f64;
-        Some(if (n + 1.0) * t <= g && g < (n + self.upper) * t { LossClass::Corruption } else { LossClass::Congestion })
+        Some(if (n + 1.0) * t <= g && g < (n + self.upper) * t {
+            LossClass::Corruption
+        } else {
+            LossClass::Congestion
+        })
     }
 }
 
@@ -62,7 +70,7 @@ mod tests {
         let mut b = Biaz::default();
         assert_eq!(b.on_arrival(0, 0, 0), None);
         assert_eq!(b.on_arrival(10 * MS, 0, 0), None); // T_min = 10 ms
-        // Two missing: corruption if 30 ms ≤ T_g < 40 ms.
+                                                       // Two missing: corruption if 30 ms ≤ T_g < 40 ms.
         assert_eq!(b.on_arrival(45 * MS, 0, 2), Some(LossClass::Corruption));
         assert_eq!(b.on_arrival(95 * MS, 0, 2), Some(LossClass::Congestion)); // 50 ms: queued behind others
         assert_eq!(b.on_arrival(110 * MS, 0, 2), Some(LossClass::Congestion)); // 15 ms: too soon

@@ -114,7 +114,11 @@ pub static SENDER: Family<Box<dyn SenderDiscriminator>, u64> = Family {
 
 /// One of each sender-side discriminator with its declared defaults, in [`SENDER`]'s order.
 pub fn sender_side(seed: u64) -> Vec<Box<dyn SenderDiscriminator>> {
-    SENDER.members.iter().map(|c| c.build_from(&[], &seed).expect("declared defaults build")).collect()
+    SENDER
+        .members
+        .iter()
+        .map(|c| c.build_from(&[], &seed).expect("declared defaults build"))
+        .collect()
 }
 
 pub trait ReceiverDiscriminator {
@@ -138,7 +142,11 @@ pub static RECEIVER: Family<Box<dyn ReceiverDiscriminator>> = Family {
 
 /// One of each receiver-side discriminator with its declared defaults, in [`RECEIVER`]'s order.
 pub fn receiver_side() -> Vec<Box<dyn ReceiverDiscriminator>> {
-    RECEIVER.members.iter().map(|c| c.build_from(&[], &()).expect("declared defaults build")).collect()
+    RECEIVER
+        .members
+        .iter()
+        .map(|c| c.build_from(&[], &()).expect("declared defaults build"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -52,13 +52,19 @@ impl Confusion {
 
     /// Share of all losses classified wrongly.
     pub fn misprediction(&self) -> f64 {
-        (self.congestion_as_corruption + self.corruption_as_congestion) as f64 / (self.congestion_losses() + self.corruption_losses()) as f64
+        (self.congestion_as_corruption + self.corruption_as_congestion) as f64
+            / (self.congestion_losses() + self.corruption_losses()) as f64
     }
 }
 
 /// Replay `flow` of `trace` (which must keep the window, rtt, retransmissions and drops traces)
 /// through every discriminator; `mss` converts the window to segments.
-pub fn score(trace: &Trace, flow: FlowId, mss: u64, ds: &mut [Box<dyn SenderDiscriminator>]) -> Vec<Confusion> {
+pub fn score(
+    trace: &Trace,
+    flow: FlowId,
+    mss: u64,
+    ds: &mut [Box<dyn SenderDiscriminator>],
+) -> Vec<Confusion> {
     // Each segment's retransmission times, then every data drop of the flow that a later
     // retransmission of the same segment answered: (when noticed, truth).
     let x = &trace.retx;
@@ -73,18 +79,35 @@ pub fn score(trace: &Trace, flow: FlowId, mss: u64, ds: &mut [Box<dyn SenderDisc
         .filter(|&i| d.flow[i] == flow && d.kind[i] == 0)
         .filter_map(|i| {
             let noticed = *resent.get(&d.seq[i])?.iter().find(|&&t| t >= d.time[i])?;
-            Some((noticed, if d.cause[i] <= 1 { LossClass::Congestion } else { LossClass::Corruption }))
+            Some((
+                noticed,
+                if d.cause[i] <= 1 {
+                    LossClass::Congestion
+                } else {
+                    LossClass::Corruption
+                },
+            ))
         })
         .collect();
     losses.sort_by_key(|l| l.0); // stable: drops noticed together keep their order
     let w = &trace.window;
-    let window: Vec<(u64, u64)> = (0..w.time.len()).filter(|&i| w.flow[i] == flow).map(|i| (w.time[i], w.cwnd[i])).collect();
+    let window: Vec<(u64, u64)> = (0..w.time.len())
+        .filter(|&i| w.flow[i] == flow)
+        .map(|i| (w.time[i], w.cwnd[i]))
+        .collect();
     let cwnd_at = |t: u64| -> f64 {
         let k = window.partition_point(|&(wt, _)| wt <= t);
-        if k == 0 { 1.0 } else { window[k - 1].1 as f64 / mss as f64 }
+        if k == 0 {
+            1.0
+        } else {
+            window[k - 1].1 as f64 / mss as f64
+        }
     };
     let r = &trace.rtt;
-    let samples: Vec<(u64, u64)> = (0..r.time.len()).filter(|&i| r.flow[i] == flow).map(|i| (r.time[i], r.sample[i])).collect();
+    let samples: Vec<(u64, u64)> = (0..r.time.len())
+        .filter(|&i| r.flow[i] == flow)
+        .map(|i| (r.time[i], r.sample[i]))
+        .collect();
     let mut out = vec![Confusion::default(); ds.len()];
     let mut s = 0;
     for (t, truth) in losses {
@@ -128,22 +151,39 @@ pub struct Gap {
 /// starting above the highest byte seen so far reveals a gap of ⌈gap / segment⌉ missing packets
 /// (the segment size is the largest payload seen so far). Retransmissions filling holes are
 /// in-sequence arrivals to them (no gap). Classification only: no truth needed (a capture).
-pub fn classify_arrivals(arrivals: &[Arrival], ds: &mut [Box<dyn ReceiverDiscriminator>]) -> Vec<Gap> {
+pub fn classify_arrivals(
+    arrivals: &[Arrival],
+    ds: &mut [Box<dyn ReceiverDiscriminator>],
+) -> Vec<Gap> {
     let mut high: Option<u64> = None;
     let mut seg: u64 = 0;
     let mut out = Vec::new();
     for a in arrivals {
         seg = seg.max(a.len as u64);
         let missing = match high {
-            Some(h) if a.seq > h && seg > 0 => (a.seq - h).div_ceil(seg).min(u32::MAX as u64) as u32,
+            Some(h) if a.seq > h && seg > 0 => {
+                (a.seq - h).div_ceil(seg).min(u32::MAX as u64) as u32
+            }
             _ => 0,
         };
         let rott = a.time.saturating_sub(a.sent);
-        let verdicts: Vec<Option<LossClass>> = ds.iter_mut().map(|d| d.on_arrival(a.time, rott, missing)).collect();
+        let verdicts: Vec<Option<LossClass>> = ds
+            .iter_mut()
+            .map(|d| d.on_arrival(a.time, rott, missing))
+            .collect();
         if missing > 0 {
             // A discriminator without enough history yet (no T_min, no mean) abstains: congestion,
             // the safe answer.
-            out.push(Gap { time: a.time, from: high.unwrap_or(0), seq: a.seq, missing, verdicts: verdicts.into_iter().map(|v| v.unwrap_or(LossClass::Congestion)).collect() });
+            out.push(Gap {
+                time: a.time,
+                from: high.unwrap_or(0),
+                seq: a.seq,
+                missing,
+                verdicts: verdicts
+                    .into_iter()
+                    .map(|v| v.unwrap_or(LossClass::Congestion))
+                    .collect(),
+            });
         }
         let end = a.seq + a.len as u64;
         high = Some(high.map_or(end, |h| h.max(end)));
@@ -157,20 +197,47 @@ pub fn classify_arrivals(arrivals: &[Arrival], ds: &mut [Box<dyn ReceiverDiscrim
 /// before the gap showed (queue: congestion; link: corruption). Only first transmissions make
 /// gaps, so losses of retransmissions are not scored here (the sender-side scoring counts them);
 /// missing segments without a drop (none in a FIFO network) are skipped.
-pub fn score_receiver(trace: &Trace, flow: FlowId, ds: &mut [Box<dyn ReceiverDiscriminator>]) -> Vec<Confusion> {
+pub fn score_receiver(
+    trace: &Trace,
+    flow: FlowId,
+    ds: &mut [Box<dyn ReceiverDiscriminator>],
+) -> Vec<Confusion> {
     let r = &trace.receive;
-    let arrivals: Vec<Arrival> = (0..r.time.len()).filter(|&i| r.flow[i] == flow).map(|i| Arrival { time: r.time[i], seq: r.seq[i], len: r.len[i], sent: r.sent[i] }).collect();
+    let arrivals: Vec<Arrival> = (0..r.time.len())
+        .filter(|&i| r.flow[i] == flow)
+        .map(|i| Arrival {
+            time: r.time[i],
+            seq: r.seq[i],
+            len: r.len[i],
+            sent: r.sent[i],
+        })
+        .collect();
     let d = &trace.drops;
     let mut drops: HashMap<u64, Vec<(u64, LossClass)>> = HashMap::new();
     for i in (0..d.time.len()).filter(|&i| d.flow[i] == flow && d.kind[i] == 0) {
-        drops.entry(d.seq[i]).or_default().push((d.time[i], if d.cause[i] <= 1 { LossClass::Congestion } else { LossClass::Corruption }));
+        drops.entry(d.seq[i]).or_default().push((
+            d.time[i],
+            if d.cause[i] <= 1 {
+                LossClass::Congestion
+            } else {
+                LossClass::Corruption
+            },
+        ));
     }
-    let seg = arrivals.iter().map(|a| a.len as u64).max().unwrap_or(1).max(1);
+    let seg = arrivals
+        .iter()
+        .map(|a| a.len as u64)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let mut out = vec![Confusion::default(); ds.len()];
     for g in classify_arrivals(&arrivals, ds) {
         let mut s = g.from;
         while s < g.seq {
-            let truth = drops.get(&s).and_then(|v| v.iter().rev().find(|&&(t, _)| t <= g.time)).map(|&(_, c)| c);
+            let truth = drops
+                .get(&s)
+                .and_then(|v| v.iter().rev().find(|&&(t, _)| t <= g.time))
+                .map(|&(_, c)| c);
             if let Some(truth) = truth {
                 for (c, &v) in out.iter_mut().zip(&g.verdicts) {
                     c.add(truth, v);
@@ -185,9 +252,9 @@ pub fn score_receiver(trace: &Trace, flow: FlowId, ds: &mut [Box<dyn ReceiverDis
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discriminator::{sender_side, vegas::VegasSender};
     use crate::sim::packet::Kind;
     use crate::sim::queue::DropCause;
-    use crate::discriminator::{sender_side, vegas::VegasSender};
     use crate::sim::trace::{RetxCause, TraceSet};
     use crate::time::MS;
 
@@ -208,10 +275,24 @@ mod tests {
         t.drop(45 * MS, 0, 1, Kind::Data, 5000, DropCause::Overflow); // another flow's: ignored
         let mut ds: Vec<Box<dyn SenderDiscriminator>> = vec![Box::new(VegasSender::default())];
         let c = score(&t, 0, 1000, &mut ds)[0];
-        assert_eq!(c, Confusion { congestion_as_congestion: 1, corruption_as_corruption: 1, ..Confusion::default() });
+        assert_eq!(
+            c,
+            Confusion {
+                congestion_as_congestion: 1,
+                corruption_as_corruption: 1,
+                ..Confusion::default()
+            }
+        );
         let all = score(&t, 0, 1000, &mut sender_side(1));
         let bernoulli = all[0];
-        assert_eq!((bernoulli.congestion_as_corruption, bernoulli.corruption_as_corruption), (1, 1), "p = 1: all corruption");
+        assert_eq!(
+            (
+                bernoulli.congestion_as_corruption,
+                bernoulli.corruption_as_corruption
+            ),
+            (1, 1),
+            "p = 1: all corruption"
+        );
         assert_eq!(bernoulli.congestion_missed(), 1.0);
         assert_eq!(bernoulli.corruption_missed(), 0.0);
         assert_eq!(bernoulli.misprediction(), 0.5);
@@ -221,15 +302,22 @@ mod tests {
 #[cfg(test)]
 mod receiver_side {
     use super::*;
+    use crate::discriminator::{receiver_side, spike::Spike};
     use crate::sim::packet::Kind;
     use crate::sim::queue::DropCause;
-    use crate::discriminator::{receiver_side, spike::Spike};
     use crate::sim::trace::TraceSet;
     use crate::time::MS;
 
     /// Segment `seg` arrives at 1 s + `ms` with a ROTT of `rott_ms`.
     fn arrive(t: &mut Trace, ms: u64, seg: u64, rott_ms: u64) {
-        t.receive((1000 + ms) * MS, 0, seg * 1000, 1000, 0, (1000 + ms - rott_ms) * MS);
+        t.receive(
+            (1000 + ms) * MS,
+            0,
+            seg * 1000,
+            1000,
+            0,
+            (1000 + ms - rott_ms) * MS,
+        );
     }
 
     #[test]
@@ -251,9 +339,40 @@ mod receiver_side {
         arrive(&mut t, 100, 3, 100); // the retransmission filling the first hole: no gap
         let mut spike: Vec<Box<dyn ReceiverDiscriminator>> = vec![Box::new(Spike::default())];
         let c = score_receiver(&t, 0, &mut spike)[0];
-        assert_eq!(c, Confusion { congestion_as_congestion: 1, corruption_as_corruption: 2, ..Confusion::default() });
-        let gaps = classify_arrivals(&[Arrival { time: 0, seq: 0, len: 1000, sent: 0 }, Arrival { time: 5, seq: 3000, len: 1000, sent: 0 }], &mut receiver_side());
-        assert_eq!((gaps.len(), gaps[0].from, gaps[0].missing, gaps[0].verdicts.len()), (1, 1000, 2, 5));
+        assert_eq!(
+            c,
+            Confusion {
+                congestion_as_congestion: 1,
+                corruption_as_corruption: 2,
+                ..Confusion::default()
+            }
+        );
+        let gaps = classify_arrivals(
+            &[
+                Arrival {
+                    time: 0,
+                    seq: 0,
+                    len: 1000,
+                    sent: 0,
+                },
+                Arrival {
+                    time: 5,
+                    seq: 3000,
+                    len: 1000,
+                    sent: 0,
+                },
+            ],
+            &mut receiver_side(),
+        );
+        assert_eq!(
+            (
+                gaps.len(),
+                gaps[0].from,
+                gaps[0].missing,
+                gaps[0].verdicts.len()
+            ),
+            (1, 1000, 2, 5)
+        );
     }
 }
 
@@ -266,38 +385,80 @@ mod on_a_run {
 
     #[test]
     fn every_discriminator_sees_the_same_losses_and_the_bernoulli_predictor_calls_all_corruption() {
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
-        let r = run(&Scenario::from_file(path.as_ref(), &["topology.bottleneck.error.ber=1e-5".into()]).unwrap()).unwrap();
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let r = run(&Scenario::from_file(
+            path.as_ref(),
+            &["topology.bottleneck.error.ber=1e-5".into()],
+        )
+        .unwrap())
+        .unwrap();
         let scores = score(&r.trace, 0, 1000, &mut sender_side(1));
         let first = scores[0];
-        assert!(first.congestion_losses() > 0 && first.corruption_losses() > 0, "{first:?}");
+        assert!(
+            first.congestion_losses() > 0 && first.corruption_losses() > 0,
+            "{first:?}"
+        );
         for c in &scores {
-            assert_eq!((c.congestion_losses(), c.corruption_losses()), (first.congestion_losses(), first.corruption_losses()));
+            assert_eq!(
+                (c.congestion_losses(), c.corruption_losses()),
+                (first.congestion_losses(), first.corruption_losses())
+            );
         }
-        assert_eq!((first.congestion_as_congestion, first.corruption_as_congestion), (0, 0));
+        assert_eq!(
+            (
+                first.congestion_as_congestion,
+                first.corruption_as_congestion
+            ),
+            (0, 0)
+        );
         // Every data drop the sender answered with a resend is scored. The rest are drops of
         // go-back-N duplicates whose segment had already arrived (never resent again) and
         // drops still unanswered when the run ends: 39 of 240 in this run.
         let ch = &r.channels[r.bottleneck];
         let data_drops = ch.drops_overflow + ch.drops_aqm + ch.drops_corruption;
         let scored = first.congestion_losses() + first.corruption_losses();
-        assert!(scored <= data_drops && scored * 5 >= data_drops * 4, "{scored} of {data_drops}");
+        assert!(
+            scored <= data_drops && scored * 5 >= data_drops * 4,
+            "{scored} of {data_drops}"
+        );
     }
 
     #[test]
     fn the_receiver_side_discriminators_score_every_gap_the_receiver_saw() {
         use crate::discriminator::receiver_side;
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
-        let s = Scenario::from_file(path.as_ref(), &["topology.bottleneck.error.ber=1e-5".into()]).unwrap();
-        let r = crate::sim::run_with(&s, crate::sim::trace::TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let s = Scenario::from_file(
+            path.as_ref(),
+            &["topology.bottleneck.error.ber=1e-5".into()],
+        )
+        .unwrap();
+        let r = crate::sim::run_with(&s, crate::sim::trace::TraceSet::EVERY, u64::MAX, |_| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
         let scores = score_receiver(&r.trace, 0, &mut receiver_side());
         let first = scores[0];
-        assert!(first.congestion_losses() > 0 && first.corruption_losses() > 0, "{first:?}");
+        assert!(
+            first.congestion_losses() > 0 && first.corruption_losses() > 0,
+            "{first:?}"
+        );
         for c in &scores {
-            assert_eq!((c.congestion_losses(), c.corruption_losses()), (first.congestion_losses(), first.corruption_losses()));
+            assert_eq!(
+                (c.congestion_losses(), c.corruption_losses()),
+                (first.congestion_losses(), first.corruption_losses())
+            );
         }
         // Gaps show only first transmissions lost: fewer than all data drops.
         let ch = &r.channels[r.bottleneck];
-        assert!(first.congestion_losses() + first.corruption_losses() < ch.drops_overflow + ch.drops_aqm + ch.drops_corruption);
+        assert!(
+            first.congestion_losses() + first.corruption_losses()
+                < ch.drops_overflow + ch.drops_aqm + ch.drops_corruption
+        );
     }
 }

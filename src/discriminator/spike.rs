@@ -19,7 +19,13 @@ pub struct Spike {
 
 impl Default for Spike {
     fn default() -> Self {
-        Self { alpha: 0.5, beta: 1.0 / 3.0, min: Nanos::MAX, max: 0, spike: false }
+        Self {
+            alpha: 0.5,
+            beta: 1.0 / 3.0,
+            min: Nanos::MAX,
+            max: 0,
+            spike: false,
+        }
     }
 }
 
@@ -32,14 +38,21 @@ impl ReceiverDiscriminator for Spike {
         self.min = self.min.min(rott);
         self.max = self.max.max(rott);
         let span = (self.max - self.min) as f64;
-        let (start, end) = (self.min as f64 + self.alpha * span, self.min as f64 + self.beta * span);
+        let (start, end) = (
+            self.min as f64 + self.alpha * span,
+            self.min as f64 + self.beta * span,
+        );
         let r = rott as f64;
         if !self.spike && r > start {
             self.spike = true;
         } else if self.spike && r < end {
             self.spike = false;
         }
-        (missing > 0).then_some(if self.spike { LossClass::Congestion } else { LossClass::Corruption })
+        (missing > 0).then_some(if self.spike {
+            LossClass::Congestion
+        } else {
+            LossClass::Corruption
+        })
     }
 }
 

@@ -18,7 +18,10 @@ pub struct TwoBit {
 
 impl Default for TwoBit {
     fn default() -> Self {
-        Self { counters: vec![1; 1 << BITS], history: 0 }
+        Self {
+            counters: vec![1; 1 << BITS],
+            history: 0,
+        }
     }
 }
 
@@ -40,7 +43,11 @@ impl SenderDiscriminator for TwoBit {
     fn learn(&mut self, truth: LossClass) {
         let c = &mut self.counters[self.history];
         let congestion = truth == LossClass::Congestion;
-        *c = if congestion { (*c + 1).min(3) } else { c.saturating_sub(1) };
+        *c = if congestion {
+            (*c + 1).min(3)
+        } else {
+            c.saturating_sub(1)
+        };
         self.history = ((self.history << 1) | congestion as usize) & ((1 << BITS) - 1);
     }
 }
@@ -52,7 +59,11 @@ mod tests {
     #[test]
     fn it_learns_a_repeating_pattern_through_its_history() {
         let mut p = TwoBit::default();
-        let pattern = [LossClass::Congestion, LossClass::Corruption, LossClass::Corruption];
+        let pattern = [
+            LossClass::Congestion,
+            LossClass::Corruption,
+            LossClass::Corruption,
+        ];
         let mut wrong_late = 0;
         for i in 0..300 {
             let truth = pattern[i % 3];
@@ -61,7 +72,10 @@ mod tests {
             }
             p.learn(truth);
         }
-        assert_eq!(wrong_late, 0, "a period-3 pattern is fully predictable from 12 bits of history");
+        assert_eq!(
+            wrong_late, 0,
+            "a period-3 pattern is fully predictable from 12 bits of history"
+        );
     }
 
     #[test]

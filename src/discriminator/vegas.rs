@@ -17,7 +17,12 @@ pub struct VegasSender {
 
 impl VegasSender {
     pub fn new(alpha: f64, beta: f64) -> Self {
-        Self { alpha, beta, base_rtt: Nanos::MAX, congested: false }
+        Self {
+            alpha,
+            beta,
+            base_rtt: Nanos::MAX,
+            congested: false,
+        }
     }
 }
 

@@ -16,7 +16,11 @@ pub struct VenoRule {
 
 impl Default for VenoRule {
     fn default() -> Self {
-        Self { beta: 3.0, base_rtt: Nanos::MAX, backlog: 0.0 }
+        Self {
+            beta: 3.0,
+            base_rtt: Nanos::MAX,
+            backlog: 0.0,
+        }
     }
 }
 

@@ -49,12 +49,17 @@ impl ReceiverDiscriminator for Zbs {
                 self.t_min = Some(self.t_min.map_or(g, |t| t.min(g)));
             }
             let per_slot = g as f64 / (missing as f64 + 1.0);
-            self.t_avg = Some(self.t_avg.map_or(per_slot, |a| (1.0 - GAIN) * a + GAIN * per_slot));
+            self.t_avg = Some(
+                self.t_avg
+                    .map_or(per_slot, |a| (1.0 - GAIN) * a + GAIN * per_slot),
+            );
         }
         if missing == 0 {
             return None;
         }
-        let (Some(t_min), Some(t_avg)) = (self.t_min.filter(|&t| t > 0), self.t_avg) else { return z };
+        let (Some(t_min), Some(t_avg)) = (self.t_min.filter(|&t| t > 0), self.t_avg) else {
+            return z;
+        };
         let t = t_min as f64;
         if (rott as f64) < self.rott_min.unwrap_or(rott) as f64 + 0.05 * t {
             return s;
@@ -78,7 +83,11 @@ mod tests {
     /// Arrivals 10 ms apart (T_min 10 ms) with a steady 100 ms ROTT, then one loss.
     fn steady(z: &mut Zbs, n: u64, rott: Nanos) -> Nanos {
         for i in 0..n {
-            assert_eq!(z.on_arrival(i * 10 * MS, rott, 0), None, "no loss, no verdict");
+            assert_eq!(
+                z.on_arrival(i * 10 * MS, rott, 0),
+                None,
+                "no loss, no verdict"
+            );
         }
         (n - 1) * 10 * MS
     }
@@ -93,10 +102,20 @@ mod tests {
         let mut mb = MBiaz::default();
         steady_mbiaz(&mut mb, 20);
         mb.on_arrival(t + 10 * MS, 90 * MS, 0);
-        assert_eq!(z.on_arrival(t + 30 * MS, 100 * MS, 1), mb.on_arrival(t + 30 * MS, 100 * MS, 1));
+        assert_eq!(
+            z.on_arrival(t + 30 * MS, 100 * MS, 1),
+            mb.on_arrival(t + 30 * MS, 100 * MS, 1)
+        );
         let mut z2 = z.clone();
-        assert_eq!(z.on_arrival(t + 50 * MS, 100 * MS, 1), Some(LossClass::Corruption));
-        assert_eq!(z2.on_arrival(t + 80 * MS, 100 * MS, 1), Some(LossClass::Congestion), "a 50 ms gap for one slot: queued behind others");
+        assert_eq!(
+            z.on_arrival(t + 50 * MS, 100 * MS, 1),
+            Some(LossClass::Corruption)
+        );
+        assert_eq!(
+            z2.on_arrival(t + 80 * MS, 100 * MS, 1),
+            Some(LossClass::Congestion),
+            "a 50 ms gap for one slot: queued behind others"
+        );
     }
 
     fn steady_mbiaz(m: &mut MBiaz, n: u64) {
@@ -111,7 +130,10 @@ mod tests {
         let t = steady(&mut z, 20, 100 * MS);
         // ROTT at the minimum (within 0.05·T_min): Spike, which is NORMAL → corruption, even for a
         // gap mBiaz would call congestion.
-        assert_eq!(z.on_arrival(t + 100 * MS, 100 * MS, 1), Some(LossClass::Corruption));
+        assert_eq!(
+            z.on_arrival(t + 100 * MS, 100 * MS, 1),
+            Some(LossClass::Corruption)
+        );
     }
 
     #[test]
@@ -124,6 +146,9 @@ mod tests {
             z.on_arrival(MS + i * 10 * MS, 100 * MS + (i % 2) * 5 * MS, 0);
         }
         // A ROTT far above the minimum: Spike goes to SPIKE → congestion.
-        assert_eq!(z.on_arrival(MS + 40 * 10 * MS, 200 * MS, 1), Some(LossClass::Congestion));
+        assert_eq!(
+            z.on_arrival(MS + 40 * 10 * MS, 200 * MS, 1),
+            Some(LossClass::Congestion)
+        );
     }
 }

@@ -33,7 +33,11 @@ impl ReceiverDiscriminator for ZigZag {
                     3 => mean,
                     _ => mean + self.dev / 2.0,
                 };
-                Some(if r < bound { LossClass::Corruption } else { LossClass::Congestion })
+                Some(if r < bound {
+                    LossClass::Corruption
+                } else {
+                    LossClass::Congestion
+                })
             }
         };
         let mean = self.mean.map_or(r, |m| (1.0 - A) * m + A * r);
@@ -55,11 +59,23 @@ mod tests {
             z.on_arrival(0, if i % 2 == 0 { 90 * MS } else { 110 * MS }, 0); // mean ≈ 100 ms, dev ≈ 10 ms
         }
         let (mean, dev) = (z.mean.unwrap(), z.dev);
-        assert!((mean / 1e6 - 100.0).abs() < 1.0 && (dev / 1e6 - 10.0).abs() < 1.0, "{mean} {dev}");
+        assert!(
+            (mean / 1e6 - 100.0).abs() < 1.0 && (dev / 1e6 - 10.0).abs() < 1.0,
+            "{mean} {dev}"
+        );
         // ROTT 95 ms: above mean − dev (one loss: congestion), below mean (three: corruption).
-        assert_eq!(z.clone().on_arrival(0, 95 * MS, 1), Some(LossClass::Congestion));
-        assert_eq!(z.clone().on_arrival(0, 95 * MS, 3), Some(LossClass::Corruption));
-        assert_eq!(z.clone().on_arrival(0, 103 * MS, 4), Some(LossClass::Corruption));
+        assert_eq!(
+            z.clone().on_arrival(0, 95 * MS, 1),
+            Some(LossClass::Congestion)
+        );
+        assert_eq!(
+            z.clone().on_arrival(0, 95 * MS, 3),
+            Some(LossClass::Corruption)
+        );
+        assert_eq!(
+            z.clone().on_arrival(0, 103 * MS, 4),
+            Some(LossClass::Corruption)
+        );
         assert_eq!(z.on_arrival(0, 103 * MS, 2), Some(LossClass::Congestion));
     }
 }

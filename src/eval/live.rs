@@ -53,13 +53,28 @@ pub struct LiveEval {
 impl LiveEval {
     /// `timer.timestamps` is the default for streams whose first sample does not say.
     pub fn new(template: Estimator, timer: TimerConfig, tick: Nanos) -> Self {
-        Self { template, timer, tick: tick.max(1), streams: BTreeMap::new(), pooled: Scorer::default() }
+        Self {
+            template,
+            timer,
+            tick: tick.max(1),
+            streams: BTreeMap::new(),
+            pooled: Scorer::default(),
+        }
     }
 
     /// Feed one sample of `stream` (ACK at `now`, RTT `rtt`); a stream not seen before starts
     /// afresh, its timer honouring `timestamps` (Karn, docs/metrics.md step 5) if given.
-    pub fn sample(&mut self, stream: u64, now: Nanos, rtt: Nanos, timestamps: Option<bool>) -> Step {
-        let cfg = TimerConfig { timestamps: timestamps.unwrap_or(self.timer.timestamps), ..self.timer };
+    pub fn sample(
+        &mut self,
+        stream: u64,
+        now: Nanos,
+        rtt: Nanos,
+        timestamps: Option<bool>,
+    ) -> Step {
+        let cfg = TimerConfig {
+            timestamps: timestamps.unwrap_or(self.timer.timestamps),
+            ..self.timer
+        };
         let template = &self.template;
         let s = self.streams.entry(stream).or_insert_with(|| Stream {
             est: template.clone(),
@@ -72,7 +87,10 @@ impl LiveEval {
         // The same order of calls as the replay's per-sample loop (replay.rs, Pass::call).
         let first = s.fed == 0;
         s.fed += 1;
-        let ctx = Context { now, ..Context::default() };
+        let ctx = Context {
+            now,
+            ..Context::default()
+        };
         let before = s.est.prediction();
         let rto = self.timer.base(&s.est);
         let timer = if first {
@@ -98,14 +116,22 @@ impl LiveEval {
             s.times.push(now);
             s.rtts.push(rtt);
         }
-        Step { before, after, rto, timer, scored: !first }
+        Step {
+            before,
+            after,
+            rto,
+            timer,
+            scored: !first,
+        }
     }
 
     /// W had a segment of `stream` been lost with its timer started at `armed`: the RTO in
     /// force in this stream's timer now (back-off included; [`SenderTimer::wait_if_lost`]).
     /// `None` for a stream without a sample yet.
     pub fn wait_if_lost(&self, stream: u64, armed: Nanos) -> Option<Nanos> {
-        self.streams.get(&stream).map(|s| s.timer.wait_if_lost(armed, &s.est))
+        self.streams
+            .get(&stream)
+            .map(|s| s.timer.wait_if_lost(armed, &s.est))
     }
 
     /// Score W of a segment really lost (the `lost_*` metrics) in `stream` and pooled.
@@ -120,7 +146,10 @@ impl LiveEval {
     pub fn metrics(&self, stream: Option<u64>) -> Option<Metrics> {
         match stream {
             None => Some(self.pooled.clone().finish(self.tick)),
-            Some(k) => self.streams.get(&k).map(|s| s.scorer.clone().finish(self.tick)),
+            Some(k) => self
+                .streams
+                .get(&k)
+                .map(|s| s.scorer.clone().finish(self.tick)),
         }
     }
 
@@ -140,10 +169,20 @@ mod tests {
     fn series() -> (Vec<Nanos>, Vec<Nanos>) {
         // Two streams: a steady path with one 2.5 s stall (a bad timeout for every estimator
         // with a sub-second RTO), then a noisy one.
-        let rtts: Vec<u64> = [100, 110, 95, 2500, 100, 105, 98, 40, 60, 45, 300, 50, 55, 52]
-            .iter().map(|ms| ms * MS).collect();
+        let rtts: Vec<u64> = [
+            100, 110, 95, 2500, 100, 105, 98, 40, 60, 45, 300, 50, 55, 52,
+        ]
+        .iter()
+        .map(|ms| ms * MS)
+        .collect();
         let mut now = 0;
-        let times = rtts.iter().map(|r| { now += r; now }).collect();
+        let times = rtts
+            .iter()
+            .map(|r| {
+                now += r;
+                now
+            })
+            .collect();
         (times, rtts)
     }
 
@@ -151,11 +190,25 @@ mod tests {
     fn feeding_samples_one_by_one_scores_what_the_replay_scores() {
         let (times, rtts) = series();
         let starts = [0, 7];
-        for (name, params) in [("rfc6298", vec![]), ("rfc6298", vec![("min_rto".to_string(), "0".to_string())]), ("linux", vec![]), ("fixed-share", vec![]), ("last", vec![])] {
+        for (name, params) in [
+            ("rfc6298", vec![]),
+            ("rfc6298", vec![("min_rto".to_string(), "0".to_string())]),
+            ("linux", vec![]),
+            ("fixed-share", vec![]),
+            ("last", vec![]),
+        ] {
             let est = build(name, &params).unwrap();
-            let cfg = ReplayConfig { tick: 4 * MS, per_stream: true, ..ReplayConfig::default() };
-            let streams = Streams { starts: &starts, ..Streams::default() };
-            let (pooled, _, each) = crate::eval::replay_each(est.clone(), &times, &rtts, &streams, &cfg);
+            let cfg = ReplayConfig {
+                tick: 4 * MS,
+                per_stream: true,
+                ..ReplayConfig::default()
+            };
+            let streams = Streams {
+                starts: &starts,
+                ..Streams::default()
+            };
+            let (pooled, _, each) =
+                crate::eval::replay_each(est.clone(), &times, &rtts, &streams, &cfg);
             let mut live = LiveEval::new(est.clone(), cfg.timer, cfg.tick);
             for i in 0..times.len() {
                 live.sample(if i < 7 { 10 } else { 20 }, times[i], rtts[i], None);
@@ -182,7 +235,11 @@ mod tests {
         live.record_loss(1, 1200 * MS);
         assert_eq!(live.metrics(Some(1)).unwrap().lost_segments, 1);
         // With timestamps the stall's sample is accepted and ends the back-off.
-        let mut ts = LiveEval::new(build("constant", &[("rto".into(), "300ms".into())]).unwrap(), TimerConfig::default(), MS);
+        let mut ts = LiveEval::new(
+            build("constant", &[("rto".into(), "300ms".into())]).unwrap(),
+            TimerConfig::default(),
+            MS,
+        );
         ts.sample(1, 100 * MS, 100 * MS, Some(true));
         ts.sample(1, 1500 * MS, 1450 * MS, None);
         assert_eq!(ts.wait_if_lost(1, 1500 * MS), Some(300 * MS));

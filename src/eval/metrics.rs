@@ -51,13 +51,23 @@ pub struct TimerOutcome {
 
 impl Scorer {
     pub fn with_capacity(n: usize) -> Self {
-        Self { waits: Vec::with_capacity(n), ..Self::default() }
+        Self {
+            waits: Vec::with_capacity(n),
+            ..Self::default()
+        }
     }
 
     /// One scored sample: `before` and `rto` are what the estimator held *before* it saw `rtt`,
     /// `after` its prediction just after absorbing it.
     #[inline]
-    pub fn record(&mut self, rtt: Nanos, before: Option<Nanos>, after: Option<Nanos>, rto: Nanos, timer: TimerOutcome) {
+    pub fn record(
+        &mut self,
+        rtt: Nanos,
+        before: Option<Nanos>,
+        after: Option<Nanos>,
+        rto: Nanos,
+        timer: TimerOutcome,
+    ) {
         self.scored += 1;
         let y = rtt as f64;
         if let Some(p) = before {
@@ -101,7 +111,8 @@ impl Scorer {
             samples: self.scored,
             predicted: self.predicted,
             mae_s: mae_ns.map(|e| e / 1e9),
-            mae_after_s: (self.after_predicted > 0).then(|| self.after_abs_error_sum / self.after_predicted as f64 / 1e9),
+            mae_after_s: (self.after_predicted > 0)
+                .then(|| self.after_abs_error_sum / self.after_predicted as f64 / 1e9),
             mae_ticks: mae_ns.map(|e| e / tick as f64),
             mape: per_pred(self.ape_sum * 100.0),
             under_prediction_rate: per_pred(self.under as f64),
@@ -164,15 +175,31 @@ mod tests {
     use crate::time::MS;
 
     fn timer(wait_ms: u64, expiries: u32) -> TimerOutcome {
-        TimerOutcome { wait: wait_ms * MS, expiries, withheld: expiries > 0 }
+        TimerOutcome {
+            wait: wait_ms * MS,
+            expiries,
+            withheld: expiries > 0,
+        }
     }
 
     #[test]
     fn metrics_follow_their_definitions_on_a_hand_worked_stream() {
         let mut s = Scorer::default();
         // (sample, forecast, after, rto, timer) in ms
-        s.record(100 * MS, Some(110 * MS), Some(105 * MS), 300 * MS, timer(300, 0)); // err +10, after 5
-        s.record(200 * MS, Some(150 * MS), Some(160 * MS), 150 * MS, timer(150, 1)); // err −50 (under), one bad timeout
+        s.record(
+            100 * MS,
+            Some(110 * MS),
+            Some(105 * MS),
+            300 * MS,
+            timer(300, 0),
+        ); // err +10, after 5
+        s.record(
+            200 * MS,
+            Some(150 * MS),
+            Some(160 * MS),
+            150 * MS,
+            timer(150, 1),
+        ); // err −50 (under), one bad timeout
         s.record(50 * MS, None, None, 400 * MS, timer(800, 2)); // no forecast; an episode with one back-off
         let m = s.finish(10 * MS);
         assert_eq!(m.samples, 3);

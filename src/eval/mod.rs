@@ -11,5 +11,7 @@ pub mod timer;
 
 pub use live::{LiveEval, Step};
 pub use metrics::{Metrics, Scorer, TimerOutcome};
-pub use replay::{replay, replay_all, replay_each, replay_streams, ReplayConfig, Replayed, Streams, Trace};
+pub use replay::{
+    replay, replay_all, replay_each, replay_streams, ReplayConfig, Replayed, Streams, Trace,
+};
 pub use timer::{SenderTimer, TimerConfig};

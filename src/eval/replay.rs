@@ -23,7 +23,12 @@ pub struct ReplayConfig {
 
 impl Default for ReplayConfig {
     fn default() -> Self {
-        Self { tick: crate::time::MS, timer: TimerConfig::default(), trace: false, per_stream: false }
+        Self {
+            tick: crate::time::MS,
+            timer: TimerConfig::default(),
+            trace: false,
+            per_stream: false,
+        }
     }
 }
 
@@ -68,7 +73,14 @@ struct Scorers {
 }
 
 impl Scorers {
-    fn record(&mut self, rtt: Nanos, before: Option<Nanos>, after: Option<Nanos>, rto: Nanos, timer: TimerOutcome) {
+    fn record(
+        &mut self,
+        rtt: Nanos,
+        before: Option<Nanos>,
+        after: Option<Nanos>,
+        rto: Nanos,
+        timer: TimerOutcome,
+    ) {
         self.pooled.record(rtt, before, after, rto, timer);
         if let Some(s) = self.stream.as_mut() {
             s.record(rtt, before, after, rto, timer);
@@ -91,7 +103,15 @@ impl Scorers {
 
 /// Score the losses of `stream` whose timer started before `until` (all of them with `None`),
 /// with the estimator and timer as they stand; `next` walks `losses`.
-fn score_losses<E: RttEstimator>(losses: &[(usize, Nanos)], next: &mut usize, stream: usize, until: Option<Nanos>, timer: &SenderTimer, est: &E, scorer: &mut Scorers) {
+fn score_losses<E: RttEstimator>(
+    losses: &[(usize, Nanos)],
+    next: &mut usize,
+    stream: usize,
+    until: Option<Nanos>,
+    timer: &SenderTimer,
+    est: &E,
+    scorer: &mut Scorers,
+) {
     while let Some(&(k, armed)) = losses.get(*next) {
         if k > stream || (k == stream && until.is_some_and(|u| armed >= u)) {
             break;
@@ -111,8 +131,20 @@ impl WithEstimator for Pass<'_> {
         let fresh = est.clone();
         let mut starts = self.starts.iter().copied().peekable();
         let per_stream = self.cfg.per_stream.then(Scorer::default);
-        let mut scorer = Scorers { pooled: Scorer::with_capacity(n), stream: per_stream, done: Vec::new(), tick: self.cfg.tick };
-        let timer_cfg = |k: usize| TimerConfig { timestamps: self.timestamps.get(k).copied().unwrap_or(self.cfg.timer.timestamps), ..self.cfg.timer };
+        let mut scorer = Scorers {
+            pooled: Scorer::with_capacity(n),
+            stream: per_stream,
+            done: Vec::new(),
+            tick: self.cfg.tick,
+        };
+        let timer_cfg = |k: usize| TimerConfig {
+            timestamps: self
+                .timestamps
+                .get(k)
+                .copied()
+                .unwrap_or(self.cfg.timer.timestamps),
+            ..self.cfg.timer
+        };
         let mut stream = 0;
         let mut timer = SenderTimer::new(timer_cfg(0), self.template);
         let mut stream_start = 0;
@@ -127,7 +159,15 @@ impl WithEstimator for Pass<'_> {
         for (i, (&now, &rtt)) in self.times.iter().zip(self.rtts).enumerate() {
             let first_of_stream = i == 0 || starts.peek() == Some(&i);
             if first_of_stream && i > 0 {
-                score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+                score_losses(
+                    self.losses,
+                    &mut next_loss,
+                    stream,
+                    None,
+                    &timer,
+                    &*est,
+                    &mut scorer,
+                );
                 scorer.end_stream();
                 *est = fresh.clone();
             }
@@ -141,15 +181,31 @@ impl WithEstimator for Pass<'_> {
             }
             // A loss whose timer started before this ACK saw the state before it; one started
             // by this very ACK sees the sample absorbed and the timer restarted (RFC 6298 §5.3).
-            score_losses(self.losses, &mut next_loss, stream, Some(now), &timer, &*est, &mut scorer);
-            let ctx = Context { now, ..Context::default() };
+            score_losses(
+                self.losses,
+                &mut next_loss,
+                stream,
+                Some(now),
+                &timer,
+                &*est,
+                &mut scorer,
+            );
+            let ctx = Context {
+                now,
+                ..Context::default()
+            };
             let before = est.prediction();
             let rto = self.cfg.timer.base(&*est);
             let outcome = if first_of_stream {
                 timer.warm_up(now);
                 TimerOutcome::default()
             } else {
-                timer.on_ack(now, rtt, &*est, (&self.times[stream_start..i], &self.rtts[stream_start..i]))
+                timer.on_ack(
+                    now,
+                    rtt,
+                    &*est,
+                    (&self.times[stream_start..i], &self.rtts[stream_start..i]),
+                )
             };
             est.on_sample(rtt, &ctx);
             est.on_timer_armed(&ctx);
@@ -169,7 +225,15 @@ impl WithEstimator for Pass<'_> {
             }
         }
         if n > 0 {
-            score_losses(self.losses, &mut next_loss, stream, None, &timer, &*est, &mut scorer);
+            score_losses(
+                self.losses,
+                &mut next_loss,
+                stream,
+                None,
+                &timer,
+                &*est,
+                &mut scorer,
+            );
             scorer.end_stream();
         }
         (scorer.pooled.finish(self.cfg.tick), trace, scorer.done)
@@ -178,7 +242,12 @@ impl WithEstimator for Pass<'_> {
 
 /// Replay one estimator (consumed: replay mutates its state). `times` and `rtts` have equal
 /// length.
-pub fn replay(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+pub fn replay(
+    estimator: Estimator,
+    times: &[Nanos],
+    rtts: &[Nanos],
+    cfg: &ReplayConfig,
+) -> (Metrics, Option<Trace>) {
     replay_streams(estimator, times, rtts, &Streams::default(), cfg)
 }
 
@@ -200,27 +269,67 @@ pub struct Streams<'a> {
 /// `starts` holds the index where each stream begins (sorted; 0 may be omitted). Every stream
 /// starts from a fresh estimator and a fresh timer, its first sample is not scored, and the
 /// metrics pool all streams' scored samples.
-pub fn replay_streams(estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> (Metrics, Option<Trace>) {
+pub fn replay_streams(
+    estimator: Estimator,
+    times: &[Nanos],
+    rtts: &[Nanos],
+    streams: &Streams,
+    cfg: &ReplayConfig,
+) -> (Metrics, Option<Trace>) {
     let (m, trace, _) = replay_each(estimator, times, rtts, streams, cfg);
     (m, trace)
 }
 
 /// As [`replay_streams`], with each stream's own metrics when `cfg.per_stream` is set.
-pub fn replay_each(mut estimator: Estimator, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig) -> Replayed {
-    assert_eq!(times.len(), rtts.len(), "times and rtts must have equal length");
+pub fn replay_each(
+    mut estimator: Estimator,
+    times: &[Nanos],
+    rtts: &[Nanos],
+    streams: &Streams,
+    cfg: &ReplayConfig,
+) -> Replayed {
+    assert_eq!(
+        times.len(),
+        rtts.len(),
+        "times and rtts must have equal length"
+    );
     let starts = streams.starts;
-    assert!(starts.windows(2).all(|w| w[0] < w[1]), "stream starts must be strictly increasing");
-    assert!(streams.losses.windows(2).all(|w| w[0] <= w[1]), "losses must be sorted by stream and time");
+    assert!(
+        starts.windows(2).all(|w| w[0] < w[1]),
+        "stream starts must be strictly increasing"
+    );
+    assert!(
+        streams.losses.windows(2).all(|w| w[0] <= w[1]),
+        "losses must be sorted by stream and time"
+    );
     let template = estimator.clone();
-    estimator.with(Pass { template: &template, times, rtts, starts, timestamps: streams.timestamps, losses: streams.losses, cfg: *cfg })
+    estimator.with(Pass {
+        template: &template,
+        times,
+        rtts,
+        starts,
+        timestamps: streams.timestamps,
+        losses: streams.losses,
+        cfg: *cfg,
+    })
 }
 
 /// Replay several estimators over the same samples, one thread each (results in input order;
 /// each pass is sequential and deterministic, so threading does not change any number).
-pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], streams: &Streams, cfg: &ReplayConfig, threads: usize) -> Vec<Replayed> {
+pub fn replay_all(
+    estimators: Vec<Estimator>,
+    times: &[Nanos],
+    rtts: &[Nanos],
+    streams: &Streams,
+    cfg: &ReplayConfig,
+    threads: usize,
+) -> Vec<Replayed> {
     let threads = threads.max(1);
     if threads == 1 || estimators.len() == 1 {
-        return estimators.into_iter().map(|e| replay_each(e, times, rtts, streams, cfg)).collect();
+        return estimators
+            .into_iter()
+            .map(|e| replay_each(e, times, rtts, streams, cfg))
+            .collect();
     }
     let mut slots: Vec<Option<Replayed>> = vec![None; estimators.len()];
     let jobs: Vec<(usize, Estimator)> = estimators.into_iter().enumerate().collect();
@@ -238,7 +347,10 @@ pub fn replay_all(estimators: Vec<Estimator>, times: &[Nanos], rtts: &[Nanos], s
             });
         }
     });
-    slots.into_iter().map(|s| s.expect("every job ran")).collect()
+    slots
+        .into_iter()
+        .map(|s| s.expect("every job ran"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -249,12 +361,21 @@ mod tests {
 
     fn stream(ms: &[u64]) -> (Vec<Nanos>, Vec<Nanos>) {
         let rtts: Vec<Nanos> = ms.iter().map(|m| m * MS).collect();
-        let times = rtts.iter().scan(0, |t, r| { *t += r; Some(*t) }).collect();
+        let times = rtts
+            .iter()
+            .scan(0, |t, r| {
+                *t += r;
+                Some(*t)
+            })
+            .collect();
         (times, rtts)
     }
 
     fn traced() -> ReplayConfig {
-        ReplayConfig { trace: true, ..ReplayConfig::default() }
+        ReplayConfig {
+            trace: true,
+            ..ReplayConfig::default()
+        }
     }
 
     #[test]
@@ -278,7 +399,10 @@ mod tests {
         let (t, r) = stream(&[100, 200, 100]);
         let (m, trace) = replay(build("last", &[]).unwrap(), &t, &r, &traced());
         // `last` predicts the sample it just saw: after-error 0, forecast error |100−200|, |200−100|.
-        assert_eq!(trace.unwrap().prediction_after, vec![Some(100 * MS), Some(200 * MS), Some(100 * MS)]);
+        assert_eq!(
+            trace.unwrap().prediction_after,
+            vec![Some(100 * MS), Some(200 * MS), Some(100 * MS)]
+        );
         assert_eq!(m.mae_after_s, Some(0.0));
         assert!((m.mae_s.unwrap() - 0.1).abs() < 1e-12);
     }
@@ -288,22 +412,40 @@ mod tests {
         let ms: Vec<u64> = (0..5000).map(|i| 50 + (i * 7919 % 97)).collect();
         let (t, r) = stream(&ms);
         let names = ["rfc6298", "linux", "fixed-share", "quic", "eifel"];
-        let make = || names.iter().map(|n| build(n, &[]).unwrap()).collect::<Vec<_>>();
+        let make = || {
+            names
+                .iter()
+                .map(|n| build(n, &[]).unwrap())
+                .collect::<Vec<_>>()
+        };
         let cfg = ReplayConfig::default();
         let one = Streams::default();
-        assert_eq!(replay_all(make(), &t, &r, &one, &cfg, 1), replay_all(make(), &t, &r, &one, &cfg, 2));
+        assert_eq!(
+            replay_all(make(), &t, &r, &one, &cfg, 1),
+            replay_all(make(), &t, &r, &one, &cfg, 2)
+        );
     }
 
     #[test]
     fn streams_restart_the_estimator_and_pool_their_scores() {
         let (t1, r1) = stream(&[100, 120, 90, 110]);
         let (t2, r2) = stream(&[400, 380, 420]);
-        let alone = |t: &[Nanos], r: &[Nanos]| replay(build("rfc6298", &[]).unwrap(), t, r, &traced());
+        let alone =
+            |t: &[Nanos], r: &[Nanos]| replay(build("rfc6298", &[]).unwrap(), t, r, &traced());
         let (m1, tr1) = alone(&t1, &r1);
         let (m2, tr2) = alone(&t2, &r2);
         let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
-        let (m, tr) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &Streams { starts: &[0, 4], ..Streams::default() }, &traced());
+        let (m, tr) = replay_streams(
+            build("rfc6298", &[]).unwrap(),
+            &t,
+            &r,
+            &Streams {
+                starts: &[0, 4],
+                ..Streams::default()
+            },
+            &traced(),
+        );
         let tr = tr.unwrap();
         // The second stream starts afresh: same trace as replayed alone.
         assert_eq!(tr.prediction[4..], tr2.unwrap().prediction[..]);
@@ -317,7 +459,14 @@ mod tests {
     #[test]
     fn a_common_floor_raises_the_rto_of_an_estimator_without_one() {
         let (t, r) = stream(&[100, 100, 100, 100]);
-        let cfg = ReplayConfig { timer: TimerConfig { min_rto: 700 * MS, ..TimerConfig::default() }, trace: true, ..ReplayConfig::default() };
+        let cfg = ReplayConfig {
+            timer: TimerConfig {
+                min_rto: 700 * MS,
+                ..TimerConfig::default()
+            },
+            trace: true,
+            ..ReplayConfig::default()
+        };
         let (m, tr) = replay(build("quic", &[]).unwrap(), &t, &r, &cfg);
         let tr = tr.unwrap();
         assert!(tr.rto[1..].iter().all(|&x| x == 700 * MS), "{:?}", tr.rto);
@@ -331,8 +480,18 @@ mod tests {
         let (t1, r1) = stream(&[100, 100, 100, 3000, 100]);
         let t: Vec<Nanos> = t1.iter().chain(t1.iter()).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(r1.iter()).copied().collect();
-        let streams = Streams { starts: &[0, 5], timestamps: &[false, true], ..Streams::default() };
-        let (m, _) = replay_streams(build("rfc6298", &[]).unwrap(), &t, &r, &streams, &ReplayConfig::default());
+        let streams = Streams {
+            starts: &[0, 5],
+            timestamps: &[false, true],
+            ..Streams::default()
+        };
+        let (m, _) = replay_streams(
+            build("rfc6298", &[]).unwrap(),
+            &t,
+            &r,
+            &streams,
+            &ReplayConfig::default(),
+        );
         assert_eq!((m.bad_timeouts, m.karn_withheld), (2, 1));
     }
 
@@ -344,17 +503,37 @@ mod tests {
         // the very ACK of 200 ms (restarted by it, so after it), and after the last ACK.
         let (t, r) = stream(&[100, 100, 100]);
         let losses = [(0, 50 * MS), (0, 150 * MS), (0, 200 * MS), (0, 900 * MS)];
-        let streams = Streams { losses: &losses, ..Streams::default() };
+        let streams = Streams {
+            losses: &losses,
+            ..Streams::default()
+        };
         let est = build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
         let (m, _) = replay_streams(est, &t, &r, &streams, &ReplayConfig::default());
         assert_eq!(m.lost_segments, 4);
         // After the third sample: RTTVAR 28.125 ms, RTO 212.5 ms.
         let expected = (1.0 + 0.3 + 0.25 + 0.2125) / 4.0;
-        assert!((m.lost_wait_mean_s.unwrap() - expected).abs() < 1e-12, "{:?}", m.lost_wait_mean_s);
+        assert!(
+            (m.lost_wait_mean_s.unwrap() - expected).abs() < 1e-12,
+            "{:?}",
+            m.lost_wait_mean_s
+        );
         assert_eq!(m.lost_wait_max_s, Some(1.0));
         // Scoring losses changes nothing else.
-        let (plain, _) = replay(build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap(), &t, &r, &ReplayConfig::default());
-        assert_eq!(Metrics { lost_segments: 0, lost_wait_mean_s: None, lost_wait_max_s: None, ..m }, plain);
+        let (plain, _) = replay(
+            build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap(),
+            &t,
+            &r,
+            &ReplayConfig::default(),
+        );
+        assert_eq!(
+            Metrics {
+                lost_segments: 0,
+                lost_wait_mean_s: None,
+                lost_wait_max_s: None,
+                ..m
+            },
+            plain
+        );
     }
 
     #[test]
@@ -362,10 +541,18 @@ mod tests {
         // Two streams; the second's loss, before its first sample, sees the initial 1 s RTO
         // even though the first stream had brought its RTO down.
         let (t1, r1) = stream(&[100, 100]);
-        let t: Vec<Nanos> = t1.iter().chain(t1.iter().map(|x| x + 10 * SEC).collect::<Vec<_>>().iter()).copied().collect();
+        let t: Vec<Nanos> = t1
+            .iter()
+            .chain(t1.iter().map(|x| x + 10 * SEC).collect::<Vec<_>>().iter())
+            .copied()
+            .collect();
         let r: Vec<Nanos> = r1.iter().chain(&r1).copied().collect();
         let losses = [(0, 150 * MS), (1, 10 * SEC + 50 * MS)];
-        let streams = Streams { starts: &[0, 2], losses: &losses, ..Streams::default() };
+        let streams = Streams {
+            starts: &[0, 2],
+            losses: &losses,
+            ..Streams::default()
+        };
         let est = build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
         let (m, _) = replay_streams(est, &t, &r, &streams, &ReplayConfig::default());
         assert_eq!(m.lost_segments, 2);
@@ -379,11 +566,38 @@ mod tests {
         let t: Vec<Nanos> = t1.iter().chain(&t2).copied().collect();
         let r: Vec<Nanos> = r1.iter().chain(&r2).copied().collect();
         let losses = [(0, 150 * MS), (1, 500 * MS)];
-        let cfg = ReplayConfig { per_stream: true, ..ReplayConfig::default() };
-        let streams = Streams { starts: &[0, 5], losses: &losses, ..Streams::default() };
+        let cfg = ReplayConfig {
+            per_stream: true,
+            ..ReplayConfig::default()
+        };
+        let streams = Streams {
+            starts: &[0, 5],
+            losses: &losses,
+            ..Streams::default()
+        };
         let (_, _, each) = replay_each(build("linux", &[]).unwrap(), &t, &r, &streams, &cfg);
-        let alone1 = replay_streams(build("linux", &[]).unwrap(), &t1, &r1, &Streams { losses: &[(0, 150 * MS)], ..Streams::default() }, &cfg).0;
-        let alone2 = replay_streams(build("linux", &[]).unwrap(), &t2, &r2, &Streams { losses: &[(0, 500 * MS)], ..Streams::default() }, &cfg).0;
+        let alone1 = replay_streams(
+            build("linux", &[]).unwrap(),
+            &t1,
+            &r1,
+            &Streams {
+                losses: &[(0, 150 * MS)],
+                ..Streams::default()
+            },
+            &cfg,
+        )
+        .0;
+        let alone2 = replay_streams(
+            build("linux", &[]).unwrap(),
+            &t2,
+            &r2,
+            &Streams {
+                losses: &[(0, 500 * MS)],
+                ..Streams::default()
+            },
+            &cfg,
+        )
+        .0;
         assert_eq!(each, vec![alone1, alone2]);
     }
 }

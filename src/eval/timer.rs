@@ -93,12 +93,22 @@ pub struct SenderTimer<'a> {
 
 impl<'a> SenderTimer<'a> {
     pub fn new(cfg: TimerConfig, template: &'a Estimator) -> Self {
-        Self { cfg, template: Cow::Borrowed(template), own: None, last_ack: None }
+        Self {
+            cfg,
+            template: Cow::Borrowed(template),
+            own: None,
+            last_ack: None,
+        }
     }
 
     /// A timer that owns its template (a live stream outlives any borrow).
     pub fn owned(cfg: TimerConfig, template: Estimator) -> SenderTimer<'static> {
-        SenderTimer { cfg, template: Cow::Owned(template), own: None, last_ack: None }
+        SenderTimer {
+            cfg,
+            template: Cow::Owned(template),
+            own: None,
+            last_ack: None,
+        }
     }
 
     /// The timer has expired once in this stream and runs its own estimator since: the
@@ -116,11 +126,19 @@ impl<'a> SenderTimer<'a> {
     /// the open-loop estimator *before* it absorbs the sample; `earlier` the stream's samples
     /// before this one (ACK times, RTTs), from which the timer is built at its first expiry.
     /// Call [`Self::absorb`] after.
-    pub fn on_ack<E: RttEstimator>(&mut self, now: Nanos, rtt: Nanos, shared: &E, earlier: (&[Nanos], &[Nanos])) -> TimerOutcome {
+    pub fn on_ack<E: RttEstimator>(
+        &mut self,
+        now: Nanos,
+        rtt: Nanos,
+        shared: &E,
+        earlier: (&[Nanos], &[Nanos]),
+    ) -> TimerOutcome {
         let send = now.saturating_sub(rtt);
         let mut armed = self.last_ack.map_or(send, |a| a.max(send));
         let first = match &self.own {
-            Some(t) => self.cfg.in_force(t.base_rto(), t.backoff_count(), t.estimator().max_rto()),
+            Some(t) => self
+                .cfg
+                .in_force(t.base_rto(), t.backoff_count(), t.estimator().max_rto()),
             None => self.cfg.in_force(shared.rto(), 0, shared.max_rto()),
         };
         let mut deadline = self.cfg.fire_at(armed.saturating_add(first));
@@ -131,7 +149,11 @@ impl<'a> SenderTimer<'a> {
             let timer = self.diverge(earlier);
             expiries = expiries.saturating_add(1);
             timer.on_timeout();
-            let rto = cfg.in_force(timer.base_rto(), timer.backoff_count(), timer.estimator().max_rto());
+            let rto = cfg.in_force(
+                timer.base_rto(),
+                timer.backoff_count(),
+                timer.estimator().max_rto(),
+            );
             armed = deadline;
             let next = cfg.fire_at(armed.saturating_add(rto));
             if expiries >= EXPIRIES_HEARD && next <= now {
@@ -143,7 +165,11 @@ impl<'a> SenderTimer<'a> {
             }
             deadline = next;
         }
-        TimerOutcome { wait, expiries, withheld: expiries > 0 && !self.cfg.timestamps }
+        TimerOutcome {
+            wait,
+            expiries,
+            withheld: expiries > 0 && !self.cfg.timestamps,
+        }
     }
 
     /// W of a segment that was really lost (a capture's evidence, `capture::loss`), whose timer
@@ -155,7 +181,9 @@ impl<'a> SenderTimer<'a> {
     /// timeout or by fast retransmit (docs/metrics.md).
     pub fn wait_if_lost<E: RttEstimator>(&self, armed: Nanos, shared: &E) -> Nanos {
         let rto = match &self.own {
-            Some(t) => self.cfg.in_force(t.base_rto(), t.backoff_count(), t.estimator().max_rto()),
+            Some(t) => self
+                .cfg
+                .in_force(t.base_rto(), t.backoff_count(), t.estimator().max_rto()),
             None => self.cfg.in_force(shared.rto(), 0, shared.max_rto()),
         };
         self.cfg.fire_at(armed.saturating_add(rto)) - armed
@@ -181,7 +209,10 @@ impl<'a> SenderTimer<'a> {
         self.own.get_or_insert_with(|| {
             let mut timer = RetransmitTimer::new(template.as_ref().clone(), Policy::None);
             for (&now, &rtt) in times.iter().zip(rtts) {
-                let ctx = Context { now, ..Context::default() };
+                let ctx = Context {
+                    now,
+                    ..Context::default()
+                };
                 timer.on_sample(rtt, &ctx);
                 timer.arm(now, &ctx);
             }
@@ -197,8 +228,16 @@ mod tests {
     use crate::time::{MS, SEC};
 
     /// Feeds (ack time, rtt) pairs in ms through a timer and the open-loop estimator.
-    fn run(cfg: TimerConfig, est: &str, params: &[(&str, &str)], acks: &[(u64, u64)]) -> Vec<TimerOutcome> {
-        let given: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    fn run(
+        cfg: TimerConfig,
+        est: &str,
+        params: &[(&str, &str)],
+        acks: &[(u64, u64)],
+    ) -> Vec<TimerOutcome> {
+        let given: Vec<(String, String)> = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let mut open: Estimator = build(est, &given).unwrap();
         let template = open.clone();
         let mut timer = SenderTimer::new(cfg, &template);
@@ -207,7 +246,10 @@ mod tests {
         let rtts: Vec<Nanos> = acks.iter().map(|a| a.1 * MS).collect();
         for i in 0..acks.len() {
             let (now, rtt) = (times[i], rtts[i]);
-            let ctx = Context { now, ..Context::default() };
+            let ctx = Context {
+                now,
+                ..Context::default()
+            };
             if i == 0 {
                 timer.warm_up(now);
             } else {
@@ -226,7 +268,12 @@ mod tests {
         // Constant RTO 300 ms. ACKs every 100 ms, then one segment's ACK comes 400 ms after the
         // previous ACK: the timer restarted at 300 ms fires at 600 ms < 700 ms, once.
         let acks = [(100, 100), (200, 100), (300, 100), (700, 450), (800, 100)];
-        let got = run(TimerConfig::default(), "constant", &[("rto", "300ms")], &acks);
+        let got = run(
+            TimerConfig::default(),
+            "constant",
+            &[("rto", "300ms")],
+            &acks,
+        );
         let expiries: Vec<u32> = got.iter().map(|o| o.expiries).collect();
         assert_eq!(expiries, [0, 0, 1, 0]);
         assert!(got[2].withheld);
@@ -241,9 +288,21 @@ mod tests {
         // Karn withholds that sample, so the next arming still runs at 4 × 300 ms = 1.2 s; the
         // following ACK is accepted and ends the back-off.
         let acks = [(100, 100), (1500, 1450), (1600, 100), (1700, 100)];
-        let got = run(TimerConfig::default(), "constant", &[("rto", "300ms")], &acks);
+        let got = run(
+            TimerConfig::default(),
+            "constant",
+            &[("rto", "300ms")],
+            &acks,
+        );
         assert_eq!(got[0].expiries, 2);
-        assert_eq!(got[1], TimerOutcome { wait: 1200 * MS, expiries: 0, withheld: false });
+        assert_eq!(
+            got[1],
+            TimerOutcome {
+                wait: 1200 * MS,
+                expiries: 0,
+                withheld: false
+            }
+        );
         assert_eq!(got[2].wait, 300 * MS);
     }
 
@@ -251,14 +310,42 @@ mod tests {
     fn timestamps_let_a_timed_out_segment_still_give_its_sample() {
         // rfc6298 without a floor: after 100 ms samples its RTO is ~ 100 + 4·RTTVAR. A 1 s
         // stall times out; with timestamps the 1 s sample is accepted and ends the back-off.
-        let acks = [(100, 100), (200, 100), (300, 100), (1300, 1000), (1400, 100)];
+        let acks = [
+            (100, 100),
+            (200, 100),
+            (300, 100),
+            (1300, 1000),
+            (1400, 100),
+        ];
         let p = [("min_rto", "0")];
         let karn = run(TimerConfig::default(), "rfc6298", &p, &acks);
-        let ts = run(TimerConfig { timestamps: true, ..TimerConfig::default() }, "rfc6298", &p, &acks);
+        let ts = run(
+            TimerConfig {
+                timestamps: true,
+                ..TimerConfig::default()
+            },
+            "rfc6298",
+            &p,
+            &acks,
+        );
         // Before the stall SRTT = 100 ms, RTTVAR = 28.125 ms: RTO 212.5 ms, armed at 300 ms,
         // fires at 512.5 and 937.5 ms (425 ms backed off); the ACK at 1300 ms beats 1787.5 ms.
-        assert_eq!(karn[2], TimerOutcome { wait: 212_500_000, expiries: 2, withheld: true });
-        assert_eq!(ts[2], TimerOutcome { wait: 212_500_000, expiries: 2, withheld: false });
+        assert_eq!(
+            karn[2],
+            TimerOutcome {
+                wait: 212_500_000,
+                expiries: 2,
+                withheld: true
+            }
+        );
+        assert_eq!(
+            ts[2],
+            TimerOutcome {
+                wait: 212_500_000,
+                expiries: 2,
+                withheld: false
+            }
+        );
         // Karn: the estimator never saw 1 s and the back-off stays: 4 × 212.5 ms.
         assert_eq!(karn[3].wait, 850 * MS);
         // Timestamps: 1 s absorbed (SRTT 212.5, RTTVAR 246.09375 ms), back-off ended.
@@ -271,26 +358,63 @@ mod tests {
         // 1 s RTO does not fire during the idle time.
         let acks = [(100, 100), (5100, 100)];
         let got = run(TimerConfig::default(), "rfc6298", &[], &acks);
-        assert_eq!(got[0], TimerOutcome { wait: SEC, expiries: 0, withheld: false });
+        assert_eq!(
+            got[0],
+            TimerOutcome {
+                wait: SEC,
+                expiries: 0,
+                withheld: false
+            }
+        );
     }
 
     #[test]
     fn the_heartbeat_rounds_the_deadline_up_and_min_rto_raises_every_rto() {
         let acks = [(130, 100), (260, 100)];
-        let cfg = TimerConfig { granularity: 500 * MS, ..TimerConfig::default() };
+        let cfg = TimerConfig {
+            granularity: 500 * MS,
+            ..TimerConfig::default()
+        };
         // Sent at 160 ms, after the ACK at 130 ms: armed at the send (§5.1), deadline 460 ms →
         // fires at the 500 ms heartbeat: W = 340 ms.
-        assert_eq!(run(cfg, "constant", &[("rto", "300ms")], &acks)[0].wait, 340 * MS);
-        let cfg = TimerConfig { min_rto: SEC, ..TimerConfig::default() };
-        assert_eq!(run(cfg, "constant", &[("rto", "300ms")], &acks)[0].wait, SEC);
+        assert_eq!(
+            run(cfg, "constant", &[("rto", "300ms")], &acks)[0].wait,
+            340 * MS
+        );
+        let cfg = TimerConfig {
+            min_rto: SEC,
+            ..TimerConfig::default()
+        };
+        assert_eq!(
+            run(cfg, "constant", &[("rto", "300ms")], &acks)[0].wait,
+            SEC
+        );
     }
 
     #[test]
     fn an_ack_at_the_very_instant_of_the_deadline_loses_as_in_the_shared_timer() {
         let acks = [(100, 100), (399, 299)];
-        assert_eq!(run(TimerConfig::default(), "constant", &[("rto", "300ms")], &acks)[0].expiries, 0);
+        assert_eq!(
+            run(
+                TimerConfig::default(),
+                "constant",
+                &[("rto", "300ms")],
+                &acks
+            )[0]
+            .expiries,
+            0
+        );
         let acks = [(100, 100), (400, 300)];
-        assert_eq!(run(TimerConfig::default(), "constant", &[("rto", "300ms")], &acks)[0].expiries, 1);
+        assert_eq!(
+            run(
+                TimerConfig::default(),
+                "constant",
+                &[("rto", "300ms")],
+                &acks
+            )[0]
+            .expiries,
+            1
+        );
     }
 
     #[test]

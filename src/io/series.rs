@@ -88,7 +88,12 @@ fn quoted(text: &str) -> String {
 
 pub fn read(path: &Path, unit: Option<Unit>) -> Result<Series, SeriesError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| SeriesError { path: name.clone(), line: None, field: None, reason: io_reason(&e) })?;
+    let bytes = std::fs::read(path).map_err(|e| SeriesError {
+        path: name.clone(),
+        line: None,
+        field: None,
+        reason: io_reason(&e),
+    })?;
     parse(&bytes, &name, unit)
 }
 
@@ -108,7 +113,9 @@ const PLAIN_MAX_NS: u64 = 1 << 51;
 /// [`plain_ns_line`] of one whole line.
 #[cfg(test)]
 fn plain_ns(line: &[u8], exponent: u32) -> Option<u64> {
-    plain_ns_line(line, 0, exponent).filter(|&(_, next)| next >= line.len()).map(|(ns, _)| ns)
+    plain_ns_line(line, 0, exponent)
+        .filter(|&(_, next)| next >= line.len())
+        .map(|(ns, _)| ns)
 }
 
 /// The fast path for the common line of a one-column series, a plain decimal such as `58.123`
@@ -132,7 +139,9 @@ fn plain_ns_line(bytes: &[u8], start: usize, exponent: u32) -> Option<(u64, usiz
     let mut whole: u64 = 0;
     let mut digits = 0;
     while i < n && line[i].is_ascii_digit() {
-        whole = whole.checked_mul(10)?.checked_add(u64::from(line[i] - b'0'))?;
+        whole = whole
+            .checked_mul(10)?
+            .checked_add(u64::from(line[i] - b'0'))?;
         digits += 1;
         i += 1;
     }
@@ -163,7 +172,9 @@ fn plain_ns_line(bytes: &[u8], start: usize, exponent: u32) -> Option<(u64, usiz
     if digits + frac_digits == 0 {
         return None;
     }
-    let ns = whole.checked_mul(10u64.pow(exponent))?.checked_add(frac * 10u64.pow(exponent - frac_digits))?;
+    let ns = whole
+        .checked_mul(10u64.pow(exponent))?
+        .checked_add(frac * 10u64.pow(exponent - frac_digits))?;
     (ns > 0 && ns < PLAIN_MAX_NS).then_some((ns, next))
 }
 
@@ -193,14 +204,28 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
 
 /// [`parse`], reading the second half on another thread when more than `parallel_min` bytes of
 /// a one-column series remain (the result is the same either way: tests compare them).
-fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize) -> Result<Series, SeriesError> {
-    let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError { path: name.into(), line, field: field.map(Into::into), reason };
+fn parse_with(
+    bytes: &[u8],
+    name: &str,
+    unit: Option<Unit>,
+    parallel_min: usize,
+) -> Result<Series, SeriesError> {
+    let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError {
+        path: name.into(),
+        line,
+        field: field.map(Into::into),
+        reason,
+    };
     // A UTF-8 byte-order mark, as spreadsheets write it, is not part of the first header name.
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     // Two numeric columns at most: a line splitter gives exact line numbers for errors, which
     // is all a CSV library would add here.
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64
+            + 1;
         err(Some(line), None, "not a text file (invalid UTF-8)".into())
     })?;
     let mut columns: Option<(Option<usize>, usize)> = None; // (time column, rtt column)
@@ -219,16 +244,22 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
     std::thread::scope(|scope| -> Result<(), SeriesError> {
         // Lines are read up to `stop`: the end, or where the second thread's half begins.
         let mut stop = all.len();
-        let mut second: Option<(usize, std::thread::ScopedJoinHandle<'_, Option<Vec<Nanos>>>)> = None;
+        let mut second: Option<(usize, std::thread::ScopedJoinHandle<'_, Option<Vec<Nanos>>>)> =
+            None;
         loop {
             while pos < stop {
-                if second.is_none() && stop == all.len() && columns == Some((None, 0)) && all.len() - pos > parallel_min {
+                if second.is_none()
+                    && stop == all.len()
+                    && columns == Some((None, 0))
+                    && all.len() - pos > parallel_min
+                {
                     // Split at the line end nearest the middle of what remains.
                     let middle = pos + (all.len() - pos) / 2;
                     if let Some(k) = all[middle..].iter().position(|&b| b == b'\n') {
                         let mid = middle + k + 1;
                         let tail = &all[mid..];
-                        second = Some((mid, scope.spawn(move || plain_column(tail, plain_exponent))));
+                        second =
+                            Some((mid, scope.spawn(move || plain_column(tail, plain_exponent))));
                         stop = mid;
                     }
                 }
@@ -246,7 +277,10 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
                         }
                     }
                 }
-                let end = all[pos..].iter().position(|&b| b == b'\n').map_or(all.len(), |k| pos + k);
+                let end = all[pos..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(all.len(), |k| pos + k);
                 let raw = text[pos..end].strip_suffix('\r').unwrap_or(&text[pos..end]);
                 let index = next_index;
                 pos = end + 1;
@@ -264,12 +298,16 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
                     None => {
                         let record: Vec<&str> = content.split(',').map(str::trim).collect();
                         let first = record[0];
-                        if first.parse::<f64>().is_ok() || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic()) {
+                        if first.parse::<f64>().is_ok()
+                            || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic())
+                        {
                             columns = Some((None, 0));
                             (None, 0)
                         } else {
                             // A header: find the columns by name.
-                            let find = |want: &str| record.iter().position(|h| h.eq_ignore_ascii_case(want));
+                            let find = |want: &str| {
+                                record.iter().position(|h| h.eq_ignore_ascii_case(want))
+                            };
                             let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header {} has no 'rtt' column (expected 'time,rtt', or one RTT per line)", quoted(&record.join(",")))))?;
                             let time = find("time");
                             columns = Some((time, rtt));
@@ -280,35 +318,67 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
                 };
                 let cell = |col: usize, name: &str| -> Result<f64, SeriesError> {
                     let text = field(col).ok_or_else(|| err(line, Some(name), "missing".into()))?;
-                    let x: f64 = text.parse().map_err(|_| err(line, Some(name), format!("{} is not a number", quoted(text))))?;
+                    let x: f64 = text.parse().map_err(|_| {
+                        err(
+                            line,
+                            Some(name),
+                            format!("{} is not a number", quoted(text)),
+                        )
+                    })?;
                     if !x.is_finite() {
-                        return Err(err(line, Some(name), format!("{} is not a finite number", quoted(text))));
+                        return Err(err(
+                            line,
+                            Some(name),
+                            format!("{} is not a finite number", quoted(text)),
+                        ));
                     }
                     Ok(x)
                 };
                 let rtt = cell(rtt_col, "rtt")?;
                 if rtt <= 0.0 {
-                    return Err(err(line, Some("rtt"), format!("an RTT must be positive, got {rtt}")));
+                    return Err(err(
+                        line,
+                        Some("rtt"),
+                        format!("an RTT must be positive, got {rtt}"),
+                    ));
                 }
                 let rtt_ns = (rtt * unit_scale).round();
                 if rtt_ns < 1.0 || rtt_ns > MAX_NS as f64 {
-                    return Err(err(line, Some("rtt"), format!("{rtt:e} is outside the representable range (1 ns .. 146 years)")));
+                    return Err(err(
+                        line,
+                        Some("rtt"),
+                        format!("{rtt:e} is outside the representable range (1 ns .. 146 years)"),
+                    ));
                 }
                 let rtt_ns = rtt_ns as Nanos;
                 let time_ns = match time_col {
                     Some(col) => {
                         let t = cell(col, "time")?;
                         if t < 0.0 {
-                            return Err(err(line, Some("time"), format!("a time must not be negative, got {t}")));
+                            return Err(err(
+                                line,
+                                Some("time"),
+                                format!("a time must not be negative, got {t}"),
+                            ));
                         }
                         let t_ns = (t * SEC as f64).round();
                         // Checked, not clamped: `as` saturates, so 1e300 s would silently become 584 years.
                         if t_ns > MAX_NS as f64 {
-                            return Err(err(line, Some("time"), format!("{t:e} s is outside the representable range (0 .. 146 years)")));
+                            return Err(err(
+                                line,
+                                Some("time"),
+                                format!(
+                                    "{t:e} s is outside the representable range (0 .. 146 years)"
+                                ),
+                            ));
                         }
                         let t_ns = t_ns as Nanos;
                         if series.times.last().is_some_and(|&prev| t_ns < prev) {
-                            return Err(err(line, Some("time"), format!("times must not decrease ({t} s comes after a later time)")));
+                            return Err(err(
+                                line,
+                                Some("time"),
+                                format!("times must not decrease ({t} s comes after a later time)"),
+                            ));
                         }
                         t_ns
                     }
@@ -321,8 +391,14 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
                 series.rtts.push(rtt_ns);
             }
             // The first half is read: take the second thread's lines, or read them here.
-            let Some((mid, handle)) = second.take() else { break };
-            let sum_fits = |r: &Vec<Nanos>| clock.checked_add(r.iter().sum()).is_some_and(|end| end <= MAX_NS);
+            let Some((mid, handle)) = second.take() else {
+                break;
+            };
+            let sum_fits = |r: &Vec<Nanos>| {
+                clock
+                    .checked_add(r.iter().sum())
+                    .is_some_and(|end| end <= MAX_NS)
+            };
             if let Some(rtts) = handle.join().ok().flatten().filter(sum_fits) {
                 for &rtt in &rtts {
                     clock += rtt;
@@ -336,7 +412,11 @@ fn parse_with(bytes: &[u8], name: &str, unit: Option<Unit>, parallel_min: usize)
         Ok(())
     })?;
     if series.rtts.is_empty() {
-        return Err(err(None, None, "no RTT samples (the file is empty or holds only a header/comments)".into()));
+        return Err(err(
+            None,
+            None,
+            "no RTT samples (the file is empty or holds only a header/comments)".into(),
+        ));
     }
     Ok(series)
 }
@@ -350,7 +430,9 @@ mod tests {
     }
 
     fn fails(text: &str) -> String {
-        parse(text.as_bytes(), "t.csv", None).unwrap_err().to_string()
+        parse(text.as_bytes(), "t.csv", None)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -385,7 +467,20 @@ mod tests {
 
     #[test]
     fn the_fast_path_leaves_everything_unusual_to_the_general_one() {
-        for text in ["", ".", "-1", "+1", "1e3", "1.2.3", "1,2", "0", "0.000", "12 # c", "nan", "1.1234567"] {
+        for text in [
+            "",
+            ".",
+            "-1",
+            "+1",
+            "1e3",
+            "1.2.3",
+            "1,2",
+            "0",
+            "0.000",
+            "12 # c",
+            "nan",
+            "1.1234567",
+        ] {
             assert_eq!(plain_ns(text.as_bytes(), 6), None, "{text:?}");
         }
         assert_eq!(plain_ns(b" 58.123 ", 6), Some(58_123_000));
@@ -405,11 +500,26 @@ mod tests {
 
     #[test]
     fn bad_cells_are_named_by_line_and_field() {
-        assert_eq!(fails("100\nabc\n"), "t.csv:2: field 'rtt': 'abc' is not a number");
-        assert_eq!(fails("100\n\n-3\n"), "t.csv:3: field 'rtt': an RTT must be positive, got -3");
-        assert_eq!(fails("100\n0\n"), "t.csv:2: field 'rtt': an RTT must be positive, got 0");
-        assert_eq!(fails("NaN\n"), "t.csv:1: field 'rtt': 'NaN' is not a finite number");
-        assert_eq!(fails("time,rtt\n1,0.1\n0.5,0.1\n"), "t.csv:3: field 'time': times must not decrease (0.5 s comes after a later time)");
+        assert_eq!(
+            fails("100\nabc\n"),
+            "t.csv:2: field 'rtt': 'abc' is not a number"
+        );
+        assert_eq!(
+            fails("100\n\n-3\n"),
+            "t.csv:3: field 'rtt': an RTT must be positive, got -3"
+        );
+        assert_eq!(
+            fails("100\n0\n"),
+            "t.csv:2: field 'rtt': an RTT must be positive, got 0"
+        );
+        assert_eq!(
+            fails("NaN\n"),
+            "t.csv:1: field 'rtt': 'NaN' is not a finite number"
+        );
+        assert_eq!(
+            fails("time,rtt\n1,0.1\n0.5,0.1\n"),
+            "t.csv:3: field 'time': times must not decrease (0.5 s comes after a later time)"
+        );
         assert_eq!(fails("time,rtt\n1\n"), "t.csv:2: field 'rtt': missing");
     }
 
@@ -454,17 +564,33 @@ mod tests {
 
     #[test]
     fn huge_times_and_rtts_are_errors_not_clamped() {
-        assert_eq!(fails("time,rtt\n1e300,0.1\n"), "t.csv:2: field 'time': 1e300 s is outside the representable range (0 .. 146 years)");
-        assert_eq!(fails("time,rtt\n1,1e11\n"), "t.csv:2: field 'rtt': 1e11 is outside the representable range (1 ns .. 146 years)");
+        assert_eq!(
+            fails("time,rtt\n1e300,0.1\n"),
+            "t.csv:2: field 'time': 1e300 s is outside the representable range (0 .. 146 years)"
+        );
+        assert_eq!(
+            fails("time,rtt\n1,1e11\n"),
+            "t.csv:2: field 'rtt': 1e11 is outside the representable range (1 ns .. 146 years)"
+        );
         let many = "2e12\n".repeat(3);
-        assert!(fails(&many).contains("running sum of RTTs"), "{}", fails(&many));
+        assert!(
+            fails(&many).contains("running sum of RTTs"),
+            "{}",
+            fails(&many)
+        );
     }
 
     #[test]
     fn a_huge_bad_cell_is_echoed_cut() {
         let cell = "x".repeat(10_000_000);
         let e = fails(&format!("100\n{cell}\n"));
-        assert_eq!(e, format!("t.csv:2: field 'rtt': '{}…' (10000000 bytes) is not a number", "x".repeat(40)));
+        assert_eq!(
+            e,
+            format!(
+                "t.csv:2: field 'rtt': '{}…' (10000000 bytes) is not a number",
+                "x".repeat(40)
+            )
+        );
         let e = fails(&format!("{},b\n1,2\n", "h".repeat(1000)));
         assert!(e.len() < 200, "{e}");
     }

@@ -1,13 +1,25 @@
 //! Trivial baselines every real estimator should beat: the last sample, and a constant.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
+use crate::component::{Component, Declaration};
 use crate::params::ParamSpec;
-use crate::time::{Nanos, round_ns};
+use crate::time::{round_ns, Nanos};
 
 pub const LAST_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float("multiplier", "2", 1.0, 100.0, "RTO = multiplier · last sample"),
-    ParamSpec::duration("initial_rto", "1s", 0.001, 60.0, "RTO before the first sample"),
+    ParamSpec::float(
+        "multiplier",
+        "2",
+        1.0,
+        100.0,
+        "RTO = multiplier · last sample",
+    ),
+    ParamSpec::duration(
+        "initial_rto",
+        "1s",
+        0.001,
+        60.0,
+        "RTO before the first sample",
+    ),
     ParamSpec::duration("max_rto", "60s", 1.0, 86400.0, "RTO cap after back-off"),
 ];
 
@@ -56,7 +68,13 @@ impl RttEstimator for LastSample {
 
 pub const CONSTANT_PARAMS: &[ParamSpec] = &[
     ParamSpec::duration("rtt", "100ms", 0.0, 3600.0, "the constant prediction"),
-    ParamSpec::duration("rto", "1s", 0.000001, 3600.0, "the constant RTO (RFC 6298's initial value by default)"),
+    ParamSpec::duration(
+        "rto",
+        "1s",
+        0.000001,
+        3600.0,
+        "the constant RTO (RFC 6298's initial value by default)",
+    ),
 ];
 
 pub const CONSTANT: Component<Estimator> = Component {
@@ -68,7 +86,12 @@ pub const CONSTANT: Component<Estimator> = Component {
         params: CONSTANT_PARAMS,
         defaults: &[],
     },
-    build: |p| Ok(Estimator::Constant(Constant { rtt: p.duration("rtt")?, rto: p.duration("rto")? })),
+    build: |p| {
+        Ok(Estimator::Constant(Constant {
+            rtt: p.duration("rtt")?,
+            rto: p.duration("rto")?,
+        }))
+    },
 };
 
 #[derive(Debug, Clone, PartialEq)]

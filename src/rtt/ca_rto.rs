@@ -31,11 +31,11 @@
 //! inside rttvar, so only the cap is re-applied). The registered estimator `ca-rto` is that policy
 //! over [`Rfc6298`] with K = 4, kept for trace replay and `rttlab estimators`.
 
-use crate::component::{Component, Declaration};
 use super::rfc6298::{self, Rfc6298};
 use super::{Context, Estimator, RttEstimator};
+use crate::component::{Component, Declaration};
 use crate::params::{Choice, ParamSpec};
-use crate::time::{Nanos, round_ns};
+use crate::time::{round_ns, Nanos};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -57,7 +57,13 @@ crate::choices! {
 // The extension's parameters, shared by the estimator's table and the policy's.
 const SCALE: ParamSpec = ParamSpec::duration("scale", "100ms", 0.0, 10.0, "timer value of one segment of contention (the paper's \"× 100 %\"; 1s = literal seconds or ×100 ns-2 ticks) [ambiguous]");
 const MAX_CWND: ParamSpec = ParamSpec::choice("max_cwnd", "last-congestion", <MaxCwnd as Choice>::OPTIONS, "max_cwnd: cwnd before the last congestion event (from the sender) or the running maximum [ambiguous]");
-const SEED: ParamSpec = ParamSpec::int("seed", "1", 0.0, 18446744073709551615.0, "seed of the random extension (the simulator mixes in its seed and the flow's index)");
+const SEED: ParamSpec = ParamSpec::int(
+    "seed",
+    "1",
+    0.0,
+    18446744073709551615.0,
+    "seed of the random extension (the simulator mixes in its seed and the flow's index)",
+);
 const DRAW: ParamSpec = ParamSpec::choice("draw", "arm", <Draw as Choice>::OPTIONS, "when p is drawn: at every timer arm (kept through back-off) or at every RTT sample [ambiguous]");
 
 crate::params! {
@@ -101,7 +107,13 @@ pub const COMPONENT: Component<Estimator> = Component {
 impl Config {
     /// The registered estimator has no back-off of its own, so it always adds c·p before back-off.
     fn extension(&self) -> ExtensionConfig {
-        ExtensionConfig { scale: self.scale, max_cwnd: self.max_cwnd, seed: self.seed, draw: self.draw, backoff: Backoff::Before }
+        ExtensionConfig {
+            scale: self.scale,
+            max_cwnd: self.max_cwnd,
+            seed: self.seed,
+            draw: self.draw,
+            backoff: Backoff::Before,
+        }
     }
 }
 
@@ -117,7 +129,12 @@ pub struct ContentionExtension {
 
 impl ContentionExtension {
     pub fn new(cfg: ExtensionConfig) -> Self {
-        Self { cfg, seen_max_cwnd: 0.0, extension: 0.0, rng: Pcg64Mcg::seed_from_u64(cfg.seed) }
+        Self {
+            cfg,
+            seen_max_cwnd: 0.0,
+            extension: 0.0,
+            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+        }
     }
 
     /// The current random extension c·p.
@@ -135,7 +152,9 @@ impl ContentionExtension {
         if base.prediction().is_none() {
             return base.rto();
         }
-        round_ns(base.unfloored_rto() + self.extension).max(base.min_rto()).min(base.max_rto())
+        round_ns(base.unfloored_rto() + self.extension)
+            .max(base.min_rto())
+            .min(base.max_rto())
     }
 
     /// The backed-off RTO with c·p added after back-off (choice 5, `backoff = after`): the
@@ -155,7 +174,8 @@ impl ContentionExtension {
     /// Restart the random stream from the owner's `stream` (the simulator gives each flow its
     /// own) mixed with the `seed` parameter, so that flows never draw the same sequence.
     pub fn seed_stream(&mut self, stream: u64) {
-        self.rng = Pcg64Mcg::seed_from_u64(stream ^ self.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        self.rng =
+            Pcg64Mcg::seed_from_u64(stream ^ self.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 
     /// The timer was armed: draw p for this arm (kept through back-off) unless p is drawn per sample.
@@ -180,7 +200,11 @@ impl ContentionExtension {
             return;
         };
         self.seen_max_cwnd = self.seen_max_cwnd.max(cwnd);
-        let max_cwnd = if self.cfg.max_cwnd == MaxCwnd::RunningMax { self.seen_max_cwnd } else { ctx.max_cwnd.unwrap_or(cwnd) };
+        let max_cwnd = if self.cfg.max_cwnd == MaxCwnd::RunningMax {
+            self.seen_max_cwnd
+        } else {
+            ctx.max_cwnd.unwrap_or(cwnd)
+        };
         let cont_diff = (max_cwnd - cwnd).max(0.0);
         let p = self.uniform() * cont_diff;
         self.extension = p / cwnd * self.cfg.scale as f64;
@@ -206,7 +230,10 @@ impl CaRto {
             bsd_tick: 0,
             max_backoff: 64,
         });
-        Self { base, ext: ContentionExtension::new(cfg.extension()) }
+        Self {
+            base,
+            ext: ContentionExtension::new(cfg.extension()),
+        }
     }
 
     /// The current random extension c·p.
@@ -251,12 +278,19 @@ mod tests {
     use crate::time::MS;
 
     fn contended(cwnd: f64, max_cwnd: f64) -> Context {
-        Context { cwnd: Some(cwnd), max_cwnd: Some(max_cwnd), ..Context::default() }
+        Context {
+            cwnd: Some(cwnd),
+            max_cwnd: Some(max_cwnd),
+            ..Context::default()
+        }
     }
 
     #[test]
     fn without_contention_it_is_the_rfc2988_timer() {
-        let mut ca = CaRto::new(Config { min_rto: 0, ..Config::default() });
+        let mut ca = CaRto::new(Config {
+            min_rto: 0,
+            ..Config::default()
+        });
         let mut rfc = crate::rtt::build("rfc6298", &[("min_rto".into(), "0".into())]).unwrap();
         for ms in [100, 120, 300, 80] {
             ca.on_sample(ms * MS, &Context::default());
@@ -279,15 +313,26 @@ mod tests {
             assert!(ca.extension() < 2400 * MS);
             largest = largest.max(ca.extension());
         }
-        assert!(largest > 2300 * MS, "uniform draws should come near the bound, got {largest}");
+        assert!(
+            largest > 2300 * MS,
+            "uniform draws should come near the bound, got {largest}"
+        );
     }
 
     #[test]
     fn the_same_seed_draws_the_same_extensions() {
         let draws = |seed| {
-            let mut ca = CaRto::new(Config { seed, ..Config::default() });
+            let mut ca = CaRto::new(Config {
+                seed,
+                ..Config::default()
+            });
             ca.on_sample(100 * MS, &Context::default());
-            (0..50).map(|_| { ca.on_timer_armed(&contended(4.0, 40.0)); ca.extension() }).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| {
+                    ca.on_timer_armed(&contended(4.0, 40.0));
+                    ca.extension()
+                })
+                .collect::<Vec<_>>()
         };
         assert_eq!(draws(7), draws(7));
         assert_ne!(draws(7), draws(8));
@@ -295,12 +340,21 @@ mod tests {
 
     #[test]
     fn running_max_tracks_the_largest_window_seen() {
-        let mut ca = CaRto::new(Config { max_cwnd: MaxCwnd::RunningMax, ..Config::default() });
+        let mut ca = CaRto::new(Config {
+            max_cwnd: MaxCwnd::RunningMax,
+            ..Config::default()
+        });
         ca.on_sample(100 * MS, &Context::default());
-        ca.on_timer_armed(&Context { cwnd: Some(30.0), ..Context::default() });
+        ca.on_timer_armed(&Context {
+            cwnd: Some(30.0),
+            ..Context::default()
+        });
         let mut any = false;
         for _ in 0..10 {
-            ca.on_timer_armed(&Context { cwnd: Some(10.0), ..Context::default() });
+            ca.on_timer_armed(&Context {
+                cwnd: Some(10.0),
+                ..Context::default()
+            });
             assert!(ca.extension() <= 200 * MS);
             any |= ca.extension() > 0;
         }

@@ -23,9 +23,9 @@
 //! - The forecast is RFC 6298's SRTT (α = 1/8, §2.3) and the RTO keeps G above it, as
 //!   RFC 6298's max(G, K·RTTVAR) does.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -69,7 +69,13 @@ pub struct Conformal {
 
 impl Conformal {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, srtt: None, q: cfg.initial_margin.ln().clamp(0.0, Q_MAX), timed_out: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto) }
+        Self {
+            cfg,
+            srtt: None,
+            q: cfg.initial_margin.ln().clamp(0.0, Q_MAX),
+            timed_out: false,
+            rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto),
+        }
     }
 
     /// The current margin RTO / SRTT (before G, floor and cap).
@@ -83,9 +89,13 @@ impl Conformal {
     }
 
     fn compute_rto(&self) -> Nanos {
-        let Some(srtt) = self.srtt else { return self.rto };
+        let Some(srtt) = self.srtt else {
+            return self.rto;
+        };
         let raw = (srtt * self.q.exp()).max(srtt + self.cfg.granularity as f64);
-        round_ns(raw).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto)
+        round_ns(raw)
+            .max(self.cfg.min_rto)
+            .clamp(1, self.cfg.max_rto)
     }
 }
 
@@ -124,7 +134,9 @@ impl RttEstimator for Conformal {
     }
 
     fn unfloored_rto(&self) -> f64 {
-        self.srtt.map_or(self.rto as f64, |s| (s * self.q.exp()).max(s + self.cfg.granularity as f64))
+        self.srtt.map_or(self.rto as f64, |s| {
+            (s * self.q.exp()).max(s + self.cfg.granularity as f64)
+        })
     }
 
     fn on_timeout(&mut self) {
@@ -139,8 +151,8 @@ impl RttEstimator for Conformal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SEC;
     use crate::time::MS;
+    use crate::time::SEC;
 
     /// SplitMix64 → a uniform in [0, 1): a fixed test series without the simulator's streams.
     struct Uniform(u64);
@@ -178,11 +190,17 @@ mod tests {
             })
             .collect();
         for target in [0.01, 0.05] {
-            let mut e = Conformal::new(Config { target, ..Config::default() });
+            let mut e = Conformal::new(Config {
+                target,
+                ..Config::default()
+            });
             let (n, misses) = feed(&mut e, rtts.iter().copied());
             let rate = misses as f64 / n as f64;
             // Prop. 1: |rate − α| ≤ (B + η)/(η T), B = ln 1000 here: ≈ 0.0035 for T = 40 000.
-            assert!((rate - target).abs() < 0.004, "target {target}: miss rate {rate}");
+            assert!(
+                (rate - target).abs() < 0.004,
+                "target {target}: miss rate {rate}"
+            );
         }
     }
 
@@ -194,7 +212,10 @@ mod tests {
         e.on_timeout();
         e.on_timeout(); // a back-off repeat: the same episode
         let after = e.margin();
-        assert!((after / before - (0.05f64 * 0.99).exp()).abs() < 1e-12, "{before} → {after}");
+        assert!(
+            (after / before - (0.05f64 * 0.99).exp()).abs() < 1e-12,
+            "{before} → {after}"
+        );
         // The sample that ends the episode is not counted again.
         e.on_sample(500 * MS, &Context::default());
         assert_eq!(e.margin(), after);
@@ -202,13 +223,24 @@ mod tests {
 
     #[test]
     fn the_rto_keeps_granularity_above_the_forecast_and_respects_floor_and_cap() {
-        let mut e = Conformal::new(Config { initial_margin: 1.0, min_rto: 50 * MS, ..Config::default() });
+        let mut e = Conformal::new(Config {
+            initial_margin: 1.0,
+            min_rto: 50 * MS,
+            ..Config::default()
+        });
         feed(&mut e, [10 * MS; 50]);
         assert_eq!(e.rto(), 50 * MS);
-        let mut e = Conformal::new(Config { initial_margin: 1.0, ..Config::default() });
+        let mut e = Conformal::new(Config {
+            initial_margin: 1.0,
+            ..Config::default()
+        });
         feed(&mut e, [10 * MS; 50]);
         assert_eq!(e.rto(), 11 * MS);
-        let mut e = Conformal::new(Config { initial_margin: 1000.0, max_rto: SEC, ..Config::default() });
+        let mut e = Conformal::new(Config {
+            initial_margin: 1000.0,
+            max_rto: SEC,
+            ..Config::default()
+        });
         feed(&mut e, [10 * SEC]);
         assert_eq!(e.rto(), SEC);
     }

@@ -5,9 +5,9 @@
 //! `CalculateGain`), whose structure matches every published fact: RTT decreases never touch
 //! RTTVAR, a "shock absorber" gain γ² shrinks RTTVAR slowly, gains follow the sampling rate.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -22,7 +22,8 @@ pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
         name: "eifel",
         aliases: &[],
-        summary: "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
+        summary:
+            "Eifel retransmission timer: RTT drops never inflate RTTVAR (RECONSTRUCTED definition)",
         source: "Ludwig & Sklower CCR 2000, reconstructed from an ns-3 port; docs/algorithms.md §3",
         params: PARAMS,
         defaults: &[],
@@ -49,7 +50,13 @@ pub struct Eifel {
 
 impl Eifel {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, srtt: 0.0, rttvar: 0.0, has_sample: false, rto: cfg.initial_rto.min(cfg.max_rto) }
+        Self {
+            cfg,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_sample: false,
+            rto: cfg.initial_rto.min(cfg.max_rto),
+        }
     }
 
     pub fn rttvar(&self) -> f64 {
@@ -77,7 +84,11 @@ impl RttEstimator for Eifel {
         if self.has_sample {
             let delta = r - self.srtt;
             // "Shock absorber": RTTVAR moves down with γ², up with γ.
-            let gamma_var = if delta - self.rttvar >= 0.0 { gamma } else { gamma * gamma };
+            let gamma_var = if delta - self.rttvar >= 0.0 {
+                gamma
+            } else {
+                gamma * gamma
+            };
             self.srtt += gamma * delta;
             // Only RTT *increases* touch RTTVAR (signed Δ, not |Δ|).
             if delta >= 0.0 {
@@ -89,7 +100,11 @@ impl RttEstimator for Eifel {
             self.has_sample = true;
         }
         // RTO = max(SRTT + RTTVAR/γ, R + 2G); with γ = 1/3, SRTT + 3·RTTVAR.
-        let inv_gamma = if self.cfg.gain == Gain::Fixed { 3.0 } else { 1.0 / gamma };
+        let inv_gamma = if self.cfg.gain == Gain::Fixed {
+            3.0
+        } else {
+            1.0 / gamma
+        };
         let rto = (self.srtt + self.rttvar * inv_gamma).max(r + 2.0 * self.cfg.granularity as f64);
         self.rto = round_ns(rto).min(self.cfg.max_rto);
     }
@@ -116,19 +131,38 @@ mod tests {
     #[test]
     fn matches_the_derived_vectors_with_a_fixed_gain() {
         let mut est = Eifel::new(Config::default());
-        let rto = [250.00, 233.33, 218.52, 205.35, 436.90, 524.60, 487.56, 462.87, 429.74, 407.66, 392.94, 383.12];
+        let rto = [
+            250.00, 233.33, 218.52, 205.35, 436.90, 524.60, 487.56, 462.87, 429.74, 407.66, 392.94,
+            383.12,
+        ];
         assert_rto_vector(&mut est, &rto);
         // §14 note: at the 50 ms samples Eifel's RTTVAR is frozen at 104.50 ms.
-        assert!((est.rttvar() / 1e6 - 104.50).abs() < 0.006, "{}", est.rttvar() / 1e6);
+        assert!(
+            (est.rttvar() / 1e6 - 104.50).abs() < 0.006,
+            "{}",
+            est.rttvar() / 1e6
+        );
     }
 
     #[test]
     fn flight_based_gains_follow_the_window() {
-        let est = Eifel::new(Config { gain: Gain::OneOverFlight, ..Config::default() });
-        let ctx = Context { cwnd: Some(10.0), ..Context::default() };
+        let est = Eifel::new(Config {
+            gain: Gain::OneOverFlight,
+            ..Config::default()
+        });
+        let ctx = Context {
+            cwnd: Some(10.0),
+            ..Context::default()
+        };
         assert!((est.gain(&ctx) - 1.0 / 6.0).abs() < 1e-12);
-        let est = Eifel::new(Config { gain: Gain::TwoOverFlight, ..Config::default() });
+        let est = Eifel::new(Config {
+            gain: Gain::TwoOverFlight,
+            ..Config::default()
+        });
         assert!((est.gain(&ctx) - 2.0 / 6.0).abs() < 1e-12);
-        assert!((est.gain(&Context::default()) - 1.0 / 3.0).abs() < 1e-12, "no cwnd → 1/3");
+        assert!(
+            (est.gain(&Context::default()) - 1.0 / 3.0).abs() < 1e-12,
+            "no cwnd → 1/3"
+        );
     }
 }

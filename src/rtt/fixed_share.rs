@@ -22,10 +22,10 @@
 //!   invariant to a common weight scale), and weights are normalised every trial, so no sample
 //!   — not even one beyond the largest expert — can underflow every weight to zero.
 
-use crate::component::{Component, Declaration};
 use super::linux::{self, Linux};
 use super::{Context, Estimator, RttEstimator};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -50,7 +50,9 @@ impl Config {
     /// Exponential spacing, Table I: x_i = RTT_min + RTT_max · 2^((i − N)/4), i = 1…N (ticks).
     /// Sorted ascending (the trial relies on it).
     pub fn experts(&self) -> Vec<f64> {
-        (1..=self.n).map(|i| self.rtt_min + self.rtt_max * ((i as f64 - self.n as f64) / 4.0).exp2()).collect()
+        (1..=self.n)
+            .map(|i| self.rtt_min + self.rtt_max * ((i as f64 - self.n as f64) / 4.0).exp2())
+            .collect()
     }
 }
 
@@ -58,12 +60,17 @@ pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
         name: "fixed-share",
         aliases: &[],
-        summary: "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
+        summary:
+            "Fixed-Share experts predictor (Nunes et al. 2011), RTO via Linux or RFC 6298 rules",
         source: "Nunes et al. ICCCN 2011 Table I; Herbster & Warmuth 1998; docs/algorithms.md §6",
         params: PARAMS,
         defaults: &[],
     },
-    build: |p| Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(p)?))),
+    build: |p| {
+        Ok(Estimator::FixedShare(FixedShare::new(Config::from_params(
+            p,
+        )?)))
+    },
 };
 
 crate::choices! {
@@ -210,7 +217,8 @@ impl FixedShare {
             Share::Others => ((1.0 - alpha - alpha / (n - 1.0)) / total, alpha / (n - 1.0)),
         };
         let (x_below, x_above) = self.experts.split_at(k);
-        share_and_predict(below, x_below, shared * scale, floor) + share_and_predict(above, x_above, scale, floor)
+        share_and_predict(below, x_below, shared * scale, floor)
+            + share_and_predict(above, x_above, scale, floor)
     }
 }
 
@@ -221,7 +229,9 @@ const EXP_UNDERFLOW: f64 = -708.0;
 #[inline(always)]
 fn sum(v: &[f64]) -> f64 {
     let (chunks, tail) = v.as_chunks::<4>();
-    let acc = chunks.iter().fold([0.0; 4], |a, c| [a[0] + c[0], a[1] + c[1], a[2] + c[2], a[3] + c[3]]);
+    let acc = chunks.iter().fold([0.0; 4], |a, c| {
+        [a[0] + c[0], a[1] + c[1], a[2] + c[2], a[3] + c[3]]
+    });
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail.iter().sum::<f64>()
 }
 
@@ -231,7 +241,12 @@ fn dot(w: &[f64], x: &[f64]) -> f64 {
     let (wc, wt) = w.as_chunks::<4>();
     let (xc, xt) = x.as_chunks::<4>();
     let acc = wc.iter().zip(xc).fold([0.0; 4], |a, (w, x)| {
-        [a[0] + w[0] * x[0], a[1] + w[1] * x[1], a[2] + w[2] * x[2], a[3] + w[3] * x[3]]
+        [
+            a[0] + w[0] * x[0],
+            a[1] + w[1] * x[1],
+            a[2] + w[2] * x[2],
+            a[3] + w[3] * x[3],
+        ]
     });
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + wt.iter().zip(xt).map(|(w, x)| w * x).sum::<f64>()
 }
@@ -247,7 +262,11 @@ impl RttEstimator for FixedShare {
     fn on_sample(&mut self, rtt: Nanos, ctx: &Context) {
         let tick = self.cfg.tick as f64;
         let y = rtt as f64 / tick;
-        let y = if self.cfg.clamp == Clamp::Top { y.min(self.top_expert()) } else { y };
+        let y = if self.cfg.clamp == Clamp::Top {
+            y.min(self.top_expert())
+        } else {
+            y
+        };
         let before = self.prediction;
         self.prediction = self.trial(y);
         let predicted_ns = self.prediction * tick;
@@ -260,7 +279,11 @@ impl RttEstimator for FixedShare {
             }
             RtoRule::Rfc6298 => {
                 let error = (before * tick - rtt as f64).abs();
-                self.rttvar = if self.has_sample { 0.75 * self.rttvar + 0.25 * error } else { rtt as f64 / 2.0 };
+                self.rttvar = if self.has_sample {
+                    0.75 * self.rttvar + 0.25 * error
+                } else {
+                    rtt as f64 / 2.0
+                };
                 let rto = predicted_ns + (self.cfg.granularity as f64).max(4.0 * self.rttvar);
                 round_ns(rto).max(self.cfg.min_rto).min(self.cfg.max_rto)
             }
@@ -299,7 +322,21 @@ fn exp_nonpositive(x: f64) -> f64 {
     let k = t - SHIFTER;
     let r = (x - k * LN2_HI) - k * LN2_LO;
     let mut p = 1.0 / 6_227_020_800.0;
-    for c in [1.0 / 479_001_600.0, 1.0 / 39_916_800.0, 1.0 / 3_628_800.0, 1.0 / 362_880.0, 1.0 / 40_320.0, 1.0 / 5_040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+    for c in [
+        1.0 / 479_001_600.0,
+        1.0 / 39_916_800.0,
+        1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ] {
         p = p * r + c;
     }
     let k_bits = t.to_bits().wrapping_sub(SHIFTER.to_bits());
@@ -326,11 +363,20 @@ mod tests {
     fn experts_are_spaced_as_in_table_one() {
         let x = Config::default().experts();
         assert!((x[0] - 1.000005).abs() < 1e-6);
-        for (i, want) in [(95, 65.0), (96, 77.109), (97, 91.51), (98, 108.635), (99, 129.0)] {
+        for (i, want) in [
+            (95, 65.0),
+            (96, 77.109),
+            (97, 91.51),
+            (98, 108.635),
+            (99, 129.0),
+        ] {
             assert!((x[i] - want).abs() < 0.001, "x_{} = {}", i + 1, x[i]);
         }
         let count = |limit: f64| x.iter().filter(|&&v| v <= limit).count();
-        assert_eq!((count(2.0), count(8.0), count(32.0), count(64.0)), (72, 83, 91, 95));
+        assert_eq!(
+            (count(2.0), count(8.0), count(32.0), count(64.0)),
+            (72, 83, 91, 95)
+        );
     }
 
     /// docs/algorithms.md §14: predictions made before each sample, N=100, η=2, α=0.08, in ticks.
@@ -338,10 +384,18 @@ mod tests {
     #[test]
     fn matches_the_derived_prediction_vectors() {
         let y = [10, 10, 10, 10, 30, 30, 10, 10, 5, 5, 5, 5];
-        let want = [9.045, 10.396, 10.396, 10.396, 10.396, 31.084, 31.084, 10.396, 10.396, 5.496, 5.388, 5.346];
+        let want = [
+            9.045, 10.396, 10.396, 10.396, 10.396, 31.084, 31.084, 10.396, 10.396, 5.496, 5.388,
+            5.346,
+        ];
         let mut est = ticks(Config::default());
         for i in 0..y.len() {
-            assert!((est.prediction_ticks() - want[i]).abs() < 0.0015, "trial {i}: {} vs {}", est.prediction_ticks(), want[i]);
+            assert!(
+                (est.prediction_ticks() - want[i]).abs() < 0.0015,
+                "trial {i}: {} vs {}",
+                est.prediction_ticks(),
+                want[i]
+            );
             est.on_sample(y[i] * Config::default().tick, &Context::default());
         }
     }
@@ -356,7 +410,10 @@ mod tests {
     fn samples_above_the_top_expert_pull_the_prediction_toward_the_mean_expert_unless_clamped() {
         // Lock onto 100 ticks, then 100 samples of 400 ticks (1.6 s at 4 ms), far above x_N.
         let run = |clamp: Clamp| {
-            let mut est = ticks(Config { clamp, ..Config::default() });
+            let mut est = ticks(Config {
+                clamp,
+                ..Config::default()
+            });
             for _ in 0..20 {
                 est.on_sample(400 * MS, &Context::default());
             }
@@ -368,11 +425,19 @@ mod tests {
         let mean_expert = Config::default().experts().iter().sum::<f64>() / 100.0;
         // Every expert pays 2y: the trial keeps the weights, sharing drifts them to uniform —
         // the weight left on the old expert shrinks by (1 − α) per sample: 0.92^100 ≈ 2.4e-4.
-        assert!((run(Clamp::Off) - mean_expert).abs() < 0.1, "{} vs x̄ = {mean_expert}", run(Clamp::Off));
+        assert!(
+            (run(Clamp::Off) - mean_expert).abs() < 0.1,
+            "{} vs x̄ = {mean_expert}",
+            run(Clamp::Off)
+        );
         // Clamped, the samples are x_N itself: the weight sits on the top expert except for
         // the share floor, so ŷ = (1 − α)·x_N + α·x̄ (docs/algorithms.md §6.2).
         let want = 0.92 * 129.0 + 0.08 * mean_expert;
-        assert!((run(Clamp::Top) - want).abs() < 1e-6, "{} vs {want}", run(Clamp::Top));
+        assert!(
+            (run(Clamp::Top) - want).abs() < 1e-6,
+            "{} vs {want}",
+            run(Clamp::Top)
+        );
     }
 
     #[test]
@@ -386,7 +451,10 @@ mod tests {
 
     #[test]
     fn herbster_warmuth_sharing_keeps_weights_normalised() {
-        let mut est = ticks(Config { share: Share::Others, ..Config::default() });
+        let mut est = ticks(Config {
+            share: Share::Others,
+            ..Config::default()
+        });
         for ms in [100, 300, 50, 5000, 20] {
             est.on_sample(ms * MS, &Context::default());
             assert!((est.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
@@ -395,7 +463,11 @@ mod tests {
 
     #[test]
     fn the_rfc6298_rule_keeps_its_floor() {
-        let mut est = ticks(Config { rto: RtoRule::Rfc6298, min_rto: SEC, ..Config::default() });
+        let mut est = ticks(Config {
+            rto: RtoRule::Rfc6298,
+            min_rto: SEC,
+            ..Config::default()
+        });
         est.on_sample(50 * MS, &Context::default());
         assert_eq!(est.rto(), SEC);
     }
@@ -408,7 +480,10 @@ mod tests {
             if x < -708.0 {
                 assert_eq!(got, 0.0);
             } else {
-                assert!((got - want).abs() <= 1e-15 * want, "exp({x}) = {got} vs {want}");
+                assert!(
+                    (got - want).abs() <= 1e-15 * want,
+                    "exp({x}) = {got} vs {want}"
+                );
             }
             x -= 0.0137;
         }
@@ -445,6 +520,9 @@ mod tests {
         }
         let sum: f64 = est.weights().iter().sum();
         assert!((sum - 1.0).abs() < 1e-9, "Σw = {sum}");
-        assert!(est.weights().iter().all(|w| *w >= 0.08 / 100.0 * 0.999), "share floor α/N holds");
+        assert!(
+            est.weights().iter().all(|w| *w >= 0.08 / 100.0 * 0.999),
+            "share floor α/N holds"
+        );
     }
 }

@@ -4,8 +4,8 @@
 //! State is kept exactly as the kernel keeps it: integer microseconds, `srtt_us` = 8·SRTT,
 //! `mdev_us`/`mdev_max_us`/`rttvar_us` = 4·deviation, with the same shifts, so truncation matches.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
+use crate::component::{Component, Declaration};
 use crate::time::{Nanos, SEC, US};
 
 crate::params! {
@@ -22,7 +22,8 @@ pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
         name: "linux",
         aliases: &[],
-        summary: "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
+        summary:
+            "Linux tcp_rtt_estimator: asymmetric mdev, per-RTT rttvar decay, rto_min inside rttvar",
         source: "Linux tcp_input.c tcp_rtt_estimator, tcp.h __tcp_set_rto; docs/algorithms.md §2",
         params: PARAMS,
         defaults: &[],
@@ -76,7 +77,8 @@ impl Linux {
     }
 
     fn window_ended(&self, ctx: &Context) -> bool {
-        let by_time = || ctx.now.saturating_sub(self.window_start) >= (self.srtt_us as u64 >> 3) * US;
+        let by_time =
+            || ctx.now.saturating_sub(self.window_start) >= (self.srtt_us as u64 >> 3) * US;
         match self.cfg.window {
             Window::EverySample => true,
             Window::Time => by_time(),
@@ -154,7 +156,10 @@ mod tests {
     use crate::time::MS;
 
     fn every_sample() -> Linux {
-        Linux::new(Config { window: Window::EverySample, ..Config::default() })
+        Linux::new(Config {
+            window: Window::EverySample,
+            ..Config::default()
+        })
     }
 
     /// docs/algorithms.md §14, columns "Linux RTO" (ms, HZ = 1000) and "Linux rttvar_us".
@@ -162,7 +167,10 @@ mod tests {
     fn matches_the_derived_vectors_when_every_sample_ends_a_window() {
         let trace = crate::rtt::vectors::TRACE_MS;
         let rto_ms = [300, 300, 300, 300, 389, 520, 502, 478, 454, 435, 417, 400];
-        let rttvar = [200000, 200000, 200000, 200000, 263282, 372462, 360902, 342097, 328446, 318310, 309154, 299066];
+        let rttvar = [
+            200000, 200000, 200000, 200000, 263282, 372462, 360902, 342097, 328446, 318310, 309154,
+            299066,
+        ];
         let mut est = every_sample();
         for i in 0..trace.len() {
             est.on_sample(trace[i] * MS, &Context::default());
@@ -193,7 +201,10 @@ mod tests {
     /// by a quarter of the gap to mdev_max (which was reset to rto_min).
     #[test]
     fn rttvar_decays_only_at_window_boundaries() {
-        let ctx = |w| Context { new_window: Some(w), ..Context::default() };
+        let ctx = |w| Context {
+            new_window: Some(w),
+            ..Context::default()
+        };
         let mut est = Linux::new(Config::default());
         est.on_sample(100 * MS, &ctx(false));
         est.on_sample(300 * MS, &ctx(false)); // mdev 350000 → rttvar 350000
@@ -219,8 +230,14 @@ mod tests {
 
     #[test]
     fn the_time_window_ends_after_one_srtt() {
-        let mut est = Linux::new(Config { window: Window::Time, ..Config::default() });
-        let at = |t| Context { now: t, ..Context::default() };
+        let mut est = Linux::new(Config {
+            window: Window::Time,
+            ..Config::default()
+        });
+        let at = |t| Context {
+            now: t,
+            ..Context::default()
+        };
         est.on_sample(100 * MS, &at(0));
         assert!(!est.window_ended(&at(50 * MS)));
         assert!(est.window_ended(&at(100 * MS)));

@@ -199,7 +199,11 @@ mod tests {
     #[test]
     fn every_estimator_has_a_floor_under_test() {
         for info in FAMILY.members {
-            assert!(FLOORS.iter().any(|(n, _)| *n == info.name), "{} has no floor property", info.name);
+            assert!(
+                FLOORS.iter().any(|(n, _)| *n == info.name),
+                "{} has no floor property",
+                info.name
+            );
         }
     }
 
@@ -250,7 +254,8 @@ mod tests {
         for info in FAMILY.members {
             for spec in info.params {
                 let given = vec![(spec.name.to_string(), spec.default.to_string())];
-                build(info.name, &given).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, spec.name));
+                build(info.name, &given)
+                    .unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, spec.name));
             }
         }
     }
@@ -258,6 +263,9 @@ mod tests {
     #[test]
     fn unknown_estimators_are_rejected_with_the_known_names() {
         let err = build("vegas-rto", &[]).unwrap_err().to_string();
-        assert!(err.starts_with("unknown estimator 'vegas-rto' (known: rfc6298, linux"), "{err}");
+        assert!(
+            err.starts_with("unknown estimator 'vegas-rto' (known: rfc6298, linux"),
+            "{err}"
+        );
     }
 }

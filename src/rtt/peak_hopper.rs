@@ -4,9 +4,9 @@
 //! here on purpose: δ is computed in floating point (Java used integer division), and the
 //! previous sample is set by the first sample (Java left it unset, so B jumped to B_max).
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -22,12 +22,18 @@ pub const COMPONENT: Component<Estimator> = Component {
     decl: Declaration {
         name: "peak-hopper",
         aliases: &[],
-        summary: "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
-        source: "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
+        summary:
+            "Peak-Hopper: hop to the recent RTT peak at once, decay geometrically (RECONSTRUCTED)",
+        source:
+            "Ekström & Ludwig INFOCOM 2004, reconstructed from Californium; docs/algorithms.md §4",
         params: PARAMS,
         defaults: &[],
     },
-    build: |p| Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(p)?))),
+    build: |p| {
+        Ok(Estimator::PeakHopper(PeakHopper::new(Config::from_params(
+            p,
+        )?)))
+    },
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +48,13 @@ pub struct PeakHopper {
 
 impl PeakHopper {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, rto_f: cfg.initial_rto as f64, b: 0.0, previous: None, rto: cfg.initial_rto.min(cfg.max_rto) }
+        Self {
+            cfg,
+            rto_f: cfg.initial_rto as f64,
+            b: 0.0,
+            previous: None,
+            rto: cfg.initial_rto.min(cfg.max_rto),
+        }
     }
 }
 
@@ -58,7 +70,10 @@ impl RttEstimator for PeakHopper {
                 self.b = (2.0 * delta).max(d * self.b).min(self.cfg.b_max);
                 let peak = r.max(prev);
                 self.rto_f = (d * self.rto_f).max((1.0 + self.b) * peak);
-                self.rto_f = self.rto_f.max(peak + (1.0 + self.cfg.b_max) * g).max(peak + 2.0 * g);
+                self.rto_f = self
+                    .rto_f
+                    .max(peak + (1.0 + self.cfg.b_max) * g)
+                    .max(peak + 2.0 * g);
             }
         }
         self.previous = Some(r);
@@ -87,7 +102,10 @@ mod tests {
     /// docs/algorithms.md §14, column "Peak-Hopper (G=1)".
     #[test]
     fn matches_the_derived_vectors() {
-        let rto = [175.00, 167.71, 160.72, 154.02, 600.00, 587.50, 600.00, 575.00, 551.04, 528.08, 506.08, 484.99];
+        let rto = [
+            175.00, 167.71, 160.72, 154.02, 600.00, 587.50, 600.00, 575.00, 551.04, 528.08, 506.08,
+            484.99,
+        ];
         assert_rto_vector(&mut PeakHopper::new(Config::default()), &rto);
     }
 }

@@ -36,7 +36,9 @@ impl Policy {
     #[inline]
     pub fn backed_off_rto<E: RttEstimator + ?Sized>(&self, estimator: &E, count: u32) -> Nanos {
         match self {
-            Policy::CaRto(ext) if ext.config().backoff == ca_rto::Backoff::After => ext.rto_after_backoff(estimator, count),
+            Policy::CaRto(ext) if ext.config().backoff == ca_rto::Backoff::After => {
+                ext.rto_after_backoff(estimator, count)
+            }
             _ => super::timer::backed_off(self.rto(estimator), count, estimator.max_rto()),
         }
     }
@@ -82,17 +84,32 @@ pub static FAMILY: Family<Policy> = Family {
     key: "rto-policy",
     noun: "RTO policy",
     members: &[
-        Component { decl: Declaration { name: "none", aliases: &[], summary: "the estimator's own RTO", source: "RFC 6298 §2", params: &[], defaults: &[] }, build: |_| Ok(Policy::None) },
+        Component {
+            decl: Declaration {
+                name: "none",
+                aliases: &[],
+                summary: "the estimator's own RTO",
+                source: "RFC 6298 §2",
+                params: &[],
+                defaults: &[],
+            },
+            build: |_| Ok(Policy::None),
+        },
         Component {
             decl: Declaration {
                 name: "ca-rto",
                 aliases: &[],
-                summary: "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
+                summary:
+                    "CA-RTO's random extension c·p (grows with cwnd contention) over any estimator",
                 source: "Psaras, Tsaoussidis, Mamatas, CA-RTO §IV-A; docs/algorithms.md §7",
                 params: ca_rto::POLICY_PARAMS,
                 defaults: &[],
             },
-            build: |p| Ok(Policy::CaRto(ContentionExtension::new(ExtensionConfig::from_params(p)?))),
+            build: |p| {
+                Ok(Policy::CaRto(ContentionExtension::new(
+                    ExtensionConfig::from_params(p)?,
+                )))
+            },
         },
     ],
 };
@@ -110,7 +127,11 @@ mod tests {
     use crate::time::MS;
 
     fn contended() -> Context {
-        Context { cwnd: Some(2.0), max_cwnd: Some(50.0), ..Context::default() }
+        Context {
+            cwnd: Some(2.0),
+            max_cwnd: Some(50.0),
+            ..Context::default()
+        }
     }
 
     #[test]
@@ -119,7 +140,10 @@ mod tests {
         let mut base = estimator("rfc6298", &[]).unwrap();
         let mut policy = build("ca-rto", &[]).unwrap();
         for (i, ms) in [100u64, 120, 300, 80, 2000, 90].into_iter().enumerate() {
-            let ctx = Context { now: i as u64 * 100 * MS, ..contended() };
+            let ctx = Context {
+                now: i as u64 * 100 * MS,
+                ..contended()
+            };
             fused.on_sample(ms * MS, &ctx);
             base.on_sample(ms * MS, &ctx);
             fused.on_timer_armed(&ctx);
@@ -133,14 +157,27 @@ mod tests {
         let mut linux = estimator("linux", &[]).unwrap();
         let mut policy = build("ca-rto", &[]).unwrap();
         linux.on_sample(100 * MS, &Context::default());
-        let Policy::CaRto(ext) = &policy else { unreachable!() };
+        let Policy::CaRto(ext) = &policy else {
+            unreachable!()
+        };
         assert_eq!(ext.extension(), 0);
-        assert_eq!(policy.rto(&linux), linux.rto(), "no draw yet: Linux's own RTO");
+        assert_eq!(
+            policy.rto(&linux),
+            linux.rto(),
+            "no draw yet: Linux's own RTO"
+        );
         policy.on_timer_armed(&contended());
-        let Policy::CaRto(ext) = &policy else { unreachable!() };
+        let Policy::CaRto(ext) = &policy else {
+            unreachable!()
+        };
         let e = ext.extension();
         assert!(e > 0);
-        assert!(policy.rto(&linux).abs_diff(linux.rto() + e) <= 1, "{} vs {} + {e}", policy.rto(&linux), linux.rto());
+        assert!(
+            policy.rto(&linux).abs_diff(linux.rto() + e) <= 1,
+            "{} vs {} + {e}",
+            policy.rto(&linux),
+            linux.rto()
+        );
     }
 
     #[test]
@@ -160,7 +197,10 @@ mod tests {
     fn with_draw_per_sample_p_changes_at_samples_and_not_at_arms() {
         let mut est = estimator("rfc6298", &[]).unwrap();
         let mut policy = build("ca-rto", &[("draw".into(), "sample".into())]).unwrap();
-        let ext = |p: &Policy| match p { Policy::CaRto(e) => e.extension(), Policy::None => unreachable!() };
+        let ext = |p: &Policy| match p {
+            Policy::CaRto(e) => e.extension(),
+            Policy::None => unreachable!(),
+        };
         est.on_sample(100 * MS, &contended());
         policy.on_sample(&contended());
         let first = ext(&policy);
@@ -182,11 +222,20 @@ mod tests {
         let mut after = build("ca-rto", &[("backoff".into(), "after".into())]).unwrap();
         before.on_timer_armed(&contended());
         after.on_timer_armed(&contended());
-        let Policy::CaRto(e) = &after else { unreachable!() };
+        let Policy::CaRto(e) = &after else {
+            unreachable!()
+        };
         let e = e.extension();
         assert!(e > 0);
-        assert_eq!(before.backed_off_rto(&est, 0), after.backed_off_rto(&est, 0), "same seed, same draw: equal before any expiry");
-        assert_eq!(before.backed_off_rto(&est, 2), backed_off(est.rto() + e, 2, est.max_rto()).min(est.max_rto()));
+        assert_eq!(
+            before.backed_off_rto(&est, 0),
+            after.backed_off_rto(&est, 0),
+            "same seed, same draw: equal before any expiry"
+        );
+        assert_eq!(
+            before.backed_off_rto(&est, 2),
+            backed_off(est.rto() + e, 2, est.max_rto()).min(est.max_rto())
+        );
         assert_eq!(after.backed_off_rto(&est, 2), 4 * est.rto() + e);
     }
 
@@ -198,7 +247,10 @@ mod tests {
             (0..20)
                 .map(|_| {
                     p.on_timer_armed(&contended());
-                    match &p { Policy::CaRto(e) => e.extension(), Policy::None => unreachable!() }
+                    match &p {
+                        Policy::CaRto(e) => e.extension(),
+                        Policy::None => unreachable!(),
+                    }
                 })
                 .collect::<Vec<_>>()
         };
@@ -210,7 +262,12 @@ mod tests {
     fn unknown_policies_and_keys_are_named_in_the_error() {
         let err = build("eifel-undo", &[]).unwrap_err().to_string();
         assert_eq!(err, "unknown RTO policy 'eifel-undo' (known: none, ca-rto)");
-        let err = build("ca-rto", &[("min_rto".into(), "1s".into())]).unwrap_err().to_string();
-        assert!(err.starts_with("ca-rto: unknown parameter 'min_rto'"), "{err}");
+        let err = build("ca-rto", &[("min_rto".into(), "1s".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("ca-rto: unknown parameter 'min_rto'"),
+            "{err}"
+        );
     }
 }

@@ -20,10 +20,10 @@
 //!   timestamps let it through, is not fed again.
 //! - It predicts no RTT (as Peak-Hopper): its output is a timeout, not a forecast.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
+use crate::component::{Component, Declaration};
 use crate::params::{ParamError, Params};
-use crate::time::{Nanos, round_ns};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -75,23 +75,47 @@ pub struct QuantileExperts {
 impl QuantileExperts {
     pub fn new(cfg: Config) -> Self {
         let (a, b) = ((cfg.lo as f64).ln(), (cfg.hi as f64).ln());
-        let log_x: Vec<f64> = (0..cfg.n).map(|i| a + (b - a) * i as f64 / (cfg.n - 1) as f64).collect();
+        let log_x: Vec<f64> = (0..cfg.n)
+            .map(|i| a + (b - a) * i as f64 / (cfg.n - 1) as f64)
+            .collect();
         let weights = vec![1.0 / cfg.n as f64; cfg.n];
-        Self { cfg, log_x, weights, seen: false, timed_out: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto) }
+        Self {
+            cfg,
+            log_x,
+            weights,
+            seen: false,
+            timed_out: false,
+            rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto),
+        }
     }
 
     /// The weighted geometric mean of the experts, in ns, before floor and cap.
     pub fn raw_rto(&self) -> f64 {
-        self.weights.iter().zip(&self.log_x).map(|(w, x)| w * x).sum::<f64>().exp()
+        self.weights
+            .iter()
+            .zip(&self.log_x)
+            .map(|(w, x)| w * x)
+            .sum::<f64>()
+            .exp()
     }
 
     /// One Fixed-Share trial on a (possibly censored) sample `y` ns.
     fn trial(&mut self, y: f64) {
         let ly = y.max(1.0).ln();
         let tau = 1.0 - self.cfg.target;
-        let loss = |lx: f64| if ly >= lx { tau * (ly - lx) } else { (1.0 - tau) * (lx - ly) };
+        let loss = |lx: f64| {
+            if ly >= lx {
+                tau * (ly - lx)
+            } else {
+                (1.0 - tau) * (lx - ly)
+            }
+        };
         // Shift by the smallest loss (a common factor) so no weight underflows to zero at once.
-        let min_loss = self.log_x.iter().map(|&lx| loss(lx)).fold(f64::INFINITY, f64::min);
+        let min_loss = self
+            .log_x
+            .iter()
+            .map(|&lx| loss(lx))
+            .fold(f64::INFINITY, f64::min);
         let eta = self.cfg.eta;
         for (w, &lx) in self.weights.iter_mut().zip(&self.log_x) {
             *w *= (-eta * (loss(lx) - min_loss)).exp();
@@ -101,7 +125,9 @@ impl QuantileExperts {
         for w in &mut self.weights {
             *w = (1.0 - self.cfg.alpha) * (*w / total) + share;
         }
-        self.rto = round_ns(self.raw_rto()).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
+        self.rto = round_ns(self.raw_rto())
+            .max(self.cfg.min_rto)
+            .clamp(1, self.cfg.max_rto);
     }
 }
 
@@ -134,7 +160,11 @@ impl RttEstimator for QuantileExperts {
     }
 
     fn unfloored_rto(&self) -> f64 {
-        if self.seen { self.raw_rto() } else { self.rto as f64 }
+        if self.seen {
+            self.raw_rto()
+        } else {
+            self.rto as f64
+        }
     }
 
     fn on_timeout(&mut self) {
@@ -149,13 +179,19 @@ impl RttEstimator for QuantileExperts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SEC;
     use crate::time::MS;
+    use crate::time::SEC;
 
     #[test]
     fn the_rto_settles_near_the_chosen_quantile_of_a_fixed_distribution() {
         // RTTs cycle through 100 values 100..=199 ms: the 0.9-quantile is about 190 ms.
-        let mut e = QuantileExperts::new(Config { target: 0.1, n: 256, lo: 10 * MS, hi: 1000 * MS, ..Config::default() });
+        let mut e = QuantileExperts::new(Config {
+            target: 0.1,
+            n: 256,
+            lo: 10 * MS,
+            hi: 1000 * MS,
+            ..Config::default()
+        });
         let (mut above, mut n) = (0, 0);
         for round in 0..200 {
             for i in 0..100u64 {
@@ -168,7 +204,11 @@ mod tests {
             }
         }
         let rate = above as f64 / n as f64;
-        assert!((0.05..=0.15).contains(&rate), "rate above the RTO {rate}, RTO {} ms", e.rto() as f64 / 1e6);
+        assert!(
+            (0.05..=0.15).contains(&rate),
+            "rate above the RTO {rate}, RTO {} ms",
+            e.rto() as f64 / 1e6
+        );
     }
 
     #[test]
@@ -184,13 +224,20 @@ mod tests {
         assert!(after > before, "{before} → {after}");
         assert_eq!(e.rto(), after, "a back-off repeat is the same episode");
         e.on_sample(5 * SEC, &Context::default());
-        assert_eq!(e.rto(), after, "the sample ending the episode is not fed again");
+        assert_eq!(
+            e.rto(),
+            after,
+            "the sample ending the episode is not fed again"
+        );
     }
 
     #[test]
     fn a_low_target_costs_a_higher_rto() {
         let run = |target: f64| {
-            let mut e = QuantileExperts::new(Config { target, ..Config::default() });
+            let mut e = QuantileExperts::new(Config {
+                target,
+                ..Config::default()
+            });
             for i in 0..2000u64 {
                 e.on_sample((100 + (i * 7919) % 50) * MS, &Context::default());
             }

@@ -5,9 +5,9 @@
 //! rttvar against the *new* value; `UpdateRtt` in Appendix A.7 updates rttvar first with the
 //! *old* smoothed_rtt, as RFC 6298 does. Default: the Appendix order (`order = appendix`).
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -82,7 +82,11 @@ impl RttEstimator for Quic {
         // §5.3: handshake assumed confirmed, so ack_delay is limited by max_ack_delay, and only
         // subtracted when that leaves the sample at or above min_rtt (PR #4883: `>=`).
         let ack_delay = ctx.ack_delay.min(self.cfg.max_ack_delay);
-        let adjusted = if rtt >= self.min_rtt + ack_delay { rtt - ack_delay } else { rtt } as f64;
+        let adjusted = if rtt >= self.min_rtt + ack_delay {
+            rtt - ack_delay
+        } else {
+            rtt
+        } as f64;
         if self.cfg.order == Order::Body {
             self.smoothed_rtt = 0.875 * self.smoothed_rtt + 0.125 * adjusted;
             self.rttvar = 0.75 * self.rttvar + 0.25 * (self.smoothed_rtt - adjusted).abs();
@@ -101,7 +105,9 @@ impl RttEstimator for Quic {
     fn rto(&self) -> Nanos {
         let g = self.cfg.granularity as f64;
         let pto = self.smoothed_rtt + (4.0 * self.rttvar).max(g) + self.cfg.max_ack_delay as f64;
-        round_ns(pto).max(self.cfg.granularity).min(self.cfg.max_pto)
+        round_ns(pto)
+            .max(self.cfg.granularity)
+            .min(self.cfg.max_pto)
     }
 
     fn max_rto(&self) -> Nanos {
@@ -126,7 +132,10 @@ mod tests {
     #[test]
     fn both_update_orders_follow_the_rfc_text() {
         let mut a = Quic::new(Config::default());
-        let mut b = Quic::new(Config { order: Order::Body, ..Config::default() });
+        let mut b = Quic::new(Config {
+            order: Order::Body,
+            ..Config::default()
+        });
         for e in [&mut a, &mut b] {
             e.on_sample(100 * MS, &Context::default());
             e.on_sample(200 * MS, &Context::default());
@@ -140,7 +149,13 @@ mod tests {
         let with_delay = |rtt_ms: u64, delay_ms: u64| {
             let mut e = Quic::new(Config::default());
             e.on_sample(100 * MS, &Context::default());
-            e.on_sample(rtt_ms * MS, &Context { ack_delay: delay_ms * MS, ..Context::default() });
+            e.on_sample(
+                rtt_ms * MS,
+                &Context {
+                    ack_delay: delay_ms * MS,
+                    ..Context::default()
+                },
+            );
             e.prediction().unwrap()
         };
         // 140 − 20 = 120 ≥ min_rtt 100: adjusted; srtt = 0.875·100 + 0.125·120 = 102.5

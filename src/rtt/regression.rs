@@ -23,21 +23,29 @@
 //! The project removed Linux's rto_min (which the report blames for its extra retransmissions);
 //! `min_rto` defaults to 0 to stay faithful and can be raised.
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator};
+use crate::component::{Component, Declaration};
 use crate::params::Quantity;
-use crate::time::{parse_duration, Nanos, MS, SEC, round_ns};
+use crate::time::{parse_duration, round_ns, Nanos, MS, SEC};
 
 /// `none` → Some(None); anything else through `parse` (None when it does not read).
 fn none_or<T>(text: &str, parse: impl Fn(&str) -> Option<T>) -> Option<Option<T>> {
-    if text.trim() == "none" { Some(None) } else { parse(text).map(Some) }
+    if text.trim() == "none" {
+        Some(None)
+    } else {
+        parse(text).map(Some)
+    }
 }
 
 /// `coef`'s text: five finite numbers separated by commas and/or spaces, optionally in brackets
 /// (so NumPy's printed arrays and `rttlab train`'s output are both accepted).
 pub fn parse_coef(text: &str) -> Option<[f64; 5]> {
     let inner = text.trim().trim_start_matches('[').trim_end_matches(']');
-    let values: Vec<f64> = inner.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).map(|t| t.parse::<f64>().ok().filter(|x| x.is_finite())).collect::<Option<_>>()?;
+    let values: Vec<f64> = inner
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse::<f64>().ok().filter(|x| x.is_finite()))
+        .collect::<Option<_>>()?;
     values.try_into().ok()
 }
 
@@ -65,12 +73,16 @@ impl Quantity for Coef {
     }
     /// The range is checked on the largest absolute coefficient.
     fn magnitude(&self) -> f64 {
-        self.0.map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))
+        self.0
+            .map_or(0.0, |b| b.iter().fold(0.0, |m: f64, x| m.max(x.abs())))
     }
     /// The five numbers comma-separated, each in its shortest text that reads back exactly.
     fn spelling(text: &str) -> Option<String> {
         let b = Self::parse(text)?.0;
-        Some(b.map_or_else(|| "none".into(), |b| b.iter().map(f64::to_string).collect::<Vec<_>>().join(",")))
+        Some(b.map_or_else(
+            || "none".into(),
+            |b| b.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+        ))
     }
 }
 
@@ -87,7 +99,11 @@ impl Quantity for Probe {
         self.0.map_or(0.0, |ns| ns as f64 / SEC as f64)
     }
     fn spelling(text: &str) -> Option<String> {
-        Some(Self::parse(text)?.0.map_or_else(|| "none".into(), crate::time::exact_duration))
+        Some(
+            Self::parse(text)?
+                .0
+                .map_or_else(|| "none".into(), crate::time::exact_duration),
+        )
     }
 }
 
@@ -161,7 +177,9 @@ pub const COMPONENT: Component<Estimator> = Component {
 impl Config {
     /// [intercept, hops, min_rtt, max_rtt, ttl]: `coef` when given, else b0…b4.
     pub fn coefficients(&self) -> [f64; 5] {
-        self.coef.0.unwrap_or([self.b0, self.b1, self.b2, self.b3, self.b4])
+        self.coef
+            .0
+            .unwrap_or([self.b0, self.b1, self.b2, self.b3, self.b4])
     }
 
     /// ŷ in ms for the features [hops, min_rtt, max_rtt, ttl] (ms where times).
@@ -186,7 +204,15 @@ pub struct Regression {
 
 impl Regression {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, recent: std::collections::VecDeque::with_capacity(cfg.window), min_rtt: f64::INFINITY, max_rtt: 0.0, prediction_ms: None, error_ms: None, rto: cfg.initial_rto.min(cfg.max_rto) }
+        Self {
+            cfg,
+            recent: std::collections::VecDeque::with_capacity(cfg.window),
+            min_rtt: f64::INFINITY,
+            max_rtt: 0.0,
+            prediction_ms: None,
+            error_ms: None,
+            rto: cfg.initial_rto.min(cfg.max_rto),
+        }
     }
 }
 
@@ -198,10 +224,15 @@ impl Regression {
         let y = match self.prediction_ms {
             Some(y) => y,
             None => {
-                let (lo, hi) = (self.cfg.min_rtt.ms().unwrap_or(m), self.cfg.max_rtt.ms().unwrap_or(m));
+                let (lo, hi) = (
+                    self.cfg.min_rtt.ms().unwrap_or(m),
+                    self.cfg.max_rtt.ms().unwrap_or(m),
+                );
                 self.min_rtt = lo;
                 self.max_rtt = hi;
-                self.cfg.predict_ms(self.cfg.hops, lo, hi, self.cfg.ttl).max(0.0)
+                self.cfg
+                    .predict_ms(self.cfg.hops, lo, hi, self.cfg.ttl)
+                    .max(0.0)
             }
         };
         self.prediction_ms = Some(y);
@@ -211,7 +242,9 @@ impl Regression {
     }
 
     fn set_rto(&mut self, rto_ms: f64) {
-        self.rto = round_ns(rto_ms * MS as f64).max(self.cfg.min_rto).clamp(1, self.cfg.max_rto);
+        self.rto = round_ns(rto_ms * MS as f64)
+            .max(self.cfg.min_rto)
+            .clamp(1, self.cfg.max_rto);
     }
 }
 
@@ -222,7 +255,11 @@ impl RttEstimator for Regression {
             return self.on_sample_paper(m);
         }
         if let Some(predicted) = self.prediction_ms {
-            let e = if predicted >= m { predicted - m } else { self.cfg.under_penalty as f64 / MS as f64 };
+            let e = if predicted >= m {
+                predicted - m
+            } else {
+                self.cfg.under_penalty as f64 / MS as f64
+            };
             self.error_ms = Some(self.error_ms.map_or(e, |old| (old + e) / 2.0));
         }
         if self.cfg.window == 0 {
@@ -236,7 +273,10 @@ impl RttEstimator for Regression {
             self.min_rtt = self.recent.iter().copied().fold(f64::INFINITY, f64::min);
             self.max_rtt = self.recent.iter().copied().fold(0.0, f64::max);
         }
-        let y = self.cfg.predict_ms(self.cfg.hops, self.min_rtt, self.max_rtt, self.cfg.ttl).max(0.0);
+        let y = self
+            .cfg
+            .predict_ms(self.cfg.hops, self.min_rtt, self.max_rtt, self.cfg.ttl)
+            .max(0.0);
         self.prediction_ms = Some(y);
         let rto_ms = y + self.cfg.k * self.error_ms.unwrap_or(0.0);
         self.set_rto(rto_ms);
@@ -260,7 +300,10 @@ impl RttEstimator for Regression {
 /// Householder QR on the design matrix, so collinear columns give an error instead of noise.
 pub fn fit(rows: &[[f64; 4]], targets: &[f64]) -> Result<[f64; 5], FitError> {
     if rows.len() != targets.len() {
-        return Err(FitError::Shape { rows: rows.len(), targets: targets.len() });
+        return Err(FitError::Shape {
+            rows: rows.len(),
+            targets: targets.len(),
+        });
     }
     if rows.len() < 5 {
         return Err(FitError::TooFew(rows.len()));
@@ -325,7 +368,14 @@ mod tests {
     #[test]
     fn the_declared_default_coefficients_are_the_published_cubic_fit() {
         assert_eq!(Config::default().coefficients(), CUBIC);
-        assert_eq!(Config { coef: Coef(Some([1.0; 5])), ..Config::default() }.coefficients(), [1.0; 5]);
+        assert_eq!(
+            Config {
+                coef: Coef(Some([1.0; 5])),
+                ..Config::default()
+            }
+            .coefficients(),
+            [1.0; 5]
+        );
     }
 
     /// docs/algorithms.md §10: two of the nine published Cubic predictions, reproduced to 6 decimals.
@@ -338,7 +388,11 @@ mod tests {
 
     #[test]
     fn min_and_max_come_from_the_recent_window() {
-        let mut e = Regression::new(Config { window: 2, coef: Coef(Some([0.0, 0.0, 0.5, 0.5, 0.0])), ..Config::default() });
+        let mut e = Regression::new(Config {
+            window: 2,
+            coef: Coef(Some([0.0, 0.0, 0.5, 0.5, 0.0])),
+            ..Config::default()
+        });
         for ms in [500, 100, 120] {
             e.on_sample(ms * MS, &Context::default());
         }
@@ -353,8 +407,19 @@ mod tests {
         let mut targets = Vec::new();
         for i in 0..60 {
             let f = i as f64;
-            let row = [5.0 + (i % 7) as f64, 20.0 + f, 25.0 + f * 1.3 + (i % 5) as f64, 40.0 + ((i * 13) % 17) as f64];
-            targets.push(truth[0] + truth[1] * row[0] + truth[2] * row[1] + truth[3] * row[2] + truth[4] * row[3]);
+            let row = [
+                5.0 + (i % 7) as f64,
+                20.0 + f,
+                25.0 + f * 1.3 + (i % 5) as f64,
+                40.0 + ((i * 13) % 17) as f64,
+            ];
+            targets.push(
+                truth[0]
+                    + truth[1] * row[0]
+                    + truth[2] * row[1]
+                    + truth[3] * row[2]
+                    + truth[4] * row[3],
+            );
             rows.push(row);
         }
         let b = fit(&rows, &targets).unwrap();
@@ -366,9 +431,14 @@ mod tests {
     #[test]
     fn fit_refuses_collinear_features() {
         // The stored CSE534 CSV repeats the hop count in two columns (docs/algorithms.md §10).
-        let rows: Vec<[f64; 4]> = (0..20).map(|i| [i as f64, i as f64, (i * i) as f64, 3.0 + (i % 3) as f64]).collect();
+        let rows: Vec<[f64; 4]> = (0..20)
+            .map(|i| [i as f64, i as f64, (i * i) as f64, 3.0 + (i % 3) as f64])
+            .collect();
         let targets: Vec<f64> = (0..20).map(|i| i as f64).collect();
-        assert!(matches!(fit(&rows, &targets), Err(FitError::RankDeficient(_))));
+        assert!(matches!(
+            fit(&rows, &targets),
+            Err(FitError::RankDeficient(_))
+        ));
     }
 
     /// Hand-computed with hops = ttl = 0: after 100 ms, ŷ = −0.522 + 1.00276·100 = 99.754 ms;
@@ -386,7 +456,10 @@ mod tests {
     }
 
     fn built(given: &[(&str, &str)]) -> Result<Config, ParamError> {
-        let given: Vec<(String, String)> = given.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let given: Vec<(String, String)> = given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Config::from_params(&Params::new("regression", PARAMS, &given)?)
     }
 
@@ -394,34 +467,67 @@ mod tests {
     fn the_default_form_is_rttlabs_and_keeps_the_cubic_coefficients() {
         assert_eq!(built(&[]).unwrap(), Config::default());
         // The defaults written out ("none") mean the same as leaving them out.
-        assert_eq!(built(&[("coef", "none"), ("min_rtt", "none"), ("max_rtt", "none")]).unwrap(), Config::default());
-        assert!(matches!(built(&[("form", "paper"), ("min_rtt", "fast")]), Err(ParamError::Malformed { .. })));
+        assert_eq!(
+            built(&[("coef", "none"), ("min_rtt", "none"), ("max_rtt", "none")]).unwrap(),
+            Config::default()
+        );
+        assert!(matches!(
+            built(&[("form", "paper"), ("min_rtt", "fast")]),
+            Err(ParamError::Malformed { .. })
+        ));
     }
 
     #[test]
     fn coef_sets_all_five_coefficients_in_any_common_spelling() {
-        for text in ["1,2,3,4,5", "1, 2, 3, 4, 5", "[1. 2. 3. 4. 5.]", "1 2 3 4 5"] {
-            assert_eq!(built(&[("coef", text)]).unwrap().coefficients(), [1.0, 2.0, 3.0, 4.0, 5.0], "{text}");
+        for text in [
+            "1,2,3,4,5",
+            "1, 2, 3, 4, 5",
+            "[1. 2. 3. 4. 5.]",
+            "1 2 3 4 5",
+        ] {
+            assert_eq!(
+                built(&[("coef", text)]).unwrap().coefficients(),
+                [1.0, 2.0, 3.0, 4.0, 5.0],
+                "{text}"
+            );
         }
     }
 
     #[test]
     fn coef_refuses_four_numbers_a_word_and_a_clash_with_b0() {
-        assert!(matches!(built(&[("coef", "1,2,3,4")]), Err(ParamError::Malformed { .. })));
-        assert!(matches!(built(&[("coef", "1,2,x,4,5")]), Err(ParamError::Malformed { .. })));
-        assert!(matches!(built(&[("coef", "1,2,3,4,2e6")]), Err(ParamError::OutOfRange { .. })));
-        let clash = built(&[("coef", "1,2,3,4,5"), ("b0", "1")]).unwrap_err().to_string();
+        assert!(matches!(
+            built(&[("coef", "1,2,3,4")]),
+            Err(ParamError::Malformed { .. })
+        ));
+        assert!(matches!(
+            built(&[("coef", "1,2,x,4,5")]),
+            Err(ParamError::Malformed { .. })
+        ));
+        assert!(matches!(
+            built(&[("coef", "1,2,3,4,2e6")]),
+            Err(ParamError::OutOfRange { .. })
+        ));
+        let clash = built(&[("coef", "1,2,3,4,5"), ("b0", "1")])
+            .unwrap_err()
+            .to_string();
         assert!(clash.contains("give coef or b0, not both"), "{clash}");
     }
 
     #[test]
     fn each_form_refuses_the_other_forms_parameters() {
-        let e = built(&[("form", "paper"), ("k", "3")]).unwrap_err().to_string();
+        let e = built(&[("form", "paper"), ("k", "3")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("k belongs to form=rttlab"), "{e}");
         let e = built(&[("min_rtt", "10ms")]).unwrap_err().to_string();
         assert!(e.contains("min_rtt belongs to form=paper"), "{e}");
-        let e = built(&[("form", "paper"), ("min_rtt", "20ms"), ("max_rtt", "10ms")]).unwrap_err().to_string();
-        assert!(e.contains("min_rtt (20 ms) is above max_rtt (10 ms)"), "{e}");
+        let e = built(&[("form", "paper"), ("min_rtt", "20ms"), ("max_rtt", "10ms")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("min_rtt (20 ms) is above max_rtt (10 ms)"),
+            "{e}"
+        );
     }
 
     /// The report's pseudo-code by hand, coefficients [0, 0, 0.5, 0.5, 0], probe 80/120 ms so
@@ -429,7 +535,13 @@ mod tests {
     /// RTO = ŷ + error = 110, 90, 95 ms (a signed error: below ŷ after a late sample).
     #[test]
     fn the_paper_form_follows_the_reports_pseudo_code() {
-        let cfg = built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "80ms"), ("max_rtt", "120ms")]).unwrap();
+        let cfg = built(&[
+            ("form", "paper"),
+            ("coef", "0,0,0.5,0.5,0"),
+            ("min_rtt", "80ms"),
+            ("max_rtt", "120ms"),
+        ])
+        .unwrap();
         let mut e = Regression::new(cfg);
         let mut rtos = vec![];
         for ms in [90, 130, 100] {
@@ -454,10 +566,27 @@ mod tests {
 
     #[test]
     fn a_negative_paper_form_rto_is_held_at_one_nanosecond_or_the_floor() {
-        let mut e = Regression::new(built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "1ms"), ("max_rtt", "1ms")]).unwrap());
+        let mut e = Regression::new(
+            built(&[
+                ("form", "paper"),
+                ("coef", "0,0,0.5,0.5,0"),
+                ("min_rtt", "1ms"),
+                ("max_rtt", "1ms"),
+            ])
+            .unwrap(),
+        );
         e.on_sample(100 * MS, &Context::default()); // error = 1 − 100: RTO = 1 − 99 < 0
         assert_eq!(e.rto(), 1);
-        let mut e = Regression::new(built(&[("form", "paper"), ("coef", "0,0,0.5,0.5,0"), ("min_rtt", "1ms"), ("max_rtt", "1ms"), ("min_rto", "200ms")]).unwrap());
+        let mut e = Regression::new(
+            built(&[
+                ("form", "paper"),
+                ("coef", "0,0,0.5,0.5,0"),
+                ("min_rtt", "1ms"),
+                ("max_rtt", "1ms"),
+                ("min_rto", "200ms"),
+            ])
+            .unwrap(),
+        );
         e.on_sample(100 * MS, &Context::default());
         assert_eq!(e.rto(), 200 * MS);
     }

@@ -2,9 +2,9 @@
 
 mod bsd;
 
-use crate::component::{Component, Declaration};
 use super::{Context, Estimator, RttEstimator, Smoothed};
-use crate::time::{Nanos, round_ns};
+use crate::component::{Component, Declaration};
+use crate::time::{round_ns, Nanos};
 
 crate::params! {
     pub struct Config {
@@ -50,7 +50,14 @@ const BETA: f64 = 0.25;
 
 impl Rfc6298 {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, srtt: 0.0, rttvar: 0.0, has_sample: false, rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto), bsd: (cfg.bsd_tick > 0).then(|| bsd::Bsd::new(cfg.bsd_tick)) }
+        Self {
+            cfg,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_sample: false,
+            rto: cfg.initial_rto.max(cfg.min_rto).min(cfg.max_rto),
+            bsd: (cfg.bsd_tick > 0).then(|| bsd::Bsd::new(cfg.bsd_tick)),
+        }
     }
 
     pub fn srtt(&self) -> f64 {
@@ -68,7 +75,9 @@ impl Rfc6298 {
 
     /// RTO ← SRTT + max(G, K·RTTVAR), rounded up to min_rto (§2.4) and capped (§2.5).
     fn compute_rto(&self) -> Nanos {
-        round_ns(self.raw_rto()).max(self.cfg.min_rto).min(self.cfg.max_rto)
+        round_ns(self.raw_rto())
+            .max(self.cfg.min_rto)
+            .min(self.cfg.max_rto)
     }
 }
 
@@ -78,7 +87,10 @@ impl RttEstimator for Rfc6298 {
             b.on_sample(rtt);
             self.has_sample = true;
             // TCPT_RANGESET(t_rxtcur, TCP_REXMTVAL(tp), t_rttmin, max).
-            self.rto = b.rexmtval().max(b.floor(self.cfg.min_rto)).min(self.cfg.max_rto);
+            self.rto = b
+                .rexmtval()
+                .max(b.floor(self.cfg.min_rto))
+                .min(self.cfg.max_rto);
             return;
         }
         let r = rtt as f64;
@@ -121,9 +133,17 @@ impl RttEstimator for Rfc6298 {
     /// Before the first sample: the initial RTO (§2.1), already bounded.
     fn unfloored_rto(&self) -> f64 {
         if let Some(b) = &self.bsd {
-            return if self.has_sample { b.rexmtval() as f64 } else { self.rto as f64 };
+            return if self.has_sample {
+                b.rexmtval() as f64
+            } else {
+                self.rto as f64
+            };
         }
-        if self.has_sample { self.raw_rto() } else { self.rto as f64 }
+        if self.has_sample {
+            self.raw_rto()
+        } else {
+            self.rto as f64
+        }
     }
 
     /// None in BSD's form: its integer tick state has no RFC 4015 re-initialisation here.
@@ -131,7 +151,11 @@ impl RttEstimator for Rfc6298 {
         if self.bsd.is_some() {
             return None;
         }
-        self.has_sample.then_some(Smoothed { srtt: self.srtt, rttvar: self.rttvar, granularity: self.cfg.granularity as f64 })
+        self.has_sample.then_some(Smoothed {
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            granularity: self.cfg.granularity as f64,
+        })
     }
 
     fn set_smoothed(&mut self, srtt: f64, rttvar: f64) {
@@ -146,9 +170,9 @@ impl RttEstimator for Rfc6298 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SEC;
     use crate::rtt::timer::Backoff;
     use crate::time::MS;
+    use crate::time::SEC;
 
     fn feed(est: &mut Rfc6298, ms: &[u64]) -> Vec<(f64, f64, f64)> {
         ms.iter()
@@ -164,7 +188,10 @@ mod tests {
     /// docs/algorithms.md §14, columns "RFC 6298 RTO (no min)", SRTT, RTTVAR (two decimals).
     #[test]
     fn matches_the_derived_vectors_without_a_floor() {
-        let mut est = Rfc6298::new(Config { min_rto: 0, ..Config::default() });
+        let mut est = Rfc6298::new(Config {
+            min_rto: 0,
+            ..Config::default()
+        });
         let expected = [
             (300.00, 100.00, 50.00),
             (250.00, 100.00, 37.50),
@@ -180,16 +207,33 @@ mod tests {
             (376.10, 100.35, 68.94),
         ];
         for (i, (got, want)) in feed(&mut est, &TRACE).iter().zip(expected).enumerate() {
-            assert!((got.0 - want.0).abs() < 0.006, "sample {i}: RTO {} vs {}", got.0, want.0);
-            assert!((got.1 - want.1).abs() < 0.006, "sample {i}: SRTT {} vs {}", got.1, want.1);
-            assert!((got.2 - want.2).abs() < 0.006, "sample {i}: RTTVAR {} vs {}", got.2, want.2);
+            assert!(
+                (got.0 - want.0).abs() < 0.006,
+                "sample {i}: RTO {} vs {}",
+                got.0,
+                want.0
+            );
+            assert!(
+                (got.1 - want.1).abs() < 0.006,
+                "sample {i}: SRTT {} vs {}",
+                got.1,
+                want.1
+            );
+            assert!(
+                (got.2 - want.2).abs() < 0.006,
+                "sample {i}: RTTVAR {} vs {}",
+                got.2,
+                want.2
+            );
         }
     }
 
     #[test]
     fn the_one_second_floor_holds_for_short_rtts() {
         let mut est = Rfc6298::new(Config::default());
-        assert!(feed(&mut est, &TRACE).iter().all(|(rto, _, _)| *rto == 1000.0));
+        assert!(feed(&mut est, &TRACE)
+            .iter()
+            .all(|(rto, _, _)| *rto == 1000.0));
     }
 
     /// Hand-computed: R = 500 ms → SRTT 500, RTTVAR 250, RTO 1500; R' = 1000 ms →
@@ -205,7 +249,11 @@ mod tests {
 
     #[test]
     fn a_collapsed_variance_leaves_the_granularity_term() {
-        let mut est = Rfc6298::new(Config { min_rto: 0, granularity: 10 * MS, ..Config::default() });
+        let mut est = Rfc6298::new(Config {
+            min_rto: 0,
+            granularity: 10 * MS,
+            ..Config::default()
+        });
         let got = feed(&mut est, &[100; 200]);
         assert_eq!(got.last().unwrap().0, 110.0);
     }
@@ -235,5 +283,4 @@ mod tests {
         assert_eq!(est.rto(), 3_500 * MS);
         assert!(est.smoothed().is_none());
     }
-
 }

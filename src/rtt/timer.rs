@@ -24,8 +24,14 @@ pub enum Measurement {
 pub fn karn(m: Measurement, now: Nanos) -> Option<Nanos> {
     match m {
         Measurement::Echo { ts_ecr } => Some(now.saturating_sub(ts_ecr)),
-        Measurement::Segment { retransmitted: true, .. } => None,
-        Measurement::Segment { sent_at, retransmitted: false } => Some(now.saturating_sub(sent_at)),
+        Measurement::Segment {
+            retransmitted: true,
+            ..
+        } => None,
+        Measurement::Segment {
+            sent_at,
+            retransmitted: false,
+        } => Some(now.saturating_sub(sent_at)),
     }
 }
 
@@ -62,7 +68,13 @@ pub struct RetransmitTimer {
 
 impl RetransmitTimer {
     pub fn new(estimator: Estimator, policy: Policy) -> Self {
-        Self { estimator, policy, backoff: Backoff::default(), deadline: None, timed: None }
+        Self {
+            estimator,
+            policy,
+            backoff: Backoff::default(),
+            deadline: None,
+            timed: None,
+        }
     }
 
     pub fn estimator(&self) -> &Estimator {
@@ -92,7 +104,8 @@ impl RetransmitTimer {
     /// add its part after back-off instead (CA-RTO `backoff = after`).
     #[inline]
     pub fn rto(&self) -> Nanos {
-        self.policy.backed_off_rto(&self.estimator, self.backoff.count)
+        self.policy
+            .backed_off_rto(&self.estimator, self.backoff.count)
     }
 
     /// Expiries since the last valid sample.
@@ -250,7 +263,13 @@ impl Backoff {
 
 /// base · 2^count, saturating, then capped. A base already above the cap is capped too.
 pub fn backed_off(base: Nanos, count: u32, max: Nanos) -> Nanos {
-    let scaled = if count >= 64 { Nanos::MAX } else { base.checked_shl(count).filter(|v| v >> count == base).unwrap_or(Nanos::MAX) };
+    let scaled = if count >= 64 {
+        Nanos::MAX
+    } else {
+        base.checked_shl(count)
+            .filter(|v| v >> count == base)
+            .unwrap_or(Nanos::MAX)
+    };
     scaled.min(max)
 }
 
@@ -265,8 +284,26 @@ mod tests {
         assert!(karn_accepts(false, false));
         assert!(!karn_accepts(true, false));
         assert!(karn_accepts(true, true));
-        assert_eq!(karn(Measurement::Segment { sent_at: 10, retransmitted: false }, 110), Some(100));
-        assert_eq!(karn(Measurement::Segment { sent_at: 10, retransmitted: true }, 110), None);
+        assert_eq!(
+            karn(
+                Measurement::Segment {
+                    sent_at: 10,
+                    retransmitted: false
+                },
+                110
+            ),
+            Some(100)
+        );
+        assert_eq!(
+            karn(
+                Measurement::Segment {
+                    sent_at: 10,
+                    retransmitted: true
+                },
+                110
+            ),
+            None
+        );
         assert_eq!(karn(Measurement::Echo { ts_ecr: 40 }, 110), Some(70));
     }
 
@@ -313,7 +350,11 @@ mod tests {
         let mut t = timer("rfc6298");
         t.on_new_segment(1000, 0);
         t.on_new_segment(2000, 10 * MS);
-        assert_eq!(t.timed_sample(999, 50 * MS), None, "the ACK must cover the segment's last byte");
+        assert_eq!(
+            t.timed_sample(999, 50 * MS),
+            None,
+            "the ACK must cover the segment's last byte"
+        );
         assert_eq!(t.timed_sample(2000, 90 * MS), Some(90 * MS));
         assert_eq!(t.timed(), None, "one sample per timed segment");
     }
@@ -323,7 +364,10 @@ mod tests {
         let mut t = timer("rfc6298");
         t.on_new_segment(2000, 0);
         t.on_retransmit(0, 1000);
-        assert!(t.timed().is_some(), "resending an earlier segment keeps the timed one");
+        assert!(
+            t.timed().is_some(),
+            "resending an earlier segment keeps the timed one"
+        );
         t.on_retransmit(1000, 2000);
         assert_eq!(t.timed_sample(2000, 90 * MS), None);
     }
@@ -339,14 +383,28 @@ mod tests {
 
     #[test]
     fn a_policy_draws_at_every_arm_and_its_draw_is_backed_off_with_the_base() {
-        let mut t = RetransmitTimer::new(build("linux", &[]).unwrap(), crate::rtt::policy::build("ca-rto", &[]).unwrap());
+        let mut t = RetransmitTimer::new(
+            build("linux", &[]).unwrap(),
+            crate::rtt::policy::build("ca-rto", &[]).unwrap(),
+        );
         t.on_sample(100 * MS, &Context::default());
-        let ctx = Context { cwnd: Some(2.0), max_cwnd: Some(50.0), ..Context::default() };
+        let ctx = Context {
+            cwnd: Some(2.0),
+            max_cwnd: Some(50.0),
+            ..Context::default()
+        };
         t.arm(0, &ctx);
         let base = t.base_rto();
-        assert!(base > t.estimator().rto(), "the extension is on top of Linux's RTO");
+        assert!(
+            base > t.estimator().rto(),
+            "the extension is on top of Linux's RTO"
+        );
         t.on_timeout();
-        assert_eq!(t.rto(), 2 * base, "back-off doubles base + extension, the draw is kept");
+        assert_eq!(
+            t.rto(),
+            2 * base,
+            "back-off doubles base + extension, the draw is kept"
+        );
     }
 
     #[test]
@@ -359,7 +417,11 @@ mod tests {
             seen.push(backoff.rto(&est));
         }
         assert_eq!(&seen[..4], &[SEC, 2 * SEC, 4 * SEC, 8 * SEC]);
-        assert_eq!(*seen.last().unwrap(), 60 * SEC, "RFC 6298 cap defaults to 60 s");
+        assert_eq!(
+            *seen.last().unwrap(),
+            60 * SEC,
+            "RFC 6298 cap defaults to 60 s"
+        );
     }
 
     #[test]

@@ -12,6 +12,10 @@ pub fn assert_rto_vector<E: RttEstimator>(est: &mut E, expected_ms: &[f64; 12]) 
     for (i, &m) in TRACE_MS.iter().enumerate() {
         est.on_sample(m * MS, &Context::default());
         let got = est.rto() as f64 / 1e6;
-        assert!((got - expected_ms[i]).abs() < 0.006, "sample {i} ({m} ms): RTO {got} vs {}", expected_ms[i]);
+        assert!(
+            (got - expected_ms[i]).abs() < 0.006,
+            "sample {i} ({m} ms): RTO {got} vs {}",
+            expected_ms[i]
+        );
     }
 }

@@ -8,8 +8,8 @@
 //! at multiples of the MSS (the sender and receiver index segments by seq / MSS).
 
 use super::component::{Args, Component, Declaration, Family};
-use crate::params::ParamError;
 use super::units::{parse_bandwidth, parse_bytes, spell_bandwidth, spell_bytes};
+use crate::params::ParamError;
 use crate::params::ParamSpec;
 use crate::rng::Stream;
 use crate::time::Nanos;
@@ -23,7 +23,17 @@ pub static FAMILY: Family<Option<OnOffConfig>> = Family {
     key: "app",
     noun: "application",
     members: &[
-        Component { decl: Declaration { name: "bulk", aliases: &[], summary: "all data there at the start (flows.bytes, or unlimited)", source: "", params: &[], defaults: &[] }, build: |_| Ok(None) },
+        Component {
+            decl: Declaration {
+                name: "bulk",
+                aliases: &[],
+                summary: "all data there at the start (flows.bytes, or unlimited)",
+                source: "",
+                params: &[],
+                defaults: &[],
+            },
+            build: |_| Ok(None),
+        },
         Component {
             decl: Declaration {
                 name: "onoff",
@@ -31,11 +41,39 @@ pub static FAMILY: Family<Option<OnOffConfig>> = Family {
                 summary: "on/off source writing at a rate while on, or a burst at each on start",
                 source: "ns-2 Application/Traffic/Exponential, ns-3 OnOffApplication",
                 params: &[
-                    ParamSpec::duration("on", "required", 0.0, f64::INFINITY, "mean on period (rate sources only)"),
+                    ParamSpec::duration(
+                        "on",
+                        "required",
+                        0.0,
+                        f64::INFINITY,
+                        "mean on period (rate sources only)",
+                    ),
                     ParamSpec::duration("off", "required", 0.0, f64::INFINITY, "mean off period"),
-                    ParamSpec::choice("dist", "exponential", &["exponential", "fixed"], "period lengths: exponential draws with the mean, or fixed").with_aliases(&[("exp", "exponential"), ("constant", "fixed")]),
-                    ParamSpec::quantity("rate", "none", "bit/s", 1.0, f64::INFINITY, "sending rate while on (give rate or burst)").spelled_by(spell_bandwidth),
-                    ParamSpec::quantity("burst", "none", "B", 1.0, f64::INFINITY, "bytes written at the start of each on period (give rate or burst)").spelled_by(spell_bytes),
+                    ParamSpec::choice(
+                        "dist",
+                        "exponential",
+                        &["exponential", "fixed"],
+                        "period lengths: exponential draws with the mean, or fixed",
+                    )
+                    .with_aliases(&[("exp", "exponential"), ("constant", "fixed")]),
+                    ParamSpec::quantity(
+                        "rate",
+                        "none",
+                        "bit/s",
+                        1.0,
+                        f64::INFINITY,
+                        "sending rate while on (give rate or burst)",
+                    )
+                    .spelled_by(spell_bandwidth),
+                    ParamSpec::quantity(
+                        "burst",
+                        "none",
+                        "B",
+                        1.0,
+                        f64::INFINITY,
+                        "bytes written at the start of each on period (give rate or burst)",
+                    )
+                    .spelled_by(spell_bytes),
                 ],
                 defaults: &[],
             },
@@ -56,7 +94,9 @@ fn build_onoff(a: &Args<'_, ()>) -> Result<Option<OnOffConfig>, ParamError> {
     let off = a.duration("off")?;
     let (load, on) = match (a.is_given("rate"), a.is_given("burst")) {
         (true, false) => {
-            let rate = a.quantity("rate", "a rate such as 2Mbps", parse_bandwidth, |&r| r as f64)?;
+            let rate = a.quantity("rate", "a rate such as 2Mbps", parse_bandwidth, |&r| {
+                r as f64
+            })?;
             if !a.is_given("on") {
                 return Err(a.invalid("on", "a rate source needs the mean on time"));
             }
@@ -68,21 +108,37 @@ fn build_onoff(a: &Args<'_, ()>) -> Result<Option<OnOffConfig>, ParamError> {
         }
         (false, true) => {
             if a.is_given("on") {
-                return Err(a.invalid("on", "a burst source writes at the start of each on period; give off only"));
+                return Err(a.invalid(
+                    "on",
+                    "a burst source writes at the start of each on period; give off only",
+                ));
             }
             let burst = a.quantity("burst", "a size such as 64KB", parse_bytes, |&b| b as f64)?;
             if off == 0 {
-                return Err(a.invalid("off", "a burst source needs a positive off time between bursts"));
+                return Err(a.invalid(
+                    "off",
+                    "a burst source needs a positive off time between bursts",
+                ));
             }
             (Load::Burst(burst), 0)
         }
         (true, true) => return Err(a.invalid("burst", "give rate or burst, not both")),
-        (false, false) => return Err(a.invalid("rate", "an on/off source needs rate (while on) or burst (per on period)")),
+        (false, false) => {
+            return Err(a.invalid(
+                "rate",
+                "an on/off source needs rate (while on) or burst (per on period)",
+            ))
+        }
     };
     if on.saturating_add(off) == 0 {
         return Err(a.invalid("off", "on and off cannot both be zero"));
     }
-    Ok(Some(OnOffConfig { on, off, dist, load }))
+    Ok(Some(OnOffConfig {
+        on,
+        off,
+        dist,
+        load,
+    }))
 }
 
 /// How long on and off periods last.
@@ -143,7 +199,16 @@ pub struct OnOff {
 impl OnOff {
     /// A source whose first on period begins at `start`.
     pub fn new(cfg: OnOffConfig, mss: u32, rng: Stream, start: Nanos) -> Self {
-        Self { cfg, mss: mss.max(1) as u64, rng, on_until: None, next: start, credit: 0, credited_at: start, written: 0 }
+        Self {
+            cfg,
+            mss: mss.max(1) as u64,
+            rng,
+            on_until: None,
+            next: start,
+            credit: 0,
+            credited_at: start,
+            written: 0,
+        }
     }
 
     pub fn next_wake(&self) -> Nanos {
@@ -184,7 +249,9 @@ impl OnOff {
                 }
             }
         }
-        let Load::Rate(bps) = self.cfg.load else { return 0 };
+        let Load::Rate(bps) = self.cfg.load else {
+            return 0;
+        };
         let until = self.on_until.unwrap_or(now);
         let t = now.min(until);
         self.credit += bps as u128 * (t - self.credited_at.min(t)) as u128;
@@ -210,7 +277,9 @@ impl OnOff {
     fn enter_off(&mut self, on_end: Nanos) {
         self.on_until = None;
         // A zero-length off period still moves time forward by 1 ns, so the loop never spins.
-        self.next = on_end.saturating_add(self.draw(self.cfg.off)).max(on_end.saturating_add(1));
+        self.next = on_end
+            .saturating_add(self.draw(self.cfg.off))
+            .max(on_end.saturating_add(1));
     }
 
     fn write(&mut self, bytes: u64) -> u64 {
@@ -244,7 +313,12 @@ mod tests {
         // the 5 ms earned after 20 carry into the next on period [125, 150), which owes its first
         // segment 5 ms in: 130, 140, 150 (the period's last instant still counts); then [250, 275):
         // 260, 270.
-        let cfg = OnOffConfig { on: 25 * MS, off: 100 * MS, dist: Dist::Fixed, load: Load::Rate(800_000) };
+        let cfg = OnOffConfig {
+            on: 25 * MS,
+            off: 100 * MS,
+            dist: Dist::Fixed,
+            load: Load::Rate(800_000),
+        };
         let (_, writes) = run(cfg, 300 * MS);
         let times: Vec<Nanos> = writes.iter().map(|w| w.0 / MS).collect();
         assert_eq!(times, vec![10, 20, 130, 140, 150, 260, 270]);
@@ -255,7 +329,12 @@ mod tests {
     fn a_fixed_rate_source_delivers_exactly_rate_times_the_on_fraction() {
         // 1 Mb/s on a third of the time: 1/3 Mb/s ≈ 41 667 B/s; over 60 s, 2.5 MB, give or take
         // the one segment being earned at the end.
-        let cfg = OnOffConfig { on: 100 * MS, off: 200 * MS, dist: Dist::Fixed, load: Load::Rate(1_000_000) };
+        let cfg = OnOffConfig {
+            on: 100 * MS,
+            off: 200 * MS,
+            dist: Dist::Fixed,
+            load: Load::Rate(1_000_000),
+        };
         let (written, _) = run(cfg, 60 * SEC);
         assert!((2_499_000..=2_500_000).contains(&written), "{written}");
         assert!((cfg.average_bps() - 1e6 / 3.0).abs() < 1e-6);
@@ -263,9 +342,18 @@ mod tests {
 
     #[test]
     fn a_burst_source_writes_whole_segments_at_each_on_start() {
-        let cfg = OnOffConfig { on: 0, off: 100 * MS, dist: Dist::Fixed, load: Load::Burst(2500) };
+        let cfg = OnOffConfig {
+            on: 0,
+            off: 100 * MS,
+            dist: Dist::Fixed,
+            load: Load::Burst(2500),
+        };
         let (_, writes) = run(cfg, 250 * MS);
-        assert_eq!(writes, vec![(0, 3000), (100 * MS, 3000), (200 * MS, 3000)], "2500 B round up to 3 segments");
+        assert_eq!(
+            writes,
+            vec![(0, 3000), (100 * MS, 3000), (200 * MS, 3000)],
+            "2500 B round up to 3 segments"
+        );
     }
 
     #[test]
@@ -273,11 +361,19 @@ mod tests {
         // 4000 cycles of mean 50 + 50 ms. The on fraction p̂ = Σon/Σ(on + off) has standard error
         // ≈ √Var(on − ½(on + off)) / (E[cycle]·√n) = √(¼·2·0.05²)/(0.1·√4000) ≈ 0.56 percentage
         // points, 1.1 % of p = ½; ±5 % is more than four of them.
-        let cfg = OnOffConfig { on: 50 * MS, off: 50 * MS, dist: Dist::Exponential, load: Load::Rate(8_000_000) };
+        let cfg = OnOffConfig {
+            on: 50 * MS,
+            off: 50 * MS,
+            dist: Dist::Exponential,
+            load: Load::Rate(8_000_000),
+        };
         let (a, wa) = run(cfg, 400 * SEC);
         let (b, wb) = run(cfg, 400 * SEC);
         assert_eq!((a, &wa), (b, &wb), "same seed, same draws");
         let expected = cfg.average_bps() / 8.0 * 400.0;
-        assert!((a as f64 / expected - 1.0).abs() < 0.05, "{a} vs {expected}");
+        assert!(
+            (a as f64 / expected - 1.0).abs() < 0.05,
+            "{a} vs {expected}"
+        );
     }
 }

@@ -35,7 +35,10 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
             let before = &text[..span.start.min(text.len())];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            ConfigError::Syntax(format!("line {line}, column {column}: {}", name_duplicate(message, text, span)))
+            ConfigError::Syntax(format!(
+                "line {line}, column {column}: {}",
+                name_duplicate(message, text, span)
+            ))
         }
         None => ConfigError::Syntax(message.to_string()),
     }
@@ -50,16 +53,26 @@ fn name_duplicate(message: &str, text: &str, span: std::ops::Range<usize>) -> St
     }
     let before = &text[..span.start.min(text.len())];
     // Skip the key's own line: a repeated `[header]` is itself the duplicate.
-    let table = before.lines().rev().skip(1).map(str::trim).find(|l| l.starts_with('['));
+    let table = before
+        .lines()
+        .rev()
+        .skip(1)
+        .map(str::trim)
+        .find(|l| l.starts_with('['));
     let header = table.map(|t| t.split('#').next().unwrap_or(t).trim());
     match header {
-        Some(h) if !before.ends_with('[') && !before.ends_with("[[") => format!("duplicate key `{key}` in {h}"),
+        Some(h) if !before.ends_with('[') && !before.ends_with("[[") => {
+            format!("duplicate key `{key}` in {h}")
+        }
         _ => format!("duplicate key `{key}`"),
     }
 }
 
 pub(crate) fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { key: key.into(), reason: reason.into() }
+    ConfigError::Invalid {
+        key: key.into(),
+        reason: reason.into(),
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -424,25 +437,39 @@ fn rfc6298() -> String {
 
 impl Default for RtoCfg {
     fn default() -> Self {
-        let built = crate::rtt::build(&rfc6298(), &[]).expect("rfc6298 builds from its declared defaults");
-        Self { estimator: rfc6298(), policy: None, params: BTreeMap::new(), built }
+        let built =
+            crate::rtt::build(&rfc6298(), &[]).expect("rfc6298 builds from its declared defaults");
+        Self {
+            estimator: rfc6298(),
+            policy: None,
+            params: BTreeMap::new(),
+            built,
+        }
     }
 }
 
 impl RtoCfg {
     /// Parameters as `key=value` strings, the form `rtt::build` takes.
     pub fn param_pairs(&self) -> Vec<(String, String)> {
-        self.params.iter().map(|(k, v)| (k.clone(), param_text(v))).collect()
+        self.params
+            .iter()
+            .map(|(k, v)| (k.clone(), param_text(v)))
+            .collect()
     }
 
     /// The RTO policy's name as written ("none" if not given), for the flow's label.
     pub fn policy_name(&self) -> String {
-        self.policy.as_ref().and_then(|p| named_table(p.spelling()).ok()).map_or_else(|| "none".into(), |(name, _)| name)
+        self.policy
+            .as_ref()
+            .and_then(|p| named_table(p.spelling()).ok())
+            .map_or_else(|| "none".into(), |(name, _)| name)
     }
 
     /// The RTO policy, fresh (`Policy::None` if not given).
     pub fn policy(&self) -> Policy {
-        self.policy.as_ref().map_or(Policy::None, |p| p.value.clone())
+        self.policy
+            .as_ref()
+            .map_or(Policy::None, |p| p.value.clone())
     }
 }
 
@@ -456,7 +483,10 @@ impl<'de> Deserialize<'de> for RtoCfg {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a table such as { estimator = \"rfc6298\", min_rto = \"200ms\" }")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RtoCfg, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RtoCfg, A::Error> {
                 let (mut estimator, mut policy, mut params) = (None, None, BTreeMap::new());
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
@@ -468,9 +498,18 @@ impl<'de> Deserialize<'de> for RtoCfg {
                     }
                 }
                 let estimator = estimator.unwrap_or_else(rfc6298);
-                let pairs: Vec<(String, String)> = params.iter().map(|(k, v)| (k.clone(), param_text(v))).collect();
-                let built = crate::rtt::build(&estimator, &pairs).map_err(serde::de::Error::custom)?;
-                Ok(RtoCfg { estimator, policy, params, built })
+                let pairs: Vec<(String, String)> = params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), param_text(v)))
+                    .collect();
+                let built =
+                    crate::rtt::build(&estimator, &pairs).map_err(serde::de::Error::custom)?;
+                Ok(RtoCfg {
+                    estimator,
+                    policy,
+                    params,
+                    built,
+                })
             }
         }
         d.deserialize_map(Keys)
@@ -541,7 +580,10 @@ impl Start {
         let t = text.trim();
         if let Some(args) = t.strip_prefix("uniform(").and_then(|r| r.strip_suffix(')')) {
             let (a, b) = args.split_once(',')?;
-            let (from, to) = (crate::time::parse_duration(a)?, crate::time::parse_duration(b)?);
+            let (from, to) = (
+                crate::time::parse_duration(a)?,
+                crate::time::parse_duration(b)?,
+            );
             return (from <= to).then_some(Start { from, to });
         }
         crate::time::parse_duration(t).map(|at| Start { from: at, to: at })
@@ -574,7 +616,11 @@ impl Serialize for Start {
         if self.from == self.to {
             s.serialize_str(&exact_duration(self.from))
         } else {
-            s.serialize_str(&format!("uniform({}, {})", exact_duration(self.from), exact_duration(self.to)))
+            s.serialize_str(&format!(
+                "uniform({}, {})",
+                exact_duration(self.from),
+                exact_duration(self.to)
+            ))
         }
     }
 }
@@ -593,10 +639,16 @@ impl<'de> Deserialize<'de> for AppBytes {
         }
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok(AppBytes(Some(n))),
-            Raw::Text(t) if matches!(t.trim(), "inf" | "infinite" | "unlimited") => Ok(AppBytes(None)),
+            Raw::Text(t) if matches!(t.trim(), "inf" | "infinite" | "unlimited") => {
+                Ok(AppBytes(None))
+            }
             Raw::Text(t) => super::units::parse_bytes(&t)
                 .map(|n| AppBytes(Some(n)))
-                .ok_or_else(|| serde::de::Error::custom(format!("cannot read '{t}' as a byte count such as \"1MB\" or \"inf\""))),
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "cannot read '{t}' as a byte count such as \"1MB\" or \"inf\""
+                    ))
+                }),
         }
     }
 }
@@ -614,14 +666,21 @@ impl Serialize for AppBytes {
 /// (`20`, `true`, `"x"`, `[1, 2]`) and, failing that, taken as a bare string (`20Mbps`).
 /// Numeric path segments index arrays (`flows.0.count=5`).
 pub fn apply_override(root: &mut toml::Table, assignment: &str) -> Result<(), ConfigError> {
-    let bad = |reason: String| ConfigError::BadOverride { assignment: assignment.into(), reason };
-    let (path, raw) = assignment.split_once('=').ok_or_else(|| bad("expected key.path=value".into()))?;
+    let bad = |reason: String| ConfigError::BadOverride {
+        assignment: assignment.into(),
+        reason,
+    };
+    let (path, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| bad("expected key.path=value".into()))?;
     let keys: Vec<&str> = path.trim().split('.').collect();
     if keys.iter().any(|k| k.is_empty()) {
         return Err(bad("empty key in path".into()));
     }
     let value = match format!("v = {}", raw.trim()).parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.trim().into())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.trim().into())),
         Err(_) => toml::Value::String(raw.trim().into()),
     };
     let mut holder = toml::Value::Table(std::mem::take(root));
@@ -642,11 +701,17 @@ fn set_path(root: &mut toml::Value, keys: &[&str], value: toml::Value) -> Result
                 t.insert(key.to_string(), value);
                 return Ok(());
             }
-            toml::Value::Table(t) => t.entry(key.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            toml::Value::Table(t) => t
+                .entry(key.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new())),
             toml::Value::Array(a) => {
-                let i: usize = key.parse().map_err(|_| format!("{walked} indexes a list: use a number"))?;
+                let i: usize = key
+                    .parse()
+                    .map_err(|_| format!("{walked} indexes a list: use a number"))?;
                 let len = a.len();
-                let slot = a.get_mut(i).ok_or_else(|| format!("{walked}: index {i} out of range (list has {len})"))?;
+                let slot = a
+                    .get_mut(i)
+                    .ok_or_else(|| format!("{walked}: index {i} out of range (list has {len})"))?;
                 if last {
                     *slot = value;
                     return Ok(());
@@ -664,21 +729,37 @@ fn set_path(root: &mut toml::Value, keys: &[&str], value: toml::Value) -> Result
 /// The key is matched after `[N]` indices are written as `.N` (as overrides write them) and, for
 /// a `tcp` key, also without the flow group it was merged into (`flows.0.tcp.mss` ← `tcp.mss`).
 fn blame_override(e: ConfigError, overrides: &[String]) -> ConfigError {
-    let ConfigError::Invalid { key, reason } = &e else { return e };
+    let ConfigError::Invalid { key, reason } = &e else {
+        return e;
+    };
     let dotted = key.replace('[', ".").replace(']', "");
     let mut keys = vec![dotted.clone()];
-    if let Some(rest) = dotted.strip_prefix("flows.").and_then(|r| r.split_once('.')).map(|(_, r)| r).filter(|r| r.starts_with("tcp.") || *r == "tcp") {
+    if let Some(rest) = dotted
+        .strip_prefix("flows.")
+        .and_then(|r| r.split_once('.'))
+        .map(|(_, r)| r)
+        .filter(|r| r.starts_with("tcp.") || *r == "tcp")
+    {
         keys.push(rest.to_string());
     }
     let hit = overrides.iter().rev().find(|o| {
         let path = o.split_once('=').map_or(o.as_str(), |(p, _)| p).trim();
-        keys.iter().any(|k| k == path || k.starts_with(&format!("{path}.")) || path.starts_with(&format!("{k}.")))
+        keys.iter().any(|k| {
+            k == path || k.starts_with(&format!("{path}.")) || path.starts_with(&format!("{k}."))
+        })
     });
     match hit {
         Some(o) => {
             let path = o.split_once('=').map_or(o.as_str(), |(p, _)| p).trim();
-            let reason = if keys.iter().any(|k| k == path) { reason.clone() } else { format!("{dotted}: {reason}") };
-            ConfigError::BadOverride { assignment: o.trim().to_string(), reason }
+            let reason = if keys.iter().any(|k| k == path) {
+                reason.clone()
+            } else {
+                format!("{dotted}: {reason}")
+            };
+            ConfigError::BadOverride {
+                assignment: o.trim().to_string(),
+                reason,
+            }
         }
         None => e,
     }
@@ -688,16 +769,26 @@ fn blame_override(e: ConfigError, overrides: &[String]) -> ConfigError {
 /// "expected a whole number ≥ 0, got \"abc\"" (no Rust type names reach the user).
 fn plain_reason(message: &str) -> String {
     // A choice read into an enum: "unknown variant `x`, expected `a` or `b`" → "'x' is not a or b".
-    if let Some((got, expected)) = message.strip_prefix("unknown variant `").and_then(|r| r.split_once("`, expected ")) {
+    if let Some((got, expected)) = message
+        .strip_prefix("unknown variant `")
+        .and_then(|r| r.split_once("`, expected "))
+    {
         return format!("'{got}' is not {}", expected.replace('`', ""));
     }
-    let Some(rest) = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: ")) else {
+    let Some(rest) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+    else {
         return message.to_string();
     };
-    let Some((got, expected)) = rest.rsplit_once(", expected ") else { return message.to_string() };
+    let Some((got, expected)) = rest.rsplit_once(", expected ") else {
+        return message.to_string();
+    };
     let got = match got.split_once(' ') {
         Some(("string", v)) => v.to_string(),
-        Some(("integer" | "floating" | "boolean" | "character", v)) => v.trim_start_matches("point ").trim_matches('`').to_string(),
+        Some(("integer" | "floating" | "boolean" | "character", v)) => {
+            v.trim_start_matches("point ").trim_matches('`').to_string()
+        }
         Some(("unit", _)) | None if got == "unit value" => "nothing".to_string(),
         _ => got.to_string(),
     };
@@ -720,11 +811,20 @@ fn refuses(rto: &toml::Table, key: &str, value: &toml::Value) -> bool {
     if key == "estimator" || key == "policy" {
         return false;
     }
-    let estimator = rto.get("estimator").and_then(|e| e.as_str()).unwrap_or("rfc6298");
-    let pairs = |t: &toml::Table| t.iter().filter(|(k, _)| *k != "estimator" && *k != "policy").map(|(k, v)| (k.clone(), param_text(v))).collect::<Vec<_>>();
+    let estimator = rto
+        .get("estimator")
+        .and_then(|e| e.as_str())
+        .unwrap_or("rfc6298");
+    let pairs = |t: &toml::Table| {
+        t.iter()
+            .filter(|(k, _)| *k != "estimator" && *k != "policy")
+            .map(|(k, v)| (k.clone(), param_text(v)))
+            .collect::<Vec<_>>()
+    };
     let mut with = rto.clone();
     with.insert(key.to_string(), value.clone());
-    crate::rtt::build(estimator, &pairs(rto)).is_ok() && crate::rtt::build(estimator, &pairs(&with)).is_err()
+    crate::rtt::build(estimator, &pairs(rto)).is_ok()
+        && crate::rtt::build(estimator, &pairs(&with)).is_err()
 }
 
 /// Merge the top-level [tcp] table into each flow group's `tcp` table (group keys win), so a
@@ -738,11 +838,32 @@ fn refuses(rto: &toml::Table, key: &str, value: &toml::Value) -> bool {
 /// the group an error, and the canonical form (version 2, which writes [tcp]'s parameters out)
 /// must read back.
 fn merge_group_tcp(root: &mut toml::Table) {
-    let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else { return };
-    let estimator = |t: &toml::Table| t.get("rto").and_then(|r| r.get("estimator")).and_then(|e| e.as_str()).map(str::to_string);
-    let base_estimator = if base.get("rto").is_some_and(|r| r.is_table()) { estimator(&base).unwrap_or_else(rfc6298) } else { rfc6298() };
+    let Some(toml::Value::Table(base)) = root.get("tcp").cloned() else {
+        return;
+    };
+    let estimator = |t: &toml::Table| {
+        t.get("rto")
+            .and_then(|r| r.get("estimator"))
+            .and_then(|e| e.as_str())
+            .map(str::to_string)
+    };
+    let base_estimator = if base.get("rto").is_some_and(|r| r.is_table()) {
+        estimator(&base).unwrap_or_else(rfc6298)
+    } else {
+        rfc6298()
+    };
     // By registered name: an alias names the same scheme, whose parameters still merge.
-    let scheme = |t: &toml::Table| t.get("cc").and_then(|c| c.get("name")).and_then(|n| n.as_str()).map(|n| super::tcp::cc::FAMILY.find(n).map_or(n, |c| c.name).to_string());
+    let scheme = |t: &toml::Table| {
+        t.get("cc")
+            .and_then(|c| c.get("name"))
+            .and_then(|n| n.as_str())
+            .map(|n| {
+                super::tcp::cc::FAMILY
+                    .find(n)
+                    .map_or(n, |c| c.name)
+                    .to_string()
+            })
+    };
     let base_scheme = scheme(&base);
     if let Some(toml::Value::Array(groups)) = root.get_mut("flows") {
         for g in groups {
@@ -754,7 +875,11 @@ fn merge_group_tcp(root: &mut toml::Table) {
                         own.insert(k.clone(), v.clone());
                     } else if (k == "rto" && switches) || (k == "cc" && switches_cc) {
                         continue;
-                    } else if let (Some(toml::Value::Table(inner)), toml::Value::Table(base_inner)) = (own.get_mut(k), v) {
+                    } else if let (
+                        Some(toml::Value::Table(inner)),
+                        toml::Value::Table(base_inner),
+                    ) = (own.get_mut(k), v)
+                    {
                         for (ik, iv) in base_inner {
                             if !inner.contains_key(ik) && !(k == "rto" && refuses(inner, ik, iv)) {
                                 inner.insert(ik.clone(), iv.clone());
@@ -770,7 +895,9 @@ fn merge_group_tcp(root: &mut toml::Table) {
 impl Scenario {
     /// Parse a scenario from TOML text, applying `key.path=value` overrides first.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Self, ConfigError> {
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| syntax_error(text, &e))?;
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| syntax_error(text, &e))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -790,7 +917,13 @@ impl Scenario {
     pub fn to_canonical_toml_as(&self, form: CanonicalForm) -> Result<String, ConfigError> {
         use super::{app, component::canonical, error_model, queue};
         let mut s = self.clone();
-        let links = s.topology.bottleneck.iter_mut().chain(s.topology.access.iter_mut()).chain(s.topology.receiver_access.iter_mut()).chain(s.topology.links.iter_mut());
+        let links = s
+            .topology
+            .bottleneck
+            .iter_mut()
+            .chain(s.topology.access.iter_mut())
+            .chain(s.topology.receiver_access.iter_mut())
+            .chain(s.topology.links.iter_mut());
         for link in links {
             link.queue = canonical(&queue::FAMILY, queue::DEFAULT_KIND, &link.queue);
             link.error = canonical(&error_model::FAMILY, error_model::DEFAULT_KIND, &link.error);
@@ -806,23 +939,35 @@ impl Scenario {
         if form == CanonicalForm::V2 {
             super::canonical::respell(&mut s);
         }
-        toml::to_string(&s).map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))
+        toml::to_string(&s)
+            .map_err(|e| invalid("scenario", format!("cannot be written as TOML: {e}")))
     }
 
     pub fn from_file(path: &std::path::Path, overrides: &[String]) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         Self::from_toml(&text, overrides)
     }
 
     pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
         merge_group_tcp(&mut table);
-        let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-            let key = e.path().to_string();
-            // toml repeats the key on a second line ("in `a.b`"); the path already says it.
-            let message = e.inner().to_string();
-            let first = plain_reason(message.lines().next().unwrap_or("").trim());
-            invalid(if key == "." { "scenario".to_string() } else { key }, first)
-        })?;
+        let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| {
+                let key = e.path().to_string();
+                // toml repeats the key on a second line ("in `a.b`"); the path already says it.
+                let message = e.inner().to_string();
+                let first = plain_reason(message.lines().next().unwrap_or("").trim());
+                invalid(
+                    if key == "." {
+                        "scenario".to_string()
+                    } else {
+                        key
+                    },
+                    first,
+                )
+            })?;
         Ok(scenario)
     }
 }
@@ -833,17 +978,32 @@ pub(crate) mod tests {
 
     #[test]
     fn a_duplicate_key_is_named_with_its_table_and_line() {
-        let err = Scenario::from_toml("[simulation]\nseed = 1\nduration = \"1s\"\nseed = 2\n", &[]).unwrap_err().to_string();
-        assert_eq!(err, "scenario is not valid TOML: line 4, column 1: duplicate key `seed` in [simulation]");
-        let err = Scenario::from_toml("[simulation]\nseed = 1\n[simulation]\nseed = 2\n", &[]).unwrap_err().to_string();
-        assert!(err.starts_with("scenario is not valid TOML: line 3, column "), "{err}");
+        let err = Scenario::from_toml("[simulation]\nseed = 1\nduration = \"1s\"\nseed = 2\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "scenario is not valid TOML: line 4, column 1: duplicate key `seed` in [simulation]"
+        );
+        let err = Scenario::from_toml("[simulation]\nseed = 1\n[simulation]\nseed = 2\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("scenario is not valid TOML: line 3, column "),
+            "{err}"
+        );
         assert!(err.contains("`simulation`"), "{err}");
     }
 
     #[test]
     fn toml_syntax_errors_are_one_line_with_line_and_column() {
-        let err = Scenario::from_toml("[simulation]\nduration = \"1s\"\nroot:x:0\n", &[]).unwrap_err().to_string();
-        assert!(err.starts_with("scenario is not valid TOML: line 3, column "), "{err}");
+        let err = Scenario::from_toml("[simulation]\nduration = \"1s\"\nroot:x:0\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("scenario is not valid TOML: line 3, column "),
+            "{err}"
+        );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 
@@ -875,10 +1035,20 @@ pub(crate) mod tests {
         assert!(rto(0).policy.is_none());
         // The same estimator (named or not): [tcp]'s parameters and policy carry over.
         for g in [1, 2] {
-            assert_eq!(rto(g).params.keys().collect::<Vec<_>>(), vec!["granularity", "min_rto"], "group {g}");
+            assert_eq!(
+                rto(g).params.keys().collect::<Vec<_>>(),
+                vec!["granularity", "min_rto"],
+                "group {g}"
+            );
         }
-        assert_eq!(rto(1).policy.map(|p| p.spelling().clone()), Some(toml::Value::String("none".into())));
-        assert_eq!(rto(2).policy.map(|p| p.spelling().clone()), Some(toml::Value::String("ca-rto".into())));
+        assert_eq!(
+            rto(1).policy.map(|p| p.spelling().clone()),
+            Some(toml::Value::String("none".into()))
+        );
+        assert_eq!(
+            rto(2).policy.map(|p| p.spelling().clone()),
+            Some(toml::Value::String("ca-rto".into()))
+        );
         // And it builds: linux would refuse rfc6298's min_rto/granularity.
         crate::sim::build(&s).unwrap_or_else(|e| panic!("{e}"));
     }
@@ -901,7 +1071,10 @@ pub(crate) mod tests {
     fn a_minimal_scenario_fills_in_the_defaults() {
         let s = Scenario::from_toml(MINIMAL, &[]).unwrap();
         assert_eq!(s.simulation.seed, 1);
-        assert_eq!(s.topology.bottleneck.as_ref().unwrap().bandwidth.0, 10_000_000);
+        assert_eq!(
+            s.topology.bottleneck.as_ref().unwrap().bandwidth.0,
+            10_000_000
+        );
         assert_eq!(s.topology.access.as_ref().unwrap().delay.0, 1_000_000);
         assert_eq!(s.tcp.mss.0, 1448);
         assert_eq!(s.flows[0].count, 2);
@@ -918,7 +1091,9 @@ pub(crate) mod tests {
 
     #[test]
     fn malformed_units_name_the_key() {
-        let err = Scenario::from_toml(&MINIMAL.replace("\"10Mbps\"", "\"10 furlongs\""), &[]).unwrap_err().to_string();
+        let err = Scenario::from_toml(&MINIMAL.replace("\"10Mbps\"", "\"10 furlongs\""), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("topology.bottleneck.bandwidth: "), "{err}");
         assert!(err.contains("10 furlongs"), "{err}");
         assert!(!err.contains('\n'), "one line: {err}");
@@ -928,7 +1103,12 @@ pub(crate) mod tests {
     fn overrides_change_nested_keys_and_list_entries_before_parsing() {
         let s = Scenario::from_toml(
             MINIMAL,
-            &["topology.bottleneck.bandwidth=20Mbps".into(), "flows.0.count=5".into(), "simulation.seed=9".into(), "tcp.ecn=true".into()],
+            &[
+                "topology.bottleneck.bandwidth=20Mbps".into(),
+                "flows.0.count=5".into(),
+                "simulation.seed=9".into(),
+                "tcp.ecn=true".into(),
+            ],
         )
         .unwrap();
         assert_eq!(s.topology.bottleneck.unwrap().bandwidth.0, 20_000_000);
@@ -939,8 +1119,14 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_overrides_explain_themselves() {
-        for (o, needle) in [("no-equals", "key.path=value"), ("flows.x.count=1", "use a number"), ("flows.7.count=1", "out of range")] {
-            let err = Scenario::from_toml(MINIMAL, &[o.into()]).unwrap_err().to_string();
+        for (o, needle) in [
+            ("no-equals", "key.path=value"),
+            ("flows.x.count=1", "use a number"),
+            ("flows.7.count=1", "out of range"),
+        ] {
+            let err = Scenario::from_toml(MINIMAL, &[o.into()])
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(needle), "{o}: {err}");
         }
     }
@@ -948,13 +1134,30 @@ pub(crate) mod tests {
     #[test]
     fn an_invalid_override_value_is_blamed_on_the_set_argument_in_the_scenarios_words() {
         for (o, want) in [
-            ("tcp.init_cwnd=abc", "--set tcp.init_cwnd=abc: expected a whole number ≥ 0, got \"abc\""),
-            ("tcp.init_cwnd=-1", "--set tcp.init_cwnd=-1: expected a whole number ≥ 0, got -1"),
-            ("tcp.ecn=maybe", "--set tcp.ecn=maybe: expected true or false, got \"maybe\""),
-            ("simulation.duration=3 parsecs", "--set simulation.duration=3 parsecs: expected a duration such as"),
-            ("flows.0.count=x", "--set flows.0.count=x: expected a whole number"),
+            (
+                "tcp.init_cwnd=abc",
+                "--set tcp.init_cwnd=abc: expected a whole number ≥ 0, got \"abc\"",
+            ),
+            (
+                "tcp.init_cwnd=-1",
+                "--set tcp.init_cwnd=-1: expected a whole number ≥ 0, got -1",
+            ),
+            (
+                "tcp.ecn=maybe",
+                "--set tcp.ecn=maybe: expected true or false, got \"maybe\"",
+            ),
+            (
+                "simulation.duration=3 parsecs",
+                "--set simulation.duration=3 parsecs: expected a duration such as",
+            ),
+            (
+                "flows.0.count=x",
+                "--set flows.0.count=x: expected a whole number",
+            ),
         ] {
-            let err = Scenario::from_toml(MINIMAL, &[o.into()]).unwrap_err().to_string();
+            let err = Scenario::from_toml(MINIMAL, &[o.into()])
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with(want), "{o}: {err}");
             assert!(!err.contains("u32") && !err.contains("u64"), "{o}: {err}");
         }
@@ -969,13 +1172,19 @@ pub(crate) mod tests {
     #[test]
     fn an_invalid_value_in_the_file_itself_is_not_blamed_on_an_override() {
         let text = MINIMAL.replace("[simulation]", "[simulation]\nseed = \"x\"");
-        let err = Scenario::from_toml(&text, &["tcp.ecn=true".into()]).unwrap_err().to_string();
-        assert!(err.starts_with("simulation.seed: expected a whole number ≥ 0, got \"x\""), "{err}");
+        let err = Scenario::from_toml(&text, &["tcp.ecn=true".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("simulation.seed: expected a whole number ≥ 0, got \"x\""),
+            "{err}"
+        );
     }
 
     #[test]
     fn flow_groups_inherit_the_top_level_tcp_settings() {
-        let text = format!("{MINIMAL}\n[tcp]\nmss = \"1000B\"\necn = true\n[flows.tcp]\necn = false\n");
+        let text =
+            format!("{MINIMAL}\n[tcp]\nmss = \"1000B\"\necn = true\n[flows.tcp]\necn = false\n");
         let s = Scenario::from_toml(&text, &[]).unwrap();
         let g = s.flows[0].tcp.as_ref().unwrap();
         assert_eq!(g.mss.0, 1000, "inherited");
@@ -985,77 +1194,187 @@ pub(crate) mod tests {
     #[test]
     fn the_canonical_form_fills_defaults_and_reads_back_to_itself() {
         let text = format!("{MINIMAL}\n[[flows]]\nstart = \"uniform(0s, 1.5s)\"\nbytes = \"1MB\"\n[tcp.rto]\nmin_rto = \"200ms\"\n");
-        let canon = Scenario::from_toml(&text, &[]).unwrap().to_canonical_toml().unwrap();
-        for needle in ["seed = 1", "mss = \"1448B\"", "bandwidth = \"10Mbps\"", "limit = \"100p\"", "start = \"uniform(0ns, 1500ms)\"", "bytes = \"1000000B\"", "estimator = \"rfc6298\"", "min_rto = \"200ms\""] {
+        let canon = Scenario::from_toml(&text, &[])
+            .unwrap()
+            .to_canonical_toml()
+            .unwrap();
+        for needle in [
+            "seed = 1",
+            "mss = \"1448B\"",
+            "bandwidth = \"10Mbps\"",
+            "limit = \"100p\"",
+            "start = \"uniform(0ns, 1500ms)\"",
+            "bytes = \"1000000B\"",
+            "estimator = \"rfc6298\"",
+            "min_rto = \"200ms\"",
+        ] {
             assert!(canon.contains(needle), "{needle} missing from\n{canon}");
         }
-        let again = Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap();
+        let again = Scenario::from_toml(&canon, &[])
+            .unwrap()
+            .to_canonical_toml()
+            .unwrap();
         assert_eq!(canon, again);
     }
 
     #[test]
     fn tcp_choices_are_read_into_their_types_and_the_canonical_form_writes_one_name() {
-        let s = Scenario::from_toml(MINIMAL, &["tcp.rtt_sampling=every_ack".into(), "tcp.recovery_timeout=halve-flight".into(), "tcp.source_quench=ignore".into()]).unwrap();
-        assert_eq!((s.tcp.rtt_sampling, s.tcp.recovery_timeout, s.tcp.source_quench), (Sampling::EveryAck, RecoveryTimeout::HalveFlight, Some(SourceQuench::Ignore)));
+        let s = Scenario::from_toml(
+            MINIMAL,
+            &[
+                "tcp.rtt_sampling=every_ack".into(),
+                "tcp.recovery_timeout=halve-flight".into(),
+                "tcp.source_quench=ignore".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                s.tcp.rtt_sampling,
+                s.tcp.recovery_timeout,
+                s.tcp.source_quench
+            ),
+            (
+                Sampling::EveryAck,
+                RecoveryTimeout::HalveFlight,
+                Some(SourceQuench::Ignore)
+            )
+        );
         let canon = s.to_canonical_toml().unwrap();
-        for needle in ["rtt_sampling = \"every-ack\"", "recovery_timeout = \"halve-flight\"", "source_quench = \"ignore\""] {
+        for needle in [
+            "rtt_sampling = \"every-ack\"",
+            "recovery_timeout = \"halve-flight\"",
+            "source_quench = \"ignore\"",
+        ] {
             assert!(canon.contains(needle), "{needle} missing from\n{canon}");
         }
-        let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap().to_canonical_toml().unwrap();
-        assert!(defaults.contains("rtt_sampling = \"timed\"") && defaults.contains("recovery_timeout = \"keep\""), "{defaults}");
-        assert!(defaults.contains("source_quench = \"react\""), "version 2 writes a default when absent: {defaults}");
-        let v1 = Scenario::from_toml(MINIMAL, &[]).unwrap().to_canonical_toml_as(CanonicalForm::V1).unwrap();
-        assert!(!v1.contains("source_quench"), "version 1 left it absent unless given: {v1}");
+        let defaults = Scenario::from_toml(MINIMAL, &[])
+            .unwrap()
+            .to_canonical_toml()
+            .unwrap();
+        assert!(
+            defaults.contains("rtt_sampling = \"timed\"")
+                && defaults.contains("recovery_timeout = \"keep\""),
+            "{defaults}"
+        );
+        assert!(
+            defaults.contains("source_quench = \"react\""),
+            "version 2 writes a default when absent: {defaults}"
+        );
+        let v1 = Scenario::from_toml(MINIMAL, &[])
+            .unwrap()
+            .to_canonical_toml_as(CanonicalForm::V1)
+            .unwrap();
+        assert!(
+            !v1.contains("source_quench"),
+            "version 1 left it absent unless given: {v1}"
+        );
     }
 
     #[test]
     fn a_choice_that_is_not_one_names_its_key_and_the_accepted_words() {
-        let err = Scenario::from_toml(MINIMAL, &["tcp.rtt_sampling=sometimes".into()]).unwrap_err().to_string();
-        assert!(err.contains("tcp.rtt_sampling") && err.contains("'sometimes' is not one of timed, every-ack"), "{err}");
-        let err = Scenario::from_toml(MINIMAL, &["tcp.source_quench=obey".into()]).unwrap_err().to_string();
-        assert!(err.contains("tcp.source_quench") && err.contains("'obey' is not react or ignore"), "{err}");
+        let err = Scenario::from_toml(MINIMAL, &["tcp.rtt_sampling=sometimes".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tcp.rtt_sampling")
+                && err.contains("'sometimes' is not one of timed, every-ack"),
+            "{err}"
+        );
+        let err = Scenario::from_toml(MINIMAL, &["tcp.source_quench=obey".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("tcp.source_quench") && err.contains("'obey' is not react or ignore"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_topology_kind_or_stack_that_is_not_one_names_its_key_and_the_accepted_words() {
-        let err = Scenario::from_toml(MINIMAL, &["topology.kind=star".into()]).unwrap_err().to_string();
-        assert_eq!(err, "--set topology.kind=star: 'star' is not dumbbell or graph");
-        let err = Scenario::from_toml(&MINIMAL.replace("[[flows]]", "[topology]\nkind = \"ring\"\n[[flows]]"), &[]).unwrap_err().to_string();
+        let err = Scenario::from_toml(MINIMAL, &["topology.kind=star".into()])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--set topology.kind=star: 'star' is not dumbbell or graph"
+        );
+        let err = Scenario::from_toml(
+            &MINIMAL.replace("[[flows]]", "[topology]\nkind = \"ring\"\n[[flows]]"),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(err, "topology.kind: 'ring' is not dumbbell or graph");
-        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"bsd\"\n"), &[]).unwrap_err().to_string();
+        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"bsd\"\n"), &[])
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "flows[0].stack: 'bsd' is not kernel or rttlab");
-        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = 1\n"), &[]).unwrap_err().to_string();
-        assert!(err.starts_with("flows[0].stack: ") && !err.contains("Stack"), "no Rust type name: {err}");
+        let err = Scenario::from_toml(&format!("{MINIMAL}\nstack = 1\n"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("flows[0].stack: ") && !err.contains("Stack"),
+            "no Rust type name: {err}"
+        );
     }
 
     #[test]
     fn every_topology_kind_and_stack_reads_into_its_type_and_is_written_back_as_spelled() {
-        for (word, kind) in [("dumbbell", TopologyKind::Dumbbell), ("graph", TopologyKind::Graph)] {
+        for (word, kind) in [
+            ("dumbbell", TopologyKind::Dumbbell),
+            ("graph", TopologyKind::Graph),
+        ] {
             let v: toml::Table = format!("kind = \"{word}\"").parse().unwrap();
             let t: TopologyCfg = v.try_into().unwrap();
             assert_eq!(t.kind, kind);
-            assert_eq!(toml::to_string(&t).unwrap().lines().next(), Some(format!("kind = \"{word}\"").as_str()));
+            assert_eq!(
+                toml::to_string(&t).unwrap().lines().next(),
+                Some(format!("kind = \"{word}\"").as_str())
+            );
         }
         let defaults = Scenario::from_toml(MINIMAL, &[]).unwrap();
-        assert_eq!((defaults.topology.kind, defaults.flows[0].stack), (TopologyKind::Dumbbell, None));
+        assert_eq!(
+            (defaults.topology.kind, defaults.flows[0].stack),
+            (TopologyKind::Dumbbell, None)
+        );
         let canon = defaults.to_canonical_toml().unwrap();
-        assert!(canon.contains("kind = \"dumbbell\"") && canon.contains("stack = \"kernel\""), "the default kind and stack are written: {canon}");
+        assert!(
+            canon.contains("kind = \"dumbbell\"") && canon.contains("stack = \"kernel\""),
+            "the default kind and stack are written: {canon}"
+        );
         let v1 = defaults.to_canonical_toml_as(CanonicalForm::V1).unwrap();
-        assert!(!v1.contains("stack"), "version 1 left an absent stack out: {v1}");
+        assert!(
+            !v1.contains("stack"),
+            "version 1 left an absent stack out: {v1}"
+        );
         for (word, stack) in [("kernel", Stack::Kernel), ("rttlab", Stack::Rttlab)] {
             let s = Scenario::from_toml(&format!("{MINIMAL}\nstack = \"{word}\"\n"), &[]).unwrap();
             assert_eq!((s.flows[0].stack, stack.name()), (Some(stack), word));
             let canon = s.to_canonical_toml().unwrap();
             assert!(canon.contains(&format!("stack = \"{word}\"")), "{canon}");
-            assert_eq!(Scenario::from_toml(&canon, &[]).unwrap().to_canonical_toml().unwrap(), canon);
+            assert_eq!(
+                Scenario::from_toml(&canon, &[])
+                    .unwrap()
+                    .to_canonical_toml()
+                    .unwrap(),
+                canon
+            );
         }
     }
 
     #[test]
     fn rto_parameters_are_passed_through_as_text() {
-        let text = format!("{MINIMAL}\n[tcp.rto]\nestimator = \"rfc6298\"\nmin_rto = \"200ms\"\nk = 4\n");
+        let text =
+            format!("{MINIMAL}\n[tcp.rto]\nestimator = \"rfc6298\"\nmin_rto = \"200ms\"\nk = 4\n");
         let s = Scenario::from_toml(&text, &[]).unwrap();
-        assert_eq!(s.tcp.rto.param_pairs(), vec![("k".to_string(), "4".to_string()), ("min_rto".to_string(), "200ms".to_string())]);
+        assert_eq!(
+            s.tcp.rto.param_pairs(),
+            vec![
+                ("k".to_string(), "4".to_string()),
+                ("min_rto".to_string(), "200ms".to_string())
+            ]
+        );
     }
 }
 

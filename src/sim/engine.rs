@@ -5,17 +5,17 @@
 use super::agent::{Agent, At, Fate, NodeAgent, Queued};
 use super::app::OnOff;
 use super::deadline::Deadline;
+use super::event_heap::EventHeap;
 use super::link::Departure;
 use super::packet::{FlowId, Kind, NodeId, Packet, Signal};
-use super::spurious::SpuriousOracle;
 use super::queue::Verdict;
+use super::spurious::SpuriousOracle;
 use super::tcp::cc::RouterSignal;
 use super::tcp::receiver::Receiver;
 use super::tcp::sender::Sender;
 use super::topology::Network;
 use super::trace::{Trace, TraceSet};
 use crate::time::Nanos;
-use super::event_heap::EventHeap;
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 
@@ -123,8 +123,32 @@ pub struct FlowLabel {
 }
 
 impl Flow {
-    pub fn new(sender: Sender, receiver: Receiver, src: NodeId, dst: NodeId, start: Nanos, app_bytes: u64, mss: u32) -> Self {
-        Self { sender, receiver, src, dst, start, completed_at: None, app_bytes, stop: None, stopped: false, delivered_at_warmup: 0, sent_at_warmup: 0, offered_at_warmup: 0, app: None, spurious: SpuriousOracle::new(mss), label: FlowLabel::default() }
+    pub fn new(
+        sender: Sender,
+        receiver: Receiver,
+        src: NodeId,
+        dst: NodeId,
+        start: Nanos,
+        app_bytes: u64,
+        mss: u32,
+    ) -> Self {
+        Self {
+            sender,
+            receiver,
+            src,
+            dst,
+            start,
+            completed_at: None,
+            app_bytes,
+            stop: None,
+            stopped: false,
+            delivered_at_warmup: 0,
+            sent_at_warmup: 0,
+            offered_at_warmup: 0,
+            app: None,
+            spurious: SpuriousOracle::new(mss),
+            label: FlowLabel::default(),
+        }
     }
 
     pub fn with_label(mut self, label: FlowLabel) -> Self {
@@ -181,7 +205,14 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(mut network: Network, flows: Vec<Flow>, end: Nanos, warmup: Nanos, sample_interval: Nanos, traces: TraceSet) -> Self {
+    pub fn new(
+        mut network: Network,
+        flows: Vec<Flow>,
+        end: Nanos,
+        warmup: Nanos,
+        sample_interval: Nanos,
+        traces: TraceSet,
+    ) -> Self {
         let n_channels = network.channels.len();
         let agents = std::mem::take(&mut network.agents);
         let mut node_agents = vec![Vec::new(); network.n_nodes];
@@ -270,7 +301,11 @@ impl Engine {
         match owner {
             Owner::Sender(f) => self.flows[f as usize].sender.next_deadline(),
             Owner::Receiver(f) => self.flows[f as usize].receiver.next_deadline(),
-            Owner::App(f) => self.flows[f as usize].app.as_ref().filter(|_| !self.flows[f as usize].stopped).map(OnOff::next_wake),
+            Owner::App(f) => self.flows[f as usize]
+                .app
+                .as_ref()
+                .filter(|_| !self.flows[f as usize].stopped)
+                .map(OnOff::next_wake),
             Owner::Agent(a) => self.agents[a as usize].next_deadline(),
         }
     }
@@ -279,7 +314,9 @@ impl Engine {
     /// deadline is picked up when the pending event fires (lazy cancellation).
     #[inline]
     fn refresh(&mut self, owner: Owner) {
-        let Some(d) = self.deadline(owner) else { return };
+        let Some(d) = self.deadline(owner) else {
+            return;
+        };
         let slot = self.slot(owner);
         if self.pending[slot].is_none_or(|e| e > d) {
             let at = d.max(self.now);
@@ -298,11 +335,15 @@ impl Engine {
         }
         match owner {
             Owner::Sender(f) => {
-                self.flows[f as usize].sender.on_deadline(now, &mut self.out, &mut self.trace);
+                self.flows[f as usize]
+                    .sender
+                    .on_deadline(now, &mut self.out, &mut self.trace);
                 self.flush(f);
             }
             Owner::Receiver(f) => {
-                self.flows[f as usize].receiver.on_deadline(now, &mut self.out, &mut self.trace);
+                self.flows[f as usize]
+                    .receiver
+                    .on_deadline(now, &mut self.out, &mut self.trace);
                 self.flush(f);
             }
             Owner::App(f) => {
@@ -310,7 +351,8 @@ impl Engine {
                 if let Some(app) = flow.app.as_mut().filter(|_| !flow.stopped) {
                     let bytes = app.wake(now);
                     if bytes > 0 {
-                        flow.sender.write(bytes, now, &mut self.out, &mut self.trace);
+                        flow.sender
+                            .write(bytes, now, &mut self.out, &mut self.trace);
                     }
                 }
                 // The application's next wake is booked before the sender's packets go out.
@@ -321,7 +363,11 @@ impl Engine {
                 let mut out = std::mem::take(&mut self.agent_out);
                 let agent = &mut self.agents[a as usize];
                 let node = agent.placement().node;
-                agent.on_timer(&mut At { now, node, out: &mut out });
+                agent.on_timer(&mut At {
+                    now,
+                    node,
+                    out: &mut out,
+                });
                 self.emit(node, &mut out);
                 self.agent_out = out;
                 self.refresh(owner);
@@ -334,7 +380,9 @@ impl Engine {
     fn retx_record(&mut self, pkt: &Packet) -> Option<u32> {
         let t = &self.trace.retx;
         let rows = self.retx_rows..t.time.len();
-        let row = rows.into_iter().find(|&r| t.flow[r] == pkt.flow && t.seq[r] == pkt.seq && t.tx[r] == pkt.tx)?;
+        let row = rows
+            .into_iter()
+            .find(|&r| t.flow[r] == pkt.flow && t.seq[r] == pkt.seq && t.tx[r] == pkt.tx)?;
         debug_assert_eq!(row, self.retx_rows, "retransmission rows are met in order");
         self.retx_rows = row + 1;
         Some(row as u32)
@@ -355,10 +403,21 @@ impl Engine {
     /// Run until no event is left at or before `end`, calling `check` every `every` events
     /// (rounded up to a power of two) with the simulated time reached; `Break` stops the run
     /// where it is (the engine stays consistent, so a caller may summarise or resume it).
-    pub fn run_with(&mut self, every: u64, mut check: impl FnMut(Progress) -> ControlFlow<()>) -> ControlFlow<()> {
+    pub fn run_with(
+        &mut self,
+        every: u64,
+        mut check: impl FnMut(Progress) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         let mask = every.checked_next_power_of_two().unwrap_or(1 << 63) - 1;
         while let Some(top) = self.heap.peek_key() {
-            if self.events & mask == mask && check(Progress { now: self.now, end: self.end, events: self.events }).is_break() {
+            if self.events & mask == mask
+                && check(Progress {
+                    now: self.now,
+                    end: self.end,
+                    events: self.events,
+                })
+                .is_break()
+            {
                 return ControlFlow::Break(());
             }
             if key_time(top) > self.end {
@@ -379,7 +438,8 @@ impl Engine {
         self.events += 1;
         // FNV-1a style fold of (time, event): any change in order or timing changes the hash.
         self.event_hash = (self.event_hash ^ time).wrapping_mul(0x0000_0100_0000_01B3);
-        self.event_hash = (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
+        self.event_hash =
+            (self.event_hash ^ event.fingerprint()).wrapping_mul(0x0000_0100_0000_01B3);
         self.dispatch(event);
     }
 
@@ -387,7 +447,11 @@ impl Engine {
     /// lets a caller look at the state at chosen simulated times and resume.
     pub fn run_until(&mut self, until: Nanos) {
         let until = until.min(self.end);
-        while self.heap.peek_key().is_some_and(|top| key_time(top) <= until) {
+        while self
+            .heap
+            .peek_key()
+            .is_some_and(|top| key_time(top) <= until)
+        {
             self.step();
         }
         self.now = self.now.max(until);
@@ -396,7 +460,13 @@ impl Engine {
     /// Packets and events the engine holds right now: what a run's memory grows with when no
     /// trace is kept (tests check it stays bounded).
     pub fn backlog(&self) -> usize {
-        self.heap.len() + self.network.channels.iter().map(|c| c.queue.fifo().len() + c.wire.len()).sum::<usize>()
+        self.heap.len()
+            + self
+                .network
+                .channels
+                .iter()
+                .map(|c| c.queue.fifo().len() + c.wire.len())
+                .sum::<usize>()
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -406,14 +476,18 @@ impl Engine {
             Event::Arrive(ch) => {
                 let channel = &mut self.network.channels[ch as usize];
                 let node = channel.to;
-                let pkt = channel.wire.pop_front().expect("one packet on the wire per Arrive event");
+                let pkt = channel
+                    .wire
+                    .pop_front()
+                    .expect("one packet on the wire per Arrive event");
                 let keys = &mut self.arrivals[ch as usize];
                 keys.pop_front();
                 if let Some(&key) = keys.front() {
                     self.heap.push(key, Event::Arrive(ch));
                 }
                 // Fold what arrived into the hash too, so equal hashes mean equal packet histories.
-                self.event_hash = (self.event_hash ^ (pkt.seq ^ pkt.ack.rotate_left(17) ^ (pkt.flow as u64) << 48))
+                self.event_hash = (self.event_hash
+                    ^ (pkt.seq ^ pkt.ack.rotate_left(17) ^ (pkt.flow as u64) << 48))
                     .wrapping_mul(0x0000_0100_0000_01B3);
                 if node == pkt.dst {
                     self.deliver(pkt);
@@ -434,15 +508,24 @@ impl Engine {
                 flow.stopped = true;
                 flow.sender.stop_app();
                 flow.app_bytes = flow.sender.app_bytes();
-                if flow.completed_at.is_none() && flow.receiver.stats.bytes_delivered >= flow.app_bytes {
+                if flow.completed_at.is_none()
+                    && flow.receiver.stats.bytes_delivered >= flow.app_bytes
+                {
                     flow.completed_at = Some(now);
                 }
             }
             Event::Timer(owner) => self.expire(owner),
             Event::QueueSample => {
-                for (i, c) in self.network.channels.iter().enumerate().filter(|(_, c)| c.monitored) {
+                for (i, c) in self
+                    .network
+                    .channels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.monitored)
+                {
                     let q = c.queue.fifo();
-                    self.trace.queue(now, i as u32, q.len() as u32, q.bytes(), c.queue.average());
+                    self.trace
+                        .queue(now, i as u32, q.len() as u32, q.bytes(), c.queue.average());
                 }
                 self.schedule(now.saturating_add(self.sample_interval), Event::QueueSample);
             }
@@ -463,7 +546,12 @@ impl Engine {
     /// A packet reached its destination host.
     fn deliver(&mut self, pkt: Packet) {
         let now = self.now;
-        if !self.node_agents[pkt.dst as usize].is_empty() && self.agents_see(pkt.dst, pkt, |a, at, p| a.on_deliver(at, p)).0 == Fate::Consume {
+        if !self.node_agents[pkt.dst as usize].is_empty()
+            && self
+                .agents_see(pkt.dst, pkt, |a, at, p| a.on_deliver(at, p))
+                .0
+                == Fate::Consume
+        {
             return;
         }
         let f = pkt.flow;
@@ -471,21 +559,29 @@ impl Engine {
         match pkt.kind {
             Kind::Data => {
                 flow.spurious.arrived(pkt.seq, pkt.tx);
-                self.trace.receive(now, f, pkt.seq, pkt.len, pkt.tx, pkt.ts_val);
+                self.trace
+                    .receive(now, f, pkt.seq, pkt.len, pkt.tx, pkt.ts_val);
                 flow.receiver.on_data(&pkt, now, &mut self.out);
-                if flow.completed_at.is_none() && flow.receiver.stats.bytes_delivered >= flow.app_bytes {
+                if flow.completed_at.is_none()
+                    && flow.receiver.stats.bytes_delivered >= flow.app_bytes
+                {
                     flow.completed_at = Some(now);
                 }
             }
             Kind::Ack => {
-                flow.sender.on_ack(&pkt, now, &mut self.out, &mut self.trace);
+                flow.sender
+                    .on_ack(&pkt, now, &mut self.out, &mut self.trace);
                 for v in flow.sender.take_verdicts() {
                     flow.spurious.judged(v.seq, v.tx, v.spurious);
                 }
-                flow.spurious.acked(flow.sender.oracle_floor(), &mut self.trace.retx);
+                flow.spurious
+                    .acked(flow.sender.oracle_floor(), &mut self.trace.retx);
             }
             Kind::Signal(Signal::Quench { router, queue }) => {
-                let signal = RouterSignal { router: Some(router), queue_len: Some(queue) };
+                let signal = RouterSignal {
+                    router: Some(router),
+                    queue_len: Some(queue),
+                };
                 flow.sender.on_router_signal(now, signal, &mut self.trace);
             }
         }
@@ -494,12 +590,25 @@ impl Engine {
 
     /// Run the node hook `hook` of every agent at `node` on `pkt` (stopping at the first that
     /// consumes it), send what they produced and refresh their timers.
-    fn agents_see(&mut self, node: NodeId, mut pkt: Packet, hook: impl Fn(&mut Agent, &mut At, &mut Packet) -> Fate) -> (Fate, Packet) {
+    fn agents_see(
+        &mut self,
+        node: NodeId,
+        mut pkt: Packet,
+        hook: impl Fn(&mut Agent, &mut At, &mut Packet) -> Fate,
+    ) -> (Fate, Packet) {
         let mut out = std::mem::take(&mut self.agent_out);
         let mut fate = Fate::Pass;
         let ids = std::mem::take(&mut self.node_agents[node as usize]);
         for &a in &ids {
-            fate = hook(&mut self.agents[a as usize], &mut At { now: self.now, node, out: &mut out }, &mut pkt);
+            fate = hook(
+                &mut self.agents[a as usize],
+                &mut At {
+                    now: self.now,
+                    node,
+                    out: &mut out,
+                },
+                &mut pkt,
+            );
             if fate == Fate::Consume {
                 break;
             }
@@ -519,7 +628,9 @@ impl Engine {
         for pkt in out.drain(..) {
             if pkt.tx > 0 && pkt.kind == Kind::Data {
                 let record = self.retx_record(&pkt);
-                self.flows[pkt.flow as usize].spurious.sent(pkt.seq, pkt.tx, record);
+                self.flows[pkt.flow as usize]
+                    .spurious
+                    .sent(pkt.seq, pkt.tx, record);
             }
             self.forward(pkt.src, pkt);
         }
@@ -550,7 +661,15 @@ impl Engine {
         let monitored = channel.monitored;
         let accepted = channel.arrive(pkt, now);
         if monitored {
-            self.trace.arrival(now, ch, pkt.flow, pkt.kind, pkt.seq, accepted.queue_len, accepted.verdict);
+            self.trace.arrival(
+                now,
+                ch,
+                pkt.flow,
+                pkt.kind,
+                pkt.seq,
+                accepted.queue_len,
+                accepted.verdict,
+            );
         }
         match accepted.verdict {
             Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
@@ -568,13 +687,33 @@ impl Engine {
 
     /// Agents watching channel `ch`'s queue see the arrival's verdict; what they send leaves
     /// from `node`.
-    fn queue_watched(&mut self, node: NodeId, ch: u32, pkt: &Packet, verdict: Verdict, queue_len: u32) {
+    fn queue_watched(
+        &mut self,
+        node: NodeId,
+        ch: u32,
+        pkt: &Packet,
+        verdict: Verdict,
+        queue_len: u32,
+    ) {
         let mut out = std::mem::take(&mut self.agent_out);
         let ids = std::mem::take(&mut self.queue_agents[ch as usize]);
         for &a in &ids {
             let stats = &mut self.network.channels[ch as usize].stats;
-            let mut q = Queued { channel: ch, verdict, queue_len, stats };
-            self.agents[a as usize].on_queued(&mut At { now: self.now, node, out: &mut out }, pkt, &mut q);
+            let mut q = Queued {
+                channel: ch,
+                verdict,
+                queue_len,
+                stats,
+            };
+            self.agents[a as usize].on_queued(
+                &mut At {
+                    now: self.now,
+                    node,
+                    out: &mut out,
+                },
+                pkt,
+                &mut q,
+            );
         }
         self.queue_agents[ch as usize] = ids;
         if self.trace.keep.quench {
@@ -608,7 +747,9 @@ impl Engine {
                 }
                 keys.push_back(key);
             }
-            Some(Departure::Lost(pkt, cause)) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
+            Some(Departure::Lost(pkt, cause)) => {
+                self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause)
+            }
             None => {}
         }
         self.trace_acted(ch, now);
@@ -624,7 +765,9 @@ impl Engine {
         }
         for (pkt, verdict) in self.network.channels[ch as usize].take_acted() {
             match verdict {
-                Verdict::Dropped(cause) => self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause),
+                Verdict::Dropped(cause) => {
+                    self.trace.drop(now, ch, pkt.flow, pkt.kind, pkt.seq, cause)
+                }
                 Verdict::Marked => self.trace.mark(now, ch, pkt.flow, pkt.seq),
                 Verdict::Enqueued => {}
             }
@@ -641,13 +784,24 @@ mod tests {
 
     /// The 1-flow dumbbell (sender 0, routers 1 and 2, receiver 3) for `secs`, with probes.
     fn run_with_probes(secs: u64, probes: Vec<Probe>) -> Engine {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios/dumbbell-n1-droptail.toml")).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/scenarios/dumbbell-n1-droptail.toml"
+        ))
+        .unwrap();
         let s = Scenario::from_toml(&text, &[format!("simulation.duration={secs}s")]).unwrap();
         let mut e = crate::sim::build(&s).unwrap();
         let mut network = e.network.clone();
         network.agents = probes.into_iter().map(Agent::Probe).collect();
         let flows = std::mem::take(&mut e.flows);
-        let mut e = Engine::new(network, flows, e.end, e.warmup, e.sample_interval, TraceSet::ALL);
+        let mut e = Engine::new(
+            network,
+            flows,
+            e.end,
+            e.warmup,
+            e.sample_interval,
+            TraceSet::ALL,
+        );
         e.run();
         e
     }
@@ -661,7 +815,15 @@ mod tests {
 
     #[test]
     fn an_agents_timer_fires_at_each_deadline_it_asks_for_and_no_other_time() {
-        let e = run_with_probes(1, vec![Probe { node: 1, period: 300 * MS, next: Some(100 * MS), ..Probe::default() }]);
+        let e = run_with_probes(
+            1,
+            vec![Probe {
+                node: 1,
+                period: 300 * MS,
+                next: Some(100 * MS),
+                ..Probe::default()
+            }],
+        );
         assert_eq!(probe(&e, 0).fired, vec![100 * MS, 400 * MS, 700 * MS, SEC]);
     }
 
@@ -669,26 +831,57 @@ mod tests {
     fn node_hooks_see_every_packet_forwarded_queued_or_delivered_where_the_agent_lives() {
         // Left router (node 1) forwards data onto the bottleneck (channel 0) and ACKs towards the
         // sender; the receiver's node (3) gets every data packet that crossed.
-        let e = run_with_probes(2, vec![Probe { node: 1, channels: vec![0], ..Probe::default() }, Probe { node: 3, ..Probe::default() }]);
+        let e = run_with_probes(
+            2,
+            vec![
+                Probe {
+                    node: 1,
+                    channels: vec![0],
+                    ..Probe::default()
+                },
+                Probe {
+                    node: 3,
+                    ..Probe::default()
+                },
+            ],
+        );
         let bottleneck = &e.network.channels[0];
         let (left, receiver) = (probe(&e, 0), probe(&e, 1));
-        assert_eq!(left.queued, bottleneck.stats.arrivals, "one on_queued per arrival at the watched queue");
+        assert_eq!(
+            left.queued, bottleneck.stats.arrivals,
+            "one on_queued per arrival at the watched queue"
+        );
         let acks_to_sender = e.network.channels[3].stats.arrivals; // access-s0< carries ACKs to node 0
         assert_eq!(left.forwarded, bottleneck.stats.arrivals + acks_to_sender);
         assert_eq!(left.delivered, 0, "nothing is addressed to a router");
         let last_hop = &e.network.channels[4]; // access-r0>: right router → receiver
-        assert_eq!(receiver.delivered, last_hop.stats.departures - last_hop.wire.len() as u64, "every packet that reached node 3");
+        assert_eq!(
+            receiver.delivered,
+            last_hop.stats.departures - last_hop.wire.len() as u64,
+            "every packet that reached node 3"
+        );
         assert!(receiver.delivered > 100, "{}", receiver.delivered);
     }
 
     #[test]
     fn a_packet_an_agent_consumes_goes_no_further() {
-        let e = run_with_probes(3, vec![Probe { node: 1, absorb: Some((0, SEC)), ..Probe::default() }]);
+        let e = run_with_probes(
+            3,
+            vec![Probe {
+                node: 1,
+                absorb: Some((0, SEC)),
+                ..Probe::default()
+            }],
+        );
         let p = probe(&e, 0);
         assert!(p.absorbed > 0);
         // Everything the sender sends after 1 s vanishes at the router: delivery stops and the
         // sender ends in timeouts.
-        assert!(e.flows[0].receiver.stats.last_delivery < SEC + 100 * MS, "{}", e.flows[0].receiver.stats.last_delivery);
+        assert!(
+            e.flows[0].receiver.stats.last_delivery < SEC + 100 * MS,
+            "{}",
+            e.flows[0].receiver.stats.last_delivery
+        );
         assert!(e.flows[0].sender.stats.timeouts > 0);
     }
 }

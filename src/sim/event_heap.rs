@@ -27,7 +27,10 @@ impl<T: Copy> Default for EventHeap<T> {
 
 impl<T: Copy> EventHeap<T> {
     pub fn new() -> Self {
-        Self { keys: vec![u128::MAX; D], vals: Vec::new() }
+        Self {
+            keys: vec![u128::MAX; D],
+            vals: Vec::new(),
+        }
     }
 
     #[inline]
@@ -123,6 +126,9 @@ mod tests {
             assert_eq!(heap.pop(), Some(r.0));
         }
         assert!(heap.len() == 0 && heap.pop().is_none() && heap.peek_key().is_none());
-        assert!(heap.keys.iter().all(|&k| k == u128::MAX) && heap.keys.len() == D, "the padding is restored");
+        assert!(
+            heap.keys.iter().all(|&k| k == u128::MAX) && heap.keys.len() == D,
+            "the padding is restored"
+        );
     }
 }

@@ -3,9 +3,9 @@
 //! the order they entered it, `delay` after their last bit was sent — or, during a delay spike,
 //! `delay` after the spike ends.
 
+use super::agent::QueueAgent;
 use super::error_model::{ErrorModel, ScheduledLosses};
 use super::packet::{Kind, NodeId, Packet};
-use super::agent::QueueAgent;
 use super::queue::{DropCause, Queue, Verdict};
 use super::units::tx_time;
 use crate::rng::{Component, Stream};
@@ -80,7 +80,9 @@ impl Arq {
         let mut cw = self.cw_min;
         for _ in 0..=self.retries {
             let backoff = (rng.uniform() * (cw as f64 + 1.0)) as u64;
-            total = total.saturating_add(backoff.saturating_mul(self.slot)).saturating_add(tx);
+            total = total
+                .saturating_add(backoff.saturating_mul(self.slot))
+                .saturating_add(tx);
             if !rng.bernoulli(self.per) {
                 return (total, false);
             }
@@ -217,10 +219,18 @@ impl Channel {
 
     /// The next random spike, its start an exponential gap after `from`.
     fn draw_spike_after(&mut self, from: Nanos) -> (Nanos, Nanos) {
-        let Some(p) = self.variation.spikes else { return (Nanos::MAX, Nanos::MAX) };
+        let Some(p) = self.variation.spikes else {
+            return (Nanos::MAX, Nanos::MAX);
+        };
         let start = from.saturating_add(self.delay_rng.exponential(p.every as f64) as Nanos);
         let span = p.max - p.min;
-        let len = p.min + if span == 0 { 0 } else { (self.delay_rng.uniform() * (span as f64 + 1.0)) as Nanos }.min(span);
+        let len = p.min
+            + if span == 0 {
+                0
+            } else {
+                (self.delay_rng.uniform() * (span as f64 + 1.0)) as Nanos
+            }
+            .min(span);
         (start, start.saturating_add(len))
     }
 
@@ -233,8 +243,16 @@ impl Channel {
         // enqueue-then-start_next does (Enqueued, one packet in the queue as the discipline
         // decided, then dequeued), without copying the packet through the FIFO. DropTail keeps no
         // other state and has no idle hook; RED and CoDel take the general path.
-        if self.on_wire.is_none() && matches!(self.queue, Queue::DropTail(_)) && self.queue.fifo().is_empty() && self.queue.fifo().fits(&pkt) {
-            return Accepted { verdict: Verdict::Enqueued, queue_len: 1, tx_done_at: Some(self.transmit(pkt, now)) };
+        if self.on_wire.is_none()
+            && matches!(self.queue, Queue::DropTail(_))
+            && self.queue.fifo().is_empty()
+            && self.queue.fifo().fits(&pkt)
+        {
+            return Accepted {
+                verdict: Verdict::Enqueued,
+                queue_len: 1,
+                tx_done_at: Some(self.transmit(pkt, now)),
+            };
         }
         let verdict = self.queue.enqueue(pkt, now, &mut self.queue_rng);
         match verdict {
@@ -243,8 +261,16 @@ impl Channel {
             Verdict::Enqueued => {}
         }
         let queue_len = self.queue.fifo().len() as u32;
-        let tx_done_at = if self.on_wire.is_none() { self.start_next(now) } else { None };
-        Accepted { verdict, queue_len, tx_done_at }
+        let tx_done_at = if self.on_wire.is_none() {
+            self.start_next(now)
+        } else {
+            None
+        };
+        Accepted {
+            verdict,
+            queue_len,
+            tx_done_at,
+        }
     }
 
     /// Start serialising the head of the queue; `None` when the queue is empty (link goes idle).
@@ -330,10 +356,16 @@ impl Channel {
     /// An outage covers `now` (its packets are lost; counted as scheduled losses).
     #[inline]
     fn in_outage(&mut self, now: Nanos) -> bool {
-        while self.outages.get(self.next_outage).is_some_and(|&(_, end)| end <= now) {
+        while self
+            .outages
+            .get(self.next_outage)
+            .is_some_and(|&(_, end)| end <= now)
+        {
             self.next_outage += 1;
         }
-        self.outages.get(self.next_outage).is_some_and(|&(start, _)| start <= now)
+        self.outages
+            .get(self.next_outage)
+            .is_some_and(|&(start, _)| start <= now)
     }
 
     /// When a packet whose serialisation ended at `now` enters the wire: at once, or when the
@@ -341,7 +373,11 @@ impl Channel {
     /// (the spurious-retransmission oracle relies on it).
     #[inline]
     fn held_until(&mut self, now: Nanos) -> Nanos {
-        while self.spikes.get(self.next_spike).is_some_and(|&(_, end)| end <= now) {
+        while self
+            .spikes
+            .get(self.next_spike)
+            .is_some_and(|&(_, end)| end <= now)
+        {
             self.next_spike += 1;
         }
         let listed = match self.spikes.get(self.next_spike) {
@@ -355,6 +391,10 @@ impl Channel {
             self.random_spike = self.draw_spike_after(self.random_spike.1);
         }
         let (start, end) = self.random_spike;
-        if start <= now { listed.max(end) } else { listed }
+        if start <= now {
+            listed.max(end)
+        } else {
+            listed
+        }
     }
 }

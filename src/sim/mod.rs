@@ -12,8 +12,8 @@ pub mod component;
 pub mod config;
 pub mod deadline;
 pub mod engine;
-mod event_heap;
 pub mod error_model;
+mod event_heap;
 pub mod link;
 pub mod packet;
 pub mod queue;
@@ -26,13 +26,13 @@ pub mod trace;
 pub mod units;
 
 #[cfg(test)]
-mod tests;
+mod detector_tests;
 #[cfg(test)]
 mod rto_tests;
 #[cfg(test)]
-mod detector_tests;
-#[cfg(test)]
 mod stop_tests;
+#[cfg(test)]
+mod tests;
 #[cfg(test)]
 mod variation_tests;
 
@@ -41,12 +41,15 @@ use crate::time::Nanos;
 use app::OnOff;
 use config::{invalid, ConfigError, LinkCfg, Scenario, TcpCfg, TopologyKind};
 use engine::{Engine, Flow, Progress};
-use trace::TraceSet;
 use error_model::ErrorModel;
 use link::ChannelSpec;
 use queue::{DropCause, QueueCtx};
-use tcp::{receiver::Receiver, sender::Sender, DelayedAck, SpuriousDetection, SpuriousResponse, TcpConfig, TcpOptions};
+use tcp::{
+    receiver::Receiver, sender::Sender, DelayedAck, SpuriousDetection, SpuriousResponse, TcpConfig,
+    TcpOptions,
+};
 use topology::{dumbbell, LinkSpec, Network};
+use trace::TraceSet;
 use trace::{jain_index, Trace};
 
 /// Version of the result layout ([`SimResult`] and its Python/JSON forms).
@@ -188,12 +191,21 @@ pub enum RunError {
     Config(#[from] ConfigError),
     /// `partial` is what was simulated up to `at`, summarised as a run that ended there.
     #[error("cancelled at {} s of {} s simulated", *at as f64 / 1e9, *end as f64 / 1e9)]
-    Cancelled { at: Nanos, end: Nanos, partial: Box<SimResult> },
+    Cancelled {
+        at: Nanos,
+        end: Nanos,
+        partial: Box<SimResult>,
+    },
 }
 
 /// Build and run keeping only the traces in `traces`, calling `check` about every `every`
 /// events with the simulated time reached; `Break` cancels the run.
-pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl FnMut(Progress) -> std::ops::ControlFlow<()>) -> Result<SimResult, RunError> {
+pub fn run_with(
+    scenario: &Scenario,
+    traces: TraceSet,
+    every: u64,
+    check: impl FnMut(Progress) -> std::ops::ControlFlow<()>,
+) -> Result<SimResult, RunError> {
     let mut engine = build_with(scenario, traces)?;
     if engine.run_with(every, check).is_break() {
         let (at, end) = (engine.now, engine.end);
@@ -204,14 +216,32 @@ pub fn run_with(scenario: &Scenario, traces: TraceSet, every: u64, check: impl F
         if at <= engine.warmup {
             engine.warmup = 0;
         }
-        return Err(RunError::Cancelled { at, end, partial: Box::new(summarise(scenario, engine)) });
+        return Err(RunError::Cancelled {
+            at,
+            end,
+            partial: Box::new(summarise(scenario, engine)),
+        });
     }
     Ok(summarise(scenario, engine))
 }
 
 fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, ConfigError> {
-    let (queue, agent) = component::build(&queue::FAMILY, queue::DEFAULT_KIND, &cfg.queue, &format!("{key}.queue"), &QueueCtx { bandwidth: cfg.bandwidth.0 })?;
-    let errors = component::build(&error_model::FAMILY, error_model::DEFAULT_KIND, &cfg.error, &format!("{key}.error"), &())?;
+    let (queue, agent) = component::build(
+        &queue::FAMILY,
+        queue::DEFAULT_KIND,
+        &cfg.queue,
+        &format!("{key}.queue"),
+        &QueueCtx {
+            bandwidth: cfg.bandwidth.0,
+        },
+    )?;
+    let errors = component::build(
+        &error_model::FAMILY,
+        error_model::DEFAULT_KIND,
+        &cfg.error,
+        &format!("{key}.error"),
+        &(),
+    )?;
     let (fwd_err, rev_err) = cfg.error_direction.value.channels();
     // A link agent (Snoop) watches the forward channel's queue; one agent per queue.
     let forward_agent = match &cfg.agent {
@@ -223,7 +253,10 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
     let mut spikes = Vec::with_capacity(cfg.delay_spikes.len());
     for (i, d) in cfg.delay_spikes.iter().enumerate() {
         if d.duration.0 == 0 {
-            return Err(invalid(format!("{key}.delay_spikes[{i}].duration"), "must be positive"));
+            return Err(invalid(
+                format!("{key}.delay_spikes[{i}].duration"),
+                "must be positive",
+            ));
         }
         spikes.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
     }
@@ -231,7 +264,10 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
     let mut outages = Vec::with_capacity(cfg.outages.len());
     for (i, d) in cfg.outages.iter().enumerate() {
         if d.duration.0 == 0 {
-            return Err(invalid(format!("{key}.outages[{i}].duration"), "must be positive"));
+            return Err(invalid(
+                format!("{key}.outages[{i}].duration"),
+                "must be positive",
+            ));
         }
         outages.push((d.at.0, d.at.0.saturating_add(d.duration.0)));
     }
@@ -240,22 +276,50 @@ fn build_link(cfg: &LinkCfg, key: &str, monitored: bool) -> Result<LinkSpec, Con
         bandwidth: cfg.bandwidth.0,
         delay: cfg.delay.0,
         queue: queue.clone(),
-        errors: if with_errors { errors.clone() } else { ErrorModel::None },
+        errors: if with_errors {
+            errors.clone()
+        } else {
+            ErrorModel::None
+        },
         // Scheduled losses hit data, which travels forward whatever the error direction.
-        losses: if name.ends_with('>') { losses.clone() } else { Vec::new() },
+        losses: if name.ends_with('>') {
+            losses.clone()
+        } else {
+            Vec::new()
+        },
         // Delay spikes stall the data direction only, like scheduled losses.
-        delay_spikes: if name.ends_with('>') { spikes.clone() } else { Vec::new() },
+        delay_spikes: if name.ends_with('>') {
+            spikes.clone()
+        } else {
+            Vec::new()
+        },
         // Random spikes stall the data direction like listed ones; ARQ acts on both directions
         // (every frame crosses the radio, ACKs too).
-        variation: link::DelayVariation { spikes: if name.ends_with('>') { variation.spikes } else { None }, arq: variation.arq },
+        variation: link::DelayVariation {
+            spikes: if name.ends_with('>') {
+                variation.spikes
+            } else {
+                None
+            },
+            arq: variation.arq,
+        },
         // Outages lose the data direction's packets, like scheduled losses.
-        outages: if name.ends_with('>') { outages.clone() } else { Vec::new() },
+        outages: if name.ends_with('>') {
+            outages.clone()
+        } else {
+            Vec::new()
+        },
         name: name.into(),
         monitored,
         agent,
     };
     // Reports name a channel after its link and direction: `bottleneck>` carries data, `bottleneck<` ACKs.
-    Ok(LinkSpec { a: 0, b: 0, forward: channel(&format!("{short}>"), fwd_err, forward_agent), reverse: channel(&format!("{short}<"), rev_err, agent) })
+    Ok(LinkSpec {
+        a: 0,
+        b: 0,
+        forward: channel(&format!("{short}>"), fwd_err, forward_agent),
+        reverse: channel(&format!("{short}<"), rev_err, agent),
+    })
 }
 
 /// A link's `random_spikes` and `arq`, checked (errors name the key).
@@ -264,30 +328,55 @@ fn delay_variation(cfg: &LinkCfg, key: &str) -> Result<link::DelayVariation, Con
         None => None,
         Some(r) => {
             if r.every.0 == 0 {
-                return Err(invalid(format!("{key}.random_spikes.every"), "must be positive"));
+                return Err(invalid(
+                    format!("{key}.random_spikes.every"),
+                    "must be positive",
+                ));
             }
             if r.max.0 == 0 {
-                return Err(invalid(format!("{key}.random_spikes.max"), "must be positive"));
+                return Err(invalid(
+                    format!("{key}.random_spikes.max"),
+                    "must be positive",
+                ));
             }
             if r.min.0 > r.max.0 {
-                return Err(invalid(format!("{key}.random_spikes.min"), "must not exceed max"));
+                return Err(invalid(
+                    format!("{key}.random_spikes.min"),
+                    "must not exceed max",
+                ));
             }
-            Some(link::SpikeProcess { every: r.every.0, min: r.min.0, max: r.max.0 })
+            Some(link::SpikeProcess {
+                every: r.every.0,
+                min: r.min.0,
+                max: r.max.0,
+            })
         }
     };
     let arq = match &cfg.arq {
         None => None,
         Some(a) => {
             if !(0.0..1.0).contains(&a.per) {
-                return Err(invalid(format!("{key}.arq.per"), format!("{} is outside [0, 1)", a.per)));
+                return Err(invalid(
+                    format!("{key}.arq.per"),
+                    format!("{} is outside [0, 1)", a.per),
+                ));
             }
             if a.retries > 255 {
                 return Err(invalid(format!("{key}.arq.retries"), "at most 255"));
             }
             if a.cw_min > a.cw_max {
-                return Err(invalid(format!("{key}.arq.cw_min"), "must not exceed cw_max"));
+                return Err(invalid(
+                    format!("{key}.arq.cw_min"),
+                    "must not exceed cw_max",
+                ));
             }
-            Some(link::Arq { per: a.per, retries: a.retries, slot: a.slot.0, cw_min: a.cw_min, cw_max: a.cw_max })
+            Some(link::Arq {
+                per: a.per,
+                retries: a.retries,
+                slot: a.slot.0,
+                cw_min: a.cw_min,
+                cw_max: a.cw_max,
+            })
         }
     };
     Ok(link::DelayVariation { spikes, arq })
@@ -295,51 +384,97 @@ fn delay_variation(cfg: &LinkCfg, key: &str) -> Result<link::DelayVariation, Con
 
 /// A component chosen by name is checked against the TCP options its prerequisites involve
 /// (`"sack"` recovery needs `sack = true`); the name itself was checked as the scenario was read.
-fn with_options<T>(family: &component::Family<T, TcpOptions>, name: &str, path: &str, options: &TcpOptions) -> Result<T, ConfigError> {
-    component::build_named(family, name, path, options).unwrap_or_else(|| Err(invalid(path, format!("unknown {} '{name}'", family.noun))))
+fn with_options<T>(
+    family: &component::Family<T, TcpOptions>,
+    name: &str,
+    path: &str,
+    options: &TcpOptions,
+) -> Result<T, ConfigError> {
+    component::build_named(family, name, path, options)
+        .unwrap_or_else(|| Err(invalid(path, format!("unknown {} '{name}'", family.noun))))
 }
 
 /// The connection's settings from the scenario's `[tcp]` (or a group's): the choices are typed
 /// already ([`spelled`]); here they are checked against each other and the ranges.
 pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigError> {
     let cc = cfg.cc.value.clone();
-    let options = TcpOptions { sack: cfg.sack, timestamps: cfg.timestamps };
+    let options = TcpOptions {
+        sack: cfg.sack,
+        timestamps: cfg.timestamps,
+    };
     let recovery = match &cfg.recovery {
         None => None,
-        Some(r) => Some(with_options(&tcp::recovery::FAMILY, r.value.name(), &format!("{key}.recovery"), &options)?),
+        Some(r) => Some(with_options(
+            &tcp::recovery::FAMILY,
+            r.value.name(),
+            &format!("{key}.recovery"),
+            &options,
+        )?),
     };
     let mss = cfg.mss.0;
     if !(1..=65_000).contains(&mss) {
-        return Err(invalid(format!("{key}.mss"), format!("{mss} B is outside 1..65000 B")));
+        return Err(invalid(
+            format!("{key}.mss"),
+            format!("{mss} B is outside 1..65000 B"),
+        ));
     }
     if cfg.header.0 > 1000 {
-        return Err(invalid(format!("{key}.header"), "more than 1000 B of headers"));
+        return Err(invalid(
+            format!("{key}.header"),
+            "more than 1000 B of headers",
+        ));
     }
     if !(1..=1000).contains(&cfg.init_cwnd) {
-        return Err(invalid(format!("{key}.init_cwnd"), format!("{} segments is outside 1..1000", cfg.init_cwnd)));
+        return Err(invalid(
+            format!("{key}.init_cwnd"),
+            format!("{} segments is outside 1..1000", cfg.init_cwnd),
+        ));
     }
     if cfg.rwnd.0 < mss {
         return Err(invalid(format!("{key}.rwnd"), "smaller than one segment"));
     }
     let delayed_ack = match cfg.delayed_ack.value.0 {
         None => None,
-        Some(_) if cfg.delayed_ack_segments == 0 => return Err(invalid(format!("{key}.delayed_ack_segments"), "must be at least 1")),
-        Some(timeout) => Some(DelayedAck { timeout, segments: cfg.delayed_ack_segments }),
+        Some(_) if cfg.delayed_ack_segments == 0 => {
+            return Err(invalid(
+                format!("{key}.delayed_ack_segments"),
+                "must be at least 1",
+            ))
+        }
+        Some(timeout) => Some(DelayedAck {
+            timeout,
+            segments: cfg.delayed_ack_segments,
+        }),
     };
     let spurious_detection = match &cfg.spurious_detection {
         None => SpuriousDetection::Off,
         Some(d) if d.value == SpuriousDetection::Off => SpuriousDetection::Off,
-        Some(d) => with_options(&tcp::SPURIOUS_DETECTION, d.value.name(), &format!("{key}.spurious_detection"), &options)?,
+        Some(d) => with_options(
+            &tcp::SPURIOUS_DETECTION,
+            d.value.name(),
+            &format!("{key}.spurious_detection"),
+            &options,
+        )?,
     };
     let spurious_response = match &cfg.spurious_response {
         None => SpuriousResponse::default(),
-        Some(r) => with_options(&tcp::SPURIOUS_RESPONSE, r.value.name(), &format!("{key}.spurious_response"), &options)?,
+        Some(r) => with_options(
+            &tcp::SPURIOUS_RESPONSE,
+            r.value.name(),
+            &format!("{key}.spurious_response"),
+            &options,
+        )?,
     };
     let ignore_quench = cfg.source_quench == Some(tcp::SourceQuench::Ignore);
     let sample_clock = cfg.sample_clock.as_ref().map_or(0, |c| c.value.0);
     let max_pacing_rate = match cfg.max_pacing_rate {
         None => None,
-        Some(r) if r.0 < 8 => return Err(invalid(format!("{key}.max_pacing_rate"), "must be at least 8 bps (one byte per second)")),
+        Some(r) if r.0 < 8 => {
+            return Err(invalid(
+                format!("{key}.max_pacing_rate"),
+                "must be at least 8 bps (one byte per second)",
+            ))
+        }
         Some(r) => Some(r.0 / 8),
     };
     Ok(TcpConfig {
@@ -370,18 +505,41 @@ pub(crate) fn build_tcp(cfg: &TcpCfg, key: &str) -> Result<TcpConfig, ConfigErro
 fn build_dumbbell(s: &Scenario, n: usize) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
     let t = &s.topology;
     if t.nodes.is_some() || !t.links.is_empty() {
-        return Err(invalid(if t.nodes.is_some() { "topology.nodes" } else { "topology.links" }, "only for kind = \"graph\""));
+        return Err(invalid(
+            if t.nodes.is_some() {
+                "topology.nodes"
+            } else {
+                "topology.links"
+            },
+            "only for kind = \"graph\"",
+        ));
     }
-    let need = |l: &Option<LinkCfg>, key: &str| l.clone().ok_or_else(|| invalid(key, "a dumbbell needs this link"));
-    let (bottleneck, access) = (need(&t.bottleneck, "topology.bottleneck")?, need(&t.access, "topology.access")?);
-    for (key, link) in [("topology.bottleneck", Some(&bottleneck)), ("topology.access", Some(&access)), ("topology.receiver_access", t.receiver_access.as_ref())] {
+    let need = |l: &Option<LinkCfg>, key: &str| {
+        l.clone()
+            .ok_or_else(|| invalid(key, "a dumbbell needs this link"))
+    };
+    let (bottleneck, access) = (
+        need(&t.bottleneck, "topology.bottleneck")?,
+        need(&t.access, "topology.access")?,
+    );
+    for (key, link) in [
+        ("topology.bottleneck", Some(&bottleneck)),
+        ("topology.access", Some(&access)),
+        ("topology.receiver_access", t.receiver_access.as_ref()),
+    ] {
         if let Some(l) = link {
             reject_graph_keys(l, key)?;
         }
     }
     for (g, group) in s.flows.iter().enumerate() {
         if group.src.is_some() || group.dst.is_some() {
-            return Err(invalid(format!("flows[{g}].{}", if group.src.is_some() { "src" } else { "dst" }), "a dumbbell places flows itself; src/dst are for kind = \"graph\""));
+            return Err(invalid(
+                format!(
+                    "flows[{g}].{}",
+                    if group.src.is_some() { "src" } else { "dst" }
+                ),
+                "a dumbbell places flows itself; src/dst are for kind = \"graph\"",
+            ));
         }
     }
     let bottleneck = build_link(&bottleneck, "topology.bottleneck", true)?;
@@ -391,14 +549,29 @@ fn build_dumbbell(s: &Scenario, n: usize) -> Result<(Network, Vec<(u32, u32)>), 
         None => access.clone(),
     };
     let d = dumbbell(n, &access, bottleneck, &receiver_access);
-    let endpoints = d.senders.iter().copied().zip(d.receivers.iter().copied()).collect();
-    Ok((Network::build(d.n_nodes, d.links, s.simulation.seed), endpoints))
+    let endpoints = d
+        .senders
+        .iter()
+        .copied()
+        .zip(d.receivers.iter().copied())
+        .collect();
+    Ok((
+        Network::build(d.n_nodes, d.links, s.simulation.seed),
+        endpoints,
+    ))
 }
 
 fn reject_graph_keys(l: &LinkCfg, key: &str) -> Result<(), ConfigError> {
-    for (name, set) in [("a", l.a.is_some()), ("b", l.b.is_some()), ("monitor", l.monitor.is_some())] {
+    for (name, set) in [
+        ("a", l.a.is_some()),
+        ("b", l.b.is_some()),
+        ("monitor", l.monitor.is_some()),
+    ] {
         if set {
-            return Err(invalid(format!("{key}.{name}"), "only for links of kind = \"graph\""));
+            return Err(invalid(
+                format!("{key}.{name}"),
+                "only for links of kind = \"graph\"",
+            ));
         }
     }
     Ok(())
@@ -406,14 +579,26 @@ fn reject_graph_keys(l: &LinkCfg, key: &str) -> Result<(), ConfigError> {
 
 fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> {
     let t = &s.topology;
-    for (key, set) in [("topology.bottleneck", t.bottleneck.is_some()), ("topology.access", t.access.is_some()), ("topology.receiver_access", t.receiver_access.is_some())] {
+    for (key, set) in [
+        ("topology.bottleneck", t.bottleneck.is_some()),
+        ("topology.access", t.access.is_some()),
+        ("topology.receiver_access", t.receiver_access.is_some()),
+    ] {
         if set {
-            return Err(invalid(key, "only for kind = \"dumbbell\"; a graph lists its links"));
+            return Err(invalid(
+                key,
+                "only for kind = \"dumbbell\"; a graph lists its links",
+            ));
         }
     }
-    let nodes = t.nodes.ok_or_else(|| invalid("topology.nodes", "a graph needs its number of nodes"))?;
+    let nodes = t
+        .nodes
+        .ok_or_else(|| invalid("topology.nodes", "a graph needs its number of nodes"))?;
     if !(2..=2000).contains(&nodes) {
-        return Err(invalid("topology.nodes", format!("{nodes} nodes; 2..2000 are supported")));
+        return Err(invalid(
+            "topology.nodes",
+            format!("{nodes} nodes; 2..2000 are supported"),
+        ));
     }
     if t.links.is_empty() {
         return Err(invalid("topology.links", "a graph needs at least one link"));
@@ -422,36 +607,69 @@ fn build_graph(s: &Scenario) -> Result<(Network, Vec<(u32, u32)>), ConfigError> 
     for (i, l) in t.links.iter().enumerate() {
         let key = format!("topology.links[{i}]");
         let end = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
-            let v = v.ok_or_else(|| invalid(format!("{key}.{name}"), "a graph link needs both end nodes a and b"))?;
+            let v = v.ok_or_else(|| {
+                invalid(
+                    format!("{key}.{name}"),
+                    "a graph link needs both end nodes a and b",
+                )
+            })?;
             if v >= nodes {
-                return Err(invalid(format!("{key}.{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+                return Err(invalid(
+                    format!("{key}.{name}"),
+                    format!("node {v} does not exist (nodes are 0..{})", nodes - 1),
+                ));
             }
             Ok(v)
         };
         let (a, b) = (end(l.a, "a")?, end(l.b, "b")?);
         if a == b {
-            return Err(invalid(format!("{key}.b"), "a link needs two different nodes"));
+            return Err(invalid(
+                format!("{key}.b"),
+                "a link needs two different nodes",
+            ));
         }
         let spec = build_link(l, &key, l.monitor.unwrap_or(false))?;
-        let rename = |c: ChannelSpec, dir: &str| ChannelSpec { name: format!("links[{i}]{dir}"), ..c };
-        links.push(LinkSpec { a, b, forward: rename(spec.forward, ">"), reverse: rename(spec.reverse, "<") });
+        let rename = |c: ChannelSpec, dir: &str| ChannelSpec {
+            name: format!("links[{i}]{dir}"),
+            ..c
+        };
+        links.push(LinkSpec {
+            a,
+            b,
+            forward: rename(spec.forward, ">"),
+            reverse: rename(spec.reverse, "<"),
+        });
     }
     let network = Network::build(nodes as usize, links, s.simulation.seed);
     let mut endpoints = Vec::new();
     for (g, group) in s.flows.iter().enumerate() {
         let node = |v: Option<u32>, name: &str| -> Result<u32, ConfigError> {
-            let v = v.ok_or_else(|| invalid(format!("flows[{g}].{name}"), "flows in a graph need src and dst nodes"))?;
+            let v = v.ok_or_else(|| {
+                invalid(
+                    format!("flows[{g}].{name}"),
+                    "flows in a graph need src and dst nodes",
+                )
+            })?;
             if v >= nodes {
-                return Err(invalid(format!("flows[{g}].{name}"), format!("node {v} does not exist (nodes are 0..{})", nodes - 1)));
+                return Err(invalid(
+                    format!("flows[{g}].{name}"),
+                    format!("node {v} does not exist (nodes are 0..{})", nodes - 1),
+                ));
             }
             Ok(v)
         };
         let (src, dst) = (node(group.src, "src")?, node(group.dst, "dst")?);
         if src == dst {
-            return Err(invalid(format!("flows[{g}].dst"), "a flow needs two different nodes"));
+            return Err(invalid(
+                format!("flows[{g}].dst"),
+                "a flow needs two different nodes",
+            ));
         }
         if network.next_hop(src, dst).is_none() || network.next_hop(dst, src).is_none() {
-            return Err(invalid(format!("flows[{g}].dst"), format!("node {dst} cannot be reached from node {src}")));
+            return Err(invalid(
+                format!("flows[{g}].dst"),
+                format!("node {dst} cannot be reached from node {src}"),
+            ));
         }
         endpoints.extend(std::iter::repeat_n((src, dst), group.count as usize));
     }
@@ -481,7 +699,10 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
         return Err(invalid("simulation.duration", "must be positive"));
     }
     if sim.warmup.0 >= sim.duration.0 {
-        return Err(invalid("simulation.warmup", "must be shorter than the duration"));
+        return Err(invalid(
+            "simulation.warmup",
+            "must be shorter than the duration",
+        ));
     }
     if s.flows.is_empty() {
         return Err(invalid("flows", "at least one flow group is needed"));
@@ -489,11 +710,17 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
     let n: u64 = s.flows.iter().map(|g| g.count as u64).sum();
     // Routing keeps a next-hop table of nodes², so flows (two hosts each) and nodes are bounded.
     if n == 0 || n > 1000 {
-        return Err(invalid("flows", format!("{n} flows in total; 1..1000 are supported")));
+        return Err(invalid(
+            "flows",
+            format!("{n} flows in total; 1..1000 are supported"),
+        ));
     }
     let interval = sim.queue_sample_interval.0;
     if interval > 0 && sim.duration.0 / interval > 10_000_000 {
-        return Err(invalid("simulation.queue_sample_interval", "more than 10 million samples: use a longer interval or \"0s\" for none"));
+        return Err(invalid(
+            "simulation.queue_sample_interval",
+            "more than 10 million samples: use a longer interval or \"0s\" for none",
+        ));
     }
     // Where each flow runs: (sender node, receiver node), in flow order.
     let (network, endpoints) = build_network(s)?;
@@ -508,30 +735,63 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
         // The estimator and policy as read (parameters checked then); each flow starts from a copy.
         let rto = &group.tcp.as_ref().unwrap_or(&s.tcp).rto;
         let app_bytes = match group.bytes.and_then(|b| b.0) {
-            Some(0) => return Err(invalid(format!("flows[{g}].bytes"), "a transfer needs at least one byte")),
+            Some(0) => {
+                return Err(invalid(
+                    format!("flows[{g}].bytes"),
+                    "a transfer needs at least one byte",
+                ))
+            }
             Some(b) => b,
             None => u64::MAX,
         };
         let app = match &group.app {
-            Some(t) => component::build(&app::FAMILY, app::DEFAULT_KIND, t, &format!("flows[{g}].app"), &())?,
+            Some(t) => component::build(
+                &app::FAMILY,
+                app::DEFAULT_KIND,
+                t,
+                &format!("flows[{g}].app"),
+                &(),
+            )?,
             None => None,
         };
         if app.is_some() && group.bytes.is_some() {
-            return Err(invalid(format!("flows[{g}].bytes"), "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\""));
+            return Err(invalid(
+                format!("flows[{g}].bytes"),
+                "an on/off source runs to the end of the simulation; bytes is for kind = \"bulk\"",
+            ));
         }
         let app_bytes = if app.is_some() { 0 } else { app_bytes };
         // A stop before a flow has started would leave nothing to stop: the stop must come after
         // the group's last possible start (its draws included).
         let stop = group.stop.map(|d| d.0);
         if let Some(stop) = stop {
-            let last = group.start.to.saturating_add(group.start_step.0.saturating_mul(group.count.saturating_sub(1) as u64)).saturating_add(group.start_jitter.0);
+            let last = group
+                .start
+                .to
+                .saturating_add(
+                    group
+                        .start_step
+                        .0
+                        .saturating_mul(group.count.saturating_sub(1) as u64),
+                )
+                .saturating_add(group.start_jitter.0);
             if stop <= last {
-                return Err(invalid(format!("flows[{g}].stop"), format!("{} must be later than the group's last possible start ({})", units::exact_duration(stop), units::exact_duration(last))));
+                return Err(invalid(
+                    format!("flows[{g}].stop"),
+                    format!(
+                        "{} must be later than the group's last possible start ({})",
+                        units::exact_duration(stop),
+                        units::exact_duration(last)
+                    ),
+                ));
             }
         }
         for i in 0..group.count as u64 {
             let f = flows.len();
-            let mut start = group.start.from.saturating_add(group.start_step.0.saturating_mul(i));
+            let mut start = group
+                .start
+                .from
+                .saturating_add(group.start_step.0.saturating_mul(i));
             // Each flow draws from its own stream: adding a flow never moves another's start.
             let mut rng = Stream::new(sim.seed, Component::FlowStart(f as u32));
             for spread in [group.start.to - group.start.from, group.start_jitter.0] {
@@ -556,19 +816,36 @@ pub fn build_with(s: &Scenario, traces: TraceSet) -> Result<Engine, ConfigError>
             let receiver = Receiver::new(f as u32, dst, src, &tcp);
             let label = engine::FlowLabel {
                 group: g as u32,
-                cc: tcp.cc.component().map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
+                cc: tcp
+                    .cc
+                    .component()
+                    .map_or_else(|_| tcp.cc.name.clone(), |i| i.name.to_string()),
                 recovery: tcp.recovery_kind().name().to_string(),
                 estimator: tcp.estimator.clone(),
                 rto_policy: tcp.rto_policy.clone(),
             };
-            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss).with_label(label).with_stop(stop);
+            let flow = Flow::new(sender, receiver, src, dst, start, app_bytes, tcp.mss)
+                .with_label(label)
+                .with_stop(stop);
             flows.push(match app {
-                Some(cfg) => flow.with_app(OnOff::new(cfg, tcp.mss, Stream::new(sim.seed, Component::App(f as u32)), start)),
+                Some(cfg) => flow.with_app(OnOff::new(
+                    cfg,
+                    tcp.mss,
+                    Stream::new(sim.seed, Component::App(f as u32)),
+                    start,
+                )),
                 None => flow,
             });
         }
     }
-    Ok(Engine::new(network, flows, sim.duration.0, sim.warmup.0, sim.queue_sample_interval.0, traces))
+    Ok(Engine::new(
+        network,
+        flows,
+        sim.duration.0,
+        sim.warmup.0,
+        sim.queue_sample_interval.0,
+        traces,
+    ))
 }
 
 pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
@@ -580,7 +857,8 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
         f.spurious.finish(&mut e.trace.retx);
     }
     let spurious: Vec<u64> = e.flows.iter().map(|f| f.spurious.spurious).collect();
-    let scores: Vec<spurious::DetectorScore> = e.flows.iter().map(|f| f.spurious.detector).collect();
+    let scores: Vec<spurious::DetectorScore> =
+        e.flows.iter().map(|f| f.spurious.detector).collect();
     let flows: Vec<FlowSummary> = e
         .flows
         .iter()
@@ -589,8 +867,15 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
             let from = f.start.max(warmup);
             let until = f.completed_at.unwrap_or(end).max(from);
             let secs = (until - from) as f64 / 1e9;
-            let delivered = f.receiver.stats.bytes_delivered - f.delivered_at_warmup.min(f.receiver.stats.bytes_delivered);
-            let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+            let delivered = f.receiver.stats.bytes_delivered
+                - f.delivered_at_warmup.min(f.receiver.stats.bytes_delivered);
+            let rate = |bytes: u64| {
+                if secs > 0.0 {
+                    bytes as f64 * 8.0 / secs
+                } else {
+                    0.0
+                }
+            };
             let st = f.sender.stats;
             let retx = st.retx_timeout + st.retx_fast;
             FlowSummary {
@@ -606,7 +891,10 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
                 bytes_sent: st.bytes_sent,
                 goodput_bps: rate(delivered),
                 throughput_bps: rate(st.bytes_sent - f.sent_at_warmup.min(st.bytes_sent)),
-                offered_bps: f.app.is_some().then(|| rate(f.sender.app_bytes() - f.offered_at_warmup)),
+                offered_bps: f
+                    .app
+                    .is_some()
+                    .then(|| rate(f.sender.app_bytes() - f.offered_at_warmup)),
                 retx_spurious: spurious[i],
                 retx_necessary: retx - spurious[i],
                 quench_received: st.quench_reductions + st.quench_ignored,
@@ -654,7 +942,12 @@ pub(crate) fn summarise(s: &Scenario, mut e: Engine) -> SimResult {
         jain_index: jain_index(&goodputs),
         flows,
         channels,
-        bottleneck: e.network.channels.iter().position(|c| c.monitored).unwrap_or(0),
+        bottleneck: e
+            .network
+            .channels
+            .iter()
+            .position(|c| c.monitored)
+            .unwrap_or(0),
         events: e.events,
         event_hash: e.event_hash,
         trace: e.trace,

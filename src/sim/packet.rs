@@ -78,7 +78,10 @@ impl SackBlocks {
             if out.len as usize == Self::MAX {
                 break;
             }
-            if let (Some(Ok(s)), Some(Ok(e))) = (s.checked_sub(ack).map(u32::try_from), e.checked_sub(ack).map(u32::try_from)) {
+            if let (Some(Ok(s)), Some(Ok(e))) = (
+                s.checked_sub(ack).map(u32::try_from),
+                e.checked_sub(ack).map(u32::try_from),
+            ) {
                 out.offsets[out.len as usize] = (s, e);
                 out.len += 1;
             }
@@ -92,7 +95,9 @@ impl SackBlocks {
 
     /// The blocks as absolute [start, end) ranges, given the packet's ACK number.
     pub fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.offsets[..self.len as usize].iter().map(move |&(s, e)| (ack + s as u64, ack + e as u64))
+        self.offsets[..self.len as usize]
+            .iter()
+            .map(move |&(s, e)| (ack + s as u64, ack + e as u64))
     }
 }
 

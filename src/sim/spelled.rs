@@ -32,7 +32,10 @@ pub struct Spelled<T> {
 impl<T> Spelled<T> {
     /// A value and its spelling (the defaults a scenario does not write).
     pub fn new(value: T, spelling: impl Into<toml::Value>) -> Self {
-        Self { value, spelling: spelling.into() }
+        Self {
+            value,
+            spelling: spelling.into(),
+        }
     }
 
     /// What the scenario wrote.
@@ -44,7 +47,10 @@ impl<T> Spelled<T> {
 impl<T: FromToml> Spelled<T> {
     /// Read a value written as `spelling`.
     pub fn read(spelling: toml::Value) -> Result<Self, String> {
-        Ok(Self { value: T::from_toml(&spelling)?, spelling })
+        Ok(Self {
+            value: T::from_toml(&spelling)?,
+            spelling,
+        })
     }
 }
 
@@ -63,7 +69,8 @@ impl<T> Serialize for Spelled<T> {
 /// The text of a value written as a string, or the reason it is not one (the words the rest of
 /// the reader uses for a value of the wrong type).
 fn text(v: &toml::Value) -> Result<&str, String> {
-    v.as_str().ok_or_else(|| format!("expected text in quotes, got {v}"))
+    v.as_str()
+        .ok_or_else(|| format!("expected text in quotes, got {v}"))
 }
 
 /// A TOML value as the `key=value` text parameters take.
@@ -79,10 +86,21 @@ pub(crate) fn named_table(v: &toml::Value) -> Result<(String, Vec<(String, Strin
     match v {
         toml::Value::String(name) => Ok((name.clone(), Vec::new())),
         toml::Value::Table(t) => {
-            let name = t.get("name").and_then(|n| n.as_str()).ok_or("a table needs name = \"...\"")?;
-            Ok((name.to_string(), t.iter().filter(|(k, _)| *k != "name").map(|(k, v)| (k.clone(), param_text(v))).collect()))
+            let name = t
+                .get("name")
+                .and_then(|n| n.as_str())
+                .ok_or("a table needs name = \"...\"")?;
+            Ok((
+                name.to_string(),
+                t.iter()
+                    .filter(|(k, _)| *k != "name")
+                    .map(|(k, v)| (k.clone(), param_text(v)))
+                    .collect(),
+            ))
         }
-        other => Err(format!("expected a name or {{ name = ..., parameters }}, found {other}")),
+        other => Err(format!(
+            "expected a name or {{ name = ..., parameters }}, found {other}"
+        )),
     }
 }
 
@@ -120,7 +138,12 @@ impl FromToml for RecoveryKind {
         recovery::FAMILY
             .find(name)
             .and_then(|c| RecoveryKind::named(c.name))
-            .ok_or_else(|| format!("'{name}' is not one of {}", recovery::FAMILY.names().join(", ")))
+            .ok_or_else(|| {
+                format!(
+                    "'{name}' is not one of {}",
+                    recovery::FAMILY.names().join(", ")
+                )
+            })
     }
 }
 
@@ -131,11 +154,14 @@ impl FromToml for SpuriousDetection {
         if name == "off" {
             return Ok(SpuriousDetection::Off);
         }
-        SPURIOUS_DETECTION.find(name).and_then(|c| SpuriousDetection::named(c.name)).ok_or_else(|| {
-            let mut known = vec!["off"];
-            known.extend(SPURIOUS_DETECTION.names());
-            format!("'{name}' is not {}", either(&known))
-        })
+        SPURIOUS_DETECTION
+            .find(name)
+            .and_then(|c| SpuriousDetection::named(c.name))
+            .ok_or_else(|| {
+                let mut known = vec!["off"];
+                known.extend(SPURIOUS_DETECTION.names());
+                format!("'{name}' is not {}", either(&known))
+            })
     }
 }
 
@@ -190,7 +216,12 @@ impl FromToml for AckTimer {
     fn from_toml(v: &toml::Value) -> Result<Self, String> {
         match text(v)?.trim() {
             "off" | "none" | "false" => Ok(AckTimer(None)),
-            t => parse_duration(t).filter(|&ns| ns > 0).map(|ns| AckTimer(Some(ns))).ok_or_else(|| format!("cannot read '{t}': use \"off\" or a timer such as \"200ms\"")),
+            t => parse_duration(t)
+                .filter(|&ns| ns > 0)
+                .map(|ns| AckTimer(Some(ns)))
+                .ok_or_else(|| {
+                    format!("cannot read '{t}': use \"off\" or a timer such as \"200ms\"")
+                }),
         }
     }
 }
@@ -223,29 +254,76 @@ mod tests {
     #[test]
     fn a_choice_is_read_into_its_type_and_keeps_its_spelling() {
         let r = read::<RecoveryKind>("\"rfc6675\"").unwrap();
-        assert_eq!((r.value, r.spelling().as_str()), (RecoveryKind::Sack, Some("rfc6675")));
-        assert_eq!(read::<SpuriousDetection>("\"frto-sack\"").unwrap().value, SpuriousDetection::Frto(super::super::tcp::frto::Variant::Sack));
-        assert_eq!(read::<SpuriousDetection>("\"off\"").unwrap().value, SpuriousDetection::Off);
-        assert_eq!(read::<SpuriousResponse>("\"rfc4015\"").unwrap().value, SpuriousResponse::Rfc4015);
+        assert_eq!(
+            (r.value, r.spelling().as_str()),
+            (RecoveryKind::Sack, Some("rfc6675"))
+        );
+        assert_eq!(
+            read::<SpuriousDetection>("\"frto-sack\"").unwrap().value,
+            SpuriousDetection::Frto(super::super::tcp::frto::Variant::Sack)
+        );
+        assert_eq!(
+            read::<SpuriousDetection>("\"off\"").unwrap().value,
+            SpuriousDetection::Off
+        );
+        assert_eq!(
+            read::<SpuriousResponse>("\"rfc4015\"").unwrap().value,
+            SpuriousResponse::Rfc4015
+        );
         assert_eq!(read::<AckTimer>("\"none\"").unwrap().value, AckTimer(None));
-        assert_eq!(read::<AckTimer>("\"0.2s\"").unwrap().value, AckTimer(Some(200_000_000)));
-        assert_eq!(read::<SampleClock>("\"4ms\"").unwrap().value, SampleClock(4_000_000));
-        assert_eq!(read::<ErrorDirection>("\"both\"").unwrap().value.channels(), (true, true));
+        assert_eq!(
+            read::<AckTimer>("\"0.2s\"").unwrap().value,
+            AckTimer(Some(200_000_000))
+        );
+        assert_eq!(
+            read::<SampleClock>("\"4ms\"").unwrap().value,
+            SampleClock(4_000_000)
+        );
+        assert_eq!(
+            read::<ErrorDirection>("\"both\"").unwrap().value.channels(),
+            (true, true)
+        );
         let cc = read::<CcSpec>("{ name = \"vegas\", alpha = 2, beta = 4 }").unwrap();
         assert_eq!(cc.value.name, "vegas");
-        assert!(cc.spelling().is_table(), "canonical form 1 writes the table as given");
+        assert!(
+            cc.spelling().is_table(),
+            "canonical form 1 writes the table as given"
+        );
     }
 
     #[test]
     fn a_value_that_is_not_one_says_what_would_be() {
-        assert_eq!(read::<RecoveryKind>("\"fack\"").unwrap_err(), "'fack' is not one of reno, newreno, sack");
-        assert_eq!(read::<SpuriousDetection>("\"dsack\"").unwrap_err(), "'dsack' is not off, eifel, frto or frto-sack");
-        assert_eq!(read::<SpuriousResponse>("\"bsd\"").unwrap_err(), "'bsd' is not linux, rfc4015 or rate-halving");
-        assert_eq!(read::<ErrorDirection>("\"up\"").unwrap_err(), "'up' is not forward, reverse or both");
-        assert_eq!(read::<SampleClock>("0.004").unwrap_err(), "expected text in quotes, got 0.004");
-        assert!(read::<AckTimer>("\"sometimes\"").unwrap_err().starts_with("cannot read 'sometimes'"));
-        assert!(read::<SampleClock>("\"11s\"").unwrap_err().contains("at most 10 s"));
-        assert!(read::<CcSpec>("{ alpha = 2 }").unwrap_err().starts_with("a table needs name"));
-        assert!(read::<CcSpec>("{ name = \"vegas\", alfa = 1 }").unwrap_err().starts_with("vegas: unknown parameter 'alfa'"));
+        assert_eq!(
+            read::<RecoveryKind>("\"fack\"").unwrap_err(),
+            "'fack' is not one of reno, newreno, sack"
+        );
+        assert_eq!(
+            read::<SpuriousDetection>("\"dsack\"").unwrap_err(),
+            "'dsack' is not off, eifel, frto or frto-sack"
+        );
+        assert_eq!(
+            read::<SpuriousResponse>("\"bsd\"").unwrap_err(),
+            "'bsd' is not linux, rfc4015 or rate-halving"
+        );
+        assert_eq!(
+            read::<ErrorDirection>("\"up\"").unwrap_err(),
+            "'up' is not forward, reverse or both"
+        );
+        assert_eq!(
+            read::<SampleClock>("0.004").unwrap_err(),
+            "expected text in quotes, got 0.004"
+        );
+        assert!(read::<AckTimer>("\"sometimes\"")
+            .unwrap_err()
+            .starts_with("cannot read 'sometimes'"));
+        assert!(read::<SampleClock>("\"11s\"")
+            .unwrap_err()
+            .contains("at most 10 s"));
+        assert!(read::<CcSpec>("{ alpha = 2 }")
+            .unwrap_err()
+            .starts_with("a table needs name"));
+        assert!(read::<CcSpec>("{ name = \"vegas\", alfa = 1 }")
+            .unwrap_err()
+            .starts_with("vegas: unknown parameter 'alfa'"));
     }
 }

@@ -34,7 +34,12 @@ struct Segment {
 
 impl Default for Segment {
     fn default() -> Self {
-        Self { retransmissions: 0, first_arrival: NONE, records: Vec::new(), judged: None }
+        Self {
+            retransmissions: 0,
+            first_arrival: NONE,
+            records: Vec::new(),
+            judged: None,
+        }
     }
 }
 
@@ -67,7 +72,13 @@ pub struct SpuriousOracle {
 
 impl SpuriousOracle {
     pub fn new(mss: u32) -> Self {
-        Self { mss: mss.max(1) as u64, base: 0, open: VecDeque::new(), spurious: 0, detector: DetectorScore::default() }
+        Self {
+            mss: mss.max(1) as u64,
+            base: 0,
+            open: VecDeque::new(),
+            spurious: 0,
+            detector: DetectorScore::default(),
+        }
     }
 
     /// Segments held right now (bounded by the window).
@@ -146,7 +157,9 @@ impl SpuriousOracle {
         }
         // Retransmissions are numbered 1, 2, … (saturating at 255): those numbered ≤ m, the first
         // arrival's, were needed or no worse than the copy that made it; the rest were not.
-        self.spurious += s.retransmissions.saturating_sub((s.first_arrival as u32).min(s.retransmissions)) as u64;
+        self.spurious +=
+            s.retransmissions
+                .saturating_sub((s.first_arrival as u32).min(s.retransmissions)) as u64;
         for &r in &s.records {
             trace.spurious[r as usize] = trace.tx[r as usize] as u16 > s.first_arrival;
         }
@@ -158,7 +171,11 @@ mod tests {
     use super::*;
 
     fn trace_with(txs: &[u8]) -> RetxTrace {
-        RetxTrace { tx: txs.to_vec(), spurious: vec![false; txs.len()], ..RetxTrace::default() }
+        RetxTrace {
+            tx: txs.to_vec(),
+            spurious: vec![false; txs.len()],
+            ..RetxTrace::default()
+        }
     }
 
     #[test]
@@ -204,7 +221,15 @@ mod tests {
         o.arrived(3000, 1);
         o.judged(3000, 1, false);
         o.acked(4000, &mut t);
-        assert_eq!(o.detector, DetectorScore { true_positives: 1, false_positives: 1, false_negatives: 1, true_negatives: 1 });
+        assert_eq!(
+            o.detector,
+            DetectorScore {
+                true_positives: 1,
+                false_positives: 1,
+                false_negatives: 1,
+                true_negatives: 1
+            }
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ use crate::time::{Nanos, SEC};
 /// group 0 with `first` (its stop, its application; starting at 0 s unless it says), group 1
 /// running to the end at 20 s.
 fn two_groups(first: &str) -> String {
-    let start = if first.contains("start =") { "" } else { "start = \"0s\"" };
+    let start = if first.contains("start =") {
+        ""
+    } else {
+        "start = \"0s\""
+    };
     format!(
         r#"
         [simulation]
@@ -32,13 +36,25 @@ fn two_groups(first: &str) -> String {
 
 fn run_receiving(text: &str) -> SimResult {
     let s = Scenario::from_toml(text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    run_with(&s, TraceSet { receive: true, ..TraceSet::NONE }, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"))
+    run_with(
+        &s,
+        TraceSet {
+            receive: true,
+            ..TraceSet::NONE
+        },
+        u64::MAX,
+        |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Payload bytes of `flow` that reached its receiver within [from, to), duplicates included.
 fn received(r: &SimResult, flow: u32, from: Nanos, to: Nanos) -> u64 {
     let t = &r.trace.receive;
-    (0..t.time.len()).filter(|&i| t.flow[i] == flow && (from..to).contains(&t.time[i])).map(|i| t.len[i] as u64).sum()
+    (0..t.time.len())
+        .filter(|&i| t.flow[i] == flow && (from..to).contains(&t.time[i]))
+        .map(|i| t.len[i] as u64)
+        .sum()
 }
 
 #[test]
@@ -92,7 +108,12 @@ fn stopping_runs_repeat_bit_for_bit() {
 
 #[test]
 fn the_canonical_form_has_a_stop_only_when_one_is_given() {
-    let canon = |text: &str| Scenario::from_toml(text, &[]).unwrap().to_canonical_toml().unwrap();
+    let canon = |text: &str| {
+        Scenario::from_toml(text, &[])
+            .unwrap()
+            .to_canonical_toml()
+            .unwrap()
+    };
     assert!(!canon(&two_groups("")).contains("stop"));
     assert!(canon(&two_groups("stop = \"5s\"")).contains("stop = \"5s\""));
 }
@@ -100,13 +121,28 @@ fn the_canonical_form_has_a_stop_only_when_one_is_given() {
 #[test]
 fn a_stop_before_the_last_possible_start_or_negative_is_refused_naming_the_key() {
     let cases = [
-        ("stop = \"-1s\"", "flows[0].stop: expected a duration such as"),
-        ("stop = \"0s\"", "flows[0].stop: 0ns must be later than the group's last possible start (0ns)"),
-        ("start = \"uniform(1s, 3s)\"\nstop = \"2s\"", "flows[0].stop: 2s must be later than the group's last possible start (3s)"),
-        ("count = 3\nstart_step = \"1s\"\nstop = \"2s\"", "flows[0].stop: 2s must be later than the group's last possible start (2s)"),
+        (
+            "stop = \"-1s\"",
+            "flows[0].stop: expected a duration such as",
+        ),
+        (
+            "stop = \"0s\"",
+            "flows[0].stop: 0ns must be later than the group's last possible start (0ns)",
+        ),
+        (
+            "start = \"uniform(1s, 3s)\"\nstop = \"2s\"",
+            "flows[0].stop: 2s must be later than the group's last possible start (3s)",
+        ),
+        (
+            "count = 3\nstart_step = \"1s\"\nstop = \"2s\"",
+            "flows[0].stop: 2s must be later than the group's last possible start (2s)",
+        ),
     ];
     for (extra, needle) in cases {
-        let err = run_toml(&two_groups(extra), &[]).err().unwrap_or_else(|| panic!("accepted: {extra}")).to_string();
+        let err = run_toml(&two_groups(extra), &[])
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {extra}"))
+            .to_string();
         assert!(err.starts_with(needle), "{extra}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }

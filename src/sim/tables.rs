@@ -10,11 +10,18 @@
 //! columns (u8 codes into the `*_NAMES` tables of [`super::trace`]), which pandas reads as
 //! categoricals.
 
-use super::trace::{ArrivalTrace, DropTrace, MarkTrace, QuenchTrace, QueueTrace, ReceiveTrace, RetxTrace, RttTrace, Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES, VERDICT_NAMES};
+use super::trace::{
+    ArrivalTrace, DropTrace, MarkTrace, QuenchTrace, QueueTrace, ReceiveTrace, RetxTrace, RttTrace,
+    Trace, TraceSet, WindowTrace, DROP_CAUSE_NAMES, PACKET_KIND_NAMES, RETX_CAUSE_NAMES,
+    VERDICT_NAMES,
+};
 use super::{ChannelSummary, FlowSummary, SimResult, RESULT_SCHEMA_VERSION};
 use crate::time::Nanos;
 use arrow_array::types::UInt8Type;
-use arrow_array::{ArrayRef, BooleanArray, DictionaryArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array, UInt8Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, RecordBatch, StringArray, UInt32Array,
+    UInt64Array, UInt8Array,
+};
 use arrow_schema::{Field, Schema};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,8 +50,16 @@ impl Table<Flows> {
     /// The `flow` column and the columns the flows' own senders know ([`Column::from_sender`]),
     /// in the table's order and types: what the testbed reports for rttlab's senders.
     pub fn sender_batch(&self, flows: &Flows) -> RecordBatch {
-        let keep: Vec<usize> = self.columns.iter().enumerate().filter(|(_, c)| c.from_sender || c.name == "flow").map(|(i, _)| i).collect();
-        self.batch(flows).project(&keep).expect("the indices are this table's own columns")
+        let keep: Vec<usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.from_sender || c.name == "flow")
+            .map(|(i, _)| i)
+            .collect();
+        self.batch(flows)
+            .project(&keep)
+            .expect("the indices are this table's own columns")
     }
 }
 
@@ -54,12 +69,17 @@ impl<S: Default> Table<S> {
         let arrays: Vec<ArrayRef> = self.columns.iter().map(|c| (c.build)(source)).collect();
         let schema = self.schema_of(&arrays);
         // The builders give one length per source and the types the schema was made from.
-        RecordBatch::try_new(Arc::new(schema), arrays).expect("columns of one table have one length")
+        RecordBatch::try_new(Arc::new(schema), arrays)
+            .expect("columns of one table have one length")
     }
 
     /// The table's Arrow schema (types from the builders, unit and meaning as field metadata).
     pub fn schema(&self) -> Schema {
-        let empty: Vec<ArrayRef> = self.columns.iter().map(|c| (c.build)(&S::default())).collect();
+        let empty: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .map(|c| (c.build)(&S::default()))
+            .collect();
         self.schema_of(&empty)
     }
 
@@ -69,13 +89,19 @@ impl<S: Default> Table<S> {
             .iter()
             .zip(arrays)
             .map(|(c, a)| {
-                let meta = HashMap::from([("unit".to_owned(), c.unit.to_owned()), ("doc".to_owned(), c.doc.to_owned())]);
+                let meta = HashMap::from([
+                    ("unit".to_owned(), c.unit.to_owned()),
+                    ("doc".to_owned(), c.doc.to_owned()),
+                ]);
                 // Nullable: a peer simulator (ns-3) leaves null what it does not report.
                 Field::new(c.name, a.data_type().clone(), true).with_metadata(meta)
             })
             .collect();
         let meta = HashMap::from([
-            ("schema".to_owned(), format!("rttlab.simulate/{RESULT_SCHEMA_VERSION}")),
+            (
+                "schema".to_owned(),
+                format!("rttlab.simulate/{RESULT_SCHEMA_VERSION}"),
+            ),
             ("table".to_owned(), self.name.to_owned()),
             ("doc".to_owned(), self.doc.to_owned()),
         ]);
@@ -127,7 +153,10 @@ fn coded(codes: &[u8], names: &'static [&'static str]) -> ArrayRef {
     let keys = UInt8Array::from(codes.to_vec());
     let values = Arc::new(StringArray::from(names.to_vec()));
     // Codes come from `as u8` of the enums the name tables list, so every key is in range.
-    Arc::new(DictionaryArray::<UInt8Type>::try_new(keys, values).expect("trace codes index their name table"))
+    Arc::new(
+        DictionaryArray::<UInt8Type>::try_new(keys, values)
+            .expect("trace codes index their name table"),
+    )
 }
 
 // ---- the tables -----------------------------------------------------------------------------
@@ -137,34 +166,49 @@ pub type Channels = Vec<ChannelSummary>;
 
 macro_rules! col {
     ($name:expr, $unit:literal, $doc:literal, $build:expr) => {
-        Column { name: $name, unit: $unit, doc: $doc, build: $build, from_sender: false }
+        Column {
+            name: $name,
+            unit: $unit,
+            doc: $doc,
+            build: $build,
+            from_sender: false,
+        }
     };
 }
 
 /// A flows column the flow's sender knows by itself ([`Column::from_sender`]).
 macro_rules! sender {
     ($col:expr) => {
-        Column { from_sender: true, ..$col }
+        Column {
+            from_sender: true,
+            ..$col
+        }
     };
 }
 
 /// Counter columns of the flows table: `u64` fields of [`FlowSummary`] named like the column.
 macro_rules! flow_u64 {
     ($name:ident, $unit:literal, $doc:literal) => {
-        col!(stringify!($name), $unit, $doc, |f: &Flows| u64s(f.iter().map(|x| x.$name)))
+        col!(stringify!($name), $unit, $doc, |f: &Flows| u64s(
+            f.iter().map(|x| x.$name)
+        ))
     };
 }
 
 macro_rules! channel_u64 {
     ($name:ident, $unit:literal, $doc:literal) => {
-        col!(stringify!($name), $unit, $doc, |c: &Channels| u64s(c.iter().map(|x| x.$name)))
+        col!(stringify!($name), $unit, $doc, |c: &Channels| u64s(
+            c.iter().map(|x| x.$name)
+        ))
     };
 }
 
 /// A Snoop counter of the channel's agent (`agent::snoop::SnoopStats`), null without one.
 macro_rules! snoop_u64 {
     ($name:ident, $field:ident, $doc:literal) => {
-        col!(stringify!($name), "", $doc, |c: &Channels| opt_u64s(c.iter().map(|x| x.snoop.map(|s| s.$field))))
+        col!(stringify!($name), "", $doc, |c: &Channels| opt_u64s(
+            c.iter().map(|x| x.snoop.map(|s| s.$field))
+        ))
     };
 }
 
@@ -273,10 +317,24 @@ pub static WINDOW: Table<WindowTrace> = Table {
     columns: &[
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
         col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
-        col!("cwnd", "bytes", "congestion window", |t| u64s(t.cwnd.iter().copied())),
-        col!("ssthresh", "bytes", "slow-start threshold; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)", |t| u64s(t.ssthresh.iter().copied())),
-        col!("srtt", "s", "the estimator's current prediction (its SRTT); 0 before the first sample", |t| secs_of(&t.srtt)),
-        col!("rto", "s", "the RTO in force, back-off included", |t| secs_of(&t.rto)),
+        col!("cwnd", "bytes", "congestion window", |t| u64s(
+            t.cwnd.iter().copied()
+        )),
+        col!(
+            "ssthresh",
+            "bytes",
+            "slow-start threshold; 4611686018427387903 (2⁶² − 1) = never set (∞: no loss yet)",
+            |t| u64s(t.ssthresh.iter().copied())
+        ),
+        col!(
+            "srtt",
+            "s",
+            "the estimator's current prediction (its SRTT); 0 before the first sample",
+            |t| secs_of(&t.srtt)
+        ),
+        col!("rto", "s", "the RTO in force, back-off included", |t| {
+            secs_of(&t.rto)
+        }),
     ],
 };
 
@@ -287,10 +345,15 @@ pub static RTT: Table<RttTrace> = Table {
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
         col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
         col!("sample", "s", "the RTT sample", |t| secs_of(&t.sample)),
-        col!("prediction", "s", "the estimator's prediction just before the sample; null for a flow's first", |t| opt_f64s(
-            t.prediction.iter().map(|p| p.map(secs))
+        col!(
+            "prediction",
+            "s",
+            "the estimator's prediction just before the sample; null for a flow's first",
+            |t| opt_f64s(t.prediction.iter().map(|p| p.map(secs)))
+        ),
+        col!("rto", "s", "the base RTO after the sample", |t| secs_of(
+            &t.rto
         )),
-        col!("rto", "s", "the base RTO after the sample", |t| secs_of(&t.rto)),
     ],
 };
 
@@ -300,10 +363,25 @@ pub static RETRANSMISSIONS: Table<RetxTrace> = Table {
     columns: &[
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
         col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
-        col!("seq", "bytes", "the segment's first sequence number", |t| u64s(t.seq.iter().copied())),
-        col!("tx", "", "transmission number (1 = first retransmission)", |t| Arc::new(UInt8Array::from(t.tx.clone()))),
-        col!("spurious", "", "an earlier copy reached the receiver (resolved at the end of the run)", |t| bools(t.spurious.iter().copied())),
-        col!("cause", "", "timeout or fast", |t| coded(&t.cause, &RETX_CAUSE_NAMES)),
+        col!("seq", "bytes", "the segment's first sequence number", |t| {
+            u64s(t.seq.iter().copied())
+        }),
+        col!(
+            "tx",
+            "",
+            "transmission number (1 = first retransmission)",
+            |t| Arc::new(UInt8Array::from(t.tx.clone()))
+        ),
+        col!(
+            "spurious",
+            "",
+            "an earlier copy reached the receiver (resolved at the end of the run)",
+            |t| bools(t.spurious.iter().copied())
+        ),
+        col!("cause", "", "timeout or fast", |t| coded(
+            &t.cause,
+            &RETX_CAUSE_NAMES
+        )),
     ],
 };
 
@@ -328,9 +406,13 @@ pub static MARKS: Table<MarkTrace> = Table {
     doc: "Every ECN mark.",
     columns: &[
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
-        col!("channel", "", "channel number", |t| u32s(t.channel.iter().copied())),
+        col!("channel", "", "channel number", |t| u32s(
+            t.channel.iter().copied()
+        )),
         col!("flow", "", "flow number", |t| u32s(t.flow.iter().copied())),
-        col!("seq", "bytes", "the packet's sequence number", |t| u64s(t.seq.iter().copied())),
+        col!("seq", "bytes", "the packet's sequence number", |t| u64s(
+            t.seq.iter().copied()
+        )),
     ],
 };
 
@@ -339,12 +421,21 @@ pub static QUEUE: Table<QueueTrace> = Table {
     doc: "Monitored queues sampled every `simulation.queue_sample_interval`.",
     columns: &[
         col!("time", "s", "simulated time", |t| secs_of(&t.time)),
-        col!("channel", "", "channel number", |t| u32s(t.channel.iter().copied())),
-        col!("packets", "", "queue length in packets", |t| u32s(t.packets.iter().copied())),
-        col!("bytes", "bytes", "queue length in bytes", |t| u64s(t.bytes.iter().copied())),
-        col!("average", "packets", "RED's average queue; null for other disciplines", |t| opt_f64s(
-            t.average.iter().map(|&a| (!a.is_nan()).then_some(a))
+        col!("channel", "", "channel number", |t| u32s(
+            t.channel.iter().copied()
         )),
+        col!("packets", "", "queue length in packets", |t| u32s(
+            t.packets.iter().copied()
+        )),
+        col!("bytes", "bytes", "queue length in bytes", |t| u64s(
+            t.bytes.iter().copied()
+        )),
+        col!(
+            "average",
+            "packets",
+            "RED's average queue; null for other disciplines",
+            |t| opt_f64s(t.average.iter().map(|&a| (!a.is_nan()).then_some(a)))
+        ),
     ],
 };
 
@@ -412,7 +503,10 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
 
 /// The record batches of a run: flows, channels and the traces the run kept.
 pub fn batches(r: &SimResult) -> Vec<(&'static str, RecordBatch)> {
-    let mut out = vec![(FLOWS.name, FLOWS.batch(&r.flows)), (CHANNELS.name, CHANNELS.batch(&r.channels))];
+    let mut out = vec![
+        (FLOWS.name, FLOWS.batch(&r.flows)),
+        (CHANNELS.name, CHANNELS.batch(&r.channels)),
+    ];
     out.extend(trace_batches(&r.trace));
     out
 }
@@ -456,14 +550,21 @@ pub fn markdown() -> String {
     let mut out = String::new();
     for (name, schema) in schemas() {
         let doc = schema.metadata().get("doc").map_or("", String::as_str);
-        out.push_str(&format!("\n### `{name}`\n\n{doc}\n\n| column | type | unit | meaning |\n|---|---|---|---|\n"));
+        out.push_str(&format!(
+            "\n### `{name}`\n\n{doc}\n\n| column | type | unit | meaning |\n|---|---|---|---|\n"
+        ));
         for f in schema.fields() {
             let meta = f.metadata();
             let ty = match f.data_type() {
                 arrow_schema::DataType::Dictionary(_, _) => "dictionary (categorical)".to_owned(),
                 t => t.to_string(),
             };
-            out.push_str(&format!("| `{}` | {ty} | {} | {} |\n", f.name(), meta["unit"], meta["doc"]));
+            out.push_str(&format!(
+                "| `{}` | {ty} | {} | {} |\n",
+                f.name(),
+                meta["unit"],
+                meta["doc"]
+            ));
         }
     }
     out
@@ -495,7 +596,8 @@ mod tests {
     fn every_table_of_a_run_has_its_schema_and_one_row_per_record() {
         let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
         let every = TraceSet::parse(&TraceSet::NAMES.join(",")).unwrap();
-        let r = crate::sim::run_with(&s, every, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let r = crate::sim::run_with(&s, every, 1 << 12, |_| std::ops::ControlFlow::Continue(()))
+            .unwrap();
         let batches = batches(&r);
         let schemas: HashMap<_, _> = schemas().into_iter().collect();
         assert_eq!(batches.len(), 2 + TraceSet::NAMES.len());
@@ -514,13 +616,31 @@ mod tests {
     #[test]
     fn the_receive_trace_has_one_row_per_data_packet_that_reached_a_receiver() {
         let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
-        let r = crate::sim::run_with(&s, TraceSet::EVERY, u64::MAX, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let r = crate::sim::run_with(&s, TraceSet::EVERY, u64::MAX, |_| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
         let b = RECEIVE.batch(&r.trace.receive);
         let bytes: u64 = r.flows.iter().map(|f| f.bytes_received).sum();
-        assert_eq!(r.trace.receive.len.iter().map(|&l| l as u64).sum::<u64>(), bytes, "every payload byte that reached a receiver, once");
+        assert_eq!(
+            r.trace.receive.len.iter().map(|&l| l as u64).sum::<u64>(),
+            bytes,
+            "every payload byte that reached a receiver, once"
+        );
         assert_eq!(b.num_rows(), r.trace.receive.time.len());
-        let one_way = r.trace.receive.time.iter().zip(&r.trace.receive.sent).map(|(t, s)| t - s).min().unwrap();
-        assert!(one_way >= 22_000_000, "at least the three links' delays: {one_way}");
+        let one_way = r
+            .trace
+            .receive
+            .time
+            .iter()
+            .zip(&r.trace.receive.sent)
+            .map(|(t, s)| t - s)
+            .min()
+            .unwrap();
+        assert!(
+            one_way >= 22_000_000,
+            "at least the three links' delays: {one_way}"
+        );
     }
 
     #[test]
@@ -536,21 +656,51 @@ mod tests {
         let prediction = rtt.column_by_name("prediction").unwrap();
         // Each flow's first sample has no prediction; the others do.
         assert_eq!(prediction.null_count(), 3);
-        let sample = rtt.column_by_name("sample").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
+        let sample = rtt
+            .column_by_name("sample")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap();
         assert_eq!(sample.value(0), r.trace.rtt.sample[0] as f64 / 1e9);
         let flows = FLOWS.batch(&r.flows);
-        assert_eq!(flows.column_by_name("offered_bps").unwrap().null_count(), 3, "bulk flows offer no measured load");
+        assert_eq!(
+            flows.column_by_name("offered_bps").unwrap().null_count(),
+            3,
+            "bulk flows offer no measured load"
+        );
     }
 
     #[test]
     fn an_enumeration_column_names_its_codes() {
         let mut t = Trace::new(TraceSet::ALL);
-        t.drop(5, 1, 0, super::super::packet::Kind::Data, 7, super::super::queue::DropCause::Corruption);
+        t.drop(
+            5,
+            1,
+            0,
+            super::super::packet::Kind::Data,
+            7,
+            super::super::queue::DropCause::Corruption,
+        );
         let b = DROPS.batch(&t.drops);
-        let cause = b.column_by_name("cause").unwrap().as_any().downcast_ref::<DictionaryArray<UInt8Type>>().unwrap();
-        let values = cause.values().as_any().downcast_ref::<StringArray>().unwrap();
+        let cause = b
+            .column_by_name("cause")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<DictionaryArray<UInt8Type>>()
+            .unwrap();
+        let values = cause
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
         assert_eq!(values.value(cause.keys().value(0) as usize), "corruption");
-        let congestion = b.column_by_name("congestion").unwrap().as_any().downcast_ref::<BooleanArray>().unwrap();
+        let congestion = b
+            .column_by_name("congestion")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap();
         assert!(!congestion.value(0), "corruption is the link's own loss");
     }
 
@@ -559,23 +709,65 @@ mod tests {
     #[test]
     fn a_senders_rows_are_the_flow_and_the_sender_marked_columns_of_the_simulators_rows() {
         let s = crate::sim::config::Scenario::from_toml(DUMBBELL, &[]).unwrap();
-        let r = crate::sim::run_with(&s, TraceSet::NONE, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+        let r = crate::sim::run_with(&s, TraceSet::NONE, 1 << 12, |_| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
         let full = FLOWS.batch(&r.flows);
         let own = FLOWS.sender_batch(&r.flows);
         let (schema, full_schema) = (own.schema(), full.schema());
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let marked: Vec<&str> = std::iter::once("flow").chain(FLOWS.columns.iter().filter(|c| c.from_sender).map(|c| c.name)).collect();
-        assert_eq!(names, marked, "the flow first, then the marked columns in the table's order");
-        for c in ["retx_timeout", "timeouts", "rtt_mean", "pred_error_before", "mean_cwnd", "final_ssthresh", "recovery", "estimator"] {
+        let marked: Vec<&str> = std::iter::once("flow")
+            .chain(
+                FLOWS
+                    .columns
+                    .iter()
+                    .filter(|c| c.from_sender)
+                    .map(|c| c.name),
+            )
+            .collect();
+        assert_eq!(
+            names, marked,
+            "the flow first, then the marked columns in the table's order"
+        );
+        for c in [
+            "retx_timeout",
+            "timeouts",
+            "rtt_mean",
+            "pred_error_before",
+            "mean_cwnd",
+            "final_ssthresh",
+            "recovery",
+            "estimator",
+        ] {
             assert!(names.contains(&c), "{c} is the sender's own");
         }
-        for c in ["bytes_delivered", "goodput_bps", "retx_spurious", "detect_tp", "stack", "cc"] {
-            assert!(!names.contains(&c), "{c} is measured elsewhere (receiver, wire, oracle) or by the testbed");
+        for c in [
+            "bytes_delivered",
+            "goodput_bps",
+            "retx_spurious",
+            "detect_tp",
+            "stack",
+            "cc",
+        ] {
+            assert!(
+                !names.contains(&c),
+                "{c} is measured elsewhere (receiver, wire, oracle) or by the testbed"
+            );
         }
         for (i, field) in schema.fields().iter().enumerate() {
             let j = full_schema.index_of(field.name()).unwrap();
-            assert_eq!(field, &full_schema.fields()[j], "same type and metadata as the flows table's");
-            assert_eq!(own.column(i), full.column(j), "{}: the same values", field.name());
+            assert_eq!(
+                field,
+                &full_schema.fields()[j],
+                "same type and metadata as the flows table's"
+            );
+            assert_eq!(
+                own.column(i),
+                full.column(j),
+                "{}: the same values",
+                field.name()
+            );
         }
         assert_eq!(FLOWS.sender_batch(&Vec::new()).num_rows(), 0);
     }
@@ -585,8 +777,13 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema.md");
         let text = std::fs::read_to_string(&path).unwrap();
         let (open, close) = ("<!-- tables -->\n", "<!-- /tables -->");
-        let start = text.find(open).expect("docs/schema.md has a <!-- tables --> marker") + open.len();
-        let end = text.find(close).expect("docs/schema.md has a <!-- /tables --> marker");
+        let start = text
+            .find(open)
+            .expect("docs/schema.md has a <!-- tables --> marker")
+            + open.len();
+        let end = text
+            .find(close)
+            .expect("docs/schema.md has a <!-- /tables --> marker");
         let want = markdown();
         if std::env::var_os("RTTLAB_BLESS").is_some() {
             std::fs::write(&path, format!("{}{}{}", &text[..start], want, &text[end..])).unwrap();

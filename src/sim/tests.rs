@@ -31,7 +31,11 @@ fn sim(text: &str, overrides: &[&str]) -> SimResult {
 }
 
 fn example(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/examples/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/examples/scenarios/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 #[test]
@@ -51,7 +55,11 @@ fn a_tiny_transfer_arrives_exactly_when_serialisation_and_propagation_say() {
     assert_eq!(f.completed_at, Some(24_657_280));
     assert_eq!(f.bytes_delivered, 3000);
     assert_eq!(r.trace.rtt.sample.first(), Some(&45_489_920));
-    assert_eq!(r.trace.rtt.prediction.first(), Some(&None), "no prediction before the first sample");
+    assert_eq!(
+        r.trace.rtt.prediction.first(),
+        Some(&None),
+        "no prediction before the first sample"
+    );
     assert_eq!(f.retransmissions(), 0);
     assert!(r.trace.drops.time.is_empty());
     // Goodput counts delivered bytes over the transfer's own lifetime.
@@ -70,7 +78,11 @@ const GOLDEN_TINY_TRANSFER_HASH: u64 = 0x2a1f_8ea8_e692_ca22;
 #[test]
 fn same_seed_gives_bit_identical_runs_and_another_seed_changes_random_losses() {
     let text = example("dumbbell-n10-red");
-    let lossy = ["simulation.duration=10s", "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.001"];
+    let lossy = [
+        "simulation.duration=10s",
+        "topology.bottleneck.error.kind=bernoulli",
+        "topology.bottleneck.error.per=0.001",
+    ];
     let a = sim(&text, &lossy);
     let b = sim(&text, &lossy);
     assert_eq!(a.event_hash, b.event_hash);
@@ -124,9 +136,16 @@ fn newreno_follows_the_mathis_law_on_a_random_loss_link_without_congestion() {
         let got = r.flows[0].goodput_bps;
         let bottleneck = &r.channels[r.bottleneck];
         assert_eq!(bottleneck.drops_overflow, 0, "no congestion losses");
-        assert!(bottleneck.drops_corruption > 100, "enough loss events to average over");
+        assert!(
+            bottleneck.drops_corruption > 100,
+            "enough loss events to average over"
+        );
         let ratio = got / mathis;
-        println!("p = {p}: goodput {:.3} Mb/s, Mathis {:.3} Mb/s, ratio {ratio:.3}", got / 1e6, mathis / 1e6);
+        println!(
+            "p = {p}: goodput {:.3} Mb/s, Mathis {:.3} Mb/s, ratio {ratio:.3}",
+            got / 1e6,
+            mathis / 1e6
+        );
         assert!((0.85..=1.15).contains(&ratio), "p = {p}: ratio {ratio}");
     }
 }
@@ -136,28 +155,60 @@ fn a_single_flow_fills_a_droptail_bottleneck_whose_buffer_holds_a_bdp() {
     // BDP = 10 Mb/s × ~44.6 ms ≈ 37 packets of 1500 B.
     let text = example("dumbbell-n1-droptail");
     for limit in ["40p", "100p"] {
-        let r = sim(&text, &["simulation.warmup=10s", &format!("topology.bottleneck.queue.limit={limit}")]);
+        let r = sim(
+            &text,
+            &[
+                "simulation.warmup=10s",
+                &format!("topology.bottleneck.queue.limit={limit}"),
+            ],
+        );
         let u = r.channels[r.bottleneck].utilisation;
         println!("buffer {limit}: utilisation {u:.4}");
         assert!(u >= 0.95, "buffer {limit}: utilisation {u}");
     }
     // And the measure is not blind: a 5-packet buffer cannot keep the link busy through a halving.
-    let r = sim(&text, &["simulation.warmup=10s", "topology.bottleneck.queue.limit=5p"]);
-    assert!(r.channels[r.bottleneck].utilisation < 0.9, "{}", r.channels[r.bottleneck].utilisation);
+    let r = sim(
+        &text,
+        &[
+            "simulation.warmup=10s",
+            "topology.bottleneck.queue.limit=5p",
+        ],
+    );
+    assert!(
+        r.channels[r.bottleneck].utilisation < 0.9,
+        "{}",
+        r.channels[r.bottleneck].utilisation
+    );
 }
 
 #[test]
 fn red_drops_early_and_ecn_marks_replace_those_drops_for_ect_flows() {
     let red = sim(&example("dumbbell-n10-red"), &["simulation.duration=30s"]);
-    let ecn = sim(&example("dumbbell-n10-red-ecn"), &["simulation.duration=30s"]);
+    let ecn = sim(
+        &example("dumbbell-n10-red-ecn"),
+        &["simulation.duration=30s"],
+    );
     let (rb, eb) = (&red.channels[red.bottleneck], &ecn.channels[ecn.bottleneck]);
     assert!(rb.drops_aqm > 100, "RED drops early: {}", rb.drops_aqm);
     assert_eq!(rb.marks, 0, "no ECT packets, nothing to mark");
     assert!(eb.marks > 100, "marks: {}", eb.marks);
-    assert!(eb.drops_aqm * 10 < rb.drops_aqm, "ECN marks replace early drops: {} vs {}", eb.drops_aqm, rb.drops_aqm);
-    assert!(ecn.flows.iter().all(|f| f.ecn_reductions > 0), "every ECN flow reacted to ECE");
+    assert!(
+        eb.drops_aqm * 10 < rb.drops_aqm,
+        "ECN marks replace early drops: {} vs {}",
+        eb.drops_aqm,
+        rb.drops_aqm
+    );
+    assert!(
+        ecn.flows.iter().all(|f| f.ecn_reductions > 0),
+        "every ECN flow reacted to ECE"
+    );
     let retx = |r: &SimResult| r.flows.iter().map(|f| f.retransmissions()).sum::<u64>();
-    assert!(retx(&ecn) * 2 < retx(&red), "fewer retransmissions with ECN: {} vs {}", retx(&ecn), retx(&red));
+    assert!(
+        retx(&ecn) * 2 < retx(&red),
+        "fewer retransmissions with ECN: {} vs {}",
+        retx(&ecn),
+        retx(&red)
+    );
     // Every drop in the trace carries its cause; congestion drops are RED's or overflow.
     for &c in &red.trace.drops.cause {
         assert!(matches!(DROP_CAUSE_NAMES[c as usize], "aqm" | "overflow"));
@@ -167,14 +218,23 @@ fn red_drops_early_and_ecn_marks_replace_those_drops_for_ect_flows() {
 #[test]
 fn a_scheduled_loss_costs_one_necessary_fast_retransmission() {
     // rwnd of 20 segments keeps the flow far below the bottleneck's capacity: no congestion.
-    let r = sim(&one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"), &["topology.bottleneck.losses=[\"1s\"]"]);
+    let r = sim(
+        &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"),
+        &["topology.bottleneck.losses=[\"1s\"]"],
+    );
     let f = &r.flows[0];
     let b = &r.channels[r.bottleneck];
     assert_eq!(b.drops_scheduled, 1);
     assert_eq!(r.trace.drops.cause, vec![DropCause::Scheduled as u8]);
-    assert_eq!((f.retx_fast, f.retx_timeout, f.timeouts, f.fast_recoveries), (1, 0, 0, 1));
+    assert_eq!(
+        (f.retx_fast, f.retx_timeout, f.timeouts, f.fast_recoveries),
+        (1, 0, 0, 1)
+    );
     assert_eq!((f.retx_necessary, f.retx_spurious), (1, 0));
-    assert_eq!(r.trace.retx.seq[0], r.trace.drops.seq[0], "the lost segment is the one resent");
+    assert_eq!(
+        r.trace.retx.seq[0], r.trace.drops.seq[0],
+        "the lost segment is the one resent"
+    );
 }
 
 #[test]
@@ -183,41 +243,89 @@ fn timeouts_shorter_than_the_rtt_retransmit_spuriously_and_the_oracle_says_so() 
     let f = &r.flows[0];
     assert!(r.trace.drops.time.is_empty(), "nothing was lost");
     assert!(f.timeouts > 0 && f.retx_timeout > 0);
-    assert_eq!(f.retx_spurious, f.retransmissions(), "every retransmission was unnecessary");
+    assert_eq!(
+        f.retx_spurious,
+        f.retransmissions(),
+        "every retransmission was unnecessary"
+    );
     assert_eq!(f.bytes_delivered, 200_000);
 }
 
 #[test]
 fn delayed_acks_halve_the_acks_and_timestamps_sample_every_ack() {
     // rwnd of 40 segments stays below BDP + buffer (≈ 137 packets): nothing is lost.
-    let text = one_flow("start = \"0s\"\nbytes = \"1MB\"\ntcp = { rwnd = \"57920B\" }").replace("\"2s\"", "\"20s\"");
+    let text = one_flow("start = \"0s\"\nbytes = \"1MB\"\ntcp = { rwnd = \"57920B\" }")
+        .replace("\"2s\"", "\"20s\"");
     let count = |overrides: &[&str]| {
-        let s = Scenario::from_toml(&text, &overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>()).unwrap();
+        let s = Scenario::from_toml(
+            &text,
+            &overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
+        )
+        .unwrap();
         let mut e = build(&s).unwrap();
         e.run();
         let f = &e.flows[0];
-        (f.receiver.stats.acks_sent, f.sender.stats.segments_sent, f.sender.stats.rtt_samples, f.completed_at)
+        (
+            f.receiver.stats.acks_sent,
+            f.sender.stats.segments_sent,
+            f.sender.stats.rtt_samples,
+            f.completed_at,
+        )
     };
     let (acks, segs, timed_samples, done) = count(&[]);
     assert!(done.is_some());
-    assert_eq!(acks, segs, "one ACK per segment without delayed ACKs (nothing lost)");
+    assert_eq!(
+        acks, segs,
+        "one ACK per segment without delayed ACKs (nothing lost)"
+    );
     let (acks_d, segs_d, _, done_d) = count(&["tcp.delayed_ack=\"200ms\""]);
     assert!(done_d.is_some());
-    assert!(acks_d * 2 <= segs_d + 10 && acks_d * 2 >= segs_d - 10, "{acks_d} ACKs for {segs_d} segments");
+    assert!(
+        acks_d * 2 <= segs_d + 10 && acks_d * 2 >= segs_d - 10,
+        "{acks_d} ACKs for {segs_d} segments"
+    );
     let (acks_t, _, ts_samples, _) = count(&["tcp.timestamps=true"]);
-    assert_eq!(ts_samples, acks_t, "every ACK advances snd_una here, and each gives a sample");
-    assert!(timed_samples * 5 < ts_samples, "one timed segment per RTT gives far fewer samples");
+    assert_eq!(
+        ts_samples, acks_t,
+        "every ACK advances snd_una here, and each gives a sample"
+    );
+    assert!(
+        timed_samples * 5 < ts_samples,
+        "one timed segment per RTT gives far fewer samples"
+    );
 }
 
 #[test]
 fn a_threshold_queue_slows_senders_before_the_buffer_overflows() {
     let text = example("dumbbell-n10-droptail");
     let plain = sim(&text, &["simulation.duration=20s"]);
-    let quench = sim(&text, &["simulation.duration=20s", "topology.bottleneck.queue.kind=threshold", "topology.bottleneck.queue.tau=50"]);
-    let (pb, qb) = (&plain.channels[plain.bottleneck], &quench.channels[quench.bottleneck]);
+    let quench = sim(
+        &text,
+        &[
+            "simulation.duration=20s",
+            "topology.bottleneck.queue.kind=threshold",
+            "topology.bottleneck.queue.tau=50",
+        ],
+    );
+    let (pb, qb) = (
+        &plain.channels[plain.bottleneck],
+        &quench.channels[quench.bottleneck],
+    );
     assert!(qb.quench > 0);
-    assert!(quench.flows.iter().map(|f| f.quench_reductions).sum::<u64>() > 10);
-    assert!(qb.drops_overflow * 2 < pb.drops_overflow, "{} vs {}", qb.drops_overflow, pb.drops_overflow);
+    assert!(
+        quench
+            .flows
+            .iter()
+            .map(|f| f.quench_reductions)
+            .sum::<u64>()
+            > 10
+    );
+    assert!(
+        qb.drops_overflow * 2 < pb.drops_overflow,
+        "{} vs {}",
+        qb.drops_overflow,
+        pb.drops_overflow
+    );
     assert!(qb.utilisation > 0.9);
 }
 
@@ -227,7 +335,13 @@ fn the_arrival_and_quench_traces_record_every_bottleneck_arrival_and_every_signa
     // The senders count every quench they get and ignore it (acted on, they are counted at most
     // once per window).
     let text = example("dumbbell-n10-droptail");
-    let over: Vec<String> = ["simulation.duration=10s", "topology.bottleneck.queue={kind=\"threshold\", limit=\"50p\", tau=20}", "tcp.source_quench=\"ignore\""].map(String::from).to_vec();
+    let over: Vec<String> = [
+        "simulation.duration=10s",
+        "topology.bottleneck.queue={kind=\"threshold\", limit=\"50p\", tau=20}",
+        "tcp.source_quench=\"ignore\"",
+    ]
+    .map(String::from)
+    .to_vec();
     let s = Scenario::from_toml(&text, &over).unwrap();
     let keep = super::trace::TraceSet::parse("all,arrival,quench").unwrap();
     let r = super::run_with(&s, keep, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
@@ -242,9 +356,15 @@ fn the_arrival_and_quench_traces_record_every_bottleneck_arrival_and_every_signa
     assert!(ch.arrivals > 1000);
     assert!(a.time.windows(2).all(|w| w[0] <= w[1]));
     // A dropped arrival is the overflow drop of the drops trace, packet for packet.
-    let dropped: Vec<(u64, u32, u64)> = (0..a.time.len()).filter(|&i| a.channel[i] == b && a.verdict[i] == 2).map(|i| (a.time[i], a.flow[i], a.seq[i])).collect();
+    let dropped: Vec<(u64, u32, u64)> = (0..a.time.len())
+        .filter(|&i| a.channel[i] == b && a.verdict[i] == 2)
+        .map(|i| (a.time[i], a.flow[i], a.seq[i]))
+        .collect();
     let d = &r.trace.drops;
-    let overflow: Vec<(u64, u32, u64)> = (0..d.time.len()).filter(|&i| d.channel[i] == b && d.cause[i] == DropCause::Overflow as u8).map(|i| (d.time[i], d.flow[i], d.seq[i])).collect();
+    let overflow: Vec<(u64, u32, u64)> = (0..d.time.len())
+        .filter(|&i| d.channel[i] == b && d.cause[i] == DropCause::Overflow as u8)
+        .map(|i| (d.time[i], d.flow[i], d.seq[i]))
+        .collect();
     assert!(!dropped.is_empty() && dropped.len() as u64 == ch.drops_overflow);
     assert_eq!(dropped, overflow);
     // One quench per data arrival the router saw at occupancy ≥ τ or dropped, at that arrival,
@@ -253,13 +373,24 @@ fn the_arrival_and_quench_traces_record_every_bottleneck_arrival_and_every_signa
         .filter(|&i| a.channel[i] == b && a.kind[i] == 0 && (a.queue[i] >= 20 || a.verdict[i] == 2))
         .map(|i| (a.time[i], a.flow[i], a.seq[i], a.queue[i]))
         .collect();
-    let sent: Vec<(u64, u32, u64, u32)> = (0..q.time.len()).map(|i| (q.time[i], q.flow[i], q.seq[i], q.queue[i])).collect();
-    assert!(sent.len() > 100 && sent.len() as u64 == ch.quench, "{} quenches", sent.len());
+    let sent: Vec<(u64, u32, u64, u32)> = (0..q.time.len())
+        .map(|i| (q.time[i], q.flow[i], q.seq[i], q.queue[i]))
+        .collect();
+    assert!(
+        sent.len() > 100 && sent.len() as u64 == ch.quench,
+        "{} quenches",
+        sent.len()
+    );
     assert_eq!(sent, causes);
     // Each reaches its flow's sender, bar the few still travelling when the run ends.
     for f in &r.flows {
         let to_f = q.flow.iter().filter(|&&x| x == f.flow).count() as u64;
-        assert!(f.quench_received <= to_f && f.quench_received + 10 >= to_f, "flow {}: {} of {to_f}", f.flow, f.quench_received);
+        assert!(
+            f.quench_received <= to_f && f.quench_received + 10 >= to_f,
+            "flow {}: {} of {to_f}",
+            f.flow,
+            f.quench_received
+        );
     }
     // And they cost nothing when not asked for: same run, same results.
     let plain = super::run(&s).unwrap();
@@ -269,12 +400,19 @@ fn the_arrival_and_quench_traces_record_every_bottleneck_arrival_and_every_signa
 
 #[test]
 fn ten_flows_share_the_bottleneck_fairly_and_fill_it() {
-    let r = sim(&example("dumbbell-n10-droptail"), &["simulation.warmup=10s"]);
+    let r = sim(
+        &example("dumbbell-n10-droptail"),
+        &["simulation.warmup=10s"],
+    );
     let jain = r.jain_index.unwrap();
     assert!(jain > 0.95, "{jain}");
     assert!(r.channels[r.bottleneck].utilisation > 0.98);
     // Goodput cannot exceed the bottleneck's payload rate 10 Mb/s · 1448/1500.
-    assert!(r.aggregate_goodput_bps <= 10e6 * 1448.0 / 1500.0 * 1.001, "{}", r.aggregate_goodput_bps);
+    assert!(
+        r.aggregate_goodput_bps <= 10e6 * 1448.0 / 1500.0 * 1.001,
+        "{}",
+        r.aggregate_goodput_bps
+    );
     assert!(r.aggregate_goodput_bps > 0.95 * 10e6 * 1448.0 / 1500.0);
 }
 
@@ -282,16 +420,40 @@ fn ten_flows_share_the_bottleneck_fairly_and_fill_it() {
 fn scenario_mistakes_are_reported_with_the_key_not_a_panic() {
     let text = example("dumbbell-n1-droptail");
     let cases: &[(&str, &str)] = &[
-        ("topology.bottleneck.queue.kind=pie", "topology.bottleneck.queue.kind: unknown queue 'pie'"),
-        ("topology.access.queue.min_th=3", "topology.access.queue.min_th: does not apply"),
-        ("tcp.rto.min_rto=\"5 fortnights\"", "--set tcp.rto.min_rto=\"5 fortnights\": tcp.rto: rfc6298.min_rto"),
-        ("tcp.cc=\"tahoe\"", "--set tcp.cc=\"tahoe\": unknown congestion control 'tahoe'"),
-        ("topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per: required"),
-        ("simulation.duration=0s", "simulation.duration: must be positive"),
+        (
+            "topology.bottleneck.queue.kind=pie",
+            "topology.bottleneck.queue.kind: unknown queue 'pie'",
+        ),
+        (
+            "topology.access.queue.min_th=3",
+            "topology.access.queue.min_th: does not apply",
+        ),
+        (
+            "tcp.rto.min_rto=\"5 fortnights\"",
+            "--set tcp.rto.min_rto=\"5 fortnights\": tcp.rto: rfc6298.min_rto",
+        ),
+        (
+            "tcp.cc=\"tahoe\"",
+            "--set tcp.cc=\"tahoe\": unknown congestion control 'tahoe'",
+        ),
+        (
+            "topology.bottleneck.error.kind=bernoulli",
+            "topology.bottleneck.error.per: required",
+        ),
+        (
+            "simulation.duration=0s",
+            "simulation.duration: must be positive",
+        ),
         ("flows.0.count=0", "flows: 0 flows"),
-        ("tcp.delayed_ack=sometimes", "--set tcp.delayed_ack=sometimes: cannot read 'sometimes'"),
+        (
+            "tcp.delayed_ack=sometimes",
+            "--set tcp.delayed_ack=sometimes: cannot read 'sometimes'",
+        ),
         ("flows.0.count=5000", "flows: 5000 flows in total; 1..1000"),
-        ("simulation.queue_sample_interval=1ns", "simulation.queue_sample_interval: more than 10 million"),
+        (
+            "simulation.queue_sample_interval=1ns",
+            "simulation.queue_sample_interval: more than 10 million",
+        ),
         ("topology.bottleneck.delay=\"1000000000s\"", ""),
         ("topology.bottleneck.queue.kind=red", ""),
     ];
@@ -312,11 +474,15 @@ fn every_example_scenario_parses_and_builds() {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        let s = Scenario::from_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let s =
+            Scenario::from_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         build(&s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(s.simulation.duration.0, 60 * SEC);
         if s.topology.kind == crate::sim::config::TopologyKind::Dumbbell {
-            assert_eq!(s.topology.bottleneck.as_ref().map(|b| b.delay.0), Some(20 * MS));
+            assert_eq!(
+                s.topology.bottleneck.as_ref().map(|b| b.delay.0),
+                Some(20 * MS)
+            );
             n += 1;
         }
     }
@@ -325,7 +491,11 @@ fn every_example_scenario_parses_and_builds() {
 
 /// Three nodes in a line, 0 — 1 — 2, then a slow direct link 0 — 2 when `direct` is set.
 fn line_graph(direct: bool, flows: &str) -> String {
-    let shortcut = if direct { "[[topology.links]]\na = 0\nb = 2\nbandwidth = \"1Mbps\"\ndelay = \"50ms\"\n" } else { "" };
+    let shortcut = if direct {
+        "[[topology.links]]\na = 0\nb = 2\nbandwidth = \"1Mbps\"\ndelay = \"50ms\"\n"
+    } else {
+        ""
+    };
     format!(
         r#"
         [simulation]
@@ -353,45 +523,90 @@ fn line_graph(direct: bool, flows: &str) -> String {
 #[test]
 fn a_graph_flow_crosses_each_hop_with_its_own_serialisation_and_delay() {
     // One 1448-byte segment (1500 B on the wire): 1.2 ms + 10 ms on each of two hops = 22.4 ms.
-    let r = sim(&line_graph(false, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    let r = sim(
+        &line_graph(false, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""),
+        &[],
+    );
     assert_eq!(r.flows[0].completed_at, Some(22_400_000));
     assert_eq!((r.flows[0].src, r.flows[0].dst), (0, 2));
-    assert_eq!(r.channels[r.bottleneck].name, "links[0]>", "the monitored link is the reported bottleneck");
+    assert_eq!(
+        r.channels[r.bottleneck].name, "links[0]>",
+        "the monitored link is the reported bottleneck"
+    );
 }
 
 #[test]
 fn graph_routes_take_the_fewest_hops_even_over_a_slower_link() {
     // The direct 1 Mb/s 50 ms link wins over two fast hops: 1500·8/1 Mb/s = 12 ms + 50 ms.
-    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""), &[]);
+    let r = sim(
+        &line_graph(true, "[[flows]]\nsrc = 0\ndst = 2\nbytes = \"1448B\""),
+        &[],
+    );
     assert_eq!(r.flows[0].completed_at, Some(62_000_000));
     // And a flow to the middle node still uses its own link.
-    let r = sim(&line_graph(true, "[[flows]]\nsrc = 0\ndst = 1\nbytes = \"1448B\""), &[]);
+    let r = sim(
+        &line_graph(true, "[[flows]]\nsrc = 0\ndst = 1\nbytes = \"1448B\""),
+        &[],
+    );
     assert_eq!(r.flows[0].completed_at, Some(11_200_000));
 }
 
 #[test]
 fn graph_mistakes_name_the_key() {
     let cases = [
-        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 7"), "flows[0].dst: node 7 does not exist"),
-        (line_graph(false, "[[flows]]\nsrc = 0"), "flows[0].dst: flows in a graph need src and dst"),
-        (line_graph(false, "[[flows]]\nsrc = 1\ndst = 1"), "flows[0].dst: a flow needs two different nodes"),
-        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("nodes = 3", "nodes = 4").replace("dst = 2", "dst = 3"), "flows[0].dst: node 3 cannot be reached from node 0"),
-        (line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("b = 2", "b = 5"), "topology.links[1].b: node 5 does not exist"),
-        (one_flow("src = 0"), "flows[0].src: a dumbbell places flows itself"),
-        (one_flow("").replace("delay = \"20ms\"", "delay = \"20ms\"\nmonitor = true"), "topology.bottleneck.monitor: only for links"),
+        (
+            line_graph(false, "[[flows]]\nsrc = 0\ndst = 7"),
+            "flows[0].dst: node 7 does not exist",
+        ),
+        (
+            line_graph(false, "[[flows]]\nsrc = 0"),
+            "flows[0].dst: flows in a graph need src and dst",
+        ),
+        (
+            line_graph(false, "[[flows]]\nsrc = 1\ndst = 1"),
+            "flows[0].dst: a flow needs two different nodes",
+        ),
+        (
+            line_graph(false, "[[flows]]\nsrc = 0\ndst = 2")
+                .replace("nodes = 3", "nodes = 4")
+                .replace("dst = 2", "dst = 3"),
+            "flows[0].dst: node 3 cannot be reached from node 0",
+        ),
+        (
+            line_graph(false, "[[flows]]\nsrc = 0\ndst = 2").replace("b = 2", "b = 5"),
+            "topology.links[1].b: node 5 does not exist",
+        ),
+        (
+            one_flow("src = 0"),
+            "flows[0].src: a dumbbell places flows itself",
+        ),
+        (
+            one_flow("").replace("delay = \"20ms\"", "delay = \"20ms\"\nmonitor = true"),
+            "topology.bottleneck.monitor: only for links",
+        ),
     ];
     for (text, needle) in cases {
-        let err = run_toml(&text, &[]).err().unwrap_or_else(|| panic!("accepted: {needle}")).to_string();
+        let err = run_toml(&text, &[])
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {needle}"))
+            .to_string();
         assert!(err.starts_with(needle), "{err}");
     }
 }
 
 #[test]
 fn in_a_parking_lot_the_long_flow_gets_less_than_the_one_hop_flows() {
-    let r = sim(&example("parking-lot"), &["simulation.duration=30s", "simulation.warmup=5s"]);
+    let r = sim(
+        &example("parking-lot"),
+        &["simulation.duration=30s", "simulation.warmup=5s"],
+    );
     let long = r.flows[0].goodput_bps;
     for cross in &r.flows[1..] {
-        assert!(long < cross.goodput_bps, "long {long} vs cross {}", cross.goodput_bps);
+        assert!(
+            long < cross.goodput_bps,
+            "long {long} vs cross {}",
+            cross.goodput_bps
+        );
     }
     // Each link carries the long flow and one cross flow: together they fill it.
     assert!(long + r.flows[1].goodput_bps > 0.9 * 10e6 * 1448.0 / 1500.0);
@@ -402,7 +617,12 @@ fn a_quench_raised_at_the_senders_own_access_queue_reaches_it() {
     // The sender's access queue signals at 2 packets: the message is born at the sender's node.
     let r = sim(
         &example("dumbbell-n1-droptail"),
-        &["simulation.duration=3s", "topology.access.bandwidth=10Mbps", "topology.access.queue.kind=threshold", "topology.access.queue.tau=2"],
+        &[
+            "simulation.duration=3s",
+            "topology.access.bandwidth=10Mbps",
+            "topology.access.queue.kind=threshold",
+            "topology.access.queue.tau=2",
+        ],
     );
     assert!(r.flows[0].quench_reductions > 0);
 }
@@ -412,7 +632,12 @@ fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
     for info in crate::rtt::FAMILY.members {
         let r = sim(
             &one_flow("start = \"0s\"\nbytes = \"2MB\""),
-            &["simulation.duration=30s", &format!("tcp.rto.estimator={}", info.name), "topology.bottleneck.error.kind=bernoulli", "topology.bottleneck.error.per=0.01"],
+            &[
+                "simulation.duration=30s",
+                &format!("tcp.rto.estimator={}", info.name),
+                "topology.bottleneck.error.kind=bernoulli",
+                "topology.bottleneck.error.per=0.01",
+            ],
         );
         let f = &r.flows[0];
         assert_eq!(f.bytes_delivered, 2_000_000, "{}", info.name);
@@ -420,8 +645,22 @@ fn every_registered_estimator_drives_the_sender_to_the_end_of_a_transfer() {
         // Every RTO in the trace respects the estimator's own cap.
         let cap = crate::rtt::build(info.name, &[]).unwrap();
         let max_rto = crate::rtt::RttEstimator::max_rto(&cap);
-        assert!(r.trace.window.rto.iter().all(|&rto| rto > 0 && rto <= max_rto), "{}", info.name);
-        println!("{:>12}: completed at {:.3} s, {} timeouts, {} spurious", info.name, f.completed_at.unwrap() as f64 / 1e9, f.timeouts, f.retx_spurious);
+        assert!(
+            r.trace
+                .window
+                .rto
+                .iter()
+                .all(|&rto| rto > 0 && rto <= max_rto),
+            "{}",
+            info.name
+        );
+        println!(
+            "{:>12}: completed at {:.3} s, {} timeouts, {} spurious",
+            info.name,
+            f.completed_at.unwrap() as f64 / 1e9,
+            f.timeouts,
+            f.retx_spurious
+        );
     }
 }
 
@@ -432,11 +671,29 @@ fn halving_the_flight_grown_during_recovery_sends_a_lone_flow_into_repeated_over
     // Halving that (RFC 5681 eq. 4 read literally) restarts slow start towards a target above
     // BDP + buffer, again and again; keeping recovery's ssthresh (Linux) breaks the cycle.
     let text = example("dumbbell-n1-droptail");
-    let run = |mode: &str| sim(&text, &["topology.bottleneck.queue.limit=40p", &format!("tcp.recovery_timeout={mode}")]);
+    let run = |mode: &str| {
+        sim(
+            &text,
+            &[
+                "topology.bottleneck.queue.limit=40p",
+                &format!("tcp.recovery_timeout={mode}"),
+            ],
+        )
+    };
     let (keep, halve) = (run("keep"), run("halve-flight"));
     let (k, h) = (&keep.flows[0], &halve.flows[0]);
-    assert!(h.timeouts >= 5 * k.timeouts.max(1), "timeouts: keep {} vs halve-flight {}", k.timeouts, h.timeouts);
-    assert!(h.goodput_bps < 0.7 * k.goodput_bps, "goodput: keep {} vs halve-flight {}", k.goodput_bps, h.goodput_bps);
+    assert!(
+        h.timeouts >= 5 * k.timeouts.max(1),
+        "timeouts: keep {} vs halve-flight {}",
+        k.timeouts,
+        h.timeouts
+    );
+    assert!(
+        h.goodput_bps < 0.7 * k.goodput_bps,
+        "goodput: keep {} vs halve-flight {}",
+        k.goodput_bps,
+        h.goodput_bps
+    );
 }
 
 #[test]
@@ -449,13 +706,35 @@ fn karn_keeps_samples_from_retransmitted_segments_out_in_both_sampling_modes() {
             &one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rto = { estimator = \"constant\", rto = \"10ms\" } }"),
             &["simulation.duration=30s", &format!("tcp.rtt_sampling={mode}")],
         );
-        assert!(r.flows[0].retx_timeout > 20, "{mode}: the short RTO must bite");
-        assert!(!r.trace.rtt.sample.is_empty(), "{mode}: some segments were never retransmitted");
-        assert!(r.trace.rtt.sample.iter().all(|&s| s >= 45_489_920), "{mode}: {:?}", r.trace.rtt.sample.iter().min());
+        assert!(
+            r.flows[0].retx_timeout > 20,
+            "{mode}: the short RTO must bite"
+        );
+        assert!(
+            !r.trace.rtt.sample.is_empty(),
+            "{mode}: some segments were never retransmitted"
+        );
+        assert!(
+            r.trace.rtt.sample.iter().all(|&s| s >= 45_489_920),
+            "{mode}: {:?}",
+            r.trace.rtt.sample.iter().min()
+        );
     }
     // Without the short RTO, every-ACK sampling yields a sample per ACK, timed about one per RTT.
-    let count = |mode: &str| sim(&one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rwnd = \"57920B\" }"), &[&format!("tcp.rtt_sampling={mode}")]).flows[0].rtt_samples;
-    assert!(count("every-ack") > 5 * count("timed"), "{} vs {}", count("every-ack"), count("timed"));
+    let count = |mode: &str| {
+        sim(
+            &one_flow("start = \"0s\"\nbytes = \"300KB\"\ntcp = { rwnd = \"57920B\" }"),
+            &[&format!("tcp.rtt_sampling={mode}")],
+        )
+        .flows[0]
+            .rtt_samples
+    };
+    assert!(
+        count("every-ack") > 5 * count("timed"),
+        "{} vs {}",
+        count("every-ack"),
+        count("timed")
+    );
 }
 
 #[test]
@@ -478,10 +757,24 @@ fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
     "#;
     let newreno = sim(text, &["tcp.cc=newreno"]).flows[0].goodput_bps;
     let westwood = sim(text, &["tcp.cc=westwood+"]).flows[0].goodput_bps;
-    println!("NewReno {:.2} Mb/s, Westwood+ {:.2} Mb/s", newreno / 1e6, westwood / 1e6);
-    assert!(westwood > 1.5 * newreno, "NewReno {newreno}, Westwood+ {westwood}");
+    println!(
+        "NewReno {:.2} Mb/s, Westwood+ {:.2} Mb/s",
+        newreno / 1e6,
+        westwood / 1e6
+    );
+    assert!(
+        westwood > 1.5 * newreno,
+        "NewReno {newreno}, Westwood+ {westwood}"
+    );
     // And Westwood+ still shares a congested bottleneck: ten flows, Jain above 0.9.
-    let r = sim(&example("dumbbell-n10-droptail"), &["tcp.cc=westwood+", "simulation.duration=30s", "simulation.warmup=5s"]);
+    let r = sim(
+        &example("dumbbell-n10-droptail"),
+        &[
+            "tcp.cc=westwood+",
+            "simulation.duration=30s",
+            "simulation.warmup=5s",
+        ],
+    );
     assert!(r.jain_index.unwrap() > 0.9 && r.channels[r.bottleneck].utilisation > 0.95);
 }
 
@@ -490,7 +783,11 @@ fn westwood_plus_keeps_its_window_through_random_losses_where_newreno_halves() {
 fn rwnd_limited(cc: &str, losses: &str) -> SimResult {
     sim(
         &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\" }"),
-        &["simulation.duration=5s", &format!("tcp.cc={cc}"), &format!("topology.bottleneck.losses={losses}")],
+        &[
+            "simulation.duration=5s",
+            &format!("tcp.cc={cc}"),
+            &format!("topology.bottleneck.losses={losses}"),
+        ],
     )
 }
 
@@ -509,13 +806,29 @@ fn two_losses_in_one_window_cost_reno_a_timeout_where_newreno_recovers_both() {
     let newreno = rwnd_limited("newreno", r#"["1s", "1s"]"#);
     let reno = rwnd_limited("reno", r#"["1s", "1s"]"#);
     assert_eq!(newreno.trace.drops.seq.len(), 2);
-    assert_eq!(newreno.trace.drops.seq[1] - newreno.trace.drops.seq[0], 1448, "consecutive segments");
-    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    assert_eq!(
+        newreno.trace.drops.seq[1] - newreno.trace.drops.seq[0],
+        1448,
+        "consecutive segments"
+    );
+    assert_eq!(
+        reno.trace.drops.seq, newreno.trace.drops.seq,
+        "the same two segments are lost"
+    );
     let (n, r) = (&newreno.flows[0], &reno.flows[0]);
-    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_timeout), (1, 2, 0, 0));
-    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_timeout), (1, 1, 1, 1));
+    assert_eq!(
+        (n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_timeout),
+        (1, 2, 0, 0)
+    );
+    assert_eq!(
+        (r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_timeout),
+        (1, 1, 1, 1)
+    );
     assert_eq!((n.retx_spurious, r.retx_spurious), (0, 0));
-    assert!(r.bytes_delivered < n.bytes_delivered, "Reno idles through the RTO");
+    assert!(
+        r.bytes_delivered < n.bytes_delivered,
+        "Reno idles through the RTO"
+    );
 }
 
 #[test]
@@ -528,7 +841,14 @@ fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
         let reno = rwnd_limited("reno", losses);
         let count = |r: &SimResult| {
             let f = &r.flows[0];
-            (f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_timeout, f.retx_spurious, r.channels[r.bottleneck].drops_scheduled)
+            (
+                f.fast_recoveries,
+                f.retx_fast,
+                f.timeouts,
+                f.retx_timeout,
+                f.retx_spurious,
+                r.channels[r.bottleneck].drops_scheduled,
+            )
         };
         let k = if losses.contains("2s") { 3 } else { 1 };
         assert_eq!(count(&newreno), (k, k, 0, 0, 0, k), "{losses}");
@@ -542,15 +862,26 @@ fn reno_and_newreno_recover_a_single_loss_per_window_alike() {
 #[test]
 fn cc_reno_is_classic_reno_and_newreno_is_not_an_alias_of_it() {
     use super::tcp::recovery::RecoveryKind;
-    let recovery = |cc: &str| super::tcp::cc::FAMILY.find(cc).and_then(|c| c.default_for("recovery")).and_then(RecoveryKind::named);
+    let recovery = |cc: &str| {
+        super::tcp::cc::FAMILY
+            .find(cc)
+            .and_then(|c| c.default_for("recovery"))
+            .and_then(RecoveryKind::named)
+    };
     assert_eq!(recovery("reno"), Some(RecoveryKind::Reno));
     assert_eq!(recovery("newreno"), Some(RecoveryKind::NewReno));
-    assert_eq!(recovery("westwood+"), Some(RecoveryKind::NewReno), "Westwood+ keeps NewReno recovery");
+    assert_eq!(
+        recovery("westwood+"),
+        Some(RecoveryKind::NewReno),
+        "Westwood+ keeps NewReno recovery"
+    );
 }
 
 /// `count` flows of an on/off application through the 10 Mb/s dumbbell of `one_flow`.
 fn onoff_flows(count: u32, app: &str, extra: &str) -> String {
-    one_flow(&format!("count = {count}\napp = {{ kind = \"onoff\", {app} }}\n{extra}"))
+    one_flow(&format!(
+        "count = {count}\napp = {{ kind = \"onoff\", {app} }}\n{extra}"
+    ))
 }
 
 #[test]
@@ -562,31 +893,58 @@ fn an_onoff_source_delivers_its_configured_average_load() {
     // √Var(on − 0.4·cycle)/(E[cycle]·√600) = √(0.6²·0.2² + 0.4²·0.3²)/(0.5·√600) ≈ 0.014,
     // 3.5 % of p = 0.4; ±15 % is more than four standard errors.
     for (dist, tolerance) in [("fixed", 0.02), ("exponential", 0.15)] {
-        let r = sim(&onoff_flows(1, &format!("rate = \"2Mbps\", on = \"200ms\", off = \"300ms\", dist = \"{dist}\""), ""), &["simulation.duration=300s"]);
+        let r = sim(
+            &onoff_flows(
+                1,
+                &format!("rate = \"2Mbps\", on = \"200ms\", off = \"300ms\", dist = \"{dist}\""),
+                "",
+            ),
+            &["simulation.duration=300s"],
+        );
         let f = &r.flows[0];
         let ratio = f.goodput_bps / 0.8e6;
-        println!("{dist}: goodput {:.4} Mb/s, ratio {ratio:.4}", f.goodput_bps / 1e6);
+        println!(
+            "{dist}: goodput {:.4} Mb/s, ratio {ratio:.4}",
+            f.goodput_bps / 1e6
+        );
         assert!((ratio - 1.0).abs() < tolerance, "{dist}: ratio {ratio}");
         // What was offered is what arrived, up to the window still in flight at the end.
-        let offered = f.offered_bps.expect("an on/off flow reports its offered load");
-        assert!(offered >= f.goodput_bps && offered - f.goodput_bps < 64.0 * 1448.0 * 8.0 / 300.0, "{dist}: offered {offered}");
+        let offered = f
+            .offered_bps
+            .expect("an on/off flow reports its offered load");
+        assert!(
+            offered >= f.goodput_bps && offered - f.goodput_bps < 64.0 * 1448.0 * 8.0 / 300.0,
+            "{dist}: offered {offered}"
+        );
         assert_eq!(f.completed_at, None, "an on/off source never completes");
         assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "uncongested");
     }
     // A burst source: 30 kB every 300 ms (fixed) = 0.8 Mb/s, rounded up to whole segments:
     // 21 segments of 1448 B = 30 408 B per burst → 0.81088 Mb/s.
-    let r = sim(&onoff_flows(1, "burst = \"30kB\", off = \"300ms\", dist = \"fixed\"", ""), &["simulation.duration=60s"]);
+    let r = sim(
+        &onoff_flows(1, "burst = \"30kB\", off = \"300ms\", dist = \"fixed\"", ""),
+        &["simulation.duration=60s"],
+    );
     let ratio = r.flows[0].goodput_bps / 0.81088e6;
     assert!((ratio - 1.0).abs() < 0.01, "burst: ratio {ratio}");
     // Offered: a 30 408 B burst at k·300 ms for k = 0..=200 (the one due at exactly 60 s runs:
     // events at the end time are processed) over the 60 s measured.
     assert_eq!(r.flows[0].offered_bps, Some(201.0 * 30_408.0 * 8.0 / 60.0));
-    assert!(sim(&one_flow("start = \"0s\""), &[]).flows[0].offered_bps.is_none(), "bulk: no offered load");
+    assert!(
+        sim(&one_flow("start = \"0s\""), &[]).flows[0]
+            .offered_bps
+            .is_none(),
+        "bulk: no offered load"
+    );
 }
 
 #[test]
 fn onoff_runs_and_random_starts_repeat_with_the_seed_and_change_with_another() {
-    let text = onoff_flows(5, "rate = \"3Mbps\", on = \"300ms\", off = \"500ms\"", "start_jitter = \"1s\"");
+    let text = onoff_flows(
+        5,
+        "rate = \"3Mbps\", on = \"300ms\", off = \"500ms\"",
+        "start_jitter = \"1s\"",
+    );
     let a = sim(&text, &["simulation.duration=20s"]);
     let b = sim(&text, &["simulation.duration=20s"]);
     assert_eq!(a.event_hash, b.event_hash);
@@ -606,18 +964,41 @@ fn random_starts_fall_within_start_and_start_plus_jitter() {
     // probability 0.9⁵⁰ ≈ 0.5 %, so the draws should reach into both.
     // The two spellings draw the same way from the same per-flow stream.
     let mut runs = Vec::new();
-    for start in ["start = \"1s\"\nstart_jitter = \"2s\"", "start = \"uniform(1s, 3s)\""] {
-        let r = sim(&one_flow(&format!("count = 50\n{start}\nbytes = \"10KB\"")), &["simulation.duration=4s"]);
+    for start in [
+        "start = \"1s\"\nstart_jitter = \"2s\"",
+        "start = \"uniform(1s, 3s)\"",
+    ] {
+        let r = sim(
+            &one_flow(&format!("count = 50\n{start}\nbytes = \"10KB\"")),
+            &["simulation.duration=4s"],
+        );
         let starts: Vec<u64> = r.flows.iter().map(|f| f.start).collect();
-        assert!(starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)), "{starts:?}");
-        assert!(*starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS, "{starts:?}");
-        assert!(r.flows.iter().all(|f| f.completed_at.is_some_and(|c| c > f.start)), "every flow ran after its start");
+        assert!(
+            starts.iter().all(|&s| (SEC..3 * SEC).contains(&s)),
+            "{starts:?}"
+        );
+        assert!(
+            *starts.iter().min().unwrap() < 1200 * MS && *starts.iter().max().unwrap() >= 2800 * MS,
+            "{starts:?}"
+        );
+        assert!(
+            r.flows
+                .iter()
+                .all(|f| f.completed_at.is_some_and(|c| c > f.start)),
+            "every flow ran after its start"
+        );
         runs.push(starts);
     }
     assert_eq!(runs[0], runs[1]);
     // Without jitter, start and start_step alone decide, as before.
-    let fixed = sim(&one_flow("count = 3\nstart = \"1s\"\nstart_step = \"100ms\"\nbytes = \"10KB\""), &["simulation.duration=4s"]);
-    assert_eq!(fixed.flows.iter().map(|f| f.start).collect::<Vec<_>>(), vec![SEC, 1100 * MS, 1200 * MS]);
+    let fixed = sim(
+        &one_flow("count = 3\nstart = \"1s\"\nstart_step = \"100ms\"\nbytes = \"10KB\""),
+        &["simulation.duration=4s"],
+    );
+    assert_eq!(
+        fixed.flows.iter().map(|f| f.start).collect::<Vec<_>>(),
+        vec![SEC, 1100 * MS, 1200 * MS]
+    );
 }
 
 #[test]
@@ -640,7 +1021,10 @@ fn application_mistakes_name_their_key() {
         ("start = \"uniform(1s)\"", "flows[0].start: cannot read"),
     ];
     for (extra, needle) in cases {
-        let err = run_toml(&one_flow(extra), &[]).err().unwrap_or_else(|| panic!("accepted: {extra}")).to_string();
+        let err = run_toml(&one_flow(extra), &[])
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {extra}"))
+            .to_string();
         assert!(err.starts_with(needle), "{extra}: {err}");
     }
 }
@@ -652,12 +1036,26 @@ fn the_receiver_window_caps_the_flight_at_rwnd_per_rtt() {
     // builds and each RTT delivers exactly k·1448 B: 2.5465 Mb/s for k = 10, twice that for 20.
     // cwnd itself keeps growing in slow start (no loss), far past rwnd: rwnd is the only limit.
     for k in [10u64, 20] {
-        let r = sim(&one_flow(&format!("start = \"0s\"\ntcp = {{ rwnd = \"{}B\" }}", k * 1448)), &["simulation.duration=11s", "simulation.warmup=1s"]);
+        let r = sim(
+            &one_flow(&format!(
+                "start = \"0s\"\ntcp = {{ rwnd = \"{}B\" }}",
+                k * 1448
+            )),
+            &["simulation.duration=11s", "simulation.warmup=1s"],
+        );
         let f = &r.flows[0];
         let expected = (k * 1448 * 8) as f64 / 0.045_489_92;
         let ratio = f.goodput_bps / expected;
-        assert!((ratio - 1.0).abs() < 0.01, "rwnd {k} segments: goodput {} vs {expected}", f.goodput_bps);
-        assert!(f.final_cwnd > 10 * k * 1448, "cwnd {} grew past rwnd", f.final_cwnd);
+        assert!(
+            (ratio - 1.0).abs() < 0.01,
+            "rwnd {k} segments: goodput {} vs {expected}",
+            f.goodput_bps
+        );
+        assert!(
+            f.final_cwnd > 10 * k * 1448,
+            "cwnd {} grew past rwnd",
+            f.final_cwnd
+        );
         assert_eq!(f.retransmissions(), 0);
     }
 }
@@ -673,15 +1071,29 @@ fn with_room_to_send_during_recovery_reno_repairs_the_second_loss_in_a_second_fa
     let run = |cc: &str| {
         sim(
             &one_flow("start = \"0s\"\ntcp = { init_ssthresh = \"28960B\" }"),
-            &["simulation.duration=3s", "topology.bottleneck.queue.limit=1000p", &format!("tcp.cc={cc}"), r#"topology.bottleneck.losses=["1s", "1s"]"#],
+            &[
+                "simulation.duration=3s",
+                "topology.bottleneck.queue.limit=1000p",
+                &format!("tcp.cc={cc}"),
+                r#"topology.bottleneck.losses=["1s", "1s"]"#,
+            ],
         )
     };
     let (newreno, reno) = (run("newreno"), run("reno"));
-    assert_eq!(reno.trace.drops.seq, newreno.trace.drops.seq, "the same two segments are lost");
+    assert_eq!(
+        reno.trace.drops.seq, newreno.trace.drops.seq,
+        "the same two segments are lost"
+    );
     assert_eq!(newreno.trace.drops.seq.len(), 2);
     let (n, r) = (&newreno.flows[0], &reno.flows[0]);
-    assert_eq!((n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_spurious), (1, 2, 0, 0));
-    assert_eq!((r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_spurious), (2, 2, 0, 0));
+    assert_eq!(
+        (n.fast_recoveries, n.retx_fast, n.timeouts, n.retx_spurious),
+        (1, 2, 0, 0)
+    );
+    assert_eq!(
+        (r.fast_recoveries, r.retx_fast, r.timeouts, r.retx_spurious),
+        (2, 2, 0, 0)
+    );
     // Both resend exactly the two lost segments, in order.
     assert_eq!(reno.trace.retx.seq, reno.trace.drops.seq);
     assert_eq!(newreno.trace.retx.seq, newreno.trace.drops.seq);
@@ -693,11 +1105,18 @@ fn an_onoff_source_restarts_from_the_initial_window_after_idling_longer_than_the
     // sent in slow start from IW = 10: 50 ACKs of one MSS each leave cwnd = (10 + 50)·1448 =
     // 86 880 B. At 3 s nothing has been sent for ~2.9 s, more than the 1 s RTO (RFC 6298 floor),
     // so RFC 5681 §4.1 cuts cwnd to min(IW, cwnd) = 14 480 B before the second burst.
-    let r = sim(&onoff_flows(1, "burst = \"72400B\", off = \"3s\", dist = \"fixed\"", ""), &["simulation.duration=7s"]);
+    let r = sim(
+        &onoff_flows(1, "burst = \"72400B\", off = \"3s\", dist = \"fixed\"", ""),
+        &["simulation.duration=7s"],
+    );
     let w = &r.trace.window;
     let at = |t: u64| w.time.iter().rposition(|&x| x <= t).map(|i| w.cwnd[i]);
     assert_eq!(at(3 * SEC - 1), Some(86_880), "cwnd after the first burst");
-    assert_eq!(at(3 * SEC), Some(14_480), "restart window at the second burst");
+    assert_eq!(
+        at(3 * SEC),
+        Some(14_480),
+        "restart window at the second burst"
+    );
     assert_eq!(r.flows[0].bytes_delivered, 3 * 72_400);
     assert_eq!(r.flows[0].retransmissions(), 0);
 }
@@ -712,16 +1131,34 @@ fn sack_repairs_four_losses_of_one_window_within_an_rtt_where_newreno_needs_one_
     let newreno = rwnd_limited("newreno", losses);
     let sack = sim(
         &one_flow("start = \"0s\"\ntcp = { rwnd = \"28960B\", sack = true }"),
-        &["simulation.duration=5s", &format!("topology.bottleneck.losses={losses}")],
+        &[
+            "simulation.duration=5s",
+            &format!("topology.bottleneck.losses={losses}"),
+        ],
     );
-    assert_eq!(sack.trace.drops.seq, newreno.trace.drops.seq, "the same four segments are lost");
+    assert_eq!(
+        sack.trace.drops.seq, newreno.trace.drops.seq,
+        "the same four segments are lost"
+    );
     for r in [&newreno, &sack] {
         let f = &r.flows[0];
-        assert_eq!((f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_spurious), (1, 4, 0, 0));
+        assert_eq!(
+            (f.fast_recoveries, f.retx_fast, f.timeouts, f.retx_spurious),
+            (1, 4, 0, 0)
+        );
     }
-    let span = |r: &SimResult| r.trace.retx.time.last().unwrap() - r.trace.retx.time.first().unwrap();
-    assert!(span(&sack) < 44 * MS, "SACK resends all four within one RTT: {} ms", span(&sack) / MS);
-    assert!(span(&newreno) >= 3 * 44 * MS, "NewReno: one RTT per hole: {} ms", span(&newreno) / MS);
+    let span =
+        |r: &SimResult| r.trace.retx.time.last().unwrap() - r.trace.retx.time.first().unwrap();
+    assert!(
+        span(&sack) < 44 * MS,
+        "SACK resends all four within one RTT: {} ms",
+        span(&sack) / MS
+    );
+    assert!(
+        span(&newreno) >= 3 * 44 * MS,
+        "NewReno: one RTT per hole: {} ms",
+        span(&newreno) / MS
+    );
     assert!(sack.flows[0].bytes_delivered > newreno.flows[0].bytes_delivered);
     // The whole SACK run, pinned (recorded once the counts above were reasoned out): any change to
     // the scoreboard's order of resends or to the receiver's blocks shows here.
@@ -738,10 +1175,24 @@ fn with_sack_a_slow_start_overshoot_is_repaired_without_a_spurious_resend() {
     let plain = sim(&text, &["simulation.duration=10s"]);
     let sack = sim(&text, &["simulation.duration=10s", "tcp.sack=true"]);
     let (p, s) = (&plain.flows[0], &sack.flows[0]);
-    assert!(p.timeouts > 0 && p.retx_spurious > 0, "without SACK: {} timeouts, {} spurious", p.timeouts, p.retx_spurious);
+    assert!(
+        p.timeouts > 0 && p.retx_spurious > 0,
+        "without SACK: {} timeouts, {} spurious",
+        p.timeouts,
+        p.retx_spurious
+    );
     assert_eq!(s.retx_spurious, 0);
-    assert!(s.timeouts < p.timeouts, "{} timeouts with SACK, {} without", s.timeouts, p.timeouts);
-    assert_eq!(s.retransmissions(), sack.channels[sack.bottleneck].drops_overflow, "one resend per drop");
+    assert!(
+        s.timeouts < p.timeouts,
+        "{} timeouts with SACK, {} without",
+        s.timeouts,
+        p.timeouts
+    );
+    assert_eq!(
+        s.retransmissions(),
+        sack.channels[sack.bottleneck].drops_overflow,
+        "one resend per drop"
+    );
     assert!(s.bytes_delivered > p.bytes_delivered);
 }
 
@@ -758,7 +1209,10 @@ fn component_parameters_are_checked_against_their_declared_ranges_and_name_the_k
         ("topology.access.error.kind=\"fading\"", "topology.access.error.kind: unknown error model 'fading' (known: none, bernoulli, ber, gilbert-elliott)"),
     ];
     for (o, needle) in cases {
-        let err = run_toml(&text, &["simulation.duration=1s".into(), o.to_string()]).err().unwrap_or_else(|| panic!("accepted: {o}")).to_string();
+        let err = run_toml(&text, &["simulation.duration=1s".into(), o.to_string()])
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {o}"))
+            .to_string();
         assert!(err.starts_with(needle), "{o}: {err}");
     }
 }
@@ -768,9 +1222,20 @@ fn threshold_queues_get_one_router_agent_per_watched_channel_which_counts_its_si
     // The access queues are watched with τ = 1: the sender's (node 0 → left router) signals from
     // node 0 itself, for data arrivals only.
     let text = example("dumbbell-n1-droptail");
-    let s = Scenario::from_toml(&text, &["simulation.duration=1s".into(), "topology.access.queue={kind=\"threshold\", tau=1}".into()]).unwrap();
+    let s = Scenario::from_toml(
+        &text,
+        &[
+            "simulation.duration=1s".into(),
+            "topology.access.queue={kind=\"threshold\", tau=1}".into(),
+        ],
+    )
+    .unwrap();
     let mut e = build(&s).unwrap();
-    assert_eq!(e.agents.len(), 4, "one router agent per watched channel: both directions of both access links");
+    assert_eq!(
+        e.agents.len(),
+        4,
+        "one router agent per watched channel: both directions of both access links"
+    );
     e.run();
     let ch = &e.network.channels[2];
     assert_eq!((ch.from, ch.name.as_str()), (0, "access-s0>"));
@@ -790,16 +1255,25 @@ fn with_no_trace_kept_the_buffers_stay_empty_and_nothing_grows_with_the_run() {
     };
     let (short_trace, short_backlog, short_events) = run_for(20, super::trace::TraceSet::NONE);
     let (long_trace, long_backlog, long_events) = run_for(80, super::trace::TraceSet::NONE);
-    assert!(long_events > 3 * short_events, "the long run did four times the work");
+    assert!(
+        long_events > 3 * short_events,
+        "the long run did four times the work"
+    );
     assert_eq!((short_trace, long_trace), (0, 0), "no trace record kept");
     // Queued packets, packets on wires, pending events and the segments the spurious-retransmission
     // oracle holds: bounded by the buffers and windows, not by the run's length (100-packet
     // bottleneck, 10 flows).
-    assert!(long_backlog < 2000 && long_backlog <= 2 * short_backlog + 200, "{short_backlog} → {long_backlog}");
+    assert!(
+        long_backlog < 2000 && long_backlog <= 2 * short_backlog + 200,
+        "{short_backlog} → {long_backlog}"
+    );
     // And the measure is not blind: kept traces grow with the run.
     let (all_short, _, _) = run_for(20, super::trace::TraceSet::ALL);
     let (all_long, _, _) = run_for(80, super::trace::TraceSet::ALL);
-    assert!(all_long > 3 * all_short && all_short > 10_000, "{all_short} → {all_long}");
+    assert!(
+        all_long > 3 * all_short && all_short > 10_000,
+        "{all_short} → {all_long}"
+    );
 }
 
 #[test]
@@ -807,14 +1281,34 @@ fn a_run_keeps_only_the_traces_asked_for_and_its_results_do_not_change() {
     let text = example("dumbbell-n10-red");
     let s = Scenario::from_toml(&text, &["simulation.duration=10s".into()]).unwrap();
     let all = super::run(&s).unwrap();
-    let some = super::run_with(&s, super::trace::TraceSet::parse("drops,retx").unwrap(), 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
-    let none = super::run_with(&s, super::trace::TraceSet::NONE, 1 << 12, |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let some = super::run_with(
+        &s,
+        super::trace::TraceSet::parse("drops,retx").unwrap(),
+        1 << 12,
+        |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let none = super::run_with(&s, super::trace::TraceSet::NONE, 1 << 12, |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
     for r in [&some, &none] {
-        assert_eq!((r.event_hash, &r.flows, &r.channels), (all.event_hash, &all.flows, &all.channels), "spurious counts need no trace");
+        assert_eq!(
+            (r.event_hash, &r.flows, &r.channels),
+            (all.event_hash, &all.flows, &all.channels),
+            "spurious counts need no trace"
+        );
     }
     assert!(!all.trace.drops.time.is_empty() && all.flows.iter().any(|f| f.retx_spurious > 0));
-    assert_eq!((&some.trace.drops, &some.trace.retx), (&all.trace.drops, &all.trace.retx));
-    assert!(some.trace.window.time.is_empty() && some.trace.rtt.time.is_empty() && some.trace.queue.time.is_empty());
+    assert_eq!(
+        (&some.trace.drops, &some.trace.retx),
+        (&all.trace.drops, &all.trace.retx)
+    );
+    assert!(
+        some.trace.window.time.is_empty()
+            && some.trace.rtt.time.is_empty()
+            && some.trace.queue.time.is_empty()
+    );
     assert!(none.trace.is_empty());
 }
 
@@ -834,7 +1328,10 @@ fn a_run_reports_its_simulated_time_and_stops_when_asked() {
     match r {
         Err(super::RunError::Cancelled { at, end, partial }) => {
             assert_eq!(end, 60 * SEC);
-            assert!((2 * SEC..3 * SEC).contains(&at), "stopped within the next 1024 events: {at}");
+            assert!(
+                (2 * SEC..3 * SEC).contains(&at),
+                "stopped within the next 1024 events: {at}"
+            );
             // What was simulated is kept, summarised as a run that ended where it stopped.
             assert_eq!(partial.duration, at);
             assert!(partial.events > 0 && partial.flows.iter().all(|f| f.bytes_delivered > 0));
@@ -842,31 +1339,67 @@ fn a_run_reports_its_simulated_time_and_stops_when_asked() {
         }
         other => panic!("not cancelled: {:?}", other.map(|r| r.events)),
     }
-    assert!(seen.len() > 10 && seen.windows(2).all(|w| w[0] <= w[1]), "progress is reported in order");
+    assert!(
+        seen.len() > 10 && seen.windows(2).all(|w| w[0] <= w[1]),
+        "progress is reported in order"
+    );
 }
 
 #[test]
 fn a_flow_paced_below_the_bottleneck_delivers_at_the_pacing_rate_and_builds_no_queue() {
     // 10 Mb/s bottleneck, pacing capped at 4 Mb/s of payload: goodput ≈ 4 Mb/s, no drop, no queue.
     let text = one_flow("");
-    let r = sim(&text, &["simulation.duration=5s", "simulation.warmup=1s", "tcp.max_pacing_rate=4Mbps", "topology.bottleneck.queue.limit=20p"]);
+    let r = sim(
+        &text,
+        &[
+            "simulation.duration=5s",
+            "simulation.warmup=1s",
+            "tcp.max_pacing_rate=4Mbps",
+            "topology.bottleneck.queue.limit=20p",
+        ],
+    );
     let g = r.flows[0].goodput_bps;
     assert!((g - 4e6).abs() < 0.01 * 4e6, "goodput {g}");
     let b = &r.channels[r.bottleneck];
     assert_eq!(b.drops_overflow, 0);
-    let unpaced = sim(&text, &["simulation.duration=5s", "simulation.warmup=1s", "topology.bottleneck.queue.limit=20p"]);
-    assert!(unpaced.channels[unpaced.bottleneck].drops_overflow > 0, "without pacing slow start overflows the 20-packet buffer");
-    let err = super::build(&Scenario::from_toml(&text, &["tcp.max_pacing_rate=\"1bps\"".into()]).unwrap()).err().expect("refused").to_string();
-    assert!(err.starts_with("tcp.max_pacing_rate: must be at least 8 bps"), "{err}");
+    let unpaced = sim(
+        &text,
+        &[
+            "simulation.duration=5s",
+            "simulation.warmup=1s",
+            "topology.bottleneck.queue.limit=20p",
+        ],
+    );
+    assert!(
+        unpaced.channels[unpaced.bottleneck].drops_overflow > 0,
+        "without pacing slow start overflows the 20-packet buffer"
+    );
+    let err = super::build(
+        &Scenario::from_toml(&text, &["tcp.max_pacing_rate=\"1bps\"".into()]).unwrap(),
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        err.starts_with("tcp.max_pacing_rate: must be at least 8 bps"),
+        "{err}"
+    );
 }
 
 #[test]
 fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
-    let text = std::fs::read_to_string(format!("{}/examples/internet-cc/dumbbell-n10-cubic.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = std::fs::read_to_string(format!(
+        "{}/examples/internet-cc/dumbbell-n10-cubic.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
     let r = sim(&text, &[]);
     let u = r.channels[r.bottleneck].utilisation;
     let j = r.jain_index.unwrap();
-    println!("cubic: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}", r.aggregate_goodput_bps / 1e6);
+    println!(
+        "cubic: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}",
+        r.aggregate_goodput_bps / 1e6
+    );
     assert!(r.flows.iter().all(|f| f.label.cc == "cubic"));
     assert!(u > 0.95, "utilisation {u}");
     assert!(j > 0.8, "Jain {j}");
@@ -875,14 +1408,26 @@ fn cubic_fills_the_ten_flow_dumbbell_and_shares_it() {
 #[test]
 fn bbr_fills_the_ten_flow_dumbbell() {
     // BBR's many losses per window in a shallow buffer need SACK, as Linux always has it.
-    let text = std::fs::read_to_string(format!("{}/examples/internet-cc/dumbbell-n10-bbr.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = std::fs::read_to_string(format!(
+        "{}/examples/internet-cc/dumbbell-n10-bbr.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
     let r = sim(&text, &[]);
     let u = r.channels[r.bottleneck].utilisation;
     let j = r.jain_index.unwrap();
     let drops = r.channels[r.bottleneck].drops_overflow;
-    println!("bbr: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}, drops {drops}", r.aggregate_goodput_bps / 1e6);
+    println!(
+        "bbr: goodput {:.3} Mb/s, Jain {j:.3}, utilisation {u:.4}, drops {drops}",
+        r.aggregate_goodput_bps / 1e6
+    );
     let plain = sim(&text, &["tcp.sack=false"]);
-    println!("bbr without SACK: goodput {:.3} Mb/s, Jain {:.3}, timeouts {}", plain.aggregate_goodput_bps / 1e6, plain.jain_index.unwrap(), plain.flows.iter().map(|f| f.timeouts).sum::<u64>());
+    println!(
+        "bbr without SACK: goodput {:.3} Mb/s, Jain {:.3}, timeouts {}",
+        plain.aggregate_goodput_bps / 1e6,
+        plain.jain_index.unwrap(),
+        plain.flows.iter().map(|f| f.timeouts).sum::<u64>()
+    );
     assert!(r.flows.iter().all(|f| f.label.cc == "bbr"));
     assert!(u > 0.99, "utilisation {u}");
     assert!(j > 0.9, "Jain {j}");
@@ -896,10 +1441,21 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
     // Hand-derived: BtlBw = 10 Mb/s · 1448/1500 of payload = 1 206 666 B/s; RTprop = 2·(1 + 20 +
     // 1) ms propagation + 1500 B at 100, 10, 100 Mb/s (0.12 + 1.2 + 0.12 ms) + a 52 B ACK back
     // (4.16 + 41.6 + 4.16 µs) = 45.48992 ms.
-    let s = Scenario::from_toml(&one_flow(""), &["tcp.cc=bbr".into(), "simulation.duration=25s".into()]).unwrap();
+    let s = Scenario::from_toml(
+        &one_flow(""),
+        &["tcp.cc=bbr".into(), "simulation.duration=25s".into()],
+    )
+    .unwrap();
     let mut e = build(&s).unwrap();
     let bbr = |e: &super::engine::Engine| match e.flows[0].sender.congestion_control() {
-        CongestionControl::Bbr(b) => (b.mode(), b.cycle_idx(), b.pacing_gain(), b.max_bw(), b.min_rtt(), b.transitions.clone()),
+        CongestionControl::Bbr(b) => (
+            b.mode(),
+            b.cycle_idx(),
+            b.pacing_gain(),
+            b.max_bw(),
+            b.min_rtt(),
+            b.transitions.clone(),
+        ),
         _ => unreachable!(),
     };
     let mut stamps = vec![];
@@ -909,24 +1465,45 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
         t += MS;
         e.run_until(t);
         let (mode, idx, gain, ..) = bbr(&e);
-        if mode == Mode::ProbeBw && t > SEC && t < 9 * SEC && phases.last().is_none_or(|&(_, i, _)| i != idx) {
+        if mode == Mode::ProbeBw
+            && t > SEC
+            && t < 9 * SEC
+            && phases.last().is_none_or(|&(_, i, _)| i != idx)
+        {
             phases.push((t, idx, gain));
         }
         if mode == Mode::ProbeRtt {
             probe_rtt_cwnd.push(e.flows[0].sender.window().cwnd);
         }
         if let CongestionControl::Bbr(b) = e.flows[0].sender.congestion_control() {
-            if stamps.last() != Some(&b.min_rtt_stamp()) { stamps.push(b.min_rtt_stamp()); }
+            if stamps.last() != Some(&b.min_rtt_stamp()) {
+                stamps.push(b.min_rtt_stamp());
+            }
         }
         if t == 5 * SEC {
             let (_, _, _, bw, rtt, _) = bbr(&e);
             assert_eq!(bw, 1_206_666, "BtlBw: the bottleneck's payload rate");
-            assert_eq!(rtt, Some(45_489_920), "RTprop: propagation plus serialisation");
+            assert_eq!(
+                rtt,
+                Some(45_489_920),
+                "RTprop: propagation plus serialisation"
+            );
         }
     }
     let (.., transitions) = bbr(&e);
     let modes: Vec<Mode> = transitions.iter().map(|&(_, m)| m).collect();
-    assert_eq!(modes, [Mode::Startup, Mode::Drain, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw, Mode::ProbeRtt, Mode::ProbeBw]);
+    assert_eq!(
+        modes,
+        [
+            Mode::Startup,
+            Mode::Drain,
+            Mode::ProbeBw,
+            Mode::ProbeRtt,
+            Mode::ProbeBw,
+            Mode::ProbeRtt,
+            Mode::ProbeBw
+        ]
+    );
     // ProbeRTT 10 s after RTprop was last lowered or met (Linux `rs->rtt_us <= min_rtt_us`):
     // every ACK of a segment that crossed an empty bottleneck meets it, and the last such ACK
     // comes in Startup's 4th round (≈ 4·RTprop = 182 ms; from then Startup's 2.89·BtlBw pacing
@@ -935,9 +1512,19 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
     // segments, with cwnd = 4 segments throughout.
     let (enter, leave) = (transitions[3].0, transitions[4].0);
     let met = *stamps.iter().rfind(|&&t| t < enter).unwrap();
-    assert!(met > 4 * 45 * MS && met < 4 * 46 * MS && met < transitions[1].0, "RTprop last met at {met}");
-    assert!(enter > met + 10 * SEC && enter < met + 10 * SEC + 2 * MS, "ProbeRTT at {enter}");
-    assert!(leave - enter > 200 * MS && leave - enter < 200 * MS + 3 * 46 * MS, "ProbeRTT for {} ms", (leave - enter) / MS);
+    assert!(
+        met > 4 * 45 * MS && met < 4 * 46 * MS && met < transitions[1].0,
+        "RTprop last met at {met}"
+    );
+    assert!(
+        enter > met + 10 * SEC && enter < met + 10 * SEC + 2 * MS,
+        "ProbeRTT at {enter}"
+    );
+    assert!(
+        leave - enter > 200 * MS && leave - enter < 200 * MS + 3 * 46 * MS,
+        "ProbeRTT for {} ms",
+        (leave - enter) / MS
+    );
     assert!(probe_rtt_cwnd.iter().all(|&c| c <= 4 * 1448));
     // The ProbeBW gain cycle: phases in order, 5/4 always followed by 3/4, each at least RTprop
     // long; the 1.0 phases last about one RTprop (45.5–48 ms).
@@ -949,12 +1536,23 @@ fn bbr_on_a_constant_rate_link_measures_the_bottleneck_and_runs_its_state_and_ga
         }
         assert_eq!(i1, (i0 + 1) % 8, "phase {i0} → {i1} at {t1}");
         assert_eq!((g0, g1), (PACING_GAIN_CYCLE[i0], PACING_GAIN_CYCLE[i1]));
-        assert!(t1 - t0 >= 45 * MS, "phase {i0} lasted {} ms", (t1 - t0) / MS);
+        assert!(
+            t1 - t0 >= 45 * MS,
+            "phase {i0} lasted {} ms",
+            (t1 - t0) / MS
+        );
         if g0 == 256 {
-            assert!(t1 - t0 <= 48 * MS, "a 1.0 phase lasted {} ms", (t1 - t0) / MS);
+            assert!(
+                t1 - t0 <= 48 * MS,
+                "a 1.0 phase lasted {} ms",
+                (t1 - t0) / MS
+            );
         }
     }
     let r = super::summarise(&s, e);
-    assert_eq!(r.channels[r.bottleneck].drops_overflow, 0, "one BBR flow never overflows a 100-packet buffer");
+    assert_eq!(
+        r.channels[r.bottleneck].drops_overflow, 0,
+        "one BBR flow never overflows a 100-packet buffer"
+    );
     assert!(r.flows[0].goodput_bps > 9.2e6, "{}", r.flows[0].goodput_bps);
 }

@@ -64,7 +64,12 @@ impl Network {
             }
             routes[src * n_nodes..(src + 1) * n_nodes].copy_from_slice(&first);
         }
-        Self { n_nodes, channels, routes, agents }
+        Self {
+            n_nodes,
+            channels,
+            routes,
+            agents,
+        }
     }
 
     /// The channel a packet at `from` takes towards `to`, if `to` is reachable.
@@ -88,15 +93,27 @@ pub struct Dumbbell {
 
 /// Access links are cloned per host pair; `sender_access.forward` runs host→router and
 /// `receiver_access.forward` router→host, so "forward" is always the data direction.
-pub fn dumbbell(n: usize, sender_access: &LinkSpec, bottleneck: LinkSpec, receiver_access: &LinkSpec) -> Dumbbell {
+pub fn dumbbell(
+    n: usize,
+    sender_access: &LinkSpec,
+    bottleneck: LinkSpec,
+    receiver_access: &LinkSpec,
+) -> Dumbbell {
     let left = n as NodeId;
     let right = left + 1;
     let senders: Vec<NodeId> = (0..n as NodeId).collect();
     let receivers: Vec<NodeId> = (0..n as NodeId).map(|i| right + 1 + i).collect();
     let mut links = Vec::with_capacity(2 * n + 1);
-    links.push(LinkSpec { a: left, b: right, ..bottleneck });
+    links.push(LinkSpec {
+        a: left,
+        b: right,
+        ..bottleneck
+    });
     for i in 0..n {
-        let named = |spec: &ChannelSpec, name: String| ChannelSpec { name, ..spec.clone() };
+        let named = |spec: &ChannelSpec, name: String| ChannelSpec {
+            name,
+            ..spec.clone()
+        };
         links.push(LinkSpec {
             a: senders[i],
             b: left,
@@ -110,7 +127,13 @@ pub fn dumbbell(n: usize, sender_access: &LinkSpec, bottleneck: LinkSpec, receiv
             reverse: named(&receiver_access.reverse, format!("access-r{i}<")),
         });
     }
-    Dumbbell { n_nodes: 2 * n + 2, senders, receivers, links, bottleneck: 0 }
+    Dumbbell {
+        n_nodes: 2 * n + 2,
+        senders,
+        receivers,
+        links,
+        bottleneck: 0,
+    }
 }
 
 #[cfg(test)]
@@ -127,7 +150,8 @@ mod tests {
             queue: Queue::DropTail(DropTail::new(Limit::Packets(10))),
             errors: ErrorModel::None,
             losses: vec![],
-            delay_spikes: vec![], variation: Default::default(),
+            delay_spikes: vec![],
+            variation: Default::default(),
             outages: vec![],
             name: name.into(),
             monitored: false,
@@ -136,7 +160,12 @@ mod tests {
     }
 
     fn link() -> LinkSpec {
-        LinkSpec { a: 0, b: 0, forward: spec("f"), reverse: spec("r") }
+        LinkSpec {
+            a: 0,
+            b: 0,
+            forward: spec("f"),
+            reverse: spec("r"),
+        }
     }
 
     #[test]
@@ -153,7 +182,10 @@ mod tests {
                 at = net.channels[ch as usize].to;
             }
             assert_eq!(hops.len(), 3);
-            assert_eq!(hops[1], 0, "the middle hop is the bottleneck's forward channel");
+            assert_eq!(
+                hops[1], 0,
+                "the middle hop is the bottleneck's forward channel"
+            );
             // And the ACK path uses the bottleneck's reverse channel.
             let back = net.next_hop(3 + 1, s).unwrap();
             assert_eq!(back, 1);
@@ -162,7 +194,15 @@ mod tests {
 
     #[test]
     fn unreachable_nodes_have_no_route() {
-        let net = Network::build(3, vec![LinkSpec { a: 0, b: 1, ..link() }], 1);
+        let net = Network::build(
+            3,
+            vec![LinkSpec {
+                a: 0,
+                b: 1,
+                ..link()
+            }],
+            1,
+        );
         assert_eq!(net.next_hop(0, 2), None);
         assert_eq!(net.next_hop(0, 1), Some(0));
         assert_eq!(net.next_hop(1, 0), Some(1));

@@ -177,13 +177,48 @@ pub struct TraceSet {
 
 impl TraceSet {
     /// Names as used by `--traces` and in results, in the order of the flags.
-    pub const NAMES: [&'static str; 9] = ["window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench", "receive"];
+    pub const NAMES: [&'static str; 9] = [
+        "window",
+        "rtt",
+        "retransmissions",
+        "drops",
+        "marks",
+        "queue",
+        "arrival",
+        "quench",
+        "receive",
+    ];
     /// `all`, the default: every trace but the per-packet ones (`arrival`, `quench`, `receive`),
     /// which are asked for by name.
-    pub const ALL: Self = Self { window: true, rtt: true, retx: true, drops: true, marks: true, queue: true, arrival: false, quench: false, receive: false };
+    pub const ALL: Self = Self {
+        window: true,
+        rtt: true,
+        retx: true,
+        drops: true,
+        marks: true,
+        queue: true,
+        arrival: false,
+        quench: false,
+        receive: false,
+    };
     /// Every trace, the per-packet ones included.
-    pub const EVERY: Self = Self { arrival: true, quench: true, receive: true, ..Self::ALL };
-    pub const NONE: Self = Self { window: false, rtt: false, retx: false, drops: false, marks: false, queue: false, arrival: false, quench: false, receive: false };
+    pub const EVERY: Self = Self {
+        arrival: true,
+        quench: true,
+        receive: true,
+        ..Self::ALL
+    };
+    pub const NONE: Self = Self {
+        window: false,
+        rtt: false,
+        retx: false,
+        drops: false,
+        marks: false,
+        queue: false,
+        arrival: false,
+        quench: false,
+        receive: false,
+    };
 
     /// `all`, `none`, or a comma-separated list of trace names (`cwnd` and `retx` are accepted
     /// for `window` and `retransmissions`; `all` in a list adds what `all` keeps, e.g.
@@ -197,7 +232,14 @@ impl TraceSet {
         let mut set = Self::NONE;
         for name in text.split(',').map(str::trim) {
             match name {
-                "all" => set = Self { arrival: set.arrival, quench: set.quench, receive: set.receive, ..Self::ALL },
+                "all" => {
+                    set = Self {
+                        arrival: set.arrival,
+                        quench: set.quench,
+                        receive: set.receive,
+                        ..Self::ALL
+                    }
+                }
                 "arrival" | "arrivals" => set.arrival = true,
                 "quench" => set.quench = true,
                 "window" | "cwnd" => set.window = true,
@@ -207,7 +249,12 @@ impl TraceSet {
                 "marks" => set.marks = true,
                 "queue" => set.queue = true,
                 "receive" => set.receive = true,
-                other => return Err(format!("unknown trace '{other}' (known: all, none, {})", Self::NAMES.join(", "))),
+                other => {
+                    return Err(format!(
+                        "unknown trace '{other}' (known: all, none, {})",
+                        Self::NAMES.join(", ")
+                    ))
+                }
             }
         }
         Ok(set)
@@ -254,12 +301,23 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(keep: TraceSet) -> Self {
-        Self { keep, ..Self::default() }
+        Self {
+            keep,
+            ..Self::default()
+        }
     }
 
     /// Records held, all traces together (0 when none are kept).
     pub fn len(&self) -> usize {
-        self.window.time.len() + self.rtt.time.len() + self.retx.time.len() + self.drops.time.len() + self.marks.time.len() + self.queue.time.len() + self.arrival.time.len() + self.quench.time.len() + self.receive.time.len()
+        self.window.time.len()
+            + self.rtt.time.len()
+            + self.retx.time.len()
+            + self.drops.time.len()
+            + self.marks.time.len()
+            + self.queue.time.len()
+            + self.arrival.time.len()
+            + self.quench.time.len()
+            + self.receive.time.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -267,7 +325,15 @@ impl Trace {
     }
 
     #[inline]
-    pub fn window(&mut self, time: Nanos, flow: FlowId, cwnd: u64, ssthresh: u64, srtt: Nanos, rto: Nanos) {
+    pub fn window(
+        &mut self,
+        time: Nanos,
+        flow: FlowId,
+        cwnd: u64,
+        ssthresh: u64,
+        srtt: Nanos,
+        rto: Nanos,
+    ) {
         if !self.keep.window {
             return;
         }
@@ -281,7 +347,14 @@ impl Trace {
     }
 
     #[inline]
-    pub fn rtt(&mut self, time: Nanos, flow: FlowId, sample: Nanos, prediction: Option<Nanos>, rto: Nanos) {
+    pub fn rtt(
+        &mut self,
+        time: Nanos,
+        flow: FlowId,
+        sample: Nanos,
+        prediction: Option<Nanos>,
+        rto: Nanos,
+    ) {
         if !self.keep.rtt {
             return;
         }
@@ -308,7 +381,15 @@ impl Trace {
     }
 
     #[inline]
-    pub fn drop(&mut self, time: Nanos, channel: u32, flow: FlowId, kind: Kind, seq: u64, cause: DropCause) {
+    pub fn drop(
+        &mut self,
+        time: Nanos,
+        channel: u32,
+        flow: FlowId,
+        kind: Kind,
+        seq: u64,
+        cause: DropCause,
+    ) {
         if !self.keep.drops {
             return;
         }
@@ -334,7 +415,14 @@ impl Trace {
     }
 
     #[inline]
-    pub fn queue(&mut self, time: Nanos, channel: u32, packets: u32, bytes: u64, average: Option<f64>) {
+    pub fn queue(
+        &mut self,
+        time: Nanos,
+        channel: u32,
+        packets: u32,
+        bytes: u64,
+        average: Option<f64>,
+    ) {
         if !self.keep.queue {
             return;
         }
@@ -347,7 +435,16 @@ impl Trace {
     }
 
     #[inline]
-    pub fn arrival(&mut self, time: Nanos, channel: u32, flow: FlowId, kind: Kind, seq: u64, queue: u32, verdict: Verdict) {
+    pub fn arrival(
+        &mut self,
+        time: Nanos,
+        channel: u32,
+        flow: FlowId,
+        kind: Kind,
+        seq: u64,
+        queue: u32,
+        verdict: Verdict,
+    ) {
         if !self.keep.arrival {
             return;
         }
@@ -417,17 +514,35 @@ mod tests {
     fn the_per_arrival_traces_are_not_in_all_and_are_asked_for_by_name() {
         assert!(!TraceSet::ALL.arrival && !TraceSet::ALL.quench);
         let s = TraceSet::parse("all, arrival,quench").unwrap();
-        assert_eq!(s, TraceSet { arrival: true, quench: true, ..TraceSet::ALL });
+        assert_eq!(
+            s,
+            TraceSet {
+                arrival: true,
+                quench: true,
+                ..TraceSet::ALL
+            }
+        );
         let s = TraceSet::parse("quench,all").unwrap();
-        assert!(s.quench && !s.arrival && s.window && s.contains("quench") && !s.contains("arrival"));
+        assert!(
+            s.quench && !s.arrival && s.window && s.contains("quench") && !s.contains("arrival")
+        );
         assert!(TraceSet::parse("arrival").unwrap().contains("arrival"));
     }
 
     #[test]
     fn the_per_packet_receive_trace_is_kept_only_when_named() {
         assert!(!TraceSet::parse("all").unwrap().receive && !TraceSet::default().receive);
-        assert_eq!(TraceSet::parse("all,receive"), Ok(TraceSet { receive: true, ..TraceSet::ALL }));
-        assert_eq!(TraceSet::parse("receive, all, arrival, quench"), Ok(TraceSet::EVERY));
+        assert_eq!(
+            TraceSet::parse("all,receive"),
+            Ok(TraceSet {
+                receive: true,
+                ..TraceSet::ALL
+            })
+        );
+        assert_eq!(
+            TraceSet::parse("receive, all, arrival, quench"),
+            Ok(TraceSet::EVERY)
+        );
         let only = TraceSet::parse("receive").unwrap();
         assert!(only.receive && !only.window && only.contains("receive"));
     }

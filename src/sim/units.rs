@@ -12,7 +12,9 @@ use std::fmt;
 /// Split `"10 Mbps"` into (10.0, "Mbps").
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let t = text.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic() || c == '/').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() || c == '/')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.trim().parse().ok()?;
     (value.is_finite() && value >= 0.0).then_some((value, unit.trim()))
@@ -60,7 +62,9 @@ pub enum Limit {
 pub fn parse_limit(text: &str) -> Option<Limit> {
     let (value, unit) = split_number(text)?;
     match unit {
-        "" | "p" | "pkt" | "pkts" | "packets" => (value.fract() == 0.0).then_some(Limit::Packets(value as u64)),
+        "" | "p" | "pkt" | "pkts" | "packets" => {
+            (value.fract() == 0.0).then_some(Limit::Packets(value as u64))
+        }
         _ => parse_bytes(text).map(Limit::Bytes),
     }
 }
@@ -81,7 +85,9 @@ macro_rules! unit_type {
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
                         let parse: fn(&str) -> Option<$inner> = $parse;
-                        parse(s).map($name).ok_or_else(|| E::invalid_value(de::Unexpected::Str(s), &self))
+                        parse(s)
+                            .map($name)
+                            .ok_or_else(|| E::invalid_value(de::Unexpected::Str(s), &self))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         self.visit_str(&v.to_string())
@@ -99,10 +105,34 @@ macro_rules! unit_type {
     };
 }
 
-unit_type!(Bandwidth, u64, parse_bandwidth, "a bandwidth such as \"10Mbps\"", "Bits per second.");
-unit_type!(Duration, Nanos, parse_duration, "a duration such as \"20ms\" or \"1h\" (units ns, us, ms, s, min, h; a bare number is seconds)", "Nanoseconds.");
-unit_type!(ByteSize, u64, parse_bytes, "a size such as \"1500B\" or \"64KiB\"", "Bytes.");
-unit_type!(QueueLimit, Limit, parse_limit, "a queue limit such as \"100p\" (packets) or \"150000B\"", "Packets or bytes.");
+unit_type!(
+    Bandwidth,
+    u64,
+    parse_bandwidth,
+    "a bandwidth such as \"10Mbps\"",
+    "Bits per second."
+);
+unit_type!(
+    Duration,
+    Nanos,
+    parse_duration,
+    "a duration such as \"20ms\" or \"1h\" (units ns, us, ms, s, min, h; a bare number is seconds)",
+    "Nanoseconds."
+);
+unit_type!(
+    ByteSize,
+    u64,
+    parse_bytes,
+    "a size such as \"1500B\" or \"64KiB\"",
+    "Bytes."
+);
+unit_type!(
+    QueueLimit,
+    Limit,
+    parse_limit,
+    "a queue limit such as \"100p\" (packets) or \"150000B\"",
+    "Packets or bytes."
+);
 
 pub use crate::time::exact_duration;
 
@@ -126,7 +156,11 @@ pub fn spell_limit(text: &str) -> Option<String> {
 
 /// `bps` in the largest of Gbps, Mbps, kbps, bps that states it exactly.
 pub fn exact_bandwidth(bps: u64) -> String {
-    for (unit, scale) in [("Gbps", 1_000_000_000u64), ("Mbps", 1_000_000), ("kbps", 1_000)] {
+    for (unit, scale) in [
+        ("Gbps", 1_000_000_000u64),
+        ("Mbps", 1_000_000),
+        ("kbps", 1_000),
+    ] {
         if bps != 0 && bps % scale == 0 {
             return format!("{}{unit}", bps / scale);
         }

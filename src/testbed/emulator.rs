@@ -129,7 +129,10 @@ impl Emulator {
                 // The engine wakes the source at each next_wake() before the stop (engine.rs,
                 // Owner::App); the same source, cloned, is woken here the same way.
                 let mut app = app.clone();
-                let end = f.stop.unwrap_or(Nanos::MAX).min(scenario.simulation.duration.0);
+                let end = f
+                    .stop
+                    .unwrap_or(Nanos::MAX)
+                    .min(scenario.simulation.duration.0);
                 while app.next_wake() < end {
                     let t = app.next_wake();
                     let bytes = app.wake(t);
@@ -139,7 +142,14 @@ impl Emulator {
                 }
             }
             let bytes = (f.app.is_none() && f.app_bytes != u64::MAX).then_some(f.app_bytes);
-            plans.push(FlowPlan { start: f.start, stop: f.stop, bytes, group: f.label.group, cc: f.label.cc.clone(), writes });
+            plans.push(FlowPlan {
+                start: f.start,
+                stop: f.stop,
+                bytes,
+                group: f.label.group,
+                cc: f.label.cc.clone(),
+                writes,
+            });
         }
         let (net, endpoints) = crate::sim::build_network(scenario)?;
         for a in &net.agents {
@@ -177,7 +187,13 @@ impl Emulator {
             wire: vec![VecDeque::new(); n_ch],
             stats: EmulatorStats::default(),
             out: Vec::new(),
-            trace: Trace::new(TraceSet { drops: true, marks: true, queue: true, arrival: true, ..TraceSet::NONE }),
+            trace: Trace::new(TraceSet {
+                drops: true,
+                marks: true,
+                queue: true,
+                arrival: true,
+                ..TraceSet::NONE
+            }),
             sample_interval: scenario.simulation.queue_sample_interval.0,
             next_sample: 0,
         })
@@ -246,7 +262,9 @@ impl Emulator {
             }
         }
         let seq = match flow {
-            Some((i, true)) => self.flows[i].isn.map_or(f.seq as u64, |isn| f.seq.wrapping_sub(isn) as u64),
+            Some((i, true)) => self.flows[i]
+                .isn
+                .map_or(f.seq as u64, |isn| f.seq.wrapping_sub(isn) as u64),
             _ => f.seq as u64,
         };
         let pkt = Packet {
@@ -279,11 +297,20 @@ impl Emulator {
         let c = c as usize;
         let acc = self.net.channels[c].arrive(pkt, now);
         if self.net.channels[c].monitored {
-            self.trace.arrival(now, c as u32, pkt.flow, pkt.kind, pkt.seq, acc.queue_len, acc.verdict);
+            self.trace.arrival(
+                now,
+                c as u32,
+                pkt.flow,
+                pkt.kind,
+                pkt.seq,
+                acc.queue_len,
+                acc.verdict,
+            );
         }
         match acc.verdict {
             Verdict::Dropped(cause) => {
-                self.trace.drop(now, c as u32, pkt.flow, pkt.kind, pkt.seq, cause);
+                self.trace
+                    .drop(now, c as u32, pkt.flow, pkt.kind, pkt.seq, cause);
                 self.count_drop(&pkt, cause as usize)
             }
             Verdict::Marked => {
@@ -297,11 +324,27 @@ impl Emulator {
         for a in &mut self.net.agents {
             let p = a.placement();
             if p.channels.contains(&(c as u32)) {
-                let mut at = At { now, node: p.node, out: &mut signals };
-                a.on_queued(&mut at, &pkt, &mut Queued { channel: c as u32, verdict: acc.verdict, queue_len: acc.queue_len, stats: &mut self.net.channels[c].stats });
+                let mut at = At {
+                    now,
+                    node: p.node,
+                    out: &mut signals,
+                };
+                a.on_queued(
+                    &mut at,
+                    &pkt,
+                    &mut Queued {
+                        channel: c as u32,
+                        verdict: acc.verdict,
+                        queue_len: acc.queue_len,
+                        stats: &mut self.net.channels[c].stats,
+                    },
+                );
             }
         }
-        let quenches: Vec<(Packet, Vec<u8>)> = signals.into_iter().map(|s| (s, wire::source_quench(node_addr(s.src), &bytes))).collect();
+        let quenches: Vec<(Packet, Vec<u8>)> = signals
+            .into_iter()
+            .map(|s| (s, wire::source_quench(node_addr(s.src), &bytes)))
+            .collect();
         if !matches!(acc.verdict, Verdict::Dropped(_)) {
             self.carried[c].push_back(bytes);
         }
@@ -348,7 +391,10 @@ impl Emulator {
             }
             // Queue samples of monitored channels, as the engine takes them (`Event::QueueSample`),
             // in time order with the other events.
-            if self.sample_interval > 0 && self.next_sample <= now && best.is_none_or(|b| self.next_sample < b.0) {
+            if self.sample_interval > 0
+                && self.next_sample <= now
+                && best.is_none_or(|b| self.next_sample < b.0)
+            {
                 self.sample_queues();
                 continue;
             }
@@ -363,9 +409,21 @@ impl Emulator {
     }
 
     fn sample_queues(&mut self) {
-        for (i, c) in self.net.channels.iter().enumerate().filter(|(_, c)| c.monitored) {
+        for (i, c) in self
+            .net
+            .channels
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.monitored)
+        {
             let q = c.queue.fifo();
-            self.trace.queue(self.next_sample, i as u32, q.len() as u32, q.bytes(), c.queue.average());
+            self.trace.queue(
+                self.next_sample,
+                i as u32,
+                q.len() as u32,
+                q.bytes(),
+                c.queue.average(),
+            );
         }
         self.next_sample += self.sample_interval;
     }
@@ -419,7 +477,8 @@ impl Emulator {
 
     /// Packets waiting or in flight inside the network.
     pub fn in_flight(&self) -> usize {
-        self.carried.iter().map(VecDeque::len).sum::<usize>() + self.wire.iter().map(VecDeque::len).sum::<usize>()
+        self.carried.iter().map(VecDeque::len).sum::<usize>()
+            + self.wire.iter().map(VecDeque::len).sum::<usize>()
     }
 }
 
@@ -452,7 +511,16 @@ count = 1
 
     /// Sender node 0, receiver node 3 in a one-flow dumbbell.
     fn data(seq: u32, len: usize, ecn: u8) -> Vec<u8> {
-        tcp_packet(node_addr(0), node_addr(3), 40000, PORT_BASE, seq, 0, len, ecn)
+        tcp_packet(
+            node_addr(0),
+            node_addr(3),
+            40000,
+            PORT_BASE,
+            seq,
+            0,
+            len,
+            ecn,
+        )
     }
 
     fn run_to(e: &mut Emulator, until: Nanos) -> Vec<Outgoing> {
@@ -462,11 +530,19 @@ count = 1
 
     #[test]
     fn a_codel_queue_is_refused_with_an_error_that_names_it_and_the_channel() {
-        let Err(err) = Emulator::new(&scenario(r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "codel" }"#)) else {
+        let Err(err) = Emulator::new(&scenario(
+            r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "codel" }"#,
+        )) else {
             panic!("a codel bottleneck must be refused");
         };
         let err = err.to_string();
-        assert!(err.contains("queue.kind") && err.contains("codel") && err.contains("bottleneck>") && err.contains("simulator"), "{err}");
+        assert!(
+            err.contains("queue.kind")
+                && err.contains("codel")
+                && err.contains("bottleneck>")
+                && err.contains("simulator"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -487,7 +563,11 @@ count = 1
 
     #[test]
     fn a_full_droptail_queue_drops_real_packets_and_keeps_the_rest_in_order() {
-        let mut e = Emulator::new(&scenario_set(r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "droptail", limit = "5p" }"#, &["simulation.queue_sample_interval=1ms".into()])).unwrap();
+        let mut e = Emulator::new(&scenario_set(
+            r#"bandwidth = "10Mbps", delay = "1ms", queue = { kind = "droptail", limit = "5p" }"#,
+            &["simulation.queue_sample_interval=1ms".into()],
+        ))
+        .unwrap();
         for i in 0..20u32 {
             e.receive(0, data(1 + 1460 * i, 1460, 0), 0);
         }
@@ -496,11 +576,22 @@ count = 1
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "FIFO order: {seqs:?}");
         let bott = &e.net.channels[0].stats;
         assert_eq!(out.len() as u64 + bott.drops[0], 20);
-        assert_eq!(e.trace.drops.time.len() as u64, bott.drops[0], "every drop is in the simulator's drops trace");
-        assert_eq!(e.trace.arrival.time.len(), 20, "the bottleneck is monitored: every arrival traced");
+        assert_eq!(
+            e.trace.drops.time.len() as u64,
+            bott.drops[0],
+            "every drop is in the simulator's drops trace"
+        );
+        assert_eq!(
+            e.trace.arrival.time.len(),
+            20,
+            "the bottleneck is monitored: every arrival traced"
+        );
         // 1 ms samples of both bottleneck directions over the second: the data direction's
         // queue holds the 5 waiting at 1 ms (one leaves every 1.2 ms), then drains to empty.
-        let data: Vec<u32> = (0..e.trace.queue.time.len()).filter(|&i| e.trace.queue.channel[i] == 0).map(|i| e.trace.queue.packets[i]).collect();
+        let data: Vec<u32> = (0..e.trace.queue.time.len())
+            .filter(|&i| e.trace.queue.channel[i] == 0)
+            .map(|i| e.trace.queue.packets[i])
+            .collect();
         assert_eq!(data.len(), 1001);
         assert_eq!((data[0], data[1], data[10]), (0, 5, 0));
         assert_eq!(e.flows[0].drops[0], bott.drops[0]);
@@ -534,7 +625,10 @@ count = 1
         crate::testbed::wire::fix_ip_checksum(&mut cwr);
         e.receive(0, cwr, 0);
         let w = &e.flows[0];
-        assert_eq!((w.data_packets, w.retransmissions, w.bytes_sent, w.cwr_sent), (4, 1, 400, 1));
+        assert_eq!(
+            (w.data_packets, w.retransmissions, w.bytes_sent, w.cwr_sent),
+            (4, 1, 400, 1)
+        );
     }
 
     #[test]
@@ -548,7 +642,10 @@ count = 1
         assert!(!quench.is_empty());
         assert_eq!(quench.len() as u64, e.net.channels[0].stats.quench);
         let f = wire::parse(&quench[0].2).unwrap();
-        assert_eq!((f.proto, f.src, f.dst), (wire::IPPROTO_ICMP, node_addr(1), node_addr(0)));
+        assert_eq!(
+            (f.proto, f.src, f.dst),
+            (wire::IPPROTO_ICMP, node_addr(1), node_addr(0))
+        );
     }
 
     #[test]
@@ -557,20 +654,43 @@ count = 1
         e.receive(0, vec![0x60; 48], 0);
         e.receive(0, tcp_packet(0x0b000001, node_addr(3), 1, 2, 3, 0, 0, 0), 0);
         e.receive(1, data(1, 10, 0), 0); // sender's address from the receiver's port
-        assert_eq!((e.stats.received, e.stats.ignored, e.in_flight()), (3, 3, 0));
+        assert_eq!(
+            (e.stats.received, e.stats.ignored, e.in_flight()),
+            (3, 3, 0)
+        );
     }
 
     #[test]
     fn an_on_off_flow_writes_what_the_simulators_source_writes_until_its_stop() {
         let o = |k: &str, v: &str| format!("flows.0.{k}={v}");
-        let over = [o("app", r#"{ kind = "onoff", on = "200ms", off = "300ms", rate = "1Mbps" }"#), o("stop", "4s"), o("start", "1s")];
+        let over = [
+            o(
+                "app",
+                r#"{ kind = "onoff", on = "200ms", off = "300ms", rate = "1Mbps" }"#,
+            ),
+            o("stop", "4s"),
+            o("start", "1s"),
+        ];
         let s = scenario_set(r#"bandwidth = "10Mbps", delay = "1ms""#, &over);
         let e = Emulator::new(&s).unwrap();
         let p = &e.plans[0];
-        assert_eq!(p.bytes, None, "no byte limit: the schedule says what is written");
+        assert_eq!(
+            p.bytes, None,
+            "no byte limit: the schedule says what is written"
+        );
         // The simulator's own source, with the flow's stream: the same writes, none after the stop.
-        let cfg = crate::sim::app::OnOffConfig { on: 200 * MS, off: 300 * MS, dist: crate::sim::app::Dist::Exponential, load: crate::sim::app::Load::Rate(1_000_000) };
-        let mut src = crate::sim::app::OnOff::new(cfg, 1448, crate::rng::Stream::new(s.simulation.seed, crate::rng::Component::App(0)), 1000 * MS);
+        let cfg = crate::sim::app::OnOffConfig {
+            on: 200 * MS,
+            off: 300 * MS,
+            dist: crate::sim::app::Dist::Exponential,
+            load: crate::sim::app::Load::Rate(1_000_000),
+        };
+        let mut src = crate::sim::app::OnOff::new(
+            cfg,
+            1448,
+            crate::rng::Stream::new(s.simulation.seed, crate::rng::Component::App(0)),
+            1000 * MS,
+        );
         let mut want = Vec::new();
         while src.next_wake() < 4000 * MS {
             let t = src.next_wake();
@@ -589,7 +709,11 @@ count = 1
 
     #[test]
     fn snoop_has_no_real_time_form_and_says_so() {
-        let err = Emulator::new(&scenario(r#"bandwidth = "10Mbps", delay = "1ms", agent = { kind = "snoop" }"#)).err().unwrap();
+        let err = Emulator::new(&scenario(
+            r#"bandwidth = "10Mbps", delay = "1ms", agent = { kind = "snoop" }"#,
+        ))
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("Snoop"), "{err}");
     }
 }

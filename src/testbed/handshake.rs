@@ -50,9 +50,16 @@ pub enum HandshakeError {
 impl std::fmt::Display for HandshakeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::NoAnswer { syns, waited } => write!(f, "no answer to {syns} SYN(s) in {:.1} s; gave up and sent RST", *waited as f64 / 1e9),
+            Self::NoAnswer { syns, waited } => write!(
+                f,
+                "no answer to {syns} SYN(s) in {:.1} s; gave up and sent RST",
+                *waited as f64 / 1e9
+            ),
             Self::Refused => write!(f, "the receiver refused the connection (RST)"),
-            Self::Option(o) => write!(f, "the receiver did not agree to {o}, which the scenario's sender needs; sent RST"),
+            Self::Option(o) => write!(
+                f,
+                "the receiver did not agree to {o}, which the scenario's sender needs; sent RST"
+            ),
         }
     }
 }
@@ -60,7 +67,12 @@ impl std::fmt::Display for HandshakeError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {
     Closed,
-    SynSent { syns: u32, first: Nanos, next: Nanos, rto: Nanos },
+    SynSent {
+        syns: u32,
+        first: Nanos,
+        next: Nanos,
+        rto: Nanos,
+    },
     Established(Negotiated),
     Failed(HandshakeError),
 }
@@ -89,19 +101,44 @@ pub struct Handshake {
 
 impl Handshake {
     pub fn new(tuple: Tuple, isn: u32, want: Want) -> Self {
-        Self { tuple, isn, want, state: State::Closed }
+        Self {
+            tuple,
+            isn,
+            want,
+            state: State::Closed,
+        }
     }
 
     /// A segment of this connection from us, with no options.
     pub fn segment(&self, seq: u32, ack: u32, flags: u8) -> Segment {
         let t = self.tuple;
-        Segment { src: t.src, dst: t.dst, sport: t.sport, dport: t.dport, seq, ack, flags, window: OUR_WINDOW, ..Segment::default() }
+        Segment {
+            src: t.src,
+            dst: t.dst,
+            sport: t.sport,
+            dport: t.dport,
+            seq,
+            ack,
+            flags,
+            window: OUR_WINDOW,
+            ..Segment::default()
+        }
     }
 
     fn syn(&self, tsval: u32) -> Segment {
-        let mut s = self.segment(self.isn, 0, if self.want.ecn { SYN | ECE | CWR } else { SYN });
+        let mut s = self.segment(
+            self.isn,
+            0,
+            if self.want.ecn { SYN | ECE | CWR } else { SYN },
+        );
         // Window scale 0: we announce our window unscaled but let the peer scale its own.
-        s.options = Options { mss: Some(self.want.mss), wscale: Some(0), sack_permitted: self.want.sack, timestamps: self.want.timestamps.then_some((tsval, 0)), sack: vec![] };
+        s.options = Options {
+            mss: Some(self.want.mss),
+            wscale: Some(0),
+            sack_permitted: self.want.sack,
+            timestamps: self.want.timestamps.then_some((tsval, 0)),
+            sack: vec![],
+        };
         s
     }
 
@@ -111,7 +148,12 @@ impl Handshake {
 
     /// Send the first SYN.
     pub fn open(&mut self, now: Nanos, tsval: u32) -> Vec<Segment> {
-        self.state = State::SynSent { syns: 1, first: now, next: now + SYN_RTO, rto: SYN_RTO };
+        self.state = State::SynSent {
+            syns: 1,
+            first: now,
+            next: now + SYN_RTO,
+            rto: SYN_RTO,
+        };
         vec![self.syn(tsval)]
     }
 
@@ -124,15 +166,31 @@ impl Handshake {
 
     /// The SYN timer: resend with the timeout doubled, or give up (and reset) after the last retry.
     pub fn on_timer(&mut self, now: Nanos, tsval: u32) -> Vec<Segment> {
-        let State::SynSent { syns, first, next, rto } = self.state else { return vec![] };
+        let State::SynSent {
+            syns,
+            first,
+            next,
+            rto,
+        } = self.state
+        else {
+            return vec![];
+        };
         if now < next {
             return vec![];
         }
         if syns > self.want.syn_retries {
-            self.state = State::Failed(HandshakeError::NoAnswer { syns, waited: now - first });
+            self.state = State::Failed(HandshakeError::NoAnswer {
+                syns,
+                waited: now - first,
+            });
             return vec![self.rst(self.isn.wrapping_add(1))];
         }
-        self.state = State::SynSent { syns: syns + 1, first, next: now + 2 * rto, rto: 2 * rto };
+        self.state = State::SynSent {
+            syns: syns + 1,
+            first,
+            next: now + 2 * rto,
+            rto: 2 * rto,
+        };
         vec![self.syn(tsval)]
     }
 
@@ -144,7 +202,9 @@ impl Handshake {
             // Our ACK of the SYN-ACK was lost and the peer resends it: ACK again.
             State::Established(n) if seg.flags & (SYN | ACK) == SYN | ACK && seg.ack == isn1 => {
                 let mut a = self.segment(isn1, n.peer_isn.wrapping_add(1), ACK);
-                a.options.timestamps = n.timestamps.then_some((tsval, seg.options.timestamps.map_or(0, |t| t.0)));
+                a.options.timestamps = n
+                    .timestamps
+                    .then_some((tsval, seg.options.timestamps.map_or(0, |t| t.0)));
                 return vec![a];
             }
             _ => return vec![],
@@ -207,32 +267,82 @@ impl Handshake {
 mod tests {
     use super::*;
 
-    const T: Tuple = Tuple { src: 1, dst: 4, sport: 40000, dport: 5000 };
+    const T: Tuple = Tuple {
+        src: 1,
+        dst: 4,
+        sport: 40000,
+        dport: 5000,
+    };
 
     fn want() -> Want {
-        Want { mss: 1448, sack: true, timestamps: true, ecn: false, syn_retries: 2 }
+        Want {
+            mss: 1448,
+            sack: true,
+            timestamps: true,
+            ecn: false,
+            syn_retries: 2,
+        }
     }
 
     fn syn_ack(isn: u32, flags: u8, opts: Options) -> Segment {
-        Segment { src: 4, dst: 1, sport: 5000, dport: 40000, seq: 900, ack: isn.wrapping_add(1), flags, window: 65160, options: opts, ..Segment::default() }
+        Segment {
+            src: 4,
+            dst: 1,
+            sport: 5000,
+            dport: 40000,
+            seq: 900,
+            ack: isn.wrapping_add(1),
+            flags,
+            window: 65160,
+            options: opts,
+            ..Segment::default()
+        }
     }
 
     fn linux_opts() -> Options {
-        Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((555, 10)), sack: vec![] }
+        Options {
+            mss: Some(1460),
+            wscale: Some(7),
+            sack_permitted: true,
+            timestamps: Some((555, 10)),
+            sack: vec![],
+        }
     }
 
     #[test]
     fn a_syn_ack_with_the_options_asked_for_establishes_and_is_acknowledged() {
         let mut h = Handshake::new(T, u32::MAX, want());
         let syn = h.open(0, 10);
-        assert_eq!((syn[0].flags, syn[0].seq, syn[0].options.mss, syn[0].options.timestamps), (SYN, u32::MAX, Some(1448), Some((10, 0))));
+        assert_eq!(
+            (
+                syn[0].flags,
+                syn[0].seq,
+                syn[0].options.mss,
+                syn[0].options.timestamps
+            ),
+            (SYN, u32::MAX, Some(1448), Some((10, 0)))
+        );
         let out = h.on_segment(&syn_ack(u32::MAX, SYN | ACK, linux_opts()), 20);
-        assert_eq!((out[0].flags, out[0].seq, out[0].ack, out[0].options.timestamps), (ACK, 0, 901, Some((20, 555))));
+        assert_eq!(
+            (
+                out[0].flags,
+                out[0].seq,
+                out[0].ack,
+                out[0].options.timestamps
+            ),
+            (ACK, 0, 901, Some((20, 555)))
+        );
         let n = h.negotiated().unwrap();
-        assert_eq!((n.mss, n.snd_wscale, n.sack, n.timestamps, n.ecn, n.window), (1448, 7, true, true, false, 65160));
+        assert_eq!(
+            (n.mss, n.snd_wscale, n.sack, n.timestamps, n.ecn, n.window),
+            (1448, 7, true, true, false, 65160)
+        );
         assert_eq!(h.deadline(), None);
         // A resent SYN-ACK (our ACK was lost) is acknowledged again.
-        assert_eq!(h.on_segment(&syn_ack(u32::MAX, SYN | ACK, linux_opts()), 30)[0].flags, ACK);
+        assert_eq!(
+            h.on_segment(&syn_ack(u32::MAX, SYN | ACK, linux_opts()), 30)[0].flags,
+            ACK
+        );
     }
 
     #[test]
@@ -246,9 +356,20 @@ mod tests {
         assert_eq!(h.deadline(), Some(7 * SEC));
         let out = h.on_timer(7 * SEC, 0);
         assert_eq!((out[0].flags, out[0].seq), (RST, 8));
-        assert_eq!(h.state, State::Failed(HandshakeError::NoAnswer { syns: 3, waited: 7 * SEC }));
-        let State::Failed(e) = &h.state else { unreachable!() };
-        assert_eq!(e.to_string(), "no answer to 3 SYN(s) in 7.0 s; gave up and sent RST");
+        assert_eq!(
+            h.state,
+            State::Failed(HandshakeError::NoAnswer {
+                syns: 3,
+                waited: 7 * SEC
+            })
+        );
+        let State::Failed(e) = &h.state else {
+            unreachable!()
+        };
+        assert_eq!(
+            e.to_string(),
+            "no answer to 3 SYN(s) in 7.0 s; gave up and sent RST"
+        );
     }
 
     #[test]
@@ -278,14 +399,47 @@ mod tests {
     fn a_peer_without_an_option_the_sender_needs_is_refused_with_a_reset() {
         let mut h = Handshake::new(T, 7, want());
         h.open(0, 0);
-        let out = h.on_segment(&syn_ack(7, SYN | ACK, Options { sack_permitted: false, ..linux_opts() }), 0);
+        let out = h.on_segment(
+            &syn_ack(
+                7,
+                SYN | ACK,
+                Options {
+                    sack_permitted: false,
+                    ..linux_opts()
+                },
+            ),
+            0,
+        );
         assert_eq!((out[0].flags, out[0].seq), (RST, 8));
-        assert_eq!(h.state, State::Failed(HandshakeError::Option("SACK (RFC 2018 SACK-permitted)")));
-        let mut e = Handshake::new(T, 7, Want { ecn: true, ..want() });
-        assert_eq!(e.open(0, 0)[0].flags, SYN | ECE | CWR, "an ECN-setup SYN (RFC 3168 §6.1.1)");
+        assert_eq!(
+            h.state,
+            State::Failed(HandshakeError::Option("SACK (RFC 2018 SACK-permitted)"))
+        );
+        let mut e = Handshake::new(
+            T,
+            7,
+            Want {
+                ecn: true,
+                ..want()
+            },
+        );
+        assert_eq!(
+            e.open(0, 0)[0].flags,
+            SYN | ECE | CWR,
+            "an ECN-setup SYN (RFC 3168 §6.1.1)"
+        );
         e.on_segment(&syn_ack(7, SYN | ACK, linux_opts()), 0);
-        assert!(matches!(e.state, State::Failed(HandshakeError::Option(o)) if o.starts_with("ECN")));
-        let mut ok = Handshake::new(T, 7, Want { ecn: true, ..want() });
+        assert!(
+            matches!(e.state, State::Failed(HandshakeError::Option(o)) if o.starts_with("ECN"))
+        );
+        let mut ok = Handshake::new(
+            T,
+            7,
+            Want {
+                ecn: true,
+                ..want()
+            },
+        );
         ok.open(0, 0);
         ok.on_segment(&syn_ack(7, SYN | ACK | ECE, linux_opts()), 0);
         assert!(ok.negotiated().unwrap().ecn);

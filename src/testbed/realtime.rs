@@ -36,16 +36,28 @@ struct IfReq {
 /// MTU-sized packets, as the scenario's MSS expects).
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("TUN name '{name}' must have 1..15 bytes")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("TUN name '{name}' must have 1..15 bytes"),
+        ));
     }
     // SAFETY: a plain open of a NUL-terminated path; the fd is owned below.
-    let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fd is a fresh descriptor we own.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: IFF_TUN | IFF_NO_PI,
+        _pad: [0; 22],
+    };
     req.name[..name.len()].copy_from_slice(name.as_bytes());
     // SAFETY: TUNSETIFF reads and writes a struct ifreq, which IfReq lays out.
     if unsafe { libc::ioctl(owned.as_raw_fd(), TUNSETIFF, &mut req) } < 0 {
@@ -55,7 +67,10 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
 }
 
 fn clock(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes the timespec.
     unsafe { libc::clock_gettime(id, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -103,7 +118,16 @@ impl PcapWriter {
 
 /// A pcap writer per path ("" for none).
 pub fn open_pcaps(paths: &[String]) -> io::Result<Vec<Option<PcapWriter>>> {
-    paths.iter().map(|p| if p.is_empty() { Ok(None) } else { PcapWriter::create(p).map(Some) }).collect()
+    paths
+        .iter()
+        .map(|p| {
+            if p.is_empty() {
+                Ok(None)
+            } else {
+                PcapWriter::create(p).map(Some)
+            }
+        })
+        .collect()
 }
 
 /// How late the emulator handed packets to the hosts, against the time the network said they
@@ -142,16 +166,38 @@ pub struct Realtime {
 
 impl Realtime {
     /// Per host of `emu`, in port order: a TUN (or none), rttlab's senders and an optional pcap.
-    pub fn new(emu: Emulator, tuns: Vec<Option<OwnedFd>>, pcaps: Vec<Option<PcapWriter>>, stacks: Vec<Vec<WireSender>>) -> Self {
-        let stack_trace = Trace::new(TraceSet { rtt: true, window: true, retx: true, ..TraceSet::NONE });
-        Self { emu, tuns, stacks, stack_trace, pcaps, origin: monotonic_ns(), epoch_origin: clock(libc::CLOCK_REALTIME), fidelity: Fidelity::default(), buf: vec![0; MAX_PACKET] }
+    pub fn new(
+        emu: Emulator,
+        tuns: Vec<Option<OwnedFd>>,
+        pcaps: Vec<Option<PcapWriter>>,
+        stacks: Vec<Vec<WireSender>>,
+    ) -> Self {
+        let stack_trace = Trace::new(TraceSet {
+            rtt: true,
+            window: true,
+            retx: true,
+            ..TraceSet::NONE
+        });
+        Self {
+            emu,
+            tuns,
+            stacks,
+            stack_trace,
+            pcaps,
+            origin: monotonic_ns(),
+            epoch_origin: clock(libc::CLOCK_REALTIME),
+            fidelity: Fidelity::default(),
+            buf: vec![0; MAX_PACKET],
+        }
     }
 
     /// rttlab's senders: run their timers due by `now`; what they send enters the network.
     fn poll_stacks(&mut self, now: Nanos) {
         for port in 0..self.stacks.len() {
             for i in 0..self.stacks[port].len() {
-                let out: Vec<Vec<u8>> = self.stacks[port][i].poll(now, &mut self.stack_trace).collect();
+                let out: Vec<Vec<u8>> = self.stacks[port][i]
+                    .poll(now, &mut self.stack_trace)
+                    .collect();
                 self.from_stack(port, out, now);
             }
         }
@@ -167,7 +213,11 @@ impl Realtime {
     }
 
     fn stacks_deadline(&self) -> Option<Nanos> {
-        self.stacks.iter().flatten().filter_map(WireSender::deadline).min()
+        self.stacks
+            .iter()
+            .flatten()
+            .filter_map(WireSender::deadline)
+            .min()
     }
 
     /// The emulator's time: nanoseconds since `origin`.
@@ -203,8 +253,17 @@ impl Realtime {
 
     fn run_loop(&mut self, until: Nanos) -> io::Result<()> {
         let cpu0 = clock(libc::CLOCK_THREAD_CPUTIME_ID);
-        let ports: Vec<usize> = (0..self.tuns.len()).filter(|&p| self.tuns[p].is_some()).collect();
-        let mut fds: Vec<libc::pollfd> = ports.iter().map(|&p| libc::pollfd { fd: self.tuns[p].as_ref().map_or(-1, |t| t.as_raw_fd()), events: libc::POLLIN, revents: 0 }).collect();
+        let ports: Vec<usize> = (0..self.tuns.len())
+            .filter(|&p| self.tuns[p].is_some())
+            .collect();
+        let mut fds: Vec<libc::pollfd> = ports
+            .iter()
+            .map(|&p| libc::pollfd {
+                fd: self.tuns[p].as_ref().map_or(-1, |t| t.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
         loop {
             let now = self.now();
             self.poll_stacks(now);
@@ -213,11 +272,25 @@ impl Realtime {
             if now >= until {
                 break;
             }
-            let wake = [self.emu.next_deadline(), self.stacks_deadline()].into_iter().flatten().min().map_or(until, |d| d.min(until));
+            let wake = [self.emu.next_deadline(), self.stacks_deadline()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map_or(until, |d| d.min(until));
             let wait = wake.saturating_sub(now);
-            let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
+            let ts = libc::timespec {
+                tv_sec: (wait / 1_000_000_000) as libc::time_t,
+                tv_nsec: (wait % 1_000_000_000) as libc::c_long,
+            };
             // SAFETY: fds is a valid array of pollfd; no signal mask change.
-            let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+            let n = unsafe {
+                libc::ppoll(
+                    fds.as_mut_ptr(),
+                    fds.len() as libc::nfds_t,
+                    &ts,
+                    std::ptr::null(),
+                )
+            };
             self.fidelity.wakeups += 1;
             if n < 0 {
                 let e = io::Error::last_os_error();
@@ -240,7 +313,9 @@ impl Realtime {
     }
 
     fn read_all(&mut self, port: usize) {
-        let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else { return };
+        let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else {
+            return;
+        };
         loop {
             // SAFETY: reading into our own buffer of MAX_PACKET bytes.
             let n = unsafe { libc::read(fd, self.buf.as_mut_ptr().cast(), MAX_PACKET) };
@@ -265,14 +340,19 @@ impl Realtime {
             // Stamped before the write: the receiving kernel's processing runs inside the write
             // (netif_rx in this thread's context) and is the host's time, not the wire's.
             let t = self.now();
-            let owner = self.stacks.get(port).and_then(|s| s.iter().position(|w| w.claims(&bytes)));
+            let owner = self
+                .stacks
+                .get(port)
+                .and_then(|s| s.iter().position(|w| w.claims(&bytes)));
             if let Some(st) = owner.map(|i| &mut self.stacks[port][i]) {
                 let answer: Vec<Vec<u8>> = st.on_packet(&bytes, t, &mut self.stack_trace).collect();
                 if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
                     p.record(self.epoch_origin + t, &bytes)?;
                 }
                 if self.fidelity.lateness.len() < MAX_SAMPLES {
-                    self.fidelity.lateness.push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
+                    self.fidelity
+                        .lateness
+                        .push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
                 }
                 self.from_stack(port, answer, t);
                 continue;
@@ -292,7 +372,9 @@ impl Realtime {
                 continue;
             }
             if self.fidelity.lateness.len() < MAX_SAMPLES {
-                self.fidelity.lateness.push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
+                self.fidelity
+                    .lateness
+                    .push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
             }
             if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
                 p.record(self.epoch_origin + t, &bytes)?;

@@ -4,7 +4,7 @@
 //! timestamps (RFC 7323 §3) — plus the ECN bits: ECE/CWR in the TCP header (RFC 3168 §6.1) and the
 //! two ECN bits of the IP TOS byte (RFC 3168 §5). Pure functions on bytes; no I/O.
 
-use super::wire::{IPPROTO_TCP, fold, sum16};
+use super::wire::{fold, sum16, IPPROTO_TCP};
 
 /// TCP header flag bits: the capture reader's table, one for the whole crate.
 pub use crate::capture::wire::flags;
@@ -119,7 +119,12 @@ fn decode_options(mut b: &[u8]) -> Result<Options, DecodeError> {
             (2, 4) => o.mss = Some(u16::from_be_bytes([v[0], v[1]])),
             (3, 3) => o.wscale = Some(v[0]),
             (4, 2) => o.sack_permitted = true,
-            (5, _) if (len - 2) % 8 == 0 => o.sack = v.chunks_exact(8).map(|c| (be32(c), be32(&c[4..]))).collect(),
+            (5, _) if (len - 2) % 8 == 0 => {
+                o.sack = v
+                    .chunks_exact(8)
+                    .map(|c| (be32(c), be32(&c[4..])))
+                    .collect()
+            }
             (8, 10) => o.timestamps = Some((be32(v), be32(&v[4..]))),
             (2 | 3 | 4 | 5 | 8, _) => return Err(DecodeError::BadOptions),
             _ => {} // an option we do not use (MD5, TFO, ...): skipped by its length
@@ -229,14 +234,20 @@ mod tests {
     const LINUX_SYN_ACK: &str = "4500003c00004000400626b60a0100040a0100011388ce4890ceddb3d11bd829a012389058ba0000020405b40402080ab1b82a51545d789c0103030a";
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
     fn a_syn_linux_sent_decodes_with_its_options_and_reencodes_to_the_same_bytes() {
         let bytes = hex(LINUX_SYN);
         let s = Segment::decode(&bytes).unwrap();
-        assert_eq!((s.src, s.dst, s.sport, s.dport, s.seq, s.flags), (0x0a010001, 0x0a010004, 0xce48, 5000, 0xd11bd828, SYN));
+        assert_eq!(
+            (s.src, s.dst, s.sport, s.dport, s.seq, s.flags),
+            (0x0a010001, 0x0a010004, 0xce48, 5000, 0xd11bd828, SYN)
+        );
         assert_eq!(s.options.mss, Some(1460));
         assert_eq!(s.options.wscale, Some(10));
         assert!(s.options.sack_permitted);
@@ -244,7 +255,10 @@ mod tests {
         // Our encoder lays options out as Linux does, so the checksums come out the same.
         assert_eq!(s.encode(), bytes);
         let sa = Segment::decode(&hex(LINUX_SYN_ACK)).unwrap();
-        assert_eq!((sa.flags, sa.ack, sa.options.timestamps.map(|t| t.1)), (SYN | ACK, 0xd11bd829, Some(0x545d789c)));
+        assert_eq!(
+            (sa.flags, sa.ack, sa.options.timestamps.map(|t| t.1)),
+            (SYN | ACK, 0xd11bd829, Some(0x545d789c))
+        );
         assert_eq!(sa.encode(), hex(LINUX_SYN_ACK));
     }
 
@@ -271,19 +285,45 @@ mod tests {
             ack: u32::MAX - 5,
             flags: ACK | ECE,
             window: 512,
-            options: Options { timestamps: Some((11, 22)), sack: vec![(100, 200), (300, 400), (5, 6)], ..Options::default() },
+            options: Options {
+                timestamps: Some((11, 22)),
+                sack: vec![(100, 200), (300, 400), (5, 6)],
+                ..Options::default()
+            },
             payload: 0,
         };
         let b = s.encode();
-        assert_eq!(b.len(), 20 + 20 + 12 + 28, "NOP NOP TS(10) + NOP NOP SACK(2 + 3·8)");
+        assert_eq!(
+            b.len(),
+            20 + 20 + 12 + 28,
+            "NOP NOP TS(10) + NOP NOP SACK(2 + 3·8)"
+        );
         assert_eq!(Segment::decode(&b).unwrap(), s);
-        let syn = Segment { flags: SYN, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: None, sack: vec![] }, ..s.clone() };
+        let syn = Segment {
+            flags: SYN,
+            options: Options {
+                mss: Some(1460),
+                wscale: Some(7),
+                sack_permitted: true,
+                timestamps: None,
+                sack: vec![],
+            },
+            ..s.clone()
+        };
         assert_eq!(Segment::decode(&syn.encode()).unwrap(), syn);
     }
 
     #[test]
     fn a_data_segment_with_timestamps_is_the_simulators_52_bytes_of_headers() {
-        let s = Segment { flags: ACK, options: Options { timestamps: Some((1, 2)), ..Options::default() }, payload: 1448, ..Segment::default() };
+        let s = Segment {
+            flags: ACK,
+            options: Options {
+                timestamps: Some((1, 2)),
+                ..Options::default()
+            },
+            payload: 1448,
+            ..Segment::default()
+        };
         assert_eq!(s.encode().len(), 1500);
         assert_eq!(s.header_len(), 32);
     }

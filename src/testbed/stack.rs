@@ -88,8 +88,24 @@ impl WireSender {
     /// for it; the SYN goes out at `start`, the application stops at `stop`, the run ends (RST)
     /// at `end`; `isn` is the initial sequence number (any: the sender counts from 0 above it).
     #[allow(clippy::too_many_arguments)]
-    pub fn new(flow: u32, src: u32, dst: u32, sender: Sender, want: Want, isn: u32, start: Nanos, stop: Option<Nanos>, end: Nanos, warmup: Nanos) -> Self {
-        let tuple = Tuple { src: node_addr(src), dst: node_addr(dst), sport: SPORT_BASE + flow as u16, dport: PORT_BASE + flow as u16 };
+    pub fn new(
+        flow: u32,
+        src: u32,
+        dst: u32,
+        sender: Sender,
+        want: Want,
+        isn: u32,
+        start: Nanos,
+        stop: Option<Nanos>,
+        end: Nanos,
+        warmup: Nanos,
+    ) -> Self {
+        let tuple = Tuple {
+            src: node_addr(src),
+            dst: node_addr(dst),
+            sport: SPORT_BASE + flow as u16,
+            dport: PORT_BASE + flow as u16,
+        };
         Self {
             flow,
             label: Default::default(),
@@ -140,7 +156,11 @@ impl WireSender {
     fn flush(&mut self) {
         let ts = self.hs.negotiated().is_some_and(|n| n.timestamps);
         for p in std::mem::take(&mut self.pkts) {
-            let mut s = self.hs.segment(self.base.wrapping_add(p.seq as u32), self.rcv_nxt, ACK | if p.cwr { CWR } else { 0 });
+            let mut s = self.hs.segment(
+                self.base.wrapping_add(p.seq as u32),
+                self.rcv_nxt,
+                ACK | if p.cwr { CWR } else { 0 },
+            );
             // RFC 3168 §6.1.5: the sender marks new data ECT(0) and never a retransmission.
             s.ecn = if p.ecn == Ecn::Ect0 { 2 } else { 0 };
             s.payload = p.len;
@@ -162,13 +182,20 @@ impl WireSender {
             // The run is over: abort (RFC 9293 §3.10.7 ABORT) so the receiver keeps nothing half-open.
             match self.hs.state {
                 State::Established(_) => {
-                    let s = self.hs.segment(self.base.wrapping_add(self.sender.snd_max() as u32), 0, RST);
+                    let s = self.hs.segment(
+                        self.base.wrapping_add(self.sender.snd_max() as u32),
+                        0,
+                        RST,
+                    );
                     self.emit(s);
                 }
                 State::SynSent { syns, first, .. } => {
                     let s = self.hs.segment(self.hs.isn.wrapping_add(1), 0, RST);
                     self.emit(s);
-                    self.fail(format!("no answer to {syns} SYN(s) in {:.1} s before the run ended; sent RST", (now - first) as f64 / 1e9));
+                    self.fail(format!(
+                        "no answer to {syns} SYN(s) in {:.1} s before the run ended; sent RST",
+                        (now - first) as f64 / 1e9
+                    ));
                 }
                 _ => {}
             }
@@ -253,7 +280,9 @@ impl WireSender {
     /// `SPORT_BASE + f`, is taken by no one else (the host's namespace reserves it). By the tuple alone,
     /// whatever the connection's state, so nothing meant for a closed sender reaches the kernel.
     pub fn claims(&self, bytes: &[u8]) -> bool {
-        let Some(f) = wire::parse(bytes) else { return false };
+        let Some(f) = wire::parse(bytes) else {
+            return false;
+        };
         let t = self.hs.tuple;
         if f.dst != t.src {
             return false;
@@ -265,7 +294,12 @@ impl WireSender {
                 bytes.get(ihl) == Some(&4)
                     && bytes.get(ihl + 8..).is_some_and(|q| {
                         let qihl = (q.first().copied().unwrap_or(0) & 0x0f) as usize * 4;
-                        q.len() >= qihl + 4 && qihl >= 20 && q[9] == wire::IPPROTO_TCP && q[16..20] == t.dst.to_be_bytes() && q[qihl..qihl + 4] == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
+                        q.len() >= qihl + 4
+                            && qihl >= 20
+                            && q[9] == wire::IPPROTO_TCP
+                            && q[16..20] == t.dst.to_be_bytes()
+                            && q[qihl..qihl + 4]
+                                == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
                     })
             }
             _ => false,
@@ -273,12 +307,19 @@ impl WireSender {
     }
 
     /// A packet the emulator delivered to this sender's host at `now`; returns what to send.
-    pub fn on_packet(&mut self, bytes: &[u8], now: Nanos, trace: &mut Trace) -> std::vec::Drain<'_, Vec<u8>> {
+    pub fn on_packet(
+        &mut self,
+        bytes: &[u8],
+        now: Nanos,
+        trace: &mut Trace,
+    ) -> std::vec::Drain<'_, Vec<u8>> {
         let now = now / US * US;
         if self.closed {
             return self.out.drain(..);
         }
-        let Some(f) = wire::parse(bytes) else { return self.out.drain(..) };
+        let Some(f) = wire::parse(bytes) else {
+            return self.out.drain(..);
+        };
         let t = self.hs.tuple;
         if f.proto == wire::IPPROTO_ICMP {
             // A source quench (RFC 792 type 4) quoting one of our segments: the router's signal.
@@ -286,17 +327,31 @@ impl WireSender {
             let ihl = (bytes[0] & 0x0f) as usize * 4;
             let ours = bytes.get(ihl + 8..).is_some_and(|q| {
                 let qihl = (q[0] & 0x0f) as usize * 4;
-                q.len() >= qihl + 4 && q[9] == wire::IPPROTO_TCP && q[qihl..qihl + 4] == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
+                q.len() >= qihl + 4
+                    && q[9] == wire::IPPROTO_TCP
+                    && q[qihl..qihl + 4]
+                        == [t.sport.to_be_bytes(), t.dport.to_be_bytes()].concat()[..]
             });
             if bytes.get(ihl) == Some(&4) && ours && self.hs.negotiated().is_some() {
                 self.stats.quenches += 1;
                 let router = f.src.checked_sub(ADDR_BASE + 1);
-                self.sender.on_router_signal(now, RouterSignal { router, queue_len: None }, trace);
+                self.sender.on_router_signal(
+                    now,
+                    RouterSignal {
+                        router,
+                        queue_len: None,
+                    },
+                    trace,
+                );
                 self.flush();
             }
             return self.out.drain(..);
         }
-        if f.proto != wire::IPPROTO_TCP || f.src != t.dst || f.sport != t.dport || f.dport != t.sport {
+        if f.proto != wire::IPPROTO_TCP
+            || f.src != t.dst
+            || f.sport != t.dport
+            || f.dport != t.sport
+        {
             return self.out.drain(..);
         }
         let seg = match Segment::decode(bytes) {
@@ -320,7 +375,11 @@ impl WireSender {
                     if (n.mss as u32) < self.sender.mss() {
                         let s = self.hs.segment(self.base, 0, RST);
                         self.emit(s);
-                        self.fail(format!("the receiver's MSS {} is below the scenario's tcp.mss {}; sent RST", n.mss, self.sender.mss()));
+                        self.fail(format!(
+                            "the receiver's MSS {} is below the scenario's tcp.mss {}; sent RST",
+                            n.mss,
+                            self.sender.mss()
+                        ));
                     } else {
                         self.started = true;
                         self.sender.start(now, &mut self.pkts, trace);
@@ -355,16 +414,24 @@ impl WireSender {
             self.rcv_nxt = seg.seq.wrapping_add(seg.payload + 1);
         }
         let una = self.sender.snd_una();
-        let Some(ack) = self.unwrap(seg.ack, una) else { return self.out.drain(..) };
+        let Some(ack) = self.unwrap(seg.ack, una) else {
+            return self.out.drain(..);
+        };
         let ts_ecr = match seg.options.timestamps {
             Some((val, ecr)) => {
                 self.ts_recent = val; // RFC 7323 §4.3: the peer sends no data, so every ACK is in window
-                // TSecr back to the send time: µs before now, exact (the sender's clock is in µs).
+                                      // TSecr back to the send time: µs before now, exact (the sender's clock is in µs).
                 now.saturating_sub(tsval(now).wrapping_sub(ecr) as u64 * US)
             }
             None => 0,
         };
-        let blocks: Vec<(u64, u64)> = seg.options.sack.iter().filter_map(|&(l, r)| Some((self.unwrap(l, una)?, self.unwrap(r, una)?))).filter(|(l, r)| l < r).collect();
+        let blocks: Vec<(u64, u64)> = seg
+            .options
+            .sack
+            .iter()
+            .filter_map(|&(l, r)| Some((self.unwrap(l, una)?, self.unwrap(r, una)?)))
+            .filter(|(l, r)| l < r)
+            .collect();
         let pkt = Packet {
             flow: self.flow,
             src: self.sender_dst(),
@@ -428,7 +495,13 @@ impl WireSender {
 
     /// The options the handshake settled, if it did.
     pub fn options(&self) -> Option<Options> {
-        self.hs.negotiated().map(|n| Options { mss: Some(n.mss), wscale: Some(n.snd_wscale), sack_permitted: n.sack, timestamps: n.timestamps.then_some((0, 0)), sack: vec![] })
+        self.hs.negotiated().map(|n| Options {
+            mss: Some(n.mss),
+            wscale: Some(n.snd_wscale),
+            sack_permitted: n.sack,
+            timestamps: n.timestamps.then_some((0, 0)),
+            sack: vec![],
+        })
     }
 }
 
@@ -464,7 +537,16 @@ bytes = "{bytes}"
         );
         let s = Scenario::from_toml(&text, &[]).unwrap();
         let mut e = crate::sim::build_with(&s, TraceSet::NONE).unwrap();
-        (e.flows.remove(0).sender, Want { mss: 1448, sack: true, timestamps: true, ecn: false, syn_retries: 2 })
+        (
+            e.flows.remove(0).sender,
+            Want {
+                mss: 1448,
+                sack: true,
+                timestamps: true,
+                ecn: false,
+                syn_retries: 2,
+            },
+        )
     }
 
     fn segs(out: std::vec::Drain<'_, Vec<u8>>) -> Vec<Segment> {
@@ -474,7 +556,23 @@ bytes = "{bytes}"
     /// The receiver's answer to `to`: an ACK of `ack` (wire), echoing `ecr`.
     fn ack_from_linux(w: &WireSender, ack: u32, ecr: u32, sack: Vec<(u32, u32)>) -> Vec<u8> {
         let t = w.hs.tuple;
-        Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 901, ack, flags: ACK, window: 1000, options: Options { timestamps: Some((77, ecr)), sack, ..Options::default() }, ..Segment::default() }.encode()
+        Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 901,
+            ack,
+            flags: ACK,
+            window: 1000,
+            options: Options {
+                timestamps: Some((77, ecr)),
+                sack,
+                ..Options::default()
+            },
+            ..Segment::default()
+        }
+        .encode()
     }
 
     #[test]
@@ -485,16 +583,48 @@ bytes = "{bytes}"
         assert!(w.poll(0, &mut tr).next().is_none());
         assert_eq!(w.deadline(), Some(5 * MS));
         let syn = segs(w.poll(5 * MS, &mut tr));
-        assert_eq!((syn[0].flags, syn[0].seq, syn[0].dport, syn[0].options.timestamps), (SYN, 1000, 5000, Some((5001, 0))));
+        assert_eq!(
+            (
+                syn[0].flags,
+                syn[0].seq,
+                syn[0].dport,
+                syn[0].options.timestamps
+            ),
+            (SYN, 1000, 5000, Some((5001, 0)))
+        );
         let t = w.hs.tuple;
-        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 5001)), sack: vec![] }, ..Segment::default() };
+        let sa = Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 900,
+            ack: 1001,
+            flags: SYN | ACK,
+            window: 65160,
+            options: Options {
+                mss: Some(1460),
+                wscale: Some(7),
+                sack_permitted: true,
+                timestamps: Some((77, 5001)),
+                sack: vec![],
+            },
+            ..Segment::default()
+        };
         let out = segs(w.on_packet(&sa.encode(), 45 * MS, &mut tr));
         // The handshake's ACK, then the initial window of 10 segments (RFC 6928).
         assert_eq!(out.len(), 11);
         assert_eq!((out[0].flags, out[0].payload), (ACK, 0));
-        assert!(out[1..].iter().enumerate().all(|(i, s)| s.payload == 1448 && s.seq == 1001 + 1448 * i as u32 && s.ack == 901 && s.options.timestamps == Some((45_001, 77))));
+        assert!(out[1..].iter().enumerate().all(|(i, s)| s.payload == 1448
+            && s.seq == 1001 + 1448 * i as u32
+            && s.ack == 901
+            && s.options.timestamps == Some((45_001, 77))));
         // An ACK of two segments echoing their TSval: one RTT sample of exactly 40 ms.
-        let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 2 * 1448, 45_001, vec![]), 85 * MS, &mut tr));
+        let out = segs(w.on_packet(
+            &ack_from_linux(&w, 1001 + 2 * 1448, 45_001, vec![]),
+            85 * MS,
+            &mut tr,
+        ));
         assert_eq!(w.sender.stats.rtt_samples, 1);
         assert_eq!(w.sender.meter.rtt.min, 40 * MS);
         assert_eq!(out.len(), 3, "slow start grows cwnd by one MSS per ACK (RFC 5681 §3.1): cwnd 11 with 8 in flight sends 3");
@@ -503,9 +633,16 @@ bytes = "{bytes}"
         let mut retx = vec![];
         for k in 1..=3u32 {
             let s = hole + 1448 * k;
-            retx.extend(segs(w.on_packet(&ack_from_linux(&w, hole, 45_001, vec![(s, s + 1448)]), (85 + k as u64) * MS, &mut tr)));
+            retx.extend(segs(w.on_packet(
+                &ack_from_linux(&w, hole, 45_001, vec![(s, s + 1448)]),
+                (85 + k as u64) * MS,
+                &mut tr,
+            )));
         }
-        assert!(retx.iter().any(|s| s.seq == hole && s.payload == 1448), "{retx:?}");
+        assert!(
+            retx.iter().any(|s| s.seq == hole && s.payload == 1448),
+            "{retx:?}"
+        );
         assert_eq!(w.sender.stats.retx_fast, 1);
         // The end of the run resets the connection.
         let end = segs(w.poll(10 * SEC, &mut tr));
@@ -514,30 +651,69 @@ bytes = "{bytes}"
     }
 
     #[test]
-    fn a_finite_transfer_completes_when_its_last_byte_is_acknowledged_and_its_mean_cwnd_ends_there() {
+    fn a_finite_transfer_completes_when_its_last_byte_is_acknowledged_and_its_mean_cwnd_ends_there()
+    {
         let (s, want) = sender_of("4344B"); // three segments
         let mut tr = Trace::new(TraceSet::NONE);
         let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 10 * SEC, 0);
         w.poll(0, &mut tr).for_each(drop);
         let t = w.hs.tuple;
-        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        let sa = Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 900,
+            ack: 1001,
+            flags: SYN | ACK,
+            window: 65160,
+            options: Options {
+                mss: Some(1460),
+                wscale: Some(7),
+                sack_permitted: true,
+                timestamps: Some((77, 1)),
+                sack: vec![],
+            },
+            ..Segment::default()
+        };
         let data = segs(w.on_packet(&sa.encode(), 40 * MS, &mut tr));
         assert_eq!(data.iter().filter(|s| s.payload > 0).count(), 3);
-        w.on_packet(&ack_from_linux(&w, 1001 + 2 * 1448, 41, vec![]), 80 * MS, &mut tr).for_each(drop);
+        w.on_packet(
+            &ack_from_linux(&w, 1001 + 2 * 1448, 41, vec![]),
+            80 * MS,
+            &mut tr,
+        )
+        .for_each(drop);
         assert_eq!(w.completed_at, None, "one segment is still unacknowledged");
-        w.on_packet(&ack_from_linux(&w, 1001 + 3 * 1448, 41, vec![]), 90 * MS, &mut tr).for_each(drop);
+        w.on_packet(
+            &ack_from_linux(&w, 1001 + 3 * 1448, 41, vec![]),
+            90 * MS,
+            &mut tr,
+        )
+        .for_each(drop);
         assert_eq!(w.completed_at, Some(90 * MS));
         // Averaged to the completion, not to the end of the run: the same as at 90 ms.
-        assert_eq!(w.sender.mean_cwnd(w.completed_at.unwrap()), w.sender.mean_cwnd(90 * MS));
+        assert_eq!(
+            w.sender.mean_cwnd(w.completed_at.unwrap()),
+            w.sender.mean_cwnd(90 * MS)
+        );
         assert!(w.sender.mean_cwnd(w.completed_at.unwrap()).unwrap() >= 3.0);
         // Its flows-table row as the sender knows it: counters, window, and the meter ended at
         // the completion too, whatever the run's end.
         let row = w.summary(10 * SEC);
         assert_eq!((row.flow, row.src, row.dst), (0, 0, 3));
-        assert_eq!((row.rtt_samples, row.final_cwnd, row.retransmissions()), (w.sender.stats.rtt_samples, w.sender.window().cwnd, 0));
+        assert_eq!(
+            (row.rtt_samples, row.final_cwnd, row.retransmissions()),
+            (w.sender.stats.rtt_samples, w.sender.window().cwnd, 0)
+        );
         assert!(row.rtt_samples > 0);
         assert_eq!(row.meter, w.sender.meter_summary(90 * MS));
-        assert_eq!(crate::sim::tables::FLOWS.sender_batch(&vec![row]).num_rows(), 1);
+        assert_eq!(
+            crate::sim::tables::FLOWS
+                .sender_batch(&vec![row])
+                .num_rows(),
+            1
+        );
     }
 
     #[test]
@@ -548,15 +724,44 @@ bytes = "{bytes}"
         w.rwnd_cap = 3 * 1448;
         w.poll(0, &mut tr).for_each(drop);
         let t = w.hs.tuple;
-        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        let sa = Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 900,
+            ack: 1001,
+            flags: SYN | ACK,
+            window: 65160,
+            options: Options {
+                mss: Some(1460),
+                wscale: Some(7),
+                sack_permitted: true,
+                timestamps: Some((77, 1)),
+                sack: vec![],
+            },
+            ..Segment::default()
+        };
         w.on_packet(&sa.encode(), 40 * MS, &mut tr).for_each(drop);
         // The initial window (10 segments) left with the SYN-ACK. Linux opens 1000 << 7 bytes on
         // every ACK, the scenario 3 segments: nothing new while 9 are outstanding ...
-        let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 1448, 40_001, vec![]), 80 * MS, &mut tr));
+        let out = segs(w.on_packet(
+            &ack_from_linux(&w, 1001 + 1448, 40_001, vec![]),
+            80 * MS,
+            &mut tr,
+        ));
         assert!(out.iter().all(|s| s.payload == 0), "{out:?}");
         // ... and an ACK of all ten opens exactly three.
-        let out = segs(w.on_packet(&ack_from_linux(&w, 1001 + 10 * 1448, 40_001, vec![]), 81 * MS, &mut tr));
-        let seqs: Vec<u32> = out.iter().filter(|s| s.payload > 0).map(|s| s.seq).collect();
+        let out = segs(w.on_packet(
+            &ack_from_linux(&w, 1001 + 10 * 1448, 40_001, vec![]),
+            81 * MS,
+            &mut tr,
+        ));
+        let seqs: Vec<u32> = out
+            .iter()
+            .filter(|s| s.payload > 0)
+            .map(|s| s.seq)
+            .collect();
         assert_eq!(seqs, (10..13).map(|k| 1001 + k * 1448).collect::<Vec<_>>());
     }
 
@@ -567,17 +772,44 @@ bytes = "{bytes}"
         let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 10 * SEC, 0);
         w.poll(0, &mut tr).for_each(drop);
         let t = w.hs.tuple;
-        let sa = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 900, ack: 1001, flags: SYN | ACK, window: 65160, options: Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((77, 1)), sack: vec![] }, ..Segment::default() };
+        let sa = Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 900,
+            ack: 1001,
+            flags: SYN | ACK,
+            window: 65160,
+            options: Options {
+                mss: Some(1460),
+                wscale: Some(7),
+                sack_permitted: true,
+                timestamps: Some((77, 1)),
+                sack: vec![],
+            },
+            ..Segment::default()
+        };
         let data: Vec<Vec<u8>> = w.on_packet(&sa.encode(), 40 * MS, &mut tr).collect();
         let quench = wire::source_quench(node_addr(1), &data[1]);
         w.on_packet(&quench, 41 * MS, &mut tr).for_each(drop);
         assert_eq!(w.stats.quenches, 1);
-        assert_eq!(w.sender.stats.quench_reductions, 1, "Reno answers a quench as congestion (once per window)");
-        assert_eq!((w.summary(SEC).quench_received, w.summary(SEC).quench_reductions), (1, 1));
+        assert_eq!(
+            w.sender.stats.quench_reductions, 1,
+            "Reno answers a quench as congestion (once per window)"
+        );
+        assert_eq!(
+            (
+                w.summary(SEC).quench_received,
+                w.summary(SEC).quench_reductions
+            ),
+            (1, 1)
+        );
         // A quench quoting someone else's segment is not ours.
         let mut other = data[1].clone();
         other[20..22].copy_from_slice(&1234u16.to_be_bytes());
-        w.on_packet(&wire::source_quench(node_addr(1), &other), 42 * MS, &mut tr).for_each(drop);
+        w.on_packet(&wire::source_quench(node_addr(1), &other), 42 * MS, &mut tr)
+            .for_each(drop);
         assert_eq!(w.stats.quenches, 1);
     }
 
@@ -585,11 +817,40 @@ bytes = "{bytes}"
     fn several_senders_and_a_kernel_share_one_host_by_source_port() {
         let mut tr = Trace::new(TraceSet::NONE);
         // Flows 0 and 1 from node 0 to node 3 (receivers on ports 5000 and 5001).
-        let mut w: Vec<WireSender> = (0..2u32).map(|f| WireSender::new(f, 0, 3, sender().0, sender().1, 1000 + f, 0, None, 10 * SEC, 0)).collect();
-        let data: Vec<Vec<u8>> = w.iter_mut().map(|w| w.poll(0, &mut tr).next().unwrap()).collect();
+        let mut w: Vec<WireSender> = (0..2u32)
+            .map(|f| {
+                WireSender::new(
+                    f,
+                    0,
+                    3,
+                    sender().0,
+                    sender().1,
+                    1000 + f,
+                    0,
+                    None,
+                    10 * SEC,
+                    0,
+                )
+            })
+            .collect();
+        let data: Vec<Vec<u8>> = w
+            .iter_mut()
+            .map(|w| w.poll(0, &mut tr).next().unwrap())
+            .collect();
         let to = |w: &WireSender, dport: u16| {
             let t = w.hs.tuple;
-            Segment { src: t.dst, dst: t.src, sport: t.dport, dport, seq: 900, ack: 1001, flags: ACK, window: 100, ..Segment::default() }.encode()
+            Segment {
+                src: t.dst,
+                dst: t.src,
+                sport: t.dport,
+                dport,
+                seq: 900,
+                ack: 1001,
+                flags: ACK,
+                window: 100,
+                ..Segment::default()
+            }
+            .encode()
         };
         // A segment from flow 1's receiver to flow 1's source port is flow 1's alone.
         let seg1 = to(&w[1], SPORT_BASE + 1);
@@ -622,7 +883,10 @@ bytes = "{bytes}"
         let flags: Vec<u8> = sent.iter().map(|s| s.flags).collect();
         assert_eq!(flags, vec![SYN, SYN, SYN, RST]);
         assert_eq!(now, 7 * SEC);
-        assert_eq!(w.error.as_deref(), Some("no answer to 3 SYN(s) in 7.0 s; gave up and sent RST"));
+        assert_eq!(
+            w.error.as_deref(),
+            Some("no answer to 3 SYN(s) in 7.0 s; gave up and sent RST")
+        );
         assert!(!w.connected());
     }
 
@@ -633,9 +897,21 @@ bytes = "{bytes}"
         let mut w = WireSender::new(0, 0, 3, s, want, 1000, 0, None, 60 * SEC, 0);
         w.poll(0, &mut tr).for_each(drop);
         let t = w.hs.tuple;
-        let rst = Segment { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, seq: 0, ack: 1001, flags: RST | ACK, ..Segment::default() };
+        let rst = Segment {
+            src: t.dst,
+            dst: t.src,
+            sport: t.dport,
+            dport: t.sport,
+            seq: 0,
+            ack: 1001,
+            flags: RST | ACK,
+            ..Segment::default()
+        };
         assert_eq!(w.on_packet(&rst.encode(), MS, &mut tr).count(), 0);
-        assert_eq!(w.error.as_deref(), Some("the receiver refused the connection (RST)"));
+        assert_eq!(
+            w.error.as_deref(),
+            Some("the receiver refused the connection (RST)")
+        );
         assert!(w.deadline().is_none());
     }
 }

@@ -55,7 +55,19 @@ pub fn parse(p: &[u8]) -> Option<Ipv4Facts> {
         return None;
     }
     let be32 = |o: usize| u32::from_be_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]]);
-    let mut f = Ipv4Facts { src: be32(12), dst: be32(16), proto: p[9], total_len, ecn_bits: p[1] & 3, sport: 0, dport: 0, seq: 0, ack: 0, flags: 0, payload: 0 };
+    let mut f = Ipv4Facts {
+        src: be32(12),
+        dst: be32(16),
+        proto: p[9],
+        total_len,
+        ecn_bits: p[1] & 3,
+        sport: 0,
+        dport: 0,
+        seq: 0,
+        ack: 0,
+        flags: 0,
+        payload: 0,
+    };
     // Only first fragments carry the TCP header.
     let frag_offset = u16::from_be_bytes([p[6], p[7]]) & 0x1fff;
     if f.proto == IPPROTO_TCP && frag_offset == 0 && total_len as usize >= ihl + 20 {
@@ -137,7 +149,16 @@ pub fn source_quench(router: u32, offending: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-pub(crate) fn tcp_packet(src: u32, dst: u32, sport: u16, dport: u16, seq: u32, flags: u8, payload: usize, ecn_bits: u8) -> Vec<u8> {
+pub(crate) fn tcp_packet(
+    src: u32,
+    dst: u32,
+    sport: u16,
+    dport: u16,
+    seq: u32,
+    flags: u8,
+    payload: usize,
+    ecn_bits: u8,
+) -> Vec<u8> {
     let total = 40 + payload;
     let mut p = vec![0u8; total];
     p[0] = 0x45;
@@ -164,7 +185,18 @@ mod tests {
     fn a_tcp_segment_is_read_with_its_ports_flags_and_payload() {
         let p = tcp_packet(0x0a010001, 0x0a010002, 40000, 5000, 7, ECE | CWR, 100, 2);
         let f = parse(&p).unwrap();
-        assert_eq!((f.src, f.dst, f.sport, f.dport, f.seq, f.payload, f.total_len), (0x0a010001, 0x0a010002, 40000, 5000, 7, 100, 140));
+        assert_eq!(
+            (
+                f.src,
+                f.dst,
+                f.sport,
+                f.dport,
+                f.seq,
+                f.payload,
+                f.total_len
+            ),
+            (0x0a010001, 0x0a010002, 40000, 5000, 7, 100, 140)
+        );
         assert_eq!((f.flags, f.ecn()), (ECE | CWR, Ecn::Ect0));
     }
 
@@ -186,7 +218,11 @@ mod tests {
         assert_eq!(checksum(&p[..20]), 0);
         mark_ce(&mut p);
         assert_eq!(parse(&p).unwrap().ecn(), Ecn::Ce);
-        assert_eq!(checksum(&p[..20]), 0, "a header with a valid checksum sums to zero");
+        assert_eq!(
+            checksum(&p[..20]),
+            0,
+            "a header with a valid checksum sums to zero"
+        );
     }
 
     #[test]
@@ -194,7 +230,10 @@ mod tests {
         let data = tcp_packet(0x0a010001, 0x0a010002, 40000, 5000, 9, 0, 1448, 0);
         let q = source_quench(0x0a020001, &data);
         let f = parse(&q).unwrap();
-        assert_eq!((f.src, f.dst, f.proto, f.total_len), (0x0a020001, 0x0a010001, IPPROTO_ICMP, 56));
+        assert_eq!(
+            (f.src, f.dst, f.proto, f.total_len),
+            (0x0a020001, 0x0a010001, IPPROTO_ICMP, 56)
+        );
         assert_eq!((q[20], q[21]), (4, 0));
         assert_eq!(checksum(&q[20..]), 0);
         assert_eq!(&q[28..56], &data[..28]);

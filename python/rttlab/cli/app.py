@@ -19,21 +19,66 @@ if TYPE_CHECKING:
 #: is the first line of the command's own docstring (tests/test_cli_startup.py checks they agree),
 #: written here so that listing the commands imports none of them.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "estimators": ("rttlab.cli.estimators", "List the RTT estimators with every parameter's default, accepted range and meaning."),
-    "evaluate": ("rttlab.cli.evaluate", "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run."),
-    "tune": ("rttlab.cli.tune", "Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation."),
-    "train": ("rttlab.cli.train", "Fit the regression estimator's linear model on your captures; print held-out MAPE per flow and the coefficients to use."),
-    "flows": ("rttlab.cli.capture", "List the TCP connections of a capture with their traffic, handshake and path RTT."),
-    "samples": ("rttlab.cli.capture", "Write the RTT samples of a capture as CSV, Parquet or JSON lines, one row per sample."),
-    "simulate": ("rttlab.cli.simulate", "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models."),
-    "components": ("rttlab.cli.components", "List the simulator's components by family with every parameter's default, range and meaning."),
-    "sweep": ("rttlab.cli.sweep", "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once."),
-    "results": ("rttlab.cli.results", "Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`."),
-    "reproduce": ("rttlab.cli.reproduce", "Run a shipped reproduction of a paper and print our results beside the published numbers."),
-    "red-dimension": ("rttlab.cli.red_dimension", "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21)."),
-    "testbed": ("rttlab.cli.testbed", "Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models."),
-    "live": ("rttlab.cli.live", "Stream the kernel's RTT samples and timeouts from a BPF sock_ops program to every estimator, live."),
-    "report": ("rttlab.cli.report", "Write a results store as one self-contained HTML file to read or send to a colleague."),
+    "estimators": (
+        "rttlab.cli.estimators",
+        "List the RTT estimators with every parameter's default, accepted range and meaning.",
+    ),
+    "evaluate": (
+        "rttlab.cli.evaluate",
+        "Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run.",
+    ),
+    "tune": (
+        "rttlab.cli.tune",
+        "Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.",
+    ),
+    "train": (
+        "rttlab.cli.train",
+        "Fit the regression estimator's linear model on your captures; print held-out MAPE per flow and the coefficients to use.",
+    ),
+    "flows": (
+        "rttlab.cli.capture",
+        "List the TCP connections of a capture with their traffic, handshake and path RTT.",
+    ),
+    "samples": (
+        "rttlab.cli.capture",
+        "Write the RTT samples of a capture as CSV, Parquet or JSON lines, one row per sample.",
+    ),
+    "simulate": (
+        "rttlab.cli.simulate",
+        "Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.",
+    ),
+    "components": (
+        "rttlab.cli.components",
+        "List the simulator's components by family with every parameter's default, range and meaning.",
+    ),
+    "sweep": (
+        "rttlab.cli.sweep",
+        "Run every parameter point × seed of a sweep on Dask; each finished run is stored at once.",
+    ),
+    "results": (
+        "rttlab.cli.results",
+        "Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`.",
+    ),
+    "reproduce": (
+        "rttlab.cli.reproduce",
+        "Run a shipped reproduction of a paper and print our results beside the published numbers.",
+    ),
+    "red-dimension": (
+        "rttlab.cli.red_dimension",
+        "Dimension an ECN-capable RED gateway as SpecTCP's §5 does: buffer (eq. 3), max_th (eq. 8), flow bound (eqs. 10, 21).",
+    ),
+    "testbed": (
+        "rttlab.cli.testbed",
+        "Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models.",
+    ),
+    "live": (
+        "rttlab.cli.live",
+        "Stream the kernel's RTT samples and timeouts from a BPF sock_ops program to every estimator, live.",
+    ),
+    "report": (
+        "rttlab.cli.report",
+        "Write a results store as one self-contained HTML file to read or send to a colleague.",
+    ),
 }
 
 
@@ -76,7 +121,9 @@ def _type_label(param: object, ctx: click.Context) -> str | None:
 
         if get_origin(annotation) is list:
             annotation = get_args(annotation)[0]
-        label = {str: "TEXT", int: "INTEGER", float: "NUMBER", bool: "BOOLEAN"}.get(annotation, "PATH" if getattr(desc, "is_path", False) else "VALUE")
+        label = {str: "TEXT", int: "INTEGER", float: "NUMBER", bool: "BOOLEAN"}.get(
+            annotation, "PATH" if getattr(desc, "is_path", False) else "VALUE"
+        )
     if getattr(desc, "is_list", False) and getattr(param, "param_type_name", "") == "option":
         label += " (repeatable)"
     return label
@@ -124,9 +171,14 @@ def _reflow(text: str | None) -> str | None:
     import inspect
 
     def keeps(par: str) -> bool:
-        return any(line[:1].isspace() or line.lstrip()[:2] in ("- ", "* ", "$ ") for line in par.splitlines())
+        return any(
+            line[:1].isspace() or line.lstrip()[:2] in ("- ", "* ", "$ ")
+            for line in par.splitlines()
+        )
 
-    return "\n\n".join(par if keeps(par) else " ".join(par.split()) for par in inspect.cleandoc(text).split("\n\n"))
+    return "\n\n".join(
+        par if keeps(par) else " ".join(par.split()) for par in inspect.cleandoc(text).split("\n\n")
+    )
 
 
 def _plain_help(command: click.Command) -> None:
@@ -176,7 +228,20 @@ def _plain_coercion() -> None:
 
     numbers = {int: ("integer", "an integer", int), float: ("number", "a number", float)}
     # pydantic's lax bool strings.
-    truths = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True, "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
+    truths = {
+        "1": True,
+        "on": True,
+        "t": True,
+        "true": True,
+        "y": True,
+        "yes": True,
+        "0": False,
+        "off": False,
+        "f": False,
+        "false": False,
+        "n": False,
+        "no": False,
+    }
 
     @dataclass(frozen=True)
     class Plain(RuntimeParam):  # type: ignore[misc]
@@ -191,14 +256,24 @@ def _plain_coercion() -> None:
             if self.leaf is str:
                 return value if isinstance(value, str) else str(value)
             if self.leaf is Path:
-                return coerce_cli_path(value if isinstance(value, Path) else Path(value), self.parameter_info, path_type=Path, param=param, ctx=ctx)
+                return coerce_cli_path(
+                    value if isinstance(value, Path) else Path(value),
+                    self.parameter_info,
+                    path_type=Path,
+                    param=param,
+                    ctx=ctx,
+                )
             if self.leaf is bool:
                 if isinstance(value, bool):
                     return value
                 text = str(value).strip().lower()
                 if text in truths or not text:
                     return truths.get(text, False)
-                raise BadParameter("Input should be a valid boolean, unable to interpret input", ctx=ctx, param=param)
+                raise BadParameter(
+                    "Input should be a valid boolean, unable to interpret input",
+                    ctx=ctx,
+                    param=param,
+                )
             kind, article, convert = numbers[self.leaf]
             if isinstance(value, convert) and not isinstance(value, bool):
                 return value
@@ -211,7 +286,11 @@ def _plain_coercion() -> None:
                     text = head  # pydantic takes "3.0" as the integer 3 (but not "1e3")
                 return convert(text)
             except ValueError:
-                raise BadParameter(f"Input should be a valid {kind}, unable to parse string as {article}", ctx=ctx, param=param) from None
+                raise BadParameter(
+                    f"Input should be a valid {kind}, unable to parse string as {article}",
+                    ctx=ctx,
+                    param=param,
+                ) from None
 
     def plain(param: Any) -> Any:
         desc = getattr(param, "type_descriptor", None)
@@ -221,8 +300,15 @@ def _plain_coercion() -> None:
         annotation = desc.annotation
         if get_origin(annotation) is list and len(get_args(annotation)) == 1:
             annotation = get_args(annotation)[0]
-        bounded = any(getattr(info, attr, None) is not None for attr in ("parser", "min", "max")) or getattr(info, "clamp", False)
-        if annotation not in (bool, str, int, float, Path) or bounded or desc.is_file or desc.is_choice:
+        bounded = any(
+            getattr(info, attr, None) is not None for attr in ("parser", "min", "max")
+        ) or getattr(info, "clamp", False)
+        if (
+            annotation not in (bool, str, int, float, Path)
+            or bounded
+            or desc.is_file
+            or desc.is_choice
+        ):
             return None
         return Plain(parameter_info=info, annotation=desc.annotation, leaf=annotation)
 
@@ -256,7 +342,9 @@ class LazyGroup(TyperGroup):
         # (click 8.5 added format_arguments). Each command's own help stays rich.
         self.format_usage(ctx, formatter)
         self.format_help_text(ctx, formatter)
-        options = [record for param in self.get_params(ctx) if (record := param.get_help_record(ctx))]
+        options = [
+            record for param in self.get_params(ctx) if (record := param.get_help_record(ctx))
+        ]
         if options:
             with formatter.section("Options"):
                 formatter.write_dl(options)
@@ -286,7 +374,13 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print rttlab's version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print rttlab's version and exit.",
+    ),
 ) -> None:
     """Which RTT estimator, RTO and loss response should my stack use, and what does each cost?"""
 

@@ -37,6 +37,7 @@ SAMPLE_FORMATS = (".csv", ".parquet", ".jsonl")
 
 METHODS = ("seq", "ts", "syn")
 
+
 def _check(captures: list[Path]) -> None:
     for capture in captures:
         if not capture.exists():
@@ -54,7 +55,9 @@ def _warn(capture: Path, warnings: list[str]) -> None:
 
     for w in warnings:
         prefix = "" if str(w).startswith(str(capture)) else f"{capture}: "
-        stderr.print(f"[yellow]rttlab: warning:[/] {escape(f'{prefix}{w}')}", highlight=False, soft_wrap=True)
+        stderr.print(
+            f"[yellow]rttlab: warning:[/] {escape(f'{prefix}{w}')}", highlight=False, soft_wrap=True
+        )
 
 
 def _busy(captures: list[Path], quiet: bool):
@@ -117,7 +120,10 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
 
     _check(captures)
     _check_threads(threads)
-    streams = [_core.CaptureStream(str(c), False, True, _threads(threads, c, len(captures))) for c in captures]
+    streams = [
+        _core.CaptureStream(str(c), False, True, _threads(threads, c, len(captures)))
+        for c in captures
+    ]
     with _busy(captures, quiet):
         if len(streams) == 1:
             results = [streams[0].summary()]  # no pool (its import, with logging, costs ~8 ms)
@@ -134,7 +140,9 @@ def _summaries(captures: list[Path], quiet: bool, threads: int | None = None) ->
 THREADS_HELP = "Threads per file (same output for any N): 1 does everything on one thread; 2 reads and decodes on a second thread while the first tracks connections; 3 or more split the file's connections across N threads. Default: 2 for a file of 16 MB or more when 2 cores per file are free, else 1."
 
 
-def flows(captures: list[Path], as_json: bool = False, threads: int | None = None, as_csv: bool = False) -> None:
+def flows(
+    captures: list[Path], as_json: bool = False, threads: int | None = None, as_csv: bool = False
+) -> None:
     """List the TCP connections of a capture with their traffic, handshake and path RTT.
 
     Each connection's endpoints, traffic each way, retransmissions, SACK/timestamp use,
@@ -176,9 +184,16 @@ def _flows_json(out: TextIO, capture: Path, summary: Any, indent: str) -> None:
     capture with 300,000 connections never becomes one big list or string)."""
     import json
 
-    head = {"schema": FLOWS_SCHEMA, "capture": str(capture), "counters": summary.counters(), "warnings": summary.warnings()}
+    head = {
+        "schema": FLOWS_SCHEMA,
+        "capture": str(capture),
+        "counters": summary.counters(),
+        "warnings": summary.warnings(),
+    }
     body = json.dumps(clean(head), indent=2)[:-2]  # without the closing "\n}"
-    out.write("\n".join(indent + line for line in body.splitlines()) + ',\n' + indent + '  "flows": [')
+    out.write(
+        "\n".join(indent + line for line in body.splitlines()) + ",\n" + indent + '  "flows": ['
+    )
     summary.write_flows_json(out, indent)
 
 
@@ -227,30 +242,38 @@ def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
     samples = int(conns["samples"].sum())
     shown = conns
     if len(conns) > TABLE_ROWS:
-        shown = conns.assign(_p=conns["packets_fwd"] + conns["packets_rev"]).nlargest(TABLE_ROWS, "_p", keep="first").sort_values("conn")
+        shown = (
+            conns.assign(_p=conns["packets_fwd"] + conns["packets_rev"])
+            .nlargest(TABLE_ROWS, "_p", keep="first")
+            .sort_values("conn")
+        )
     rows = []
     for r in shown.itertuples(index=False):
         hops = "/".join("-" if pd.isna(h) else str(int(h)) for h in (r.hops_fwd, r.hops_rev))
-        rows.append([
-            str(r.conn),
-            escape(r.src),
-            escape(r.dst),
-            f"{r.packets_fwd:,}/{r.packets_rev:,}",
-            f"{size(r.bytes_fwd)}/{size(r.bytes_rev)}",
-            f"{r.retransmissions_fwd:,}/{r.retransmissions_rev:,}",
-            f"{'y' if r.sack_permitted else 'n'}/{'y' if r.ts_fwd and r.ts_rev else 'n'}",
-            "amb." if r.handshake_ambiguous else _rtts([r.handshake_rtt]),
-            r.vantage,
-            r.path_rtt_method,
-            _rtts([r.path_rtt]),
-            _rtts([r.min_rtt, r.max_rtt]),
-            hops,
-            f"{r.samples:,}",
-        ])
+        rows.append(
+            [
+                str(r.conn),
+                escape(r.src),
+                escape(r.dst),
+                f"{r.packets_fwd:,}/{r.packets_rev:,}",
+                f"{size(r.bytes_fwd)}/{size(r.bytes_rev)}",
+                f"{r.retransmissions_fwd:,}/{r.retransmissions_rev:,}",
+                f"{'y' if r.sack_permitted else 'n'}/{'y' if r.ts_fwd and r.ts_rev else 'n'}",
+                "amb." if r.handshake_ambiguous else _rtts([r.handshake_rtt]),
+                r.vantage,
+                r.path_rtt_method,
+                _rtts([r.path_rtt]),
+                _rtts([r.min_rtt, r.max_rtt]),
+                hops,
+                f"{r.samples:,}",
+            ]
+        )
     title = f"{escape(capture.name)}: {count(len(conns), 'TCP connection')}, {count(samples, 'RTT sample')}"
     show(_flows_columns(), rows, title=title, formats="`rttlab flows --json` or --csv")
     if len(shown) < len(conns):
-        console.print(f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` or --csv lists all[/]")
+        console.print(
+            f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` or --csv lists all[/]"
+        )
 
 
 def _flows_csv(captures: list[Path], results: list) -> None:
@@ -295,7 +318,11 @@ class _SampleWriter:
             self._parquet.write_table(table)
         else:
             if self._file is None:
-                self._file = sys.stdout if self.output is None else open(self.output, "w", encoding="utf-8", newline="")
+                self._file = (
+                    sys.stdout
+                    if self.output is None
+                    else open(self.output, "w", encoding="utf-8", newline="")
+                )
             if self.kind == "jsonl":
                 text = df.to_json(orient="records", lines=True)
                 self._file.write(text if text.endswith("\n") else text + "\n")
@@ -343,18 +370,26 @@ def samples(
     if method not in (*METHODS, "all"):
         fail(f"--method: '{method}' is not one of {', '.join(METHODS)}, all")
     if output is not None and output.suffix.lower() not in SAMPLE_FORMATS:
-        fail(f"--output: '{output}' must end in {', '.join(SAMPLE_FORMATS[:-1])} or {SAMPLE_FORMATS[-1]}")
+        fail(
+            f"--output: '{output}' must end in {', '.join(SAMPLE_FORMATS[:-1])} or {SAMPLE_FORMATS[-1]}"
+        )
     if path and include_ambiguous:
-        fail("--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)")
+        fail(
+            "--path and --include-ambiguous exclude each other (the path series is unambiguous samples only)"
+        )
     _check(captures)
     _check_threads(threads)
     kind = "csv" if output is None else output.suffix.lower().lstrip(".")
     try:
         with _busy(captures, quiet=output is None):
             if path or kind == "jsonl":
-                rows = _samples_frames(captures, output, method, flow, include_ambiguous, path, threads)
+                rows = _samples_frames(
+                    captures, output, method, flow, include_ambiguous, path, threads
+                )
             else:
-                rows = _samples_direct(captures, output, kind, method, flow, include_ambiguous, threads)
+                rows = _samples_direct(
+                    captures, output, kind, method, flow, include_ambiguous, threads
+                )
     except OSError as e:
         if output is None:
             raise  # stdout: main() reports it (or a closed pipe ends the program quietly)
@@ -366,7 +401,9 @@ def samples(
         sys.stderr.write(f"wrote {rows} samples to {output}\n")
 
 
-def _finish_capture(capture: Path, warnings: list[str], n: int, flow: list[int], several: bool) -> None:
+def _finish_capture(
+    capture: Path, warnings: list[str], n: int, flow: list[int], several: bool
+) -> None:
     """Warnings of one capture (of ``n`` connections), and the error for a --flow it does not
     have."""
     _warn(capture, warnings)
@@ -375,7 +412,15 @@ def _finish_capture(capture: Path, warnings: list[str], n: int, flow: list[int],
         fail(f"--flow: no connection {unknown[0]} in {capture} (ids 0..{n - 1})")
 
 
-def _samples_direct(captures: list[Path], output: Path | None, kind: str, method: str, flow: list[int], include_ambiguous: bool, threads: int | None) -> int:
+def _samples_direct(
+    captures: list[Path],
+    output: Path | None,
+    kind: str,
+    method: str,
+    flow: list[int],
+    include_ambiguous: bool,
+    threads: int | None,
+) -> int:
     """CSV and Parquet: every batch is filtered and written by the core (CSV text, or Parquet
     through the `parquet` crate: `src/capture/parquet_file.rs`), never a NumPy column, a
     DataFrame or a pyarrow table. Returns the rows written."""
@@ -398,7 +443,14 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
         if kind == "csv":
             if output is None:
                 sys.stdout.flush()  # the core writes to the same file descriptor
-            rows += stream.write_csv(None if output is None else str(output), header=i == 0, append=i > 0, methods=methods, conns=flow, capture=name)
+            rows += stream.write_csv(
+                None if output is None else str(output),
+                header=i == 0,
+                append=i > 0,
+                methods=methods,
+                conns=flow,
+                capture=name,
+            )
         else:
             rows += stream.write_parquet(sink, methods=methods, conns=flow, capture=name)
         summary = stream.summary()
@@ -408,14 +460,24 @@ def _samples_direct(captures: list[Path], output: Path | None, kind: str, method
     return rows
 
 
-def _samples_frames(captures: list[Path], output: Path | None, method: str, flow: list[int], include_ambiguous: bool, path: bool, threads: int | None) -> int:
+def _samples_frames(
+    captures: list[Path],
+    output: Path | None,
+    method: str,
+    flow: list[int],
+    include_ambiguous: bool,
+    path: bool,
+    threads: int | None,
+) -> int:
     """JSON lines and --path: through DataFrames (pandas' JSON writer; the path series needs
     every connection's summary before any sample is written). Returns the rows written."""
     from rttlab.trace.capture import CaptureReader
 
     writer = _SampleWriter(output)
     for capture in captures:
-        reader = CaptureReader(capture, include_ambiguous=include_ambiguous, threads=_threads(threads, capture))
+        reader = CaptureReader(
+            capture, include_ambiguous=include_ambiguous, threads=_threads(threads, capture)
+        )
         if path:
             import pandas as pd
 
@@ -447,20 +509,49 @@ def register(app: typer.Typer) -> None:
     import typer
 
     def flows_command(
-        captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False),
-        as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table."),
+        captures: list[Path] = typer.Argument(
+            ..., help="pcap or pcapng file(s); several are read in parallel.", show_default=False
+        ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help=f"Print JSON (schema {FLOWS_SCHEMA}; a list of such objects for several files) instead of a table.",
+        ),
         threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
-        as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per connection with every column (times in s, sizes in bytes), instead of a table."),
+        as_csv: bool = typer.Option(
+            False,
+            "--csv",
+            help="Print CSV, one row per connection with every column (times in s, sizes in bytes), instead of a table.",
+        ),
     ) -> None:
         flows(captures, as_json, threads, as_csv)
 
     def samples_command(
-        captures: list[Path] = typer.Argument(..., help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.", show_default=False),
-        output: Path = typer.Option(None, "--output", "-o", help="Write to FILE.csv, FILE.parquet or FILE.jsonl (JSON lines) instead of printing CSV."),
+        captures: list[Path] = typer.Argument(
+            ...,
+            help="pcap or pcapng file(s); with several, a first column 'capture' names each row's file.",
+            show_default=False,
+        ),
+        output: Path = typer.Option(
+            None,
+            "--output",
+            "-o",
+            help="Write to FILE.csv, FILE.parquet or FILE.jsonl (JSON lines) instead of printing CSV.",
+        ),
         method: str = typer.Option("all", "--method", "-m", help="seq, ts, syn or all."),
-        flow: list[int] = typer.Option([], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."),
-        include_ambiguous: bool = typer.Option(False, "--include-ambiguous", help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'."),
-        path: bool = typer.Option(False, "--path", help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`."),
+        flow: list[int] = typer.Option(
+            [], "--flow", help="Only this connection id (see `rttlab flows`); repeatable."
+        ),
+        include_ambiguous: bool = typer.Option(
+            False,
+            "--include-ambiguous",
+            help="Keep samples Karn's rule rejects, flagged in column 'ambiguous'.",
+        ),
+        path: bool = typer.Option(
+            False,
+            "--path",
+            help="Only each connection's path-RTT series (see `rttlab flows`), sorted by time: input for `rttlab evaluate`.",
+        ),
         threads: int = typer.Option(None, "--threads", help=THREADS_HELP, show_default=False),
     ) -> None:
         samples(captures, output, method, flow, include_ambiguous, path, threads)

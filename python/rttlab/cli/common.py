@@ -75,10 +75,17 @@ def print_csv(rows: list[dict[str, Any]], columns: list[str] | None = None) -> N
     import csv
 
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
-    writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(
+        sys.stdout, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
+    )
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in clean(r).items()})
+        writer.writerow(
+            {
+                k: ("" if v is None or (isinstance(v, float) and v != v) else v)
+                for k, v in clean(r).items()
+            }
+        )
 
 
 def one_format(as_json: bool, as_csv: bool) -> None:

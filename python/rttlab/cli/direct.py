@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 #: How an option's value is read: a flag takes none (``flag-off``: the ``--no-`` form, False);
 #: "int" and "ints" (repeatable) take ASCII digits only (typer would also take "+3", " 3", "3.0"
 #: or "3_0": those go to typer); "texts" is a repeatable text.
-FLAG, FLAG_OFF, INT, INTS, TEXT, TEXTS, PATH = "flag", "flag-off", "int", "ints", "text", "texts", "path"
+FLAG, FLAG_OFF, INT, INTS, TEXT, TEXTS, PATH = (
+    "flag",
+    "flag-off",
+    "int",
+    "ints",
+    "text",
+    "texts",
+    "path",
+)
 
 THREADS = ("threads", INT)
 

@@ -10,7 +10,11 @@ from rttlab.trace.estimators import catalog
 def estimators(
     as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
     name: str = typer.Argument(None, help="Show only this estimator.", show_default=False),
-    as_csv: bool = typer.Option(False, "--csv", help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning)."),
+    as_csv: bool = typer.Option(
+        False,
+        "--csv",
+        help="Print CSV, one row per parameter (family, name, summary, source, parameter, default, range, unit, meaning).",
+    ),
 ) -> None:
     """List the RTT estimators with every parameter's default, accepted range and meaning.
 
@@ -39,8 +43,16 @@ def estimators(
     from rttlab.cli.table import show
 
     for e in entries:
-        rows = [[escape(p["name"]), escape(p["default"]), escape(p["range"]), escape(p["doc"])] for p in e["params"]] or [["—", "", "", "no parameters"]]
-        show(_param_columns(), rows, title=f"[bold]{e['name']}[/] — {escape(e['summary'])}", caption=escape(f"source: {e['source']}"))
+        rows = [
+            [escape(p["name"]), escape(p["default"]), escape(p["range"]), escape(p["doc"])]
+            for p in e["params"]
+        ] or [["—", "", "", "no parameters"]]
+        show(
+            _param_columns(),
+            rows,
+            title=f"[bold]{e['name']}[/] — {escape(e['summary'])}",
+            caption=escape(f"source: {e['source']}"),
+        )
         console.print()
 
 

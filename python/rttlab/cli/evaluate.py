@@ -7,7 +7,15 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from rttlab import InputError, ParameterError
-from rttlab.cli.common import console, fail, parse_duration, parse_params, print_csv, print_json, stderr
+from rttlab.cli.common import (
+    console,
+    fail,
+    parse_duration,
+    parse_params,
+    print_csv,
+    print_json,
+    stderr,
+)
 from rttlab.trace.estimators import NAMES, spec
 from rttlab.trace.capture import is_capture
 from rttlab.trace.evaluate import SCHEMA, Evaluation
@@ -74,7 +82,11 @@ def evaluate(
         fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
     tick_s = parse_duration(tick, "--tick") if tick is not None else None
     min_rto_s = parse_duration(min_rto, "--min-rto") if min_rto is not None else None
-    granularity_s = 0.0 if timer_granularity.strip() in ("0", "0s") else parse_duration(timer_granularity, "--timer-granularity")
+    granularity_s = (
+        0.0
+        if timer_granularity.strip() in ("0", "0s")
+        else parse_duration(timer_granularity, "--timer-granularity")
+    )
     names = [n.strip() for n in estimators.split(",") if n.strip()]
     if not names:
         fail("--estimators: no estimator named")
@@ -89,10 +101,23 @@ def evaluate(
         fail("--unit applies to RTT series; a capture's times are its own")
 
     busy = not (as_json or as_csv) and path.exists() and path.stat().st_size >= 20_000_000
-    status = console.status(f"replaying {len(specs)} estimators over {path}") if busy else nullcontext()
+    status = (
+        console.status(f"replaying {len(specs)} estimators over {path}") if busy else nullcontext()
+    )
     try:
         with status:
-            result = run_evaluation(path, specs, by="conn", tick=tick_s, min_rto=min_rto_s, timer_granularity=granularity_s, timestamps=timestamps, unit=unit, sort=sort, trace=plot is not None)
+            result = run_evaluation(
+                path,
+                specs,
+                by="conn",
+                tick=tick_s,
+                min_rto=min_rto_s,
+                timer_granularity=granularity_s,
+                timestamps=timestamps,
+                unit=unit,
+                sort=sort,
+                trace=plot is not None,
+            )
     except ValueError as e:
         if isinstance(e, (InputError, ParameterError)):
             raise
@@ -108,7 +133,12 @@ def evaluate(
         return
     render(result, sort)
     if plot is not None:
-        console.print(f"plots written to {drawn[0]}" + (f" (connection {result.connections[0]['conn']})" if result.connections else "") + f" and {drawn[1]} (Pareto front)", highlight=False)
+        console.print(
+            f"plots written to {drawn[0]}"
+            + (f" (connection {result.connections[0]['conn']})" if result.connections else "")
+            + f" and {drawn[1]} (Pareto front)",
+            highlight=False,
+        )
 
 
 def csv_rows(result: Evaluation) -> list[dict]:
@@ -134,7 +164,15 @@ def _column_unit(values: list[float]) -> tuple[str, float]:
 def _cell(v: float, scale: float) -> str:
     x = v / scale
     # Three significant figures, at least one decimal below 100: 0.512, 12.3, 1,008.
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}" if abs(x) >= 1 else f"{x:.3f}".rstrip("0").rstrip(".") if x else "0"
+    return (
+        f"{x:,.0f}"
+        if abs(x) >= 100
+        else f"{x:.3g}"
+        if abs(x) >= 1
+        else f"{x:.3f}".rstrip("0").rstrip(".")
+        if x
+        else "0"
+    )
 
 
 def render(result: Evaluation, sort: str = "mae_s") -> None:
@@ -167,7 +205,12 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
     cols = [Col(""), Col("estimator", style="cyan"), Col("floor", priority=3)]
     formats = []
     for column, header, kind, priority in columns:
-        values = [r[column] for r in result.rows if r[column] is not None and not (isinstance(r[column], float) and math.isnan(r[column]))]
+        values = [
+            r[column]
+            for r in result.rows
+            if r[column] is not None
+            and not (isinstance(r[column], float) and math.isnan(r[column]))
+        ]
         if kind == "s":
             unit, scale = _column_unit(values)
             header = f"{header} {unit}"
@@ -186,29 +229,56 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
                 cells.append(f"{v:,}")
             else:
                 cells.append(_cell(v, scale))
-        rows.append(["[bold green]◆[/]" if row["pareto"] else "", row["estimator"], escape(row["floor"]), *cells])
+        rows.append(
+            [
+                "[bold green]◆[/]" if row["pareto"] else "",
+                row["estimator"],
+                escape(row["floor"]),
+                *cells,
+            ]
+        )
     show(cols, rows, title=f"{title}\n[dim]{'; '.join(extra)}[/]")
     console.print(
         "[dim]◆ = on the Pareto front of bad-timeout rate vs wait W (no other row is lower on both). MAE: forecast before the sample; "
         "MAE after: estimate once the sample is absorbed. "
-        + ("W lost: W on the segments the capture shows were really lost. " if result.input_kind == "capture" else "")
+        + (
+            "W lost: W on the segments the capture shows were really lost. "
+            if result.input_kind == "capture"
+            else ""
+        )
         + "— = not defined. Definitions: docs/metrics.md[/]"
     )
     if result.connections:
         per_cols = [
-            Col("conn", "right"), Col("src → dst"), Col("vantage", priority=3), Col("path RTT from", priority=2), Col("samples", "right", 1),
-            Col("retx", "right", 2), Col("lost", "right", 2), Col("best MAE"), Col("Pareto front (bad TO vs W)", priority=1),
+            Col("conn", "right"),
+            Col("src → dst"),
+            Col("vantage", priority=3),
+            Col("path RTT from", priority=2),
+            Col("samples", "right", 1),
+            Col("retx", "right", 2),
+            Col("lost", "right", 2),
+            Col("best MAE"),
+            Col("Pareto front (bad TO vs W)", priority=1),
         ]
         per_rows = [
             [
-                str(e["conn"]), escape(f"{e['src']} → {e['dst']}"), e["vantage"], e["method"], f"{e['samples']:,}", f"{e['retransmissions']:,}", f"{e['lost']:,}",
-                winners(e["rows"], "mae_s"), front(e["rows"]),
+                str(e["conn"]),
+                escape(f"{e['src']} → {e['dst']}"),
+                e["vantage"],
+                e["method"],
+                f"{e['samples']:,}",
+                f"{e['retransmissions']:,}",
+                f"{e['lost']:,}",
+                winners(e["rows"], "mae_s"),
+                front(e["rows"]),
             ]
             for e in result.connections[:30]
         ]
         show(per_cols, per_rows, title="per connection (largest first)")
         if len(result.connections) > 30:
-            console.print(f"[dim]{len(result.connections) - 30} more connections in --json and --csv[/]")
+            console.print(
+                f"[dim]{len(result.connections) - 30} more connections in --json and --csv[/]"
+            )
     for note in result.notes:
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
@@ -236,21 +306,102 @@ def register(app: typer.Typer) -> None:
     import typer
 
     def evaluate_command(
-        input: Path = typer.Argument(None, help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.", show_default=False),
-        sample: bool = typer.Option(False, "--sample", help="Use the bundled synthetic series instead of INPUT."),
-        estimators: str = typer.Option(",".join(NAMES), "--estimators", "-e", metavar="NAMES", show_default=False, help="Comma-separated estimator names (see `rttlab estimators`). Default: every estimator."),
-        param: list[str] = typer.Option([], "--param", "-p", metavar="NAME.KEY=VALUE", show_default=False, help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top."),
-        unit: str = typer.Option(None, "--unit", metavar="s|ms|us", show_default=False, help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header]."),
-        tick: str = typer.Option(None, "--tick", metavar="DURATION", show_default=False, help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28]."),
-        min_rto: str = typer.Option(None, "--min-rto", metavar="DURATION", show_default=False, help="Equalise floors (a duration such as 200ms): set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves."),
-        timer_granularity: str = typer.Option("0", "--timer-granularity", metavar="DURATION", help="The sender's timer fires on this heartbeat (a duration, e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline."),
-        timestamps: bool = typer.Option(None, "--timestamps/--no-timestamps", help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].", show_default=False),
-        sort: str = typer.Option("mae_s", "--sort", metavar="METRIC", help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}."),
-        as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table."),
-        as_csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions)."),
-        plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf)."),
+        input: Path = typer.Argument(
+            None,
+            help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.",
+            show_default=False,
+        ),
+        sample: bool = typer.Option(
+            False, "--sample", help="Use the bundled synthetic series instead of INPUT."
+        ),
+        estimators: str = typer.Option(
+            ",".join(NAMES),
+            "--estimators",
+            "-e",
+            metavar="NAMES",
+            show_default=False,
+            help="Comma-separated estimator names (see `rttlab estimators`). Default: every estimator.",
+        ),
+        param: list[str] = typer.Option(
+            [],
+            "--param",
+            "-p",
+            metavar="NAME.KEY=VALUE",
+            show_default=False,
+            help="Estimator parameter NAME.KEY=VALUE, repeatable, e.g. fixed-share.clamp=top.",
+        ),
+        unit: str = typer.Option(
+            None,
+            "--unit",
+            metavar="s|ms|us",
+            show_default=False,
+            help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header].",
+        ),
+        tick: str = typer.Option(
+            None,
+            "--tick",
+            metavar="DURATION",
+            show_default=False,
+            help="Tick of every tick-based estimator (fixed-share.tick, linux.hz = 1/tick, the clock granularity G of the others) and unit of 'MAE ticks' [default: estimators keep theirs; MAE ticks in 4 ms, one jiffy of Nunes et al. 2011's Linux 2.6.28].",
+        ),
+        min_rto: str = typer.Option(
+            None,
+            "--min-rto",
+            metavar="DURATION",
+            show_default=False,
+            help="Equalise floors (a duration such as 200ms): set every estimator's own floor to this and raise every RTO in force to it, to compare the estimators themselves.",
+        ),
+        timer_granularity: str = typer.Option(
+            "0",
+            "--timer-granularity",
+            metavar="DURATION",
+            help="The sender's timer fires on this heartbeat (a duration, e.g. 500ms for BSD's slow timer); 0 = exactly at its deadline.",
+        ),
+        timestamps: bool = typer.Option(
+            None,
+            "--timestamps/--no-timestamps",
+            help="Whether the sender took RTTs from TCP timestamps, so a timed-out segment's sample still reaches its estimator (else Karn's rule withholds it) [default: per connection for a capture (did it negotiate timestamps?), no for a series].",
+            show_default=False,
+        ),
+        sort: str = typer.Option(
+            "mae_s",
+            "--sort",
+            metavar="METRIC",
+            help=f"Sort rows by one of: {', '.join(METRICS + COUNTS)}.",
+        ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help=f"Print JSON (schema {SCHEMA}, docs/schema.md) instead of a table.",
+        ),
+        as_csv: bool = typer.Option(
+            False,
+            "--csv",
+            help="Print CSV instead of a table: one row per estimator, pooled (conn empty) then per connection, every metric (durations in s, rates as fractions).",
+        ),
+        plot: Path = typer.Option(
+            None,
+            "--plot",
+            metavar="FILE",
+            show_default=False,
+            help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf).",
+        ),
     ) -> None:
-        evaluate(input=input, sample=sample, estimators=estimators, param=param, unit=unit, tick=tick, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps, sort=sort, as_json=as_json, as_csv=as_csv, plot=plot)
+        evaluate(
+            input=input,
+            sample=sample,
+            estimators=estimators,
+            param=param,
+            unit=unit,
+            tick=tick,
+            min_rto=min_rto,
+            timer_granularity=timer_granularity,
+            timestamps=timestamps,
+            sort=sort,
+            as_json=as_json,
+            as_csv=as_csv,
+            plot=plot,
+        )
 
     evaluate_command.__doc__ = evaluate.__doc__
     app.command("evaluate")(evaluate_command)

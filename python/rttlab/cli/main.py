@@ -16,7 +16,12 @@ def _error(message: str) -> None:
     from rttlab.cli.common import stderr
 
     # The message may hold user text with brackets (file bytes, TOML): never read it as markup.
-    stderr.print(f"[bold red]rttlab: error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    stderr.print(
+        f"[bold red]rttlab: error:[/] {escape(message)}",
+        highlight=False,
+        markup=True,
+        soft_wrap=True,
+    )
 
 
 def _quiet_broken_pipe() -> None:
@@ -89,7 +94,11 @@ def main() -> None:
         if e.filename is not None:
             _error(f"{e.filename}: {e.strerror or e}")
         elif e.errno is not None and e.strerror:
-            _error(f"{stdout}: {e.strerror}" if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else e.strerror)
+            _error(
+                f"{stdout}: {e.strerror}"
+                if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT)
+                else e.strerror
+            )
         else:
             _error(str(e).splitlines()[0] if str(e) else type(e).__name__)
         sys.exit(1)

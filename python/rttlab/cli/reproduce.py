@@ -17,15 +17,50 @@ _SHIPPED = [Reproduction.load(n) for n in available()]
 
 
 def reproduce(
-    name: str = typer.Argument(..., help="A reproduction the package ships: " + "; ".join(f"{r.name} ({r.paper})" for r in _SHIPPED) + ".", show_default=False),
-    quick: bool = typer.Option(False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."),
-    scale: str = typer.Option("full", "--scale", help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium)."),
-    workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
-    scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."),
-    out: Path = typer.Option(None, "--out", help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick])."),
+    name: str = typer.Argument(
+        ...,
+        help="A reproduction the package ships: "
+        + "; ".join(f"{r.name} ({r.paper})" for r in _SHIPPED)
+        + ".",
+        show_default=False,
+    ),
+    quick: bool = typer.Option(
+        False, "--quick", help="The CI-sized version (fewer points, seeds and seconds)."
+    ),
+    scale: str = typer.Option(
+        "full",
+        "--scale",
+        help="full (the paper's runs) or a smaller scale the reproduction defines (e.g. medium).",
+    ),
+    workers: int = typer.Option(
+        None,
+        "--workers",
+        "-w",
+        min=1,
+        help="Worker processes of the local cluster (default: one per core).",
+    ),
+    scheduler: str = typer.Option(
+        None, "--scheduler", help="Dask scheduler address or file instead of a local cluster."
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Directory for results.duckdb, comparison.json and figure.svg (default: reproduce-NAME[-quick]).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print the comparison as CSV: one row per point of every table (ours, CI, n, published, diff, matched, source)."),
-    figures: Path = typer.Option(None, "--figures", help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: " + ", ".join(r.name for r in _SHIPPED if r.has_figures) + ").", show_default=False),
+    as_csv: bool = typer.Option(
+        False,
+        "--csv",
+        help="Print the comparison as CSV: one row per point of every table (ours, CI, n, published, diff, matched, source).",
+    ),
+    figures: Path = typer.Option(
+        None,
+        "--figures",
+        help="Also draw the paper's own figures from the stored runs into this directory (reproductions that define them: "
+        + ", ".join(r.name for r in _SHIPPED if r.has_figures)
+        + ").",
+        show_default=False,
+    ),
 ) -> None:
     """Run a shipped reproduction of a paper and print our results beside the published numbers.
 
@@ -56,7 +91,9 @@ def reproduce(
     except ReproductionError as e:
         fail(str(e))
     if figures is not None and not rep.has_figures:
-        fail(f"--figures: reproduction {name} draws no figures of its own (its comparison is always written as figure.svg)")
+        fail(
+            f"--figures: reproduction {name} draws no figures of its own (its comparison is always written as figure.svg)"
+        )
     out = out or Path(f"reproduce-{rep.sweep_name}")
     out.mkdir(parents=True, exist_ok=True)
     # A reproduction and its parts (a table measured on a set-up of its own): one store, one
@@ -70,7 +107,14 @@ def reproduce(
             if sweep.name not in done:
                 # Runs stored as failed are run again: a failure from the environment (a missing
                 # extra, ns-3's library search) is gone once it is fixed, a deterministic one comes back.
-                outcome = run_sweep(sweep, out / "results.duckdb", scheduler, workers, retry_failed=True, quiet=as_json_or_csv)
+                outcome = run_sweep(
+                    sweep,
+                    out / "results.duckdb",
+                    scheduler,
+                    workers,
+                    retry_failed=True,
+                    quiet=as_json_or_csv,
+                )
                 if outcome.interrupted:
                     stderr.print("rttlab: interrupted; rerun the same command to resume")
                     raise typer.Exit(130)
@@ -82,7 +126,9 @@ def reproduce(
                     if x.primary:  # ours alone, from the primary reading's runs
                         reports = x.reports(runs, flows, store.series)
                     elif x.own_runs:  # and from each other reading's own runs
-                        reading_reports.append({"reading": x.reading, "reports": x.reports(runs, flows, store.series)})
+                        reading_reports.append(
+                            {"reading": x.reading, "reports": x.reports(runs, flows, store.series)}
+                        )
                 except ReproductionError as e:
                     # Nothing to compare because the runs failed: say that, with the count.
                     exit_if_runs_failed(sweep, store, f"; no comparison: {e}")
@@ -90,15 +136,41 @@ def reproduce(
                 if x.reading is not None:
                     mine = [{**row, "reading": x.reading, "primary": x.primary} for row in mine]
                 store.write_comparison(x.comparison_name, mine)
-                store.write_reproduction(x.record(reports if x.primary else [], x.models() if x.primary else []))
+                store.write_reproduction(
+                    x.record(reports if x.primary else [], x.models() if x.primary else [])
+                )
             rows += mine
         models = r.models()
-        declared = [{"name": x.reading, "primary": x.primary, "what": x.reading_spec.get("what", ""), "says": x.reading_spec["says"], "sweep": x.sweep_name} for x in rs if x.reading is not None]
+        declared = [
+            {
+                "name": x.reading,
+                "primary": x.primary,
+                "what": x.reading_spec.get("what", ""),
+                "says": x.reading_spec["says"],
+                "sweep": x.sweep_name,
+            }
+            for x in rs
+            if x.reading is not None
+        ]
         elsewhere = [{"name": n, "scales": sc} for n, sc in r.elsewhere_readings]
-        results.append({"reproduction": r.sweep_name, "meta": r.meta, "published": {k: v for k, v in r.doc["published"].items() if k != "values"}, "rows": rows, "reports": reports, **({"reading_reports": reading_reports} if reading_reports else {}), **({"readings": declared} if declared else {}), **({"readings_elsewhere": elsewhere} if elsewhere else {}), **({"models": models} if models else {})})
+        results.append(
+            {
+                "reproduction": r.sweep_name,
+                "meta": r.meta,
+                "published": {k: v for k, v in r.doc["published"].items() if k != "values"},
+                "rows": rows,
+                "reports": reports,
+                **({"reading_reports": reading_reports} if reading_reports else {}),
+                **({"readings": declared} if declared else {}),
+                **({"readings_elsewhere": elsewhere} if elsewhere else {}),
+                **({"models": models} if models else {}),
+            }
+        )
         # The figure shows the primary reading (the table and comparison.json hold every reading).
         primary = next(x for x in rs if x.primary)
-        (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(figure_svg(primary, [row for row in rows if row.get("primary", True)]))
+        (out / ("figure.svg" if r is rep else f"figure-{r.name}.svg")).write_text(
+            figure_svg(primary, [row for row in rows if row.get("primary", True)])
+        )
     # Another reproduction of the same published values (beside = "NAME"), read from this store
     # now that every sweep (its own too, when it is one of the parts) has run.
     beside_note = ""
@@ -116,16 +188,47 @@ def reproduce(
             except ReproductionError as e:
                 figure_error = str(e)
     main_result, parts = results[0], results[1:]
-    (out / "comparison.json").write_text(json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n")
+    (out / "comparison.json").write_text(
+        json.dumps(clean({**main_result, **({"parts": parts} if parts else {})}), indent=1) + "\n"
+    )
     if as_csv:
         from rttlab.cli.common import print_csv
 
-        print_csv([{"reproduction": res["reproduction"], "table": table, **row} for res in results for table, rows in [("comparison", res["rows"]), *((rpt["title"], rpt["rows"]) for rpt in res["reports"]), *((m["title"], m["rows"]) for m in res.get("models", []))] for row in rows])
+        print_csv(
+            [
+                {"reproduction": res["reproduction"], "table": table, **row}
+                for res in results
+                for table, rows in [
+                    ("comparison", res["rows"]),
+                    *((rpt["title"], rpt["rows"]) for rpt in res["reports"]),
+                    *((m["title"], m["rows"]) for m in res.get("models", [])),
+                ]
+                for row in rows
+            ]
+        )
         if figure_error:
             fail(figure_error)
         return
     if as_json:
-        print_json(clean({"schema": "rttlab.reproduce/1", **{k: v for k, v in main_result.items() if k not in ("meta", "published")}, **({"parts": [{k: v for k, v in p.items() if k not in ("meta", "published")} for p in parts]} if parts else {}), **({"figures": [str(p) for p in drawn]} if drawn else {})}))
+        print_json(
+            clean(
+                {
+                    "schema": "rttlab.reproduce/1",
+                    **{k: v for k, v in main_result.items() if k not in ("meta", "published")},
+                    **(
+                        {
+                            "parts": [
+                                {k: v for k, v in p.items() if k not in ("meta", "published")}
+                                for p in parts
+                            ]
+                        }
+                        if parts
+                        else {}
+                    ),
+                    **({"figures": [str(p) for p in drawn]} if drawn else {}),
+                }
+            )
+        )
         for sweep in sweeps.values():
             exit_if_runs_failed(sweep, out / "results.duckdb", "")
         if figure_error:
@@ -136,12 +239,17 @@ def reproduce(
         if res.get("beside"):
             console.print(res["beside"], highlight=False, markup=False)
         for d in res.get("readings_elsewhere", []):
-            console.print(f"reading {d['name']} is run at --scale {' / '.join(d['scales'])} (not at this scale)", highlight=False)
+            console.print(
+                f"reading {d['name']} is run at --scale {' / '.join(d['scales'])} (not at this scale)",
+                highlight=False,
+            )
         show_reports(r, res["reports"])
         for rr in res.get("reading_reports", []):
             show_reports(r, rr["reports"], f"reading {rr['reading']}: ")
         show_models(res.get("models", []))
-    console.print(f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False)
+    console.print(
+        f"written: {out}/results.duckdb, {out}/comparison.json, {out}/figure*.svg", highlight=False
+    )
     if drawn:
         console.print(f"figures: {', '.join(str(p) for p in drawn)}", highlight=False)
     # What was compared is written; a comparison missing runs must not read as a success.
@@ -159,7 +267,11 @@ def value(v: float, metric: str | None) -> str:
 
 
 def ci_text(r: dict[str, Any], metric: str | None) -> str:
-    return "—" if math.isnan(r["ci_low"]) else f"{value(r['ci_low'], metric)} … {value(r['ci_high'], metric)}"
+    return (
+        "—"
+        if math.isnan(r["ci_low"])
+        else f"{value(r['ci_low'], metric)} … {value(r['ci_high'], metric)}"
+    )
 
 
 def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = ()) -> None:
@@ -170,9 +282,17 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
     from rttlab.cli.table import Col, num, show as show_table
 
     if readings:
-        console.print(f"readings of {rep.meta['source']} (★ primary, chosen from the paper's text before the runs):", highlight=False)
+        console.print(
+            f"readings of {rep.meta['source']} (★ primary, chosen from the paper's text before the runs):",
+            highlight=False,
+        )
         for d in readings:
-            console.print(escape(f"  {'★' if d['primary'] else ' '} {d['name']}: {d.get('what') or ''} — the paper: {d['says']}"), highlight=False)
+            console.print(
+                escape(
+                    f"  {'★' if d['primary'] else ' '} {d['name']}: {d.get('what') or ''} — the paper: {d['says']}"
+                ),
+                highlight=False,
+            )
     peer = rep.doc["published"]["kind"] == "peer"
     # Ratio rows also say whether ours lies on the published side of 1 (their "direction").
     direction = any("direction" in r for r in rows)
@@ -181,43 +301,100 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
     simulated = next((r["simulated"]["engine"] for r in rows if "simulated" in r), None)
     beside = list(dict.fromkeys(b["name"] for r in rows for b in r.get("beside", [])))
     cols = [
-        Col("point", prose=True), *((Col("reading"),) if readings else ()), num("ours (mean)"), num(f"{rep.level:.0%} CI", 2), num("n", 3),
-        num(rep.doc["published"].get("simulator", "published") if peer else "published"), num("diff", 1), Col("matched", "right"),
+        Col("point", prose=True),
+        *((Col("reading"),) if readings else ()),
+        num("ours (mean)"),
+        num(f"{rep.level:.0%} CI", 2),
+        num("n", 3),
+        num(rep.doc["published"].get("simulator", "published") if peer else "published"),
+        num("diff", 1),
+        Col("matched", "right"),
         *((Col("direction", priority=3),) if direction else ()),
-        *((num(f"{simulated} (same points)"), Col(f"{simulated} direction", priority=3)) if simulated else ()),
+        *(
+            (num(f"{simulated} (same points)"), Col(f"{simulated} direction", priority=3))
+            if simulated
+            else ()
+        ),
         *(c for name in beside for c in (num(name), Col(f"{name} direction", priority=3))),
         Col("source", priority=4, prose=True),
     ]
     order = {d["name"]: i for i, d in enumerate(readings)}
     # Claim by claim, each under every reading (the rows' own order within a reading is kept).
-    shown = sorted(enumerate(rows), key=lambda ir: (_claim_rank(rows, ir[1]), order.get(ir[1].get("reading"), 0), ir[0])) if readings else list(enumerate(rows))
+    shown = (
+        sorted(
+            enumerate(rows),
+            key=lambda ir: (_claim_rank(rows, ir[1]), order.get(ir[1].get("reading"), 0), ir[0]),
+        )
+        if readings
+        else list(enumerate(rows))
+    )
     table_rows = []
     for _, r in shown:
         metric = r.get("metric", rep.metric)
-        verdict = "—" if math.isnan(r["published"]) else "[green]yes[/]" if r["matched"] else "[bold red]NO[/]"
+        verdict = (
+            "—"
+            if math.isnan(r["published"])
+            else "[green]yes[/]"
+            if r["matched"]
+            else "[bold red]NO[/]"
+        )
         reading = (escape(("★ " if r["primary"] else "") + r["reading"]),) if readings else ()
-        table_rows.append([
-            escape(r["point"]), *reading, value(r["ours"], metric), ci_text(r, metric), str(r["n"]), value(r["published"], metric), pct(r["diff"]), verdict,
-            *((escape(str(r.get("direction", "—"))),) if direction else ()),
-            *(_other(r.get("simulated"), metric, r["published"]) if simulated else ()),
-            *(c for name in beside for c in _other(next((b for b in r.get("beside", []) if b["name"] == name), None), metric, r["published"])),
-            escape(str(r["source"])),
-        ])
-    show_table(cols, table_rows, title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}", formats="--json or --csv")
+        table_rows.append(
+            [
+                escape(r["point"]),
+                *reading,
+                value(r["ours"], metric),
+                ci_text(r, metric),
+                str(r["n"]),
+                value(r["published"], metric),
+                pct(r["diff"]),
+                verdict,
+                *((escape(str(r.get("direction", "—"))),) if direction else ()),
+                *(_other(r.get("simulated"), metric, r["published"]) if simulated else ()),
+                *(
+                    c
+                    for name in beside
+                    for c in _other(
+                        next((b for b in r.get("beside", []) if b["name"] == name), None),
+                        metric,
+                        r["published"],
+                    )
+                ),
+                escape(str(r["source"])),
+            ]
+        )
+    show_table(
+        cols,
+        table_rows,
+        title=f"{escape(rep.meta['title'])}\n{escape(rep.meta['source'])}",
+        formats="--json or --csv",
+    )
     if readings:
         for d in readings:
             mine = [r for r in rows if r["reading"] == d["name"]]
-            missed = [r["point"] for r in mine if not r["matched"] and not math.isnan(r["published"])]
+            missed = [
+                r["point"] for r in mine if not r["matched"] and not math.isnan(r["published"])
+            ]
             matched = sum(r["matched"] for r in mine if not math.isnan(r["published"]))
             judged = sum(not math.isnan(r["published"]) for r in mine)
-            console.print(escape(f"{'★ ' if d['primary'] else ''}{d['name']}: {matched} of {judged} matched" + (f"; not matched: {'; '.join(missed)}" if missed else "")), highlight=False)
+            console.print(
+                escape(
+                    f"{'★ ' if d['primary'] else ''}{d['name']}: {matched} of {judged} matched"
+                    + (f"; not matched: {'; '.join(missed)}" if missed else "")
+                ),
+                highlight=False,
+            )
         rows = [r for r in rows if r["primary"]]  # the verdict line below is the primary reading's
     missed = [r for r in rows if not r["matched"] and not math.isnan(r["published"])]
     metric = rep.metric if len(rep.metrics) == 1 else "each row's metric"
     if rep.doc["published"]["kind"] == "claims":
         verdicts = [r for r in rows if r["point"].startswith("claim: ")]
         held = [r["point"].removeprefix("claim: ") for r in verdicts if r["matched"]]
-        console.print(f"claims held in our runs: {len(held)} of {len(verdicts)}" + (f" ({', '.join(held)})" if held else ""), highlight=False)
+        console.print(
+            f"claims held in our runs: {len(held)} of {len(verdicts)}"
+            + (f" ({', '.join(held)})" if held else ""),
+            highlight=False,
+        )
     elif not rows:
         console.print("nothing published to compare (ours: the reports below)", highlight=False)
     elif missed:
@@ -227,7 +404,9 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
             highlight=False,
         )
     else:
-        console.print(f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False)
+        console.print(
+            f"every point matched within {rep.tolerance:.0%} on {metric}", highlight=False
+        )
     if rep.meta.get("note"):
         console.print(rep.meta["note"], highlight=False)
 
@@ -239,14 +418,26 @@ def _other(o: dict[str, Any] | None, metric: str | None, published: float) -> tu
         return ("—", "—")
     lo, hi = (o["ci_low"], o["ci_high"]) if not math.isnan(o["ci_low"]) else (o["ours"], o["ours"])
     side = "below" if hi < 1 else "above" if lo > 1 else None
-    direction = o.get("direction") or ("undecided" if side is None else "same" if (published < 1) == (side == "below") else "opposite")
-    interval = "" if math.isnan(o["ci_low"]) else f" ({value(o['ci_low'], metric)} … {value(o['ci_high'], metric)})"
+    direction = o.get("direction") or (
+        "undecided"
+        if side is None
+        else "same"
+        if (published < 1) == (side == "below")
+        else "opposite"
+    )
+    interval = (
+        ""
+        if math.isnan(o["ci_low"])
+        else f" ({value(o['ci_low'], metric)} … {value(o['ci_high'], metric)})"
+    )
     return (f"{value(o['ours'], metric)}{interval}", direction)
 
 
 def _claim_rank(rows: list[dict[str, Any]], row: dict[str, Any]) -> int:
     """Where a row's claim (its point and metric) first appears: rows of one claim stay together."""
-    return next(i for i, r in enumerate(rows) if (r["point"], r["metric"]) == (row["point"], row["metric"]))
+    return next(
+        i for i, r in enumerate(rows) if (r["point"], r["metric"]) == (row["point"], row["metric"])
+    )
 
 
 def show_reports(rep: Any, reports: list[dict[str, Any]], prefix: str = "") -> None:
@@ -255,8 +446,25 @@ def show_reports(rep: Any, reports: list[dict[str, Any]], prefix: str = "") -> N
     from rttlab.cli.table import Col, num, show as show_table
 
     for rpt in reports:
-        rows = [[escape(r["point"]), value(r["ours"], r.get("metric")), ci_text(r, r.get("metric")), str(r["n"])] for r in rpt["rows"]]
-        show_table([Col("point", prose=True), num("ours (mean)"), num(f"{rep.level:.0%} CI", 1), num("n", 2)], rows, title=f"{escape(prefix + rpt['title'])} (ours; nothing published to compare)")
+        rows = [
+            [
+                escape(r["point"]),
+                value(r["ours"], r.get("metric")),
+                ci_text(r, r.get("metric")),
+                str(r["n"]),
+            ]
+            for r in rpt["rows"]
+        ]
+        show_table(
+            [
+                Col("point", prose=True),
+                num("ours (mean)"),
+                num(f"{rep.level:.0%} CI", 1),
+                num("n", 2),
+            ],
+            rows,
+            title=f"{escape(prefix + rpt['title'])} (ours; nothing published to compare)",
+        )
 
 
 def show_models(models: list[dict[str, Any]]) -> None:
@@ -266,11 +474,29 @@ def show_models(models: list[dict[str, Any]]) -> None:
 
     for m in models:
         rows = [
-            [escape(r["point"]), value(r["ours"], r.get("metric")), value(r["published"], r.get("metric")), pct(r["diff"]), "[green]yes[/]" if r["matched"] else "[bold red]NO[/]", escape(str(r["source"]))]
+            [
+                escape(r["point"]),
+                value(r["ours"], r.get("metric")),
+                value(r["published"], r.get("metric")),
+                pct(r["diff"]),
+                "[green]yes[/]" if r["matched"] else "[bold red]NO[/]",
+                escape(str(r["source"])),
+            ]
             for r in m["rows"]
         ]
-        cols = [Col("point", prose=True), num("ours"), num("published"), num("diff", 1), Col("matched", "right"), Col("source", priority=3, prose=True)]
-        show_table(cols, rows, title=f"{escape(m['title'])} (the paper's model beside ours: {escape(m['formula'])})")
+        cols = [
+            Col("point", prose=True),
+            num("ours"),
+            num("published"),
+            num("diff", 1),
+            Col("matched", "right"),
+            Col("source", priority=3, prose=True),
+        ]
+        show_table(
+            cols,
+            rows,
+            title=f"{escape(m['title'])} (the paper's model beside ours: {escape(m['formula'])})",
+        )
 
 
 def show_models_only(rep: Any, out: Path | None, as_json: bool, as_csv: bool) -> None:
@@ -279,19 +505,44 @@ def show_models_only(rep: Any, out: Path | None, as_json: bool, as_csv: bool) ->
     models = rep.models()
     out = out or Path(f"reproduce-{rep.name}")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps(clean({"reproduction": rep.name, "meta": rep.meta, "rows": [], "models": models}), indent=1) + "\n")
+    (out / "comparison.json").write_text(
+        json.dumps(
+            clean({"reproduction": rep.name, "meta": rep.meta, "rows": [], "models": models}),
+            indent=1,
+        )
+        + "\n"
+    )
     if as_csv:
         from rttlab.cli.common import print_csv
 
-        print_csv([{"reproduction": rep.name, "table": m["title"], **row} for m in models for row in m["rows"]])
+        print_csv(
+            [
+                {"reproduction": rep.name, "table": m["title"], **row}
+                for m in models
+                for row in m["rows"]
+            ]
+        )
         return
     if as_json:
-        print_json(clean({"schema": "rttlab.reproduce/1", "reproduction": rep.name, "rows": [], "models": models}))
+        print_json(
+            clean(
+                {
+                    "schema": "rttlab.reproduce/1",
+                    "reproduction": rep.name,
+                    "rows": [],
+                    "models": models,
+                }
+            )
+        )
         return
     console.print(f"{rep.meta['title']}\n{rep.meta['source']}", highlight=False, markup=False)
     show_models(models)
     for m in models:
-        console.print(f"{sum(r['matched'] for r in m['rows'])} of {len(m['rows'])} matched: {m['title']}", highlight=False, markup=False)
+        console.print(
+            f"{sum(r['matched'] for r in m['rows'])} of {len(m['rows'])} matched: {m['title']}",
+            highlight=False,
+            markup=False,
+        )
     if rep.meta.get("note"):
         console.print(rep.meta["note"], highlight=False, markup=False)
     console.print(f"written: {out}/comparison.json (a computation: no runs)", highlight=False)

@@ -10,7 +10,10 @@ import typer
 
 from rttlab.cli.common import console, fail, print_json
 
-app = typer.Typer(help="Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`.", no_args_is_help=True)
+app = typer.Typer(
+    help="Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`.",
+    no_args_is_help=True,
+)
 
 STORE = typer.Option(Path("results.duckdb"), "--store", help="The DuckDB results file.")
 
@@ -67,11 +70,23 @@ def show(frame: Any, title: str | None = None, numeric: set[str] = frozenset()) 
 
     summary = "metric" in frame.columns and "mean" in frame.columns
     columns = [str(c) for c in frame.columns]
-    cols = [Col(escape(c), "right" if frame[c].dtype.kind in "iufb" or c in numeric else "left", PRIORITY.get(c, 0) if summary else 0) for c in columns]
+    cols = [
+        Col(
+            escape(c),
+            "right" if frame[c].dtype.kind in "iufb" or c in numeric else "left",
+            PRIORITY.get(c, 0) if summary else 0,
+        )
+        for c in columns
+    ]
     rows = []
     for row in frame.itertuples(index=False):
         metric_unit = unit_of(str(getattr(row, "metric", ""))) if summary else None
-        rows.append([fmt(v, metric_unit if (summary and c in VALUE_COLUMNS) else unit_of(c)) for c, v in zip(columns, row)])
+        rows.append(
+            [
+                fmt(v, metric_unit if (summary and c in VALUE_COLUMNS) else unit_of(c))
+                for c, v in zip(columns, row)
+            ]
+        )
     show_table(cols, rows, title=title)
 
 
@@ -92,10 +107,18 @@ def records(frame: Any) -> list[dict[str, Any]]:
 
 @app.command("query")
 def query(
-    sql: str = typer.Argument(..., help="SQL over the tables runs, sweep_runs, flows, channels, scores (evaluate and tuning points), comparisons, reproductions, tunings (docs/experiments.md).", show_default=False),
+    sql: str = typer.Argument(
+        ...,
+        help="SQL over the tables runs, sweep_runs, flows, channels, scores (evaluate and tuning points), comparisons, reproductions, tunings (docs/experiments.md).",
+        show_default=False,
+    ),
     store: Path = STORE,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.results/1): the rows as a list of objects."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV (every column, numbers in full)."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print JSON (schema rttlab.results/1): the rows as a list of objects."
+    ),
+    as_csv: bool = typer.Option(
+        False, "--csv", help="Print the rows as CSV (every column, numbers in full)."
+    ),
 ) -> None:
     """Run one SQL statement (DuckDB dialect) on the store, read-only, and print the rows."""
     import duckdb
@@ -118,15 +141,48 @@ def query(
 
 @app.command("summary")
 def summary(
-    by: list[str] = typer.Option([], "--by", help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: every parameter the selection varies. Varied parameters left out are pooled, and the output says so.", show_default=False),
-    metric: list[str] = typer.Option([], "--metric", "-m", help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate and tuning runs mae_s, bad_timeout_rate and wait_mean_s.", show_default=False),
-    sweep: str = typer.Option(None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."),
-    interval: str = typer.Option(None, "--interval", help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric). Default: t over seeds, bootstrap over an evaluate sweep's input files.", show_default=False),
-    baseline: list[str] = typer.Option([], "--baseline", help="KEY=VALUE: the point the paired table compares every other point with, per seed (or per input file); repeatable; a bare VALUE names a value of a grouped key. Default: estimator=rfc6298 for evaluate runs, else the first value of the first grouped key.", show_default=False),
+    by: list[str] = typer.Option(
+        [],
+        "--by",
+        help="Group by this column (a swept parameter such as topology.bottleneck.bandwidth, or simulator, ...); repeatable. Default: every parameter the selection varies. Varied parameters left out are pooled, and the output says so.",
+        show_default=False,
+    ),
+    metric: list[str] = typer.Option(
+        [],
+        "--metric",
+        "-m",
+        help="A numeric column of runs (goodput_bps, jain_index, utilisation, drops, timeouts, cpu_s, ...) or of scores (mae_s, bad_timeout_rate, wait_mean_s, ...); repeatable. Default: goodput_bps, or for evaluate and tuning runs mae_s, bad_timeout_rate and wait_mean_s.",
+        show_default=False,
+    ),
+    sweep: str = typer.Option(
+        None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."
+    ),
+    level: float = typer.Option(
+        0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."
+    ),
+    interval: str = typer.Option(
+        None,
+        "--interval",
+        help="Per-point interval: t (Student-t) or bootstrap (percentile; stays within the values, so never below 0 for a non-negative metric). Default: t over seeds, bootstrap over an evaluate sweep's input files.",
+        show_default=False,
+    ),
+    baseline: list[str] = typer.Option(
+        [],
+        "--baseline",
+        help="KEY=VALUE: the point the paired table compares every other point with, per seed (or per input file); repeatable; a bare VALUE names a value of a grouped key. Default: estimator=rfc6298 for evaluate runs, else the first value of the first grouped key.",
+        show_default=False,
+    ),
     store: Path = STORE,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (schema rttlab.summary/1): one object per point and metric, and the paired differences."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print CSV: one row per point and metric (table = summary), then the paired differences (table = paired); every column, values in the metric's unit (s, b/s, ...)."),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print JSON (schema rttlab.summary/1): one object per point and metric, and the paired differences.",
+    ),
+    as_csv: bool = typer.Option(
+        False,
+        "--csv",
+        help="Print CSV: one row per point and metric (table = summary), then the paired differences (table = paired); every column, values in the metric's unit (s, b/s, ...).",
+    ),
 ) -> None:
     """Print each metric's mean, standard deviation and confidence interval per parameter point, and each point's paired difference from a baseline.
 
@@ -142,7 +198,9 @@ def summary(
     one_format(as_json, as_csv)
     with open_store(store) as s:
         if sweep is not None and sweep not in s.sweeps():
-            fail(f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(s.sweeps()) or 'none'})")
+            fail(
+                f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(s.sweeps()) or 'none'})"
+            )
         runs = s.runs(sweep, scores=True)
         cols = s.columns("runs")
     runs = runs[runs["status"] == "ok"]
@@ -182,32 +240,83 @@ def summary(
         pairs = paired(runs, by, metric, base, [pair_on, *pooled], level)
     what = "tuning data" if tuning else "input file" if replays else "seed"
     whats = what if tuning else f"{what}s"
-    how = f"{level:.0%} percentile bootstrap of the mean over the {whats} (10 000 resamples, seeded)" if interval == "bootstrap" else f"{level:.0%} Student-t over the {whats}"
+    how = (
+        f"{level:.0%} percentile bootstrap of the mean over the {whats} (10 000 resamples, seeded)"
+        if interval == "bootstrap"
+        else f"{level:.0%} Student-t over the {whats}"
+    )
     if as_json:
-        doc = {"schema": "rttlab.summary/1", "level": level, "by": by, "pooled": pooled, "replications": what, "interval": "bootstrap-percentile" if interval == "bootstrap" else "student-t", "rows": records(table)}
+        doc = {
+            "schema": "rttlab.summary/1",
+            "level": level,
+            "by": by,
+            "pooled": pooled,
+            "replications": what,
+            "interval": "bootstrap-percentile" if interval == "bootstrap" else "student-t",
+            "rows": records(table),
+        }
         if pairs is not None:
-            doc["paired"] = {"baseline": base, "pair_on": [what, *pooled], "interval": "student-t", "rows": records(pairs)}
+            doc["paired"] = {
+                "baseline": base,
+                "pair_on": [what, *pooled],
+                "interval": "student-t",
+                "rows": records(pairs),
+            }
         print_json(doc)
         return
     if as_csv:
         import pandas as pd
 
-        show_csv(pd.concat([table.assign(table="summary"), *([pairs.assign(table="paired")] if pairs is not None else [])], ignore_index=True))
+        show_csv(
+            pd.concat(
+                [
+                    table.assign(table="summary"),
+                    *([pairs.assign(table="paired")] if pairs is not None else []),
+                ],
+                ignore_index=True,
+            )
+        )
         return
     grouped = ", ".join(by) if by else "nothing (every run one group)"
-    console.print(f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}", highlight=False, soft_wrap=True)
-    console.print(f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"), highlight=False, soft_wrap=True)
-    console.print(f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)" if pooled else "pooled over: nothing", highlight=False, soft_wrap=True)
+    console.print(
+        f"{len(runs)} successful runs{f' of sweep {sweep}' if sweep else ''}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"grouped by: {grouped}" + ("" if told else " (every varied parameter)"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"pooled over: {', '.join(pooled)} (varied, not grouped: their runs are averaged together)"
+        if pooled
+        else "pooled over: nothing",
+        highlight=False,
+        soft_wrap=True,
+    )
     console.print(f"intervals: {how}", highlight=False, soft_wrap=True)
     if tuning:
-        console.print("a tuning point is replayed once over all of its data (n = 1 per point: no interval); group by estimator and default to compare the defaults, or see `rttlab tune --store` / `rttlab report` for the fronts", highlight=False, soft_wrap=True)
+        console.print(
+            "a tuning point is replayed once over all of its data (n = 1 per point: no interval); group by estimator and default to compare the defaults, or see `rttlab tune --store` / `rttlab report` for the fronts",
+            highlight=False,
+            soft_wrap=True,
+        )
     show(readable(table, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
     if pairs is not None and len(pairs):
-        console.print(f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}" + (f" and pooled value ({', '.join(pooled)})" if pooled else "") + f"; {level:.0%} Student-t over the pairs", highlight=False, soft_wrap=True)
+        console.print(
+            f"paired: each point minus {', '.join(f'{k}={v}' for k, v in base.items())}, per {what}"
+            + (f" and pooled value ({', '.join(pooled)})" if pooled else "")
+            + f"; {level:.0%} Student-t over the pairs",
+            highlight=False,
+            soft_wrap=True,
+        )
         show(readable(pairs, by, ["baseline"]), numeric={"n", "mean", "std", "interval"})
 
 
-def parse_baseline(items: list[str], by: list[str], runs: Any, replays: bool) -> dict[str, Any] | None:
+def parse_baseline(
+    items: list[str], by: list[str], runs: Any, replays: bool
+) -> dict[str, Any] | None:
     """The baseline point as {key: value}: from --baseline (KEY=VALUE, or a bare VALUE of the
     first grouped key that has it), else estimator=rfc6298 for evaluate
     runs, else the first value (numerically sorted) of the first grouped key; None when nothing
@@ -226,7 +335,10 @@ def parse_baseline(items: list[str], by: list[str], runs: Any, replays: bool) ->
             key = next((k for k in by if runs[k].astype(str).eq(item).any()), by[0])
         if key not in by:
             fail(f"--baseline {item}: {key} is not grouped (grouped: {', '.join(by)})")
-        if not runs[key].astype(str).eq(value).any() and not any(numeric(v) is not None and numeric(v) == numeric(value) for v in runs[key].dropna().unique()):
+        if not runs[key].astype(str).eq(value).any() and not any(
+            numeric(v) is not None and numeric(v) == numeric(value)
+            for v in runs[key].dropna().unique()
+        ):
             fail(f"--baseline {item}: no run has {key}={value}")
         base[key] = value
     if base:
@@ -235,7 +347,11 @@ def parse_baseline(items: list[str], by: list[str], runs: Any, replays: bool) ->
         return {"estimator": "rfc6298"}
     values = [v for v in runs[by[0]].dropna().unique()]
     nums = [numeric(v) for v in values]
-    first = min(zip(nums, values), key=lambda p: p[0])[1] if all(n is not None for n in nums) else sorted(values, key=str)[0]
+    first = (
+        min(zip(nums, values), key=lambda p: p[0])[1]
+        if all(n is not None for n in nums)
+        else sorted(values, key=str)[0]
+    )
     return {by[0]: first.item() if hasattr(first, "item") else first}
 
 
@@ -265,8 +381,21 @@ def readable(frame: Any, by: list[str], drop: list[str]) -> Any:
     for r in records:
         m = r["metric"]
         lo, hi = r["ci_low"], r["ci_high"]
-        ci = "—" if lo is None or (isinstance(lo, float) and math.isnan(lo)) else f"{metric_text(m, lo)} … {metric_text(m, hi)}"
-        out.append({**{k: r[k] for k in by}, "metric": m, "n": str(int(r["n"])), "mean": metric_text(m, r["mean"]), "std": metric_text(m, r["std"]), "interval": ci})
+        ci = (
+            "—"
+            if lo is None or (isinstance(lo, float) and math.isnan(lo))
+            else f"{metric_text(m, lo)} … {metric_text(m, hi)}"
+        )
+        out.append(
+            {
+                **{k: r[k] for k in by},
+                "metric": m,
+                "n": str(int(r["n"])),
+                "mean": metric_text(m, r["mean"]),
+                "std": metric_text(m, r["std"]),
+                "interval": ci,
+            }
+        )
     return pd.DataFrame(out, columns=[*by, "metric", "n", "mean", "std", "interval"])
 
 

@@ -29,7 +29,13 @@ class _Progress:
         if self.bar is None:
             if time.monotonic() - self.started < 1.0:
                 return
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(
                 TextColumn("[bold]{task.description}"),
@@ -51,14 +57,49 @@ class _Progress:
 
 
 def simulate(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n10-droptail.toml.", show_default=False),
-    set_: list[str] = typer.Option([], "--set", "-s", metavar="KEY.PATH=VALUE", show_default=False, help="Override a scenario key before parsing, e.g. topology.bottleneck.bandwidth=20Mbps or simulation.duration=1h (durations: ns, us, ms, s, min, h)."),
-    seed: int = typer.Option(None, "--seed", help="Random seed (overrides simulation.seed).", min=0),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."),
-    as_csv: bool = typer.Option(False, "--csv", help="Print the per-flow table as CSV (every column of the flows table, docs/schema.md: goodput in b/s, times in s)."),
-    out: Path = typer.Option(None, "--out", metavar="DIR", show_default=False, help="Write summary.json, flows/channels and every trace as Parquet into DIR."),
-    plot: Path = typer.Option(None, "--plot", metavar="FILE", show_default=False, help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf)."),
-    traces: str = typer.Option("all", "--traces", help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted); all leaves out the per-packet {', '.join(PER_PACKET_TRACES)}: name them to keep them (all,arrival,quench or all,receive). With none, memory stays bounded however long the run."),
+    scenario: Path = typer.Argument(
+        ...,
+        help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n10-droptail.toml.",
+        show_default=False,
+    ),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        "-s",
+        metavar="KEY.PATH=VALUE",
+        show_default=False,
+        help="Override a scenario key before parsing, e.g. topology.bottleneck.bandwidth=20Mbps or simulation.duration=1h (durations: ns, us, ms, s, min, h).",
+    ),
+    seed: int = typer.Option(
+        None, "--seed", help="Random seed (overrides simulation.seed).", min=0
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of a table."
+    ),
+    as_csv: bool = typer.Option(
+        False,
+        "--csv",
+        help="Print the per-flow table as CSV (every column of the flows table, docs/schema.md: goodput in b/s, times in s).",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        metavar="DIR",
+        show_default=False,
+        help="Write summary.json, flows/channels and every trace as Parquet into DIR.",
+    ),
+    plot: Path = typer.Option(
+        None,
+        "--plot",
+        metavar="FILE",
+        show_default=False,
+        help="Draw cwnd, RTT/RTO and the bottleneck queue over time to FILE (.png, .svg or .pdf).",
+    ),
+    traces: str = typer.Option(
+        "all",
+        "--traces",
+        help=f"Traces to keep: all, none, or a comma-separated list of {', '.join(TRACES)} (cwnd, retx accepted); all leaves out the per-packet {', '.join(PER_PACKET_TRACES)}: name them to keep them (all,arrival,quench or all,receive). With none, memory stays bounded however long the run.",
+    ),
 ) -> None:
     """Simulate TCP flows over a dumbbell or graph with the scenario's estimator, queues and error models.
 
@@ -86,12 +127,18 @@ def simulate(
         result, interrupted = stop.result, True
         stderr.print(
             f"rttlab: simulation interrupted at {result.duration:.3f} s of {result.interrupted_end:g} s; "
-            "its partial result covers only that much" + (f" and is written to {out}" if out is not None else ""),
-            highlight=False, soft_wrap=True,
+            "its partial result covers only that much"
+            + (f" and is written to {out}" if out is not None else ""),
+            highlight=False,
+            soft_wrap=True,
         )
     except KeyboardInterrupt:  # before the run started: nothing simulated
         progress.stop()
-        stderr.print("rttlab: simulation interrupted; nothing simulated, nothing written", highlight=False, soft_wrap=True)
+        stderr.print(
+            "rttlab: simulation interrupted; nothing simulated, nothing written",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
     finally:
         progress.stop()
@@ -100,7 +147,9 @@ def simulate(
         raise typer.Exit(130)
 
 
-def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json: bool, as_csv: bool = False) -> None:
+def _report(
+    result, scenario: Path, out: Path | None, plot: Path | None, as_json: bool, as_csv: bool = False
+) -> None:
     if out is not None:
         result.write(out)
     if plot is not None:
@@ -121,11 +170,33 @@ def _report(result, scenario: Path, out: Path | None, plot: Path | None, as_json
     from rttlab.units import count, duration, rate
 
     rows = [
-        [str(row.flow), rate(row.goodput_bps), f"{row.retransmissions:,}", f"{row.retx_timeout:,}", f"{row.retx_fast:,}", f"{row.retx_spurious:,}", f"{row.timeouts:,}", f"{row.ecn_reductions:,}"]
+        [
+            str(row.flow),
+            rate(row.goodput_bps),
+            f"{row.retransmissions:,}",
+            f"{row.retx_timeout:,}",
+            f"{row.retx_fast:,}",
+            f"{row.retx_spurious:,}",
+            f"{row.timeouts:,}",
+            f"{row.ecn_reductions:,}",
+        ]
         for row in result.flows.itertuples()
     ]
-    cols = [num("flow"), num("goodput"), num("retx"), num("timeout", 2), num("fast", 2), num("spurious", 1), num("timeouts", 0), num("ECN cuts", 3)]
-    show(cols, rows, title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated{' (interrupted: partial)' if result.interrupted_end is not None else ''}, seed {result.seed}, {count(result.events, 'event')}")
+    cols = [
+        num("flow"),
+        num("goodput"),
+        num("retx"),
+        num("timeout", 2),
+        num("fast", 2),
+        num("spurious", 1),
+        num("timeouts", 0),
+        num("ECN cuts", 3),
+    ]
+    show(
+        cols,
+        rows,
+        title=f"{escape(result.name or scenario.name)} — {duration(result.duration)} simulated{' (interrupted: partial)' if result.interrupted_end is not None else ''}, seed {result.seed}, {count(result.events, 'event')}",
+    )
     from rttlab.cli.summary import bottleneck_line
 
     console.print(bottleneck_line(result.summary()), highlight=False, soft_wrap=True)

@@ -12,10 +12,24 @@ import typer
 from rttlab.cli.common import console, fail, stderr
 
 
-def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int | None, retry_failed: bool = False, quiet: bool = False) -> Any:
+def run_sweep(
+    sweep: Any,
+    store_path: Path,
+    scheduler: str | None,
+    workers: int | None,
+    retry_failed: bool = False,
+    quiet: bool = False,
+) -> Any:
     """Open the store, start or join the cluster, run, show progress; returns the Outcome.
     Shared by ``rttlab sweep`` and ``rttlab reproduce``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from rttlab.experiments.store import Store, StoreError
     from rttlab.experiments.sweep import execute, planned, start_client
@@ -32,7 +46,12 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
         if not quiet:
             console.print(
                 f"sweep [bold]{sweep.name}[/]: {len(sweep.runs)} runs, {len(sweep.runs) - todo} already in {store_path}, {todo} to run"
-                + (f" on {scheduler}" if scheduler else f" on a local cluster of {workers or 'one worker per core'}" + (" workers" if workers else "")),
+                + (
+                    f" on {scheduler}"
+                    if scheduler
+                    else f" on a local cluster of {workers or 'one worker per core'}"
+                    + (" workers" if workers else "")
+                ),
                 highlight=False,
             )
         if todo == 0:
@@ -65,12 +84,22 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
             progress.update(task, completed=outcome.ran, failed=outcome.failed)
             if not live and not quiet:
                 # Logs and pipes get one line per run instead of a redrawn bar.
-                status = out["status"] if out["status"] == "ok" else f"error {out.get('error_kind', '')}: {out.get('error', '')}"
-                console.print(f"run {outcome.ran}/{todo} {out['hash'][:12]} {status} ({out.get('cpu_s', 0):.2f} CPU-s)", highlight=False, markup=False)
+                status = (
+                    out["status"]
+                    if out["status"] == "ok"
+                    else f"error {out.get('error_kind', '')}: {out.get('error', '')}"
+                )
+                console.print(
+                    f"run {outcome.ran}/{todo} {out['hash'][:12]} {status} ({out.get('cpu_s', 0):.2f} CPU-s)",
+                    highlight=False,
+                    markup=False,
+                )
 
         try:
             with progress:
-                outcome = execute(sweep, store, client, on_result=on_result, retry_failed=retry_failed)
+                outcome = execute(
+                    sweep, store, client, on_result=on_result, retry_failed=retry_failed
+                )
         finally:
             try:
                 client.close(timeout=10)
@@ -79,16 +108,27 @@ def run_sweep(sweep: Any, store_path: Path, scheduler: str | None, workers: int 
             except Exception:  # noqa: BLE001 - shutting down after Ctrl-C; the store is already safe
                 pass
     if not quiet:
-        rate = f", {outcome.ran / outcome.wall_s:.1f} runs/s" if outcome.wall_s > 0 and outcome.ran else ""
+        rate = (
+            f", {outcome.ran / outcome.wall_s:.1f} runs/s"
+            if outcome.wall_s > 0 and outcome.ran
+            else ""
+        )
         console.print(
             f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already stored) in {outcome.wall_s:.1f} s{rate}",
             highlight=False,
             soft_wrap=True,
         )
         for h, kind, message in outcome.errors[:10]:
-            stderr.print(f"  failed {h[:12]}: {kind}: {message}", highlight=False, markup=False, soft_wrap=True)
+            stderr.print(
+                f"  failed {h[:12]}: {kind}: {message}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         if len(outcome.errors) > 10:
-            stderr.print(f"  ... and {len(outcome.errors) - 10} more (rttlab results query \"SELECT hash, error FROM runs WHERE status = 'error'\")")
+            stderr.print(
+                f"  ... and {len(outcome.errors) - 10} more (rttlab results query \"SELECT hash, error FROM runs WHERE status = 'error'\")"
+            )
     return outcome
 
 
@@ -100,25 +140,53 @@ def exit_if_runs_failed(sweep: Any, store_path: Path | Any, hint: str) -> None:
     from rttlab.experiments.sweep import as_stored
 
     if isinstance(store_path, Store):
-        failed = len(store_path.stored_hashes("error") & {r.hash for r in as_stored(sweep, store_path).runs})
+        failed = len(
+            store_path.stored_hashes("error") & {r.hash for r in as_stored(sweep, store_path).runs}
+        )
     else:
         with Store(store_path, read_only=True) as store:
-            failed = len(store.stored_hashes("error") & {r.hash for r in as_stored(sweep, store).runs})
+            failed = len(
+                store.stored_hashes("error") & {r.hash for r in as_stored(sweep, store).runs}
+            )
     if failed:
         stderr.print(
             f"rttlab: {failed} of {len(sweep.runs)} runs of {sweep.name} failed; they are stored with their error "
             f"(rttlab results query \"SELECT hash, error_kind, error FROM runs WHERE status = 'error'\"){hint}",
-            highlight=False, markup=False, soft_wrap=True,
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
         raise typer.Exit(1)
 
 
 def sweep(
-    file: Path = typer.Argument(..., help="Sweep file (TOML): [sweep] scenario, seeds; [set]; [grid]; [zip]. See docs/experiments.md.", show_default=False),
-    store: Path = typer.Option(Path("results.duckdb"), "--store", help="DuckDB file the runs are written to (created if missing)."),
-    scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786) or scheduler file; default: a local cluster."),
-    workers: int = typer.Option(None, "--workers", "-w", min=1, help="Worker processes of the local cluster (default: one per core)."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Run again the runs stored as failed (default: skip them like the rest)."),
+    file: Path = typer.Argument(
+        ...,
+        help="Sweep file (TOML): [sweep] scenario, seeds; [set]; [grid]; [zip]. See docs/experiments.md.",
+        show_default=False,
+    ),
+    store: Path = typer.Option(
+        Path("results.duckdb"),
+        "--store",
+        help="DuckDB file the runs are written to (created if missing).",
+    ),
+    scheduler: str = typer.Option(
+        None,
+        "--scheduler",
+        help="Dask scheduler address (tcp://host:8786) or scheduler file; default: a local cluster.",
+    ),
+    workers: int = typer.Option(
+        None,
+        "--workers",
+        "-w",
+        min=1,
+        help="Worker processes of the local cluster (default: one per core).",
+    ),
+    retry_failed: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="Run again the runs stored as failed (default: skip them like the rest).",
+    ),
 ) -> None:
     """Run every parameter point × seed of a sweep on Dask; each finished run is stored at once.
 
@@ -126,7 +194,9 @@ def sweep(
     is stored with its error and the sweep goes on (listed at the end; exit status 1 when any run
     of the sweep is stored as failed). Ctrl-C stops cleanly with exit status 130."""
     if scheduler and workers:
-        fail("--scheduler and --workers: give one (workers belong to the cluster behind a scheduler)")
+        fail(
+            "--scheduler and --workers: give one (workers belong to the cluster behind a scheduler)"
+        )
     from rttlab.experiments.sweep import Sweep, SweepError
 
     try:
@@ -135,7 +205,9 @@ def sweep(
         fail(str(e))
     outcome = run_sweep(spec, store, scheduler, workers, retry_failed)
     if outcome.interrupted:
-        stderr.print(f"rttlab: interrupted: {outcome.ran} runs stored this time; rerun the same command to resume")
+        stderr.print(
+            f"rttlab: interrupted: {outcome.ran} runs stored this time; rerun the same command to resume"
+        )
         raise typer.Exit(130)
     exit_if_runs_failed(spec, store, "; --retry-failed runs them again")
 

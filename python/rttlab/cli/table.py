@@ -67,7 +67,9 @@ def _widths(cols: Sequence[Col], rows: Sequence[Sequence[str]]) -> list[int]:
     out = []
     for i, c in enumerate(cols):
         natural = max([_width(c.header)] + [_width(r[i]) for r in rows])
-        out.append(max(min(natural, PROSE_MIN), _longest_word(cols, rows, i)) if c.prose else natural)
+        out.append(
+            max(min(natural, PROSE_MIN), _longest_word(cols, rows, i)) if c.prose else natural
+        )
     return out
 
 
@@ -119,10 +121,23 @@ def show(
     # A table narrower than its title is widened to it (up to the terminal), so the title is not
     # wrapped into a column of words over a narrow table.
     heading = max((_width(line) for line in (title or "").split("\n")), default=0)
-    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left", min_width=min(heading, available or heading) or None)
+    table = Table(
+        title=title,
+        caption=caption,
+        title_justify="left",
+        caption_justify="left",
+        min_width=min(heading, available or heading) or None,
+    )
     for i in keep:
         c = cols[i]
-        table.add_column(c.header, justify=c.justify, style=c.style, no_wrap=not c.prose, overflow="fold", min_width=_longest_word(cols, rows, i) if c.prose else None)
+        table.add_column(
+            c.header,
+            justify=c.justify,
+            style=c.style,
+            no_wrap=not c.prose,
+            overflow="fold",
+            min_width=_longest_word(cols, rows, i) if c.prose else None,
+        )
     for r in rows:
         table.add_row(*(r[i] for i in keep))
     dropped = [cols[i].header for i in range(len(cols)) if i not in keep]
@@ -131,10 +146,21 @@ def show(
         # table is, so nothing is cut or folded (the terminal wraps the lines, not rich).
         from rich.console import Console
 
-        wide = Console(file=sys.stdout, width=max(console.width, console.measure(table, options=console.options.update(width=10**5)).maximum), force_terminal=False, color_system=None)
+        wide = Console(
+            file=sys.stdout,
+            width=max(
+                console.width,
+                console.measure(table, options=console.options.update(width=10**5)).maximum,
+            ),
+            force_terminal=False,
+            color_system=None,
+        )
         wide.print(table)
     else:
         console.print(table)
     if dropped:
-        console.print(f"[dim]not shown at {available} columns: {', '.join(dropped)} (a wider terminal or {formats} shows every column)[/]", highlight=False)
+        console.print(
+            f"[dim]not shown at {available} columns: {', '.join(dropped)} (a wider terminal or {formats} shows every column)[/]",
+            highlight=False,
+        )
     return dropped

@@ -13,12 +13,37 @@ from rttlab.cli.common import console, fail, print_json, stderr
 
 
 def testbed(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n1-droptail.toml.", show_default=False),
-    set_: list[str] = typer.Option([], "--set", "-s", help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. simulation.duration=5s."),
-    cc: str = typer.Option(None, "--cc", help="The kernel's congestion control for every flow (reno, cubic, bbr, ...) instead of the scenario's, or FLOW=NAME,... per flow."),
-    out: Path = typer.Option(None, "--out", help="Write each host's pcap, flows/channels (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR."),
-    sysctl: list[str] = typer.Option([], "--sysctl", help="Set KEY=VALUE in every namespace after the scenario's settings, repeatable, e.g. net.ipv4.tcp_recovery=0 (RACK off)."),
-    compare: bool = typer.Option(False, "--compare", help="Also run the scenario in rttlab's simulator and print both side by side."),
+    scenario: Path = typer.Argument(
+        ...,
+        help="Scenario file (TOML), e.g. examples/scenarios/dumbbell-n1-droptail.toml.",
+        show_default=False,
+    ),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        "-s",
+        help="Override KEY.PATH=VALUE before parsing, repeatable, e.g. simulation.duration=5s.",
+    ),
+    cc: str = typer.Option(
+        None,
+        "--cc",
+        help="The kernel's congestion control for every flow (reno, cubic, bbr, ...) instead of the scenario's, or FLOW=NAME,... per flow.",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="Write each host's pcap, flows/channels (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR.",
+    ),
+    sysctl: list[str] = typer.Option(
+        [],
+        "--sysctl",
+        help="Set KEY=VALUE in every namespace after the scenario's settings, repeatable, e.g. net.ipv4.tcp_recovery=0 (RACK off).",
+    ),
+    compare: bool = typer.Option(
+        False,
+        "--compare",
+        help="Also run the scenario in rttlab's simulator and print both side by side.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models.
@@ -39,7 +64,9 @@ def testbed(
     for item in sysctl:
         key, eq, value = item.partition("=")
         if not eq or not key.startswith("net."):
-            fail(f"--sysctl: '{item}' is not KEY=VALUE with a net.* key (namespaces have their own net.* only)")
+            fail(
+                f"--sysctl: '{item}' is not KEY=VALUE with a net.* key (namespaces have their own net.* only)"
+            )
         extra[key.strip()] = value.strip()
     try:
         tr = run(scenario, set_, out_dir=out, cc=kernel_cc, sysctls=extra)
@@ -54,14 +81,31 @@ def testbed(
 
         for name, t in r.tables.items():
             pq.write_table(t, out / f"{name}.parquet")
-        (out / "run.json").write_text(json.dumps({"summary": r.summary(), "apps": tr.apps, "emulator": tr.emulator, "metadata": tr.metadata, "pcaps": tr.pcaps}, indent=1, default=str))
+        (out / "run.json").write_text(
+            json.dumps(
+                {
+                    "summary": r.summary(),
+                    "apps": tr.apps,
+                    "emulator": tr.emulator,
+                    "metadata": tr.metadata,
+                    "pcaps": tr.pcaps,
+                },
+                indent=1,
+                default=str,
+            )
+        )
     sim = None
     if compare:
         from rttlab.sim.run import simulate
 
         sim = simulate(scenario, set=set_, traces="rtt,queue")
     if as_json:
-        doc = {"testbed": r.summary(), "fidelity": tr.emulator.get("fidelity"), "warnings": tr.metadata.get("warnings", []), "apps": tr.apps}
+        doc = {
+            "testbed": r.summary(),
+            "fidelity": tr.emulator.get("fidelity"),
+            "warnings": tr.metadata.get("warnings", []),
+            "apps": tr.apps,
+        }
         if sim is not None:
             doc["simulator"] = sim.summary()
         print_json(doc)
@@ -69,7 +113,10 @@ def testbed(
     from rttlab.sim.scenario import Scenario
     from rttlab.testbed.run import _core_duration
 
-    warmup = _core_duration(Scenario.load(scenario).with_(list(set_)).resolved()["simulation"]["warmup"]) / 1e9
+    warmup = (
+        _core_duration(Scenario.load(scenario).with_(list(set_)).resolved()["simulation"]["warmup"])
+        / 1e9
+    )
     _print(r, sim, tr, warmup)
 
 
@@ -98,27 +145,58 @@ def _mean_queue(res, warmup: float) -> str:
 def _print(r, sim, tr, warmup: float) -> None:
     from rttlab.cli.summary import bottleneck_line
 
-    table = Table(title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left")
+    table = Table(
+        title=f"{r.name or 'testbed'} — {r.duration:g} s in real time", title_justify="left"
+    )
     # Timeouts: an rttlab flow's are its sender's own count; a kernel flow's are inferred from its pcap.
     cols = ["flow", "stack", "cc", "goodput Mb/s", "retx", "RTO", "RTT p10/50/90 ms", "ECN cuts"]
     if sim is not None:
-        cols += ["sim cc", "sim goodput Mb/s", "sim retx", "sim RTO", "sim RTT p10/50/90 ms", "Δ goodput"]
+        cols += [
+            "sim cc",
+            "sim goodput Mb/s",
+            "sim retx",
+            "sim RTO",
+            "sim RTT p10/50/90 ms",
+            "Δ goodput",
+        ]
     for c in cols:
         table.add_column(c, justify="right")
     sf = sim.flows if sim is not None else None
     for row in r.flows.itertuples():
-        rto = "—" if row.timeouts is None or row.timeouts != row.timeouts else str(int(row.timeouts))
-        cells = [str(row.flow), str(row.stack), row.cc, f"{row.goodput_bps / 1e6:.3f}", str(row.retransmissions), rto, _rtt_percentiles(r, row.flow, warmup), str(row.ecn_reductions)]
+        rto = (
+            "—" if row.timeouts is None or row.timeouts != row.timeouts else str(int(row.timeouts))
+        )
+        cells = [
+            str(row.flow),
+            str(row.stack),
+            row.cc,
+            f"{row.goodput_bps / 1e6:.3f}",
+            str(row.retransmissions),
+            rto,
+            _rtt_percentiles(r, row.flow, warmup),
+            str(row.ecn_reductions),
+        ]
         if sf is not None:
             s = sf.iloc[row.flow]
             d = (row.goodput_bps - s.goodput_bps) / s.goodput_bps if s.goodput_bps else float("nan")
-            cells += [f"{s.cc}+{s.recovery}", f"{s.goodput_bps / 1e6:.3f}", str(s.retransmissions), str(s.timeouts), _rtt_percentiles(sim, row.flow, warmup), f"{d:+.1%}"]
+            cells += [
+                f"{s.cc}+{s.recovery}",
+                f"{s.goodput_bps / 1e6:.3f}",
+                str(s.retransmissions),
+                str(s.timeouts),
+                _rtt_percentiles(sim, row.flow, warmup),
+                f"{d:+.1%}",
+            ]
         table.add_row(*cells)
     console.print(table)
     for label, res in (("testbed", r), ("simulator", sim)):
         if res is None:
             continue
-        console.print(bottleneck_line(res.summary(), label, _mean_queue(res, warmup)), highlight=False, soft_wrap=True)
+        console.print(
+            bottleneck_line(res.summary(), label, _mean_queue(res, warmup)),
+            highlight=False,
+            soft_wrap=True,
+        )
     f = tr.emulator.get("fidelity") or {}
     if f.get("samples"):
         console.print(

@@ -21,23 +21,96 @@ def parse_rate(text: str) -> float:
 
 
 def tune(
-    traces: list[Path] = typer.Argument(..., help="RTT series and/or pcap/pcapng captures (a capture's path-RTT series per connection, as `rttlab evaluate` reads it).", show_default=False),
-    estimators: str = typer.Option(None, "--estimators", "-e", help="Comma-separated estimators to tune (see `rttlab estimators`). Default: every estimator but ca-rto (in a replay it is RFC 6298).", show_default=False),
-    target: str = typer.Option("1%", "--target-bad-timeouts", "-t", help="Bad-timeout rate the recommendation must meet (e.g. 1% or 0.01)."),
-    param: list[str] = typer.Option([], "--param", "-p", help="Hold a parameter fixed: NAME.KEY=VALUE, repeatable (it is then not searched)."),
-    range_: list[str] = typer.Option([], "--range", "-r", help="Search a parameter over LOW:HIGH instead of the default range: NAME.KEY=LOW:HIGH, repeatable (KEY timer_min_rto: the timer's floor)."),
-    budget: int = typer.Option(300, "--budget", help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution for more."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the search and of the bootstrap (same seed, same result)."),
-    confidence: float = typer.Option(None, "--confidence", help="Recommend only points meeting the target at this one-sided confidence (Clopper–Pearson upper bound of the bad-timeout rate), e.g. 0.95 [default: the rate itself]."),
-    validate: bool = typer.Option(False, "--validate", help="Also score the recommendation on data it was not tuned on (leave one trace out; one trace: split by time), with bootstrap intervals."),
-    unit: str = typer.Option(None, "--unit", help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header]."),
-    out: Path = typer.Option(None, "--out", "-o", help="Write every point searched with its metrics to FILE (.parquet, .csv, or .duckdb: appended to its table tune_points)."),
-    plot: Path = typer.Option(None, "--plot", help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf)."),
-    store: Path = typer.Option(None, "--store", help="Run the tuning as a sweep in this DuckDB results store: every point is a stored run (a rerun replays only what is missing), read by `rttlab results` and `rttlab report`.", show_default=False),
-    sweep_name: str = typer.Option(None, "--name", help="The sweep's name in --store [default: tune-HASH, from the inputs, estimators, target, budget and seed]."),
-    workers: int = typer.Option(None, "--workers", "-w", min=1, help="With --store: replay the points on a local Dask cluster of this many processes [default: in this process, on Dask only for batches of many points × samples]."),
-    scheduler: str = typer.Option(None, "--scheduler", help="With --store: replay the points on this Dask scheduler (address or scheduler file)."),
-    as_json: bool = typer.Option(False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."),
+    traces: list[Path] = typer.Argument(
+        ...,
+        help="RTT series and/or pcap/pcapng captures (a capture's path-RTT series per connection, as `rttlab evaluate` reads it).",
+        show_default=False,
+    ),
+    estimators: str = typer.Option(
+        None,
+        "--estimators",
+        "-e",
+        help="Comma-separated estimators to tune (see `rttlab estimators`). Default: every estimator but ca-rto (in a replay it is RFC 6298).",
+        show_default=False,
+    ),
+    target: str = typer.Option(
+        "1%",
+        "--target-bad-timeouts",
+        "-t",
+        help="Bad-timeout rate the recommendation must meet (e.g. 1% or 0.01).",
+    ),
+    param: list[str] = typer.Option(
+        [],
+        "--param",
+        "-p",
+        help="Hold a parameter fixed: NAME.KEY=VALUE, repeatable (it is then not searched).",
+    ),
+    range_: list[str] = typer.Option(
+        [],
+        "--range",
+        "-r",
+        help="Search a parameter over LOW:HIGH instead of the default range: NAME.KEY=LOW:HIGH, repeatable (KEY timer_min_rto: the timer's floor).",
+    ),
+    budget: int = typer.Option(
+        300,
+        "--budget",
+        help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution for more.",
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the search and of the bootstrap (same seed, same result)."
+    ),
+    confidence: float = typer.Option(
+        None,
+        "--confidence",
+        help="Recommend only points meeting the target at this one-sided confidence (Clopper–Pearson upper bound of the bad-timeout rate), e.g. 0.95 [default: the rate itself].",
+    ),
+    validate: bool = typer.Option(
+        False,
+        "--validate",
+        help="Also score the recommendation on data it was not tuned on (leave one trace out; one trace: split by time), with bootstrap intervals.",
+    ),
+    unit: str = typer.Option(
+        None,
+        "--unit",
+        help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header].",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Write every point searched with its metrics to FILE (.parquet, .csv, or .duckdb: appended to its table tune_points).",
+    ),
+    plot: Path = typer.Option(
+        None,
+        "--plot",
+        help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf).",
+    ),
+    store: Path = typer.Option(
+        None,
+        "--store",
+        help="Run the tuning as a sweep in this DuckDB results store: every point is a stored run (a rerun replays only what is missing), read by `rttlab results` and `rttlab report`.",
+        show_default=False,
+    ),
+    sweep_name: str = typer.Option(
+        None,
+        "--name",
+        help="The sweep's name in --store [default: tune-HASH, from the inputs, estimators, target, budget and seed].",
+    ),
+    workers: int = typer.Option(
+        None,
+        "--workers",
+        "-w",
+        min=1,
+        help="With --store: replay the points on a local Dask cluster of this many processes [default: in this process, on Dask only for batches of many points × samples].",
+    ),
+    scheduler: str = typer.Option(
+        None,
+        "--scheduler",
+        help="With --store: replay the points on this Dask scheduler (address or scheduler file).",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."
+    ),
 ) -> None:
     """Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.
 
@@ -57,7 +130,11 @@ def tune(
     for p in traces:
         if not p.is_file():
             fail(f"{p}: no such file")
-    names = list(DEFAULT_ESTIMATORS) if estimators is None else [n.strip() for n in estimators.split(",") if n.strip()]
+    names = (
+        list(DEFAULT_ESTIMATORS)
+        if estimators is None
+        else [n.strip() for n in estimators.split(",") if n.strip()]
+    )
     if not names:
         fail("--estimators: no estimator named")
     fixed = parse_params(param)
@@ -69,20 +146,35 @@ def tune(
             fail(f"--range '{item}': expected ESTIMATOR.KEY=LOW:HIGH, e.g. rfc6298.min_rto=50ms:1s")
         ranges.setdefault(name, {})[k] = value.strip()
     if store is None and (sweep_name or workers or scheduler):
-        fail(f"{'--name' if sweep_name else '--workers' if workers else '--scheduler'}: only with --store (a tuning run as a stored sweep)")
+        fail(
+            f"{'--name' if sweep_name else '--workers' if workers else '--scheduler'}: only with --store (a tuning run as a stored sweep)"
+        )
     if workers and scheduler:
         fail("--scheduler and --workers: give one")
     if store is not None and store.suffix.lower() != ".duckdb":
         fail(f"--store: '{store}' must end in .duckdb")
     busy = not as_json
-    kwargs = dict(target=rate, budget=budget, seed=seed, fixed=fixed, ranges=ranges, validate=validate, confidence=confidence, unit=unit)
+    kwargs = dict(
+        target=rate,
+        budget=budget,
+        seed=seed,
+        fixed=fixed,
+        ranges=ranges,
+        validate=validate,
+        confidence=confidence,
+        unit=unit,
+    )
     replay = None
     try:
         if store is not None:
-            replay, sweep_name = stored_replay(store, sweep_name, traces, names, kwargs, scheduler, workers)
+            replay, sweep_name = stored_replay(
+                store, sweep_name, traces, names, kwargs, scheduler, workers
+            )
         try:
             if busy:
-                with console.status(f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"):
+                with console.status(
+                    f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"
+                ):
                     result = run(traces, names, replay=replay, **kwargs)
             else:
                 result = run(traces, names, replay=replay, **kwargs)
@@ -97,7 +189,11 @@ def tune(
     except TuneError as e:
         fail(str(e))
     except KeyboardInterrupt:
-        stderr.print("rttlab: interrupted; the points replayed so far are stored: rerun the same command to resume" if replay is not None else "rttlab: interrupted")
+        stderr.print(
+            "rttlab: interrupted; the points replayed so far are stored: rerun the same command to resume"
+            if replay is not None
+            else "rttlab: interrupted"
+        )
         raise typer.Exit(130) from None
     for warning in result.warnings:
         stderr.print(f"rttlab: warning: {warning}", highlight=False, markup=False, soft_wrap=True)
@@ -116,13 +212,22 @@ def tune(
             f"stored as sweep {sweep_name} in {store}: {replay.replayed:,} points replayed"
             + (f" on Dask ({replay.tasks:,} tasks)" if replay.used_dask else "")
             + f", {replay.found:,} found stored; `rttlab results summary --store {store} --sweep {sweep_name}`, `rttlab report {store}`",
-            highlight=False, soft_wrap=True,
+            highlight=False,
+            soft_wrap=True,
         )
     if plot is not None:
         console.print(f"fronts drawn to {plot}")
 
 
-def stored_replay(store: Path, name: str | None, traces: list[Path], estimators: list[str], kwargs: dict, scheduler: str | None, workers: int | None):
+def stored_replay(
+    store: Path,
+    name: str | None,
+    traces: list[Path],
+    estimators: list[str],
+    kwargs: dict,
+    scheduler: str | None,
+    workers: int | None,
+):
     """The store-backed replay of ``--store`` and the sweep's name (default: ``tune-`` and a hash
     of what decides the search, so a rerun of the same command resumes the same sweep)."""
     import hashlib
@@ -132,8 +237,15 @@ def stored_replay(store: Path, name: str | None, traces: list[Path], estimators:
     from rttlab.experiments.tune_job import StoredReplay
 
     if name is None:
-        what = {"inputs": [str(p.resolve()) for p in traces], "estimators": estimators, **{k: v for k, v in kwargs.items() if k != "validate"}}
-        name = "tune-" + hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        what = {
+            "inputs": [str(p.resolve()) for p in traces],
+            "estimators": estimators,
+            **{k: v for k, v in kwargs.items() if k != "validate"},
+        }
+        name = (
+            "tune-"
+            + hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        )
     try:
         s = Store(store)
     except StoreError as e:
@@ -174,40 +286,117 @@ def render(result: Tuning) -> None:
             above = front[front["bad_timeout_rate"] > target]
             front = pd.concat([below.tail(4), above.head(4)])
         for i, (_, r) in enumerate(front.iterrows()):
-            rows.append([escape(name) if i == 0 else "", escape(r["setting"].removeprefix(name + " ") or "(defaults)"), _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["wait_p99_s"]), _ms(r["mae_s"]), "◆" if r["joint_front"] else ""])
-    cols = [Col("estimator"), Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("W p99", 2), num("MAE", 3), Col("joint front", "center", 1)]
-    show(cols, rows, title=escape(f"{' + '.join(result.inputs)} — {result.samples:,} scored samples, {len(t):,} points; each estimator's Pareto front (bad-timeout rate vs mean wait W after a loss)"), formats="--json or --out")
+            rows.append(
+                [
+                    escape(name) if i == 0 else "",
+                    escape(r["setting"].removeprefix(name + " ") or "(defaults)"),
+                    _pct(r["bad_timeout_rate"]),
+                    _ms(r["wait_mean_s"]),
+                    _ms(r["wait_p99_s"]),
+                    _ms(r["mae_s"]),
+                    "◆" if r["joint_front"] else "",
+                ]
+            )
+    cols = [
+        Col("estimator"),
+        Col("setting", prose=True),
+        num("bad-timeout rate"),
+        num("W"),
+        num("W p99", 2),
+        num("MAE", 3),
+        Col("joint front", "center", 1),
+    ]
+    show(
+        cols,
+        rows,
+        title=escape(
+            f"{' + '.join(result.inputs)} — {result.samples:,} scored samples, {len(t):,} points; each estimator's Pareto front (bad-timeout rate vs mean wait W after a loss)"
+        ),
+        formats="--json or --out",
+    )
     joint = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
-    below, above = joint[joint["bad_timeout_rate"] <= target], joint[joint["bad_timeout_rate"] > target]
-    jrows = [[escape(r["setting"]), _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["mae_s"])] for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows())]
-    show([Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("MAE", 2)], jrows, title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)", formats="--json or --out")
+    below, above = (
+        joint[joint["bad_timeout_rate"] <= target],
+        joint[joint["bad_timeout_rate"] > target],
+    )
+    jrows = [
+        [escape(r["setting"]), _pct(r["bad_timeout_rate"]), _ms(r["wait_mean_s"]), _ms(r["mae_s"])]
+        for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows())
+    ]
+    show(
+        [Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("MAE", 2)],
+        jrows,
+        title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)",
+        formats="--json or --out",
+    )
     defaults = t[t["default"]].sort_values("bad_timeout_rate")
-    console.print("defaults: " + "; ".join(f"{r['estimator']} {_pct(r['bad_timeout_rate'])} / {_ms(r['wait_mean_s'])}" for _, r in defaults.iterrows()), highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        "defaults: "
+        + "; ".join(
+            f"{r['estimator']} {_pct(r['bad_timeout_rate'])} / {_ms(r['wait_mean_s'])}"
+            for _, r in defaults.iterrows()
+        ),
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     rec = result.recommendation
-    conf = f" at {result.settings.confidence:.0%} confidence" if result.settings.confidence is not None else ""
+    conf = (
+        f" at {result.settings.confidence:.0%} confidence"
+        if result.settings.confidence is not None
+        else ""
+    )
     if rec is None:
-        console.print(f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}{conf}")
+        console.print(
+            f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}{conf}"
+        )
     else:
         console.print(
             f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{escape(rec['setting'])}[/] — "
             f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} (p99 {_ms(rec['wait_p99_s'])}), "
             f"MAE {_ms(rec['mae_s'])}",
-            highlight=False, soft_wrap=True,
+            highlight=False,
+            soft_wrap=True,
         )
-        console.print(f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {escape(rec['command'])}[/]", highlight=False, soft_wrap=True)
+        console.print(
+            f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {escape(rec['command'])}[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
     v = result.validation
     if v is not None:
         vrows = []
         for f in v["folds"]:
             if f.get("recommendation") is None:
-                vrows.append([escape(f["held_out"]), "—", f"{f['samples']:,}", "—", "—", escape(f["verdict"])])
+                vrows.append(
+                    [
+                        escape(f["held_out"]),
+                        "—",
+                        f"{f['samples']:,}",
+                        "—",
+                        "—",
+                        escape(f["verdict"]),
+                    ]
+                )
                 continue
-            vrows.append([
-                escape(f["held_out"]), escape(f["recommendation"]), f"{f['samples']:,}",
-                f"{_pct(f['bad_timeout_rate'])} [{_pct(f['bad_timeout_rate_ci'][0])}, {_pct(f['bad_timeout_rate_ci'][1])}]",
-                f"{_ms(f['wait_mean_s'])} [{_ms(f['wait_mean_s_ci'][0])}, {_ms(f['wait_mean_s_ci'][1])}]", escape(f["verdict"]),
-            ])
-        vcols = [Col("held out", prose=True), Col("recommendation (tuned on the rest)", prose=True, priority=2), num("samples", 3), num("bad-timeout rate [95 % CI]"), num("W [95 % CI]", 1), Col("verdict", prose=True)]
+            vrows.append(
+                [
+                    escape(f["held_out"]),
+                    escape(f["recommendation"]),
+                    f"{f['samples']:,}",
+                    f"{_pct(f['bad_timeout_rate'])} [{_pct(f['bad_timeout_rate_ci'][0])}, {_pct(f['bad_timeout_rate_ci'][1])}]",
+                    f"{_ms(f['wait_mean_s'])} [{_ms(f['wait_mean_s_ci'][0])}, {_ms(f['wait_mean_s_ci'][1])}]",
+                    escape(f["verdict"]),
+                ]
+            )
+        vcols = [
+            Col("held out", prose=True),
+            Col("recommendation (tuned on the rest)", prose=True, priority=2),
+            num("samples", 3),
+            num("bad-timeout rate [95 % CI]"),
+            num("W [95 % CI]", 1),
+            Col("verdict", prose=True),
+        ]
         show(vcols, vrows, title=escape(f"held-out validation: {v['method']}"), formats="--json")
         h = v.get("held_out")
         if h is not None:
@@ -220,7 +409,11 @@ def render(result: Tuning) -> None:
             if b is not None:
                 line += (
                     f"; best default at that bad-timeout rate: {b['estimator']} ({_pct(b['bad_timeout_rate'])}, W {_ms(b['wait_mean_s'])}"
-                    + (f", the recommendation's W is {b['wait_ratio']:.2f}×)" if b.get("wait_ratio") else f"; {escape(b.get('note', ''))})")
+                    + (
+                        f", the recommendation's W is {b['wait_ratio']:.2f}×)"
+                        if b.get("wait_ratio")
+                        else f"; {escape(b.get('note', ''))})"
+                    )
                 )
             console.print(line, highlight=False, soft_wrap=True)
     for note in result.notes:

@@ -59,7 +59,7 @@ def _setting(key: str, value: Any, bad: Any) -> Any:
     """A setting's value as rttlab.evaluate takes it (durations in seconds)."""
     if key in DURATIONS:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise bad(key, f"expected a duration (\"4ms\") or a number of seconds, got {value!r}")
+            raise bad(key, f'expected a duration ("4ms") or a number of seconds, got {value!r}')
         if isinstance(value, str):
             from rttlab import _core
 
@@ -75,7 +75,9 @@ def _setting(key: str, value: Any, bad: Any) -> Any:
     return value
 
 
-def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tuple[list[Any], list[str]]:
+def runs_of(
+    doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any
+) -> tuple[list[Any], list[str]]:
     """The runs of an evaluate sweep (``doc`` is the whole sweep file) and its swept keys.
     ``bad(key, reason)`` makes the SweepError to raise."""
     from rttlab.trace.evaluate import with_floor  # NumPy: only when a job is planned
@@ -84,18 +86,31 @@ def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tu
     allowed = {"inputs", "estimators", *SETTINGS}
     for k in job:
         if k not in allowed:
-            raise bad(f"evaluate.{k}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+            raise bad(
+                f"evaluate.{k}", f"unknown key (expected one of {', '.join(sorted(allowed))})"
+            )
     patterns = job.get("inputs")
     if isinstance(patterns, str):
         patterns = [patterns]
-    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+    if (
+        not isinstance(patterns, list)
+        or not patterns
+        or not all(isinstance(p, str) for p in patterns)
+    ):
         raise bad("evaluate.inputs", "expected a list of files or glob patterns")
     inputs: list[Path] = []
     for p in patterns:
         full = p if Path(p).is_absolute() else str(base_dir / p)
-        found = sorted(glob.glob(full)) if glob.has_magic(p) else ([full] if Path(full).is_file() else [])
+        found = (
+            sorted(glob.glob(full))
+            if glob.has_magic(p)
+            else ([full] if Path(full).is_file() else [])
+        )
         if not found:
-            raise bad("evaluate.inputs", f"{p}: no such file" if not glob.has_magic(p) else f"{p}: matches no file")
+            raise bad(
+                "evaluate.inputs",
+                f"{p}: no such file" if not glob.has_magic(p) else f"{p}: matches no file",
+            )
         inputs.extend(Path(f).resolve() for f in found)
     inputs = list(dict.fromkeys(inputs))
     params_of = {e["name"]: {p["name"] for p in e["params"]} for e in catalog()}
@@ -105,7 +120,10 @@ def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tu
             return
         name, _, param = key.partition(".")
         if name not in params_of or param not in params_of[name]:
-            raise bad(f"{table}.{key}", f"expected estimator, a setting ({', '.join(SETTINGS)}) or ESTIMATOR.PARAM (e.g. linux.rto_min)")
+            raise bad(
+                f"{table}.{key}",
+                f"expected estimator, a setting ({', '.join(SETTINGS)}) or ESTIMATOR.PARAM (e.g. linux.rto_min)",
+            )
 
     common = dict(doc.get("set", {}))
     grid = dict(doc.get("grid", {}))
@@ -118,12 +136,24 @@ def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tu
     if "estimators" in job and ("estimator" in grid or "estimator" in zipped):
         raise bad("evaluate.estimators", "also swept as estimator in [grid]/[zip]: give one")
     estimators = job.get("estimators", NAMES)
-    if not isinstance(estimators, list) or not estimators or any(e not in NAMES for e in estimators):
+    if (
+        not isinstance(estimators, list)
+        or not estimators
+        or any(e not in NAMES for e in estimators)
+    ):
         raise bad("evaluate.estimators", f"expected a list of estimator names ({', '.join(NAMES)})")
-    base_settings = {k: _setting(k, v, lambda key, r: bad(f"evaluate.{key}", r)) for k, v in job.items() if k in SETTINGS}
+    base_settings = {
+        k: _setting(k, v, lambda key, r: bad(f"evaluate.{key}", r))
+        for k, v in job.items()
+        if k in SETTINGS
+    }
 
     zip_rows = [dict(zip(zipped, vals)) for vals in zip(*zipped.values())] if zipped else [{}]
-    points = [{**dict(zip(grid, combo)), **z} for combo in (itertools.product(*grid.values()) if grid else [()]) for z in zip_rows]
+    points = [
+        {**dict(zip(grid, combo)), **z}
+        for combo in (itertools.product(*grid.values()) if grid else [()])
+        for z in zip_rows
+    ]
     if "estimator" not in grid and "estimator" not in zipped:
         points = [{**p, "estimator": e} for e in estimators for p in points]
     digests = {p: file_digest(p) for p in inputs}
@@ -133,15 +163,33 @@ def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tu
         if est not in NAMES:
             raise bad("estimator", f"unknown estimator {est!r} (known: {', '.join(NAMES)})")
         # A key NAME.PARAM belongs to the runs of NAME only; settings to every run.
-        mine = {k: v for k, v in point.items() if k == "estimator" or k in SETTINGS or k.startswith(f"{est}.")}
-        raw = {**{k: v for k, v in common.items() if k.startswith(f"{est}.")}, **{k: v for k, v in mine.items() if "." in k}}
-        params = {k.partition(".")[2]: (str(v) if not isinstance(v, str) else v) for k, v in raw.items()}
+        mine = {
+            k: v
+            for k, v in point.items()
+            if k == "estimator" or k in SETTINGS or k.startswith(f"{est}.")
+        }
+        raw = {
+            **{k: v for k, v in common.items() if k.startswith(f"{est}.")},
+            **{k: v for k, v in mine.items() if "." in k},
+        }
+        params = {
+            k.partition(".")[2]: (str(v) if not isinstance(v, str) else v) for k, v in raw.items()
+        }
         where = ", ".join(f"{k}={v!r}" for k, v in mine.items())
-        settings = {**base_settings, **{k: _setting(k, v, lambda key, r: bad(f"run ({where}) {key}", r)) for k, v in {**common, **mine}.items() if k in SETTINGS}}
+        settings = {
+            **base_settings,
+            **{
+                k: _setting(k, v, lambda key, r: bad(f"run ({where}) {key}", r))
+                for k, v in {**common, **mine}.items()
+                if k in SETTINGS
+            },
+        }
         try:
             spec = Spec(est, params)  # validated by the core: names and ranges
             if settings.get("min_rto") is not None:
-                with_floor([spec], settings["min_rto"])  # a floor given twice is refused here, not per run
+                with_floor(
+                    [spec], settings["min_rto"]
+                )  # a floor given twice is refused here, not per run
         except Exception as e:  # noqa: BLE001 - the core's ParameterError or the floor conflict, with the point
             raise bad("run", f"({where}): {e}") from None
         for path in inputs:
@@ -154,12 +202,16 @@ def runs_of(doc: Mapping[str, Any], base_dir: Path, source: str, bad: Any) -> tu
                 "rttlab": __version__,
                 "result_schema": SCHEMA,
             }
-            h = hashlib.sha256(json.dumps(key, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:40]
+            h = hashlib.sha256(
+                json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
+            ).hexdigest()[:40]
             if h in seen:
                 continue  # a point differing only in another estimator's parameters
             seen.add(h)
             job_doc = {**key, "input": str(path)}
-            runs.append(RunSpec(params=mine, scenario=None, simulator="replay", hash=h, job=job_doc))
+            runs.append(
+                RunSpec(params=mine, scenario=None, simulator="replay", hash=h, job=job_doc)
+            )
     keys = [*grid, *zipped]
     if "estimator" not in keys:
         keys.insert(0, "estimator")
@@ -174,7 +226,9 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     from rttlab.trace.evaluate import evaluate
     from rttlab.trace.replay import COUNTS, METRICS
 
-    ev = evaluate(job["input"], [Spec(job["estimator"], dict(job["params"]))], by=None, **job["settings"])
+    ev = evaluate(
+        job["input"], [Spec(job["estimator"], dict(job["params"]))], by=None, **job["settings"]
+    )
     row = ev.rows[0]
     cols: dict[str, Any] = {
         "input": job["input"],
@@ -189,6 +243,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
         **{m: row[m] for m in METRICS},
         **{c: row[c] for c in COUNTS},
     }
-    types = {m: pa.float64() for m in (*METRICS, "floor_s")} | {c: pa.int64() for c in (*COUNTS, "samples", "predicted", "samples_read")}
+    types = {m: pa.float64() for m in (*METRICS, "floor_s")} | {
+        c: pa.int64() for c in (*COUNTS, "samples", "predicted", "samples_read")
+    }
     table = pa.table({k: pa.array([v], type=types.get(k, pa.string())) for k, v in cols.items()})
     return {"scores": table, "name": job["input"], "warnings": ev.warnings}

@@ -26,7 +26,16 @@ from rttlab.trace.palette import EXTENDED, colour
 
 #: Metrics a sweep's runs may carry, in the order they are shown (run columns, then an evaluate
 #: job's scores, docs/metrics.md); words and units from rttlab.trace.labels.
-METRICS = ["goodput_bps", "jain_index", "utilisation", "drops", "timeouts", "mae_s", "bad_timeout_rate", "wait_mean_s"]
+METRICS = [
+    "goodput_bps",
+    "jain_index",
+    "utilisation",
+    "drops",
+    "timeouts",
+    "mae_s",
+    "bad_timeout_rate",
+    "wait_mean_s",
+]
 #: Parameters whose values are names with a fixed colour (rttlab.trace.palette).
 NAMED = {"estimator", "tcp.cc", "tcp.estimator", "tcp.rto.estimator", "simulator"}
 #: Markers and dashes telling apart the lines of one colour (the parameters after the first).
@@ -108,27 +117,37 @@ def integer(v: Any, key: str) -> str:
     return f'<span data-key="{esc(key)}" data-value="{value}">{"—" if missing(v) else f"{int(v):,}"}</span>'
 
 
-def mean_cell(mean: Any, half: Any, key: str, scale: float, low: Any = None, high: Any = None) -> str:
+def mean_cell(
+    mean: Any, half: Any, key: str, scale: float, low: Any = None, high: Any = None
+) -> str:
     """``mean ± half width`` in one cell (sorted by the mean); an interval without a half width
     (a bootstrap's, not symmetric) as ``mean (low – high)``."""
     sort = "" if missing(mean) else f' data-sort="{float(mean)!r}"'
     if missing(half) and not missing(low):
         pm = f' <span class="pm">({number(low, key + "|ci_low", scale)} – {number(high, key + "|ci_high", scale)})</span>'
     else:
-        pm = "" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
+        pm = (
+            ""
+            if missing(half)
+            else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
+        )
     return f'<td class="num"{sort}>{number(mean, key + "|mean", scale)}{pm}</td>'
 
 
 def error_bars(rows: Any, scale: float) -> list[list[float]]:
     """Below/above the mean from the interval's ends (0 where undefined)."""
     low = [0.0 if missing(lo) else (m - lo) * scale for m, lo in zip(rows["mean"], rows["ci_low"])]
-    high = [0.0 if missing(hi) else (hi - m) * scale for m, hi in zip(rows["mean"], rows["ci_high"])]
+    high = [
+        0.0 if missing(hi) else (hi - m) * scale for m, hi in zip(rows["mean"], rows["ci_high"])
+    ]
     return [low, high]
 
 
 def table(headers: list[tuple[str, bool]], rows: list[str]) -> str:
     """``headers``: (text, numeric?) per column."""
-    head = "".join(f'<th class="num">{esc(h)}</th>' if n else f"<th>{esc(h)}</th>" for h, n in headers)
+    head = "".join(
+        f'<th class="num">{esc(h)}</th>' if n else f"<th>{esc(h)}</th>" for h, n in headers
+    )
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -198,7 +217,15 @@ def short(column: str) -> str:
     return q.words
 
 
-def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: dict[str, list[Any]], level: float, how: str = "Student-t") -> str:
+def metric_figure(
+    summary: Any,
+    sweep: str,
+    metric: str,
+    by: list[str],
+    values: dict[str, list[Any]],
+    level: float,
+    how: str = "Student-t",
+) -> str:
     """``metric``'s mean (and interval) against the varied parameters: the first numeric one on a
     numeric axis, one line per combination of the others; with none numeric, a dot plot with the
     points on the vertical axis."""
@@ -207,27 +234,57 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
     q = quantity(metric)
     g = summary[summary["metric"] == metric]
     # A parameter set on only some runs (an estimator's own, NULL on the others) is no axis.
-    numeric_params = [p for p in by if g[p].notna().all() and all(numeric(v) is not None for v in values[p])]
+    numeric_params = [
+        p for p in by if g[p].notna().all() and all(numeric(v) is not None for v in values[p])
+    ]
     if numeric_params:
         x_param = numeric_params[0]
         others = [p for p in by if p != x_param]
         xq = quantity(x_param)
         fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
         groups = list(g.groupby(others, dropna=False, sort=False)) if others else [((), g)]
-        order = {tuple(k) if isinstance(k, tuple) else (k,): i for i, k in enumerate(_combos(values, others))}
+        order = {
+            tuple(k) if isinstance(k, tuple) else (k,): i
+            for i, k in enumerate(_combos(values, others))
+        }
         groups.sort(key=lambda kv: order.get(kv[0] if isinstance(kv[0], tuple) else (kv[0],), 0))
         # Colour says the first other parameter (an estimator's or congestion control's own colour),
         # marker and dash the rest, so a line is found by its values, not by its place in a list.
         first = others[0] if others else None
-        colours = {v: colour(str(v)) if first in NAMED else EXTENDED[i % len(EXTENDED)] for i, v in enumerate(values[first])} if first else {}
-        styles = {combo: (MARKERS[i % len(MARKERS)], DASHES[i % len(DASHES)]) for i, combo in enumerate(_combos(values, others[1:]))}
+        colours = (
+            {
+                v: colour(str(v)) if first in NAMED else EXTENDED[i % len(EXTENDED)]
+                for i, v in enumerate(values[first])
+            }
+            if first
+            else {}
+        )
+        styles = {
+            combo: (MARKERS[i % len(MARKERS)], DASHES[i % len(DASHES)])
+            for i, combo in enumerate(_combos(values, others[1:]))
+        }
         for key, rows in groups:
             key = key if isinstance(key, tuple) else (key,)
             rows = rows.assign(_x=[numeric(v) * xq.scale for v in rows[x_param]]).sort_values("_x")
-            name = ", ".join(f"{short(p)} {fmt(v)}" if p not in NAMED else str(v) for p, v in zip(others, key) if not missing(v))
+            name = ", ".join(
+                f"{short(p)} {fmt(v)}" if p not in NAMED else str(v)
+                for p, v in zip(others, key)
+                if not missing(v)
+            )
             c = colours.get(key[0], "0.35") if first else EXTENDED[0]
             marker, dash = styles.get(tuple(key[1:]), ("o", "-"))
-            ax.errorbar(rows["_x"], rows["mean"] * q.scale, yerr=error_bars(rows, q.scale), marker=marker, ms=4, lw=1.2, ls=dash, capsize=3, color=c, label=name or None)
+            ax.errorbar(
+                rows["_x"],
+                rows["mean"] * q.scale,
+                yerr=error_bars(rows, q.scale),
+                marker=marker,
+                ms=4,
+                lw=1.2,
+                ls=dash,
+                capsize=3,
+                color=c,
+                label=name or None,
+            )
         xs = [numeric(v) for v in values[x_param]]
         if all(x > 0 for x in xs) and max(xs) / min(xs) >= 20:
             from rttlab.trace.plot import plain_log_ticks
@@ -238,16 +295,36 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
         ax.set_xlabel(f"{xq.words} ({unit})" if unit else xq.words)
         ax.set_ylabel(q.label())
         if others:
-            fig.legend(title=", ".join(short(p) for p in others), fontsize=7, title_fontsize=7, loc="outside right upper")
+            fig.legend(
+                title=", ".join(short(p) for p in others),
+                fontsize=7,
+                title_fontsize=7,
+                loc="outside right upper",
+            )
     else:
         labels = [point_label(r, by) for r in g.to_dict("records")]
-        pretty = [", ".join(str(r[p]) if p in NAMED else f"{short(p)} {fmt(r[p])}" for p in by if not missing(r[p])) for r in g.to_dict("records")]
+        pretty = [
+            ", ".join(
+                str(r[p]) if p in NAMED else f"{short(p)} {fmt(r[p])}"
+                for p in by
+                if not missing(r[p])
+            )
+            for r in g.to_dict("records")
+        ]
         order = sorted(range(len(labels)), key=lambda i: _rank(g.iloc[i], by, values))
         fig, ax = plt.subplots(figsize=(6.4, 0.8 + 0.28 * len(labels)), layout="constrained")
         for y, i in enumerate(order):
             r = g.iloc[i]
             c = colour(str(r[by[0]])) if by[0] in NAMED else EXTENDED[0]
-            ax.errorbar([r["mean"] * q.scale], [y], xerr=error_bars(g.iloc[[i]], q.scale), fmt="o", ms=5, capsize=3, color=c)
+            ax.errorbar(
+                [r["mean"] * q.scale],
+                [y],
+                xerr=error_bars(g.iloc[[i]], q.scale),
+                fmt="o",
+                ms=5,
+                capsize=3,
+                color=c,
+            )
         ax.set_yticks(range(len(order)), [pretty[i] for i in order], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel(q.label())
@@ -255,7 +332,11 @@ def metric_figure(summary: Any, sweep: str, metric: str, by: list[str], values: 
     ax.grid(True, color="0.92", lw=0.6)
     ax.set_title(f"{q.words}: mean and {level:.0%} interval", fontsize=9, loc="left")
     label_axes(ax, fig_id)
-    return figure(fig, fig_id, f"{esc(upper_first(q.words))} per point of sweep <code>{esc(sweep)}</code> (mean over the replications, bars: {level:.0%} {how} interval).")
+    return figure(
+        fig,
+        fig_id,
+        f"{esc(upper_first(q.words))} per point of sweep <code>{esc(sweep)}</code> (mean over the replications, bars: {level:.0%} {how} interval).",
+    )
 
 
 def _unit_of(values: list[Any]) -> str:
@@ -294,12 +375,29 @@ def front_section(ok: Any, sweep: str, by: list[str]) -> str:
     for key, g in ok.groupby(keys, dropna=False, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         point = dict(zip(keys, key))
-        label = " ".join([str(point.get("estimator", ""))] + [f"{k.rsplit('.', 1)[-1]}={fmt(v)}" for k, v in point.items() if k != "estimator" and not missing(v)]).strip()
-        rows.append({"estimator": label, "bad_timeout_rate": g["bad_timeout_rate"].mean(), "wait_mean_s": g["wait_mean_s"].mean()})
+        label = " ".join(
+            [str(point.get("estimator", ""))]
+            + [
+                f"{k.rsplit('.', 1)[-1]}={fmt(v)}"
+                for k, v in point.items()
+                if k != "estimator" and not missing(v)
+            ]
+        ).strip()
+        rows.append(
+            {
+                "estimator": label,
+                "bad_timeout_rate": g["bad_timeout_rate"].mean(),
+                "wait_mean_s": g["wait_mean_s"].mean(),
+            }
+        )
     fig_id = f"fig{next(_figure_ids)}"
     fig = front_figure(rows, title=f"{sweep}: means over {ok['name'].nunique()} inputs")
     label_axes(fig.axes[0], fig_id)
-    return figure(fig, fig_id, "Bad-timeout rate against mean wait W per point (each the mean over the inputs); ◆ the Pareto front.")
+    return figure(
+        fig,
+        fig_id,
+        "Bad-timeout rate against mean wait W per point (each the mean over the inputs); ◆ the Pareto front.",
+    )
 
 
 def sweep_section(store: Store, sweep: str, level: float) -> str:
@@ -313,13 +411,22 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     values = {p: sort_values(runs[p].tolist()) for p in by}
     metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
     out = [f'<h2 id="sweep-{esc(sweep)}">Sweep <code>{esc(sweep)}</code></h2>']
-    versions = sorted({f"rttlab {a} / {b}" for a, b in zip(runs["rttlab_version"], runs["simulator_version"].fillna("—"))})
+    versions = sorted(
+        {
+            f"rttlab {a} / {b}"
+            for a, b in zip(runs["rttlab_version"], runs["simulator_version"].fillna("—"))
+        }
+    )
     if replay:
         inputs = sorted(runs["name"].dropna().unique())
         replications = f"replications: {len(inputs)} input file{'s' if len(inputs) != 1 else ''} ({esc(', '.join(str(i).rsplit('/', 1)[-1] for i in inputs[:6]))}{', …' if len(inputs) > 6 else ''})"
     else:
         seeds = sorted(runs["seed"].dropna().unique())
-        replications = f"replications: seed{'s' if len(seeds) != 1 else ''} {esc(', '.join(str(int(s)) for s in seeds))}" if seeds else "no seeds recorded"
+        replications = (
+            f"replications: seed{'s' if len(seeds) != 1 else ''} {esc(', '.join(str(int(s)) for s in seeds))}"
+            if seeds
+            else "no seeds recorded"
+        )
     out.append(
         f'<p class="meta">{len(runs)} runs: <span data-key="{esc(sweep)}|runs|ok" data-value="{len(ok)}">{len(ok)}</span> ok, '
         f'<span data-key="{esc(sweep)}|runs|failed" data-value="{len(runs) - len(ok)}">{len(runs) - len(ok)}</span> failed; '
@@ -327,10 +434,25 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
     )
     items = []
     if by:
-        items.append("<dt>Varied</dt><dd>" + "; ".join(f"{esc(short(p))} (<code>{esc(p)}</code>): {esc(', '.join(fmt(v) for v in values[p]))}" for p in by) + "</dd>")
+        items.append(
+            "<dt>Varied</dt><dd>"
+            + "; ".join(
+                f"{esc(short(p))} (<code>{esc(p)}</code>): {esc(', '.join(fmt(v) for v in values[p]))}"
+                for p in by
+            )
+            + "</dd>"
+        )
     if fixed:
-        items.append("<dt>Fixed</dt><dd>" + "; ".join(f"{esc(short(c))} = {esc(fmt(runs[c].dropna().iloc[0]))}" for c in fixed) + "</dd>")
-    items.append("<dt>Measured</dt><dd>" + (esc("; ".join(quantity(m).label() for m in metrics)) or "nothing (no successful run)") + "</dd>")
+        items.append(
+            "<dt>Fixed</dt><dd>"
+            + "; ".join(f"{esc(short(c))} = {esc(fmt(runs[c].dropna().iloc[0]))}" for c in fixed)
+            + "</dd>"
+        )
+    items.append(
+        "<dt>Measured</dt><dd>"
+        + (esc("; ".join(quantity(m).label() for m in metrics)) or "nothing (no successful run)")
+        + "</dd>"
+    )
     out.append(f'<dl class="design">{"".join(items)}</dl>')
     if len(ok):
         # Over an evaluate sweep's input files, a percentile bootstrap: traces differ far more than
@@ -344,14 +466,46 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
         # A metric that is the same at every point (one flow's Jain index) gets a sentence, not a figure.
         constant = [m for m in metrics if ok[m].nunique(dropna=True) == 1]
         if by:
-            figures += [metric_figure(summary, sweep, m, by, values, level, how) for m in metrics if m not in constant]
+            figures += [
+                metric_figure(summary, sweep, m, by, values, level, how)
+                for m in metrics
+                if m not in constant
+            ]
         if constant:
-            out.append("<p>The same in every run: " + "; ".join(f"{esc(quantity(m).words)} = {esc(fmt(ok[m].dropna().iloc[0], quantity(m).scale))}{' ' + esc(quantity(m).unit) if quantity(m).unit else ''}" for m in constant) + ".</p>")
+            out.append(
+                "<p>The same in every run: "
+                + "; ".join(
+                    f"{esc(quantity(m).words)} = {esc(fmt(ok[m].dropna().iloc[0], quantity(m).scale))}{' ' + esc(quantity(m).unit) if quantity(m).unit else ''}"
+                    for m in constant
+                )
+                + ".</p>"
+            )
         if figures:
             out.append('<div class="figures">' + "".join(figures) + "</div>")
-        rows = point_rows(summary, by, metrics, values, lambda r, label, m: mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}", quantity(m).scale, r["ci_low"], r["ci_high"]))
-        headers = [(short(p), False) for p in by] + [("n", True)] + [(quantity(m).label(), True) for m in metrics]
-        what = f"({level:.0%} percentile bootstrap interval over the input files)" if replay else f"± the {level:.0%} Student-t interval over the seeds"
+        rows = point_rows(
+            summary,
+            by,
+            metrics,
+            values,
+            lambda r, label, m: mean_cell(
+                r["mean"],
+                r["half_width"],
+                f"{sweep}|{label}|{m}",
+                quantity(m).scale,
+                r["ci_low"],
+                r["ci_high"],
+            ),
+        )
+        headers = (
+            [(short(p), False) for p in by]
+            + [("n", True)]
+            + [(quantity(m).label(), True) for m in metrics]
+        )
+        what = (
+            f"({level:.0%} percentile bootstrap interval over the input files)"
+            if replay
+            else f"± the {level:.0%} Student-t interval over the seeds"
+        )
         out.append(f"<h3>Means per point, {what}</h3>" + table(headers, rows))
         out.append(paired_section(ok, sweep, by, metrics, values, level, replay))
     failed = runs[runs["status"] != "ok"]
@@ -360,7 +514,19 @@ def sweep_section(store: Store, sweep: str, level: float) -> str:
             f"<tr><td><code>{esc(r['hash'][:12])}</code></td><td>{esc(point_label(r, by))}</td><td>{esc(fmt(r['seed']) if not replay else str(r['name']).rsplit('/', 1)[-1])}</td><td>{esc(r['error_kind'])}</td><td>{esc(r['error'])}</td></tr>"
             for r in failed.to_dict("records")
         ]
-        out.append("<h3>Failed runs</h3>" + table([("run", False), ("point", False), ("input" if replay else "seed", False), ("error", False), ("message", False)], rows))
+        out.append(
+            "<h3>Failed runs</h3>"
+            + table(
+                [
+                    ("run", False),
+                    ("point", False),
+                    ("input" if replay else "seed", False),
+                    ("error", False),
+                    ("message", False),
+                ],
+                rows,
+            )
+        )
     return "\n".join(out)
 
 
@@ -380,11 +546,15 @@ def tuning_points(runs: Any) -> Any:
     t["setting"] = t["label"]
     for c in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s"):
         t[c] = t[c].astype("float64")
-    t["joint_front"] = pareto_mask(t["bad_timeout_rate"].to_numpy(), t["wait_mean_s"].to_numpy()) if len(t) else []
+    t["joint_front"] = (
+        pareto_mask(t["bad_timeout_rate"].to_numpy(), t["wait_mean_s"].to_numpy()) if len(t) else []
+    )
     t["estimator_front"] = False
     for _, idx in t.groupby("estimator").groups.items():
         sub = t.loc[idx]
-        t.loc[idx, "estimator_front"] = pareto_mask(sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy())
+        t.loc[idx, "estimator_front"] = pareto_mask(
+            sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy()
+        )
     return t
 
 
@@ -403,7 +573,9 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
         found = store.query("SELECT * FROM tunings WHERE sweep = ?", [sweep])
         info = found.iloc[0].to_dict() if len(found) else None
     target = None if info is None else float(info["target"])
-    estimators = info["estimators"].split(",") if info is not None else sort_values(t["estimator"].tolist())
+    estimators = (
+        info["estimators"].split(",") if info is not None else sort_values(t["estimator"].tolist())
+    )
     estimators = [e for e in estimators if e in set(t["estimator"])]
     rec = None
     if info is not None and isinstance(info.get("recommendation_hash"), str):
@@ -412,7 +584,11 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
     doc = json.loads(info["doc"]) if info is not None and isinstance(info.get("doc"), str) else {}
     failed = int((runs["status"] != "ok").sum())
     out = [f'<h2 id="sweep-{esc(sweep)}">Tuning <code>{esc(sweep)}</code></h2>']
-    inputs = info["inputs"] if info is not None else ", ".join(sort_values(runs["name"].dropna().tolist()))
+    inputs = (
+        info["inputs"]
+        if info is not None
+        else ", ".join(sort_values(runs["name"].dropna().tolist()))
+    )
     samples = int(t["samples"].max()) if len(t) else 0
     versions = sorted({f"rttlab {v}" for v in runs["rttlab_version"].dropna()})
     out.append(
@@ -423,24 +599,54 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
     items = [f"<dt>Estimators</dt><dd>{esc(', '.join(estimators))}</dd>"]
     methods = doc.get("methods") or {}
     if methods:
-        items.append("<dt>Search</dt><dd>" + esc("; ".join(f"{k}: {v}" for k, v in methods.items())) + (f"; budget {int(info['budget'])} points per estimator, seed {int(info['seed'])}" if info is not None else "") + "</dd>")
+        items.append(
+            "<dt>Search</dt><dd>"
+            + esc("; ".join(f"{k}: {v}" for k, v in methods.items()))
+            + (
+                f"; budget {int(info['budget'])} points per estimator, seed {int(info['seed'])}"
+                if info is not None
+                else ""
+            )
+            + "</dd>"
+        )
     if target is not None:
         conf = info.get("confidence")
-        items.append(f'<dt>Target</dt><dd>bad-timeout rate ≤ {number(target, f"{sweep}|target|bad_timeout_rate", 100.0)} %' + (f" at {float(conf):.0%} confidence (Clopper–Pearson upper bound)" if conf is not None and not missing(conf) else "") + "</dd>")
-    items.append("<dt>Measured</dt><dd>" + esc("; ".join(quantity(m).label() for m in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s"))) + "</dd>")
+        items.append(
+            f"<dt>Target</dt><dd>bad-timeout rate ≤ {number(target, f'{sweep}|target|bad_timeout_rate', 100.0)} %"
+            + (
+                f" at {float(conf):.0%} confidence (Clopper–Pearson upper bound)"
+                if conf is not None and not missing(conf)
+                else ""
+            )
+            + "</dd>"
+        )
+    items.append(
+        "<dt>Measured</dt><dd>"
+        + esc(
+            "; ".join(
+                quantity(m).label()
+                for m in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s")
+            )
+        )
+        + "</dd>"
+    )
     out.append(f'<dl class="design">{"".join(items)}</dl>')
     if info is None:
-        out.append("<p>No recommendation stored: the tuning did not finish (rerun <code>rttlab tune … --store</code> to resume it).</p>")
+        out.append(
+            "<p>No recommendation stored: the tuning did not finish (rerun <code>rttlab tune … --store</code> to resume it).</p>"
+        )
     elif rec is None:
-        out.append(f"<p><strong>No recommendation</strong>: no point meets a bad-timeout rate of {target:.2%}.</p>")
+        out.append(
+            f"<p><strong>No recommendation</strong>: no point meets a bad-timeout rate of {target:.2%}.</p>"
+        )
     else:
         key = f"{sweep}|recommendation"
         out.append(
-            f'<p><strong>Recommendation</strong> (the point meeting the target with the smallest W): <code>{esc(rec["setting"])}</code> — '
-            f'bad-timeout rate {number(rec["bad_timeout_rate"], key + "|bad_timeout_rate", 100.0)} % '
-            f'({integer(rec["bad_timeouts"], key + "|bad_timeouts")} of {integer(rec["samples"], key + "|samples")}), '
-            f'W {number(rec["wait_mean_s"], key + "|wait_mean_s", 1e3)} ms (99th percentile {number(rec["wait_p99_s"], key + "|wait_p99_s", 1e3)} ms), '
-            f'forecast MAE {number(rec["mae_s"], key + "|mae_s", 1e3)} ms.</p>'
+            f"<p><strong>Recommendation</strong> (the point meeting the target with the smallest W): <code>{esc(rec['setting'])}</code> — "
+            f"bad-timeout rate {number(rec['bad_timeout_rate'], key + '|bad_timeout_rate', 100.0)} % "
+            f"({integer(rec['bad_timeouts'], key + '|bad_timeouts')} of {integer(rec['samples'], key + '|samples')}), "
+            f"W {number(rec['wait_mean_s'], key + '|wait_mean_s', 1e3)} ms (99th percentile {number(rec['wait_p99_s'], key + '|wait_p99_s', 1e3)} ms), "
+            f"forecast MAE {number(rec['mae_s'], key + '|mae_s', 1e3)} ms.</p>"
         )
     v = doc.get("validation")
     if v and v.get("held_out"):
@@ -452,10 +658,22 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
         )
     if len(t):
         fig_id = f"fig{next(_figure_ids)}"
-        fig = fronts_figure(t, estimators, target, rec, f"{sweep}: each estimator's Pareto front over {len(t):,} points")
+        fig = fronts_figure(
+            t,
+            estimators,
+            target,
+            rec,
+            f"{sweep}: each estimator's Pareto front over {len(t):,} points",
+        )
         label_axes(fig.axes[0], fig_id)
-        out.append(figure(fig, fig_id, "Mean wait W after a loss against the bad-timeout rate: every point faint, each estimator's Pareto front as a line in its colour, "
-                          "its defaults as a hollow circle, the recommendation as a star, the target dashed."))
+        out.append(
+            figure(
+                fig,
+                fig_id,
+                "Mean wait W after a loss against the bad-timeout rate: every point faint, each estimator's Pareto front as a line in its colour, "
+                "its defaults as a hollow circle, the recommendation as a star, the target dashed.",
+            )
+        )
         rows = []
         for name in estimators:
             mine = t[t["estimator"] == name]
@@ -463,8 +681,16 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
             d = mine[mine["default"]]
             d = d.iloc[0] if len(d) else None
             searched = mine[~mine["default"]]
-            ok = searched[searched["bad_timeout_rate"] <= target + 1e-12] if target is not None else searched.iloc[0:0]
-            best = ok.sort_values(["wait_mean_s", "bad_timeout_rate"], kind="stable").iloc[0] if len(ok) else None
+            ok = (
+                searched[searched["bad_timeout_rate"] <= target + 1e-12]
+                if target is not None
+                else searched.iloc[0:0]
+            )
+            best = (
+                ok.sort_values(["wait_mean_s", "bad_timeout_rate"], kind="stable").iloc[0]
+                if len(ok)
+                else None
+            )
             cells = [
                 f'<td class="param" style="color:{colour(name)}">■ <span style="color:#222">{esc(name)}</span></td>',
                 f'<td class="num">{integer(len(searched), key + "|points")}</td>',
@@ -476,16 +702,33 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
                 f'<td class="num">{number(None if best is None else best["wait_mean_s"], key + "|best|wait_mean_s", 1e3)}</td>',
             ]
             rows.append(f"<tr>{''.join(cells)}</tr>")
-        headers = [("estimator", False), ("points", True), ("on its front", True), ("defaults: bad-timeout rate (%)", True), ("defaults: W (ms)", True),
-                   ("best point meeting the target", False), ("its bad-timeout rate (%)", True), ("its W (ms)", True)]
-        out.append("<h3>Per estimator: its defaults and its best point meeting the target</h3>" + table(headers, rows))
+        headers = [
+            ("estimator", False),
+            ("points", True),
+            ("on its front", True),
+            ("defaults: bad-timeout rate (%)", True),
+            ("defaults: W (ms)", True),
+            ("best point meeting the target", False),
+            ("its bad-timeout rate (%)", True),
+            ("its W (ms)", True),
+        ]
+        out.append(
+            "<h3>Per estimator: its defaults and its best point meeting the target</h3>"
+            + table(headers, rows)
+        )
     return "\n".join(out)
 
 
-def point_rows(summary: Any, by: list[str], metrics: list[str], values: dict[str, list[Any]], cell: Any) -> list[str]:
+def point_rows(
+    summary: Any, by: list[str], metrics: list[str], values: dict[str, list[Any]], cell: Any
+) -> list[str]:
     """One table row per point of a summary (``by`` keys, then n, then ``cell(row, label,
     metric)`` per metric), the points in the order of their parameters' values."""
-    groups = [(k, g) for k, g in summary.groupby(by, dropna=False, sort=False)] if by else [((), summary)]
+    groups = (
+        [(k, g) for k, g in summary.groupby(by, dropna=False, sort=False)]
+        if by
+        else [((), summary)]
+    )
     groups.sort(key=lambda kv: _rank(kv[1].iloc[0], by, values))
     rows = []
     for _, g in groups:
@@ -506,7 +749,15 @@ def paired_design(ok: Any, by: list[str]) -> bool:
     return len(seeds) == 1 and len(next(iter(seeds))) >= 2
 
 
-def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], values: dict[str, list[Any]], level: float, replay: bool = True) -> str:
+def paired_section(
+    ok: Any,
+    sweep: str,
+    by: list[str],
+    metrics: list[str],
+    values: dict[str, list[Any]],
+    level: float,
+    replay: bool = True,
+) -> str:
     """Each point against a baseline point, pair by pair: an evaluate sweep's estimators against
     RFC 6298 (or the first estimator) input file by input file; a simulation sweep's points
     against the first value of the first varied parameter (the other parameters kept), seed by
@@ -525,17 +776,32 @@ def paired_section(ok: Any, sweep: str, by: list[str], metrics: list[str], value
     diffs = paired(ok, by, metrics, base, pair_on, level)
     if not len(diffs):
         return ""
-    rows = point_rows(diffs, by, metrics, values, lambda r, label, m: mean_cell(r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale))
-    headers = [(short(p), False) for p in by] + [(units, True)] + [(f"Δ {quantity(m).label()}", True) for m in metrics]
-    (key, value), = base.items()
+    rows = point_rows(
+        diffs,
+        by,
+        metrics,
+        values,
+        lambda r, label, m: mean_cell(
+            r["mean"], r["half_width"], f"{sweep}|{label}|{m}|paired", quantity(m).scale
+        ),
+    )
+    headers = (
+        [(short(p), False) for p in by]
+        + [(units, True)]
+        + [(f"Δ {quantity(m).label()}", True) for m in metrics]
+    )
+    ((key, value),) = base.items()
     what = f"<code>{esc(value)}</code>" if replay else f"{esc(short(key))} {esc(fmt(value))}"
     why = (
         "What the files share cancels in the differences, so an interval that excludes 0 is a difference between the estimators, however much the files differ among themselves."
-        if replay else
-        f"Each point is paired with the run of {what} at its other parameters and the same seed: what the seed draws (the random streams) is shared, so it cancels in the "
+        if replay
+        else f"Each point is paired with the run of {what} at its other parameters and the same seed: what the seed draws (the random streams) is shared, so it cancels in the "
         "differences, and an interval that excludes 0 is what the parameter changes, even where the per-point intervals above overlap."
     )
-    return f"<h3>Each point minus {what}, {unit} by {unit} (± {level:.0%} Student-t over the {units})</h3><p>{why}</p>" + table(headers, rows)
+    return (
+        f"<h3>Each point minus {what}, {unit} by {unit} (± {level:.0%} Student-t over the {units})</h3><p>{why}</p>"
+        + table(headers, rows)
+    )
 
 
 def metric_of(name: str) -> tuple[str, float, bool]:
@@ -563,7 +829,9 @@ def reproduction_info(store: Store) -> dict[str, dict[str, Any]]:
     """The ``reproductions`` rows by comparison name (none in a store written before the table)."""
     if "reproductions" not in store.tables():
         return {}
-    return {r["reproduction"]: r for r in store.query("SELECT * FROM reproductions").to_dict("records")}
+    return {
+        r["reproduction"]: r for r in store.query("SELECT * FROM reproductions").to_dict("records")
+    }
 
 
 def reproduction_groups(names: list[str], info: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
@@ -577,7 +845,9 @@ def reproduction_groups(names: list[str], info: dict[str, dict[str, Any]]) -> di
     return groups
 
 
-def comparison_section(store: Store, reproduction: str | list[str], info: dict[str, dict[str, Any]] | None = None) -> str:
+def comparison_section(
+    store: Store, reproduction: str | list[str], info: dict[str, dict[str, Any]] | None = None
+) -> str:
     """A reproduction's page: its title and paper, each reading with what the paper says for it,
     published beside ours for every claim (under every reading) with the verdict, a figure per
     metric (the primary reading), and the tables of ours alone it stored."""
@@ -600,22 +870,38 @@ def comparison_section(store: Store, reproduction: str | list[str], info: dict[s
     readings = [info[n] for n in names if n in info and info[n].get("reading")]
     anchor = names[0].partition("@")[0] if len(names) > 1 else names[0]
     title = head.get("title")
-    out = [f'<h2 id="reproduction-{esc(anchor)}">Reproduction <code>{esc(anchor)}</code>' + (f": {esc(title)}" if title else ": published vs ours") + "</h2>"]
+    out = [
+        f'<h2 id="reproduction-{esc(anchor)}">Reproduction <code>{esc(anchor)}</code>'
+        + (f": {esc(title)}" if title else ": published vs ours")
+        + "</h2>"
+    ]
     if head.get("paper") or head.get("source"):
-        out.append(f'<p class="meta">Paper: <strong>{esc(head.get("paper") or "")}</strong>' + (f" — {esc(head['source'])}" if head.get("source") else "") + "</p>")
+        out.append(
+            f'<p class="meta">Paper: <strong>{esc(head.get("paper") or "")}</strong>'
+            + (f" — {esc(head['source'])}" if head.get("source") else "")
+            + "</p>"
+        )
     if readings:
         items = "".join(
             f"<li>{'★ ' if r.get('primary_reading') else ''}<strong>{esc(r['reading'])}</strong>: {esc(r.get('reading_what') or '')} — the paper: <q>{esc(r.get('reading_says') or '')}</q></li>"
             for r in readings
         )
-        out.append(f"<p>The paper can be read more than one way; every claim is compared under each reading (★ the primary one, chosen from the paper's text before the runs):</p><ul>{items}</ul>")
+        out.append(
+            f"<p>The paper can be read more than one way; every claim is compared under each reading (★ the primary one, chosen from the paper's text before the runs):</p><ul>{items}</ul>"
+        )
     for n in names:
         mine = c[c["reproduction"] == n]
         matched = int(mine["matched"].sum())
         reading = info.get(n, {}).get("reading")
-        label = f"reading {'★ ' if info.get(n, {}).get('primary_reading') else ''}{reading}: " if reading else ""
+        label = (
+            f"reading {'★ ' if info.get(n, {}).get('primary_reading') else ''}{reading}: "
+            if reading
+            else ""
+        )
         verdict_class = "yes" if matched == len(mine) else "no"
-        out.append(f'<p class="{verdict_class}">{esc(label)}<span data-key="{esc(n)}|claims|matched" data-value="{matched}">{matched}</span> of {len(mine)} published numbers matched within their tolerance.</p>')
+        out.append(
+            f'<p class="{verdict_class}">{esc(label)}<span data-key="{esc(n)}|claims|matched" data-value="{matched}">{matched}</span> of {len(mine)} published numbers matched within their tolerance.</p>'
+        )
     rows = []
     many = len(names) > 1
     # Claim by claim, each under every reading.
@@ -634,17 +920,42 @@ def comparison_section(store: Store, reproduction: str | list[str], info: dict[s
         else:
             d = r["ours"] / r["published"] - 1 if r["published"] else math.nan
             diff = number(d * 100, key + "|diff_pct") + (" %" if not missing(d) else "")
-        half = (r["ci_high"] - r["ci_low"]) / 2 if not (missing(r["ci_low"]) or missing(r["ci_high"])) else math.nan
-        ours = number(r["ours"], key + "|ours", scale) + ("" if missing(half) else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>')
-        verdict = '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
-        rd = info.get(r["reproduction"], {})
-        reading_cell = f"<td>{'★ ' if rd.get('primary_reading') else ''}{esc(rd.get('reading') or r['reproduction'].partition('@')[2])}</td>" if many else ""
-        rows.append(
-            f"<tr><td>{esc(r['point'])}</td>{reading_cell}<td>{esc(words)}</td><td class=\"num\">{number(r['published'], key + '|published', scale)}</td>"
-            f"<td class=\"num\">{ours}</td><td class=\"num\">{r['n']}</td><td class=\"num\">{diff}</td>"
-            f"<td class=\"num\">{esc(tolerance_text(r, scale))}</td>{verdict}<td>{esc(r['source'])}</td></tr>"
+        half = (
+            (r["ci_high"] - r["ci_low"]) / 2
+            if not (missing(r["ci_low"]) or missing(r["ci_high"]))
+            else math.nan
         )
-    headers = [("claim / point", False), *((("reading", False),) if many else ()), ("metric", False), ("published", True), ("ours ± CI", True), ("n", True), ("difference", True), ("tolerance", True), ("verdict", False), ("source", False)]
+        ours = number(r["ours"], key + "|ours", scale) + (
+            ""
+            if missing(half)
+            else f' <span class="pm">± {number(half, key + "|half_width", scale)}</span>'
+        )
+        verdict = (
+            '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
+        )
+        rd = info.get(r["reproduction"], {})
+        reading_cell = (
+            f"<td>{'★ ' if rd.get('primary_reading') else ''}{esc(rd.get('reading') or r['reproduction'].partition('@')[2])}</td>"
+            if many
+            else ""
+        )
+        rows.append(
+            f'<tr><td>{esc(r["point"])}</td>{reading_cell}<td>{esc(words)}</td><td class="num">{number(r["published"], key + "|published", scale)}</td>'
+            f'<td class="num">{ours}</td><td class="num">{r["n"]}</td><td class="num">{diff}</td>'
+            f'<td class="num">{esc(tolerance_text(r, scale))}</td>{verdict}<td>{esc(r["source"])}</td></tr>'
+        )
+    headers = [
+        ("claim / point", False),
+        *((("reading", False),) if many else ()),
+        ("metric", False),
+        ("published", True),
+        ("ours ± CI", True),
+        ("n", True),
+        ("difference", True),
+        ("tolerance", True),
+        ("verdict", False),
+        ("source", False),
+    ]
     out.append(table(headers, rows))
     figures = []
     primary = c[c["reproduction"] == names[0]]
@@ -656,7 +967,16 @@ def comparison_section(store: Store, reproduction: str | list[str], info: dict[s
         y = list(range(len(g)))
         lo = ((g["ours"] - g["ci_low"]).fillna(0) * scale).tolist()
         hi = ((g["ci_high"] - g["ours"]).fillna(0) * scale).tolist()
-        ax.errorbar(g["ours"] * scale, y, xerr=[lo, hi], fmt="o", ms=5, capsize=3, color=colour("rttlab"), label="ours (mean, CI)")
+        ax.errorbar(
+            g["ours"] * scale,
+            y,
+            xerr=[lo, hi],
+            fmt="o",
+            ms=5,
+            capsize=3,
+            color=colour("rttlab"),
+            label="ours (mean, CI)",
+        )
         ax.plot(g["published"] * scale, y, "s", mfc="none", color=colour("ns3"), label="published")
         if ratio:
             ax.axvline(1.0, color="0.6", lw=0.6, ls="--")
@@ -667,44 +987,90 @@ def comparison_section(store: Store, reproduction: str | list[str], info: dict[s
         ax.grid(True, axis="x", color="0.92", lw=0.6)
         fig.legend(fontsize=7, loc="outside upper right", ncols=2)
         label_axes(ax, fig_id)
-        figures.append(figure(fig, fig_id, f"{esc(upper_first(words))}: ours (dot, interval) beside the published number (square)" + (" under the primary reading." if many else ".")))
+        figures.append(
+            figure(
+                fig,
+                fig_id,
+                f"{esc(upper_first(words))}: ours (dot, interval) beside the published number (square)"
+                + (" under the primary reading." if many else "."),
+            )
+        )
     out.append('<div class="figures">' + "".join(figures) + "</div>")
     extra = json.loads(head["reports"]) if isinstance(head.get("reports"), str) else {}
     for rpt in extra.get("reports", []):
         metric = str(rpt["metric"])
-        words, scale, _ = (metric, 1.0, False) if metric.startswith(("trace.", "flows.")) else metric_of(metric)
+        words, scale, _ = (
+            (metric, 1.0, False) if metric.startswith(("trace.", "flows.")) else metric_of(metric)
+        )
         body = []
         for r in rpt["rows"]:
             key = f"{names[0]}|report:{rpt['title']}|{r['point']}"
             ci = ""
             if r.get("ci_low") is not None and r.get("ci_high") is not None:
                 ci = f' <span class="pm">({number(r["ci_low"], key + "|ci_low", scale)} – {number(r["ci_high"], key + "|ci_high", scale)})</span>'
-            body.append(f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["ours"], key + "|ours", scale)}{ci}</td><td class="num">{r["n"]}</td></tr>')
-        out.append(f"<h3>{esc(rpt['title'])} (ours; nothing published to compare)</h3>" + table([("point", False), (f"ours ({words})", True), ("n", True)], body))
+            body.append(
+                f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["ours"], key + "|ours", scale)}{ci}</td><td class="num">{r["n"]}</td></tr>'
+            )
+        out.append(
+            f"<h3>{esc(rpt['title'])} (ours; nothing published to compare)</h3>"
+            + table([("point", False), (f"ours ({words})", True), ("n", True)], body)
+        )
     for m in extra.get("models", []):
         body = []
         for r in m["rows"]:
             key = f"{names[0]}|model:{m['title']}|{r['point']}"
-            verdict = '<td class="yes">matched</td>' if r["matched"] else '<td class="no">not matched</td>'
-            body.append(f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["published"], key + "|published")}</td><td class="num">{number(r["ours"], key + "|ours")}</td>{verdict}<td>{esc(r["source"])}</td></tr>')
-        out.append(f"<h3>{esc(m['title'])} (the paper's model beside ours: <code>{esc(m['formula'])}</code>)</h3>" + table([("point", False), ("published", True), ("ours", True), ("verdict", False), ("source", False)], body))
+            verdict = (
+                '<td class="yes">matched</td>'
+                if r["matched"]
+                else '<td class="no">not matched</td>'
+            )
+            body.append(
+                f'<tr><td>{esc(r["point"])}</td><td class="num">{number(r["published"], key + "|published")}</td><td class="num">{number(r["ours"], key + "|ours")}</td>{verdict}<td>{esc(r["source"])}</td></tr>'
+            )
+        out.append(
+            f"<h3>{esc(m['title'])} (the paper's model beside ours: <code>{esc(m['formula'])}</code>)</h3>"
+            + table(
+                [
+                    ("point", False),
+                    ("published", True),
+                    ("ours", True),
+                    ("verdict", False),
+                    ("source", False),
+                ],
+                body,
+            )
+        )
     return "\n".join(out)
 
 
-def render(store: Store, sweep: str | None = None, level: float = 0.95, title: str | None = None) -> str:
+def render(
+    store: Store, sweep: str | None = None, level: float = 0.95, title: str | None = None
+) -> str:
     """The whole report as one HTML string."""
     from rttlab import __version__
 
     sweeps = [sweep] if sweep else store.sweeps()
     # A tuning's validation searches (NAME.validation) are summed up in NAME's section.
-    sweeps = [s for s in sweeps if not (s.endswith(".validation") and s.removesuffix(".validation") in sweeps)]
-    reproductions = [r[0] for r in store.db.execute("SELECT DISTINCT reproduction FROM comparisons ORDER BY 1").fetchall()]
+    sweeps = [
+        s
+        for s in sweeps
+        if not (s.endswith(".validation") and s.removesuffix(".validation") in sweeps)
+    ]
+    reproductions = [
+        r[0]
+        for r in store.db.execute(
+            "SELECT DISTINCT reproduction FROM comparisons ORDER BY 1"
+        ).fetchall()
+    ]
     if sweep:
         reproductions = [r for r in reproductions if r == sweep or r.partition("@")[0] == sweep]
     info = reproduction_info(store)
     groups = reproduction_groups(reproductions, info)
     body = [f"<h1>{esc(title or f'rttlab report: {store.path.name}')}</h1>"]
-    links = ", ".join(f'<a href="#reproduction-{esc(members[0].partition("@")[0] if len(members) > 1 else members[0])}">{esc(base)}</a>' for base, members in groups.items())
+    links = ", ".join(
+        f'<a href="#reproduction-{esc(members[0].partition("@")[0] if len(members) > 1 else members[0])}">{esc(base)}</a>'
+        for base, members in groups.items()
+    )
     body.append(
         f'<p class="meta">Store <code>{esc(store.path)}</code>; written by rttlab {esc(__version__)}. Sweeps: '
         + ", ".join(f'<a href="#sweep-{esc(s)}">{esc(s)}</a>' for s in sweeps)

@@ -96,8 +96,16 @@ def _files() -> dict[str, Any]:
     """Every shipped reproduction file by name: the generic ones (``experiments/reproductions/``)
     and each paper's, in its folder of :mod:`rttlab.papers` (package data: scanned once)."""
     root = resources.files("rttlab")
-    folders = [root / "experiments" / "reproductions", *(d for d in (root / "papers").iterdir() if d.is_dir())]
-    return {f.name.removesuffix(".toml"): f for d in folders for f in d.iterdir() if f.name.endswith(".toml")}
+    folders = [
+        root / "experiments" / "reproductions",
+        *(d for d in (root / "papers").iterdir() if d.is_dir()),
+    ]
+    return {
+        f.name.removesuffix(".toml"): f
+        for d in folders
+        for f in d.iterdir()
+        if f.name.endswith(".toml")
+    }
 
 
 def available() -> list[str]:
@@ -124,12 +132,16 @@ class Reproduction:
     def load(cls, name: str, quick: bool = False, scale: str = "full") -> Reproduction:
         files = _files()
         if name not in files:
-            raise ReproductionError(f"no reproduction named {name!r} (have: {', '.join(sorted(files))})")
+            raise ReproductionError(
+                f"no reproduction named {name!r} (have: {', '.join(sorted(files))})"
+            )
         text = files[name].read_text()
         doc = tomllib.loads(text)
         scales = ["full", *doc.get("scale", {})]
         if scale not in scales:
-            raise ReproductionError(f"reproduction {name}: no scale {scale!r} (have: {', '.join(scales)})")
+            raise ReproductionError(
+                f"reproduction {name}: no scale {scale!r} (have: {', '.join(scales)})"
+            )
         return cls(name=name, doc=doc, quick=quick, meta=doc["reproduction"], scale=scale)
 
     @property
@@ -147,7 +159,9 @@ class Reproduction:
             base = f"{self.name}-quick"
         else:
             base = self.name if self.scale == "full" else f"{self.name}-{self.scale}"
-        return f"{base}@{self.reading}" if self.reading and _changes_runs(self.reading_spec) else base
+        return (
+            f"{base}@{self.reading}" if self.reading and _changes_runs(self.reading_spec) else base
+        )
 
     @property
     def own_runs(self) -> bool:
@@ -181,36 +195,59 @@ class Reproduction:
         for i, s in enumerate(specs):
             unknown = sorted(set(s) - READING_KEYS)
             if unknown:
-                raise ReproductionError(f"{where}: reading {i + 1}: unknown key {unknown[0]!r} (expected {', '.join(sorted(READING_KEYS))})")
-            if not isinstance(s.get("name"), str) or not s["name"].replace("-", "").replace("_", "").isalnum():
-                raise ReproductionError(f"{where}: reading {i + 1}: name must be a word of letters, digits, '-' and '_'")
+                raise ReproductionError(
+                    f"{where}: reading {i + 1}: unknown key {unknown[0]!r} (expected {', '.join(sorted(READING_KEYS))})"
+                )
+            if (
+                not isinstance(s.get("name"), str)
+                or not s["name"].replace("-", "").replace("_", "").isalnum()
+            ):
+                raise ReproductionError(
+                    f"{where}: reading {i + 1}: name must be a word of letters, digits, '-' and '_'"
+                )
             if not isinstance(s.get("says"), str) or not s["says"].strip():
-                raise ReproductionError(f"{where}: reading {s['name']}: says: quote what the paper says that this reading rests on")
+                raise ReproductionError(
+                    f"{where}: reading {s['name']}: says: quote what the paper says that this reading rests on"
+                )
             if "metric" in s and (not isinstance(s["metric"], str) or "metrics" in self.meta):
-                raise ReproductionError(f"{where}: reading {s['name']}: metric: expected a metric name, in a file with one metric (not metrics)")
+                raise ReproductionError(
+                    f"{where}: reading {s['name']}: metric: expected a metric name, in a file with one metric (not metrics)"
+                )
             quick = s.get("quick", {})
             if not isinstance(quick, dict) or set(quick) - {"set", "zip", "grid"}:
-                raise ReproductionError(f"{where}: reading {s['name']}: quick: expected a table of set, zip and grid (its overlays under --quick)")
+                raise ReproductionError(
+                    f"{where}: reading {s['name']}: quick: expected a table of set, zip and grid (its overlays under --quick)"
+                )
             for name in s.get("trace", {}):
                 if name not in self.doc.get("trace", {}):
-                    raise ReproductionError(f"{where}: reading {s['name']}: trace.{name}: the file has no [trace.{name}] to replace")
+                    raise ReproductionError(
+                        f"{where}: reading {s['name']}: trace.{name}: the file has no [trace.{name}] to replace"
+                    )
         if len(set(names)) != len(names):
             raise ReproductionError(f"{where}: reading names must differ ({', '.join(names)})")
         primaries = [s["name"] for s in specs if s.get("primary")]
         if len(primaries) != 1:
-            raise ReproductionError(f"{where}: exactly one [[reading]] must be primary = true (found {len(primaries)})")
+            raise ReproductionError(
+                f"{where}: exactly one [[reading]] must be primary = true (found {len(primaries)})"
+            )
         scales = ["full", *self.doc.get("scale", {})]
         for s in specs:
             listed = s.get("scales")
             if listed is None:
                 continue
             if s.get("primary"):
-                raise ReproductionError(f"{where}: reading {s['name']}: the primary reading is read at every scale (no scales)")
+                raise ReproductionError(
+                    f"{where}: reading {s['name']}: the primary reading is read at every scale (no scales)"
+                )
             if not isinstance(listed, list) or not listed or any(x not in scales for x in listed):
-                raise ReproductionError(f"{where}: reading {s['name']}: scales must list some of {', '.join(scales)}")
+                raise ReproductionError(
+                    f"{where}: reading {s['name']}: scales must list some of {', '.join(scales)}"
+                )
             for key in s.get("grid", {}):
                 if key not in self.doc.get("grid", {}):
-                    raise ReproductionError(f"{where}: reading {s['name']}: grid.{key}: the file's [grid] has no such key to replace")
+                    raise ReproductionError(
+                        f"{where}: reading {s['name']}: grid.{key}: the file's [grid] has no such key to replace"
+                    )
         out = []
         for s in specs:
             if self.scale not in s.get("scales", scales):
@@ -219,16 +256,35 @@ class Reproduction:
             # `metric`: the same runs measured by another run or flows column (a definition the
             # paper allows, e.g. goodput with duplicates); the claims keep their published values.
             meta = {**self.meta, "metric": s["metric"]} if "metric" in s else self.meta
-            out.append(Reproduction(name=self.name, doc=doc, quick=self.quick, meta=meta, scale=self.scale, reading=s["name"], primary=bool(s.get("primary")), reading_spec=s))
+            out.append(
+                Reproduction(
+                    name=self.name,
+                    doc=doc,
+                    quick=self.quick,
+                    meta=meta,
+                    scale=self.scale,
+                    reading=s["name"],
+                    primary=bool(s.get("primary")),
+                    reading_spec=s,
+                )
+            )
         return out
 
     @property
     def elsewhere_readings(self) -> list[tuple[str, list[str]]]:
         """The declared readings that are run at other scales than this one: (name, scales)."""
-        return [(s["name"], list(s["scales"])) for s in self.doc.get("reading", []) if self.scale not in s.get("scales", [self.scale])]
+        return [
+            (s["name"], list(s["scales"]))
+            for s in self.doc.get("reading", [])
+            if self.scale not in s.get("scales", [self.scale])
+        ]
 
     def sweep(self) -> Sweep:
-        tables = {k: dict(self.doc[k]) for k in ("sweep", "set", "grid", "zip", "scenario") if k in self.doc}
+        tables = {
+            k: dict(self.doc[k])
+            for k in ("sweep", "set", "grid", "zip", "scenario")
+            if k in self.doc
+        }
         scale = self.doc.get("scale", {}).get(self.scale, {})
         own = {k: v for k, v in scale.items() if k != "quick"}
         if self._scale_quick:
@@ -242,7 +298,9 @@ class Reproduction:
         # replaced, after any scale.
         # Under --quick a reading's own `quick = { set/zip/grid }` replaces its overlays (a zip
         # must match the quick zip's length).
-        spec = self.reading_spec.get("quick", self.reading_spec) if self.quick else self.reading_spec
+        spec = (
+            self.reading_spec.get("quick", self.reading_spec) if self.quick else self.reading_spec
+        )
         for k in ("set", "zip", "grid"):
             if k in spec:
                 tables[k] = {**tables.get(k, {}), **spec[k]}
@@ -262,7 +320,9 @@ class Reproduction:
         sweep = sweep if sweep is not None else self.sweep()
         planned = self.planned(store, sweep)
         runs, flows = store.runs(sweep.name), store.flows(sweep.name)
-        return runs[runs["hash"].isin(planned)].reset_index(drop=True), flows[flows["hash"].isin(planned)].reset_index(drop=True)
+        return runs[runs["hash"].isin(planned)].reset_index(drop=True), flows[
+            flows["hash"].isin(planned)
+        ].reset_index(drop=True)
 
     def planned(self, store: Any, sweep: Sweep | None = None) -> list[str]:
         """The keys in ``store`` of the runs the current spec plans (:meth:`stored`'s selection;
@@ -275,7 +335,11 @@ class Reproduction:
     def parts(self) -> list[Reproduction]:
         """The reproductions run and printed with this one (``parts = ["NAME", ...]`` in
         ``[reproduction]``): a paper's table measured on a set-up of its own, at the same scale."""
-        names = self.meta.get("quick_parts", self.meta.get("parts", [])) if self.quick else self.meta.get("parts", [])
+        names = (
+            self.meta.get("quick_parts", self.meta.get("parts", []))
+            if self.quick
+            else self.meta.get("parts", [])
+        )
         return [Reproduction.load(p, quick=self.quick, scale=self.scale) for p in names]
 
     @property
@@ -311,8 +375,16 @@ class Reproduction:
         def stored(names: list[str]) -> tuple[str, dict[tuple[Any, Any], dict[str, Any]]] | None:
             for name in dict.fromkeys(names):
                 if name not in found:
-                    got = store.query("SELECT * FROM comparisons WHERE reproduction = ?", [name]) if "comparisons" in store.tables() else None
-                    found[name] = {(r["metric"], r["source"]): r for r in got.to_dict("records")} if got is not None else {}
+                    got = (
+                        store.query("SELECT * FROM comparisons WHERE reproduction = ?", [name])
+                        if "comparisons" in store.tables()
+                        else None
+                    )
+                    found[name] = (
+                        {(r["metric"], r["source"]): r for r in got.to_dict("records")}
+                        if got is not None
+                        else {}
+                    )
                 if found[name]:
                     return name, found[name]
             return None
@@ -333,15 +405,37 @@ class Reproduction:
             if b is None:
                 continue
             read.append(name)
-            lo, hi = (b["ci_low"], b["ci_high"]) if not _nan(b["ci_low"]) else (b["ours"], b["ours"])
+            lo, hi = (
+                (b["ci_low"], b["ci_high"]) if not _nan(b["ci_low"]) else (b["ours"], b["ours"])
+            )
             side = "below 1" if hi < 1 else "above 1" if lo > 1 else "undecided"
-            direction = "undecided" if side == "undecided" else "same" if (row["published"] < 1) == (side == "below 1") else "opposite"
-            row.setdefault("beside", []).append({"name": other.name, "reproduction": name, "ours": b["ours"], "ci_low": b["ci_low"], "ci_high": b["ci_high"], "n": int(b["n"]), "direction": direction})
+            direction = (
+                "undecided"
+                if side == "undecided"
+                else "same"
+                if (row["published"] < 1) == (side == "below 1")
+                else "opposite"
+            )
+            row.setdefault("beside", []).append(
+                {
+                    "name": other.name,
+                    "reproduction": name,
+                    "ours": b["ours"],
+                    "ci_low": b["ci_low"],
+                    "ci_high": b["ci_high"],
+                    "n": int(b["n"]),
+                    "direction": direction,
+                }
+            )
         if not read:
             return f"beside: {other.name} is not in this store (run `rttlab reproduce {other.name}` with the same --out, or this reproduction without --quick, which runs it)"
-        note = f"beside: {', '.join(dict.fromkeys(read))}'s stored comparison (read from this store)"
+        note = (
+            f"beside: {', '.join(dict.fromkeys(read))}'s stored comparison (read from this store)"
+        )
         gaps = [m for m in dict.fromkeys(missing) if m]
-        return note + (f"; nothing of {other.name} beside reading {', '.join(gaps)}" if gaps else "")
+        return note + (
+            f"; nothing of {other.name} beside reading {', '.join(gaps)}" if gaps else ""
+        )
 
     @property
     def by(self) -> list[str]:
@@ -362,11 +456,16 @@ class Reproduction:
         c = self.meta["contrast"]
         key = c["key"]
         if key not in ok.columns:
-            raise ReproductionError(f"reproduction {self.name}: contrast key {key!r} is not a swept parameter")
+            raise ReproductionError(
+                f"reproduction {self.name}: contrast key {key!r} is not a swept parameter"
+            )
         index = [*self.by, "seed"]
         ok = ok.assign(**{key: ok[key].map(_arm)})
         wide = ok.pivot_table(index=index, columns=key, values=self.metrics, aggfunc="first")
-        treatment, control = wide.xs(c["treatment"], axis=1, level=key), wide.xs(c["control"], axis=1, level=key)
+        treatment, control = (
+            wide.xs(c["treatment"], axis=1, level=key),
+            wide.xs(c["control"], axis=1, level=key),
+        )
         out = (treatment - control) / control if relative else treatment - control
         return out.dropna().reset_index()
 
@@ -378,7 +477,16 @@ class Reproduction:
     def tolerance(self) -> float:
         return float(self.meta["tolerance"])
 
-    def frame(self, runs: Any, flows: Any, metric: str, by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None, series: Any = None) -> tuple[Any, str]:
+    def frame(
+        self,
+        runs: Any,
+        flows: Any,
+        metric: str,
+        by: list[str],
+        expr: str | None = None,
+        spec: dict[str, Any] | None = None,
+        series: Any = None,
+    ) -> tuple[Any, str]:
         """The rows to summarise and the column holding ``metric``: the successful runs, or for
         ``flows.COLUMN`` their per-flow rows with the run's parameters (summed per run unless
         ``flow`` is in ``by``); ``expr`` computes the column from the flows table's columns; a
@@ -386,7 +494,16 @@ class Reproduction:
         frame, cols = self.frames(runs, flows, [metric], by, expr, spec, series)
         return frame, cols[0]
 
-    def frames(self, runs: Any, flows: Any, metrics: list[str], by: list[str], expr: str | None = None, spec: dict[str, Any] | None = None, series: Any = None) -> tuple[Any, list[str]]:
+    def frames(
+        self,
+        runs: Any,
+        flows: Any,
+        metrics: list[str],
+        by: list[str],
+        expr: str | None = None,
+        spec: dict[str, Any] | None = None,
+        series: Any = None,
+    ) -> tuple[Any, list[str]]:
         """:meth:`frame` for several metrics at once (run columns and ``trace.*``, or all
         ``flows.*``): one row per run (or per flow with ``flow`` in ``by``), the runs' ``seed``
         kept for pairing. ``spec`` (a ``[[report]]`` entry) may override ``flows_where`` and
@@ -401,19 +518,27 @@ class Reproduction:
                     ok[m] = self.trace_values(ok, m, spec or {}, series)
             return ok, list(metrics)
         if not all(per_flow):
-            raise ReproductionError(f"reproduction {self.name}: metrics mix per-run columns (run columns, trace.*) and flows.* columns: {', '.join(metrics)}")
+            raise ReproductionError(
+                f"reproduction {self.name}: metrics mix per-run columns (run columns, trace.*) and flows.* columns: {', '.join(metrics)}"
+            )
         cols = [m.removeprefix("flows.") for m in metrics]
         if flows is None:
-            raise ReproductionError(f"reproduction {self.name}: metric {metrics[0]} needs the per-flow table")
+            raise ReproductionError(
+                f"reproduction {self.name}: metric {metrics[0]} needs the per-flow table"
+            )
         spec = spec or {}
         where = spec.get("flows_where", self.meta.get("flows_where", {}))
         agg = spec.get("flows_agg", self.meta.get("flows_agg", "sum"))
         if agg not in ("sum", "mean"):
-            raise ReproductionError(f"reproduction {self.name}: flows_agg must be 'sum' or 'mean', got {agg!r}")
+            raise ReproductionError(
+                f"reproduction {self.name}: flows_agg must be 'sum' or 'mean', got {agg!r}"
+            )
         f = flows[flows["hash"].isin(ok["hash"])].copy()
         for k, v in where.items():
             if k not in f.columns:
-                raise ReproductionError(f"reproduction {self.name}: flows_where.{k}: not a column of the flows table")
+                raise ReproductionError(
+                    f"reproduction {self.name}: flows_where.{k}: not a column of the flows table"
+                )
             f = f[f[k] == v]
         if expr:
             f[cols[0]] = f.eval(expr)
@@ -422,7 +547,9 @@ class Reproduction:
         from_runs = [k for k in by if k in ok.columns and k != "flow"]
         missing = [k for k in by if k not in ok.columns and k not in f.columns]
         if missing:
-            raise ReproductionError(f"reproduction {self.name}: by {missing[0]!r} is neither a swept parameter nor a flows column")
+            raise ReproductionError(
+                f"reproduction {self.name}: by {missing[0]!r} is neither a swept parameter nor a flows column"
+            )
         keep = ["hash", *from_runs]
         for extra in ("simulator", "seed"):
             if extra in ok.columns and extra not in keep:
@@ -430,7 +557,9 @@ class Reproduction:
         merged = f.merge(ok[keep], on="hash")
         if "flow" not in by:
             group = [*keep, *[k for k in by if k not in keep]]
-            merged = merged.groupby(group, as_index=False, dropna=False, observed=True)[cols].agg(agg)
+            merged = merged.groupby(group, as_index=False, dropna=False, observed=True)[cols].agg(
+                agg
+            )
         return merged, cols
 
     def compare(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
@@ -448,7 +577,9 @@ class Reproduction:
             return self._ratios(ok)
         if kind == "claims":
             return self._claims(ok)
-        relative: dict[tuple[Any, ...], dict[str, Any]] = {}  # (point…, metric) → paired relative row
+        relative: dict[
+            tuple[Any, ...], dict[str, Any]
+        ] = {}  # (point…, metric) → paired relative row
         if kind == "peer":
             peer = pub["simulator"]
             ours = summarise(ok[ok["simulator"] == "rttlab"], self.by, metrics, self.level)
@@ -463,7 +594,9 @@ class Reproduction:
             # (treatment − control) / control per seed at that point (picked per row below).
             if kind == "table" and any(v.get("relative") for v in pub["values"]):
                 rel = summarise(self._paired(ok, relative=True), self.by, metrics, self.level)
-                relative = {(*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")}
+                relative = {
+                    (*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")
+                }
         else:
             ours = summarise(ok, self.by, metrics, self.level)
         rows, ranks = [], []
@@ -483,7 +616,9 @@ class Reproduction:
                 at_least = bool(v.get("at_least", False))
                 if pub.get("only_listed") and math.isnan(published):
                     continue
-                ranks.append(next((i for i, x in enumerate(pub["values"]) if x is v), len(pub["values"])))
+                ranks.append(
+                    next((i for i, x in enumerate(pub["values"]) if x is v), len(pub["values"]))
+                )
             elif kind == "peer":
                 t = theirs.get((*key, metric))
                 published = t["mean"] if t else math.nan
@@ -495,8 +630,12 @@ class Reproduction:
                 else:
                     source = f"{label} (1 run)"
             else:
-                raise ReproductionError(f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer, ratio or claims")
-            diff = r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
+                raise ReproductionError(
+                    f"reproduction {self.name}: published.kind {kind!r} is not formula, table, peer, ratio or claims"
+                )
+            diff = (
+                r["mean"] / published - 1 if published and not math.isnan(published) else math.nan
+            )
             if math.isnan(published) or math.isnan(r["mean"]):
                 matched = False
             elif r["mean"] == published:
@@ -523,9 +662,15 @@ class Reproduction:
                     "n": int(r["n"]),
                     "diff": diff,
                     "tolerance": float(abs_tolerance) if abs_tolerance is not None else tolerance,
-                    "tolerance_kind": "absolute" if abs_tolerance is not None else "at least" if at_least else "relative",
+                    "tolerance_kind": "absolute"
+                    if abs_tolerance is not None
+                    else "at least"
+                    if at_least
+                    else "relative",
                     "matched": bool(matched),
-                    "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"]) if not math.isnan(r["ci_low"]) else False,
+                    "inside_ci": bool(r["ci_low"] <= published <= r["ci_high"])
+                    if not math.isnan(r["ci_low"])
+                    else False,
                 }
             )
         if kind == "table" and pub.get("only_listed"):  # in the order the paper's values are listed
@@ -541,9 +686,18 @@ class Reproduction:
         def at(point: dict[str, Any]) -> dict[Any, float]:
             missing = [k for k in point if k not in ok.columns]
             if missing:
-                raise ReproductionError(f"reproduction {self.name}: {missing[0]!r} is not a swept parameter")
+                raise ReproductionError(
+                    f"reproduction {self.name}: {missing[0]!r} is not a swept parameter"
+                )
             # A table value (a reading's variant, e.g. { name = "spectcp", ... }) answers to its name.
-            mask = ok.apply(lambda r: all(_same(r[k], v) or _same(_arm(r[k]), v) for k, v in point.items()), axis=1) if len(ok) else []
+            mask = (
+                ok.apply(
+                    lambda r: all(_same(r[k], v) or _same(_arm(r[k]), v) for k, v in point.items()),
+                    axis=1,
+                )
+                if len(ok)
+                else []
+            )
             return dict(zip(ok[mask]["seed"], ok[mask][column]))
 
         def label(point: dict[str, Any]) -> str:
@@ -560,26 +714,56 @@ class Reproduction:
         for v in self.doc["published"]["values"]:
             metric = v.get("metric", self.metric)
             if metric not in self.metrics:
-                raise ReproductionError(f"reproduction {self.name}: ratio metric {metric!r} is not one of the reproduction's metrics")
+                raise ReproductionError(
+                    f"reproduction {self.name}: ratio metric {metric!r} is not one of the reproduction's metrics"
+                )
             column = metric.removeprefix("flows.")
             ratios = paired(v["numerator"], v["denominator"])
             t = t_interval(ratios, self.level)
             extra: dict[str, Any] = {}
             if other is not None:
                 if "simulator" not in v["numerator"] or "simulator" not in v["denominator"]:
-                    raise ReproductionError(f"reproduction {self.name}: simulated = {other!r} needs simulator in each ratio's numerator and denominator")
-                o = t_interval(paired({**v["numerator"], "simulator": other}, {**v["denominator"], "simulator": other}), self.level)
-                extra["simulated"] = {"engine": other, "ours": o["mean"], "ci_low": o["ci_low"], "ci_high": o["ci_high"], "n": o["n"]}
+                    raise ReproductionError(
+                        f"reproduction {self.name}: simulated = {other!r} needs simulator in each ratio's numerator and denominator"
+                    )
+                o = t_interval(
+                    paired(
+                        {**v["numerator"], "simulator": other},
+                        {**v["denominator"], "simulator": other},
+                    ),
+                    self.level,
+                )
+                extra["simulated"] = {
+                    "engine": other,
+                    "ours": o["mean"],
+                    "ci_low": o["ci_low"],
+                    "ci_high": o["ci_high"],
+                    "n": o["n"],
+                }
             published = float(v["value"])
             diff = t["mean"] / published - 1 if ratios else math.nan
             # Which side of 1 the ratio lies, ours judged by its whole interval: a published
             # ratio < 1 is "same" only if our interval lies below 1 (with one seed: the mean).
-            lo, hi = (t["ci_low"], t["ci_high"]) if not math.isnan(t["ci_low"]) else (t["mean"], t["mean"])
+            lo, hi = (
+                (t["ci_low"], t["ci_high"])
+                if not math.isnan(t["ci_low"])
+                else (t["mean"], t["mean"])
+            )
             side = "below 1" if hi < 1 else "above 1" if lo > 1 else "undecided"
-            direction = "—" if not ratios else "undecided" if side == "undecided" else "same" if (published < 1) == (side == "below 1") else "opposite"
+            direction = (
+                "—"
+                if not ratios
+                else "undecided"
+                if side == "undecided"
+                else "same"
+                if (published < 1) == (side == "below 1")
+                else "opposite"
+            )
             rows.append(
                 {
-                    "point": f"{metric}: {label(v['numerator'])} / {label(v['denominator'])}" if len(self.metrics) > 1 else f"{label(v['numerator'])} / {label(v['denominator'])}",
+                    "point": f"{metric}: {label(v['numerator'])} / {label(v['denominator'])}"
+                    if len(self.metrics) > 1
+                    else f"{label(v['numerator'])} / {label(v['denominator'])}",
                     "params": dict(v["numerator"]),
                     "metric": f"{metric} ratio",
                     "direction": direction,
@@ -593,8 +777,14 @@ class Reproduction:
                     "tolerance": self.tolerance,
                     "tolerance_kind": "relative",
                     # require_direction: within tolerance *and* on the published side of 1.
-                    "matched": bool(not math.isnan(diff) and abs(diff) <= self.tolerance and (direction == "same" or not self.meta.get("require_direction"))),
-                    "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"]) if not math.isnan(t["ci_low"]) else False,
+                    "matched": bool(
+                        not math.isnan(diff)
+                        and abs(diff) <= self.tolerance
+                        and (direction == "same" or not self.meta.get("require_direction"))
+                    ),
+                    "inside_ci": bool(t["ci_low"] <= published <= t["ci_high"])
+                    if not math.isnan(t["ci_low"])
+                    else False,
                     **extra,
                 }
             )
@@ -613,8 +803,11 @@ class Reproduction:
         for c in self.doc["published"]["claims"]:
             op, _, value = c["ratio"].partition(" ")
             if op not in ("<=", ">="):
-                raise ReproductionError(f"reproduction {self.name}: claim {c['id']}: ratio must be '<= X' or '>= X'")
+                raise ReproductionError(
+                    f"reproduction {self.name}: claim {c['id']}: ratio must be '<= X' or '>= X'"
+                )
             threshold = float(value)
+
             def only(frame: Any, sel: dict[str, Any]) -> Any:
                 for k, v in sel.items():  # a column the sweep never had: no run matches
                     frame = frame[frame[k] == v] if k in frame else frame.iloc[0:0]
@@ -626,7 +819,9 @@ class Reproduction:
 
             def group(sel: dict[str, Any], frame: Any = frame) -> dict[Any, dict[str, Any]]:
                 frame = only(frame, sel)
-                table = summarise(frame.dropna(subset=[c["metric"]]), [c["by"]], [c["metric"]], self.level)
+                table = summarise(
+                    frame.dropna(subset=[c["metric"]]), [c["by"]], [c["metric"]], self.level
+                )
                 return {r[c["by"]]: r for r in table.to_dict("records")}
 
             ours, versus = group(c["ours"]), group(c["versus"])
@@ -637,22 +832,74 @@ class Reproduction:
                 ratio = a["mean"] / b["mean"] if b["mean"] else math.nan
                 holds = bool(ratio <= threshold) if op == "<=" else bool(ratio >= threshold)
                 results.append((p, a, b, ratio, holds))
-                rows.append(self._claim_row(f"{c['id']}: {c['by']}={_short(p)}", {c["by"]: p, "claim": c["id"]}, c, ratio, threshold, min(a["n"], b["n"]), holds,
-                                            f"{c['source']}: ours {a['mean']:.4g} vs {b['mean']:.4g}"))
+                rows.append(
+                    self._claim_row(
+                        f"{c['id']}: {c['by']}={_short(p)}",
+                        {c["by"]: p, "claim": c["id"]},
+                        c,
+                        ratio,
+                        threshold,
+                        min(a["n"], b["n"]),
+                        holds,
+                        f"{c['source']}: ours {a['mean']:.4g} vs {b['mean']:.4g}",
+                    )
+                )
             verdicts = [h for *_, h in results]
-            holds = bool(verdicts) and (all(verdicts) if c.get("holds", "all") == "all" else any(verdicts))
+            holds = bool(verdicts) and (
+                all(verdicts) if c.get("holds", "all") == "all" else any(verdicts)
+            )
             if c.get("gap_grows"):  # one point cannot show a growing gap
                 first, last = results[0] if results else None, results[-1] if results else None
-                holds = holds and len(results) >= 2 and (last[1]["mean"] - last[2]["mean"]) > (first[1]["mean"] - first[2]["mean"])
-            best = min((r[3] for r in results), default=math.nan) if op == "<=" else max((r[3] for r in results), default=math.nan)
-            rows.append(self._claim_row(f"claim: {c['id']}", {"claim": c["id"]}, c, best, threshold, len(results), holds, c["text"]))
+                holds = (
+                    holds
+                    and len(results) >= 2
+                    and (last[1]["mean"] - last[2]["mean"]) > (first[1]["mean"] - first[2]["mean"])
+                )
+            best = (
+                min((r[3] for r in results), default=math.nan)
+                if op == "<="
+                else max((r[3] for r in results), default=math.nan)
+            )
+            rows.append(
+                self._claim_row(
+                    f"claim: {c['id']}",
+                    {"claim": c["id"]},
+                    c,
+                    best,
+                    threshold,
+                    len(results),
+                    holds,
+                    c["text"],
+                )
+            )
         return rows
 
-    def _claim_row(self, point: str, params: dict[str, Any], c: dict[str, Any], ratio: float, threshold: float, n: int, matched: bool, source: str) -> dict[str, Any]:
+    def _claim_row(
+        self,
+        point: str,
+        params: dict[str, Any],
+        c: dict[str, Any],
+        ratio: float,
+        threshold: float,
+        n: int,
+        matched: bool,
+        source: str,
+    ) -> dict[str, Any]:
         return {
-            "point": point, "params": params, "metric": f"{c['metric']} ratio", "published": threshold, "source": source,
-            "ours": ratio, "ci_low": math.nan, "ci_high": math.nan, "n": int(n),
-            "diff": ratio / threshold - 1 if threshold else math.nan, "tolerance": 0.0, "tolerance_kind": "threshold", "matched": matched, "inside_ci": False,
+            "point": point,
+            "params": params,
+            "metric": f"{c['metric']} ratio",
+            "published": threshold,
+            "source": source,
+            "ours": ratio,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "n": int(n),
+            "diff": ratio / threshold - 1 if threshold else math.nan,
+            "tolerance": 0.0,
+            "tolerance_kind": "threshold",
+            "matched": matched,
+            "inside_ci": False,
         }
 
     def trace_spec(self, metric: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -661,19 +908,31 @@ class Reproduction:
         ``agg``, ``per``/``then``: a ``[[report]]`` entry's)."""
         name = metric.removeprefix("trace.")
         named = self.doc.get("trace", {})
-        t = dict(named[name]) if name in named else {k: v for k, v in (spec or {}).items() if k in TRACE_KEYS}
+        t = (
+            dict(named[name])
+            if name in named
+            else {k: v for k, v in (spec or {}).items() if k in TRACE_KEYS}
+        )
         t.setdefault("trace", name)
-        where = f"reproduction {self.name}: {'trace.' + name if name in named else 'metric ' + metric}"
+        where = (
+            f"reproduction {self.name}: {'trace.' + name if name in named else 'metric ' + metric}"
+        )
         unknown = sorted(set(t) - {"trace", *TRACE_KEYS})
         if unknown:
-            raise ReproductionError(f"{where}: unknown key {unknown[0]!r} (expected trace, {', '.join(TRACE_KEYS)})")
+            raise ReproductionError(
+                f"{where}: unknown key {unknown[0]!r} (expected trace, {', '.join(TRACE_KEYS)})"
+            )
         for key in ("agg", "then"):
             if t.get(key, "count") not in TRACE_AGGS:
-                raise ReproductionError(f"{where}: {key} must be {', '.join(TRACE_AGGS[:-1])} or {TRACE_AGGS[-1]}, not {t[key]!r}")
+                raise ReproductionError(
+                    f"{where}: {key} must be {', '.join(TRACE_AGGS[:-1])} or {TRACE_AGGS[-1]}, not {t[key]!r}"
+                )
         if t.get("agg", "count") != "count" and not ("column" in t or "expr" in t):
             raise ReproductionError(f"{where}: agg = {t['agg']!r} needs a column or an expr")
         if ("then" in t) != ("per" in t):
-            raise ReproductionError(f"{where}: per and then go together (aggregate per group, then across the groups)")
+            raise ReproductionError(
+                f"{where}: per and then go together (aggregate per group, then across the groups)"
+            )
         return t
 
     def trace_values(self, ok: Any, metric: str, spec: dict[str, Any], series: Any) -> list[float]:
@@ -683,31 +942,58 @@ class Reproduction:
         table) counted or their ``column``/``expr`` aggregated by ``agg``; with ``per`` (a column)
         aggregated per group first, then across the groups by ``then``."""
         if "flow" in (spec.get("by") or []):
-            raise ReproductionError(f"reproduction {self.name}: report {metric}: a trace metric is per run, by cannot name flow")
+            raise ReproductionError(
+                f"reproduction {self.name}: report {metric}: a trace metric is per run, by cannot name flow"
+            )
         if series is None:
-            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the runs' stored traces")
+            raise ReproductionError(
+                f"reproduction {self.name}: metric {metric} needs the runs' stored traces"
+            )
         kept = set(self.sweep().traces)
         return [self._trace_value(h, metric, spec, series, kept, {}, ()) for h in ok["hash"]]
 
-    def _trace_value(self, h: str, metric: str, spec: dict[str, Any], series: Any, kept: set[str], done: dict[str, float], chain: tuple[str, ...]) -> float:
+    def _trace_value(
+        self,
+        h: str,
+        metric: str,
+        spec: dict[str, Any],
+        series: Any,
+        kept: set[str],
+        done: dict[str, float],
+        chain: tuple[str, ...],
+    ) -> float:
         import re
 
         import pandas as pd
 
         t = self.trace_spec(metric, spec)
         if t["trace"] not in kept:
-            raise ReproductionError(f"reproduction {self.name}: metric {metric} needs the {t['trace']!r} trace, which [sweep] traces does not keep")
+            raise ReproductionError(
+                f"reproduction {self.name}: metric {metric} needs the {t['trace']!r} trace, which [sweep] traces does not keep"
+            )
         frame = series(h, t["trace"])
         where = t.get("where")
         if where:
             env = {}
             for other in dict.fromkeys(re.findall(r"@(\w+)", where)):
                 if other not in self.doc.get("trace", {}):
-                    raise ReproductionError(f"reproduction {self.name}: metric {metric}: where names @{other}, which is no [trace.{other}] table")
+                    raise ReproductionError(
+                        f"reproduction {self.name}: metric {metric}: where names @{other}, which is no [trace.{other}] table"
+                    )
                 if other in chain or other == metric.removeprefix("trace."):
-                    raise ReproductionError(f"reproduction {self.name}: metric {metric}: @{other} depends on itself")
+                    raise ReproductionError(
+                        f"reproduction {self.name}: metric {metric}: @{other} depends on itself"
+                    )
                 if other not in done:
-                    done[other] = self._trace_value(h, f"trace.{other}", {}, series, kept, done, (*chain, metric.removeprefix("trace.")))
+                    done[other] = self._trace_value(
+                        h,
+                        f"trace.{other}",
+                        {},
+                        series,
+                        kept,
+                        done,
+                        (*chain, metric.removeprefix("trace.")),
+                    )
                 env[other] = done[other]
             frame = frame.query(where, local_dict=env)
         agg = t.get("agg", "count")
@@ -715,14 +1001,23 @@ class Reproduction:
         def reduce(rows: Any) -> float:
             if agg == "count":
                 return float(len(rows))
-            return _aggregate(pd.Series(rows.eval(t["expr"]) if "expr" in t else rows[t["column"]], dtype=float), agg)
+            return _aggregate(
+                pd.Series(rows.eval(t["expr"]) if "expr" in t else rows[t["column"]], dtype=float),
+                agg,
+            )
 
         if "per" not in t:
             return reduce(frame)
         if t["per"] not in frame.columns:
-            raise ReproductionError(f"reproduction {self.name}: metric {metric}: per {t['per']!r} is not a column of the {t['trace']} trace")
-        groups = pd.Series([reduce(g) for _, g in frame.groupby(t["per"], observed=True, sort=True)], dtype=float)
-        return float(len(groups.dropna())) if t["then"] == "count" else _aggregate(groups, t["then"])
+            raise ReproductionError(
+                f"reproduction {self.name}: metric {metric}: per {t['per']!r} is not a column of the {t['trace']} trace"
+            )
+        groups = pd.Series(
+            [reduce(g) for _, g in frame.groupby(t["per"], observed=True, sort=True)], dtype=float
+        )
+        return (
+            float(len(groups.dropna())) if t["then"] == "count" else _aggregate(groups, t["then"])
+        )
 
     def reports(self, runs: Any, flows: Any = None, series: Any = None) -> list[dict[str, Any]]:
         """The ``[[report]]`` tables: ours alone (mean, CI, n) per point. ``series(hash, name)``
@@ -750,17 +1045,31 @@ class Reproduction:
                 }
                 for r in summarise(frame, by, [col], self.level).to_dict("records")
             ]
-            out.append({"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows})
+            out.append(
+                {"title": spec.get("title", spec["metric"]), "metric": spec["metric"], "rows": rows}
+            )
         return out
 
-    def record(self, reports: list[dict[str, Any]] | None = None, models: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def record(
+        self,
+        reports: list[dict[str, Any]] | None = None,
+        models: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """This reading's row of the store's ``reproductions`` table (what ``rttlab report``
         shows above its comparison): paper, title, source, the reading, and ours-alone tables."""
         return {
-            "reproduction": self.comparison_name, "name": self.name, "paper": self.meta.get("paper"), "title": self.meta.get("title"),
-            "source": self.meta.get("source"), "reading": self.reading, "primary_reading": self.primary,
-            "reading_what": self.reading_spec.get("what"), "reading_says": self.reading_spec.get("says"),
-            "level": self.level, "tolerance": self.meta.get("tolerance"), "note": self.meta.get("note"),
+            "reproduction": self.comparison_name,
+            "name": self.name,
+            "paper": self.meta.get("paper"),
+            "title": self.meta.get("title"),
+            "source": self.meta.get("source"),
+            "reading": self.reading,
+            "primary_reading": self.primary,
+            "reading_what": self.reading_spec.get("what"),
+            "reading_says": self.reading_spec.get("says"),
+            "level": self.level,
+            "tolerance": self.meta.get("tolerance"),
+            "note": self.meta.get("note"),
             "reports": {"reports": reports or [], "models": models or []},
         }
 
@@ -788,7 +1097,9 @@ class Reproduction:
         from pathlib import Path
 
         if not self.has_figures:
-            raise ReproductionError(f"reproduction {self.name} draws no figures of its own (its comparison is figure.svg)")
+            raise ReproductionError(
+                f"reproduction {self.name} draws no figures of its own (its comparison is figure.svg)"
+            )
         from rttlab.experiments.store import StoreError
 
         out = Path(out)
@@ -798,7 +1109,9 @@ class Reproduction:
         except StoreError as e:
             # A figure reads a trace this scale did not keep (the CI-sized scales keep few).
             kept = ", ".join(self.sweep().traces) or "none"
-            raise ReproductionError(f"reproduction {self.name}: cannot draw its figures: {e} (this scale keeps the traces: {kept}; the full scale keeps what the figures read)") from None
+            raise ReproductionError(
+                f"reproduction {self.name}: cannot draw its figures: {e} (this scale keeps the traces: {kept}; the full scale keeps what the figures read)"
+            ) from None
 
     def models(self) -> list[dict[str, Any]]:
         """The ``[[model]]`` tables: each row's published model value beside the formula evaluated
@@ -816,8 +1129,23 @@ class Reproduction:
                 abs_tol = v.get("abs_tolerance", spec.get("abs_tolerance"))
                 diff = ours / published - 1 if published else math.nan
                 tol = float(v.get("tolerance", spec.get("tolerance", self.tolerance)))
-                matched = abs(ours - published) <= float(abs_tol) if abs_tol is not None else abs(diff) <= tol
-                rows.append({"point": ", ".join(f"{k}={_short(x)}" for k, x in v["point"].items()), "params": dict(v["point"]), "ours": ours, "published": published, "source": v["source"], "diff": diff, "abs_tolerance": abs_tol, "matched": bool(matched)})
+                matched = (
+                    abs(ours - published) <= float(abs_tol)
+                    if abs_tol is not None
+                    else abs(diff) <= tol
+                )
+                rows.append(
+                    {
+                        "point": ", ".join(f"{k}={_short(x)}" for k, x in v["point"].items()),
+                        "params": dict(v["point"]),
+                        "ours": ours,
+                        "published": published,
+                        "source": v["source"],
+                        "diff": diff,
+                        "abs_tolerance": abs_tol,
+                        "matched": bool(matched),
+                    }
+                )
             out.append({"title": spec["title"], "formula": spec["formula"], "rows": rows})
         return out
 
@@ -831,15 +1159,31 @@ class Reproduction:
         # pandas' expression evaluator: arithmetic and sqrt/log/exp, no Python beyond that.
         return float(pd.DataFrame([env]).eval(pub["formula"]).iloc[0])
 
-    def _table(self, point: dict[str, Any], metric: str | None = None) -> tuple[float, str, dict[str, Any]]:
+    def _table(
+        self, point: dict[str, Any], metric: str | None = None
+    ) -> tuple[float, str, dict[str, Any]]:
         for v in self.doc["published"]["values"]:
-            if v.get("metric", self.metric) == (metric or self.metric) and all(_same(point.get(k), x) for k, x in v["point"].items()):
+            if v.get("metric", self.metric) == (metric or self.metric) and all(
+                _same(point.get(k), x) for k, x in v["point"].items()
+            ):
                 return float(v["value"]), v["source"], v
         return math.nan, "not published for this point", {}
 
 
 #: What a ``[[reading]]`` may hold.
-READING_KEYS = {"name", "primary", "says", "what", "trace", "set", "zip", "grid", "scales", "quick", "metric"}
+READING_KEYS = {
+    "name",
+    "primary",
+    "says",
+    "what",
+    "trace",
+    "set",
+    "zip",
+    "grid",
+    "scales",
+    "quick",
+    "metric",
+}
 
 
 def _changes_runs(spec: dict[str, Any]) -> bool:
@@ -880,7 +1224,9 @@ def _aggregate(x: Any, how: str) -> float:
         return math.nan
     if how == "mean_abs_diff":
         return float(x.diff().abs().mean())
-    return float(x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)())
+    return float(
+        x.iloc[0] if how == "first" else x.iloc[-1] if how == "last" else getattr(x, how)()
+    )
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -904,7 +1250,14 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
 
     metrics = list(dict.fromkeys(r["metric"] for r in rows)) or [rep.metric]
     heights = [_panel_height(rep, [r for r in rows if r["metric"] == m]) for m in metrics]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(7.5, sum(heights)), layout="constrained", squeeze=False, height_ratios=heights)
+    fig, axes = plt.subplots(
+        len(metrics),
+        1,
+        figsize=(7.5, sum(heights)),
+        layout="constrained",
+        squeeze=False,
+        height_ratios=heights,
+    )
     for ax, metric in zip(axes[:, 0], metrics):
         _panel(ax, rep, [r for r in rows if r["metric"] == metric], metric)
     import textwrap
@@ -920,7 +1273,12 @@ def figure_svg(rep: Reproduction, rows: list[dict[str, Any]]) -> str:
 
 
 def _numeric_panel(rep: Reproduction, rows: list[dict[str, Any]]) -> bool:
-    return bool(rows) and len(rep.by) == 1 and rep.doc["published"]["kind"] not in ("claims", "ratio") and all(isinstance(r["params"].get(rep.by[0]), (int, float)) for r in rows)
+    return (
+        bool(rows)
+        and len(rep.by) == 1
+        and rep.doc["published"]["kind"] not in ("claims", "ratio")
+        and all(isinstance(r["params"].get(rep.by[0]), (int, float)) for r in rows)
+    )
 
 
 def _panel_height(rep: Reproduction, rows: list[dict[str, Any]]) -> float:
@@ -942,10 +1300,19 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
     base = metric.removesuffix(" ratio").removeprefix("flows.")
     q = quantity(metric.removesuffix(" ratio"))
     scale = 1.0 if ratio else q.scale
-    label = f"{q.words} ratio" if ratio else axis_label(metric.removesuffix(" ratio")) if base else metric
+    label = (
+        f"{q.words} ratio"
+        if ratio
+        else axis_label(metric.removesuffix(" ratio"))
+        if base
+        else metric
+    )
     label += what
     ours = [r["ours"] * scale for r in rows]
-    err = [[(r["ours"] - r["ci_low"]) * scale if not math.isnan(r["ci_low"]) else 0 for r in rows], [(r["ci_high"] - r["ours"]) * scale if not math.isnan(r["ci_high"]) else 0 for r in rows]]
+    err = [
+        [(r["ours"] - r["ci_low"]) * scale if not math.isnan(r["ci_low"]) else 0 for r in rows],
+        [(r["ci_high"] - r["ours"]) * scale if not math.isnan(r["ci_high"]) else 0 for r in rows],
+    ]
     published = [r["published"] * scale for r in rows]
     peer = rep.doc["published"]["kind"] == "peer"
     ours_label = f"rttlab{what} (mean, {rep.level:.0%} CI)"
@@ -968,7 +1335,9 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
         y = list(range(len(rows)))
         ax.errorbar(ours, y, xerr=err, fmt="o", capsize=3, color=colour("rttlab"), label=ours_label)
         ax.plot(published, y, "s", mfc="none", color=colour("ns3"), label=theirs_label)
-        ax.set_yticks(y, [textwrap.shorten(r["point"], 70, placeholder="…") for r in rows], fontsize=7)
+        ax.set_yticks(
+            y, [textwrap.shorten(r["point"], 70, placeholder="…") for r in rows], fontsize=7
+        )
         ax.invert_yaxis()
         ax.set_xlabel(label)
         ax.set_ylabel("point")

@@ -68,7 +68,9 @@ def registry() -> dict[str, Simulator]:
     for ep in entry_points(group=GROUP):
         sim = ep.load()
         if not isinstance(sim, Simulator) or sim.name != ep.name:
-            raise TypeError(f"entry point {GROUP}:{ep.name} = {ep.value} is not a Simulator named {ep.name!r}")
+            raise TypeError(
+                f"entry point {GROUP}:{ep.name} = {ep.value} is not a Simulator named {ep.name!r}"
+            )
         found[ep.name] = sim
     return dict(sorted(found.items()))
 

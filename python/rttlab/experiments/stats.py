@@ -21,16 +21,39 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> dict[str, float]
     """n, mean, std, and the interval's half width, low and high ends (NaN where undefined)."""
     from scipy import stats
 
-    xs = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    xs = [
+        float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))
+    ]
     n = len(xs)
     if n == 0:
-        return {"n": 0, "mean": math.nan, "std": math.nan, "half_width": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+        return {
+            "n": 0,
+            "mean": math.nan,
+            "std": math.nan,
+            "half_width": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+        }
     mean = math.fsum(xs) / n
     if n == 1:
-        return {"n": 1, "mean": mean, "std": math.nan, "half_width": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+        return {
+            "n": 1,
+            "mean": mean,
+            "std": math.nan,
+            "half_width": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+        }
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     half = float(stats.t.ppf((1 + level) / 2, n - 1)) * std / math.sqrt(n)
-    return {"n": n, "mean": mean, "std": std, "half_width": half, "ci_low": mean - half, "ci_high": mean + half}
+    return {
+        "n": n,
+        "mean": mean,
+        "std": std,
+        "half_width": half,
+        "ci_low": mean - half,
+        "ci_high": mean + half,
+    }
 
 
 def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: float = 0.95):
@@ -43,11 +66,23 @@ def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: floa
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         for m in metrics:
-            rows.append({**dict(zip(by, key)), "metric": m, **t_interval(g[m].tolist(), level), "level": level})
-    return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+            rows.append(
+                {
+                    **dict(zip(by, key)),
+                    "metric": m,
+                    **t_interval(g[m].tolist(), level),
+                    "level": level,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"],
+    )
 
 
-def bootstrap_interval(values: Sequence[float], level: float = 0.95, resamples: int = 10_000, seed: int = 0) -> dict[str, float]:
+def bootstrap_interval(
+    values: Sequence[float], level: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> dict[str, float]:
     """n, mean, std and a percentile bootstrap interval of the mean (Efron & Tibshirani, *An
     Introduction to the Bootstrap*, 1993, §13.3): the (1 − L)/2 and (1 + L)/2 quantiles of the
     means of ``resamples`` resamples drawn with replacement (seeded: the same numbers every run).
@@ -57,11 +92,15 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95, resamples: 
     points use :func:`paired`. NaN where undefined (fewer than two values)."""
     import numpy as np
 
-    xs = np.array([float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))])
+    xs = np.array(
+        [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    )
     t = t_interval(xs.tolist(), level)
     if len(xs) < 2:
         return t
-    means = np.random.default_rng(seed).choice(xs, size=(resamples, len(xs)), replace=True).mean(axis=1)
+    means = (
+        np.random.default_rng(seed).choice(xs, size=(resamples, len(xs)), replace=True).mean(axis=1)
+    )
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return {**t, "half_width": math.nan, "ci_low": float(lo), "ci_high": float(hi)}
 
@@ -75,8 +114,18 @@ def summarise_bootstrap(frame: Any, by: Sequence[str], metrics: Sequence[str], l
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         for m in metrics:
-            rows.append({**dict(zip(by, key)), "metric": m, **bootstrap_interval(g[m].tolist(), level), "level": level})
-    return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+            rows.append(
+                {
+                    **dict(zip(by, key)),
+                    "metric": m,
+                    **bootstrap_interval(g[m].tolist(), level),
+                    "level": level,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[*by, "metric", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"],
+    )
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -91,7 +140,14 @@ def _matches(value: Any, wanted: Any) -> bool:
     return str(value) == str(wanted)
 
 
-def paired(frame: Any, by: Sequence[str], metrics: Sequence[str], baseline: dict[str, Any], pair_on: Sequence[str], level: float = 0.95):
+def paired(
+    frame: Any,
+    by: Sequence[str],
+    metrics: Sequence[str],
+    baseline: dict[str, Any],
+    pair_on: Sequence[str],
+    level: float = 0.95,
+):
     """Paired differences from a baseline point: for each point of ``by`` other than the
     baseline, the runs of the point and of its reference — the baseline's values for the keys
     ``baseline`` names, the point's own for the other ``by`` keys the baseline's runs have (an
@@ -105,12 +161,30 @@ def paired(frame: Any, by: Sequence[str], metrics: Sequence[str], baseline: dict
     import pandas as pd
 
     by, pair_on = list(by), list(pair_on)
-    base_mask = frame.apply(lambda r: all(_matches(r[k], v) for k, v in baseline.items()), axis=1) if len(frame) else pd.Series([], dtype=bool)
+    base_mask = (
+        frame.apply(lambda r: all(_matches(r[k], v) for k, v in baseline.items()), axis=1)
+        if len(frame)
+        else pd.Series([], dtype=bool)
+    )
     base = frame[base_mask]
     label = ", ".join(f"{k}={v}" for k, v in baseline.items())
     rows = []
     if not len(base):
-        return pd.DataFrame(rows, columns=[*by, "metric", "baseline", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+        return pd.DataFrame(
+            rows,
+            columns=[
+                *by,
+                "metric",
+                "baseline",
+                "n",
+                "mean",
+                "std",
+                "half_width",
+                "ci_low",
+                "ci_high",
+                "level",
+            ],
+        )
     matched_keys = [k for k in by if k not in baseline and base[k].notna().any()]
     for key, g in frame[~base_mask].groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -118,13 +192,47 @@ def paired(frame: Any, by: Sequence[str], metrics: Sequence[str], baseline: dict
         ref = base
         for k in matched_keys:
             # A boolean mask even when ref is empty (an empty apply() is no mask: pandas reads it as columns).
-            ref = ref[ref[k].map(lambda v, want=point[k]: _matches(v, want) if not (isinstance(want, float) and math.isnan(want)) else v is None or (isinstance(v, float) and math.isnan(v))).astype(bool)]
+            ref = ref[
+                ref[k]
+                .map(
+                    lambda v, want=point[k]: (
+                        _matches(v, want)
+                        if not (isinstance(want, float) and math.isnan(want))
+                        else v is None or (isinstance(v, float) and math.isnan(v))
+                    )
+                )
+                .astype(bool)
+            ]
             if not len(ref):
                 break
         if not len(ref):
             continue
-        joined = g[[*pair_on, *metrics]].merge(ref[[*pair_on, *metrics]], on=pair_on, suffixes=("", "_ref"))
+        joined = g[[*pair_on, *metrics]].merge(
+            ref[[*pair_on, *metrics]], on=pair_on, suffixes=("", "_ref")
+        )
         for m in metrics:
             diffs = (joined[m] - joined[f"{m}_ref"]).tolist()
-            rows.append({**point, "metric": m, "baseline": label, **t_interval(diffs, level), "level": level})
-    return pd.DataFrame(rows, columns=[*by, "metric", "baseline", "n", "mean", "std", "half_width", "ci_low", "ci_high", "level"])
+            rows.append(
+                {
+                    **point,
+                    "metric": m,
+                    "baseline": label,
+                    **t_interval(diffs, level),
+                    "level": level,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *by,
+            "metric",
+            "baseline",
+            "n",
+            "mean",
+            "std",
+            "half_width",
+            "ci_low",
+            "ci_high",
+            "level",
+        ],
+    )

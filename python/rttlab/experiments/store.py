@@ -140,7 +140,9 @@ class Store:
             # The writer inserts a few dozen rows per commit: DuckDB's thread pool only adds
             # wake-ups to statements that small (≈ 17 % of the store's CPU, BENCHMARKS.md);
             # queries (read-only) keep every core.
-            self.db = duckdb.connect(str(self.path), read_only=read_only, config={} if read_only else {"threads": 1})
+            self.db = duckdb.connect(
+                str(self.path), read_only=read_only, config={} if read_only else {"threads": 1}
+            )
         except duckdb.Error as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise StoreError(f"{self.path}: cannot open the store: {first}") from None
@@ -158,7 +160,9 @@ class Store:
     def _create(self) -> None:
         cols = ", ".join(f"{quote(k)} {t}" for k, t in RUN_COLUMNS.items())
         self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
-        self.db.execute("CREATE TABLE IF NOT EXISTS sweep_runs (sweep VARCHAR, hash VARCHAR, PRIMARY KEY (sweep, hash))")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS sweep_runs (sweep VARCHAR, hash VARCHAR, PRIMARY KEY (sweep, hash))"
+        )
         # Reproductions write their published-vs-ours comparison here (one row per point and metric).
         self.db.execute(
             "CREATE TABLE IF NOT EXISTS comparisons (reproduction VARCHAR, point VARCHAR, metric VARCHAR, "
@@ -186,10 +190,18 @@ class Store:
 
     # ---- reading ----------------------------------------------------------------------------
 
-    def stored_hashes(self, status: str | None = None, scenario_schema: int | None = None) -> set[str]:
+    def stored_hashes(
+        self, status: str | None = None, scenario_schema: int | None = None
+    ) -> set[str]:
         """The keys of the stored runs (with ``status``; keyed under ``scenario_schema``)."""
-        where = [(c, v) for c, v in (("status", status), ("scenario_schema", scenario_schema)) if v is not None]
-        sql = "SELECT hash FROM runs" + (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else "")
+        where = [
+            (c, v)
+            for c, v in (("status", status), ("scenario_schema", scenario_schema))
+            if v is not None
+        ]
+        sql = "SELECT hash FROM runs" + (
+            " WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else ""
+        )
         return {r[0] for r in self.db.execute(sql, [v for _, v in where]).fetchall()}
 
     def columns(self, table: str = "runs") -> list[str]:
@@ -209,30 +221,48 @@ class Store:
         if sweep is None:
             return self.query(f"SELECT {select} FROM runs r{join} ORDER BY r.finished_at, r.hash")
         return self.query(
-            f"SELECT {select} FROM runs r JOIN sweep_runs s USING (hash){join} WHERE s.sweep = ? ORDER BY r.finished_at, r.hash", [sweep]
+            f"SELECT {select} FROM runs r JOIN sweep_runs s USING (hash){join} WHERE s.sweep = ? ORDER BY r.finished_at, r.hash",
+            [sweep],
         )
 
     def tables(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        return {
+            r[0]
+            for r in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
 
     def flows(self, sweep: str):  # -> pandas.DataFrame
         """The per-flow rows of one sweep's runs (empty if no run stored any)."""
-        exists = self.db.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'flows'").fetchone()[0]
+        exists = self.db.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'flows'"
+        ).fetchone()[0]
         if not exists:
             import pandas as pd
 
             return pd.DataFrame({"hash": []})
-        return self.query("SELECT f.* FROM flows f JOIN sweep_runs s USING (hash) WHERE s.sweep = ? ORDER BY f.hash, f.flow", [sweep])
+        return self.query(
+            "SELECT f.* FROM flows f JOIN sweep_runs s USING (hash) WHERE s.sweep = ? ORDER BY f.hash, f.flow",
+            [sweep],
+        )
 
     def sweeps(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep").fetchall()]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT sweep FROM sweep_runs ORDER BY sweep"
+            ).fetchall()
+        ]
 
     # ---- writing ----------------------------------------------------------------------------
 
     def prepare_params(self, types: Mapping[str, str]) -> None:
         """Add a typed column for every parameter (``types`` from :func:`param_types`); widen
         an existing column when another sweep gives it wider values (BIGINT → DOUBLE → VARCHAR)."""
-        have = dict(self.db.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs'").fetchall())
+        have = dict(
+            self.db.execute(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs'"
+            ).fetchall()
+        )
         for key, t in types.items():
             if key in RUN_COLUMNS:
                 continue
@@ -266,10 +296,16 @@ class Store:
         self._ensure_param_columns(*(params for _, params in items))
         self.db.execute("BEGIN")
         try:
-            self.db.executemany("INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING", [[sweep, h] for h, _ in items])
+            self.db.executemany(
+                "INSERT INTO sweep_runs VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [[sweep, h] for h, _ in items],
+            )
             for key in dict.fromkeys(k for _, params in items for k in params):
                 values = [[sql_value(params[key]), h] for h, params in items if key in params]
-                self.db.executemany(f"UPDATE runs SET {quote(key)} = ? WHERE hash = ? AND {quote(key)} IS NULL", values)
+                self.db.executemany(
+                    f"UPDATE runs SET {quote(key)} = ? WHERE hash = ? AND {quote(key)} IS NULL",
+                    values,
+                )
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -281,7 +317,9 @@ class Store:
         worker died may finish twice); returns whether a row was written."""
         return self.write_runs(sweep, [(params, outcome)])[0]
 
-    def write_runs(self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[bool]:
+    def write_runs(
+        self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> list[bool]:
         """Store runs that finished together in one transaction (one commit, not one per run):
         all of them or none. Rows go to DuckDB as Arrow tables, one statement per table for the
         whole batch: each DuckDB statement costs ~1 ms of CPU or more whatever its size, more than
@@ -289,14 +327,23 @@ class Store:
         import pyarrow as pa
 
         # A simulator's own scalar results (Result.metrics) become columns as parameters do.
-        self._ensure_param_columns(*(params for params, _ in items), *(outcome.get("metrics") or {} for _, outcome in items))
+        self._ensure_param_columns(
+            *(params for params, _ in items),
+            *(outcome.get("metrics") or {} for _, outcome in items),
+        )
         now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         rows = []
         for params, outcome in items:
             row = {k: outcome.get(k) for k in RUN_COLUMNS if k in outcome}
             row["sweep"] = sweep
             row["finished_at"] = now
-            row.update({k: (None if isinstance(v, float) and v != v else v) for k, v in (outcome.get("metrics") or {}).items() if k not in RUN_COLUMNS})
+            row.update(
+                {
+                    k: (None if isinstance(v, float) and v != v else v)
+                    for k, v in (outcome.get("metrics") or {}).items()
+                    if k not in RUN_COLUMNS
+                }
+            )
             row.update({k: sql_value(v) for k, v in params.items()})
             traces = outcome.get("traces") or {}
             if traces:
@@ -308,8 +355,16 @@ class Store:
         try:
             self.db.register("_rows", batch)
             try:
-                done = {r[0] for r in self.db.execute("INSERT INTO runs BY NAME SELECT * FROM _rows ON CONFLICT DO NOTHING RETURNING hash").fetchall()}
-                self.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _rows ON CONFLICT DO NOTHING", [sweep])
+                done = {
+                    r[0]
+                    for r in self.db.execute(
+                        "INSERT INTO runs BY NAME SELECT * FROM _rows ON CONFLICT DO NOTHING RETURNING hash"
+                    ).fetchall()
+                }
+                self.db.execute(
+                    "INSERT INTO sweep_runs SELECT ?, hash FROM _rows ON CONFLICT DO NOTHING",
+                    [sweep],
+                )
             finally:
                 self.db.unregister("_rows")
             for table in ("flows", "channels", "scores"):
@@ -320,7 +375,9 @@ class Store:
                 ]
                 if frames:
                     # One chunk: DuckDB's Arrow scan costs per chunk (~0.3 ms each), not per row.
-                    self._insert_frame(table, pa.concat_tables(frames, promote_options="default").combine_chunks())
+                    self._insert_frame(
+                        table, pa.concat_tables(frames, promote_options="default").combine_chunks()
+                    )
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -337,16 +394,28 @@ class Store:
         try:
             have = self._table_cols.get(table)
             if have is None or not have.issuperset(frame.column_names):
-                have = {r[0] for r in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+                have = {
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+                        [table],
+                    ).fetchall()
+                }
                 if not have:
                     self.db.execute(f"CREATE TABLE {quote(table)} AS SELECT * FROM _frame LIMIT 0")
                     have = set(frame.column_names)
                 # A newer simulator may report more per-flow columns (e.g. what each flow ran): add
                 # them, so older rows read NULL there instead of the insert failing.
                 if missing := [n for n in frame.column_names if n not in have]:
-                    types = dict(self.db.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _frame)").fetchall())
+                    types = dict(
+                        self.db.execute(
+                            "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _frame)"
+                        ).fetchall()
+                    )
                     for name in missing:
-                        self.db.execute(f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {types[name]}")
+                        self.db.execute(
+                            f"ALTER TABLE {quote(table)} ADD COLUMN {quote(name)} {types[name]}"
+                        )
                     have |= set(missing)
                 self._table_cols[table] = have
             self.db.execute(f"INSERT INTO {quote(table)} BY NAME SELECT * FROM _frame")
@@ -372,7 +441,20 @@ class Store:
                 self.db.execute(
                     "INSERT INTO comparisons BY NAME SELECT ? AS reproduction, ? AS point, ? AS metric, ? AS published, ? AS source, ? AS ours, "
                     "? AS ci_low, ? AS ci_high, ? AS n, ? AS tolerance, ? AS matched, ? AS tolerance_kind",
-                    [reproduction, r["point"], r["metric"], r["published"], r["source"], r["ours"], r["ci_low"], r["ci_high"], r["n"], r["tolerance"], r["matched"], r.get("tolerance_kind", "relative")],
+                    [
+                        reproduction,
+                        r["point"],
+                        r["metric"],
+                        r["published"],
+                        r["source"],
+                        r["ours"],
+                        r["ci_low"],
+                        r["ci_high"],
+                        r["n"],
+                        r["tolerance"],
+                        r["matched"],
+                        r.get("tolerance_kind", "relative"),
+                    ],
                 )
             self.db.execute("COMMIT")
         except BaseException:
@@ -390,8 +472,13 @@ class Store:
         values["written_at"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         self.db.execute("BEGIN")
         try:
-            self.db.execute("DELETE FROM reproductions WHERE reproduction = ?", [values["reproduction"]])
-            self.db.execute(f"INSERT INTO reproductions ({', '.join(quote(k) for k in values)}) VALUES ({', '.join('?' for _ in values)})", list(values.values()))
+            self.db.execute(
+                "DELETE FROM reproductions WHERE reproduction = ?", [values["reproduction"]]
+            )
+            self.db.execute(
+                f"INSERT INTO reproductions ({', '.join(quote(k) for k in values)}) VALUES ({', '.join('?' for _ in values)})",
+                list(values.values()),
+            )
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -412,7 +499,9 @@ def as_table(frame: Any):  # -> pyarrow.Table
 
     if isinstance(frame, (bytes, bytearray, memoryview)):
         return pa.ipc.open_stream(pa.py_buffer(frame)).read_all()
-    return frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    return (
+        frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    )
 
 
 def _with_hash(frame: Any, hash_: str):  # -> pyarrow.Table

@@ -84,20 +84,27 @@ class Sweep:
         return cls.from_dict(doc, base_dir=p.parent, source=str(p))
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any], base_dir: Path = Path("."), source: str = "sweep") -> Sweep:
+    def from_dict(
+        cls, doc: Mapping[str, Any], base_dir: Path = Path("."), source: str = "sweep"
+    ) -> Sweep:
         def bad(key: str, reason: str) -> SweepError:
             return SweepError(f"{source}: {key}: {reason}")
 
         unknown = set(doc) - {"sweep", "set", "grid", "zip", "scenario", "evaluate"}
         if unknown:
-            raise bad(sorted(unknown)[0], "unknown table (expected [sweep], [set], [grid], [zip], [scenario] or [evaluate])")
+            raise bad(
+                sorted(unknown)[0],
+                "unknown table (expected [sweep], [set], [grid], [zip], [scenario] or [evaluate])",
+            )
         head = dict(doc.get("sweep", {}))
         if "evaluate" in doc:
             return cls._evaluate_job(doc, head, base_dir, source, bad)
         allowed = {"name", "scenario", "seeds", "replications", "level", "traces", "simulator"}
         for k in head:
             if k not in allowed:
-                raise bad(f"sweep.{k}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+                raise bad(
+                    f"sweep.{k}", f"unknown key (expected one of {', '.join(sorted(allowed))})"
+                )
         # The base scenario: a file (relative to the sweep file) or an inline [scenario] table.
         if "scenario" in doc and "scenario" in head:
             raise bad("scenario", "give sweep.scenario (a file) or a [scenario] table, not both")
@@ -118,20 +125,36 @@ class Sweep:
             try:
                 text = path.read_text()
             except OSError as e:
-                raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
+                raise _core.ScenarioError(
+                    f"cannot read scenario {path}: {e.strerror or e}"
+                ) from None
             base = kind.from_toml(text, source=str(path))
         else:
             raise bad("sweep.scenario", "missing: name a scenario file or add a [scenario] table")
         name, level = _name_and_level(head, source, bad)
         traces = head.get("traces", [])
-        known_traces = {"window", "rtt", "retransmissions", "drops", "marks", "queue", "arrival", "quench", "receive"}
+        known_traces = {
+            "window",
+            "rtt",
+            "retransmissions",
+            "drops",
+            "marks",
+            "queue",
+            "arrival",
+            "quench",
+            "receive",
+        }
         if not isinstance(traces, list) or any(t not in known_traces for t in traces):
             raise bad("sweep.traces", f"expected a list of {', '.join(sorted(known_traces))}")
         if "seeds" in head and "replications" in head:
             raise bad("sweep.seeds", "give seeds or replications, not both")
         if "seeds" in head:
             seeds = head["seeds"]
-            if not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+            if (
+                not isinstance(seeds, list)
+                or not seeds
+                or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)
+            ):
                 raise bad("sweep.seeds", "expected a non-empty list of non-negative integers")
         elif "replications" in head:
             n = head["replications"]
@@ -149,7 +172,10 @@ class Sweep:
                     raise bad(f"{table}.{k}", "expected a non-empty list of values")
         lengths = {len(v) for v in zipped.values()}
         if len(lengths) > 1:
-            raise bad("zip", f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})")
+            raise bad(
+                "zip",
+                f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})",
+            )
         for k in set(grid) & set(zipped):
             raise bad(f"zip.{k}", "also in [grid]")
         points: list[dict[str, Any]] = []
@@ -170,10 +196,17 @@ class Sweep:
                 raise bad("simulator", e.args[0]) from None
             if point_engine.own_scenarios != engine.own_scenarios:
                 own = point_engine if point_engine.own_scenarios else engine
-                raise bad("simulator", f"{own.name!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]")
+                raise bad(
+                    "simulator",
+                    f"{own.name!r} has scenarios of its own: set it in [sweep], not in [grid]/[zip]",
+                )
             # A table before the keys inside it ("flows" before "flows.0.tcp.rto"), whichever of
             # [grid]/[zip] names it: the deeper key edits the table the shallower one set.
-            overrides = {k: v for k, v in sorted(point.items(), key=lambda kv: kv[0].count(".")) if k != "simulator"}
+            overrides = {
+                k: v
+                for k, v in sorted(point.items(), key=lambda kv: kv[0].count("."))
+                if k != "simulator"
+            }
             for seed in seeds:
                 s = base_with_common.with_(overrides)
                 if seed is not None:
@@ -182,20 +215,33 @@ class Sweep:
                     h = point_engine.run_hash(s)
                 except _core.ScenarioError as e:
                     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
-                    raise SweepError(f"{source}: run ({where}{', ' if where else ''}seed={s.get('simulation.seed', 1)}): {e}") from None
+                    raise SweepError(
+                        f"{source}: run ({where}{', ' if where else ''}seed={s.get('simulation.seed', 1)}): {e}"
+                    ) from None
                 if h in seen:
                     continue  # two points naming the same run (e.g. a parameter repeated)
                 seen.add(h)
                 params = {**point, "simulator": sim} if "simulator" in point else dict(point)
                 runs.append(RunSpec(params=params, scenario=s, simulator=sim, hash=h))
-        return cls(name=name, base=base, runs=runs, level=float(level), traces=list(traces), keys=keys)
-
+        return cls(
+            name=name, base=base, runs=runs, level=float(level), traces=list(traces), keys=keys
+        )
 
     @classmethod
-    def _evaluate_job(cls, doc: Mapping[str, Any], head: dict[str, Any], base_dir: Path, source: str, bad: Callable[[str, str], SweepError]) -> Sweep:
+    def _evaluate_job(
+        cls,
+        doc: Mapping[str, Any],
+        head: dict[str, Any],
+        base_dir: Path,
+        source: str,
+        bad: Callable[[str, str], SweepError],
+    ) -> Sweep:
         for k in head:
             if k not in ("name", "level"):
-                raise bad(f"sweep.{k}", "an evaluate job takes name and level here; its inputs, estimators and settings go in [evaluate]")
+                raise bad(
+                    f"sweep.{k}",
+                    "an evaluate job takes name and level here; its inputs, estimators and settings go in [evaluate]",
+                )
         if "scenario" in doc:
             raise bad("scenario", "a sweep is a scenario or an evaluate job, not both")
         name, level = _name_and_level(head, source, bad)
@@ -205,7 +251,10 @@ class Sweep:
                     raise bad(f"{table}.{k}", "expected a non-empty list of values")
         zipped = dict(doc.get("zip", {}))
         if len({len(v) for v in zipped.values()}) > 1:
-            raise bad("zip", f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})")
+            raise bad(
+                "zip",
+                f"lists of different lengths ({', '.join(f'{k}: {len(v)}' for k, v in zipped.items())})",
+            )
         runs, keys = runs_of(doc, base_dir, source, bad)
         return cls(name=name, base=None, runs=runs, level=float(level), keys=keys)
 
@@ -247,7 +296,11 @@ def run_one(task: Mapping[str, Any]) -> dict[str, Any]:
             # them to DuckDB without converting.
             out["flows"] = to_ipc(result.tables["flows"], hash_=task["hash"])
             out["channels"] = to_ipc(result.tables["channels"], hash_=task["hash"])
-            out["traces"] = {k: to_ipc(v, keep_metadata=True) for k, v in result.tables.items() if k in task.get("traces", ())}
+            out["traces"] = {
+                k: to_ipc(v, keep_metadata=True)
+                for k, v in result.tables.items()
+                if k in task.get("traces", ())
+            }
         out["status"] = "ok"
     except Exception as e:  # noqa: BLE001 - every failure is data about the run
         out["status"] = "error"
@@ -268,8 +321,15 @@ def to_ipc(table: Any, keep_metadata: bool = False, hash_: str | None = None) ->
     if not keep_metadata or hash_ is not None:
         columns, names = table.columns, table.column_names
         if hash_ is not None:
-            columns, names = [pa.array([hash_] * table.num_rows, pa.string()), *columns], ["hash", *names]
-        table = pa.Table.from_arrays(columns, names=names) if not keep_metadata else pa.Table.from_arrays(columns, names=names, metadata=table.schema.metadata)
+            columns, names = (
+                [pa.array([hash_] * table.num_rows, pa.string()), *columns],
+                ["hash", *names],
+            )
+        table = (
+            pa.Table.from_arrays(columns, names=names)
+            if not keep_metadata
+            else pa.Table.from_arrays(columns, names=names, metadata=table.schema.metadata)
+        )
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
@@ -300,7 +360,11 @@ def result_scalars(result: Any) -> dict[str, Any]:
         c = flows.column(col)
         return None if c.null_count else num(pc.sum(c).as_py() or 0, int)
 
-    goodput = pc.min_max(flows.column("goodput_bps")).as_py() if flows.num_rows else {"min": None, "max": None}
+    goodput = (
+        pc.min_max(flows.column("goodput_bps")).as_py()
+        if flows.num_rows
+        else {"min": None, "max": None}
+    )
     overflow, aqm = at("drops_overflow"), at("drops_aqm")
     jain = result.jain_index
     return {
@@ -323,7 +387,14 @@ def task_of(sweep: Sweep, run: RunSpec) -> dict[str, Any]:
     if run.job is not None:
         import json
 
-        return {"hash": run.hash, "simulator": run.simulator, "seed": None, "scenario": json.dumps(run.job, sort_keys=True), "name": run.job["input"], "job": run.job}
+        return {
+            "hash": run.hash,
+            "simulator": run.simulator,
+            "seed": None,
+            "scenario": json.dumps(run.job, sort_keys=True),
+            "name": run.job["input"],
+            "job": run.job,
+        }
     return {
         "hash": run.hash,
         "simulator": run.simulator,
@@ -345,7 +416,11 @@ def outcome_of(task: Mapping[str, Any], result: Any) -> dict[str, Any]:
     run kept killing its worker) that exception as the run's error."""
     out = {k: task[k] for k in ECHOED}
     if isinstance(result, BaseException):
-        out.update(status="error", error_kind=type(result).__name__, error=(str(result).splitlines() or [""])[0][:2000])
+        out.update(
+            status="error",
+            error_kind=type(result).__name__,
+            error=(str(result).splitlines() or [""])[0][:2000],
+        )
     else:
         out.update(result)
     return out
@@ -364,7 +439,9 @@ def as_stored(sweep: Sweep, store: Any, stored: set[str] | None = None) -> Sweep
     stored, and only when ``store`` holds runs keyed under form 1 (one query otherwise)."""
     if stored is None:
         stored = store.stored_hashes()
-    missing = [r for r in sweep.runs if r.hash not in stored and hasattr(type(r.scenario), "form1_hash")]
+    missing = [
+        r for r in sweep.runs if r.hash not in stored and hasattr(type(r.scenario), "form1_hash")
+    ]
     if not missing:
         return sweep
     earlier = store.stored_hashes(scenario_schema=1) & stored
@@ -377,7 +454,12 @@ def as_stored(sweep: Sweep, store: Any, stored: set[str] | None = None) -> Sweep
             keys[r.hash] = old
     if not keys:
         return sweep
-    return dataclasses.replace(sweep, runs=[dataclasses.replace(r, hash=keys[r.hash]) if r.hash in keys else r for r in sweep.runs])
+    return dataclasses.replace(
+        sweep,
+        runs=[
+            dataclasses.replace(r, hash=keys[r.hash]) if r.hash in keys else r for r in sweep.runs
+        ],
+    )
 
 
 def planned(sweep: Sweep, store: Any, retry_failed: bool = False) -> tuple[Sweep, set[str]]:
@@ -444,7 +526,13 @@ def start_client(scheduler: str | None = None, workers: int | None = None):
         "distributed.scheduler.work-stealing": False,
     }
     with dask.config.set(quiet):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40)
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        )
     return Client(cluster, direct_to_workers=True), cluster
 
 
@@ -480,7 +568,9 @@ def execute(
     if retry_failed:  # this sweep's failed runs only: another sweep's in the same store stay
         failed = store.stored_hashes(status="error") & {r.hash for r in sweep.runs}
         if failed:
-            store.db.execute(f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed))
+            store.db.execute(
+                f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed)
+            )
     todo = [r for r in sweep.runs if r.hash not in stored]
     result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
     store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs if r.hash in stored])
@@ -504,7 +594,9 @@ def execute(
                     result.ok += 1
                 else:
                     result.failed += 1
-                    result.errors.append((run.hash, out.get("error_kind", ""), out.get("error", "")))
+                    result.errors.append(
+                        (run.hash, out.get("error_kind", ""), out.get("error", ""))
+                    )
                 if on_result:
                     on_result(result, out, w)
         last_commit = time.perf_counter()
@@ -526,7 +618,10 @@ def execute(
             run = by_hash[future.key.removeprefix("rttlab-run-")]
             if future.key in by_key:
                 out = by_key[future.key]
-            elif future.status in ("error", "cancelled"):  # e.g. KilledWorker: the run keeps killing its worker
+            elif future.status in (
+                "error",
+                "cancelled",
+            ):  # e.g. KilledWorker: the run keeps killing its worker
                 try:
                     out = future.exception()
                 except Exception as e:  # noqa: BLE001 - cancelled: stored as the run's error
@@ -541,7 +636,16 @@ def execute(
         try:
             # One graph update for the whole sweep (a submit per run costs the scheduler more);
             # still one task, and one key, per run.
-            futures = client.map(run_one, [task_of(sweep, r) for r in todo], key=[f"rttlab-run-{r.hash}" for r in todo], pure=False) if todo else []
+            futures = (
+                client.map(
+                    run_one,
+                    [task_of(sweep, r) for r in todo],
+                    key=[f"rttlab-run-{r.hash}" for r in todo],
+                    pure=False,
+                )
+                if todo
+                else []
+            )
             arrived = as_completed(futures)
             while not arrived.is_empty() or finished:
                 # Results are fetched and stored together once per COMMIT_EVERY_S: the first
@@ -553,7 +657,9 @@ def execute(
                     fetch()
                     commit()
                 elif not due:
-                    time.sleep(min(0.05, max(0.0, last_commit + COMMIT_EVERY_S - time.perf_counter())))
+                    time.sleep(
+                        min(0.05, max(0.0, last_commit + COMMIT_EVERY_S - time.perf_counter()))
+                    )
         finally:
             # What finished is kept, however the loop ended (Ctrl-C, an error in the client):
             # the runs finished but not yet fetched are fetched first. A second Ctrl-C during

@@ -39,7 +39,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from rttlab import __version__
-from rttlab.trace.tune_search import METRIC_COLUMNS, TIMER_FLOOR, Dim, Trace, fmt_value, replay_points, sentence
+from rttlab.trace.tune_search import (
+    METRIC_COLUMNS,
+    TIMER_FLOOR,
+    Dim,
+    Trace,
+    fmt_value,
+    replay_points,
+    sentence,
+)
 
 #: The simulator name of a tuning point's run, and the layout of its ``scores`` row.
 SIMULATOR = "tune"
@@ -73,18 +81,30 @@ def trace_digest(trace: Trace) -> str:
     h = hashlib.sha256()
     for a in (trace.times_ns, trace.rtts_ns):
         h.update(np.ascontiguousarray(a, dtype=np.uint64).tobytes())
-    h.update(json.dumps([list(map(int, trace.starts)), [bool(x) for x in trace.timestamps], [[int(s), int(t)] for s, t in trace.losses]]).encode())
+    h.update(
+        json.dumps(
+            [
+                list(map(int, trace.starts)),
+                [bool(x) for x in trace.timestamps],
+                [[int(s), int(t)] for s, t in trace.losses],
+            ]
+        ).encode()
+    )
     return h.hexdigest()
 
 
-def point_params(name: str, point: Mapping[str, float], dims: list[Dim], fixed: Mapping[str, str]) -> tuple[dict[str, str], float]:
+def point_params(
+    name: str, point: Mapping[str, float], dims: list[Dim], fixed: Mapping[str, str]
+) -> tuple[dict[str, str], float]:
     """A point's estimator parameters as the command line writes them, and its timer floor (s)."""
     kinds = {d.key: d.kind for d in dims}
     params = {**fixed, **{k: fmt_value(kinds[k], v) for k, v in point.items() if k != TIMER_FLOOR}}
     return params, float(point.get(TIMER_FLOOR, 0.0))
 
 
-def point_hash(digest: str, name: str, params: Mapping[str, str], floor: float, default: bool) -> str:
+def point_hash(
+    digest: str, name: str, params: Mapping[str, str], floor: float, default: bool
+) -> str:
     key = {
         "kind": "tune",
         "data_sha256": digest,
@@ -95,7 +115,9 @@ def point_hash(digest: str, name: str, params: Mapping[str, str], floor: float, 
         "rttlab": __version__,
         "result_schema": SCHEMA,
     }
-    return hashlib.sha256(json.dumps(key, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:40]
+    return hashlib.sha256(
+        json.dumps(key, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()[:40]
 
 
 def run_params(name: str, params: Mapping[str, str], floor: float, default: bool) -> dict[str, Any]:
@@ -107,7 +129,9 @@ def run_params(name: str, params: Mapping[str, str], floor: float, default: bool
     return out
 
 
-def replay_chunk(trace: Trace, name: str, points: list[dict[str, float]], dims: list[Dim], fixed: dict[str, str]) -> dict[str, Any]:
+def replay_chunk(
+    trace: Trace, name: str, points: list[dict[str, float]], dims: list[Dim], fixed: dict[str, str]
+) -> dict[str, Any]:
     """Replay some points of one estimator (on a Dask worker): their rows, and the cost."""
     import dataclasses
 
@@ -116,9 +140,19 @@ def replay_chunk(trace: Trace, name: str, points: list[dict[str, float]], dims: 
     wall0, cpu0 = time.perf_counter(), time.thread_time()
     # Arrays that came over the wire may sit misaligned in the message's buffer: the core takes
     # aligned, contiguous ones (a copy here, once per task, only where needed).
-    aligned = {k: np.require(getattr(trace, k), dtype=np.uint64, requirements=["C", "A"]) for k in ("times_ns", "rtts_ns")}
-    rows = replay_points(dataclasses.replace(trace, **aligned), name, points, dims, fixed, threads=1)
-    return {"rows": rows, "wall_s": time.perf_counter() - wall0, "cpu_s": time.thread_time() - cpu0, "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    aligned = {
+        k: np.require(getattr(trace, k), dtype=np.uint64, requirements=["C", "A"])
+        for k in ("times_ns", "rtts_ns")
+    }
+    rows = replay_points(
+        dataclasses.replace(trace, **aligned), name, points, dims, fixed, threads=1
+    )
+    return {
+        "rows": rows,
+        "wall_s": time.perf_counter() - wall0,
+        "cpu_s": time.thread_time() - cpu0,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+    }
 
 
 class StoredReplay:
@@ -129,13 +163,32 @@ class StoredReplay:
     in :attr:`found` (points read from the store) and :attr:`replayed` (points computed), and
     :attr:`tasks` (Dask tasks sent)."""
 
-    def __init__(self, store: Any, sweep: str, *, dask: str = "auto", scheduler: str | None = None, workers: int | None = None, _shared: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        sweep: str,
+        *,
+        dask: str = "auto",
+        scheduler: str | None = None,
+        workers: int | None = None,
+        _shared: dict[str, Any] | None = None,
+    ) -> None:
         if dask not in ("auto", "always", "never"):
             raise ValueError(f"dask: expected auto, always or never, got {dask!r}")
         self.store, self.sweep, self.dask = store, sweep, dask
         self.scheduler, self.workers = scheduler, workers
         # The cluster and the data sent to it, shared with the validation's replay.
-        self._shared = _shared if _shared is not None else {"client": None, "cluster": None, "scattered": {}, "digests": {}, "counts": {"found": 0, "replayed": 0, "tasks": 0}}
+        self._shared = (
+            _shared
+            if _shared is not None
+            else {
+                "client": None,
+                "cluster": None,
+                "scattered": {},
+                "digests": {},
+                "counts": {"found": 0, "replayed": 0, "tasks": 0},
+            }
+        )
 
     @property
     def found(self) -> int:
@@ -155,7 +208,14 @@ class StoredReplay:
 
     def validation(self) -> StoredReplay:
         """The replay of the held-out validation's searches: the same store, its own sweep."""
-        return StoredReplay(self.store, f"{self.sweep}.validation", dask=self.dask, scheduler=self.scheduler, workers=self.workers, _shared=self._shared)
+        return StoredReplay(
+            self.store,
+            f"{self.sweep}.validation",
+            dask=self.dask,
+            scheduler=self.scheduler,
+            workers=self.workers,
+            _shared=self._shared,
+        )
 
     def close(self) -> None:
         client, cluster = self._shared["client"], self._shared["cluster"]
@@ -196,10 +256,27 @@ class StoredReplay:
             self.store.db.unregister("_wanted")
         out = {}
         for h, *values in got:
-            out[h] = {c: (None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v) if c in INTS else float(v)) for c, v in zip(METRIC_COLUMNS, values)}
+            out[h] = {
+                c: (
+                    None
+                    if v is None or (isinstance(v, float) and math.isnan(v))
+                    else int(v)
+                    if c in INTS
+                    else float(v)
+                )
+                for c, v in zip(METRIC_COLUMNS, values)
+            }
         return out
 
-    def __call__(self, trace: Trace, name: str, points: list[dict[str, float]], dims: list[Dim], fixed: dict[str, str], threads: int | None = None) -> list[dict[str, Any]]:
+    def __call__(
+        self,
+        trace: Trace,
+        name: str,
+        points: list[dict[str, float]],
+        dims: list[Dim],
+        fixed: dict[str, str],
+        threads: int | None = None,
+    ) -> list[dict[str, Any]]:
         digest = self._digest(trace)
         default = not dims  # the point {} of no dimension: the estimator's defaults
         made = [point_params(name, p, dims, fixed) for p in points]
@@ -214,14 +291,33 @@ class StoredReplay:
         if todo_idx:
             todo_points = [points[i] for i in todo_idx]
             work = len(todo_points) * len(trace.rtts_ns)
-            if self.dask == "always" or (self.dask == "auto" and (work > DASK_WORK or self.scheduler or self.workers)):
+            if self.dask == "always" or (
+                self.dask == "auto" and (work > DASK_WORK or self.scheduler or self.workers)
+            ):
                 rows, costs = self._on_dask(trace, digest, name, todo_points, dims, fixed)
             else:
                 wall0, cpu0 = time.perf_counter(), time.process_time()
                 rows = replay_points(trace, name, todo_points, dims, fixed, threads)
-                each = (time.perf_counter() - wall0) / len(rows), (time.process_time() - cpu0) / len(rows)
-                costs = [{"wall_s": each[0], "cpu_s": each[1], "worker": f"{socket.gethostname()}:{os.getpid()}"}] * len(rows)
-            self._write(trace, name, [made[i] for i in todo_idx], [hashes[i] for i in todo_idx], default, rows, costs)
+                each = (
+                    (time.perf_counter() - wall0) / len(rows),
+                    (time.process_time() - cpu0) / len(rows),
+                )
+                costs = [
+                    {
+                        "wall_s": each[0],
+                        "cpu_s": each[1],
+                        "worker": f"{socket.gethostname()}:{os.getpid()}",
+                    }
+                ] * len(rows)
+            self._write(
+                trace,
+                name,
+                [made[i] for i in todo_idx],
+                [hashes[i] for i in todo_idx],
+                default,
+                rows,
+                costs,
+            )
             self._shared["counts"]["replayed"] += len(rows)
             for i, row in zip(todo_idx, rows):
                 have[hashes[i]] = row
@@ -237,7 +333,10 @@ class StoredReplay:
 
         self.store.db.register("_members", pa.table({"hash": hashes}))
         try:
-            self.store.db.execute("INSERT INTO sweep_runs SELECT ?, hash FROM _members ON CONFLICT DO NOTHING", [self.sweep])
+            self.store.db.execute(
+                "INSERT INTO sweep_runs SELECT ?, hash FROM _members ON CONFLICT DO NOTHING",
+                [self.sweep],
+            )
         finally:
             self.store.db.unregister("_members")
 
@@ -245,10 +344,20 @@ class StoredReplay:
         if self._shared["client"] is None:
             from rttlab.experiments.sweep import start_client
 
-            self._shared["client"], self._shared["cluster"] = start_client(self.scheduler, self.workers)
+            self._shared["client"], self._shared["cluster"] = start_client(
+                self.scheduler, self.workers
+            )
         return self._shared["client"]
 
-    def _on_dask(self, trace: Trace, digest: str, name: str, points: list[dict[str, float]], dims: list[Dim], fixed: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _on_dask(
+        self,
+        trace: Trace,
+        digest: str,
+        name: str,
+        points: list[dict[str, float]],
+        dims: list[Dim],
+        fixed: dict[str, str],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         client = self._client()
         data = self._shared["scattered"].get(digest)
         if data is None:  # the data go to every worker once, not with every task
@@ -258,28 +367,77 @@ class StoredReplay:
         # A few tasks per worker: each replays its points in one call into the core.
         size = max(1, math.ceil(len(points) / (2 * workers)))
         chunks = [points[i : i + size] for i in range(0, len(points), size)]
-        futures = [client.submit(replay_chunk, data, name, chunk, dims, fixed, pure=False) for chunk in chunks]
+        futures = [
+            client.submit(replay_chunk, data, name, chunk, dims, fixed, pure=False)
+            for chunk in chunks
+        ]
         self._shared["counts"]["tasks"] += len(futures)
         rows, costs = [], []
         for chunk, out in zip(chunks, client.gather(futures)):
             rows += out["rows"]
-            costs += [{"wall_s": out["wall_s"] / len(chunk), "cpu_s": out["cpu_s"] / len(chunk), "worker": out["worker"]}] * len(chunk)
+            costs += [
+                {
+                    "wall_s": out["wall_s"] / len(chunk),
+                    "cpu_s": out["cpu_s"] / len(chunk),
+                    "worker": out["worker"],
+                }
+            ] * len(chunk)
         return rows, costs
 
-    def _write(self, trace: Trace, name: str, made: list[tuple[dict[str, str], float]], hashes: list[str], default: bool, rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> None:
+    def _write(
+        self,
+        trace: Trace,
+        name: str,
+        made: list[tuple[dict[str, str], float]],
+        hashes: list[str],
+        default: bool,
+        rows: list[dict[str, Any]],
+        costs: list[dict[str, Any]],
+    ) -> None:
         """The new points as runs, one transaction (all of them or none)."""
         import pyarrow as pa
 
         items = []
         for (params, floor), h, row, cost in zip(made, hashes, rows, costs):
             setting = sentence(name, params, floor) + (" (defaults)" if default else "")
-            cols: dict[str, Any] = {"input": trace.name, "input_kind": trace.kind, "estimator": name, "label": setting, "floor_s": floor, **row}
-            types = {c: (pa.int64() if c in INTS else pa.float64()) for c in METRIC_COLUMNS} | {"floor_s": pa.float64()}
-            scores = pa.table({"hash": pa.array([h], pa.string()), **{k: pa.array([v], type=types.get(k, pa.string())) for k, v in cols.items()}})
+            cols: dict[str, Any] = {
+                "input": trace.name,
+                "input_kind": trace.kind,
+                "estimator": name,
+                "label": setting,
+                "floor_s": floor,
+                **row,
+            }
+            types = {c: (pa.int64() if c in INTS else pa.float64()) for c in METRIC_COLUMNS} | {
+                "floor_s": pa.float64()
+            }
+            scores = pa.table(
+                {
+                    "hash": pa.array([h], pa.string()),
+                    **{k: pa.array([v], type=types.get(k, pa.string())) for k, v in cols.items()},
+                }
+            )
             outcome = {
-                "hash": h, "simulator": SIMULATOR, "seed": None, "name": trace.name, "status": "ok",
-                "scenario": json.dumps({"estimator": name, "params": params, "timer_floor_s": floor, "default": default, "data": trace.name}, sort_keys=True),
-                "rttlab_version": __version__, "simulator_version": __version__, "result_schema": SCHEMA, "scores": scores, **cost,
+                "hash": h,
+                "simulator": SIMULATOR,
+                "seed": None,
+                "name": trace.name,
+                "status": "ok",
+                "scenario": json.dumps(
+                    {
+                        "estimator": name,
+                        "params": params,
+                        "timer_floor_s": floor,
+                        "default": default,
+                        "data": trace.name,
+                    },
+                    sort_keys=True,
+                ),
+                "rttlab_version": __version__,
+                "simulator_version": __version__,
+                "result_schema": SCHEMA,
+                "scores": scores,
+                **cost,
             }
             items.append((run_params(name, params, floor, default), outcome))
         self.store.write_runs(self.sweep, items)
@@ -300,14 +458,30 @@ def write_tuning(store: Any, sweep: str, tuning: Any) -> None:
     rec_hash = None
     if rec is not None:
         found = store.db.execute(
-            "SELECT hash FROM scores JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = ? AND scores.label = ?", [sweep, rec["setting"]]
+            "SELECT hash FROM scores JOIN sweep_runs USING (hash) WHERE sweep_runs.sweep = ? AND scores.label = ?",
+            [sweep, rec["setting"]],
         ).fetchone()
         rec_hash = found[0] if found else None
-    doc = {k: v for k, v in tuning.to_json().items() if k not in ("fronts", "joint_front", "defaults")}
+    doc = {
+        k: v for k, v in tuning.to_json().items() if k not in ("fronts", "joint_front", "defaults")
+    }
     s = tuning.settings
     store.db.execute("DELETE FROM tunings WHERE sweep = ?", [sweep])
     store.db.execute(
         f"INSERT INTO tunings VALUES ({', '.join('?' for _ in TUNINGS)})",
-        [sweep, tuning.run_key(), " + ".join(tuning.inputs), int(tuning.samples), ",".join(tuning.methods), s.target, s.confidence, s.budget, s.seed,
-         rec_hash, None if rec is None else rec["setting"], json.dumps(clean(doc), sort_keys=True), dt.datetime.now(dt.UTC).replace(tzinfo=None)],
+        [
+            sweep,
+            tuning.run_key(),
+            " + ".join(tuning.inputs),
+            int(tuning.samples),
+            ",".join(tuning.methods),
+            s.target,
+            s.confidence,
+            s.budget,
+            s.seed,
+            rec_hash,
+            None if rec is None else rec["setting"],
+            json.dumps(clean(doc), sort_keys=True),
+            dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        ],
     )

@@ -50,20 +50,28 @@ class AlreadyAttached(Unavailable):
 
 def check_root() -> None:
     if os.geteuid() != 0:
-        raise Unavailable("rttlab live needs root (it loads a BPF program and attaches it to a cgroup)")
+        raise Unavailable(
+            "rttlab live needs root (it loads a BPF program and attaches it to a cgroup)"
+        )
 
 
 def _clang() -> str:
     clang = shutil.which("clang")
     if clang is None:
-        raise Unavailable("clang is missing (it compiles the BPF program at first use; Debian: apt-get install clang libbpf-dev)")
+        raise Unavailable(
+            "clang is missing (it compiles the BPF program at first use; Debian: apt-get install clang libbpf-dev)"
+        )
     return clang
 
 
 def _include_dirs() -> list[str]:
     # <asm/types.h> sits in the multiarch directory on Debian (linux-libc-dev).
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""
-    return [f"/usr/include/{multiarch}"] if multiarch and Path(f"/usr/include/{multiarch}").is_dir() else []
+    return (
+        [f"/usr/include/{multiarch}"]
+        if multiarch and Path(f"/usr/include/{multiarch}").is_dir()
+        else []
+    )
 
 
 def cache_dir() -> Path:
@@ -75,7 +83,9 @@ def build(cache: Path | None = None) -> Path:
     """The compiled object, built if the cache lacks it (keyed by source and clang version)."""
     clang = _clang()
     if not Path("/usr/include/bpf/bpf_helpers.h").exists():
-        raise Unavailable("libbpf's headers are missing (/usr/include/bpf/bpf_helpers.h; Debian: apt-get install libbpf-dev)")
+        raise Unavailable(
+            "libbpf's headers are missing (/usr/include/bpf/bpf_helpers.h; Debian: apt-get install libbpf-dev)"
+        )
     version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout
     key = hashlib.sha256(SOURCE.read_bytes() + version.encode()).hexdigest()[:16]
     cache = cache or cache_dir()
@@ -84,11 +94,24 @@ def build(cache: Path | None = None) -> Path:
         return obj
     cache.mkdir(parents=True, exist_ok=True)
     tmp = obj.with_suffix(f".{os.getpid()}.tmp")
-    cmd = [clang, "-O2", "-g", "-target", "bpf", *(f"-I{d}" for d in _include_dirs()), "-c", str(SOURCE), "-o", str(tmp)]
+    cmd = [
+        clang,
+        "-O2",
+        "-g",
+        "-target",
+        "bpf",
+        *(f"-I{d}" for d in _include_dirs()),
+        "-c",
+        str(SOURCE),
+        "-o",
+        str(tmp),
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
-        first = next((line for line in r.stderr.splitlines() if "error" in line), r.stderr.strip()[:200])
+        first = next(
+            (line for line in r.stderr.splitlines() if "error" in line), r.stderr.strip()[:200]
+        )
         raise Unavailable(f"compiling {SOURCE.name} failed: {first}")
     os.replace(tmp, obj)
     return obj
@@ -102,7 +125,9 @@ def _libbpf() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL(name, use_errno=True)
     except OSError:
-        raise Unavailable("libbpf is missing (libbpf.so.1; Debian: apt-get install libbpf1)") from None
+        raise Unavailable(
+            "libbpf is missing (libbpf.so.1; Debian: apt-get install libbpf1)"
+        ) from None
     vp, i, u32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32
     for fn, res, args in [
         ("bpf_object__open_file", vp, [ctypes.c_char_p, vp]),
@@ -119,7 +144,11 @@ def _libbpf() -> ctypes.CDLL:
         ("ring_buffer__free", None, [vp]),
         ("bpf_map_lookup_elem", i, [i, vp, vp]),
         ("libbpf_num_possible_cpus", i, []),
-        ("bpf_prog_query", i, [i, i, u32, ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.POINTER(u32)]),
+        (
+            "bpf_prog_query",
+            i,
+            [i, i, u32, ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.POINTER(u32)],
+        ),
         ("bpf_prog_get_fd_by_id", i, [u32]),
         ("bpf_obj_get_info_by_fd", i, [i, vp, ctypes.POINTER(u32)]),
         ("libbpf_set_print", vp, [vp]),
@@ -160,7 +189,9 @@ def lock_cgroup(fd: int, cgroup: Path) -> None:
     except BlockingIOError:
         pid = lock_holder(fd)
         who = f" (pid {pid})" if pid else ""
-        raise AlreadyAttached(f"{cgroup}: another rttlab live is already attached or attaching{who}; stop it first (its programs go when it exits)") from None
+        raise AlreadyAttached(
+            f"{cgroup}: another rttlab live is already attached or attaching{who}; stop it first (its programs go when it exits)"
+        ) from None
 
 
 def attached_programs(lib: ctypes.CDLL, cgroup_fd: int) -> list[tuple[int, str]]:
@@ -168,7 +199,17 @@ def attached_programs(lib: ctypes.CDLL, cgroup_fd: int) -> list[tuple[int, str]]
     ids = (ctypes.c_uint32 * 64)()
     cnt = ctypes.c_uint32(64)
     flags = ctypes.c_uint32(0)
-    if lib.bpf_prog_query(cgroup_fd, BPF_CGROUP_SOCK_OPS, BPF_F_QUERY_EFFECTIVE, ctypes.byref(flags), ids, ctypes.byref(cnt)) != 0:
+    if (
+        lib.bpf_prog_query(
+            cgroup_fd,
+            BPF_CGROUP_SOCK_OPS,
+            BPF_F_QUERY_EFFECTIVE,
+            ctypes.byref(flags),
+            ids,
+            ctypes.byref(cnt),
+        )
+        != 0
+    ):
         return []
     out = []
     for k in range(cnt.value):
@@ -190,7 +231,9 @@ class LiveProgram:
     """The loaded program attached to one cgroup; ``poll`` hands each event's bytes to
     ``on_event``. ``close`` (or the process's end) detaches it."""
 
-    def __init__(self, cgroup: str | Path, on_event: Callable[[bytes], None], obj_path: Path | None = None) -> None:
+    def __init__(
+        self, cgroup: str | Path, on_event: Callable[[bytes], None], obj_path: Path | None = None
+    ) -> None:
         check_root()
         self._lib = _libbpf()
         obj_path = obj_path or build()
@@ -203,9 +246,13 @@ class LiveProgram:
             raise Unavailable(f"{self.cgroup}: cannot open the cgroup ({e.strerror})") from None
         try:
             lock_cgroup(self._cgroup_fd, self.cgroup)
-            others = [i for i, name in attached_programs(self._lib, self._cgroup_fd) if name == PROG_NAME]
+            others = [
+                i for i, name in attached_programs(self._lib, self._cgroup_fd) if name == PROG_NAME
+            ]
             if others:
-                raise AlreadyAttached(f"{self.cgroup}: another rttlab live is already attached (program id {others[0]}); stop it first (its programs go when it exits)")
+                raise AlreadyAttached(
+                    f"{self.cgroup}: another rttlab live is already attached (program id {others[0]}); stop it first (its programs go when it exits)"
+                )
             #: Every RTT sample (the tcp_probe tracepoint program attached), or only the
             #: once-per-RTT callback's (docs/live.md, "Per-ACK samples").
             self.per_ack = True
@@ -214,20 +261,33 @@ class LiveProgram:
                 # Without BTF tracepoints: the sock_ops program alone.
                 self._lib.bpf_object__close(self._obj)
                 self._obj = self._open(obj_path)
-                self._lib.bpf_program__set_autoload(self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode()), False)
+                self._lib.bpf_program__set_autoload(
+                    self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode()),
+                    False,
+                )
                 self.per_ack = False
                 if self._lib.bpf_object__load(self._obj) != 0:
-                    raise Unavailable(_oserror("loading the BPF program (the kernel needs BPF, BTF at /sys/kernel/btf/vmlinux and sock_ops with ring buffers, Linux ≥ 5.8)"))
+                    raise Unavailable(
+                        _oserror(
+                            "loading the BPF program (the kernel needs BPF, BTF at /sys/kernel/btf/vmlinux and sock_ops with ring buffers, Linux ≥ 5.8)"
+                        )
+                    )
             prog = self._lib.bpf_object__find_program_by_name(self._obj, PROG_NAME.encode())
             self._events_fd = self._lib.bpf_object__find_map_fd_by_name(self._obj, b"events")
             self._overruns_fd = self._lib.bpf_object__find_map_fd_by_name(self._obj, b"overruns")
             ctypes.set_errno(0)
             self._link = self._lib.bpf_program__attach_cgroup(prog, self._cgroup_fd)
             if not self._link:
-                raise Unavailable(_oserror(f"{self.cgroup}: attaching the sock_ops program (a cgroup v2 directory is needed)"))
+                raise Unavailable(
+                    _oserror(
+                        f"{self.cgroup}: attaching the sock_ops program (a cgroup v2 directory is needed)"
+                    )
+                )
             self._probe_link = None
             if self.per_ack:
-                self._probe_link = self._lib.bpf_program__attach(self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode()))
+                self._probe_link = self._lib.bpf_program__attach(
+                    self._lib.bpf_object__find_program_by_name(self._obj, PROBE_NAME.encode())
+                )
                 self.per_ack = bool(self._probe_link)
 
             def sample(_ctx: int, data: int, size: int) -> int:

@@ -34,7 +34,9 @@ def check(path: str | Path) -> Path:
     """``path`` if it is a directory of the cgroup v2 hierarchy, else one line saying why not."""
     p = Path(path)
     root = mount_point()
-    if not (p / "cgroup.procs").exists() or not (p.resolve() == root.resolve() or root.resolve() in p.resolve().parents):
+    if not (p / "cgroup.procs").exists() or not (
+        p.resolve() == root.resolve() or root.resolve() in p.resolve().parents
+    ):
         raise Unavailable(f"{p}: not a cgroup v2 directory (the hierarchy is mounted at {root})")
     return p
 
@@ -54,7 +56,7 @@ def remove_stale() -> list[str]:
     root = mount_point()
     for d in root.glob(PREFIX + "*"):
         try:
-            pid = int(d.name[len(PREFIX):].split("-")[0])
+            pid = int(d.name[len(PREFIX) :].split("-")[0])
         except ValueError:
             continue
         if not alive(pid):

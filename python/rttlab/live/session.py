@@ -103,12 +103,26 @@ class Session:
     """Feed :class:`rttlab.live.events.Event` values in time order with :meth:`feed`; read the
     scores with :meth:`table` and :meth:`summary` at any moment."""
 
-    def __init__(self, estimators: Sequence[str | tuple[str, Sequence[tuple[str, str]]]] | None = None, *, hz: int = 250,
-                 tick_ns: int = 4 * MS, min_rto_ns: int = 0, timer_granularity_ns: int = 0, per_ack: bool = True) -> None:
-        specs = [(e, []) if isinstance(e, str) else (e[0], list(e[1])) for e in (estimators or default_estimators())]
+    def __init__(
+        self,
+        estimators: Sequence[str | tuple[str, Sequence[tuple[str, str]]]] | None = None,
+        *,
+        hz: int = 250,
+        tick_ns: int = 4 * MS,
+        min_rto_ns: int = 0,
+        timer_granularity_ns: int = 0,
+        per_ack: bool = True,
+    ) -> None:
+        specs = [
+            (e, []) if isinstance(e, str) else (e[0], list(e[1]))
+            for e in (estimators or default_estimators())
+        ]
         self.names = [n for n, _ in specs]
         # Karn per connection comes from the kernel (tstamp_ok) with each stream's first sample.
-        self.est = {n: _core.LiveEstimator(n, p, tick_ns, timer_granularity_ns, min_rto_ns, True) for n, p in specs}
+        self.est = {
+            n: _core.LiveEstimator(n, p, tick_ns, timer_granularity_ns, min_rto_ns, True)
+            for n, p in specs
+        }
         self.hz = hz
         self.granularity_ns = timer_granularity_ns
         #: Samples come from the per-ACK program (every sample the kernel took); else from
@@ -143,7 +157,16 @@ class Session:
             out += self._rtt(c, e)
         elif e.op == ev.RTT:
             # The once-per-RTT callback beside the per-ACK samples: its sample is one of them.
-            out.append({"event": "rtt_cb", "t_ns": e.ts_ns, "conn": c.key, "rtt_s": e.args[0] / 1e6, "srtt_s": e.args[1] / 8e6, "srtt_before_s": e.srtt_us8 / 8e6})
+            out.append(
+                {
+                    "event": "rtt_cb",
+                    "t_ns": e.ts_ns,
+                    "conn": c.key,
+                    "rtt_s": e.args[0] / 1e6,
+                    "srtt_s": e.args[1] / 8e6,
+                    "srtt_before_s": e.srtt_us8 / 8e6,
+                }
+            )
         elif e.op == ev.RTO:
             out += self._rto(c, e)
         elif e.op == ev.RETRANS:
@@ -151,10 +174,29 @@ class Session:
         elif e.op == ev.STATE:
             new = e.args[1]
             c.state = ev.TCP_STATES[new] if new < len(ev.TCP_STATES) else str(new)
-            out.append({"event": "state", "t_ns": e.ts_ns, "conn": c.key, "from": ev.TCP_STATES[e.args[0]] if e.args[0] < len(ev.TCP_STATES) else e.args[0], "to": c.state})
+            out.append(
+                {
+                    "event": "state",
+                    "t_ns": e.ts_ns,
+                    "conn": c.key,
+                    "from": ev.TCP_STATES[e.args[0]]
+                    if e.args[0] < len(ev.TCP_STATES)
+                    else e.args[0],
+                    "to": c.state,
+                }
+            )
         elif e.op in (ev.ACTIVE_ESTABLISHED, ev.PASSIVE_ESTABLISHED):
             c.srtt_us8 = e.srtt_us8
-            out.append({"event": "established", "t_ns": e.ts_ns, "conn": c.key, "local": c.local, "remote": c.remote, "timestamps": c.timestamps})
+            out.append(
+                {
+                    "event": "established",
+                    "t_ns": e.ts_ns,
+                    "conn": c.key,
+                    "local": c.local,
+                    "remote": c.remote,
+                    "timestamps": c.timestamps,
+                }
+            )
         return out
 
     def _rtt(self, c: Connection, e: ev.Event) -> list[dict[str, Any]]:
@@ -171,12 +213,20 @@ class Session:
             # tcp_rtt_estimator's `srtt += m − srtt/8` to recover the sample.
             srtt_after = e.srtt_us8
             before = c.srtt_us8
-            mrtt_us = srtt_after >> 3 if before == 0 else max(1, srtt_after - before + (before >> 3))
+            mrtt_us = (
+                srtt_after >> 3 if before == 0 else max(1, srtt_after - before + (before >> 3))
+            )
             before_us8 = before
         else:
             before_us8 = e.srtt_us8  # the context's srtt_us: SRTT before this sample
         now, rtt = e.ts_ns, max(1, mrtt_us) * 1000
-        rec: dict[str, Any] = {"event": "rtt", "t_ns": now, "conn": c.key, "rtt_s": rtt / 1e9, "srtt_s": srtt_after / 8e6}
+        rec: dict[str, Any] = {
+            "event": "rtt",
+            "t_ns": now,
+            "conn": c.key,
+            "rtt_s": rtt / 1e9,
+            "srtt_s": srtt_after / 8e6,
+        }
         # The kernel's own forecast (its SRTT before the sample) and RTO, scored like the rest.
         if c.samples > 0:
             c.k_scored += 1
@@ -185,7 +235,11 @@ class Session:
         preds = {}
         for name, x in self.est.items():
             before, _after, rto, wait, expiries = x.sample(c.key, now, rtt, bool(c.timestamps))
-            preds[name] = {"prediction_s": None if before is None else before / 1e9, "rto_s": rto / 1e9, "expiries": expiries}
+            preds[name] = {
+                "prediction_s": None if before is None else before / 1e9,
+                "rto_s": rto / 1e9,
+                "expiries": expiries,
+            }
         rec["estimators"] = preds
         c.samples += 1
         c.last_rtt_us = mrtt_us
@@ -204,7 +258,16 @@ class Session:
         ep = c.open_episode
         if ep is not None and ep.snd_una == e.snd_una:
             ep.expiries += 1  # the kernel backed off and fired again for the same hole
-            return [{"event": "rto", "t_ns": e.ts_ns, "conn": c.key, "rto_s": rto_k / 1e9, "backoff": e.backoff, "first": False}]
+            return [
+                {
+                    "event": "rto",
+                    "t_ns": e.ts_ns,
+                    "conn": c.key,
+                    "rto_s": rto_k / 1e9,
+                    "backoff": e.backoff,
+                    "first": False,
+                }
+            ]
         if ep is not None:
             ep.verdict = "unknown"
         armed = max(0, e.ts_ns - rto_k)
@@ -213,8 +276,18 @@ class Session:
         ep.waits = self._waits_at(c, armed)
         c.episodes.append(ep)
         fired = {n: (w is not None and w <= rto_k) for n, w in ep.waits.items()}
-        return [{"event": "rto", "t_ns": e.ts_ns, "conn": c.key, "rto_s": rto_k / 1e9, "backoff": e.backoff, "first": True,
-                 "wait_s": {n: None if w is None else w / 1e9 for n, w in ep.waits.items()}, "fired_too": fired}]
+        return [
+            {
+                "event": "rto",
+                "t_ns": e.ts_ns,
+                "conn": c.key,
+                "rto_s": rto_k / 1e9,
+                "backoff": e.backoff,
+                "first": True,
+                "wait_s": {n: None if w is None else w / 1e9 for n, w in ep.waits.items()},
+                "fired_too": fired,
+            }
+        ]
 
     def _remember_rtos(self, c: Connection, now: int) -> None:
         """Keep each estimator's RTO in force after this sample, for a kernel timer armed
@@ -241,7 +314,10 @@ class Session:
             # The snapshot is the wait for a timer armed at its sample; re-arm it at `armed` on
             # the granular clock (exact up to one tick: the base RTO is not kept apart).
             g = self.granularity_ns
-            return {name: None if w is None else -(-(armed + w) // g) * g - armed for name, w in zip(self.names, rtos)}
+            return {
+                name: None if w is None else -(-(armed + w) // g) * g - armed
+                for name, w in zip(self.names, rtos)
+            }
         return dict(zip(self.names, rtos))
 
     def _resolve(self, c: Connection, ep: Episode, now: int, rtt: int) -> dict[str, Any]:
@@ -251,13 +327,21 @@ class Session:
             sent = now - rtt
             ep.verdict = "spurious" if sent < ep.t_ns - ep.rto_k_ns // 2 else "needed"
         ep.ack_ns = now
-        rec: dict[str, Any] = {"event": "rto_verdict", "t_ns": now, "conn": c.key, "verdict": ep.verdict, "kernel_wait_s": ep.rto_k_ns / 1e9}
+        rec: dict[str, Any] = {
+            "event": "rto_verdict",
+            "t_ns": now,
+            "conn": c.key,
+            "verdict": ep.verdict,
+            "kernel_wait_s": ep.rto_k_ns / 1e9,
+        }
         if ep.verdict == "needed":
             for name, w in ep.waits.items():
                 if w is not None:
                     self.est[name].record_loss(c.key, w)
         if ep.verdict == "spurious":
-            rec["spurious_too"] = {n: (w is not None and ep.armed_ns + w <= now) for n, w in ep.waits.items()}
+            rec["spurious_too"] = {
+                n: (w is not None and ep.armed_ns + w <= now) for n, w in ep.waits.items()
+            }
         return rec
 
     # ---- reading the scores ----
@@ -278,8 +362,12 @@ class Session:
         needed = [ep for ep in eps if ep.verdict == "needed"]
         return {
             "fired_too": fired,
-            "spurious_too": sum(ep.armed_ns + ep.waits[name] <= (ep.ack_ns or 0) for ep in spurious),  # type: ignore[operator]
-            "wait_on_kernel_losses_s": (sum(ep.waits[name] for ep in needed) / len(needed) / 1e9) if needed else None,  # type: ignore[misc]
+            "spurious_too": sum(
+                ep.armed_ns + ep.waits[name] <= (ep.ack_ns or 0) for ep in spurious
+            ),  # type: ignore[operator]
+            "wait_on_kernel_losses_s": (sum(ep.waits[name] for ep in needed) / len(needed) / 1e9)
+            if needed
+            else None,  # type: ignore[misc]
         }
 
     def rows(self, conn: int | None = None) -> list[dict[str, Any]]:
@@ -288,14 +376,20 @@ class Session:
         kernel = self._kernel_scores(conns)
         scored = sum(c.k_scored for c in conns)
         needed = [ep for c in conns for ep in c.episodes if ep.verdict == "needed"]
-        rows = [{
-            "estimator": "kernel", "samples": scored,
-            "mae_s": sum(c.k_err_sum for c in conns) / scored / 1e9 if scored else None,
-            "bad_timeouts": kernel["kernel_spurious"],
-            "wait_mean_s": sum(c.k_rto_sum for c in conns) / scored / 1e9 if scored else None,
-            "fired_too": kernel["kernel_rtos"], "spurious_too": kernel["kernel_spurious"],
-            "wait_on_kernel_losses_s": sum(ep.rto_k_ns for ep in needed) / len(needed) / 1e9 if needed else None,
-        }]
+        rows = [
+            {
+                "estimator": "kernel",
+                "samples": scored,
+                "mae_s": sum(c.k_err_sum for c in conns) / scored / 1e9 if scored else None,
+                "bad_timeouts": kernel["kernel_spurious"],
+                "wait_mean_s": sum(c.k_rto_sum for c in conns) / scored / 1e9 if scored else None,
+                "fired_too": kernel["kernel_rtos"],
+                "spurious_too": kernel["kernel_spurious"],
+                "wait_on_kernel_losses_s": sum(ep.rto_k_ns for ep in needed) / len(needed) / 1e9
+                if needed
+                else None,
+            }
+        ]
         for name, x in self.est.items():
             m = x.metrics(conn) if conn is not None else x.metrics()
             if m is None:
@@ -306,14 +400,30 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "event": "summary", "events": self.events, "overruns": self.overruns, "hz": self.hz,
+            "event": "summary",
+            "events": self.events,
+            "overruns": self.overruns,
+            "hz": self.hz,
             "merged": sum(c.merged for c in self.conns.values()),
-            "samples_from": "every ACK (tcp_probe)" if self.per_ack else "once per RTT (RTT callback)",
+            "samples_from": "every ACK (tcp_probe)"
+            if self.per_ack
+            else "once per RTT (RTT callback)",
             "kernel": self._kernel_scores(list(self.conns.values())),
             "pooled": self.rows(),
             "connections": [
-                {"conn": c.key, "local": c.local, "remote": c.remote, "state": c.state, "timestamps": c.timestamps, "samples": c.samples, "merged": c.merged,
-                 "retransmissions": c.retrans, "rto_events": c.rto_events, "rows": self.rows(c.key)}
-                for c in self.conns.values() if c.samples > 1 or c.rto_events
+                {
+                    "conn": c.key,
+                    "local": c.local,
+                    "remote": c.remote,
+                    "state": c.state,
+                    "timestamps": c.timestamps,
+                    "samples": c.samples,
+                    "merged": c.merged,
+                    "retransmissions": c.retrans,
+                    "rto_events": c.rto_events,
+                    "rows": self.rows(c.key),
+                }
+                for c in self.conns.values()
+                if c.samples > 1 or c.rto_events
             ],
         }

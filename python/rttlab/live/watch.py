@@ -17,7 +17,9 @@ class Watch:
     """The program on ``path`` (a cgroup v2 directory) feeding ``session``; :meth:`pump` drains
     the ring buffer. ``on_records`` sees what each event produced (``--json``)."""
 
-    def __init__(self, path: str | Path, session: Session, on_records: Records | None = None) -> None:
+    def __init__(
+        self, path: str | Path, session: Session, on_records: Records | None = None
+    ) -> None:
         bpf.check_root()
         self.path = cgroup.check(path)
         self.session = session
@@ -51,8 +53,14 @@ class Watch:
         self.close()
 
 
-def run_testbed(scenario: str | Path, session: Session, overrides: Sequence[str] = (), on_records: Records | None = None,
-                on_tick: Callable[[float, float], None] | None = None, out_dir: str | Path | None = None) -> Any:
+def run_testbed(
+    scenario: str | Path,
+    session: Session,
+    overrides: Sequence[str] = (),
+    on_records: Records | None = None,
+    on_tick: Callable[[float, float], None] | None = None,
+    out_dir: str | Path | None = None,
+) -> Any:
     """Run a testbed scenario with the program on a fresh cgroup holding this process — and so
     the traffic generators it starts, whose sockets are created there — for the whole run.
     Everything (program, cgroup) is gone afterwards, however the run ends; a SIGKILLed run's

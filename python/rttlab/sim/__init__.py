@@ -18,12 +18,35 @@ if TYPE_CHECKING:
 
 #: The names ``rttlab.sim`` had as a module, each from where it is defined now.
 _LAZY = {
-    **dict.fromkeys(("simulate", "Result", "Interrupted", "components", "schema", "conform", "TRACES", "PER_PACKET_TRACES"), "rttlab.sim.run"),
+    **dict.fromkeys(
+        (
+            "simulate",
+            "Result",
+            "Interrupted",
+            "components",
+            "schema",
+            "conform",
+            "TRACES",
+            "PER_PACKET_TRACES",
+        ),
+        "rttlab.sim.run",
+    ),
     "SCHEMA": "rttlab.sim.versions",
     "Scenario": "rttlab.sim.scenario",
 }
 
-__all__ = ["Interrupted", "PER_PACKET_TRACES", "Result", "SCHEMA", "Scenario", "TRACES", "components", "conform", "schema", "simulate"]
+__all__ = [
+    "Interrupted",
+    "PER_PACKET_TRACES",
+    "Result",
+    "SCHEMA",
+    "Scenario",
+    "TRACES",
+    "components",
+    "conform",
+    "schema",
+    "simulate",
+]
 
 
 def __getattr__(name: str) -> Any:

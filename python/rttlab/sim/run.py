@@ -54,7 +54,12 @@ def conform(table: str, columns: Mapping[str, Any]) -> pa.Table:
     if unknown:
         raise ValueError(f"{table}: no column(s) {', '.join(sorted(unknown))} in the result schema")
     n = len(next(iter(columns.values()))) if columns else 0
-    arrays = [pa.array(columns[f.name], type=f.type, from_pandas=True) if f.name in columns else pa.nulls(n, f.type) for f in s]
+    arrays = [
+        pa.array(columns[f.name], type=f.type, from_pandas=True)
+        if f.name in columns
+        else pa.nulls(n, f.type)
+        for f in s
+    ]
     return pa.Table.from_arrays(arrays, schema=s)
 
 
@@ -98,7 +103,9 @@ class Result:
     def traces(self) -> dict[str, pd.DataFrame]:
         """window, rtt, retransmissions, drops, marks, queue and the per-packet arrival, quench,
         receive — those the run kept."""
-        return {k: self.tables[k].to_pandas() for k in (*TRACES, *PER_PACKET_TRACES) if k in self.tables}
+        return {
+            k: self.tables[k].to_pandas() for k in (*TRACES, *PER_PACKET_TRACES) if k in self.tables
+        }
 
     def summary(self) -> dict[str, Any]:
         """The versioned JSON summary (schema :data:`SCHEMA`, documented in docs/schema.md)."""
@@ -154,13 +161,17 @@ class Result:
 
         missing = [t for t in ("window", "rtt", "queue") if t not in self.traces]
         if missing:
-            raise ValueError(f"plot needs the {', '.join(missing)} trace(s); this run kept {', '.join(self.traces) or 'none'}")
+            raise ValueError(
+                f"plot needs the {', '.join(missing)} trace(s); this run kept {', '.join(self.traces) or 'none'}"
+            )
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         from rttlab.trace.palette import EXTENDED, SAMPLE_GREY, colour
 
-        fig, (cw, rtt, queue) = plt.subplots(3, 1, sharex=True, figsize=(11, 9), constrained_layout=True)
+        fig, (cw, rtt, queue) = plt.subplots(
+            3, 1, sharex=True, figsize=(11, 9), constrained_layout=True
+        )
         window, samples = self.traces["window"], self.traces["rtt"]
         mss = 1448  # cwnd is drawn in segments of the default size; the axis says bytes otherwise
         flows = sorted(window["flow"].unique())[:max_flows]
@@ -174,12 +185,26 @@ class Result:
             name = str(ccs[f]) if by_cc else f"flow {f}"
             w = window[window["flow"] == f]
             w = w.iloc[:: max(1, len(w) // max_points)]
-            cw.plot(w["time"], w["cwnd"] / mss, lw=0.8, color=c, label=name if name not in labelled else None)
+            cw.plot(
+                w["time"],
+                w["cwnd"] / mss,
+                lw=0.8,
+                color=c,
+                label=name if name not in labelled else None,
+            )
             labelled.add(name)
             s = samples[samples["flow"] == f]
             s = s.iloc[:: max(1, len(s) // max_points)]
             rtt.plot(s["time"], s["sample"] * 1e3, ".", markersize=1.5, color=SAMPLE_GREY, zorder=1)
-            rtt.plot(w["time"], w["rto"] * 1e3, lw=0.8, color=c, alpha=0.8, zorder=2, drawstyle="steps-post")
+            rtt.plot(
+                w["time"],
+                w["rto"] * 1e3,
+                lw=0.8,
+                color=c,
+                alpha=0.8,
+                zorder=2,
+                drawstyle="steps-post",
+            )
         cw.set_ylabel(f"cwnd ({mss}-B segments)")
         rtt.set_ylabel("RTT (dots), RTO (ms)")
         rtt.set_yscale("log")
@@ -224,12 +249,16 @@ TRACES = ("window", "rtt", "retransmissions", "drops", "marks", "queue")
 PER_PACKET_TRACES = ("arrival", "quench", "receive")
 
 
-def scenario_input(scenario: Any, set: Iterable[str] | Mapping[str, Any] = (), seed: int | None = None) -> tuple[str, list[str], Path | None]:  # noqa: A002
+def scenario_input(
+    scenario: Any, set: Iterable[str] | Mapping[str, Any] = (), seed: int | None = None
+) -> tuple[str, list[str], Path | None]:  # noqa: A002
     """What the core runs for ``scenario`` (a :class:`rttlab.Scenario`, a file, or TOML text), its
     ``set`` overrides and ``seed`` (as :func:`simulate` takes them): the TOML text, the override
     strings, and the file to name in errors (None for text)."""
     if isinstance(set, (str, bytes)):
-        raise TypeError(f"set must be a list of 'key.path=value' strings or a mapping, got the string {set!r}: use set=[{set!r}]")
+        raise TypeError(
+            f"set must be a list of 'key.path=value' strings or a mapping, got the string {set!r}: use set=[{set!r}]"
+        )
     path = None
     if isinstance(scenario, Scenario):
         path = scenario.source
@@ -246,7 +275,9 @@ def scenario_input(scenario: Any, set: Iterable[str] | Mapping[str, Any] = (), s
         except OSError as e:
             raise _core.ScenarioError(f"cannot read scenario {path}: {e.strerror or e}") from None
         except UnicodeDecodeError as e:
-            raise _core.ScenarioError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
+            raise _core.ScenarioError(
+                f"{path}: not UTF-8 text (invalid byte at offset {e.start})"
+            ) from None
     if isinstance(set, Mapping):
         # Typed values: applied to the parsed table here, the whole table goes to the core.
         text = Scenario.from_toml(text, source=str(path) if path else None).with_(set).to_toml()
@@ -284,7 +315,9 @@ def simulate(
     naming the offending key."""
     text, overrides, path = scenario_input(scenario, set, seed)
     keep = traces if isinstance(traces, str) else ",".join(traces)
-    report = None if progress is None else (lambda now_ns, end_ns: progress(now_ns / 1e9, end_ns / 1e9))
+    report = (
+        None if progress is None else (lambda now_ns, end_ns: progress(now_ns / 1e9, end_ns / 1e9))
+    )
     try:
         raw = _core.simulate(text, overrides, keep, report)
     except _core.ScenarioError as e:
@@ -329,7 +362,9 @@ class Interrupted(KeyboardInterrupt):
     """
 
     def __init__(self, result: Result) -> None:
-        super().__init__(f"simulation interrupted at {result.duration:g} s of {result.interrupted_end:g} s")
+        super().__init__(
+            f"simulation interrupted at {result.duration:g} s of {result.interrupted_end:g} s"
+        )
         self.result = result
 
 
@@ -341,8 +376,13 @@ def components() -> list[dict[str, Any]]:
     without the estimators, which ``rttlab.estimators.catalog()`` lists."""
     keys = ("name", "kind", "default", "range", "doc")
     return [
-        {"name": e["name"], "summary": e["summary"], "source": e["source"], "params": [{k: p[k] for k in keys} for p in e["params"]], "family": e["family"]}
+        {
+            "name": e["name"],
+            "summary": e["summary"],
+            "source": e["source"],
+            "params": [{k: p[k] for k in keys} for p in e["params"]],
+            "family": e["family"],
+        }
         for e in _core.catalogue()
         if e["family"] != "estimator"
     ]
-

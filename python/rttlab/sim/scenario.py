@@ -43,8 +43,17 @@ def toml_error(text: str, e: tomllib.TOMLDecodeError) -> str:
     if m and 1 <= int(m.group(1)) <= len(lines) and "=" in lines[int(m.group(1)) - 1]:
         n = int(m.group(1))
         key = lines[n - 1].split("=", 1)[0].strip()
-        table = next((line.split("#", 1)[0].strip() for line in reversed(lines[: n - 1]) if line.lstrip().startswith("[")), None)
-        return f"line {n}, column {m.group(2)}: duplicate key `{key}`" + (f" in {table}" if table else "")
+        table = next(
+            (
+                line.split("#", 1)[0].strip()
+                for line in reversed(lines[: n - 1])
+                if line.lstrip().startswith("[")
+            ),
+            None,
+        )
+        return f"line {n}, column {m.group(2)}: duplicate key `{key}`" + (
+            f" in {table}" if table else ""
+        )
     return message
 
 
@@ -86,7 +95,9 @@ def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
                 raise _error(f"override {path}: {walked} indexes a list: use a number")
             i = int(key)
             if i >= len(node):
-                raise _error(f"override {path}: {walked}: index {i} out of range (list has {len(node)})")
+                raise _error(
+                    f"override {path}: {walked}: index {i} out of range (list has {len(node)})"
+                )
             if last:
                 node[i] = value
                 return
@@ -139,7 +150,11 @@ class Scenario:
         TOML type, or ``key.path=value`` strings (as ``--set``). Keyword arguments use ``__`` for
         dots: ``with_(simulation__seed=3)``."""
         doc = copy.deepcopy(self.doc)
-        items = list(overrides.items()) if isinstance(overrides, Mapping) else [parse_assignment(o) for o in overrides]
+        items = (
+            list(overrides.items())
+            if isinstance(overrides, Mapping)
+            else [parse_assignment(o) for o in overrides]
+        )
         items += [(k.replace("__", "."), v) for k, v in kw.items()]
         for path, value in items:
             set_path(doc, path, value)

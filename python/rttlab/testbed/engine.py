@@ -43,7 +43,9 @@ def parse_options(options: str) -> dict[str, Any]:
         elif key == "cc" and value.isidentifier():
             out["cc"] = value
         else:
-            raise ValueError(f"option {item!r}: expected net.*=VALUE (a sysctl in every namespace), gso=on|off or cc=NAME")
+            raise ValueError(
+                f"option {item!r}: expected net.*=VALUE (a sysctl in every namespace), gso=on|off or cc=NAME"
+            )
     return out
 
 
@@ -54,7 +56,12 @@ def _run(scenario_toml: str, traces: Sequence[str], options: str = "") -> Any:
     opts = parse_options(options)
     with open(LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        tr = run(Scenario.from_toml(scenario_toml), cc=opts["cc"], sysctls=opts["sysctls"], gso=opts["gso"])
+        tr = run(
+            Scenario.from_toml(scenario_toml),
+            cc=opts["cc"],
+            sysctls=opts["sysctls"],
+            gso=opts["gso"],
+        )
     r = tr.result
     keep = set(traces)
     # Result is frozen; its tables dict is trimmed in place.

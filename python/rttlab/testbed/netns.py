@@ -48,7 +48,9 @@ def unavailable() -> str | None:
 def check_machine() -> None:
     """Raise :class:`Unavailable` naming the first thing missing."""
     if os.geteuid() != 0:
-        raise Unavailable("the testbed needs root (network namespaces and TUN devices); run it as root")
+        raise Unavailable(
+            "the testbed needs root (network namespaces and TUN devices); run it as root"
+        )
     if not Path("/proc/self/ns/net").exists():
         raise Unavailable("this kernel has no network namespaces (/proc/self/ns/net is missing)")
     if not Path("/dev/net/tun").exists():
@@ -96,7 +98,9 @@ def remove_stale() -> list[str]:
 
 def sysctl(ns: str, values: dict[str, str]) -> None:
     args = [f"{k}={v}" for k, v in values.items()]
-    r = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *args], capture_output=True, text=True)
+    r = subprocess.run(
+        ["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *args], capture_output=True, text=True
+    )
     if r.returncode != 0:
         raise OSError(errno.EIO, f"sysctl in {ns} failed: {r.stderr.strip()}")
 
@@ -121,7 +125,9 @@ class Namespaces:
         ip("link", "set", "lo", "up", ns=name)
         return name
 
-    def attach(self, port: int, node: int, mtu: int, init_cwnd: int, gso_max_segs: int | None = None) -> None:
+    def attach(
+        self, port: int, node: int, mtu: int, init_cwnd: int, gso_max_segs: int | None = None
+    ) -> None:
         """Move TUN ``port`` into node's namespace, address it and route the testbed through it;
         ``gso_max_segs`` (1: no TSO/GSO super-packets from this host's TCP) if given."""
         name, dev, addr = self.ns(node), self.tun(port), node_addr(node)
@@ -131,7 +137,20 @@ class Namespaces:
         if gso_max_segs is not None:
             ip("link", "set", dev, "gso_max_segs", str(gso_max_segs), ns=name)
         # initcwnd: the scenario's initial window (Linux takes it per route, RFC 6928's knob).
-        ip("route", "add", "10.1.0.0/16", "dev", dev, "src", addr, "initcwnd", str(init_cwnd), "initrwnd", str(max(init_cwnd, 10)), ns=name)
+        ip(
+            "route",
+            "add",
+            "10.1.0.0/16",
+            "dev",
+            dev,
+            "src",
+            addr,
+            "initcwnd",
+            str(init_cwnd),
+            "initrwnd",
+            str(max(init_cwnd, 10)),
+            ns=name,
+        )
 
     def remove(self) -> None:
         for name in reversed(self.created):

@@ -33,7 +33,15 @@ from rttlab.trace.capture import read_capture
 
 #: The scenario's congestion controls Linux has under another name (net/ipv4/tcp_*.c); Linux's
 #: "reno" is NewReno with SACK/RACK recovery, whatever the scenario's recovery says.
-KERNEL_CC = {"reno": "reno", "newreno": "reno", "westwood+": "westwood", "vegas": "vegas", "veno": "veno", "cubic": "cubic", "bbr": "bbr"}
+KERNEL_CC = {
+    "reno": "reno",
+    "newreno": "reno",
+    "westwood+": "westwood",
+    "vegas": "vegas",
+    "veno": "veno",
+    "cubic": "cubic",
+    "bbr": "bbr",
+}
 
 #: What the emulator holds on this machine (docs/testbed.md, "Fidelity": ≤ 0.3 % rate error up
 #: to 400 Mb/s; at 800 Mb/s one kernel flow no longer fills the link, so nothing is known):
@@ -74,7 +82,11 @@ def _cwnd_bytes(info: dict | None) -> int | None:
 
 
 def _available_cc(ns: str) -> set[str]:
-    r = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"], capture_output=True, text=True)
+    r = subprocess.run(
+        ["ip", "netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"],
+        capture_output=True,
+        text=True,
+    )
     return set(r.stdout.split())
 
 
@@ -86,7 +98,9 @@ def _kernel_cc(name: str, flow: int, override: dict[int, str] | str | None) -> s
     try:
         return KERNEL_CC[name]
     except KeyError:
-        raise TestbedError(f"flows: congestion control '{name}' has no Linux counterpart (kernel ones: {', '.join(sorted(set(KERNEL_CC.values())))}); pass --cc to choose a kernel one") from None
+        raise TestbedError(
+            f"flows: congestion control '{name}' has no Linux counterpart (kernel ones: {', '.join(sorted(set(KERNEL_CC.values())))}); pass --cc to choose a kernel one"
+        ) from None
 
 
 def _preexec() -> None:
@@ -99,9 +113,19 @@ def _preexec() -> None:
 
 def _spawn(ns: str, args: Sequence[str]) -> subprocess.Popen[str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")] if p)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")] if p
+    )
     cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "rttlab.testbed.traffic", *args]
-    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_preexec)
+    return subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_preexec,
+    )
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
@@ -139,7 +163,9 @@ def run(
     tb = _core.Testbed(text)
     for name, _a, _b, bps, _d in tb.links:
         if bps > max_rate_bps:
-            raise TestbedError(f"{name.rstrip('<>')}: {bps / 1e6:g} Mb/s is beyond what the emulator holds on this machine ({max_rate_bps / 1e6:g} Mb/s with ≤ 1 % rate error, docs/testbed.md)")
+            raise TestbedError(
+                f"{name.rstrip('<>')}: {bps / 1e6:g} Mb/s is beyond what the emulator holds on this machine ({max_rate_bps / 1e6:g} Mb/s with ≤ 1 % rate error, docs/testbed.md)"
+            )
     netns.check_machine()
     netns.remove_stale()
 
@@ -155,8 +181,12 @@ def run(
     # with both shares its port by source port: rttlab's senders send from RTTLAB_SPORT_BASE + f,
     # which its namespace reserves from the kernel's ephemeral ports.
     stacks = tb.stacks
-    kernel_cc = [_kernel_cc(p[4], f, cc) if stacks[f] == "kernel" else p[4] for f, p in enumerate(plans)]
-    namespaced = {dst for _, dst in endpoints} | {src for f, (src, _) in enumerate(endpoints) if stacks[f] == "kernel"}
+    kernel_cc = [
+        _kernel_cc(p[4], f, cc) if stacks[f] == "kernel" else p[4] for f, p in enumerate(plans)
+    ]
+    namespaced = {dst for _, dst in endpoints} | {
+        src for f, (src, _) in enumerate(endpoints) if stacks[f] == "kernel"
+    }
     rttlab_hosts = set(hosts) - namespaced  # no namespace: rttlab's senders alone
     reserved: dict[int, list[int]] = {}
     for f, (src, _) in enumerate(endpoints):
@@ -177,10 +207,14 @@ def run(
         for node in (src, dst) if stacks[f] == "kernel" else (dst,):
             want = {k: t[k] for k in ("timestamps", "sack", "mss", "init_cwnd")}
             if host_tcp.setdefault(node, want) != want:
-                raise TestbedError(f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace")
+                raise TestbedError(
+                    f"flows: node {node} runs flows with different TCP settings ({host_tcp[node]} vs {want}); the kernel sets them per namespace"
+                )
     for node in host_tcp:
         if request.get(node) and refuse.get(node):
-            raise TestbedError(f"flows: node {node} sends with tcp.ecn = true and receives with receiver_ecn = false; the kernel sets ECN per namespace")
+            raise TestbedError(
+                f"flows: node {node} sends with tcp.ecn = true and receives with receiver_ecn = false; the kernel sets ECN per namespace"
+            )
         host_tcp[node]["ecn"] = 1 if request.get(node) else 0 if refuse.get(node) else 2
 
     # Pcaps are always written (RTT statistics come from them); without out_dir they go to a
@@ -202,17 +236,28 @@ def run(
     procs: list[subprocess.Popen[str]] = []
     meta: dict[str, Any] = {
         "flows": [
-            {"sender_ns": spaces.ns(src), "receiver_ns": spaces.ns(dst), "src": netns.node_addr(src), "dst": netns.node_addr(dst), "dport": netns.PORT_BASE + f}
+            {
+                "sender_ns": spaces.ns(src),
+                "receiver_ns": spaces.ns(dst),
+                "src": netns.node_addr(src),
+                "dst": netns.node_addr(dst),
+                "dport": netns.PORT_BASE + f,
+            }
             | ({"sport": netns.RTTLAB_SPORT_BASE + f} if stacks[f] == "rttlab" else {})
             for f, (src, dst) in enumerate(endpoints)
         ],
         "namespaces": {},
-        "kernel_cc": kernel_cc, "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most"}
+        "kernel_cc": kernel_cc,
+        "offloads": "TUN without IFF_VNET_HDR: no GSO/TSO/GRO reaches the emulator; every packet is MTU-sized at most",
+    }
     try:
         for h in hosts:
             if h not in rttlab_hosts:
                 spaces.create(h)
-        tb.open(["" if h in rttlab_hosts else spaces.tun(p) for p, h in enumerate(hosts)], [pcaps[role[h]] for h in hosts])
+        tb.open(
+            ["" if h in rttlab_hosts else spaces.tun(p) for p, h in enumerate(hosts)],
+            [pcaps[role[h]] for h in hosts],
+        )
         for port, h in enumerate(hosts):
             if h in rttlab_hosts:
                 continue
@@ -226,28 +271,62 @@ def run(
                 "net.ipv4.tcp_timestamps": str(int(t["timestamps"])),
                 "net.ipv4.tcp_no_metrics_save": "1",
                 "net.ipv4.conf.all.rp_filter": "0",
-                **({"net.ipv4.ip_local_reserved_ports": ",".join(map(str, reserved[h]))} if h in reserved else {}),
+                **(
+                    {"net.ipv4.ip_local_reserved_ports": ",".join(map(str, reserved[h]))}
+                    if h in reserved
+                    else {}
+                ),
                 **(sysctls or {}),
             }
             netns.sysctl(spaces.ns(h), settings)
-            meta["namespaces"][spaces.ns(h)] = {"node": h, "mtu": mtu, "initcwnd": t["init_cwnd"], "gso_max_segs": "default" if gso else 1, **settings}
+            meta["namespaces"][spaces.ns(h)] = {
+                "node": h,
+                "mtu": mtu,
+                "initcwnd": t["init_cwnd"],
+                "gso_max_segs": "default" if gso else 1,
+                **settings,
+            }
         avail = _available_cc(spaces.ns(next(h for h in hosts if h not in rttlab_hosts)))
         for f, name in enumerate(kernel_cc):
             if stacks[f] == "kernel" and name not in avail:
-                raise TestbedError(f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})")
+                raise TestbedError(
+                    f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})"
+                )
 
         rprocs, sprocs = [], []
         offered: dict[int, int] = {}  # an on/off flow's bytes written after the warm-up
         for f, (src, dst) in enumerate(endpoints):
             start, stop, nbytes = plans[f][0], plans[f][1], plans[f][2]
-            rargs = ["recv", "--bind", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--measure-from", str(max(start, warmup))]
+            rargs = [
+                "recv",
+                "--bind",
+                netns.node_addr(dst),
+                "--port",
+                str(netns.PORT_BASE + f),
+                "--end",
+                str(duration),
+                "--measure-from",
+                str(max(start, warmup)),
+            ]
             if tcps[f]["delayed_ack_ns"] is None:
                 rargs.append("--quickack")
             rprocs.append(_spawn(spaces.ns(dst), rargs))
             if stacks[f] == "rttlab":
                 sprocs.append(None)  # rttlab's sender runs inside the emulator
                 continue
-            sargs = ["send", "--dst", netns.node_addr(dst), "--port", str(netns.PORT_BASE + f), "--end", str(duration), "--start", str(start), "--cc", kernel_cc[f]]
+            sargs = [
+                "send",
+                "--dst",
+                netns.node_addr(dst),
+                "--port",
+                str(netns.PORT_BASE + f),
+                "--end",
+                str(duration),
+                "--start",
+                str(start),
+                "--cc",
+                kernel_cc[f],
+            ]
             if stop is not None:
                 sargs += ["--stop", str(stop)]
             if nbytes is not None:
@@ -266,7 +345,10 @@ def run(
         for p in procs:
             line = p.stdout.readline() if p.stdout else ""
             if line.strip() != "ready":
-                raise OSError(errno.EIO, f"a traffic generator did not start: {(p.stderr.read() if p.stderr else '').strip()[-300:]}")
+                raise OSError(
+                    errno.EIO,
+                    f"a traffic generator did not start: {(p.stderr.read() if p.stderr else '').strip()[-300:]}",
+                )
         # Scenario time 0 is now: the generators schedule their starts and stops on it.
         origin = tb.restart_clock()
         for p in procs:
@@ -288,7 +370,12 @@ def run(
         # running meanwhile so their last packets (FIN, final ACKs) are carried.
         apps = []
         for f in range(len(endpoints)):
-            apps.append({"receiver": _collect(rprocs[f], tb), "sender": _collect(sprocs[f], tb) if sprocs[f] is not None else None})
+            apps.append(
+                {
+                    "receiver": _collect(rprocs[f], tb),
+                    "sender": _collect(sprocs[f], tb) if sprocs[f] is not None else None,
+                }
+            )
             if f in offered and apps[f]["sender"] is not None:
                 apps[f]["sender"]["offered_measured"] = offered[f]
         stats = tb.stats()
@@ -309,7 +396,21 @@ def run(
                 pass
         spaces.remove()
         del tb
-    result = _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks, stack_traces, sender_flows)
+    result = _result(
+        doc,
+        plans,
+        endpoints,
+        kernel_cc,
+        apps,
+        stats,
+        at_warmup,
+        duration,
+        warmup,
+        sender_pcap,
+        stacks,
+        stack_traces,
+        sender_flows,
+    )
     result.tables.update(traces)
     # rttlab's senders' window trace (what the wire hides) and their retransmissions as they
     # traced them, beside the kernel flows' retransmissions read from the pcaps.
@@ -317,13 +418,23 @@ def run(
         result.tables["window"] = stack_traces["window"]
     if "retransmissions" in stack_traces and stack_traces["retransmissions"].num_rows:
         wire_retx = result.tables["retransmissions"]
-        result.tables["retransmissions"] = pa.concat_tables([wire_retx, stack_traces["retransmissions"].cast(wire_retx.schema)]).sort_by([("time", "ascending")])
+        result.tables["retransmissions"] = pa.concat_tables(
+            [wire_retx, stack_traces["retransmissions"].cast(wire_retx.schema)]
+        ).sort_by([("time", "ascending")])
     meta["stacks"] = stacks
-    meta["flow_errors"] = {f: a["sender"]["error"] for f, a in enumerate(apps) if a["sender"] and a["sender"].get("error")}
+    meta["flow_errors"] = {
+        f: a["sender"]["error"]
+        for f, a in enumerate(apps)
+        if a["sender"] and a["sender"].get("error")
+    }
     meta["fidelity"] = fid = stats.get("fidelity") or {}
     meta["warnings"] = []
     b = next((c for c in stats["channels"] if c["name"] == result.bottleneck), None)
-    if b and fid.get("lateness_p99_ns") is not None and fid["lateness_p99_ns"] > LATENESS_WARN_FRACTION * 2 * b["delay_ns"]:
+    if (
+        b
+        and fid.get("lateness_p99_ns") is not None
+        and fid["lateness_p99_ns"] > LATENESS_WARN_FRACTION * 2 * b["delay_ns"]
+    ):
         meta["warnings"].append(
             f"the emulator delivered 1 % of packets more than {fid['lateness_p99_ns'] / 1e6:.2f} ms late, over {LATENESS_WARN_FRACTION:.0%} of the "
             f"bottleneck's round-trip propagation delay ({2 * b['delay_ns'] / 1e6:g} ms): the machine is too busy for this scenario's RTTs"
@@ -347,7 +458,15 @@ def _collect(p: subprocess.Popen[str], tb: Any) -> dict[str, Any]:
     return got
 
 
-_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9, "h": 3600 * 10**9}
+_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "µs": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
 
 
 def _core_duration(text: str) -> int:
@@ -383,7 +502,9 @@ def _first_data_seq(pcap: str, receiver: str) -> int | None:
     return None
 
 
-def _retransmission_causes(pcap: str | None, receiver: str, epoch0: float = 0.0, flow: int = 0) -> dict[str, Any] | None:
+def _retransmission_causes(
+    pcap: str | None, receiver: str, epoch0: float = 0.0, flow: int = 0
+) -> dict[str, Any] | None:
     """The flow's retransmissions in the sender-side pcap, classified from the wire by the capture
     layer (docs/capture.md): fast when ≥ 3 duplicate ACKs preceded the resend (RFC 5681 §3.2),
     timeout when fewer did and it came ≥ 200 ms after the timer started (Linux's RTO floor) —
@@ -447,7 +568,21 @@ def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, A
     return t[keep], rtt[keep]
 
 
-def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, warmup, sender_pcap, stacks=None, stack_traces=None, sender_flows=None):
+def _result(
+    doc,
+    plans,
+    endpoints,
+    kernel_cc,
+    apps,
+    stats,
+    at_warmup,
+    duration,
+    warmup,
+    sender_pcap,
+    stacks=None,
+    stack_traces=None,
+    sender_flows=None,
+):
     import numpy as np
     import pyarrow as pa
 
@@ -469,7 +604,9 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         delivered.append(rec.get("bytes", 0))
         starts.append(start / 1e9)
         done = plans[f][2] is not None and rec.get("bytes", 0) >= plans[f][2]
-        completed.append(rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None)
+        completed.append(
+            rec["last_byte_ns"] / 1e9 if done and rec.get("last_byte_ns") is not None else None
+        )
         receiver = f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}"
         causes.append(_retransmission_causes(sender_pcap[f], receiver, epoch0, f))
         t, rtt = _rtt_samples(sender_pcap[f], epoch0, receiver)
@@ -477,7 +614,11 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         rtt_v.append(rtt)
         after = rtt[t >= warmup / 1e9]
         rtt_n.append(len(after))
-        rtt_stats.append([float(after.mean()), float(after.std()), float(after.min()), float(after.max())] if len(after) else None)
+        rtt_stats.append(
+            [float(after.mean()), float(after.std()), float(after.min()), float(after.max())]
+            if len(after)
+            else None
+        )
 
     def wire_delta(key: str) -> list[int]:
         return [wire[f][key] - (wire0[f][key] if wire0[f] else 0) for f in range(n)]
@@ -502,10 +643,16 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         "throughput_bps": tput,
         # An on/off application's load after the warm-up (its schedule; null for bulk), as the simulator's.
         "offered_bps": [
-            a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9) if "offered_measured" in (a["sender"] or {}) else None for f, a in enumerate(apps)
+            a["sender"]["offered_measured"] * 8 / ((duration - max(plans[f][0], warmup)) / 1e9)
+            if "offered_measured" in (a["sender"] or {})
+            else None
+            for f, a in enumerate(apps)
         ],
         "retransmissions": [w["retransmissions"] for w in wire],
-        **{k: [c[k] if c else None for c in causes] for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")},
+        **{
+            k: [c[k] if c else None for c in causes]
+            for k in ("retx_fast", "retx_timeout", "timeouts", "retx_spurious", "retx_necessary")
+        },
         # Each CWR the sender set answers one ECN-Echo (RFC 3168 §6.1.2): one reduction.
         "ecn_reductions": [w["cwr_sent"] for w in wire],
         "rtt_samples": rtt_n,
@@ -548,7 +695,9 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
             "arrivals": [c["arrivals"] for c in ch],
             "departures": [c["departures"] for c in ch],
             "bytes_sent": [c["bytes_sent"] for c in ch],
-            "utilisation": [min(1.0, cdelta(i, "busy_ns") / 1e9 / measured) for i in range(len(ch))],
+            "utilisation": [
+                min(1.0, cdelta(i, "busy_ns") / 1e9 / measured) for i in range(len(ch))
+            ],
             "drops_overflow": [c["drops_overflow"] for c in ch],
             "drops_aqm": [c["drops_aqm"] for c in ch],
             "drops_corruption": [c["drops_corruption"] for c in ch],
@@ -559,10 +708,15 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
     )
     # The `retransmissions` trace from the sender-side pcaps (what the wire shows; cause null
     # where it does not say which mechanism resent).
-    traced = [c["trace"] for f, c in enumerate(causes) if c and stacks[f] == "kernel"]  # rttlab flows: their sender's own trace
+    traced = [
+        c["trace"] for f, c in enumerate(causes) if c and stacks[f] == "kernel"
+    ]  # rttlab flows: their sender's own trace
     retx_trace = conform(
         "retransmissions",
-        {k: np.concatenate([t[k] for t in traced]) if traced else [] for k in ("time", "flow", "seq", "tx", "spurious")}
+        {
+            k: np.concatenate([t[k] for t in traced]) if traced else []
+            for k in ("time", "flow", "seq", "tx", "spurious")
+        }
         | {"cause": [c for t in traced for c in t["cause"]]},
     )
     # The `rtt` trace from the pcaps: every sample, no estimator (prediction and rto null); an
@@ -576,12 +730,18 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         "rtt",
         {
             "time": np.concatenate(rtt_t) if n else [],
-            "flow": np.concatenate([np.full(len(t), f, dtype=np.uint32) for f, t in enumerate(rtt_t)]) if n else [],
+            "flow": np.concatenate(
+                [np.full(len(t), f, dtype=np.uint32) for f, t in enumerate(rtt_t)]
+            )
+            if n
+            else [],
             "sample": np.concatenate(rtt_v) if n else [],
         },
     )
     if rttlab_flows and stack_traces and "rtt" in stack_traces:
-        rtt_trace = pa.concat_tables([rtt_trace, stack_traces["rtt"].cast(rtt_trace.schema)]).sort_by([("time", "ascending")])
+        rtt_trace = pa.concat_tables(
+            [rtt_trace, stack_traces["rtt"].cast(rtt_trace.schema)]
+        ).sort_by([("time", "ascending")])
     g = np.asarray(goodput)
     jain = float(g.sum() ** 2 / (n * (g**2).sum())) if n and g.any() else None
     bottleneck = "bottleneck>" if any(c["name"] == "bottleneck>" for c in ch) else ch[0]["name"]
@@ -593,6 +753,11 @@ def _result(doc, plans, endpoints, kernel_cc, apps, stats, at_warmup, duration, 
         event_hash="",
         aggregate_goodput_bps=float(g.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels, "rtt": rtt_trace, "retransmissions": retx_trace},
+        tables={
+            "flows": flows,
+            "channels": channels,
+            "rtt": rtt_trace,
+            "retransmissions": retx_trace,
+        },
         bottleneck=bottleneck,
     )

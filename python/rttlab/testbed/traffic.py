@@ -54,8 +54,15 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
         out["delivery_rate_Bps"] = struct.unpack_from("Q", raw, 160)[0]
     try:
         if sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0") == b"bbr":
-            lo, hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack("5I", sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20))
-            out |= {"bbr_bw_Bps": hi << 32 | lo, "bbr_min_rtt_us": min_rtt, "bbr_pacing_gain": pacing_gain, "bbr_cwnd_gain": cwnd_gain}
+            lo, hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack(
+                "5I", sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
+            )
+            out |= {
+                "bbr_bw_Bps": hi << 32 | lo,
+                "bbr_min_rtt_us": min_rtt,
+                "bbr_pacing_gain": pacing_gain,
+                "bbr_cwnd_gain": cwnd_gain,
+            }
     except (OSError, struct.error):
         pass
     return out
@@ -77,7 +84,13 @@ def recv(a: argparse.Namespace) -> dict:
     _handshake(a)
     end = a.origin + a.end
     measure_from = a.origin + a.measure_from
-    out = {"connected": False, "bytes": 0, "bytes_measured": 0, "first_byte_ns": None, "last_byte_ns": None}
+    out = {
+        "connected": False,
+        "bytes": 0,
+        "bytes_measured": 0,
+        "first_byte_ns": None,
+        "last_byte_ns": None,
+    }
     srv.settimeout(max(0.001, (end - time.monotonic_ns()) / 1e9))
     try:
         conn, _ = srv.accept()
@@ -122,7 +135,13 @@ def recv(a: argparse.Namespace) -> dict:
 
 
 def send(a: argparse.Namespace) -> dict:
-    out: dict = {"connected": False, "bytes": 0, "error": None, "tcp_info": None, "connect_ns": None}
+    out: dict = {
+        "connected": False,
+        "bytes": 0,
+        "error": None,
+        "tcp_info": None,
+        "connect_ns": None,
+    }
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cc.encode())
@@ -173,7 +192,9 @@ def send(a: argparse.Namespace) -> dict:
     return out
 
 
-def _send_schedule(s: socket.socket, a: argparse.Namespace, end: int, out: dict, data: bytes) -> None:
+def _send_schedule(
+    s: socket.socket, a: argparse.Namespace, end: int, out: dict, data: bytes
+) -> None:
     """An on/off application: write each (time, bytes) of the schedule at its time, open loop —
     what the socket does not take waits in the application (``pending``), as the simulator's
     source hands bytes to its sender whatever the window (src/sim/app.rs)."""
@@ -220,7 +241,11 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--start", type=int, default=0)
     s.add_argument("--stop", type=int, default=None)
     s.add_argument("--bytes", type=int, default=None)
-    s.add_argument("--writes", default=None, help="JSON file of [time ns, bytes] writes (an on/off application)")
+    s.add_argument(
+        "--writes",
+        default=None,
+        help="JSON file of [time ns, bytes] writes (an on/off application)",
+    )
     a = p.parse_args(argv)
     out = recv(a) if a.role == "recv" else send(a)
     print(json.dumps(out), flush=True)

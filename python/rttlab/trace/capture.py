@@ -42,7 +42,9 @@ NEEDED = ("ts-resend", "unacked")
 
 #: Connection columns that are integers but may be missing (no SYN seen, TTL 0): nullable ints,
 #: so JSON shows ``1460`` and ``null``, never ``1460.0``. Declared in src/capture/tables.rs.
-NULLABLE_INT_COLUMNS = tuple(name for name, kind, _unit, _doc in _core.connection_columns() if kind == "opt_int")
+NULLABLE_INT_COLUMNS = tuple(
+    name for name, kind, _unit, _doc in _core.connection_columns() if kind == "opt_int"
+)
 
 
 def _check_path(path: object, what: str = "path") -> str:
@@ -132,7 +134,14 @@ class CaptureReader:
     :class:`rttlab.InputError` (from the constructor or the first batch) when the file cannot be
     read at all."""
 
-    def __init__(self, path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, batch_rows: int = 1 << 16, threads: int = 1) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        include_ambiguous: bool = False,
+        sack_samples: bool = True,
+        batch_rows: int = 1 << 16,
+        threads: int = 1,
+    ) -> None:
         if not isinstance(batch_rows, int) or batch_rows < 1:
             raise ValueError(f"batch_rows must be a positive integer, got {batch_rows!r}")
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
@@ -195,8 +204,12 @@ class Capture:
     unpack_retransmissions: bool = field(default=False, repr=False)
 
     @classmethod
-    def from_raw(cls, path: str, raw: dict[str, Any], unpack_retransmissions: bool = False) -> Capture:
-        return cls(path, raw["counters"], raw["read"], list(raw["warnings"]), raw, unpack_retransmissions)
+    def from_raw(
+        cls, path: str, raw: dict[str, Any], unpack_retransmissions: bool = False
+    ) -> Capture:
+        return cls(
+            path, raw["counters"], raw["read"], list(raw["warnings"]), raw, unpack_retransmissions
+        )
 
     @cached_property
     def samples(self) -> pd.DataFrame:
@@ -233,7 +246,10 @@ class Capture:
 
 
 def read_capture(
-    path: str | Path, include_ambiguous: bool = False, sack_samples: bool = True, retransmissions: bool = False
+    path: str | Path,
+    include_ambiguous: bool = False,
+    sack_samples: bool = True,
+    retransmissions: bool = False,
 ) -> Capture:
     """Read a pcap/pcapng capture → a :class:`Capture` with the tables ``samples``,
     ``connections`` and ``retransmissions``. It unpacks as the tuple this function returned
@@ -263,7 +279,10 @@ def read_capture(
 
 
 def read_captures(
-    paths: list[str | Path], include_ambiguous: bool = False, sack_samples: bool = True, threads: int | None = None
+    paths: list[str | Path],
+    include_ambiguous: bool = False,
+    sack_samples: bool = True,
+    threads: int | None = None,
 ) -> list[Capture]:
     """:func:`read_capture` for several files at once, one per core: the Rust analysis releases
     the GIL, so files are read in parallel threads. Results come back in the order given; an
@@ -272,12 +291,16 @@ def read_captures(
     from concurrent.futures import ThreadPoolExecutor
 
     if isinstance(paths, (str, Path)) or hasattr(paths, "__fspath__"):
-        raise TypeError(f"paths must be a list of capture files, got one path {str(paths)!r}: use read_capture, or read_captures([{str(paths)!r}])")
+        raise TypeError(
+            f"paths must be a list of capture files, got one path {str(paths)!r}: use read_capture, or read_captures([{str(paths)!r}])"
+        )
     try:
         paths = [_check_path(p, "each of paths") for p in paths]
     except TypeError as e:
         if not hasattr(paths, "__iter__"):
-            raise TypeError(f"paths must be a list of capture files, got {type(paths).__name__}") from None
+            raise TypeError(
+                f"paths must be a list of capture files, got {type(paths).__name__}"
+            ) from None
         raise e
 
     workers = max(1, min(len(paths), threads or os.cpu_count() or 1))

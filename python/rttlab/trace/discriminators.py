@@ -44,17 +44,26 @@ def classify(arrivals: Any) -> Any:
 
     from rttlab import _core
 
-    groups = arrivals.groupby("flow", sort=True) if "flow" in arrivals.columns else [(None, arrivals)]
+    groups = (
+        arrivals.groupby("flow", sort=True) if "flow" in arrivals.columns else [(None, arrivals)]
+    )
     out = []
     for flow, a in groups:
         d = _core.classify_arrivals(
-            (a["time"] * 1e9).round().astype("uint64").tolist(), a["seq"].astype("uint64").tolist(), a["len"].astype("uint32").tolist(), (a["sent"] * 1e9).round().astype("uint64").tolist()
+            (a["time"] * 1e9).round().astype("uint64").tolist(),
+            a["seq"].astype("uint64").tolist(),
+            a["len"].astype("uint32").tolist(),
+            (a["sent"] * 1e9).round().astype("uint64").tolist(),
         )
         f = _frame(d)
         if flow is not None:
             f.insert(0, "flow", flow)
         out.append(f)
-    return pd.concat(out, ignore_index=True) if out else _frame({k: [] for k in ("time", "from", "seq", "missing", *NAMES)})
+    return (
+        pd.concat(out, ignore_index=True)
+        if out
+        else _frame({k: [] for k in ("time", "from", "seq", "missing", *NAMES)})
+    )
 
 
 def classify_capture(path: str | Path) -> Any:
@@ -73,7 +82,11 @@ def classify_capture(path: str | Path) -> Any:
         f.insert(0, "dst", d["dst"])
         f.insert(0, "src", d["src"])
         out.append(f)
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=["src", "dst", "ts_hz", "time", "from", "seq", "missing", *NAMES])
+    return (
+        pd.concat(out, ignore_index=True)
+        if out
+        else pd.DataFrame(columns=["src", "dst", "ts_hz", "time", "from", "seq", "missing", *NAMES])
+    )
 
 
 def score(scenario: Any, *, set: Any = (), seed: int | None = None) -> Any:  # noqa: A002 - as rttlab.simulate
@@ -104,7 +117,9 @@ def score(scenario: Any, *, set: Any = (), seed: int | None = None) -> Any:  # n
     f = pd.DataFrame(d)
     congestion = f["congestion_as_congestion"] + f["congestion_as_corruption"]
     corruption = f["corruption_as_corruption"] + f["corruption_as_congestion"]
-    f["misprediction"] = (f["congestion_as_corruption"] + f["corruption_as_congestion"]) / (congestion + corruption).where(lambda x: x > 0)
+    f["misprediction"] = (f["congestion_as_corruption"] + f["corruption_as_congestion"]) / (
+        congestion + corruption
+    ).where(lambda x: x > 0)
     f["congestion_missed"] = f["congestion_as_corruption"] / congestion.where(lambda x: x > 0)
     f["corruption_missed"] = f["corruption_as_congestion"] / corruption.where(lambda x: x > 0)
     return f

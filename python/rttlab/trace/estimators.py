@@ -50,7 +50,12 @@ def catalog() -> list[dict[str, Any]]:
     """Every estimator with its summary, source and parameters (name, kind, default, range, doc):
     the ``estimator`` family of ``_core.catalogue()``."""
     return [
-        {"name": e["name"], "summary": e["summary"], "source": e["source"], "params": [{k: p[k] for k in _PARAM_KEYS} for p in e["params"]]}
+        {
+            "name": e["name"],
+            "summary": e["summary"],
+            "source": e["source"],
+            "params": [{k: p[k] for k in _PARAM_KEYS} for p in e["params"]],
+        }
         for e in _core.catalogue()
         if e["family"] == "estimator"
     ]
@@ -65,7 +70,11 @@ def _define(name: str) -> type:
         Spec.__init__(self, name, {k: _text(v) for k, v in params.items()})
 
     doc = next(e["summary"] for e in catalog() if e["name"] == name)
-    return type(_class_name(name), (Spec,), {"__init__": __init__, "__doc__": f"{doc} (registry name '{name}')."})
+    return type(
+        _class_name(name),
+        (Spec,),
+        {"__init__": __init__, "__doc__": f"{doc} (registry name '{name}')."},
+    )
 
 
 # One class per registered estimator: Rfc6298, Linux, Eifel, PeakHopper, Quic, FixedShare, CaRto,
@@ -89,7 +98,9 @@ def fit_regression(features: Any, targets: Any, **params: Any) -> Spec:
     x = np.asarray(features, dtype=np.float64)
     y = np.asarray(targets, dtype=np.float64).ravel()
     if x.ndim != 2:
-        raise ValueError("features must be a 2-D table with 4 columns (hops, min_rtt, max_rtt, ttl)")
+        raise ValueError(
+            "features must be a 2-D table with 4 columns (hops, min_rtt, max_rtt, ttl)"
+        )
     b = _core.fit_regression(np.ascontiguousarray(x), np.ascontiguousarray(y))
     return spec("regression", **{f"b{i}": repr(v) for i, v in enumerate(b)}, **params)
 

@@ -17,7 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from rttlab.trace.estimators import NAMES, Spec, spec
 from rttlab.units import seconds as seconds_of
-from rttlab.trace.replay import COUNTS, DEFAULT_TICK_S, METRICS, Scores, as_specs, defaults, fmt_s, range_warnings, relabel, score, seconds, with_tick
+from rttlab.trace.replay import (
+    COUNTS,
+    DEFAULT_TICK_S,
+    METRICS,
+    Scores,
+    as_specs,
+    defaults,
+    fmt_s,
+    range_warnings,
+    relabel,
+    score,
+    seconds,
+    with_tick,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +60,7 @@ NO_FLOOR = {
     "last": "none",
     "constant": "its rto",
 }
+
 
 @dataclass(frozen=True, eq=False)
 class Evaluation:
@@ -96,7 +110,11 @@ class Evaluation:
         import pandas as pd
 
         info = ("conn", "src", "dst", "vantage", "method")
-        records = [{**{k: c[k] for k in info if k in c}, **row} for c in self.connections or [] for row in c["rows"]]
+        records = [
+            {**{k: c[k] for k in info if k in c}, **row}
+            for c in self.connections or []
+            for row in c["rows"]
+        ]
         table = pd.DataFrame(records)
         if len(table):
             table[METRICS] = table[METRICS].astype("float64")
@@ -106,7 +124,9 @@ class Evaluation:
         """Deprecated: :attr:`scores` (the same DataFrame, as an attribute)."""
         import warnings
 
-        warnings.warn("Evaluation.table() is Evaluation.scores now", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Evaluation.table() is Evaluation.scores now", DeprecationWarning, stacklevel=2
+        )
         return self.scores
 
     def to_json(self) -> dict[str, Any]:
@@ -139,7 +159,13 @@ class Evaluation:
         path = Path(path)
         front = path.with_name(f"{path.stem}-front{path.suffix}")
         plot_replay(self.trace, path, title=self.trace_title)
-        plot_front(self.rows, front, title=f"{Path(self.input).name}: pooled over every stream" if self.input_kind == "capture" else Path(self.input).name)
+        plot_front(
+            self.rows,
+            front,
+            title=f"{Path(self.input).name}: pooled over every stream"
+            if self.input_kind == "capture"
+            else Path(self.input).name,
+        )
         return [path, front]
 
 
@@ -204,7 +230,14 @@ def evaluate(
     }
     # Rows keep the names the caller gave; `params` in the JSON records what actually ran.
     labels = {s.label: g.label for s, g in zip(specs, given)}
-    options = dict(labels=labels, tick=settings["tick_s"], threads=threads, min_rto=min_rto, timer_granularity=timer_granularity, timestamps=bool(timestamps))
+    options = dict(
+        labels=labels,
+        tick=settings["tick_s"],
+        threads=threads,
+        min_rto=min_rto,
+        timer_granularity=timer_granularity,
+        timestamps=bool(timestamps),
+    )
 
     if isinstance(source, (str, Path)):
         from rttlab.trace.capture import is_capture  # the Rust reader's own magic check
@@ -218,34 +251,100 @@ def evaluate(
 
         # Read and replayed in Rust (no NumPy import): the series is handed over as it is.
         data = _core.read_series_data(str(path), unit)
-        return _evaluate_streams(str(path), "series", data, data, None, specs, sort, trace, settings, options, title=f"{path.name}: samples, predictions and RTOs")
+        return _evaluate_streams(
+            str(path),
+            "series",
+            data,
+            data,
+            None,
+            specs,
+            sort,
+            trace,
+            settings,
+            options,
+            title=f"{path.name}: samples, predictions and RTOs",
+        )
     if unit is not None:
         raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
     from rttlab.trace.series import RttSeries, to_nanos
 
     if isinstance(source, RttSeries):  # read_series's result: its columns as read
-        title = f"{Path(source.path).name if source.path else 'series'}: samples, predictions and RTOs"
-        return _evaluate_streams(source.path or "<RttSeries>", "series", source.data, source.data, None, specs, sort, trace, settings, options, title=title)
+        title = (
+            f"{Path(source.path).name if source.path else 'series'}: samples, predictions and RTOs"
+        )
+        return _evaluate_streams(
+            source.path or "<RttSeries>",
+            "series",
+            source.data,
+            source.data,
+            None,
+            specs,
+            sort,
+            trace,
+            settings,
+            options,
+            title=title,
+        )
 
     import numpy as np
 
     if hasattr(source, "columns") and "conn" in source:
-        frame = source.sort_values(["conn", "time"] if "time" in source else ["conn"], kind="stable")
+        frame = source.sort_values(
+            ["conn", "time"] if "time" in source else ["conn"], kind="stable"
+        )
         times_ns, rtts_ns = to_nanos_by_conn(frame)
         conn = frame["conn"].to_numpy()
         starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
-        result = _evaluate_streams("<DataFrame>", "samples", times_ns, rtts_ns, starts.tolist(), specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+        result = _evaluate_streams(
+            "<DataFrame>",
+            "samples",
+            times_ns,
+            rtts_ns,
+            starts.tolist(),
+            specs,
+            sort,
+            trace,
+            settings,
+            options,
+            title="samples, predictions and RTOs",
+        )
         if by == "conn":
             connections = []
             for a, b in zip(starts, np.r_[starts[1:], len(conn)]):
-                rows = _score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows if b - a >= 2 else []
-                connections.append({"conn": conn[a].item(), "samples": int(b - a), "rows": _decorate(rows, specs, min_rto, sort, labels)})
+                rows = (
+                    _score(times_ns[a:b], rtts_ns[a:b], specs, **options).rows if b - a >= 2 else []
+                )
+                connections.append(
+                    {
+                        "conn": conn[a].item(),
+                        "samples": int(b - a),
+                        "rows": _decorate(rows, specs, min_rto, sort, labels),
+                    }
+                )
             connections.sort(key=lambda e: -e["samples"])
             result = replace(result, connections=connections)
         return result
     times_ns, rtts_ns = to_nanos(source)
-    kind = "<DataFrame>" if hasattr(source, "columns") else "<mapping>" if isinstance(source, Mapping) else "<array>"
-    return _evaluate_streams(kind, "samples", times_ns, rtts_ns, None, specs, sort, trace, settings, options, title="samples, predictions and RTOs")
+    kind = (
+        "<DataFrame>"
+        if hasattr(source, "columns")
+        else "<mapping>"
+        if isinstance(source, Mapping)
+        else "<array>"
+    )
+    return _evaluate_streams(
+        kind,
+        "samples",
+        times_ns,
+        rtts_ns,
+        None,
+        specs,
+        sort,
+        trace,
+        settings,
+        options,
+        title="samples, predictions and RTOs",
+    )
 
 
 def to_nanos_by_conn(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -263,8 +362,12 @@ def to_nanos_by_conn(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     conn = frame["conn"].to_numpy()
     same = conn[1:] == conn[:-1]
     if not np.all(np.isfinite(time)) or np.any(time < 0) or np.any(np.diff(time)[same] < 0):
-        raise ValueError("time must be finite, non-negative and non-decreasing within each connection")
-    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(np.uint64)
+        raise ValueError(
+            "time must be finite, non-negative and non-decreasing within each connection"
+        )
+    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(
+        np.uint64
+    )
 
 
 def with_floor(specs: list[Spec], min_rto: float) -> list[Spec]:
@@ -275,7 +378,9 @@ def with_floor(specs: list[Spec], min_rto: float) -> list[Spec]:
         key = FLOOR_PARAMS.get(s.name, (None, ""))[0]
         if key is not None:
             if key in s.params:
-                raise ValueError(f"min_rto and {s.name}.{key} both set the floor of {s.name}: give one")
+                raise ValueError(
+                    f"min_rto and {s.name}.{key} both set the floor of {s.name}: give one"
+                )
             s = spec(s.name, **s.params, **{key: f"{min_rto!r}"})
         out.append(s)
     return out
@@ -306,7 +411,11 @@ def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
 def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
     """Rows that no other row beats on both bad-timeout rate and mean wait (lower is better,
     equal on one and lower on the other beats). Rows without both values are not ranked."""
-    pts = [(r["estimator"], r["bad_timeout_rate"], r["wait_mean_s"]) for r in rows if r["bad_timeout_rate"] is not None and r["wait_mean_s"] is not None]
+    pts = [
+        (r["estimator"], r["bad_timeout_rate"], r["wait_mean_s"])
+        for r in rows
+        if r["bad_timeout_rate"] is not None and r["wait_mean_s"] is not None
+    ]
     front = set()
     for name, b, w in pts:
         if not any((b2 <= b and w2 <= w) and (b2 < b or w2 < w) for _, b2, w2 in pts):
@@ -314,13 +423,28 @@ def pareto_front(rows: list[dict[str, Any]]) -> set[str]:
     return front
 
 
-def _decorate(rows: list[dict[str, Any]], specs: list[Spec], min_rto: float | None, sort: str, labels: dict[str, str], floors: dict | None = None) -> list[dict[str, Any]]:
+def _decorate(
+    rows: list[dict[str, Any]],
+    specs: list[Spec],
+    min_rto: float | None,
+    sort: str,
+    labels: dict[str, str],
+    floors: dict | None = None,
+) -> list[dict[str, Any]]:
     floors = floors or {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
     front = pareto_front(rows)
     out = []
     for r in rows:
         text, value = floors[r["estimator"]]
-        out.append({"estimator": r["estimator"], "floor": text, "floor_s": value, "pareto": r["estimator"] in front, **{k: v for k, v in r.items() if k != "estimator"}})
+        out.append(
+            {
+                "estimator": r["estimator"],
+                "floor": text,
+                "floor_s": value,
+                "pareto": r["estimator"] in front,
+                **{k: v for k, v in r.items() if k != "estimator"},
+            }
+        )
     return sorted(out, key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0.0))
 
 
@@ -332,13 +456,19 @@ def _notes(rows: list[dict[str, Any]], specs: list[Spec], labels: dict[str, str]
         groups.setdefault(tuple(r[k] for k in keys), []).append(r["estimator"])
     for names in groups.values():
         if len(names) > 1 and rows and rows[0]["samples"] > 0:
-            notes.append(f"{' and '.join(names)}: identical on every metric (the same predictions and RTOs on these samples)")
+            notes.append(
+                f"{' and '.join(names)}: identical on every metric (the same predictions and RTOs on these samples)"
+            )
     for s in specs:
         label = labels.get(s.label, s.label)
         if s.name == "ca-rto":
-            notes.append(f"{label}: closed-loop only — its random extension needs the sender's cwnd, which a replay of RTT samples has not; here it is its RFC 6298 base (use `rttlab simulate` to see it)")
+            notes.append(
+                f"{label}: closed-loop only — its random extension needs the sender's cwnd, which a replay of RTT samples has not; here it is its RFC 6298 base (use `rttlab simulate` to see it)"
+            )
         if s.name == "eifel" and s.params.get("gain", "fixed") != "fixed":
-            notes.append(f"{label}: the flight-based gain needs the sender's cwnd; a replay falls back to the fixed γ = 1/3")
+            notes.append(
+                f"{label}: the flight-based gain needs the sender's cwnd; a replay falls back to the fixed γ = 1/3"
+            )
     return notes
 
 
@@ -346,12 +476,28 @@ def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
     return relabel(score(times_ns, rtts_ns, specs, **options), labels)
 
 
-def _evaluate_streams(name, kind, times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title) -> Evaluation:
+def _evaluate_streams(
+    name, kind, times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title
+) -> Evaluation:
     result = _score(times_ns, rtts_ns, specs, starts=starts, trace=trace, **options)
     rows = _decorate(result.rows, specs, settings["min_rto_s"], sort, options["labels"])
     notes = _notes(rows, specs, options["labels"])
-    notes.append("losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)")
-    return Evaluation(name, kind, len(rtts_ns), settings, specs, rows, None, notes, range_warnings(rtts_ns, specs, options["labels"]), result if trace else None, title)
+    notes.append(
+        "losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)"
+    )
+    return Evaluation(
+        name,
+        kind,
+        len(rtts_ns),
+        settings,
+        specs,
+        rows,
+        None,
+        notes,
+        range_warnings(rtts_ns, specs, options["labels"]),
+        result if trace else None,
+        title,
+    )
 
 
 def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> pd.DataFrame:
@@ -364,8 +510,14 @@ def lost_segments(retransmissions: pd.DataFrame, connections: pd.DataFrame) -> p
     data_dir = np.where(info["bytes_rev"].to_numpy() > info["bytes_fwd"].to_numpy(), "rev", "fwd")
     main = dict(zip(info.index.to_numpy().tolist(), data_dir.tolist()))
     r = retransmissions
-    keep = r["needed"].to_numpy() & (r["attempt"].to_numpy() == 1) & r["timer_start"].notna().to_numpy()
-    keep &= r["direction"].astype(str).to_numpy() == np.array([main[c] for c in r["conn"].tolist()], dtype=object)
+    keep = (
+        r["needed"].to_numpy()
+        & (r["attempt"].to_numpy() == 1)
+        & r["timer_start"].notna().to_numpy()
+    )
+    keep &= r["direction"].astype(str).to_numpy() == np.array(
+        [main[c] for c in r["conn"].tolist()], dtype=object
+    )
     return r[keep]
 
 
@@ -394,11 +546,17 @@ def clock_segments(series: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             f"connection {int(conn[i])}: the capture clock steps back {t[i - 1] - t[i]:.6g} s at frame {int(s['frame'].iat[i])} "
             "(its path-RTT series is replayed in segments, each from a fresh estimator and timer)"
         )
-    s = s.assign(segment=np.cumsum(step)).sort_values(["conn", "segment", "time"], kind="stable").reset_index(drop=True)
+    s = (
+        s.assign(segment=np.cumsum(step))
+        .sort_values(["conn", "segment", "time"], kind="stable")
+        .reset_index(drop=True)
+    )
     return s, warnings
 
 
-def _losses_in_segments(lost: pd.DataFrame, series: pd.DataFrame, starts: np.ndarray) -> tuple[pd.DataFrame, dict[int, int]]:
+def _losses_in_segments(
+    lost: pd.DataFrame, series: pd.DataFrame, starts: np.ndarray
+) -> tuple[pd.DataFrame, dict[int, int]]:
     """Each lost segment with the index of the stream it belongs to (``stream``): its
     connection's segment whose first sample precedes its resend in the capture. Losses of
     connections without a series are dropped; those whose timer started after their resend (a
@@ -409,7 +567,14 @@ def _losses_in_segments(lost: pd.DataFrame, series: pd.DataFrame, starts: np.nda
     stream_conn = series["conn"].to_numpy()[starts]
     straddling: dict[int, int] = {}
     keep, streams = [], []
-    for i, (c, frame, armed, resent) in enumerate(zip(lost["conn"].tolist(), lost["frame"].tolist(), lost["timer_start"].tolist(), lost["resent"].tolist())):
+    for i, (c, frame, armed, resent) in enumerate(
+        zip(
+            lost["conn"].tolist(),
+            lost["frame"].tolist(),
+            lost["timer_start"].tolist(),
+            lost["resent"].tolist(),
+        )
+    ):
         mine = np.flatnonzero(stream_conn == c)
         if not len(mine):
             continue
@@ -423,13 +588,23 @@ def _losses_in_segments(lost: pd.DataFrame, series: pd.DataFrame, starts: np.nda
     return out, straddling
 
 
-def _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts, trace=False) -> Scores:
+def _score_segments(
+    times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts, trace=False
+) -> Scores:
     """The streams ``ks`` (consecutive: one connection's segments) scored together."""
     a, b = int(starts[ks[0]]), int(ends[ks[-1]])
     sub_starts = [int(starts[k]) - a for k in ks]
     own = [(k - ks[0], t) for k, t in losses if ks[0] <= k <= ks[-1]]
     ts = [stream_ts[k] for k in ks] if isinstance(stream_ts, list) else stream_ts
-    return _score(times_ns[a:b], rtts_ns[a:b], specs, starts=sub_starts, losses=own, trace=trace, **{**options, "timestamps": ts})
+    return _score(
+        times_ns[a:b],
+        rtts_ns[a:b],
+        specs,
+        starts=sub_starts,
+        losses=own,
+        trace=trace,
+        **{**options, "timestamps": ts},
+    )
 
 
 def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
@@ -443,7 +618,9 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     if series.empty:
         from rttlab import InputError
 
-        raise InputError(f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)")
+        raise InputError(
+            f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)"
+        )
     series, steps = clock_segments(series)
     conn = series["conn"].to_numpy()
     segment = series["segment"].to_numpy()
@@ -455,22 +632,46 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
     every_lost = lost_segments(retransmissions, connections)
     lost, straddling = _losses_in_segments(every_lost, series, starts)
     for c, n in straddling.items():
-        warnings.append(f"connection {c}: {n} lost segment{'s' if n != 1 else ''} resent across a backwards clock step not scored (the wait is unknown)")
+        warnings.append(
+            f"connection {c}: {n} lost segment{'s' if n != 1 else ''} resent across a backwards clock step not scored (the wait is unknown)"
+        )
     warnings += steps
     # Capture times are from the first packet and negative after a step back: ns from the
     # earliest time any stream or loss holds (the replay needs only differences).
-    origin = min(float(series["time"].min()), float(lost["timer_start"].min()) if len(lost) else np.inf)
+    origin = min(
+        float(series["time"].min()), float(lost["timer_start"].min()) if len(lost) else np.inf
+    )
     times_ns = np.rint((series["time"].to_numpy() - origin) * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    losses = sorted(zip(lost["stream"].tolist(), np.rint((lost["timer_start"].to_numpy() - origin) * 1e9).astype(np.int64).tolist()))
+    losses = sorted(
+        zip(
+            lost["stream"].tolist(),
+            np.rint((lost["timer_start"].to_numpy() - origin) * 1e9).astype(np.int64).tolist(),
+        )
+    )
     if settings["timestamps"] == "auto":
         # A sender whose connection negotiated timestamps takes its RTT from the echo even for a
         # retransmitted segment (RFC 7323 §4; Linux tcp_ack_update_rtt), so Karn does not bite.
-        both = dict(zip(connections["conn"].tolist(), (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist()))
+        both = dict(
+            zip(
+                connections["conn"].tolist(),
+                (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist(),
+            )
+        )
         uses_ts = [bool(both[int(c)]) for c in conn[starts].tolist()]
         options = {**options, "timestamps": uses_ts}
-    pooled = _score(times_ns, rtts_ns, specs, starts=starts.tolist(), losses=losses, per_stream=by == "conn" or trace, **options)
-    floors = {options["labels"].get(s.label, s.label): floor_of(s, settings["min_rto_s"]) for s in specs}
+    pooled = _score(
+        times_ns,
+        rtts_ns,
+        specs,
+        starts=starts.tolist(),
+        losses=losses,
+        per_stream=by == "conn" or trace,
+        **options,
+    )
+    floors = {
+        options["labels"].get(s.label, s.label): floor_of(s, settings["min_rto_s"]) for s in specs
+    }
     rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"], floors)
     notes = _notes(rows, specs, options["labels"])
     unscored = int(len(every_lost) - len(losses) - sum(straddling.values()))
@@ -478,7 +679,11 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         f"losses: W on the {len(losses):,} segment{'' if len(losses) == 1 else 's'} the capture shows were really lost (first resends with no sign the original arrived: "
         "no ACK or SACK before the resend, no D-SACK, no TS echo of the original) is lost_wait_mean_s; wait_mean_s is the wait the timer "
         "in force would have imposed had any scored segment been lost (docs/metrics.md)"
-        + (f"; {unscored:,} more lost segments belong to connections without a path-RTT series and are not scored" if unscored else "")
+        + (
+            f"; {unscored:,} more lost segments belong to connections without a path-RTT series and are not scored"
+            if unscored
+            else ""
+        )
     )
 
     per_conn = None
@@ -488,12 +693,32 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         stream_ts = options["timestamps"]
         # Per-connection facts as plain lists (no per-row DataFrame lookups: captures hold
         # hundreds of thousands of connections).
-        col = {k: dict(zip(connections["conn"].tolist(), connections[k].tolist())) for k in ("src", "dst", "vantage", "path_rtt_method", "bytes_fwd", "bytes_rev", "retransmissions_fwd", "retransmissions_rev")}
+        col = {
+            k: dict(zip(connections["conn"].tolist(), connections[k].tolist()))
+            for k in (
+                "src",
+                "dst",
+                "vantage",
+                "path_rtt_method",
+                "bytes_fwd",
+                "bytes_rev",
+                "retransmissions_fwd",
+                "retransmissions_rev",
+            )
+        }
         rtx_dir = retransmissions["direction"].astype(str).to_numpy()
         rtx_conn = retransmissions["conn"].to_numpy()
-        main_dir = {c: ("rev" if col["bytes_rev"][c] > col["bytes_fwd"][c] else "fwd") for c in col["src"]}
-        in_main = rtx_dir == np.array([main_dir[c] for c in rtx_conn.tolist()], dtype=object) if len(rtx_conn) else np.zeros(0, bool)
-        unneeded = in_main & retransmissions["evidence"].isin(["acked", "dsack", "ts-original"]).to_numpy()
+        main_dir = {
+            c: ("rev" if col["bytes_rev"][c] > col["bytes_fwd"][c] else "fwd") for c in col["src"]
+        }
+        in_main = (
+            rtx_dir == np.array([main_dir[c] for c in rtx_conn.tolist()], dtype=object)
+            if len(rtx_conn)
+            else np.zeros(0, bool)
+        )
+        unneeded = (
+            in_main & retransmissions["evidence"].isin(["acked", "dsack", "ts-original"]).to_numpy()
+        )
         spurious = dict(zip(*np.unique(rtx_conn[unneeded], return_counts=True)))
         lost_count = lost.groupby("conn").size().to_dict()
         actual = (lost["resent"] - lost["timer_start"]).groupby(lost["conn"]).mean().to_dict()
@@ -506,7 +731,9 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
             if len(ks) == 1:
                 conn_rows = pooled.streams[k] if b - a >= 2 else []
             else:  # its segments pooled, as the capture's rows pool every stream
-                conn_rows = _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts).rows
+                conn_rows = _score_segments(
+                    times_ns, rtts_ns, specs, starts, ends, ks, losses, options, stream_ts
+                ).rows
             direction = main_dir[c]
             entry = {
                 "conn": c,
@@ -524,7 +751,9 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
                 "actual_lost_wait_mean_s": float(actual[c]) if c in actual else None,
                 "timestamps": stream_ts[k] if isinstance(stream_ts, list) else stream_ts,
                 # Each stream scored alone in the pooled pass (fresh estimator and timer).
-                "rows": _decorate(conn_rows, specs, settings["min_rto_s"], sort, options["labels"], floors),
+                "rows": _decorate(
+                    conn_rows, specs, settings["min_rto_s"], sort, options["labels"], floors
+                ),
             }
             if len(ks) > 1:
                 entry["clock_segments"] = len(ks)
@@ -533,8 +762,22 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         if trace:
             top = per_conn[0]
             ks = conn_streams[top["conn"]]
-            trace_scores = _score_segments(times_ns, rtts_ns, specs, starts, ends, ks, [], options, stream_ts, trace=True)
+            trace_scores = _score_segments(
+                times_ns, rtts_ns, specs, starts, ends, ks, [], options, stream_ts, trace=True
+            )
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
-    return Evaluation(str(path), "capture", len(series), settings, specs, rows, per_conn, notes, warnings + range_warnings(rtts_ns, specs, options["labels"]), trace_scores, title)
+    return Evaluation(
+        str(path),
+        "capture",
+        len(series),
+        settings,
+        specs,
+        rows,
+        per_conn,
+        notes,
+        warnings + range_warnings(rtts_ns, specs, options["labels"]),
+        trace_scores,
+        title,
+    )

@@ -79,7 +79,12 @@ def quantity(column: str) -> Quantity:
     if column in QUANTITIES:
         return QUANTITIES[column]
     name = column.rsplit(".", 1)[-1] if column.count(".") >= 2 else column
-    for suffix, unit, scale in (("_bps", "Mb/s", 1e-6), ("_s", "s", 1.0), ("_ms", "ms", 1.0), ("_pct", "%", 1.0)):
+    for suffix, unit, scale in (
+        ("_bps", "Mb/s", 1e-6),
+        ("_s", "s", 1.0),
+        ("_ms", "ms", 1.0),
+        ("_pct", "%", 1.0),
+    ):
         if name.endswith(suffix):
             return Quantity(name[: -len(suffix)].replace("_", " ").replace(".", " "), unit, scale)
     return Quantity(name.replace("_", " ").replace(".", " "))

@@ -36,21 +36,21 @@ SAMPLE_GREY = "#A0A0A0"
 
 #: Estimators (the registry's names, docs/algorithms.md), most compared first.
 ESTIMATORS = {
-    "rfc6298": "#0072B2",      # blue
-    "linux": "#D55E00",        # vermillion
-    "eifel": "#009E73",        # bluish green
+    "rfc6298": "#0072B2",  # blue
+    "linux": "#D55E00",  # vermillion
+    "eifel": "#009E73",  # bluish green
     "peak-hopper": "#CC79A7",  # reddish purple
-    "quic": "#E69F00",         # orange
+    "quic": "#E69F00",  # orange
     "fixed-share": "#56B4E9",  # sky blue
-    "ca-rto": "#000000",       # black
-    "regression": "#882255",   # wine
-    "last": DARK_BROWN,        # dark brown
-    "constant": "#332288",     # indigo
+    "ca-rto": "#000000",  # black
+    "regression": "#882255",  # wine
+    "last": DARK_BROWN,  # dark brown
+    "constant": "#332288",  # indigo
     # The eleventh and twelfth are our own: no hue left in Okabe–Ito or Tol muted kept 15 ΔE from
     # every other estimator under the three simulated deficiencies; these two were the best of a
     # search over a 16-step RGB grid (darker than L* 62, so a thin line still shows on white):
     # least pair ≈ 24 ΔE.
-    "conformal": "#9900FF",    # violet
+    "conformal": "#9900FF",  # violet
     "quantile-experts": "#DD0044",  # crimson
 }
 
@@ -68,8 +68,8 @@ CONGESTION_CONTROLS = {
     "spec_tcp": "#56B4E9",
     "smooth": "#000000",
     "smoothtcp": "#000000",
-    "cubic": "#882255",        # wine
-    "bbr": "#332288",          # indigo
+    "cubic": "#882255",  # wine
+    "bbr": "#332288",  # indigo
 }
 
 #: Simulators beside each other (a reproduction's peer comparison).
@@ -84,7 +84,11 @@ def base_name(label: str) -> str:
     text = label.strip().lower()
     if text in _KNOWN:
         return text
-    best = max((k for k in _KNOWN if text.startswith(k) and not text[len(k) : len(k) + 1].isalnum()), key=len, default=None)
+    best = max(
+        (k for k in _KNOWN if text.startswith(k) and not text[len(k) : len(k) + 1].isalnum()),
+        key=len,
+        default=None,
+    )
     return best or text
 
 

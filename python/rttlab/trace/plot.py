@@ -29,7 +29,9 @@ def plain_log_ticks(axis: Any) -> None:
     from matplotlib.ticker import FuncFormatter
 
     axis.set_major_formatter(FuncFormatter(lambda v, _: sig(v, 2)))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: sig(v, 1) if sig(v, 1).lstrip("-0.")[:1] in ("2", "5") else ""))
+    axis.set_minor_formatter(
+        FuncFormatter(lambda v, _: sig(v, 1) if sig(v, 1).lstrip("-0.")[:1] in ("2", "5") else "")
+    )
 
 
 def _pyplot():
@@ -52,7 +54,9 @@ def gap_threshold(times_s: np.ndarray) -> float:
     return max(ONE_SECOND, 10.0 * float(np.median(dt))) if len(dt) else ONE_SECOND
 
 
-def drawn_indices(times_s: np.ndarray, max_points: int, gap: float) -> tuple[np.ndarray, np.ndarray]:
+def drawn_indices(
+    times_s: np.ndarray, max_points: int, gap: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the samples to draw (every k-th, thinned to about ``max_points``, plus both ends
     of every gap) and, for each drawn index but the last, whether a gap follows it."""
     n = len(times_s)
@@ -81,7 +85,15 @@ def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> 
     n = len(names)
     cols = 1 if n <= 3 else 2
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, sharex=True, sharey=True, squeeze=False, figsize=(6.0 * cols if cols > 1 else 10.0, 1.9 * rows + 1.0), layout="constrained")
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        figsize=(6.0 * cols if cols > 1 else 10.0, 1.9 * rows + 1.0),
+        layout="constrained",
+    )
     times = np.asarray(scores.times_s, dtype=float)
     gap = gap_threshold(times)
     idx, gap_after = drawn_indices(times, max_points, gap)
@@ -93,7 +105,15 @@ def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> 
             continue
         name = names[k]
         rto_ms = np.asarray(scores.traces[name]["rto"], dtype=float)[idx] * 1e3
-        ax.plot(t, samples_ms, ".", color=SAMPLE_GREY, markersize=2.0, zorder=1, rasterized=len(t) > 5000)
+        ax.plot(
+            t,
+            samples_ms,
+            ".",
+            color=SAMPLE_GREY,
+            markersize=2.0,
+            zorder=1,
+            rasterized=len(t) > 5000,
+        )
         x, y = broken(t, rto_ms, gap_after)
         # The RTO in force holds from one sample to the next: a step, not a slope.
         ax.plot(x, y, color=colour(name), lw=1.1, drawstyle="steps-post", zorder=3)
@@ -112,7 +132,9 @@ def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> 
     return fig
 
 
-def plot_replay(scores: Scores, path: str | Path, title: str = "", max_points: int = 20_000) -> None:
+def plot_replay(
+    scores: Scores, path: str | Path, title: str = "", max_points: int = 20_000
+) -> None:
     """Write :func:`replay_figure` to ``path`` (.png, .svg or .pdf). Long traces are thinned to
     about ``max_points`` samples per panel for drawing (both ends of every gap kept)."""
     plt = _pyplot()
@@ -144,8 +166,11 @@ def front_figure(rows: list[dict[str, Any]], title: str = "", ax: Any = None) ->
     pts = [
         (str(r["estimator"]), float(r["bad_timeout_rate"]), float(r["wait_mean_s"]))
         for r in rows
-        if r.get("bad_timeout_rate") is not None and r.get("wait_mean_s") is not None
-        and np.isfinite(r["bad_timeout_rate"]) and np.isfinite(r["wait_mean_s"]) and r["wait_mean_s"] > 0
+        if r.get("bad_timeout_rate") is not None
+        and r.get("wait_mean_s") is not None
+        and np.isfinite(r["bad_timeout_rate"])
+        and np.isfinite(r["wait_mean_s"])
+        and r["wait_mean_s"] > 0
     ]
     on_front = pareto(pts)
     by_name = {name: (b, w) for name, b, w in pts}
@@ -158,15 +183,34 @@ def front_figure(rows: list[dict[str, Any]], title: str = "", ax: Any = None) ->
         same.setdefault((b, w), []).append(name)
     for k, ((b, w), names) in enumerate(sorted(same.items(), key=lambda item: item[0][1])):
         front = names[0] in on_front
-        ax.scatter([w], [b * 100], s=46 if front else 26, color=colour(names[0]), marker="D" if front else "o", edgecolor="black" if front else "none", lw=0.6, zorder=3)
+        ax.scatter(
+            [w],
+            [b * 100],
+            s=46 if front else 26,
+            color=colour(names[0]),
+            marker="D" if front else "o",
+            edgecolor="black" if front else "none",
+            lw=0.6,
+            zorder=3,
+        )
         # Neighbours along W alternate above and below their point, so close labels do not overlap.
-        ax.annotate(" = ".join(names), (w, b * 100), xytext=(5, 4 if k % 2 == 0 else -10), textcoords="offset points", fontsize=7, color=colour(names[0]))
+        ax.annotate(
+            " = ".join(names),
+            (w, b * 100),
+            xytext=(5, 4 if k % 2 == 0 else -10),
+            textcoords="offset points",
+            fontsize=7,
+            color=colour(names[0]),
+        )
     ax.set_xscale("log")
     plain_log_ticks(ax.xaxis)
     ax.set_xlabel(axis_label("wait_mean_s") + ", log scale")
     ax.set_ylabel(axis_label("bad_timeout_rate"))
     ax.grid(True, which="both", color="0.92", lw=0.6)
-    ax.set_title((title + "\n" if title else "") + "◆ on the Pareto front: no other point is lower on both", fontsize=8)
+    ax.set_title(
+        (title + "\n" if title else "") + "◆ on the Pareto front: no other point is lower on both",
+        fontsize=8,
+    )
     return fig
 
 

@@ -116,20 +116,36 @@ def capture_flows(path: str | Path) -> tuple[list[Flow], list[str]]:
     samples, connections = read_capture(path)
     series = path_samples(samples, connections)
     if series.empty:
-        raise TrainError(f"{path}: no TCP connection with a path-RTT series (see `rttlab flows {path}`)")
+        raise TrainError(
+            f"{path}: no TCP connection with a path-RTT series (see `rttlab flows {path}`)"
+        )
     flows, skipped = [], []
     conns = connections.set_index("conn")
     for conn, rows in series.groupby("conn", sort=True):
         c = conns.loc[conn]
         hops_fwd, hops_rev = _int(c["hops_fwd"]), _int(c["hops_rev"])
         if hops_fwd is None or hops_rev is None:
-            skipped.append(f"{path}: connection {conn}: no IP TTL from {'either endpoint' if hops_fwd is None and hops_rev is None else 'one endpoint'} (TTL 0 or none), so no far-end TTL and hop count (features of the model)")
+            skipped.append(
+                f"{path}: connection {conn}: no IP TTL from {'either endpoint' if hops_fwd is None and hops_rev is None else 'one endpoint'} (TTL 0 or none), so no far-end TTL and hop count (features of the model)"
+            )
             continue
         far_rev = hops_rev >= hops_fwd
         ttl, hops = (_int(c["ttl_rev"]), hops_rev) if far_rev else (_int(c["ttl_fwd"]), hops_fwd)
-        flows.append(Flow(str(path), int(conn), str(c["src"]), str(c["dst"]), int(ttl), int(hops), rows["rtt"].to_numpy(dtype=float) * 1e3))
+        flows.append(
+            Flow(
+                str(path),
+                int(conn),
+                str(c["src"]),
+                str(c["dst"]),
+                int(ttl),
+                int(hops),
+                rows["rtt"].to_numpy(dtype=float) * 1e3,
+            )
+        )
     if not flows:
-        raise TrainError(f"{path}: no connection with IP TTLs from both endpoints (TTL 0 or missing; the far end's TTL and hop count are features of the model)")
+        raise TrainError(
+            f"{path}: no connection with IP TTLs from both endpoints (TTL 0 or missing; the far end's TTL and hop count are features of the model)"
+        )
     return flows, skipped
 
 
@@ -140,7 +156,9 @@ def _int(x: Any) -> int | None:
         return None
 
 
-def windows(rtt_ms: np.ndarray, window: int, target: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def windows(
+    rtt_ms: np.ndarray, window: int, target: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sliding windows of one series: (min, max, target) per window, and each window's last
     sample index + 1 (its end, exclusive; for ``next`` the target's index + 1)."""
     x = np.asarray(rtt_ms, dtype=float)
@@ -157,7 +175,15 @@ def windows(rtt_ms: np.ndarray, window: int, target: str) -> tuple[np.ndarray, n
 
 def design(flow: Flow, minmax: np.ndarray) -> np.ndarray:
     n = len(minmax)
-    return np.column_stack([np.ones(n), np.full(n, float(flow.hops)), minmax[:, 0], minmax[:, 1], np.full(n, float(flow.ttl))])
+    return np.column_stack(
+        [
+            np.ones(n),
+            np.full(n, float(flow.hops)),
+            minmax[:, 0],
+            minmax[:, 1],
+            np.full(n, float(flow.ttl)),
+        ]
+    )
 
 
 def fit(x: np.ndarray, y: np.ndarray, path_features: bool = True) -> tuple[np.ndarray, list[str]]:
@@ -176,16 +202,31 @@ def fit(x: np.ndarray, y: np.ndarray, path_features: bool = True) -> tuple[np.nd
     kept.sort()
     b = np.zeros(x.shape[1])
     b[kept] = np.linalg.lstsq(x[:, kept], y, rcond=None)[0]
-    return b, [COLUMNS[j] for j in range(x.shape[1]) if j not in kept and (path_features or j not in (1, 4))]
+    return b, [
+        COLUMNS[j]
+        for j in range(x.shape[1])
+        if j not in kept and (path_features or j not in (1, 4))
+    ]
 
 
 def mape(b: Any, x: np.ndarray, y: np.ndarray) -> float:
     """Mean absolute percentage error of ŷ = x·b against y (%), over y > 0."""
     keep = y > 0
-    return float(np.mean(np.abs(x[keep] @ np.asarray(b, dtype=float) - y[keep]) / y[keep]) * 100) if keep.any() else float("nan")
+    return (
+        float(np.mean(np.abs(x[keep] @ np.asarray(b, dtype=float) - y[keep]) / y[keep]) * 100)
+        if keep.any()
+        else float("nan")
+    )
 
 
-def train(paths: list[str | Path], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7, path_features: bool = True) -> Training:
+def train(
+    paths: list[str | Path],
+    window: int = 25,
+    target: str = "mean",
+    split: str = "time",
+    train_fraction: float = 0.7,
+    path_features: bool = True,
+) -> Training:
     """Fit the model on the flows of ``paths`` and score it held out (module doc)."""
     _check_options(window, target, split, train_fraction)
     if not paths:
@@ -201,10 +242,19 @@ def _check_options(window: int, target: str, split: str, train_fraction: float) 
     if window < 2:
         raise TrainError(f"--window: a window needs at least 2 samples (min and max), got {window}")
     if not 0 < train_fraction < 1:
-        raise TrainError(f"--train-fraction: expected a fraction between 0 and 1, got {train_fraction}")
+        raise TrainError(
+            f"--train-fraction: expected a fraction between 0 and 1, got {train_fraction}"
+        )
 
 
-def _train_paths(paths: list[str | Path], window: int, target: str, split: str, train_fraction: float, path_features: bool) -> Training:
+def _train_paths(
+    paths: list[str | Path],
+    window: int,
+    target: str,
+    split: str,
+    train_fraction: float,
+    path_features: bool,
+) -> Training:
     flows: list[Flow] = []
     skipped: list[str] = []
     for p in paths:
@@ -215,7 +265,13 @@ def _train_paths(paths: list[str | Path], window: int, target: str, split: str, 
 
 
 def train_flows(
-    flows: list[Flow], window: int = 25, target: str = "mean", split: str = "time", train_fraction: float = 0.7, skipped: list[str] | None = None, path_features: bool = True
+    flows: list[Flow],
+    window: int = 25,
+    target: str = "mean",
+    split: str = "time",
+    train_fraction: float = 0.7,
+    skipped: list[str] | None = None,
+    path_features: bool = True,
 ) -> Training:
     """:func:`train` on flows already read (what the tests pin)."""
     _check_options(window, target, split, train_fraction)
@@ -235,12 +291,18 @@ def train_flows(
         if enough(len(f.rtt_ms)):
             usable.append(f)
         else:
-            skipped.append(f"{f.capture}: connection {f.conn}: {len(f.rtt_ms)} path-RTT samples, too few for a {split} split with window {window}")
+            skipped.append(
+                f"{f.capture}: connection {f.conn}: {len(f.rtt_ms)} path-RTT samples, too few for a {split} split with window {window}"
+            )
     if not usable:
         least = next(n for n in range(need, 100 * need) if enough(n))
-        raise TrainError(f"no flow has the {least} path-RTT samples a {split} split with window {window} needs (flows seen: {len(flows)}; try a smaller --window)")
+        raise TrainError(
+            f"no flow has the {least} path-RTT samples a {split} split with window {window} needs (flows seen: {len(flows)}; try a smaller --window)"
+        )
     if split == "flow" and len(usable) < 2:
-        raise TrainError(f"--split flow: leaving flows out needs at least 2 usable flows, got {len(usable)} (use --split time)")
+        raise TrainError(
+            f"--split flow: leaving flows out needs at least 2 usable flows, got {len(usable)} (use --split time)"
+        )
     parts = [(f, *windows(f.rtt_ms, window, target)) for f in usable]
     rows: list[dict[str, Any]] = []
     if split == "time":
@@ -254,7 +316,9 @@ def train_flows(
             tests.append((f, design(f, mm[te]), y[te], int(tr.sum())))
         x, y = np.vstack(train_x), np.concatenate(train_y)
         if len(y) < 5:
-            raise TrainError(f"only {len(y)} training windows for 5 coefficients (more samples, a smaller --window or a larger --train-fraction)")
+            raise TrainError(
+                f"only {len(y)} training windows for 5 coefficients (more samples, a smaller --window or a larger --train-fraction)"
+            )
         b, dropped = fit(x, y, path_features)
         for f, xt, yt, ntr in tests:
             rows.append(_row(f, ntr, xt, yt, b))
@@ -266,18 +330,37 @@ def train_flows(
             y = np.concatenate([t for j, (_, _, t) in enumerate(everything) if j != i])
             bi, _ = fit(x, y, path_features)
             rows.append(_row(f, len(y), xt, yt, bi))
-        x, y = np.vstack([d for _, d, _ in everything]), np.concatenate([t for _, _, t in everything])
+        x, y = (
+            np.vstack([d for _, d, _ in everything]),
+            np.concatenate([t for _, _, t in everything]),
+        )
         b, dropped = fit(x, y, path_features)
         n_train = len(y)
     return Training(
-        coefficients=[float(v) for v in b], dropped=dropped, target=target, split=split, window=window, path_features=path_features, flows=rows,
-        skipped=skipped, train_rows=n_train, test_rows=sum(r["test_windows"] for r in rows),
+        coefficients=[float(v) for v in b],
+        dropped=dropped,
+        target=target,
+        split=split,
+        window=window,
+        path_features=path_features,
+        flows=rows,
+        skipped=skipped,
+        train_rows=n_train,
+        test_rows=sum(r["test_windows"] for r in rows),
     )
 
 
 def _row(f: Flow, n_train: int, xt: np.ndarray, yt: np.ndarray, b: Any) -> dict[str, Any]:
     return {
-        "capture": Path(f.capture).name, "conn": f.conn, "src": f.src, "dst": f.dst, "ttl": f.ttl, "hops": f.hops,
-        "samples": len(f.rtt_ms), "train_windows": n_train, "test_windows": len(yt),
-        "mape": mape(b, xt, yt), "mape_cubic": mape(CUBIC, xt, yt),
+        "capture": Path(f.capture).name,
+        "conn": f.conn,
+        "src": f.src,
+        "dst": f.dst,
+        "ttl": f.ttl,
+        "hops": f.hops,
+        "samples": len(f.rtt_ms),
+        "train_windows": n_train,
+        "test_windows": len(yt),
+        "mape": mape(b, xt, yt),
+        "mape_cubic": mape(CUBIC, xt, yt),
     }

@@ -62,7 +62,9 @@ def with_tick(specs: list[Spec], tick: float) -> list[Spec]:
         elif s.name == "linux" and "hz" not in s.params:
             hz = round(1.0 / tick)
             if hz < 1 or abs(hz * tick - 1.0) > 1e-9:
-                raise ValueError(f"tick {tick:g} s is not a whole number of Hz for linux.hz (1/tick = {1 / tick:g}); set linux.hz yourself")
+                raise ValueError(
+                    f"tick {tick:g} s is not a whole number of Hz for linux.hz (1/tick = {1 / tick:g}); set linux.hz yourself"
+                )
             s = spec(s.name, **s.params, hz=hz)
         out.append(s)
     return out
@@ -87,13 +89,19 @@ class Scores:
     @property
     def times_s(self) -> np.ndarray:
         """The samples' times (s)."""
-        times = self.times_ns.times_ns() if isinstance(self.times_ns, _core.SeriesData) else self.times_ns
+        times = (
+            self.times_ns.times_ns()
+            if isinstance(self.times_ns, _core.SeriesData)
+            else self.times_ns
+        )
         return times / 1e9
 
     @property
     def rtts_s(self) -> np.ndarray:
         """The samples' RTTs (s)."""
-        rtts = self.rtts_ns.rtts_ns() if isinstance(self.rtts_ns, _core.SeriesData) else self.rtts_ns
+        rtts = (
+            self.rtts_ns.rtts_ns() if isinstance(self.rtts_ns, _core.SeriesData) else self.rtts_ns
+        )
         return rtts / 1e9
 
 
@@ -125,7 +133,9 @@ class Replay:
         (float, NaN where undefined), :data:`COUNTS`."""
         import pandas as pd
 
-        table = pd.DataFrame(self.rows, columns=["estimator", "samples", "predicted", *METRICS, *COUNTS])
+        table = pd.DataFrame(
+            self.rows, columns=["estimator", "samples", "predicted", *METRICS, *COUNTS]
+        )
         table[METRICS] = table[METRICS].astype("float64")
         return table
 
@@ -137,14 +147,19 @@ class Replay:
             return None
         import pandas as pd
 
-        return {label: pd.DataFrame({"time": self.times_s, "rtt": self.rtts_s, **columns}) for label, columns in self.trace_columns.items()}
+        return {
+            label: pd.DataFrame({"time": self.times_s, "rtt": self.rtts_s, **columns})
+            for label, columns in self.trace_columns.items()
+        }
 
     def row(self, estimator: str) -> dict[str, Any]:
         """The row of one estimator, by its label."""
         for r in self.rows:
             if r["estimator"] == estimator:
                 return r
-        raise KeyError(f"no estimator {estimator!r} in this replay (it has {', '.join(r['estimator'] for r in self.rows)})")
+        raise KeyError(
+            f"no estimator {estimator!r} in this replay (it has {', '.join(r['estimator'] for r in self.rows)})"
+        )
 
     def __getitem__(self, column: str) -> Any:
         return self.scores[column]
@@ -217,7 +232,13 @@ def score(
     rows = [{"estimator": label, **{k: r[k] for k in keys}} for label, r in zip(labels, raw)]
     streams = None
     if per_stream:
-        streams = [[{"estimator": label, **{k: r["streams"][i][k] for k in keys}} for label, r in zip(labels, raw)] for i in range(len(raw[0]["streams"]))]
+        streams = [
+            [
+                {"estimator": label, **{k: r["streams"][i][k] for k in keys}}
+                for label, r in zip(labels, raw)
+            ]
+            for i in range(len(raw[0]["streams"]))
+        ]
     traces = None
     if trace:
         traces = {
@@ -251,7 +272,9 @@ def fmt_s(s: float) -> str:
     return f"{s:g} s" if s >= 1 else f"{s * 1e3:g} ms"
 
 
-def range_warnings(rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str] | None = None) -> list[str]:
+def range_warnings(
+    rtts_ns: np.ndarray, specs: list[Spec], labels: dict[str, str] | None = None
+) -> list[str]:
     """Fixed-Share cannot predict above its top expert x_N = RTT_min + RTT_max ticks."""
     labels = labels or {}
     out = []
@@ -322,13 +345,22 @@ def replay(
     timer_granularity = seconds_of(timer_granularity, "timer_granularity")
 
     # A series read by read_series stays in Rust: no NumPy import on this path.
-    times_ns, rtts_ns = (samples.data, samples.data) if isinstance(samples, RttSeries) else to_nanos(samples)
+    times_ns, rtts_ns = (
+        (samples.data, samples.data) if isinstance(samples, RttSeries) else to_nanos(samples)
+    )
     given = as_specs(estimators)
     specs = with_tick(given, tick) if tick is not None else given
     result = relabel(
         score(
-            times_ns, rtts_ns, specs, tick=tick or DEFAULT_TICK_S, trace=trace, threads=threads,
-            min_rto=min_rto, timer_granularity=timer_granularity, timestamps=timestamps,
+            times_ns,
+            rtts_ns,
+            specs,
+            tick=tick or DEFAULT_TICK_S,
+            trace=trace,
+            threads=threads,
+            min_rto=min_rto,
+            timer_granularity=timer_granularity,
+            timestamps=timestamps,
         ),
         {s.label: g.label for s, g in zip(specs, given)},
     )

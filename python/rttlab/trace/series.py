@@ -88,6 +88,7 @@ class RttSeries:
 def sample_path() -> Path:
     """The bundled synthetic series (scripts/make_sample.py made it; one RTT in ms per line)."""
     from importlib import resources  # ≈ 10 ms of imports (zipfile, tempfile): only when asked
+
     return Path(str(resources.files("rttlab") / "data" / "sample_rtt.csv"))
 
 
@@ -122,10 +123,14 @@ def check_replay_args(samples: object, estimators: object) -> None:
     if isinstance(estimators, (Spec, str)):
         return
     if not hasattr(estimators, "__iter__"):
-        raise TypeError(f"estimators must be an estimator name, a spec, or a list of them, got {type(estimators).__name__}")
+        raise TypeError(
+            f"estimators must be an estimator name, a spec, or a list of them, got {type(estimators).__name__}"
+        )
     for i, e in enumerate(estimators):
         if not isinstance(e, (Spec, str)):
-            raise TypeError(f"estimators[{i}] must be an estimator name such as 'rfc6298' or a spec such as rttlab.estimators.Rfc6298(), got {type(e).__name__} {e!r}")
+            raise TypeError(
+                f"estimators[{i}] must be an estimator name such as 'rfc6298' or a spec such as rttlab.estimators.Rfc6298(), got {type(e).__name__} {e!r}"
+            )
 
 
 def _column(samples: object, name: str) -> np.ndarray:
@@ -138,10 +143,14 @@ def _column(samples: object, name: str) -> np.ndarray:
             raise TypeError
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"samples[{name!r}] must be a 1-D sequence of numbers (seconds), got {type(value).__name__}") from None
+        raise TypeError(
+            f"samples[{name!r}] must be a 1-D sequence of numbers (seconds), got {type(value).__name__}"
+        ) from None
 
 
-def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple[np.ndarray, np.ndarray]:
+def to_nanos(
+    samples: pd.DataFrame | np.ndarray | Mapping[str, object],
+) -> tuple[np.ndarray, np.ndarray]:
     """Samples as (times_ns, rtts_ns) uint64 columns. A DataFrame (or a mapping of column name
     to values) needs ``rtt`` (and optionally ``time``) in seconds; a 1-D array is RTTs in
     seconds, arriving back to back. An :class:`RttSeries` gives its columns as read."""
@@ -152,16 +161,22 @@ def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple
     if hasattr(samples, "columns") or isinstance(samples, Mapping):  # a DataFrame or its columns
         if "rtt" not in samples:  # type: ignore[operator]
             kind = "DataFrame" if hasattr(samples, "columns") else "mapping"
-            raise ValueError(f"samples: a {kind} needs an 'rtt' column (seconds) and optionally 'time'; got {', '.join(map(repr, list(samples)[:8])) or 'no columns'}")  # type: ignore[call-overload]
+            raise ValueError(
+                f"samples: a {kind} needs an 'rtt' column (seconds) and optionally 'time'; got {', '.join(map(repr, list(samples)[:8])) or 'no columns'}"
+            )  # type: ignore[call-overload]
         rtt = _column(samples, "rtt")
         time = _column(samples, "time") if "time" in samples else np.cumsum(rtt)  # type: ignore[operator]
         if rtt.ndim != 1 or time.shape != rtt.shape:
-            raise ValueError(f"samples: 'rtt' and 'time' must be 1-D columns of one length, got shapes {rtt.shape} and {time.shape}")
+            raise ValueError(
+                f"samples: 'rtt' and 'time' must be 1-D columns of one length, got shapes {rtt.shape} and {time.shape}"
+            )
     else:
         try:
             rtt = np.asarray(samples, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"samples must be a DataFrame or mapping with 'rtt' (and 'time') columns in seconds, or a 1-D array of RTTs in seconds; got {type(samples).__name__}") from None
+            raise TypeError(
+                f"samples must be a DataFrame or mapping with 'rtt' (and 'time') columns in seconds, or a 1-D array of RTTs in seconds; got {type(samples).__name__}"
+            ) from None
         if rtt.ndim != 1:
             raise ValueError("samples must be a DataFrame or a 1-D array of RTTs in seconds")
         time = np.cumsum(rtt)
@@ -171,10 +186,16 @@ def to_nanos(samples: pd.DataFrame | np.ndarray | Mapping[str, object]) -> tuple
     # Checked before the cast: NumPy would wrap or warn, never say which sample.
     if np.any(rtt > MAX_SECONDS):
         bad = int(np.flatnonzero(rtt > MAX_SECONDS)[0])
-        raise ValueError(f"sample {bad}: rtt {rtt[bad]:g} s is outside the representable range (1 ns .. 146 years)")
+        raise ValueError(
+            f"sample {bad}: rtt {rtt[bad]:g} s is outside the representable range (1 ns .. 146 years)"
+        )
     if not np.all(np.isfinite(time)) or np.any(time < 0) or np.any(np.diff(time) < 0):
         raise ValueError("time must be finite, non-negative and non-decreasing")
     if np.any(time > MAX_SECONDS):
         bad = int(np.flatnonzero(time > MAX_SECONDS)[0])
-        raise ValueError(f"sample {bad}: time {time[bad]:g} s is outside the representable range (0 .. 146 years)")
-    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(np.uint64)
+        raise ValueError(
+            f"sample {bad}: time {time[bad]:g} s is outside the representable range (0 .. 146 years)"
+        )
+    return np.rint(time * 1e9).astype(np.uint64), np.maximum(np.rint(rtt * 1e9), 1).astype(
+        np.uint64
+    )

@@ -42,8 +42,23 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "DEFAULT_ESTIMATORS", "METRIC_COLUMNS", "MIN_SAMPLES", "SCHEMA", "TIMER_FLOOR", "TUNABLE", "Settings", "Trace", "TuneError", "Tuning",
-    "fmt_value", "load_trace", "pareto_mask", "round_value", "space", "split_time", "tune",
+    "DEFAULT_ESTIMATORS",
+    "METRIC_COLUMNS",
+    "MIN_SAMPLES",
+    "SCHEMA",
+    "TIMER_FLOOR",
+    "TUNABLE",
+    "Settings",
+    "Trace",
+    "TuneError",
+    "Tuning",
+    "fmt_value",
+    "load_trace",
+    "pareto_mask",
+    "round_value",
+    "space",
+    "split_time",
+    "tune",
 ]
 
 
@@ -67,7 +82,9 @@ class Tuning:
         t = self.table
         if estimator is None:
             return t[t["joint_front"]].sort_values(["bad_timeout_rate", "wait_mean_s"])
-        return t[(t["estimator"] == estimator) & t["estimator_front"]].sort_values(["bad_timeout_rate", "wait_mean_s"])
+        return t[(t["estimator"] == estimator) & t["estimator_front"]].sort_values(
+            ["bad_timeout_rate", "wait_mean_s"]
+        )
 
     def to_json(self) -> dict[str, Any]:
         t = self.table
@@ -109,7 +126,14 @@ class Tuning:
         import json
 
         s = self.settings
-        doc = {"inputs": self.inputs, "estimators": list(self.methods), "target": s.target, "budget": s.budget, "seed": s.seed, "confidence": s.confidence}
+        doc = {
+            "inputs": self.inputs,
+            "estimators": list(self.methods),
+            "target": s.target,
+            "budget": s.budget,
+            "seed": s.seed,
+            "confidence": s.confidence,
+        }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
     def write_duckdb(self, path: str | Path) -> None:
@@ -121,7 +145,15 @@ class Tuning:
 
         import duckdb
 
-        cols = ["estimator", "setting", "default", "timer_floor_s", *METRIC_COLUMNS, "estimator_front", "joint_front"]
+        cols = [
+            "estimator",
+            "setting",
+            "default",
+            "timer_floor_s",
+            *METRIC_COLUMNS,
+            "estimator_front",
+            "joint_front",
+        ]
         frame = self.table[cols].copy()
         frame.insert(0, "params", [json.dumps(p, sort_keys=True) for p in self.table["params"]])
         frame.insert(0, "run", self.run_key())
@@ -132,7 +164,9 @@ class Tuning:
         con = duckdb.connect(str(path))
         try:
             con.register("points", frame)
-            con.execute("CREATE TABLE IF NOT EXISTS tune_points AS SELECT * FROM points WHERE false")
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS tune_points AS SELECT * FROM points WHERE false"
+            )
             con.execute("DELETE FROM tune_points WHERE run = ?", [self.run_key()])
             con.execute("INSERT INTO tune_points BY NAME SELECT * FROM points")
         finally:
@@ -181,7 +215,9 @@ def tune(
     for what, given in (("--param", fixed), ("--range", ranges)):
         for n in given:
             if n not in names:
-                raise TuneError(f"{what}: '{n}' is not among the estimators tuned ({', '.join(names)})")
+                raise TuneError(
+                    f"{what}: '{n}' is not among the estimators tuned ({', '.join(names)})"
+                )
     for n in names:
         _registry(n)
         if fixed.get(n):
@@ -192,27 +228,47 @@ def tune(
         raise TuneError("TRACES: give at least one RTT series or capture")
     for t in loaded:
         if t.scored < MIN_SAMPLES:
-            raise TuneError(f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace")
+            raise TuneError(
+                f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace"
+            )
     settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
     table, methods, rec = tune_trace(data, names, settings, fixed, ranges, replay)
     notes = [
-        f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}" for n, m in methods.items()
+        f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}"
+        for n, m in methods.items()
     ]
     if len(loaded) > 1:
-        notes.append("scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer")
+        notes.append(
+            "scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer"
+        )
     warnings = []
     need = needed_samples(target)
     if data.scored < need:
-        warnings.append(f"{data.scored:,} scored samples: a {target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} samples (95 % binomial interval); treat the recommendation as rough")
+        warnings.append(
+            f"{data.scored:,} scored samples: a {target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} samples (95 % binomial interval); treat the recommendation as rough"
+        )
     if rec is not None:
-        rec["command"] = command([t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"])
+        rec["command"] = command(
+            [t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"]
+        )
     else:
         low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
         how = f" at {confidence:.0%} confidence" if confidence is not None else ""
-        notes.append(f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target")
-    result = Tuning([t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings)
+        notes.append(
+            f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target"
+        )
+    result = Tuning(
+        [t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings
+    )
     if validate:
-        result.validation = validate_tuning(loaded, names, settings, fixed, ranges, replay.validation() if hasattr(replay, "validation") else replay)
+        result.validation = validate_tuning(
+            loaded,
+            names,
+            settings,
+            fixed,
+            ranges,
+            replay.validation() if hasattr(replay, "validation") else replay,
+        )
         result.warnings += result.validation.pop("warnings", [])
     return result

@@ -52,18 +52,47 @@ TIMER_FLOOR = "timer_min_rto"
 #: (Fixed-Share's resolution, not its trade-off), regression coefficients (fitted, not tuned),
 #: CA-RTO's cwnd-driven extension (closed-loop only; in a replay it is its RFC 6298 base).
 TUNABLE: dict[str, dict[str, tuple[float, float, bool]]] = {
-    "rfc6298": {"min_rto": (0.001, 3.0, True), "k": (0.5, 16.0, True), "granularity": (0.001, 0.5, True)},
+    "rfc6298": {
+        "min_rto": (0.001, 3.0, True),
+        "k": (0.5, 16.0, True),
+        "granularity": (0.001, 0.5, True),
+    },
     "linux": {"rto_min": (0.001, 3.0, True)},
     "eifel": {TIMER_FLOOR: (0.001, 3.0, True), "granularity": (0.001, 0.5, True)},
-    "peak-hopper": {TIMER_FLOOR: (0.001, 3.0, True), "f": (2.0, 1000.0, True), "b_max": (0.05, 4.0, True)},
-    "quic": {TIMER_FLOOR: (0.001, 3.0, True), "max_ack_delay": (0.001, 0.5, True), "granularity": (0.001, 0.5, True)},
-    "fixed-share": {"min_rto": (0.001, 3.0, True), "eta": (0.1, 20.0, True), "alpha": (0.001, 0.5, True)},
+    "peak-hopper": {
+        TIMER_FLOOR: (0.001, 3.0, True),
+        "f": (2.0, 1000.0, True),
+        "b_max": (0.05, 4.0, True),
+    },
+    "quic": {
+        TIMER_FLOOR: (0.001, 3.0, True),
+        "max_ack_delay": (0.001, 0.5, True),
+        "granularity": (0.001, 0.5, True),
+    },
+    "fixed-share": {
+        "min_rto": (0.001, 3.0, True),
+        "eta": (0.1, 20.0, True),
+        "alpha": (0.001, 0.5, True),
+    },
     "ca-rto": {"min_rto": (0.001, 3.0, True), "granularity": (0.001, 0.5, True)},
-    "regression": {"min_rto": (0.001, 3.0, True), "k": (0.5, 16.0, True), "under_penalty": (0.0005, 0.2, True)},
+    "regression": {
+        "min_rto": (0.001, 3.0, True),
+        "k": (0.5, 16.0, True),
+        "under_penalty": (0.0005, 0.2, True),
+    },
     # Its own target is a knob, not the user's target: the timer's expiries are not all bad
     # timeouts (the timer restarts at each ACK), so the best α for a bad-timeout target differs.
-    "conformal": {"min_rto": (0.001, 3.0, True), "target": (0.001, 0.2, True), "eta": (0.005, 0.5, True)},
-    "quantile-experts": {"min_rto": (0.001, 3.0, True), "target": (0.001, 0.2, True), "eta": (0.5, 200.0, True), "alpha": (0.0001, 0.2, True)},
+    "conformal": {
+        "min_rto": (0.001, 3.0, True),
+        "target": (0.001, 0.2, True),
+        "eta": (0.005, 0.5, True),
+    },
+    "quantile-experts": {
+        "min_rto": (0.001, 3.0, True),
+        "target": (0.001, 0.2, True),
+        "eta": (0.5, 200.0, True),
+        "alpha": (0.0001, 0.2, True),
+    },
     "last": {TIMER_FLOOR: (0.001, 3.0, True), "multiplier": (1.0, 8.0, True)},
     "constant": {"rto": (0.001, 10.0, True)},
 }
@@ -72,7 +101,17 @@ TUNABLE: dict[str, dict[str, tuple[float, float, bool]]] = {
 DEFAULT_ESTIMATORS = [n for n in NAMES if n != "ca-rto"]
 
 #: Columns of the full table besides the parameters (docs/metrics.md defines the metrics).
-METRIC_COLUMNS = ["samples", "bad_timeouts", "bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s", "mape", "lost_segments", "lost_wait_mean_s"]
+METRIC_COLUMNS = [
+    "samples",
+    "bad_timeouts",
+    "bad_timeout_rate",
+    "wait_mean_s",
+    "wait_p99_s",
+    "mae_s",
+    "mape",
+    "lost_segments",
+    "lost_wait_mean_s",
+]
 
 
 class TuneError(ValueError):
@@ -127,16 +166,27 @@ def load_trace(path: str | Path, unit: str | None = None) -> Trace:
     samples, connections, retransmissions = read_capture(path, retransmissions=True)
     series = path_samples(samples, connections)
     if series.empty:
-        raise InputError(f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}`)")
+        raise InputError(
+            f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}`)"
+        )
     conn = series["conn"].to_numpy()
     starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
     times_ns = np.rint(series["time"].to_numpy() * 1e9).astype(np.uint64)
     rtts_ns = np.maximum(np.rint(series["rtt"].to_numpy() * 1e9), 1).astype(np.uint64)
-    both = dict(zip(connections["conn"].tolist(), (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist()))
+    both = dict(
+        zip(
+            connections["conn"].tolist(),
+            (connections["ts_fwd"].to_numpy() & connections["ts_rev"].to_numpy()).tolist(),
+        )
+    )
     timestamps = [bool(both[int(c)]) for c in conn[starts].tolist()]
     lost = lost_segments(retransmissions, connections)
     stream_of = {int(conn[a]): k for k, a in enumerate(starts)}
-    losses = sorted((stream_of[c], int(np.rint(t * 1e9))) for c, t in zip(lost["conn"].tolist(), lost["timer_start"].to_numpy()) if c in stream_of)
+    losses = sorted(
+        (stream_of[c], int(np.rint(t * 1e9)))
+        for c, t in zip(lost["conn"].tolist(), lost["timer_start"].to_numpy())
+        if c in stream_of
+    )
     return Trace(str(path), "capture", times_ns, rtts_ns, starts.tolist(), timestamps, losses)
 
 
@@ -153,8 +203,13 @@ def combine(traces: list[Trace]) -> Trace:
         offset += len(t.rtts_ns)
         streams += len(t.starts)
     return Trace(
-        " + ".join(t.name for t in traces), "combined",
-        np.concatenate([t.times_ns for t in traces]), np.concatenate([t.rtts_ns for t in traces]), starts, timestamps, losses,
+        " + ".join(t.name for t in traces),
+        "combined",
+        np.concatenate([t.times_ns for t in traces]),
+        np.concatenate([t.rtts_ns for t in traces]),
+        starts,
+        timestamps,
+        losses,
     )
 
 
@@ -175,11 +230,25 @@ def split_time(trace: Trace, fraction: float = 0.5) -> tuple[Trace, Trace]:
             ts.append(trace.timestamps[k])
             times.append(t[keep])
             rtts.append(trace.rtts_ns[a:b][keep])
-            losses += [(len(starts) - 1, ns) for s, ns in trace.losses if s == k and ((ns < cut) == early)]
+            losses += [
+                (len(starts) - 1, ns) for s, ns in trace.losses if s == k and ((ns < cut) == early)
+            ]
             n += int(keep.sum())
         if not starts:
-            raise TuneError(f"{trace.name}: too few samples to split by time (each part needs a stream of 2 samples or more)")
-        parts.append(Trace(f"{trace.name} ({'first' if early else 'second'} {fraction if early else 1 - fraction:.0%} by time)", trace.kind, np.concatenate(times), np.concatenate(rtts), starts, ts, losses))
+            raise TuneError(
+                f"{trace.name}: too few samples to split by time (each part needs a stream of 2 samples or more)"
+            )
+        parts.append(
+            Trace(
+                f"{trace.name} ({'first' if early else 'second'} {fraction if early else 1 - fraction:.0%} by time)",
+                trace.kind,
+                np.concatenate(times),
+                np.concatenate(rtts),
+                starts,
+                ts,
+                losses,
+            )
+        )
     return parts[0], parts[1]
 
 
@@ -229,26 +298,39 @@ def parse_quantity(kind: str, text: str, what: str) -> float:
         raise TuneError(f"{what}: cannot read '{text}' as a number") from None
 
 
-def space(name: str, fixed: dict[str, str] | None = None, ranges: dict[str, str] | None = None) -> list[Dim]:
+def space(
+    name: str, fixed: dict[str, str] | None = None, ranges: dict[str, str] | None = None
+) -> list[Dim]:
     """The searched parameters of one estimator: :data:`TUNABLE` clipped to the registry's
     bounds, less those ``fixed`` by ``-p``, with ``ranges`` (``key → "lo:hi"``) overriding."""
     fixed, ranges = fixed or {}, ranges or {}
     declared = _registry(name)
     for key in ranges:
         if key in fixed:
-            raise TuneError(f"--param {name}.{key} and --range {name}.{key} both given: fix the parameter or search it, not both")
+            raise TuneError(
+                f"--param {name}.{key} and --range {name}.{key} both given: fix the parameter or search it, not both"
+            )
         if key != TIMER_FLOOR and key not in TUNABLE.get(name, {}) and key not in declared:
-            raise TuneError(f"--range {name}.{key}: {name} has no parameter '{key}' (known: {', '.join(declared)})")
+            raise TuneError(
+                f"--range {name}.{key}: {name} has no parameter '{key}' (known: {', '.join(declared)})"
+            )
     dims = []
     searched = dict(TUNABLE.get(name, {}))
     for key, text in ranges.items():
         kind = "duration" if key == TIMER_FLOOR else declared[key]["kind"]
         if kind not in ("duration", "float", "int"):
-            raise TuneError(f"--range {name}.{key}: a {kind} parameter cannot be searched over a range; fix it with --param")
+            raise TuneError(
+                f"--range {name}.{key}: a {kind} parameter cannot be searched over a range; fix it with --param"
+            )
         lo_text, sep, hi_text = text.partition(":")
         if not sep:
-            raise TuneError(f"--range {name}.{key}={text}: expected LOW:HIGH, e.g. {name}.{key}=10ms:1s")
-        lo, hi = parse_quantity(kind, lo_text, f"--range {name}.{key}"), parse_quantity(kind, hi_text, f"--range {name}.{key}")
+            raise TuneError(
+                f"--range {name}.{key}={text}: expected LOW:HIGH, e.g. {name}.{key}=10ms:1s"
+            )
+        lo, hi = (
+            parse_quantity(kind, lo_text, f"--range {name}.{key}"),
+            parse_quantity(kind, hi_text, f"--range {name}.{key}"),
+        )
         if not lo < hi:
             raise TuneError(f"--range {name}.{key}={text}: LOW must be below HIGH")
         searched[key] = (lo, hi, lo > 0 and hi / lo >= 10)
@@ -261,10 +343,14 @@ def space(name: str, fixed: dict[str, str] | None = None, ranges: dict[str, str]
         p = declared[key]
         rlo, rhi = registry_bounds(p)
         if key in ranges and (lo < rlo or hi > rhi):
-            raise TuneError(f"--range {name}.{key}={ranges[key]}: outside the accepted range {p['range']}")
+            raise TuneError(
+                f"--range {name}.{key}={ranges[key]}: outside the accepted range {p['range']}"
+            )
         dims.append(Dim(key, p["kind"], max(lo, rlo), min(hi, rhi), log))
     if not dims:
-        raise TuneError(f"--estimators: {name} has no tunable parameter left (fixed by --param: {', '.join(sorted(fixed)) or 'none'}); drop it or give it a --range")
+        raise TuneError(
+            f"--estimators: {name} has no tunable parameter left (fixed by --param: {', '.join(sorted(fixed)) or 'none'}); drop it or give it a --range"
+        )
     return dims
 
 
@@ -306,7 +392,9 @@ class Settings:
     confidence: float | None = None
 
 
-def _spec_of(name: str, point: dict[str, float], dims: dict[str, Dim], fixed: dict[str, str]) -> tuple[Spec, float]:
+def _spec_of(
+    name: str, point: dict[str, float], dims: dict[str, Dim], fixed: dict[str, str]
+) -> tuple[Spec, float]:
     params = dict(fixed)
     for key, v in point.items():
         if key != TIMER_FLOOR:
@@ -314,7 +402,14 @@ def _spec_of(name: str, point: dict[str, float], dims: dict[str, Dim], fixed: di
     return spec(name, **params), point.get(TIMER_FLOOR, 0.0)
 
 
-def replay_points(trace: Trace, name: str, points: list[dict[str, float]], dims: list[Dim], fixed: dict[str, str], threads: int | None = None) -> list[dict[str, Any]]:
+def replay_points(
+    trace: Trace,
+    name: str,
+    points: list[dict[str, float]],
+    dims: list[Dim],
+    fixed: dict[str, str],
+    threads: int | None = None,
+) -> list[dict[str, Any]]:
     """One row per point (parameters as given, the metrics of docs/metrics.md), in order. Points
     with the same timer floor go to the core together (one replay call, one spec each)."""
     by_key = {d.key: d for d in dims}
@@ -326,8 +421,14 @@ def replay_points(trace: Trace, name: str, points: list[dict[str, float]], dims:
 
     def run(floor: float, idx: list[int], threads: int | None) -> None:
         result = score(
-            trace.times_ns, trace.rtts_ns, [made[i][0] for i in idx], starts=trace.starts, timestamps=trace.timestamps,
-            losses=trace.losses or None, min_rto=floor or None, threads=threads,
+            trace.times_ns,
+            trace.rtts_ns,
+            [made[i][0] for i in idx],
+            starts=trace.starts,
+            timestamps=trace.timestamps,
+            losses=trace.losses or None,
+            min_rto=floor or None,
+            threads=threads,
         )
         for i, r in zip(idx, result.rows):
             rows[i] = {k: r[k] for k in METRIC_COLUMNS}
@@ -364,10 +465,20 @@ class Searched:
 #: estimator at its defaults). :func:`replay_points` replays them here; a tuning run stored as a
 #: sweep (:mod:`rttlab.experiments.tune_job`) looks them up in its store first and replays only
 #: the missing ones, on Dask when they are many.
-Replay = Callable[[Trace, str, list[dict[str, float]], list[Dim], dict[str, str], "int | None"], list[dict[str, Any]]]
+Replay = Callable[
+    [Trace, str, list[dict[str, float]], list[Dim], dict[str, str], "int | None"],
+    list[dict[str, Any]],
+]
 
 
-def search(trace: Trace, name: str, settings: Settings, fixed: dict[str, str] | None = None, ranges: dict[str, str] | None = None, replay: Replay | None = None) -> Searched:
+def search(
+    trace: Trace,
+    name: str,
+    settings: Settings,
+    fixed: dict[str, str] | None = None,
+    ranges: dict[str, str] | None = None,
+    replay: Replay | None = None,
+) -> Searched:
     """Grid (1–2 parameters) or differential evolution (3+) over one estimator's space."""
     replay = replay or replay_points
     fixed = dict(fixed or {})
@@ -379,7 +490,17 @@ def search(trace: Trace, name: str, settings: Settings, fixed: dict[str, str] | 
         keys = [tuple(p[d.key] for d in dims) for p in points]
         new = list(dict.fromkeys(k for k in keys if k not in seen))
         if new:
-            for k, row in zip(new, replay(trace, name, [dict(zip((d.key for d in dims), k)) for k in new], dims, fixed, settings.threads)):
+            for k, row in zip(
+                new,
+                replay(
+                    trace,
+                    name,
+                    [dict(zip((d.key for d in dims), k)) for k in new],
+                    dims,
+                    fixed,
+                    settings.threads,
+                ),
+            ):
                 seen[k] = row
                 order.append(k)
         return [seen[k] for k in keys]
@@ -404,7 +525,7 @@ def _evolve(dims: list[Dim], run, settings: Settings) -> None:
     from scipy.optimize import differential_evolution
 
     def to_point(x: np.ndarray) -> dict[str, float]:
-        return {d.key: round_value(d.kind, 10 ** v if d.log else v) for d, v in zip(dims, x)}
+        return {d.key: round_value(d.kind, 10**v if d.log else v) for d, v in zip(dims, x)}
 
     def objective(xs: np.ndarray) -> np.ndarray:
         rows = run([to_point(xs[:, j]) for j in range(xs.shape[1])])
@@ -414,15 +535,25 @@ def _evolve(dims: list[Dim], run, settings: Settings) -> None:
             if bad is None or w is None:
                 out.append(1e9)
                 continue
-            out.append(math.log10(max(w, 1e-9)) + 100.0 * max(0.0, bad - settings.target) / settings.target)
+            out.append(
+                math.log10(max(w, 1e-9)) + 100.0 * max(0.0, bad - settings.target) / settings.target
+            )
         return np.array(out)
 
     bounds = [(math.log10(d.lo), math.log10(d.hi)) if d.log else (d.lo, d.hi) for d in dims]
     popsize = 15  # SciPy's default: a population of 15 × (number of parameters)
     generations = max(1, settings.budget // (popsize * len(dims)) - 1)
     differential_evolution(
-        objective, bounds, popsize=popsize, maxiter=generations, init="sobol", seed=settings.seed,
-        polish=False, vectorized=True, updating="deferred", tol=0.0,
+        objective,
+        bounds,
+        popsize=popsize,
+        maxiter=generations,
+        init="sobol",
+        seed=settings.seed,
+        polish=False,
+        vectorized=True,
+        updating="deferred",
+        tol=0.0,
     )
 
 
@@ -462,7 +593,14 @@ def sentence(estimator: str, params: dict[str, str], floor: float) -> str:
 def command(traces: list[str], estimator: str, params: dict[str, str], floor: float) -> str:
     """The ``rttlab evaluate`` call that reproduces one point's numbers on one trace (``TRACE``
     for several: evaluate takes one input, and tune pools them)."""
-    words = ["rttlab", "evaluate", traces[0] if len(traces) == 1 else "TRACE", "-e", estimator, *(f"-p {estimator}.{k}={v}" for k, v in params.items())]
+    words = [
+        "rttlab",
+        "evaluate",
+        traces[0] if len(traces) == 1 else "TRACE",
+        "-e",
+        estimator,
+        *(f"-p {estimator}.{k}={v}" for k, v in params.items()),
+    ]
     if floor:
         words += ["--min-rto", fmt_value("duration", floor)]
     return " ".join(words)
@@ -481,9 +619,22 @@ def _table(searched: list[Searched], defaults: list[dict[str, Any]]) -> pd.DataF
     for s in searched:
         kinds = {d.key: d.kind for d in s.dims}
         for p, r in zip(s.points, s.rows):
-            params = {**s.fixed, **{k: fmt_value(kinds[k], v) for k, v in p.items() if k != TIMER_FLOOR}}
+            params = {
+                **s.fixed,
+                **{k: fmt_value(kinds[k], v) for k, v in p.items() if k != TIMER_FLOOR},
+            }
             floor = p.get(TIMER_FLOOR, 0.0)
-            records.append({"estimator": s.estimator, "setting": sentence(s.estimator, params, floor), "default": False, "params": params, "timer_floor_s": floor, **{f"param.{k}": v for k, v in p.items()}, **r})
+            records.append(
+                {
+                    "estimator": s.estimator,
+                    "setting": sentence(s.estimator, params, floor),
+                    "default": False,
+                    "params": params,
+                    "timer_floor_s": floor,
+                    **{f"param.{k}": v for k, v in p.items()},
+                    **r,
+                }
+            )
     records += defaults
     t = pd.DataFrame(records)
     for c in ("bad_timeout_rate", "wait_mean_s", "wait_p99_s", "mae_s", "mape", "lost_wait_mean_s"):
@@ -493,7 +644,9 @@ def _table(searched: list[Searched], defaults: list[dict[str, Any]]) -> pd.DataF
     t["estimator_front"] = False
     for name, idx in t.groupby("estimator").groups.items():
         sub = t.loc[idx]
-        t.loc[idx, "estimator_front"] = pareto_mask(sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy())
+        t.loc[idx, "estimator_front"] = pareto_mask(
+            sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy()
+        )
     return t
 
 
@@ -507,7 +660,9 @@ def upper_bound(bad: np.ndarray, n: np.ndarray, confidence: float) -> np.ndarray
         return np.where(bad >= n, 1.0, beta.ppf(confidence, bad + 1, np.maximum(n - bad, 1e-300)))
 
 
-def recommend(table: pd.DataFrame, target: float, confidence: float | None = None) -> dict[str, Any] | None:
+def recommend(
+    table: pd.DataFrame, target: float, confidence: float | None = None
+) -> dict[str, Any] | None:
     """Among the points whose bad-timeout rate meets ``target``, the one with the smallest W
     (ties: lower bad rate, then lower forecast error). None when no point meets it. With
     ``confidence`` (e.g. 0.95), a point must meet the target at the one-sided Clopper–Pearson
@@ -516,38 +671,82 @@ def recommend(table: pd.DataFrame, target: float, confidence: float | None = Non
     if confidence is None:
         ok = table[table["bad_timeout_rate"] <= target + 1e-12]
     else:
-        ok = table[upper_bound(table["bad_timeouts"].to_numpy(), table["samples"].to_numpy(), confidence) <= target + 1e-12]
+        ok = table[
+            upper_bound(table["bad_timeouts"].to_numpy(), table["samples"].to_numpy(), confidence)
+            <= target + 1e-12
+        ]
     if ok.empty:
         return None
-    best = ok.assign(_mae=ok["mae_s"].fillna(math.inf)).sort_values(["wait_mean_s", "bad_timeout_rate", "_mae"], kind="stable").iloc[0]
+    best = (
+        ok.assign(_mae=ok["mae_s"].fillna(math.inf))
+        .sort_values(["wait_mean_s", "bad_timeout_rate", "_mae"], kind="stable")
+        .iloc[0]
+    )
     return {
         "estimator": best["estimator"],
         "params": dict(best["params"]),
         "timer_floor_s": float(best["timer_floor_s"]),
         "setting": best["setting"],
-        **{k: (None if isinstance(best[k], float) and math.isnan(best[k]) else best[k].item() if hasattr(best[k], "item") else best[k]) for k in METRIC_COLUMNS},
+        **{
+            k: (
+                None
+                if isinstance(best[k], float) and math.isnan(best[k])
+                else best[k].item()
+                if hasattr(best[k], "item")
+                else best[k]
+            )
+            for k in METRIC_COLUMNS
+        },
     }
 
 
-def _defaults(trace: Trace, names: list[str], fixed: dict[str, dict[str, str]], threads: int | None, replay: Replay | None = None) -> list[dict[str, Any]]:
+def _defaults(
+    trace: Trace,
+    names: list[str],
+    fixed: dict[str, dict[str, str]],
+    threads: int | None,
+    replay: Replay | None = None,
+) -> list[dict[str, Any]]:
     """Each estimator at its defaults (less what ``-p`` fixes): the point ``{}`` of no dimension."""
     replay = replay or replay_points
     specs = [spec(n, **fixed.get(n, {})) for n in names]
     rows = [replay(trace, n, [{}], [], dict(fixed.get(n, {})), threads)[0] for n in names]
     out = []
     for n, s, r in zip(names, specs, rows):
-        out.append({"estimator": n, "setting": sentence(n, dict(s.params), 0.0) + " (defaults)", "default": True, "params": dict(s.params), "timer_floor_s": 0.0, **{k: r[k] for k in METRIC_COLUMNS}})
+        out.append(
+            {
+                "estimator": n,
+                "setting": sentence(n, dict(s.params), 0.0) + " (defaults)",
+                "default": True,
+                "params": dict(s.params),
+                "timer_floor_s": 0.0,
+                **{k: r[k] for k in METRIC_COLUMNS},
+            }
+        )
     return out
 
 
 def check_target(target: float) -> None:
     if not (0 < target < 0.5):
-        raise TuneError(f"--target-bad-timeouts: {target:g} is outside (0, 50%): give a rate such as 1% or 0.01")
+        raise TuneError(
+            f"--target-bad-timeouts: {target:g} is outside (0, 50%): give a rate such as 1% or 0.01"
+        )
 
 
-def tune_trace(trace: Trace, names: list[str], settings: Settings, fixed: dict[str, dict[str, str]] | None = None, ranges: dict[str, dict[str, str]] | None = None, replay: Replay | None = None) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any] | None]:
+def tune_trace(
+    trace: Trace,
+    names: list[str],
+    settings: Settings,
+    fixed: dict[str, dict[str, str]] | None = None,
+    ranges: dict[str, dict[str, str]] | None = None,
+    replay: Replay | None = None,
+) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any] | None]:
     """Search every estimator on one (combined) trace: (table, methods, recommendation)."""
     fixed, ranges = fixed or {}, ranges or {}
     searched = [search(trace, n, settings, fixed.get(n), ranges.get(n), replay) for n in names]
     table = _table(searched, _defaults(trace, names, fixed, settings.threads, replay))
-    return table, {s.estimator: s.method for s in searched}, recommend(table, settings.target, settings.confidence)
+    return (
+        table,
+        {s.estimator: s.method for s in searched},
+        recommend(table, settings.target, settings.confidence),
+    )

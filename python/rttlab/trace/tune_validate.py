@@ -21,7 +21,17 @@ import numpy as np
 
 from rttlab.trace.estimators import spec
 from rttlab.trace.replay import score
-from rttlab.trace.tune_search import MIN_SAMPLES, Replay, Settings, Trace, TuneError, combine, needed_samples, split_time, tune_trace
+from rttlab.trace.tune_search import (
+    MIN_SAMPLES,
+    Replay,
+    Settings,
+    Trace,
+    TuneError,
+    combine,
+    needed_samples,
+    split_time,
+    tune_trace,
+)
 
 #: Fewest connections to bootstrap over; below it, segments of the streams are resampled.
 MIN_UNITS = 10
@@ -31,12 +41,23 @@ SEGMENTS = 40
 REPLICATES = 2000
 
 
-def units(trace: Trace, name: str, params: dict[str, str], floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+def units(
+    trace: Trace, name: str, params: dict[str, str], floor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """Replay one setting on ``trace`` sample by sample → per unit (scored samples, bad
     timeouts, sum of W) and what a unit is. A sample is a bad timeout when its timer expired at
     least once before its ACK (docs/metrics.md), so the sums add up to the pooled metrics."""
     s = spec(name, **params)
-    result = score(trace.times_ns, trace.rtts_ns, [s], starts=trace.starts, timestamps=trace.timestamps, losses=trace.losses or None, min_rto=floor or None, trace=True)
+    result = score(
+        trace.times_ns,
+        trace.rtts_ns,
+        [s],
+        starts=trace.starts,
+        timestamps=trace.timestamps,
+        losses=trace.losses or None,
+        min_rto=floor or None,
+        trace=True,
+    )
     tr = result.traces[s.label]
     bad = np.asarray(tr["expiries"]) > 0
     wait = np.asarray(tr["wait"], dtype=np.float64)
@@ -57,7 +78,9 @@ def units(trace: Trace, name: str, params: dict[str, str], floor: float) -> tupl
     return n, nbad, wsum, "connection" if by_stream else "segment"
 
 
-def bootstrap(n: np.ndarray, bad: np.ndarray, wsum: np.ndarray, seed: int) -> tuple[list[float], list[float]]:
+def bootstrap(
+    n: np.ndarray, bad: np.ndarray, wsum: np.ndarray, seed: int
+) -> tuple[list[float], list[float]]:
     """95 % percentile intervals of the pooled bad-timeout rate and mean W. With no bad timeout
     at all every replicate is 0, so the rate's upper end is the rule of three instead (3/n: the
     one-sided 95 % bound for zero events in n trials)."""
@@ -87,12 +110,22 @@ def verdict(rate: float, interval: list[float], target: float, samples: int | No
     return text
 
 
-def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, fixed: dict, ranges: dict, replay: Replay | None = None) -> dict[str, Any]:
+def validate_tuning(
+    traces: list[Trace],
+    names: list[str],
+    settings: Settings,
+    fixed: dict,
+    ranges: dict,
+    replay: Replay | None = None,
+) -> dict[str, Any]:
     """Tune on part of the input, score on the rest; see the module's docstring. ``replay``: how
     each fold's search replays its points (:data:`rttlab.trace.tune_search.Replay`)."""
     if len(traces) >= 2:
         method = f"leave one trace out ({len(traces)} folds)"
-        folds = [(combine([t for j, t in enumerate(traces) if j != i]), traces[i]) for i in range(len(traces))]
+        folds = [
+            (combine([t for j, t in enumerate(traces) if j != i]), traces[i])
+            for i in range(len(traces))
+        ]
     else:
         method = "split by time: tuned on the first half, scored on the second"
         folds = [split_time(traces[0])]
@@ -103,11 +136,20 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
     for train, test in folds:
         for part, what in ((train, "tuning part"), (test, "held-out part")):
             if part.scored < MIN_SAMPLES:
-                raise TuneError(f"--validate: the {what} {part.name} has {part.scored} scored samples; validation needs at least {MIN_SAMPLES} on each side")
+                raise TuneError(
+                    f"--validate: the {what} {part.name} has {part.scored} scored samples; validation needs at least {MIN_SAMPLES} on each side"
+                )
         _, _, rec = tune_trace(train, names, settings, fixed, ranges, replay)
-        fold: dict[str, Any] = {"tuned_on": train.name, "held_out": test.name, "samples": test.scored}
+        fold: dict[str, Any] = {
+            "tuned_on": train.name,
+            "held_out": test.name,
+            "samples": test.scored,
+        }
         if rec is None:
-            fold.update(recommendation=None, verdict="no recommendation: no point met the target on the tuning part")
+            fold.update(
+                recommendation=None,
+                verdict="no recommendation: no point met the target on the tuning part",
+            )
             out_folds.append(fold)
             continue
         n, nbad, wsum, kind = units(test, rec["estimator"], rec["params"], rec["timer_floor_s"])
@@ -115,8 +157,13 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
         rate, wait = nbad.sum() / n.sum(), wsum.sum() / n.sum()
         ci_bad, ci_w = bootstrap(n, nbad, wsum, settings.seed)
         fold.update(
-            recommendation=rec["setting"], tuned_bad_timeout_rate=rec["bad_timeout_rate"], tuned_wait_mean_s=rec["wait_mean_s"],
-            bad_timeout_rate=float(rate), bad_timeout_rate_ci=ci_bad, wait_mean_s=float(wait), wait_mean_s_ci=ci_w,
+            recommendation=rec["setting"],
+            tuned_bad_timeout_rate=rec["bad_timeout_rate"],
+            tuned_wait_mean_s=rec["wait_mean_s"],
+            bad_timeout_rate=float(rate),
+            bad_timeout_rate_ci=ci_bad,
+            wait_mean_s=float(wait),
+            wait_mean_s_ci=ci_w,
             verdict=verdict(rate, ci_bad, settings.target, test.scored),
         )
         out_folds.append(fold)
@@ -124,13 +171,25 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
         bad_all.append(nbad)
         w_all.append(wsum)
         specs = [spec(e, **fixed.get(e, {})) for e in names]
-        rows = score(test.times_ns, test.rtts_ns, specs, starts=test.starts, timestamps=test.timestamps, losses=test.losses or None).rows
+        rows = score(
+            test.times_ns,
+            test.rtts_ns,
+            specs,
+            starts=test.starts,
+            timestamps=test.timestamps,
+            losses=test.losses or None,
+        ).rows
         for e, r in zip(names, rows):
             acc = defaults.setdefault(e, [0.0, 0.0, 0.0])
             acc[0] += r["samples"]
             acc[1] += r["bad_timeouts"]
             acc[2] += (r["wait_mean_s"] or 0.0) * r["samples"]
-    result: dict[str, Any] = {"method": method, "target_bad_timeout_rate": settings.target, "folds": out_folds, "warnings": []}
+    result: dict[str, Any] = {
+        "method": method,
+        "target_bad_timeout_rate": settings.target,
+        "folds": out_folds,
+        "warnings": [],
+    }
     if not n_all:
         result["held_out"] = None
         result["verdict"] = "no recommendation on any fold"
@@ -138,28 +197,56 @@ def validate_tuning(traces: list[Trace], names: list[str], settings: Settings, f
     n, nbad, wsum = np.concatenate(n_all), np.concatenate(bad_all), np.concatenate(w_all)
     rate, wait = float(nbad.sum() / n.sum()), float(wsum.sum() / n.sum())
     ci_bad, ci_w = bootstrap(n, nbad, wsum, settings.seed)
-    unit = "connection" if kinds == {"connection"} else "segment" if kinds == {"segment"} else "connection or segment"
+    unit = (
+        "connection"
+        if kinds == {"connection"}
+        else "segment"
+        if kinds == {"segment"}
+        else "connection or segment"
+    )
     result["held_out"] = {
-        "samples": int(n.sum()), "units": len(n), "unit": unit,
-        "bad_timeout_rate": rate, "bad_timeout_rate_ci": ci_bad, "wait_mean_s": wait, "wait_mean_s_ci": ci_w,
+        "samples": int(n.sum()),
+        "units": len(n),
+        "unit": unit,
+        "bad_timeout_rate": rate,
+        "bad_timeout_rate_ci": ci_bad,
+        "wait_mean_s": wait,
+        "wait_mean_s_ci": ci_w,
     }
     result["verdict"] = verdict(rate, ci_bad, settings.target, int(n.sum()))
-    pooled = {e: {"bad_timeout_rate": v[1] / v[0], "wait_mean_s": v[2] / v[0]} for e, v in defaults.items() if v[0] > 0}
+    pooled = {
+        e: {"bad_timeout_rate": v[1] / v[0], "wait_mean_s": v[2] / v[0]}
+        for e, v in defaults.items()
+        if v[0] > 0
+    }
     result["defaults_held_out"] = pooled
     # The best default at the same bad-timeout rate: the smallest held-out W among defaults whose
     # held-out bad-timeout rate is no higher than the recommendation's.
-    matched = [(v["wait_mean_s"], e) for e, v in pooled.items() if v["bad_timeout_rate"] <= rate + 1e-12]
+    matched = [
+        (v["wait_mean_s"], e) for e, v in pooled.items() if v["bad_timeout_rate"] <= rate + 1e-12
+    ]
     if matched:
         w, e = min(matched)
-        result["best_default"] = {"estimator": e, **pooled[e], "wait_ratio": wait / w if w > 0 else None}
+        result["best_default"] = {
+            "estimator": e,
+            **pooled[e],
+            "wait_ratio": wait / w if w > 0 else None,
+        }
     else:
         e = min(pooled, key=lambda k: (pooled[k]["bad_timeout_rate"], pooled[k]["wait_mean_s"]))
-        result["best_default"] = {"estimator": e, **pooled[e], "wait_ratio": None, "note": "no default reaches the recommendation's held-out bad-timeout rate; this is the default with the lowest"}
+        result["best_default"] = {
+            "estimator": e,
+            **pooled[e],
+            "wait_ratio": None,
+            "note": "no default reaches the recommendation's held-out bad-timeout rate; this is the default with the lowest",
+        }
     need = needed_samples(settings.target)
     if n.sum() < need:
         result["warnings"].append(
             f"--validate: {int(n.sum()):,} held-out samples; a {settings.target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} (95 % binomial interval), so the interval is wide"
         )
     if len(n) < MIN_UNITS:
-        result["warnings"].append(f"--validate: only {len(n)} {unit}s to resample; the bootstrap interval is rough below {MIN_UNITS}")
+        result["warnings"].append(
+            f"--validate: only {len(n)} {unit}s to resample; the bootstrap interval is rough below {MIN_UNITS}"
+        )
     return result

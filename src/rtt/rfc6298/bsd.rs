@@ -17,7 +17,11 @@ pub struct Bsd {
 
 impl Bsd {
     pub fn new(tick: Nanos) -> Self {
-        Self { tick, t_srtt: 0, t_rttvar: 0 }
+        Self {
+            tick,
+            t_srtt: 0,
+            t_rttvar: 0,
+        }
     }
 
     /// BSD's `t_rtt` for a sample: a tick-counted sample ((1 + ticks crossed) · tick, what BSD's

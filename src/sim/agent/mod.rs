@@ -9,10 +9,10 @@
 //! before a lossy link caches data (`on_queued`), absorbs duplicate ACKs (`on_forward`) and
 //! retransmits locally (also on its timer).
 
-pub mod snoop;
-pub mod source_quench;
 #[cfg(test)]
 pub(crate) mod probe;
+pub mod snoop;
+pub mod source_quench;
 
 use super::link::ChannelStats;
 use super::packet::{NodeId, Packet};
@@ -82,7 +82,9 @@ pub trait NodeAgent {
 /// An agent a scenario attaches to a channel's queue, built at the channel's sending node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueAgent {
-    SourceQuench { tau: u64 },
+    SourceQuench {
+        tau: u64,
+    },
     /// Snoop caching the data entering the channel (`topology.<link>.agent`).
     Snoop(snoop::SnoopParams),
 }
@@ -90,7 +92,9 @@ pub enum QueueAgent {
 impl QueueAgent {
     pub fn build(self, node: NodeId, channel: u32) -> Agent {
         match self {
-            QueueAgent::SourceQuench { tau } => Agent::SourceQuench(source_quench::SourceQuench::new(node, channel, tau)),
+            QueueAgent::SourceQuench { tau } => {
+                Agent::SourceQuench(source_quench::SourceQuench::new(node, channel, tau))
+            }
             QueueAgent::Snoop(p) => Agent::Snoop(snoop::Snoop::new(node, channel, p)),
         }
     }
@@ -118,7 +122,11 @@ macro_rules! dispatch {
 }
 
 /// Link agents as named in scenario files (`topology.<link>.agent = { kind = "snoop" }`).
-pub static FAMILY: super::component::Family<snoop::SnoopParams> = super::component::Family { key: "agent", noun: "agent", members: &[snoop::COMPONENT] };
+pub static FAMILY: super::component::Family<snoop::SnoopParams> = super::component::Family {
+    key: "agent",
+    noun: "agent",
+    members: &[snoop::COMPONENT],
+};
 
 impl Agent {
     pub fn placement(&self) -> Placement {

@@ -23,7 +23,11 @@ pub struct Probe {
 
 impl Probe {
     pub fn placement(&self) -> Placement {
-        Placement { node: self.node, channels: self.channels.clone(), node_hooks: true }
+        Placement {
+            node: self.node,
+            channels: self.channels.clone(),
+            node_hooks: true,
+        }
     }
 }
 

@@ -45,9 +45,9 @@
 //! (`sim::spurious`) rests on. Drops of local retransmissions are traced like any drop.
 
 use super::{At, Fate, NodeAgent, Placement, Queued};
+use crate::params::ParamError;
 use crate::params::ParamSpec;
 use crate::sim::component::{Args, Component, Declaration};
-use crate::params::ParamError;
 use crate::sim::packet::{FlowId, Kind, NodeId, Packet};
 use crate::sim::queue::Verdict;
 use crate::time::Nanos;
@@ -69,7 +69,13 @@ pub struct SnoopParams {
 
 impl Default for SnoopParams {
     fn default() -> Self {
-        Self { cache: 100, min_timeout: 100_000_000, initial_srtt: 100_000_000, initial_rttvar: 250_000_000, max_local: 10 }
+        Self {
+            cache: 100,
+            min_timeout: 100_000_000,
+            initial_srtt: 100_000_000,
+            initial_rttvar: 250_000_000,
+            max_local: 10,
+        }
     }
 }
 
@@ -170,7 +176,14 @@ pub struct Snoop {
 impl Snoop {
     /// Snoop at `node`, caching the data that enters `channel`'s queue (a channel leaving `node`).
     pub fn new(node: NodeId, channel: u32, p: SnoopParams) -> Self {
-        Self { node, channel, p, conns: Vec::new(), own: Vec::new(), stats: SnoopStats::default() }
+        Self {
+            node,
+            channel,
+            p,
+            conns: Vec::new(),
+            own: Vec::new(),
+            stats: SnoopStats::default(),
+        }
     }
 
     /// The channel whose arrivals it caches (the lossy link's data direction).
@@ -179,7 +192,11 @@ impl Snoop {
     }
 
     pub fn placement(&self) -> Placement {
-        Placement { node: self.node, channels: vec![self.channel], node_hooks: true }
+        Placement {
+            node: self.node,
+            channels: vec![self.channel],
+            node_hooks: true,
+        }
     }
 
     fn conn(&mut self, flow: FlowId) -> Option<&mut Conn> {
@@ -189,8 +206,12 @@ impl Snoop {
     /// Resend the cached head of `flow`'s cache, if it may be resent once more.
     fn resend_head(&mut self, at: &mut At, flow: FlowId) -> bool {
         let max = self.p.max_local;
-        let Some(c) = self.conn(flow) else { return false };
-        let Some(head) = c.cache.front_mut() else { return false };
+        let Some(c) = self.conn(flow) else {
+            return false;
+        };
+        let Some(head) = c.cache.front_mut() else {
+            return false;
+        };
         if head.local >= max {
             return false;
         }
@@ -204,7 +225,9 @@ impl Snoop {
     }
 
     fn on_data(&mut self, at: &mut At, pkt: &Packet) -> Fate {
-        let Some(c) = self.conn(pkt.flow) else { return Fate::Pass };
+        let Some(c) = self.conn(pkt.flow) else {
+            return Fate::Pass;
+        };
         match c.last_ack {
             // Acknowledged already: answer with the last ACK, keep the lossy link free.
             Some(ack) if pkt.end() <= ack.ack => {
@@ -221,7 +244,9 @@ impl Snoop {
         let flow = pkt.flow;
         let cache_len;
         {
-            let Some(c) = self.conn(flow) else { return Fate::Pass };
+            let Some(c) = self.conn(flow) else {
+                return Fate::Pass;
+            };
             let last = c.last_ack.map(|a| a.ack);
             match last {
                 Some(l) if pkt.ack < l => return Fate::Consume, // older than one already seen (MobiCom §3: discard)
@@ -232,7 +257,8 @@ impl Snoop {
                     let mut sample = None;
                     while c.cache.front().is_some_and(|s| s.pkt.end() <= pkt.ack) {
                         let s = c.cache.pop_front().expect("front exists");
-                        sample = (s.local == 0 && !s.sender_retransmitted).then(|| now.saturating_sub(s.sent));
+                        sample = (s.local == 0 && !s.sender_retransmitted)
+                            .then(|| now.saturating_sub(s.sent));
                         // FIFO: a copy queued before this one has reached the receiver already.
                         if c.stray.is_some_and(|t| s.sent > t) {
                             c.stray = None;
@@ -255,7 +281,9 @@ impl Snoop {
         // A duplicate ACK. Only a loss of a segment we hold, which the sender has not resent
         // itself, is ours to repair.
         let c = self.conn(flow).expect("checked above");
-        let Some(head) = c.cache.front() else { return Fate::Pass };
+        let Some(head) = c.cache.front() else {
+            return Fate::Pass;
+        };
         if head.pkt.seq != pkt.ack || head.sender_retransmitted {
             return Fate::Pass;
         }
@@ -301,7 +329,11 @@ impl Snoop {
 
     /// A data segment entered the lossy link's queue (or was dropped there).
     fn cache(&mut self, now: Nanos, pkt: &Packet, verdict: Verdict) {
-        if let Some(i) = self.own.iter().position(|&(f, s)| f == pkt.flow && s == pkt.seq) {
+        if let Some(i) = self
+            .own
+            .iter()
+            .position(|&(f, s)| f == pkt.flow && s == pkt.seq)
+        {
             self.own.swap_remove(i);
             if matches!(verdict, Verdict::Dropped(_)) {
                 self.stats.local_dropped += 1;
@@ -331,12 +363,20 @@ impl Snoop {
             return;
         }
         let was_empty = c.cache.is_empty();
-        let entry = Cached { pkt: *pkt, sent: now, local: 0, sender_retransmitted: false };
+        let entry = Cached {
+            pkt: *pkt,
+            sent: now,
+            local: 0,
+            sender_retransmitted: false,
+        };
         let at = c.cache.partition_point(|s| s.pkt.seq < pkt.seq);
         if c.cache.get(at).is_some_and(|s| s.pkt.seq == pkt.seq) {
             // The sender's own retransmission of a cached segment: keep its copy (see the module
             // note on ground truth) and leave its duplicate ACKs to the sender.
-            c.cache[at] = Cached { sender_retransmitted: true, ..entry };
+            c.cache[at] = Cached {
+                sender_retransmitted: true,
+                ..entry
+            };
             c.stray = Some(now);
         } else if c.cache.len() >= p.cache as usize {
             self.stats.not_cached += 1;
@@ -344,7 +384,13 @@ impl Snoop {
             c.cache.push_back(entry); // in sequence
         } else {
             // Out of sequence and not cached: lost before this gateway, resent by the sender.
-            c.cache.insert(at, Cached { sender_retransmitted: true, ..entry });
+            c.cache.insert(
+                at,
+                Cached {
+                    sender_retransmitted: true,
+                    ..entry
+                },
+            );
         }
         c.high = c.high.max(pkt.end());
         if was_empty && !c.cache.is_empty() {
@@ -395,7 +441,6 @@ impl NodeAgent for Snoop {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,11 +451,25 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn data(seq_no: u64) -> Packet {
-        Packet { seq: seq_no * MSS, len: MSS as u32, size: 1040, dst: 3, ..test_packet(1040) }
+        Packet {
+            seq: seq_no * MSS,
+            len: MSS as u32,
+            size: 1040,
+            dst: 3,
+            ..test_packet(1040)
+        }
     }
 
     fn ack(next: u64) -> Packet {
-        Packet { kind: Kind::Ack, src: 3, dst: 0, ack: next * MSS, len: 0, size: 40, ..test_packet(40) }
+        Packet {
+            kind: Kind::Ack,
+            src: 3,
+            dst: 0,
+            ack: next * MSS,
+            len: 0,
+            size: 40,
+            ..test_packet(40)
+        }
     }
 
     /// A gateway (node 1) with Snoop on channel 0, driven by hand.
@@ -421,25 +480,52 @@ mod tests {
 
     impl Gateway {
         fn new() -> Self {
-            Self { snoop: Snoop::new(1, 0, SnoopParams::default()), out: Vec::new() }
+            Self {
+                snoop: Snoop::new(1, 0, SnoopParams::default()),
+                out: Vec::new(),
+            }
         }
 
         /// The sender's segment reaches the gateway and its queue: forwarded, then queued with
         /// `verdict`. Returns whether it went on.
         fn send(&mut self, now: Nanos, mut pkt: Packet, verdict: Verdict) -> bool {
-            let mut at = At { now, node: 1, out: &mut self.out };
+            let mut at = At {
+                now,
+                node: 1,
+                out: &mut self.out,
+            };
             if self.snoop.on_forward(&mut at, &mut pkt) == Fate::Consume {
                 return false;
             }
             let mut stats = ChannelStats::default();
-            self.snoop.on_queued(&mut At { now, node: 1, out: &mut self.out }, &pkt, &mut Queued { channel: 0, verdict, queue_len: 1, stats: &mut stats });
+            self.snoop.on_queued(
+                &mut At {
+                    now,
+                    node: 1,
+                    out: &mut self.out,
+                },
+                &pkt,
+                &mut Queued {
+                    channel: 0,
+                    verdict,
+                    queue_len: 1,
+                    stats: &mut stats,
+                },
+            );
             true
         }
 
         /// An ACK from the receiver reaches the gateway; whether it goes on to the sender.
         fn ack(&mut self, now: Nanos, next: u64) -> bool {
             let mut pkt = ack(next);
-            self.snoop.on_forward(&mut At { now, node: 1, out: &mut self.out }, &mut pkt) == Fate::Pass
+            self.snoop.on_forward(
+                &mut At {
+                    now,
+                    node: 1,
+                    out: &mut self.out,
+                },
+                &mut pkt,
+            ) == Fate::Pass
         }
 
         /// What the agent sent since last asked; its local retransmissions then reach the
@@ -447,7 +533,10 @@ mod tests {
         fn sent(&mut self, now: Nanos) -> Vec<Packet> {
             let out = std::mem::take(&mut self.out);
             for p in out.iter().filter(|p| p.kind == Kind::Data) {
-                assert!(self.send(now, *p, Verdict::Enqueued), "the agent's own copies pass");
+                assert!(
+                    self.send(now, *p, Verdict::Enqueued),
+                    "the agent's own copies pass"
+                );
             }
             out
         }
@@ -469,22 +558,41 @@ mod tests {
         // Segment 1 was corrupted on the link: segments 2, 3, 4 each bring a duplicate ACK.
         assert!(!g.ack(610 * MS, 1), "the first duplicate ACK is suppressed");
         let resent = g.sent(610 * MS);
-        assert_eq!(resent.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>(), vec![(Kind::Data, MSS)]);
+        assert_eq!(
+            resent.iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>(),
+            vec![(Kind::Data, MSS)]
+        );
         assert!(!g.ack(620 * MS, 1), "expected: segment 3's duplicate");
         assert!(!g.ack(630 * MS, 1), "expected: segment 4's duplicate");
-        assert!(g.ack(640 * MS, 1), "one more than the segments in flight could cause passes");
-        assert_eq!((g.snoop.stats.local_on_dupack, g.snoop.stats.dupacks_suppressed), (1, 3));
-        assert!(g.sent(640 * MS).is_empty(), "one local retransmission per loss");
+        assert!(
+            g.ack(640 * MS, 1),
+            "one more than the segments in flight could cause passes"
+        );
+        assert_eq!(
+            (
+                g.snoop.stats.local_on_dupack,
+                g.snoop.stats.dupacks_suppressed
+            ),
+            (1, 3)
+        );
+        assert!(
+            g.sent(640 * MS).is_empty(),
+            "one local retransmission per loss"
+        );
     }
 
     #[test]
-    fn a_segment_the_gateways_own_queue_dropped_is_congestion_and_its_duplicate_acks_reach_the_sender() {
+    fn a_segment_the_gateways_own_queue_dropped_is_congestion_and_its_duplicate_acks_reach_the_sender(
+    ) {
         let mut g = Gateway::new();
         assert!(g.send(0, data(0), Verdict::Enqueued));
         assert!(g.send(MS, data(1), Verdict::Dropped(DropCause::Overflow)));
         assert!(g.send(2 * MS, data(2), Verdict::Enqueued));
         assert!(g.ack(600 * MS, 1));
-        assert!(g.ack(610 * MS, 1), "segment 1 is not cached: the sender must slow down");
+        assert!(
+            g.ack(610 * MS, 1),
+            "segment 1 is not cached: the sender must slow down"
+        );
         assert!(g.sent(610 * MS).is_empty());
     }
 
@@ -492,7 +600,10 @@ mod tests {
     fn duplicate_acks_for_a_segment_the_sender_retransmitted_itself_pass_to_the_sender() {
         let mut g = with_window(3);
         assert!(g.ack(600 * MS, 1));
-        assert!(g.send(700 * MS, Packet { tx: 1, ..data(1) }, Verdict::Enqueued), "the sender's retransmission goes on");
+        assert!(
+            g.send(700 * MS, Packet { tx: 1, ..data(1) }, Verdict::Enqueued),
+            "the sender's retransmission goes on"
+        );
         assert!(g.ack(710 * MS, 1));
         assert!(g.sent(710 * MS).is_empty());
     }
@@ -502,9 +613,16 @@ mod tests {
         let mut g = with_window(3);
         assert!(g.ack(600 * MS, 1));
         assert!(g.send(700 * MS, Packet { tx: 2, ..data(1) }, Verdict::Enqueued));
-        g.snoop.on_timer(&mut At { now: 5000 * MS, node: 1, out: &mut g.out });
+        g.snoop.on_timer(&mut At {
+            now: 5000 * MS,
+            node: 1,
+            out: &mut g.out,
+        });
         let resent = g.sent(5000 * MS);
-        assert_eq!(resent.iter().map(|p| (p.seq, p.tx)).collect::<Vec<_>>(), vec![(MSS, 2)]);
+        assert_eq!(
+            resent.iter().map(|p| (p.seq, p.tx)).collect::<Vec<_>>(),
+            vec![(MSS, 2)]
+        );
     }
 
     #[test]
@@ -514,12 +632,26 @@ mod tests {
         // Initial srtt 100 ms, rttvar 250 ms, one sample of ~600 ms: the timer is due later.
         let due = g.snoop.next_deadline().expect("data is cached");
         assert!(due > 600 * MS, "{due}");
-        g.snoop.on_timer(&mut At { now: due - 1, node: 1, out: &mut g.out });
+        g.snoop.on_timer(&mut At {
+            now: due - 1,
+            node: 1,
+            out: &mut g.out,
+        });
         assert!(g.sent(due - 1).is_empty(), "not before its deadline");
-        g.snoop.on_timer(&mut At { now: due, node: 1, out: &mut g.out });
-        assert_eq!(g.sent(due).iter().map(|p| p.seq).collect::<Vec<_>>(), vec![MSS]);
+        g.snoop.on_timer(&mut At {
+            now: due,
+            node: 1,
+            out: &mut g.out,
+        });
+        assert_eq!(
+            g.sent(due).iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![MSS]
+        );
         assert_eq!(g.snoop.stats.local_on_timeout, 1);
-        assert!(g.snoop.next_deadline().is_some_and(|d| d > due), "re-armed while data is cached");
+        assert!(
+            g.snoop.next_deadline().is_some_and(|d| d > due),
+            "re-armed while data is cached"
+        );
         assert!(g.ack(due + 600 * MS, 3), "everything acknowledged");
         assert_eq!(g.snoop.next_deadline(), None, "nothing cached, no timer");
     }
@@ -530,27 +662,57 @@ mod tests {
         assert!(g.ack(500 * MS, 1));
         // srtt 100 → 100 + (500 − 100)/8 = 150 ms; rttvar 250 → (3·250 + 400)/4 = 287.5 ms.
         let c = g.snoop.conn(0).unwrap();
-        assert_eq!((c.srtt, c.rttvar, c.cache.len()), (150 * MS, 287_500_000, 1));
-        assert_eq!(g.snoop.next_deadline(), Some(500 * MS + 150 * MS + 4 * 287_500_000));
+        assert_eq!(
+            (c.srtt, c.rttvar, c.cache.len()),
+            (150 * MS, 287_500_000, 1)
+        );
+        assert_eq!(
+            g.snoop.next_deadline(),
+            Some(500 * MS + 150 * MS + 4 * 287_500_000)
+        );
     }
 
     #[test]
     fn already_acknowledged_data_is_answered_with_the_last_ack_instead_of_crossing_the_link() {
         let mut g = with_window(3);
         assert!(g.ack(600 * MS, 3));
-        assert!(!g.send(700 * MS, Packet { tx: 1, ..data(1) }, Verdict::Enqueued), "a go-back-N resend stops here");
+        assert!(
+            !g.send(700 * MS, Packet { tx: 1, ..data(1) }, Verdict::Enqueued),
+            "a go-back-N resend stops here"
+        );
         let out = g.sent(700 * MS);
-        assert_eq!(out.iter().map(|p| (p.kind, p.ack, p.dst)).collect::<Vec<_>>(), vec![(Kind::Ack, 3 * MSS, 0)]);
+        assert_eq!(
+            out.iter()
+                .map(|p| (p.kind, p.ack, p.dst))
+                .collect::<Vec<_>>(),
+            vec![(Kind::Ack, 3 * MSS, 0)]
+        );
         assert_eq!(g.snoop.stats.acks_regenerated, 1);
     }
 
     #[test]
     fn a_full_cache_lets_new_segments_pass_uncached() {
-        let mut g = Gateway { snoop: Snoop::new(1, 0, SnoopParams { cache: 2, ..SnoopParams::default() }), out: Vec::new() };
+        let mut g = Gateway {
+            snoop: Snoop::new(
+                1,
+                0,
+                SnoopParams {
+                    cache: 2,
+                    ..SnoopParams::default()
+                },
+            ),
+            out: Vec::new(),
+        };
         for i in 0..4 {
             assert!(g.send(i * MS, data(i), Verdict::Enqueued));
         }
-        assert_eq!((g.snoop.conn(0).unwrap().cache.len(), g.snoop.stats.not_cached), (2, 2));
+        assert_eq!(
+            (
+                g.snoop.conn(0).unwrap().cache.len(),
+                g.snoop.stats.not_cached
+            ),
+            (2, 2)
+        );
     }
 }
 
@@ -562,8 +724,15 @@ mod on_a_run {
     use crate::sim::{build, summarise};
 
     fn lossy(extra: &[&str]) -> (crate::sim::SimResult, Option<super::SnoopStats>) {
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
-        let mut sets = vec!["tcp.cc=reno".to_string(), "topology.bottleneck.error.ber=1e-5".into(), "simulation.duration=\"600s\"".into()];
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut sets = vec![
+            "tcp.cc=reno".to_string(),
+            "topology.bottleneck.error.ber=1e-5".into(),
+            "simulation.duration=\"600s\"".into(),
+        ];
         sets.extend(extra.iter().map(|s| s.to_string()));
         let s = Scenario::from_file(path.as_ref(), &sets).unwrap();
         let mut e = build(&s).unwrap();
@@ -581,10 +750,23 @@ mod on_a_run {
         let (snooped, stats) = lossy(&["topology.bottleneck.agent={kind=\"snoop\"}"]);
         assert!(none.is_none());
         let stats = stats.expect("a Snoop agent on the bottleneck");
-        assert!(stats.local_on_dupack > 20 && stats.dupacks_suppressed > stats.local_on_dupack, "{stats:?}");
+        assert!(
+            stats.local_on_dupack > 20 && stats.dupacks_suppressed > stats.local_on_dupack,
+            "{stats:?}"
+        );
         let (p, s) = (&plain.flows[0], &snooped.flows[0]);
-        assert!(s.fast_recoveries * 2 < p.fast_recoveries, "fast recoveries {} with Snoop, {} without", s.fast_recoveries, p.fast_recoveries);
-        assert!(s.goodput_bps > p.goodput_bps, "goodput {} with Snoop, {} without", s.goodput_bps, p.goodput_bps);
+        assert!(
+            s.fast_recoveries * 2 < p.fast_recoveries,
+            "fast recoveries {} with Snoop, {} without",
+            s.fast_recoveries,
+            p.fast_recoveries
+        );
+        assert!(
+            s.goodput_bps > p.goodput_bps,
+            "goodput {} with Snoop, {} without",
+            s.goodput_bps,
+            p.goodput_bps
+        );
         // The sender's counters stay the sender's: local copies are not its retransmissions.
         assert_eq!(s.retx_spurious + s.retx_necessary, s.retransmissions());
     }
@@ -595,22 +777,39 @@ mod on_a_run {
         // is still repairing. Its duplicate made a duplicate ACK for the next segment in flight,
         // which Snoop resent, whose duplicate made the next: 182 local resends to the end of the
         // run before duplicate ACKs a duplicate copy may have caused passed on unanswered.
-        let (r, stats) = lossy(&["topology.bottleneck.error.ber=1e-7", "simulation.seed=2", "topology.bottleneck.agent={kind=\"snoop\"}"]);
+        let (r, stats) = lossy(&[
+            "topology.bottleneck.error.ber=1e-7",
+            "simulation.seed=2",
+            "topology.bottleneck.agent={kind=\"snoop\"}",
+        ]);
         let stats = stats.unwrap();
         let corrupted = r.channels[r.bottleneck].drops_corruption;
         assert_eq!(corrupted, 3);
-        assert!(stats.local_on_dupack + stats.local_on_timeout <= 2 * corrupted, "{stats:?}");
+        assert!(
+            stats.local_on_dupack + stats.local_on_timeout <= 2 * corrupted,
+            "{stats:?}"
+        );
         assert!(stats.dupacks_stray > 0, "{stats:?}");
     }
 
     #[test]
     fn the_channels_table_reports_snoops_counters_on_its_channel_and_null_elsewhere() {
         let (plain, _) = lossy(&["simulation.duration=\"120s\""]);
-        let (snooped, stats) = lossy(&["simulation.duration=\"120s\"", "topology.bottleneck.agent={kind=\"snoop\"}"]);
+        let (snooped, stats) = lossy(&[
+            "simulation.duration=\"120s\"",
+            "topology.bottleneck.agent={kind=\"snoop\"}",
+        ]);
         assert!(plain.channels.iter().all(|c| c.snoop.is_none()));
-        let with: Vec<_> = snooped.channels.iter().filter(|c| c.snoop.is_some()).collect();
+        let with: Vec<_> = snooped
+            .channels
+            .iter()
+            .filter(|c| c.snoop.is_some())
+            .collect();
         assert_eq!(with.len(), 1);
-        assert_eq!(with[0].channel as usize, snooped.bottleneck, "Snoop caches the lossy link's data direction");
+        assert_eq!(
+            with[0].channel as usize, snooped.bottleneck,
+            "Snoop caches the lossy link's data direction"
+        );
         assert_eq!(with[0].snoop, stats);
         assert!(stats.unwrap().local_on_dupack > 0);
         // In the Arrow table: the counters on Snoop's channel, null on the others.
@@ -622,18 +821,43 @@ mod on_a_run {
 
     #[test]
     fn a_scenario_without_an_agent_keeps_its_canonical_form() {
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
-        let plain = Scenario::from_file(path.as_ref(), &[]).unwrap().to_canonical_toml().unwrap();
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let plain = Scenario::from_file(path.as_ref(), &[])
+            .unwrap()
+            .to_canonical_toml()
+            .unwrap();
         assert!(!plain.contains("agent"));
-        let with = Scenario::from_file(path.as_ref(), &["topology.bottleneck.agent={kind=\"snoop\"}".into()]).unwrap().to_canonical_toml().unwrap();
-        assert!(with.contains("max_local = 10"), "every parameter spelled out: {with}");
+        let with = Scenario::from_file(
+            path.as_ref(),
+            &["topology.bottleneck.agent={kind=\"snoop\"}".into()],
+        )
+        .unwrap()
+        .to_canonical_toml()
+        .unwrap();
+        assert!(
+            with.contains("max_local = 10"),
+            "every parameter spelled out: {with}"
+        );
     }
 
     #[test]
     fn a_bad_parameter_names_its_key() {
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
-        let s = Scenario::from_file(path.as_ref(), &["topology.bottleneck.agent={kind=\"snoop\", cache=0}".into()]).unwrap();
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let s = Scenario::from_file(
+            path.as_ref(),
+            &["topology.bottleneck.agent={kind=\"snoop\", cache=0}".into()],
+        )
+        .unwrap();
         let err = build(&s).err().unwrap().to_string();
-        assert_eq!(err, "topology.bottleneck.agent.cache: 0 is outside the accepted range 1..100000");
+        assert_eq!(
+            err,
+            "topology.bottleneck.agent.cache: 0 is outside the accepted range 1..100000"
+        );
     }
 }

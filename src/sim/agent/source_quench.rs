@@ -27,7 +27,11 @@ impl SourceQuench {
     }
 
     pub fn placement(&self) -> Placement {
-        Placement { node: self.node, channels: vec![self.channel], node_hooks: false }
+        Placement {
+            node: self.node,
+            channels: vec![self.channel],
+            node_hooks: false,
+        }
     }
 }
 
@@ -35,12 +39,24 @@ impl NodeAgent for SourceQuench {
     fn on_queued(&mut self, at: &mut At, pkt: &Packet, q: &mut Queued) {
         // Only data packets have a sender that can slow down; a dropped arrival also signals,
         // since the queue is certainly above τ then.
-        if pkt.kind != Kind::Data || (q.queue_len as u64) < self.tau && q.verdict == Verdict::Enqueued {
+        if pkt.kind != Kind::Data
+            || (q.queue_len as u64) < self.tau && q.verdict == Verdict::Enqueued
+        {
             return;
         }
         q.stats.quench += 1;
-        let signal = Signal::Quench { router: at.node, queue: q.queue_len };
-        at.out.push(Packet { kind: Kind::Signal(signal), src: at.node, dst: pkt.src, size: QUENCH_SIZE, len: 0, ..*pkt });
+        let signal = Signal::Quench {
+            router: at.node,
+            queue: q.queue_len,
+        };
+        at.out.push(Packet {
+            kind: Kind::Signal(signal),
+            src: at.node,
+            dst: pkt.src,
+            size: QUENCH_SIZE,
+            len: 0,
+            ..*pkt
+        });
     }
 }
 
@@ -50,18 +66,42 @@ mod tests {
     use crate::sim::link::ChannelStats;
     use crate::sim::queue::{test_packet, DropCause};
 
-    fn offer(agent: &mut SourceQuench, pkt: Packet, queue_len: u32, verdict: Verdict) -> Vec<Packet> {
+    fn offer(
+        agent: &mut SourceQuench,
+        pkt: Packet,
+        queue_len: u32,
+        verdict: Verdict,
+    ) -> Vec<Packet> {
         let mut out = Vec::new();
         let mut stats = ChannelStats::default();
-        agent.on_queued(&mut At { now: 7, node: 4, out: &mut out }, &pkt, &mut Queued { channel: 0, verdict, queue_len, stats: &mut stats });
-        assert_eq!(stats.quench, out.len() as u64, "every signal is counted on the channel");
+        agent.on_queued(
+            &mut At {
+                now: 7,
+                node: 4,
+                out: &mut out,
+            },
+            &pkt,
+            &mut Queued {
+                channel: 0,
+                verdict,
+                queue_len,
+                stats: &mut stats,
+            },
+        );
+        assert_eq!(
+            stats.quench,
+            out.len() as u64,
+            "every signal is counted on the channel"
+        );
         out
     }
 
     #[test]
     fn the_signal_starts_when_occupancy_reaches_tau() {
         let mut q = SourceQuench::new(4, 0, 3);
-        let signals: Vec<usize> = (1..=4).map(|len| offer(&mut q, test_packet(1500), len, Verdict::Enqueued).len()).collect();
+        let signals: Vec<usize> = (1..=4)
+            .map(|len| offer(&mut q, test_packet(1500), len, Verdict::Enqueued).len())
+            .collect();
         assert_eq!(signals, [0, 0, 1, 1]);
     }
 
@@ -72,14 +112,32 @@ mod tests {
         data.seq = 2896;
         let out = offer(&mut q, data, 5, Verdict::Enqueued);
         let s = out[0];
-        assert_eq!(s.kind, Kind::Signal(Signal::Quench { router: 4, queue: 5 }));
-        assert_eq!((s.src, s.dst, s.size, s.len, s.flow, s.seq), (4, data.src, QUENCH_SIZE, 0, data.flow, 2896));
+        assert_eq!(
+            s.kind,
+            Kind::Signal(Signal::Quench {
+                router: 4,
+                queue: 5
+            })
+        );
+        assert_eq!(
+            (s.src, s.dst, s.size, s.len, s.flow, s.seq),
+            (4, data.src, QUENCH_SIZE, 0, data.flow, 2896)
+        );
     }
 
     #[test]
     fn a_dropped_arrival_signals_and_acks_never_do() {
         let mut q = SourceQuench::new(4, 0, 50);
-        assert_eq!(offer(&mut q, test_packet(1500), 2, Verdict::Dropped(DropCause::Overflow)).len(), 1);
+        assert_eq!(
+            offer(
+                &mut q,
+                test_packet(1500),
+                2,
+                Verdict::Dropped(DropCause::Overflow)
+            )
+            .len(),
+            1
+        );
         let mut ack = test_packet(52);
         ack.kind = Kind::Ack;
         assert!(offer(&mut q, ack, 60, Verdict::Enqueued).is_empty());

@@ -10,10 +10,20 @@ pub const COMPONENT: Component<ErrorModel> = Component {
         aliases: &[],
         summary: "bit errors: a packet of b bytes is lost with probability 1 − (1 − ber)^(8·b)",
         source: "independent bit errors",
-        params: &[ParamSpec::float("ber", "required", 0.0, 1.0, "bit error rate")],
+        params: &[ParamSpec::float(
+            "ber",
+            "required",
+            0.0,
+            1.0,
+            "bit error rate",
+        )],
         defaults: &[],
     },
-    build: |a| Ok(ErrorModel::Ber { ber: required(a, "ber")? }),
+    build: |a| {
+        Ok(ErrorModel::Ber {
+            ber: required(a, "ber")?,
+        })
+    },
 };
 
 /// 1 − (1 − ber)^(8·bytes), computed through ln_1p so tiny BERs keep their digits.

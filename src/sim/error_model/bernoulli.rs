@@ -10,8 +10,18 @@ pub const COMPONENT: Component<ErrorModel> = Component {
         aliases: &[],
         summary: "each packet lost independently with probability per",
         source: "independent (Bernoulli) packet loss",
-        params: &[ParamSpec::float("per", "required", 0.0, 1.0, "packet error rate")],
+        params: &[ParamSpec::float(
+            "per",
+            "required",
+            0.0,
+            1.0,
+            "packet error rate",
+        )],
         defaults: &[],
     },
-    build: |a| Ok(ErrorModel::Bernoulli { per: required(a, "per")? }),
+    build: |a| {
+        Ok(ErrorModel::Bernoulli {
+            per: required(a, "per")?,
+        })
+    },
 };

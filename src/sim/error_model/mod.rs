@@ -19,7 +19,17 @@ pub static FAMILY: Family<ErrorModel> = Family {
     key: "error",
     noun: "error model",
     members: &[
-        Component { decl: Declaration { name: "none", aliases: &[], summary: "an error-free channel", source: "", params: &[], defaults: &[] }, build: |_| Ok(ErrorModel::None) },
+        Component {
+            decl: Declaration {
+                name: "none",
+                aliases: &[],
+                summary: "an error-free channel",
+                source: "",
+                params: &[],
+                defaults: &[],
+            },
+            build: |_| Ok(ErrorModel::None),
+        },
         bernoulli::COMPONENT,
         ber::COMPONENT,
         gilbert_elliott::COMPONENT,
@@ -38,12 +48,22 @@ pub(crate) fn required(a: &Args<'_, ()>, key: &str) -> Result<f64, ParamError> {
 pub enum ErrorModel {
     None,
     /// Each packet lost independently with probability `per`.
-    Bernoulli { per: f64 },
+    Bernoulli {
+        per: f64,
+    },
     /// Bit errors: a packet of b bytes survives with probability (1 − ber)^(8·b).
-    Ber { ber: f64 },
+    Ber {
+        ber: f64,
+    },
     /// Gilbert–Elliott two-state Markov chain, one transition per packet before the loss draw.
     /// `p_gb`: good→bad, `p_bg`: bad→good, `loss_good` / `loss_bad`: loss probability per state.
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64, bad: bool },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+        bad: bool,
+    },
 }
 
 impl ErrorModel {
@@ -54,7 +74,13 @@ impl ErrorModel {
             ErrorModel::None => false,
             ErrorModel::Bernoulli { per } => rng.bernoulli(*per),
             ErrorModel::Ber { ber } => rng.bernoulli(ber::loss(*ber, bytes)),
-            ErrorModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
+            ErrorModel::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad,
+            } => {
                 let flip = rng.bernoulli(if *bad { *p_bg } else { *p_gb });
                 if flip {
                     *bad = !*bad;
@@ -70,7 +96,13 @@ impl ErrorModel {
             ErrorModel::None => 0.0,
             ErrorModel::Bernoulli { per } => *per,
             ErrorModel::Ber { ber } => ber::loss(*ber, bytes),
-            ErrorModel::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, .. } => gilbert_elliott::mean_loss(*p_gb, *p_bg, *loss_good, *loss_bad),
+            ErrorModel::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                ..
+            } => gilbert_elliott::mean_loss(*p_gb, *p_bg, *loss_good, *loss_bad),
         }
     }
 }
@@ -130,7 +162,13 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_matches_its_stationary_loss_rate_and_bursts() {
-        let m = ErrorModel::GilbertElliott { p_gb: 0.01, p_bg: 0.1, loss_good: 0.0, loss_bad: 0.5, bad: false };
+        let m = ErrorModel::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.1,
+            loss_good: 0.0,
+            loss_bad: 0.5,
+            bad: false,
+        };
         let expected = m.mean_loss(1500); // π_bad = 1/11, × 0.5
         assert!((expected - 0.5 / 11.0).abs() < 1e-12);
         let r = loss_rate(m, 1500, 400_000);

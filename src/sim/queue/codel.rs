@@ -54,7 +54,11 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
 };
 
 fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
-    let cfg = CodelConfig { target: a.duration("target")?, interval: a.duration("interval")?, ecn: a.flag("ecn")? };
+    let cfg = CodelConfig {
+        target: a.duration("target")?,
+        interval: a.duration("interval")?,
+        ecn: a.flag("ecn")?,
+    };
     if cfg.interval == 0 || cfg.target == 0 {
         return Err(a.inconsistent("target and interval must be positive"));
     }
@@ -100,7 +104,17 @@ struct Head {
 
 impl Codel {
     pub fn new(limit: Limit, cfg: CodelConfig) -> Self {
-        Self { fifo: Fifo::new(limit), arrived: VecDeque::new(), cfg, maxpacket: 0, first_above_time: None, drop_next: 0, count: 0, lastcount: 0, dropping: false }
+        Self {
+            fifo: Fifo::new(limit),
+            arrived: VecDeque::new(),
+            cfg,
+            maxpacket: 0,
+            first_above_time: None,
+            drop_next: 0,
+            count: 0,
+            lastcount: 0,
+            dropping: false,
+        }
     }
 
     /// §5.4: stamp the arrival time and enqueue; a full queue drops the arrival (tail drop).
@@ -123,9 +137,16 @@ impl Codel {
         let Some(pkt) = self.fifo.pop() else {
             // Queue empty: below target by definition.
             self.first_above_time = None;
-            return Head { pkt: None, ok_to_drop: false };
+            return Head {
+                pkt: None,
+                ok_to_drop: false,
+            };
         };
-        let sojourn = now - self.arrived.pop_front().expect("one arrival time per queued packet");
+        let sojourn = now
+            - self
+                .arrived
+                .pop_front()
+                .expect("one arrival time per queued packet");
         let mut ok_to_drop = false;
         if sojourn < self.cfg.target || self.fifo.bytes() <= self.maxpacket {
             // Went (or stayed) below: we stay below for at least an interval.
@@ -138,7 +159,10 @@ impl Codel {
                 Some(_) => {}
             }
         }
-        Head { pkt: Some(pkt), ok_to_drop }
+        Head {
+            pkt: Some(pkt),
+            ok_to_drop,
+        }
     }
 
     /// Mark `pkt` if ECN allows, else drop it into `acted`. Returns the packet when it was marked
@@ -193,7 +217,12 @@ impl Codel {
             // of the last scheduled drop), start from the drop rate that controlled the queue
             // last time rather than from 1. `now < drop_next` counts as soon.
             let delta = self.count.wrapping_sub(self.lastcount);
-            self.count = if delta > 1 && now.saturating_sub(self.drop_next) < 16 * self.cfg.interval { delta } else { 1 };
+            self.count = if delta > 1 && now.saturating_sub(self.drop_next) < 16 * self.cfg.interval
+            {
+                delta
+            } else {
+                1
+            };
             self.drop_next = self.control_law(now);
             self.lastcount = self.count;
             return sent;
@@ -209,7 +238,14 @@ mod tests {
     use crate::time::MS;
 
     fn codel(ecn: bool) -> Codel {
-        Codel::new(Limit::Packets(10_000), CodelConfig { target: 5 * MS, interval: 100 * MS, ecn })
+        Codel::new(
+            Limit::Packets(10_000),
+            CodelConfig {
+                target: 5 * MS,
+                interval: 100 * MS,
+                ecn,
+            },
+        )
     }
 
     /// A link that sends one packet every `gap`, fed two packets per `gap`: the queue, and with
@@ -262,8 +298,21 @@ mod tests {
         // after drop_next (a multiple of 0.1 ms).
         let mut q = codel(false);
         let (drops, _) = overloaded(&mut q, MS / 10, 400 * MS, false);
-        assert_eq!(drops, [109_900_000, 209_900_000, 280_700_000, 338_400_000, 388_400_000]);
-        assert_eq!(q.drop_next, 388_345_704 + 44_721_359, "drop_next += 100 ms/√5");
+        assert_eq!(
+            drops,
+            [
+                109_900_000,
+                209_900_000,
+                280_700_000,
+                338_400_000,
+                388_400_000
+            ]
+        );
+        assert_eq!(
+            q.drop_next,
+            388_345_704 + 44_721_359,
+            "drop_next += 100 ms/√5"
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! DropTail: a FIFO that drops arrivals when full, counted in packets or bytes.
 
 use super::{limit, Built, Fifo, Queue, QueueCtx, Verdict, LIMIT};
-use crate::sim::component::{Args, Component, Declaration};
 use crate::params::ParamError;
+use crate::sim::component::{Args, Component, Declaration};
 use crate::sim::packet::Packet;
 use crate::sim::units::Limit;
 
@@ -29,7 +29,9 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit: Limit) -> Self {
-        Self { fifo: Fifo::new(limit) }
+        Self {
+            fifo: Fifo::new(limit),
+        }
     }
 
     #[inline]
@@ -48,7 +50,10 @@ mod tests {
         let mut q = DropTail::new(Limit::Packets(2));
         assert_eq!(q.enqueue(test_packet(1500)), Verdict::Enqueued);
         assert_eq!(q.enqueue(test_packet(40)), Verdict::Enqueued);
-        assert_eq!(q.enqueue(test_packet(40)), Verdict::Dropped(DropCause::Overflow));
+        assert_eq!(
+            q.enqueue(test_packet(40)),
+            Verdict::Dropped(DropCause::Overflow)
+        );
         q.fifo.pop();
         assert_eq!(q.enqueue(test_packet(40)), Verdict::Enqueued);
     }
@@ -58,8 +63,15 @@ mod tests {
         let mut q = DropTail::new(Limit::Bytes(3000));
         assert_eq!(q.enqueue(test_packet(1500)), Verdict::Enqueued);
         assert_eq!(q.enqueue(test_packet(1400)), Verdict::Enqueued);
-        assert_eq!(q.enqueue(test_packet(1500)), Verdict::Dropped(DropCause::Overflow));
-        assert_eq!(q.enqueue(test_packet(100)), Verdict::Enqueued, "exactly full is allowed");
+        assert_eq!(
+            q.enqueue(test_packet(1500)),
+            Verdict::Dropped(DropCause::Overflow)
+        );
+        assert_eq!(
+            q.enqueue(test_packet(100)),
+            Verdict::Enqueued,
+            "exactly full is allowed"
+        );
         assert_eq!(q.fifo.bytes(), 3000);
     }
 }

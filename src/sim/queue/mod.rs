@@ -9,9 +9,9 @@ pub mod threshold;
 
 use super::agent::QueueAgent;
 use super::component::{Args, Family};
-use crate::params::ParamError;
 use super::packet::Packet;
 use super::units::{parse_limit, Limit};
+use crate::params::ParamError;
 use crate::params::ParamSpec;
 use crate::rng::Stream;
 use crate::time::Nanos;
@@ -30,15 +30,37 @@ pub type Built = (Queue, Option<QueueAgent>);
 /// A link without `queue.kind` gets DropTail.
 pub const DEFAULT_KIND: &str = "droptail";
 
-pub static FAMILY: Family<Built, QueueCtx> = Family { key: "queue", noun: "queue", members: &[droptail::COMPONENT, red::COMPONENT, threshold::COMPONENT, codel::COMPONENT] };
+pub static FAMILY: Family<Built, QueueCtx> = Family {
+    key: "queue",
+    noun: "queue",
+    members: &[
+        droptail::COMPONENT,
+        red::COMPONENT,
+        threshold::COMPONENT,
+        codel::COMPONENT,
+    ],
+};
 
 /// Every queue's capacity parameter.
-pub const LIMIT: ParamSpec = ParamSpec::quantity("limit", "100p", "packets or bytes (100p, 150000B; a bare number is packets)", 1.0, f64::INFINITY, "capacity: packets waiting (the one being sent not counted) or bytes").spelled_by(super::units::spell_limit);
+pub const LIMIT: ParamSpec = ParamSpec::quantity(
+    "limit",
+    "100p",
+    "packets or bytes (100p, 150000B; a bare number is packets)",
+    1.0,
+    f64::INFINITY,
+    "capacity: packets waiting (the one being sent not counted) or bytes",
+)
+.spelled_by(super::units::spell_limit);
 
 pub(crate) fn limit<C>(a: &Args<'_, C>) -> Result<Limit, ParamError> {
-    a.quantity("limit", "a queue limit such as 100p or 150000B", parse_limit, |l| match *l {
-        Limit::Packets(n) | Limit::Bytes(n) => n as f64,
-    })
+    a.quantity(
+        "limit",
+        "a queue limit such as 100p or 150000B",
+        parse_limit,
+        |l| match *l {
+            Limit::Packets(n) | Limit::Bytes(n) => n as f64,
+        },
+    )
 }
 
 /// Why a packet was lost. `Overflow` and `Aqm` are congestion, the other two are the link's.
@@ -89,7 +111,11 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit: Limit) -> Self {
-        Self { packets: VecDeque::new(), bytes: 0, limit }
+        Self {
+            packets: VecDeque::new(),
+            bytes: 0,
+            limit,
+        }
     }
 
     pub fn fits(&self, pkt: &Packet) -> bool {
@@ -220,6 +246,9 @@ pub(crate) fn test_packet(size: u32) -> Packet {
 #[cfg(test)]
 impl Fifo {
     pub(crate) fn iter_ce_count(&self) -> usize {
-        self.packets.iter().filter(|p| p.ecn == super::packet::Ecn::Ce).count()
+        self.packets
+            .iter()
+            .filter(|p| p.ecn == super::packet::Ecn::Ce)
+            .count()
     }
 }

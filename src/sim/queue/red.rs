@@ -8,10 +8,10 @@
 //! congests anything.
 
 use super::{limit, Built, DropCause, Fifo, Queue, QueueCtx, Verdict, LIMIT};
+use crate::params::ParamError;
 use crate::params::ParamSpec;
 use crate::rng::Stream;
 use crate::sim::component::{Args, Component, Declaration};
-use crate::params::ParamError;
 use crate::sim::packet::{Ecn, Packet};
 use crate::sim::units::{parse_bytes, spell_bytes, tx_time, Limit};
 use crate::time::Nanos;
@@ -26,14 +26,64 @@ pub const COMPONENT: Component<Built, QueueCtx> = Component {
         source: "Floyd & Jacobson, IEEE/ACM ToN 1(4), 1993; RFC 3168 §7; ns-2 red.cc defaults",
         params: &[
             LIMIT,
-            ParamSpec::float("min_th", "5", 0.0, f64::INFINITY, "lower threshold of the average queue, packets (ns-2 thresh_)"),
-            ParamSpec::float("max_th", "15", 0.0, f64::INFINITY, "upper threshold, packets (ns-2 maxthresh_); above min_th"),
-            ParamSpec::float("w_q", "0.002", 0.0, 1.0, "EWMA weight of the average queue, in (0, 1]"),
-            ParamSpec::float("max_p", "0.1", 0.0, 1.0, "drop probability at max_th (ns-2 linterm_ 10)"),
-            ParamSpec::choice("gentle", "false", FLAG, "ramp p from max_p to 1 between max_th and 2·max_th"),
-            ParamSpec::choice("ecn", "false", FLAG, "CE-mark ECT packets instead of early drops (RFC 3168 §7)"),
-            ParamSpec::quantity("mean_packet", "1500B", "B", 1.0, f64::INFINITY, "typical packet size, the unit of the idle-time decay").spelled_by(spell_bytes),
-            ParamSpec::quantity("byte_mode_max", "off", "B", 1.0, u32::MAX as f64, "byte mode: scale p_b by size / this maximum packet size").spelled_by(spell_bytes),
+            ParamSpec::float(
+                "min_th",
+                "5",
+                0.0,
+                f64::INFINITY,
+                "lower threshold of the average queue, packets (ns-2 thresh_)",
+            ),
+            ParamSpec::float(
+                "max_th",
+                "15",
+                0.0,
+                f64::INFINITY,
+                "upper threshold, packets (ns-2 maxthresh_); above min_th",
+            ),
+            ParamSpec::float(
+                "w_q",
+                "0.002",
+                0.0,
+                1.0,
+                "EWMA weight of the average queue, in (0, 1]",
+            ),
+            ParamSpec::float(
+                "max_p",
+                "0.1",
+                0.0,
+                1.0,
+                "drop probability at max_th (ns-2 linterm_ 10)",
+            ),
+            ParamSpec::choice(
+                "gentle",
+                "false",
+                FLAG,
+                "ramp p from max_p to 1 between max_th and 2·max_th",
+            ),
+            ParamSpec::choice(
+                "ecn",
+                "false",
+                FLAG,
+                "CE-mark ECT packets instead of early drops (RFC 3168 §7)",
+            ),
+            ParamSpec::quantity(
+                "mean_packet",
+                "1500B",
+                "B",
+                1.0,
+                f64::INFINITY,
+                "typical packet size, the unit of the idle-time decay",
+            )
+            .spelled_by(spell_bytes),
+            ParamSpec::quantity(
+                "byte_mode_max",
+                "off",
+                "B",
+                1.0,
+                u32::MAX as f64,
+                "byte mode: scale p_b by size / this maximum packet size",
+            )
+            .spelled_by(spell_bytes),
         ],
         defaults: &[],
     },
@@ -47,7 +97,10 @@ fn bytes<C>(a: &Args<'_, C>, key: &str) -> Result<u64, ParamError> {
 fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
     let (min_th, max_th) = (a.float("min_th")?, a.float("max_th")?);
     if max_th <= min_th {
-        return Err(a.invalid("max_th", format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}")));
+        return Err(a.invalid(
+            "max_th",
+            format!("need 0 ≤ min_th < max_th, got min_th {min_th}, max_th {max_th}"),
+        ));
     }
     let w_q = a.float("w_q")?;
     if w_q <= 0.0 {
@@ -61,7 +114,11 @@ fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
         gentle: a.flag("gentle")?,
         ecn: a.flag("ecn")?,
         mean_tx_time: tx_time(bytes(a, "mean_packet")?, a.ctx.bandwidth),
-        byte_mode_max_size: if a.is_given("byte_mode_max") { Some(bytes(a, "byte_mode_max")? as u32) } else { None },
+        byte_mode_max_size: if a.is_given("byte_mode_max") {
+            Some(bytes(a, "byte_mode_max")? as u32)
+        } else {
+            None
+        },
     };
     Ok((Queue::Red(Red::new(limit(a)?, cfg)), None))
 }
@@ -111,7 +168,13 @@ enum Decision {
 impl Red {
     pub fn new(limit: Limit, cfg: RedConfig) -> Self {
         // The link starts idle at time 0.
-        Self { fifo: Fifo::new(limit), cfg, avg: 0.0, count: -1, idle_since: Some(0) }
+        Self {
+            fifo: Fifo::new(limit),
+            cfg,
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(0),
+        }
     }
 
     pub fn avg(&self) -> f64 {
@@ -136,7 +199,13 @@ impl Red {
     }
 
     fn decide(&mut self, size: u32, rng: &mut Stream) -> Decision {
-        let RedConfig { min_th, max_th, max_p, gentle, .. } = self.cfg;
+        let RedConfig {
+            min_th,
+            max_th,
+            max_p,
+            gentle,
+            ..
+        } = self.cfg;
         let avg = self.avg;
         // A queue of at most one packet counts as below min_th (ns-2's `qlen > 1`, see above),
         // and the next packet above starts a new run of `count` as a crossing of min_th does.
@@ -158,7 +227,11 @@ impl Red {
         self.count += 1;
         // p_a = p_b / (1 − count·p_b): spreads marks evenly between drops (paper §4).
         let denom = 1.0 - self.count as f64 * p_b;
-        let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
+        let p_a = if denom <= 0.0 {
+            1.0
+        } else {
+            (p_b / denom).min(1.0)
+        };
         if rng.bernoulli(p_a) {
             self.count = 0;
             Decision::Early
@@ -187,11 +260,20 @@ impl Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::queue::test_packet;
     use crate::rng::Component;
+    use crate::sim::queue::test_packet;
 
     fn cfg(ecn: bool, gentle: bool) -> RedConfig {
-        RedConfig { min_th: 5.0, max_th: 15.0, w_q: 0.002, max_p: 0.1, gentle, ecn, mean_tx_time: 1_200_000, byte_mode_max_size: None }
+        RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            w_q: 0.002,
+            max_p: 0.1,
+            gentle,
+            ecn,
+            mean_tx_time: 1_200_000,
+            byte_mode_max_size: None,
+        }
     }
 
     /// RED with the given average and two packets queued (RED leaves a queue of one alone).
@@ -214,11 +296,21 @@ mod tests {
     fn a_queue_of_one_packet_is_never_dropped_from_whatever_the_average() {
         // ns-2/ns-3 `qlen > 1`: after a window cut the queue drains while avg lags above max_th.
         let mut rng = Stream::new(1, Component::Queue(0));
-        let mut r = red_with_avg(40.0, RedConfig { w_q: 1e-12, ..cfg(false, false) });
+        let mut r = red_with_avg(
+            40.0,
+            RedConfig {
+                w_q: 1e-12,
+                ..cfg(false, false)
+            },
+        );
         r.fifo = Fifo::new(Limit::Packets(1000));
         assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Enqueued);
         assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Enqueued);
-        assert_eq!(r.enqueue(test_packet(1500), 0, &mut rng), Verdict::Dropped(DropCause::Aqm), "two queued: forced drop");
+        assert_eq!(
+            r.enqueue(test_packet(1500), 0, &mut rng),
+            Verdict::Dropped(DropCause::Aqm),
+            "two queued: forced drop"
+        );
     }
 
     #[test]
@@ -242,25 +334,42 @@ mod tests {
         r.on_idle(0);
         let mut rng = Stream::new(1, Component::Queue(0));
         r.enqueue(test_packet(1500), 1000 * 1_200_000, &mut rng);
-        assert!((r.avg - 10.0 * 0.998f64.powi(1000)).abs() < 1e-9, "{}", r.avg);
+        assert!(
+            (r.avg - 10.0 * 0.998f64.powi(1000)).abs() < 1e-9,
+            "{}",
+            r.avg
+        );
     }
 
     #[test]
     fn below_min_th_nothing_is_dropped_and_above_max_th_everything_is() {
         let mut rng = Stream::new(1, Component::Queue(0));
         let mut low = red_with_avg(2.0, cfg(true, false));
-        assert_eq!(low.enqueue(test_packet(1500), 0, &mut rng), Verdict::Enqueued);
+        assert_eq!(
+            low.enqueue(test_packet(1500), 0, &mut rng),
+            Verdict::Enqueued
+        );
         let mut high = red_with_avg(40.0, cfg(true, false));
         let mut ect = test_packet(1500);
         ect.ecn = Ecn::Ect0;
-        assert_eq!(high.enqueue(ect, 0, &mut rng), Verdict::Dropped(DropCause::Aqm), "forced drops ignore ECN");
+        assert_eq!(
+            high.enqueue(ect, 0, &mut rng),
+            Verdict::Dropped(DropCause::Aqm),
+            "forced drops ignore ECN"
+        );
     }
 
     #[test]
     fn count_based_spacing_makes_the_mark_probability_grow_between_marks() {
         // avg fixed halfway: p_b = 0.05, so p_a = 0.05/(1 − 0.05·count) reaches 1 by count 20:
         // no gap between early drops can exceed 20 packets.
-        let mut r = red_with_avg(10.0, RedConfig { w_q: 1e-12, ..cfg(false, false) });
+        let mut r = red_with_avg(
+            10.0,
+            RedConfig {
+                w_q: 1e-12,
+                ..cfg(false, false)
+            },
+        );
         let mut rng = Stream::new(3, Component::Queue(0));
         let mut gap = 0;
         let mut max_gap = 0;
@@ -285,7 +394,13 @@ mod tests {
     #[test]
     fn ect_packets_are_marked_where_others_would_be_dropped_early() {
         let mut rng = Stream::new(5, Component::Queue(0));
-        let mut r = red_with_avg(14.9, RedConfig { w_q: 1e-12, ..cfg(true, false) });
+        let mut r = red_with_avg(
+            14.9,
+            RedConfig {
+                w_q: 1e-12,
+                ..cfg(true, false)
+            },
+        );
         let mut ect = test_packet(1500);
         ect.ecn = Ecn::Ect0;
         let verdicts: Vec<Verdict> = (0..200).map(|_| r.enqueue(ect, 0, &mut rng)).collect();
@@ -297,25 +412,44 @@ mod tests {
     #[test]
     fn gentle_red_ramps_instead_of_forcing_drops_just_above_max_th() {
         let mut rng = Stream::new(9, Component::Queue(0));
-        let mut r = red_with_avg(16.0, RedConfig { w_q: 1e-12, ..cfg(false, true) });
+        let mut r = red_with_avg(
+            16.0,
+            RedConfig {
+                w_q: 1e-12,
+                ..cfg(false, true)
+            },
+        );
         let passed = (0..1000)
             .filter(|_| {
                 r.fifo = busy_fifo();
                 r.enqueue(test_packet(1500), 0, &mut rng) == Verdict::Enqueued
             })
             .count();
-        assert!(passed > 0, "gentle RED lets some packets through at 1.07·max_th");
+        assert!(
+            passed > 0,
+            "gentle RED lets some packets through at 1.07·max_th"
+        );
     }
 
     #[test]
     fn byte_mode_drops_small_packets_less_often() {
         let drop_rate = |size: u32| {
-            let mut r = red_with_avg(10.0, RedConfig { w_q: 1e-12, byte_mode_max_size: Some(1500), ..cfg(false, false) });
+            let mut r = red_with_avg(
+                10.0,
+                RedConfig {
+                    w_q: 1e-12,
+                    byte_mode_max_size: Some(1500),
+                    ..cfg(false, false)
+                },
+            );
             let mut rng = Stream::new(11, Component::Queue(0));
             let drops = (0..20_000)
                 .filter(|_| {
                     r.fifo = busy_fifo();
-                    matches!(r.enqueue(test_packet(size), 0, &mut rng), Verdict::Dropped(_))
+                    matches!(
+                        r.enqueue(test_packet(size), 0, &mut rng),
+                        Verdict::Dropped(_)
+                    )
                 })
                 .count();
             drops as f64 / 20_000.0

@@ -3,10 +3,10 @@
 //! while the occupancy is at least τ packets.
 
 use super::{droptail::DropTail, limit, Built, Queue, QueueCtx, LIMIT};
+use crate::params::ParamError;
 use crate::params::ParamSpec;
 use crate::sim::agent::QueueAgent;
 use crate::sim::component::{Args, Component, Declaration};
-use crate::params::ParamError;
 
 pub const COMPONENT: Component<Built, QueueCtx> = Component {
     decl: Declaration {
@@ -24,7 +24,10 @@ fn build(a: &Args<'_, QueueCtx>) -> Result<Built, ParamError> {
     if !a.is_given("tau") {
         return Err(a.invalid("tau", "a threshold queue needs tau (packets)"));
     }
-    Ok((Queue::DropTail(DropTail::new(limit(a)?)), Some(QueueAgent::SourceQuench { tau: a.int("tau")? })))
+    Ok((
+        Queue::DropTail(DropTail::new(limit(a)?)),
+        Some(QueueAgent::SourceQuench { tau: a.int("tau")? }),
+    ))
 }
 
 /// Vieira & Bauer 2006 §V's router: "Modified drop-tail queues of 20-packet size ... send ICMP-SQ messages
@@ -42,7 +45,19 @@ mod section_v {
     /// A burst of `n` back-to-back data packets into an idle 31.25 kb/s channel with a 20-packet
     /// DropTail queue watched with τ = 7: (queue length after each arrival, verdict, quench sent).
     fn burst(n: usize) -> Vec<(u32, Verdict, bool)> {
-        let spec = ChannelSpec { bandwidth: 31_250, delay: 8_000_000, queue: Queue::DropTail(DropTail::new(Limit::Packets(20))), errors: ErrorModel::None, losses: vec![], delay_spikes: vec![], variation: Default::default(), outages: vec![], name: "b>".into(), monitored: false, agent: None };
+        let spec = ChannelSpec {
+            bandwidth: 31_250,
+            delay: 8_000_000,
+            queue: Queue::DropTail(DropTail::new(Limit::Packets(20))),
+            errors: ErrorModel::None,
+            losses: vec![],
+            delay_spikes: vec![],
+            variation: Default::default(),
+            outages: vec![],
+            name: "b>".into(),
+            monitored: false,
+            agent: None,
+        };
         let mut ch = Channel::new(0, 1, 2, spec, 1);
         let mut router = SourceQuench::new(1, 0, 7);
         (0..n)
@@ -50,7 +65,20 @@ mod section_v {
                 let pkt = test_packet(586);
                 let acc = ch.arrive(pkt, i as u64); // 1 ns apart: nothing leaves meanwhile
                 let mut out = Vec::new();
-                router.on_queued(&mut At { now: i as u64, node: 1, out: &mut out }, &pkt, &mut Queued { channel: 0, verdict: acc.verdict, queue_len: acc.queue_len, stats: &mut ch.stats });
+                router.on_queued(
+                    &mut At {
+                        now: i as u64,
+                        node: 1,
+                        out: &mut out,
+                    },
+                    &pkt,
+                    &mut Queued {
+                        channel: 0,
+                        verdict: acc.verdict,
+                        queue_len: acc.queue_len,
+                        stats: &mut ch.stats,
+                    },
+                );
                 (acc.queue_len, acc.verdict, !out.is_empty())
             })
             .collect()
@@ -64,9 +92,16 @@ mod section_v {
         let lens: Vec<u32> = seen.iter().map(|s| s.0).collect();
         assert_eq!(&lens[..3], &[1, 1, 2]);
         assert!(seen[..21].iter().all(|s| s.1 == Verdict::Enqueued));
-        assert!(seen[21..].iter().all(|s| s.1 == Verdict::Dropped(DropCause::Overflow) && s.0 == 20));
+        assert!(seen[21..]
+            .iter()
+            .all(|s| s.1 == Verdict::Dropped(DropCause::Overflow) && s.0 == 20));
         for (k, &(len, verdict, quenched)) in seen.iter().enumerate() {
-            assert_eq!(quenched, len >= 7, "arrival {}: occupancy {len}, {verdict:?}", k + 1);
+            assert_eq!(
+                quenched,
+                len >= 7,
+                "arrival {}: occupancy {len}, {verdict:?}",
+                k + 1
+            );
         }
         // Arrivals 8..=21 find (and leave) 7..=20 packets waiting, 22..=26 are dropped at 20.
         assert_eq!(seen.iter().filter(|s| s.2).count(), 14 + 5);

@@ -53,7 +53,11 @@ pub struct SackMark {
 }
 
 fn sacked_below(seq: &Flight, p: u64) -> u64 {
-    seq.board.iter().filter(|s| s.sacked && s.end() <= p).map(|s| s.len as u64).sum::<u64>()
+    seq.board
+        .iter()
+        .filter(|s| s.sacked && s.end() <= p)
+        .map(|s| s.len as u64)
+        .sum::<u64>()
 }
 
 impl SpuriousDetector {
@@ -61,21 +65,38 @@ impl SpuriousDetector {
     /// must measure (None for every other detector and state).
     pub fn sack_mark(&self, seq: &Flight) -> Option<SackMark> {
         match self {
-            Self::Frto(f) if f.in_step3() && f.variant() == Variant::Sack => f.point().map(|point| SackMark { point, sacked_before: sacked_below(seq, point) }),
+            Self::Frto(f) if f.in_step3() && f.variant() == Variant::Sack => {
+                f.point().map(|point| SackMark {
+                    point,
+                    sacked_before: sacked_below(seq, point),
+                })
+            }
             _ => None,
         }
     }
 
     /// An ACK arrived: `seq` after the SACK blocks were read and before SND.UNA moves, `flight`
     /// the FlightSize before the ACK, `mark` what [`Self::sack_mark`] measured.
-    pub fn on_ack(&mut self, pkt: &Packet, seq: &Flight, flight: u64, mark: Option<SackMark>) -> Decision {
+    pub fn on_ack(
+        &mut self,
+        pkt: &Packet,
+        seq: &Flight,
+        flight: u64,
+        mark: Option<SackMark>,
+    ) -> Decision {
         let advances = pkt.ack > seq.snd_una;
         match self {
             Self::Off => Decision::Pass,
             // RFC 3522 §3.2 steps (2)–(4): the first acceptable ACK after a timeout's retransmission.
             Self::Eifel(e) => match advances.then(|| e.on_acceptable_ack(pkt.ts_ecr)).flatten() {
-                Some(v) if v.spurious => Decision::Spurious { verdict: v, reset_recover: false },
-                Some(v) => Decision::Conventional { cap_segments: None, verdict: v },
+                Some(v) if v.spurious => Decision::Spurious {
+                    verdict: v,
+                    reset_recover: false,
+                },
+                Some(v) => Decision::Conventional {
+                    cap_segments: None,
+                    verdict: v,
+                },
                 None => Decision::Pass,
             },
             // RFC 5682 §2/§3 steps 2–3.
@@ -86,7 +107,9 @@ impl SpuriousDetector {
                     snd_max: seq.snd_max,
                     duplicate: pkt.ack == seq.snd_una && flight > 0,
                     sack_high: pkt.sack.iter(pkt.ack).map(|(_, e)| e).max().unwrap_or(0),
-                    newly_sacked_below_point: mark.map_or(0, |m| sacked_below(seq, m.point).saturating_sub(m.sacked_before)),
+                    newly_sacked_below_point: mark.map_or(0, |m| {
+                        sacked_below(seq, m.point).saturating_sub(m.sacked_before)
+                    }),
                 };
                 f.on_ack(&facts)
             }
@@ -97,7 +120,13 @@ impl SpuriousDetector {
     /// The timeout's retransmission of SND.UNA went out (`sent` bytes, at `now`, the TSval it
     /// carried); `first_of_episode`: no back-off yet. Returns the verdict of a detection this
     /// timeout ended.
-    pub fn on_timeout(&mut self, seq: &Flight, sent: u32, first_of_episode: bool, now: Nanos) -> Option<Verdict> {
+    pub fn on_timeout(
+        &mut self,
+        seq: &Flight,
+        sent: u32,
+        first_of_episode: bool,
+        now: Nanos,
+    ) -> Option<Verdict> {
         if sent == 0 {
             return None;
         }
@@ -154,11 +183,36 @@ mod tests {
 
     /// A sender's sequence space: SND.UNA and SND.MAX in segments, nothing SACKed.
     fn flight(una: u64, max: u64) -> Flight {
-        Flight { snd_una: una * MSS, snd_nxt: max * MSS, snd_max: max * MSS, app_bytes: u64::MAX, rwnd: 1 << 30, mss: MSS, board: Scoreboard::new(MSS as u32) }
+        Flight {
+            snd_una: una * MSS,
+            snd_nxt: max * MSS,
+            snd_max: max * MSS,
+            app_bytes: u64::MAX,
+            rwnd: 1 << 30,
+            mss: MSS,
+            board: Scoreboard::new(MSS as u32),
+        }
     }
 
     fn ack(segments: u64, ts_ecr: Nanos) -> Packet {
-        Packet { flow: 0, src: 1, dst: 0, kind: Kind::Ack, size: 40, seq: 0, len: 0, ack: segments * MSS, rwnd: 1 << 30, tx: 0, ecn: Ecn::NotEct, ece: false, cwr: false, ts_val: 0, ts_ecr, sack: SackBlocks::default() }
+        Packet {
+            flow: 0,
+            src: 1,
+            dst: 0,
+            kind: Kind::Ack,
+            size: 40,
+            seq: 0,
+            len: 0,
+            ack: segments * MSS,
+            rwnd: 1 << 30,
+            tx: 0,
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
+            ts_val: 0,
+            ts_ecr,
+            sack: SackBlocks::default(),
+        }
     }
 
     /// The detector's decision on an ACK of `segments` while `seq` is the sequence space.
@@ -181,9 +235,23 @@ mod tests {
         let mut d = SpuriousDetection::Eifel.build();
         assert_eq!(d.on_timeout(&flight(0, 10), MSS as u32, true, 500), None);
         assert_eq!(decide(&mut d, &flight(0, 10), 0, 10), Decision::Pass);
-        let spurious = Verdict { seq: 0, tx: 1, spurious: true };
-        assert_eq!(decide(&mut d, &flight(0, 10), 4, 10), Decision::Spurious { verdict: spurious, reset_recover: false });
-        assert_eq!(decide(&mut d, &flight(4, 10), 6, 10), Decision::Pass, "one verdict per timeout");
+        let spurious = Verdict {
+            seq: 0,
+            tx: 1,
+            spurious: true,
+        };
+        assert_eq!(
+            decide(&mut d, &flight(0, 10), 4, 10),
+            Decision::Spurious {
+                verdict: spurious,
+                reset_recover: false
+            }
+        );
+        assert_eq!(
+            decide(&mut d, &flight(4, 10), 6, 10),
+            Decision::Pass,
+            "one verdict per timeout"
+        );
     }
 
     #[test]
@@ -193,8 +261,18 @@ mod tests {
         assert_eq!(decide(&mut d, &flight(0, 10), 4, 10), Decision::Pass);
         // An echo of the retransmission itself: the timeout was needed, nothing capped.
         d.on_timeout(&flight(0, 10), MSS as u32, true, 500);
-        let needed = Verdict { seq: 0, tx: 1, spurious: false };
-        assert_eq!(decide(&mut d, &flight(0, 10), 1, 500), Decision::Conventional { cap_segments: None, verdict: needed });
+        let needed = Verdict {
+            seq: 0,
+            tx: 1,
+            spurious: false,
+        };
+        assert_eq!(
+            decide(&mut d, &flight(0, 10), 1, 500),
+            Decision::Conventional {
+                cap_segments: None,
+                verdict: needed
+            }
+        );
     }
 
     #[test]
@@ -207,8 +285,18 @@ mod tests {
             assert_eq!(decide(&mut d, &flight(0, 10), 2, 0), Decision::SendNew);
             assert_eq!(d.sent_new(2), None);
             assert_eq!(d.judging(), Some(0), "the oracle waits for step 3");
-            let spurious = Verdict { seq: 0, tx: 1, spurious: true };
-            assert_eq!(decide(&mut d, &flight(2, 12), 3, 0), Decision::Spurious { verdict: spurious, reset_recover: resets });
+            let spurious = Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: true,
+            };
+            assert_eq!(
+                decide(&mut d, &flight(2, 12), 3, 0),
+                Decision::Spurious {
+                    verdict: spurious,
+                    reset_recover: resets
+                }
+            );
             assert_eq!(d.judging(), None);
         }
     }
@@ -218,7 +306,14 @@ mod tests {
         let mut d = SpuriousDetection::Frto(Variant::Basic).build();
         d.on_timeout(&flight(0, 10), MSS as u32, true, 500);
         assert_eq!(decide(&mut d, &flight(0, 10), 2, 0), Decision::SendNew);
-        assert_eq!(d.sent_new(0), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+        assert_eq!(
+            d.sent_new(0),
+            Some(Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: false
+            })
+        );
         assert_eq!(d.judging(), None);
     }
 }

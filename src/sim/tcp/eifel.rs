@@ -57,7 +57,11 @@ impl Eifel {
     /// RFC 3522 §3.2 step (1): the first retransmission of the oldest outstanding segment after a
     /// timeout went out with TSval `ts_val`; SpuriousRecovery ← FALSE.
     pub fn on_timeout_retransmit(&mut self, seq: u64, tx: u8, ts_val: Nanos) {
-        self.armed = Some(Armed { retransmit_ts: ts_val, seq, tx });
+        self.armed = Some(Armed {
+            retransmit_ts: ts_val,
+            seq,
+            tx,
+        });
     }
 
     /// Steps (2)–(4): an acceptable ACK (it acknowledges new data) echoing `ts_ecr`. The first one
@@ -65,7 +69,11 @@ impl Eifel {
     /// transmission, so the timeout was spurious (SPUR_TO).
     pub fn on_acceptable_ack(&mut self, ts_ecr: Nanos) -> Option<Verdict> {
         let a = self.armed.take()?;
-        Some(Verdict { seq: a.seq, tx: a.tx, spurious: ts_ecr < a.retransmit_ts })
+        Some(Verdict {
+            seq: a.seq,
+            tx: a.tx,
+            spurious: ts_ecr < a.retransmit_ts,
+        })
     }
 }
 
@@ -78,8 +86,19 @@ mod tests {
         // RFC 3522 §3.2 step (3): TSecr (10) < RetransmitTS (500): the original was ACKed.
         let mut e = Eifel::default();
         e.on_timeout_retransmit(1000, 1, 500);
-        assert_eq!(e.on_acceptable_ack(10), Some(Verdict { seq: 1000, tx: 1, spurious: true }));
-        assert_eq!(e.on_acceptable_ack(10), None, "only the first acceptable ACK decides (step (2))");
+        assert_eq!(
+            e.on_acceptable_ack(10),
+            Some(Verdict {
+                seq: 1000,
+                tx: 1,
+                spurious: true
+            })
+        );
+        assert_eq!(
+            e.on_acceptable_ack(10),
+            None,
+            "only the first acceptable ACK decides (step (2))"
+        );
     }
 
     #[test]
@@ -87,7 +106,14 @@ mod tests {
         // Step (3) → (DONE): TSecr = RetransmitTS: the retransmission filled the hole.
         let mut e = Eifel::default();
         e.on_timeout_retransmit(0, 1, 500);
-        assert_eq!(e.on_acceptable_ack(500), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+        assert_eq!(
+            e.on_acceptable_ack(500),
+            Some(Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: false
+            })
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@
 
 use super::cc::Window;
 use super::{SpuriousResponse, TcpOptions};
-use crate::sim::component::{Component, Declaration};
 use crate::rtt::Smoothed;
+use crate::sim::component::{Component, Declaration};
 use crate::time::Nanos;
 
 /// `tcp.spurious_response = "rfc4015"`.
@@ -66,7 +66,14 @@ impl Saved {
     /// spurious: `flight` is FlightSize after it, `bytes_acked` what it acknowledged, `iw` the
     /// initial window. Nothing changes if the ACK carries ECN-Echo (the network signalled
     /// congestion meanwhile); returns whether the state was reversed.
-    pub fn restore(&self, w: &mut Window, flight: u64, bytes_acked: u64, iw: u64, ece: bool) -> bool {
+    pub fn restore(
+        &self,
+        w: &mut Window,
+        flight: u64,
+        bytes_acked: u64,
+        iw: u64,
+        ece: bool,
+    ) -> bool {
         if ece {
             return false;
         }
@@ -92,8 +99,21 @@ mod tests {
 
     #[test]
     fn the_saved_pipe_is_the_larger_of_flight_and_ssthresh_and_srtt_gets_two_ticks() {
-        let w = Window { cwnd: 20 * MSS, ssthresh: 8 * MSS, mss: MSS };
-        let s = Saved::at_timeout(15 * MSS, &w, Some(Smoothed { srtt: 100e6, rttvar: 20e6, granularity: 1e6 }), 40 * MSS);
+        let w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 8 * MSS,
+            mss: MSS,
+        };
+        let s = Saved::at_timeout(
+            15 * MSS,
+            &w,
+            Some(Smoothed {
+                srtt: 100e6,
+                rttvar: 20e6,
+                granularity: 1e6,
+            }),
+            40 * MSS,
+        );
         assert_eq!(s.pipe_prev, 15 * MSS);
         assert_eq!(s.smoothed_prev, Some((102e6, 20e6)));
         let s = Saved::at_timeout(5 * MSS, &w, None, 40 * MSS);
@@ -102,20 +122,40 @@ mod tests {
 
     #[test]
     fn the_window_comes_back_as_flight_plus_what_the_ack_acknowledged_up_to_one_initial_window() {
-        let s = Saved { pipe_prev: 15 * MSS, smoothed_prev: None, snd_max_prev: 0 };
-        let mut w = Window { cwnd: MSS, ssthresh: 7 * MSS, mss: MSS };
+        let s = Saved {
+            pipe_prev: 15 * MSS,
+            smoothed_prev: None,
+            snd_max_prev: 0,
+        };
+        let mut w = Window {
+            cwnd: MSS,
+            ssthresh: 7 * MSS,
+            mss: MSS,
+        };
         assert!(s.restore(&mut w, 12 * MSS, 3 * MSS, 10 * MSS, false));
         assert_eq!((w.cwnd, w.ssthresh), (15 * MSS, 15 * MSS));
         // A stretch ACK of 14 segments adds at most IW: no burst beyond it.
-        let mut w = Window { cwnd: MSS, ssthresh: 7 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: MSS,
+            ssthresh: 7 * MSS,
+            mss: MSS,
+        };
         s.restore(&mut w, 2 * MSS, 14 * MSS, 10 * MSS, false);
         assert_eq!(w.cwnd, 12 * MSS);
     }
 
     #[test]
     fn an_ack_with_ecn_echo_keeps_the_timeouts_reduction() {
-        let s = Saved { pipe_prev: 15 * MSS, smoothed_prev: None, snd_max_prev: 0 };
-        let mut w = Window { cwnd: MSS, ssthresh: 7 * MSS, mss: MSS };
+        let s = Saved {
+            pipe_prev: 15 * MSS,
+            smoothed_prev: None,
+            snd_max_prev: 0,
+        };
+        let mut w = Window {
+            cwnd: MSS,
+            ssthresh: 7 * MSS,
+            mss: MSS,
+        };
         assert!(!s.restore(&mut w, 12 * MSS, 3 * MSS, 10 * MSS, true));
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 7 * MSS));
     }

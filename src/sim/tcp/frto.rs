@@ -65,9 +65,14 @@ enum Step {
     Idle,
     /// Step 2: waiting for the first (§2) / first new (§3) ACK after the timeout's retransmission
     /// of [judged.seq, end).
-    First { judged: (u64, u8), end: u64 },
+    First {
+        judged: (u64, u8),
+        end: u64,
+    },
     /// Step 3: up to two new segments went out after the first new ACK.
-    Second { judged: (u64, u8) },
+    Second {
+        judged: (u64, u8),
+    },
 }
 
 /// What the sender saw on one ACK, as F-RTO reads it.
@@ -99,11 +104,17 @@ pub enum Decision {
     SendNew,
     /// Steps 2a and 3a: conventional RTO recovery (slow-start retransmissions) with cwnd at most
     /// `cap_segments` (None: as slow start left it). The timeout was judged needed.
-    Conventional { cap_segments: Option<u64>, verdict: Verdict },
+    Conventional {
+        cap_segments: Option<u64>,
+        verdict: Verdict,
+    },
     /// SPUR_TO: respond to the spurious timeout (RFC 5682 step 3b; Eifel's "spurious").
     /// `reset_recover`: `recover` ← SND.UNA, so later losses may start fast recovery (§2 step 3b;
     /// the SACK variant, §3, says nothing of RecoveryPoint there, and Eifel does not touch it).
-    Spurious { verdict: Verdict, reset_recover: bool },
+    Spurious {
+        verdict: Verdict,
+        reset_recover: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -116,7 +127,11 @@ pub struct Frto {
 
 impl Frto {
     pub fn new(variant: Variant) -> Self {
-        Self { variant, step: Step::Idle, point: None }
+        Self {
+            variant,
+            step: Step::Idle,
+            point: None,
+        }
     }
 
     pub fn variant(&self) -> Variant {
@@ -152,7 +167,11 @@ impl Frto {
     }
 
     fn verdict(judged: (u64, u8), spurious: bool) -> Verdict {
-        Verdict { seq: judged.0, tx: judged.1, spurious }
+        Verdict {
+            seq: judged.0,
+            tx: judged.1,
+            spurious,
+        }
     }
 
     /// Ends a detection as "needed" (SpuriousRecovery stays FALSE), if one was under way.
@@ -188,7 +207,10 @@ impl Frto {
             Variant::Sack => {}
         }
         if !conventional && end > seq {
-            self.step = Step::First { judged: (seq, tx), end };
+            self.step = Step::First {
+                judged: (seq, tx),
+                end,
+            };
         }
         ended
     }
@@ -204,11 +226,14 @@ impl Frto {
                     return Decision::Pass;
                 }
                 self.point = Some(a.snd_max); // store the highest sequence number sent in `recover`
-                // 2a: a duplicate ACK, an ACK covering `recover`, or one not covering all of
-                // the retransmitted segment: conventional recovery.
+                                              // 2a: a duplicate ACK, an ACK covering `recover`, or one not covering all of
+                                              // the retransmitted segment: conventional recovery.
                 if a.duplicate || a.ack >= a.snd_max || a.ack < end {
                     self.step = Step::Idle;
-                    return Decision::Conventional { cap_segments: None, verdict: Self::verdict(judged, false) };
+                    return Decision::Conventional {
+                        cap_segments: None,
+                        verdict: Self::verdict(judged, false),
+                    };
                 }
                 // 2b: it advances the window below `recover`: two new segments, then step 3.
                 self.step = Step::Second { judged };
@@ -223,7 +248,10 @@ impl Frto {
                 if a.ack >= a.snd_max {
                     // 2a: covers RecoveryPoint: conventional, cwnd ≤ 2·MSS.
                     self.step = Step::Idle;
-                    return Decision::Conventional { cap_segments: Some(2), verdict: Self::verdict(judged, false) };
+                    return Decision::Conventional {
+                        cap_segments: Some(2),
+                        verdict: Self::verdict(judged, false),
+                    };
                 }
                 // 2b: below RecoveryPoint and above SND.UNA.
                 self.step = Step::Second { judged };
@@ -233,13 +261,19 @@ impl Frto {
             (Step::Second { judged }, Variant::Basic) => {
                 if a.duplicate {
                     self.step = Step::Idle;
-                    Decision::Conventional { cap_segments: Some(3), verdict: Self::verdict(judged, false) }
+                    Decision::Conventional {
+                        cap_segments: Some(3),
+                        verdict: Self::verdict(judged, false),
+                    }
                 } else if advances {
                     // 3b: it acknowledges data not retransmitted after the timeout: SPUR_TO, and
                     // `recover` ← SND.UNA.
                     self.step = Step::Idle;
                     self.point = Some(a.ack);
-                    Decision::Spurious { verdict: Self::verdict(judged, true), reset_recover: self.variant == Variant::Basic }
+                    Decision::Spurious {
+                        verdict: Self::verdict(judged, true),
+                        reset_recover: self.variant == Variant::Basic,
+                    }
                 } else {
                     Decision::Hold
                 }
@@ -256,10 +290,16 @@ impl Frto {
                 if beyond || !new_below {
                     // 3a: (S)ACK information covers more than RecoveryPoint, or a duplicate ACK
                     // acknowledges nothing new below it: conventional, cwnd ≤ 3·MSS.
-                    Decision::Conventional { cap_segments: Some(3), verdict: Self::verdict(judged, false) }
+                    Decision::Conventional {
+                        cap_segments: Some(3),
+                        verdict: Self::verdict(judged, false),
+                    }
                 } else {
                     // 3b: new data below RecoveryPoint, sent before the timeout, was acknowledged.
-                    Decision::Spurious { verdict: Self::verdict(judged, true), reset_recover: self.variant == Variant::Basic }
+                    Decision::Spurious {
+                        verdict: Self::verdict(judged, true),
+                        reset_recover: self.variant == Variant::Basic,
+                    }
                 }
             }
         }
@@ -292,7 +332,13 @@ mod tests {
     }
 
     fn ack(ack: u64, snd_una: u64, snd_max: u64) -> AckFacts {
-        AckFacts { ack, snd_una, snd_max, duplicate: ack == snd_una, ..AckFacts::default() }
+        AckFacts {
+            ack,
+            snd_una,
+            snd_max,
+            duplicate: ack == snd_una,
+            ..AckFacts::default()
+        }
     }
 
     #[test]
@@ -300,11 +346,26 @@ mod tests {
         for variant in [Variant::Basic, Variant::Sack] {
             let mut f = timed_out(variant);
             // Step 2: the delayed original of segment 0 is acknowledged; below recover: 2b.
-            assert_eq!(f.on_ack(&ack(MSS, 0, 10 * MSS)), Decision::SendNew, "{variant:?}");
+            assert_eq!(
+                f.on_ack(&ack(MSS, 0, 10 * MSS)),
+                Decision::SendNew,
+                "{variant:?}"
+            );
             assert_eq!(f.sent_new(2), None);
             assert!(f.in_step3());
             // Step 3: segment 1, never retransmitted, is acknowledged: 3b.
-            assert_eq!(f.on_ack(&ack(2 * MSS, MSS, 12 * MSS)), Decision::Spurious { verdict: Verdict { seq: 0, tx: 1, spurious: true }, reset_recover: variant == Variant::Basic }, "{variant:?}");
+            assert_eq!(
+                f.on_ack(&ack(2 * MSS, MSS, 12 * MSS)),
+                Decision::Spurious {
+                    verdict: Verdict {
+                        seq: 0,
+                        tx: 1,
+                        spurious: true
+                    },
+                    reset_recover: variant == Variant::Basic
+                },
+                "{variant:?}"
+            );
             assert!(!f.watching());
         }
     }
@@ -317,8 +378,22 @@ mod tests {
             f.sent_new(2);
             // The new segment 10 arrives above a hole: a duplicate ACK, SACKing 10 (above
             // RecoveryPoint) for the SACK variant.
-            let dup = AckFacts { sack_high: 11 * MSS, ..ack(MSS, MSS, 12 * MSS) };
-            assert_eq!(f.on_ack(&dup), Decision::Conventional { cap_segments: Some(3), verdict: Verdict { seq: 0, tx: 1, spurious: false } }, "{variant:?}");
+            let dup = AckFacts {
+                sack_high: 11 * MSS,
+                ..ack(MSS, MSS, 12 * MSS)
+            };
+            assert_eq!(
+                f.on_ack(&dup),
+                Decision::Conventional {
+                    cap_segments: Some(3),
+                    verdict: Verdict {
+                        seq: 0,
+                        tx: 1,
+                        spurious: false
+                    }
+                },
+                "{variant:?}"
+            );
         }
     }
 
@@ -326,17 +401,39 @@ mod tests {
     fn an_ack_covering_everything_sent_falls_back_to_conventional_recovery() {
         // §2 step 2a / §3 step 2a: nothing outstanding is left to tell original from resent.
         let mut f = timed_out(Variant::Basic);
-        assert!(matches!(f.on_ack(&ack(10 * MSS, 0, 10 * MSS)), Decision::Conventional { cap_segments: None, .. }));
+        assert!(matches!(
+            f.on_ack(&ack(10 * MSS, 0, 10 * MSS)),
+            Decision::Conventional {
+                cap_segments: None,
+                ..
+            }
+        ));
         let mut f = timed_out(Variant::Sack);
-        assert!(matches!(f.on_ack(&ack(10 * MSS, 0, 10 * MSS)), Decision::Conventional { cap_segments: Some(2), .. }));
+        assert!(matches!(
+            f.on_ack(&ack(10 * MSS, 0, 10 * MSS)),
+            Decision::Conventional {
+                cap_segments: Some(2),
+                ..
+            }
+        ));
     }
 
     #[test]
     fn the_basic_variant_gives_up_on_a_first_duplicate_ack_and_the_sack_variant_waits() {
         let mut basic = timed_out(Variant::Basic);
-        assert!(matches!(basic.on_ack(&ack(0, 0, 10 * MSS)), Decision::Conventional { .. }), "§2 step 2a");
+        assert!(
+            matches!(
+                basic.on_ack(&ack(0, 0, 10 * MSS)),
+                Decision::Conventional { .. }
+            ),
+            "§2 step 2a"
+        );
         let mut sack = timed_out(Variant::Sack);
-        assert_eq!(sack.on_ack(&ack(0, 0, 10 * MSS)), Decision::Pass, "§3 step 2: stay and wait");
+        assert_eq!(
+            sack.on_ack(&ack(0, 0, 10 * MSS)),
+            Decision::Pass,
+            "§3 step 2: stay and wait"
+        );
         assert_eq!(sack.on_ack(&ack(MSS, 0, 10 * MSS)), Decision::SendNew);
     }
 
@@ -345,7 +442,10 @@ mod tests {
         // §2 step 2a: the ACK does not cover all of the data retransmitted in step 1.
         let mut f = Frto::new(Variant::Basic);
         f.on_timeout(0, 1, MSS, 10 * MSS);
-        assert!(matches!(f.on_ack(&ack(MSS / 2, 0, 10 * MSS)), Decision::Conventional { .. }));
+        assert!(matches!(
+            f.on_ack(&ack(MSS / 2, 0, 10 * MSS)),
+            Decision::Conventional { .. }
+        ));
     }
 
     #[test]
@@ -355,8 +455,18 @@ mod tests {
         let mut f = timed_out(Variant::Sack);
         f.on_ack(&ack(MSS, 0, 10 * MSS));
         f.sent_new(2);
-        let dup = AckFacts { sack_high: 3 * MSS, newly_sacked_below_point: MSS, ..ack(MSS, MSS, 12 * MSS) };
-        assert!(matches!(f.on_ack(&dup), Decision::Spurious { reset_recover: false, .. }));
+        let dup = AckFacts {
+            sack_high: 3 * MSS,
+            newly_sacked_below_point: MSS,
+            ..ack(MSS, MSS, 12 * MSS)
+        };
+        assert!(matches!(
+            f.on_ack(&dup),
+            Decision::Spurious {
+                reset_recover: false,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -364,7 +474,10 @@ mod tests {
         let mut f = timed_out(Variant::Sack);
         f.on_ack(&ack(MSS, 0, 10 * MSS));
         f.sent_new(2);
-        let nothing = AckFacts { duplicate: false, ..ack(MSS, MSS, 12 * MSS) };
+        let nothing = AckFacts {
+            duplicate: false,
+            ..ack(MSS, MSS, 12 * MSS)
+        };
         assert_eq!(f.on_ack(&nothing), Decision::Hold);
         assert!(f.in_step3());
     }
@@ -373,7 +486,14 @@ mod tests {
     fn without_new_data_to_send_the_detection_falls_back_and_judges_the_timeout_needed() {
         let mut f = timed_out(Variant::Basic);
         assert_eq!(f.on_ack(&ack(MSS, 0, 10 * MSS)), Decision::SendNew);
-        assert_eq!(f.sent_new(0), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+        assert_eq!(
+            f.sent_new(0),
+            Some(Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: false
+            })
+        );
         assert!(!f.watching());
     }
 
@@ -381,11 +501,25 @@ mod tests {
     fn a_second_timeout_ends_the_detection_and_only_the_sack_variant_restarts_it() {
         // §2 step 1: already in RTO recovery with recover ≥ SND.UNA: conventional recovery.
         let mut basic = timed_out(Variant::Basic);
-        assert_eq!(basic.on_timeout(0, 2, MSS, 10 * MSS), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+        assert_eq!(
+            basic.on_timeout(0, 2, MSS, 10 * MSS),
+            Some(Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: false
+            })
+        );
         assert!(!basic.watching());
         // §3 step 2 → step 1: RecoveryPoint was not set by the first timeout, so it restarts.
         let mut sack = timed_out(Variant::Sack);
-        assert_eq!(sack.on_timeout(0, 2, MSS, 10 * MSS), Some(Verdict { seq: 0, tx: 1, spurious: false }));
+        assert_eq!(
+            sack.on_timeout(0, 2, MSS, 10 * MSS),
+            Some(Verdict {
+                seq: 0,
+                tx: 1,
+                spurious: false
+            })
+        );
         assert!(sack.watching());
     }
 

@@ -58,7 +58,12 @@ impl Moments {
             return None;
         }
         let var = (n * self.sum_sq - self.sum * self.sum) as f64 / (n * n) as f64;
-        Some([self.sum as f64 / n as f64 / 1e9, var.sqrt() / 1e9, self.min as f64 / 1e9, self.max as f64 / 1e9])
+        Some([
+            self.sum as f64 / n as f64 / 1e9,
+            var.sqrt() / 1e9,
+            self.min as f64 / 1e9,
+            self.max as f64 / 1e9,
+        ])
     }
 }
 
@@ -170,8 +175,13 @@ mod tests {
             m.on_sample(r * MS, None, None);
         }
         let [mean, std, min, max] = m.summary(0, 1).rtt_stats.unwrap();
-        assert!((mean - 0.02).abs() < 1e-15 && (min - 0.01).abs() < 1e-15 && (max - 0.03).abs() < 1e-15);
-        assert!((std - (200.0f64 / 3.0).sqrt() * 1e-3).abs() < 1e-12, "{std}");
+        assert!(
+            (mean - 0.02).abs() < 1e-15 && (min - 0.01).abs() < 1e-15 && (max - 0.03).abs() < 1e-15
+        );
+        assert!(
+            (std - (200.0f64 / 3.0).sqrt() * 1e-3).abs() < 1e-12,
+            "{std}"
+        );
         assert_eq!(FlowMeter::default().summary(0, 1).rtt_stats, None);
     }
 

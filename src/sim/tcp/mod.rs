@@ -87,7 +87,14 @@ impl SpuriousDetection {
 
     /// The detection registered as `name` (or "off").
     pub fn named(name: &str) -> Option<Self> {
-        [Self::Off, Self::Eifel, Self::Frto(frto::Variant::Basic), Self::Frto(frto::Variant::Sack)].into_iter().find(|d| d.name() == name)
+        [
+            Self::Off,
+            Self::Eifel,
+            Self::Frto(frto::Variant::Basic),
+            Self::Frto(frto::Variant::Sack),
+        ]
+        .into_iter()
+        .find(|d| d.name() == name)
     }
 }
 
@@ -120,7 +127,9 @@ impl SpuriousResponse {
 
     /// The response registered as `name`.
     pub fn named(name: &str) -> Option<Self> {
-        [Self::Linux, Self::Rfc4015, Self::RateHalving].into_iter().find(|r| r.name() == name)
+        [Self::Linux, Self::Rfc4015, Self::RateHalving]
+            .into_iter()
+            .find(|r| r.name() == name)
     }
 }
 
@@ -143,7 +152,11 @@ pub static SPURIOUS_DETECTION: Family<SpuriousDetection, TcpOptions> = Family {
 pub static SPURIOUS_RESPONSE: Family<SpuriousResponse, TcpOptions> = Family {
     key: "spurious-response",
     noun: "spurious-timeout response",
-    members: &[LINUX_RESPONSE, eifel_response::COMPONENT, RATE_HALVING_RESPONSE],
+    members: &[
+        LINUX_RESPONSE,
+        eifel_response::COMPONENT,
+        RATE_HALVING_RESPONSE,
+    ],
 };
 
 const RATE_HALVING_RESPONSE: Component<SpuriousResponse, TcpOptions> = Component {
@@ -181,7 +194,10 @@ pub struct DelayedAck {
 
 impl Default for DelayedAck {
     fn default() -> Self {
-        Self { timeout: 200 * MS, segments: 2 }
+        Self {
+            timeout: 200 * MS,
+            segments: 2,
+        }
     }
 }
 
@@ -234,7 +250,8 @@ impl TcpConfig {
     /// The recovery strategy the sender runs: the one named, else RFC 6675 when SACK is on, else
     /// the congestion control's default (Reno's for Reno, NewReno's for the others).
     pub fn recovery_kind(&self) -> recovery::RecoveryKind {
-        self.recovery.unwrap_or_else(|| default_recovery(self.sack, &self.cc))
+        self.recovery
+            .unwrap_or_else(|| default_recovery(self.sack, &self.cc))
     }
 }
 
@@ -245,7 +262,11 @@ pub fn default_recovery(sack: bool, cc: &cc::CcSpec) -> recovery::RecoveryKind {
     if sack {
         recovery::RecoveryKind::Sack
     } else {
-        cc.component().ok().and_then(|c| c.default_for("recovery")).and_then(recovery::RecoveryKind::named).unwrap_or(recovery::RecoveryKind::NewReno)
+        cc.component()
+            .ok()
+            .and_then(|c| c.default_for("recovery"))
+            .and_then(recovery::RecoveryKind::named)
+            .unwrap_or(recovery::RecoveryKind::NewReno)
     }
 }
 
@@ -283,7 +304,10 @@ mod wiring_tests {
     use crate::sim::{build, config::Scenario, run};
 
     fn scenario(sets: &[&str]) -> Result<Scenario, String> {
-        let path = format!("{}/examples/scenarios/dumbbell-n1-droptail.toml", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/examples/scenarios/dumbbell-n1-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut all = vec!["simulation.duration=\"5s\"".to_string()];
         all.extend(sets.iter().map(|s| s.to_string()));
         Scenario::from_file(path.as_ref(), &all).map_err(|e| e.to_string())
@@ -298,27 +322,56 @@ mod wiring_tests {
 
     #[test]
     fn recovery_names_and_their_prerequisites_are_checked_with_the_key() {
-        assert!(error(&["tcp.recovery=\"sack\""]).starts_with("tcp.recovery: \"sack\" recovery needs sack = true"));
+        assert!(error(&["tcp.recovery=\"sack\""])
+            .starts_with("tcp.recovery: \"sack\" recovery needs sack = true"));
         // An unknown name is refused as the scenario is read, blamed on the --set that wrote it.
-        assert!(error(&["tcp.recovery=\"fack\""]).starts_with("--set tcp.recovery=\"fack\": 'fack' is not one of reno, newreno, sack"));
-        let e = build(&scenario(&["tcp.cc=\"reno\"", "tcp.recovery=\"newreno\""]).unwrap()).unwrap();
-        assert_eq!(e.flows[0].sender.recovery().kind(), super::recovery::RecoveryKind::NewReno);
+        assert!(error(&["tcp.recovery=\"fack\""])
+            .starts_with("--set tcp.recovery=\"fack\": 'fack' is not one of reno, newreno, sack"));
+        let e =
+            build(&scenario(&["tcp.cc=\"reno\"", "tcp.recovery=\"newreno\""]).unwrap()).unwrap();
+        assert_eq!(
+            e.flows[0].sender.recovery().kind(),
+            super::recovery::RecoveryKind::NewReno
+        );
     }
 
     #[test]
     fn an_rto_policy_over_linux_reaches_the_timer_and_bad_ones_are_named() {
-        let e = build(&scenario(&["tcp.rto.estimator=\"linux\"", "tcp.rto.policy={ name = \"ca-rto\", scale = \"50ms\" }"]).unwrap()).unwrap();
+        let e = build(
+            &scenario(&[
+                "tcp.rto.estimator=\"linux\"",
+                "tcp.rto.policy={ name = \"ca-rto\", scale = \"50ms\" }",
+            ])
+            .unwrap(),
+        )
+        .unwrap();
         assert_eq!(e.flows[0].sender.timer().policy().name(), "ca-rto");
-        assert!(error(&["tcp.rto.policy=\"karn\""]).starts_with("--set tcp.rto.policy=\"karn\": unknown RTO policy 'karn'"));
-        assert!(error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with("--set tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }: ca-rto.scale:"));
-        assert!(error(&["tcp.rto.estimator=\"linux\"", "tcp.rto.min_rto=\"1s\""]).starts_with("--set tcp.rto.min_rto=\"1s\": tcp.rto: linux: unknown parameter 'min_rto'"));
+        assert!(error(&["tcp.rto.policy=\"karn\""])
+            .starts_with("--set tcp.rto.policy=\"karn\": unknown RTO policy 'karn'"));
+        assert!(
+            error(&["tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }"]).starts_with(
+                "--set tcp.rto.policy={ name = \"ca-rto\", scale = \"1h\" }: ca-rto.scale:"
+            )
+        );
+        assert!(
+            error(&["tcp.rto.estimator=\"linux\"", "tcp.rto.min_rto=\"1s\""]).starts_with(
+                "--set tcp.rto.min_rto=\"1s\": tcp.rto: linux: unknown parameter 'min_rto'"
+            )
+        );
     }
 
     #[test]
     fn a_cc_table_without_a_name_is_an_error_naming_tcp_cc() {
-        assert!(error(&["tcp.cc={ alpha = 2 }"]).starts_with("--set tcp.cc={ alpha = 2 }: a table needs name"));
-        let text = std::fs::read_to_string(format!("{}/examples/scenarios/dumbbell-n1-droptail.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let err = Scenario::from_toml(&text.replace("cc = \"newreno\"", "cc = { alpha = 2 }"), &[]).unwrap_err().to_string();
+        assert!(error(&["tcp.cc={ alpha = 2 }"])
+            .starts_with("--set tcp.cc={ alpha = 2 }: a table needs name"));
+        let text = std::fs::read_to_string(format!(
+            "{}/examples/scenarios/dumbbell-n1-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let err = Scenario::from_toml(&text.replace("cc = \"newreno\"", "cc = { alpha = 2 }"), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("tcp.cc: a table needs name"), "{err}");
         assert!(run(&scenario(&["tcp.cc={ name = \"veno\", beta = 2 }"]).unwrap()).is_ok());
     }

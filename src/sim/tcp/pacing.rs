@@ -36,7 +36,10 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(cap: Option<u64>) -> Self {
-        Self { cap, ..Self::default() }
+        Self {
+            cap,
+            ..Self::default()
+        }
     }
 
     /// The rate in force: the scheme's, capped by `tcp.max_pacing_rate`; None: not paced.
@@ -85,22 +88,46 @@ mod tests {
     #[test]
     fn a_gap_is_the_payload_at_the_rate_truncated_to_whole_nanoseconds() {
         assert_eq!(Pacer::gap(1000, 1_000_000), MS, "1000 B at 1 MB/s");
-        assert_eq!(Pacer::gap(1448, 1_250_000), 1_158_400, "1448 B at 10 Mbit/s");
-        assert_eq!(Pacer::gap(1, 3), 333_333_333, "truncated, as Linux's div64_ul");
+        assert_eq!(
+            Pacer::gap(1448, 1_250_000),
+            1_158_400,
+            "1448 B at 10 Mbit/s"
+        );
+        assert_eq!(
+            Pacer::gap(1, 3),
+            333_333_333,
+            "truncated, as Linux's div64_ul"
+        );
     }
 
     #[test]
     fn the_schedule_restarts_from_now_after_idling_and_queues_back_to_back_sends() {
         let mut p = Pacer::new(None);
         let rate = Some(1_000_000);
-        assert_eq!(p.closed_until(0, rate), None, "the first segment goes at once");
+        assert_eq!(
+            p.closed_until(0, rate),
+            None,
+            "the first segment goes at once"
+        );
         p.on_sent(0, 1000, 1_000_000);
         p.on_sent(0, 1000, 1_000_000);
-        assert_eq!(p.closed_until(500 * US, rate), Some(2 * MS), "two segments booked: the third waits 2 ms");
+        assert_eq!(
+            p.closed_until(500 * US, rate),
+            Some(2 * MS),
+            "two segments booked: the third waits 2 ms"
+        );
         assert_eq!(p.closed_until(2 * MS, rate), None);
         p.on_sent(10 * MS, 500, 1_000_000);
-        assert_eq!(p.closed_until(10 * MS, rate), Some(10 * MS + 500 * US), "idle time earns no credit");
-        assert_eq!(p.closed_until(10 * MS, None), None, "a scheme that stops pacing is not held back");
+        assert_eq!(
+            p.closed_until(10 * MS, rate),
+            Some(10 * MS + 500 * US),
+            "idle time earns no credit"
+        );
+        assert_eq!(
+            p.closed_until(10 * MS, None),
+            None,
+            "a scheme that stops pacing is not held back"
+        );
     }
 
     #[test]
@@ -110,6 +137,10 @@ mod tests {
         assert_eq!(p.rate(Some(100)), Some(100));
         assert_eq!(p.rate(None), Some(500));
         assert_eq!(Pacer::new(None).rate(None), None);
-        assert_eq!(Pacer::new(None).rate(Some(0)), None, "a zero rate means unpaced, never a stall");
+        assert_eq!(
+            Pacer::new(None).rate(Some(0)),
+            None,
+            "a zero rate means unpaced, never a stall"
+        );
     }
 }

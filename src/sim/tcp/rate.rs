@@ -37,7 +37,8 @@ pub struct RateSample {
 impl RateSample {
     /// Delivery rate, bytes per second, if valid.
     pub fn rate(&self) -> Option<u64> {
-        (self.valid && self.interval > 0).then(|| (self.delivered as u128 * 1_000_000_000 / self.interval as u128) as u64)
+        (self.valid && self.interval > 0)
+            .then(|| (self.delivered as u128 * 1_000_000_000 / self.interval as u128) as u64)
     }
 }
 
@@ -71,7 +72,10 @@ pub struct RateSampler {
 
 impl RateSampler {
     pub fn new(mss: u32) -> Self {
-        Self { mss: mss as u64, ..Self::default() }
+        Self {
+            mss: mss as u64,
+            ..Self::default()
+        }
     }
 
     pub fn delivered(&self) -> u64 {
@@ -90,15 +94,35 @@ impl RateSampler {
             self.first_tx_at = now;
             self.delivered_at = now;
         }
-        let stamp = Stamp { seq, len, sent_at: now, delivered: self.delivered, delivered_at: self.delivered_at, first_tx_at: self.first_tx_at, app_limited: self.app_limited != 0, counted: false };
+        let stamp = Stamp {
+            seq,
+            len,
+            sent_at: now,
+            delivered: self.delivered,
+            delivered_at: self.delivered_at,
+            first_tx_at: self.first_tx_at,
+            app_limited: self.app_limited != 0,
+            counted: false,
+        };
         match self.index(seq) {
-            Some(i) => self.stamps[i] = Stamp { counted: self.stamps[i].counted, ..stamp },
+            Some(i) => {
+                self.stamps[i] = Stamp {
+                    counted: self.stamps[i].counted,
+                    ..stamp
+                }
+            }
             None => self.stamps.push_back(stamp),
         }
     }
 
     /// An ACK for `ack` with SACK blocks `sack` arrived at `now`, with the RTT sample `rtt`.
-    pub fn on_ack(&mut self, ack: u64, sack: impl Iterator<Item = (u64, u64)>, now: Nanos, rtt: Option<Nanos>) -> RateSample {
+    pub fn on_ack(
+        &mut self,
+        ack: u64,
+        sack: impl Iterator<Item = (u64, u64)>,
+        now: Nanos,
+        rtt: Option<Nanos>,
+    ) -> RateSample {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
@@ -111,12 +135,16 @@ impl RateSampler {
             }
             s.counted = true;
             newly += s.len as u64;
-            if newest.is_none_or(|n| s.sent_at > n.sent_at || (s.sent_at == n.sent_at && s.seq > n.seq)) {
+            if newest
+                .is_none_or(|n| s.sent_at > n.sent_at || (s.sent_at == n.sent_at && s.seq > n.seq))
+            {
                 newest = Some(*s);
             }
         };
         for (start, end) in sack {
-            let Some(front) = self.stamps.front().map(|s| s.seq) else { break };
+            let Some(front) = self.stamps.front().map(|s| s.seq) else {
+                break;
+            };
             let first = (start.max(front) - front).div_ceil(self.mss) as usize;
             for s in self.stamps.range_mut(first.min(self.stamps.len())..) {
                 if s.seq + s.len as u64 > end {
@@ -125,7 +153,11 @@ impl RateSampler {
                 deliver(s);
             }
         }
-        while let Some(s) = self.stamps.front_mut().filter(|s| s.seq + s.len as u64 <= ack) {
+        while let Some(s) = self
+            .stamps
+            .front_mut()
+            .filter(|s| s.seq + s.len as u64 <= ack)
+        {
             deliver(s);
             self.stamps.pop_front();
         }
@@ -137,7 +169,11 @@ impl RateSampler {
         if newly > 0 {
             self.delivered_at = now;
         }
-        let mut rs = RateSample { acked_sacked: newly, total_delivered: self.delivered, ..RateSample::default() };
+        let mut rs = RateSample {
+            acked_sacked: newly,
+            total_delivered: self.delivered,
+            ..RateSample::default()
+        };
         let Some(p) = newest else { return rs };
         self.first_tx_at = p.sent_at;
         let send_phase = p.sent_at - p.first_tx_at;
@@ -178,14 +214,28 @@ mod tests {
         // First round: every stamp says "0 delivered at 0 ms", so segment i's ACK at (40 + i) ms
         // reads (i + 1)·1000 B over (40 + i) ms: below the rate, as Linux's first samples are.
         for i in 0..10u64 {
-            let s = r.on_ack((i + 1) * 1000, std::iter::empty(), (40 + i) * MS, Some(40 * MS));
-            assert_eq!((s.delivered, s.interval, s.valid), ((i + 1) * 1000, (40 + i) * MS, true), "segment {i}");
+            let s = r.on_ack(
+                (i + 1) * 1000,
+                std::iter::empty(),
+                (40 + i) * MS,
+                Some(40 * MS),
+            );
+            assert_eq!(
+                (s.delivered, s.interval, s.valid),
+                ((i + 1) * 1000, (40 + i) * MS, true),
+                "segment {i}"
+            );
             r.on_sent((i + 10) * 1000, MSS, (40 + i) * MS, false);
         }
         // Steady state: segment j was stamped with (j − 9)·1000 B delivered at (30 + j) ms and
         // first_tx = (j − 10) ms: 10 000 B over max(40, 40) ms = one window per RTT.
         for j in 10..20u64 {
-            let s = r.on_ack((j + 1) * 1000, std::iter::empty(), (70 + j) * MS, Some(40 * MS));
+            let s = r.on_ack(
+                (j + 1) * 1000,
+                std::iter::empty(),
+                (70 + j) * MS,
+                Some(40 * MS),
+            );
             assert_eq!((s.delivered, s.interval), (10_000, 40 * MS), "segment {j}");
             assert_eq!(s.rate(), Some(250_000));
             r.on_sent((j + 10) * 1000, MSS, (70 + j) * MS, false);
@@ -221,7 +271,13 @@ mod tests {
         r.on_sent(0, MSS, 0, true);
         r.check_app_limited(true, 1000, 10_000, 0);
         r.on_sent(1000, MSS, MS, false);
-        assert!(!r.on_ack(1000, std::iter::empty(), 40 * MS, None).app_limited);
-        assert!(r.on_ack(2000, std::iter::empty(), 41 * MS, None).app_limited);
+        assert!(
+            !r.on_ack(1000, std::iter::empty(), 40 * MS, None)
+                .app_limited
+        );
+        assert!(
+            r.on_ack(2000, std::iter::empty(), 41 * MS, None)
+                .app_limited
+        );
     }
 }

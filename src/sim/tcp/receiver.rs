@@ -57,7 +57,13 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: Vec::new(),
             // RFC 2018 §3: 40 option bytes hold four blocks, three beside timestamps.
-            sack_blocks: if !cfg.sack { 0 } else if cfg.timestamps { 3 } else { 4 },
+            sack_blocks: if !cfg.sack {
+                0
+            } else if cfg.timestamps {
+                3
+            } else {
+                4
+            },
             sack_recent: Vec::new(),
             unacked_segments: 0,
             delack_deadline: None,
@@ -212,11 +218,18 @@ mod tests {
     use crate::time::MS;
 
     fn seg(seq: u64, len: u32) -> Packet {
-        Packet { seq, ..crate::sim::queue::test_packet(len + 52) }
+        Packet {
+            seq,
+            ..crate::sim::queue::test_packet(len + 52)
+        }
     }
 
     fn receiver(delayed: bool) -> Receiver {
-        let cfg = TcpConfig { mss: 100, delayed_ack: delayed.then(DelayedAck::default), ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            mss: 100,
+            delayed_ack: delayed.then(DelayedAck::default),
+            ..TcpConfig::default()
+        };
         Receiver::new(0, 1, 0, &cfg)
     }
 
@@ -236,7 +249,12 @@ mod tests {
 
     #[test]
     fn sack_blocks_list_the_latest_arrival_first_then_earlier_ones_and_drop_acked_data() {
-        let cfg = TcpConfig { mss: 100, sack: true, timestamps: true, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            mss: 100,
+            sack: true,
+            timestamps: true,
+            ..TcpConfig::default()
+        };
         let mut r = Receiver::new(0, 1, 0, &cfg);
         let mut out = Vec::new();
         let blocks = |p: &Packet| p.sack.iter(p.ack).collect::<Vec<_>>();
@@ -254,8 +272,14 @@ mod tests {
         assert_eq!(blocks(&out[6]), [(1000, 1100), (800, 900), (200, 500)]);
         // Filling the first hole acknowledges 0..500; the blocks above remain.
         r.on_data(&seg(100, 100), 0, &mut out);
-        assert_eq!((out[7].ack, blocks(&out[7])), (500, vec![(1000, 1100), (800, 900), (600, 700)]));
-        assert!(receiver(false).sack_option().is_empty(), "SACK off: never any blocks");
+        assert_eq!(
+            (out[7].ack, blocks(&out[7])),
+            (500, vec![(1000, 1100), (800, 900), (600, 700)])
+        );
+        assert!(
+            receiver(false).sack_option().is_empty(),
+            "SACK off: never any blocks"
+        );
     }
 
     #[test]
@@ -284,6 +308,9 @@ mod tests {
         let mut cwr = seg(200, 100);
         cwr.cwr = true;
         r.on_data(&cwr, 0, &mut out);
-        assert_eq!(out.iter().map(|p| p.ece).collect::<Vec<_>>(), [true, true, false]);
+        assert_eq!(
+            out.iter().map(|p| p.ece).collect::<Vec<_>>(),
+            [true, true, false]
+        );
     }
 }

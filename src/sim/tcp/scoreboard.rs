@@ -42,11 +42,21 @@ pub struct Scoreboard {
 
 impl Scoreboard {
     pub fn new(mss: u32) -> Self {
-        Self { mss: mss as u64, ..Self::default() }
+        Self {
+            mss: mss as u64,
+            ..Self::default()
+        }
     }
 
     pub fn push(&mut self, seq: u64, len: u32, now: Nanos) {
-        self.segments.push_back(Segment { seq, len, sent_at: now, tx: 0, sacked: false, lost: false });
+        self.segments.push_back(Segment {
+            seq,
+            len,
+            sent_at: now,
+            tx: 0,
+            sacked: false,
+            lost: false,
+        });
     }
 
     pub fn front(&self) -> Option<&Segment> {
@@ -107,7 +117,9 @@ impl Scoreboard {
     pub fn apply_sack(&mut self, blocks: impl Iterator<Item = (u64, u64)>) -> u64 {
         let mut newly = 0;
         for (start, end) in blocks {
-            let Some(front) = self.segments.front().map(|s| s.seq) else { break };
+            let Some(front) = self.segments.front().map(|s| s.seq) else {
+                break;
+            };
             let first = (start.max(front) - front).div_ceil(self.mss) as usize;
             for s in self.segments.range_mut(first.min(self.segments.len())..) {
                 if s.end() > end {
@@ -227,7 +239,10 @@ mod tests {
     }
 
     fn lost(b: &Scoreboard) -> Vec<u64> {
-        b.iter().filter(|s| s.lost).map(|s| s.seq / MSS as u64).collect()
+        b.iter()
+            .filter(|s| s.lost)
+            .map(|s| s.seq / MSS as u64)
+            .collect()
     }
 
     #[test]
@@ -245,7 +260,10 @@ mod tests {
         let mut b = board(10);
         b.apply_sack([(100, 300)].into_iter());
         b.mark_lost(0);
-        assert!(lost(&b).is_empty(), "two SACKed segments above are not enough");
+        assert!(
+            lost(&b).is_empty(),
+            "two SACKed segments above are not enough"
+        );
         b.apply_sack([(100, 400)].into_iter());
         b.mark_lost(0);
         assert_eq!(lost(&b), vec![0]);

@@ -6,15 +6,18 @@
 //! Sequence numbers count payload bytes from 0. The application's data arrives up front (bulk) or
 //! over time through [`Sender::write`].
 
-use super::cc::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, RouterSignal, Window};
-use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
-use super::scoreboard::Scoreboard;
+use super::cc::{
+    AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection,
+    RouterSignal, Window,
+};
 use super::detect::{Decision, SpuriousDetector};
 use super::eifel::Verdict;
 use super::eifel_response::{self, Saved};
-use super::pacing::Pacer;
 use super::meter::{FlowMeter, MeterSummary};
+use super::pacing::Pacer;
 use super::rate::RateSampler;
+use super::recovery::{Episode, Flight, LossRecovery, Next, Recovery, TimeoutUndo};
+use super::scoreboard::Scoreboard;
 use super::{RecoveryTimeout, Sampling, SpuriousResponse, TcpConfig};
 use crate::rtt::policy::Policy;
 use crate::rtt::timer::{karn, Measurement, RetransmitTimer};
@@ -106,13 +109,37 @@ pub struct Sender {
 impl Sender {
     /// A sender with the congestion control and recovery `cfg` names and the plain RTO of
     /// `estimator` (use [`Sender::with_timer`] for an RTO policy).
-    pub fn new(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, estimator: Estimator) -> Self {
-        Self::with_timer(flow, src, dst, cfg, app_bytes, RetransmitTimer::new(estimator, Policy::None))
+    pub fn new(
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        cfg: &TcpConfig,
+        app_bytes: u64,
+        estimator: Estimator,
+    ) -> Self {
+        Self::with_timer(
+            flow,
+            src,
+            dst,
+            cfg,
+            app_bytes,
+            RetransmitTimer::new(estimator, Policy::None),
+        )
     }
 
-    pub fn with_timer(flow: FlowId, src: NodeId, dst: NodeId, cfg: &TcpConfig, app_bytes: u64, timer: RetransmitTimer) -> Self {
+    pub fn with_timer(
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        cfg: &TcpConfig,
+        app_bytes: u64,
+        timer: RetransmitTimer,
+    ) -> Self {
         let mss = cfg.mss as u64;
-        let cc = cfg.cc.build().expect("TcpConfig::cc is checked when the scenario is read");
+        let cc = cfg
+            .cc
+            .build()
+            .expect("TcpConfig::cc is checked when the scenario is read");
         Self {
             flow,
             src,
@@ -126,8 +153,20 @@ impl Sender {
             ecn: cfg.ecn && cfg.receiver_ecn,
             recovery_timeout: cfg.recovery_timeout,
             ignore_quench: cfg.ignore_quench,
-            seq: Flight { snd_una: 0, snd_nxt: 0, snd_max: 0, app_bytes, rwnd: cfg.rwnd, mss, board: Scoreboard::new(cfg.mss) },
-            win: Window { cwnd: cfg.init_cwnd as u64 * mss, ssthresh: cfg.init_ssthresh, mss },
+            seq: Flight {
+                snd_una: 0,
+                snd_nxt: 0,
+                snd_max: 0,
+                app_bytes,
+                rwnd: cfg.rwnd,
+                mss,
+                board: Scoreboard::new(cfg.mss),
+            },
+            win: Window {
+                cwnd: cfg.init_cwnd as u64 * mss,
+                ssthresh: cfg.init_ssthresh,
+                mss,
+            },
             rate: cc.wants_rate_samples().then(|| RateSampler::new(cfg.mss)),
             paced: cc.pacing_rate().is_some() || cfg.max_pacing_rate.is_some(),
             cc,
@@ -161,7 +200,11 @@ impl Sender {
     }
 
     pub fn connect(&mut self, seed: u64) {
-        self.cc.on_established(&Connection { flow: self.flow, seed, ecn: self.ecn });
+        self.cc.on_established(&Connection {
+            flow: self.flow,
+            seed,
+            ecn: self.ecn,
+        });
     }
 
     pub fn window(&self) -> Window {
@@ -203,7 +246,11 @@ impl Sender {
         // RFC 5681 §4.1: after sending nothing for longer than the RTO, restart from
         // RW = min(IW, cwnd) rather than release a stale window as one burst. Only a source that
         // writes over time can go idle with new data to send, so bulk transfers never get here.
-        if self.last_send.is_some_and(|t| now.saturating_sub(t) > self.rto()) && self.win.cwnd > self.iw {
+        if self
+            .last_send
+            .is_some_and(|t| now.saturating_sub(t) > self.rto())
+            && self.win.cwnd > self.iw
+        {
             self.cc.on_idle_restart(&mut self.win, self.iw);
             self.trace_window(now, trace);
         }
@@ -267,7 +314,14 @@ impl Sender {
 
     fn trace_window(&mut self, now: Nanos, trace: &mut Trace) {
         self.account_cwnd(now);
-        trace.window(now, self.flow, self.win.cwnd, self.win.ssthresh, self.timer.prediction().unwrap_or(0), self.rto());
+        trace.window(
+            now,
+            self.flow,
+            self.win.cwnd,
+            self.win.ssthresh,
+            self.timer.prediction().unwrap_or(0),
+            self.rto(),
+        );
     }
 
     /// Integrate cwnd over time up to `now` (every window change passes through here).
@@ -306,25 +360,42 @@ impl Sender {
             self.pacer.wait(None);
         }
         let rate = self.pacing_rate();
-        while let Next::Send { seq, cause } = self.recovery.next(&mut self.seq, &self.win, &self.episode) {
+        while let Next::Send { seq, cause } =
+            self.recovery.next(&mut self.seq, &self.win, &self.episode)
+        {
             if let Some(at) = self.pacer.closed_until(now, rate) {
                 self.pacer.wait(Some(at));
                 break;
             }
             let retransmission = seq < self.seq.snd_max;
             let len = self.transmit(seq, now, cause, out, trace);
-            if !self.recovery.on_sent(&mut self.seq, seq, len, retransmission) {
+            if !self
+                .recovery
+                .on_sent(&mut self.seq, seq, len, retransmission)
+            {
                 break;
             }
         }
         if let Some(r) = self.rate.as_mut() {
             let pipe = self.recovery.outstanding(&self.seq);
-            r.check_app_limited(self.seq.snd_max >= self.seq.app_bytes, pipe, self.win.cwnd, self.seq.board.lost_bytes());
+            r.check_app_limited(
+                self.seq.snd_max >= self.seq.app_bytes,
+                pipe,
+                self.win.cwnd,
+                self.seq.board.lost_bytes(),
+            );
         }
     }
 
     /// Put the segment starting at `seq` on the wire; returns its length (0: no such segment).
-    fn transmit(&mut self, seq: u64, now: Nanos, retx: Option<RetxCause>, out: &mut Vec<Packet>, trace: &mut Trace) -> u32 {
+    fn transmit(
+        &mut self,
+        seq: u64,
+        now: Nanos,
+        retx: Option<RetxCause>,
+        out: &mut Vec<Packet>,
+        trace: &mut Trace,
+    ) -> u32 {
         let idle = self.seq.snd_una >= self.seq.snd_max;
         let (len, tx) = if seq >= self.seq.snd_max {
             let len = (self.mss as u64).min(self.seq.app_bytes - seq) as u32;
@@ -335,7 +406,9 @@ impl Sender {
             }
             (len, 0)
         } else {
-            let Some(s) = self.seq.board.resend(seq) else { return 0 };
+            let Some(s) = self.seq.board.resend(seq) else {
+                return 0;
+            };
             s.tx = s.tx.saturating_add(1);
             s.sent_at = now;
             let (len, tx) = (s.len, s.tx);
@@ -362,7 +435,11 @@ impl Sender {
             ack: 0,
             rwnd: 0,
             tx,
-            ecn: if self.ecn && new_data { Ecn::Ect0 } else { Ecn::NotEct },
+            ecn: if self.ecn && new_data {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            },
             ece: false,
             cwr,
             ts_val: now,
@@ -385,7 +462,12 @@ impl Sender {
     }
 
     fn congestion_event(&self, now: Nanos, kind: Congestion, outstanding: u64) -> CongestionEvent {
-        CongestionEvent { now, kind, outstanding, in_recovery: self.episode.in_recovery }
+        CongestionEvent {
+            now,
+            kind,
+            outstanding,
+            in_recovery: self.episode.in_recovery,
+        }
     }
 
     /// A congestion signal that needs no retransmission: ECN-Echo or a router's signal. By
@@ -395,7 +477,9 @@ impl Sender {
         // The window ends only once the ACK passes the data sent before the last reduction: ACKs
         // up to it were sent before the receiver could see our CWR, so their ECE is stale (Linux
         // holds CWR "until something *above* high_seq is ACKed"; ns-3 `ackNumber > m_recover`).
-        let gated = (self.episode.in_recovery && self.loss_reduced) || self.cwr_until.is_some_and(|c| self.seq.snd_una <= c) || self.seq.size() == 0;
+        let gated = (self.episode.in_recovery && self.loss_reduced)
+            || self.cwr_until.is_some_and(|c| self.seq.snd_una <= c)
+            || self.seq.size() == 0;
         if gated && self.cc.once_per_window(&kind) {
             return;
         }
@@ -431,12 +515,22 @@ impl Sender {
         // What the detector measures before the SACK blocks are read (RFC 5682 §3 step 3).
         let mark = self.detector.sack_mark(&self.seq);
         let newly_sacked = self.recovery.on_sack(&mut self.seq, pkt);
-        let dupack = pkt.ack == self.seq.snd_una && flight > 0 && self.recovery.counts_as_dupack(newly_sacked);
+        let dupack = pkt.ack == self.seq.snd_una
+            && flight > 0
+            && self.recovery.counts_as_dupack(newly_sacked);
         let advances = pkt.ack > self.seq.snd_una;
         // The detector's decision, on the ACK as it arrived (before SND.UNA moves).
         let decision = self.detector.on_ack(pkt, &self.seq, flight, mark);
-        let rtt = if advances { self.take_sample(pkt, now) } else { None };
-        let newest_rtt = if !advances || self.timestamps || self.sampling == Sampling::EveryAck { rtt } else { self.newest_sample(pkt.ack, now) };
+        let rtt = if advances {
+            self.take_sample(pkt, now)
+        } else {
+            None
+        };
+        let newest_rtt = if !advances || self.timestamps || self.sampling == Sampling::EveryAck {
+            rtt
+        } else {
+            self.newest_sample(pkt.ack, now)
+        };
         let event = AckEvent {
             now,
             acked: pkt.ack.saturating_sub(self.seq.snd_una),
@@ -450,7 +544,14 @@ impl Sender {
             ece: self.ecn && pkt.ece,
             dupack,
             in_recovery: self.episode.in_recovery,
-            rate: self.rate.as_mut().map(|r| r.on_ack(pkt.ack.max(self.seq.snd_una), pkt.sack.iter(pkt.ack), now, newest_rtt)),
+            rate: self.rate.as_mut().map(|r| {
+                r.on_ack(
+                    pkt.ack.max(self.seq.snd_una),
+                    pkt.sack.iter(pkt.ack),
+                    now,
+                    newest_rtt,
+                )
+            }),
         };
         self.cc.on_ack_event(&self.win, &event);
         if advances {
@@ -476,13 +577,23 @@ impl Sender {
                     }
                 }
             }
-            Decision::Conventional { cap_segments, verdict } => {
+            Decision::Conventional {
+                cap_segments,
+                verdict,
+            } => {
                 self.verdicts.push(verdict);
                 if let Some(cap) = cap_segments {
-                    self.win.cwnd = self.win.cwnd.min(cap * self.mss as u64).max(self.mss as u64);
+                    self.win.cwnd = self
+                        .win
+                        .cwnd
+                        .min(cap * self.mss as u64)
+                        .max(self.mss as u64);
                 }
             }
-            Decision::Spurious { verdict, reset_recover } => {
+            Decision::Spurious {
+                verdict,
+                reset_recover,
+            } => {
                 self.verdicts.push(verdict);
                 spurious_timeout = true;
                 if reset_recover {
@@ -493,7 +604,11 @@ impl Sender {
         // RFC 4015 §3: respond to SPUR_TO by undoing the timeout (go forward, restore the window).
         if spurious_timeout && self.respond(now, event.acked, event.ece, out, trace) {
             self.stats.timeouts_undone += 1;
-        } else if dupack && self.recovery.on_dupack(&self.seq, &mut self.win, &mut self.episode) {
+        } else if dupack
+            && self
+                .recovery
+                .on_dupack(&self.seq, &mut self.win, &mut self.episode)
+        {
             self.enter_recovery(now, out, trace);
         }
         if event.ece {
@@ -553,7 +668,10 @@ impl Sender {
                 self.episode.in_recovery = false;
                 self.episode.dupacks = 0;
                 self.cc.on_recovery_exit(&mut self.win, self.seq.size());
-            } else if let Some(restart) = self.recovery.on_partial_ack(&mut self.seq, &mut self.win, ev.acked) {
+            } else if let Some(restart) =
+                self.recovery
+                    .on_partial_ack(&mut self.seq, &mut self.win, ev.acked)
+            {
                 let len = self.transmit(self.seq.snd_una, now, Some(RetxCause::Fast), out, trace);
                 self.recovery.on_partial_resent(&mut self.seq, len);
                 restart_timer = restart;
@@ -583,8 +701,19 @@ impl Sender {
 
     /// The newest segment the cumulative ACK `ack` covers, timed if never retransmitted (Karn).
     fn newest_sample(&self, ack: u64, now: Nanos) -> Option<Nanos> {
-        let newest = self.seq.board.iter().take_while(|s| s.end() <= ack).last()?;
-        karn(Measurement::Segment { sent_at: newest.sent_at, retransmitted: newest.tx > 0 }, now)
+        let newest = self
+            .seq
+            .board
+            .iter()
+            .take_while(|s| s.end() <= ack)
+            .last()?;
+        karn(
+            Measurement::Segment {
+                sent_at: newest.sent_at,
+                retransmitted: newest.tx > 0,
+            },
+            now,
+        )
     }
 
     /// The RTT sample this ACK yields, Karn's rule applied by the timer.
@@ -634,21 +763,35 @@ impl Sender {
         // tcp_enter_loss keeps ssthresh when the RTO fires in Recovery. Halving FlightSize here
         // instead would use a flight inflated by the new data NewReno sent during recovery, and
         // send the flow back into an overshooting slow start again and again.
-        let same_episode = self.recovery_timeout == RecoveryTimeout::Keep && self.episode.in_recovery && self.episode.recover.is_some_and(|r| self.seq.snd_una < r);
+        let same_episode = self.recovery_timeout == RecoveryTimeout::Keep
+            && self.episode.in_recovery
+            && self.episode.recover.is_some_and(|r| self.seq.snd_una < r);
         let first = self.timer.backoff_count() == 0 && !same_episode;
         if first {
             self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
         }
         let first_of_episode = self.timer.backoff_count() == 0;
         if first_of_episode {
-            self.undo = Some(TimeoutUndo { prior: self.win, snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una) });
+            self.undo = Some(TimeoutUndo {
+                prior: self.win,
+                snd_nxt: self.seq.snd_nxt.max(self.seq.snd_una),
+            });
             // RFC 4015: pipe_prev, SRTT_prev, RTTVAR_prev before cwnd and ssthresh change.
             self.adapt = None;
             if self.response == SpuriousResponse::Rfc4015 {
-                self.saved = Some(Saved::at_timeout(self.seq.size(), &self.win, self.timer.estimator().smoothed(), self.seq.snd_max));
+                self.saved = Some(Saved::at_timeout(
+                    self.seq.size(),
+                    &self.win,
+                    self.timer.estimator().smoothed(),
+                    self.seq.snd_max,
+                ));
             }
         }
-        let ev = self.congestion_event(now, Congestion::Timeout { first }, self.recovery.outstanding(&self.seq));
+        let ev = self.congestion_event(
+            now,
+            Congestion::Timeout { first },
+            self.recovery.outstanding(&self.seq),
+        );
         self.cc.on_congestion(&mut self.win, &ev);
         if self.cc.timer_backs_off() {
             self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
@@ -666,7 +809,10 @@ impl Sender {
         let sent = self.transmit(self.seq.snd_una, now, Some(RetxCause::Timeout), out, trace);
         self.recovery.on_timeout_resent(&mut self.seq, sent);
         // The detector sees the retransmission (RFC 3522 §3.2 step (1), RFC 5682 step 1).
-        if let Some(v) = self.detector.on_timeout(&self.seq, sent, first_of_episode, now) {
+        if let Some(v) = self
+            .detector
+            .on_timeout(&self.seq, sent, first_of_episode, now)
+        {
             self.verdicts.push(v);
         }
         self.trace_window(now, trace);
@@ -675,7 +821,9 @@ impl Sender {
     /// Where the spurious oracle may resolve segments up to: SND.UNA, or lower while F-RTO waits to
     /// judge a segment the cumulative ACK already passed (its step 3 follows that ACK).
     pub fn oracle_floor(&self) -> u64 {
-        self.detector.judging().map_or(self.seq.snd_una, |s| s.min(self.seq.snd_una))
+        self.detector
+            .judging()
+            .map_or(self.seq.snd_una, |s| s.min(self.seq.snd_una))
     }
 
     /// The detector's judgements since the last call (the engine scores them against the oracle).
@@ -694,11 +842,20 @@ impl Sender {
 
     /// The response to a timeout found spurious on an ACK of `acked` bytes (`ece`: it carried
     /// ECN-Echo): `tcp.spurious_response`.
-    fn respond(&mut self, now: Nanos, acked: u64, ece: bool, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
+    fn respond(
+        &mut self,
+        now: Nanos,
+        acked: u64,
+        ece: bool,
+        out: &mut Vec<Packet>,
+        trace: &mut Trace,
+    ) -> bool {
         if self.response == SpuriousResponse::Rfc4015 {
             return self.respond_rfc4015(now, acked, ece, out, trace);
         }
-        let Some(undo) = self.undo.take() else { return false };
+        let Some(undo) = self.undo.take() else {
+            return false;
+        };
         if self.response == SpuriousResponse::RateHalving {
             // The timeout's ssthresh stays; cwnd goes to it (never below what it is now).
             self.win.cwnd = self.win.cwnd.max(self.win.ssthresh.max(self.win.mss));
@@ -713,8 +870,17 @@ impl Sender {
 
     /// RFC 4015 §3.1 ([`eifel_response`]): SND.NXT ← SND.MAX; unless ECN-Echo, cwnd ← FlightSize +
     /// min(bytes_acked, IW) and ssthresh ← pipe_prev; the RTO adapts on the first sample of new data.
-    fn respond_rfc4015(&mut self, now: Nanos, acked: u64, ece: bool, out: &mut Vec<Packet>, trace: &mut Trace) -> bool {
-        let Some(mut undo) = self.undo.take() else { return false };
+    fn respond_rfc4015(
+        &mut self,
+        now: Nanos,
+        acked: u64,
+        ece: bool,
+        out: &mut Vec<Packet>,
+        trace: &mut Trace,
+    ) -> bool {
+        let Some(mut undo) = self.undo.take() else {
+            return false;
+        };
         undo.snd_nxt = self.seq.snd_max;
         self.recovery.on_undo(&mut self.seq, &undo);
         if let Some(saved) = self.saved.take() {

@@ -18,10 +18,19 @@ struct Harness {
 
 impl Harness {
     fn new(init_cwnd: u32, tweak: impl FnOnce(&mut TcpConfig)) -> Self {
-        let mut cfg = TcpConfig { mss: MSS as u32, header: 40, init_cwnd, ..TcpConfig::default() };
+        let mut cfg = TcpConfig {
+            mss: MSS as u32,
+            header: 40,
+            init_cwnd,
+            ..TcpConfig::default()
+        };
         tweak(&mut cfg);
         let est = crate::rtt::build("rfc6298", &[]).unwrap();
-        let mut h = Self { s: Sender::new(0, 0, 1, &cfg, u64::MAX, est), out: Vec::new(), trace: Trace::default() };
+        let mut h = Self {
+            s: Sender::new(0, 0, 1, &cfg, u64::MAX, est),
+            out: Vec::new(),
+            trace: Trace::default(),
+        };
         h.s.start(0, &mut h.out, &mut h.trace);
         h
     }
@@ -107,9 +116,17 @@ fn a_newreno_partial_ack_resends_the_next_hole_at_once_and_deflates_the_window()
     let (cwnd, _) = h.window();
     // Segments 1 and 3 were lost: the retransmitted 1 fills the first hole, the ACK stops at 3.
     h.ack(200 * MS, 3);
-    assert_eq!(h.window().0, cwnd - 2 * MSS + MSS, "deflate by the 2 segments acked, add back one");
+    assert_eq!(
+        h.window().0,
+        cwnd - 2 * MSS + MSS,
+        "deflate by the 2 segments acked, add back one"
+    );
     // 4.5 segments of window, 3 in flight: the resend first, then one new segment.
-    assert_eq!(h.sent(), vec![(3, 1), (6, 0)], "RFC 6582 §3.2 step 3: resend the first unacknowledged segment");
+    assert_eq!(
+        h.sent(),
+        vec![(3, 1), (6, 0)],
+        "RFC 6582 §3.2 step 3: resend the first unacknowledged segment"
+    );
     assert!(h.s.in_recovery(), "recover (6) not yet acknowledged");
     // The full ACK ends recovery: cwnd = min(ssthresh 2.5, max(FlightSize 1, 1) + 1) segments.
     h.ack(300 * MS, 6);
@@ -125,8 +142,15 @@ fn reno_recovery_ends_on_the_first_new_ack_even_a_partial_one() {
     h.sent();
     h.ack(200 * MS, 3);
     assert!(!h.s.in_recovery());
-    assert_eq!(h.window(), (2500, 2500), "RFC 5681 §3.2 step 6: cwnd = ssthresh");
-    assert!(h.sent().iter().all(|&(_, tx)| tx == 0), "no partial-ACK retransmission in Reno");
+    assert_eq!(
+        h.window(),
+        (2500, 2500),
+        "RFC 5681 §3.2 step 6: cwnd = ssthresh"
+    );
+    assert!(
+        h.sent().iter().all(|&(_, tx)| tx == 0),
+        "no partial-ACK retransmission in Reno"
+    );
 }
 
 #[test]
@@ -155,7 +179,11 @@ fn sack_recovery_resends_only_the_hole_and_sends_new_data_as_pipe_allows() {
     // Enter: pipe = 8 − 3 SACKed − 1 lost = 4 segments → ssthresh = cwnd = 2 segments.
     assert!(h.s.in_recovery());
     assert_eq!(h.window(), (2 * MSS, 2 * MSS));
-    assert_eq!(h.sent(), vec![(0, 1)], "the hole, and nothing SACKed, is resent");
+    assert_eq!(
+        h.sent(),
+        vec![(0, 1)],
+        "the hole, and nothing SACKed, is resent"
+    );
     // pipe = 3 (resent 0, 6, 7) once 1–5 are SACKed: no room; SACKing 6 and 7 too makes room.
     h.ack_with(103 * MS, 0, &[(1, 6)], false);
     assert!(h.sent().is_empty());
@@ -202,7 +230,10 @@ fn a_spurious_timeout_can_be_undone_to_the_window_before_it() {
     assert!(h.s.undo_timeout(at + 10 * MS, &mut h.out, &mut h.trace));
     assert_eq!(h.window(), before);
     assert!(h.sent().iter().all(|&(seq, tx)| tx == 0 && seq >= 4));
-    assert!(!h.s.undo_timeout(at + 20 * MS, &mut h.out, &mut h.trace), "one undo per timeout");
+    assert!(
+        !h.s.undo_timeout(at + 20 * MS, &mut h.out, &mut h.trace),
+        "one undo per timeout"
+    );
 }
 
 #[test]
@@ -218,7 +249,10 @@ fn ecn_echo_halves_the_window_once_per_window_of_data() {
     h.ack_with(120 * MS, 4, &[], true);
     assert_eq!(h.s.stats.ecn_reductions, 1);
     let sent: Vec<Packet> = h.out.drain(..).collect();
-    assert!(sent.len() >= 2 && sent[0].cwr && sent[1..].iter().all(|p| !p.cwr), "CWR rides on the next new segment only");
+    assert!(
+        sent.len() >= 2 && sent[0].cwr && sent[1..].iter().all(|p| !p.cwr),
+        "CWR rides on the next new segment only"
+    );
     // Past it, ECE reduces again.
     h.ack_with(200 * MS, 5, &[], true);
     assert_eq!(h.s.stats.ecn_reductions, 2);
@@ -231,7 +265,9 @@ fn the_congestion_control_hears_the_rtt_sample_of_the_ack() {
     h.sent();
     h.ack(80 * MS, 1);
     assert_eq!(h.s.stats.rtt_samples, 1);
-    let CongestionControl::Westwood(w) = h.s.congestion_control() else { panic!("westwood+") };
+    let CongestionControl::Westwood(w) = h.s.congestion_control() else {
+        panic!("westwood+")
+    };
     assert_eq!(w.rtt_min(), 80 * MS);
 }
 
@@ -244,12 +280,19 @@ fn the_congestion_control_hears_the_newest_segments_rtt_on_every_ack_even_with_t
     h.ack(81 * MS, 2);
     h.ack(79 * MS, 3);
     assert_eq!(h.s.stats.rtt_samples, 1, "the estimator timed one segment");
-    let CongestionControl::Vegas(v) = h.s.congestion_control() else { panic!("vegas") };
-    assert_eq!(v.base_rtt(), Some(79 * MS), "the third ACK's segment (sent at 0) took 79 ms");
+    let CongestionControl::Vegas(v) = h.s.congestion_control() else {
+        panic!("vegas")
+    };
+    assert_eq!(
+        v.base_rtt(),
+        Some(79 * MS),
+        "the third ACK's segment (sent at 0) took 79 ms"
+    );
 }
 
 #[test]
-fn frto_sends_two_new_segments_and_the_rfc4015_response_restores_flight_plus_acked_and_adapts_the_rto() {
+fn frto_sends_two_new_segments_and_the_rfc4015_response_restores_flight_plus_acked_and_adapts_the_rto(
+) {
     use crate::rtt::RttEstimator;
     use crate::sim::tcp::{frto::Variant, SpuriousDetection, SpuriousResponse};
     let mut h = Harness::new(4, |c| {
@@ -266,7 +309,14 @@ fn frto_sends_two_new_segments_and_the_rfc4015_response_restores_flight_plus_ack
     assert_eq!(h.sent(), vec![(6, 0), (7, 0)], "new data, not go-back-N");
     // Step 3b: segment 2, never retransmitted, is acknowledged: SPUR_TO.
     h.ack(at + 20 * MS, 3);
-    assert_eq!(h.s.take_verdicts().collect::<Vec<_>>(), vec![Verdict { seq: MSS, tx: 1, spurious: true }]);
+    assert_eq!(
+        h.s.take_verdicts().collect::<Vec<_>>(),
+        vec![Verdict {
+            seq: MSS,
+            tx: 1,
+            spurious: true
+        }]
+    );
     // cwnd = FlightSize (3..8 = 5 segments) + min(bytes_acked, IW) = 6; ssthresh = pipe_prev,
     // here the initial "arbitrarily high" ssthresh; SND.NXT = SND.MAX, so segment 8 is next.
     assert_eq!(h.window(), (6 * MSS, TcpConfig::default().init_ssthresh));
@@ -284,16 +334,28 @@ fn a_paced_sender_spaces_its_window_by_the_rate_and_resumes_on_the_pacing_timer(
     use crate::sim::deadline::Deadline;
     // 1 MB/s: one 1000-byte segment per millisecond. The initial window of 4 leaves one at a time.
     let mut h = Harness::new(4, |c| c.max_pacing_rate = Some(1_000_000));
-    assert_eq!(h.sent(), vec![(0, 0)], "the first segment at once, the rest wait");
+    assert_eq!(
+        h.sent(),
+        vec![(0, 0)],
+        "the first segment at once, the rest wait"
+    );
     assert_eq!(h.s.pacing_deadline(), Some(MS));
-    assert_eq!(h.s.next_deadline(), Some(MS), "the pacing timer is earlier than the RTO");
+    assert_eq!(
+        h.s.next_deadline(),
+        Some(MS),
+        "the pacing timer is earlier than the RTO"
+    );
     let mut times = vec![];
     while let Some(at) = h.s.pacing_deadline() {
         h.s.on_deadline(at, &mut h.out, &mut h.trace);
         times.extend(h.sent().into_iter().map(|(seg, _)| (seg, at)));
     }
     assert_eq!(times, vec![(1, MS), (2, 2 * MS), (3, 3 * MS)]);
-    assert_eq!(h.s.next_deadline(), h.s.rto_deadline(), "window full: only the RTO is left");
+    assert_eq!(
+        h.s.next_deadline(),
+        h.s.rto_deadline(),
+        "window full: only the RTO is left"
+    );
     // An ACK at 100 ms opens the window by two (slow start): one leaves now, one 1 ms later.
     h.ack(100 * MS, 1);
     assert_eq!(h.sent(), vec![(4, 0)]);

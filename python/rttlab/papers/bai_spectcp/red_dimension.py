@@ -39,7 +39,9 @@ class Quantity:
         return asdict(self)
 
 
-def max_buffer(ssthresh: Sequence[float], rtt: Sequence[float], share_pps: Sequence[float]) -> float:
+def max_buffer(
+    ssthresh: Sequence[float], rtt: Sequence[float], share_pps: Sequence[float]
+) -> float:
     """Eq. (3): Q(t)_max = Σ_i (SSthresh_i − r_i·μ̄_i), packets (rtt in s, share in packets/s)."""
     return sum(s - r * mu for s, r, mu in zip(ssthresh, rtt, share_pps, strict=True))
 
@@ -92,7 +94,11 @@ def dimension(
         rtt = list(rtt) * m
     if len(rtt) != m:
         raise DimensionError(f"{len(rtt)} RTTs for {m} flows: give one RTT, or one per flow")
-    for name, v in (("bandwidth", bandwidth_bps), ("packet size", packet_bytes), *((f"rtt[{i}]", r) for i, r in enumerate(rtt))):
+    for name, v in (
+        ("bandwidth", bandwidth_bps),
+        ("packet size", packet_bytes),
+        *((f"rtt[{i}]", r) for i, r in enumerate(rtt)),
+    ):
         if not v > 0:
             raise DimensionError(f"{name} must be > 0 (got {v})")
     if not 0 <= omega <= 1:
@@ -111,11 +117,21 @@ def dimension(
         shares, eq, note = [bottleneck_pps / m] * m, "input", "bottleneck bandwidth / m"
     for i, s in enumerate(shares):
         out.append(Quantity(f"share[{i}]", s, "packets/s", eq, note))
-    out.append(Quantity("Q(t)_max", max_buffer(ssthresh, rtt, shares), "packets", "eq. (3)", "buffer that slow start up to SSthresh fills: sum(SSthresh_i - r_i mu_i)"))
+    out.append(
+        Quantity(
+            "Q(t)_max",
+            max_buffer(ssthresh, rtt, shares),
+            "packets",
+            "eq. (3)",
+            "buffer that slow start up to SSthresh fills: sum(SSthresh_i - r_i mu_i)",
+        )
+    )
     p_used = max_p if p is None else p
     if window is None:
         windows = [r * s + min_th / m for r, s in zip(rtt, shares)]
-        w_note = "assumed: W_i = r_i mu_i + min_th/m (the window that brings the shared queue to min_th)"
+        w_note = (
+            "assumed: W_i = r_i mu_i + min_th/m (the window that brings the shared queue to min_th)"
+        )
     else:
         if len(window) != m:
             raise DimensionError(f"{len(window)} windows for {m} flows")
@@ -124,9 +140,21 @@ def dimension(
     p_note = "assumed: p(t) = max_p" if p is None else "given"
     for i, (w, b) in enumerate(zip(windows, betas)):
         out.append(Quantity(f"W[{i}]", w, "packets", "eq. (5) input", w_note))
-        out.append(Quantity(f"beta[{i}]", b, "window increases", "eq. (5)", f"1/(p W_i), p = {p_used:g} ({p_note})"))
-    out.append(Quantity("Q(t0)", min_th + sum(betas), "packets", "eq. (4)", "queue at the first mark"))
-    out.append(Quantity("Q(t1)", min_th + sum(b + 1 for b in betas), "packets", "eq. (6)", "one RTT later"))
+        out.append(
+            Quantity(
+                f"beta[{i}]",
+                b,
+                "window increases",
+                "eq. (5)",
+                f"1/(p W_i), p = {p_used:g} ({p_note})",
+            )
+        )
+    out.append(
+        Quantity("Q(t0)", min_th + sum(betas), "packets", "eq. (4)", "queue at the first mark")
+    )
+    out.append(
+        Quantity("Q(t1)", min_th + sum(b + 1 for b in betas), "packets", "eq. (6)", "one RTT later")
+    )
     out.append(
         Quantity(
             "Qbar_max",
@@ -137,7 +165,15 @@ def dimension(
         )
     )
     if loss_rate is not None or len(set(shares)) == 1:
-        out.append(Quantity("alpha", flow_bound(bottleneck_pps, min(shares)), "flows", "eqs. (9)-(10)", "1 <= m <= alpha = BW_bn / mu_i"))
+        out.append(
+            Quantity(
+                "alpha",
+                flow_bound(bottleneck_pps, min(shares)),
+                "flows",
+                "eqs. (9)-(10)",
+                "1 <= m <= alpha = BW_bn / mu_i",
+            )
+        )
     return out
 
 
@@ -149,7 +185,9 @@ def parse_bandwidth(text: str) -> float:
     """``1.5Mbps``, ``64kbps``, ``1500000`` (bit/s)."""
     m = _BW.match(text)
     if not m:
-        raise DimensionError(f"bandwidth '{text}': expected e.g. 1.5Mbps, 64kbps or bits per second")
+        raise DimensionError(
+            f"bandwidth '{text}': expected e.g. 1.5Mbps, 64kbps or bits per second"
+        )
     return float(m.group(1)) * {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
 
 

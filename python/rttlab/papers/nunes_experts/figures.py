@@ -50,7 +50,15 @@ def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
             fig, ax = plt.subplots(figsize=(5, 3.4), constrained_layout=True)
             for est, t in table.groupby("tcp.estimator"):
                 half = t["half_width"].fillna(0.0)
-                ax.errorbar(t["traffic.flows"], t["mean"], yerr=half, marker="o", capsize=3, label=str(est), color=colour(str(est)))
+                ax.errorbar(
+                    t["traffic.flows"],
+                    t["mean"],
+                    yerr=half,
+                    marker="o",
+                    capsize=3,
+                    label=str(est),
+                    color=colour(str(est)),
+                )
             ax.set_xlabel("number of flows")
             ax.set_ylabel(label, fontsize=8)
             ax.set_title(f"scenario {name}: mean and {level:.0%} CI over the seeds", fontsize=9)

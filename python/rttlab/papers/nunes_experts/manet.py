@@ -109,9 +109,27 @@ BUFFER = 131072
 
 DEFAULTS: dict[str, Any] = {
     "simulation": {"duration": "1500s", "seed": 1},
-    "network": {"nodes": 20, "area": [1500.0, 1000.0], "mobility": "random-waypoint", "speed": [1.0, 50.0], "pause": "0s", "range": 375.0, "data_rate": "DsssRate2Mbps"},
-    "traffic": {"kind": "ftp", "flows": 3, "packets": [1000, 100000], "packet": 512, "period": "200s", "burst_packets": 1000},
-    "tcp": {"rto": {"estimator": "rfc6298", "min_rto": "1s", "granularity": "500ms"}, "sample_clock": "500ms"},
+    "network": {
+        "nodes": 20,
+        "area": [1500.0, 1000.0],
+        "mobility": "random-waypoint",
+        "speed": [1.0, 50.0],
+        "pause": "0s",
+        "range": 375.0,
+        "data_rate": "DsssRate2Mbps",
+    },
+    "traffic": {
+        "kind": "ftp",
+        "flows": 3,
+        "packets": [1000, 100000],
+        "packet": 512,
+        "period": "200s",
+        "burst_packets": 1000,
+    },
+    "tcp": {
+        "rto": {"estimator": "rfc6298", "min_rto": "1s", "granularity": "500ms"},
+        "sample_clock": "500ms",
+    },
     "metrics": {"tick": "500ms"},
 }
 _KNOWN = {
@@ -151,7 +169,11 @@ class ManetScenario:
 
     def with_(self, overrides: Mapping[str, Any] | Iterable[str] = (), /) -> ManetScenario:
         doc = copy.deepcopy(self.doc)
-        items = list(overrides.items()) if isinstance(overrides, Mapping) else [parse_assignment(o) for o in overrides]
+        items = (
+            list(overrides.items())
+            if isinstance(overrides, Mapping)
+            else [parse_assignment(o) for o in overrides]
+        )
         for path, value in items:
             set_path(doc, path, value)
         return ManetScenario(doc, self.source)
@@ -175,10 +197,18 @@ class ManetScenario:
                 continue
             for k, v in values.items():
                 if k not in _KNOWN[table]:
-                    raise _error(f"{where}{table}.{k}: unknown key (expected one of {', '.join(sorted(_KNOWN[table]))})")
+                    raise _error(
+                        f"{where}{table}.{k}: unknown key (expected one of {', '.join(sorted(_KNOWN[table]))})"
+                    )
                 out[table][k] = copy.deepcopy(v)
         sim, net, traffic, tcp = out["simulation"], out["network"], out["traffic"], out["tcp"]
-        for key in ("simulation.duration", "network.pause", "traffic.period", "metrics.tick", "tcp.sample_clock"):
+        for key in (
+            "simulation.duration",
+            "network.pause",
+            "traffic.period",
+            "metrics.tick",
+            "tcp.sample_clock",
+        ):
             t, k = key.split(".")
             _seconds(out[t][k], f"{where}{key}")
         if _seconds(sim["duration"], "") <= 0:
@@ -193,8 +223,18 @@ class ManetScenario:
         positive_int("traffic.flows", traffic["flows"], 1)
         positive_int("traffic.packet", traffic["packet"], 1)
         positive_int("traffic.burst_packets", traffic["burst_packets"], 1)
-        for key, pair, ordered in (("network.area", net["area"], False), ("network.speed", net["speed"], True), ("traffic.packets", traffic["packets"], True)):
-            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair)):
+        for key, pair, ordered in (
+            ("network.area", net["area"], False),
+            ("network.speed", net["speed"], True),
+            ("traffic.packets", traffic["packets"], True),
+        ):
+            if not (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair
+                )
+            ):
                 raise _error(f"{where}{key}: expected two non-negative numbers, got {pair!r}")
             if ordered and pair[0] > pair[1]:
                 raise _error(f"{where}{key}: expected [low, high] with low ≤ high, got {pair!r}")
@@ -202,19 +242,38 @@ class ManetScenario:
             raise _error(f"{where}network.area: expected [width, height] in metres, both positive")
         net["area"] = [float(x) for x in net["area"]]
         net["speed"] = [float(x) for x in net["speed"]]
-        if isinstance(net["range"], bool) or not isinstance(net["range"], (int, float)) or net["range"] <= 0:
-            raise _error(f"{where}network.range: expected a positive radio range in metres, got {net['range']!r}")
+        if (
+            isinstance(net["range"], bool)
+            or not isinstance(net["range"], (int, float))
+            or net["range"] <= 0
+        ):
+            raise _error(
+                f"{where}network.range: expected a positive radio range in metres, got {net['range']!r}"
+            )
         net["range"] = float(net["range"])
-        if net["data_rate"] not in ("DsssRate1Mbps", "DsssRate2Mbps", "DsssRate5_5Mbps", "DsssRate11Mbps"):
-            raise _error(f"{where}network.data_rate: expected an 802.11b DSSS mode (DsssRate1Mbps, DsssRate2Mbps, DsssRate5_5Mbps, DsssRate11Mbps), got {net['data_rate']!r}")
+        if net["data_rate"] not in (
+            "DsssRate1Mbps",
+            "DsssRate2Mbps",
+            "DsssRate5_5Mbps",
+            "DsssRate11Mbps",
+        ):
+            raise _error(
+                f"{where}network.data_rate: expected an 802.11b DSSS mode (DsssRate1Mbps, DsssRate2Mbps, DsssRate5_5Mbps, DsssRate11Mbps), got {net['data_rate']!r}"
+            )
         if net["mobility"] not in ("random-waypoint", "static"):
-            raise _error(f"{where}network.mobility: expected 'random-waypoint' or 'static', got {net['mobility']!r}")
+            raise _error(
+                f"{where}network.mobility: expected 'random-waypoint' or 'static', got {net['mobility']!r}"
+            )
         if net["mobility"] == "random-waypoint" and net["speed"][1] <= 0:
             raise _error(f"{where}network.speed: random waypoint needs a positive top speed")
         if traffic["kind"] not in ("ftp", "bursty"):
-            raise _error(f"{where}traffic.kind: expected 'ftp' or 'bursty', got {traffic['kind']!r}")
+            raise _error(
+                f"{where}traffic.kind: expected 'ftp' or 'bursty', got {traffic['kind']!r}"
+            )
         # Keys that do not apply are dropped, so that two points meaning the same run are one.
-        for k in ("flows", "packets") if traffic["kind"] == "bursty" else ("period", "burst_packets"):
+        for k in (
+            ("flows", "packets") if traffic["kind"] == "bursty" else ("period", "burst_packets")
+        ):
             traffic.pop(k)
         if net["mobility"] == "static":
             net.pop("speed"), net.pop("pause")
@@ -222,9 +281,13 @@ class ManetScenario:
         # canonical form keeps the label and the chosen spec only.
         labels = self.doc.get("estimators", {})
         given_rto = "rto" in self.doc.get("tcp", {})
-        if "estimator" in tcp and (labels or not given_rto):  # the canonical form: label beside its spec
+        if "estimator" in tcp and (
+            labels or not given_rto
+        ):  # the canonical form: label beside its spec
             if tcp["estimator"] not in labels:
-                raise _error(f"{where}tcp.estimator: {tcp['estimator']!r} is not in [estimators] ({', '.join(labels) or 'none'})")
+                raise _error(
+                    f"{where}tcp.estimator: {tcp['estimator']!r} is not in [estimators] ({', '.join(labels) or 'none'})"
+                )
             tcp["rto"] = copy.deepcopy(labels[tcp["estimator"]])
         out.pop("estimators", None)
         if not isinstance(tcp.get("sack", False), bool):
@@ -291,18 +354,30 @@ def flows_of(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         latest = max(duration - 60.0, duration / 2)
         for i in range(int(traffic["flows"])):
             src = i % n
-            out.append({"src": src, "dst": destination(src), "start": float(rng.uniform(0.0, latest)), "packets": int(rng.integers(lo, hi + 1))})
+            out.append(
+                {
+                    "src": src,
+                    "dst": destination(src),
+                    "start": float(rng.uniform(0.0, latest)),
+                    "packets": int(rng.integers(lo, hi + 1)),
+                }
+            )
     else:
         period = _seconds(traffic["period"], "traffic.period")
         for j in range(int(duration // period) + 1):
             for k in range(n):
                 start = j * period + k * period / n
                 if start < duration:
-                    out.append({"src": k, "dst": destination(k), "start": start, "packets": int(traffic["burst_packets"])})
+                    out.append(
+                        {
+                            "src": k,
+                            "dst": destination(k),
+                            "start": start,
+                            "packets": int(traffic["burst_packets"]),
+                        }
+                    )
         out.sort(key=lambda f: f["start"])
     return out
-
-
 
 
 def simulate(scenario: Any):  # -> rttlab.sim.Result
@@ -321,7 +396,13 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     flows = flows_of(doc)
     rto = dict(tcp["rto"])
     name = rto.pop("estimator")
-    ns = ns3_rtt.install(name, rto, cwnd_cap_bytes=BUFFER, sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"), seed=int(sim["seed"]))
+    ns = ns3_rtt.install(
+        name,
+        rto,
+        cwnd_cap_bytes=BUFFER,
+        sample_tick_s=_seconds(tcp["sample_clock"], "tcp.sample_clock"),
+        seed=int(sim["seed"]),
+    )
     import cppyy
 
     if not hasattr(cppyy.gbl, "rttlab_manet"):
@@ -334,7 +415,10 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp.get("sack", False))))
     # Everything else set explicitly: a worker may have run another kind of ns-3 run before.
-    ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    ns.Config.SetDefault(
+        "ns3::TcpL4Protocol::RecoveryType",
+        ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
+    )
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
     ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("Off"))
     ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
@@ -352,12 +436,18 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     wifi = ns.WifiHelper()
     wifi.SetStandard(ns.WIFI_STANDARD_80211b)
     wifi.SetRemoteStationManager(
-        "ns3::ConstantRateWifiManager", "DataMode", ns.StringValue(net["data_rate"]), "ControlMode", ns.StringValue("DsssRate1Mbps")
+        "ns3::ConstantRateWifiManager",
+        "DataMode",
+        ns.StringValue(net["data_rate"]),
+        "ControlMode",
+        ns.StringValue("DsssRate1Mbps"),
     )
     channel = ns.YansWifiChannelHelper()
     channel.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel")
     # A unit disk: full power within `range`, nothing beyond (ns-2's classic 250 m radio range).
-    channel.AddPropagationLoss("ns3::RangePropagationLossModel", "MaxRange", ns.DoubleValue(float(net["range"])))
+    channel.AddPropagationLoss(
+        "ns3::RangePropagationLossModel", "MaxRange", ns.DoubleValue(float(net["range"]))
+    )
     phy = ns.YansWifiPhyHelper()
     phy.SetChannel(channel.Create())
     mac = ns.WifiMacHelper()
@@ -377,9 +467,12 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
         pause = _seconds(net["pause"], "network.pause")
         mobility.SetMobilityModel(
             "ns3::RandomWaypointMobilityModel",
-            "Speed", ns.StringValue(f"ns3::UniformRandomVariable[Min={lo}|Max={hi}]"),
-            "Pause", ns.StringValue(f"ns3::ConstantRandomVariable[Constant={pause}]"),
-            "PositionAllocator", ns.PointerValue(alloc),
+            "Speed",
+            ns.StringValue(f"ns3::UniformRandomVariable[Min={lo}|Max={hi}]"),
+            "Pause",
+            ns.StringValue(f"ns3::ConstantRandomVariable[Constant={pause}]"),
+            "PositionAllocator",
+            ns.PointerValue(alloc),
         )
     else:
         mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel")
@@ -403,13 +496,18 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     for i, f in enumerate(flows):
         port = 5000 + i
         ports[i] = port
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ifaces.GetAddress(f["dst"]), port).ConvertTo())
+        bulk = ns.BulkSendHelper(
+            "ns3::TcpSocketFactory",
+            ns.InetSocketAddress(ifaces.GetAddress(f["dst"]), port).ConvertTo(),
+        )
         bulk.SetAttribute("MaxBytes", ns.UintegerValue(f["packets"] * packet))
         bulk.SetAttribute("SendSize", ns.UintegerValue(packet))
         apps = bulk.Install(nodes.Get(f["src"]))
         apps.Start(ns.Seconds(f["start"]))
         ns3_rtt.attach(apps.Get(0), i, f["start"])
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+        sink = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+        )
         sinks.append(sink.Install(nodes.Get(f["dst"])).Get(0))
 
     ns.Simulator.Stop(ns.Seconds(duration))
@@ -417,7 +515,9 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
     ns.Simulator.Run()
     cpu = time.process_time() - t0
     try:
-        rx = np.array([int(ns.DynamicCast[ns.PacketSink](k).GetTotalRx()) for k in sinks], dtype=np.uint64)
+        rx = np.array(
+            [int(ns.DynamicCast[ns.PacketSink](k).GetTotalRx()) for k in sinks], dtype=np.uint64
+        )
         traces = ns3_rtt.collect(packet)
         queue_bytes = float(manet.MeanBytes())
         events = int(ns.Simulator.GetEventCount())
@@ -454,12 +554,27 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
         }
     )
     channels = pd.DataFrame(
-        {"channel": [0], "name": ["wifi"], "bandwidth_bps": [11_000_000], "utilisation": [np.nan], "drops_overflow": [np.nan], "drops_aqm": [np.nan], "drops_corruption": [np.nan], "marks": [np.nan]}
+        {
+            "channel": [0],
+            "name": ["wifi"],
+            "bandwidth_bps": [11_000_000],
+            "utilisation": [np.nan],
+            "drops_overflow": [np.nan],
+            "drops_aqm": [np.nan],
+            "drops_corruption": [np.nan],
+            "marks": [np.nan],
+        }
     )
-    metrics = run_metrics(traces["rtt"], table, packet, _seconds(doc["metrics"]["tick"], "metrics.tick"), queue_bytes)
+    metrics = run_metrics(
+        traces["rtt"], table, packet, _seconds(doc["metrics"]["tick"], "metrics.tick"), queue_bytes
+    )
     metrics["cpu_ns3_s"] = cpu
     n_flows = len(flows)
-    jain = float(goodput.sum() ** 2 / (n_flows * (goodput**2).sum())) if n_flows and goodput.any() else None
+    jain = (
+        float(goodput.sum() ** 2 / (n_flows * (goodput**2).sum()))
+        if n_flows and goodput.any()
+        else None
+    )
     return Result(
         name=sim.get("name"),
         seed=int(sim["seed"]),
@@ -496,20 +611,32 @@ def _tables(flows: Any, channels: Any, traces: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def run_metrics(rtt: Any, flows: Any, packet: int, tick_s: float, queue_bytes: float) -> dict[str, float]:
+def run_metrics(
+    rtt: Any, flows: Any, packet: int, tick_s: float, queue_bytes: float
+) -> dict[str, float]:
     """The per-run quantities of the paper's Figs 1–8 (definitions in the module doc)."""
     import numpy as np
 
     has = rtt["prediction"].notna()
-    before = float((rtt["prediction"][has] - rtt["sample"][has]).abs().mean() / tick_s) if has.any() else float("nan")
-    after = float((rtt["prediction_after"] - rtt["sample"]).abs().mean() / tick_s) if len(rtt) else float("nan")
+    before = (
+        float((rtt["prediction"][has] - rtt["sample"][has]).abs().mean() / tick_s)
+        if has.any()
+        else float("nan")
+    )
+    after = (
+        float((rtt["prediction_after"] - rtt["sample"]).abs().mean() / tick_s)
+        if len(rtt)
+        else float("nan")
+    )
     sent = float(flows["segments_sent"].sum())
     return {
         "error_before_ticks": before,
         "error_after_ticks": after,
         "retx_pct": 100.0 * float(flows["retransmissions"].sum()) / sent if sent else float("nan"),
         "packets_delivered": float(flows["bytes_delivered"].sum()) / packet,
-        "mean_cwnd": float(np.nanmean(flows["mean_cwnd"])) if flows["mean_cwnd"].notna().any() else float("nan"),
+        "mean_cwnd": float(np.nanmean(flows["mean_cwnd"]))
+        if flows["mean_cwnd"].notna().any()
+        else float("nan"),
         "mean_queue_bytes": queue_bytes,
         "samples": float(len(rtt)),
     }
@@ -535,13 +662,19 @@ def rescore(rtt: Any, estimator: str, params: Mapping[str, Any], tick_s: float) 
     times = np.round(frame["time"].to_numpy() * 1e9).astype("uint64")
     samples = np.round(frame["sample"].to_numpy() * 1e9).astype("uint64")
     spec = [(estimator, [(k, str(v)) for k, v in params.items()])]
-    out = _core.replay(times, samples, spec, int(round(tick_s * 1e9)), True, 1, [int(x) for x in starts])[0]
+    out = _core.replay(
+        times, samples, spec, int(round(tick_s * 1e9)), True, 1, [int(x) for x in starts]
+    )[0]
     pred = np.asarray(out["prediction_s"], dtype=float)
     has = ~np.isnan(pred)
-    return float(np.abs(pred[has] - samples[has] / 1e9).mean() / tick_s) if has.any() else float("nan")
+    return (
+        float(np.abs(pred[has] - samples[has] / 1e9).mean() / tick_s) if has.any() else float("nan")
+    )
 
 
-def seeds_needed(sd_ours: float, sd_versus: float, delta: float, level: float = 0.90, power: float = 0.80) -> float:
+def seeds_needed(
+    sd_ours: float, sd_versus: float, delta: float, level: float = 0.90, power: float = 0.80
+) -> float:
     """Seeds per arm for a two-sided test at ``level`` (the reproduction's 90 %) to find a
     difference of means ``delta`` with probability ``power``, from the arms' standard deviations
     over seeds (normal approximation, unpaired: n = (z_(1+level)/2 + z_power)² (σ₁² + σ₂²) / δ²).

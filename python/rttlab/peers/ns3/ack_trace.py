@@ -14,7 +14,22 @@ import ctypes
 from importlib import resources
 from typing import Any
 
-COLUMNS = ("flow", "t", "ack", "cwnd", "ssthresh", "state", "srtt", "last_rtt", "base_rtt", "min_rtt", "cnt_rtt", "enabled", "diff", "inc")
+COLUMNS = (
+    "flow",
+    "t",
+    "ack",
+    "cwnd",
+    "ssthresh",
+    "state",
+    "srtt",
+    "last_rtt",
+    "base_rtt",
+    "min_rtt",
+    "cnt_rtt",
+    "enabled",
+    "diff",
+    "inc",
+)
 #: ns-3's TcpSocketState::TcpCongState_t, by value.
 STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
@@ -52,7 +67,11 @@ def collect():  # -> pandas.DataFrame
     for name in COLUMNS:
         vec = getattr(b.g_rows, name)
         n = int(vec.size())
-        out[name] = np.ctypeslib.as_array((ctypes.c_int64 * n).from_address(int(b.Data(vec)))).copy() if n else np.zeros(0, dtype="int64")
+        out[name] = (
+            np.ctypeslib.as_array((ctypes.c_int64 * n).from_address(int(b.Data(vec)))).copy()
+            if n
+            else np.zeros(0, dtype="int64")
+        )
     df = pd.DataFrame(out)
     df["state"] = pd.Categorical.from_codes(df["state"], STATES)
     return df
@@ -60,7 +79,11 @@ def collect():  # -> pandas.DataFrame
 
 #: ns-3 congestion controls with one departure from Linux undone (``ack_trace.cc``), each with
 #: the ns-3 class it derives from.
-VARIANTS = {"ns3::TcpVegasLinuxRtt": "ns3::TcpVegas", "ns3::TcpVenoLinuxRtt": "ns3::TcpVeno", "ns3::TcpVenoLinux": "ns3::TcpVeno"}
+VARIANTS = {
+    "ns3::TcpVegasLinuxRtt": "ns3::TcpVegas",
+    "ns3::TcpVenoLinuxRtt": "ns3::TcpVeno",
+    "ns3::TcpVenoLinux": "ns3::TcpVeno",
+}
 
 
 def register_variants() -> None:

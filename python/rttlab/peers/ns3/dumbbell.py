@@ -73,17 +73,35 @@ def _bytes(text: str) -> int:
 #: (attribute, kind: "uint" | "double" | "bool").
 _SOCKETS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
     "newreno": ("ns3::TcpNewReno", {}),
-    "vegas": ("ns3::TcpVegas", {"alpha": ("Alpha", "uint"), "beta": ("Beta", "uint"), "gamma": ("Gamma", "uint")}),
+    "vegas": (
+        "ns3::TcpVegas",
+        {"alpha": ("Alpha", "uint"), "beta": ("Beta", "uint"), "gamma": ("Gamma", "uint")},
+    ),
     "veno": ("ns3::TcpVeno", {"beta": ("Beta", "uint")}),
     # ns-3's TcpCubic follows Linux's tcp_cubic.c; its HyStart is Linux's (ACK train + delay).
-    "cubic": ("ns3::TcpCubic", {"beta": ("Beta", "double"), "c": ("C", "double"), "fast_convergence": ("FastConvergence", "bool"), "tcp_friendliness": ("TcpFriendliness", "bool"), "hystart": ("HyStart", "bool")}),
+    "cubic": (
+        "ns3::TcpCubic",
+        {
+            "beta": ("Beta", "double"),
+            "c": ("C", "double"),
+            "fast_convergence": ("FastConvergence", "bool"),
+            "tcp_friendliness": ("TcpFriendliness", "bool"),
+            "hystart": ("HyStart", "bool"),
+        },
+    ),
     "bbr": ("ns3::TcpBbr", {}),
 }
 
 #: Values every run sets, so one run's attributes never leak into the next in the same process
 #: (Config::SetDefault is global): rttlab's defaults (src/sim/tcp/cc/cubic.rs PARAMS).
 _ALWAYS: dict[str, dict[str, str]] = {
-    "cubic": {"beta": "0.7001953125", "c": "0.400390625", "fast_convergence": "true", "tcp_friendliness": "true", "hystart": "linux"},
+    "cubic": {
+        "beta": "0.7001953125",
+        "c": "0.400390625",
+        "fast_convergence": "true",
+        "tcp_friendliness": "true",
+        "hystart": "linux",
+    },
 }
 
 
@@ -95,14 +113,20 @@ def _value(name: str, param: str, kind: str, text: Any) -> int | float | bool:
         return float(text)
     if param == "hystart":
         if text == "hystart++":
-            raise Ns3Unsupported(f"tcp.cc.hystart: ns-3's TcpCubic has Linux's HyStart only (\"linux\" or \"off\"), not {text!r}")
+            raise Ns3Unsupported(
+                f'tcp.cc.hystart: ns-3\'s TcpCubic has Linux\'s HyStart only ("linux" or "off"), not {text!r}'
+            )
         return text == "linux"
     return text == "true"
 
 
 def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int | float | bool]]:
     """ns-3's socket type and attribute values for ``tcp.cc`` (a name or a ``{name, ...}`` table)."""
-    name, given = (cc, {}) if isinstance(cc, str) else (cc["name"], {k: v for k, v in cc.items() if k != "name"})
+    name, given = (
+        (cc, {})
+        if isinstance(cc, str)
+        else (cc["name"], {k: v for k, v in cc.items() if k != "name"})
+    )
     if name not in _SOCKETS:
         raise Ns3Unsupported(f"tcp.cc: {name!r} is not mapped to ns-3 ({', '.join(_SOCKETS)})")
     socket, attributes = _SOCKETS[name]
@@ -117,14 +141,25 @@ def _congestion_control(cc: str | dict[str, Any]) -> tuple[str, dict[str, int | 
     if unknown:
         raise Ns3Unsupported(f"tcp.cc.{sorted(unknown)[0]}: not mapped to ns-3's {socket}")
     given = {**_ALWAYS.get(name, {}), **given}
-    return socket, {attributes[k][0]: _value(name, k, attributes[k][1], v) for k, v in given.items()}
+    return socket, {
+        attributes[k][0]: _value(name, k, attributes[k][1], v) for k, v in given.items()
+    }
 
 
 def _at_default(scheme: str, param: str, value: Any) -> bool:
     """Whether ``value`` of ``tcp.cc`` parameter ``param`` is the default ``scheme`` declares."""
     from rttlab import _core
 
-    spec = next((p for c in _core.catalogue() if c["family"] == "cc" and c["name"] == scheme for p in c["params"] if p["name"] == param), None)
+    spec = next(
+        (
+            p
+            for c in _core.catalogue()
+            if c["family"] == "cc" and c["name"] == scheme
+            for p in c["params"]
+            if p["name"] == param
+        ),
+        None,
+    )
     if spec is None:
         return False
     if spec["kind"] == "duration":
@@ -139,7 +174,9 @@ def check(doc: dict[str, Any]) -> None:
     """Raise :class:`Ns3Unsupported` for what the mapping cannot express (``doc`` resolved)."""
     topo, tcp = doc["topology"], doc["tcp"]
     if doc["simulation"]["warmup"] != "0ns":
-        raise Ns3Unsupported("simulation.warmup: ns-3 goodput is measured from each flow's start; warm-up is not mapped")
+        raise Ns3Unsupported(
+            "simulation.warmup: ns-3 goodput is measured from each flow's start; warm-up is not mapped"
+        )
     if sum(int(g["count"]) for g in doc["flows"]) > 250:
         raise Ns3Unsupported("flows: at most 250 flows map to ns-3 (one /24 per access link)")
     if topo["kind"] != "dumbbell":
@@ -152,14 +189,20 @@ def check(doc: dict[str, Any]) -> None:
         if topo[link].get("losses"):
             raise Ns3Unsupported(f"topology.{link}.losses: scheduled losses are not mapped to ns-3")
         if topo[link].get("agent"):
-            raise Ns3Unsupported(f"topology.{link}.agent: link agents (Snoop) are not mapped to ns-3")
+            raise Ns3Unsupported(
+                f"topology.{link}.agent: link agents (Snoop) are not mapped to ns-3"
+            )
         for key in ("random_spikes", "arq"):
             if topo[link].get(key):
-                raise Ns3Unsupported(f"topology.{link}.{key}: a link's delay variation is not mapped to ns-3")
+                raise Ns3Unsupported(
+                    f"topology.{link}.{key}: a link's delay variation is not mapped to ns-3"
+                )
     if topo["access"]["queue"]["kind"] != "droptail":
         raise Ns3Unsupported("topology.access.queue.kind: access links map as droptail only")
     if topo["bottleneck"]["queue"]["kind"] not in ("droptail", "red"):
-        raise Ns3Unsupported(f"topology.bottleneck.queue.kind: {topo['bottleneck']['queue']['kind']!r} is not mapped to ns-3")
+        raise Ns3Unsupported(
+            f"topology.bottleneck.queue.kind: {topo['bottleneck']['queue']['kind']!r} is not mapped to ns-3"
+        )
     _congestion_control(tcp["cc"])
     if tcp.get("receiver_ecn") is False:
         raise Ns3Unsupported("tcp.receiver_ecn: a receiver refusing ECN is not mapped to ns-3")
@@ -176,7 +219,12 @@ def check(doc: dict[str, Any]) -> None:
             raise Ns3Unsupported(f"flows.{i}.stop: flows that stop are not mapped to ns-3")
 
 
-def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = (), cc_type: str | None = None):  # -> rttlab.sim.Result
+def simulate(
+    scenario: Any,
+    pcap: str | None = None,
+    ack_trace: Sequence[int] = (),
+    cc_type: str | None = None,
+):  # -> rttlab.sim.Result
     """Run ``scenario`` (a :class:`rttlab.Scenario` or canonical TOML text) in ns-3. ``ack_trace=[i, ...]``
     records those flows' sender state at every ACK they receive (:mod:`.ack_trace`) as the Arrow table
     ``result.tables["ack_trace"]``. ``cc_type`` replaces the congestion control's ns-3 TypeId (its
@@ -195,7 +243,9 @@ def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = 
 
         socket = _congestion_control(doc["tcp"]["cc"])[0]
         if VARIANTS.get(cc_type) != socket:
-            raise Ns3Unsupported(f"cc_type: {cc_type!r} is no variant of {socket} (variants: {', '.join(f'{k} of {v}' for k, v in VARIANTS.items())})")
+            raise Ns3Unsupported(
+                f"cc_type: {cc_type!r} is no variant of {socket} (variants: {', '.join(f'{k} of {v}' for k, v in VARIANTS.items())})"
+            )
     raw = _run(doc, pcap, ack_trace, cc_type, _core.flow_tcp(s.canonical_toml)[0])
     duration = _seconds(doc["simulation"]["duration"])
     goodput = np.asarray(raw["goodput"], dtype=float)
@@ -231,7 +281,15 @@ def simulate(scenario: Any, pcap: str | None = None, ack_trace: Sequence[int] = 
         event_hash="",
         aggregate_goodput_bps=float(goodput.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels, **({"ack_trace": pa.Table.from_pandas(raw["ack_trace"], preserve_index=False)} if "ack_trace" in raw else {})},
+        tables={
+            "flows": flows,
+            "channels": channels,
+            **(
+                {"ack_trace": pa.Table.from_pandas(raw["ack_trace"], preserve_index=False)}
+                if "ack_trace" in raw
+                else {}
+            ),
+        },
         bottleneck="bottleneck",
     )
 
@@ -243,7 +301,13 @@ def _core_bandwidth(text: str) -> int:
     raise Ns3Unsupported(f"cannot read bandwidth {text!r}")
 
 
-def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_type: str | None, typed_tcp: dict[str, Any]) -> dict[str, Any]:
+def _run(
+    doc: dict[str, Any],
+    pcap: str | None,
+    ack_trace: Sequence[int],
+    cc_type: str | None,
+    typed_tcp: dict[str, Any],
+) -> dict[str, Any]:
     """One ns-3 run of the resolved scenario ``doc``; ``typed_tcp`` is its flows' TCP settings as
     the core reads them (``_core.flow_tcp``: the delayed-ACK timer whichever way it was written)."""
     from rttlab.peers.ns3 import import_ns
@@ -271,24 +335,45 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_typ
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
     # ns-3's own estimator and timer defaults, in case an rttlab.peers.ns3.rtt run in this process
     # (a Dask worker runs any kind of run) installed rttlab's.
-    ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")))
+    ns.Config.SetDefault(
+        "ns3::TcpL4Protocol::RttEstimatorType",
+        ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttMeanDeviation")),
+    )
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
     for attribute, value in params.items():
-        wrap = ns.BooleanValue if isinstance(value, bool) else ns.DoubleValue if isinstance(value, float) else ns.UintegerValue
+        wrap = (
+            ns.BooleanValue
+            if isinstance(value, bool)
+            else ns.DoubleValue
+            if isinstance(value, float)
+            else ns.UintegerValue
+        )
         ns.Config.SetDefault(f"{owner}::{attribute}", wrap(value))
     # BBR paces (ns-3's TcpBbr asks for it too); nothing else does, as in rttlab.
-    ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(socket == "ns3::TcpBbr"))
-    ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    ns.Config.SetDefault(
+        "ns3::TcpSocketState::EnablePacing", ns.BooleanValue(socket == "ns3::TcpBbr")
+    )
+    ns.Config.SetDefault(
+        "ns3::TcpL4Protocol::RecoveryType",
+        ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
+    )
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(bool(tcp["sack"])))
     ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
-    ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp["ecn"] else "Off"))
+    ns.Config.SetDefault(
+        "ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp["ecn"] else "Off")
+    )
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(int(tcp["init_cwnd"])))
     delack_ns = typed_tcp["delayed_ack_ns"]  # None: "off", "none" or "false"
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1 if delack_ns is None else int(tcp["delayed_ack_segments"])))
+    ns.Config.SetDefault(
+        "ns3::TcpSocket::DelAckCount",
+        ns.UintegerValue(1 if delack_ns is None else int(tcp["delayed_ack_segments"])),
+    )
     if delack_ns is not None:
-        ns.Config.SetDefault("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(delack_ns / 1e9)))
+        ns.Config.SetDefault(
+            "ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.Seconds(delack_ns / 1e9))
+        )
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 26))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 26))
 
@@ -322,15 +407,28 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_typ
         ns.Config.SetDefault("ns3::RedQueueDisc::MinTh", ns.DoubleValue(float(q.get("min_th", 5))))
         ns.Config.SetDefault("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(float(q.get("max_th", 15))))
         ns.Config.SetDefault("ns3::RedQueueDisc::QW", ns.DoubleValue(float(q.get("w_q", 0.002))))
-        ns.Config.SetDefault("ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0 / float(q.get("max_p", 0.1))))
-        ns.Config.SetDefault("ns3::RedQueueDisc::Gentle", ns.BooleanValue(bool(q.get("gentle", False))))
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0 / float(q.get("max_p", 0.1)))
+        )
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::Gentle", ns.BooleanValue(bool(q.get("gentle", False)))
+        )
         ns.Config.SetDefault("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
-        ns.Config.SetDefault("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q.get("ecn", False))))
-        ns.Config.SetDefault("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(_bytes(q.get("mean_packet", "1500B"))))
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(q.get("ecn", False)))
+        )
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::MeanPktSize",
+            ns.UintegerValue(_bytes(q.get("mean_packet", "1500B"))),
+        )
         # The idle-time correction counts the packets the link could have sent while idle at
         # LinkBandwidth (default 1.5 Mb/s, not the link's own rate); rttlab uses the real link.
-        ns.Config.SetDefault("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(b["bandwidth"])))
-        ns.Config.SetDefault("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(_seconds(b["delay"]))))
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(b["bandwidth"]))
+        )
+        ns.Config.SetDefault(
+            "ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Seconds(_seconds(b["delay"])))
+        )
     bottleneck = p2p(b, "1p").Install(left.Get(0), right.Get(0))
     qdiscs = tc.Install(bottleneck)  # before addresses, so ns-3 installs no default queue disc
     addr = ns.Ipv4AddressHelper()
@@ -356,14 +454,19 @@ def _run(doc: dict[str, Any], pcap: str | None, ack_trace: Sequence[int], cc_typ
     for g in flows:
         for k in range(int(g["count"])):
             start = _seconds(g["start"]) + k * _seconds(g["start_step"])
-            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(rx[i].GetAddress(1), 5000).ConvertTo())
+            bulk = ns.BulkSendHelper(
+                "ns3::TcpSocketFactory", ns.InetSocketAddress(rx[i].GetAddress(1), 5000).ConvertTo()
+            )
             bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
             bulk.SetAttribute("SendSize", ns.UintegerValue(mss))
             apps = bulk.Install(senders.Get(i))
             apps.Start(ns.Seconds(start))
             if i in ack_trace:
                 tracer.attach(apps.Get(0), i, start)
-            sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+            sink = ns.PacketSinkHelper(
+                "ns3::TcpSocketFactory",
+                ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo(),
+            )
             sinks.append(sink.Install(receivers.Get(i)).Get(0))
             starts.append(start)
             i += 1

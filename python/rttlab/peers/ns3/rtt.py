@@ -70,7 +70,9 @@ def _library() -> ctypes.CDLL:
     lib = ctypes.CDLL(_core.__file__)
     version = lib.rttlab_abi_version()
     if version < ABI_VERSION:
-        raise RuntimeError(f"rttlab's C ABI is version {version}; the ns-3 bridge needs {ABI_VERSION}")
+        raise RuntimeError(
+            f"rttlab's C ABI is version {version}; the ns-3 bridge needs {ABI_VERSION}"
+        )
     return lib
 
 
@@ -87,9 +89,14 @@ def _compile() -> Any:
     lib = _library()
     addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
     cppyy.gbl.rttlab_bridge.SetAbi(
-        addr(lib.rttlab_estimator_new), addr(lib.rttlab_estimator_on_sample_ctx), addr(lib.rttlab_estimator_on_timer_armed_ctx),
-        addr(lib.rttlab_estimator_seed_stream), addr(lib.rttlab_estimator_rto),
-        addr(lib.rttlab_estimator_prediction), addr(lib.rttlab_estimator_on_timeout), addr(lib.rttlab_estimator_free),
+        addr(lib.rttlab_estimator_new),
+        addr(lib.rttlab_estimator_on_sample_ctx),
+        addr(lib.rttlab_estimator_on_timer_armed_ctx),
+        addr(lib.rttlab_estimator_seed_stream),
+        addr(lib.rttlab_estimator_rto),
+        addr(lib.rttlab_estimator_prediction),
+        addr(lib.rttlab_estimator_on_timeout),
+        addr(lib.rttlab_estimator_free),
         addr(lib.rttlab_last_error),
     )
     cppyy.gbl.rttlab_bridge.RttlabEstimator.GetTypeId()  # registers the TypeId with ns-3
@@ -113,7 +120,12 @@ def probe(estimator: str, params: dict[str, Any] | None = None) -> None:
 
 
 def install(
-    estimator: str, params: dict[str, Any] | None = None, cwnd_cap_bytes: float | None = None, sample_tick_s: float = 0.0, seed: int = 1, log_calls: bool = False
+    estimator: str,
+    params: dict[str, Any] | None = None,
+    cwnd_cap_bytes: float | None = None,
+    sample_tick_s: float = 0.0,
+    seed: int = 1,
+    log_calls: bool = False,
 ) -> Any:
     """Make every TCP socket created from now on estimate with rttlab's ``estimator`` (registry
     name, ``params`` as in a scenario); clears the traces. ``cwnd_cap_bytes``: cwnd above it counts
@@ -135,7 +147,10 @@ def install(
     bridge.g_tick_ns = round(sample_tick_s * 1e9)
     bridge.g_seed = int(seed)
     bridge.g_log_calls = bool(log_calls)
-    ns.Config.SetDefault("ns3::TcpL4Protocol::RttEstimatorType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttlabEstimator")))
+    ns.Config.SetDefault(
+        "ns3::TcpL4Protocol::RttEstimatorType",
+        ns.TypeIdValue(ns.TypeId.LookupByName("ns3::RttlabEstimator")),
+    )
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(0)))
     ns.Config.SetDefault("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.NanoSeconds(1)))
     return ns
@@ -199,7 +214,13 @@ def collect(segment_bytes: int) -> dict[str, Any]:
             "ssthresh": _column(s.ssthresh, "float64"),
         }
     )
-    retx = pd.DataFrame({"time": _column(b.g_rx_t, "uint64") / 1e9, "flow": _column(b.g_rx_flow, "int64").astype("uint32"), "seq": _column(b.g_rx_seq, "uint64")})
+    retx = pd.DataFrame(
+        {
+            "time": _column(b.g_rx_t, "uint64") / 1e9,
+            "flow": _column(b.g_rx_flow, "int64").astype("uint32"),
+            "seq": _column(b.g_rx_seq, "uint64"),
+        }
+    )
     n = int(b.g_flows.size())
     flows = pd.DataFrame(
         {
@@ -208,7 +229,10 @@ def collect(segment_bytes: int) -> dict[str, Any]:
             "retransmissions": [int(b.g_flows[i].retx) for i in range(n)],
             "timeouts": [int(b.g_flows[i].timeouts) for i in range(n)],
             "samples": [int(b.g_flows[i].samples) for i in range(n)],
-            "mean_cwnd": [(c / segment_bytes if (c := float(b.MeanCwnd(i))) >= 0 else np.nan) for i in range(n)],
+            "mean_cwnd": [
+                (c / segment_bytes if (c := float(b.MeanCwnd(i))) >= 0 else np.nan)
+                for i in range(n)
+            ],
         }
     )
     out = {"rtt": rtt, "retransmissions": retx, "flows": flows}
@@ -221,7 +245,9 @@ def collect(segment_bytes: int) -> dict[str, Any]:
         {
             "time": ns_to_s(c.t),
             "flow": _column(c.flow, "int64").astype("uint32"),
-            "kind": pd.Categorical.from_codes(_column(c.kind, "int64"), ["sample", "cwnd", "timeout"]),
+            "kind": pd.Categorical.from_codes(
+                _column(c.kind, "int64"), ["sample", "cwnd", "timeout"]
+            ),
             "sample": ns_to_s(c.rtt),
             "cwnd": _column(c.cwnd, "float64"),
             "ssthresh": _column(c.ssthresh, "float64"),
@@ -233,7 +259,12 @@ def collect(segment_bytes: int) -> dict[str, Any]:
 
 
 def wired(
-    estimator: str, params: dict[str, Any] | None = None, duration_s: float = 20.0, seed: int = 1, sample_tick_s: float = 0.0, log_calls: bool = False
+    estimator: str,
+    params: dict[str, Any] | None = None,
+    duration_s: float = 20.0,
+    seed: int = 1,
+    sample_tick_s: float = 0.0,
+    log_calls: bool = False,
 ) -> dict[str, Any]:
     """A small wired check scenario: one bulk flow of 512-byte segments over 10 Mb/s 10 ms then
     1 Mb/s 30 ms with a 20-packet DropTail queue (losses, timeouts, a varying RTT), ns-3's
@@ -261,12 +292,16 @@ def wired(
     addr.SetBase(ns.Ipv4Address("10.0.1.0"), ns.Ipv4Mask("255.255.255.0"))
     far = addr.Assign(second)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(far.GetAddress(1), 5000).ConvertTo())
+    bulk = ns.BulkSendHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(far.GetAddress(1), 5000).ConvertTo()
+    )
     bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
     apps = bulk.Install(nodes.Get(0))
     apps.Start(ns.Seconds(0.1))
     attach(apps.Get(0), 0, 0.1)
-    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo())
+    sink = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 5000).ConvertTo()
+    )
     sink.Install(nodes.Get(2))
     ns.Simulator.Stop(ns.Seconds(duration_s))
     ns.Simulator.Run()

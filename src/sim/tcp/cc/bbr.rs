@@ -40,8 +40,10 @@
 //! - `send_quantum` fixes the quantisation budget's skb size (ns-3's TcpBbr uses 1 segment at
 //!   every rate; Linux's `bbr_tso_segs_goal`, the default, 2 above 1.2 Mbit/s).
 
+use super::{
+    AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window,
+};
 use crate::component::{Component, Declaration};
-use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
 use crate::rng::{self, Stream};
 use crate::sim::tcp::rate::RateSample;
 use crate::time::{Nanos, MS, SEC};
@@ -55,7 +57,16 @@ const DRAIN_GAIN: u64 = BBR_UNIT * 1000 / 2885;
 /// `bbr_cwnd_gain` = 2 in ProbeBW.
 const CWND_GAIN: u64 = BBR_UNIT * 2;
 /// `bbr_pacing_gain[]`: the ProbeBW cycle (CYCLE_LEN = 8).
-pub const PACING_GAIN_CYCLE: [u64; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+pub const PACING_GAIN_CYCLE: [u64; 8] = [
+    BBR_UNIT * 5 / 4,
+    BBR_UNIT * 3 / 4,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+];
 /// `bbr_cycle_rand` = 7: the first phase is drawn among 7 (never the 3/4 one).
 const CYCLE_RAND: u64 = 7;
 /// `bbr_cwnd_min_target` = 4 segments (also ProbeRTT's window).
@@ -183,7 +194,11 @@ impl Bbr {
 
     /// With the parameters: `send_quantum` segments (0: Linux's goal) and `initial_min_rtt`.
     pub fn with(send_quantum: u64, initial_min_rtt: Nanos) -> Self {
-        Self { send_quantum, initial_min_rtt, ..Self::new() }
+        Self {
+            send_quantum,
+            initial_min_rtt,
+            ..Self::new()
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -223,7 +238,9 @@ impl Bbr {
 
     /// `bbr_bdp` in segments, rounded up; INIT_CWND before any RTT sample.
     fn bdp(&self, bw: u64, gain: u64, mss: u64) -> u64 {
-        let Some(rtt) = self.min_rtt else { return INIT_CWND };
+        let Some(rtt) = self.min_rtt else {
+            return INIT_CWND;
+        };
         let bytes = bw as u128 * rtt as u128 * gain as u128;
         bytes.div_ceil(BBR_UNIT as u128 * SEC as u128 * mss as u128) as u64
     }
@@ -233,7 +250,11 @@ impl Bbr {
         if self.send_quantum > 0 {
             return self.send_quantum; // ns-3's TcpBbr: SetSendQuantum = 1 segment, always
         }
-        let min = if self.pacing_rate < MIN_TSO_RATE { 1 } else { 2 };
+        let min = if self.pacing_rate < MIN_TSO_RATE {
+            1
+        } else {
+            2
+        };
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(65_536 - 1 - 320); // GSO_LEGACY_MAX_SIZE − 1 − MAX_TCP_HEADER
         (bytes / mss).max(min).min(0x7F)
     }
@@ -250,7 +271,8 @@ impl Bbr {
 
     /// `bbr_bw_to_pacing_rate`: bytes/s at `gain`, 1 % margin.
     fn rate_at(bw: u64, gain: u64) -> u64 {
-        (bw as u128 * gain as u128 / BBR_UNIT as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100) as u64
+        (bw as u128 * gain as u128 / BBR_UNIT as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100)
+            as u64
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high gain × cwnd / RTT (1 ms before any sample).
@@ -283,7 +305,11 @@ impl Bbr {
 
     /// `bbr_save_cwnd`.
     fn save_cwnd(&mut self, cwnd: u64, in_recovery: bool) {
-        self.prior_cwnd = if !in_recovery && self.mode != Mode::ProbeRtt { cwnd } else { self.prior_cwnd.max(cwnd) };
+        self.prior_cwnd = if !in_recovery && self.mode != Mode::ProbeRtt {
+            cwnd
+        } else {
+            self.prior_cwnd.max(cwnd)
+        };
     }
 
     /// `bbr_update_model` for one ACK: bandwidth, gain cycle, Startup exit, Drain, RTprop and
@@ -293,7 +319,8 @@ impl Bbr {
         let mss = w.mss;
         let inflight_now = ev.pipe.saturating_sub(rs.acked_sacked) / mss;
         let prior_inflight = ev.pipe / mss;
-        let app_limited = rs.app_limited || (self.app_limited_until != 0 && rs.prior_delivered < self.app_limited_until);
+        let app_limited = rs.app_limited
+            || (self.app_limited_until != 0 && rs.prior_delivered < self.app_limited_until);
         if self.app_limited_until != 0 && rs.total_delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -370,7 +397,8 @@ impl Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             // Ignore low-rate samples of this mode: what is in flight now is app-limited.
-            self.app_limited_until = (rs.total_delivered + ev.pipe.saturating_sub(rs.acked_sacked)).max(1);
+            self.app_limited_until =
+                (rs.total_delivered + ev.pipe.saturating_sub(rs.acked_sacked)).max(1);
             match self.probe_rtt_done_stamp {
                 None if inflight_now <= CWND_MIN_TARGET => {
                     self.probe_rtt_done_stamp = Some(now + PROBE_RTT_MODE);
@@ -457,7 +485,9 @@ impl CongestionOps for Bbr {
                 // `bbr_ssthresh` → `bbr_save_cwnd`; ssthresh stays. Packet conservation: the
                 // first round of recovery starts from what is in flight plus this ACK's data.
                 self.save_cwnd(w.cwnd, ev.in_recovery);
-                w.cwnd = (ev.outstanding + w.mss).max(CWND_MIN_TARGET * w.mss).min(w.cwnd.max(CWND_MIN_TARGET * w.mss));
+                w.cwnd = (ev.outstanding + w.mss)
+                    .max(CWND_MIN_TARGET * w.mss)
+                    .min(w.cwnd.max(CWND_MIN_TARGET * w.mss));
             }
             Congestion::Timeout { .. } => {
                 self.save_cwnd(w.cwnd, ev.in_recovery);
@@ -495,7 +525,10 @@ mod tests {
             seen[b.cycle_idx] += 1;
         }
         assert_eq!(seen[1], 0, "3/4 never starts a cycle");
-        assert!(seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 50), "{seen:?}");
+        assert!(
+            seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 50),
+            "{seen:?}"
+        );
     }
 
     #[test]
@@ -516,9 +549,29 @@ mod tests {
     }
 
     fn ack(b: &mut Bbr, now: Nanos, rtt: Nanos) {
-        let w = Window { cwnd: 10 * 1448, ssthresh: u64::MAX, mss: 1448 };
-        let rs = RateSample { delivered: 1448, interval: rtt, valid: true, acked_sacked: 1448, ..RateSample::default() };
-        b.update_model(&w, &AckEvent { now, newest_rtt: Some(rtt), pipe: 5 * 1448, rate: Some(rs), ..AckEvent::default() }, &rs);
+        let w = Window {
+            cwnd: 10 * 1448,
+            ssthresh: u64::MAX,
+            mss: 1448,
+        };
+        let rs = RateSample {
+            delivered: 1448,
+            interval: rtt,
+            valid: true,
+            acked_sacked: 1448,
+            ..RateSample::default()
+        };
+        b.update_model(
+            &w,
+            &AckEvent {
+                now,
+                newest_rtt: Some(rtt),
+                pipe: 5 * 1448,
+                rate: Some(rs),
+                ..AckEvent::default()
+            },
+            &rs,
+        );
     }
 
     #[test]
@@ -527,9 +580,17 @@ mod tests {
         ack(&mut b, SEC, 50 * MS);
         ack(&mut b, 5 * SEC, 50 * MS); // `rs->rtt_us <= bbr->min_rtt_us`: stamp → 5 s
         ack(&mut b, 12 * SEC, 60 * MS);
-        assert_eq!((b.min_rtt, b.mode), (Some(50 * MS), Mode::Startup), "not expired: 12 s < 5 s + 10 s");
+        assert_eq!(
+            (b.min_rtt, b.mode),
+            (Some(50 * MS), Mode::Startup),
+            "not expired: 12 s < 5 s + 10 s"
+        );
         ack(&mut b, 15 * SEC + 1, 60 * MS);
-        assert_eq!((b.min_rtt, b.mode), (Some(60 * MS), Mode::ProbeRtt), "expired: the sample replaces RTprop");
+        assert_eq!(
+            (b.min_rtt, b.mode),
+            (Some(60 * MS), Mode::ProbeRtt),
+            "expired: the sample replaces RTprop"
+        );
     }
 
     #[test]
@@ -541,6 +602,10 @@ mod tests {
         assert_eq!((b.min_rtt, b.min_rtt_stamp), (Some(44 * MS), 2 * SEC));
         let mut plain = Bbr::new();
         ack(&mut plain, 300 * MS, 90 * MS);
-        assert_eq!(plain.min_rtt, Some(90 * MS), "default: the first data sample");
+        assert_eq!(
+            plain.min_rtt,
+            Some(90 * MS),
+            "default: the first data sample"
+        );
     }
 }

@@ -32,10 +32,13 @@
 //! round, then Conservative Slow Start (growth ÷ 4) for 5 rounds before congestion avoidance,
 //! back to slow start if the RTT falls again. "off": slow start until a loss.
 
-use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{
+    standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
+    Window,
+};
+use crate::component::{Component, Declaration};
 use crate::time::{Nanos, MS, SEC};
 
 /// Linux `hystart_low_window`: HyStart acts from 16 segments.
@@ -95,7 +98,10 @@ struct Epoch {
 enum Css {
     SlowStart,
     /// Conservative slow start: rounds done in it and the RTT that started it.
-    Conservative { rounds: u32, baseline: Nanos },
+    Conservative {
+        rounds: u32,
+        baseline: Nanos,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -203,8 +209,15 @@ impl Cubic {
         match self.css {
             Css::SlowStart => {
                 let last = self.last_round_rtt;
-                if self.samples >= HYSTART_MIN_SAMPLES && last != Nanos::MAX && self.curr_rtt != Nanos::MAX && self.curr_rtt >= last + Self::delay_thresh(last) {
-                    self.css = Css::Conservative { rounds: 0, baseline: self.curr_rtt };
+                if self.samples >= HYSTART_MIN_SAMPLES
+                    && last != Nanos::MAX
+                    && self.curr_rtt != Nanos::MAX
+                    && self.curr_rtt >= last + Self::delay_thresh(last)
+                {
+                    self.css = Css::Conservative {
+                        rounds: 0,
+                        baseline: self.curr_rtt,
+                    };
                 }
                 false
             }
@@ -231,8 +244,17 @@ impl Cubic {
             Some(e) => e,
             None => {
                 // RFC 9438 eq. 2 with cwnd_epoch = cwnd; above W_max the curve starts at its plateau.
-                let (k, origin) = if self.w_max <= cwnd { (0.0, cwnd) } else { (((self.w_max - cwnd) / self.cfg.c).cbrt(), self.w_max) };
-                let e = Epoch { start: now, k, origin, w_est: cwnd };
+                let (k, origin) = if self.w_max <= cwnd {
+                    (0.0, cwnd)
+                } else {
+                    (((self.w_max - cwnd) / self.cfg.c).cbrt(), self.w_max)
+                };
+                let e = Epoch {
+                    start: now,
+                    k,
+                    origin,
+                    w_est: cwnd,
+                };
                 self.epoch = Some(e);
                 e
             }
@@ -243,7 +265,11 @@ impl Cubic {
         let target = self.w_cubic(&epoch, t);
         // Growth per segment acknowledged: (target − cwnd)/cwnd (§4.2); Linux's "very small
         // increment" below the target (cnt = 100·cwnd).
-        let mut per_seg = if target > cwnd { (target - cwnd) / cwnd } else { 1.0 / (100.0 * cwnd) };
+        let mut per_seg = if target > cwnd {
+            (target - cwnd) / cwnd
+        } else {
+            1.0 / (100.0 * cwnd)
+        };
         if self.w_max == 0.0 {
             per_seg = per_seg.max(1.0 / 20.0); // Linux: cnt ≤ 20, at least 5 % per RTT
         }
@@ -266,7 +292,11 @@ impl Cubic {
 
     /// Forget everything but the configuration (Linux `bictcp_reset` + `bictcp_hystart_reset`).
     fn reset(&mut self, now: Nanos) {
-        *self = Self { round_start: now, last_ack: now, ..Self::new(self.cfg) };
+        *self = Self {
+            round_start: now,
+            last_ack: now,
+            ..Self::new(self.cfg)
+        };
     }
 }
 
@@ -279,7 +309,10 @@ impl CongestionOps for Cubic {
         let Some(rtt) = ev.newest_rtt else { return };
         // Linux `cubictcp_acked`: "discard delay samples right after fast recovery" — in the
         // first second of an epoch.
-        if self.epoch.is_some_and(|e| ev.now.saturating_sub(e.start) < SEC) {
+        if self
+            .epoch
+            .is_some_and(|e| ev.now.saturating_sub(e.start) < SEC)
+        {
             return;
         }
         let rtt = rtt.max(1);
@@ -292,8 +325,13 @@ impl CongestionOps for Cubic {
             let mut acked = ev.acked;
             if let (false, Some(delay)) = (self.found, self.sample) {
                 let exit = match self.cfg.hystart {
-                    Hystart::Linux => w.cwnd >= HYSTART_LOW_WINDOW * w.mss && self.linux_hystart(ev.now, delay),
-                    Hystart::PlusPlus => w.cwnd >= HYSTART_LOW_WINDOW * w.mss && self.hystart_plus_plus(delay, ev.round_ended),
+                    Hystart::Linux => {
+                        w.cwnd >= HYSTART_LOW_WINDOW * w.mss && self.linux_hystart(ev.now, delay)
+                    }
+                    Hystart::PlusPlus => {
+                        w.cwnd >= HYSTART_LOW_WINDOW * w.mss
+                            && self.hystart_plus_plus(delay, ev.round_ended)
+                    }
                     Hystart::Off => false,
                 };
                 if exit {
@@ -319,7 +357,11 @@ impl CongestionOps for Cubic {
         if first {
             // Linux `cubictcp_recalc_ssthresh`: the epoch ends; W_max with fast convergence (§4.7).
             let cwnd = w.cwnd as f64 / w.mss as f64;
-            self.w_max = if fast_convergence && cwnd < self.w_max { cwnd * (1.0 + beta) / 2.0 } else { cwnd };
+            self.w_max = if fast_convergence && cwnd < self.w_max {
+                cwnd * (1.0 + beta) / 2.0
+            } else {
+                cwnd
+            };
             self.epoch = None;
             self.carry = 0.0;
         }
@@ -357,7 +399,12 @@ mod tests {
     const RTT: Nanos = 100 * MS;
 
     fn loss(now: Nanos) -> CongestionEvent {
-        CongestionEvent { now, kind: Congestion::Loss, outstanding: 0, in_recovery: false }
+        CongestionEvent {
+            now,
+            kind: Congestion::Loss,
+            outstanding: 0,
+            in_recovery: false,
+        }
     }
 
     /// Acknowledge one segment per ACK, one window per RTT (a fluid sender whose every ACK
@@ -365,7 +412,12 @@ mod tests {
     fn run(c: &mut Cubic, w: &mut Window, from: Nanos, until: Nanos) -> Nanos {
         let mut now = from;
         while now < until {
-            let ev = AckEvent { now, acked: MSS, newest_rtt: Some(RTT), ..AckEvent::default() };
+            let ev = AckEvent {
+                now,
+                acked: MSS,
+                newest_rtt: Some(RTT),
+                ..AckEvent::default()
+            };
             c.on_ack_event(w, &ev);
             c.on_ack(w, &ev);
             now += RTT * MSS / w.cwnd; // the next ACK: one segment's share of the RTT
@@ -380,11 +432,28 @@ mod tests {
         // Each ACK aims at W(t + RTT), so cwnd(t) ≈ W(t) = 0.4·(t − K)³ + 100:
         // W(1) = 86.68, W(2) = 95.64, W(3) = 99.28, W(4) = 100.00, W(5) = 100.19, W(6) = 102.27,
         // W(8) = 121.66 (with C = 0.4, β = 0.7 exactly).
-        let cfg = Config { beta: 0.7, c: 0.4, hystart: Hystart::Off, ..Config::default() };
+        let cfg = Config {
+            beta: 0.7,
+            c: 0.4,
+            hystart: Hystart::Off,
+            ..Config::default()
+        };
         let mut c = Cubic::new(cfg);
-        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         // Let delay_min be learnt from an earlier ACK, as in a flow that has run a while.
-        c.on_ack_event(&w, &AckEvent { now: 0, acked: MSS, newest_rtt: Some(RTT), ..AckEvent::default() });
+        c.on_ack_event(
+            &w,
+            &AckEvent {
+                now: 0,
+                acked: MSS,
+                newest_rtt: Some(RTT),
+                ..AckEvent::default()
+            },
+        );
         let t0 = 2 * SEC;
         c.on_congestion(&mut w, &loss(t0));
         w.cwnd = w.ssthresh; // recovery ends at once
@@ -392,7 +461,15 @@ mod tests {
         assert_eq!(c.w_max(), 100.0);
         let mut now = t0 + SEC; // the epoch starts at the first ACK after recovery
         let epoch_start = now;
-        let expected = [(1, 86.68), (2, 95.64), (3, 99.28), (4, 100.00), (5, 100.19), (6, 102.27), (8, 121.66)];
+        let expected = [
+            (1, 86.68),
+            (2, 95.64),
+            (3, 99.28),
+            (4, 100.00),
+            (5, 100.19),
+            (6, 102.27),
+            (8, 121.66),
+        ];
         let mut got = vec![];
         for (t, want) in expected {
             now = run(&mut c, &mut w, now, epoch_start + t * SEC);
@@ -402,7 +479,10 @@ mod tests {
         assert!((c.k().unwrap() - 75f64.cbrt()).abs() < 1e-9);
         for (t, want, cwnd) in &got {
             println!("t = {t} s: W(t) = {want:.2}, cwnd = {cwnd:.2}");
-            assert!((cwnd - want).abs() <= 0.1, "t = {t} s: cwnd {cwnd:.2} segments, W(t) = {want:.2}");
+            assert!(
+                (cwnd - want).abs() <= 0.1,
+                "t = {t} s: cwnd {cwnd:.2} segments, W(t) = {want:.2}"
+            );
         }
     }
 
@@ -410,14 +490,28 @@ mod tests {
     fn at_a_short_rtt_the_reno_friendly_estimate_sets_the_pace() {
         // RTT 100 ms → 1 ms: the cubic curve barely moves in a few RTTs (t³ is tiny), while
         // W_est = 70 + α·rounds, α = 3·0.3/1.7 = 0.5294 segments per RTT.
-        let cfg = Config { beta: 0.7, c: 0.4, hystart: Hystart::Off, ..Config::default() };
+        let cfg = Config {
+            beta: 0.7,
+            c: 0.4,
+            hystart: Hystart::Off,
+            ..Config::default()
+        };
         let mut c = Cubic::new(cfg);
-        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         c.on_congestion(&mut w, &loss(0));
         w.cwnd = w.ssthresh;
         let mut now = 2 * SEC;
         for _ in 0..100 * 70 {
-            let ev = AckEvent { now, acked: MSS, newest_rtt: Some(MS), ..AckEvent::default() };
+            let ev = AckEvent {
+                now,
+                acked: MSS,
+                newest_rtt: Some(MS),
+                ..AckEvent::default()
+            };
             c.on_ack_event(&w, &ev);
             c.on_ack(&mut w, &ev);
             now += MS * MSS / w.cwnd;
@@ -426,31 +520,58 @@ mod tests {
         // W_cubic after ~0.1 s is still ≈ 70 + 0.4·(4.2³ − 4.1³) ≈ 72.
         let cwnd = w.cwnd as f64 / MSS as f64;
         assert!(cwnd > 110.0 && cwnd < 125.0, "{cwnd}");
-        let mut plain = Cubic::new(Config { tcp_friendliness: false, ..cfg });
-        let mut w2 = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut plain = Cubic::new(Config {
+            tcp_friendliness: false,
+            ..cfg
+        });
+        let mut w2 = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         plain.on_congestion(&mut w2, &loss(0));
         w2.cwnd = w2.ssthresh;
         let mut now = 2 * SEC;
         for _ in 0..100 * 70 {
-            let ev = AckEvent { now, acked: MSS, newest_rtt: Some(MS), ..AckEvent::default() };
+            let ev = AckEvent {
+                now,
+                acked: MSS,
+                newest_rtt: Some(MS),
+                ..AckEvent::default()
+            };
             plain.on_ack_event(&w2, &ev);
             plain.on_ack(&mut w2, &ev);
             now += MS * MSS / w2.cwnd;
         }
-        assert!((w2.cwnd as f64 / MSS as f64) < 80.0, "without the Reno-friendly region: {}", w2.cwnd);
+        assert!(
+            (w2.cwnd as f64 / MSS as f64) < 80.0,
+            "without the Reno-friendly region: {}",
+            w2.cwnd
+        );
     }
 
     #[test]
     fn fast_convergence_lowers_w_max_when_the_window_shrank_since_the_last_loss() {
         let mut c = Cubic::new(Config::default());
-        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         c.on_congestion(&mut w, &loss(0));
         assert_eq!(c.w_max(), 100.0);
         assert_eq!(w.ssthresh, 70_019, "β = 717/1024 of 100 000 B");
         w.cwnd = 80 * MSS;
         c.on_congestion(&mut w, &loss(SEC));
-        assert!((c.w_max() - 80.0 * (1.0 + BETA) / 2.0).abs() < 1e-9, "{}", c.w_max());
-        let mut slow = Cubic::new(Config { fast_convergence: false, ..Config::default() });
+        assert!(
+            (c.w_max() - 80.0 * (1.0 + BETA) / 2.0).abs() < 1e-9,
+            "{}",
+            c.w_max()
+        );
+        let mut slow = Cubic::new(Config {
+            fast_convergence: false,
+            ..Config::default()
+        });
         w.cwnd = 100 * MSS;
         slow.on_congestion(&mut w, &loss(0));
         w.cwnd = 80 * MSS;
@@ -461,22 +582,47 @@ mod tests {
     #[test]
     fn a_timeout_forgets_w_max_and_sets_one_segment() {
         let mut c = Cubic::new(Config::default());
-        let mut w = Window { cwnd: 100 * MSS, ssthresh: u64::MAX, mss: MSS };
-        c.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Timeout { first: true }, outstanding: 0, in_recovery: false });
+        let mut w = Window {
+            cwnd: 100 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        c.on_congestion(
+            &mut w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Timeout { first: true },
+                outstanding: 0,
+                in_recovery: false,
+            },
+        );
         assert_eq!((w.cwnd, w.ssthresh, c.w_max()), (MSS, 70_019, 0.0));
     }
 
     /// Slow start with one ACK per segment and the RTT rising by `rise` per round.
     fn slow_start(hystart: Hystart, rise: Nanos) -> (Cubic, Window, u32) {
-        let mut c = Cubic::new(Config { hystart, ..Config::default() });
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut c = Cubic::new(Config {
+            hystart,
+            ..Config::default()
+        });
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         let mut now = 0;
         for round in 0..12u32 {
             let rtt = 50 * MS + rise * round as u64;
             let n = w.cwnd / MSS;
             for i in 0..n {
                 // ACKs spread over the whole RTT (no ACK train), the round's first one ending it.
-                let ev = AckEvent { now, acked: MSS, newest_rtt: Some(rtt), round_ended: i == 0, ..AckEvent::default() };
+                let ev = AckEvent {
+                    now,
+                    acked: MSS,
+                    newest_rtt: Some(rtt),
+                    round_ended: i == 0,
+                    ..AckEvent::default()
+                };
                 c.on_ack_event(&w, &ev);
                 c.on_ack(&mut w, &ev);
                 if !w.in_slow_start() {
@@ -505,7 +651,10 @@ mod tests {
         assert!(c.hystart_found());
         assert_eq!((round, w.ssthresh / MSS), (2, 61));
         let (c, _, round) = slow_start(Hystart::Off, 10 * MS);
-        assert!(!c.hystart_found() && round == 12, "off: slow start to the end");
+        assert!(
+            !c.hystart_found() && round == 12,
+            "off: slow start to the end"
+        );
     }
 
     #[test]
@@ -515,14 +664,28 @@ mod tests {
         let (c, w, round) = slow_start(Hystart::PlusPlus, 10 * MS);
         assert!(c.hystart_found());
         assert_eq!(w.ssthresh, w.cwnd);
-        assert!(round >= 2 + CSS_ROUNDS - 1 && round <= 2 + CSS_ROUNDS, "left in round {round}");
+        assert!(
+            round >= 2 + CSS_ROUNDS - 1 && round <= 2 + CSS_ROUNDS,
+            "left in round {round}"
+        );
     }
 
     #[test]
     fn cubic_is_registered_with_its_parameters() {
         let info = super::super::FAMILY.find("cubic").expect("registered");
         let names: Vec<_> = info.params.iter().map(|p| p.name).collect();
-        assert_eq!(names, ["beta", "c", "fast_convergence", "tcp_friendliness", "hystart"]);
-        assert!(super::super::CcSpec::new("cubic", vec![("hystart".into(), "bogus".into())]).is_err());
+        assert_eq!(
+            names,
+            [
+                "beta",
+                "c",
+                "fast_convergence",
+                "tcp_friendliness",
+                "hystart"
+            ]
+        );
+        assert!(
+            super::super::CcSpec::new("cubic", vec![("hystart".into(), "bogus".into())]).is_err()
+        );
     }
 }

@@ -17,8 +17,8 @@ pub mod bbr;
 pub mod cubic;
 pub mod new_reno;
 pub mod reno;
-pub mod spec_tcp;
 pub mod smooth_tcp;
+pub mod spec_tcp;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
@@ -182,7 +182,11 @@ pub trait CongestionOps {
 /// lazily: only the first timeout of an episode sets it): cwnd = ssthresh after a loss (the
 /// recovery strategy inflates around it), one segment after a timeout, ssthresh (≥ 1 MSS) after
 /// ECN-Echo or a router signal (RFC 3168 §6.1.2).
-pub fn standard_response(w: &mut Window, ev: &CongestionEvent, ssthresh: impl FnOnce(&Window) -> u64) {
+pub fn standard_response(
+    w: &mut Window,
+    ev: &CongestionEvent,
+    ssthresh: impl FnOnce(&Window) -> u64,
+) {
     match ev.kind {
         Congestion::Timeout { first } => {
             if first {
@@ -246,7 +250,17 @@ schemes! {
 pub static FAMILY: Family<CongestionControl> = Family {
     key: "cc",
     noun: "congestion control",
-    members: &[reno::COMPONENT, new_reno::COMPONENT, westwood::COMPONENT, vegas::COMPONENT, veno::COMPONENT, spec_tcp::COMPONENT, smooth_tcp::COMPONENT, cubic::COMPONENT, bbr::COMPONENT],
+    members: &[
+        reno::COMPONENT,
+        new_reno::COMPONENT,
+        westwood::COMPONENT,
+        vegas::COMPONENT,
+        veno::COMPONENT,
+        spec_tcp::COMPONENT,
+        smooth_tcp::COMPONENT,
+        cubic::COMPONENT,
+        bbr::COMPONENT,
+    ],
 };
 
 /// A scheme and its parameters as a scenario names them, checked and built once as the scenario
@@ -263,7 +277,11 @@ impl CcSpec {
     /// name them).
     pub fn new(name: &str, params: Vec<(String, String)>) -> Result<Self, ParamError> {
         let built = FAMILY.build(name, &params, &())?;
-        Ok(Self { name: name.to_string(), params, built })
+        Ok(Self {
+            name: name.to_string(),
+            params,
+            built,
+        })
     }
 
     pub fn component(&self) -> Result<&'static Component<CongestionControl>, ParamError> {
@@ -299,7 +317,12 @@ mod tests {
         for info in FAMILY.members {
             let spec = CcSpec::new(info.name, vec![]).unwrap();
             let fresh = format!("{:?}", FAMILY.build(info.name, &[], &()).unwrap());
-            assert_eq!(format!("{:?}", spec.build().unwrap()), fresh, "{}", info.name);
+            assert_eq!(
+                format!("{:?}", spec.build().unwrap()),
+                fresh,
+                "{}",
+                info.name
+            );
         }
     }
 
@@ -308,7 +331,8 @@ mod tests {
         for info in FAMILY.members {
             CcSpec::new(info.name, vec![]).unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for p in info.params {
-                CcSpec::new(info.name, vec![(p.name.into(), p.default.into())]).unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, p.name));
+                CcSpec::new(info.name, vec![(p.name.into(), p.default.into())])
+                    .unwrap_or_else(|e| panic!("{}.{}: {e}", info.name, p.name));
             }
         }
     }
@@ -318,14 +342,23 @@ mod tests {
         assert_eq!(FAMILY.find("westwood").map(|i| i.name), Some("westwood+"));
         assert_eq!(FAMILY.find("new_reno").map(|i| i.name), Some("newreno"));
         let err = CcSpec::new("tahoe", vec![]).unwrap_err().to_string();
-        assert!(err.starts_with("unknown congestion control 'tahoe' (known: reno, newreno, westwood+, vegas, veno"), "{err}");
+        assert!(
+            err.starts_with(
+                "unknown congestion control 'tahoe' (known: reno, newreno, westwood+, vegas, veno"
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_bad_parameter_is_named_with_its_scheme() {
-        let err = CcSpec::new("vegas", vec![("alpha".into(), "-1".into())]).unwrap_err().to_string();
+        let err = CcSpec::new("vegas", vec![("alpha".into(), "-1".into())])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("vegas.alpha:"), "{err}");
-        let err = CcSpec::new("reno", vec![("alpha".into(), "1".into())]).unwrap_err().to_string();
+        let err = CcSpec::new("reno", vec![("alpha".into(), "1".into())])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("reno: unknown parameter 'alpha'"), "{err}");
     }
 }

@@ -2,9 +2,9 @@
 //! [`super::reno`]) with NewReno's exit rule (RFC 6582 §3.2 step 3). The partial-ACK logic itself
 //! is the NewReno recovery strategy, this scheme's default.
 
-use crate::component::{Component, Declaration};
 use super::reno::Reno;
 use super::{AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::component::{Component, Declaration};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -46,15 +46,27 @@ mod tests {
 
     #[test]
     fn newreno_grows_and_halves_exactly_as_reno() {
-        let mut a = Window { cwnd: 10 * MSS, ssthresh: 12 * MSS, mss: MSS };
+        let mut a = Window {
+            cwnd: 10 * MSS,
+            ssthresh: 12 * MSS,
+            mss: MSS,
+        };
         let mut b = a;
         for acked in [MSS, 2 * MSS, 300, MSS, MSS, MSS] {
-            let ev = AckEvent { acked, ..AckEvent::default() };
+            let ev = AckEvent {
+                acked,
+                ..AckEvent::default()
+            };
             NewReno.on_ack(&mut a, &ev);
             Reno.on_ack(&mut b, &ev);
         }
         assert_eq!(a, b);
-        let loss = CongestionEvent { now: 0, kind: Congestion::Loss, outstanding: 20 * MSS, in_recovery: false };
+        let loss = CongestionEvent {
+            now: 0,
+            kind: Congestion::Loss,
+            outstanding: 20 * MSS,
+            in_recovery: false,
+        };
         NewReno.on_congestion(&mut a, &loss);
         Reno.on_congestion(&mut b, &loss);
         assert_eq!((a, a.ssthresh), (b, 10 * MSS));
@@ -67,7 +79,11 @@ mod tests {
 
     #[test]
     fn leaving_recovery_with_little_in_flight_avoids_a_burst() {
-        let mut w = Window { cwnd: 30 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 30 * MSS,
+            ssthresh: 10 * MSS,
+            mss: MSS,
+        };
         NewReno.on_recovery_exit(&mut w, 2 * MSS);
         assert_eq!(w.cwnd, 3 * MSS);
         w.cwnd = 30 * MSS;

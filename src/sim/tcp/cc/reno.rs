@@ -3,8 +3,10 @@
 //! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
 //! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
 
+use super::{
+    standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
+};
 use crate::component::{Component, Declaration};
-use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
     decl: Declaration {
@@ -65,16 +67,28 @@ mod tests {
 
     #[test]
     fn slow_start_adds_at_most_one_mss_per_ack() {
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         Reno::grow(&mut w, 2 * MSS);
-        assert_eq!(w.cwnd, 11 * MSS, "a delayed ACK covering two segments still adds one MSS");
+        assert_eq!(
+            w.cwnd,
+            11 * MSS,
+            "a delayed ACK covering two segments still adds one MSS"
+        );
         Reno::grow(&mut w, 300);
         assert_eq!(w.cwnd, 11 * MSS + 300);
     }
 
     #[test]
     fn congestion_avoidance_adds_about_one_mss_per_window() {
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: 5 * MSS,
+            mss: MSS,
+        };
         for _ in 0..10 {
             Reno::grow(&mut w, MSS);
         }
@@ -84,7 +98,11 @@ mod tests {
 
     #[test]
     fn ssthresh_halves_the_flight_but_never_below_two_segments() {
-        let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         assert_eq!(Reno::halve(&w, 20 * MSS), 10 * MSS);
         assert_eq!(Reno::halve(&w, 3 * MSS), 2 * MSS);
     }
@@ -92,22 +110,42 @@ mod tests {
     #[test]
     fn leaving_recovery_deflates_to_ssthresh_whatever_is_in_flight() {
         // Unlike NewReno's burst guard, classic Reno sets cwnd = ssthresh even with little in flight.
-        let mut w = Window { cwnd: 30 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 30 * MSS,
+            ssthresh: 10 * MSS,
+            mss: MSS,
+        };
         Reno.on_recovery_exit(&mut w, 2 * MSS);
         assert_eq!(w.cwnd, 10 * MSS);
     }
 
     fn event(kind: Congestion, outstanding: u64) -> CongestionEvent {
-        CongestionEvent { now: 0, kind, outstanding, in_recovery: false }
+        CongestionEvent {
+            now: 0,
+            kind,
+            outstanding,
+            in_recovery: false,
+        }
     }
 
     #[test]
     fn a_loss_sets_cwnd_to_the_halved_flight_and_a_timeout_to_one_segment() {
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         Reno.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
-        Reno.on_congestion(&mut w, &event(Congestion::Timeout { first: false }, 4 * MSS));
-        assert_eq!((w.cwnd, w.ssthresh), (MSS, 10 * MSS), "a later back-off keeps ssthresh");
+        Reno.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: false }, 4 * MSS),
+        );
+        assert_eq!(
+            (w.cwnd, w.ssthresh),
+            (MSS, 10 * MSS),
+            "a later back-off keeps ssthresh"
+        );
         Reno.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 4 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 2 * MSS));
     }

@@ -55,8 +55,8 @@
 //! moves to where the new curve passes w/2 (eq. 11). Slow start ends when w comes within
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
 
-use crate::component::{Component, Declaration};
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use crate::component::{Component, Declaration};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::time::Nanos;
 
@@ -71,19 +71,86 @@ const Q: usize = 4;
 macro_rules! coeffs {
     ($m:literal, $a:literal, $b:literal, $c:literal, $mm:literal, $what:literal) => {
         [
-            ParamSpec::float(concat!("a_", $m), $a, -1e6, 1e6, concat!("A of ∂w/∂", $m, " = A + C·tanh(B(", $m, " + M)), ", $what, " (eq. 5)")),
-            ParamSpec::float(concat!("b_", $m), $b, -1e6, 1e6, concat!("B of ∂w/∂", $m, " (eq. 5)")),
-            ParamSpec::float(concat!("c_", $m), $c, -1e6, 1e6, concat!("C of ∂w/∂", $m, " (eq. 5)")),
-            ParamSpec::float(concat!("m_", $m), $mm, -1e6, 1e6, concat!("M of ∂w/∂", $m, " (eq. 5)")),
+            ParamSpec::float(
+                concat!("a_", $m),
+                $a,
+                -1e6,
+                1e6,
+                concat!(
+                    "A of ∂w/∂",
+                    $m,
+                    " = A + C·tanh(B(",
+                    $m,
+                    " + M)), ",
+                    $what,
+                    " (eq. 5)"
+                ),
+            ),
+            ParamSpec::float(
+                concat!("b_", $m),
+                $b,
+                -1e6,
+                1e6,
+                concat!("B of ∂w/∂", $m, " (eq. 5)"),
+            ),
+            ParamSpec::float(
+                concat!("c_", $m),
+                $c,
+                -1e6,
+                1e6,
+                concat!("C of ∂w/∂", $m, " (eq. 5)"),
+            ),
+            ParamSpec::float(
+                concat!("m_", $m),
+                $mm,
+                -1e6,
+                1e6,
+                concat!("M of ∂w/∂", $m, " (eq. 5)"),
+            ),
         ]
     };
 }
 
-const J_P: [ParamSpec; 4] = coeffs!("j", "0", "0", "0", "0", "j = RTT/RTT_min − 1 (off in the paper)");
-const X_P: [ParamSpec; 4] = coeffs!("x", "0", "0", "0", "0", "x = smoothed timeouts per ACK (off in the paper)");
-const F_P: [ParamSpec; 4] = coeffs!("f", "0", "0", "0", "0", "f = smoothed fast retransmits per ACK (off in the paper)");
-const E_P: [ParamSpec; 4] = coeffs!("e", "0", "0", "0", "0", "e = smoothed ECN-Echo ACKs per ACK (off in the paper)");
-const Q_P: [ParamSpec; 4] = coeffs!("q", "0", "0.5493", "0.0625", "0", "q = smoothed source quenches per ACK (§V: A 0, B 0.5493, C 0.0625, M 0)");
+const J_P: [ParamSpec; 4] = coeffs!(
+    "j",
+    "0",
+    "0",
+    "0",
+    "0",
+    "j = RTT/RTT_min − 1 (off in the paper)"
+);
+const X_P: [ParamSpec; 4] = coeffs!(
+    "x",
+    "0",
+    "0",
+    "0",
+    "0",
+    "x = smoothed timeouts per ACK (off in the paper)"
+);
+const F_P: [ParamSpec; 4] = coeffs!(
+    "f",
+    "0",
+    "0",
+    "0",
+    "0",
+    "f = smoothed fast retransmits per ACK (off in the paper)"
+);
+const E_P: [ParamSpec; 4] = coeffs!(
+    "e",
+    "0",
+    "0",
+    "0",
+    "0",
+    "e = smoothed ECN-Echo ACKs per ACK (off in the paper)"
+);
+const Q_P: [ParamSpec; 4] = coeffs!(
+    "q",
+    "0",
+    "0.5493",
+    "0.0625",
+    "0",
+    "q = smoothed source quenches per ACK (§V: A 0, B 0.5493, C 0.0625, M 0)"
+);
 
 crate::choices! {
     pub enum SlowStart { Smooth = "smooth", Off = "none" }
@@ -170,11 +237,36 @@ pub struct Config {
 impl From<Parameters> for Config {
     fn from(p: Parameters) -> Self {
         let metrics = [
-            Coeffs { a: p.a_j, b: p.b_j, c: p.c_j, m: p.m_j },
-            Coeffs { a: p.a_x, b: p.b_x, c: p.c_x, m: p.m_x },
-            Coeffs { a: p.a_f, b: p.b_f, c: p.c_f, m: p.m_f },
-            Coeffs { a: p.a_e, b: p.b_e, c: p.c_e, m: p.m_e },
-            Coeffs { a: p.a_q, b: p.b_q, c: p.c_q, m: p.m_q },
+            Coeffs {
+                a: p.a_j,
+                b: p.b_j,
+                c: p.c_j,
+                m: p.m_j,
+            },
+            Coeffs {
+                a: p.a_x,
+                b: p.b_x,
+                c: p.c_x,
+                m: p.m_x,
+            },
+            Coeffs {
+                a: p.a_f,
+                b: p.b_f,
+                c: p.c_f,
+                m: p.m_f,
+            },
+            Coeffs {
+                a: p.a_e,
+                b: p.b_e,
+                c: p.c_e,
+                m: p.m_e,
+            },
+            Coeffs {
+                a: p.a_q,
+                b: p.b_q,
+                c: p.c_q,
+                m: p.m_q,
+            },
         ];
         Self {
             metrics,
@@ -271,7 +363,10 @@ impl Curve {
     /// signal). F(∞) is proportional to A_a, so A'_a = A_a · F'(∞)/F(∞).
     pub fn refit(&self, w: f64) -> Curve {
         let wanted = self.integral_at(w);
-        Curve { a_a: self.a_a * wanted / self.integral_limit(), ..*self }
+        Curve {
+            a_a: self.a_a * wanted / self.integral_limit(),
+            ..*self
+        }
     }
 }
 
@@ -323,7 +418,12 @@ impl SmoothTcp {
             p: [0.0; 5],
             min_rtt: Nanos::MAX,
             in_slow_start: cfg.slow_start,
-            curve: Curve { a_a: cfg.a_a, b_a: cfg.b_a, m_a: cfg.m_a, t: cfg.t },
+            curve: Curve {
+                a_a: cfg.a_a,
+                b_a: cfg.b_a,
+                m_a: cfg.m_a,
+                t: cfg.t,
+            },
             a: 0.0,
             acks: 0,
             gate: 0,
@@ -385,7 +485,11 @@ impl SmoothTcp {
         let mut d = cfg.kappa;
         for k in [X, F, E, Q] {
             // event: the decay only (events stepped p when they came); net: the one net step.
-            let dp = if cfg.net_dq { cfg.alpha * (std::mem::take(&mut self.pending[k]) - self.p[k]) } else { -cfg.alpha * self.p[k] };
+            let dp = if cfg.net_dq {
+                cfg.alpha * (std::mem::take(&mut self.pending[k]) - self.p[k])
+            } else {
+                -cfg.alpha * self.p[k]
+            };
             if cfg.metrics[k].active() {
                 d -= cfg.metrics[k].slope(self.p[k]) * dp;
             }
@@ -411,7 +515,11 @@ impl SmoothTcp {
             self.pending[k] += 1.0;
             return 0.0;
         }
-        let d = if c.active() { -c.slope(self.p[k]) * alpha } else { 0.0 };
+        let d = if c.active() {
+            -c.slope(self.p[k]) * alpha
+        } else {
+            0.0
+        };
         self.p[k] += alpha;
         d
     }
@@ -425,7 +533,12 @@ impl SmoothTcp {
         self.a = self.curve.acks_at(half);
         self.w = Some(half);
         self.gate = outstanding;
-        self.refits.push(Refit { at_ack: self.acks, window: w, a_a: self.curve.a_a, limit: self.curve.limit() });
+        self.refits.push(Refit {
+            at_ack: self.acks,
+            window: w,
+            a_a: self.curve.a_a,
+            limit: self.curve.limit(),
+        });
     }
 
     fn slow_start_ack(&mut self) {
@@ -516,25 +629,62 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn paper() -> Curve {
-        Curve { a_a: 40.0, b_a: 0.003038, m_a: 0.0, t: 1.0 }
+        Curve {
+            a_a: 40.0,
+            b_a: 0.003038,
+            m_a: 0.0,
+            t: 1.0,
+        }
     }
 
     fn ack(s: &mut SmoothTcp, w: &mut Window) {
-        s.on_ack(w, &AckEvent { acked: MSS, ..AckEvent::default() });
+        s.on_ack(
+            w,
+            &AckEvent {
+                acked: MSS,
+                ..AckEvent::default()
+            },
+        );
     }
 
     fn quench(s: &mut SmoothTcp, w: &mut Window) {
-        s.on_congestion(w, &CongestionEvent { now: 0, kind: Congestion::Router(RouterSignal::default()), outstanding: w.cwnd, in_recovery: false });
+        s.on_congestion(
+            w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Router(RouterSignal::default()),
+                outstanding: w.cwnd,
+                in_recovery: false,
+            },
+        );
     }
 
     fn loss(s: &mut SmoothTcp, w: &mut Window) {
-        s.on_congestion(w, &CongestionEvent { now: 0, kind: Congestion::Loss, outstanding: w.cwnd, in_recovery: false });
+        s.on_congestion(
+            w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Loss,
+                outstanding: w.cwnd,
+                in_recovery: false,
+            },
+        );
     }
 
     fn ca(cfg: Config, w0: f64) -> (SmoothTcp, Window) {
-        let mut s = SmoothTcp::new(Config { slow_start: false, ..cfg });
+        let mut s = SmoothTcp::new(Config {
+            slow_start: false,
+            ..cfg
+        });
         s.w = Some(w0);
-        (s, Window { cwnd: (w0 * MSS as f64) as u64, ssthresh: 0, mss: MSS })
+        (
+            s,
+            Window {
+                cwnd: (w0 * MSS as f64) as u64,
+                ssthresh: 0,
+                mss: MSS,
+            },
+        )
     }
 
     #[test]
@@ -542,7 +692,11 @@ mod tests {
         let c = paper();
         // Eq. 9 with T = 1: √(2·(40/0.003038)·ln 2 + 1) − 1 + 1.
         let expected = (2.0 * 40.0 / 0.003038 * std::f64::consts::LN_2 + 1.0).sqrt();
-        assert!((c.limit() - expected).abs() < 1e-9 && (c.limit() - 135.11).abs() < 0.01, "{}", c.limit());
+        assert!(
+            (c.limit() - expected).abs() < 1e-9 && (c.limit() - 135.11).abs() < 0.01,
+            "{}",
+            c.limit()
+        );
         assert_eq!(c.window(0.0), 1.0);
         // Small a: F ≈ A·a, W ≈ √(1 + 80a): 9 after one ACK.
         assert!((c.window(1.0) - 9.0).abs() < 0.01, "{}", c.window(1.0));
@@ -557,7 +711,10 @@ mod tests {
                 let h = 1e-4;
                 let slope = (c.window(a + h) - c.window(a - h)) / (2.0 * h);
                 let law = 40.0 * (1.0 - (0.003038 * a).tanh()) / (c.window(a) + t.sqrt() - 1.0);
-                assert!((slope / law - 1.0).abs() < 1e-6, "t {t} a {a}: {slope} vs {law}");
+                assert!(
+                    (slope / law - 1.0).abs() < 1e-6,
+                    "t {t} a {a}: {slope} vs {law}"
+                );
             }
         }
     }
@@ -592,10 +749,20 @@ mod tests {
         let c = Curve { t: 0.0, ..paper() };
         for w in [2.0, 20.0, 100.0] {
             let (aa, b) = (c.a_a, c.b_a);
-            let eq11 = ((-b / (2.0 * aa) * (w - 1.0) * (w - 1.0) + std::f64::consts::LN_2).exp() - 1.0).ln() / (-2.0 * b);
-            assert!((c.acks_at(w) / eq11 - 1.0).abs() < 1e-6, "w {w}: {} vs {eq11}", c.acks_at(w));
+            let eq11 = ((-b / (2.0 * aa) * (w - 1.0) * (w - 1.0) + std::f64::consts::LN_2).exp()
+                - 1.0)
+                .ln()
+                / (-2.0 * b);
+            assert!(
+                (c.acks_at(w) / eq11 - 1.0).abs() < 1e-6,
+                "w {w}: {} vs {eq11}",
+                c.acks_at(w)
+            );
         }
-        let c = Curve { m_a: 25.0, ..paper() };
+        let c = Curve {
+            m_a: 25.0,
+            ..paper()
+        };
         for a in [0.5, 40.0, 900.0] {
             assert!((c.acks_at(c.window(a)) - a).abs() < 1e-6 * a.max(1.0));
         }
@@ -604,7 +771,11 @@ mod tests {
     #[test]
     fn slow_start_climbs_the_curve_refits_on_a_signal_and_ends_at_the_new_limit() {
         let mut s = SmoothTcp::new(Config::default());
-        let mut w = Window { cwnd: MSS, ssthresh: u64::MAX / 4, mss: MSS };
+        let mut w = Window {
+            cwnd: MSS,
+            ssthresh: u64::MAX / 4,
+            mss: MSS,
+        };
         ack(&mut s, &mut w);
         assert_eq!(w.cwnd, (paper().window(1.0) * MSS as f64).round() as u64);
         assert_eq!(w.cwnd, 8993, "W(1) = √(1 + 2F(1)) ≈ 9 packets");
@@ -614,10 +785,16 @@ mod tests {
         let at = s.w();
         assert!((at - paper().window(10.0)).abs() < 1e-9);
         quench(&mut s, &mut w);
-        assert!(s.refits.is_empty(), "a quench does not re-fit unless ss_signals = all");
+        assert!(
+            s.refits.is_empty(),
+            "a quench does not re-fit unless ss_signals = all"
+        );
         loss(&mut s, &mut w);
         assert_eq!(s.refits.len(), 1);
-        assert!((s.curve().limit() - at).abs() < 1e-9, "new limit = window at the signal");
+        assert!(
+            (s.curve().limit() - at).abs() < 1e-9,
+            "new limit = window at the signal"
+        );
         assert!((s.w() - at / 2.0).abs() < 1e-9, "the window halves");
         loss(&mut s, &mut w);
         assert_eq!(s.refits.len(), 1, "one re-fit per window of data");
@@ -632,7 +809,8 @@ mod tests {
     }
 
     #[test]
-    fn in_congestion_avoidance_an_ack_adds_kappa_over_w_and_a_quench_takes_slope_times_alpha_times_w() {
+    fn in_congestion_avoidance_an_ack_adds_kappa_over_w_and_a_quench_takes_slope_times_alpha_times_w(
+    ) {
         let (mut s, mut w) = ca(Config::default(), 5.0);
         ack(&mut s, &mut w);
         assert!((s.w() - (5.0 + 0.005 / 5.0)).abs() < 1e-12);
@@ -652,7 +830,13 @@ mod tests {
         // One quench per ACK for a while: the rate settles (dq sums to ~0) but eq. 3's ×w / ÷w
         // asymmetry leaves a net decrease that grows with w — the fairness argument of §III-B.
         let shrink = |w0: f64| {
-            let (mut s, mut w) = ca(Config { kappa: 0.0, ..Config::default() }, w0);
+            let (mut s, mut w) = ca(
+                Config {
+                    kappa: 0.0,
+                    ..Config::default()
+                },
+                w0,
+            );
             for _ in 0..200 {
                 quench(&mut s, &mut w);
                 ack(&mut s, &mut w);
@@ -668,7 +852,14 @@ mod tests {
     fn under_dq_net_a_steady_quench_rate_leaves_the_window_alone_once_the_rate_has_settled() {
         // §IV-A: a steady rate gives dq = 0, so dw = 0 (κ = 0 here); the event reading shrinks it.
         let run = |net_dq: bool| {
-            let (mut s, mut w) = ca(Config { kappa: 0.0, net_dq, ..Config::default() }, 12.0);
+            let (mut s, mut w) = ca(
+                Config {
+                    kappa: 0.0,
+                    net_dq,
+                    ..Config::default()
+                },
+                12.0,
+            );
             let mut settled = 0.0;
             for i in 0..400 {
                 quench(&mut s, &mut w);
@@ -680,15 +871,31 @@ mod tests {
             (settled, s.w())
         };
         let (settled, end) = run(true);
-        assert!(settled < 12.0, "the rising rate (0 → 1 per ACK) shrinks w while it rises: {settled}");
-        assert!((end - settled).abs() < 1e-9, "then nothing moves: {settled} → {end}");
+        assert!(
+            settled < 12.0,
+            "the rising rate (0 → 1 per ACK) shrinks w while it rises: {settled}"
+        );
+        assert!(
+            (end - settled).abs() < 1e-9,
+            "then nothing moves: {settled} → {end}"
+        );
         let (settled, end) = run(false);
-        assert!(end < settled - 0.5, "the event reading keeps shrinking: {settled} → {end}");
+        assert!(
+            end < settled - 0.5,
+            "the event reading keeps shrinking: {settled} → {end}"
+        );
     }
 
     #[test]
     fn under_dq_net_a_signal_moves_nothing_until_the_next_ack_and_then_steps_the_rate_once() {
-        let (mut s, mut w) = ca(Config { kappa: 0.0, net_dq: true, ..Config::default() }, 5.0);
+        let (mut s, mut w) = ca(
+            Config {
+                kappa: 0.0,
+                net_dq: true,
+                ..Config::default()
+            },
+            5.0,
+        );
         s.p[Q] = 0.5;
         quench(&mut s, &mut w);
         quench(&mut s, &mut w);
@@ -705,13 +912,28 @@ mod tests {
 
     #[test]
     fn under_ss_signals_fast_a_timeout_does_not_refit_the_slow_start_but_a_fast_retransmit_does() {
-        let mut s = SmoothTcp::new(Config { ss_on_timeouts: false, ..Config::default() });
-        let mut w = Window { cwnd: MSS, ssthresh: u64::MAX / 4, mss: MSS };
+        let mut s = SmoothTcp::new(Config {
+            ss_on_timeouts: false,
+            ..Config::default()
+        });
+        let mut w = Window {
+            cwnd: MSS,
+            ssthresh: u64::MAX / 4,
+            mss: MSS,
+        };
         for _ in 0..10 {
             ack(&mut s, &mut w);
         }
         let (at, outstanding) = (s.w(), w.cwnd);
-        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Timeout { first: true }, outstanding, in_recovery: false });
+        s.on_congestion(
+            &mut w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Timeout { first: true },
+                outstanding,
+                in_recovery: false,
+            },
+        );
         assert!(s.refits.is_empty() && s.w() == at);
         loss(&mut s, &mut w);
         assert_eq!(s.refits.len(), 1);
@@ -722,10 +944,21 @@ mod tests {
         let (mut s, mut w) = ca(Config::default(), 8.0);
         s.p[Q] = 1.0;
         w.cwnd = 14 * MSS; // inflated by the recovery strategy
-        s.on_congestion(&mut w, &CongestionEvent { now: 0, kind: Congestion::Router(RouterSignal::default()), outstanding: 8 * MSS, in_recovery: true });
+        s.on_congestion(
+            &mut w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Router(RouterSignal::default()),
+                outstanding: 8 * MSS,
+                in_recovery: true,
+            },
+        );
         let dw = s.w() - 8.0;
         assert!(dw < 0.0);
-        assert_eq!(w.cwnd, (14 * MSS as i64 + (dw * MSS as f64).round() as i64) as u64);
+        assert_eq!(
+            w.cwnd,
+            (14 * MSS as i64 + (dw * MSS as f64).round() as i64) as u64
+        );
         s.on_recovery_exit(&mut w, 0);
         assert_eq!(w.cwnd, (s.w() * MSS as f64).round() as u64);
     }
@@ -734,7 +967,15 @@ mod tests {
     fn losses_leave_the_window_alone_when_x_and_f_are_off() {
         let (mut s, mut w) = ca(Config::default(), 6.0);
         for kind in [Congestion::Loss, Congestion::Timeout { first: true }] {
-            s.on_congestion(&mut w, &CongestionEvent { now: 0, kind, outstanding: 6 * MSS, in_recovery: false });
+            s.on_congestion(
+                &mut w,
+                &CongestionEvent {
+                    now: 0,
+                    kind,
+                    outstanding: 6 * MSS,
+                    in_recovery: false,
+                },
+            );
             assert_eq!((s.w(), w.cwnd), (6.0, 6 * MSS));
         }
     }
@@ -742,22 +983,60 @@ mod tests {
     #[test]
     fn every_metric_is_wired_to_its_signal() {
         // A_k = 1 on one metric at a time: its signal costs D = −α (×w); the others do nothing.
-        for (k, kind) in [(X, Congestion::Timeout { first: true }), (F, Congestion::Loss), (E, Congestion::Ecn), (Q, Congestion::Router(RouterSignal::default()))] {
-            let mut cfg = Config { kappa: 0.0, ..Config::default() };
+        for (k, kind) in [
+            (X, Congestion::Timeout { first: true }),
+            (F, Congestion::Loss),
+            (E, Congestion::Ecn),
+            (Q, Congestion::Router(RouterSignal::default())),
+        ] {
+            let mut cfg = Config {
+                kappa: 0.0,
+                ..Config::default()
+            };
             cfg.metrics = [Coeffs::default(); 5];
             cfg.metrics[k].a = 1.0;
             let (mut s, mut w) = ca(cfg, 4.0);
-            s.on_congestion(&mut w, &CongestionEvent { now: 0, kind, outstanding: 4 * MSS, in_recovery: false });
-            assert!((s.w() - 4.0 * (1.0 - 0.125)).abs() < 1e-12, "{}: {}", METRICS[k], s.w());
+            s.on_congestion(
+                &mut w,
+                &CongestionEvent {
+                    now: 0,
+                    kind,
+                    outstanding: 4 * MSS,
+                    in_recovery: false,
+                },
+            );
+            assert!(
+                (s.w() - 4.0 * (1.0 - 0.125)).abs() < 1e-12,
+                "{}: {}",
+                METRICS[k],
+                s.w()
+            );
         }
         // j: an RTT rising from 100 to 150 ms is j 0 → 0.5, D = −A_j·0.5.
-        let mut cfg = Config { kappa: 0.0, ..Config::default() };
+        let mut cfg = Config {
+            kappa: 0.0,
+            ..Config::default()
+        };
         cfg.metrics = [Coeffs::default(); 5];
         cfg.metrics[J].a = 0.1;
         let (mut s, mut w) = ca(cfg, 4.0);
-        s.on_ack(&mut w, &AckEvent { acked: MSS, newest_rtt: Some(100_000_000), ..AckEvent::default() });
+        s.on_ack(
+            &mut w,
+            &AckEvent {
+                acked: MSS,
+                newest_rtt: Some(100_000_000),
+                ..AckEvent::default()
+            },
+        );
         assert_eq!(s.w(), 4.0);
-        s.on_ack(&mut w, &AckEvent { acked: MSS, newest_rtt: Some(150_000_000), ..AckEvent::default() });
+        s.on_ack(
+            &mut w,
+            &AckEvent {
+                acked: MSS,
+                newest_rtt: Some(150_000_000),
+                ..AckEvent::default()
+            },
+        );
         assert!((s.w() - 4.0 * (1.0 - 0.05)).abs() < 1e-12, "{}", s.w());
     }
 }

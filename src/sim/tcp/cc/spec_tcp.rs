@@ -34,9 +34,12 @@
 //! - Each detected loss event (a fast retransmit, every timer expiry) is one prediction.
 //! - Default recovery: classic Reno (RFC 5681 §3.2), the paper's ns-2 baseline TCP-Reno.
 
-use crate::component::{Component, Declaration};
 use super::reno::Reno;
-use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window};
+use super::{
+    standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
+    Connection, Window,
+};
+use crate::component::{Component, Declaration};
 use crate::discriminator::bernoulli::Bernoulli;
 use crate::discriminator::LossClass;
 use crate::rng::{self, Stream};
@@ -129,7 +132,16 @@ impl SpecTcp {
     /// Legacy until [`CongestionOps::on_established`] reports the negotiation (a sender that is
     /// never connected has no ECN).
     pub fn new(p: f64, always: bool) -> Self {
-        Self { p, always, mode: Mode::select(false, always), predictor: Bernoulli::new(p, Stream::new(0, rng::Component::Predictor(0))), reduced: true, kept: None, backoff_on_corruption: true, stats: SpecStats::default() }
+        Self {
+            p,
+            always,
+            mode: Mode::select(false, always),
+            predictor: Bernoulli::new(p, Stream::new(0, rng::Component::Predictor(0))),
+            reduced: true,
+            kept: None,
+            backoff_on_corruption: true,
+            stats: SpecStats::default(),
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -140,7 +152,10 @@ impl SpecTcp {
 impl CongestionOps for SpecTcp {
     fn on_established(&mut self, c: &Connection) {
         self.mode = Mode::select(c.ecn, self.always);
-        self.predictor = Bernoulli::new(self.p, Stream::new(c.seed, rng::Component::Predictor(c.flow)));
+        self.predictor = Bernoulli::new(
+            self.p,
+            Stream::new(c.seed, rng::Component::Predictor(c.flow)),
+        );
     }
 
     fn last_loss_reduced(&self) -> bool {
@@ -203,22 +218,38 @@ mod tests {
 
     fn connected(p: f64, ecn: bool) -> SpecTcp {
         let mut s = SpecTcp::new(p, false);
-        s.on_established(&Connection { flow: 0, seed: 1, ecn });
+        s.on_established(&Connection {
+            flow: 0,
+            seed: 1,
+            ecn,
+        });
         s
     }
 
     fn event(kind: Congestion, outstanding: u64) -> CongestionEvent {
-        CongestionEvent { now: 0, kind, outstanding, in_recovery: false }
+        CongestionEvent {
+            now: 0,
+            kind,
+            outstanding,
+            in_recovery: false,
+        }
     }
 
     #[test]
     fn a_loss_or_a_timeout_predicted_corruption_keeps_cwnd_and_ssthresh() {
         let mut s = connected(1.0, true);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 30 * MSS,
+            mss: MSS,
+        };
         s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (20 * MSS, 30 * MSS));
         assert!(!s.last_loss_reduced());
-        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
+        s.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: true }, 20 * MSS),
+        );
         assert_eq!((w.cwnd, w.ssthresh), (20 * MSS, 30 * MSS));
         assert_eq!(s.stats.predicted_corruption, 2);
     }
@@ -226,22 +257,45 @@ mod tests {
     #[test]
     fn under_timeout_backoff_congestion_only_a_timeout_judged_congestion_backs_the_timer_off() {
         let mut s = connected(1.0, true);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
-        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
-        assert!(s.timer_backs_off(), "default: RFC 6298 §5.5 back-off for every timeout");
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 30 * MSS,
+            mss: MSS,
+        };
+        s.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: true }, 20 * MSS),
+        );
+        assert!(
+            s.timer_backs_off(),
+            "default: RFC 6298 §5.5 back-off for every timeout"
+        );
         s.backoff_on_corruption = false;
-        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
+        s.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: true }, 20 * MSS),
+        );
         assert!(!s.timer_backs_off());
         let mut c = connected(0.0, true);
         c.backoff_on_corruption = false;
-        c.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 20 * MSS));
-        assert!(c.timer_backs_off(), "a timeout judged congestion still backs off");
+        c.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: true }, 20 * MSS),
+        );
+        assert!(
+            c.timer_backs_off(),
+            "a timeout judged congestion still backs off"
+        );
     }
 
     #[test]
     fn a_recovery_judged_corruption_ends_at_the_window_it_started_with_not_at_ssthresh() {
         let mut s = connected(1.0, true);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 8 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 8 * MSS,
+            mss: MSS,
+        };
         s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         w.cwnd += 5 * MSS; // the recovery's inflation
         s.on_recovery_exit(&mut w, 20 * MSS);
@@ -251,24 +305,39 @@ mod tests {
     #[test]
     fn ecn_echo_halves_the_flight_as_fast_recovery_does_even_inside_a_corruption_recovery() {
         let mut s = connected(1.0, true);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 30 * MSS,
+            mss: MSS,
+        };
         s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         s.on_congestion(&mut w, &event(Congestion::Ecn, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
         w.cwnd += 3 * MSS;
         s.on_recovery_exit(&mut w, 12 * MSS);
-        assert_eq!(w.cwnd, 10 * MSS, "the halving is not undone when the recovery ends");
+        assert_eq!(
+            w.cwnd,
+            10 * MSS,
+            "the halving is not undone when the recovery ends"
+        );
         assert_eq!(s.stats.ecn_reductions, 1);
     }
 
     #[test]
     fn with_p_zero_every_loss_is_congestion_and_answered_as_reno() {
         let mut s = connected(0.0, true);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 30 * MSS,
+            mss: MSS,
+        };
         s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
         assert!(s.last_loss_reduced());
-        s.on_congestion(&mut w, &event(Congestion::Timeout { first: true }, 10 * MSS));
+        s.on_congestion(
+            &mut w,
+            &event(Congestion::Timeout { first: true }, 10 * MSS),
+        );
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 5 * MSS));
         assert_eq!(s.stats.predicted_congestion, 2);
     }
@@ -280,9 +349,17 @@ mod tests {
         assert_eq!(Mode::select(false, true), Mode::Speculative);
         let mut legacy = connected(1.0, false);
         assert_eq!(legacy.mode(), Mode::Legacy);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 30 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 30 * MSS,
+            mss: MSS,
+        };
         legacy.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
-        assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS), "legacy Reno halves");
+        assert_eq!(
+            (w.cwnd, w.ssthresh),
+            (10 * MSS, 10 * MSS),
+            "legacy Reno halves"
+        );
         assert_eq!(legacy.stats, SpecStats::default(), "and predicts nothing");
     }
 }
@@ -295,7 +372,10 @@ mod on_the_lossy_link {
     use crate::sim::{build, config::Scenario};
 
     pub(super) fn run(sets: &[String]) -> Engine {
-        let path = format!("{}/examples/spectcp/lossy-link.toml", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/examples/spectcp/lossy-link.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut e = build(&Scenario::from_file(path.as_ref(), sets).unwrap()).unwrap();
         e.run();
         e
@@ -312,52 +392,112 @@ mod on_the_lossy_link {
     fn min_cwnd(e: &Engine, from: f64, to: f64) -> u64 {
         let w = &e.trace.window;
         let sec = 1e9;
-        (0..w.time.len()).filter(|&i| (w.time[i] as f64) >= from * sec && (w.time[i] as f64) < to * sec).map(|i| w.cwnd[i] / 1000).min().unwrap()
+        (0..w.time.len())
+            .filter(|&i| (w.time[i] as f64) >= from * sec && (w.time[i] as f64) < to * sec)
+            .map(|i| w.cwnd[i] / 1000)
+            .min()
+            .unwrap()
     }
 
     /// Fig. 4's shape: three packets lost on the link around 57 s (no bit errors otherwise).
     fn burst(cc: &str) -> Engine {
-        run(&[format!("tcp.cc=\"{cc}\""), "topology.bottleneck.error={ kind = \"none\" }".into(), "topology.bottleneck.losses=[\"57s\", \"57.13s\", \"57.26s\"]".into(), "simulation.duration=\"80s\"".into()])
+        run(&[
+            format!("tcp.cc=\"{cc}\""),
+            "topology.bottleneck.error={ kind = \"none\" }".into(),
+            "topology.bottleneck.losses=[\"57s\", \"57.13s\", \"57.26s\"]".into(),
+            "simulation.duration=\"80s\"".into(),
+        ])
     }
 
     #[test]
     fn corruption_leaves_spectcps_window_where_reno_with_ecn_restarts_from_one_segment() {
         let reno = burst("reno");
         let spec = burst("spectcp");
-        assert_eq!(reno.flows[0].sender.stats.timeouts, 1, "three losses in one window: classic Reno times out");
-        assert_eq!(min_cwnd(&reno, 57.0, 70.0), 1, "and slow-starts from one segment");
-        assert_eq!(spec.network.channels[0].stats.drops, [0, 0, 0, 3], "only the three scheduled losses");
+        assert_eq!(
+            reno.flows[0].sender.stats.timeouts, 1,
+            "three losses in one window: classic Reno times out"
+        );
+        assert_eq!(
+            min_cwnd(&reno, 57.0, 70.0),
+            1,
+            "and slow-starts from one segment"
+        );
+        assert_eq!(
+            spec.network.channels[0].stats.drops,
+            [0, 0, 0, 3],
+            "only the three scheduled losses"
+        );
         let before = min_cwnd(&spec, 50.0, 57.0);
-        assert!(min_cwnd(&spec, 57.0, 70.0) >= before, "SpecTCP keeps its window through the losses ({before} before)");
+        assert!(
+            min_cwnd(&spec, 57.0, 70.0) >= before,
+            "SpecTCP keeps its window through the losses ({before} before)"
+        );
         let s = spectcp(&spec);
         let st = spec.flows[0].sender.stats;
-        assert_eq!(s.stats.predicted_corruption, st.timeouts + st.fast_recoveries, "p = 1: every loss event predicted corruption");
+        assert_eq!(
+            s.stats.predicted_corruption,
+            st.timeouts + st.fast_recoveries,
+            "p = 1: every loss event predicted corruption"
+        );
         assert_eq!(s.stats.ecn_reductions, st.ecn_reductions);
     }
 
     #[test]
     fn the_manager_runs_legacy_reno_unchanged_where_the_receiver_refuses_ecn() {
         let refuse = "tcp.receiver_ecn=false".to_string();
-        let spec = run(&["tcp.cc=\"spectcp\"".into(), refuse.clone(), "topology.bottleneck.error.ber=1e-5".into(), "simulation.duration=\"100s\"".into()]);
-        let reno = run(&["tcp.cc=\"reno\"".into(), refuse, "topology.bottleneck.error.ber=1e-5".into(), "simulation.duration=\"100s\"".into()]);
+        let spec = run(&[
+            "tcp.cc=\"spectcp\"".into(),
+            refuse.clone(),
+            "topology.bottleneck.error.ber=1e-5".into(),
+            "simulation.duration=\"100s\"".into(),
+        ]);
+        let reno = run(&[
+            "tcp.cc=\"reno\"".into(),
+            refuse,
+            "topology.bottleneck.error.ber=1e-5".into(),
+            "simulation.duration=\"100s\"".into(),
+        ]);
         assert_eq!(spectcp(&spec).mode(), super::Mode::Legacy);
         assert_eq!(spec.event_hash, reno.event_hash, "bit-identical to Reno");
-        assert_eq!(spec.network.channels[0].stats.marks, 0, "no ECT packets, no marks");
-        assert!(spec.flows[0].sender.stats.timeouts + spec.flows[0].sender.stats.fast_recoveries > 0, "losses happened");
-        let negotiated = run(&["tcp.cc=\"spectcp\"".into(), "topology.bottleneck.error.ber=1e-5".into(), "simulation.duration=\"100s\"".into()]);
+        assert_eq!(
+            spec.network.channels[0].stats.marks, 0,
+            "no ECT packets, no marks"
+        );
+        assert!(
+            spec.flows[0].sender.stats.timeouts + spec.flows[0].sender.stats.fast_recoveries > 0,
+            "losses happened"
+        );
+        let negotiated = run(&[
+            "tcp.cc=\"spectcp\"".into(),
+            "topology.bottleneck.error.ber=1e-5".into(),
+            "simulation.duration=\"100s\"".into(),
+        ]);
         assert_eq!(spectcp(&negotiated).mode(), super::Mode::Speculative);
         assert!(spectcp(&negotiated).stats.predicted_corruption > 0);
-        let always = run(&["tcp.cc={ name = \"spectcp\", manager = \"always\" }".into(), "tcp.receiver_ecn=false".into(), "simulation.duration=\"20s\"".into()]);
+        let always = run(&[
+            "tcp.cc={ name = \"spectcp\", manager = \"always\" }".into(),
+            "tcp.receiver_ecn=false".into(),
+            "simulation.duration=\"20s\"".into(),
+        ]);
         assert_eq!(spectcp(&always).mode(), super::Mode::Speculative);
     }
 
     /// Same seed, same run; the Bernoulli draws (p < 1) come from the flow's own stream.
     #[test]
     fn an_intermediate_p_predicts_both_classes_and_repeats_bit_for_bit() {
-        let sets = || vec!["tcp.cc={ name = \"spectcp\", p = 0.5 }".to_string(), "topology.bottleneck.error.ber=2e-5".into(), "simulation.duration=\"200s\"".into()];
+        let sets = || {
+            vec![
+                "tcp.cc={ name = \"spectcp\", p = 0.5 }".to_string(),
+                "topology.bottleneck.error.ber=2e-5".into(),
+                "simulation.duration=\"200s\"".into(),
+            ]
+        };
         let (a, b) = (run(&sets()), run(&sets()));
         assert_eq!(a.event_hash, b.event_hash);
         let s = spectcp(&a).stats;
-        assert!(s.predicted_corruption > 0 && s.predicted_congestion > 0, "{s:?}");
+        assert!(
+            s.predicted_corruption > 0 && s.predicted_congestion > 0,
+            "{s:?}"
+        );
     }
 }

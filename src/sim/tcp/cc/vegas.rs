@@ -25,10 +25,12 @@
 //! - The loss response halves FlightSize (RFC 5681, as `reno`), not cwnd (Linux
 //!   `tcp_reno_ssthresh`); the recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
-use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{
+    standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
+};
+use crate::component::{Component, Declaration};
 use crate::time::Nanos;
 
 pub const COMPONENT: Component<CongestionControl> = Component {
@@ -40,7 +42,11 @@ pub const COMPONENT: Component<CongestionControl> = Component {
         params: PARAMS,
         defaults: &[("recovery", "newreno")],
     },
-    build: |p| Ok(CongestionControl::Vegas(Box::new(Vegas::new(Config::from_params(p)?)))),
+    build: |p| {
+        Ok(CongestionControl::Vegas(Box::new(Vegas::new(
+            Config::from_params(p)?,
+        ))))
+    },
 };
 
 crate::choices! {
@@ -82,7 +88,14 @@ pub struct Vegas {
 
 impl Vegas {
     pub fn new(cfg: Config) -> Self {
-        Self { cfg, enabled: true, base_rtt: Nanos::MAX, min_rtt: Nanos::MAX, samples: 0, last_diff: None }
+        Self {
+            cfg,
+            enabled: true,
+            base_rtt: Nanos::MAX,
+            min_rtt: Nanos::MAX,
+            samples: 0,
+            last_diff: None,
+        }
     }
 
     pub fn base_rtt(&self) -> Option<Nanos> {
@@ -106,7 +119,11 @@ impl Vegas {
         let (rtt, base) = (self.min_rtt as u128, self.base_rtt as u128);
         let cwnd = (w.cwnd / w.mss) as u128;
         let target = (cwnd * base / rtt) as u64;
-        let diff = if self.cfg.diff == Diff::Paper { cwnd as u64 - target } else { (cwnd * (rtt - base) / base) as u64 };
+        let diff = if self.cfg.diff == Diff::Paper {
+            cwnd as u64 - target
+        } else {
+            (cwnd * (rtt - base) / base) as u64
+        };
         self.last_diff = Some(diff);
         if diff > self.cfg.gamma && w.in_slow_start() {
             // Going too fast: match the actual rate (+1 for the truncation) and leave slow start.
@@ -186,14 +203,23 @@ mod tests {
     /// One round of `n` ACKs of one segment each, every one with RTT `rtt`; the last ends it.
     fn round(v: &mut Vegas, w: &mut Window, rtt: Nanos, n: u32) {
         for i in 0..n {
-            let ev = AckEvent { acked: MSS, newest_rtt: Some(rtt), round_ended: i + 1 == n, ..AckEvent::default() };
+            let ev = AckEvent {
+                acked: MSS,
+                newest_rtt: Some(rtt),
+                round_ended: i + 1 == n,
+                ..AckEvent::default()
+            };
             v.on_ack_event(w, &ev);
             v.on_ack(w, &ev);
         }
     }
 
     fn in_avoidance(cwnd: u64) -> Window {
-        Window { cwnd: cwnd * MSS, ssthresh: cwnd * MSS, mss: MSS }
+        Window {
+            cwnd: cwnd * MSS,
+            ssthresh: cwnd * MSS,
+            mss: MSS,
+        }
     }
 
     #[test]
@@ -217,25 +243,42 @@ mod tests {
         assert_eq!((w.cwnd, v.last_diff()), (21 * MSS, Some(3)));
         // rtt 130 ms: diff = 21·30/100 = 6 > β = 4 → −1, ssthresh follows.
         round(&mut v, &mut w, 130 * MS, 5);
-        assert_eq!((w.cwnd, w.ssthresh, v.last_diff()), (20 * MSS, 20 * MSS, Some(6)));
+        assert_eq!(
+            (w.cwnd, w.ssthresh, v.last_diff()),
+            (20 * MSS, 20 * MSS, Some(6))
+        );
     }
 
     #[test]
     fn slow_start_ends_at_the_actual_rate_once_more_than_gamma_segments_queue() {
         let mut v = Vegas::new(Config::default());
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX / 4, mss: MSS };
+        let mut w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX / 4,
+            mss: MSS,
+        };
         round(&mut v, &mut w, 100 * MS, 4);
-        assert_eq!(w.cwnd, 14 * MSS, "slow start: +1 segment per ACK, the round's end included");
+        assert_eq!(
+            w.cwnd,
+            14 * MSS,
+            "slow start: +1 segment per ACK, the round's end included"
+        );
         // Three more slow-start ACKs (17), then the round ends at rtt 150 ms: diff = 17·50/100 =
         // 8 > γ, target = 17·100/150 = 11 → cwnd = 12 segments, ssthresh = 12.
         round(&mut v, &mut w, 150 * MS, 4);
-        assert_eq!((w.cwnd, w.ssthresh, v.last_diff()), (12 * MSS, 12 * MSS, Some(8)));
+        assert_eq!(
+            (w.cwnd, w.ssthresh, v.last_diff()),
+            (12 * MSS, 12 * MSS, Some(8))
+        );
         assert!(!w.in_slow_start());
     }
 
     #[test]
     fn the_papers_diff_is_normalised_by_the_rtt_instead_of_base_rtt() {
-        let mut v = Vegas::new(Config { diff: Diff::Paper, ..Config::default() });
+        let mut v = Vegas::new(Config {
+            diff: Diff::Paper,
+            ..Config::default()
+        });
         let mut w = in_avoidance(20);
         round(&mut v, &mut w, 100 * MS, 5);
         // cwnd 21, rtt 130 ms: 21 − ⌊21·100/130⌋ = 21 − 16 = 5 > β (Linux: 6).
@@ -258,7 +301,9 @@ mod tests {
     #[test]
     fn alpha_above_beta_is_rejected_naming_both() {
         let given = vec![("alpha".to_string(), "5".to_string())];
-        let err = crate::sim::tcp::cc::CcSpec::new("vegas", given).unwrap_err().to_string();
+        let err = crate::sim::tcp::cc::CcSpec::new("vegas", given)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "vegas: alpha (5) must not exceed beta (4)");
     }
 }
@@ -270,7 +315,10 @@ mod on_the_dumbbell {
     use crate::time::SEC;
 
     pub(crate) fn dumbbell(cc: &str, extra: &[&str]) -> SimResult {
-        let path = format!("{}/examples/scenarios/dumbbell-n10-droptail.toml", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/examples/scenarios/dumbbell-n10-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let mut sets: Vec<String> = vec![format!("tcp.cc={cc}"), "tcp.timestamps=true".into()];
         sets.extend(extra.iter().map(|s| s.to_string()));
         run(&Scenario::from_file(path.as_ref(), &sets).unwrap()).unwrap()
@@ -296,7 +344,10 @@ mod on_the_dumbbell {
 
     fn mean_queue(r: &SimResult) -> f64 {
         let q = &r.trace.queue;
-        let v: Vec<f64> = (0..q.time.len()).filter(|&i| q.channel[i] as usize == r.bottleneck && q.time[i] >= 20 * SEC).map(|i| q.packets[i] as f64).collect();
+        let v: Vec<f64> = (0..q.time.len())
+            .filter(|&i| q.channel[i] as usize == r.bottleneck && q.time[i] >= 20 * SEC)
+            .map(|i| q.packets[i] as f64)
+            .collect();
         v.iter().sum::<f64>() / v.len() as f64
     }
 
@@ -306,21 +357,45 @@ mod on_the_dumbbell {
         let default = dumbbell("vegas", &[big]);
         let tight = dumbbell("{ name = \"vegas\", alpha = 1, beta = 1 }", &[big]);
         // 60.6 vs 77.2 packets: the late flows' BaseRTT error (see the test below) keeps most of the queue.
-        assert!(mean_queue(&tight) < 0.9 * mean_queue(&default), "{} vs {}", mean_queue(&tight), mean_queue(&default));
-        let path = format!("{}/examples/scenarios/dumbbell-n10-droptail.toml", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            mean_queue(&tight) < 0.9 * mean_queue(&default),
+            "{} vs {}",
+            mean_queue(&tight),
+            mean_queue(&default)
+        );
+        let path = format!(
+            "{}/examples/scenarios/dumbbell-n10-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
         // Refused as the scenario is read, blamed on the --set that wrote it.
-        let err = Scenario::from_file(path.as_ref(), &["tcp.cc={ name = \"vegas\", alfa = 1 }".into()]).err().unwrap().to_string();
-        assert!(err.starts_with("--set tcp.cc={ name = \"vegas\", alfa = 1 }: vegas: unknown parameter 'alfa'"), "{err}");
+        let err = Scenario::from_file(
+            path.as_ref(),
+            &["tcp.cc={ name = \"vegas\", alfa = 1 }".into()],
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.starts_with(
+                "--set tcp.cc={ name = \"vegas\", alfa = 1 }: vegas: unknown parameter 'alfa'"
+            ),
+            "{err}"
+        );
     }
 
     /// Measured from the traces in steady state (20 s to the end): each flow's window and RTT
     /// samples, the bottleneck's queue samples.
     #[test]
-    fn vegas_flows_each_keep_alpha_to_beta_segments_queued_by_their_own_base_rtt_and_lose_nothing() {
+    fn vegas_flows_each_keep_alpha_to_beta_segments_queued_by_their_own_base_rtt_and_lose_nothing()
+    {
         let r = dumbbell("vegas", &["topology.bottleneck.queue.limit=\"1000p\""]);
         let (from, to) = (20 * SEC, r.duration);
         let b = &r.channels[r.bottleneck];
-        assert_eq!(b.drops_overflow + b.drops_aqm, 0, "a 1000-packet buffer never fills under Vegas");
+        assert_eq!(
+            b.drops_overflow + b.drops_aqm,
+            0,
+            "a 1000-packet buffer never fills under Vegas"
+        );
         assert!(r.flows.iter().all(|f| f.retransmissions() == 0));
         let mean_queue = mean_queue(&r);
         // The path's propagation RTT: the smallest sample any flow saw.
@@ -328,11 +403,23 @@ mod on_the_dumbbell {
         let (mut sum_queued, mut report) = (0.0, String::new());
         for f in &r.flows {
             let w = &r.trace.window;
-            let cwnd = time_average((0..w.time.len()).filter(|&i| w.flow[i] == f.flow).map(|i| (w.time[i], w.cwnd[i] as f64 / 1448.0)), from, to);
+            let cwnd = time_average(
+                (0..w.time.len())
+                    .filter(|&i| w.flow[i] == f.flow)
+                    .map(|i| (w.time[i], w.cwnd[i] as f64 / 1448.0)),
+                from,
+                to,
+            );
             let rt = &r.trace.rtt;
-            let mine: Vec<usize> = (0..rt.time.len()).filter(|&i| rt.flow[i] == f.flow).collect();
+            let mine: Vec<usize> = (0..rt.time.len())
+                .filter(|&i| rt.flow[i] == f.flow)
+                .collect();
             let base = mine.iter().map(|&i| rt.sample[i]).min().unwrap() as f64;
-            let steady: Vec<f64> = mine.iter().filter(|&&i| rt.time[i] >= from).map(|&i| rt.sample[i] as f64).collect();
+            let steady: Vec<f64> = mine
+                .iter()
+                .filter(|&&i| rt.time[i] >= from)
+                .map(|&i| rt.sample[i] as f64)
+                .collect();
             let rtt = steady.iter().sum::<f64>() / steady.len() as f64;
             // What Vegas aims at: cwnd·(1 − BaseRTT/RTT) segments of its own in the queue.
             let own_estimate = cwnd * (1.0 - base / rtt);
@@ -345,6 +432,9 @@ mod on_the_dumbbell {
         }
         println!("{report}mean queue {mean_queue:.1} packets, windows say {sum_queued:.1}");
         // The queue trace and the windows tell the same story.
-        assert!((mean_queue - sum_queued).abs() < 0.1 * mean_queue, "queue {mean_queue:.1} vs windows {sum_queued:.1}");
+        assert!(
+            (mean_queue - sum_queued).abs() < 0.1 * mean_queue,
+            "queue {mean_queue:.1} vs windows {sum_queued:.1}"
+        );
     }
 }

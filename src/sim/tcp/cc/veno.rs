@@ -20,10 +20,12 @@
 //!   bytes to one cwnd and adds a segment on every second such count.
 //! - Recovery exit is NewReno's (RFC 6582 §3.2 step 3).
 
-use crate::component::{Component, Declaration};
 use super::new_reno::NewReno;
 use super::reno::Reno;
-use super::{standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{
+    standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
+};
+use crate::component::{Component, Declaration};
 use crate::time::Nanos;
 
 crate::params! {
@@ -65,7 +67,18 @@ pub struct Veno {
 
 impl Veno {
     pub fn new(beta: u64) -> Self {
-        Self { beta2: beta << 1, enabled: true, base_rtt: Nanos::MAX, min_rtt: Nanos::MAX, samples: 0, diff2: 0, counted: 0, inc: true, random_losses: 0, congestive_losses: 0 }
+        Self {
+            beta2: beta << 1,
+            enabled: true,
+            base_rtt: Nanos::MAX,
+            min_rtt: Nanos::MAX,
+            samples: 0,
+            diff2: 0,
+            counted: 0,
+            inc: true,
+            random_losses: 0,
+            congestive_losses: 0,
+        }
     }
 
     /// The backlog estimate N in segments.
@@ -154,25 +167,45 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(v: &mut Veno, w: &mut Window, rtt: Nanos) {
-        let ev = AckEvent { acked: MSS, newest_rtt: Some(rtt), ..AckEvent::default() };
+        let ev = AckEvent {
+            acked: MSS,
+            newest_rtt: Some(rtt),
+            ..AckEvent::default()
+        };
         v.on_ack_event(w, &ev);
         v.on_ack(w, &ev);
     }
 
     fn loss(v: &mut Veno, w: &mut Window) {
-        v.on_congestion(w, &CongestionEvent { now: 0, kind: Congestion::Loss, outstanding: w.cwnd, in_recovery: false });
+        v.on_congestion(
+            w,
+            &CongestionEvent {
+                now: 0,
+                kind: Congestion::Loss,
+                outstanding: w.cwnd,
+                in_recovery: false,
+            },
+        );
     }
 
     #[test]
     fn a_loss_with_a_small_backlog_keeps_four_fifths_of_the_window() {
         let mut v = Veno::new(3);
-        let mut w = Window { cwnd: 40 * MSS, ssthresh: 40 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 40 * MSS,
+            ssthresh: 40 * MSS,
+            mss: MSS,
+        };
         for _ in 0..3 {
             ack(&mut v, &mut w, 100 * MS);
         }
         // rtt 104 ms, cwnd 40: target = 40·100/104 = 38.46 → N = 80 − 76 = 4 half-segments = 2 < 3.
         ack(&mut v, &mut w, 104 * MS);
-        assert!(v.non_congestive() && (v.backlog() - 2.0).abs() < 1e-9, "{}", v.backlog());
+        assert!(
+            v.non_congestive() && (v.backlog() - 2.0).abs() < 1e-9,
+            "{}",
+            v.backlog()
+        );
         let cwnd = w.cwnd / MSS;
         loss(&mut v, &mut w);
         assert_eq!(w.ssthresh, cwnd * 4 / 5 * MSS);
@@ -181,7 +214,11 @@ mod tests {
     #[test]
     fn a_loss_with_a_large_backlog_halves_the_window() {
         let mut v = Veno::new(3);
-        let mut w = Window { cwnd: 40 * MSS, ssthresh: 40 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 40 * MSS,
+            ssthresh: 40 * MSS,
+            mss: MSS,
+        };
         for _ in 0..3 {
             ack(&mut v, &mut w, 100 * MS);
         }
@@ -200,7 +237,11 @@ mod tests {
     #[test]
     fn with_one_sample_per_ack_veno_judges_from_the_third_sample_of_the_connection() {
         let mut v = Veno::new(3);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 10 * MSS,
+            mss: MSS,
+        };
         ack(&mut v, &mut w, 100 * MS);
         ack(&mut v, &mut w, 200 * MS);
         assert_eq!(v.backlog(), 0.0, "two samples: Reno, no estimate yet");
@@ -212,7 +253,11 @@ mod tests {
     #[test]
     fn in_the_congestive_state_the_window_grows_every_other_rtt() {
         let mut v = Veno::new(3);
-        let mut w = Window { cwnd: 20 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let mut w = Window {
+            cwnd: 20 * MSS,
+            ssthresh: 10 * MSS,
+            mss: MSS,
+        };
         for _ in 0..3 {
             ack(&mut v, &mut w, 100 * MS);
         }
@@ -236,8 +281,16 @@ mod on_a_lossy_link {
     use crate::sim::{build, config::Scenario};
 
     fn run(cc: &str, per: f64, seed: u64) -> (f64, Engine) {
-        let path = format!("{}/examples/scenarios/dumbbell-n1-droptail.toml", env!("CARGO_MANIFEST_DIR"));
-        let sets = vec![format!("tcp.cc={cc}"), "tcp.timestamps=true".into(), format!("simulation.seed={seed}"), format!("topology.bottleneck.error={{ kind = \"bernoulli\", per = {per} }}")];
+        let path = format!(
+            "{}/examples/scenarios/dumbbell-n1-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let sets = vec![
+            format!("tcp.cc={cc}"),
+            "tcp.timestamps=true".into(),
+            format!("simulation.seed={seed}"),
+            format!("topology.bottleneck.error={{ kind = \"bernoulli\", per = {per} }}"),
+        ];
         let mut e = build(&Scenario::from_file(path.as_ref(), &sets).unwrap()).unwrap();
         e.run();
         let bytes = e.flows[0].receiver.stats.bytes_delivered as f64;
@@ -250,16 +303,29 @@ mod on_a_lossy_link {
     /// 250 congestion events judged random.
     #[test]
     fn on_a_shared_droptail_queue_nearly_every_loss_is_judged_congestive() {
-        let path = format!("{}/examples/scenarios/dumbbell-n10-droptail.toml", env!("CARGO_MANIFEST_DIR"));
-        let sets = vec!["tcp.cc=veno".to_string(), "tcp.sack=true".into(), "tcp.timestamps=true".into(), "tcp.header=\"54B\"".into()];
+        let path = format!(
+            "{}/examples/scenarios/dumbbell-n10-droptail.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let sets = vec![
+            "tcp.cc=veno".to_string(),
+            "tcp.sack=true".into(),
+            "tcp.timestamps=true".into(),
+            "tcp.header=\"54B\"".into(),
+        ];
         let mut e = build(&Scenario::from_file(path.as_ref(), &sets).unwrap()).unwrap();
         e.run();
         let (mut random, mut congestive) = (0, 0);
         for f in &e.flows {
-            let CongestionControl::Veno(v) = f.sender.congestion_control() else { panic!("veno") };
+            let CongestionControl::Veno(v) = f.sender.congestion_control() else {
+                panic!("veno")
+            };
             (random, congestive) = (random + v.random_losses, congestive + v.congestive_losses);
         }
-        assert!(congestive > 100 && random * 20 < congestive, "random {random}, congestive {congestive}");
+        assert!(
+            congestive > 100 && random * 20 < congestive,
+            "random {random}, congestive {congestive}"
+        );
     }
 
     /// The rule's prediction: AIMD growing one segment per RTT and keeping a fraction b of the
@@ -276,14 +342,27 @@ mod on_a_lossy_link {
             for seed in 1..=3 {
                 let (reno, _) = run("newreno", per, seed);
                 let (veno, e) = run("veno", per, seed);
-                let CongestionControl::Veno(v) = e.flows[0].sender.congestion_control() else { panic!("veno") };
-                let judged_random = v.random_losses as f64 / (v.random_losses + v.congestive_losses) as f64;
-                assert!(judged_random > 0.95, "per {per} seed {seed}: only {judged_random:.2} of losses judged random");
-                assert!(veno / reno > 1.2, "per {per} seed {seed}: veno/newreno {:.3}", veno / reno);
+                let CongestionControl::Veno(v) = e.flows[0].sender.congestion_control() else {
+                    panic!("veno")
+                };
+                let judged_random =
+                    v.random_losses as f64 / (v.random_losses + v.congestive_losses) as f64;
+                assert!(
+                    judged_random > 0.95,
+                    "per {per} seed {seed}: only {judged_random:.2} of losses judged random"
+                );
+                assert!(
+                    veno / reno > 1.2,
+                    "per {per} seed {seed}: veno/newreno {:.3}",
+                    veno / reno
+                );
                 ratios.push(veno / reno);
             }
             let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
-            assert!((mean / predicted - 1.0).abs() < 0.25, "per {per}: mean veno/newreno {mean:.3}, predicted {predicted:.3}");
+            assert!(
+                (mean / predicted - 1.0).abs() < 0.25,
+                "per {per}: mean veno/newreno {mean:.3}, predicted {predicted:.3}"
+            );
         }
     }
 }

@@ -6,9 +6,12 @@
 //! of fast recovery, cwnd = ssthresh = ER when recovery completes, ssthresh = ER on a timeout.
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
-use crate::component::{Component, Declaration};
 use super::reno::Reno;
-use super::{standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
+use super::{
+    standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
+    Window,
+};
+use crate::component::{Component, Declaration};
 use crate::time::{Nanos, MS, SEC};
 
 pub const COMPONENT: Component<CongestionControl> = Component {
@@ -47,7 +50,17 @@ pub struct Westwood {
 
 impl Default for Westwood {
     fn default() -> Self {
-        Self { bw_ns_est: 0.0, bw_est: 0.0, win_start: 0, bk: 0, accounted: 0, rtt: INIT_RTT, rtt_min: INIT_RTT, reset_rtt_min: true, first_ack: true }
+        Self {
+            bw_ns_est: 0.0,
+            bw_est: 0.0,
+            win_start: 0,
+            bk: 0,
+            accounted: 0,
+            rtt: INIT_RTT,
+            rtt_min: INIT_RTT,
+            reset_rtt_min: true,
+            first_ack: true,
+        }
     }
 }
 
@@ -98,7 +111,11 @@ impl Westwood {
             return;
         }
         self.rtt = rtt;
-        self.rtt_min = if std::mem::take(&mut self.reset_rtt_min) { rtt } else { self.rtt_min.min(rtt) };
+        self.rtt_min = if std::mem::take(&mut self.reset_rtt_min) {
+            rtt
+        } else {
+            self.rtt_min.min(rtt)
+        };
     }
 
     /// `westwood_acked_count`: a duplicate ACK counts one MSS now; the cumulative ACK that ends
@@ -169,12 +186,21 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(now: Nanos, acked: u64) -> AckEvent {
-        AckEvent { now, acked, dupack: acked == 0, ..AckEvent::default() }
+        AckEvent {
+            now,
+            acked,
+            dupack: acked == 0,
+            ..AckEvent::default()
+        }
     }
 
     #[test]
     fn the_first_bandwidth_sample_fills_both_filter_stages_and_later_ones_are_smoothed() {
-        let w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let w = Window {
+            cwnd: 10 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         let mut ww = Westwood::default();
         ww.on_rtt_sample(100 * MS);
         ww.on_ack_event(&w, &ack(0, MSS)); // opens the window at t = 0
@@ -191,7 +217,6 @@ mod tests {
         assert!((ww.bw_est - (7.0 * first + ns) / 8.0).abs() < 1e-15);
     }
 
-
     #[test]
     fn duplicate_acks_are_credited_one_mss_and_taken_back_from_the_cumulative_ack() {
         let mut ww = Westwood::default();
@@ -206,10 +231,23 @@ mod tests {
 
     #[test]
     fn a_timeout_sets_ssthresh_to_bandwidth_times_min_rtt_in_whole_segments() {
-        let mut ww = Westwood { bw_est: 1.25e-3, rtt_min: 40 * MS, ..Westwood::default() }; // 10 Mb/s
-        let w = Window { cwnd: 80 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut ww = Westwood {
+            bw_est: 1.25e-3,
+            rtt_min: 40 * MS,
+            ..Westwood::default()
+        }; // 10 Mb/s
+        let w = Window {
+            cwnd: 80 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
         // 1.25e-3 B/ns · 40 ms = 50 000 B = 50 segments.
-        let event = |kind| CongestionEvent { now: 0, kind, outstanding: 80 * MSS, in_recovery: false };
+        let event = |kind| CongestionEvent {
+            now: 0,
+            kind,
+            outstanding: 80 * MSS,
+            in_recovery: false,
+        };
         let mut after = w;
         ww.on_congestion(&mut after, &event(Congestion::Timeout { first: true }));
         assert_eq!((after.ssthresh, after.cwnd), (50 * MSS, MSS));

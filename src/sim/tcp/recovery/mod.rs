@@ -19,9 +19,9 @@ pub mod reno;
 pub mod sack;
 
 use super::cc::Window;
+use super::scoreboard::Scoreboard;
 use super::TcpOptions;
 use crate::sim::component::Family;
-use super::scoreboard::Scoreboard;
 use crate::sim::packet::Packet;
 use crate::sim::trace::RetxCause;
 
@@ -35,7 +35,11 @@ pub enum RecoveryKind {
 
 /// Every strategy, as `tcp.recovery` names it (each declared in its own file, with the TCP
 /// option it needs checked at build).
-pub static FAMILY: Family<RecoveryKind, TcpOptions> = Family { key: "recovery", noun: "loss recovery", members: &[reno::COMPONENT, new_reno::COMPONENT, sack::COMPONENT] };
+pub static FAMILY: Family<RecoveryKind, TcpOptions> = Family {
+    key: "recovery",
+    noun: "loss recovery",
+    members: &[reno::COMPONENT, new_reno::COMPONENT, sack::COMPONENT],
+};
 
 impl RecoveryKind {
     /// The registered name.
@@ -49,7 +53,9 @@ impl RecoveryKind {
 
     /// The strategy registered as `name` (a congestion control's default names one).
     pub fn named(name: &str) -> Option<Self> {
-        [Self::Reno, Self::NewReno, Self::Sack].into_iter().find(|k| k.name() == name)
+        [Self::Reno, Self::NewReno, Self::Sack]
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 
     pub fn build(self) -> Recovery {
@@ -105,7 +111,10 @@ pub enum Next {
     Stop,
     /// Send the segment at `seq`; `cause` for a retransmission (None: new data, or for go-back-N
     /// the cause is Fast unless given).
-    Send { seq: u64, cause: Option<RetxCause> },
+    Send {
+        seq: u64,
+        cause: Option<RetxCause>,
+    },
 }
 
 /// What a timeout response changed, for an undo (RFC 4015 §3.2: restore the window and resume

@@ -58,7 +58,9 @@ impl LossRecovery for NewReno {
     }
 
     fn on_partial_resent(&mut self, f: &mut Flight, _len: u32) {
-        f.snd_nxt = f.snd_nxt.max(f.snd_una + f.board.front().map_or(0, |s| s.len as u64));
+        f.snd_nxt = f
+            .snd_nxt
+            .max(f.snd_una + f.board.front().map_or(0, |s| s.len as u64));
     }
 
     fn on_timeout(&mut self, f: &mut Flight) {

@@ -6,9 +6,9 @@
 
 use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
 use crate::sim::component::{Component, Declaration};
-use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
+use crate::sim::tcp::TcpOptions;
 use crate::sim::trace::RetxCause;
 
 /// `tcp.recovery = "reno"`.
@@ -55,7 +55,10 @@ pub(super) fn next_in_order(f: &Flight, w: &Window) -> Next {
         return Next::Stop;
     }
     let seq = f.snd_nxt;
-    Next::Send { seq, cause: (seq < f.snd_max).then_some(RetxCause::Timeout) }
+    Next::Send {
+        seq,
+        cause: (seq < f.snd_max).then_some(RetxCause::Timeout),
+    }
 }
 
 pub(super) fn advance(f: &mut Flight, len: u32) -> bool {

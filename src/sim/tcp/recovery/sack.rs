@@ -4,9 +4,9 @@
 
 use super::{Episode, Flight, LossRecovery, Next, RecoveryKind, TimeoutUndo};
 use crate::sim::component::{Component, Declaration};
-use crate::sim::tcp::TcpOptions;
 use crate::sim::packet::Packet;
 use crate::sim::tcp::cc::Window;
+use crate::sim::tcp::TcpOptions;
 use crate::sim::trace::RetxCause;
 
 /// `tcp.recovery = "sack"`.
@@ -110,14 +110,24 @@ impl LossRecovery for Sack {
             return Next::Stop;
         }
         if let Some(seq) = f.board.first_lost() {
-            let cause = if ep.in_recovery { RetxCause::Fast } else { RetxCause::Timeout };
-            return Next::Send { seq, cause: Some(cause) };
+            let cause = if ep.in_recovery {
+                RetxCause::Fast
+            } else {
+                RetxCause::Timeout
+            };
+            return Next::Send {
+                seq,
+                cause: Some(cause),
+            };
         }
         let len = f.mss.min(f.app_bytes.saturating_sub(f.snd_max));
         if len == 0 || f.snd_max + len > f.snd_una + f.rwnd {
             return Next::Stop;
         }
-        Next::Send { seq: f.snd_max, cause: None }
+        Next::Send {
+            seq: f.snd_max,
+            cause: None,
+        }
     }
 
     fn on_sent(&mut self, f: &mut Flight, seq: u64, len: u32, retransmission: bool) -> bool {
