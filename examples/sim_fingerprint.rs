@@ -203,7 +203,7 @@ fn main() {
             .unwrap()
             .to_string_lossy()
             .to_string();
-        for v in vs.iter().cloned() {
+        for v in vs.iter() {
             let overrides: Vec<String> = v.iter().map(|s| s.to_string()).collect();
             let label = format!("{name} [{}]", v.join(" "));
             let r = match Scenario::from_file(path.as_ref(), &overrides).and_then(|s| run(&s)) {

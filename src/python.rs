@@ -34,6 +34,9 @@ fn build_all(specs: &[Spec]) -> PyResult<Vec<rtt::Estimator>> {
         .collect()
 }
 
+/// Two `uint64` nanosecond columns (times, RTTs).
+type NanosColumns<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
+
 /// Read an RTT series file → (times_ns, rtts_ns) as uint64 arrays.
 #[pyfunction]
 #[pyo3(signature = (path, unit=None))]
@@ -41,7 +44,7 @@ fn read_series<'py>(
     py: Python<'py>,
     path: &str,
     unit: Option<&str>,
-) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+) -> PyResult<NanosColumns<'py>> {
     let unit = unit
         .map(|u| {
             series::Unit::parse(u).ok_or_else(|| {
@@ -739,6 +742,7 @@ impl CaptureSummary {
     }
 
     /// The dict `analyze_capture` returns (samples empty); the summary is used up.
+    #[allow(clippy::wrong_self_convention)] // Python's name; `&mut self` because it is consumed
     fn to_dict<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let a = self
             .analysis
@@ -1440,7 +1444,7 @@ impl Testbed {
 
     /// Each flow's plan as (start ns, stop ns or None, bytes or None for bulk, group, cc name).
     #[getter]
-    fn plans(&self) -> Vec<(u64, Option<u64>, Option<u64>, u32, String)> {
+    fn plans(&self) -> Vec<FlowPlanRow> {
         self.emu()
             .plans
             .iter()
@@ -1895,3 +1899,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LiveEstimator>()?;
     Ok(())
 }
+
+/// A flow's plan as Python sees it: (start ns, stop ns, bytes or None for bulk, group, cc name).
+type FlowPlanRow = (u64, Option<u64>, Option<u64>, u32, String);

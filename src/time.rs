@@ -48,7 +48,7 @@ pub const DURATION_UNITS: [(&str, Nanos); 8] = [
 /// `n` nanoseconds in the largest of s, ms, us, ns that states it exactly (`20ms`, `1500ms`).
 pub fn exact_duration(n: Nanos) -> String {
     for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if n != 0 && n % scale == 0 {
+        if n != 0 && n.is_multiple_of(scale) {
             return format!("{}{unit}", n / scale);
         }
     }

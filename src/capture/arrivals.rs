@@ -47,12 +47,15 @@ fn addr(a: &[u8; 16], v6: bool) -> IpAddr {
 }
 
 /// Every direction of every TCP connection in the capture that carried payload.
+/// (source address, source port, destination address, destination port, from the initiator).
+type DirectionKey = ([u8; 16], u16, [u8; 16], u16, bool);
+
 pub fn from_file(path: &Path) -> Result<Vec<Direction>, CaptureError> {
     let mut file = std::fs::File::open(path).map_err(|source| CaptureError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut dirs: BTreeMap<([u8; 16], u16, [u8; 16], u16, bool), Raw> = BTreeMap::new();
+    let mut dirs: BTreeMap<DirectionKey, Raw> = BTreeMap::new();
     let mut start: Option<i64> = None;
     read_stream(&mut file, path, |f| {
         let Ok(s): Result<TcpSegment, _> = decode(f.linktype, f.data) else {

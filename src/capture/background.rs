@@ -83,6 +83,8 @@ pub trait SampleWriter: Send + 'static {
 /// A [`SampleWriter`] run here or on a writer thread of its own: the same output either way.
 /// Written batches come back ([`SampleSink::spare`]) for the caller to fill again
 /// ([`super::Stream::recycle`]) instead of allocating every batch afresh.
+// One sink per capture, moved once: boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum SampleSink<W: SampleWriter> {
     Here(W, Option<Samples>),
     Thread(Background<(Samples, Option<Arc<str>>)>, Receiver<Samples>),

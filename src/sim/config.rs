@@ -881,7 +881,9 @@ fn merge_group_tcp(root: &mut toml::Table) {
                     ) = (own.get_mut(k), v)
                     {
                         for (ik, iv) in base_inner {
-                            if !inner.contains_key(ik) && !(k == "rto" && refuses(inner, ik, iv)) {
+                            let own_wins =
+                                inner.contains_key(ik) || (k == "rto" && refuses(inner, ik, iv));
+                            if !own_wins {
                                 inner.insert(ik.clone(), iv.clone());
                             }
                         }

@@ -173,8 +173,7 @@ fn frto_sack_without_sack_is_refused_with_the_key_and_unknown_detectors_are_name
         .starts_with("tcp.spurious_detection: \"frto-sack\" needs sack = true"));
     // An unknown name is refused as the scenario is read, a missing prerequisite when it is built.
     let unknown = Scenario::from_toml(&text(&detect("dsack")), &[])
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(
         unknown.starts_with("tcp.spurious_detection: 'dsack' is not off, eifel, frto or frto-sack"),
@@ -269,8 +268,7 @@ fn the_rfc4015_response_answers_the_same_detections_and_unknown_responses_are_re
     assert_eq!(rfc.bytes_delivered, 2_000_000);
     let text = "[simulation]\nduration = \"1s\"\n[topology.bottleneck]\nbandwidth = \"10Mbps\"\ndelay = \"20ms\"\n[topology.access]\nbandwidth = \"100Mbps\"\ndelay = \"1ms\"\n[tcp]\nspurious_response = \"bsd\"\n[[flows]]\nstart = \"0s\"\n";
     let err = Scenario::from_toml(text, &[])
-        .err()
-        .expect("refused as it is read")
+        .expect_err("refused as it is read")
         .to_string();
     assert!(
         err.starts_with("tcp.spurious_response: 'bsd' is not linux, rfc4015 or rate-halving"),

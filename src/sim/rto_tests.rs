@@ -208,8 +208,7 @@ fn eifel_without_timestamps_is_refused_with_the_key() {
         "{err}"
     );
     let err = Scenario::from_toml(&one_flow("spurious_detection = \"ludwig\"", ""), &[])
-        .err()
-        .expect("refused as it is read")
+        .expect_err("refused as it is read")
         .to_string();
     assert!(
         err.starts_with("tcp.spurious_detection: 'ludwig' is not off, eifel, frto or frto-sack"),
@@ -278,8 +277,7 @@ fn a_sample_clock_counts_every_sample_in_whole_ticks_and_never_zero() {
     let (q, e) = (t.sample[0] as i64, exact.trace.rtt.sample[0] as i64);
     assert!((q - e).abs() < 4_000_000, "{q} vs {e}");
     let err = Scenario::from_toml(&one_flow("sample_clock = \"soon\"", ""), &[])
-        .err()
-        .expect("refused as it is read")
+        .expect_err("refused as it is read")
         .to_string();
     assert!(
         err.starts_with("tcp.sample_clock: cannot read 'soon'"),

@@ -161,7 +161,7 @@ pub fn exact_bandwidth(bps: u64) -> String {
         ("Mbps", 1_000_000),
         ("kbps", 1_000),
     ] {
-        if bps != 0 && bps % scale == 0 {
+        if bps != 0 && bps.is_multiple_of(scale) {
             return format!("{}{unit}", bps / scale);
         }
     }

@@ -198,12 +198,12 @@ impl Realtime {
                 let out: Vec<Vec<u8>> = self.stacks[port][i]
                     .poll(now, &mut self.stack_trace)
                     .collect();
-                self.from_stack(port, out, now);
+                self.inject_from_stack(port, out, now);
             }
         }
     }
 
-    fn from_stack(&mut self, port: usize, out: Vec<Vec<u8>>, now: Nanos) {
+    fn inject_from_stack(&mut self, port: usize, out: Vec<Vec<u8>>, now: Nanos) {
         for bytes in out {
             if let Some(p) = self.pcaps.get_mut(port).and_then(Option::as_mut) {
                 let _ = p.record(self.epoch_origin + now, &bytes);
@@ -354,7 +354,7 @@ impl Realtime {
                         .lateness
                         .push(t.saturating_sub(due).min(u32::MAX as u64) as u32);
                 }
-                self.from_stack(port, answer, t);
+                self.inject_from_stack(port, answer, t);
                 continue;
             }
             let Some(fd) = self.tuns[port].as_ref().map(|t| t.as_raw_fd()) else {

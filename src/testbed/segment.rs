@@ -119,7 +119,7 @@ fn decode_options(mut b: &[u8]) -> Result<Options, DecodeError> {
             (2, 4) => o.mss = Some(u16::from_be_bytes([v[0], v[1]])),
             (3, 3) => o.wscale = Some(v[0]),
             (4, 2) => o.sack_permitted = true,
-            (5, _) if (len - 2) % 8 == 0 => {
+            (5, _) if (len - 2).is_multiple_of(8) => {
                 o.sack = v
                     .chunks_exact(8)
                     .map(|c| (be32(c), be32(&c[4..])))

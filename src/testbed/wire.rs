@@ -149,6 +149,7 @@ pub fn source_quench(router: u32, offending: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::too_many_arguments)] // a test packet's header fields, each named at the call
 pub(crate) fn tcp_packet(
     src: u32,
     dst: u32,

@@ -665,7 +665,7 @@ mod tests {
         assert!(c.hystart_found());
         assert_eq!(w.ssthresh, w.cwnd);
         assert!(
-            round >= 2 + CSS_ROUNDS - 1 && round <= 2 + CSS_ROUNDS,
+            (2 + CSS_ROUNDS - 1..=2 + CSS_ROUNDS).contains(&round),
             "left in round {round}"
         );
     }
