@@ -1,7 +1,7 @@
 # The README's Quick start and .ci/run use these targets; nothing here is needed by hand otherwise.
 PYTHON ?= python3
 
-.PHONY: install test test-deps demo bench bench-deps bench-capture
+.PHONY: install lint test test-deps demo bench bench-deps bench-capture
 
 # Editable install of the package (builds the Rust extension in release mode) with the test
 # extras and ns-3 (the simulator's peer).
@@ -17,8 +17,17 @@ test-deps:
 	@command -v clang >/dev/null 2>&1 && test -e /usr/include/bpf/bpf_helpers.h || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang llvm libbpf-dev >/dev/null; } || echo "make: could not install clang/libbpf-dev; the rttlab live tests will be skipped"
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: could not install chromium; the report test will be skipped"
 
-# The whole suite: Rust unit tests, then pytest (CLI, API, real data from ../shared).
-test: install test-deps
+# Gates, not taste: formatting and lints of both languages (rustfmt.toml, [tool.ruff] in
+# pyproject.toml). The bindings are linted too (feature `python`). Fails on the first finding.
+PY_SOURCES = python tests benchmarks scripts examples
+lint:
+	cargo fmt --check
+	cargo clippy --quiet --all-targets --features python -- -D warnings
+	$(PYTHON) -m ruff format --check $(PY_SOURCES)
+	$(PYTHON) -m ruff check $(PY_SOURCES)
+
+# The whole suite: the gates, Rust unit tests, then pytest (CLI, API, real data from ../shared).
+test: install test-deps lint
 	cargo test --quiet
 	$(PYTHON) -m pytest
 

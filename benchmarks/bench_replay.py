@@ -21,7 +21,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from reference import fixed_share as ref_fixed_share  # noqa: E402
 from reference import rfc6298 as ref_rfc6298  # noqa: E402
-
 from rttlab import _core  # noqa: E402
 
 
@@ -64,9 +63,9 @@ def main() -> None:
 
     cpu = next(
         (
-            l.split(":", 1)[1].strip()
-            for l in Path("/proc/cpuinfo").read_text().splitlines()
-            if l.startswith("model name")
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
         ),
         platform.processor(),
     )

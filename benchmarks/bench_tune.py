@@ -14,9 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from rttlab.trace.tune_search import Dim, Settings, Trace, load_trace
-from rttlab.trace.tune_search import replay_points
+from rttlab.trace.tune_search import Dim, Settings, Trace, load_trace, replay_points
 
 
 def numpy_peer(

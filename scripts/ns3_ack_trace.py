@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 import rttlab
 from rttlab.peers.ns3 import dumbbell as ns3
 from rttlab.peers.ns3.ack_trace import VARIANTS

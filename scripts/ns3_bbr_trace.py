@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 import rttlab
 from rttlab.peers.ns3 import dumbbell as d3
 from rttlab.peers.ns3 import import_ns

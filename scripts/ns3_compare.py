@@ -73,9 +73,12 @@ def main() -> None:
     ]
     if args.json:
         keys = ["goodput_bps", "jain", "min_flow_bps", "max_flow_bps", "drops", "marks", "cpu_s"]
-        pick = lambda i: {
-            k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)
-        }  # noqa: E731
+
+        def pick(i: int) -> dict[str, float]:
+            return {
+                k: float(row[i]) * (1e6 if k.endswith("bps") else 1) for k, row in zip(keys, rows)
+            }
+
         doc_out = {
             "scenario": str(args.scenario),
             "overrides": args.overrides,

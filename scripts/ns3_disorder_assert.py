@@ -83,9 +83,9 @@ def main() -> None:
     )
     a = ap.parse_args()
 
+    from rttlab.experiments.reproduce import Reproduction
     from rttlab.papers.nunes_experts import manet
     from rttlab.peers.ns3 import rtt as ns3_rtt
-    from rttlab.experiments.reproduce import Reproduction
 
     install = ns3_rtt.install
 

@@ -11,8 +11,8 @@ import argparse
 import json
 import time
 
-from rttlab.papers.nunes_experts.manet import ManetScenario
 from rttlab.experiments.reproduce import Reproduction
+from rttlab.papers.nunes_experts.manet import ManetScenario
 
 
 def main() -> None:

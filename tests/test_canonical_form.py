@@ -8,7 +8,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab import _core
 from rttlab.sim import versions
@@ -180,7 +179,6 @@ def test_a_store_written_under_form_1_resumes_under_form_2_with_nothing_to_run_a
     # under another sweep's name; then the reproduction's own sweep under form 2: nothing runs,
     # its memberships point at the stored (form-1) runs, and its comparison reads them.
     from distributed import Client, LocalCluster
-
     from rttlab.experiments.reproduce import Reproduction
     from rttlab.experiments.store import Store
     from rttlab.experiments.sweep import as_stored, execute

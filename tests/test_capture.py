@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import rttlab
 from rttlab import _core
 from rttlab.trace.capture import CaptureReader, read_capture
@@ -47,7 +46,7 @@ def tcp_frame(
         opts = bytes([1, 1, 8, 10]) + struct.pack(">II", *ts)
     if sack:
         opts += bytes([1, 1, 5, 2 + 8 * len(sack)]) + b"".join(
-            struct.pack(">II", l, r) for l, r in sack
+            struct.pack(">II", lo, hi) for lo, hi in sack
         )
     tcp = (
         struct.pack(
@@ -438,7 +437,8 @@ def test_seq_samples_match_tshark_on_every_real_capture(shared, capsys):
 
 # ---- an independent reference for the seq matcher, on random loss-free transfers ----
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 @st.composite

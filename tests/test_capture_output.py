@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import rttlab
 from rttlab.trace.capture import read_capture
-from test_capture import T0, ACK, SYN, bulk, pcap, run, tcp_frame, transfer, varied
+from test_capture import ACK, SYN, T0, bulk, pcap, run, tcp_frame, transfer, varied
 
 
 def flows_json_by_python(captures: list[Path]) -> str:

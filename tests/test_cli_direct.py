@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from rttlab.cli import capture, direct
 from rttlab.cli import evaluate as evaluate_cli
 from rttlab.cli.app import load_command

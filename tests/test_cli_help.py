@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from rttlab.cli.app import COMMANDS, load_command
 
 ROOT = Path(__file__).resolve().parent.parent

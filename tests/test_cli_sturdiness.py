@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 import rttlab
 from test_capture import bulk, pcap
 

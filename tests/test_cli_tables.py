@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from rttlab import units
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
@@ -154,9 +153,8 @@ class _Reproduction:
 def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(
     columns, monkeypatch, capsys
 ):
-    from rich.console import Console
-
     import rttlab.cli.common as common
+    from rich.console import Console
     from rttlab.cli import reproduce
 
     monkeypatch.setenv("COLUMNS", str(columns))
@@ -193,9 +191,8 @@ def test_reproduce_prints_each_point_label_and_number_whole_with_its_unit(
 
 def test_a_results_summary_shows_each_metric_in_its_own_unit(monkeypatch, capsys):
     import pandas as pd
-    from rich.console import Console
-
     import rttlab.cli.common as common
+    from rich.console import Console
     from rttlab.cli.results import show
 
     monkeypatch.setenv("COLUMNS", "120")

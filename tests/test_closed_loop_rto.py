@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rttlab
 from rttlab.experiments.reproduce import Reproduction
 

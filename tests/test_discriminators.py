@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab.trace.discriminators import NAMES, classify, classify_capture
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab import _core, units
 

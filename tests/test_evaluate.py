@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 import rttlab
 from rttlab.estimators import spec
 from rttlab.trace.evaluate import FLOOR_PARAMS, NO_FLOOR, pareto_front

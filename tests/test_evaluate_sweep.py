@@ -12,7 +12,6 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-
 import rttlab
 from rttlab.estimators import Spec
 from rttlab.experiments.stats import t_interval
@@ -166,7 +165,6 @@ def test_an_evaluate_sweep_stores_the_scores_rttlab_evaluate_gives_and_summarise
 
 def test_a_file_that_cannot_be_read_is_a_failed_run_not_a_failed_sweep(tmp_path):
     from distributed import Client
-
     from rttlab.experiments.store import Store
     from rttlab.experiments.sweep import execute
 

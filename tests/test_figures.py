@@ -7,13 +7,12 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-
 from rttlab import _core
 from rttlab.trace.labels import axis_label, numeric, sig, sort_key, with_unit
 from rttlab.trace.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
@@ -210,7 +209,6 @@ def test_lines_break_over_a_silence_instead_of_bridging_it():
 
 def test_the_front_figure_marks_the_estimators_no_other_beats_on_both_axes():
     import matplotlib.pyplot as plt
-
     from rttlab.trace.evaluate import pareto_front
 
     rows = [
@@ -270,7 +268,6 @@ def test_a_reproductions_figure_names_two_ratios_with_one_numerator_apart_and_it
     monkeypatch,
 ):
     import matplotlib.pyplot as plt
-
     from rttlab.experiments import reproduce
 
     captured = {}
@@ -311,7 +308,6 @@ def test_simulate_plot_gives_flows_of_two_congestion_controls_their_controls_col
     tmp_path, monkeypatch
 ):
     import matplotlib.pyplot as plt
-
     import rttlab
 
     scenario = (

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import rttlab
 
 ROOT = Path(__file__).resolve().parent.parent

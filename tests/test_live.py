@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from rttlab import _core
 from rttlab.live import events as ev
 from rttlab.live.session import Session

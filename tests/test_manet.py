@@ -15,11 +15,10 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-
 from rttlab import ScenarioError
-from rttlab.papers.nunes_experts.manet import ManetScenario, flows_of
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.experiments.sweep import Sweep
+from rttlab.papers.nunes_experts.manet import ManetScenario, flows_of
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]
 

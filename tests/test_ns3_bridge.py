@@ -16,7 +16,6 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
 import rttlab
 from rttlab.estimators import spec
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab.peers.ns3 import dumbbell as ns3
 

@@ -14,7 +14,6 @@ import sys
 import duckdb
 import pandas as pd
 import pytest
-
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.testbed import unavailable
 

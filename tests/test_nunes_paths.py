@@ -10,7 +10,6 @@ from importlib import resources
 
 import duckdb
 import pytest
-
 import rttlab
 from rttlab.experiments.reproduce import Reproduction
 

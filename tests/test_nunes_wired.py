@@ -9,10 +9,8 @@ import statistics
 import duckdb
 import pandas as pd
 import pytest
-
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.experiments.sweep import Sweep
-
 
 # Nunes et al. 2011, Table II: (Eifel, Jacobson, Experts) per scenario and metric, as printed.
 TABLE_II = {

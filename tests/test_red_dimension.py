@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from rttlab.papers.bai_spectcp.red_dimension import (
     DimensionError,
     dimension,

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.papers.baddam_regression import COEFFICIENTS, SANITY
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from rttlab.trace.regression_train import (
     CUBIC,
     Flow,

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import rttlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import rttlab
-from rttlab.estimators import FixedShare, Linux, Rfc6298, spec
 from reference import fixed_share as ref_fixed_share
 from reference import rfc6298 as ref_rfc6298
+from rttlab.estimators import FixedShare, Linux, Rfc6298, spec
 
 
 def test_rfc6298_replay_matches_the_plain_python_reference(rng):

@@ -12,7 +12,6 @@ import sys
 import duckdb
 import numpy as np
 import pytest
-
 from test_report import CHROMIUM, Numbers, open_in_chromium, probe  # noqa: F401 - the page checks
 
 RTTLAB = [sys.executable, "-m", "rttlab.cli.main"]

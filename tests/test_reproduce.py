@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from rttlab.experiments.reproduce import Reproduction, available
 from rttlab.experiments.stats import t_interval
 
@@ -242,7 +241,6 @@ def test_ns3_dumbbell_quick_is_pinned(tmp_path):
 
 def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
     import pandas as pd
-
     from rttlab.experiments.reproduce import ReproductionError
 
     rep = Reproduction.load("smoothtcp", quick=True)  # keeps the drops and queue traces
@@ -312,7 +310,6 @@ def test_a_trace_report_counts_or_aggregates_each_runs_stored_trace():
 
 def test_a_named_trace_metric_may_use_another_per_run_value_and_aggregate_per_group_first():
     import pandas as pd
-
     from rttlab.experiments.reproduce import ReproductionError
 
     rep = Reproduction.load("spectcp-table3", quick=True)  # keeps the queue, window and rtt traces
@@ -500,12 +497,11 @@ def test_a_malformed_reading_is_an_error_naming_the_reading_and_the_key(readings
     from rttlab.experiments.reproduce import ReproductionError
 
     with pytest.raises(ReproductionError, match=f"^reproduction spectcp-table3: .*{message}"):
-        _with_readings(readings).readings
+        _ = _with_readings(readings).readings
 
 
 def test_a_trace_metric_may_measure_variation_as_a_std_or_as_the_mean_successive_difference():
     import pandas as pd
-
     from rttlab.experiments.reproduce import _aggregate
 
     drift = pd.Series([1.0, 2.0, 3.0, 4.0, 5.0])  # a steady drift: large std, constant steps

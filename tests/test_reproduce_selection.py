@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import duckdb
-
 from rttlab.experiments.reproduce import Reproduction
 
 RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]

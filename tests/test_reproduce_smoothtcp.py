@@ -11,7 +11,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-
 from rttlab.experiments.reproduce import Reproduction
 from rttlab.sim.run import simulate
 

@@ -106,8 +106,8 @@ def test_the_new_readings_run_only_what_they_change(spectcp):
 
 
 def test_table_3s_analytic_columns_are_computed_beside_the_published_ones(spectcp):
-    from rttlab.papers.bai_spectcp.red_dimension import dimension
     from rttlab.experiments.reproduce import Reproduction
+    from rttlab.papers.bai_spectcp.red_dimension import dimension
 
     (part,) = json.loads((spectcp / "comparison.json").read_text())["parts"]
     assert part["reproduction"] == "spectcp-table3-quick"

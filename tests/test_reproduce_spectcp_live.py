@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from rttlab.testbed import unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +79,7 @@ def test_spectcp_live_quick_runs_rttlabs_sender_and_linuxs_on_the_same_lossy_lin
         "reno": ("kernel", "linux-reno"),
         "spectcp": ("rttlab", "spectcp"),
     }
-    for cc, (_stack, _name, goodput, samples, _timeouts, retx) in got.items():
+    for cc, (_stack, _name, goodput, _samples, _timeouts, retx) in got.items():
         # Real data crossed the lossy link to a Linux receiver's application, and the bit
         # errors (34 % of data packets at BER 5e-5) made every sender resend.
         assert 0 < goodput < 64_000, (cc, goodput)

@@ -9,7 +9,6 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 import rttlab
 from rttlab import _core
 from rttlab.sim.run import PER_PACKET_TRACES, TRACES, conform, schema

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import rttlab
 from rttlab.estimators import Spec
 from rttlab.experiments.stats import bootstrap_interval, t_interval

@@ -6,7 +6,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab.sim.versions import SCENARIO_SCHEMA
 
@@ -110,7 +109,7 @@ def test_bad_overrides_and_bad_values_name_the_key():
         rttlab.ScenarioError,
         match=r"dumbbell-n1-droptail.toml: topology.bottleneck.bandwidth: .*fast",
     ):
-        s.with_({"topology.bottleneck.bandwidth": "fast"}).hash
+        _ = s.with_({"topology.bottleneck.bandwidth": "fast"}).hash
     with pytest.raises(rttlab.ScenarioError, match="seed must be a non-negative integer"):
         s.with_seed(-1)
 

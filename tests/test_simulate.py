@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import rttlab
 from rttlab.sim.run import SCHEMA, TRACES
 

@@ -7,7 +7,6 @@ import hashlib
 from pathlib import Path
 
 import pytest
-
 import rttlab
 from rttlab.experiments import simulators
 from rttlab.experiments.sweep import Sweep, SweepError

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rttlab
 from rttlab.experiments.sweep import Sweep, SweepError
 
@@ -393,7 +392,6 @@ def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash
     # distributed's (type, exception, traceback) triple as a result). Make every task error the
     # same way, through a real in-process Dask cluster and a real DuckDB store.
     from distributed import Client, LocalCluster
-
     from rttlab.experiments import sweep as sweep_module
     from rttlab.experiments.store import Store
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from rttlab import _core
 from rttlab.testbed import unavailable
 from rttlab.trace.capture import read_capture

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from rttlab._core import ScenarioError
 from rttlab.testbed import unavailable
 
@@ -82,7 +81,6 @@ def test_the_testbeds_flows_table_takes_rttlab_senders_columns_as_the_simulator_
     columns the core's `stack_flows` declares the sender's own — what a run hands it."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
     from rttlab import _core
     from rttlab.sim.run import simulate
     from rttlab.sim.scenario import Scenario

@@ -10,9 +10,8 @@ import sys
 
 import numpy as np
 import pytest
-
-from rttlab.trace.evaluate import evaluate
 from rttlab.trace.estimators import spec
+from rttlab.trace.evaluate import evaluate
 from rttlab.trace.tune import (
     Trace,
     TuneError,

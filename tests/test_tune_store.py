@@ -11,7 +11,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-
 from rttlab.experiments.store import Store
 from rttlab.experiments.tune_job import StoredReplay, write_tuning
 from rttlab.trace.tune import tune

@@ -31,7 +31,7 @@ from __future__ import annotations
 # typing's import costs ≈ 3 ms of every command's start; checkers treat this name as typing's.
 TYPE_CHECKING = False
 
-from rttlab._core import InputError, ParameterError, ScenarioError
+from rttlab._core import InputError, ParameterError, ScenarioError  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from rttlab.sim.run import Result as SimulationResult
     from rttlab.sim.run import simulate
     from rttlab.sim.scenario import Scenario
-    from rttlab.trace import capture
+    from rttlab.trace import capture as capture
     from rttlab.trace.capture import Capture, read_capture, read_captures
     from rttlab.trace.evaluate import Evaluation, evaluate
     from rttlab.trace.replay import Replay, replay

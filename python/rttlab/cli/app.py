@@ -224,7 +224,7 @@ def _plain_coercion() -> None:
         return
     from dataclasses import dataclass
     from pathlib import Path
-    from typing import Any, get_args, get_origin
+    from typing import get_args, get_origin
 
     numbers = {int: ("integer", "an integer", int), float: ("number", "a number", float)}
     # pydantic's lax bool strings.

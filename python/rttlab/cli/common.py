@@ -23,9 +23,9 @@ def __getattr__(name: str) -> Any:
     does) costs no rich import until something is printed."""
     if name not in ("console", "stderr"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from rich.console import Console
-
     import os
+
+    from rich.console import Console
 
     # Pipes and CI logs get 150 columns of text rather than 80 (tables are as wide as they need
     # there: rttlab.cli.table); COLUMNS, when set, is the width for a terminal and a pipe alike.

@@ -5,6 +5,7 @@ discriminator) with its parameters, defaults, ranges and meaning — the keys of
 from __future__ import annotations
 
 import typer
+
 from rttlab.cli.common import console, fail, one_format, print_csv, print_json
 from rttlab.sim.run import components as catalog
 
@@ -59,7 +60,7 @@ def components(
         return
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, show
+    from rttlab.cli.table import show
 
     for e in entries:
         where = FAMILIES.get(e["family"], e["family"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+
 from rttlab.cli.common import console, print_json
 from rttlab.trace.estimators import catalog
 

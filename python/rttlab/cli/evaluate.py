@@ -16,8 +16,8 @@ from rttlab.cli.common import (
     print_json,
     stderr,
 )
-from rttlab.trace.estimators import NAMES, spec
 from rttlab.trace.capture import is_capture
+from rttlab.trace.estimators import NAMES, spec
 from rttlab.trace.evaluate import SCHEMA, Evaluation
 from rttlab.trace.evaluate import evaluate as run_evaluation
 from rttlab.trace.replay import COUNTS, METRICS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from rttlab.cli.common import console, fail, parse_duration, print_json
+from rttlab.cli.common import fail, parse_duration, print_json
 
 
 def red_dimension(

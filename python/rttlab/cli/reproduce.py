@@ -69,11 +69,10 @@ def reproduce(
     matched within the reproduction's stated tolerance. Where the paper can be read more than one
     way, the reproduction declares its readings and every claim is compared under each (the
     primary reading, chosen from the paper's text before the runs, marked ★)."""
+    from rttlab.cli.common import one_format
     from rttlab.cli.sweep import exit_if_runs_failed, run_sweep
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
     from rttlab.experiments.store import Store
-
-    from rttlab.cli.common import one_format
 
     one_format(as_json, as_csv)
     if scheduler and workers:
@@ -279,7 +278,8 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
     the readings listed with what each changes, and the verdict said per reading."""
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, num, show as show_table
+    from rttlab.cli.table import Col, num
+    from rttlab.cli.table import show as show_table
 
     if readings:
         console.print(
@@ -443,7 +443,8 @@ def _claim_rank(rows: list[dict[str, Any]], row: dict[str, Any]) -> int:
 def show_reports(rep: Any, reports: list[dict[str, Any]], prefix: str = "") -> None:
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, num, show as show_table
+    from rttlab.cli.table import Col, num
+    from rttlab.cli.table import show as show_table
 
     for rpt in reports:
         rows = [
@@ -470,7 +471,8 @@ def show_reports(rep: Any, reports: list[dict[str, Any]], prefix: str = "") -> N
 def show_models(models: list[dict[str, Any]]) -> None:
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, num, show as show_table
+    from rttlab.cli.table import Col, num
+    from rttlab.cli.table import show as show_table
 
     for m in models:
         rows = [

@@ -66,7 +66,8 @@ def show(frame: Any, title: str | None = None, numeric: set[str] = frozenset()) 
     in ``numeric`` (numbers already written as text) are right-aligned like numbers."""
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, show as show_table
+    from rttlab.cli.table import Col
+    from rttlab.cli.table import show as show_table
 
     summary = "metric" in frame.columns and "mean" in frame.columns
     columns = [str(c) for c in frame.columns]

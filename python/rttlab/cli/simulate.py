@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 from rttlab.cli.common import console, fail, print_json, stderr
-from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, Interrupted, simulate as run_scenario
+from rttlab.sim.run import PER_PACKET_TRACES, SCHEMA, TRACES, Interrupted
+from rttlab.sim.run import simulate as run_scenario
 
 
 class _Progress:

@@ -69,7 +69,8 @@ def train(
     TTL), min and max RTT over a window of path-RTT samples; target the window's mean RTT (or
     the next sample). Prints each flow's held-out MAPE beside the published Cubic coefficients'
     on the same windows, and `-p regression.coef=...` for `rttlab evaluate`/`tune`. docs/train.md."""
-    from rttlab.trace.regression_train import TrainError, train as fit
+    from rttlab.trace.regression_train import TrainError
+    from rttlab.trace.regression_train import train as fit
 
     if model not in MODELS:
         fail(f"train: cannot train {model!r} (trainable: {', '.join(MODELS)})")
@@ -155,7 +156,8 @@ def _clean(doc: dict) -> dict:
 def show(t, check: dict, train_fraction: float) -> None:
     from rich.markup import escape
 
-    from rttlab.cli.table import Col, num, show as show_table
+    from rttlab.cli.table import Col, num
+    from rttlab.cli.table import show as show_table
 
     ok = check["matched"] == check["rows"]
     console.print(

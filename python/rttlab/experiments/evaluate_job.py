@@ -179,7 +179,7 @@ def runs_of(
         settings = {
             **base_settings,
             **{
-                k: _setting(k, v, lambda key, r: bad(f"run ({where}) {key}", r))
+                k: _setting(k, v, lambda key, r, where=where: bad(f"run ({where}) {key}", r))
                 for k, v in {**common, **mine}.items()
                 if k in SETTINGS
             },

@@ -840,7 +840,7 @@ def reproduction_groups(names: list[str], info: dict[str, dict[str, Any]]) -> di
     for n in names:
         base = info[n]["name"] if n in info and info[n].get("name") else n.partition("@")[0]
         groups.setdefault(base, []).append(n)
-    for base, members in groups.items():
+    for members in groups.values():
         members.sort(key=lambda n: (not bool(info.get(n, {}).get("primary_reading", True)), n))
     return groups
 

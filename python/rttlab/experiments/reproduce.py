@@ -817,7 +817,9 @@ class Reproduction:
             if c["metric"] not in frame or c["by"] not in frame:
                 frame = frame.iloc[0:0].assign(**{c["metric"]: [], c["by"]: []})
 
-            def group(sel: dict[str, Any], frame: Any = frame) -> dict[Any, dict[str, Any]]:
+            def group(
+                sel: dict[str, Any], frame: Any = frame, c: dict[str, Any] = c
+            ) -> dict[Any, dict[str, Any]]:
                 frame = only(frame, sel)
                 table = summarise(
                     frame.dropna(subset=[c["metric"]]), [c["by"]], [c["metric"]], self.level

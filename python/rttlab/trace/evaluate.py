@@ -8,7 +8,6 @@ in docs/metrics.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rttlab.trace.estimators import NAMES, Spec, spec
-from rttlab.units import seconds as seconds_of
 from rttlab.trace.replay import (
     COUNTS,
     DEFAULT_TICK_S,
@@ -31,6 +29,7 @@ from rttlab.trace.replay import (
     seconds,
     with_tick,
 )
+from rttlab.units import seconds as seconds_of
 
 if TYPE_CHECKING:
     import numpy as np

@@ -332,9 +332,7 @@ def replay(
     ``timestamps``: the timer replay's settings (docs/metrics.md). Returns a :class:`Replay`:
     one row per estimator (``rows``, or ``scores`` as a DataFrame) and, with ``trace=True``,
     per-sample ``traces``."""
-    from rttlab.trace.series import check_replay_args, to_nanos
-
-    from rttlab.trace.series import RttSeries
+    from rttlab.trace.series import RttSeries, check_replay_args, to_nanos
 
     check_replay_args(samples, estimators)
     from rttlab.units import seconds as seconds_of

@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rttlab.trace.estimators import spec
-from rttlab.trace.tune_validate import validate_tuning
 from rttlab.trace.tune_search import (
     DEFAULT_ESTIMATORS,
     METRIC_COLUMNS,
     MIN_SAMPLES,
     SCHEMA,
-    Replay,
     TIMER_FLOOR,
     TUNABLE,
+    Replay,
     Settings,
     Trace,
     TuneError,
@@ -37,6 +36,7 @@ from rttlab.trace.tune_search import (
     split_time,
     tune_trace,
 )
+from rttlab.trace.tune_validate import validate_tuning
 
 if TYPE_CHECKING:
     import pandas as pd

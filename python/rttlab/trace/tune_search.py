@@ -642,7 +642,7 @@ def _table(searched: list[Searched], defaults: list[dict[str, Any]]) -> pd.DataF
     bad, wait = t["bad_timeout_rate"].to_numpy(), t["wait_mean_s"].to_numpy()
     t["joint_front"] = pareto_mask(bad, wait)
     t["estimator_front"] = False
-    for name, idx in t.groupby("estimator").groups.items():
+    for idx in t.groupby("estimator").groups.values():
         sub = t.loc[idx]
         t.loc[idx, "estimator_front"] = pareto_mask(
             sub["bad_timeout_rate"].to_numpy(), sub["wait_mean_s"].to_numpy()
