@@ -1,5 +1,5 @@
 """Figures: one fixed, colour-blind-safe colour per estimator and congestion control
-(rttlab.trace.palette), axis labels in words with units (rttlab.trace.labels), and
+(rttlab.palette), axis labels in words with units (rttlab.trace.labels), and
 `rttlab evaluate --plot` as small multiples plus the Pareto front."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rttlab import _core
+from rttlab.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
 from rttlab.trace.labels import axis_label, numeric, sig, sort_key, with_unit
-from rttlab.trace.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
 from rttlab.trace.plot import broken, drawn_indices, front_figure, gap_threshold, replay_figure
 from rttlab.trace.replay import Scores
 
@@ -70,10 +70,10 @@ def least_difference(names: list[str], vision: str) -> tuple[float, str, str]:
 
 def test_every_registered_estimator_and_congestion_control_has_a_fixed_colour_of_its_own():
     assert set(ESTIMATOR_NAMES) <= set(ESTIMATORS), (
-        "a new estimator needs its colour in rttlab/trace/palette.py"
+        "a new estimator needs its colour in rttlab/palette.py"
     )
     assert set(CC_NAMES) <= set(CONGESTION_CONTROLS), (
-        "a new congestion control needs its colour in rttlab/trace/palette.py"
+        "a new congestion control needs its colour in rttlab/palette.py"
     )
     assert len({colour(n) for n in ESTIMATOR_NAMES}) == len(ESTIMATOR_NAMES)
     assert len({colour(n) for n in CC_NAMES}) == len(CC_NAMES)
@@ -103,7 +103,7 @@ def test_a_label_with_parameters_or_an_alias_keeps_its_names_colour():
 
 
 def test_a_name_outside_the_palette_gets_the_same_colour_in_every_process():
-    code = "from rttlab.trace.palette import colour; print(colour('my-new-estimator'))"
+    code = "from rttlab.palette import colour; print(colour('my-new-estimator'))"
     seen = {
         subprocess.run(
             [sys.executable, "-c", code],

@@ -88,7 +88,7 @@ def test_the_fronts_figure_has_its_axes_labelled_and_marks_defaults_and_the_reco
     assert (
         "defaults (hollow)" in text and "recommendation" in text and "Held-out validation" in text
     )
-    from rttlab.trace.palette import colour
+    from rttlab.palette import colour
 
     svg = text[text.index("<svg") : text.index("</svg>")]
     for name in ("rfc6298", "linux", "constant"):  # each estimator in its own colour, as everywhere

@@ -21,8 +21,8 @@ from typing import Any
 
 from rttlab.experiments.stats import paired, summarise, summarise_bootstrap
 from rttlab.experiments.store import RUN_COLUMNS, Store
+from rttlab.palette import EXTENDED, colour
 from rttlab.trace.labels import numeric, quantity, sig
-from rttlab.trace.palette import EXTENDED, colour
 
 #: Metrics a sweep's runs may carry, in the order they are shown (run columns, then an evaluate
 #: job's scores, docs/metrics.md); words and units from rttlab.trace.labels.
@@ -36,7 +36,7 @@ METRICS = [
     "bad_timeout_rate",
     "wait_mean_s",
 ]
-#: Parameters whose values are names with a fixed colour (rttlab.trace.palette).
+#: Parameters whose values are names with a fixed colour (rttlab.palette).
 NAMED = {"estimator", "tcp.cc", "tcp.estimator", "tcp.rto.estimator", "simulator"}
 #: Markers and dashes telling apart the lines of one colour (the parameters after the first).
 MARKERS = ("o", "s", "^", "D", "v", "P")

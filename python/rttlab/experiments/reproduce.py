@@ -1293,8 +1293,8 @@ def _panel(ax: Any, rep: Reproduction, rows: list[dict[str, Any]], metric: str) 
     numerator / denominator, so two ratios never share a label), the values on the horizontal axis."""
     import textwrap
 
+    from rttlab.palette import colour
     from rttlab.trace.labels import axis_label, quantity
-    from rttlab.trace.palette import colour
 
     contrast = rep.meta.get("contrast")
     what = f" ({contrast['treatment']} − {contrast['control']})" if contrast else ""

@@ -167,7 +167,7 @@ class Result:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from rttlab.trace.palette import EXTENDED, SAMPLE_GREY, colour
+        from rttlab.palette import EXTENDED, SAMPLE_GREY, colour
 
         fig, (cw, rtt, queue) = plt.subplots(
             3, 1, sharex=True, figsize=(11, 9), constrained_layout=True
@@ -176,7 +176,7 @@ class Result:
         mss = 1448  # cwnd is drawn in segments of the default size; the axis says bytes otherwise
         flows = sorted(window["flow"].unique())[:max_flows]
         # Flows running different congestion controls take their control's fixed colour
-        # (rttlab.trace.palette); flows that all run the same one are told apart by flow.
+        # (rttlab.palette); flows that all run the same one are told apart by flow.
         ccs = dict(zip(self.flows["flow"], self.flows["cc"])) if "cc" in self.flows else {}
         by_cc = len({ccs.get(f) for f in flows}) > 1
         labelled: set[str] = set()

@@ -2,7 +2,7 @@
 
 - :func:`replay_figure`: small multiples, one panel per estimator (shared axes), the RTT samples
   in grey beneath and the estimator's RTO in force above, in the estimator's fixed colour
-  (:mod:`rttlab.trace.palette`); lines break across idle gaps instead of bridging them.
+  (:mod:`rttlab.palette`); lines break across idle gaps instead of bridging them.
 - :func:`front_figure`: bad-timeout rate against mean wait W (log scale), one point per estimator,
   the Pareto front joined.
 """
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rttlab.palette import SAMPLE_GREY, colour
 from rttlab.trace.labels import axis_label, sig
-from rttlab.trace.palette import SAMPLE_GREY, colour
 
 if TYPE_CHECKING:
     from rttlab.trace.replay import Scores

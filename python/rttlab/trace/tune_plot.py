@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def estimator_colour(name: str) -> str:
     """The colour an estimator is drawn in: its fixed colour in every rttlab figure."""
-    from rttlab.trace.palette import colour
+    from rttlab.palette import colour
 
     return colour(name)
 

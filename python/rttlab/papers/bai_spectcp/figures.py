@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 from rttlab.experiments.stats import t_interval  # noqa: E402
 from rttlab.experiments.store import Store  # noqa: E402
-from rttlab.trace.palette import colour  # noqa: E402
+from rttlab.palette import colour  # noqa: E402
 
 BER = "topology.bottleneck.error.ber"
 SCHEMES = {

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from rttlab.experiments.stats import summarise  # noqa: E402
 from rttlab.experiments.store import Store  # noqa: E402
-from rttlab.trace.palette import colour  # noqa: E402
+from rttlab.palette import colour  # noqa: E402
 
 
 def draw(rep: Any, store: Store, dst: Path) -> list[Path]:

@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 
 from rttlab.experiments.stats import t_interval
 from rttlab.experiments.store import Store
+from rttlab.palette import colour
 from rttlab.trace.labels import axis_label, quantity
-from rttlab.trace.palette import colour
 
 SETTINGS = ["1M-50p", "10M-100p", "100M-50p", "1M-150p-per10"]
 METRICS = [
