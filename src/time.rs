@@ -8,26 +8,12 @@ pub const US: Nanos = 1_000;
 pub const MS: Nanos = 1_000_000;
 pub const SEC: Nanos = 1_000_000_000;
 
-/// Seconds (as users and files write them) to nanoseconds, rounded to the nearest nanosecond.
-/// Callers validate the input first: this saturates rather than fails.
-pub fn from_secs_f64(s: f64) -> Nanos {
-    if s.is_nan() || s <= 0.0 {
-        0
-    } else {
-        (s * SEC as f64).round().min(u64::MAX as f64) as Nanos
-    }
-}
-
 /// A non-negative real number of nanoseconds, rounded half up, saturating; negative and NaN → 0.
 /// `f64::round` is a libm call on baseline x86-64 (no SSE4.1), which the hot loops cannot afford;
 /// this is two instructions and agrees with it for every value an estimator produces.
 #[inline(always)]
 pub fn round_ns(x: f64) -> Nanos {
     (x + 0.5) as Nanos
-}
-
-pub fn to_secs_f64(t: Nanos) -> f64 {
-    t as f64 / SEC as f64
 }
 
 /// The units a duration may be written in, with their length in nanoseconds: the one rule for the

@@ -85,10 +85,6 @@ impl RetransmitTimer {
         &self.policy
     }
 
-    pub fn policy_mut(&mut self) -> &mut Policy {
-        &mut self.policy
-    }
-
     /// The estimator's prediction (its SRTT), if it has one.
     pub fn prediction(&self) -> Option<Nanos> {
         self.estimator.prediction()

@@ -283,13 +283,8 @@ class Store:
             self.prepare_params(param_types(missing))
             self._run_cols = set(self.columns("runs"))
 
-    def add_membership(self, sweep: str, hash_: str, params: Mapping[str, Any]) -> None:
-        """Record that ``sweep`` contains the already stored run ``hash_`` and fill in the
-        parameter columns this sweep names (they follow from the scenario, so never conflict)."""
-        self.add_memberships(sweep, [(hash_, params)])
-
     def add_memberships(self, sweep: str, items: list[tuple[str, Mapping[str, Any]]]) -> None:
-        """:meth:`add_membership` for many runs, in one transaction (a resumed sweep of
+        """Record that ``sweep`` contains each already stored run and fill in the parameter columns it names (they follow from the scenario, so never conflict), in one transaction (a resumed sweep of
         thousands of stored runs)."""
         if not items:
             return
@@ -310,12 +305,6 @@ class Store:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-
-    def write_run(self, sweep: str, params: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
-        """Store one finished run (``outcome`` as :func:`rttlab.experiments.sweep.run_one` returns it) in one
-        transaction, series first. A hash already stored is left alone (a task retried after its
-        worker died may finish twice); returns whether a row was written."""
-        return self.write_runs(sweep, [(params, outcome)])[0]
 
     def write_runs(
         self, sweep: str, items: list[tuple[Mapping[str, Any], Mapping[str, Any]]]

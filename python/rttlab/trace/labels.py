@@ -127,12 +127,6 @@ def numeric(value: Any) -> float | None:
     return None if ns is None else ns / 1e9
 
 
-def numeric_values(values: list[Any]) -> list[float] | None:
-    """Every value as a number (:func:`numeric`), or None unless all of them are."""
-    out = [numeric(v) for v in values]
-    return None if any(x is None for x in out) else [float(x) for x in out]  # type: ignore[arg-type]
-
-
 def sig(value: float, digits: int = 3) -> str:
     """``value`` to ``digits`` significant figures, without an exponent for everyday magnitudes
     (``0.000633`` → ``0.000633``, ``18925600`` → ``1.89e+07``); NaN as an em dash."""

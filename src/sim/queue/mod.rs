@@ -86,10 +86,6 @@ impl DropCause {
             DropCause::Scheduled => "scheduled",
         }
     }
-
-    pub fn is_congestion(self) -> bool {
-        matches!(self, DropCause::Overflow | DropCause::Aqm)
-    }
 }
 
 /// What became of an arriving packet.
