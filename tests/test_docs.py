@@ -58,24 +58,27 @@ def _ignored(path: str) -> bool:
     return out.returncode == 0
 
 
+def _checked(path: str) -> str | None:
+    """The part of a cited path that must exist: a placeholder's folder, nothing for Linux's
+    tree or a bare placeholder (`DIR/comparison.json`)."""
+    if path.startswith(_EXTERNAL):
+        return None
+    while _placeholder(path) and "/" in path:
+        path = path.rsplit("/", 1)[0]
+    return None if _placeholder(path) else path
+
+
 def missing_doc_paths() -> list[str]:
     missing = []
     for doc in _docs():
+        name = doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc
         for number, line in enumerate(doc.read_text().splitlines(), 1):
-            for pattern in _CITED:
-                for match in pattern.finditer(line):
-                    path = match.group(1).rstrip(".").split("::")[0]
-                    if path.startswith(_EXTERNAL):
-                        continue
-                    if _placeholder(path):
-                        path = path.rsplit("/", 1)[0] if "/" in path else path
-                        while _placeholder(path) and "/" in path:
-                            path = path.rsplit("/", 1)[0]
-                        if _placeholder(path):  # `DIR/comparison.json`: nothing left to check
-                            continue
-                    if any((ROOT / base / path).exists() for base in _BASES) or _ignored(path):
-                        continue
-                    missing.append(f"{doc.relative_to(ROOT)}:{number}: {path}")
+            cited = dict.fromkeys(  # both patterns may find the same path: once each
+                m.group(1).rstrip(".").split("::")[0] for p in _CITED for m in p.finditer(line)
+            )
+            for path in filter(None, map(_checked, cited)):
+                if not any((ROOT / base / path).exists() for base in _BASES) and not _ignored(path):
+                    missing.append(f"{name}:{number}: {path}")
     return missing
 
 
@@ -89,6 +92,5 @@ def test_the_docs_path_check_finds_a_path_that_does_not_exist(tmp_path, monkeypa
         "See `src/sim/no_such_module.rs` and `src/rtt/NAME.rs`; `python/rttlab/sim/run.py`.\n"
     )
     monkeypatch.setattr(sys.modules[__name__], "_docs", lambda: [doc])
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", ROOT)
     found = missing_doc_paths()
     assert len(found) == 1 and found[0].endswith(": src/sim/no_such_module.rs")
