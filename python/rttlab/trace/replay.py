@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rttlab import _core
 from rttlab.trace.estimators import Spec, spec
+from rttlab.units import seconds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -261,13 +262,6 @@ def defaults(name: str) -> dict[str, str]:
     return {p["name"]: p["default"] for p in entry["params"]}
 
 
-def seconds(text: str) -> float:
-    from rttlab import _core
-
-    ns = _core.parse_duration(text)
-    return (ns or 0) / 1e9
-
-
 def fmt_s(s: float) -> str:
     return f"{s:g} s" if s >= 1 else f"{s * 1e3:g} ms"
 
@@ -282,7 +276,7 @@ def range_warnings(
         if s.name != "fixed-share":
             continue
         p = {**defaults(s.name), **s.params}
-        tick = seconds(p["tick"])
+        tick = seconds(p["tick"], "fixed-share.tick")
         top = (float(p["rtt_min"]) + float(p["rtt_max"])) * tick
         if isinstance(rtts_ns, _core.SeriesData):
             above = rtts_ns.count_above(top * 1e9)

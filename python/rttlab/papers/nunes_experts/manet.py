@@ -101,6 +101,7 @@ from rttlab import __version__, _core
 from rttlab.experiments.simulators import Simulator
 from rttlab.peers.ns3 import dumbbell
 from rttlab.sim.scenario import parse_assignment, set_path, toml_error
+from rttlab.units import seconds
 
 #: Bump when the meaning of a MANET scenario or its results changes (part of the run's hash).
 MANET_SCHEMA = 1
@@ -147,10 +148,10 @@ def _error(message: str) -> _core.ScenarioError:
 
 
 def _seconds(text: Any, where: str) -> float:
-    ns = _core.parse_duration(str(text))
-    if ns is None:
-        raise _error(f"{where}: cannot read {text!r} as a duration")
-    return ns / 1e9
+    try:
+        return seconds(str(text), where)
+    except ValueError as e:
+        raise _error(str(e)) from None
 
 
 class ManetScenario:

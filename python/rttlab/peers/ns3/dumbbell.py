@@ -37,6 +37,7 @@ from typing import Any
 
 from rttlab.experiments.simulators import Simulator
 from rttlab.sim.scenario import Scenario
+from rttlab.units import seconds
 
 #: Overrides that make rttlab's model match ns-3's fixed behaviour (see the module doc).
 COMPARABLE: dict[str, Any] = {"tcp.timestamps": True, "tcp.header": "54B"}
@@ -57,12 +58,10 @@ def version() -> str:
 
 
 def _seconds(text: str) -> float:
-    from rttlab import _core
-
-    ns = _core.parse_duration(str(text))
-    if ns is None:
-        raise Ns3Unsupported(f"cannot read {text!r} as a duration")
-    return ns / 1e9
+    try:
+        return seconds(str(text), "duration")
+    except ValueError as e:
+        raise Ns3Unsupported(str(e)) from None
 
 
 def _bytes(text: str) -> int:
