@@ -26,7 +26,6 @@ from rttlab.trace.replay import (
     range_warnings,
     relabel,
     score,
-    seconds,
     with_tick,
 )
 from rttlab.units import seconds as seconds_of
@@ -395,7 +394,7 @@ def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
         key, how = found
         if s.name == "fixed-share" and params.get("rto") == "rfc6298":
             how = "absolute"
-        value = seconds(params[key])
+        value = seconds_of(params[key], f"{s.name}.{key}")
         if how == "absolute":
             text = fmt_s(value)
         else:
