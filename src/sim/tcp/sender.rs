@@ -735,9 +735,9 @@ impl Sender {
         self.max_cwnd = Some(self.win.cwnd as f64 / self.mss as f64);
         self.recovery.on_enter(&mut self.seq);
         let ev = self.congestion_event(now, Congestion::Loss, self.recovery.outstanding(&self.seq));
-        self.cc.on_congestion(&mut self.win, &ev);
+        let response = self.cc.on_congestion(&mut self.win, &ev);
         self.episode.recover = Some(self.seq.snd_max);
-        self.loss_reduced = self.cc.last_loss_reduced();
+        self.loss_reduced = response.reduced;
         if self.loss_reduced {
             self.cwr_until = Some(self.seq.snd_max);
         }
@@ -792,14 +792,14 @@ impl Sender {
             Congestion::Timeout { first },
             self.recovery.outstanding(&self.seq),
         );
-        self.cc.on_congestion(&mut self.win, &ev);
-        if self.cc.timer_backs_off() {
+        let response = self.cc.on_congestion(&mut self.win, &ev);
+        if response.timer_backs_off {
             self.timer.on_timeout(); // RFC 6298 §5.5; forgets the timed segment (Karn)
         } else {
             self.timer.on_timeout_without_backoff(); // a scheme's reading (SpecTCP timeout_backoff)
         }
         self.episode.recover = Some(self.seq.snd_max);
-        if self.cc.last_loss_reduced() {
+        if response.reduced {
             self.cwr_until = Some(self.seq.snd_max);
         }
         self.episode.in_recovery = false;

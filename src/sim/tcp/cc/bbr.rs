@@ -40,6 +40,7 @@
 //! - `send_quantum` fixes the quantisation budget's skb size (ns-3's TcpBbr uses 1 segment at
 //!   every rate; Linux's `bbr_tso_segs_goal`, the default, 2 above 1.2 Mbit/s).
 
+use super::Response;
 use super::{
     AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Connection, Window,
 };
@@ -479,7 +480,7 @@ impl CongestionOps for Bbr {
         }
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         match ev.kind {
             Congestion::Loss => {
                 // `bbr_ssthresh` → `bbr_save_cwnd`; ssthresh stays. Packet conservation: the
@@ -498,6 +499,7 @@ impl CongestionOps for Bbr {
             // BBR v1 does not react to ECN or router signals (no `ssthresh` cut).
             Congestion::Ecn | Congestion::Router(_) => {}
         }
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _flight: u64) {

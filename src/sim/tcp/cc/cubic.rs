@@ -34,6 +34,7 @@
 
 use super::new_reno::NewReno;
 use super::reno::Reno;
+use super::Response;
 use super::{
     standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
     Window,
@@ -349,7 +350,7 @@ impl CongestionOps for Cubic {
         self.avoid(w, ev.now, ev.acked);
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         let beta = self.cfg.beta;
         let fast_convergence = self.cfg.fast_convergence;
         let timeout = matches!(ev.kind, Congestion::Timeout { .. });
@@ -374,6 +375,7 @@ impl CongestionOps for Cubic {
             self.found = true; // RFC 9406 §4.2: a loss in slow start or CSS ends HyStart++
             self.css = Css::SlowStart;
         }
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {

@@ -121,30 +121,41 @@ pub struct Connection {
     pub ecn: bool,
 }
 
+/// What a scheme made of a congestion event: the sender acts on it at once. The event method
+/// answers, as quinn's `Controller` does, instead of leaving a query the caller must make right
+/// after the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    /// The event was answered as congestion (a reduction). If not (a scheme judged a loss
+    /// corruption), the loss opens no "once per window" period: ECN-Echo and router signals
+    /// still reach [`CongestionOps::on_congestion`] during that recovery.
+    pub reduced: bool,
+    /// For a timeout: the retransmission timer backs off (RFC 6298 §5.5). SpecTCP's
+    /// `timeout_backoff = "congestion"` answers false for a timeout it judged corruption.
+    pub timer_backs_off: bool,
+}
+
+impl Response {
+    /// RFC 5681's answer: the window was reduced and the timer backs off.
+    pub const CONGESTION: Response = Response {
+        reduced: true,
+        timer_backs_off: true,
+    };
+}
+
 pub trait CongestionOps {
     /// The connection is set up (default: nothing). A manager choosing between algorithms by what
     /// the path supports (SpecTCP's, Bai, Lilja & Atiquzzaman 2009 §3) decides here.
     fn on_established(&mut self, _c: &Connection) {}
-    /// Whether the last `Loss` or `Timeout` event was answered as congestion (a reduction). If
-    /// not (a scheme judged it corruption), the loss opens no "once per window" period: ECN-Echo
-    /// and router signals still reach [`Self::on_congestion`] during that recovery. Default true.
-    fn last_loss_reduced(&self) -> bool {
-        true
-    }
-    /// Whether the retransmission timer backs off (RFC 6298 §5.5) for the timeout just reported
-    /// to [`Self::on_congestion`]. Default true; SpecTCP's `timeout_backoff = "congestion"`
-    /// answers false for a timeout it judged corruption.
-    fn timer_backs_off(&self) -> bool {
-        true
-    }
     /// Every ACK, first, before recovery acts (default: nothing).
     fn on_ack_event(&mut self, _w: &Window, _ev: &AckEvent) {}
     /// New data was acknowledged outside loss recovery: grow (or shrink) the window.
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
     /// A congestion event: set ssthresh and cwnd. For [`Congestion::Loss`] cwnd is the window
     /// once recovery ends; Reno/NewReno recovery inflates it by 3 segments meanwhile (RFC 5681
-    /// §3.2 step 3). A scheme that judges a loss non-congestive leaves both as they are.
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent);
+    /// §3.2 step 3). A scheme that judges a loss non-congestive leaves both as they are. The
+    /// answer says what the sender does next ([`Response`]).
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response;
     /// Loss recovery ended on a full ACK: the window to continue with (`flight` after the ACK).
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64);
     /// ECN-Echo and router signals reach [`Self::on_congestion`] at most once per window of data
@@ -213,13 +224,11 @@ macro_rules! schemes {
 
         impl CongestionOps for CongestionControl {
             fn on_established(&mut self, c: &Connection) { match self { $( Self::$variant(cc) => cc.on_established(c), )* } }
-            fn last_loss_reduced(&self) -> bool { match self { $( Self::$variant(c) => c.last_loss_reduced(), )* } }
-            fn timer_backs_off(&self) -> bool { match self { $( Self::$variant(c) => c.timer_backs_off(), )* } }
             #[inline]
             fn on_ack_event(&mut self, w: &Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack_event(w, ev), )* } }
             #[inline]
             fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) { match self { $( Self::$variant(c) => c.on_ack(w, ev), )* } }
-            fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) { match self { $( Self::$variant(c) => c.on_congestion(w, ev), )* } }
+            fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response { match self { $( Self::$variant(c) => c.on_congestion(w, ev), )* } }
             fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) { match self { $( Self::$variant(c) => c.on_recovery_exit(w, flight), )* } }
             fn once_per_window(&self, kind: &Congestion) -> bool { match self { $( Self::$variant(c) => c.once_per_window(kind), )* } }
             fn on_undo(&mut self, w: &mut Window, prior: &Window) { match self { $( Self::$variant(c) => c.on_undo(w, prior), )* } }

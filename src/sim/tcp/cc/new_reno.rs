@@ -3,6 +3,7 @@
 //! is the NewReno recovery strategy, this scheme's default.
 
 use super::reno::Reno;
+use super::Response;
 use super::{AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::component::{Component, Declaration};
 
@@ -26,7 +27,7 @@ impl CongestionOps for NewReno {
         Reno.on_ack(w, ev) // RFC 6582 changes recovery only, not growth
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         Reno.on_congestion(w, ev)
     }
 

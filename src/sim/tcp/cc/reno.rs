@@ -3,6 +3,7 @@
 //! counting, leaving recovery on the first ACK of new data) are the Reno recovery strategy
 //! ([`crate::sim::tcp::recovery`]), this scheme's default; NewReno reuses this window arithmetic.
 
+use super::Response;
 use super::{
     standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
 };
@@ -48,8 +49,9 @@ impl CongestionOps for Reno {
         Self::grow(w, ev.acked);
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         standard_response(w, ev, |w| Self::halve(w, ev.outstanding));
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _flight: u64) {

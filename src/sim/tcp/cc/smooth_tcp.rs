@@ -55,6 +55,7 @@
 //! moves to where the new curve passes w/2 (eq. 11). Slow start ends when w comes within
 //! `exit_margin` packets of W_c (the curve only reaches W_c as a → ∞).
 
+use super::Response;
 use super::{AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps, Window};
 use crate::component::{Component, Declaration};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -566,7 +567,7 @@ impl CongestionOps for SmoothTcp {
         self.publish(win);
     }
 
-    fn on_congestion(&mut self, win: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, win: &mut Window, ev: &CongestionEvent) -> Response {
         self.init(win);
         let k = match ev.kind {
             Congestion::Timeout { .. } => X,
@@ -597,6 +598,7 @@ impl CongestionOps for SmoothTcp {
         } else {
             self.publish(win);
         }
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, win: &mut Window, _flight: u64) {

@@ -29,12 +29,13 @@
 //!   steps 3–4) and ends with cwnd = the window before the loss, not ssthresh: ending at
 //!   ssthresh would be a reduction whenever cwnd had grown past it.
 //! - Such a recovery opens no "once per window" period: ECN-Echo arriving during it is still
-//!   acted on ([`CongestionOps::last_loss_reduced`]), since ECN is SpecTCP's only congestion
+//!   acted on ([`Response::reduced`]), since ECN is SpecTCP's only congestion
 //!   signal; a recovery judged congestion gates ECN-Echo as Reno does.
 //! - Each detected loss event (a fast retransmit, every timer expiry) is one prediction.
 //! - Default recovery: classic Reno (RFC 5681 §3.2), the paper's ns-2 baseline TCP-Reno.
 
 use super::reno::Reno;
+use super::Response;
 use super::{
     standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
     Connection, Window,
@@ -149,34 +150,17 @@ impl SpecTcp {
     }
 }
 
-impl CongestionOps for SpecTcp {
-    fn on_established(&mut self, c: &Connection) {
-        self.mode = Mode::select(c.ecn, self.always);
-        self.predictor = Bernoulli::new(
-            self.p,
-            Stream::new(c.seed, rng::Component::Predictor(c.flow)),
-        );
-    }
-
-    fn last_loss_reduced(&self) -> bool {
-        self.reduced
-    }
-
-    fn timer_backs_off(&self) -> bool {
-        self.backoff_on_corruption || self.reduced
-    }
-
-    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
-        Reno::grow(w, ev.acked); // slow start and congestion avoidance as Reno (§4.2 changes losses only)
-    }
-
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+impl SpecTcp {
+    /// §4.2: a loss is classified by the predictor; only predicted congestion (and ECN-Echo, a
+    /// router signal) reduces the window. Sets `reduced`, which the [`Response`] reports.
+    fn classify_and_respond(&mut self, w: &mut Window, ev: &CongestionEvent) {
         let loss = matches!(ev.kind, Congestion::Loss | Congestion::Timeout { .. });
         if self.mode == Mode::Legacy {
             if loss {
                 self.reduced = true;
             }
-            return Reno.on_congestion(w, ev);
+            Reno.on_congestion(w, ev);
+            return;
         }
         if loss {
             self.kept = None;
@@ -200,6 +184,28 @@ impl CongestionOps for SpecTcp {
         }
         // Predicted congestion, ECN-Echo (Fast Recovery, §4.2) or a router's signal: Reno.
         standard_response(w, ev, |w| Reno::halve(w, ev.outstanding));
+    }
+}
+
+impl CongestionOps for SpecTcp {
+    fn on_established(&mut self, c: &Connection) {
+        self.mode = Mode::select(c.ecn, self.always);
+        self.predictor = Bernoulli::new(
+            self.p,
+            Stream::new(c.seed, rng::Component::Predictor(c.flow)),
+        );
+    }
+
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        Reno::grow(w, ev.acked); // slow start and congestion avoidance as Reno (§4.2 changes losses only)
+    }
+
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
+        self.classify_and_respond(w, ev);
+        Response {
+            reduced: self.reduced,
+            timer_backs_off: self.backoff_on_corruption || self.reduced,
+        }
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {
@@ -243,9 +249,9 @@ mod tests {
             ssthresh: 30 * MSS,
             mss: MSS,
         };
-        s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
+        let answer = s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (20 * MSS, 30 * MSS));
-        assert!(!s.last_loss_reduced());
+        assert!(!answer.reduced);
         s.on_congestion(
             &mut w,
             &event(Congestion::Timeout { first: true }, 20 * MSS),
@@ -262,28 +268,28 @@ mod tests {
             ssthresh: 30 * MSS,
             mss: MSS,
         };
-        s.on_congestion(
+        let answer = s.on_congestion(
             &mut w,
             &event(Congestion::Timeout { first: true }, 20 * MSS),
         );
         assert!(
-            s.timer_backs_off(),
+            answer.timer_backs_off,
             "default: RFC 6298 §5.5 back-off for every timeout"
         );
         s.backoff_on_corruption = false;
-        s.on_congestion(
+        let answer = s.on_congestion(
             &mut w,
             &event(Congestion::Timeout { first: true }, 20 * MSS),
         );
-        assert!(!s.timer_backs_off());
+        assert!(!answer.timer_backs_off);
         let mut c = connected(0.0, true);
         c.backoff_on_corruption = false;
-        c.on_congestion(
+        let answer = c.on_congestion(
             &mut w,
             &event(Congestion::Timeout { first: true }, 20 * MSS),
         );
         assert!(
-            c.timer_backs_off(),
+            answer.timer_backs_off,
             "a timeout judged congestion still backs off"
         );
     }
@@ -331,9 +337,9 @@ mod tests {
             ssthresh: 30 * MSS,
             mss: MSS,
         };
-        s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
+        let answer = s.on_congestion(&mut w, &event(Congestion::Loss, 20 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (10 * MSS, 10 * MSS));
-        assert!(s.last_loss_reduced());
+        assert!(answer.reduced);
         s.on_congestion(
             &mut w,
             &event(Congestion::Timeout { first: true }, 10 * MSS),

@@ -27,6 +27,7 @@
 
 use super::new_reno::NewReno;
 use super::reno::Reno;
+use super::Response;
 use super::{
     standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
 };
@@ -176,9 +177,10 @@ impl CongestionOps for Vegas {
         }
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         self.enabled = false;
         standard_response(w, ev, |w| Reno::halve(w, ev.outstanding));
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {

@@ -22,6 +22,7 @@
 
 use super::new_reno::NewReno;
 use super::reno::Reno;
+use super::Response;
 use super::{
     standard_response, AckEvent, CongestionControl, CongestionEvent, CongestionOps, Window,
 };
@@ -138,7 +139,7 @@ impl CongestionOps for Veno {
     }
 
     /// `tcp_veno_ssthresh`: ⅘ of cwnd after a random loss, ½ after a congestive one.
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         self.enabled = false;
         let random = self.non_congestive();
         if random {
@@ -151,6 +152,7 @@ impl CongestionOps for Veno {
             let kept = if random { seg * 4 / 5 } else { seg >> 1 };
             kept.max(2) * w.mss
         });
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, flight: u64) {

@@ -7,6 +7,7 @@
 //! Not modelled: Linux's ER on completion of an ECN window reduction (CWR); ECE halves as Reno.
 
 use super::reno::Reno;
+use super::Response;
 use super::{
     standard_response, AckEvent, Congestion, CongestionControl, CongestionEvent, CongestionOps,
     Window,
@@ -159,7 +160,7 @@ impl CongestionOps for Westwood {
         Reno::grow(w, ev.acked); // probing phase = Reno
     }
 
-    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) {
+    fn on_congestion(&mut self, w: &mut Window, ev: &CongestionEvent) -> Response {
         standard_response(w, ev, |w| match ev.kind {
             // CA_EVENT_LOSS: ssthresh = ER, and RTT_min restarts.
             Congestion::Timeout { .. } => {
@@ -169,6 +170,7 @@ impl CongestionOps for Westwood {
             // Linux keeps Reno's halving at the start of recovery (tcp_reno_ssthresh).
             _ => Reno::halve(w, ev.outstanding),
         });
+        Response::CONGESTION
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _flight: u64) {
