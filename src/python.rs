@@ -138,6 +138,13 @@ fn parse_duration(text: &str) -> Option<u64> {
     crate::time::parse_duration(text)
 }
 
+/// A quantity written with its unit (`20Mbps`, `1500B`, `100p`, `20ms`) in SI base units, by the
+/// scenario files' own parsers (`sim::units::parse_quantity`); None for a bare number or a name.
+#[pyfunction]
+fn parse_quantity(text: &str) -> Option<f64> {
+    crate::sim::units::parse_quantity(text)
+}
+
 /// Every component of every family ([`crate::catalogue`]), one dict each: family, name, aliases,
 /// summary, source, params (name, kind, default, range, unit, doc) and defaults. The one listing:
 /// `rttlab.estimators.catalog()` and `rttlab.sim.components()` are views of it.
@@ -1889,6 +1896,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_series_data, m)?)?;
     m.add_class::<SeriesData>()?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(check_estimator, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;

@@ -52,6 +52,22 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     (bytes.fract() == 0.0 && bytes <= u64::MAX as f64).then_some(bytes as u64)
 }
 
+/// A quantity written with its unit, in SI base units: a bandwidth in bit/s, a size in bytes, a
+/// packet count, a duration in seconds — the value a figure's axis or a summary sorts by. None for
+/// a bare number (its unit is not known here) and for anything none of the parsers reads.
+pub fn parse_quantity(text: &str) -> Option<f64> {
+    let (_, unit) = split_number(text)?;
+    if unit.is_empty() {
+        return None;
+    }
+    parse_bandwidth(text)
+        .map(|bps| bps as f64)
+        .or_else(|| match parse_limit(text)? {
+            Limit::Packets(n) | Limit::Bytes(n) => Some(n as f64),
+        })
+        .or_else(|| parse_duration(text).map(|ns| ns as f64 / 1e9))
+}
+
 /// A queue capacity: `100p` / `100pkts` / `100` packets, or a byte size (`150000B`, `64KiB`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -208,6 +224,24 @@ pub fn tx_time(bytes: u64, bps: u64) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quantity_is_read_in_si_units_by_the_parser_of_its_kind() {
+        assert_eq!(parse_quantity("20Mbps"), Some(2e7));
+        assert_eq!(parse_quantity("64 kb/s"), Some(64e3));
+        assert_eq!(parse_quantity("1500B"), Some(1500.0));
+        assert_eq!(parse_quantity("64KiB"), Some(65536.0));
+        assert_eq!(parse_quantity("100p"), Some(100.0));
+        assert_eq!(parse_quantity("20ms"), Some(0.02));
+        assert_eq!(parse_quantity("2min"), Some(120.0));
+    }
+
+    #[test]
+    fn a_bare_number_or_a_name_is_no_quantity() {
+        assert_eq!(parse_quantity("1.7"), None);
+        assert_eq!(parse_quantity("cubic"), None);
+        assert_eq!(parse_quantity("20 furlongs"), None);
+    }
 
     #[test]
     fn bandwidths_parse_with_decimal_prefixes() {

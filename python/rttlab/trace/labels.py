@@ -9,7 +9,6 @@ is named the same everywhere.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,13 +94,6 @@ def axis_label(column: str) -> str:
     return quantity(column).label()
 
 
-_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_RATE = re.compile(rf"^\s*{_NUMBER}\s*([kKMGT]?)(?:bps|b/s|bit/s)\s*$")
-_SIZE = re.compile(rf"^\s*{_NUMBER}\s*([kKMG]?)(?:B|bytes?)\s*$")
-_PACKETS = re.compile(rf"^\s*{_NUMBER}\s*(?:p|pkts?|packets?)\s*$")
-_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-
-
 def numeric(value: Any) -> float | None:
     """A swept value as a number in SI units — ``"20Mbps"`` → 2e7 (bit/s), ``"20ms"`` → 0.02 (s),
     ``"1500B"`` → 1500, ``"100p"`` → 100, a number → itself — or None if it is not a quantity
@@ -112,19 +104,14 @@ def numeric(value: Any) -> float | None:
         return None if isinstance(value, float) and math.isnan(value) else float(value)
     if not isinstance(value, str):
         return None
-    for pattern in (_RATE, _SIZE):
-        if m := pattern.match(value):
-            return float(m.group(1)) * _PREFIX[m.group(2)]
-    if m := _PACKETS.match(value):
-        return float(m.group(1))
     try:
         return float(value)
     except ValueError:
         pass
     from rttlab import _core
 
-    ns = _core.parse_duration(value.strip())
-    return None if ns is None else ns / 1e9
+    # The scenario files' own parsers (src/sim/units.rs), so a figure reads a value as a run did.
+    return _core.parse_quantity(value.strip())
 
 
 def sig(value: float, digits: int = 3) -> str:
