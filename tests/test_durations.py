@@ -81,6 +81,14 @@ def test_the_cli_reads_minutes_and_hours_in_its_duration_options():
     assert parse_duration("2min", "--tick") == 120.0
 
 
+def test_a_bare_number_on_the_command_line_is_refused_with_the_units_it_may_have_meant():
+    out = run("evaluate", "--sample", "--min-rto", "200")
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert "--min-rto: '200' has no unit; did you mean 200ms or 200s?" in last
+    assert "Traceback" not in out.stderr
+
+
 @pytest.mark.parametrize(
     "override,says",
     [

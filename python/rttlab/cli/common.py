@@ -44,14 +44,23 @@ def fail(message: str) -> NoReturn:
 
 
 def parse_duration(text: str, what: str) -> float:
-    """'10ms', '1s', '250us', '2min', '1h' or a bare number of seconds → seconds (the core's
-    parser, the same one estimator parameters, --set, scenario files and the Python API use)."""
+    """'10ms', '1s', '250us', '2min', '1h' → seconds (the core's parser, the same one estimator
+    parameters, --set, scenario files and the Python API use). On the command line a bare number
+    is refused: `--min-rto 200` meant 200 ms far more often than 200 s, and read as seconds it
+    failed later under a parameter name the user never typed."""
     from rttlab import _core
-    from rttlab.units import DURATION_HINT
 
+    try:
+        bare = float(text)
+    except ValueError:
+        bare = None
+    if bare is not None:
+        fail(f"{what}: '{text}' has no unit; did you mean {text}ms or {text}s?")
     ns = _core.parse_duration(text)
     if ns is None:
-        fail(f"{what}: cannot read '{text}' as {DURATION_HINT}")
+        fail(
+            f"{what}: cannot read '{text}' as a duration with its unit, such as 200ms or 1h (ns, us, ms, s, min, h)"
+        )
     if ns == 0:
         fail(f"{what}: must be a positive duration, got '{text}'")
     return ns / 1e9
