@@ -4,6 +4,7 @@ sock_ops program to every estimator, in a table that refreshes (docs/live.md).""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -119,6 +120,33 @@ def live(
         "--json",
         help="Print JSON lines (one per RTT sample, kernel RTO and verdict; a summary line at the end) instead of the live table.",
     ),
+    rto_min: str = typer.Option(
+        None,
+        "--rto-min",
+        metavar="DURATION",
+        help="With --testbed: set Linux's own rto_min (e.g. 50ms) for the scenario's kernel senders, run the scenario with the kernel default and with it on the same seeds, and print measured beside predicted (docs/live.md). Not --min-rto, which floors the replayed estimators.",
+        show_default=False,
+    ),
+    recommendation: Path = typer.Option(
+        None,
+        "--recommendation",
+        metavar="FILE",
+        help="As --rto-min, from `rttlab tune --stack linux --json`'s recommendation.knobs.rto_min_us.",
+        show_default=False,
+    ),
+    apply_as: str = typer.Option(
+        "sysctl",
+        "--apply-as",
+        metavar="sysctl|route",
+        help="How --rto-min is set in each kernel sender's namespace: the sysctl net.ipv4.tcp_rto_min_us, or the testbed route's rto_min (ip route change).",
+    ),
+    seeds: str = typer.Option(
+        None,
+        "--seeds",
+        metavar="LIST",
+        help="With --rto-min/--recommendation: the seeds to run, e.g. 1,2,3 or 1-3 [default: the scenario's].",
+        show_default=False,
+    ),
 ) -> None:
     """Stream the kernel's RTT samples and timeouts from a BPF sock_ops program to every estimator, live.
 
@@ -142,6 +170,13 @@ def live(
         fail("--testbed and --cgroup: give one (a testbed run watches a cgroup of its own)")
     if testbed is not None and not testbed.is_file():
         fail(f"{testbed}: no such scenario file")
+    setting = None
+    if rto_min is not None or recommendation is not None:
+        setting = _setting(rto_min, recommendation, apply_as, testbed)
+    elif seeds is not None:
+        fail(
+            "--seeds: runs seeds with --rto-min or --recommendation (use --set simulation.seed=N for one run)"
+        )
 
     from rttlab import _core
 
@@ -157,6 +192,20 @@ def live(
         fail(str(e))
     except _core.ParameterError as e:
         fail(str(e))
+    if setting is not None:
+        assert testbed is not None
+        _compare(
+            testbed,
+            setting,
+            _seeds(seeds, testbed, list(set_)),
+            session,
+            hz,
+            params,
+            names if estimators else ["linux"],
+            list(set_) + ([f"simulation.duration={limit:g}s"] if limit else []),
+            as_json,
+        )
+        return
 
     def emit(records: list[dict[str, Any]]) -> None:
         for r in records:
@@ -236,6 +285,187 @@ def live(
         emit([session.summary()])
     if interrupted:
         stderr.print("rttlab: live stopped (Ctrl-C); programs detached", highlight=False)
+
+
+def _setting(
+    rto_min: str | None, recommendation: Path | None, apply_as: str, testbed: Path | None
+) -> Any:
+    from rttlab.live import apply
+
+    if rto_min is not None and recommendation is not None:
+        fail("--rto-min and --recommendation: give one")
+    what = "--rto-min" if rto_min is not None else "--recommendation"
+    if testbed is None:
+        fail(
+            f"{what}: applies to a testbed scenario's kernel flows; give --testbed SCENARIO.toml (the host's own setting is left alone)"
+        )
+    try:
+        if rto_min is not None:
+            return apply.parse_rto_min(rto_min, apply_as)
+        assert recommendation is not None
+        return apply.from_recommendation(recommendation, apply_as)
+    except apply.BadSetting as e:
+        fail(str(e))
+
+
+def _seeds(text: str | None, testbed: Path, overrides: list[str]) -> list[int]:
+    if text is None:
+        from rttlab.sim import Scenario
+
+        try:
+            s = Scenario.load(testbed)
+            if overrides:
+                s = s.with_(overrides)
+            return [int(s.resolved()["simulation"]["seed"])]
+        except Exception as e:  # the scenario's own error names the key
+            fail(f"{testbed}: {e}")
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            fail(f"--seeds: cannot read '{part}' (give seeds as 1,2,3 or 1-3)")
+        out += list(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    if len(set(out)) != len(out):
+        fail(f"--seeds: a seed is given twice in '{text}'")
+    return out
+
+
+def _compare_table(cmp: Any) -> Any:
+    """One table: per seed and pooled, the default and the applied setting, predicted / measured."""
+    from rich.console import Group
+    from rich.table import Table
+
+    def ms(v: Any) -> str:
+        return "—" if v is None else f"{v * 1e3:,.0f}"
+
+    def n(v: Any) -> str:
+        return "—" if v is None else str(v)
+
+    t = Table(
+        title=f"Linux rto_min: kernel default against `{cmp.setting.command()}` (HZ {cmp.hz})"
+        + (" — PARTIAL: interrupted" if cmp.partial else ""),
+        title_justify="left",
+        show_edge=False,
+        pad_edge=False,
+    )
+    for col in (
+        "seed",
+        "setting",
+        "rto_min",
+        "samples",
+        "RTOs",
+        "spurious pred / meas",
+        "needed given / meas",
+        "W ms pred / meas",
+        "W on needed ms pred / meas",
+    ):
+        t.add_column(col, justify="left" if col == "setting" else "right")
+    for r in cmp.rows():
+        t.add_row(
+            "all" if r["seed"] is None else str(r["seed"]),
+            r["setting"],
+            f"{r['rto_min_us'] / 1000:g} ms",
+            n(r["samples"]),
+            f"{r['kernel_rtos']} ({r['measured_unknown']}?)"
+            if r["measured_unknown"]
+            else str(r["kernel_rtos"]),
+            f"{n(r['predicted_bad_timeouts'])} / {r['measured_spurious']}",
+            f"{n(r['given_needed'])} / {r['measured_needed']}",
+            f"{ms(r['predicted_wait_mean_s'])} / {ms(r['measured_wait_mean_s'])}",
+            f"{ms(r['predicted_wait_on_needed_s'])} / {ms(r['measured_wait_on_needed_s'])}",
+        )
+    note = (
+        f"setting from {cmp.setting.source}; rto_min as the senders' namespaces read it back. "
+        "pred: the default run's kernel samples of that seed replayed through `linux` with that "
+        "rto_min (docs/metrics.md); meas: the kernel's own RTOs judged from its BPF events "
+        "(docs/live.md). RTOs: the kernel's timeout episodes (n? unjudged); needed given: the "
+        "default run's needed timeouts, handed to the replay as losses (a replay cannot predict "
+        "how many there would be); W: mean RTO at each sample."
+    )
+    return Group(t, note)
+
+
+def _compare(
+    testbed: Path,
+    setting: Any,
+    seeds: list[int],
+    session: Any,
+    hz: int,
+    params: dict[str, dict[str, str]],
+    names: list[str],
+    overrides: list[str],
+    as_json: bool,
+) -> None:
+    """--rto-min / --recommendation: default and applied, seed by seed, in one table."""
+    import signal
+
+    from rttlab.live import Unavailable, apply
+    from rttlab.testbed import TestbedError
+    from rttlab.testbed import Unavailable as NoTestbed
+
+    del session  # each run has its own
+    cmp = apply.Comparison(setting, hz, seeds)
+
+    def stop(_sig: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+    def on_run(label: str, run: Any) -> None:
+        if run is None:
+            stderr.print(f"rttlab live: {label} …", highlight=False)
+        elif as_json:
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "event": "rto_run",
+                        "seed": run.seed,
+                        "setting": run.setting,
+                        "rto_min_us": run.rto_min_us,
+                        "applied": run.applied,
+                        "kernel": run.kernel,
+                        "predicted": run.predicted,
+                        "warnings": run.warnings,
+                    }
+                )
+                + "\n"
+            )
+        for w in run.warnings if run is not None else []:
+            stderr.print(f"rttlab live: {label}: {w}", highlight=False)
+
+    try:
+        apply.compare(
+            testbed,
+            setting,
+            seeds,
+            hz=hz,
+            estimators=[(n, sorted(params.get(n, {}).items())) for n in names],
+            overrides=overrides,
+            on_run=on_run,
+            result=cmp,
+        )
+    except KeyboardInterrupt:
+        cmp.partial = True
+    except (NoTestbed, TestbedError, Unavailable, apply.NotApplied) as e:
+        fail(str(e))
+    except _core_parameter_error() as e:  # the replay's linux estimator refused the value
+        fail(f"{setting.source}: {e}")
+    if as_json:
+        sys.stdout.write(json.dumps(cmp.to_json()) + "\n")
+    else:
+        console.print(_compare_table(cmp))
+    if cmp.partial:
+        stderr.print(
+            f"rttlab live: stopped (Ctrl-C) after {len(cmp.runs)} of {2 * len(seeds)} runs; the table holds those",
+            highlight=False,
+        )
+
+
+def _core_parameter_error() -> type[Exception]:
+    from rttlab import _core
+
+    return _core.ParameterError
 
 
 def register(app: typer.Typer) -> None:

@@ -81,6 +81,9 @@ class Connection:
     k_err_sum: float = 0.0
     k_scored: int = 0
     k_rto_sum: float = 0.0
+    #: The smallest icsk_rto the kernel held at a scored sample (ns; 0: none yet): its floor,
+    #: SRTT + rto_min, shows here (``rttlab live --rto-min``).
+    k_rto_lowest: int = 0
     #: Each estimator's RTO in force after each sample (W_X were a segment's timer armed then):
     #: sample times and, parallel, one tuple per sample in the order of ``Session.names``.
     #: A kernel RTO is scored with the entry in force at its arming (docs/live.md, step 3).
@@ -88,6 +91,9 @@ class Connection:
     w_rtos: list[tuple[int | None, ...]] = field(default_factory=list)
     #: The largest icsk_rto any event carried (ns): how far back an arming can lie.
     max_rto_ns: int = 0
+    #: Every sample fed, as (ACK time ns, RTT ns), when the session keeps them
+    #: (``Session(keep_samples=True)``): what a replay of this run takes (``rttlab live --rto-min``).
+    kept: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def open_episode(self) -> Episode | None:
@@ -112,6 +118,7 @@ class Session:
         min_rto_ns: int = 0,
         timer_granularity_ns: int = 0,
         per_ack: bool = True,
+        keep_samples: bool = False,
     ) -> None:
         specs = [
             (e, []) if isinstance(e, str) else (e[0], list(e[1]))
@@ -128,6 +135,8 @@ class Session:
         #: Samples come from the per-ACK program (every sample the kernel took); else from
         #: the once-per-RTT callback (docs/live.md, "Per-ACK samples").
         self.per_ack = per_ack
+        #: Keep each connection's samples (``Connection.kept``) for a replay after the run.
+        self.keep_samples = keep_samples
         self.conns: dict[int, Connection] = {}
         self.events = 0
         self.overruns = 0
@@ -231,7 +240,10 @@ class Session:
         if c.samples > 0:
             c.k_scored += 1
             c.k_err_sum += abs(before_us8 * 125 - rtt)
-            c.k_rto_sum += self.jiffies_ns(e.rto_jiffies)
+            k_rto = self.jiffies_ns(e.rto_jiffies)
+            c.k_rto_sum += k_rto
+            if k_rto and (not c.k_rto_lowest or k_rto < c.k_rto_lowest):
+                c.k_rto_lowest = k_rto
         preds = {}
         for name, x in self.est.items():
             before, _after, rto, wait, expiries = x.sample(c.key, now, rtt, bool(c.timestamps))
@@ -242,6 +254,8 @@ class Session:
             }
         rec["estimators"] = preds
         c.samples += 1
+        if self.keep_samples:
+            c.kept.append((now, rtt))
         c.last_rtt_us = mrtt_us
         c.srtt_us8 = srtt_after
         c.rto_ns = self.jiffies_ns(e.rto_jiffies)
@@ -370,26 +384,31 @@ class Session:
             else None,  # type: ignore[misc]
         }
 
-    def rows(self, conn: int | None = None) -> list[dict[str, Any]]:
-        """One row per estimator (and the kernel's own) over one connection or pooled (None)."""
-        conns = list(self.conns.values()) if conn is None else [self.conns[conn]]
+    def kernel_row(self, conns: Sequence[Connection]) -> dict[str, Any]:
+        """The kernel's own row over ``conns``: its SRTT's forecast error, its RTOs judged, W =
+        its icsk_rto at each scored sample, and the smallest icsk_rto it held (``rto_lowest_s``)."""
         kernel = self._kernel_scores(conns)
         scored = sum(c.k_scored for c in conns)
         needed = [ep for c in conns for ep in c.episodes if ep.verdict == "needed"]
-        rows = [
-            {
-                "estimator": "kernel",
-                "samples": scored,
-                "mae_s": sum(c.k_err_sum for c in conns) / scored / 1e9 if scored else None,
-                "bad_timeouts": kernel["kernel_spurious"],
-                "wait_mean_s": sum(c.k_rto_sum for c in conns) / scored / 1e9 if scored else None,
-                "fired_too": kernel["kernel_rtos"],
-                "spurious_too": kernel["kernel_spurious"],
-                "wait_on_kernel_losses_s": sum(ep.rto_k_ns for ep in needed) / len(needed) / 1e9
-                if needed
-                else None,
-            }
-        ]
+        lows = [c.k_rto_lowest for c in conns if c.k_rto_lowest]
+        return {
+            "estimator": "kernel",
+            "samples": scored,
+            "mae_s": sum(c.k_err_sum for c in conns) / scored / 1e9 if scored else None,
+            "bad_timeouts": kernel["kernel_spurious"],
+            "wait_mean_s": sum(c.k_rto_sum for c in conns) / scored / 1e9 if scored else None,
+            "fired_too": kernel["kernel_rtos"],
+            "spurious_too": kernel["kernel_spurious"],
+            "wait_on_kernel_losses_s": sum(ep.rto_k_ns for ep in needed) / len(needed) / 1e9
+            if needed
+            else None,
+            "rto_lowest_s": min(lows) / 1e9 if lows else None,
+        }
+
+    def rows(self, conn: int | None = None) -> list[dict[str, Any]]:
+        """One row per estimator (and the kernel's own) over one connection or pooled (None)."""
+        conns = list(self.conns.values()) if conn is None else [self.conns[conn]]
+        rows = [self.kernel_row(conns)]
         for name, x in self.est.items():
             m = x.metrics(conn) if conn is not None else x.metrics()
             if m is None:

@@ -60,11 +60,13 @@ def run_testbed(
     on_records: Records | None = None,
     on_tick: Callable[[float, float], None] | None = None,
     out_dir: str | Path | None = None,
+    prepare: Callable[[dict[str, Any]], None] | None = None,
 ) -> Any:
     """Run a testbed scenario with the program on a fresh cgroup holding this process — and so
     the traffic generators it starts, whose sockets are created there — for the whole run.
     Everything (program, cgroup) is gone afterwards, however the run ends; a SIGKILLed run's
-    empty cgroup is removed by the next run. Returns the testbed's result."""
+    empty cgroup is removed by the next run. ``prepare``: as :func:`rttlab.testbed.run`'s (called
+    once the namespaces are set up, before any traffic). Returns the testbed's result."""
     from rttlab.testbed import run as testbed_run
 
     with cgroup.RunCgroup() as cg, Watch(cg.path, session, on_records) as w:
@@ -75,7 +77,7 @@ def run_testbed(
             if on_tick:
                 on_tick(now, total)
 
-        result = testbed_run(scenario, overrides, out_dir=out_dir, progress=tick)
+        result = testbed_run(scenario, overrides, out_dir=out_dir, progress=tick, prepare=prepare)
         # The last events (FIN exchange, final ACKs) after the generators stopped.
         for _ in range(3):
             w.pump(20)

@@ -144,6 +144,7 @@ def run(
     max_rate_bps: int = MAX_RATE_BPS,
     sysctls: dict[str, str] | None = None,
     gso: bool = True,
+    prepare: Callable[[dict[str, Any]], None] | None = None,
 ) -> TestbedResult:
     """Run ``scenario`` on the testbed (root). ``cc`` chooses the kernel's congestion control
     (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
@@ -152,7 +153,12 @@ def run(
     own (``net.ipv4.tcp_recovery=0`` turns RACK off, ``net.ipv4.tcp_early_retrans=0`` tail-loss
     probes: what tells a Linux feature's part in a difference); ``gso=False`` sets each TUN's
     ``gso_max_segs`` to 1, so the sending kernel builds one-segment packets instead of TSO/GSO
-    super-packets (tcp_tso_autosize caps a packet at the device's gso_max_segs). Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    super-packets (tcp_tso_autosize caps a packet at the device's gso_max_segs). ``prepare`` is
+    called with the run's metadata (``flows``: each flow's namespaces and addresses, ``stacks``,
+    ``namespaces``) once every namespace is set up and before any traffic generator starts, so
+    what it sets (``rttlab live --rto-min``: a sysctl or a route in the senders' namespaces)
+    holds for every socket of the run; an exception it raises ends the run, cleaned up.
+    Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
     import pyarrow as pa
 
     s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
@@ -292,6 +298,9 @@ def run(
                 raise TestbedError(
                     f"flows: the kernel has no '{name}' congestion control (available: {', '.join(sorted(avail))})"
                 )
+        if prepare is not None:
+            meta["stacks"] = stacks
+            prepare(meta)
 
         rprocs, sprocs = [], []
         offered: dict[int, int] = {}  # an on/off flow's bytes written after the warm-up
