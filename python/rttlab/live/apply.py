@@ -31,6 +31,11 @@ setting in force (in whole jiffies, as the kernel holds it): bad timeouts, W, an
 kernel's needed timeouts of that run (given to the replay as really lost segments armed where the
 kernel's timer was armed; docs/metrics.md steps 7–8). A replay cannot predict how many losses a
 different timer leads to, so the "needed" count it shows is the default run's, marked as given.
+Known gap: Linux sends a tail-loss probe after PTO ≈ 2·SRTT without an ACK and then restarts the
+retransmission timer from the probe (tcp_send_loss_probe, net/ipv4/tcp_output.c: "Reset s.t.
+tcp_rearm_rto will restart timer from now"), so it times out after PTO + RTO; the replay's timer
+(Allman & Paxson) has no probe and fires after RTO, so it predicts more spurious timeouts on
+stalls between RTO and PTO + RTO (docs/live.md, "Where the replay and the kernel part").
 """
 
 from __future__ import annotations

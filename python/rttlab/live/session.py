@@ -235,6 +235,8 @@ class Session:
             "conn": c.key,
             "rtt_s": rtt / 1e9,
             "srtt_s": srtt_after / 8e6,
+            # The kernel's icsk_rto the event carried (jiffies → s): what its timer would run.
+            "kernel_rto_s": self.jiffies_ns(e.rto_jiffies) / 1e9,
         }
         # The kernel's own forecast (its SRTT before the sample) and RTO, scored like the rest.
         if c.samples > 0:
