@@ -128,9 +128,12 @@ static __always_inline void count_overrun(void)
 }
 
 /* If the estimator moved since `w` was taken, report the sample that moved it, stamped `ts`:
- * from the tracepoint, the previous arrival (the segment that carried it, w->ts_ns); from a
- * sock_ops callback, now (a sample taken outside tcp_rcv_established(), e.g. while closing, is
- * known only to have come between the last arrival and now). tcp_rtt_estimator() (net/ipv4/tcp_input.c) does
+ * from the tracepoint, the previous arrival (the segment that carried it, w->ts_ns); from an
+ * RTO or retransmission callback on an ESTABLISHED socket, that same arrival too (in that state
+ * samples are taken only by tcp_ack() under tcp_rcv_established(), whose segment the tracepoint
+ * stamped; a timer takes none), so a stall's last sample keeps its ACK's time and not the
+ * timeout's; from any other callback, now (a sample taken outside tcp_rcv_established(), e.g.
+ * while closing, is known only to have come between the last arrival and now). tcp_rtt_estimator() (net/ipv4/tcp_input.c) does
  * `srtt += m - (srtt >> 3)` (and `srtt = m << 3` on the first sample), so the sample is
  * exactly m = new - old + (old >> 3). A sample equal to SRTT/8 leaves SRTT alone but still moves
  * MDEV (`mdev += -(mdev >> 2)` unless MDEV < 4 us): both are compared. */
@@ -193,7 +196,10 @@ static __always_inline void emit(struct bpf_sock_ops *skops, __u32 op)
 		struct watch *w = bpf_sk_storage_get(&watched, sk0, 0, 0);
 		struct tcp_sock *tp0 = w ? bpf_skc_to_tcp_sock(sk0) : 0;
 		if (w && tp0 && op != BPF_SOCK_OPS_RTT_CB) {
-			flush(w, tp0, bpf_get_socket_cookie(skops), bpf_ktime_get_ns(), 1);
+			int at_arrival = (op == BPF_SOCK_OPS_RTO_CB || op == BPF_SOCK_OPS_RETRANS_CB) &&
+					 skops->state == BPF_TCP_ESTABLISHED;
+			flush(w, tp0, bpf_get_socket_cookie(skops),
+			      at_arrival ? w->ts_ns : bpf_ktime_get_ns(), 1);
 		} else if (w && tp0 && skops->args[1]) {
 			/* Inside tcp_rtt_estimator(): MDEV is updated, SRTT not yet stored, and the
 			 * arguments hold this sample and the new SRTT. An SRTT that moved since the
