@@ -112,7 +112,7 @@ def live(
         None,
         "--min-rto",
         metavar="DURATION",
-        help="Raise every estimator's RTO in force to at least this (as in `rttlab evaluate`).",
+        help="Raise every replayed estimator's RTO in force to at least this (as in `rttlab evaluate`); the kernel's own floor is --rto-min.",
         show_default=False,
     ),
     as_json: bool = typer.Option(
