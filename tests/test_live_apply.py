@@ -245,9 +245,14 @@ def _nothing_left() -> None:
 
 
 @needs_root
-def test_an_rto_min_set_as_sysctl_in_the_senders_namespace_is_what_its_kernel_runs_with():
-    runs, cmp = _compare("--rto-min", "40ms")
+def test_a_linux_recommendation_set_as_sysctl_in_the_senders_namespace_is_what_its_kernel_runs_with(
+    tmp_path,
+):
+    # As `rttlab tune --stack linux --json` writes it: recommendation.knobs.rto_min_us.
+    rec = _tune_json(tmp_path, LINUX_REC)
+    runs, cmp = _compare("--recommendation", str(rec))
     _print(cmp)
+    assert cmp["setting"]["rto_min_us"] == 40_000 and str(rec) in cmp["setting"]["source"]
     default, applied = runs
     assert (default["setting"], applied["setting"]) == ("default", "applied")
     # Read back from each namespace: the default is Linux's own 200 ms, the setting took.
