@@ -170,6 +170,10 @@ def test_the_default_runs_samples_replayed_with_a_lower_rto_min_predict_the_spik
     assert pred[20_000]["bad_timeouts"] == 1
     w = {us: pred[us]["wait_mean_s"] for us in pred}
     assert w[20_000] < w[200_000] < w[1_000_000]
+    # 199 ms is 50 jiffies at HZ 250, as 200 ms is: the kernel holds one value, and so does the
+    # prediction.
+    same = apply.predict(list(s.conns.values()), 250, [200_000, 199_000])
+    assert same[199_000]["wait_mean_s"] == same[200_000]["wait_mean_s"] == w[200_000]
     assert 0.24 < w[200_000] < 0.30  # SRTT 50 ms + 200 ms, in whole 4 ms jiffies
     # Not kept unless asked: a plain live session holds no samples.
     plain = Session(["linux"], hz=250)

@@ -302,10 +302,12 @@ def predict(conns: Sequence[Any], hz: int, rto_min_us: Sequence[int]) -> dict[in
     if not starts:
         return out
     jiffy_us = 1_000_000 / hz
-    specs = {}
-    for us in dict.fromkeys(rto_min_us):
-        held = math.ceil(us / jiffy_us - 1e-9) * jiffy_us  # usecs_to_jiffies rounds up
-        specs[us] = spec("linux", rto_min=f"{held:.3f}us", hz=str(hz))
+    # usecs_to_jiffies rounds up: two settings within one jiffy are one setting to the kernel
+    # (and one replay).
+    held = {us: math.ceil(us / jiffy_us - 1e-9) * jiffy_us for us in rto_min_us}
+    specs = {
+        h: spec("linux", rto_min=f"{h:.3f}us", hz=str(hz)) for h in dict.fromkeys(held.values())
+    }
     raw = score(
         np.asarray(times, dtype=np.uint64),
         np.asarray(rtts, dtype=np.uint64),
@@ -314,8 +316,9 @@ def predict(conns: Sequence[Any], hz: int, rto_min_us: Sequence[int]) -> dict[in
         timestamps=stamps,
         losses=losses,
     )
-    for us, row in zip(specs, raw.rows):
-        out[us] = {**row, "given_needed": len(losses)}
+    rows = dict(zip(specs, raw.rows))
+    for us, h in held.items():
+        out[us] = {**rows[h], "given_needed": len(losses)}
     return out
 
 
