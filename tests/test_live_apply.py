@@ -181,6 +181,44 @@ def test_the_default_runs_samples_replayed_with_a_lower_rto_min_predict_the_spik
     assert all(not c.kept for c in plain.conns.values())
 
 
+def test_the_comparison_table_fits_80_columns_without_cutting_a_figure():
+    from rich.console import Console
+    from rttlab.cli.live import _compare_table
+
+    cmp = apply.Comparison(apply.parse_rto_min("1500ms", "route"), 250, [12, 13])
+    kernel = {
+        "kernel_rtos": 13,
+        "kernel_spurious": 12,
+        "kernel_needed": 1,
+        "kernel_unknown": 2,
+        "samples": 30_000,
+        "wait_mean_s": 1.4204,
+        "wait_on_kernel_losses_s": 1.3391,
+        "rto_lowest_s": 1.54,
+    }
+    predicted = {
+        "samples": 29_999,
+        "bad_timeouts": 13,
+        "wait_mean_s": 1.4113,
+        "lost_wait_mean_s": None,
+        "given_needed": 1,
+    }
+    for seed in (12, 13):
+        cmp.runs.append(apply.Run(seed, "default", 200_000, {}, kernel, predicted))
+        cmp.runs.append(apply.Run(seed, "applied", 1_500_000, {}, kernel, predicted))
+    console = Console(width=80, record=True)
+    console.print(_compare_table(cmp))
+    text = console.export_text()
+    rows = [line for line in text.splitlines() if line.lstrip().startswith(("12", "13", "all"))]
+    assert len(rows) == 6
+    for line in rows:
+        assert len(line) <= 80 and "…" not in line, line
+        assert "1411/1420" in line and "—/1339" in line, line
+        pooled = line.lstrip().startswith("all")
+        assert ("26 (4?)" if pooled else "13 (2?)") in line, line
+        assert ("26/24" if pooled else "13/12") in line, line
+
+
 # ---- root-only: the real kernel ----
 
 
