@@ -19,6 +19,8 @@ LAYERS = {
     "rttlab._proc": 0,
     # Colours every figure takes, whichever layer draws it.
     "rttlab.palette": 0,
+    # Durations and numbers with units, read and written one way for everyone.
+    "rttlab.units": 0,
     "rttlab.trace": 1,
     "rttlab.estimators": 1,
     "rttlab.sim": 1,
