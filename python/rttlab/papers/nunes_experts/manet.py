@@ -582,7 +582,9 @@ def simulate(scenario: Any):  # -> rttlab.sim.Result
         duration=duration,
         events=events,
         event_hash="",
-        aggregate_goodput_bps=float(goodput.sum()),
+        # Every flow's bytes over the common window [0, duration]: the network's goodput, as
+        # the simulator's (docs/schema.md), not the sum of the flows' rates.
+        aggregate_goodput_bps=float(rx.sum() * 8.0 / duration) if duration > 0 else 0.0,
         jain_index=jain,
         tables=_tables(table, channels, traces),
         bottleneck="wifi",
