@@ -50,6 +50,10 @@ MAX_RATE_BPS = 400_000_000
 #: A run whose p99 lateness exceeds this fraction of the bottleneck's round-trip propagation
 #: delay says so (``metadata["warnings"]``, printed by the CLI): its RTTs carry the emulator's delay.
 LATENESS_WARN_FRACTION = 0.05
+#: The lateness no scenario is held to below: ~5× the emulator's median lateness on this
+#: machine (15–21 µs, docs/testbed.md "Fidelity"). With no propagation delay and a bottleneck
+#: whose packet time is shorter, this is the reference (a choice: no source fixes it).
+LATENESS_FLOOR_NS = 100_000
 #: How often control returns to Python (Ctrl-C, progress) while the emulator runs.
 SLICE_NS = 100_000_000
 
@@ -437,21 +441,62 @@ def run(
         if a["sender"] and a["sender"].get("error")
     }
     meta["fidelity"] = fid = stats.get("fidelity") or {}
-    meta["warnings"] = []
     b = next((c for c in stats["channels"] if c["name"] == result.bottleneck), None)
-    if (
-        b
-        and fid.get("lateness_p99_ns") is not None
-        and fid["lateness_p99_ns"] > LATENESS_WARN_FRACTION * 2 * b["delay_ns"]
-    ):
-        meta["warnings"].append(
-            f"the emulator delivered 1 % of packets more than {fid['lateness_p99_ns'] / 1e6:.2f} ms late, over {LATENESS_WARN_FRACTION:.0%} of the "
-            f"bottleneck's round-trip propagation delay ({2 * b['delay_ns'] / 1e6:g} ms): the machine is too busy for this scenario's RTTs"
-        )
+    meta["warnings"] = lateness_warnings(
+        fid,
+        b,
+        max((t["mss"] + 40 + (12 if t["timestamps"] else 0) for t in tcps), default=1500),
+    )
     if scratch is not None:
         scratch.cleanup()
         pcaps = {}
     return TestbedResult(result=result, apps=apps, emulator=stats, pcaps=pcaps, metadata=meta)
+
+
+def lateness_warnings(
+    fidelity: dict[str, Any], bottleneck: dict[str, Any] | None, packet_bytes: int
+) -> list[str]:
+    """The warnings a run's timing earns, each only when its own condition holds (issue 43).
+
+    The emulator's p99 lateness (how long after the emulated network's due time 1 % of packets
+    were handed over) is compared with the largest of three things the scenario has: 5 % of the
+    bottleneck's round-trip propagation delay (the RTTs then carry a visible share of the
+    emulator's delay), the serialisation time of one full-size packet (``packet_bytes``, IP
+    length) at the bottleneck (below it the emulator's error is smaller than the link's own
+    packet spacing: the queue moves by less than a packet), and :data:`LATENESS_FLOOR_NS`,
+    which is what a scenario without propagation delay on a fast link is held to. The warning
+    names the reference that set the limit and gives the advice that fits it."""
+    p99 = fidelity.get("lateness_p99_ns")
+    if p99 is None or bottleneck is None:
+        return []
+    rtprop = 2 * bottleneck["delay_ns"]
+    rate = bottleneck["bandwidth_bps"]
+    limits = [
+        (
+            LATENESS_WARN_FRACTION * rtprop,
+            f"{LATENESS_WARN_FRACTION:.0%} of the bottleneck's round-trip propagation delay "
+            f"({rtprop / 1e6:g} ms): its RTTs carry the emulator's delay; run it on a quieter machine",
+        ),
+        (
+            packet_bytes * 8 / rate * 1e9 if rate else 0.0,
+            f"one {packet_bytes}-byte packet's transmission time at the bottleneck "
+            f"({packet_bytes * 8 / rate * 1e6 if rate else 0:.0f} µs at {rate / 1e6:g} Mb/s): "
+            "the emulator's timing is coarser than the link's packet spacing, so queueing at "
+            "packet scale is blurred; run it on a quieter machine or with a slower bottleneck",
+        ),
+        (
+            LATENESS_FLOOR_NS,
+            f"the {LATENESS_FLOOR_NS / 1e3:.0f} µs floor held when neither the propagation delay "
+            f"({rtprop / 1e6:g} ms round trip) nor a packet's transmission time is longer: the "
+            "machine's scheduling shows in every timing; run it on a quieter machine",
+        ),
+    ]
+    limit, reason = max(limits, key=lambda x: x[0])
+    if p99 <= limit:
+        return []
+    return [
+        f"the emulator delivered 1 % of packets more than {p99 / 1e6:.2f} ms late, over {reason}"
+    ]
 
 
 def _collect(p: subprocess.Popen[str], tb: Any) -> dict[str, Any]:
