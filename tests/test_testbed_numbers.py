@@ -1,6 +1,6 @@
 """Issue 43: the testbed's numbers and warnings mean what they say: warnings checked against
-their own condition. The real runs need root, namespaces and TUN (skipped elsewhere with the
-reason); each is a few seconds."""
+their own condition, ``--compare --out`` keeping both sides. The real runs need root,
+namespaces and TUN (skipped elsewhere with the reason); each is a few seconds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from rttlab.testbed import unavailable
 
@@ -114,3 +115,29 @@ def test_a_zero_delay_run_under_cpu_load_is_warned_about_with_the_floor(tmp_path
     assert p99 > LATENESS_FLOOR_NS, p99
     (w,) = doc["warnings"]
     assert "100 µs floor" in w, w
+
+
+@needs_machine
+def test_compare_out_writes_the_simulators_tables_beside_the_testbeds(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    p = cli(
+        [
+            "testbed",
+            str(ROOT / "examples/scenarios/dumbbell-n1-droptail.toml"),
+            "--set",
+            "simulation.duration=3s",
+            "--compare",
+            "--out",
+            str(out),
+        ]
+    )
+    assert p.returncode == 0, p.stderr
+    tb = {f.name for f in out.glob("*.parquet")}
+    sim = {f.name for f in (out / "simulator").glob("*.parquet")}
+    assert {"flows.parquet", "channels.parquet", "rtt.parquet", "queue.parquet"} <= tb
+    assert sim == tb
+    for name in sorted(tb):
+        assert pq.read_schema(out / name).equals(pq.read_schema(out / "simulator" / name)), name
+    assert (out / "summary.json").is_file() and (out / "simulator" / "summary.json").is_file()
+    assert (out / "run.json").is_file() and (out / "flow0-sender.pcap").is_file()
+    assert pq.read_table(out / "simulator" / "rtt.parquet").num_rows > 0

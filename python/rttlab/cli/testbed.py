@@ -11,6 +11,9 @@ from rich.table import Table
 
 from rttlab.cli.common import console, fail, print_json, stderr
 
+#: Where ``--compare --out DIR`` writes the simulator's side (the testbed's is DIR itself).
+SIM_DIR = "simulator"
+
 
 def testbed(
     scenario: Path = typer.Argument(
@@ -32,7 +35,7 @@ def testbed(
     out: Path = typer.Option(
         None,
         "--out",
-        help="Write each host's pcap, flows/channels (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR.",
+        help="Write each host's pcap, summary.json, flows/channels and each trace (Parquet) and run.json (emulator counters, fidelity, kernel settings) into DIR; with --compare, the simulator's summary.json and Parquet files into DIR/simulator.",
     ),
     sysctl: list[str] = typer.Option(
         [],
@@ -77,10 +80,8 @@ def testbed(
         raise typer.Exit(130) from None
     r = tr.result
     if out is not None:
-        import pyarrow.parquet as pq
-
-        for name, t in r.tables.items():
-            pq.write_table(t, out / f"{name}.parquet")
+        # summary.json and one Parquet file per table, as `rttlab simulate --out` writes them.
+        r.write(out)
         (out / "run.json").write_text(
             json.dumps(
                 {
@@ -96,9 +97,14 @@ def testbed(
         )
     sim = None
     if compare:
-        from rttlab.sim.run import simulate
+        from rttlab.sim.run import PER_PACKET_TRACES, TRACES, simulate
 
-        sim = simulate(scenario, set=set_, traces="rtt,queue")
+        # The simulator keeps the traces the testbed has, so both sides hold the same tables.
+        kept = [t for t in r.tables if t in TRACES or t in PER_PACKET_TRACES]
+        sim = simulate(scenario, set=set_, traces=",".join(kept) or "none")
+        if out is not None:
+            # The simulator's side beside the testbed's, in the same formats (issue 43).
+            sim.write(out / SIM_DIR)
     if as_json:
         doc = {
             "testbed": r.summary(),
