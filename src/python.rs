@@ -1337,7 +1337,7 @@ fn score_discriminators<'py>(
 /// builds them from the scenario's typed `[tcp]` (a group's merged over it), in flow order:
 /// `mss` (bytes), `init_cwnd` (segments), `sack`, `timestamps`, `ecn`, `receiver_ecn`, and
 /// `delayed_ack_ns` (None: every segment is ACKed at once, whichever of "off"/"none"/"false"
-/// the scenario wrote).
+/// the scenario wrote) and `rtt_sampling` (`"timed"` or `"every-ack"`, used without timestamps).
 fn flow_tcp_of<'py>(
     py: Python<'py>,
     scenario: &crate::sim::config::Scenario,
@@ -1358,6 +1358,15 @@ fn flow_tcp_of<'py>(
             d.set_item("ecn", t.ecn)?;
             d.set_item("receiver_ecn", t.receiver_ecn)?;
             d.set_item("delayed_ack_ns", t.delayed_ack.map(|a| a.timeout))?;
+            // How the sender's meter samples RTTs without timestamps (the testbed applies the
+            // same rule to the pcap's samples, python/rttlab/testbed/run.py `_meter_rule`).
+            d.set_item(
+                "rtt_sampling",
+                match t.sampling {
+                    crate::sim::tcp::Sampling::Timed => "timed",
+                    crate::sim::tcp::Sampling::EveryAck => "every-ack",
+                },
+            )?;
             out.push(d);
         }
     }

@@ -189,6 +189,7 @@ def test_each_flows_kernel_settings_come_typed_from_the_core_with_its_groups_tcp
         "ecn": False,
         "receiver_ecn": True,
         "delayed_ack_ns": None,
+        "rtt_sampling": "timed",  # the simulator's default; the testbed's RTT rule reads it
     }
     assert got == [
         base,

@@ -47,6 +47,11 @@ def testbed(
         "--compare",
         help="Also run the scenario in rttlab's simulator and print both side by side.",
     ),
+    rtt_method: str = typer.Option(
+        "meter",
+        "--rtt-method",
+        help="Which of the sender-side pcap's RTT samples the tables hold: meter (default: the simulated sender's rule — timestamps: one per ACK advancing the left edge; else tcp.rtt_sampling's, one timed segment per RTT or one per ACK), seq, ts (one capture method, as rttlab samples --method) or all.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Run a scenario in real time: Linux TCP between namespaces through rttlab's own queues and error models.
@@ -54,9 +59,12 @@ def testbed(
     Needs root, network namespaces and /dev/net/tun; a scenario beyond what the emulator holds
     on this machine is refused. Ctrl-C stops the run and removes everything it made."""
     from rttlab.testbed import TestbedError, Unavailable, run
+    from rttlab.testbed.run import RTT_METHODS
 
     if not scenario.is_file():
         fail(f"{scenario}: no such scenario file")
+    if rtt_method not in RTT_METHODS:
+        fail(f"--rtt-method: '{rtt_method}' is not one of {', '.join(RTT_METHODS)}")
     kernel_cc: dict[int, str] | str | None = cc
     if cc and "=" in cc:
         try:
@@ -72,7 +80,7 @@ def testbed(
             )
         extra[key.strip()] = value.strip()
     try:
-        tr = run(scenario, set_, out_dir=out, cc=kernel_cc, sysctls=extra)
+        tr = run(scenario, set_, out_dir=out, cc=kernel_cc, sysctls=extra, rtt_method=rtt_method)
     except (Unavailable, TestbedError) as e:
         fail(str(e))
     except KeyboardInterrupt:

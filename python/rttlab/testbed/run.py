@@ -149,6 +149,7 @@ def run(
     sysctls: dict[str, str] | None = None,
     gso: bool = True,
     prepare: Callable[[dict[str, Any]], None] | None = None,
+    rtt_method: str = "meter",
 ) -> TestbedResult:
     """Run ``scenario`` on the testbed (root). ``cc`` chooses the kernel's congestion control
     (one name for every flow, or per flow number) instead of the scenario's; ``out_dir`` keeps
@@ -162,9 +163,13 @@ def run(
     ``namespaces``) once every namespace is set up and before any traffic generator starts, so
     what it sets (``rttlab live --rto-min``: a sysctl or a route in the senders' namespaces)
     holds for every socket of the run; an exception it raises ends the run, cleaned up.
-    Raises :class:`netns.Unavailable` or :class:`TestbedError`."""
+    ``rtt_method`` chooses the pcap's RTT samples the tables hold (:data:`RTT_METHODS`: by default
+    the simulated sender's rule, one per ACK at most). Raises :class:`netns.Unavailable` or
+    :class:`TestbedError`."""
     import pyarrow as pa
 
+    if rtt_method not in RTT_METHODS:
+        raise TestbedError(f"rtt_method: '{rtt_method}' is not one of {', '.join(RTT_METHODS)}")
     s = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
     if overrides:
         s = s.with_(list(overrides))
@@ -423,6 +428,8 @@ def run(
         stacks,
         stack_traces,
         sender_flows,
+        tcps,
+        rtt_method,
     )
     result.tables.update(traces)
     # rttlab's senders' window trace (what the wire hides) and their retransmissions as they
@@ -603,23 +610,94 @@ def _retransmission_causes(
     }
 
 
-def _rtt_samples(pcap: str | None, epoch0: float, receiver: str) -> tuple[Any, Any]:
+#: Which of the sender-side pcap's RTT samples the testbed's tables (``rtt`` trace,
+#: ``rtt_samples`` and the RTT statistics) hold: ``meter`` (default) the rule the simulated
+#: sender's meter samples by (:func:`_meter_rule`); ``seq``/``ts`` one method of the capture
+#: analysis (docs/capture.md), as ``rttlab samples --method`` selects; ``all`` every sample of
+#: every method (a ``seq`` and a ``ts`` sample for one ACK both count).
+RTT_METHODS = ("meter", "seq", "ts", "all")
+
+
+def _meter_rule(
+    time: Any, rtt: Any, method: Any, frame: Any, timestamps: bool, sampling: str
+) -> Any:
+    """Indices of the capture's data-direction samples the simulated sender's meter would take
+    (``take_sample`` in src/sim/tcp/sender.rs), so the testbed's counts compare with the
+    simulator's. Only samples completed by an ACK that advances the left edge count: the
+    capture is read without SACK-timed samples (those come from duplicate ACKs), and a new
+    TSval is echoed only by an ACK of in-order data (RFC 7323 §4.3; Linux
+    ``tcp_replace_ts_recent``). Then at most one per ACK (the completing ``frame``):
+
+    - timestamps on: RFC 7323 §4.1 (RTTM), one sample per such ACK, the echo's (``ts``) where
+      the capture pairs one, else that ACK's ``seq`` sample (Linux's TSval ticks in ms, so
+      segments sent within one ms share it and the capture pairs each TSval once — a choice:
+      the ACK still yields a sample in the simulator);
+    - without timestamps, ``every-ack``: that ACK's ``seq`` sample (the newest segment it
+      covers, never one overlapped by a retransmission: Karn, RFC 6298 §3);
+    - without timestamps, ``timed`` (the simulator's default): one segment timed at a time
+      (RFC 6298 §2, BSD's t_rtt): after a sample, the next is of the first segment sent at or
+      after that ACK which has one (a segment without an exact-ending ACK — covered by a
+      delayed ACK with the next — or overlapped by a retransmission is passed over for the next
+      one, where the simulator times it or restarts timing after recovery)."""
+    import numpy as np
+
+    n = len(time)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    prefer = "ts" if timestamps else "seq"
+    method = np.asarray(method).astype(str)
+    usable = np.isin(method, ("seq", "ts")) if timestamps else method == "seq"
+    idx = np.flatnonzero(usable)
+    # One per completing frame: the preferred method first, then the earliest.
+    order = np.lexsort((method[idx] != prefer, np.asarray(frame)[idx]))
+    idx = idx[order]
+    _, first = np.unique(np.asarray(frame)[idx], return_index=True)
+    idx = np.sort(idx[first])
+    if timestamps or sampling == "every-ack":
+        return idx
+    sent = np.asarray(time)[idx] - np.asarray(rtt)[idx]
+    by_sent = idx[np.argsort(sent, kind="stable")]
+    chosen, free_at = [], -np.inf
+    for i in by_sent:
+        if time[i] - rtt[i] >= free_at:
+            chosen.append(i)
+            free_at = time[i]
+    return np.sort(np.asarray(chosen, dtype=np.int64))
+
+
+def _rtt_samples(
+    pcap: str | None,
+    epoch0: float,
+    receiver: str,
+    rtt_method: str = "meter",
+    timestamps: bool = False,
+    sampling: str = "timed",
+) -> tuple[Any, Any]:
     """RTT samples of the sender-side pcap (rttlab's capture analysis): the data direction's
-    samples of the connections to ``receiver`` (address:port, one flow) as (time since the
-    emulator's start, s; RTT, s)."""
+    samples of the connections to ``receiver`` (address:port, one flow), chosen by
+    ``rtt_method`` (:data:`RTT_METHODS`), as (time since the emulator's start, s; RTT, s)."""
     import numpy as np
 
     if not pcap or not Path(pcap).exists():
         return np.zeros(0), np.zeros(0)
-    capture = read_capture(pcap)
+    # The meter's rule takes no SACK-timed sample (a duplicate ACK advances nothing).
+    capture = read_capture(pcap, sack_samples=rtt_method != "meter")
     cols = capture.samples
     # Times are seconds from the capture's first frame; the flow's data runs `fwd` (the
     # sender opened the connection), whose samples are data-to-ACK round trips.
     t = cols["time"].to_numpy(dtype=float) + capture.read["start_ns"] / 1e9 - epoch0
     rtt = cols["rtt"].to_numpy(dtype=float)
+    method = cols["method"].astype(str).to_numpy()
     conns = capture.connections.loc[capture.connections["dst"] == receiver, "conn"]
     keep = ((cols["direction"] == "fwd") & cols["conn"].isin(conns)).to_numpy()
-    return t[keep], rtt[keep]
+    if rtt_method in ("seq", "ts"):
+        keep = keep & (method == rtt_method)
+    t, rtt, method = t[keep], rtt[keep], method[keep]
+    if rtt_method == "meter":
+        frame = cols["frame"].to_numpy()[keep]
+        pick = _meter_rule(t, rtt, method, frame, timestamps, sampling)
+        t, rtt = t[pick], rtt[pick]
+    return t, rtt
 
 
 def _result(
@@ -636,6 +714,8 @@ def _result(
     stacks=None,
     stack_traces=None,
     sender_flows=None,
+    tcps=None,
+    rtt_method="meter",
 ):
     import numpy as np
     import pyarrow as pa
@@ -665,11 +745,20 @@ def _result(
         )
         receiver = f"{netns.node_addr(endpoints[f][1])}:{netns.PORT_BASE + f}"
         causes.append(_retransmission_causes(sender_pcap[f], receiver, epoch0, f))
-        t, rtt = _rtt_samples(sender_pcap[f], epoch0, receiver)
+        t, rtt = _rtt_samples(
+            sender_pcap[f],
+            epoch0,
+            receiver,
+            rtt_method,
+            tcps[f]["timestamps"] if tcps else False,
+            tcps[f].get("rtt_sampling", "timed") if tcps else "timed",
+        )
         rtt_t.append(t)
         rtt_v.append(rtt)
         after = rtt[t >= warmup / 1e9]
-        rtt_n.append(len(after))
+        # Every sample the rule took in the run, as the simulator's `rtt_samples` (the sender's
+        # count, src/sim/tcp/sender.rs); the statistics below are after the warm-up, as its are.
+        rtt_n.append(len(rtt))
         rtt_stats.append(
             [float(after.mean()), float(after.std()), float(after.min()), float(after.max())]
             if len(after)
