@@ -135,7 +135,7 @@ def test_cli_json_is_versioned_and_carries_per_flow_counts():
     out = run("simulate", DROPTAIL10, "--set", "simulation.duration=5s", "--seed", "3", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["schema"] == SCHEMA == "rttlab.simulate/1"
+    assert doc["schema"] == SCHEMA == "rttlab.simulate/2"
     assert doc["seed"] == 3 and doc["duration_s"] == 5.0
     assert {"aggregate_goodput_bps", "jain_index", "flows", "bottleneck"} <= doc.keys()
     assert len(doc["flows"]) == 10

@@ -6,5 +6,6 @@ matches its rerun, which is the point)."""
 #: (docs/experiments.md, "Canonical form"); runs stored under 1 are still found
 #: (:attr:`rttlab.Scenario.form1_hash`).
 SCENARIO_SCHEMA = 2
-#: Version of the result layout (``rttlab simulate --json``, the result tables).
-SCHEMA = "rttlab.simulate/1"
+#: Version of the result layout (``rttlab simulate --json``, the result tables). 2:
+#: ``aggregate_goodput_bps`` is bytes over the common window, no longer a sum of flows' rates.
+SCHEMA = "rttlab.simulate/2"
