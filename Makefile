@@ -9,13 +9,15 @@ install:
 	$(PYTHON) -m pip install --quiet -e '.[test,ns3]'
 
 # Peer tools from Debian: tshark for the capture comparison in tests/test_capture.py, chromium for
-# the HTML report test in tests/test_report.py, clang and libbpf-dev for rttlab live's BPF program in
+# the HTML report test in tests/test_report.py, ns2 (binary ns) for the ns-2 peer in
+# tests/test_ns2_peer.py, clang and libbpf-dev for rttlab live's BPF program in
 # tests/test_live.py (each skips with its reason where the tool is
 # missing, except under CI). Needs root for apt-get; never fails the build.
 test-deps:
 	@command -v tshark >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } || echo "make: could not install tshark; the tshark comparison test will be skipped"
 	@command -v clang >/dev/null 2>&1 && test -e /usr/include/bpf/bpf_helpers.h || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang llvm libbpf-dev >/dev/null; } || echo "make: could not install clang/libbpf-dev; the rttlab live tests will be skipped"
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || echo "make: could not install chromium; the report test will be skipped"
+	@command -v ns >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null; } || echo "make: could not install ns2; the ns-2 peer tests will be skipped"
 
 # Gates, not taste: formatting and lints of both languages (rustfmt.toml, [tool.ruff] in
 # pyproject.toml). The bindings are linted too (feature `python`). Fails on the first finding.

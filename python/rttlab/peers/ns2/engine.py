@@ -1,0 +1,487 @@
+"""ns-2.35 (Debian's ``ns2``, binary ``ns``) as a peer engine: an rttlab scenario becomes an ns-2 Tcl
+script, ``ns`` runs it in a temporary directory, and its report becomes rttlab's own ``flows`` and
+``channels`` tables (:func:`rttlab.sim.run.conform`: the same schema as rttlab's engine).
+
+    from rttlab import Scenario
+    from rttlab.peers.ns2 import engine as ns2
+    theirs = ns2.simulate(Scenario.load("examples/scenarios/dumbbell-n10-red.toml"))
+
+The mapping reads the *resolved* scenario (every default filled in by rttlab's core), and sets
+every ns-2 default that differs from rttlab's explicitly (window_ 20, packetSize_ 1000,
+tcpTick_ 0.01, minrto_ 0.2, windowInit_ 2, syn_, RED's byte mode, wait_, gentle_, automatic
+q_weight_ and thresholds, ...): docs/ns2-comparison.md has the table of every key. The script is
+data (written here) followed by ``dumbbell.tcl`` (the code that reads it).
+
+What ns-2 expresses is mapped: dumbbells; DropTail and RED (ECN, gentle_, q_weight_, wait_ off as
+rttlab); the uniform (per-packet) and bit-error models on the bottleneck; Reno, NewReno, SACK
+(``Agent/TCP/Sack1`` with ``Agent/TCPSink/Sack1``) and Vegas; delayed ACKs (``TCPSink/DelAck``);
+FTP bulk and exponential on/off sources; the RTO knobs ns-2 exposes (minrto_, maxrto_, tcpTick_,
+rtxcur_init_, windowInit_, rttvar_exp_). Anything else raises :class:`Ns2Unsupported` with one
+line naming the key and the engine.
+
+What ns-2 does not report here stays null, never a made-up zero: RED's ECN marks, per-flow RTT
+statistics. ``events`` is 0 (ns-2 has no event counter a script can read).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rttlab.experiments.simulators import Simulator
+from rttlab.sim.scenario import Scenario
+
+#: The program run; Debian's ns2 package installs it as /usr/bin/ns.
+NS = "ns"
+ENGINE = "ns-2"
+
+
+class Ns2Unsupported(Exception):
+    """The scenario asks for something ns-2.35 (or this mapping) cannot express."""
+
+
+def _no(key: str, what: str) -> Ns2Unsupported:
+    return Ns2Unsupported(f"{key}: {what} — not expressible in {ENGINE}")
+
+
+def available() -> str | None:
+    """The path of ``ns``, or None where it is not installed."""
+    return shutil.which(NS)
+
+
+def version() -> str:
+    """``ns-2 2.35``: what ns-2's own ``ns-version`` (tcl/lib/ns-lib.tcl) says, read from stdin."""
+    exe = available()
+    if exe is None:
+        return "ns-2 (not installed)"
+    out = subprocess.run(
+        [exe], input="puts [ns-version]; exit 0\n", capture_output=True, text=True, timeout=30
+    )
+    return f"ns-2 {out.stdout.strip()}"
+
+
+def _seconds(text: Any) -> float:
+    from rttlab import _core
+
+    ns = _core.parse_duration(str(text))
+    if ns is None:
+        raise Ns2Unsupported(f"cannot read {text!r} as a duration")
+    return ns / 1e9
+
+
+def _bytes(text: Any) -> int:
+    return int(str(text).removesuffix("B"))
+
+
+def _bandwidth(text: str) -> float:
+    for unit, scale in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3), ("bps", 1.0)):
+        if text.endswith(unit):
+            return float(text.removesuffix(unit)) * scale
+    raise Ns2Unsupported(f"cannot read bandwidth {text!r}")
+
+
+def _packets(key: str, limit: str) -> int:
+    if not str(limit).endswith("p"):
+        raise _no(key, f"a byte limit ({limit})")
+    return int(str(limit).removesuffix("p"))
+
+
+#: (cc, recovery) → (sender class, sink class). Reno and NewReno share AIMD in rttlab; what
+#: differs is recovery, which picks ns-2's agent (tcp-reno.cc, tcp-newreno.cc, tcp-sack1.cc).
+_AGENTS = {
+    "reno": "Agent/TCP/Reno",
+    "newreno": "Agent/TCP/Newreno",
+    "sack": "Agent/TCP/Sack1",
+}
+
+#: rttlab defaults that a scenario must keep for the mapping to hold (ns-2 has no knob for them).
+_FIXED_TCP = {
+    "recovery_timeout": "keep",
+    "spurious_response": "linux",
+    "source_quench": "react",
+    "receiver_ecn": True,
+}
+
+
+def check(doc: dict[str, Any]) -> None:
+    """Raise :class:`Ns2Unsupported` for what the mapping cannot express (``doc`` resolved)."""
+    _tcl_data(doc)
+
+
+def _tcp_classes(tcp: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    cc = tcp["cc"] if isinstance(tcp["cc"], dict) else {"name": tcp["cc"]}
+    name = cc["name"]
+    recovery = tcp["recovery"]
+    if name in ("reno", "newreno"):
+        extra = {k for k in cc if k != "name"}
+        if extra:
+            raise _no(f"tcp.cc.{sorted(extra)[0]}", "a parameter of ns-2's Reno agents")
+        if recovery not in _AGENTS:
+            raise _no("tcp.recovery", f"recovery {recovery!r}")
+        if recovery == "sack" and not tcp["sack"]:
+            raise _no("tcp.recovery", "sack recovery without tcp.sack")
+        agent = _AGENTS["sack" if tcp["sack"] else recovery]
+        if tcp["sack"] and recovery != "sack":
+            # ns-2's Sack1 always runs its own SACK recovery (tcp-sack1.cc).
+            raise _no("tcp.recovery", f"{recovery!r} recovery with SACK (ns-2's Sack1 has its own)")
+        sink = "Agent/TCPSink/Sack1" if tcp["sack"] else "Agent/TCPSink"
+        # NewReno's exit (tcp-newreno.cc recv): exit_recovery_fix_ 1 sets cwnd to
+        # min(ssthresh, FlightSize + 1 packet), RFC 6582 §3.2 step 3 option 1 as rttlab does;
+        # ns-2's default 0 deflates to ssthresh whatever is in flight. ns-2's own defaults keep
+        # the rest of RFC 6582 as rttlab has it: partial_window_deflation_ 1, and
+        # newreno_changes1_ 1 restarts the timer on the first partial ACK only ("Impatient").
+        extra_vars = {"exit_recovery_fix_": 1} if agent == _AGENTS["newreno"] else {}
+        return agent, sink, extra_vars
+    if name == "vegas":
+        if tcp["sack"]:
+            raise _no("tcp.sack", "SACK with Vegas (ns-2's Agent/TCP/Vegas has none)")
+        # tcp-vegas.cc: v_alpha_, v_beta_, v_gamma_ (packets). ns-2 normalises as the paper does;
+        # rttlab's `diff` choice is compared against it as it stands (docs/ns2-comparison.md).
+        params = {
+            "v_alpha_": int(cc.get("alpha", 2)),
+            "v_beta_": int(cc.get("beta", 4)),
+            "v_gamma_": int(cc.get("gamma", 1)),
+        }
+        extra = {k for k in cc if k not in ("name", "alpha", "beta", "gamma", "diff")}
+        if extra:
+            raise _no(f"tcp.cc.{sorted(extra)[0]}", "a parameter of ns-2's Agent/TCP/Vegas")
+        return "Agent/TCP/Vegas", "Agent/TCPSink", params
+    raise _no("tcp.cc", f"{name!r} (ns-2.35 has reno, newreno, vegas here)")
+
+
+def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
+    """The run's data for ``dumbbell.tcl``: ``cfg`` (scalars) and the lists, from the resolved
+    scenario; raises :class:`Ns2Unsupported` naming the first key ns-2 cannot express."""
+    sim, topo, tcp = doc["simulation"], doc["topology"], doc["tcp"]
+    if topo["kind"] != "dumbbell":
+        raise _no("topology.kind", f"{topo['kind']!r} (only dumbbells are mapped)")
+    if sim["warmup"] != "0ns":
+        raise _no("simulation.warmup", "a warm-up (goodput is measured from each flow's start)")
+    seed = int(sim["seed"])
+    racc = topo.get("receiver_access") or topo["access"]
+    for name, link in (
+        ("bottleneck", topo["bottleneck"]),
+        ("access", topo["access"]),
+        ("receiver_access", racc),
+    ):
+        for key in ("losses", "delay_spikes", "outages"):
+            if link.get(key):
+                raise _no(f"topology.{name}.{key}", "scheduled link events")
+        for key in ("random_spikes", "arq"):
+            if link.get(key):
+                raise _no(f"topology.{name}.{key}", "a link's delay variation")
+        if link.get("agent"):
+            raise _no(
+                f"topology.{name}.agent",
+                f"link agent {link['agent'].get('kind', link['agent'])!r} (Snoop is not mapped)",
+            )
+        if name != "bottleneck" and link.get("error", {}).get("kind", "none") != "none":
+            raise _no(f"topology.{name}.error", "an error model on access links")
+        if name != "bottleneck" and link["queue"]["kind"] != "droptail":
+            raise _no(f"topology.{name}.queue.kind", f"{link['queue']['kind']!r} on access links")
+    b = topo["bottleneck"]
+    q = b["queue"]
+    cfg: dict[str, Any] = {
+        "duration": _seconds(sim["duration"]),
+        "seed": seed,
+        "bn_bw": _bandwidth(b["bandwidth"]),
+        "bn_delay": _seconds(b["delay"]),
+        "bn_limit": _packets("topology.bottleneck.queue.limit", q["limit"]),
+        "acc_bw": _bandwidth(topo["access"]["bandwidth"]),
+        "acc_delay": _seconds(topo["access"]["delay"]),
+        "acc_limit": _packets("topology.access.queue.limit", topo["access"]["queue"]["limit"]),
+        "racc_bw": _bandwidth(racc["bandwidth"]),
+        "racc_delay": _seconds(racc["delay"]),
+        "racc_limit": _packets("topology.receiver_access.queue.limit", racc["queue"]["limit"]),
+    }
+    redvars: list[tuple[str, Any]] = []
+    if q["kind"] == "droptail":
+        cfg["bn_queue"] = "DropTail"
+    elif q["kind"] == "red":
+        if q.get("byte_mode_max") not in (None, "off", "0B"):
+            raise _no("topology.bottleneck.queue.byte_mode_max", "RED byte mode as rttlab reads it")
+        cfg["bn_queue"] = "RED"
+        # Every RED variable whose ns-2.35 default differs from rttlab's (ns-default.tcl):
+        # packet mode (bytes_/queue_in_bytes_ default true), explicit thresholds and weight
+        # (thresh_ 0 / q_weight_ -1 are "automatic"), linterm_ = 1/max_p, gentle_ (default true),
+        # wait_ (default true; rttlab has no inter-drop wait). use_mark_p_ true with mark_p_ 1
+        # marks (setbit_) instead of every early drop with p_b < 1, and drops at p_b = 1 (above
+        # max_th, or 2·max_th when gentle): rttlab's "forced drops ignore ECN" (queue/red.rs).
+        redvars = [
+            ("bytes_", "false"),
+            ("queue_in_bytes_", "false"),
+            ("thresh_", float(q["min_th"])),
+            ("maxthresh_", float(q["max_th"])),
+            ("q_weight_", float(q["w_q"])),
+            ("linterm_", 1.0 / float(q["max_p"])),
+            ("gentle_", "true" if q["gentle"] else "false"),
+            ("wait_", "false"),
+            ("setbit_", "true" if q["ecn"] else "false"),
+            ("use_mark_p_", "true"),
+            ("mark_p_", 1.0),
+            ("mean_pktsize_", _bytes(q["mean_packet"])),
+        ]
+    else:
+        raise _no("topology.bottleneck.queue.kind", f"{q['kind']!r}")
+
+    err = b.get("error", {"kind": "none"})
+    mss, header = _bytes(tcp["mss"]), _bytes(tcp["header"])
+    cfg["mss"] = mss
+    cfg["data_size"] = mss + header
+    directions = {
+        "forward": ["r0", "r1"],
+        "reverse": ["r1", "r0"],
+        "both": ["r0", "r1", "r1", "r0"],
+    }
+    if err["kind"] == "none":
+        cfg["err_dirs"], cfg["err_unit"], cfg["err_rate"] = [], "pkt", 0.0
+    elif err["kind"] == "bernoulli":
+        cfg["err_dirs"] = directions[b["error_direction"]]
+        cfg["err_unit"], cfg["err_rate"] = "pkt", float(err["per"])
+    elif err["kind"] == "ber":
+        cfg["err_dirs"] = directions[b["error_direction"]]
+        # ns-2's `unit bit` draws per size class (errmodel.cc CorruptBit: datapktsize_ is
+        # compared with the size in bytes but used as a count of bits), so bit errors map to
+        # `unit byte` (CorruptByte: 1 − (1 − rate)^bytes per packet) with the per-byte rate
+        # 1 − (1 − ber)^8: rttlab's 1 − (1 − ber)^(8·bytes) for every packet size.
+        cfg["err_unit"], cfg["err_rate"] = "byte", 1.0 - (1.0 - float(err["ber"])) ** 8
+    else:
+        raise _no("topology.bottleneck.error.kind", f"{err['kind']!r}")
+
+    agent, sink, classvars = _tcp_classes(tcp)
+    for key, value in _FIXED_TCP.items():
+        if tcp.get(key, value) != value:
+            raise _no(f"tcp.{key}", f"{tcp[key]!r}")
+    if tcp.get("spurious_detection", "off") != "off":
+        raise _no("tcp.spurious_detection", f"{tcp['spurious_detection']!r}")
+    if tcp.get("rtt_sampling", "timed") != "timed" and not tcp["timestamps"]:
+        raise _no("tcp.rtt_sampling", f"{tcp['rtt_sampling']!r}")
+    if tcp.get("sample_clock", "0s") not in ("0s", "0ns"):
+        raise _no("tcp.sample_clock", "a clocked RTT sample")
+    rto = tcp["rto"]
+    if rto["estimator"] != "rfc6298":
+        raise _no("tcp.rto.estimator", f"{rto['estimator']!r} (ns-2 has Jacobson's, rfc6298)")
+    policy = rto.get("policy", {"name": "none"})
+    if (policy["name"] if isinstance(policy, dict) else policy) != "none":
+        raise _no("tcp.rto.policy", f"{policy!r}")
+    if _seconds(rto.get("bsd_tick", "0ns")) != 0:
+        raise _no("tcp.rto.bsd_tick", "a BSD tick")
+    k = float(rto["k"])
+    if k <= 0 or not math.log2(k).is_integer():
+        raise _no("tcp.rto.k", f"{k} (ns-2's rttvar_exp_ makes K a power of two)")
+    if int(rto["max_backoff"]) != 64:
+        raise _no("tcp.rto.max_backoff", f"{rto['max_backoff']} (ns-2 caps at 64, tcp.cc)")
+    delack = str(tcp["delayed_ack"]).lower()
+    if delack not in ("off", "none", "false") and int(tcp["delayed_ack_segments"]) != 2:
+        raise _no("tcp.delayed_ack_segments", "other than 2 (TCPSink/DelAck ACKs every second)")
+    sinkvars: list[tuple[str, Any]] = [("packetSize_", header)]
+    if delack not in ("off", "none", "false"):
+        sink += "/DelAck"
+        sinkvars.append(("interval_", _seconds(delack)))
+    if tcp["ecn"] and not tcp.get("receiver_ecn", True):
+        raise _no("tcp.receiver_ecn", "a receiver refusing ECN")
+    window = max(1, _bytes(tcp["rwnd"]) // mss)
+    tcpvars: list[tuple[str, Any]] = [
+        # Sizes: packetSize_ is the payload; the wire adds tcpip_base_hdr_size_ (tcp.cc headersize).
+        ("packetSize_", mss),
+        ("tcpip_base_hdr_size_", header),
+        # ns-2's window_ is the receiver's window in packets (default 20).
+        ("window_", window),
+        ("windowInit_", int(tcp["init_cwnd"])),
+        # maxburst_ 0: no burst limit (ns-2's default; rttlab has none).
+        ("maxburst_", 0),
+        # rttlab opens no connection: data from the start (syn_ true would send a SYN first).
+        ("syn_", "false"),
+        ("ecn_", 1 if tcp["ecn"] else 0),
+        ("timestamps_", "true" if tcp["timestamps"] else "false"),
+        # RTO (tcp.cc rtt_update / rtt_timeout): srtt + 2^rttvar_exp_·rttvar on a tcpTick_ clock.
+        ("tcpTick_", _seconds(rto["granularity"])),
+        ("minrto_", _seconds(rto["min_rto"])),
+        ("maxrto_", _seconds(rto["max_rto"])),
+        ("rtxcur_init_", _seconds(rto["initial_rto"])),
+        ("rttvar_exp_", int(math.log2(k))),
+    ]
+    flows = []
+    for i, g in enumerate(doc["flows"]):
+        if g.get("tcp"):
+            raise _no(f"flows.{i}.tcp", "per-group TCP settings")
+        if g.get("stop"):
+            raise _no(f"flows.{i}.stop", "flows that stop")
+        if str(g.get("start", "0s")).startswith("uniform") or g.get("start_jitter", "0ns") != "0ns":
+            raise _no(f"flows.{i}.start", "random starts")
+        app = g.get("app") or {"kind": "bulk"}
+        if app["kind"] == "bulk":
+            spec: list[Any] = [
+                "bulk",
+                "inf" if g.get("bytes") in (None, "inf") else _bytes(g["bytes"]),
+            ]
+        elif app["kind"] == "onoff":
+            if (
+                app.get("dist", "exponential") != "exponential"
+                or "rate" not in app
+                or app.get("burst")
+            ):
+                raise _no(f"flows.{i}.app", "on/off other than exponential periods at a rate")
+            if g.get("bytes") not in (None, "inf"):
+                raise _no(f"flows.{i}.bytes", "a byte limit on an on/off source")
+            spec = ["onoff", _seconds(app["on"]), _seconds(app["off"]), _bandwidth(app["rate"])]
+        else:
+            raise _no(f"flows.{i}.app", f"{app['kind']!r}")
+        for k_ in range(int(g["count"])):
+            flows.append([i, _seconds(g["start"]) + k_ * _seconds(g["start_step"]), spec])
+    cfg["tcp"], cfg["sink"] = agent, sink
+    return {
+        "cfg": cfg,
+        "flows": flows,
+        "tcpvars": tcpvars,
+        "classvars": list(classvars.items()),
+        "sinkvars": sinkvars,
+        "redvars": redvars,
+    }
+
+
+def _tcl(value: Any) -> str:
+    """A Tcl word for a number, a name or a (nested) list."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "{" + " ".join(_tcl(v) for v in value) + "}"
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    if not text or any(c in text for c in ' \t\n{}[]$"\\;'):
+        raise ValueError(f"not a plain Tcl word: {text!r}")
+    return text
+
+
+def script(scenario: Any) -> str:
+    """The whole ns-2 script of ``scenario`` (a :class:`rttlab.Scenario` or its TOML text)."""
+    s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+    data = _tcl_data(s.resolved())
+    lines = [f"# rttlab scenario {s.hash} in ns-2.35 (rttlab.peers.ns2)"]
+    lines += [f"set cfg({k}) {_tcl(v)}" for k, v in data["cfg"].items()]
+    for name in ("flows", "tcpvars", "classvars", "sinkvars", "redvars"):
+        flat = data[name] if name == "flows" else [x for kv in data[name] for x in kv]
+        lines.append(f"set {name} {_tcl(flat)}")
+    template = (Path(__file__).parent / "dumbbell.tcl").read_text()
+    return "\n".join(lines) + "\n\n" + template
+
+
+def _parse(out: str, n: int) -> dict[str, Any]:
+    flows: dict[int, list[float]] = {}
+    bottleneck = None
+    for line in out.splitlines():
+        word = line.split()
+        if word[:1] == ["flow"]:
+            flows[int(word[1])] = [float(x) for x in word[2:]]
+        elif word[:1] == ["bottleneck"]:
+            bottleneck = [int(float(x)) for x in word[1:]]
+    if len(flows) != n or bottleneck is None:
+        raise RuntimeError(f"ns-2 reported {len(flows)} of {n} flows and no bottleneck line")
+    return {"flows": [flows[i] for i in range(n)], "bottleneck": bottleneck}
+
+
+def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Result
+    """Run ``scenario`` in ns-2; ``keep`` writes the script there too (for a reader to rerun)."""
+    import numpy as np
+
+    from rttlab.sim.run import Result, conform
+
+    s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+    doc = s.resolved()
+    data = _tcl_data(doc)
+    text = script(s)
+    exe = available()
+    if exe is None:
+        raise Ns2Unsupported(
+            "simulator: ns-2's `ns` is not on PATH (Debian: apt-get install ns2; make test-deps)"
+        )
+    if keep is not None:
+        Path(keep).write_text(text)
+    with tempfile.TemporaryDirectory(prefix="rttlab-ns2-") as tmp:
+        path = Path(tmp) / "run.tcl"
+        path.write_text(text)
+        out = subprocess.run([exe, str(path)], cwd=tmp, capture_output=True, text=True)
+    if out.returncode != 0:
+        # Tcl's error line comes first, its stack trace after it.
+        first = (out.stderr.strip().splitlines() or ["(no message)"])[0]
+        raise RuntimeError(f"ns-2 (ns) exited {out.returncode}: {first}")
+    n = len(data["flows"])
+    raw = _parse(out.stdout, n)
+    cfg = data["cfg"]
+    duration = cfg["duration"]
+    mss, wire = cfg["mss"], cfg["data_size"]
+    starts = np.array([f[1] for f in data["flows"]], dtype=float)
+    # TCPSink's bytes_ counts the wire size of every packet delivered in order (tcp-sink.cc
+    # recv: bytes_ += numToDeliver): whole data packets, so packets × MSS is the payload.
+    sink_bytes = np.array([f[0] for f in raw["flows"]])
+    delivered = (np.round(sink_bytes / wire) * mss).astype(np.uint64)
+    active = np.maximum(duration - starts, 0.0)
+    goodput = np.where(active > 0, delivered * 8.0 / np.where(active > 0, active, 1.0), 0.0)
+    cc = doc["tcp"]["cc"]
+    flows = conform(
+        "flows",
+        {
+            "flow": np.arange(n, dtype=np.uint32),
+            "group": np.array([f[0] for f in data["flows"]], dtype=np.uint32),
+            "start": starts,
+            "bytes_delivered": delivered,
+            "goodput_bps": goodput,
+            # ndatabytes_: payload bytes sent, retransmissions included (tcp.cc output()).
+            "bytes_sent": np.array([f[1] for f in raw["flows"]], dtype=np.uint64),
+            # nrexmitpack_: packets retransmitted, fast or by timeout (tcp.cc output()).
+            "retransmissions": np.array([f[2] for f in raw["flows"]], dtype=np.uint64),
+            # nrexmit_: retransmission-timer expiries (tcp.cc timeout()).
+            "timeouts": np.array([f[3] for f in raw["flows"]], dtype=np.uint64),
+            # necnresponses_: window reductions on ECN echoes (tcp.cc ecn()).
+            "ecn_reductions": np.array([f[4] for f in raw["flows"]], dtype=np.uint64),
+            "final_cwnd": np.array([int(f[5]) * mss for f in raw["flows"]], dtype=np.uint64),
+            "cc": [cc if isinstance(cc, str) else cc["name"]] * n,
+            "recovery": [cfg["tcp"].rsplit("/", 1)[-1].lower()] * n,
+            "estimator": [doc["tcp"]["rto"]["estimator"]] * n,
+        },
+    )
+    arrivals, departures, bytes_out, overflow, aqm, corruption = raw["bottleneck"]
+    bw = cfg["bn_bw"]
+    channels = conform(
+        "channels",
+        {
+            "channel": [0],
+            # rttlab's name of the bottleneck's data direction (channels table).
+            "name": ["bottleneck>"],
+            "bandwidth_bps": [int(bw)],
+            "arrivals": [arrivals],
+            "departures": [departures],
+            "bytes_sent": [bytes_out],
+            "utilisation": [bytes_out * 8.0 / (bw * duration)],
+            "drops_overflow": [overflow],
+            "drops_aqm": [aqm],
+            "drops_corruption": [corruption],
+            "drops_scheduled": [0],
+        },
+    )
+    jain = float(goodput.sum() ** 2 / (n * (goodput**2).sum())) if n and goodput.any() else None
+    return Result(
+        name=doc["simulation"].get("name"),
+        seed=int(doc["simulation"]["seed"]),
+        duration=duration,
+        events=0,
+        event_hash="",
+        aggregate_goodput_bps=float(goodput.sum()),
+        jain_index=jain,
+        tables={"flows": flows, "channels": channels},
+        bottleneck="bottleneck>",
+    )
+
+
+def _sweep_run(scenario_toml: str, traces: Any) -> Any:
+    """A sweep's run: ns-2 records none of rttlab's traces, so ``traces`` asks for nothing here."""
+    return simulate(scenario_toml)
+
+
+#: ns-2 as an engine of sweeps (``simulator = "ns2"``).
+SIMULATOR = Simulator("ns2", run=_sweep_run, version=version)

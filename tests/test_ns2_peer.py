@@ -1,0 +1,190 @@
+"""rttlab.peers.ns2: an rttlab scenario as an ns-2.35 script, run by Debian's ``ns`` (make test-deps)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+import rttlab
+from rttlab.experiments.stats import t_interval
+from rttlab.peers.ns2 import engine as ns2
+
+ROOT = Path(__file__).resolve().parent.parent
+N1_RED = ROOT / "examples" / "scenarios" / "dumbbell-n1-red.toml"
+N10_RED = ROOT / "examples" / "scenarios" / "dumbbell-n10-red.toml"
+RTTLAB = [sys.executable, "-c", "from rttlab.cli.main import main; main()"]
+
+needs_ns = pytest.mark.skipif(
+    shutil.which("ns") is None and not os.environ.get("CI"),
+    reason="ns-2's `ns` is not on PATH (Debian package ns2; make test-deps installs it)",
+)
+
+
+def test_the_script_of_a_small_scenario_is_pinned():
+    """The data part of the script (the template, dumbbell.tcl, follows it verbatim): every ns-2
+    default that differs from rttlab's is set from the scenario (docs/ns2-comparison.md)."""
+    s = rttlab.Scenario.load(N1_RED).with_(
+        {
+            "simulation.duration": "5s",
+            "simulation.seed": 3,
+            "tcp.delayed_ack": "200ms",
+            "topology.bottleneck.error.kind": "bernoulli",
+            "topology.bottleneck.error.per": 0.01,
+        }
+    )
+    text = ns2.script(s)
+    data, template = text.split("\n\n", 1)
+    assert template == (ROOT / "python/rttlab/peers/ns2/dumbbell.tcl").read_text()
+    assert data.splitlines()[1:] == [
+        "set cfg(duration) 5.0",
+        "set cfg(seed) 3",
+        "set cfg(bn_bw) 10000000.0",
+        "set cfg(bn_delay) 0.02",
+        "set cfg(bn_limit) 100",
+        "set cfg(acc_bw) 100000000.0",
+        "set cfg(acc_delay) 0.001",
+        "set cfg(acc_limit) 1000",
+        "set cfg(racc_bw) 100000000.0",
+        "set cfg(racc_delay) 0.001",
+        "set cfg(racc_limit) 1000",
+        "set cfg(bn_queue) RED",
+        "set cfg(mss) 1448",
+        "set cfg(data_size) 1500",
+        "set cfg(err_dirs) {r0 r1}",
+        "set cfg(err_unit) pkt",
+        "set cfg(err_rate) 0.01",
+        "set cfg(tcp) Agent/TCP/Newreno",
+        "set cfg(sink) Agent/TCPSink/DelAck",
+        "set flows {{0 0.1 {bulk inf}}}",
+        "set tcpvars {packetSize_ 1448 tcpip_base_hdr_size_ 52 window_ 46345 windowInit_ 10"
+        " maxburst_ 0 syn_ false ecn_ 0 timestamps_ false tcpTick_ 0.001 minrto_ 1.0"
+        " maxrto_ 60.0 rtxcur_init_ 1.0 rttvar_exp_ 2}",
+        "set classvars {exit_recovery_fix_ 1}",
+        "set sinkvars {packetSize_ 52 interval_ 0.2}",
+        "set redvars {bytes_ false queue_in_bytes_ false thresh_ 25.0 maxthresh_ 75.0"
+        " q_weight_ 0.002 linterm_ 10.0 gentle_ false wait_ false setbit_ false use_mark_p_ true"
+        " mark_p_ 1.0 mean_pktsize_ 1500}",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"topology.bottleneck.queue": {"kind": "codel"}}, "topology.bottleneck.queue.kind"),
+        ({"tcp.cc": "bbr", "tcp.sack": True}, "tcp.cc"),
+        ({"tcp.cc": "cubic"}, "tcp.cc"),
+        ({"topology.bottleneck.agent": {"kind": "snoop"}}, "topology.bottleneck.agent"),
+        (
+            {
+                "topology.bottleneck.error": {
+                    "kind": "gilbert-elliott",
+                    "p_gb": 0.01,
+                    "p_bg": 0.5,
+                }
+            },
+            "topology.bottleneck.error.kind",
+        ),
+        ({"topology.bottleneck.queue.limit": "150000B"}, "topology.bottleneck.queue.limit"),
+        ({"tcp.rto.estimator": "eifel"}, "tcp.rto.estimator"),
+        ({"tcp.rto.max_backoff": 16}, "tcp.rto.max_backoff"),
+        ({"flows.0.stop": "3s"}, "flows.0.stop"),
+        ({"simulation.warmup": "1s"}, "simulation.warmup"),
+    ],
+)
+def test_what_ns2_cannot_express_is_refused_in_one_line_naming_the_key_and_the_engine(
+    overrides, key
+):
+    doc = rttlab.Scenario.load(N1_RED).with_(overrides).resolved()
+    with pytest.raises(ns2.Ns2Unsupported) as e:
+        ns2.check(doc)
+    message = str(e.value)
+    assert message.startswith(key + ":"), message
+    assert "ns-2" in message and "\n" not in message
+
+
+def test_the_engine_is_registered_for_sweeps():
+    from rttlab.experiments import simulators
+
+    assert simulators.get("ns2") is ns2.SIMULATOR
+
+
+@needs_ns
+def test_a_short_ns2_run_agrees_with_rttlab_within_the_interval():
+    """Ten NewReno flows through RED (random drops: the seeds differ), 10 s, five seeds each: the
+    mean aggregate goodput of the two engines differs by less than the two intervals together,
+    and the bottleneck's drops are split by cause as in rttlab."""
+    base = rttlab.Scenario.load(N10_RED).with_({"simulation.duration": "10s"})
+    ours, theirs = [], []
+    for seed in range(1, 6):
+        s = base.with_({"simulation.seed": seed})
+        ours.append(rttlab.simulate(s).aggregate_goodput_bps)
+        r = ns2.simulate(s)
+        theirs.append(r.aggregate_goodput_bps)
+        ch = r.tables["channels"].to_pylist()[0]
+        assert ch["drops_aqm"] > 0 and ch["drops_corruption"] == 0
+        assert ch["arrivals"] >= ch["departures"] + ch["drops_overflow"] + ch["drops_aqm"]
+    assert len(set(theirs)) > 1, "RED draws from the seed's substream: seeds differ"
+    a, b = t_interval(ours), t_interval(theirs)
+    assert abs(a["mean"] - b["mean"]) <= a["half_width"] + b["half_width"], (a, b)
+
+
+@needs_ns
+def test_the_same_seed_gives_the_same_ns2_run():
+    s = rttlab.Scenario.load(N10_RED).with_({"simulation.duration": "3s", "simulation.seed": 2})
+    one, two = ns2.simulate(s), ns2.simulate(s)
+    assert one.tables["flows"].equals(two.tables["flows"])
+    assert one.tables["channels"].equals(two.tables["channels"])
+
+
+@needs_ns
+def test_a_bit_error_rate_on_the_bottleneck_is_counted_as_corruption():
+    s = rttlab.Scenario.load(N1_RED).with_(
+        {
+            "simulation.duration": "5s",
+            "topology.bottleneck.queue": {"kind": "droptail", "limit": "100p"},
+            "topology.bottleneck.error": {"kind": "ber", "ber": 1e-5},
+        }
+    )
+    r = ns2.simulate(s)
+    ch = r.tables["channels"].to_pylist()[0]
+    # 1 − (1 − 1e-5)^(8·1500) ≈ 11 % of the data packets that crossed the link.
+    assert 0.08 < ch["drops_corruption"] / ch["departures"] < 0.14, ch
+
+
+@needs_ns
+def test_ns2_dumbbell_quick_stores_ns2_runs_as_runs_of_their_own(tmp_path):
+    """`rttlab reproduce ns2-dumbbell --quick`: four dumbbells (1 and 10 flows, DropTail and RED),
+    20 s, seed 1, in both engines; each ns-2 run is a run of its own in the store, with ns-2's
+    version, and the comparison has a row per point with ns-2's value as the peer's."""
+    r = subprocess.run(
+        [*RTTLAB, "reproduce", "ns2-dumbbell", "--quick", "--workers", "1", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
+    assert {(row["point"], row["metric"]) for row in rows} >= {
+        (f"flows.0.count={n}, simulation.name={q}", "goodput_bps")
+        for n in (1, 10)
+        for q in ("droptail", "red")
+    }
+    for row in rows:
+        assert row["source"] == "ns2 (1 run)", row
+    with duckdb.connect(str(tmp_path / "results.duckdb"), read_only=True) as c:
+        sims = dict(
+            c.execute(
+                "SELECT simulator, count(*) FROM runs WHERE status = 'ok' GROUP BY ALL"
+            ).fetchall()
+        )
+        version = c.execute(
+            "SELECT DISTINCT simulator_version FROM runs WHERE simulator = 'ns2'"
+        ).fetchall()
+    assert sims == {"rttlab": 4, "ns2": 4}
+    assert version == [("ns-2 2.35",)]
