@@ -63,7 +63,7 @@ def test_the_script_of_a_small_scenario_is_pinned():
         "set cfg(sink) Agent/TCPSink/DelAck",
         "set flows {{0 0.1 {bulk inf}}}",
         "set tcpvars {packetSize_ 1448 tcpip_base_hdr_size_ 52 window_ 46345 windowInit_ 10"
-        " maxburst_ 0 syn_ false ecn_ 0 timestamps_ false tcpTick_ 0.001 minrto_ 1.0"
+        " singledup_ 0 maxburst_ 0 syn_ false ecn_ 0 timestamps_ false tcpTick_ 0.001 minrto_ 1.0"
         " maxrto_ 60.0 rtxcur_init_ 1.0 rttvar_exp_ 2}",
         "set classvars {exit_recovery_fix_ 1}",
         "set sinkvars {packetSize_ 52 interval_ 0.2}",
@@ -170,10 +170,14 @@ def test_ns2_dumbbell_quick_stores_ns2_runs_as_runs_of_their_own(tmp_path):
     )
     assert r.returncode in (0, 1), r.stderr[-3000:]
     rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
-    assert {(row["point"], row["metric"]) for row in rows} >= {
-        (f"flows.0.count={n}, simulation.name={q}", "goodput_bps")
+    assert {
+        (row["params"]["flows.0.count"], row["params"]["simulation.name"], row["metric"])
+        for row in rows
+    } == {
+        (n, q, m)
         for n in (1, 10)
         for q in ("droptail", "red")
+        for m in ("goodput_bps", "jain_index")
     }
     for row in rows:
         assert row["source"] == "ns2 (1 run)", row

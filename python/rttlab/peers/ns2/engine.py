@@ -292,6 +292,9 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
         # ns-2's window_ is the receiver's window in packets (default 20).
         ("window_", window),
         ("windowInit_", int(tcp["init_cwnd"])),
+        # singledup_ 1 (ns-2's default) is Limited Transmit (RFC 3042: tcp.cc send_one, a new
+        # segment on each of the first two dupACKs); rttlab has none, so it is off.
+        ("singledup_", 0),
         # maxburst_ 0: no burst limit (ns-2's default; rttlab has none).
         ("maxburst_", 0),
         # rttlab opens no connection: data from the start (syn_ true would send a SYN first).
