@@ -27,7 +27,7 @@ needs_ns = pytest.mark.skipif(
 
 
 def test_the_script_of_a_small_scenario_is_pinned():
-    """The data part of the script (the template, dumbbell.tcl, follows it verbatim): every ns-2
+    """The data part of the script (the template, topology.tcl, follows it verbatim): every ns-2
     default that differs from rttlab's is set from the scenario (docs/ns2-comparison.md)."""
     s = rttlab.Scenario.load(N1_RED).with_(
         {
@@ -40,36 +40,32 @@ def test_the_script_of_a_small_scenario_is_pinned():
     )
     text = ns2.script(s)
     data, template = text.split("\n\n", 1)
-    assert template == (ROOT / "python/rttlab/peers/ns2/dumbbell.tcl").read_text()
+    assert template == (ROOT / "python/rttlab/peers/ns2/topology.tcl").read_text()
     assert data.splitlines()[1:] == [
         "set cfg(duration) 5.0",
         "set cfg(seed) 3",
+        "set cfg(nodes) 4",
+        "set cfg(bn_from) 0",
+        "set cfg(bn_to) 1",
         "set cfg(bn_bw) 10000000.0",
-        "set cfg(bn_delay) 0.02",
-        "set cfg(bn_limit) 100",
-        "set cfg(acc_bw) 100000000.0",
-        "set cfg(acc_delay) 0.001",
-        "set cfg(acc_limit) 1000",
-        "set cfg(racc_bw) 100000000.0",
-        "set cfg(racc_delay) 0.001",
-        "set cfg(racc_limit) 1000",
-        "set cfg(bn_queue) RED",
         "set cfg(mss) 1448",
         "set cfg(data_size) 1500",
-        "set cfg(err_dirs) {r0 r1}",
+        "set cfg(err_dirs) {0 1}",
         "set cfg(err_unit) pkt",
         "set cfg(err_rate) 0.01",
         "set cfg(tcp) Agent/TCP/Newreno",
         "set cfg(sink) Agent/TCPSink/DelAck",
-        "set flows {{0 0.1 {bulk inf}}}",
+        # The dumbbell as a graph: bottleneck 0 -> 1, sender 2 -> router 0, router 1 -> receiver 3.
+        "set links {{0 1 10000000.0 0.02 RED 100 {bytes_ false queue_in_bytes_ false thresh_ 25.0"
+        " maxthresh_ 75.0 q_weight_ 0.002 linterm_ 10.0 gentle_ false wait_ false setbit_ false"
+        " use_mark_p_ true mark_p_ 1.0 mean_pktsize_ 1500}}"
+        " {2 0 100000000.0 0.001 DropTail 1000 {}} {1 3 100000000.0 0.001 DropTail 1000 {}}}",
+        "set flows {{0 0.1 {bulk inf} 2 3}}",
         "set tcpvars {packetSize_ 1448 tcpip_base_hdr_size_ 52 window_ 46345 windowInit_ 10"
-        " singledup_ 0 maxburst_ 0 syn_ false ecn_ 0 timestamps_ false tcpTick_ 0.001 minrto_ 1.0"
-        " maxrto_ 60.0 rtxcur_init_ 1.0 rttvar_exp_ 2}",
+        " singledup_ 0 maxburst_ 0 syn_ false ecn_ 0 timestamps_ false tcpTick_ 0.001"
+        " minrto_ 1.0 maxrto_ 60.0 rtxcur_init_ 1.0 rttvar_exp_ 2}",
         "set classvars {exit_recovery_fix_ 1}",
         "set sinkvars {packetSize_ 52 interval_ 0.2}",
-        "set redvars {bytes_ false queue_in_bytes_ false thresh_ 25.0 maxthresh_ 75.0"
-        " q_weight_ 0.002 linterm_ 10.0 gentle_ false wait_ false setbit_ false use_mark_p_ true"
-        " mark_p_ 1.0 mean_pktsize_ 1500}",
     ]
 
 
@@ -132,6 +128,21 @@ def test_a_short_ns2_run_agrees_with_rttlab_within_the_interval():
     assert len(set(theirs)) > 1, "RED draws from the seed's substream: seeds differ"
     a, b = t_interval(ours), t_interval(theirs)
     assert abs(a["mean"] - b["mean"]) <= a["half_width"] + b["half_width"], (a, b)
+
+
+@needs_ns
+def test_a_graph_runs_with_its_first_monitored_link_as_the_bottleneck():
+    """The parking lot (three 10 Mb/s hops, one flow across all, one per hop): each one-hop flow
+    takes most of its hop in both engines, and the reported channel is rttlab's `links[0]>`."""
+    s = rttlab.Scenario.load(ROOT / "examples" / "scenarios" / "parking-lot.toml").with_(
+        {"simulation.duration": "10s"}
+    )
+    theirs, ours = ns2.simulate(s), rttlab.simulate(s)
+    assert theirs.bottleneck == ours.bottleneck == "links[0]>"
+    assert theirs.tables["channels"].column("name").to_pylist() == ["links[0]>"]
+    short = theirs.tables["flows"].column("goodput_bps").to_pylist()[1:]
+    assert all(g > 7e6 for g in short), short
+    assert abs(theirs.aggregate_goodput_bps / ours.aggregate_goodput_bps - 1) < 0.05
 
 
 @needs_ns

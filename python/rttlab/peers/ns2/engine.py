@@ -10,9 +10,9 @@ The mapping reads the *resolved* scenario (every default filled in by rttlab's c
 every ns-2 default that differs from rttlab's explicitly (window_ 20, packetSize_ 1000,
 tcpTick_ 0.01, minrto_ 0.2, windowInit_ 2, syn_, RED's byte mode, wait_, gentle_, automatic
 q_weight_ and thresholds, ...): docs/ns2-comparison.md has the table of every key. The script is
-data (written here) followed by ``dumbbell.tcl`` (the code that reads it).
+data (written here) followed by ``topology.tcl`` (the code that reads it).
 
-What ns-2 expresses is mapped: dumbbells; DropTail and RED (ECN, gentle_, q_weight_, wait_ off as
+What ns-2 expresses is mapped: dumbbells and graphs (fewest-hop static routes); DropTail and RED (ECN, gentle_, q_weight_, wait_ off as
 rttlab); the uniform (per-packet) and bit-error models on the bottleneck; Reno, NewReno, SACK
 (``Agent/TCP/Sack1`` with ``Agent/TCPSink/Sack1``) and Vegas; delayed ACKs (``TCPSink/DelAck``);
 FTP bulk and exponential on/off sources; the RTO knobs ns-2 exposes (minrto_, maxrto_, tcpTick_,
@@ -153,90 +153,122 @@ def _tcp_classes(tcp: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     raise _no("tcp.cc", f"{name!r} (ns-2.35 has reno, newreno, vegas here)")
 
 
+def _link_checks(key: str, link: dict[str, Any], bottleneck: bool) -> None:
+    """Refuse what a link asks for that ns-2 (or this mapping) cannot carry."""
+    for k in ("losses", "delay_spikes", "outages"):
+        if link.get(k):
+            raise _no(f"{key}.{k}", "scheduled link events")
+    for k in ("random_spikes", "arq"):
+        if link.get(k):
+            raise _no(f"{key}.{k}", "a link's delay variation")
+    if link.get("agent"):
+        raise _no(
+            f"{key}.agent",
+            f"link agent {link['agent'].get('kind', link['agent'])!r} (Snoop is not mapped)",
+        )
+    if not bottleneck and link.get("error", {}).get("kind", "none") != "none":
+        raise _no(f"{key}.error", "an error model off the bottleneck (only its drops are counted)")
+
+
+def _red(key: str, q: dict[str, Any]) -> list[Any]:
+    """ns-2 RED variables for rttlab's RED queue ``q``."""
+    if q.get("byte_mode_max") not in (None, "off", "0B"):
+        raise _no(f"{key}.byte_mode_max", "RED byte mode as rttlab reads it")
+    # Every RED variable whose ns-2.35 default differs from rttlab's (ns-default.tcl): packet
+    # mode (bytes_/queue_in_bytes_ default true), explicit thresholds and weight (thresh_ 0 /
+    # q_weight_ -1 are "automatic"), linterm_ = 1/max_p, gentle_ (default true), wait_ (default
+    # true; rttlab has no inter-drop wait). use_mark_p_ true with mark_p_ 1 marks (setbit_)
+    # instead of every early drop with p_b < 1, and drops at p_b = 1 (above max_th, or 2·max_th
+    # when gentle): rttlab's "forced drops ignore ECN" (src/sim/queue/red.rs).
+    pairs: list[tuple[str, Any]] = [
+        ("bytes_", "false"),
+        ("queue_in_bytes_", "false"),
+        ("thresh_", float(q["min_th"])),
+        ("maxthresh_", float(q["max_th"])),
+        ("q_weight_", float(q["w_q"])),
+        ("linterm_", 1.0 / float(q["max_p"])),
+        ("gentle_", "true" if q["gentle"] else "false"),
+        ("wait_", "false"),
+        ("setbit_", "true" if q["ecn"] else "false"),
+        ("use_mark_p_", "true"),
+        ("mark_p_", 1.0),
+        ("mean_pktsize_", _bytes(q["mean_packet"])),
+    ]
+    return [x for kv in pairs for x in kv]
+
+
+def _link(key: str, a: int, b: int, link: dict[str, Any], bottleneck: bool) -> list[Any]:
+    """``{a b bandwidth delay queue limit redvars}`` for the template (forward a → b)."""
+    _link_checks(key, link, bottleneck)
+    q = link["queue"]
+    limit = _packets(f"{key}.queue.limit", q["limit"])
+    if q["kind"] == "droptail":
+        return [a, b, _bandwidth(link["bandwidth"]), _seconds(link["delay"]), "DropTail", limit, []]
+    if q["kind"] == "red":
+        red = _red(f"{key}.queue", q)
+        return [a, b, _bandwidth(link["bandwidth"]), _seconds(link["delay"]), "RED", limit, red]
+    raise _no(f"{key}.queue.kind", f"{q['kind']!r}")
+
+
+def _topology(doc: dict[str, Any]) -> tuple[int, list[list[Any]], int, list[tuple[int, int]]]:
+    """Nodes, links, the index of the bottleneck link and each flow's (src, dst) nodes. A dumbbell
+    is written as the graph it is: routers 0 and 1, then sender i at 2 + 2i, receiver at 3 + 2i;
+    link 0 the bottleneck, then each flow's access links (sender → router 0, router 1 →
+    receiver: their forward directions carry the data, as in rttlab)."""
+    topo = doc["topology"]
+    n = sum(int(g["count"]) for g in doc["flows"])
+    if topo["kind"] == "dumbbell":
+        racc = topo.get("receiver_access") or topo["access"]
+        rkey = "topology.receiver_access" if topo.get("receiver_access") else "topology.access"
+        links = [_link("topology.bottleneck", 0, 1, topo["bottleneck"], True)]
+        ends = []
+        for i in range(n):
+            s, d = 2 + 2 * i, 3 + 2 * i
+            links.append(_link("topology.access", s, 0, topo["access"], False))
+            links.append(_link(rkey, 1, d, racc, False))
+            ends.append((s, d))
+        return 2 + 2 * n, links, 0, ends
+    if topo["kind"] != "graph":
+        raise _no("topology.kind", f"{topo['kind']!r}")
+    # ns-2's static routing (route-logic.cc) takes fewest hops as rttlab does; where two paths
+    # tie, each engine breaks the tie its own way, so a graph with equal-length paths may route
+    # differently.
+    links = []
+    for i, link in enumerate(topo["links"]):
+        links.append(_link(f"topology.links.{i}", int(link["a"]), int(link["b"]), link, False))
+    monitored = [i for i, link in enumerate(topo["links"]) if link.get("monitor")]
+    bn = monitored[0] if monitored else 0
+    first = topo["links"][bn]
+    links[bn] = _link(f"topology.links.{bn}", int(first["a"]), int(first["b"]), first, True)
+    ends = []
+    for g in doc["flows"]:
+        ends += [(int(g["src"]), int(g["dst"]))] * int(g["count"])
+    return int(topo["nodes"]), links, bn, ends
+
+
 def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
-    """The run's data for ``dumbbell.tcl``: ``cfg`` (scalars) and the lists, from the resolved
+    """The run's data for ``topology.tcl``: ``cfg`` (scalars) and the lists, from the resolved
     scenario; raises :class:`Ns2Unsupported` naming the first key ns-2 cannot express."""
     sim, topo, tcp = doc["simulation"], doc["topology"], doc["tcp"]
-    if topo["kind"] != "dumbbell":
-        raise _no("topology.kind", f"{topo['kind']!r} (only dumbbells are mapped)")
     if sim["warmup"] != "0ns":
         raise _no("simulation.warmup", "a warm-up (goodput is measured from each flow's start)")
-    seed = int(sim["seed"])
-    racc = topo.get("receiver_access") or topo["access"]
-    for name, link in (
-        ("bottleneck", topo["bottleneck"]),
-        ("access", topo["access"]),
-        ("receiver_access", racc),
-    ):
-        for key in ("losses", "delay_spikes", "outages"):
-            if link.get(key):
-                raise _no(f"topology.{name}.{key}", "scheduled link events")
-        for key in ("random_spikes", "arq"):
-            if link.get(key):
-                raise _no(f"topology.{name}.{key}", "a link's delay variation")
-        if link.get("agent"):
-            raise _no(
-                f"topology.{name}.agent",
-                f"link agent {link['agent'].get('kind', link['agent'])!r} (Snoop is not mapped)",
-            )
-        if name != "bottleneck" and link.get("error", {}).get("kind", "none") != "none":
-            raise _no(f"topology.{name}.error", "an error model on access links")
-        if name != "bottleneck" and link["queue"]["kind"] != "droptail":
-            raise _no(f"topology.{name}.queue.kind", f"{link['queue']['kind']!r} on access links")
-    b = topo["bottleneck"]
-    q = b["queue"]
+    nodes, links, bn, ends = _topology(doc)
+    b = topo["bottleneck"] if topo["kind"] == "dumbbell" else topo["links"][bn]
+    bkey = "topology.bottleneck" if topo["kind"] == "dumbbell" else f"topology.links.{bn}"
+    a, z = links[bn][0], links[bn][1]
     cfg: dict[str, Any] = {
         "duration": _seconds(sim["duration"]),
-        "seed": seed,
-        "bn_bw": _bandwidth(b["bandwidth"]),
-        "bn_delay": _seconds(b["delay"]),
-        "bn_limit": _packets("topology.bottleneck.queue.limit", q["limit"]),
-        "acc_bw": _bandwidth(topo["access"]["bandwidth"]),
-        "acc_delay": _seconds(topo["access"]["delay"]),
-        "acc_limit": _packets("topology.access.queue.limit", topo["access"]["queue"]["limit"]),
-        "racc_bw": _bandwidth(racc["bandwidth"]),
-        "racc_delay": _seconds(racc["delay"]),
-        "racc_limit": _packets("topology.receiver_access.queue.limit", racc["queue"]["limit"]),
+        "seed": int(sim["seed"]),
+        "nodes": nodes,
+        "bn_from": a,
+        "bn_to": z,
+        "bn_bw": links[bn][2],
     }
-    redvars: list[tuple[str, Any]] = []
-    if q["kind"] == "droptail":
-        cfg["bn_queue"] = "DropTail"
-    elif q["kind"] == "red":
-        if q.get("byte_mode_max") not in (None, "off", "0B"):
-            raise _no("topology.bottleneck.queue.byte_mode_max", "RED byte mode as rttlab reads it")
-        cfg["bn_queue"] = "RED"
-        # Every RED variable whose ns-2.35 default differs from rttlab's (ns-default.tcl):
-        # packet mode (bytes_/queue_in_bytes_ default true), explicit thresholds and weight
-        # (thresh_ 0 / q_weight_ -1 are "automatic"), linterm_ = 1/max_p, gentle_ (default true),
-        # wait_ (default true; rttlab has no inter-drop wait). use_mark_p_ true with mark_p_ 1
-        # marks (setbit_) instead of every early drop with p_b < 1, and drops at p_b = 1 (above
-        # max_th, or 2·max_th when gentle): rttlab's "forced drops ignore ECN" (queue/red.rs).
-        redvars = [
-            ("bytes_", "false"),
-            ("queue_in_bytes_", "false"),
-            ("thresh_", float(q["min_th"])),
-            ("maxthresh_", float(q["max_th"])),
-            ("q_weight_", float(q["w_q"])),
-            ("linterm_", 1.0 / float(q["max_p"])),
-            ("gentle_", "true" if q["gentle"] else "false"),
-            ("wait_", "false"),
-            ("setbit_", "true" if q["ecn"] else "false"),
-            ("use_mark_p_", "true"),
-            ("mark_p_", 1.0),
-            ("mean_pktsize_", _bytes(q["mean_packet"])),
-        ]
-    else:
-        raise _no("topology.bottleneck.queue.kind", f"{q['kind']!r}")
-
     err = b.get("error", {"kind": "none"})
     mss, header = _bytes(tcp["mss"]), _bytes(tcp["header"])
     cfg["mss"] = mss
     cfg["data_size"] = mss + header
-    directions = {
-        "forward": ["r0", "r1"],
-        "reverse": ["r1", "r0"],
-        "both": ["r0", "r1", "r1", "r0"],
-    }
+    directions = {"forward": [a, z], "reverse": [z, a], "both": [a, z, z, a]}
     if err["kind"] == "none":
         cfg["err_dirs"], cfg["err_unit"], cfg["err_rate"] = [], "pkt", 0.0
     elif err["kind"] == "bernoulli":
@@ -250,7 +282,7 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
         # 1 − (1 − ber)^8: rttlab's 1 − (1 − ber)^(8·bytes) for every packet size.
         cfg["err_unit"], cfg["err_rate"] = "byte", 1.0 - (1.0 - float(err["ber"])) ** 8
     else:
-        raise _no("topology.bottleneck.error.kind", f"{err['kind']!r}")
+        raise _no(f"{bkey}.error.kind", f"{err['kind']!r}")
 
     agent, sink, classvars = _tcp_classes(tcp)
     for key, value in _FIXED_TCP.items():
@@ -335,15 +367,18 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
         else:
             raise _no(f"flows.{i}.app", f"{app['kind']!r}")
         for k_ in range(int(g["count"])):
-            flows.append([i, _seconds(g["start"]) + k_ * _seconds(g["start_step"]), spec])
+            src, dst = ends[len(flows)]
+            start = _seconds(g["start"]) + k_ * _seconds(g["start_step"])
+            flows.append([i, start, spec, src, dst])
     cfg["tcp"], cfg["sink"] = agent, sink
     return {
         "cfg": cfg,
+        "bn": bn,
+        "links": links,
         "flows": flows,
         "tcpvars": tcpvars,
         "classvars": list(classvars.items()),
         "sinkvars": sinkvars,
-        "redvars": redvars,
     }
 
 
@@ -367,10 +402,10 @@ def script(scenario: Any) -> str:
     data = _tcl_data(s.resolved())
     lines = [f"# rttlab scenario {s.hash} in ns-2.35 (rttlab.peers.ns2)"]
     lines += [f"set cfg({k}) {_tcl(v)}" for k, v in data["cfg"].items()]
-    for name in ("flows", "tcpvars", "classvars", "sinkvars", "redvars"):
-        flat = data[name] if name == "flows" else [x for kv in data[name] for x in kv]
+    for name in ("links", "flows", "tcpvars", "classvars", "sinkvars"):
+        flat = data[name] if name in ("links", "flows") else [x for kv in data[name] for x in kv]
         lines.append(f"set {name} {_tcl(flat)}")
-    template = (Path(__file__).parent / "dumbbell.tcl").read_text()
+    template = (Path(__file__).parent / "topology.tcl").read_text()
     return "\n".join(lines) + "\n\n" + template
 
 
@@ -450,12 +485,14 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
     )
     arrivals, departures, bytes_out, overflow, aqm, corruption = raw["bottleneck"]
     bw = cfg["bn_bw"]
+    topo = doc["topology"]
+    name = "bottleneck>" if topo["kind"] == "dumbbell" else f"links[{data['bn']}]>"
     channels = conform(
         "channels",
         {
             "channel": [0],
             # rttlab's name of the bottleneck's data direction (channels table).
-            "name": ["bottleneck>"],
+            "name": [name],
             "bandwidth_bps": [int(bw)],
             "arrivals": [arrivals],
             "departures": [departures],
@@ -477,7 +514,7 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
         aggregate_goodput_bps=float(goodput.sum()),
         jain_index=jain,
         tables={"flows": flows, "channels": channels},
-        bottleneck="bottleneck>",
+        bottleneck=name,
     )
 
 
