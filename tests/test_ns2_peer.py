@@ -88,7 +88,8 @@ def test_the_script_of_a_small_scenario_is_pinned():
         ),
         ({"topology.bottleneck.queue.limit": "150000B"}, "topology.bottleneck.queue.limit"),
         ({"tcp.rto.estimator": "eifel"}, "tcp.rto.estimator"),
-        ({"tcp.rto.max_backoff": 16}, "tcp.rto.max_backoff"),
+        ({"tcp.rto.max_backoff": 6}, "tcp.rto.max_backoff"),
+        ({"flows.0.start_jitter": "5ms"}, "flows.0.start_jitter"),
         ({"flows.0.stop": "3s"}, "flows.0.stop"),
         ({"simulation.warmup": "1s"}, "simulation.warmup"),
     ],
@@ -143,6 +144,23 @@ def test_a_graph_runs_with_its_first_monitored_link_as_the_bottleneck():
     short = theirs.tables["flows"].column("goodput_bps").to_pylist()[1:]
     assert all(g > 7e6 for g in short), short
     assert abs(theirs.aggregate_goodput_bps / ours.aggregate_goodput_bps - 1) < 0.05
+
+
+@needs_ns
+def test_random_starts_are_drawn_by_ns2_from_the_seed_and_reported():
+    s = rttlab.Scenario.load(N10_RED).with_(
+        {
+            "simulation.duration": "3s",
+            "flows.0.start": "uniform(0s, 2s)",
+            "flows.0.start_step": "0s",
+        }
+    )
+    one, two = (
+        ns2.simulate(s.with_({"simulation.seed": k})).tables["flows"].column("start").to_pylist()
+        for k in (1, 2)
+    )
+    assert all(0 <= t < 2 for t in one + two)
+    assert len(set(one)) == 10 and one != two
 
 
 @needs_ns

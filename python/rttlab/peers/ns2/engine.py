@@ -26,6 +26,7 @@ statistics. ``events`` is 0 (ns-2 has no event counter a script can read).
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 import tempfile
@@ -305,8 +306,14 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
     k = float(rto["k"])
     if k <= 0 or not math.log2(k).is_integer():
         raise _no("tcp.rto.k", f"{k} (ns-2's rttvar_exp_ makes K a power of two)")
+    # rttlab's max_backoff counts doublings; its 64 never binds, so max_rto caps the backed-off
+    # RTO. ns-2.35 (rfc2988_ true) doubles while the RTO is below maxrto_ (tcp.cc rtt_backoff):
+    # the same. A cap that binds (ns-2's older ×64, 6 doublings) has no ns-2.35 knob.
     if int(rto["max_backoff"]) != 64:
-        raise _no("tcp.rto.max_backoff", f"{rto['max_backoff']} (ns-2 caps at 64, tcp.cc)")
+        raise _no(
+            "tcp.rto.max_backoff",
+            f"{rto['max_backoff']} doublings (ns-2.35 doubles until maxrto_, tcp.cc rtt_backoff)",
+        )
     delack = str(tcp["delayed_ack"]).lower()
     if delack not in ("off", "none", "false") and int(tcp["delayed_ack_segments"]) != 2:
         raise _no("tcp.delayed_ack_segments", "other than 2 (TCPSink/DelAck ACKs every second)")
@@ -346,8 +353,11 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
             raise _no(f"flows.{i}.tcp", "per-group TCP settings")
         if g.get("stop"):
             raise _no(f"flows.{i}.stop", "flows that stop")
-        if str(g.get("start", "0s")).startswith("uniform") or g.get("start_jitter", "0ns") != "0ns":
-            raise _no(f"flows.{i}.start", "random starts")
+        if g.get("start_jitter", "0ns") != "0ns":
+            raise _no(f"flows.{i}.start_jitter", "a start jitter")
+        uniform = re.fullmatch(r"uniform\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)", str(g["start"]))
+        if uniform and _seconds(g.get("start_step", "0ns")) != 0:
+            raise _no(f"flows.{i}.start_step", "a step after a random start")
         app = g.get("app") or {"kind": "bulk"}
         if app["kind"] == "bulk":
             spec: list[Any] = [
@@ -368,7 +378,13 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
             raise _no(f"flows.{i}.app", f"{app['kind']!r}")
         for k_ in range(int(g["count"])):
             src, dst = ends[len(flows)]
-            start = _seconds(g["start"]) + k_ * _seconds(g["start_step"])
+            # A random start is drawn by ns-2 from its own generator (RandomVariable/Uniform):
+            # the same distribution as rttlab's, not the same draws.
+            start: Any = (
+                ["uniform", _seconds(uniform[1]), _seconds(uniform[2])]
+                if uniform
+                else _seconds(g["start"]) + k_ * _seconds(g["start_step"])
+            )
             flows.append([i, start, spec, src, dst])
     cfg["tcp"], cfg["sink"] = agent, sink
     return {
@@ -453,7 +469,8 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
     cfg = data["cfg"]
     duration = cfg["duration"]
     mss, wire = cfg["mss"], cfg["data_size"]
-    starts = np.array([f[1] for f in data["flows"]], dtype=float)
+    # Each flow's start as ns-2 ran it (a random one is drawn there), from the report.
+    starts = np.array([f[7] for f in raw["flows"]], dtype=float)
     # TCPSink's bytes_ counts the wire size of every packet delivered in order (tcp-sink.cc
     # recv: bytes_ += numToDeliver): whole data packets, so packets × MSS is the payload.
     sink_bytes = np.array([f[0] for f in raw["flows"]])

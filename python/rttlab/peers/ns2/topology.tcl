@@ -62,10 +62,17 @@ foreach {k v} $tcpvars { Agent/TCP set $k $v }
 foreach {k v} $classvars { $cfg(tcp) set $k $v }
 foreach {k v} $sinkvars { $cfg(sink) set $k $v }
 
-# Flows: {group start app src dst}.
+# Flows: {group start app src dst}; a start {uniform a b} is drawn here from the seed's stream.
 set i 0
 foreach flow $flows {
     lassign $flow group start app src dst
+    if {[lindex $start 0] == "uniform"} {
+        set rv [new RandomVariable/Uniform]
+        $rv set min_ [lindex $start 1]
+        $rv set max_ [lindex $start 2]
+        set start [$rv value]
+    }
+    set began($i) $start
     set tcp($i) [new $cfg(tcp)]
     $tcp($i) set fid_ $i
     set sink($i) [new $cfg(sink)]
@@ -99,12 +106,12 @@ foreach flow $flows {
 
 # The report: one line per flow and one for the bottleneck, read by engine.py.
 proc finish {} {
-    global tcp sink flows qmon edmon emon
+    global tcp sink flows qmon edmon emon began
     for {set i 0} {$i < [llength $flows]} {incr i} {
-        puts [format "flow %d %s %s %s %s %s %s %s" $i \
+        puts [format "flow %d %s %s %s %s %s %s %s %.9f" $i \
             [$sink($i) set bytes_] [$tcp($i) set ndatabytes_] [$tcp($i) set nrexmitpack_] \
             [$tcp($i) set nrexmit_] [$tcp($i) set necnresponses_] [$tcp($i) set cwnd_] \
-            [$tcp($i) set ack_]]
+            [$tcp($i) set ack_] $began($i)]
     }
     puts [format "bottleneck %s %s %s %s %s %s" [$qmon set parrivals_] [$qmon set pdepartures_] \
         [$qmon set bdepartures_] [$qmon set pdrops_] [$edmon set epdrops_] [$emon set pdrops_]]
