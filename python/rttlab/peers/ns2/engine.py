@@ -108,6 +108,34 @@ _FIXED_TCP = {
 }
 
 
+#: The keys the mapping reads; any other key a resolved scenario carries is refused by name, so
+#: nothing a scenario asks for is dropped in silence.
+_TCP_KEYS = {
+    "recovery", "mss", "header", "init_cwnd", "init_ssthresh", "rwnd", "delayed_ack",
+    "delayed_ack_segments", "timestamps", "ecn", "receiver_ecn", "sack", "recovery_timeout",
+    "rtt_sampling", "spurious_response", "spurious_detection", "source_quench", "sample_clock",
+    "cc", "rto", "stack",
+}  # fmt: skip
+_RTO_KEYS = {
+    "estimator", "bsd_tick", "granularity", "initial_rto", "k", "max_backoff", "max_rto",
+    "min_rto", "policy",
+}  # fmt: skip
+_LINK_KEYS = {
+    "bandwidth", "delay", "error_direction", "losses", "queue", "error", "a", "b", "monitor",
+    "delay_spikes", "random_spikes", "arq", "outages", "agent",
+}  # fmt: skip
+_FLOW_KEYS = {
+    "count", "start", "start_step", "start_jitter", "bytes", "stack", "app", "src", "dst", "tcp",
+    "stop",
+}  # fmt: skip
+
+
+def _unknown(key: str, table: dict[str, Any], known: set[str]) -> None:
+    extra = sorted(set(table) - known)
+    if extra:
+        raise _no(f"{key}.{extra[0]}", "a key this mapping does not carry")
+
+
 def check(doc: dict[str, Any]) -> None:
     """Raise :class:`Ns2Unsupported` for what the mapping cannot express (``doc`` resolved)."""
     _tcl_data(doc)
@@ -156,6 +184,7 @@ def _tcp_classes(tcp: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 def _link_checks(key: str, link: dict[str, Any], bottleneck: bool) -> None:
     """Refuse what a link asks for that ns-2 (or this mapping) cannot carry."""
+    _unknown(key, link, _LINK_KEYS)
     for k in ("losses", "delay_spikes", "outages"):
         if link.get(k):
             raise _no(f"{key}.{k}", "scheduled link events")
@@ -285,6 +314,14 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
     else:
         raise _no(f"{bkey}.error.kind", f"{err['kind']!r}")
 
+    _unknown("tcp", tcp, _TCP_KEYS)
+    if tcp["rto"]["estimator"] != "rfc6298":  # before its keys: another estimator has its own
+        raise _no(
+            "tcp.rto.estimator", f"{tcp['rto']['estimator']!r} (ns-2 has Jacobson's, rfc6298)"
+        )
+    _unknown("tcp.rto", tcp["rto"], _RTO_KEYS)
+    for i, g in enumerate(doc["flows"]):
+        _unknown(f"flows.{i}", g, _FLOW_KEYS)
     agent, sink, classvars = _tcp_classes(tcp)
     for key, value in _FIXED_TCP.items():
         if tcp.get(key, value) != value:
@@ -324,6 +361,10 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
     if tcp["ecn"] and not tcp.get("receiver_ecn", True):
         raise _no("tcp.receiver_ecn", "a receiver refusing ECN")
     window = max(1, _bytes(tcp["rwnd"]) // mss)
+    # ns-2 starts ssthresh_ at window_ (tcp.cc reset: ssthresh_ = int(wnd_)); max_ssthresh_ would
+    # also turn on limited slow start (RFC 3742), so only an initial ssthresh of window_ maps.
+    if "init_ssthresh" in tcp and _bytes(tcp["init_ssthresh"]) // mss != window:
+        raise _no("tcp.init_ssthresh", "other than the receiver window (ns-2: ssthresh_ = window_)")
     tcpvars: list[tuple[str, Any]] = [
         # Sizes: packetSize_ is the payload; the wire adds tcpip_base_hdr_size_ (tcp.cc headersize).
         ("packetSize_", mss),
@@ -340,6 +381,10 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
         ("syn_", "false"),
         ("ecn_", 1 if tcp["ecn"] else 0),
         ("timestamps_", "true" if tcp["timestamps"] else "false"),
+        # rttlab ends the RTO back-off on every valid sample (src/rtt/timer.rs on_valid_sample,
+        # RFC 6298 §5.7), with timestamps on every ACK; ns-2 does so on a timestamp sample only
+        # with ts_resetRTO_ true (tcp.cc newack), else when an ACK passes its timed segment.
+        ("ts_resetRTO_", "true" if tcp["timestamps"] else "false"),
         # RTO (tcp.cc rtt_update / rtt_timeout): srtt + 2^rttvar_exp_·rttvar on a tcpTick_ clock.
         ("tcpTick_", _seconds(rto["granularity"])),
         ("minrto_", _seconds(rto["min_rto"])),

@@ -104,17 +104,45 @@ foreach flow $flows {
     incr i
 }
 
+# Byte counters are C ints in ns-2 (the sink's bytes_, the agent's ndatabytes_, the monitor's
+# bdepartures_): they wrap at 2^31, which 100 Mb/s reaches in 172 s. Each is read every second
+# and its change, taken modulo 2^32, added to a Tcl (arbitrary-precision) total.
+proc tally {} {
+    global ns tcp sink flows qmon total last
+    set now [list]
+    for {set i 0} {$i < [llength $flows]} {incr i} {
+        lappend now sink$i [$sink($i) set bytes_] sent$i [$tcp($i) set ndatabytes_]
+    }
+    lappend now bdep [$qmon set bdepartures_]
+    foreach {k v} $now {
+        set total($k) [expr {$total($k) + (($v - $last($k)) % 4294967296)}]
+        set last($k) $v
+    }
+}
+proc every_second {} {
+    global ns
+    tally
+    $ns at [expr {[$ns now] + 1.0}] "every_second"
+}
+set total(bdep) 0
+set last(bdep) 0
+for {set i 0} {$i < [llength $flows]} {incr i} {
+    foreach k [list sink$i sent$i] { set total($k) 0; set last($k) 0 }
+}
+$ns at 1.0 "every_second"
+
 # The report: one line per flow and one for the bottleneck, read by engine.py.
 proc finish {} {
-    global tcp sink flows qmon edmon emon began
+    global tcp sink flows qmon edmon emon began total
+    tally
     for {set i 0} {$i < [llength $flows]} {incr i} {
         puts [format "flow %d %s %s %s %s %s %s %s %.9f" $i \
-            [$sink($i) set bytes_] [$tcp($i) set ndatabytes_] [$tcp($i) set nrexmitpack_] \
+            $total(sink$i) $total(sent$i) [$tcp($i) set nrexmitpack_] \
             [$tcp($i) set nrexmit_] [$tcp($i) set necnresponses_] [$tcp($i) set cwnd_] \
             [$tcp($i) set ack_] $began($i)]
     }
     puts [format "bottleneck %s %s %s %s %s %s" [$qmon set parrivals_] [$qmon set pdepartures_] \
-        [$qmon set bdepartures_] [$qmon set pdrops_] [$edmon set epdrops_] [$emon set pdrops_]]
+        $total(bdep) [$qmon set pdrops_] [$edmon set epdrops_] [$emon set pdrops_]]
     exit 0
 }
 $ns at $cfg(duration) "finish"
