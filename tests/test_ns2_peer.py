@@ -55,12 +55,13 @@ def test_the_script_of_a_small_scenario_is_pinned():
         "set cfg(err_rate) 0.01",
         "set cfg(tcp) Agent/TCP/Newreno",
         "set cfg(sink) Agent/TCPSink/DelAck",
+        "set cfg(qsample) 0.0",
         # The dumbbell as a graph: bottleneck 0 -> 1, sender 2 -> router 0, router 1 -> receiver 3.
         "set links {{0 1 10000000.0 0.02 RED 100 {bytes_ false queue_in_bytes_ false thresh_ 25.0"
         " maxthresh_ 75.0 q_weight_ 0.002 linterm_ 10.0 gentle_ false wait_ false setbit_ false"
         " use_mark_p_ true mark_p_ 1.0 mean_pktsize_ 1500}}"
         " {2 0 100000000.0 0.001 DropTail 1000 {}} {1 3 100000000.0 0.001 DropTail 1000 {}}}",
-        "set flows {{0 0.1 {bulk inf} 2 3}}",
+        "set flows {{0 0.1 {bulk inf} 2 3 {46345 0}}}",
         "set tcpvars {packetSize_ 1448 tcpip_base_hdr_size_ 52 window_ 46345 windowInit_ 10"
         " singledup_ 0 maxburst_ 0 syn_ false ecn_ 0 timestamps_ false ts_resetRTO_ false tcpTick_ 0.001"
         " minrto_ 1.0 maxrto_ 60.0 rtxcur_init_ 1.0 rttvar_exp_ 2}",
@@ -179,6 +180,26 @@ def test_byte_counts_past_ns2s_32_bit_counters_are_kept():
     assert r.tables["channels"].column("bytes_sent")[0].as_py() > 2**31
     assert r.tables["flows"].column("bytes_delivered")[0].as_py() > 2**31
     assert 80e6 < r.aggregate_goodput_bps < 100e6
+
+
+@needs_ns
+def test_the_queue_trace_and_per_group_ssthresh_give_table_3s_peak_as_rttlab_does():
+    """SpecTCP Table 3's base case (two Reno+ECN flows, initial ssthresh 15 set per group, RED):
+    ns-2's queue trace, sampled every 1 ms like rttlab's, peaks within two packets of rttlab's.
+    The initial ssthresh is `ssthresh_` at time 0, not `max_ssthresh_` (which also turns on
+    limited slow start in ns-2.35 and made this peak 63)."""
+    from rttlab.experiments.reproduce import Reproduction
+
+    run = Reproduction.load("spectcp-table3-ns2", quick=True).sweep().runs[0]
+    theirs = ns2.simulate(run.scenario, traces=["queue"]).tables["queue"]
+    ours = rttlab.simulate(run.scenario, traces=["queue"]).tables["queue"].to_pandas()
+    ours = ours[ours.channel == ours.channel.min()]
+    assert theirs.num_rows == 30000  # 30 s every 1 ms
+    peak = max(theirs.column("packets").to_pylist())
+    assert abs(peak - int(ours.packets.max())) <= 2, (peak, ours.packets.max())
+    assert 5 < max(theirs.column("average").to_pylist()) < 15
+    with pytest.raises(ns2.Ns2Unsupported, match="^traces: 'window'"):
+        ns2.simulate(run.scenario, traces=["window"])
 
 
 @needs_ns

@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,22 @@ def _tcp_classes(tcp: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
             raise _no(f"tcp.cc.{sorted(extra)[0]}", "a parameter of ns-2's Agent/TCP/Vegas")
         return "Agent/TCP/Vegas", "Agent/TCPSink", params
     raise _no("tcp.cc", f"{name!r} (ns-2.35 has reno, newreno, vegas here)")
+
+
+def _windows(key: str, tcp: dict[str, Any], mss: int) -> list[Any]:
+    """Per-agent ``{window_ W ssthresh S}``: the receiver window in packets and the initial
+    ssthresh (0: ns-2's own, ``window_``). ns-2 sets ``ssthresh_ = window_`` when ``$ns run``
+    resets every agent (tcp.cc reset, via ``Node reset``), so the template sets an initial
+    ssthresh at time 0, after that reset and before any source starts. Not ``max_ssthresh_``:
+    in ns-2.35 it also makes the window grow by limited slow start (RFC 3742) above it until the
+    first congestion event (tcp.cc opencwnd), which rttlab's initial ssthresh does not."""
+    window = max(1, _bytes(tcp["rwnd"]) // mss)
+    ssthresh = 0
+    if "init_ssthresh" in tcp:
+        ssthresh = _bytes(tcp["init_ssthresh"]) // mss
+        if ssthresh < 1:
+            raise _no(f"{key}.init_ssthresh", "below one segment")
+    return [window, ssthresh]
 
 
 def _link_checks(key: str, link: dict[str, Any], bottleneck: bool) -> None:
@@ -361,15 +378,12 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
     if tcp["ecn"] and not tcp.get("receiver_ecn", True):
         raise _no("tcp.receiver_ecn", "a receiver refusing ECN")
     window = max(1, _bytes(tcp["rwnd"]) // mss)
-    # ns-2 starts ssthresh_ at window_ (tcp.cc reset: ssthresh_ = int(wnd_)); max_ssthresh_ would
-    # also turn on limited slow start (RFC 3742), so only an initial ssthresh of window_ maps.
-    if "init_ssthresh" in tcp and _bytes(tcp["init_ssthresh"]) // mss != window:
-        raise _no("tcp.init_ssthresh", "other than the receiver window (ns-2: ssthresh_ = window_)")
     tcpvars: list[tuple[str, Any]] = [
         # Sizes: packetSize_ is the payload; the wire adds tcpip_base_hdr_size_ (tcp.cc headersize).
         ("packetSize_", mss),
         ("tcpip_base_hdr_size_", header),
-        # ns-2's window_ is the receiver's window in packets (default 20).
+        # ns-2's window_ is the receiver's window in packets (default 20); set per agent too
+        # (_windows), with the initial ssthresh.
         ("window_", window),
         ("windowInit_", int(tcp["init_cwnd"])),
         # singledup_ 1 (ns-2's default) is Limited Transmit (RFC 3042: tcp.cc send_one, a new
@@ -394,8 +408,14 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
     ]
     flows = []
     for i, g in enumerate(doc["flows"]):
-        if g.get("tcp"):
-            raise _no(f"flows.{i}.tcp", "per-group TCP settings")
+        # A group's `tcp` is resolved whole (merged over [tcp]); only its windows may differ.
+        own = g.get("tcp") or {}
+        extra = sorted(
+            k for k in own if k not in ("init_ssthresh", "rwnd") and own[k] != tcp.get(k)
+        )
+        if extra:
+            raise _no(f"flows.{i}.tcp.{extra[0]}", "a per-group TCP setting other than the windows")
+        agentvars = _windows(f"flows.{i}.tcp", {**tcp, **own}, mss)
         if g.get("stop"):
             raise _no(f"flows.{i}.stop", "flows that stop")
         if g.get("start_jitter", "0ns") != "0ns":
@@ -430,7 +450,7 @@ def _tcl_data(doc: dict[str, Any]) -> dict[str, Any]:
                 if uniform
                 else _seconds(g["start"]) + k_ * _seconds(g["start_step"])
             )
-            flows.append([i, start, spec, src, dst])
+            flows.append([i, start, spec, src, dst, agentvars])
     cfg["tcp"], cfg["sink"] = agent, sink
     return {
         "cfg": cfg,
@@ -457,10 +477,12 @@ def _tcl(value: Any) -> str:
     return text
 
 
-def script(scenario: Any) -> str:
-    """The whole ns-2 script of ``scenario`` (a :class:`rttlab.Scenario` or its TOML text)."""
+def script(scenario: Any, qsample: float = 0.0) -> str:
+    """The whole ns-2 script of ``scenario`` (a :class:`rttlab.Scenario` or its TOML text);
+    ``qsample`` > 0 samples the bottleneck's queue that often (seconds) into ``queue.txt``."""
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     data = _tcl_data(s.resolved())
+    data["cfg"]["qsample"] = qsample
     lines = [f"# rttlab scenario {s.hash} in ns-2.35 (rttlab.peers.ns2)"]
     lines += [f"set cfg({k}) {_tcl(v)}" for k, v in data["cfg"].items()]
     for name in ("links", "flows", "tcpvars", "classvars", "sinkvars"):
@@ -484,8 +506,13 @@ def _parse(out: str, n: int) -> dict[str, Any]:
     return {"flows": [flows[i] for i in range(n)], "bottleneck": bottleneck}
 
 
-def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Result
-    """Run ``scenario`` in ns-2; ``keep`` writes the script there too (for a reader to rerun)."""
+def simulate(
+    scenario: Any, keep: str | Path | None = None, traces: Sequence[str] = ()
+):  # -> rttlab.sim.Result
+    """Run ``scenario`` in ns-2; ``keep`` writes the script there too (for a reader to rerun).
+    ``traces`` may ask for ``"queue"``: the bottleneck's queue sampled every
+    ``simulation.queue_sample_interval`` (rttlab's ``queue`` trace schema); ns-2 records no other
+    of rttlab's traces here."""
     import numpy as np
 
     from rttlab.sim.run import Result, conform
@@ -493,7 +520,11 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
     s = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     doc = s.resolved()
     data = _tcl_data(doc)
-    text = script(s)
+    unknown = sorted(set(traces) - {"queue"})
+    if unknown:
+        raise _no("traces", f"{unknown[0]!r} (ns-2 records the queue trace only)")
+    qsample = _seconds(doc["simulation"]["queue_sample_interval"]) if "queue" in traces else 0.0
+    text = script(s, qsample)
     exe = available()
     if exe is None:
         raise Ns2Unsupported(
@@ -505,6 +536,11 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
         path = Path(tmp) / "run.tcl"
         path.write_text(text)
         out = subprocess.run([exe, str(path)], cwd=tmp, capture_output=True, text=True)
+        queue = (
+            np.loadtxt(Path(tmp) / "queue.txt", ndmin=2)
+            if qsample > 0 and out.returncode == 0
+            else None
+        )
     if out.returncode != 0:
         # Tcl's error line comes first, its stack trace after it.
         first = (out.stderr.strip().splitlines() or ["(no message)"])[0]
@@ -575,14 +611,33 @@ def simulate(scenario: Any, keep: str | Path | None = None):  # -> rttlab.sim.Re
         event_hash="",
         aggregate_goodput_bps=float(goodput.sum()),
         jain_index=jain,
-        tables={"flows": flows, "channels": channels},
+        tables={
+            "flows": flows,
+            "channels": channels,
+            **(
+                {
+                    "queue": conform(
+                        "queue",
+                        {
+                            "time": queue[:, 0],
+                            "channel": np.zeros(len(queue), dtype=np.uint32),
+                            "packets": queue[:, 1].astype(np.uint32),
+                            "bytes": queue[:, 2].astype(np.uint64),
+                            "average": queue[:, 3],
+                        },
+                    )
+                }
+                if queue is not None
+                else {}
+            ),
+        },
         bottleneck=name,
     )
 
 
 def _sweep_run(scenario_toml: str, traces: Any) -> Any:
-    """A sweep's run: ns-2 records none of rttlab's traces, so ``traces`` asks for nothing here."""
-    return simulate(scenario_toml)
+    """A sweep's run: of rttlab's traces ns-2 records the queue trace (:func:`simulate`)."""
+    return simulate(scenario_toml, traces=traces)
 
 
 #: ns-2 as an engine of sweeps (``simulator = "ns2"``).

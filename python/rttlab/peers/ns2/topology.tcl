@@ -44,6 +44,23 @@ if {[$bnq info class] == "Queue/RED"} {
     $bnq early-drop-target $edsnoop
 }
 
+# The queue trace (when asked for): the bottleneck's queue every cfg(qsample) seconds, as
+# rttlab samples it (simulation.queue_sample_interval): packets and bytes in the queue (the
+# monitor's pkts_ and size_, the packet being sent not counted) and RED's average (ave_).
+if {$cfg(qsample) > 0} {
+    set qf [open queue.txt w]
+    set qk 0
+    proc qsample {} {
+        global ns qmon bnq cfg qf qk
+        set ave [expr {[$bnq info class] == "Queue/RED" ? [$bnq set ave_] : "nan"}]
+        puts $qf "[$ns now] [$qmon set pkts_] [$qmon set size_] $ave"
+        incr qk
+        set next [expr {$qk * $cfg(qsample)}]
+        if {$next < $cfg(duration)} { $ns at $next "qsample" }
+    }
+    $ns at 0.0 "qsample"
+}
+
 # Error models on the bottleneck, inserted after the link's delay (ns-link.tcl insert-linkloss):
 # a corrupted packet has used the link, as in rttlab. Their drops are counted by their own monitor.
 set emon [new QueueMonitor]
@@ -62,10 +79,10 @@ foreach {k v} $tcpvars { Agent/TCP set $k $v }
 foreach {k v} $classvars { $cfg(tcp) set $k $v }
 foreach {k v} $sinkvars { $cfg(sink) set $k $v }
 
-# Flows: {group start app src dst}; a start {uniform a b} is drawn here from the seed's stream.
+# Flows: {group start app src dst {window ssthresh}}; a start {uniform a b} is drawn here from the seed's stream.
 set i 0
 foreach flow $flows {
-    lassign $flow group start app src dst
+    lassign $flow group start app src dst windows
     if {[lindex $start 0] == "uniform"} {
         set rv [new RandomVariable/Uniform]
         $rv set min_ [lindex $start 1]
@@ -75,6 +92,12 @@ foreach flow $flows {
     set began($i) $start
     set tcp($i) [new $cfg(tcp)]
     $tcp($i) set fid_ $i
+    lassign $windows window ssthresh
+    $tcp($i) set window_ $window
+    # An initial ssthresh other than window_: set at time 0, after $ns run has reset the agent
+    # (tcp.cc reset sets ssthresh_ = window_) and before any source starts (same-time events
+    # run in the order they were scheduled).
+    if {$ssthresh > 0} { $ns at 0.0 "$tcp($i) set ssthresh_ $ssthresh" }
     set sink($i) [new $cfg(sink)]
     $ns attach-agent $n($src) $tcp($i)
     $ns attach-agent $n($dst) $sink($i)
@@ -133,8 +156,9 @@ $ns at 1.0 "every_second"
 
 # The report: one line per flow and one for the bottleneck, read by engine.py.
 proc finish {} {
-    global tcp sink flows qmon edmon emon began total
+    global tcp sink flows qmon edmon emon began total qf
     tally
+    if {[info exists qf]} { close $qf }
     for {set i 0} {$i < [llength $flows]} {incr i} {
         puts [format "flow %d %s %s %s %s %s %s %s %.9f" $i \
             $total(sink$i) $total(sent$i) [$tcp($i) set nrexmitpack_] \
