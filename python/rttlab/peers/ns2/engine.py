@@ -12,15 +12,18 @@ tcpTick_ 0.01, minrto_ 0.2, windowInit_ 2, syn_, RED's byte mode, wait_, gentle_
 q_weight_ and thresholds, ...): docs/ns2-comparison.md has the table of every key. The script is
 data (written here) followed by ``topology.tcl`` (the code that reads it).
 
-What ns-2 expresses is mapped: dumbbells and graphs (fewest-hop static routes); DropTail and RED (ECN, gentle_, q_weight_, wait_ off as
-rttlab); the uniform (per-packet) and bit-error models on the bottleneck; Reno, NewReno, SACK
-(``Agent/TCP/Sack1`` with ``Agent/TCPSink/Sack1``) and Vegas; delayed ACKs (``TCPSink/DelAck``);
-FTP bulk and exponential on/off sources; the RTO knobs ns-2 exposes (minrto_, maxrto_, tcpTick_,
-rtxcur_init_, windowInit_, rttvar_exp_). Anything else raises :class:`Ns2Unsupported` with one
-line naming the key and the engine.
+What ns-2 expresses is mapped: dumbbells and graphs (fewest-hop static routes); DropTail and
+RED (ECN, gentle_, q_weight_, wait_ off as rttlab); the uniform (per-packet) and bit-error models
+on the bottleneck; Reno, NewReno, SACK (``Agent/TCP/Sack1`` with ``Agent/TCPSink/Sack1``) and
+Vegas; delayed ACKs (``TCPSink/DelAck``); FTP bulk and exponential on/off sources, fixed or
+uniform random starts; per-group windows and initial ssthresh; the RTO knobs ns-2 exposes
+(minrto_, maxrto_, tcpTick_, rtxcur_init_, windowInit_, rttvar_exp_, ts_resetRTO_). Anything else
+raises :class:`Ns2Unsupported` with one line naming the key and the engine, including any key
+of the resolved scenario this mapping does not read.
 
-What ns-2 does not report here stays null, never a made-up zero: RED's ECN marks, per-flow RTT
-statistics. ``events`` is 0 (ns-2 has no event counter a script can read).
+Traces: the bottleneck's ``queue`` trace when asked for (``traces=["queue"]``). What ns-2 does
+not report here stays null, never a made-up zero: RED's ECN marks, per-flow RTT statistics,
+the other links. ``events`` is 0 (ns-2 has no event counter a script can read).
 """
 
 from __future__ import annotations
