@@ -1,10 +1,13 @@
-"""The table of docs/tuning.md: `rttlab tune --validate` on every RTT series and capture of the
-shared real data, one row per input (tuned on the first half by time, scored on the second),
-then trace-wise cross-validation over all series and over all captures (leave one out).
+"""The table of docs/tuning.md: `rttlab tune` (time-ordered cross-validation) on every RTT series
+and capture of the shared real data, one row per input, then all series and all captures pooled.
 
-    python scripts/tune_real_data.py [../shared] [--target 0.01] [--budget 300] [--confidence 0.95]
+    python scripts/tune_real_data.py [../shared] [--target 0.01] [--budget 300] [--folds 5]
+                                     [--confidence 0.95] [--stack any]
 
-Every input is a row: inputs too small to split are listed with the reason."""
+Each input is cut into --folds contiguous blocks by time (fewer when it has fewer than 20 scored
+samples per block, at least 2; the row says how many). Every input is a row: inputs too small to
+cut are listed with the reason. The last line gives the fraction of inputs whose recommendation
+kept the target in every held-out block."""
 
 from __future__ import annotations
 
@@ -14,42 +17,46 @@ from pathlib import Path
 
 from rttlab import InputError
 from rttlab.trace.tune import TuneError, load_trace, tune
+from rttlab.trace.tune_search import MIN_SAMPLES
 
 
-def pct(x: float) -> str:
-    return f"{x * 100:.2f}"
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"{x * 100:.2f}"
 
 
-def on_front(result, names: tuple[str, ...] = ("conformal", "quantile-experts")) -> str:
-    """How many points of the joint front (distinct scores) are each new estimator's."""
-    front = result.front().drop_duplicates(["bad_timeout_rate", "wait_mean_s"])
-    return (
-        " / ".join(str(int((front["estimator"] == n).sum())) for n in names) + f" of {len(front)}"
-    )
+def ms(x: float | None) -> str:
+    return "—" if x is None else f"{x * 1e3:,.0f}"
 
 
-def row(label: str, result, seconds: float) -> str:
-    rec = result.recommendation
-    v = result.validation
-    rec_text = (
-        f"`{rec['setting']}` ({pct(rec['bad_timeout_rate'])} % / {rec['wait_mean_s'] * 1e3:,.0f} ms)"
-        if rec
-        else "none meets the target"
-    )
-    h = v.get("held_out") if v else None
-    if not h:
-        return f"| {label} | {result.samples:,} | {rec_text} | — | {v['verdict'] if v else '—'} | — | — | {on_front(result)} | {seconds:.0f} s |"
+def row(label: str, result, folds: int, seconds: float) -> tuple[str, bool]:
+    cv, rec = result.cv, result.recommendation
+    h = rec["held_out"]
     lo, hi = h["bad_timeout_rate_ci"]
-    held = f"{pct(h['bad_timeout_rate'])} [{pct(lo)}, {pct(hi)}]"
-    b = v.get("best_default")
-    if b and b.get("wait_ratio"):
-        versus = f"{h['wait_mean_s'] * 1e3:,.0f} vs {b['estimator']} {b['wait_mean_s'] * 1e3:,.0f} ({b['wait_ratio']:.2f}×)"
-    elif b:
-        versus = f"{h['wait_mean_s'] * 1e3:,.0f}; no default reaches {pct(h['bad_timeout_rate'])} % (lowest: {b['estimator']} {pct(b['bad_timeout_rate'])} %)"
-    else:
-        versus = f"{h['wait_mean_s'] * 1e3:,.0f}"
-    folds = "; ".join(f"`{f['recommendation']}`" for f in v["folds"] if f.get("recommendation"))
-    return f"| {label} | {result.samples:,} | {rec_text} | {folds} | {held} — {v['verdict']} | {h['samples']:,} in {h['units']} {h['unit']}s | {versus} | {on_front(result)} | {seconds:.0f} s |"
+    kept = bool(h["holds_all"])
+    held = (
+        f"{pct(h['bad_timeout_rate'])} [{pct(lo)}, {pct(hi)}]; worst block {pct(h['worst_bad_timeout_rate'])}; "
+        f"held in {h['cells_held']} of {h['cells']} blocks — {'kept' if kept else '**not kept**'}"
+    )
+    procedure = sum(f.get("holds", False) for f in cv["fold_table"])
+    b, f = cv["best_default"], cv.get("best_floor")
+
+    def versus(other) -> str:
+        if other is None:
+            return "—"
+        tag = "" if other["holds_all"] else " (fails a block)"
+        ratio = h["wait_mean_s"] / other["wait_mean_s"] if other["wait_mean_s"] else float("nan")
+        return f"{ms(h['wait_mean_s'])} vs {ms(other['wait_mean_s'])}{tag}: {ratio:.2f}×"
+
+    cal = "; ".join(f"{n}: {c['cells_held']}/{c['cells']}" for n, c in cv["calibration"].items())
+    line = (
+        f"| {label} | {result.samples:,} | {folds} | {cv['headline']} | {held} | {procedure} of {len(cv['fold_table'])} | "
+        f"{versus(b)} ({b['estimator']}) | {versus(f)} | {cal or '—'} | {seconds:.0f} s |"
+    )
+    return line, kept
+
+
+def folds_for(traces, wanted: int) -> int:
+    return max(2, min(wanted, min(t.scored for t in traces) // MIN_SAMPLES))
 
 
 def main() -> None:
@@ -57,55 +64,72 @@ def main() -> None:
     ap.add_argument("shared", nargs="?", default="../shared")
     ap.add_argument("--target", type=float, default=0.01)
     ap.add_argument("--budget", type=int, default=300)
+    ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--confidence", type=float, default=None)
+    ap.add_argument("--stack", default="any")
     args = ap.parse_args()
     root = Path(args.shared)
     series = sorted((root / "rtt-series").glob("*.csv"))
     captures = sorted((root / "captures").glob("*.pcap*"))
-    how = f", recommended at {args.confidence:.0%} confidence" if args.confidence else ""
+    how = f", at {args.confidence:.0%} confidence" if args.confidence else ""
     print(
-        f"target bad-timeout rate {pct(args.target)} %{how}, budget {args.budget} points per estimator, seed 0\n"
+        f"target bad-timeout rate {pct(args.target)} %{how}, --stack {args.stack}, up to {args.folds} folds, budget {args.budget} points per estimator, seed 0\n"
     )
     print(
-        "| input | scored samples | recommendation on all of it (bad % / W) | tuned on the held-in part | held-out bad % [95 % CI] — verdict | held out | held-out W ms vs best default at that bad rate | joint-front points of conformal / quantile-experts | time |"
+        "| input | scored samples | folds | the answer (first line of `rttlab tune`) | recommendation on the held-out blocks: bad % [95 % CI]; worst block; blocks held | each fold's tuned point held on its own unseen block | W ms vs best default | W ms vs one-knob Linux rto_min tuned the same way | conformal / quantile-experts calibration held (blocks) | time |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    usable = {"series": [], "captures": []}
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    usable: dict[str, list] = {"series": [], "captures": []}
+    kept_n = total = 0
     for kind, paths in (("series", series), ("captures", captures)):
         for path in paths:
             start = time.perf_counter()
             try:
                 trace = load_trace(path)
+                folds = folds_for([trace], args.folds)
                 result = tune(
                     [trace],
                     target=args.target,
                     budget=args.budget,
-                    validate=True,
                     confidence=args.confidence,
+                    folds=folds,
+                    stack=args.stack,
                 )
             except (InputError, TuneError) as e:
                 print(
-                    f"| {path.name} | — | skipped: {str(e).replace(str(path) + ': ', '')} | | | | | | |",
+                    f"| {path.name} | — | — | skipped: {str(e).replace(str(path) + ': ', '')} | | | | | | |",
                     flush=True,
                 )
                 continue
             usable[kind].append(trace)
-            print(row(path.name, result, time.perf_counter() - start), flush=True)
+            line, kept = row(path.name, result, folds, time.perf_counter() - start)
+            kept_n += kept
+            total += 1
+            print(line, flush=True)
     for kind, traces in usable.items():
         if len(traces) < 2:
             continue
         start = time.perf_counter()
-        result = tune(
-            traces,
-            target=args.target,
-            budget=args.budget,
-            validate=True,
-            confidence=args.confidence,
+        folds = folds_for(traces, args.folds)
+        try:
+            result = tune(
+                traces,
+                target=args.target,
+                budget=args.budget,
+                confidence=args.confidence,
+                folds=folds,
+                stack=args.stack,
+            )
+        except TuneError as e:
+            print(f"| all {len(traces)} {kind} | — | — | skipped: {e} | | | | | | |", flush=True)
+            continue
+        line, _ = row(
+            f"all {len(traces)} {kind} pooled", result, folds, time.perf_counter() - start
         )
-        print(
-            row(f"all {len(traces)} {kind}, leave one out", result, time.perf_counter() - start),
-            flush=True,
-        )
+        print(line, flush=True)
+    print(
+        f"\nheld-out target kept on {kept_n} of {total} inputs ({kept_n / max(total, 1):.0%}; single inputs, pooled rows not counted)"
+    )
 
 
 if __name__ == "__main__":

@@ -64,20 +64,26 @@ def test_values_are_rounded_to_what_a_user_writes_and_read_back_exactly():
 def test_a_one_parameter_grid_recommends_the_smallest_wait_meeting_the_target(write):
     path = write("s.csv", spiky())
     result = tune([path], ["constant"], target=0.02, budget=60)
-    rec = result.recommendation
+    rec = result.fit
     t = result.table
     assert result.methods == {"constant": "grid"}
     assert rec is not None and rec["bad_timeout_rate"] <= 0.02
     feasible = t[t["bad_timeout_rate"] <= 0.02]
     assert rec["wait_mean_s"] == feasible["wait_mean_s"].min()
     # A lower bad-timeout target costs wait: the front is a trade-off.
-    strict = tune([path], ["constant"], target=0.005, budget=60).recommendation
+    strict = tune([path], ["constant"], target=0.005, budget=60).fit
     assert strict["wait_mean_s"] > rec["wait_mean_s"]
 
 
 def test_the_recommendation_reproduces_its_numbers_through_evaluate(write):
     path = write("s.csv", spiky())
-    rec = tune([path], ["rfc6298", "linux"], target=0.02, budget=40).recommendation
+    # Both the fit on all data and the cross-validated recommendation reproduce.
+    result = tune([path], ["rfc6298", "linux"], target=0.02, budget=40)
+    for rec in (result.fit, result.recommendation):
+        _reproduces(path, rec)
+
+
+def _reproduces(path, rec) -> None:
     assert rec is not None
     assert rec["setting"].startswith(rec["estimator"] + " ")
     again = evaluate(
@@ -97,7 +103,7 @@ def test_three_parameters_go_to_differential_evolution_and_the_same_seed_gives_t
     assert a.methods == {"rfc6298": "differential-evolution"}
     cols = ["setting", "bad_timeout_rate", "wait_mean_s"]
     assert a.table[cols].equals(b.table[cols])
-    assert a.recommendation == b.recommendation
+    assert a.recommendation == b.recommendation and a.fit == b.fit
     # Every point replayed is kept (the history draws the front), the defaults too.
     assert len(a.table) > 45 and a.table["default"].sum() == 1
 
@@ -231,7 +237,8 @@ def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
     doc = json.loads(out.stdout)
     assert doc["schema"] == "rttlab.tune/1"
     assert set(doc["fronts"]) == {"linux", "constant"}
-    assert doc["recommendation"]["bad_timeout_rate"] <= 0.01
+    assert doc["fit_on_all_data"]["bad_timeout_rate"] <= 0.01
+    assert doc["recommendation"]["held_out"]["holds_all"] == doc["cross_validation"]["holds"]
     assert doc["recommendation"]["command"].startswith(f"rttlab evaluate {path} -e ")
     import pandas as pd
 
@@ -250,7 +257,7 @@ def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
 def test_a_real_series_gets_a_recommendation_meeting_its_target(shared):
     path = shared / "rtt-series" / "tyrell_roundtrip028.csv"
     result = tune([path], ["linux", "quic"], target=0.01, budget=60)
-    rec = result.recommendation
+    rec = result.fit
     assert rec is not None and rec["bad_timeout_rate"] <= 0.01
     # The tuned point is at least as good as each estimator's defaults that meet the target.
     defaults = result.table[result.table["default"] & (result.table["bad_timeout_rate"] <= 0.01)]
@@ -270,8 +277,8 @@ def test_a_capture_is_tuned_on_its_path_rtt_connections(shared):
 
 def test_a_confidence_level_asks_for_a_margin_below_the_target(write):
     path = write("s.csv", spiky(2000))
-    plain = tune([path], ["linux"], target=0.02, budget=40).recommendation
-    sure = tune([path], ["linux"], target=0.02, budget=40, confidence=0.95).recommendation
+    plain = tune([path], ["linux"], target=0.02, budget=40).fit
+    sure = tune([path], ["linux"], target=0.02, budget=40, confidence=0.95).fit
     assert sure["bad_timeout_rate"] < 0.02 and sure["bad_timeout_rate"] <= plain["bad_timeout_rate"]
     assert sure["wait_mean_s"] >= plain["wait_mean_s"]
     from rttlab.trace.tune_search import upper_bound
@@ -287,7 +294,7 @@ def test_a_confidence_level_asks_for_a_margin_below_the_target(write):
 def test_a_timer_floor_point_reproduces_through_evaluate_min_rto(write):
     path = write("s.csv", spiky())
     result = tune([path], ["last"], target=0.05, budget=40)
-    rec = result.recommendation
+    rec = result.fit
     assert rec["timer_floor_s"] > 0 and "--min-rto" in rec["command"]
     row = evaluate(path, [spec("last", **rec["params"])], min_rto=rec["timer_floor_s"]).rows[0]
     assert (row["bad_timeouts"], row["wait_mean_s"]) == (
@@ -324,7 +331,7 @@ def test_a_duckdb_file_keeps_every_run_and_a_rerun_replaces_its_own_rows(write, 
     best = con.execute(
         "SELECT setting FROM tune_points WHERE target = 0.02 AND bad_timeout_rate <= 0.02 ORDER BY wait_mean_s LIMIT 1"
     ).fetchone()[0]
-    assert best == a.recommendation["setting"]
+    assert best == a.fit["setting"]
 
 
 def test_the_quantile_experts_trade_bad_timeouts_for_wait_by_their_target(write):

@@ -108,6 +108,24 @@ def tune(
         "--scheduler",
         help="With --store: replay the points on this Dask scheduler (address or scheduler file).",
     ),
+    folds: int = typer.Option(
+        5,
+        "--folds",
+        help="Choose the recommendation by time-ordered cross-validation over this many contiguous blocks of each trace (docs/tuning.md).",
+    ),
+    stack: str = typer.Option(
+        "any",
+        "--stack",
+        help="Search only the knobs this stack exposes: linux (rto_min in jiffies), quic (timer granularity, initial RTT), freebsd (not built yet), any (every estimator, the research view).",
+    ),
+    hz: int = typer.Option(
+        1000, "--hz", help="With --stack linux: the kernel's tick rate (CONFIG_HZ), e.g. 250."
+    ),
+    max_ack_delay: str = typer.Option(
+        None,
+        "--max-ack-delay",
+        help="With --stack quic: the peer's max_ack_delay, an input, not a knob [default: 25ms, RFC 9000 §18.2].",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."
     ),
@@ -131,12 +149,14 @@ def tune(
         if not p.is_file():
             fail(f"{p}: no such file")
     names = (
-        list(DEFAULT_ESTIMATORS)
+        (list(DEFAULT_ESTIMATORS) if stack == "any" else None)
         if estimators is None
         else [n.strip() for n in estimators.split(",") if n.strip()]
     )
-    if not names:
+    if names is not None and not names:
         fail("--estimators: no estimator named")
+    if stack not in ("linux", "freebsd", "quic", "any"):
+        fail(f"--stack: unknown stack '{stack}' (known: linux, freebsd, quic, any)")
     fixed = parse_params(param)
     ranges: dict[str, dict[str, str]] = {}
     for item in range_:
@@ -163,6 +183,10 @@ def tune(
         validate=validate,
         confidence=confidence,
         unit=unit,
+        folds=folds,
+        stack=stack,
+        hz=hz,
+        max_ack_delay=max_ack_delay,
     )
     replay = None
     try:
@@ -172,10 +196,15 @@ def tune(
             )
         try:
             if busy:
-                with console.status(
-                    f"tuning {len(names)} estimator{'s' if len(names) != 1 else ''} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"
-                ):
-                    result = run(traces, names, replay=replay, **kwargs)
+                what = f"tuning {'the ' + stack + ' stack' if names is None else str(len(names)) + ' estimator' + ('s' if len(names) != 1 else '')} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"
+                with console.status(what) as status:
+                    result = run(
+                        traces,
+                        names,
+                        replay=replay,
+                        progress=lambda text: status.update(f"{what}: {text}"),
+                        **kwargs,
+                    )
             else:
                 result = run(traces, names, replay=replay, **kwargs)
             if replay is not None:
@@ -239,7 +268,7 @@ def stored_replay(
     if name is None:
         what = {
             "inputs": [str(p.resolve()) for p in traces],
-            "estimators": estimators,
+            "estimators": estimators or kwargs.get("stack"),
             **{k: v for k, v in kwargs.items() if k != "validate"},
         }
         name = (
@@ -276,6 +305,8 @@ def render(result: Tuning) -> None:
 
     target = result.settings.target
     t = result.table
+    if result.cv is not None:
+        render_cv(result)
     rows = []
     for name in result.methods:
         # Points with the same scores (e.g. a floor below every RTO) read as one: the first kept.
@@ -340,7 +371,7 @@ def render(result: Tuning) -> None:
         markup=False,
         soft_wrap=True,
     )
-    rec = result.recommendation
+    rec = result.fit
     conf = (
         f" at {result.settings.confidence:.0%} confidence"
         if result.settings.confidence is not None
@@ -348,11 +379,11 @@ def render(result: Tuning) -> None:
     )
     if rec is None:
         console.print(
-            f"[bold]no recommendation:[/] no point meets a bad-timeout rate of {target:.2%}{conf}"
+            f"[bold]fit on all data:[/] no point meets a bad-timeout rate of {target:.2%}{conf}"
         )
     else:
         console.print(
-            f"[bold]recommendation[/] (bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{escape(rec['setting'])}[/] — "
+            f"[bold]fit on all data[/] (in-sample, not the recommendation; bad-timeout rate ≤ {target:.2%}{conf}, smallest W): [bold cyan]{escape(rec['setting'])}[/] — "
             f"bad-timeout rate {_pct(rec['bad_timeout_rate'])} ({rec['bad_timeouts']:,} of {rec['samples']:,}), W {_ms(rec['wait_mean_s'])} (p99 {_ms(rec['wait_p99_s'])}), "
             f"MAE {_ms(rec['mae_s'])}",
             highlight=False,
@@ -418,6 +449,119 @@ def render(result: Tuning) -> None:
             console.print(line, highlight=False, soft_wrap=True)
     for note in result.notes:
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+
+
+def render_cv(result: Tuning) -> None:
+    """The answer first: its headline (first line), the folds (each held-out block with its
+    verdict), the candidates that cross-validation compared, the calibration check and the
+    lines that apply the recommendation."""
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, num, show
+
+    cv, rec = result.cv, result.recommendation
+    target = result.settings.target
+    partial = " [PARTIAL: stopped before the end; best so far]" if result.partial else ""
+    console.print(f"[bold]{escape(cv['headline'])}[/]{partial}", highlight=False, soft_wrap=True)
+    several = len(result.inputs) > 1
+    rows = []
+    for f in cv["fold_table"]:
+        rate = f.get("bad_timeout_rate")
+        rows.append(
+            [
+                str(f["fold"]),
+                escape(f["held_out"]),
+                escape(f["tuned"] or "—"),
+                f"{f['samples']:,}",
+                "—"
+                if rate is None
+                else f"{_pct(rate)} [{_pct(f['bad_timeout_rate_ci'][0])}, {_pct(f['bad_timeout_rate_ci'][1])}]",
+                _ms(f.get("wait_mean_s")),
+                escape(f["verdict"]),
+            ]
+        )
+    cols = [
+        num("fold"),
+        Col("held out", prose=True, priority=0 if several else 3),
+        Col("tuned on the other blocks", prose=True, priority=2),
+        num("samples", 4),
+        num("bad-timeout rate [95 % CI]"),
+        num("W", 1),
+        Col("verdict", prose=True),
+    ]
+    held = sum(f.get("holds", False) for f in cv["fold_table"])
+    show(
+        cols,
+        rows,
+        title=escape(
+            f"folds: {cv['method']} (target {target:.2%}); the tuned point held in {held} of {len(cv['fold_table'])}"
+        ),
+        formats="--json",
+    )
+    crows = []
+    for c in cv["candidates"][:10]:
+        crows.append(
+            [
+                escape(c["kind"]),
+                escape(c["setting"]),
+                str(c["knobs"]),
+                f"{c['cells_held']}/{c['cells']}",
+                _pct(c["worst_bad_timeout_rate"]),
+                _pct(c["bad_timeout_rate"]),
+                _ms(c["wait_mean_s"]),
+            ]
+        )
+    show(
+        [
+            Col("kind", priority=2),
+            Col("candidate", prose=True),
+            num("knobs", 3),
+            num("blocks held"),
+            num("worst block"),
+            num("bad-timeout rate", 1),
+            num("W"),
+        ],
+        crows,
+        title=f"candidates scored on every held-out block (eligible: held in every block; fewer knobs win within {cv['tie_margin']:.0%} of the best W)",
+        formats="--json",
+    )
+    for name, c in cv["calibration"].items():
+        rates = ", ".join(_pct(r) for r in c["rates"])
+        console.print(
+            f"calibration of {name} (target fixed at {target:.2%}, only eta searched): "
+            + (
+                "carried over to every held-out block"
+                if c["carried_over"]
+                else f"did not carry over: held in {c['cells_held']} of {c['cells']} held-out blocks"
+            )
+            + f" (held-out rates {rates})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    b = cv.get("best_floor")
+    if b is not None:
+        console.print(
+            f"one-knob floor tuned the same way: {b['setting']} — held in {b['cells_held']}/{b['cells']} blocks, W {_ms(b['wait_mean_s'])}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    if rec["apply"]:
+        console.print(
+            f"[bold]apply[/] ({escape(rec['apply_note'])}):", highlight=False, soft_wrap=True
+        )
+        for line in rec["apply"]:
+            console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    else:
+        console.print(f"apply: {rec['apply_note']}", highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"[dim]reproduce{' on each trace' if len(result.inputs) > 1 else ''}: {escape(rec['command'])}[/]",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print("")
+    console.print("[bold]research view[/]: the search on all data (in-sample)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -558,6 +558,40 @@ def tuning_points(runs: Any) -> Any:
     return t
 
 
+def cv_section(doc: dict[str, Any]) -> list[str]:
+    """The cross-validated recommendation of a tuning (docs/tuning.md): its headline, the lines
+    to apply it, and the folds, each held-out block with its verdict."""
+    cv, rec = doc.get("cross_validation"), doc.get("recommendation")
+    if not cv or not rec:
+        return []
+    out = [f"<p><strong>Recommendation</strong> ({esc(cv['method'])}): {esc(cv['headline'])}.</p>"]
+    if rec.get("apply"):
+        out.append(
+            "<p>Apply ("
+            + esc(rec.get("apply_note", ""))
+            + "):</p><pre>"
+            + esc("\n".join(rec["apply"]))
+            + "</pre>"
+        )
+    rows = []
+    for f in cv["fold_table"]:
+        rate = f.get("bad_timeout_rate")
+        ci = f.get("bad_timeout_rate_ci") or [None, None]
+        rows.append(
+            f'<tr><td class="num">{f["fold"]}</td><td>{esc(f["held_out"])}</td><td>{esc(f["tuned"] or "—")}</td>'
+            f'<td class="num">{f["samples"]:,}</td>'
+            f'<td class="num">{fmt(rate, 100.0)} ({fmt(ci[0], 100.0)} – {fmt(ci[1], 100.0)})</td>'
+            f'<td class="num">{fmt(f.get("wait_mean_s"), 1e3)}</td><td>{esc(f["verdict"])}</td></tr>'
+        )
+    out.append(
+        "<table><thead><tr><th>fold</th><th>held out</th><th>tuned on the other blocks</th><th>samples</th>"
+        "<th>bad-timeout rate, % (95 % CI)</th><th>W, ms</th><th>verdict</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+    return out
+
+
 def tune_section(store: Store, sweep: str, runs: Any) -> str:
     """A tuning sweep: its settings, the recommendation, the fronts figure (one colour per
     estimator, defaults hollow, the recommendation a star) and per estimator its defaults beside
@@ -642,12 +676,13 @@ def tune_section(store: Store, sweep: str, runs: Any) -> str:
     else:
         key = f"{sweep}|recommendation"
         out.append(
-            f"<p><strong>Recommendation</strong> (the point meeting the target with the smallest W): <code>{esc(rec['setting'])}</code> — "
+            f"<p><strong>Fit on all data</strong> (in-sample: the point meeting the target with the smallest W on all the tuning data; the recommendation is chosen by cross-validation, below): <code>{esc(rec['setting'])}</code> — "
             f"bad-timeout rate {number(rec['bad_timeout_rate'], key + '|bad_timeout_rate', 100.0)} % "
             f"({integer(rec['bad_timeouts'], key + '|bad_timeouts')} of {integer(rec['samples'], key + '|samples')}), "
             f"W {number(rec['wait_mean_s'], key + '|wait_mean_s', 1e3)} ms (99th percentile {number(rec['wait_p99_s'], key + '|wait_p99_s', 1e3)} ms), "
             f"forecast MAE {number(rec['mae_s'], key + '|mae_s', 1e3)} ms.</p>"
         )
+    out += cv_section(doc)
     v = doc.get("validation")
     if v and v.get("held_out"):
         h = v["held_out"]

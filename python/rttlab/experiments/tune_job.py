@@ -445,7 +445,7 @@ class StoredReplay:
 
 def write_tuning(store: Any, sweep: str, tuning: Any) -> None:
     """What the report needs of a tuning besides its points: one row of ``tunings`` (replaced
-    by a rerun of the same sweep): the target, the recommendation (and its run's hash), the
+    by a rerun of the same sweep): the target, the fit on all data (and its run's hash), the
     methods, notes and validation (as the JSON of ``rttlab tune --json``, without the fronts:
     those are the stored points)."""
     import datetime as dt
@@ -454,7 +454,10 @@ def write_tuning(store: Any, sweep: str, tuning: Any) -> None:
 
     cols = ", ".join(f'"{k}" {t}' for k, t in TUNINGS.items())
     store.db.execute(f"CREATE TABLE IF NOT EXISTS tunings ({cols})")
-    rec = tuning.recommendation
+    # The point stored in the sweep is the fit on all data (the fronts' star); the
+    # cross-validated recommendation, which may come from a fold's search or be a default, is in
+    # the doc ("recommendation", "cross_validation").
+    rec = tuning.fit
     rec_hash = None
     if rec is not None:
         found = store.db.execute(

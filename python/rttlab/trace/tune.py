@@ -76,6 +76,15 @@ class Tuning:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     validation: dict[str, Any] | None = None
+    #: Time-ordered cross-validation (:func:`rttlab.trace.tune_cv.crossvalidate`): what chose
+    #: the recommendation.
+    cv: dict[str, Any] | None = None
+    #: The point the search on all data recommends (in-sample; not the recommendation).
+    fit: dict[str, Any] | None = None
+    stack: str = "any"
+    hz: int = 1000
+    #: True when the run was stopped (Ctrl-C) before its end: the recommendation is the best so far.
+    partial: bool = False
 
     def front(self, estimator: str | None = None) -> pd.DataFrame:
         """One estimator's own Pareto front, or the joint front (``None``), sorted by bad rate."""
@@ -102,7 +111,12 @@ class Tuning:
             "fronts": {name: self.front(name)[cols].to_dict("records") for name in self.methods},
             "joint_front": self.front()[cols].to_dict("records"),
             "defaults": t[t["default"]][cols].to_dict("records"),
+            "stack": self.stack,
+            "folds": None if self.cv is None else self.cv["folds"],
+            "partial": self.partial,
             "recommendation": self.recommendation,
+            "fit_on_all_data": self.fit,
+            "cross_validation": self.cv,
             "validation": self.validation,
             "notes": self.notes,
             "warnings": self.warnings,
@@ -133,6 +147,8 @@ class Tuning:
             "budget": s.budget,
             "seed": s.seed,
             "confidence": s.confidence,
+            "folds": None if self.cv is None else self.cv["folds"],
+            "stack": self.stack,
         }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -192,6 +208,11 @@ def tune(
     unit: str | None = None,
     threads: int | None = None,
     replay: Replay | None = None,
+    folds: int = 5,
+    stack: str = "any",
+    hz: int = 1000,
+    max_ack_delay: str | None = None,
+    progress: Any = None,
 ) -> Tuning:
     """Tune ``estimators`` (default: :data:`DEFAULT_ESTIMATORS`) on ``traces`` (paths of series or
     captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
@@ -202,8 +223,25 @@ def tune(
     (:func:`rttlab.trace.tune_search.recommend`). ``replay``: how the points are replayed (default:
     here, :func:`rttlab.trace.tune_search.replay_points`; a stored sweep's: looked up in its store
     first, :class:`rttlab.experiments.tune_job.StoredReplay`); its ``validation()``, when it has
-    one, replays the validation folds' searches."""
+    one, replays the validation folds' searches. ``folds``: the recommendation is chosen by
+    time-ordered cross-validation over this many blocks per trace
+    (:func:`rttlab.trace.tune_cv.crossvalidate`; docs/tuning.md). ``stack``: search only what
+    that stack exposes (:mod:`rttlab.trace.tune_stack`), Linux at ``hz``, QUIC with the peer's
+    ``max_ack_delay``. ``progress``: called with a line of text at each phase."""
+    from rttlab.trace.tune_stack import resolve
+
     check_target(target)
+    if folds < 2:
+        raise TuneError(
+            f"--folds: {folds} is too few (at least 2: tune on some blocks, score on another)"
+        )
+    if stack != "any" and (fixed or ranges):
+        raise TuneError(
+            f"{'--param' if fixed else '--range'}: --stack {stack} decides which knobs are searched; use --stack any to set others"
+        )
+    stack_names, stack_fixed, stack_ranges = resolve(stack, hz, max_ack_delay, estimators)
+    if stack != "any":
+        estimators, fixed, ranges = stack_names, stack_fixed, stack_ranges
     if confidence is not None and not (0.5 <= confidence < 1):
         raise TuneError(f"--confidence: {confidence:g} is outside [0.5, 1): give e.g. 0.95")
     if budget < 4:
@@ -231,9 +269,22 @@ def tune(
             raise TuneError(
                 f"{t.name}: {t.scored} scored samples; tune needs at least {MIN_SAMPLES} per trace"
             )
+    from rttlab.trace.tune_search import split_blocks
+
+    for t in loaded:
+        split_blocks(t, folds)  # fewer samples than folds: say so before any search
     settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
+    if progress:
+        progress("searching on all data (the fronts)")
     table, methods, rec = tune_trace(data, names, settings, fixed, ranges, replay)
+    if stack != "any":
+        low = float(table["bad_timeout_rate"].min())
+        if not low <= target:
+            best = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
+            raise TuneError(
+                f"--target-bad-timeouts: {target:.2%} is out of reach for --stack {stack} on these traces: the lowest bad-timeout rate its knobs reach is {low:.2%} ({best['setting']})"
+            )
     notes = [
         f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}"
         for n, m in methods.items()
@@ -252,14 +303,40 @@ def tune(
         rec["command"] = command(
             [t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"]
         )
-    else:
+    if rec is None:
         low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
         how = f" at {confidence:.0%} confidence" if confidence is not None else ""
         notes.append(
             f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target"
         )
+    from rttlab.trace.tune_cv import crossvalidate
+
+    cv = crossvalidate(
+        loaded,
+        names,
+        settings,
+        fixed,
+        ranges,
+        folds,
+        replay.validation() if hasattr(replay, "validation") else replay,
+        floor_knob=stack == "any",
+        calibrated=stack == "any",
+        progress=progress,
+    )
+    final = recommendation(cv, data, [t.name for t in loaded], stack, hz)
     result = Tuning(
-        [t.name for t in loaded], data.scored, settings, methods, table, rec, notes, warnings
+        [t.name for t in loaded],
+        data.scored,
+        settings,
+        methods,
+        table,
+        final,
+        notes,
+        warnings,
+        cv=cv,
+        fit=rec,
+        stack=stack,
+        hz=hz,
     )
     if validate:
         result.validation = validate_tuning(
@@ -272,3 +349,46 @@ def tune(
         )
         result.warnings += result.validation.pop("warnings", [])
     return result
+
+
+def recommendation(
+    cv: dict[str, Any], data: Trace, inputs: list[str], stack: str, hz: int
+) -> dict[str, Any]:
+    """What cross-validation chose as the machine-readable recommendation (docs/tuning.md):
+    the stack, the estimator, its knobs in the stack's units and the lines that apply them, how
+    it held out of sample, and its numbers on all data (to reproduce with ``command``)."""
+    from rttlab.trace.tune_cv import score_candidates
+    from rttlab.trace.tune_stack import apply_lines
+
+    keep = cv["keep_default"]
+    c = cv["chosen"] if cv["chosen"] is not None else cv["best_default"]
+    held = {
+        k: c[k]
+        for k in (
+            "cells_held",
+            "cells",
+            "holds_all",
+            "bad_timeout_rate",
+            "bad_timeout_rate_ci",
+            "wait_mean_s",
+            "worst_bad_timeout_rate",
+        )
+    }
+    row = score_candidates(data, [c])[0]
+    out: dict[str, Any] = {
+        "stack": stack,
+        "action": "keep-default" if keep else "apply",
+        "holds": cv["holds"],
+        "headline": cv["headline"],
+        "estimator": c["estimator"],
+        "kind": c["kind"],
+        "searched_knobs": c["knobs"],
+        "params": dict(c["params"]),
+        "timer_floor_s": c["timer_floor_s"],
+        "setting": c["setting"],
+        **apply_lines(stack, {**c, "keep_default": keep}, hz),
+        "held_out": held,
+        **row,
+    }
+    out["command"] = command(inputs, c["estimator"], c["params"], c["timer_floor_s"])
+    return out

@@ -213,6 +213,56 @@ def combine(traces: list[Trace]) -> Trace:
     )
 
 
+def _between(trace: Trace, lo: float | None, hi: float | None, label: str) -> Trace | None:
+    """The samples of ``trace`` that arrived in [lo, hi) (None: unbounded), every stream cut
+    there a stream of its own (a fresh estimator and timer); None when no stream keeps 2."""
+    times, rtts, starts, ts, losses = [], [], [], [], []
+    n = 0
+    for k, (a, b) in enumerate(zip(trace.starts, trace.ends)):
+        t = trace.times_ns[a:b]
+        keep = np.ones(len(t), bool)
+        if lo is not None:
+            keep &= t >= lo
+        if hi is not None:
+            keep &= t < hi
+        if keep.sum() < 2:
+            continue
+        starts.append(n)
+        ts.append(trace.timestamps[k])
+        times.append(t[keep])
+        rtts.append(trace.rtts_ns[a:b][keep])
+        losses += [
+            (len(starts) - 1, ns)
+            for s, ns in trace.losses
+            if s == k and (lo is None or ns >= lo) and (hi is None or ns < hi)
+        ]
+        n += int(keep.sum())
+    if not starts:
+        return None
+    return Trace(label, trace.kind, np.concatenate(times), np.concatenate(rtts), starts, ts, losses)
+
+
+def split_blocks(trace: Trace, k: int) -> list[Trace]:
+    """``k`` contiguous blocks of ``trace`` by time: block i holds the samples that arrived
+    between the (i/k)-th and ((i+1)/k)-th quantiles of the arrival times, each stream cut at the
+    block's edges (time-ordered cross-validation; docs/tuning.md)."""
+    if trace.scored < k * MIN_SAMPLES:
+        raise TuneError(
+            f"--folds {k}: {trace.name} has {trace.scored:,} scored samples; {k} folds need at least {k * MIN_SAMPLES:,} ({MIN_SAMPLES} per fold)"
+        )
+    cuts = np.quantile(trace.times_ns.astype(np.float64), np.arange(1, k) / k)
+    edges = [None, *cuts.tolist(), None]
+    blocks = []
+    for i in range(k):
+        b = _between(trace, edges[i], edges[i + 1], f"{trace.name} [block {i + 1}/{k}]")
+        if b is None or b.scored < MIN_SAMPLES:
+            raise TuneError(
+                f"--folds {k}: block {i + 1} of {trace.name} has {0 if b is None else b.scored} scored samples (at least {MIN_SAMPLES}); give fewer folds"
+            )
+        blocks.append(b)
+    return blocks
+
+
 def split_time(trace: Trace, fraction: float = 0.5) -> tuple[Trace, Trace]:
     """(before, after) the time by which ``fraction`` of the samples had arrived: every stream
     is cut there, each part of it a stream of its own (a fresh estimator and timer)."""
@@ -264,10 +314,22 @@ class Dim:
     lo: float
     hi: float
     log: bool
+    #: A clock the value lives on (seconds; 0: none): every value is rounded up to whole steps,
+    #: e.g. Linux's rto_min to whole jiffies (see :func:`on_clock`).
+    step: float = 0.0
 
     def values(self, n: int) -> np.ndarray:
         grid = np.geomspace(self.lo, self.hi, n) if self.log else np.linspace(self.lo, self.hi, n)
-        return np.unique([round_value(self.kind, v) for v in grid])
+        return np.unique([on_clock(round_value(self.kind, v), self.step) for v in grid])
+
+
+def on_clock(x: float, step: float) -> float:
+    """``x`` rounded up to whole ``step`` (no-op for step 0): Linux keeps ``icsk_rto_min`` in
+    jiffies, ``usecs_to_jiffies(sysctl_tcp_rto_min_us)`` in ``tcp_init_sock()`` (net/ipv4/tcp.c),
+    and usecs_to_jiffies rounds up (include/linux/jiffies.h)."""
+    if step <= 0:
+        return x
+    return float(round(math.ceil(x / step - 1e-9) * step, 9))
 
 
 def _registry(name: str) -> dict[str, dict[str, Any]]:
@@ -317,6 +379,9 @@ def space(
     dims = []
     searched = dict(TUNABLE.get(name, {}))
     for key, text in ranges.items():
+        if text == "off":  # not searched: held at its default (e.g. --stack quic's timer floor)
+            searched.pop(key, None)
+            continue
         kind = "duration" if key == TIMER_FLOOR else declared[key]["kind"]
         if kind not in ("duration", "float", "int"):
             raise TuneError(
@@ -335,7 +400,7 @@ def space(
             raise TuneError(f"--range {name}.{key}={text}: LOW must be below HIGH")
         searched[key] = (lo, hi, lo > 0 and hi / lo >= 10)
     for key, (lo, hi, log) in searched.items():
-        if key in fixed:
+        if key in fixed or ranges.get(key) == "off":
             continue
         if key == TIMER_FLOOR:
             dims.append(Dim(key, "duration", lo, hi, log))
@@ -346,7 +411,14 @@ def space(
             raise TuneError(
                 f"--range {name}.{key}={ranges[key]}: outside the accepted range {p['range']}"
             )
-        dims.append(Dim(key, p["kind"], max(lo, rlo), min(hi, rhi), log))
+        # Linux with its tick rate given (-p linux.hz=…, or --stack linux): rto_min on the
+        # kernel's clock, whole jiffies (on_clock), at least one.
+        step = (
+            1.0 / float(fixed["hz"])
+            if name == "linux" and key == "rto_min" and "hz" in fixed
+            else 0.0
+        )
+        dims.append(Dim(key, p["kind"], max(lo, rlo, step), min(hi, rhi), log, step))
     if not dims:
         raise TuneError(
             f"--estimators: {name} has no tunable parameter left (fixed by --param: {', '.join(sorted(fixed)) or 'none'}); drop it or give it a --range"

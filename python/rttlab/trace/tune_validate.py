@@ -6,7 +6,8 @@ traffic it was not chosen on?
 - One trace: split by time (:func:`rttlab.trace.tune.split_time`): tuned on the first half, scored
   on the second.
 
-The held-out bad-timeout rate and W pool every fold. Their 95 % intervals are a percentile
+The held-out bad-timeout rate and W pool every fold; the verdict does not: one failing fold makes
+it "does not hold in N of M folds". Their 95 % intervals are a percentile
 bootstrap over units resampled with replacement: connections when the held-out data has at least
 :data:`MIN_UNITS` of them, else contiguous segments of the stream (a block bootstrap: RTTs are
 autocorrelated, so single samples are not independent). Definitions: docs/tuning.md.
@@ -214,6 +215,13 @@ def validate_tuning(
         "wait_mean_s_ci": ci_w,
     }
     result["verdict"] = verdict(rate, ci_bad, settings.target, int(n.sum()))
+    # A failing fold is never pooled away: a long trace that holds would hide a short one that
+    # does not (issue 38).
+    failing = [f for f in out_folds if not f["verdict"].startswith("holds")]
+    if failing:
+        result["verdict"] = (
+            f"does not hold in {len(failing)} of {len(out_folds)} folds (pooled: {result['verdict']})"
+        )
     pooled = {
         e: {"bad_timeout_rate": v[1] / v[0], "wait_mean_s": v[2] / v[0]}
         for e, v in defaults.items()
