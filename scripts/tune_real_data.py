@@ -2,7 +2,7 @@
 and capture of the shared real data, one row per input, then all series and all captures pooled.
 
     python scripts/tune_real_data.py [../shared] [--target 0.01] [--budget 300] [--folds 5]
-                                     [--confidence 0.95] [--stack any]
+                                     [--confidence 0.95] [--stack any] [--kinds series,captures]
 
 Each input is cut into --folds contiguous blocks by time (fewer when it has fewer than 20 scored
 samples per block, at least 2; the row says how many). Every input is a row: inputs too small to
@@ -67,7 +67,11 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--confidence", type=float, default=None)
     ap.add_argument("--stack", default="any")
+    ap.add_argument(
+        "--kinds", default="series,captures", help="which inputs: series, captures or both"
+    )
     args = ap.parse_args()
+    kinds = set(args.kinds.split(","))
     root = Path(args.shared)
     series = sorted((root / "rtt-series").glob("*.csv"))
     captures = sorted((root / "captures").glob("*.pcap*"))
@@ -82,6 +86,8 @@ def main() -> None:
     usable: dict[str, list] = {"series": [], "captures": []}
     kept_n = total = 0
     for kind, paths in (("series", series), ("captures", captures)):
+        if kind not in kinds:
+            continue
         for path in paths:
             start = time.perf_counter()
             try:

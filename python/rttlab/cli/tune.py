@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from rttlab.cli.common import console, fail, parse_params, print_json, stderr
-from rttlab.trace.tune import DEFAULT_ESTIMATORS, SCHEMA, TuneError, Tuning
+from rttlab.trace.tune import DEFAULT_ESTIMATORS, SCHEMA, Interrupted, TuneError, Tuning
 
 
 def parse_rate(text: str) -> float:
@@ -196,15 +196,37 @@ def tune(
             )
         try:
             if busy:
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                    TimeRemainingColumn,
+                )
+
                 what = f"tuning {'the ' + stack + ' stack' if names is None else str(len(names)) + ' estimator' + ('s' if len(names) != 1 else '')} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"
-                with console.status(what) as status:
-                    result = run(
-                        traces,
-                        names,
-                        replay=replay,
-                        progress=lambda text: status.update(f"{what}: {text}"),
-                        **kwargs,
-                    )
+                # Progress in estimator searches (each one estimator's grid or evolution on one
+                # fold's data); the ETA assumes the searches left take as long as those done.
+                with Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("searches"),
+                    TimeElapsedColumn(),
+                    TextColumn("ETA"),
+                    TimeRemainingColumn(),
+                    console=stderr,
+                    transient=True,
+                ) as bar:
+                    task = bar.add_task(what, total=None)
+
+                    def progress(text: str, done: int, planned: int) -> None:
+                        bar.update(
+                            task, description=f"{what}: {text}", completed=done, total=planned
+                        )
+
+                    result = run(traces, names, replay=replay, progress=progress, **kwargs)
             else:
                 result = run(traces, names, replay=replay, **kwargs)
             if replay is not None:
@@ -217,7 +239,27 @@ def tune(
                 replay.store.close()
     except TuneError as e:
         fail(str(e))
+    except Interrupted as stop:
+        part = stop.tuning
+        fit = part.fit
+        stderr.print(
+            f"rttlab: interrupted after {stop.done} of {stop.planned} searches; PARTIAL: cross-validation did not finish, so there is no recommendation. "
+            + (
+                f"Best so far, in-sample (the fit on all data, not checked on held-out blocks): {fit['setting']} — bad-timeout rate {_pct(fit['bad_timeout_rate'])}, W {_ms(fit['wait_mean_s'])}"
+                if fit is not None
+                else "No point met the target on all data."
+            ),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        if as_json:
+            print_json(part.to_json())
+        _exit_now(replay)
     except KeyboardInterrupt:
+        if replay is None:
+            stderr.print("rttlab: interrupted during the search on all data; no result yet")
+            _exit_now(replay)
         stderr.print(
             "rttlab: interrupted; the points replayed so far are stored: rerun the same command to resume"
             if replay is not None
@@ -246,6 +288,20 @@ def tune(
         )
     if plot is not None:
         console.print(f"fronts drawn to {plot}")
+
+
+def _exit_now(replay) -> None:
+    """Exit 130 at once after Ctrl-C: without a store, without waiting for a core replay still
+    running in a worker thread (its result is not needed); with a store, the normal way, so the
+    database closes cleanly (the replay in flight finishes first)."""
+    if replay is None:
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise typer.Exit(130) from None
 
 
 def stored_replay(

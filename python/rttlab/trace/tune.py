@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "Interrupted",
     "DEFAULT_ESTIMATORS",
     "METRIC_COLUMNS",
     "MIN_SAMPLES",
@@ -275,9 +276,21 @@ def tune(
         split_blocks(t, folds)  # fewer samples than folds: say so before any search
     settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
+    from rttlab.trace.tune_cv import planned_searches
+
+    planned = len(names) + planned_searches(names, folds, stack == "any", stack == "any")
     if progress:
-        progress("searching on all data (the fronts)")
-    table, methods, rec = tune_trace(data, names, settings, fixed, ranges, replay)
+        progress("searching on all data (the fronts)", 0, planned)
+    done = [0]
+
+    def step(text: str, finished: bool = True) -> None:
+        done[0] += finished
+        if progress:
+            progress(text, done[0], planned)
+
+    table, methods, rec = tune_trace(
+        data, names, settings, fixed, ranges, replay, lambda n: step("all data")
+    )
     if stack != "any":
         low = float(table["bad_timeout_rate"].min())
         if not low <= target:
@@ -311,18 +324,36 @@ def tune(
         )
     from rttlab.trace.tune_cv import crossvalidate
 
-    cv = crossvalidate(
-        loaded,
-        names,
-        settings,
-        fixed,
-        ranges,
-        folds,
-        replay.validation() if hasattr(replay, "validation") else replay,
-        floor_knob=stack == "any",
-        calibrated=stack == "any",
-        progress=progress,
-    )
+    try:
+        cv = crossvalidate(
+            loaded,
+            names,
+            settings,
+            fixed,
+            ranges,
+            folds,
+            replay.validation() if hasattr(replay, "validation") else replay,
+            floor_knob=stack == "any",
+            calibrated=stack == "any",
+            progress=step,
+        )
+    except KeyboardInterrupt:
+        # Stopped part-way: the in-sample fit on all data is the best there is, marked partial.
+        partial = Tuning(
+            [t.name for t in loaded],
+            data.scored,
+            settings,
+            methods,
+            table,
+            None,
+            notes,
+            warnings,
+            fit=rec,
+            stack=stack,
+            hz=hz,
+            partial=True,
+        )
+        raise Interrupted(partial, done[0], planned) from None
     final = recommendation(cv, data, [t.name for t in loaded], stack, hz)
     result = Tuning(
         [t.name for t in loaded],
@@ -349,6 +380,16 @@ def tune(
         )
         result.warnings += result.validation.pop("warnings", [])
     return result
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during cross-validation: ``tuning`` holds what was done (the fit on all data, not
+    cross-validated: ``partial`` is True, ``recommendation`` None); ``done`` of ``planned``
+    estimator searches had finished."""
+
+    def __init__(self, tuning: Tuning, done: int, planned: int) -> None:
+        super().__init__()
+        self.tuning, self.done, self.planned = tuning, done, planned
 
 
 def recommendation(

@@ -62,7 +62,18 @@ CALIBRATED = ("conformal", "quantile-experts")
 #: The one-knob floor every tuning is compared with: Linux's rto_min (what an operator can set).
 FLOOR = ("linux", "rto_min")
 
-Progress = Callable[[str], None]
+#: ``progress(text, done)``: a phase's text; ``done`` one more estimator search finished.
+Progress = Callable[[str, bool], None]
+
+
+def planned_searches(names: list[str], folds: int, floor_knob: bool, calibrated: bool) -> int:
+    """Estimator searches :func:`crossvalidate` runs (for a progress bar)."""
+    per_fold = len(names)
+    if floor_knob and FLOOR[0] not in names:
+        per_fold += 1
+    if calibrated:
+        per_fold += sum(n in names for n in CALIBRATED)
+    return folds * per_fold
 
 
 def cp_interval(bad: int, n: int, level: float = 0.95) -> list[float]:
@@ -174,9 +185,10 @@ def crossvalidate(
     per_fold: list[dict[str, Any]] = []
     for i in range(folds):
         if progress:
-            progress(f"fold {i + 1}/{folds}: searching on the other {folds - 1} blocks")
+            progress(f"fold {i + 1}/{folds}: searching on the other {folds - 1} blocks", False)
         train = combine([blocks[x][j] for x in range(len(traces)) for j in range(folds) if j != i])
-        table, _, rec = tune_trace(train, names, settings, fixed, ranges, replay)
+        tick = (lambda _n, i=i: progress(f"fold {i + 1}/{folds}", True)) if progress else None
+        table, _, rec = tune_trace(train, names, settings, fixed, ranges, replay, tick)
         defaults = set(table.loc[table["default"], "setting"])
         entry: dict[str, Any] = {"fold": i + 1, "tuned": None, "floor": None, "calibrated": {}}
         if rec is not None:
@@ -194,7 +206,7 @@ def crossvalidate(
                 fdefaults = defaults
             else:
                 ffixed = {est: {k: v for k, v in fixed.get(est, {}).items() if k != key}}
-                ft, _, frec = tune_trace(train, [est], settings, ffixed, {}, replay)
+                ft, _, frec = tune_trace(train, [est], settings, ffixed, {}, replay, tick)
                 fdefaults = set(ft.loc[ft["default"], "setting"])
             if frec is not None:
                 entry["floor"] = add(_from_rec(frec, "floor", 1, i + 1, fdefaults))
@@ -208,7 +220,7 @@ def crossvalidate(
                 } | fixed.get(n, {})
                 cfixed = {k: v for k, v in cfixed.items() if k != "eta"}
                 cfixed["target"] = f"{target:g}"
-                ct, _, crec = tune_trace(train, [n], settings, {n: cfixed}, {}, replay)
+                ct, _, crec = tune_trace(train, [n], settings, {n: cfixed}, {}, replay, tick)
                 if crec is not None:
                     cdefaults = set(ct.loc[ct["default"], "setting"])
                     c = _from_rec(crec, "calibrated", 1, i + 1, cdefaults)
@@ -219,7 +231,7 @@ def crossvalidate(
                     entry["calibrated"][n] = add(c)
         per_fold.append(entry)
     if progress:
-        progress(f"scoring {len(cands)} candidates on {folds * len(traces)} held-out blocks")
+        progress(f"scoring {len(cands)} candidates on {folds * len(traces)} held-out blocks", False)
     # scores[c][i][x]: candidate c on block i of input x.
     scores = [[[None] * len(traces) for _ in range(folds)] for _ in cands]
     for i in range(folds):

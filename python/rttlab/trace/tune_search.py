@@ -506,17 +506,23 @@ def replay_points(
             rows[i] = {k: r[k] for k in METRIC_COLUMNS}
 
     cores = threads or os.cpu_count() or 1
-    if len(groups) == 1 or cores == 1:
-        for floor, idx in groups.items():
-            run(floor, idx, threads)
-    else:
-        # Many small groups (a searched timer floor: one spec each): the core releases the GIL,
-        # so groups replay side by side, one thread each, instead of one after another.
-        from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(cores) as pool:
-            for f in [pool.submit(run, floor, idx, 1) for floor, idx in groups.items()]:
-                f.result()
+    # The core releases the GIL, so the replays run in worker threads while this thread waits
+    # where Ctrl-C reaches it at once (a KeyboardInterrupt does not wait for a long core call;
+    # the CLI then exits without joining the workers). Many small groups (a searched timer
+    # floor: one spec each) replay side by side, one thread each.
+    side_by_side = len(groups) > 1 and cores > 1
+    pool = ThreadPoolExecutor(cores if side_by_side else 1)
+    try:
+        futures = [
+            pool.submit(run, floor, idx, 1 if side_by_side else threads)
+            for floor, idx in groups.items()
+        ]
+        for f in futures:
+            f.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return rows  # type: ignore[return-value]
 
 
@@ -812,10 +818,16 @@ def tune_trace(
     fixed: dict[str, dict[str, str]] | None = None,
     ranges: dict[str, dict[str, str]] | None = None,
     replay: Replay | None = None,
+    tick: Callable[[str], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any] | None]:
-    """Search every estimator on one (combined) trace: (table, methods, recommendation)."""
+    """Search every estimator on one (combined) trace: (table, methods, recommendation).
+    ``tick``: called with the estimator's name after each estimator's search (progress)."""
     fixed, ranges = fixed or {}, ranges or {}
-    searched = [search(trace, n, settings, fixed.get(n), ranges.get(n), replay) for n in names]
+    searched = []
+    for n in names:
+        searched.append(search(trace, n, settings, fixed.get(n), ranges.get(n), replay))
+        if tick:
+            tick(n)
     table = _table(searched, _defaults(trace, names, fixed, settings.threads, replay))
     return (
         table,
