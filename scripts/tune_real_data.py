@@ -70,8 +70,11 @@ def main() -> None:
     ap.add_argument(
         "--kinds", default="series,captures", help="which inputs: series, captures or both"
     )
+    ap.add_argument("--only", default=None, help="comma-separated file names: only these inputs")
+    ap.add_argument("--no-pooled", action="store_true", help="skip the pooled rows")
     args = ap.parse_args()
     kinds = set(args.kinds.split(","))
+    only = set(args.only.split(",")) if args.only else None
     root = Path(args.shared)
     series = sorted((root / "rtt-series").glob("*.csv"))
     captures = sorted((root / "captures").glob("*.pcap*"))
@@ -89,6 +92,8 @@ def main() -> None:
         if kind not in kinds:
             continue
         for path in paths:
+            if only is not None and path.name not in only:
+                continue
             start = time.perf_counter()
             try:
                 trace = load_trace(path)
@@ -113,7 +118,7 @@ def main() -> None:
             total += 1
             print(line, flush=True)
     for kind, traces in usable.items():
-        if len(traces) < 2:
+        if len(traces) < 2 or args.no_pooled:
             continue
         start = time.perf_counter()
         folds = folds_for(traces, args.folds)

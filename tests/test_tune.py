@@ -252,6 +252,8 @@ def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):
         "joint_front",
     } <= set(points.columns)
     assert figure.stat().st_size > 10_000
+    # Beside it, each fold's held-out point against the target.
+    assert (tmp_path / "front-folds.png").stat().st_size > 10_000
 
 
 def test_a_real_series_gets_a_recommendation_meeting_its_target(shared):

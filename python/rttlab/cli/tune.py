@@ -83,7 +83,7 @@ def tune(
     plot: Path = typer.Option(
         None,
         "--plot",
-        help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf).",
+        help="Draw the fronts (log W vs bad-timeout rate) to FILE (.png, .svg or .pdf), and each fold's held-out bad-timeout rate against the target to FILE-folds.",
     ),
     store: Path = typer.Option(
         None,
@@ -287,7 +287,9 @@ def tune(
             soft_wrap=True,
         )
     if plot is not None:
-        console.print(f"fronts drawn to {plot}")
+        from rttlab.trace.tune_plot import folds_path
+
+        console.print(f"fronts drawn to {plot}; each fold's held-out point to {folds_path(plot)}")
 
 
 def _exit_now(replay) -> None:

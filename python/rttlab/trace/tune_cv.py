@@ -17,8 +17,9 @@ when its bad-timeout rate there is at most the target or the target lies inside 
 Clopper–Pearson interval; with ``confidence`` c, only when the one-sided Clopper–Pearson upper
 bound at c is at most the target. A candidate is eligible only when it holds in every cell: a
 failing cell is never averaged away by the others. Among eligible candidates, the smallest pooled
-W wins, except that a candidate with fewer knobs wins when its W is within :data:`TIE_MARGIN` of
-the smallest (fewer knobs: less to get wrong, less to defend). When the winner is a default —
+W wins, except that more knobs must earn their place: going up from the fewest knobs, the best
+candidate with more knobs replaces the choice only when its W is more than :data:`TIE_MARGIN`
+below it (fewer knobs: less to get wrong, less to defend). When the winner is a default —
 no tuned point beats the best default by more than the margin out of sample — the answer is
 "keep the default". When nothing is eligible, the answer is also to keep a default (the one
 failing the fewest cells, then with the lowest worst-cell rate), said as failing.
@@ -55,7 +56,7 @@ from rttlab.trace.tune_search import (
     upper_bound,
 )
 
-#: A candidate with fewer knobs wins when its held-out W is within this fraction of the best.
+#: More knobs must cut the held-out W by more than this fraction against fewer knobs.
 TIE_MARGIN = 0.05
 #: Estimators that calibrate to a target by construction: also tried with target = the user's.
 CALIBRATED = ("conformal", "quantile-experts")
@@ -376,9 +377,13 @@ def choose(
             f"keep the default {best_default['estimator']}: no setting, tuned or default, met the {target:.2%} target{how} in every held-out block "
             f"({best_default['estimator']} held in {best_default['cells_held']} of {best_default['cells']}, worst block {best_default['worst_bad_timeout_rate']:.2%})",
         )
-    wmin = min(s["wait_mean_s"] for s in eligible)
-    near = [s for s in eligible if s["wait_mean_s"] <= wmin * (1 + TIE_MARGIN) + 1e-15]
-    chosen = min(near, key=lambda s: (s["knobs"], s["wait_mean_s"]))
+    # From the fewest knobs up: the best of a level with more knobs replaces the choice only
+    # when it cuts W by more than TIE_MARGIN against it.
+    chosen = None
+    for k in sorted({s["knobs"] for s in eligible}):
+        best = min((s for s in eligible if s["knobs"] == k), key=lambda s: s["wait_mean_s"])
+        if chosen is None or best["wait_mean_s"] < chosen["wait_mean_s"] * (1 - TIE_MARGIN):
+            chosen = best
     w = duration(chosen["wait_mean_s"])
     if chosen["kind"] == "default":
         return (

@@ -18,6 +18,109 @@ def estimator_colour(name: str) -> str:
     return colour(name)
 
 
+def folds_path(path: str | Path) -> Path:
+    """Where ``--plot FILE`` draws the folds: beside FILE, ``STEM-folds.SUFFIX``."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}-folds{path.suffix}")
+
+
+def plot_folds(result: Tuning, path: str | Path) -> None:
+    """Each fold's held-out point against the target: per held-out block (x), the bad-timeout
+    rate with its 95 % Clopper–Pearson interval of the point tuned on the other blocks (circles:
+    filled when it holds, crossed when it does not) and of the recommendation (stars), the
+    target dashed. Nothing is pooled: every block is its own point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cv, rec = result.cv, result.recommendation
+    cells = cv["fold_table"]
+    index = {name: k + 1 for k, name in enumerate(result.inputs)}
+    several = len(result.inputs) > 1
+    labels = [f"{f['fold']}" + (f"\n#{index[f['held_out']]}" if several else "") for f in cells]
+    x = list(range(len(cells)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(cells) + 3), 4.5), dpi=120)
+    for i, f in enumerate(cells):
+        rate = f.get("bad_timeout_rate")
+        if rate is None:
+            continue
+        lo, hi = f["bad_timeout_rate_ci"]
+        ax.errorbar(
+            [i - 0.12],
+            [rate * 100],
+            yerr=[[max(0.0, rate - lo) * 100], [max(0.0, hi - rate) * 100]],
+            fmt="o" if f["holds"] else "x",
+            color="#1f77b4" if f["holds"] else "#d62728",
+            mfc="#1f77b4" if f["holds"] else "none",
+            capsize=3,
+            label=None,
+        )
+    chosen = rec.get("held_out") and next(
+        (c for c in cv["candidates"] if c["setting"] == rec["setting"]), None
+    )
+    if chosen is not None:
+        for i, c in enumerate(chosen["by_cell"]):
+            lo, hi = c["bad_timeout_rate_ci"]
+            rate = c["bad_timeout_rate"] or 0.0
+            ax.errorbar(
+                [i + 0.12],
+                [rate * 100],
+                yerr=[[max(0.0, rate - lo) * 100], [max(0.0, hi - rate) * 100]],
+                fmt="*",
+                ms=10,
+                color="#2ca02c" if c["holds"] else "#d62728",
+                capsize=3,
+            )
+    target = result.settings.target
+    ax.axhline(target * 100, color="black", ls="--", lw=0.8)
+    ax.text(0.0, target * 100, f" target {target:.2%}", va="bottom", fontsize=8)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_xlabel(
+        "held-out block (fold)"
+        + (
+            "; input " + ", ".join(f"#{k} {Path(name).name}" for name, k in index.items())
+            if several
+            else ""
+        ),
+        fontsize=7 if several else 10,
+        wrap=True,
+    )
+    ax.set_ylabel("bad-timeout rate on the held-out block (%)")
+    from matplotlib.lines import Line2D
+
+    ax.legend(
+        handles=[
+            Line2D(
+                [], [], marker="o", ls="", color="#1f77b4", label="tuned on the other blocks: holds"
+            ),
+            Line2D([], [], marker="x", ls="", color="#d62728", label="does not hold"),
+            Line2D(
+                [],
+                [],
+                marker="*",
+                ls="",
+                ms=10,
+                color="#2ca02c",
+                label=f"the answer: {rec['setting']}"[:70],
+            ),
+        ],
+        fontsize=7,
+        loc="upper right",
+    )
+    import textwrap
+
+    ax.set_title(
+        textwrap.fill(
+            f"{cv['folds']} folds, 95 % Clopper–Pearson intervals. {cv['headline']}", 120
+        ),
+        fontsize=7,
+    )
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def plot_tuning(result: Tuning, path: str | Path) -> None:
     import matplotlib
 
@@ -33,6 +136,8 @@ def plot_tuning(result: Tuning, path: str | Path) -> None:
     )
     fig.savefig(path)
     plt.close(fig)
+    if result.cv is not None:
+        plot_folds(result, folds_path(path))
 
 
 def fronts_figure(
