@@ -186,3 +186,27 @@ def test_bad_stack_and_fold_arguments_are_one_line_naming_the_argument(
     assert out.returncode == 2, out.stdout + out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], out.stderr
+
+
+def test_the_folds_table_fits_a_narrow_terminal_and_keeps_every_verdict_whole(write):
+    import os
+
+    path = write("shift.csv", shifting(2000))
+    env = {**os.environ, "COLUMNS": "70"}
+    out = subprocess.run(
+        [*RTTLAB, "tune", str(path), "-e", "constant", "--budget", "20"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    folds = out.stdout.split("candidates scored")[0]
+    table = [line for line in folds.splitlines() if line.startswith(("┃", "│", "┏", "└"))]
+    assert table and all(len(line) <= 70 for line in table)
+    # Five folds, each with a whole verdict (a verdict wraps between words, never cut).
+    verdicts = " ".join(line.split("│")[-2].strip() for line in table if line.startswith("│"))
+    import re
+
+    found = re.findall(r"holds within its interval|does not hold|holds", " ".join(verdicts.split()))
+    assert len(found) == 5 and found[-1] == "does not hold", verdicts
