@@ -210,3 +210,12 @@ def test_the_folds_table_fits_a_narrow_terminal_and_keeps_every_verdict_whole(wr
 
     found = re.findall(r"holds within its interval|does not hold|holds", " ".join(verdicts.split()))
     assert len(found) == 5 and found[-1] == "does not hold", verdicts
+
+
+def test_at_a_confidence_too_high_for_the_blocks_the_answer_says_how_many_samples_it_takes(write):
+    path = write("s.csv", shifting(500, share=0.0))
+    result = tune([path], ["linux"], target=0.01, budget=16, confidence=0.95)
+    rec, cv = result.recommendation, result.cv
+    # 100 samples per block: with no bad timeout the 95 % bound is 3.0 % > 1 %, so nothing holds.
+    assert rec["action"] == "keep-default" and not rec["holds"]
+    assert "takes at least 299 even with no bad timeout" in cv["headline"]

@@ -320,6 +320,16 @@ def crossvalidate(
                 "by_cell": rows,
             }
     chosen, best_default, headline = choose(summary, target, confidence)
+    if chosen is None and confidence is not None:
+        # With no bad timeout at all, the one-sided upper bound is 1 − (1 − c)^(1/n): below the
+        # target only from n ≥ ln(1 − c) / ln(1 − target) samples.
+        need = math.ceil(math.log(1 - confidence) / math.log(1 - target))
+        small = min(e["samples"] for s in summary for e in s["by_cell"])
+        if small < need:
+            headline += (
+                f"; the smallest held-out block has {small:,} samples and a {target:.2%} rate at {confidence:.0%} confidence "
+                f"takes at least {need:,} even with no bad timeout: give fewer --folds or more data"
+            )
     floors = [s for s in summary if s["kind"] == "floor"]
     best_floor = min(
         (s for s in floors if s["holds_all"]), key=lambda s: s["wait_mean_s"], default=None
