@@ -130,12 +130,16 @@ def tune(
         False, "--json", help=f"Print JSON (schema {SCHEMA}) instead of tables."
     ),
 ) -> None:
-    """Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.
+    """Tune every estimator's parameters on your traces; recommend what holds on traffic it was not tuned on, and how to apply it.
 
-    Each point is replayed and scored exactly as `rttlab evaluate` does (bad-timeout rate, mean
-    wait W on a loss, forecast error; docs/metrics.md), pooled over every trace. The
-    recommendation is the point meeting the target bad-timeout rate with the smallest W.
-    Search: a grid for 1–2 parameters, SciPy's differential evolution for more (docs/tuning.md)."""
+    The first line is the answer: `recommend SETTING` or `keep the default X`. It is chosen by
+    time-ordered cross-validation: each trace cut into --folds blocks by time, each block held
+    out in turn and the search run on the others; a setting must meet the target in every
+    held-out block, and more knobs must cut W by more than 5 % (docs/tuning.md). Then the folds,
+    the candidates, and the lines to apply it (--stack linux: the sysctl or route). Below, the
+    research view: each estimator's Pareto front on all data. Each point is replayed and scored
+    exactly as `rttlab evaluate` does (docs/metrics.md). Search: a grid for 1–2 parameters,
+    SciPy's differential evolution for more."""
     from rttlab.trace.tune import tune as run
 
     rate = parse_rate(target)
