@@ -219,3 +219,22 @@ def test_at_a_confidence_too_high_for_the_blocks_the_answer_says_how_many_sample
     # 100 samples per block: with no bad timeout the 95 % bound is 3.0 % > 1 %, so nothing holds.
     assert rec["action"] == "keep-default" and not rec["holds"]
     assert "takes at least 299 even with no bad timeout" in cv["headline"]
+
+
+def test_a_stop_during_cross_validation_keeps_the_fit_on_all_data_marked_partial(write):
+    from rttlab.trace.tune import Interrupted
+
+    path = write("s.csv", shifting(1000, share=0.0))
+
+    def stop_in_the_second_fold(text: str, done: int, planned: int) -> None:
+        if text.startswith("fold 2"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stop:
+        tune([path], ["linux"], budget=16, progress=stop_in_the_second_fold)
+    part = stop.value.tuning
+    assert part.partial and part.recommendation is None and part.cv is None
+    assert part.fit is not None and part.fit["bad_timeout_rate"] <= 0.01
+    # The search on all data (1) and the first fold (1) were done, of 1 + 5 planned.
+    assert (stop.value.done, stop.value.planned) == (2, 6)
+    assert part.to_json()["partial"] is True
