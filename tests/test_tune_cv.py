@@ -238,3 +238,16 @@ def test_a_stop_during_cross_validation_keeps_the_fit_on_all_data_marked_partial
     # The search on all data (1) and the first fold (1) were done, of 1 + 5 planned.
     assert (stop.value.done, stop.value.planned) == (2, 6)
     assert part.to_json()["partial"] is True
+
+
+def test_shared_folds_on_a_grid_give_the_same_folds_and_answer_as_searching_each_fold(write):
+    # A one-parameter grid looks at the same points whatever the data, so summing each point's
+    # per-block counts over the other blocks must reproduce each fold's own search exactly.
+    path = write("shift.csv", shifting(3000))
+    own = tune([path], ["constant", "linux"], budget=30)
+    shared = tune([path], ["constant", "linux"], budget=30, shared_folds=True)
+    assert shared.cv["fold_table"] == own.cv["fold_table"]
+    assert shared.recommendation["setting"] == own.recommendation["setting"]
+    assert [c["setting"] for c in shared.cv["candidates"]] == [
+        c["setting"] for c in own.cv["candidates"]
+    ]

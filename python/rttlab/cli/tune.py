@@ -113,6 +113,11 @@ def tune(
         "--folds",
         help="Choose the recommendation by time-ordered cross-validation over this many contiguous blocks of each trace (docs/tuning.md).",
     ),
+    shared_folds: bool = typer.Option(
+        False,
+        "--shared-folds",
+        help="Faster folds: reuse the points of the search on all data, replayed once per block, instead of searching again in each fold (docs/tuning.md says what it gives up).",
+    ),
     stack: str = typer.Option(
         "any",
         "--stack",
@@ -188,6 +193,7 @@ def tune(
         confidence=confidence,
         unit=unit,
         folds=folds,
+        shared_folds=shared_folds,
         stack=stack,
         hz=hz,
         max_ack_delay=max_ack_delay,

@@ -214,6 +214,7 @@ def tune(
     hz: int = 1000,
     max_ack_delay: str | None = None,
     progress: Any = None,
+    shared_folds: bool = False,
 ) -> Tuning:
     """Tune ``estimators`` (default: :data:`DEFAULT_ESTIMATORS`) on ``traces`` (paths of series or
     captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
@@ -228,7 +229,9 @@ def tune(
     time-ordered cross-validation over this many blocks per trace
     (:func:`rttlab.trace.tune_cv.crossvalidate`; docs/tuning.md). ``stack``: search only what
     that stack exposes (:mod:`rttlab.trace.tune_stack`), Linux at ``hz``, QUIC with the peer's
-    ``max_ack_delay``. ``progress``: called with a line of text at each phase."""
+    ``max_ack_delay``. ``progress``: called with a line of text at each phase. ``shared_folds``:
+    the folds reuse the points of the search on all data instead of searching again (faster;
+    see :class:`rttlab.trace.tune_cv._SharedFolds` for what it gives up)."""
     from rttlab.trace.tune_stack import resolve
 
     check_target(target)
@@ -336,6 +339,7 @@ def tune(
             floor_knob=stack == "any",
             calibrated=stack == "any",
             progress=step,
+            shared=table if shared_folds else None,
         )
     except KeyboardInterrupt:
         # Stopped part-way: the in-sample fit on all data is the best there is, marked partial.

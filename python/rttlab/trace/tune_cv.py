@@ -161,9 +161,13 @@ def crossvalidate(
     floor_knob: bool = True,
     calibrated: bool = True,
     progress: Progress | None = None,
+    shared: Any = None,
 ) -> dict[str, Any]:
     """The module's procedure on ``traces``; see its docstring. ``floor_knob``/``calibrated``:
-    whether the one-knob floor and the calibrated variants are candidates (``--stack any``)."""
+    whether the one-knob floor and the calibrated variants are candidates (``--stack any``).
+    ``shared``: the search on all data (its table): with it, the folds do not search again —
+    every point that search replayed is replayed once per block, and fold i picks its point by
+    the sums over the other blocks (:func:`_SharedFolds`; ``--shared-folds``)."""
     target, confidence = settings.target, settings.confidence
     blocks = [split_blocks(t, folds) for t in traces]
     names_in = [t.name for t in traces]
@@ -184,12 +188,23 @@ def crossvalidate(
     for n in names:
         add(_candidate("default", n, dict(spec(n, **fixed.get(n, {})).params), 0.0, 0, None))
     per_fold: list[dict[str, Any]] = []
+    sharing = None if shared is None else _SharedFolds(shared, blocks, settings)
     for i in range(folds):
         if progress:
             progress(f"fold {i + 1}/{folds}: searching on the other {folds - 1} blocks", False)
         train = combine([blocks[x][j] for x in range(len(traces)) for j in range(folds) if j != i])
         tick = (lambda _n, i=i: progress(f"fold {i + 1}/{folds}", True)) if progress else None
-        table, _, rec = tune_trace(train, names, settings, fixed, ranges, replay, tick)
+
+        def fold_search(fnames, ffixed, franges, main=False, train=train, tick=tick, i=i):
+            if sharing is not None:
+                table = sharing.table(i, None if main else fnames[0], ffixed, franges)
+                for n in fnames:
+                    if tick:
+                        tick(n)
+                return table, None, recommend(table, target, confidence)
+            return tune_trace(train, fnames, settings, ffixed, franges, replay, tick)
+
+        table, _, rec = fold_search(names, fixed, ranges, main=True)
         defaults = set(table.loc[table["default"], "setting"])
         entry: dict[str, Any] = {"fold": i + 1, "tuned": None, "floor": None, "calibrated": {}}
         if rec is not None:
@@ -207,7 +222,7 @@ def crossvalidate(
                 fdefaults = defaults
             else:
                 ffixed = {est: {k: v for k, v in fixed.get(est, {}).items() if k != key}}
-                ft, _, frec = tune_trace(train, [est], settings, ffixed, {}, replay, tick)
+                ft, _, frec = fold_search([est], ffixed, {})
                 fdefaults = set(ft.loc[ft["default"], "setting"])
             if frec is not None:
                 entry["floor"] = add(_from_rec(frec, "floor", 1, i + 1, fdefaults))
@@ -221,7 +236,7 @@ def crossvalidate(
                 } | fixed.get(n, {})
                 cfixed = {k: v for k, v in cfixed.items() if k != "eta"}
                 cfixed["target"] = f"{target:g}"
-                ct, _, crec = tune_trace(train, [n], settings, {n: cfixed}, {}, replay, tick)
+                ct, _, crec = fold_search([n], {n: cfixed}, {})
                 if crec is not None:
                     cdefaults = set(ct.loc[ct["default"], "setting"])
                     c = _from_rec(crec, "calibrated", 1, i + 1, cdefaults)
@@ -354,6 +369,115 @@ def crossvalidate(
         "calibration": calibration,
         "headline": headline,
     }
+
+
+class _SharedFolds:
+    """Folds without a search of their own (``--shared-folds``): the points the search on all
+    data replayed (a grid of the space for the one-knob floor and the calibrated variants) are
+    each replayed once on every block; fold i's table sums each point's counts over the blocks
+    other than i (scored samples, bad timeouts, W and forecast error weighted by samples; W's
+    99th percentile cannot be summed and is left out). The blocks partition the data, so this
+    costs one replay of those points, not one search per fold. What it gives up: a search of
+    3+ parameters (differential evolution) chose where to look using all the data, the held-out
+    block included; the fold still *picks* its point on the other blocks only."""
+
+    def __init__(self, table: Any, blocks: list[list[Trace]], settings: Settings) -> None:
+        self.blocks, self.settings = blocks, settings
+        self.main = self._replayed(table)
+        self.extra: dict[tuple, Any] = {}
+
+    def _replayed(self, rows: Any) -> tuple[Any, list[list[list[dict[str, Any]]]]]:
+        """rows and, per block i and input x, each row's metrics on that cell."""
+        cands = [
+            {
+                "estimator": r["estimator"],
+                "params": dict(r["params"]),
+                "timer_floor_s": float(r["timer_floor_s"]),
+            }
+            for _, r in rows.iterrows()
+        ]
+        folds = len(self.blocks[0])
+        per = [
+            [score_candidates(self.blocks[x][i], cands) for x in range(len(self.blocks))]
+            for i in range(folds)
+        ]
+        return rows.reset_index(drop=True), per
+
+    def _grid(self, name: str, fixed: dict[str, str], ranges: dict[str, str]) -> Any:
+        import pandas as pd
+
+        from rttlab.trace.tune_search import fmt_value
+
+        dims = space(name, fixed, ranges)
+        assert len(dims) == 1, "shared folds grid: one searched parameter"
+        d = dims[0]
+        rows = []
+        for v in d.values(self.settings.budget):
+            params = dict(fixed)
+            floor = 0.0
+            if d.key == "timer_min_rto":
+                floor = float(v)
+            else:
+                params[d.key] = fmt_value(d.kind, float(v))
+            rows.append(
+                {
+                    "estimator": name,
+                    "setting": sentence(name, params, floor),
+                    "default": False,
+                    "params": params,
+                    "timer_floor_s": floor,
+                }
+            )
+        base = dict(spec(name, **fixed).params)
+        rows.append(
+            {
+                "estimator": name,
+                "setting": sentence(name, base, 0.0) + " (defaults)",
+                "default": True,
+                "params": base,
+                "timer_floor_s": 0.0,
+            }
+        )
+        return pd.DataFrame(rows)
+
+    def table(self, i: int, name: str | None, fixed: dict, ranges: dict) -> Any:
+        """Fold i's table: the main search's points (``name`` None) or one estimator's grid."""
+        if name is None:
+            rows, per = self.main
+        else:
+            key = (name, tuple(sorted(fixed.get(name, {}).items())))
+            if key not in self.extra:
+                self.extra[key] = self._replayed(
+                    self._grid(name, fixed.get(name, {}), ranges.get(name, {}))
+                )
+            rows, per = self.extra[key]
+        n = np.zeros(len(rows))
+        bad = np.zeros(len(rows))
+        wsum = np.zeros(len(rows))
+        msum = np.zeros(len(rows))
+        lost = np.zeros(len(rows))
+        for j, cells in enumerate(per):
+            if j == i:
+                continue
+            for cell in cells:
+                for k, r in enumerate(cell):
+                    n[k] += r["samples"]
+                    bad[k] += r["bad_timeouts"]
+                    wsum[k] += (r["wait_mean_s"] or 0.0) * r["samples"]
+                    msum[k] += (r["mae_s"] if r["mae_s"] is not None else math.nan) * r["samples"]
+                    lost[k] += r["lost_segments"] or 0
+        out = rows[["estimator", "setting", "default", "params", "timer_floor_s"]].copy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["samples"] = n.astype(int)
+            out["bad_timeouts"] = bad.astype(int)
+            out["bad_timeout_rate"] = bad / n
+            out["wait_mean_s"] = wsum / n
+            out["wait_p99_s"] = math.nan
+            out["mae_s"] = msum / n
+            out["mape"] = math.nan
+            out["lost_segments"] = lost.astype(int)
+            out["lost_wait_mean_s"] = math.nan
+        return out
 
 
 def space_keys(name: str) -> list[str]:
