@@ -3,6 +3,7 @@ and capture of the shared real data, one row per input, then all series and all 
 
     python scripts/tune_real_data.py [../shared] [--target 0.01] [--budget 300] [--folds 5]
                                      [--confidence 0.95] [--stack any] [--kinds series,captures]
+                                     [--only A.csv,B.pcap] [--no-pooled] [--shared-folds]
 
 Each input is cut into --folds contiguous blocks by time (fewer when it has fewer than 20 scored
 samples per block, at least 2; the row says how many). Every input is a row: inputs too small to
@@ -72,6 +73,7 @@ def main() -> None:
     )
     ap.add_argument("--only", default=None, help="comma-separated file names: only these inputs")
     ap.add_argument("--no-pooled", action="store_true", help="skip the pooled rows")
+    ap.add_argument("--shared-folds", action="store_true", help="rttlab tune --shared-folds")
     args = ap.parse_args()
     kinds = set(args.kinds.split(","))
     only = set(args.only.split(",")) if args.only else None
@@ -107,6 +109,7 @@ def main() -> None:
                             confidence=args.confidence,
                             folds=folds,
                             stack=args.stack,
+                            shared_folds=args.shared_folds,
                         )
                         break
                     except TuneError as e:
@@ -138,6 +141,7 @@ def main() -> None:
                 confidence=args.confidence,
                 folds=folds,
                 stack=args.stack,
+                shared_folds=args.shared_folds,
             )
         except TuneError as e:
             print(f"| all {len(traces)} {kind} | — | — | skipped: {e} | | | | | | |", flush=True)
