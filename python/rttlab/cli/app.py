@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "tune": (
         "rttlab.cli.tune",
-        "Tune every estimator's parameters on your traces; print each one's Pareto front, the joint front and a recommendation.",
+        "Tune every estimator's parameters on your traces; recommend what holds on traffic it was not tuned on, and how to apply it.",
     ),
     "train": (
         "rttlab.cli.train",
