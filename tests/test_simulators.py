@@ -17,7 +17,7 @@ SCENARIO = ROOT / "examples" / "scenarios" / "dumbbell-n1-droptail.toml"
 
 
 def test_every_shipped_engine_is_registered_under_its_own_name():
-    assert simulators.names() == ["ns3", "ns3-manet", "rttlab", "testbed"]
+    assert simulators.names() == ["ns2", "ns3", "ns3-manet", "rttlab", "testbed"]
     for name, engine in simulators.registry().items():
         assert engine.name == name
 
@@ -39,11 +39,11 @@ def test_an_engine_with_scenarios_of_its_own_reads_them_itself():
 def test_an_unknown_engine_is_a_sweep_error_naming_the_key_and_the_known_engines():
     with pytest.raises(
         SweepError,
-        match=r"sweep\.simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'",
+        match=r"sweep\.simulator: expected one of ns2, ns3, ns3-manet, rttlab, testbed, got 'omnet'",
     ):
         Sweep.from_dict({"sweep": {"scenario": str(SCENARIO), "simulator": "omnet"}})
     with pytest.raises(
-        SweepError, match=r"simulator: expected one of ns3, ns3-manet, rttlab, testbed, got 'omnet'"
+        SweepError, match=r"simulator: expected one of ns2, ns3, ns3-manet, rttlab, testbed, got 'omnet'"
     ):
         Sweep.from_dict(
             {"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "omnet"]}}

