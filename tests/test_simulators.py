@@ -43,7 +43,8 @@ def test_an_unknown_engine_is_a_sweep_error_naming_the_key_and_the_known_engines
     ):
         Sweep.from_dict({"sweep": {"scenario": str(SCENARIO), "simulator": "omnet"}})
     with pytest.raises(
-        SweepError, match=r"simulator: expected one of ns2, ns3, ns3-manet, rttlab, testbed, got 'omnet'"
+        SweepError,
+        match=r"simulator: expected one of ns2, ns3, ns3-manet, rttlab, testbed, got 'omnet'",
     ):
         Sweep.from_dict(
             {"sweep": {"scenario": str(SCENARIO)}, "grid": {"simulator": ["rttlab", "omnet"]}}
