@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from live_events import event
 from rttlab import _core
 from rttlab.live import events as ev
 from rttlab.live.session import Session
@@ -24,42 +25,6 @@ from rttlab.testbed import unavailable as testbed_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 MS = 1_000_000
-
-
-def event(
-    op: int,
-    t_ms: float,
-    *,
-    args=(0, 0, 0),
-    una: int = 1000,
-    ts: bool = True,
-    rto_j: int = 75,
-    cookie: int = 7,
-    srtt8: int = 0,
-) -> ev.Event:
-    return ev.Event(
-        ts_ns=int(t_ms * MS),
-        cookie=cookie,
-        op=op,
-        local="10.0.0.1:40000",
-        remote="10.0.0.2:5201",
-        args=args,
-        srtt_us8=srtt8,
-        mdev_us4=0,
-        rttvar_us4=0,
-        rto_jiffies=rto_j,
-        rtt_min_us=0,
-        snd_una=una,
-        snd_nxt=una,
-        snd_cwnd=10,
-        packets_out=0,
-        retrans_out=0,
-        total_retrans=0,
-        state=1,
-        backoff=0,
-        retransmits=0,
-        timestamps=ts,
-    )
 
 
 def steady(s: Session, until_ms: int, rtt_ms: int = 100, ts: bool = True) -> int:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from live_events import event
 from rttlab.live import apply
 from rttlab.live import events as ev
 from rttlab.live.session import Session
@@ -125,29 +126,7 @@ def test_a_linux_recommendation_reads_as_its_rto_min(tmp_path):
 
 
 def _event(op: int, t_ms: float, args=(0, 0, 0), una: int = 1000) -> ev.Event:
-    return ev.Event(
-        ts_ns=int(t_ms * MS),
-        cookie=7,
-        op=op,
-        local="10.1.0.1:40000",
-        remote="10.1.0.2:5000",
-        args=args,
-        srtt_us8=0,
-        mdev_us4=0,
-        rttvar_us4=0,
-        rto_jiffies=75,
-        rtt_min_us=0,
-        snd_una=una,
-        snd_nxt=una,
-        snd_cwnd=10,
-        packets_out=0,
-        retrans_out=0,
-        total_retrans=0,
-        state=1,
-        backoff=0,
-        retransmits=0,
-        timestamps=True,
-    )
+    return event(op, t_ms, args=args, una=una, local="10.1.0.1:40000", remote="10.1.0.2:5000")
 
 
 def test_the_default_runs_samples_replayed_with_a_lower_rto_min_predict_the_spike_as_a_bad_timeout():
