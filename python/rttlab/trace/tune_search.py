@@ -266,39 +266,18 @@ def split_blocks(trace: Trace, k: int) -> list[Trace]:
 def split_time(trace: Trace, fraction: float = 0.5) -> tuple[Trace, Trace]:
     """(before, after) the time by which ``fraction`` of the samples had arrived: every stream
     is cut there, each part of it a stream of its own (a fresh estimator and timer)."""
-    cut = np.quantile(trace.times_ns.astype(np.float64), fraction)
+    cut = float(np.quantile(trace.times_ns.astype(np.float64), fraction))
     parts: list[Trace] = []
-    for early in (True, False):
-        times, rtts, starts, ts, losses = [], [], [], [], []
-        n = 0
-        for k, (a, b) in enumerate(zip(trace.starts, trace.ends)):
-            t = trace.times_ns[a:b]
-            keep = t < cut if early else t >= cut
-            if keep.sum() < 2:
-                continue
-            starts.append(n)
-            ts.append(trace.timestamps[k])
-            times.append(t[keep])
-            rtts.append(trace.rtts_ns[a:b][keep])
-            losses += [
-                (len(starts) - 1, ns) for s, ns in trace.losses if s == k and ((ns < cut) == early)
-            ]
-            n += int(keep.sum())
-        if not starts:
+    for lo, hi, which, share in (
+        (None, cut, "first", fraction),
+        (cut, None, "second", 1 - fraction),
+    ):
+        part = _between(trace, lo, hi, f"{trace.name} ({which} {share:.0%} by time)")
+        if part is None:
             raise TuneError(
                 f"{trace.name}: too few samples to split by time (each part needs a stream of 2 samples or more)"
             )
-        parts.append(
-            Trace(
-                f"{trace.name} ({'first' if early else 'second'} {fraction if early else 1 - fraction:.0%} by time)",
-                trace.kind,
-                np.concatenate(times),
-                np.concatenate(rtts),
-                starts,
-                ts,
-                losses,
-            )
-        )
+        parts.append(part)
     return parts[0], parts[1]
 
 
