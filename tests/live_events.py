@@ -3,6 +3,8 @@ connection's value unless a test says otherwise."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rttlab.live import events as ev
 
 MS = 1_000_000
@@ -44,3 +46,19 @@ def event(
         retransmits=0,
         timestamps=ts,
     )
+
+
+def bpf_reason() -> str | None:
+    """Why rttlab live cannot run here (root, cgroup v2, clang/libbpf, kernel BTF), or None."""
+    from rttlab.live import Unavailable, bpf, cgroup
+
+    try:
+        bpf.check_root()
+        cgroup.mount_point()
+        bpf.build()
+        bpf._libbpf()
+    except Unavailable as e:
+        return str(e)
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        return "no kernel BTF (/sys/kernel/btf/vmlinux)"
+    return None

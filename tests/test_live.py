@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from live_events import event
+from live_events import bpf_reason, event
 from rttlab import _core
 from rttlab.live import events as ev
 from rttlab.live.session import Session
@@ -128,22 +128,7 @@ def test_without_timestamps_a_kernel_rto_cannot_be_judged():
 # ---- root-only: the real kernel ----
 
 
-def _bpf_reason() -> str | None:
-    from rttlab.live import Unavailable, bpf, cgroup
-
-    try:
-        bpf.check_root()
-        cgroup.mount_point()
-        bpf.build()
-        bpf._libbpf()
-    except Unavailable as e:
-        return str(e)
-    if not Path("/sys/kernel/btf/vmlinux").exists():
-        return "no kernel BTF (/sys/kernel/btf/vmlinux)"
-    return None
-
-
-REASON = _bpf_reason()
+REASON = bpf_reason()
 needs_bpf = pytest.mark.skipif(REASON is not None, reason=f"rttlab live unavailable here: {REASON}")
 
 #: A bulk transfer over loopback: the client prints the kernel's srtt (`ss -tin`, run while the

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from live_events import event
+from live_events import bpf_reason, event
 from rttlab.live import apply
 from rttlab.live import events as ev
 from rttlab.live.session import Session
@@ -202,20 +202,12 @@ def test_the_comparison_table_fits_80_columns_without_cutting_a_figure():
 
 
 def _reason() -> str | None:
-    from rttlab.live import Unavailable, bpf, cgroup
-
     why = testbed_unavailable()
     if why:
         return f"testbed unavailable here: {why}"
-    try:
-        bpf.check_root()
-        cgroup.mount_point()
-        bpf.build()
-        bpf._libbpf()
-    except Unavailable as e:
-        return f"rttlab live unavailable here: {e}"
-    if not Path("/sys/kernel/btf/vmlinux").exists():
-        return "rttlab live unavailable here: no kernel BTF (/sys/kernel/btf/vmlinux)"
+    why = bpf_reason()
+    if why:
+        return f"rttlab live unavailable here: {why}"
     if not Path("/proc/sys/net/ipv4/tcp_rto_min_us").exists():
         return "this kernel has no net.ipv4.tcp_rto_min_us (Linux ≥ 6.11)"
     return None
