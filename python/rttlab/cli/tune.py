@@ -118,6 +118,11 @@ def tune(
         "--shared-folds",
         help="Faster folds: reuse the points of the search on all data, replayed once per block, instead of searching again in each fold (docs/tuning.md says what it gives up).",
     ),
+    search: str = typer.Option(
+        "auto",
+        "--search",
+        help="How points are searched: exhaustive (every point on all the data, again in every fold), halving (successive halving: screened on subsamples, the best replayed on more; docs/tuning.md), auto (halving above 250,000 samples).",
+    ),
     stack: str = typer.Option(
         "any",
         "--stack",
@@ -194,6 +199,7 @@ def tune(
         unit=unit,
         folds=folds,
         shared_folds=shared_folds,
+        search=search,
         stack=stack,
         hz=hz,
         max_ack_delay=max_ack_delay,
@@ -208,8 +214,8 @@ def tune(
             if busy:
                 from rich.progress import (
                     BarColumn,
-                    MofNCompleteColumn,
                     Progress,
+                    TaskProgressColumn,
                     TextColumn,
                     TimeElapsedColumn,
                     TimeRemainingColumn,
@@ -217,23 +223,28 @@ def tune(
 
                 what = f"tuning {'the ' + stack + ' stack' if names is None else str(len(names)) + ' estimator' + ('s' if len(names) != 1 else '')} on {len(traces)} trace{'s' if len(traces) != 1 else ''}"
                 # Progress in estimator searches (each one estimator's grid or evolution on one
-                # fold's data); the ETA assumes the searches left take as long as those done.
+                # fold's data), or with --search halving in sample replays (points weighted by
+                # the samples each is replayed on); the ETA assumes the rest goes as fast.
                 with Progress(
                     TextColumn("{task.description}"),
                     BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("searches"),
+                    TaskProgressColumn(),
+                    TextColumn("{task.fields[count]}"),
                     TimeElapsedColumn(),
                     TextColumn("ETA"),
                     TimeRemainingColumn(),
                     console=stderr,
                     transient=True,
                 ) as bar:
-                    task = bar.add_task(what, total=None)
+                    task = bar.add_task(what, total=None, count="")
 
-                    def progress(text: str, done: int, planned: int) -> None:
+                    def progress(text: str, done: int, planned: int, count: str = "") -> None:
                         bar.update(
-                            task, description=f"{what}: {text}", completed=done, total=planned
+                            task,
+                            description=f"{what}: {text}",
+                            completed=done,
+                            total=planned,
+                            count=count or f"{done}/{planned} searches",
                         )
 
                     result = run(traces, names, replay=replay, progress=progress, **kwargs)
@@ -253,9 +264,9 @@ def tune(
         part = stop.tuning
         fit = part.fit
         stderr.print(
-            f"rttlab: interrupted after {stop.done} of {stop.planned} searches; PARTIAL: cross-validation did not finish, so there is no recommendation. "
+            f"rttlab: interrupted after {stop.done:,} of {stop.planned:,} {stop.unit}; PARTIAL: cross-validation did not finish, so there is no recommendation. "
             + (
-                f"Best so far, in-sample (the fit on all data, not checked on held-out blocks): {fit['setting']} — bad-timeout rate {_pct(fit['bad_timeout_rate'])}, W {_ms(fit['wait_mean_s'])}"
+                f"Best so far, in-sample (not checked on held-out blocks): {fit['setting']} — bad-timeout rate {_pct(fit['bad_timeout_rate'])}, W {_ms(fit['wait_mean_s'])}"
                 if fit is not None
                 else "No point met the target on all data."
             ),

@@ -31,6 +31,7 @@ from rttlab.trace.tune_search import (
     load_trace,
     needed_samples,
     pareto_mask,
+    recommend,
     round_value,
     space,
     split_time,
@@ -215,6 +216,7 @@ def tune(
     max_ack_delay: str | None = None,
     progress: Any = None,
     shared_folds: bool = False,
+    search: str = "auto",
 ) -> Tuning:
     """Tune ``estimators`` (default: :data:`DEFAULT_ESTIMATORS`) on ``traces`` (paths of series or
     captures, or :class:`Trace`), pooled; recommend the point meeting ``target`` bad-timeout rate
@@ -231,7 +233,10 @@ def tune(
     that stack exposes (:mod:`rttlab.trace.tune_stack`), Linux at ``hz``, QUIC with the peer's
     ``max_ack_delay``. ``progress``: called with a line of text at each phase. ``shared_folds``:
     the folds reuse the points of the search on all data instead of searching again (faster;
-    see :class:`rttlab.trace.tune_cv._SharedFolds` for what it gives up)."""
+    see :class:`rttlab.trace.tune_cv._SharedFolds` for what it gives up). ``search``:
+    ``exhaustive`` (every point on all the data, in every fold), ``halving`` (successive halving
+    on subsamples, :mod:`rttlab.trace.tune_race`), or ``auto``: halving above
+    :data:`~rttlab.trace.tune_race.AUTO_ABOVE` scored samples."""
     from rttlab.trace.tune_stack import resolve
 
     check_target(target)
@@ -279,6 +284,25 @@ def tune(
         split_blocks(t, folds)  # fewer samples than folds: say so before any search
     settings = Settings(target, budget, seed, threads, confidence)
     data = combine(loaded)
+    from rttlab.trace.tune_race import AUTO_ABOVE
+
+    if search not in ("auto", "halving", "exhaustive"):
+        raise TuneError(f"--search: unknown method '{search}' (known: auto, halving, exhaustive)")
+    if search == "halving" and replay is not None:
+        raise TuneError(
+            "--search halving: not with --store yet (a stored sweep replays every point); use --search exhaustive"
+        )
+    if search == "halving" and shared_folds:
+        raise TuneError(
+            "--shared-folds: applies to --search exhaustive; halving shares its replays across folds already"
+        )
+    halving = search == "halving" or (
+        search == "auto" and replay is None and not shared_folds and data.scored > AUTO_ABOVE
+    )
+    if halving:
+        return _tune_halving(
+            loaded, data, names, settings, fixed, ranges, folds, stack, hz, validate, progress
+        )
     from rttlab.trace.tune_cv import planned_searches
 
     planned = len(names) + planned_searches(names, folds, stack == "any", stack == "any")
@@ -294,37 +318,8 @@ def tune(
     table, methods, rec = tune_trace(
         data, names, settings, fixed, ranges, replay, lambda n: step("all data")
     )
-    if stack != "any":
-        low = float(table["bad_timeout_rate"].min())
-        if not low <= target:
-            best = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
-            raise TuneError(
-                f"--target-bad-timeouts: {target:.2%} is out of reach for --stack {stack} on these traces: the lowest bad-timeout rate its knobs reach is {low:.2%} ({best['setting']})"
-            )
-    notes = [
-        f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}"
-        for n, m in methods.items()
-    ]
-    if len(loaded) > 1:
-        notes.append(
-            "scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer"
-        )
-    warnings = []
-    need = needed_samples(target)
-    if data.scored < need:
-        warnings.append(
-            f"{data.scored:,} scored samples: a {target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} samples (95 % binomial interval); treat the recommendation as rough"
-        )
-    if rec is not None:
-        rec["command"] = command(
-            [t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"]
-        )
-    if rec is None:
-        low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
-        how = f" at {confidence:.0%} confidence" if confidence is not None else ""
-        notes.append(
-            f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target"
-        )
+    check_reach(table, target, stack)
+    notes, warnings = _notes(loaded, data, table, methods, rec, settings, fixed, ranges)
     from rttlab.trace.tune_cv import crossvalidate
 
     try:
@@ -386,14 +381,140 @@ def tune(
     return result
 
 
+def check_reach(table: pd.DataFrame, target: float, stack: str) -> None:
+    """A stack's knobs that cannot reach the target on these traces: say so (one line)."""
+    if stack == "any":
+        return
+    low = float(table["bad_timeout_rate"].min())
+    if not low <= target:
+        best = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
+        raise TuneError(
+            f"--target-bad-timeouts: {target:.2%} is out of reach for --stack {stack} on these traces: the lowest bad-timeout rate its knobs reach is {low:.2%} ({best['setting']})"
+        )
+
+
+def _notes(loaded, data, table, methods, rec, settings, fixed, ranges):
+    """What the search was (notes) and what to beware of (warnings); adds the fit's command."""
+    target, confidence = settings.target, settings.confidence
+    notes = [
+        f"{n}: {m} over {', '.join(d.key for d in space(n, fixed.get(n), ranges.get(n)))}"
+        for n, m in methods.items()
+    ]
+    if len(loaded) > 1:
+        notes.append(
+            "scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer"
+        )
+    warnings = []
+    need = needed_samples(target)
+    if data.scored < need:
+        warnings.append(
+            f"{data.scored:,} scored samples: a {target:.2%} bad-timeout rate is known to ±50 % only from ≈{need:,} samples (95 % binomial interval); treat the recommendation as rough"
+        )
+    if rec is not None:
+        rec["command"] = command(
+            [t.name for t in loaded], rec["estimator"], rec["params"], rec["timer_floor_s"]
+        )
+    if rec is None:
+        low = table.sort_values(["bad_timeout_rate", "wait_mean_s"]).iloc[0]
+        how = f" at {confidence:.0%} confidence" if confidence is not None else ""
+        notes.append(
+            f"no point meets the target {target:.2%}{how}: the lowest bad-timeout rate reached is {low['bad_timeout_rate']:.2%} ({low['setting']}); widen a --range or raise the target"
+        )
+    return notes, warnings
+
+
+def _tune_halving(
+    loaded, data, names, settings, fixed, ranges, folds, stack, hz, validate, progress
+) -> Tuning:
+    """:func:`tune` by successive halving (:mod:`rttlab.trace.tune_race`): every view — all
+    data, each fold, each ``--validate`` part — picks among the same races' finalists."""
+    from rttlab.trace.tune_cv import CALIBRATED, FLOOR, crossvalidate
+    from rttlab.trace.tune_race import Racer
+
+    inputs = [t.name for t in loaded]
+    racer = Racer(
+        loaded, folds, settings, Racer.cell_views(loaded, folds, validate), progress=progress
+    )
+    extra = (stack == "any") * (1 + sum(n in names for n in CALIBRATED)) - (
+        stack == "any" and FLOOR[0] in names
+    )
+    racer.plan(len(names) + max(0, extra))
+    try:
+        table = racer.table("all", names, fixed, ranges)
+        rec = recommend(table, settings.target, settings.confidence)
+        check_reach(table, settings.target, stack)
+        methods = {
+            n: f"successive halving over a {'grid' if len(r.dims) <= 2 else 'Sobol sample'} ({r.screened} points screened, {len(r.finalists)} replayed on all data)"
+            for n in names
+            for r in [racer.race(n, fixed.get(n, {}), ranges.get(n, {}))]
+        }
+        notes, warnings = _notes(loaded, data, table, methods, rec, settings, fixed, ranges)
+        notes.append(racer.describe())
+        cv = crossvalidate(
+            loaded,
+            names,
+            settings,
+            fixed,
+            ranges,
+            folds,
+            floor_knob=stack == "any",
+            calibrated=stack == "any",
+            shared=racer,
+        )
+        result = Tuning(
+            inputs,
+            data.scored,
+            settings,
+            methods,
+            table,
+            recommendation(cv, data, inputs, stack, hz),
+            notes,
+            warnings,
+            cv=cv,
+            fit=rec,
+            stack=stack,
+            hz=hz,
+        )
+        if validate:
+            result.validation = validate_tuning(loaded, names, settings, fixed, ranges, racer=racer)
+            result.warnings += result.validation.pop("warnings", [])
+    except KeyboardInterrupt:
+        import pandas as pd
+
+        best = racer.best_so_far
+        if best is not None and best["rung_samples"] < len(data.rtts_ns):
+            best = dict(best)
+            best["setting"] += (
+                f" (on {best['rung_samples']:,} of {data.scored:,} samples: a subsample)"
+            )
+        partial = Tuning(
+            inputs,
+            data.scored,
+            settings,
+            {},
+            pd.DataFrame(columns=["estimator", "setting", "default", *METRIC_COLUMNS]),
+            None,
+            [],
+            [],
+            fit=best,
+            stack=stack,
+            hz=hz,
+            partial=True,
+        )
+        raise Interrupted(
+            partial, racer.done, max(racer.planned, racer.done), "sample replays"
+        ) from None
+    return result
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during cross-validation: ``tuning`` holds what was done (the fit on all data, not
     cross-validated: ``partial`` is True, ``recommendation`` None); ``done`` of ``planned``
     estimator searches had finished."""
 
-    def __init__(self, tuning: Tuning, done: int, planned: int) -> None:
+    def __init__(self, tuning: Tuning, done: int, planned: int, unit: str = "searches") -> None:
         super().__init__()
-        self.tuning, self.done, self.planned = tuning, done, planned
+        self.tuning, self.done, self.planned, self.unit = tuning, done, planned, unit
 
 
 def recommendation(

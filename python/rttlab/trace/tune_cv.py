@@ -167,9 +167,15 @@ def crossvalidate(
     whether the one-knob floor and the calibrated variants are candidates (``--stack any``).
     ``shared``: the search on all data (its table): with it, the folds do not search again —
     every point that search replayed is replayed once per block, and fold i picks its point by
-    the sums over the other blocks (:func:`_SharedFolds`; ``--shared-folds``)."""
+    the sums over the other blocks (:func:`_SharedFolds`; ``--shared-folds``). Or a
+    :class:`~rttlab.trace.tune_race.Racer` (``--search halving``): fold i picks among the
+    finalists of its races by the sums over its training blocks, and every candidate's held-out
+    numbers come from the races' last rung (exact block replays) where it was a finalist."""
+    from rttlab.trace.tune_race import Racer
+
     target, confidence = settings.target, settings.confidence
-    blocks = [split_blocks(t, folds) for t in traces]
+    racer = shared if isinstance(shared, Racer) else None
+    blocks = racer.blocks if racer else [split_blocks(t, folds) for t in traces]
     names_in = [t.name for t in traces]
     cands: list[dict[str, Any]] = []
     seen: set[tuple] = set()
@@ -188,7 +194,7 @@ def crossvalidate(
     for n in names:
         add(_candidate("default", n, dict(spec(n, **fixed.get(n, {})).params), 0.0, 0, None))
     per_fold: list[dict[str, Any]] = []
-    sharing = None if shared is None else _SharedFolds(shared, blocks, settings)
+    sharing = None if shared is None or racer else _SharedFolds(shared, blocks, settings)
     for i in range(folds):
         if progress:
             progress(f"fold {i + 1}/{folds}: searching on the other {folds - 1} blocks", False)
@@ -196,6 +202,9 @@ def crossvalidate(
         tick = (lambda _n, i=i: progress(f"fold {i + 1}/{folds}", True)) if progress else None
 
         def fold_search(fnames, ffixed, franges, main=False, train=train, tick=tick, i=i):
+            if racer is not None:
+                table = racer.table(("fold", i), fnames, ffixed, franges)
+                return table, None, recommend(table, target, confidence)
             if sharing is not None:
                 table = sharing.table(i, None if main else fnames[0], ffixed, franges)
                 for n in fnames:
@@ -250,9 +259,14 @@ def crossvalidate(
         progress(f"scoring {len(cands)} candidates on {folds * len(traces)} held-out blocks", False)
     # scores[c][i][x]: candidate c on block i of input x.
     scores = [[[None] * len(traces) for _ in range(folds)] for _ in cands]
+    known = [racer.cell_rows(c) if racer else None for c in cands]
+    rest = [ci for ci, k in enumerate(known) if k is None]
+    for ci, rows in enumerate(known):
+        for cell, row in enumerate(rows or []):
+            scores[ci][cell % folds][cell // folds] = row
     for i in range(folds):
         for x in range(len(traces)):
-            for ci, row in enumerate(score_candidates(blocks[x][i], cands)):
+            for ci, row in zip(rest, score_candidates(blocks[x][i], [cands[c] for c in rest])):
                 scores[ci][i][x] = row
 
     def cell(row: dict[str, Any]) -> dict[str, Any]:

@@ -453,22 +453,19 @@ def _spec_of(
     return spec(name, **params), point.get(TIMER_FLOOR, 0.0)
 
 
-def replay_points(
+def replay_specs(
     trace: Trace,
-    name: str,
-    points: list[dict[str, float]],
-    dims: list[Dim],
-    fixed: dict[str, str],
+    made: list[tuple[Spec, float]],
     threads: int | None = None,
-) -> list[dict[str, Any]]:
-    """One row per point (parameters as given, the metrics of docs/metrics.md), in order. Points
-    with the same timer floor go to the core together (one replay call, one spec each)."""
-    by_key = {d.key: d for d in dims}
-    made = [_spec_of(name, p, by_key, fixed) for p in points]
+    per_stream: bool = False,
+) -> list[tuple[dict[str, Any], list[dict[str, Any]] | None]]:
+    """Each (spec, timer floor) replayed on ``trace``: its row (docs/metrics.md) and, with
+    ``per_stream``, each stream's own row, in order. Specs with the same floor go to the core
+    together (one replay call, one spec each)."""
     groups: dict[float, list[int]] = {}
     for i, (_, floor) in enumerate(made):
         groups.setdefault(floor, []).append(i)
-    rows: list[dict[str, Any] | None] = [None] * len(points)
+    out: list[Any] = [None] * len(made)
 
     def run(floor: float, idx: list[int], threads: int | None) -> None:
         result = score(
@@ -480,9 +477,10 @@ def replay_points(
             losses=trace.losses or None,
             min_rto=floor or None,
             threads=threads,
+            per_stream=per_stream,
         )
-        for i, r in zip(idx, result.rows):
-            rows[i] = {k: r[k] for k in METRIC_COLUMNS}
+        for j, (i, r) in enumerate(zip(idx, result.rows)):
+            out[i] = (r, [s[j] for s in result.streams] if per_stream else None)
 
     cores = threads or os.cpu_count() or 1
     from concurrent.futures import ThreadPoolExecutor
@@ -502,7 +500,21 @@ def replay_points(
             f.result()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    return rows  # type: ignore[return-value]
+    return out
+
+
+def replay_points(
+    trace: Trace,
+    name: str,
+    points: list[dict[str, float]],
+    dims: list[Dim],
+    fixed: dict[str, str],
+    threads: int | None = None,
+) -> list[dict[str, Any]]:
+    """One row per point (parameters as given, the metrics of docs/metrics.md), in order."""
+    by_key = {d.key: d for d in dims}
+    made = [_spec_of(name, p, by_key, fixed) for p in points]
+    return [{k: r[k] for k in METRIC_COLUMNS} for r, _ in replay_specs(trace, made, threads)]
 
 
 @dataclass

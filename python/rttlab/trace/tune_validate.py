@@ -118,9 +118,15 @@ def validate_tuning(
     fixed: dict,
     ranges: dict,
     replay: Replay | None = None,
+    racer: Any = None,
 ) -> dict[str, Any]:
     """Tune on part of the input, score on the rest; see the module's docstring. ``replay``: how
-    each fold's search replays its points (:data:`rttlab.trace.tune_search.Replay`)."""
+    each fold's search replays its points (:data:`rttlab.trace.tune_search.Replay`). ``racer``
+    (``--search halving``, :class:`rttlab.trace.tune_race.Racer`): each part picks among its
+    races' finalists by the sums over its cells instead of searching again; the defaults'
+    held-out numbers are the held-out blocks' sums; with one trace the split is at a block edge."""
+    if racer is not None:
+        return _validate_raced(traces, names, settings, fixed, ranges, racer)
     if len(traces) >= 2:
         method = f"leave one trace out ({len(traces)} folds)"
         folds = [
@@ -130,19 +136,75 @@ def validate_tuning(
     else:
         method = "split by time: tuned on the first half, scored on the second"
         folds = [split_time(traces[0])]
-    out_folds = []
-    n_all, bad_all, w_all = [], [], []
-    kinds = set()
-    defaults: dict[str, list[float]] = {}  # estimator → [samples, bad timeouts, sum of W]
+    picks = []
     for train, test in folds:
         for part, what in ((train, "tuning part"), (test, "held-out part")):
             if part.scored < MIN_SAMPLES:
                 raise TuneError(
                     f"--validate: the {what} {part.name} has {part.scored} scored samples; validation needs at least {MIN_SAMPLES} on each side"
                 )
-        _, _, rec = tune_trace(train, names, settings, fixed, ranges, replay)
+        picks.append(tune_trace(train, names, settings, fixed, ranges, replay)[2])
+
+    def held_defaults(k: int, test: Trace) -> list[dict[str, Any]]:
+        specs = [spec(e, **fixed.get(e, {})) for e in names]
+        return score(
+            test.times_ns,
+            test.rtts_ns,
+            specs,
+            starts=test.starts,
+            timestamps=test.timestamps,
+            losses=test.losses or None,
+        ).rows
+
+    return _summarise(
+        method, [(train.name, test) for train, test in folds], picks, held_defaults, names, settings
+    )
+
+
+def _validate_raced(traces, names, settings, fixed, ranges, racer) -> dict[str, Any]:
+    from rttlab.trace.tune_race import metrics
+
+    folds = racer.folds
+    if len(traces) >= 2:
+        method = f"leave one trace out ({len(traces)} folds)"
+        parts = [
+            (
+                " + ".join(t.name for j, t in enumerate(traces) if j != x),
+                traces[x],
+                [c for c in range(len(racer.cells)) if c // folds == x],
+            )
+            for x in range(len(traces))
+        ]
+    else:
+        half = folds // 2
+        method = f"split by time at a block edge: tuned on the first {half} of {folds} blocks, scored on the other {folds - half}"
+        test = combine(racer.blocks[0][half:])
+        parts = [(f"{traces[0].name} (blocks 1–{half})", test, list(range(half, folds)))]
+    picks = [racer.recommend(("validate", x), names, fixed, ranges) for x in range(len(parts))]
+
+    def held_defaults(k: int, test: Trace) -> list[dict[str, Any]]:
+        cells = parts[k][2]
+        return [
+            metrics(racer.race(e, fixed.get(e, {}), ranges.get(e, {})).default[cells].sum(axis=0))
+            for e in names
+        ]
+
+    return _summarise(
+        method, [(name, test) for name, test, _ in parts], picks, held_defaults, names, settings
+    )
+
+
+def _summarise(method, folds, picks, held_defaults, names, settings) -> dict[str, Any]:
+    """Each part's pick replayed on its held-out data, pooled, with intervals (module docstring).
+    ``folds``: (what it was tuned on, held-out trace); ``picks``: each part's recommendation;
+    ``held_defaults(k, test)``: every estimator's default scored on part k's held-out data."""
+    out_folds = []
+    n_all, bad_all, w_all = [], [], []
+    kinds = set()
+    defaults: dict[str, list[float]] = {}  # estimator → [samples, bad timeouts, sum of W]
+    for k, ((train_name, test), rec) in enumerate(zip(folds, picks)):
         fold: dict[str, Any] = {
-            "tuned_on": train.name,
+            "tuned_on": train_name,
             "held_out": test.name,
             "samples": test.scored,
         }
@@ -171,16 +233,7 @@ def validate_tuning(
         n_all.append(n)
         bad_all.append(nbad)
         w_all.append(wsum)
-        specs = [spec(e, **fixed.get(e, {})) for e in names]
-        rows = score(
-            test.times_ns,
-            test.rtts_ns,
-            specs,
-            starts=test.starts,
-            timestamps=test.timestamps,
-            losses=test.losses or None,
-        ).rows
-        for e, r in zip(names, rows):
+        for e, r in zip(names, held_defaults(k, test)):
             acc = defaults.setdefault(e, [0.0, 0.0, 0.0])
             acc[0] += r["samples"]
             acc[1] += r["bad_timeouts"]
