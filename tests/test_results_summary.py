@@ -157,3 +157,23 @@ def test_a_bootstrap_interval_stays_within_the_values():
     b = bootstrap_interval(xs, 0.95)
     assert min(xs) <= b["ci_low"] <= b["ci_high"] <= max(xs)
     assert bootstrap_interval(xs) == b  # seeded: the same numbers every time
+
+
+def test_without_a_sweep_named_it_summarises_the_latest_and_lists_the_others(store):
+    db, _ = store
+    r = cli("results", "summary", "--store", db, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    # The fixture stored "est" and then "sim": sim finished last.
+    assert doc["sweep"] == "sim" and doc["other_sweeps"] == ["est"]
+    assert {row["metric"] for row in doc["rows"]} == {"goodput_bps"}
+    assert r.stderr.strip() == (
+        f"sweep sim: the latest of 2 in {db}; the others: est (--sweep NAME for one, --sweep all for every run)"
+    )
+
+
+def test_sweep_all_pools_every_run_as_before(store):
+    db, _ = store
+    every = json.loads(cli("results", "summary", "--store", db, "--sweep", "all", "--json").stdout)
+    assert every["sweep"] is None and every["other_sweeps"] == []
+    assert "simulator" in every["by"]  # replays and simulations side by side

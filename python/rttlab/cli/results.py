@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from rttlab.cli.common import console, fail, print_json
+from rttlab.cli.common import console, fail, print_json, stderr
 
 app = typer.Typer(
     help="Query a results store (DuckDB) written by `rttlab sweep`, `rttlab reproduce` or `rttlab tune --store`.",
@@ -156,7 +156,10 @@ def summary(
         show_default=False,
     ),
     sweep: str = typer.Option(
-        None, "--sweep", help="Only the runs of this sweep (default: every run in the store)."
+        None,
+        "--sweep",
+        help="The runs of this sweep; `all`: every run in the store. Default: the latest sweep (the one whose last run finished last); the others are listed.",
+        show_default=False,
     ),
     level: float = typer.Option(
         0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."
@@ -198,12 +201,25 @@ def summary(
 
     one_format(as_json, as_csv)
     with open_store(store) as s:
-        if sweep is not None and sweep not in s.sweeps():
+        sweeps = s.sweeps()
+        if sweep is not None and sweep != "all" and sweep not in sweeps:
             fail(
-                f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(s.sweeps()) or 'none'})"
+                f"--sweep {sweep}: no such sweep in {store} (have: {', '.join(sweeps) or 'none'}; or all)"
             )
-        runs = s.runs(sweep, scores=True)
+        # One experiment at a time: pooling a tuning with a sweep groups by every parameter of
+        # both and prints a table of dashes (issue 42).
+        chosen = sweep if sweep is not None else s.latest_sweep() if len(sweeps) > 1 else None
+        runs = s.runs(None if chosen == "all" else chosen, scores=True)
         cols = s.columns("runs")
+    others = [w for w in sweeps if w != chosen] if chosen not in (None, "all") else []
+    if sweep is None and chosen is not None:
+        stderr.print(
+            f"sweep {chosen}: the latest of {len(sweeps)} in {store}; the others: {', '.join(others)} (--sweep NAME for one, --sweep all for every run)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    sweep = None if chosen == "all" else chosen
     runs = runs[runs["status"] == "ok"]
     params = [c for c in cols if c not in RUN_COLUMNS]
     # Evaluate runs (replays of trace files) are scored, not simulated; their files replicate.
@@ -249,6 +265,8 @@ def summary(
     if as_json:
         doc = {
             "schema": "rttlab.summary/1",
+            "sweep": sweep,
+            "other_sweeps": others,
             "level": level,
             "by": by,
             "pooled": pooled,

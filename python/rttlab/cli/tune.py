@@ -54,7 +54,7 @@ def tune(
     budget: int = typer.Option(
         300,
         "--budget",
-        help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution for more.",
+        help="Points per estimator: a grid of about this many for 1–2 parameters, the evaluations of differential evolution (with --search halving: a Sobol sample) for more.",
     ),
     seed: int = typer.Option(
         0, "--seed", help="Seed of the search and of the bootstrap (same seed, same result)."
@@ -149,7 +149,8 @@ def tune(
     the candidates, and the lines to apply it (--stack linux: the sysctl or route). Below, the
     research view: each estimator's Pareto front on all data. Each point is replayed and scored
     exactly as `rttlab evaluate` does (docs/metrics.md). Search: a grid for 1–2 parameters,
-    SciPy's differential evolution for more."""
+    SciPy's differential evolution for more; above 250,000 samples, successive halving (points
+    screened on subsamples, the best replayed on more: a day of traffic in under a minute)."""
     from rttlab.trace.tune import tune as run
 
     rate = parse_rate(target)

@@ -245,6 +245,14 @@ class Store:
             [sweep],
         )
 
+    def latest_sweep(self) -> str | None:
+        """The sweep whose last run finished last (None when the store holds no sweep)."""
+        row = self.db.execute(
+            "SELECT s.sweep FROM sweep_runs s JOIN runs r USING (hash) "
+            "GROUP BY s.sweep ORDER BY max(r.finished_at) DESC NULLS LAST, s.sweep LIMIT 1"
+        ).fetchone()
+        return None if row is None else row[0]
+
     def sweeps(self) -> list[str]:
         return [
             r[0]
