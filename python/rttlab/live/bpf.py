@@ -28,6 +28,8 @@ import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
+from rttlab.testbed.lock import lock_holder
+
 SOURCE = Path(__file__).resolve().parent / "bpf" / "rtt_events.bpf.c"
 #: The program's name in the kernel (BPF_OBJ_NAME_LEN = 16 with the NUL): how a second
 #: ``rttlab live`` recognises the first on a cgroup.
@@ -163,20 +165,6 @@ def _libbpf() -> ctypes.CDLL:
 def _oserror(what: str) -> str:
     e = ctypes.get_errno()
     return f"{what}: {os.strerror(e) if e else 'failed'}"
-
-
-def lock_holder(fd: int) -> int | None:
-    """The pid holding an flock on the file open as ``fd`` (/proc/locks), if one is listed."""
-    st = os.fstat(fd)
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    try:
-        for line in Path("/proc/locks").read_text().splitlines():
-            parts = line.split()
-            if len(parts) > 5 and parts[1] == "FLOCK" and parts[5] == key:
-                return int(parts[4])
-    except (OSError, ValueError):
-        pass
-    return None
 
 
 def lock_cgroup(fd: int, cgroup: Path) -> None:

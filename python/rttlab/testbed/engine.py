@@ -9,22 +9,18 @@ own in the store (the engine's name is part of the key): OPTIONS is a comma-sepa
 TSO/GSO super-packets). ``cc=NAME`` runs every flow with the kernel's NAME whatever the scenario
 says. This is how ``rttlab reproduce testbed-dumbbell`` switches a Linux feature off.
 
-Real-time runs must not share the machine: every testbed run of a sweep takes a machine-wide
-lock (:data:`LOCK`), so a local cluster's workers run them one at a time (the simulator's runs
-go on beside them), and so do two sweeps on one machine.
+Real-time runs must not share the machine: every testbed run takes the machine-wide lock
+(:mod:`rttlab.testbed.lock`), so a local cluster's workers run them one at a time (the simulator's
+runs go on beside them), and so do two sweeps, or a sweep and `rttlab testbed`, on one machine.
 """
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
 from rttlab.experiments.simulators import Simulator
-
-#: Held for the whole of each testbed run of a sweep: one real-time run at a time per machine.
-LOCK = "/run/lock/rttlab-testbed.lock"
 
 
 def parse_options(options: str) -> dict[str, Any]:
@@ -54,14 +50,14 @@ def _run(scenario_toml: str, traces: Sequence[str], options: str = "") -> Any:
     from rttlab.testbed.run import run
 
     opts = parse_options(options)
-    with open(LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        tr = run(
-            Scenario.from_toml(scenario_toml),
-            cc=opts["cc"],
-            sysctls=opts["sysctls"],
-            gso=opts["gso"],
-        )
+    # run() takes the machine-wide lock; a worker waits there silently (the sweep's bar moves on).
+    tr = run(
+        Scenario.from_toml(scenario_toml),
+        cc=opts["cc"],
+        sysctls=opts["sysctls"],
+        gso=opts["gso"],
+        wait=None,
+    )
     r = tr.result
     keep = set(traces)
     # Result is frozen; its tables dict is trimmed in place.

@@ -29,6 +29,7 @@ from typing import Any
 from rttlab import _core
 from rttlab.sim.scenario import Scenario
 from rttlab.testbed import netns
+from rttlab.testbed.lock import machine_lock, say
 from rttlab.trace.capture import read_capture
 
 #: The scenario's congestion controls Linux has under another name (net/ipv4/tcp_*.c); Linux's
@@ -140,6 +141,37 @@ def _last_json(text: str) -> dict[str, Any] | None:
 
 
 def run(
+    scenario: Scenario | str | Path,
+    overrides: Sequence[str] = (),
+    out_dir: str | Path | None = None,
+    cc: dict[int, str] | str | None = None,
+    progress: Callable[[float, float], None] | None = None,
+    max_rate_bps: int = MAX_RATE_BPS,
+    sysctls: dict[str, str] | None = None,
+    gso: bool = True,
+    prepare: Callable[[dict[str, Any]], None] | None = None,
+    rtt_method: str = "meter",
+    wait: Callable[[str], None] | None = say,
+) -> TestbedResult:
+    """Run ``scenario`` on the testbed (root), holding the machine-wide lock
+    (:mod:`rttlab.testbed.lock`: one real-time run per machine; ``wait`` is told who holds it when
+    another run does, and this one starts when that one ends). The rest as :func:`_run`."""
+    with machine_lock(wait):
+        return _run(
+            scenario,
+            overrides,
+            out_dir,
+            cc,
+            progress,
+            max_rate_bps,
+            sysctls,
+            gso,
+            prepare,
+            rtt_method,
+        )
+
+
+def _run(
     scenario: Scenario | str | Path,
     overrides: Sequence[str] = (),
     out_dir: str | Path | None = None,
