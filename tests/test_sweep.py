@@ -420,3 +420,43 @@ def test_a_task_that_fails_outside_the_run_is_stored_as_a_failed_run_not_a_crash
         st == "error" and kind == "RuntimeError" and "outside run_one" in msg
         for _, st, kind, msg in rows
     )
+
+
+def test_an_engine_missing_on_this_machine_is_refused_before_any_run(tmp_path, monkeypatch):
+    import dataclasses
+
+    from rttlab.experiments import simulators
+    from rttlab.experiments import sweep as sweep_module
+    from rttlab.experiments.store import Store
+
+    real = simulators.get
+
+    def without_rttlab(name: str):
+        engine = real(name)
+        if name == "rttlab":
+            return dataclasses.replace(engine, missing=lambda: "pretend it is not installed")
+        return engine
+
+    monkeypatch.setattr(simulators, "get", without_rttlab)
+    s = Sweep.from_dict(
+        {
+            "sweep": {
+                "name": "absent",
+                "scenario": str(SCENARIOS / "dumbbell-n1-droptail.toml"),
+                "seeds": [1, 2, 3],
+            }
+        }
+    )
+    store = Store(tmp_path / "r.duckdb")
+    with pytest.raises(SweepError) as e:
+        sweep_module.execute(s, store, client=None)
+    assert str(e.value) == "simulator rttlab: pretend it is not installed (3 runs need it)"
+    assert store.query("SELECT count(*) AS n FROM runs")["n"].tolist() == [0]
+    store.close()
+
+
+def test_the_peer_engines_installed_here_say_nothing_is_missing():
+    from rttlab.experiments import simulators
+
+    for name in ("ns2", "ns3", "ns3-manet"):
+        assert simulators.get(name).missing() is None, name

@@ -42,6 +42,9 @@ class Simulator:
     #: store and keyed by that name, so each variant's runs are runs of their own. It raises
     #: :class:`ValueError` naming what it cannot read.
     variant: Callable[[str], Simulator] | None = None
+    #: ``missing()`` → None when the engine can run on this machine, else one line saying what to
+    #: install (a sweep refuses up front instead of storing every run as failed).
+    missing: Callable[[], str | None] | None = None
 
     @property
     def own_scenarios(self) -> bool:

@@ -572,6 +572,12 @@ def execute(
                 f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed)
             )
     todo = [r for r in sweep.runs if r.hash not in stored]
+    for name in sorted({r.simulator for r in todo}):
+        engine = simulators.get(name)
+        why = engine.missing() if engine.missing else None
+        if why:
+            need = sum(r.simulator == name for r in todo)
+            raise SweepError(f"simulator {name}: {why} ({need} run{'s' * (need != 1)} need it)")
     result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
     store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs if r.hash in stored])
     by_hash = {r.hash: r for r in todo}

@@ -698,4 +698,10 @@ def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
 
 
 #: The MANET runs as an engine of sweeps (``simulator = "ns3-manet"``), with scenarios of their own.
-SIMULATOR = Simulator("ns3-manet", run=_sweep_run, version=dumbbell.version, scenario=ManetScenario)
+SIMULATOR = Simulator(
+    "ns3-manet",
+    run=_sweep_run,
+    version=dumbbell.version,
+    scenario=ManetScenario,
+    missing=dumbbell.missing,
+)

@@ -646,4 +646,13 @@ def _sweep_run(scenario_toml: str, traces: Any) -> Any:
 
 
 #: ns-2 as an engine of sweeps (``simulator = "ns2"``).
-SIMULATOR = Simulator("ns2", run=_sweep_run, version=version)
+def missing() -> str | None:
+    """Why the ns-2 engine cannot run here (None: it can)."""
+    if available() is None:
+        return (
+            f"'{NS}' (ns-2 2.35) is not on PATH: apt-get install ns2 (make test-deps installs it)"
+        )
+    return None
+
+
+SIMULATOR = Simulator("ns2", run=_sweep_run, version=version, missing=missing)

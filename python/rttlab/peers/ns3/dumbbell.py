@@ -498,4 +498,13 @@ def _sweep_run(scenario_toml: str, traces: Sequence[str]) -> Any:
 
 
 #: ns-3 as an engine of sweeps (``simulator = "ns3"``): rttlab's scenarios, mapped by :func:`check`.
-SIMULATOR = Simulator("ns3", run=_sweep_run, version=version)
+def missing() -> str | None:
+    """Why the ns-3 engine cannot run here (None: it can): the ``ns3`` extra not installed."""
+    from importlib.util import find_spec
+
+    if find_spec("ns") is None:
+        return "the ns-3 wheel is not installed: pip install 'rttlab[ns3]'"
+    return None
+
+
+SIMULATOR = Simulator("ns3", run=_sweep_run, version=version, missing=missing)
