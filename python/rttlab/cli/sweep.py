@@ -32,7 +32,7 @@ def run_sweep(
     )
 
     from rttlab.experiments.store import Store, StoreError
-    from rttlab.experiments.sweep import execute, planned, start_client
+    from rttlab.experiments.sweep import SweepError, check_engines, execute, planned, start_client
 
     try:
         store = Store(store_path)
@@ -54,6 +54,10 @@ def run_sweep(
                 ),
                 highlight=False,
             )
+        try:
+            check_engines([r for r in sweep.runs if r.hash not in stored])
+        except SweepError as e:
+            fail(str(e))
         if todo == 0:
             from rttlab.experiments.sweep import Outcome
 

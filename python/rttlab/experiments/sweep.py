@@ -38,7 +38,7 @@ import itertools
 import os
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -541,6 +541,17 @@ def start_client(scheduler: str | None = None, workers: int | None = None):
 COMMIT_EVERY_S = 0.5
 
 
+def check_engines(runs: Sequence[RunSpec]) -> None:
+    """:class:`SweepError` naming the first engine ``runs`` need that cannot run on this machine
+    and what to install (before any run, instead of every run of it stored as failed)."""
+    for name in sorted({r.simulator for r in runs}):
+        engine = simulators.get(name)
+        why = engine.missing() if engine.missing else None
+        if why:
+            need = sum(r.simulator == name for r in runs)
+            raise SweepError(f"simulator {name}: {why} ({need} run{'s' * (need != 1)} need it)")
+
+
 def execute(
     sweep: Sweep,
     store: Any,
@@ -572,12 +583,7 @@ def execute(
                 f"DELETE FROM runs WHERE hash IN ({', '.join('?' for _ in failed)})", list(failed)
             )
     todo = [r for r in sweep.runs if r.hash not in stored]
-    for name in sorted({r.simulator for r in todo}):
-        engine = simulators.get(name)
-        why = engine.missing() if engine.missing else None
-        if why:
-            need = sum(r.simulator == name for r in todo)
-            raise SweepError(f"simulator {name}: {why} ({need} run{'s' * (need != 1)} need it)")
+    check_engines(todo)
     result = Outcome(total=len(sweep.runs), skipped=len(sweep.runs) - len(todo))
     store.add_memberships(sweep.name, [(r.hash, r.params) for r in sweep.runs if r.hash in stored])
     by_hash = {r.hash: r for r in todo}
