@@ -277,3 +277,27 @@ def test_the_timer_options_reach_the_replay(write):
     beat = json.loads(run(*base, "--timer-granularity", "500ms").stdout)
     assert beat["settings"]["timer_granularity_s"] == 0.5
     assert beat["rows"][0]["wait_mean_s"] > karn["wait_mean_s"]
+
+
+def test_ctrl_c_during_a_long_replay_stops_within_a_second(tmp_path):
+    import signal
+
+    import numpy as np
+
+    # 2 M samples × every estimator: several seconds of core replay on any machine.
+    path = tmp_path / "long.csv"
+    rng = np.random.default_rng(1)
+    np.savetxt(path, 100 + rng.gamma(2.0, 5.0, 2_000_000), fmt="%.2f")
+    p = subprocess.Popen(
+        [*RTTLAB, "evaluate", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.0)  # imports and the read are done: the replay is running
+    assert p.poll() is None
+    sent = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=30)[1]
+    assert time.perf_counter() - sent < 1.0
+    assert p.returncode == 130 and err.strip().endswith("rttlab: error: interrupted")

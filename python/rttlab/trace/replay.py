@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rttlab import _core
+from rttlab._proc import interruptible
 from rttlab.trace.estimators import Spec, spec
 from rttlab.units import seconds
 
@@ -214,7 +215,8 @@ def score(
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise ValueError("the same estimator with the same parameters is listed twice")
-    raw = _core.replay(
+    raw = interruptible(
+        _core.replay,
         times_ns,
         None if isinstance(times_ns, _core.SeriesData) else rtts_ns,
         [(s.name, list(s.params.items())) for s in specs],
