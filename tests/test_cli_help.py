@@ -150,3 +150,28 @@ def test_a_help_paragraph_wraps_at_the_terminal_not_where_the_source_broke_its_l
     ).stdout
     # The source breaks this sentence after "shown"; rich fills the line past it at 80 columns.
     assert re.search(r"result is shown with", out), out
+
+
+def test_help_at_80_columns_gives_option_help_room_and_never_splits_a_token():
+    out = subprocess.run(
+        [*RTTLAB, "evaluate", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    # Issue 42: 143 lines, help in a 13-character column, `fixed-share.clam` / `p=top`.
+    assert len(text.splitlines()) < 90
+    assert "fixed-share.clamp=top" in text and "--timer-granularity DURATION" in text
+    assert "\\[" not in text  # rich's escapes are not printed as text
+    listing = subprocess.run(
+        [*RTTLAB, "results", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=120,
+    ).stdout
+    commands = listing.split("Commands:")[1]
+    assert "..." not in commands and "each point's paired difference" in " ".join(commands.split())

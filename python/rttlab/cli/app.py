@@ -181,11 +181,42 @@ def _reflow(text: str | None) -> str | None:
     )
 
 
+#: Narrower than this, help is click's plain layout instead of rich's panels.
+NARROW = 100
+
+
+def _narrow() -> bool:
+    import shutil
+
+    return shutil.get_terminal_size((200, 24)).columns < NARROW
+
+
 def _plain_help(command: click.Command) -> None:
     for c in [command, *getattr(command, "commands", {}).values()]:
-        c.help = _escape(_reflow(c.help))
+        raw = {c: _reflow(c.help)} | {p: getattr(p, "help", None) for p in c.params}
+        c.help = _escape(raw[c])
+        if c is not command and raw[c]:
+            # A group lists its commands by their first sentence, whole: click would cut it at
+            # 45 characters with "...".
+            c.short_help = raw[c].strip().split("\n\n")[0]
 
-        def format_help(ctx: Any, formatter: Any, _draw: Any = c.format_help) -> None:
+        def format_help(
+            ctx: Any, formatter: Any, _draw: Any = c.format_help, _c: Any = c, raw: Any = raw
+        ) -> None:
+            if _narrow():
+                # Below 100 columns rich's four-column option table leaves help a dozen
+                # characters (issue 42); click's own layout puts long options' help on the
+                # next line, indented, and wraps it at the terminal.
+                # Its text is plain: the brackets rich needed escaped are written as they are.
+                shown = {o: o.help for o in raw}
+                try:
+                    for o, text in raw.items():
+                        o.help = text
+                    super(type(_c), _c).format_help(ctx, formatter)
+                finally:
+                    for o, text in shown.items():
+                        o.help = text
+                return
             _fold_help_tables()
             _draw(ctx, formatter)
 
