@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from rttlab import _core
 from rttlab.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
-from rttlab.trace.labels import axis_label, numeric, sig, sort_key, with_unit
+from rttlab.trace.labels import axis_label, numeric, sig, sort_key
+from rttlab.units import duration, rate
 from rttlab.trace.plot import broken, drawn_indices, front_figure, gap_threshold, replay_figure
 from rttlab.trace.replay import Scores
 
@@ -140,11 +141,9 @@ def test_swept_quantities_read_as_numbers_so_5_mbps_sorts_before_20_mbps():
 def test_numbers_print_to_three_significant_figures_and_bits_per_second_with_their_unit():
     assert [sig(x) for x in (0.0006329, 0.09999, 12.345, 0.0)] == ["0.000633", "0.100", "12.3", "0"]
     assert sig(18925600.0) == "1.89e+07" and sig(math.nan) == "—"
-    assert (
-        with_unit(18925600.0, "b/s") == "18.9 Mb/s"
-        and with_unit(0.0123, "s") == "12.3 ms"
-        and with_unit(0.0, "s") == "0 s"
-    )
+    # One formatter of units for tables and figures (rttlab.units).
+    assert rate(18925600.0) == "18.9 Mb/s" and duration(0.0123) == "12.3 ms"
+    assert duration(0.0) == "0 s" and duration(300.0) == "5 min"
 
 
 def scores_with_a_gap(names: list[str]) -> Scores:

@@ -375,15 +375,17 @@ def parse_baseline(
 
 
 def metric_text(metric: str, v: Any) -> str:
-    """A metric's value with its unit chosen for its range: 18925600 b/s → 18.9 Mb/s."""
-    from rttlab.trace.labels import sig, with_unit
+    """A metric's value with its unit chosen for its range (:mod:`rttlab.units`, the one
+    formatter of durations and rates): 18925600 b/s → 18.9 Mb/s, 300 s → 5 min."""
+    from rttlab.trace.labels import sig
+    from rttlab.units import duration, rate
 
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if metric.endswith("_bps"):
-        return with_unit(float(v), "b/s")
+        return rate(float(v))
     if metric.endswith("_s"):
-        return with_unit(float(v), "s")
+        return duration(float(v))
     return sig(float(v))
 
 

@@ -131,25 +131,6 @@ def sig(value: float, digits: int = 3) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def with_unit(value: float, unit: str, digits: int = 3) -> str:
-    """A value in a base unit (``"b/s"``, ``"s"``) with the SI prefix its range asks for:
-    18925600 b/s → ``"18.9 Mb/s"``, 0.0123 s → ``"12.3 ms"``."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    if value == 0:
-        return f"0 {unit}"
-    if unit == "s":
-        steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
-    else:
-        steps = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
-        steps = [(f, p + unit) for f, p in steps]
-    for factor, name in steps:
-        if abs(value) >= factor:
-            return f"{sig(value / factor, digits)} {name}"
-    factor, name = steps[-1]
-    return f"{sig(value / factor, digits)} {name}"
-
-
 def sort_key(value: Any) -> tuple[int, float, str]:
     """Orders a parameter's values: quantities by their number (5Mbps before 20Mbps), then
     names alphabetically, missing values last."""
