@@ -16,9 +16,9 @@ import pytest
 from rttlab import _core
 from rttlab.palette import CONGESTION_CONTROLS, ESTIMATORS, EXTENDED, SAMPLE_GREY, colour
 from rttlab.trace.labels import axis_label, numeric, sig, sort_key
-from rttlab.units import duration, rate
 from rttlab.trace.plot import broken, drawn_indices, front_figure, gap_threshold, replay_figure
 from rttlab.trace.replay import Scores
+from rttlab.units import duration, rate
 
 CATALOGUE = _core.catalogue()
 ESTIMATOR_NAMES = [e["name"] for e in CATALOGUE if e["family"] == "estimator"]
