@@ -545,7 +545,10 @@ def check_engines(runs: Sequence[RunSpec]) -> None:
     """:class:`SweepError` naming the first engine ``runs`` need that cannot run on this machine
     and what to install (before any run, instead of every run of it stored as failed)."""
     for name in sorted({r.simulator for r in runs}):
-        engine = simulators.get(name)
+        try:
+            engine = simulators.get(name)
+        except KeyError:  # not a simulation engine (an evaluate sweep's replays)
+            continue
         why = engine.missing() if engine.missing else None
         if why:
             need = sum(r.simulator == name for r in runs)
