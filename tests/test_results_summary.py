@@ -177,3 +177,23 @@ def test_sweep_all_pools_every_run_as_before(store):
     every = json.loads(cli("results", "summary", "--store", db, "--sweep", "all", "--json").stdout)
     assert every["sweep"] is None and every["other_sweeps"] == []
     assert "simulator" in every["by"]  # replays and simulations side by side
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_summary_and_query_fit_the_terminal_and_name_what_they_leave_out(store, width):
+    import os
+
+    db, _ = store
+    env = {**os.environ, "COLUMNS": str(width)}
+    for args in (
+        ("results", "summary", "--store", db, "--sweep", "sim"),
+        ("results", "query", "SELECT * FROM runs LIMIT 3", "--store", db),
+    ):
+        r = subprocess.run(
+            [*RTTLAB, *map(str, args)], capture_output=True, text=True, env=env, timeout=600
+        )
+        assert r.returncode == 0, r.stderr
+        table = [line for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+        assert table and max(len(line) for line in table) <= width, args
+        if args[1] == "query":  # every column of runs cannot fit: named, not cut
+            assert "not shown at" in r.stdout and "--csv shows every column" in r.stdout

@@ -30,7 +30,7 @@ def open_store(path: Path) -> Any:
 #: Columns of a summary that carry the unit of the row's metric; with their priority in a narrow
 #: terminal (0: always shown).
 VALUE_COLUMNS = {"mean": 0, "std": 2, "half_width": 3, "ci_low": 1, "ci_high": 1}
-PRIORITY = {"n": 1, "level": 4, **VALUE_COLUMNS}
+PRIORITY = {"n": 1, "level": 4, "interval": 1, **VALUE_COLUMNS}
 
 
 def unit_of(name: str) -> str | None:
@@ -75,9 +75,9 @@ def show(frame: Any, title: str | None = None, numeric: set[str] = frozenset()) 
         Col(
             escape(c),
             "right" if frame[c].dtype.kind in "iufb" or c in numeric else "left",
-            PRIORITY.get(c, 0) if summary else 0,
+            _priority(c, i, summary),
         )
-        for c in columns
+        for i, c in enumerate(columns)
     ]
     rows = []
     for row in frame.itertuples(index=False):
@@ -89,6 +89,19 @@ def show(frame: Any, title: str | None = None, numeric: set[str] = frozenset()) 
             ]
         )
     show_table(cols, rows, title=title)
+
+
+def _priority(column: str, index: int, summary: bool) -> int:
+    """Which columns go first when the terminal is too narrow (cli/table.py): a query's from the
+    right (the first is always shown); a summary's spread (n, interval, std) before its grouping
+    keys, which tell its rows apart; the first key, the metric and the mean never."""
+    if not summary:
+        return index
+    if column in ("metric", "mean") or index == 0:
+        return 0
+    if column in PRIORITY:  # after every grouping key: a row must say which point it is
+        return 100 + PRIORITY[column]
+    return index
 
 
 def show_csv(frame: Any) -> None:
