@@ -129,6 +129,8 @@ def test_the_cli_prints_a_table_and_a_summary_line():
     assert bottleneck_line(s, "simulator", ", mean queue 3.0 packets").startswith(
         "simulator: aggregate goodput "
     )
+    # The channel "bottleneck>" reads as the link and its direction, not "bottleneck bottleneck>".
+    assert "; bottleneck (forward): utilisation" in bottleneck_line(s)
 
 
 def test_cli_json_is_versioned_and_carries_per_flow_counts():

@@ -13,9 +13,13 @@ def bottleneck_line(summary: dict[str, Any], label: str | None = None, extra: st
     from rttlab.units import rate
 
     b = summary["bottleneck"]
+    # A channel is a link and a direction ("bottleneck>": the link named bottleneck, forward).
+    link = b["name"].rstrip("<>")
+    way = {">": " (forward)", "<": " (reverse)"}.get(b["name"][-1:], "")
+    name = ("bottleneck" if link == "bottleneck" else f"bottleneck {link}") + way
     jain = "—" if summary["jain_index"] is None else f"{summary['jain_index']:.4f}"
     return (
         f"{label + ': ' if label else ''}aggregate goodput {rate(summary['aggregate_goodput_bps'])}, Jain index {jain}; "
-        f"bottleneck {b['name']}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']:,} overflow / "
+        f"{name}: utilisation {b['utilisation']:.1%}, drops {b['drops_overflow']:,} overflow / "
         f"{b['drops_aqm']:,} AQM / {b['drops_corruption']:,} corruption, {b['marks']:,} ECN marks{extra}"
     )
