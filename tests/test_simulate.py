@@ -118,7 +118,7 @@ def test_the_cli_prints_a_table_and_a_summary_line():
     assert re.search(r"│ +\d[\d.]* [kMG]?b/s │", out.stdout), (
         out.stdout
     )  # each flow's goodput with its unit
-    assert "bottleneck>" in out.stdout
+    assert "bottleneck (forward)" in out.stdout
     # One wording for the bottleneck line, shared with `testbed` (and both sides of its --compare).
     from rttlab.cli.summary import bottleneck_line
 
