@@ -186,11 +186,13 @@ def _report(
     cols = [
         num("flow"),
         num("goodput"),
+        # Resends by cause, then the timer's expiries: two counts that "timeout"/"timeouts"
+        # headers side by side made look like one (issue 42).
         num("retx"),
-        num("timeout", 2),
-        num("fast", 2),
-        num("spurious", 1),
-        num("timeouts", 0),
+        num("RTO retx", 2),
+        num("fast retx", 2),
+        num("spurious retx", 1),
+        num("RTO expiries", 0),
         num("ECN cuts", 3),
     ]
     show(
