@@ -127,6 +127,17 @@ def test_no_limit_sentinels_read_as_infinity_and_numbers_never_as_exponents():
     assert "e" not in units.number(1.89256e7 + 0.5)
 
 
+def test_a_column_separates_thousands_the_same_way_for_whole_and_fractional_numbers():
+    # Issue 42: "16,123" printed next to "45614" in one column.
+    assert [units.number(x) for x in (16123, 45614.3, 999.96, 999.94, 12.3456)] == [
+        "16,123",
+        "45,614",
+        "1,000",
+        "999.9",
+        "12.35",
+    ]
+
+
 def test_results_cells_take_their_columns_unit():
     from rttlab.cli.results import fmt, unit_of
 

@@ -123,5 +123,7 @@ def number(v: object) -> str:
             return "∞" if int(x) in INFINITE else f"{int(x):,}"
         if abs(x) >= 1e15 or abs(x) < 1e-4:
             return f"{x:.4g}"
+        if abs(x) >= 999.95:  # whole at 4 significant figures: separated as the integers beside it
+            return f"{round(x):,}"
         return _sig(x, 4)
     return str(v)
