@@ -206,6 +206,35 @@ def test_lines_break_over_a_silence_instead_of_bridging_it():
     assert np.isnan(bx[2]) and len(bx) == 4
 
 
+def test_a_long_series_is_drawn_as_each_time_slices_range_with_a_readable_time_axis():
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+    from rttlab.trace.plot import ENVELOPE_COLUMNS, envelope, time_unit
+
+    # A day and a half of samples every 0.5 s, with one 300 ms spike and a 2-hour silence.
+    t = np.arange(0, 36 * 3600, 0.5)
+    t = t[(t < 10 * 3600) | (t >= 12 * 3600)]
+    rtt = np.full(len(t), 0.1)
+    rtt[len(t) // 3] = 0.3
+    traces = {"rfc6298": {"rto": np.full(len(t), 1.0)}}
+    s = Scores(
+        [], np.round(t * 1e9).astype(np.uint64), np.round(rtt * 1e9).astype(np.uint64), traces
+    )
+    fig = replay_figure(s)
+    ax = fig.axes[0]
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # the samples' range beneath, the RTO's above: no 250,000 dots
+    assert not any(len(line.get_xdata()) > ENVELOPE_COLUMNS for line in ax.get_lines())
+    assert ax.get_xlabel() == "time (h)" and ax.xaxis.get_offset_text().get_text() == ""
+    plt.close(fig)
+    # The spike survives as its slice's maximum; the silence is a run of empty slices.
+    x, lo, hi = envelope(t, rtt, ENVELOPE_COLUMNS, float(t[0]), float(t[-1]))
+    assert np.nanmax(hi) == 0.3 and np.nanmin(lo) == 0.1
+    silent = (x >= 10.1 * 3600) & (x < 11.9 * 3600)
+    assert silent.any() and np.isnan(hi[silent]).all()
+    assert [time_unit(x)[0] for x in (60, 3600, 86_400, 30 * 86_400)] == ["s", "min", "h", "days"]
+
+
 def test_the_front_figure_marks_the_estimators_no_other_beats_on_both_axes():
     import matplotlib.pyplot as plt
     from rttlab.trace.evaluate import pareto_front

@@ -76,6 +76,39 @@ def broken(x: np.ndarray, y: np.ndarray, gap_after: np.ndarray) -> tuple[np.ndar
     return np.insert(x.astype(float), at, np.nan), np.insert(y.astype(float), at, np.nan)
 
 
+#: Above this many samples a panel draws each pixel column's range (an envelope) instead of
+#: the samples themselves: 20,000 dots over 1,400 columns is a solid blob (issue 42).
+ENVELOPE_ABOVE = 20_000
+#: Columns of the envelope: about the panel's width in pixels at 150 dpi.
+ENVELOPE_COLUMNS = 1_400
+
+
+def time_unit(span_s: float) -> tuple[str, float]:
+    """The unit a time axis of ``span_s`` seconds reads best in, and seconds per unit: s up to
+    2 min, min up to 2 h, h up to 2 days, then days."""
+    for limit, name, scale in ((120, "s", 1.0), (7200, "min", 60.0), (172_800, "h", 3600.0)):
+        if span_s <= limit:
+            return name, scale
+    return "days", 86_400.0
+
+
+def envelope(
+    times_s: np.ndarray, values: np.ndarray, columns: int, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(left edge of each column, min, max) of ``values`` over ``columns`` equal slices of
+    [lo, hi]; a column with no sample is NaN, so the band breaks over a silence."""
+    edges = np.linspace(lo, hi, columns + 1)
+    col = np.clip(np.searchsorted(edges, times_s, side="right") - 1, 0, columns - 1)
+    mins = np.full(columns, np.inf)
+    maxs = np.full(columns, -np.inf)
+    np.minimum.at(mins, col, values)
+    np.maximum.at(maxs, col, values)
+    empty = ~np.isfinite(mins)
+    mins[empty] = np.nan
+    maxs[empty] = np.nan
+    return edges[:-1], mins, maxs
+
+
 def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> Any:
     """The small multiples as a matplotlib Figure (``scores`` from a replay with ``trace=True``)."""
     if scores.traces is None:
@@ -96,38 +129,62 @@ def replay_figure(scores: Scores, title: str = "", max_points: int = 20_000) -> 
     )
     times = np.asarray(scores.times_s, dtype=float)
     gap = gap_threshold(times)
-    idx, gap_after = drawn_indices(times, max_points, gap)
-    t = times[idx]
-    samples_ms = np.asarray(scores.rtts_s, dtype=float)[idx] * 1e3
+    unit, per = time_unit(float(times[-1] - times[0]) if len(times) else 0.0)
+    banded = len(times) > min(max_points, ENVELOPE_ABOVE)
+    lo, hi = (float(times[0]), float(times[-1])) if len(times) else (0.0, 1.0)
+    if banded:
+        cols_x, smin, smax = envelope(
+            times, np.asarray(scores.rtts_s, dtype=float) * 1e3, ENVELOPE_COLUMNS, lo, hi
+        )
+    else:
+        idx, gap_after = drawn_indices(times, max_points, gap)
+        t = times[idx]
+        samples_ms = np.asarray(scores.rtts_s, dtype=float)[idx] * 1e3
     for k, ax in enumerate(axes.flat):
         if k >= n:
             ax.set_visible(False)
             continue
         name = names[k]
-        rto_ms = np.asarray(scores.traces[name]["rto"], dtype=float)[idx] * 1e3
-        ax.plot(
-            t,
-            samples_ms,
-            ".",
-            color=SAMPLE_GREY,
-            markersize=2.0,
-            zorder=1,
-            rasterized=len(t) > 5000,
-        )
-        x, y = broken(t, rto_ms, gap_after)
-        # The RTO in force holds from one sample to the next: a step, not a slope.
-        ax.plot(x, y, color=colour(name), lw=1.1, drawstyle="steps-post", zorder=3)
+        rto_all = np.asarray(scores.traces[name]["rto"], dtype=float) * 1e3
+        if banded:
+            # Each pixel column's range of samples and of the RTO in force: what the eye could
+            # see of 10⁶ points, drawn in a bounded number of shapes.
+            x = cols_x / per
+            ax.fill_between(x, smin, smax, step="post", color=SAMPLE_GREY, lw=0, zorder=1)
+            _, rmin, rmax = envelope(times, rto_all, ENVELOPE_COLUMNS, lo, hi)
+            ax.fill_between(
+                x, rmin, rmax, step="post", color=colour(name), alpha=0.85, lw=0.4, zorder=3
+            )
+        else:
+            ax.plot(
+                t / per,
+                samples_ms,
+                ".",
+                color=SAMPLE_GREY,
+                markersize=2.0,
+                zorder=1,
+                rasterized=len(t) > 5000,
+            )
+            x, y = broken(t / per, rto_all[idx], gap_after)
+            # The RTO in force holds from one sample to the next: a step, not a slope.
+            ax.plot(x, y, color=colour(name), lw=1.1, drawstyle="steps-post", zorder=3)
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
         ax.axhline(ONE_SECOND * 1e3, color="0.25", lw=0.7, ls="--", zorder=2)
         ax.set_yscale("log")
         plain_log_ticks(ax.yaxis)
         ax.set_title(name, color=colour(name), fontsize=9, loc="left", fontweight="bold")
         ax.grid(True, which="major", color="0.92", lw=0.6)
         if k // cols == rows - 1 or k + cols >= n:
-            ax.set_xlabel("time (s)")
+            ax.set_xlabel(f"time ({unit})")
             ax.xaxis.set_tick_params(labelbottom=True)
         if k % cols == 0:
             ax.set_ylabel("RTT / RTO (ms)")
-    note = f"grey dots: RTT samples; line: RTO in force; dashed: 1 s (RFC 6298 floor); lines break over silences > {sig(gap)} s"
+    note = (
+        f"grey: RTT samples' range and colour: the RTO's range in each of {ENVELOPE_COLUMNS:,} time slices ({len(times):,} samples); "
+        "dashed: 1 s (RFC 6298 floor); bands break over slices without a sample"
+        if banded
+        else f"grey dots: RTT samples; line: RTO in force; dashed: 1 s (RFC 6298 floor); lines break over silences > {sig(gap)} s"
+    )
     fig.suptitle((title + "\n" if title else "") + note, fontsize=8 if title else 7.5)
     return fig
 
