@@ -121,6 +121,10 @@ def plot_folds(result: Tuning, path: str | Path) -> None:
     plt.close(fig)
 
 
+#: The front figure's W axis spans at most this many times the smallest W shown.
+ZOOM = 2.5
+
+
 def plot_tuning(result: Tuning, path: str | Path) -> None:
     import matplotlib
 
@@ -152,6 +156,7 @@ def fronts_figure(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
+    clipped = ""
     for name in estimators:
         mine = t[(t["estimator"] == name) & ~t["default"]]
         colour = estimator_colour(name)
@@ -224,9 +229,28 @@ def fronts_figure(
             "wait_mean_s"
         ].dropna()
         if len(shown):
-            ax.set_ylim(shown.min() * 1e3 / 1.3, shown.max() * 1e3 * 1.3)
+            # The choice is made within a few times the smallest W: above, the fronts only
+            # climb towards 0 % bad timeouts, and showing them squeezes every estimator into
+            # one band (issue 42). What is cut off is said in the axis label.
+            low = shown.min() * 1e3
+            top = min(shown.max() * 1e3 * 1.3, low * ZOOM)
+            ax.set_ylim(low / 1.1, top)
+            if shown.max() * 1e3 > top:
+                clipped = f", cut at {ZOOM:g}× the smallest W"
     ax.set_xlabel("bad-timeout rate (%)")
-    ax.set_ylabel("mean wait W after a loss (ms), log scale")
+    ax.set_ylabel(f"mean wait W after a loss (ms), log scale{clipped}")
+    from rttlab.trace.plot import plain_log_ticks
+
+    plain_log_ticks(ax.yaxis)
+    lo, hi = ax.get_ylim()
+    if hi / lo < 10:  # less than a decade: every minor tick (700, 800, …, 2000) gets its number
+        from matplotlib.ticker import FuncFormatter, LogLocator
+
+        from rttlab.trace.labels import sig
+
+        ax.yaxis.set_minor_locator(LogLocator(subs=(1.2, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: sig(v, 2)))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
