@@ -197,3 +197,15 @@ def test_summary_and_query_fit_the_terminal_and_name_what_they_leave_out(store, 
         assert table and max(len(line) for line in table) <= width, args
         if args[1] == "query":  # every column of runs cannot fit: named, not cut
             assert "not shown at" in r.stdout and "--csv shows every column" in r.stdout
+
+
+def test_a_jain_index_interval_never_leaves_zero_to_one():
+    from rttlab.experiments.stats import interval
+
+    # Three seeds near 1: the Student-t interval reaches 1.38 (issue 39 saw 0.52–1.18).
+    assert t_interval([0.6, 0.95, 0.99])["ci_high"] > 1
+    for xs in ([0.6, 0.95, 0.99], [1.0, 1.0, 0.9], [1.0, 1.0, 1.0], [0.52, 0.85, 0.9]):
+        r = interval(xs, "jain_index")
+        assert 0.0 <= r["ci_low"] <= r["mean"] <= r["ci_high"] <= 1.0, (xs, r)
+    # Unbounded metrics keep the Student-t interval.
+    assert interval([9e6, 9.1e6], "goodput_bps") == t_interval([9e6, 9.1e6])

@@ -56,6 +56,58 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> dict[str, float]
     }
 
 
+#: Metrics that cannot leave a range: Jain's index (1/n ≤ J ≤ 1, Jain, Chiu & Hawe 1984), a
+#: link's utilisation and every rate. Their intervals stay inside it (:func:`bounded_interval`).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "jain_index": (0.0, 1.0),
+    "utilisation": (0.0, 1.0),
+    "bad_timeout_rate": (0.0, 1.0),
+    "under_prediction_rate": (0.0, 1.0),
+}
+
+
+def bounds_of(metric: str) -> tuple[float, float] | None:
+    """A metric's range (:data:`BOUNDS`; a ``flows.`` or ``trace.`` metric by its column)."""
+    return BOUNDS.get(metric.rsplit(".", 1)[-1])
+
+
+def bounded_interval(
+    values: Sequence[float], lo: float, hi: float, level: float = 0.95
+) -> dict[str, float]:
+    """:func:`t_interval` for a metric in [lo, hi], kept inside it (a t interval of three Jain
+    indices near 1 reaches past 1). With every value strictly inside, the Student-t interval of
+    the logit of (x − lo)/(hi − lo), mapped back: asymmetric, as the range makes the spread
+    (``half_width`` NaN). With a value on a bound the logit is infinite, so the t interval is
+    cut at the bound instead (``half_width`` NaN too). The mean is the values' own."""
+    t = t_interval(values, level)
+    if t["n"] < 2:
+        return t
+    xs = [
+        float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))
+    ]
+    span = hi - lo
+    if all(lo < x < hi for x in xs):
+        from scipy import stats
+
+        n = len(xs)
+        logits = [math.log((x - lo) / (hi - x)) for x in xs]
+        m = math.fsum(logits) / n
+        sd = math.sqrt(math.fsum((v - m) ** 2 for v in logits) / (n - 1))
+        half = float(stats.t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
+        low, high = (lo + span / (1 + math.exp(-v)) for v in (m - half, m + half))
+        # The back-mapped interval is around the logit's mean; it must still hold the mean.
+        low, high = min(low, t["mean"]), max(high, t["mean"])
+    else:
+        low, high = max(lo, t["ci_low"]), min(hi, t["ci_high"])
+    return {**t, "half_width": math.nan, "ci_low": low, "ci_high": high}
+
+
+def interval(values: Sequence[float], metric: str, level: float = 0.95) -> dict[str, float]:
+    """The Student-t interval, kept inside the metric's range when it has one."""
+    b = bounds_of(metric)
+    return bounded_interval(values, *b, level) if b else t_interval(values, level)
+
+
 def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: float = 0.95):
     """One row per distinct value of ``by`` (columns of ``frame``) and metric: the ``by`` values,
     ``metric``, ``n``, ``mean``, ``std``, ``half_width``, ``ci_low``, ``ci_high``, ``level``."""
@@ -70,7 +122,7 @@ def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: floa
                 {
                     **dict(zip(by, key)),
                     "metric": m,
-                    **t_interval(g[m].tolist(), level),
+                    **interval(g[m].tolist(), m, level),
                     "level": level,
                 }
             )

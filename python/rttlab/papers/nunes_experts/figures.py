@@ -49,11 +49,13 @@ def figures(runs: Any, out_dir: Any, level: float = 0.90) -> list[str]:
             table = summarise(g, ["tcp.estimator", "traffic.flows"], [metric], level)
             fig, ax = plt.subplots(figsize=(5, 3.4), constrained_layout=True)
             for est, t in table.groupby("tcp.estimator"):
-                half = t["half_width"].fillna(0.0)
+                # Asymmetric where the metric is bounded (its interval stays inside the range).
+                below = (t["mean"] - t["ci_low"]).fillna(0.0)
+                above = (t["ci_high"] - t["mean"]).fillna(0.0)
                 ax.errorbar(
                     t["traffic.flows"],
                     t["mean"],
-                    yerr=half,
+                    yerr=[below, above],
                     marker="o",
                     capsize=3,
                     label=str(est),

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from rttlab.experiments.stats import t_interval
+from rttlab.experiments.stats import interval
 from rttlab.experiments.store import Store
 from rttlab.palette import colour
 from rttlab.trace.labels import axis_label, quantity
@@ -51,12 +51,16 @@ def draw(rep: Any, store: Store, dst: Path) -> list[Path]:
             for policy, name, marker in (("none", "Reno", "s"), ("ca-rto", "Reno + CA-RTO", "o")):
                 g = runs[(runs.name == setting) & (runs.policy == policy)]
                 xs = sorted(g.n.unique())
-                stats = [t_interval(g[g.n == x][metric].tolist(), 0.95) for x in xs]
+                # Jain's index stays within [0, 1]: its interval is asymmetric near 1.
+                stats = [interval(g[g.n == x][metric].tolist(), metric, 0.95) for x in xs]
                 scale = quantity(metric).scale
                 ax.errorbar(
                     xs,
                     [s["mean"] * scale for s in stats],
-                    yerr=[s["half_width"] * scale for s in stats],
+                    yerr=[
+                        [(s["mean"] - s["ci_low"]) * scale for s in stats],
+                        [(s["ci_high"] - s["mean"]) * scale for s in stats],
+                    ],
                     marker=marker,
                     mfc="none",
                     capsize=2,
