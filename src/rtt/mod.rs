@@ -14,6 +14,7 @@ pub mod ca_rto;
 pub mod conformal;
 pub mod eifel;
 pub mod fixed_share;
+pub mod freebsd;
 pub mod linux;
 pub mod peak_hopper;
 pub mod policy;
@@ -137,6 +138,7 @@ estimators! {
     Constant(baseline::Constant),
     Rfc6298(rfc6298::Rfc6298),
     Linux(linux::Linux),
+    FreeBsd(freebsd::FreeBsd),
     Eifel(eifel::Eifel),
     PeakHopper(peak_hopper::PeakHopper),
     Quic(quic::Quic),
@@ -155,6 +157,7 @@ pub static FAMILY: Family<Estimator> = Family {
     members: &[
         rfc6298::COMPONENT,
         linux::COMPONENT,
+        freebsd::COMPONENT,
         eifel::COMPONENT,
         peak_hopper::COMPONENT,
         quic::COMPONENT,
@@ -184,6 +187,7 @@ mod tests {
     const FLOORS: &[(&str, Nanos)] = &[
         ("rfc6298", SEC),
         ("linux", 200 * MS),
+        ("freebsd", 230 * MS),
         ("ca-rto", SEC),
         ("fixed-share", 200 * MS),
         ("eifel", 2 * MS),
