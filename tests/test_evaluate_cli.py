@@ -22,6 +22,7 @@ def test_the_sample_evaluation_prints_every_estimator():
     for name in (
         "rfc6298",
         "linux",
+        "freebsd",
         "eifel",
         "peak-hopper",
         "quic",

@@ -180,6 +180,7 @@ def test_the_catalog_lists_every_estimator_with_documented_parameters():
     assert {
         "rfc6298",
         "linux",
+        "freebsd",
         "eifel",
         "peak-hopper",
         "quic",
@@ -212,7 +213,15 @@ def test_regression_fit_recovers_coefficients_from_noisy_data(rng):
         rttlab.estimators.fit_regression(np.column_stack([x[:, 0], x[:, 0], x[:, 2], x[:, 3]]), y)
 
 
-floors = st.sampled_from([("rfc6298", 1.0), ("linux", 0.2), ("ca-rto", 1.0), ("fixed-share", 0.2)])
+floors = st.sampled_from(
+    [
+        ("rfc6298", 1.0),
+        ("linux", 0.2),
+        ("freebsd", 0.23),  # rexmit_min + rexmit_slop
+        ("ca-rto", 1.0),
+        ("fixed-share", 0.2),
+    ]
+)
 
 
 @pytest.mark.filterwarnings("ignore:.*exceed its top expert:UserWarning")  # out of range on purpose

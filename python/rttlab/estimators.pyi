@@ -19,6 +19,9 @@ class Rfc6298(Spec):
 class Linux(Spec):
     def __init__(self, **params: Any) -> None: ...
 
+class Freebsd(Spec):
+    def __init__(self, **params: Any) -> None: ...
+
 class Eifel(Spec):
     def __init__(self, **params: Any) -> None: ...
 

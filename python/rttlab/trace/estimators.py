@@ -77,8 +77,9 @@ def _define(name: str) -> type:
     )
 
 
-# One class per registered estimator: Rfc6298, Linux, Eifel, PeakHopper, Quic, FixedShare, CaRto,
-# Regression, Conformal, QuantileExperts, Last, Constant. The registry in Rust is the single source of truth.
+# One class per registered estimator: Rfc6298, Linux, Freebsd, Eifel, PeakHopper, Quic, FixedShare,
+# CaRto, Regression, Conformal, QuantileExperts, Last, Constant. The registry in Rust is the single
+# source of truth.
 for _entry in catalog():
     globals()[_class_name(_entry["name"])] = _define(_entry["name"])
 

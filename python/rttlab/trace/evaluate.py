@@ -41,6 +41,8 @@ SCHEMA = "rttlab.evaluate/3"
 #: Where each estimator keeps its RTO floor: (parameter, how it binds). "absolute": RTO ≥ value;
 #: "above-srtt": RTO ≥ SRTT (or the prediction) + value, Linux's rto_min inside rttvar.
 #: Estimators absent here have no floor parameter (their RTO can go as low as the RTT allows).
+#: FreeBSD's rexmit_min floors TCP_REXMTVAL before TCPT_RANGESET adds rexmit_slop, so its RTO is
+#: at least rexmit_min + rexmit_slop (230 ms by default): absolute, the slop added in floor_of.
 FLOOR_PARAMS: dict[str, tuple[str, str]] = {
     "rfc6298": ("min_rto", "absolute"),
     "ca-rto": ("min_rto", "absolute"),
@@ -48,6 +50,7 @@ FLOOR_PARAMS: dict[str, tuple[str, str]] = {
     "conformal": ("min_rto", "absolute"),
     "quantile-experts": ("min_rto", "absolute"),
     "linux": ("rto_min", "above-srtt"),
+    "freebsd": ("rexmit_min", "absolute"),  # + rexmit_slop, see floor_of
     "fixed-share": ("min_rto", "above-srtt"),  # "absolute" with rto=rfc6298, see floor_of
 }
 #: What bounds the RTO of the estimators without a floor parameter (docs/estimators.md).
@@ -395,6 +398,8 @@ def floor_of(s: Spec, min_rto: float | None) -> tuple[str, float | None]:
         if s.name == "fixed-share" and params.get("rto") == "rfc6298":
             how = "absolute"
         value = seconds_of(params[key], f"{s.name}.{key}")
+        if s.name == "freebsd":
+            value += seconds_of(params["rexmit_slop"], "freebsd.rexmit_slop")
         if how == "absolute":
             text = fmt_s(value)
         else:

@@ -58,6 +58,11 @@ TUNABLE: dict[str, dict[str, tuple[float, float, bool]]] = {
         "granularity": (0.001, 0.5, True),
     },
     "linux": {"rto_min": (0.001, 3.0, True)},
+    # Both of FreeBSD's sysctls: RTO = max(rexmit_min, SRTT + 4·RTTVAR) + rexmit_slop, so the slop
+    # lengthens every RTO and the floor only the short ones. Each from 1 ms (the sysctl refuses
+    # less than one tick); the slop up to 1 s (5× its 200 ms default; a higher floor for all RTOs
+    # is rexmit_min's to give, up to 3 s).
+    "freebsd": {"rexmit_min": (0.001, 3.0, True), "rexmit_slop": (0.001, 1.0, True)},
     "eifel": {TIMER_FLOOR: (0.001, 3.0, True), "granularity": (0.001, 0.5, True)},
     "peak-hopper": {
         TIMER_FLOOR: (0.001, 3.0, True),
@@ -305,7 +310,9 @@ class Dim:
 def on_clock(x: float, step: float) -> float:
     """``x`` rounded up to whole ``step`` (no-op for step 0): Linux keeps ``icsk_rto_min`` in
     jiffies, ``usecs_to_jiffies(sysctl_tcp_rto_min_us)`` in ``tcp_init_sock()`` (net/ipv4/tcp.c),
-    and usecs_to_jiffies rounds up (include/linux/jiffies.h)."""
+    and usecs_to_jiffies rounds up (include/linux/jiffies.h). FreeBSD keeps ``tcp_rexmit_min``
+    and ``tcp_rexmit_slop`` in ticks, ``sysctl_msec_to_ticks()`` truncating (sys/kern/kern_sysctl.c):
+    a value already on the clock is kept exactly either way."""
     if step <= 0:
         return x
     return float(round(math.ceil(x / step - 1e-9) * step, 9))
@@ -390,13 +397,10 @@ def space(
             raise TuneError(
                 f"--range {name}.{key}={ranges[key]}: outside the accepted range {p['range']}"
             )
-        # Linux with its tick rate given (-p linux.hz=…, or --stack linux): rto_min on the
-        # kernel's clock, whole jiffies (on_clock), at least one.
-        step = (
-            1.0 / float(fixed["hz"])
-            if name == "linux" and key == "rto_min" and "hz" in fixed
-            else 0.0
-        )
+        # Linux or FreeBSD with its tick rate given (-p linux.hz=…, --stack linux|freebsd): the
+        # sysctls on the kernel's clock, whole jiffies or ticks (on_clock), at least one.
+        on_ticks = {"linux": ("rto_min",), "freebsd": ("rexmit_min", "rexmit_slop")}
+        step = 1.0 / float(fixed["hz"]) if key in on_ticks.get(name, ()) and "hz" in fixed else 0.0
         dims.append(Dim(key, p["kind"], max(lo, rlo, step), min(hi, rhi), log, step))
     if not dims:
         raise TuneError(
