@@ -141,6 +141,81 @@ def test_stack_linux_on_a_real_series_recommends_an_rto_min_with_its_apply_lines
         assert any(line.strip().startswith("sysctl -w net.ipv4.tcp_rto_min_us=") for line in lines)
 
 
+def test_stack_freebsd_searches_rexmit_min_and_rexmit_slop_in_ticks_and_prints_the_sysctls(write):
+    path = write("shift.csv", shifting(2000, share=0.0))
+    out = run("tune", path, "--stack", "freebsd", "--budget", "16", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert set(doc["fronts"]) == {"freebsd"}
+    rec = doc["recommendation"]
+    assert rec["stack"] == "freebsd" and rec["estimator"] == "freebsd"
+    if rec["action"] == "apply":
+        knobs = rec["knobs"]
+        assert set(knobs) == {"rexmit_min_ms", "rexmit_slop_ms"}
+        assert all(isinstance(v, int) and v >= 1 for v in knobs.values())  # whole 1-ms ticks
+        lo, sl = knobs["rexmit_min_ms"], knobs["rexmit_slop_ms"]
+        assert rec["apply"] == [
+            f"sysctl net.inet.tcp.rexmit_min={lo}",
+            f"sysctl net.inet.tcp.rexmit_slop={sl}",
+            f"net.inet.tcp.rexmit_min={lo}  # in /etc/sysctl.conf",
+            f"net.inet.tcp.rexmit_slop={sl}  # in /etc/sysctl.conf",
+        ]
+    else:
+        assert rec["knobs"] == {} and rec["apply"] == []
+
+
+def test_stack_freebsd_on_a_real_series_recommends_its_sysctls_with_their_conf_lines(shared):
+    path = shared / "rtt-series" / "tyrell_roundtrip013.csv"
+    out = run("tune", path, "--stack", "freebsd", "--budget", "40")
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip() for line in out.stdout.splitlines()]
+    assert lines[0].startswith(
+        ("recommend freebsd hz=1000 rexmit_min=", "keep the default freebsd")
+    )
+    if lines[0].startswith("recommend"):
+        for key in ("rexmit_min", "rexmit_slop"):
+            assert any(line.startswith(f"sysctl net.inet.tcp.{key}=") for line in lines)
+            assert any(
+                line.startswith(f"net.inet.tcp.{key}=") and line.endswith("# in /etc/sysctl.conf")
+                for line in lines
+            )
+
+
+def test_stack_freebsd_searches_only_its_two_sysctls_on_the_one_ms_clock(write):
+    path = write("s.csv", shifting(1000, share=0.0))
+    result = tune([path], stack="freebsd", budget=16)
+    assert set(result.methods) == {"freebsd"}
+    table = result.table
+    searched = [c for c in table.columns if c.startswith("param.")]
+    assert set(searched) == {"param.rexmit_min", "param.rexmit_slop"}
+    tuned = table.loc[~table["default"]]
+    assert set(tuned["params"].map(lambda p: p["hz"])) == {"1000"}
+    for column in searched:  # every value replayed is a whole number of 1-ms ticks, from one
+        ms = tuned[column].to_numpy() * 1000
+        assert (ms >= 1).all() and np.allclose(ms, np.round(ms))
+
+
+def test_stack_freebsd_apply_lines_are_in_milliseconds_and_keep_a_knob_no_fold_moved():
+    from rttlab.trace.tune_stack import apply_lines
+
+    rec = {
+        "estimator": "freebsd",
+        "params": {"hz": "1000", "rexmit_min": "45ms"},
+        "timer_floor_s": 0.0,
+    }
+    got = apply_lines("freebsd", rec, 1000)
+    assert got["knobs"] == {"rexmit_min_ms": 45, "rexmit_slop_ms": 200}
+    assert got["apply"][:2] == [
+        "sysctl net.inet.tcp.rexmit_min=45",
+        "sysctl net.inet.tcp.rexmit_slop=200",
+    ]
+    kept = apply_lines("freebsd", {**rec, "keep_default": True}, 1000)
+    assert kept["knobs"] == {} and kept["apply"] == []
+    # The research view searched off the tick clock: no line, a pointer to --stack freebsd.
+    research = apply_lines("any", rec, 1000)
+    assert research["apply"] == [] and "run --stack freebsd" in research["apply_note"]
+
+
 def test_stack_quic_takes_the_peers_max_ack_delay_as_an_input(write):
     path = write("s.csv", shifting(1000, share=0.0))
     result = tune([path], stack="quic", max_ack_delay="40ms", budget=16)
@@ -165,7 +240,14 @@ def unreachable() -> str:
     "content,args,message",
     [
         (None, ["--stack", "bsd"], "--stack: unknown stack 'bsd'"),
-        (None, ["--stack", "freebsd"], "--stack freebsd: not built yet"),
+        (None, ["--stack", "freebsd", "--hz", "250"], "--hz: 250 is for --stack linux"),
+        (None, ["--stack", "freebsd", "-e", "linux"], "--estimators: --stack freebsd decides"),
+        (None, ["--stack", "freebsd", "-p", "freebsd.hz=100"], "--param: --stack freebsd decides"),
+        (
+            None,
+            ["--stack", "freebsd", "--max-ack-delay", "25ms"],
+            "--max-ack-delay: only with --stack quic",
+        ),
         (None, ["--folds", "1"], "--folds: 1 is too few"),
         (None, ["--folds", "40"], "--folds 40: "),
         (None, ["--stack", "linux", "--hz", "333"], "--hz: 333 is not a Linux tick rate"),

@@ -126,10 +126,12 @@ def tune(
     stack: str = typer.Option(
         "any",
         "--stack",
-        help="Search only the knobs this stack exposes: linux (rto_min in jiffies), quic (timer granularity, initial RTT), freebsd (not built yet), any (every estimator, the research view).",
+        help="Search only the knobs this stack exposes: linux (rto_min in jiffies), freebsd (rexmit_min and rexmit_slop in ticks of kern.hz=1000), quic (timer granularity, initial RTT), any (every estimator, the research view).",
     ),
     hz: int = typer.Option(
-        1000, "--hz", help="With --stack linux: the kernel's tick rate (CONFIG_HZ), e.g. 250."
+        1000,
+        "--hz",
+        help="With --stack linux: the kernel's tick rate (CONFIG_HZ), e.g. 250. --stack freebsd takes kern.hz=1000.",
     ),
     max_ack_delay: str = typer.Option(
         None,
@@ -146,11 +148,12 @@ def tune(
     time-ordered cross-validation: each trace cut into --folds blocks by time, each block held
     out in turn and the search run on the others; a setting must meet the target in every
     held-out block, and more knobs must cut W by more than 5 % (docs/tuning.md). Then the folds,
-    the candidates, and the lines to apply it (--stack linux: the sysctl or route). Below, the
-    research view: each estimator's Pareto front on all data. Each point is replayed and scored
-    exactly as `rttlab evaluate` does (docs/metrics.md). Search: a grid for 1–2 parameters,
-    SciPy's differential evolution for more; above 250,000 samples, successive halving (points
-    screened on subsamples, the best replayed on more: a day of traffic in under a minute)."""
+    the candidates, and the lines to apply it (--stack linux: the sysctl or route; --stack
+    freebsd: the sysctls and their /etc/sysctl.conf lines). Below, the research view: each
+    estimator's Pareto front on all data. Each point is replayed and scored exactly as `rttlab
+    evaluate` does (docs/metrics.md). Search: a grid for 1–2 parameters, SciPy's differential
+    evolution for more; above 250,000 samples, successive halving (points screened on
+    subsamples, the best replayed on more: a day of traffic in under a minute)."""
     from rttlab.trace.tune import tune as run
 
     rate = parse_rate(target)

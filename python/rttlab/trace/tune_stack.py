@@ -13,10 +13,14 @@ and say how to apply the answer (docs/tuning.md, "Knobs a stack exposes").
   §6.1.2) and initial RTT (kInitialRtt, §6.2.2) searched; the peer's ``max_ack_delay``
   (§6.2.1, a transport parameter, RFC 9000 §18.2) is an input (``--max-ack-delay``, default 25 ms),
   never a knob.
-- ``freebsd``: not built. FreeBSD's ``TCPT_RANGESET`` adds ``net.inet.tcp.rexmit_slop`` to
-  SRTT + 4·RTTVAR before the ``rexmit_min`` floor; no estimator of the core models that sum yet
-  (the ``rfc6298`` estimator's ``bsd_tick`` mode is 4.4BSD-Lite without the slop), so ``--stack
-  freebsd`` says so and exits rather than recommend a setting the replay did not score.
+- ``freebsd``: the ``freebsd`` estimator (``tcp_xmit_timer``, ``TCP_REXMTVAL``,
+  ``TCPT_RANGESET``; FreeBSD 13/14), ``rexmit_min`` and ``rexmit_slop`` searched, in whole ticks
+  of kern.hz = 1000 (1 ms; FreeBSD's default, the only rate taken). The sysctls
+  ``net.inet.tcp.rexmit_min`` and ``net.inet.tcp.rexmit_slop`` are read in milliseconds and kept
+  in ticks, ``sysctl_msec_to_ticks()`` (sys/kern/kern_sysctl.c) truncating ms·hz/1000 and
+  refusing less than one tick; the kernel floors SRTT + 4·RTTVAR at ``t_rttmin`` (=
+  rexmit_min), then ``TCPT_RANGESET`` adds the slop, so both bind. ``rexmit_initial`` and the 64 s
+  cap (``TCPTV_REXMTMAX``) are left at their defaults, as Linux's are.
 - ``any``: every estimator, the research view (knobs no stack exposes included).
 """
 
@@ -28,6 +32,9 @@ from typing import Any
 from rttlab.trace.tune_search import TIMER_FLOOR, TuneError, fmt_value, parse_quantity
 
 STACKS = ("linux", "freebsd", "quic", "any")
+
+#: kern.hz for ``--stack freebsd``: FreeBSD's default tick rate (1 ms ticks).
+FREEBSD_HZ = 1000
 
 
 def resolve(
@@ -47,8 +54,15 @@ def resolve(
             f"--estimators: --stack {stack} decides the estimator; give one or the other"
         )
     if stack == "freebsd":
-        raise TuneError(
-            "--stack freebsd: not built yet: FreeBSD adds net.inet.tcp.rexmit_slop to SRTT + 4·RTTVAR (TCPT_RANGESET) and no estimator of the replay models it; use --stack any"
+        if hz != 1000:
+            raise TuneError(
+                f"--hz: {hz} is for --stack linux; --stack freebsd takes kern.hz = 1000 (FreeBSD's default)"
+            )
+        tick = fmt_value("duration", 1.0 / FREEBSD_HZ)
+        return (
+            ["freebsd"],
+            {"freebsd": {"hz": str(FREEBSD_HZ)}},
+            {"freebsd": {"rexmit_min": f"{tick}:3s", "rexmit_slop": f"{tick}:1s"}},
         )
     if stack == "linux":
         jiffy = 1.0 / hz
@@ -96,6 +110,25 @@ def apply_lines(stack: str, rec: dict[str, Any], hz: int) -> dict[str, Any]:
             ],
             "apply_note": f"either line: the sysctl for new sockets of the namespace, or the route (restate the route's own spec; it takes precedence). The kernel keeps rto_min in jiffies at HZ={hz}, rounded up",
         }
+    if est == "freebsd" and stack == "freebsd":
+        # The searched values are whole ticks; the sysctls take ms and keep ms·hz/1000 ticks
+        # (sysctl_msec_to_ticks truncates), so at 1000 Hz the ms written are the ticks kept.
+        from rttlab.trace.replay import defaults
+
+        given = {**defaults("freebsd"), **params}  # a knob no fold moved keeps its default
+        ms = {}
+        for key in ("rexmit_min", "rexmit_slop"):
+            ticks = int(round(_seconds(given[key]) * FREEBSD_HZ))
+            ms[key] = ticks * 1000 // FREEBSD_HZ
+        settings = [f"net.inet.tcp.{key}={v}" for key, v in ms.items()]
+        return {
+            "knobs": {f"{key}_ms": v for key, v in ms.items()},
+            "apply": [
+                *(f"sysctl {line}" for line in settings),
+                *(f"{line}  # in /etc/sysctl.conf" for line in settings),
+            ],
+            "apply_note": "the sysctl lines now, the /etc/sysctl.conf lines to keep them after a reboot. rexmit_min reaches connections opened after it (tcp_newtcpcb copies it into t_rttmin), rexmit_slop every connection's next RTO (TCPT_RANGESET reads it each time). FreeBSD keeps both in ticks of kern.hz=1000",
+        }
     if est == "quic" and stack == "quic":
         g, i = _seconds(params["granularity"]), _seconds(params["initial_rtt"])
         return {
@@ -113,8 +146,10 @@ def apply_lines(stack: str, rec: dict[str, Any], hz: int) -> dict[str, Any]:
     knobs: dict[str, Any] = dict(params)
     if rec["timer_floor_s"]:
         knobs["timer_min_rto"] = fmt_value("duration", rec["timer_floor_s"])
-    return {
-        "knobs": knobs,
-        "apply": [],
-        "apply_note": f"no deployed stack exposes {est}'s knobs as such (research view, --stack any); reproduce with the command",
-    }
+    if est == "freebsd":
+        # The research view searches off FreeBSD's tick clock (unless -p freebsd.hz is given):
+        # no sysctl line need set exactly what was scored.
+        note = "FreeBSD's sysctls take whole ms (ticks at kern.hz=1000): run --stack freebsd for a setting searched on that clock and the lines that set it; reproduce this one with the command"
+    else:
+        note = f"no deployed stack exposes {est}'s knobs as such (research view, --stack any); reproduce with the command"
+    return {"knobs": knobs, "apply": [], "apply_note": note}
