@@ -212,3 +212,23 @@ def test_options_converted_without_pydantic_keep_pydantics_values_and_messages(w
         "\u0663",
     ):  # as pydantic: no exponent, fraction or non-ASCII digit
         assert run("samples", cap, "--flow", bad).returncode == 2, bad
+
+
+def test_flows_shows_the_path_samples_evaluate_replays_beside_every_sample(shared):
+    """Issue 42: `flows` said 334 RTT samples where `evaluate` scored 159, and did not say why."""
+    import os
+
+    from rttlab.trace.capture import path_samples
+
+    for cap in sorted((shared / "captures").glob("*.pcap*"))[:4]:
+        run = [sys.executable, "-m", "rttlab.cli.main", "flows", str(cap)]
+        doc = json.loads(subprocess.run([*run, "--json"], capture_output=True, text=True).stdout)
+        samples, conns = read_capture(cap)
+        want = path_samples(samples, conns).groupby("conn").size()
+        for f in doc["flows"]:
+            assert f["path_samples"] == int(want.get(f["conn"], 0)) <= f["samples"], cap
+    env = {**os.environ, "COLUMNS": "240"}
+    text = subprocess.run(run, capture_output=True, text=True, env=env).stdout
+    assert "samples all/path" in text and "which `rttlab evaluate` replays" in " ".join(
+        text.split()
+    )

@@ -583,7 +583,8 @@ pub const CONN_COLUMNS: &[ConnColumn] = &[
     opt_seconds!("min_rtt", "smallest sample of the path-RTT series (the sum of medians when the path RTT is one)", |c| c.min_rtt),
     opt_seconds!("max_rtt", "largest sample of the path-RTT series (the sum of medians when the path RTT is one)", |c| c.max_rtt),
     count!("malformed", "", "packets of this connection with malformed TCP options", |c| c.malformed),
-    count!("samples", "", "sample rows of this connection (every method)", |c| c.samples),
+    count!("samples", "", "sample rows of this connection (every method and direction)", |c| c.samples),
+    count!("path_samples", "", "samples of the path-RTT series: what `rttlab evaluate` replays (its first warms the estimator up and is not scored); 0 when the path RTT is a sum of partials or unknown", |c| c.path_samples),
     count!("ts_excluded", "", "`ts` samples flagged `idle_echo` (RFC 7323 §4's RTTM rule), left out of path series", |c| c.ts_excluded),
 ];
 

@@ -373,6 +373,7 @@ pub fn two_connections() -> Vec<super::ConnSummary> {
         hops: [Some(0), Some(7)],
         malformed: 0,
         samples: 9,
+        path_samples: 6,
         ts_excluded: 1,
     };
     let bare = ConnSummary {
@@ -404,6 +405,7 @@ pub fn two_connections() -> Vec<super::ConnSummary> {
         hops: [None, None],
         malformed: 2,
         samples: 0,
+        path_samples: 0,
         ts_excluded: 0,
     };
     vec![full, bare]

@@ -178,6 +178,9 @@ pub struct ConnSummary {
     /// Packets of this connection with malformed TCP options.
     pub malformed: u64,
     pub samples: u64,
+    /// Samples of the path-RTT series (0 when the path RTT is a sum of partials or unknown):
+    /// what `rttlab evaluate` replays for this connection.
+    pub path_samples: u64,
     /// TS-echo samples of this connection that the RTTM rule excludes from the path (see
     /// [`Counters::idle_echoes`]).
     pub ts_excluded: u64,
@@ -1613,6 +1616,10 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
                 }
                 Vantage::Unknown => PathRtt::None,
             };
+            let path_samples = match path {
+                PathRtt::Series(m, d) => s[series(m, d)].len() as u64,
+                _ => 0,
+            };
             let (path_median, min_rtt, max_rtt) = match path {
                 PathRtt::Series(m, d) => {
                     let v = &s[series(m, d)];
@@ -1667,6 +1674,7 @@ fn summarise(conns: &mut [Conn]) -> Vec<ConnSummary> {
                 ],
                 malformed: c.malformed,
                 samples: c.nsamples,
+                path_samples,
                 ts_excluded: c.idle_echoes,
             }
         })

@@ -227,7 +227,7 @@ def _flows_columns() -> list:
         num("path RTT", 0),
         num("min/max RTT", 3),
         num("hops", 5),
-        num("samples", 1),
+        num("samples all/path", 1),
     ]
 
 
@@ -265,11 +265,18 @@ def _flows_table(capture: Path, conns: pd.DataFrame) -> None:
                 _rtts([r.path_rtt]),
                 _rtts([r.min_rtt, r.max_rtt]),
                 hops,
-                f"{r.samples:,}",
+                f"{r.samples:,}/{r.path_samples:,}",
             ]
         )
-    title = f"{escape(capture.name)}: {count(len(conns), 'TCP connection')}, {count(samples, 'RTT sample')}"
-    show(_flows_columns(), rows, title=title, formats="`rttlab flows --json` or --csv")
+    path = int(conns["path_samples"].sum())
+    title = f"{escape(capture.name)}: {count(len(conns), 'TCP connection')}, {count(samples, 'RTT sample')} ({path:,} on path-RTT series)"
+    left_out = show(_flows_columns(), rows, title=title, formats="`rttlab flows --json` or --csv")
+    if "samples all/path" not in left_out:
+        # The two counts differ by design (docs/capture.md): say which one evaluate scores.
+        console.print(
+            "[dim]samples all/path: every RTT sample of the connection (each method and direction) / those of its "
+            "path-RTT series, which `rttlab evaluate` replays (all but the first scored)[/]"
+        )
     if len(shown) < len(conns):
         console.print(
             f"[dim]showing the {len(shown)} largest of {len(conns):,} connections (by packets); `rttlab flows --json` or --csv lists all[/]"
@@ -398,7 +405,12 @@ def samples(
         import sys
 
         # Plain text: no markup to read in a file name, and no rich import.
-        sys.stderr.write(f"wrote {rows} samples to {output}\n")
+        which = (
+            "the path-RTT series, as `rttlab evaluate` replays them"
+            if path
+            else "every method and direction; `rttlab evaluate` replays only each connection's path-RTT series (--path writes those)"
+        )
+        sys.stderr.write(f"wrote {rows:,} samples to {output} ({which})\n")
 
 
 def _finish_capture(
