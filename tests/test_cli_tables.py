@@ -283,3 +283,58 @@ def test_tune_prints_every_setting_and_number_whole_with_its_unit(tmp_path, colu
         for w in [line.split("│")[4].strip()]
         if w and w != "—"
     )  # W with its unit
+
+
+#: Every command that prints tables, on inputs of its own (a capture from ../shared where needed).
+TABLE_COMMANDS = {
+    "estimators": ["estimators"],
+    "components": ["components"],
+    "evaluate": ["evaluate", "--sample"],
+    "simulate": [
+        "simulate",
+        "examples/scenarios/dumbbell-n10-droptail.toml",
+        "--set",
+        "simulation.duration=1s",
+    ],
+    "tune": ["tune", "python/rttlab/data/sample_rtt.csv", "-e", "linux,quic", "--budget", "8"],
+    "red-dimension": [
+        "red-dimension",
+        "--ssthresh",
+        "20",
+        "--bandwidth",
+        "10Mbps",
+        "--rtt",
+        "100ms",
+    ],
+}
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+@pytest.mark.parametrize("command", list(TABLE_COMMANDS))
+def test_every_commands_tables_fit_the_terminal_and_cut_nothing(command, columns):
+    """The README's promise (issue 42): a column with no room is left out whole and named under
+    the table, never wrapped into the border or cut with an ellipsis, at any width."""
+    from pathlib import Path
+
+    from rich.cells import cell_len
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "COLUMNS": str(columns)}
+    out = subprocess.run(
+        [*RTTLAB, *TABLE_COMMANDS[command]],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line[:1] in "┏┃┡│├└╭╰"]
+    assert rows, f"{command}: no table printed"
+    wide = [line for line in rows if cell_len(line) > columns]
+    assert not wide, f"{command} at {columns}: {wide[0]!r}"
+    import re
+
+    # Rich ends a cut cell with "…" against its border ("b0…b4" in a description is text).
+    cut = [line for line in rows if re.search(r"…\s*[│┃]", line)]
+    assert not cut, f"{command} at {columns}: a cell was cut: {cut[0]!r}"

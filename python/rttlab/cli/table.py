@@ -117,7 +117,15 @@ def show(
     rows = [list(r) for r in rows]
     available = width()
     keep = fit(cols, rows, available)
-    fits = available is None or _total(cols, rows, keep) <= available
+    # Prose may wrap down to its longest word when nothing else can go (a 60-column terminal).
+    tight = sum(
+        _longest_word(cols, rows, i) if cols[i].prose else _widths(cols, rows)[i] for i in keep
+    )
+    fits = (
+        available is None
+        or _total(cols, rows, keep) <= available
+        or tight + 3 * len(keep) + 1 <= available
+    )
     # A table narrower than its title is widened to it (up to the terminal), so the title is not
     # wrapped into a column of words over a narrow table.
     heading = max((_width(line) for line in (title or "").split("\n")), default=0)

@@ -414,7 +414,7 @@ def render(result: Tuning) -> None:
     cols = [
         Col("estimator"),
         Col("setting", prose=True),
-        num("bad-timeout rate"),
+        num("bad-timeout\nrate"),  # two lines: the table fits 60 columns
         num("W"),
         num("W p99", 2),
         num("MAE", 3),
@@ -438,7 +438,7 @@ def render(result: Tuning) -> None:
         for _, r in list(below.tail(6).iterrows()) + list(above.head(4).iterrows())
     ]
     show(
-        [Col("setting", prose=True), num("bad-timeout rate"), num("W"), num("MAE", 2)],
+        [Col("setting", prose=True), num("bad-timeout\nrate"), num("W"), num("MAE", 2)],
         jrows,
         title=f"joint front across estimators ({len(joint)} points; those near the {target:.2%} target)",
         formats="--json or --out",
@@ -600,7 +600,7 @@ def render_cv(result: Tuning) -> None:
             Col("candidate", prose=True),
             num("knobs", 3),
             num("blocks held"),
-            num("worst block"),
+            num("worst block", 4),
             num("bad-timeout rate", 1),
             num("W"),
         ],
