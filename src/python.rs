@@ -37,24 +37,42 @@ fn build_all(specs: &[Spec]) -> PyResult<Vec<rtt::Estimator>> {
 /// Two `uint64` nanosecond columns (times, RTTs).
 type NanosColumns<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
 
+/// How to read a series: the unit (`s`, `ms`, `us`, `ns`) and the columns chosen by name.
+fn series_options(
+    unit: Option<&str>,
+    time_column: Option<String>,
+    rtt_column: Option<String>,
+) -> PyResult<series::Options> {
+    let unit = unit
+        .map(|u| {
+            series::Unit::parse(u).ok_or_else(|| {
+                ParameterError::new_err(format!("unknown unit '{u}' (use s, ms, us or ns)"))
+            })
+        })
+        .transpose()?;
+    Ok(series::Options {
+        unit,
+        columns: series::ColumnNames {
+            time: time_column,
+            rtt: rtt_column,
+        },
+    })
+}
+
 /// Read an RTT series file → (times_ns, rtts_ns) as uint64 arrays.
 #[pyfunction]
-#[pyo3(signature = (path, unit=None))]
+#[pyo3(signature = (path, unit=None, time_column=None, rtt_column=None))]
 fn read_series<'py>(
     py: Python<'py>,
     path: &str,
     unit: Option<&str>,
+    time_column: Option<String>,
+    rtt_column: Option<String>,
 ) -> PyResult<NanosColumns<'py>> {
-    let unit = unit
-        .map(|u| {
-            series::Unit::parse(u).ok_or_else(|| {
-                ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))
-            })
-        })
-        .transpose()?;
+    let options = series_options(unit, time_column, rtt_column)?;
     let path_buf = std::path::PathBuf::from(path);
     let s = py
-        .detach(|| series::read(&path_buf, unit))
+        .detach(|| series::read_with(&path_buf, &options))
         .map_err(|e| InputError::new_err(e.to_string()))?;
     Ok((s.times.into_pyarray(py), s.rtts.into_pyarray(py)))
 }
@@ -67,6 +85,14 @@ fn read_series<'py>(
 struct SeriesData {
     times: Vec<Nanos>,
     rtts: Vec<Nanos>,
+    /// The unit the RTTs were read in (`s`, `ms`, `us`, `ns`) and who chose it (`default`,
+    /// `given`, `header`); the header's name of the RTT column (None without a header).
+    #[pyo3(get)]
+    unit: &'static str,
+    #[pyo3(get)]
+    unit_from: &'static str,
+    #[pyo3(get)]
+    rtt_column: Option<String>,
 }
 
 #[pymethods]
@@ -89,27 +115,59 @@ impl SeriesData {
     fn count_above(&self, ns: f64) -> usize {
         self.rtts.iter().filter(|&&r| r as f64 > ns).count()
     }
+
+    /// The median RTT in ns (of at most 10,001 evenly spaced samples: `series::median_rtt`).
+    fn median_ns(&self) -> Option<Nanos> {
+        series::median_rtt(&self.rtts)
+    }
 }
 
 /// As [`read_series`], kept in Rust ([`SeriesData`]).
 #[pyfunction]
-#[pyo3(signature = (path, unit=None))]
-fn read_series_data(py: Python<'_>, path: &str, unit: Option<&str>) -> PyResult<SeriesData> {
-    let unit = unit
-        .map(|u| {
-            series::Unit::parse(u).ok_or_else(|| {
-                ParameterError::new_err(format!("unknown unit '{u}' (use s, ms or us)"))
-            })
-        })
-        .transpose()?;
+#[pyo3(signature = (path, unit=None, time_column=None, rtt_column=None))]
+fn read_series_data(
+    py: Python<'_>,
+    path: &str,
+    unit: Option<&str>,
+    time_column: Option<String>,
+    rtt_column: Option<String>,
+) -> PyResult<SeriesData> {
+    let options = series_options(unit, time_column, rtt_column)?;
     let path_buf = std::path::PathBuf::from(path);
     let s = py
-        .detach(|| series::read(&path_buf, unit))
+        .detach(|| series::read_with(&path_buf, &options))
         .map_err(|e| InputError::new_err(e.to_string()))?;
     Ok(SeriesData {
         times: s.times,
         rtts: s.rtts,
+        unit: s.unit.name(),
+        unit_from: s.unit_from.name(),
+        rtt_column: s.rtt_column,
     })
+}
+
+/// `time=COL,rtt=COL` → (time column, RTT column), either None; ParameterError naming what is
+/// wrong (without the option's name: the caller adds it).
+#[pyfunction]
+fn parse_columns(spec: &str) -> PyResult<(Option<String>, Option<String>)> {
+    series::ColumnNames::parse(spec)
+        .map(|c| (c.time, c.rtt))
+        .map_err(ParameterError::new_err)
+}
+
+/// (the plausible range of a median RTT in ns, the likely unit or None): see [`unit_doubt`].
+type UnitDoubt = ((Nanos, Nanos), Option<&'static str>);
+
+/// None when a median RTT of `median_ns` read in `unit` is plausible for a network path
+/// (`series::PLAUSIBLE_NS`); else (the plausible range in ns, the unit the values were likely
+/// written in or None).
+#[pyfunction]
+fn unit_doubt(median_ns: Nanos, unit: &str) -> PyResult<Option<UnitDoubt>> {
+    let unit = series::Unit::parse(unit).ok_or_else(|| {
+        ParameterError::new_err(format!("unknown unit '{unit}' (use s, ms, us or ns)"))
+    })?;
+    Ok(series::unit_doubt(median_ns, unit)
+        .map(|likely| (series::PLAUSIBLE_NS, likely.map(series::Unit::name))))
 }
 
 fn spec_dict<'py>(py: Python<'py>, spec: &ParamSpec) -> PyResult<Bound<'py, PyDict>> {
@@ -1903,6 +1961,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParameterError", m.py().get_type::<ParameterError>())?;
     m.add_function(wrap_pyfunction!(read_series, m)?)?;
     m.add_function(wrap_pyfunction!(read_series_data, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(unit_doubt, m)?)?;
     m.add_class::<SeriesData>()?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;

@@ -1,5 +1,7 @@
 //! RTT series files: one RTT per line (`../shared/rtt-series/*.csv` style, milliseconds by
-//! default), or a CSV with a header naming `time` and `rtt` columns (seconds by default).
+//! default), or a CSV whose header names the columns: the RTT column `rtt`, the time column
+//! `time`, `timestamp` or `t`, each in seconds unless its name carries a unit (`rtt_ms`,
+//! `time_us`, `rtt (ms)`), or chosen by name ([`ColumnNames`]: `--columns time=COL,rtt=COL`).
 //! Headerless series get arrival times as the running sum of the RTTs: each request leaves when
 //! the previous reply arrives, as in the request/response series they come from.
 
@@ -7,29 +9,73 @@ use crate::time::{Nanos, MS, SEC, US};
 use std::fmt;
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Unit {
     Seconds,
+    #[default]
     Milliseconds,
     Microseconds,
+    Nanoseconds,
 }
 
 impl Unit {
+    /// Largest first: the order [`unit_doubt`] walks to find a plausible reading.
+    const ALL: [Unit; 4] = [
+        Self::Seconds,
+        Self::Milliseconds,
+        Self::Microseconds,
+        Self::Nanoseconds,
+    ];
+
+    /// A unit as `--unit` takes it: `s`, `ms`, `us` (or `µs`), `ns`.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "s" => Some(Self::Seconds),
             "ms" => Some(Self::Milliseconds),
-            "us" | "µs" => Some(Self::Microseconds),
+            "us" | "µs" | "μs" => Some(Self::Microseconds),
+            "ns" => Some(Self::Nanoseconds),
             _ => None,
         }
     }
 
-    /// ns per unit as a power of ten: 10^9, 10^6, 10^3.
+    /// A unit as a column name spells it after the name (`rtt_ms`, `rtt (msec)`), lower case.
+    fn from_suffix(text: &str) -> Option<Self> {
+        match text {
+            "s" | "sec" | "secs" | "second" | "seconds" => Some(Self::Seconds),
+            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => Some(Self::Milliseconds),
+            "us" | "µs" | "μs" | "usec" | "usecs" | "microsecond" | "microseconds" => {
+                Some(Self::Microseconds)
+            }
+            "ns" | "nsec" | "nsecs" | "nanosecond" | "nanoseconds" => Some(Self::Nanoseconds),
+            _ => None,
+        }
+    }
+
+    /// As `--unit` takes it (and [`Unit::parse`] reads it back).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Seconds => "s",
+            Self::Milliseconds => "ms",
+            Self::Microseconds => "us",
+            Self::Nanoseconds => "ns",
+        }
+    }
+
+    /// As a value is written with it in a message: `0.5 s`, `3 µs`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Self::Microseconds => "µs",
+            other => other.name(),
+        }
+    }
+
+    /// ns per unit as a power of ten: 10^9, 10^6, 10^3, 10^0.
     fn exponent(self) -> u32 {
         match self {
             Self::Seconds => 9,
             Self::Milliseconds => 6,
             Self::Microseconds => 3,
+            Self::Nanoseconds => 0,
         }
     }
 
@@ -38,8 +84,84 @@ impl Unit {
             Self::Seconds => SEC as f64,
             Self::Milliseconds => MS as f64,
             Self::Microseconds => US as f64,
+            Self::Nanoseconds => 1.0,
         }
     }
+}
+
+/// Where the unit the RTTs were read in came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnitFrom {
+    /// Nobody said: milliseconds for one RTT per line, seconds under a header.
+    #[default]
+    Default,
+    /// The caller (`--unit`, `unit=`).
+    Given,
+    /// The RTT column's name (`rtt_ms`).
+    Header,
+}
+
+impl UnitFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::Given => "given",
+            Self::Header => "header",
+        }
+    }
+}
+
+/// Header columns chosen by name (`--columns time=COL,rtt=COL`); None: found by their usual names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnNames {
+    pub time: Option<String>,
+    pub rtt: Option<String>,
+}
+
+impl ColumnNames {
+    /// `time=COL,rtt=COL` (either or both; names as the header writes them, any case). The
+    /// reason it cannot be read otherwise.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let mut out = Self::default();
+        for item in spec.split(',') {
+            let (role, name) = item.split_once('=').ok_or_else(|| {
+                format!(
+                    "{} is not ROLE=COLUMN (e.g. time=timestamp,rtt=rtt_ms)",
+                    quoted(item.trim())
+                )
+            })?;
+            let (role, name) = (role.trim(), name.trim());
+            let slot = match role.to_ascii_lowercase().as_str() {
+                "time" => &mut out.time,
+                "rtt" => &mut out.rtt,
+                _ => {
+                    return Err(format!(
+                        "unknown role {} (the roles are time and rtt)",
+                        quoted(role)
+                    ))
+                }
+            };
+            if name.is_empty() {
+                return Err(format!("{role}= names no column"));
+            }
+            if slot.is_some() {
+                return Err(format!("{role} is named twice"));
+            }
+            *slot = Some(name.to_string());
+        }
+        Ok(out)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.time.is_none() && self.rtt.is_none()
+    }
+}
+
+/// How to read a series: the RTT unit (None: as the file says, else the default) and the columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    pub unit: Option<Unit>,
+    pub columns: ColumnNames,
 }
 
 /// Samples as parallel columns: arrival time and RTT, both in ns.
@@ -47,6 +169,11 @@ impl Unit {
 pub struct Series {
     pub times: Vec<Nanos>,
     pub rtts: Vec<Nanos>,
+    /// The unit the RTTs were read in, and who chose it.
+    pub unit: Unit,
+    pub unit_from: UnitFrom,
+    /// The header's name of the RTT column; None for one RTT per line.
+    pub rtt_column: Option<String>,
 }
 
 /// One clear line: `path:line: field 'rtt': reason`.
@@ -87,6 +214,17 @@ fn quoted(text: &str) -> String {
 }
 
 pub fn read(path: &Path, unit: Option<Unit>) -> Result<Series, SeriesError> {
+    read_with(
+        path,
+        &Options {
+            unit,
+            ..Options::default()
+        },
+    )
+}
+
+/// [`read`] with the columns chosen by name.
+pub fn read_with(path: &Path, options: &Options) -> Result<Series, SeriesError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| SeriesError {
         path: name.clone(),
@@ -94,7 +232,7 @@ pub fn read(path: &Path, unit: Option<Unit>) -> Result<Series, SeriesError> {
         field: None,
         reason: io_reason(&e),
     })?;
-    parse(&bytes, &name, unit)
+    parse_with(&bytes, &name, options, PARALLEL_MIN)
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -199,7 +337,198 @@ fn plain_column(tail: &[u8], exponent: u32) -> Option<Vec<Nanos>> {
 
 /// Parse series text. `name` labels errors.
 pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, SeriesError> {
-    parse_with(bytes, name, unit, PARALLEL_MIN)
+    parse_options(
+        bytes,
+        name,
+        &Options {
+            unit,
+            ..Options::default()
+        },
+    )
+}
+
+/// [`parse`] with the columns chosen by name.
+pub fn parse_options(bytes: &[u8], name: &str, options: &Options) -> Result<Series, SeriesError> {
+    parse_with(bytes, name, options, PARALLEL_MIN)
+}
+
+/// What the header (or its absence) says: where the columns are, their names and units.
+#[derive(Debug, Clone, PartialEq)]
+struct Layout {
+    rtt: usize,
+    /// The RTT column as the header writes it ("rtt" without a header): errors name it.
+    rtt_name: String,
+    rtt_unit: Unit,
+    unit_from: UnitFrom,
+    /// (column, name, unit) of the time column, if any.
+    time: Option<(usize, String, Unit)>,
+    header: bool,
+}
+
+impl Layout {
+    fn headerless(unit: Option<Unit>) -> Self {
+        Self {
+            rtt: 0,
+            rtt_name: "rtt".into(),
+            rtt_unit: unit.unwrap_or(Unit::Milliseconds),
+            unit_from: if unit.is_some() {
+                UnitFrom::Given
+            } else {
+                UnitFrom::Default
+            },
+            time: None,
+            header: false,
+        }
+    }
+
+    /// The exponent of the one-RTT-per-line fast path, when lines hold the RTT alone.
+    fn fast(&self) -> Option<u32> {
+        (self.time.is_none() && self.rtt == 0).then(|| self.rtt_unit.exponent())
+    }
+}
+
+/// Names of the time column when none is chosen (a name's unit suffix aside).
+const TIME_NAMES: [&str; 3] = ["time", "timestamp", "t"];
+/// Longest list of header columns an error spells out (characters, before the last name).
+const LIST_MAX: usize = 100;
+
+/// A header cell as a name: trimmed, one pair of double quotes removed.
+fn unquote(cell: &str) -> &str {
+    let c = cell.trim();
+    c.strip_prefix('"')
+        .and_then(|c| c.strip_suffix('"'))
+        .map_or(c, str::trim)
+}
+
+/// A lower-case column name split into its base and unit: `rtt_ms`, `rtt-ms`, `rtt ms`,
+/// `rtt (ms)`, `rtt [ms]` → ("rtt", ms); `rtt` → ("rtt", None).
+fn split_unit(name: &str) -> (&str, Option<Unit>) {
+    let n = name.trim();
+    for (open, close) in [('(', ')'), ('[', ']')] {
+        if let Some(inner) = n.strip_suffix(close) {
+            if let Some(k) = inner.rfind(open) {
+                if let Some(unit) = Unit::from_suffix(inner[k + 1..].trim()) {
+                    return (inner[..k].trim_end_matches([' ', '_', '-']), Some(unit));
+                }
+            }
+        }
+    }
+    if let Some(k) = n.rfind(['_', '-', ' ']) {
+        if let Some(unit) = Unit::from_suffix(&n[k + 1..]) {
+            return (n[..k].trim_end(), Some(unit));
+        }
+    }
+    (n, None)
+}
+
+/// The header's columns for an error: `'time', 'rtt_ms'`, as many as fit in [`LIST_MAX`]
+/// characters (each cut as [`quoted`] cuts it), then how many more.
+fn listing(names: &[&str]) -> String {
+    let mut out = String::new();
+    for (k, name) in names.iter().enumerate() {
+        let q = quoted(name);
+        if k > 0 && out.len() + q.len() > LIST_MAX {
+            return format!("{out}, and {} more", names.len() - k);
+        }
+        if k > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&q);
+    }
+    out
+}
+
+/// Where the time and RTT columns of a header are: chosen by name, else by their usual names.
+/// The reason as text when they cannot be told.
+fn header_layout(record: &[&str], options: &Options) -> Result<Layout, String> {
+    let names: Vec<&str> = record.iter().map(|c| unquote(c)).collect();
+    let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let columns = || listing(&names);
+    // Several columns for one role: by name if their names differ, else renamed.
+    let ambiguous = |role: &str, hits: &[usize]| {
+        let at = hits
+            .iter()
+            .map(|&k| format!("{} (column {})", quoted(names[k]), k + 1))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if hits.iter().all(|&k| lower[k] == lower[hits[0]]) {
+            format!(
+                "the header names {role} column {} {} times ({at}): rename all but one",
+                quoted(names[hits[0]]),
+                hits.len()
+            )
+        } else {
+            format!(
+                "the header has {} {role} columns, {at}: choose one with --columns {role}=NAME",
+                hits.len()
+            )
+        }
+    };
+    let find =
+        |role: &str, chosen: Option<&String>, usual: &[&str]| -> Result<Option<usize>, String> {
+            let hits: Vec<usize> = match chosen {
+                Some(want) => {
+                    let want = unquote(want).to_lowercase();
+                    let hits: Vec<usize> = (0..names.len()).filter(|&k| lower[k] == want).collect();
+                    if hits.is_empty() {
+                        return Err(format!(
+                            "column {} (named for {role}) is not in the header; its columns: {}",
+                            quoted(&want),
+                            columns()
+                        ));
+                    }
+                    hits
+                }
+                None => (0..names.len())
+                    .filter(|&k| usual.contains(&split_unit(&lower[k]).0))
+                    .collect(),
+            };
+            match hits.len() {
+                0 => Ok(None),
+                1 => Ok(Some(hits[0])),
+                _ => Err(ambiguous(role, &hits)),
+            }
+        };
+    let rtt = find("rtt", options.columns.rtt.as_ref(), &["rtt"])?.ok_or_else(|| {
+        format!(
+            "the header has no 'rtt' column (its columns: {}); call it rtt (rtt_ms, rtt_us: with its unit) or choose it with --columns rtt=NAME",
+            columns()
+        )
+    })?;
+    let time = find("time", options.columns.time.as_ref(), &TIME_NAMES)?;
+    if time == Some(rtt) {
+        return Err(format!(
+            "time and rtt name the same column {}",
+            quoted(names[rtt])
+        ));
+    }
+    let (rtt_unit, unit_from) = match (split_unit(&lower[rtt]).1, options.unit) {
+        (Some(named), Some(given)) if named != given => {
+            return Err(format!(
+                "column {} is in {} by its name, but the unit given is {}: drop the unit (--unit) or rename the column",
+                quoted(names[rtt]),
+                named.symbol(),
+                given.symbol()
+            ))
+        }
+        (Some(named), _) => (named, UnitFrom::Header),
+        (None, Some(given)) => (given, UnitFrom::Given),
+        (None, None) => (Unit::Seconds, UnitFrom::Default),
+    };
+    Ok(Layout {
+        rtt,
+        rtt_name: names[rtt].to_string(),
+        rtt_unit,
+        unit_from,
+        time: time.map(|k| {
+            (
+                k,
+                names[k].to_string(),
+                split_unit(&lower[k]).1.unwrap_or(Unit::Seconds),
+            )
+        }),
+        header: true,
+    })
 }
 
 /// [`parse`], reading the second half on another thread when more than `parallel_min` bytes of
@@ -207,9 +536,10 @@ pub fn parse(bytes: &[u8], name: &str, unit: Option<Unit>) -> Result<Series, Ser
 fn parse_with(
     bytes: &[u8],
     name: &str,
-    unit: Option<Unit>,
+    options: &Options,
     parallel_min: usize,
 ) -> Result<Series, SeriesError> {
+    let unit = options.unit;
     let err = |line: Option<u64>, field: Option<&str>, reason: String| SeriesError {
         path: name.into(),
         line,
@@ -228,11 +558,11 @@ fn parse_with(
             + 1;
         err(Some(line), None, "not a text file (invalid UTF-8)".into())
     })?;
-    let mut columns: Option<(Option<usize>, usize)> = None; // (time column, rtt column)
-    let mut unit_scale = unit.unwrap_or(Unit::Milliseconds).nanos();
+    let mut layout: Option<Layout> = None;
+    // The fast path's exponent once the layout allows it (one RTT per line).
+    let mut fast: Option<u32> = None;
     let mut series = Series::default();
     let mut clock: Nanos = 0;
-    let plain_exponent = unit.unwrap_or(Unit::Milliseconds).exponent();
     // At most one sample per line: reserved once, so the columns never move while they grow.
     let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
     series.times.reserve(lines);
@@ -248,25 +578,20 @@ fn parse_with(
             None;
         loop {
             while pos < stop {
-                if second.is_none()
-                    && stop == all.len()
-                    && columns == Some((None, 0))
-                    && all.len() - pos > parallel_min
-                {
-                    // Split at the line end nearest the middle of what remains.
-                    let middle = pos + (all.len() - pos) / 2;
-                    if let Some(k) = all[middle..].iter().position(|&b| b == b'\n') {
-                        let mid = middle + k + 1;
-                        let tail = &all[mid..];
-                        second =
-                            Some((mid, scope.spawn(move || plain_column(tail, plain_exponent))));
-                        stop = mid;
+                if let Some(exponent) = fast {
+                    if second.is_none() && stop == all.len() && all.len() - pos > parallel_min {
+                        // Split at the line end nearest the middle of what remains.
+                        let middle = pos + (all.len() - pos) / 2;
+                        if let Some(k) = all[middle..].iter().position(|&b| b == b'\n') {
+                            let mid = middle + k + 1;
+                            let tail = &all[mid..];
+                            second = Some((mid, scope.spawn(move || plain_column(tail, exponent))));
+                            stop = mid;
+                        }
                     }
-                }
-                // One RTT per line, as most lines of a long series are: read in integers (the
-                // same values as the general path below, see `plain_ns_line`).
-                if columns == Some((None, 0)) {
-                    if let Some((rtt_ns, next)) = plain_ns_line(all, pos, plain_exponent) {
+                    // One RTT per line, as most lines of a long series are: read in integers
+                    // (the same values as the general path below, see `plain_ns_line`).
+                    if let Some((rtt_ns, next)) = plain_ns_line(all, pos, exponent) {
                         if let Some(c) = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS) {
                             clock = c;
                             series.times.push(clock);
@@ -293,29 +618,40 @@ fn parse_with(
                 // Fields are looked up in place (no per-line allocation: parsing is most of the cost of
                 // reading a million-line series).
                 let field = |col: usize| content.split(',').nth(col).map(str::trim);
-                let (time_col, rtt_col) = match columns {
-                    Some(c) => c,
+                let l = match &layout {
+                    Some(l) => l,
                     None => {
                         let record: Vec<&str> = content.split(',').map(str::trim).collect();
                         let first = record[0];
                         if first.parse::<f64>().is_ok()
                             || record.len() == 1 && !first.chars().any(|c| c.is_ascii_alphabetic())
                         {
-                            columns = Some((None, 0));
-                            (None, 0)
+                            if !options.columns.is_empty() {
+                                return Err(err(line, None, "columns are chosen by name (--columns), but the file has no header: its first line is data".into()));
+                            }
+                            layout = Some(Layout::headerless(unit));
                         } else {
                             // A header: find the columns by name.
-                            let find = |want: &str| {
-                                record.iter().position(|h| h.eq_ignore_ascii_case(want))
-                            };
-                            let rtt = find("rtt").ok_or_else(|| err(line, None, format!("header {} has no 'rtt' column (expected 'time,rtt', or one RTT per line)", quoted(&record.join(",")))))?;
-                            let time = find("time");
-                            columns = Some((time, rtt));
-                            unit_scale = unit.unwrap_or(Unit::Seconds).nanos();
+                            let l = header_layout(&record, options)
+                                .map_err(|reason| err(line, None, reason))?;
+                            layout = Some(l);
+                            fast = layout.as_ref().and_then(Layout::fast);
                             continue;
                         }
+                        fast = layout.as_ref().and_then(Layout::fast);
+                        layout.as_ref().expect("set above")
                     }
                 };
+                if !l.header && content.split(',').skip(1).any(|f| !f.trim().is_empty()) {
+                    return Err(err(
+                        line,
+                        None,
+                        format!(
+                            "{} fields but no header: without a header a line holds one RTT; name the columns in a first line such as time,rtt_ms",
+                            content.split(',').count()
+                        ),
+                    ));
+                }
                 let cell = |col: usize, name: &str| -> Result<f64, SeriesError> {
                     let text = field(col).ok_or_else(|| err(line, Some(name), "missing".into()))?;
                     let x: f64 = text.parse().map_err(|_| {
@@ -334,41 +670,44 @@ fn parse_with(
                     }
                     Ok(x)
                 };
-                let rtt = cell(rtt_col, "rtt")?;
+                let rtt_name = l.rtt_name.as_str();
+                let rtt = cell(l.rtt, rtt_name)?;
                 if rtt <= 0.0 {
                     return Err(err(
                         line,
-                        Some("rtt"),
+                        Some(rtt_name),
                         format!("an RTT must be positive, got {rtt}"),
                     ));
                 }
-                let rtt_ns = (rtt * unit_scale).round();
+                let rtt_ns = (rtt * l.rtt_unit.nanos()).round();
                 if rtt_ns < 1.0 || rtt_ns > MAX_NS as f64 {
                     return Err(err(
                         line,
-                        Some("rtt"),
+                        Some(rtt_name),
                         format!("{rtt:e} is outside the representable range (1 ns .. 146 years)"),
                     ));
                 }
                 let rtt_ns = rtt_ns as Nanos;
-                let time_ns = match time_col {
-                    Some(col) => {
-                        let t = cell(col, "time")?;
+                let time_ns = match &l.time {
+                    Some((col, time_name, time_unit)) => {
+                        let time_name = time_name.as_str();
+                        let symbol = time_unit.symbol();
+                        let t = cell(*col, time_name)?;
                         if t < 0.0 {
                             return Err(err(
                                 line,
-                                Some("time"),
+                                Some(time_name),
                                 format!("a time must not be negative, got {t}"),
                             ));
                         }
-                        let t_ns = (t * SEC as f64).round();
+                        let t_ns = (t * time_unit.nanos()).round();
                         // Checked, not clamped: `as` saturates, so 1e300 s would silently become 584 years.
                         if t_ns > MAX_NS as f64 {
                             return Err(err(
                                 line,
-                                Some("time"),
+                                Some(time_name),
                                 format!(
-                                    "{t:e} s is outside the representable range (0 .. 146 years)"
+                                    "{t:e} {symbol} is outside the representable range (0 .. 146 years)"
                                 ),
                             ));
                         }
@@ -376,14 +715,14 @@ fn parse_with(
                         if series.times.last().is_some_and(|&prev| t_ns < prev) {
                             return Err(err(
                                 line,
-                                Some("time"),
-                                format!("times must not decrease ({t} s comes after a later time)"),
+                                Some(time_name),
+                                format!("times must not decrease ({t} {symbol} comes after a later time)"),
                             ));
                         }
                         t_ns
                     }
                     None => {
-                        clock = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS).ok_or_else(|| err(line, Some("rtt"), "the running sum of RTTs (the implied arrival time) exceeds 146 years".into()))?;
+                        clock = clock.checked_add(rtt_ns).filter(|&c| c <= MAX_NS).ok_or_else(|| err(line, Some(rtt_name), "the running sum of RTTs (the implied arrival time) exceeds 146 years".into()))?;
                         clock
                     }
                 };
@@ -418,7 +757,45 @@ fn parse_with(
             "no RTT samples (the file is empty or holds only a header/comments)".into(),
         ));
     }
+    let layout = layout.expect("a sample was read, so the layout is known");
+    series.unit = layout.rtt_unit;
+    series.unit_from = layout.unit_from;
+    series.rtt_column = layout.header.then_some(layout.rtt_name);
     Ok(series)
+}
+
+/// A median RTT outside this range (10 µs .. 30 s) is implausible for a network path: the
+/// values were most likely written in another unit than the one they were read in.
+pub const PLAUSIBLE_NS: (Nanos, Nanos) = (10 * US, 30 * SEC);
+
+/// The median RTT, of at most 10,001 evenly spaced samples (enough to tell units apart, a
+/// factor of 1,000, in microseconds however long the series).
+pub fn median_rtt(rtts: &[Nanos]) -> Option<Nanos> {
+    if rtts.is_empty() {
+        return None;
+    }
+    let step = rtts.len().div_ceil(10_001);
+    let mut picked: Vec<Nanos> = rtts.iter().step_by(step).copied().collect();
+    let mid = picked.len() / 2;
+    Some(*picked.select_nth_unstable(mid).1)
+}
+
+/// None when a median RTT of `median_ns` is plausible ([`PLAUSIBLE_NS`]); otherwise the unit the
+/// values were likely written in — the nearest one (smaller units for a median too long,
+/// larger for one too short) under which the median is plausible — or None if there is none.
+pub fn unit_doubt(median_ns: Nanos, read_as: Unit) -> Option<Option<Unit>> {
+    let (low, high) = PLAUSIBLE_NS;
+    if (low..=high).contains(&median_ns) {
+        return None;
+    }
+    let written = median_ns as f64 / read_as.nanos();
+    let plausible = |u: &Unit| (low as f64..=high as f64).contains(&(written * u.nanos()));
+    let at = Unit::ALL.iter().position(|&u| u == read_as).unwrap_or(0);
+    Some(if median_ns > high {
+        Unit::ALL[at + 1..].iter().copied().find(plausible)
+    } else {
+        Unit::ALL[..at].iter().rev().copied().find(plausible)
+    })
 }
 
 #[cfg(test)]
@@ -592,7 +969,277 @@ mod tests {
             )
         );
         let e = fails(&format!("{},b\n1,2\n", "h".repeat(1000)));
-        assert!(e.len() < 200, "{e}");
+        assert!(e.len() < 250, "{e}");
+    }
+
+    fn with(text: &str, unit: Option<Unit>, columns: &str) -> Result<Series, String> {
+        let columns = if columns.is_empty() {
+            ColumnNames::default()
+        } else {
+            ColumnNames::parse(columns).unwrap()
+        };
+        parse_options(text.as_bytes(), "t.csv", &Options { unit, columns })
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_header_naming_only_rtt_means_seconds_too() {
+        // It used to take the one-column fast path in milliseconds.
+        let s = ok("rtt\n0.1\n0.2\n");
+        assert_eq!(s.rtts, vec![100 * MS, 200 * MS]);
+        assert_eq!((s.unit, s.unit_from), (Unit::Seconds, UnitFrom::Default));
+        assert_eq!(s.rtt_column.as_deref(), Some("rtt"));
+    }
+
+    #[test]
+    fn a_unit_suffix_in_the_header_gives_the_unit() {
+        for header in [
+            "rtt_ms",
+            "RTT_ms",
+            "rtt-ms",
+            "rtt ms",
+            "rtt (ms)",
+            "rtt[msec]",
+            "\"rtt_ms\"",
+        ] {
+            let s = ok(&format!("timestamp,{header}\n1.5,100\n2.5,250\n"));
+            assert_eq!(s.rtts, vec![100 * MS, 250 * MS], "{header}");
+            assert_eq!(s.times, vec![1500 * MS, 2500 * MS], "{header}");
+            assert_eq!(
+                (s.unit, s.unit_from),
+                (Unit::Milliseconds, UnitFrom::Header)
+            );
+        }
+        assert_eq!(ok("rtt_us\n250\n").rtts, vec![250 * US]);
+        assert_eq!(ok("rtt_s\n0.25\n").rtts, vec![250 * MS]);
+        assert_eq!(ok("rtt_ns\n2500\n").rtts, vec![2500]);
+        // The fast path reads a lone suffixed column in its unit.
+        assert_eq!(ok("rtt_ms\n1.5\n2\n").times, vec![1_500_000, 3_500_000]);
+    }
+
+    #[test]
+    fn the_time_column_has_its_usual_names_and_units() {
+        for header in ["time,rtt", "timestamp,rtt", "t,rtt", "Time,RTT", "rtt,t"] {
+            let text = if header.starts_with("rtt") {
+                "0.1,2\n"
+            } else {
+                "2,0.1\n"
+            };
+            let s = ok(&format!("{header}\n{text}"));
+            assert_eq!((s.times[0], s.rtts[0]), (2 * SEC, 100 * MS), "{header}");
+        }
+        let s = ok("time_ms,rtt_ms\n1500,20\n");
+        assert_eq!((s.times[0], s.rtts[0]), (1500 * MS, 20 * MS));
+        assert_eq!(
+            fails("time_ms,rtt\n2,0.1\n1,0.1\n"),
+            "t.csv:3: field 'time_ms': times must not decrease (1 ms comes after a later time)"
+        );
+        // No time column: back to back, as without a header.
+        assert_eq!(ok("seq,rtt_ms\n1,10\n2,20\n").times, vec![10 * MS, 30 * MS]);
+    }
+
+    #[test]
+    fn columns_can_be_chosen_by_name() {
+        let s = with(
+            "when,latency_ms,rtt\n1,20,999\n",
+            None,
+            "time=when,rtt=latency_ms",
+        )
+        .unwrap();
+        assert_eq!((s.times[0], s.rtts[0]), (SEC, 20 * MS));
+        assert_eq!(s.rtt_column.as_deref(), Some("latency_ms"));
+        let s = with("t,x,rtt\n1,5,0.2\n", None, "time=X").unwrap();
+        assert_eq!(s.times[0], 5 * SEC);
+        // Errors on a named column name it.
+        assert_eq!(
+            with("a,lat\n1,x\n", None, "rtt=lat").unwrap_err(),
+            "t.csv:2: field 'lat': 'x' is not a number"
+        );
+    }
+
+    #[test]
+    fn an_unknown_column_is_named_with_the_headers_columns() {
+        assert_eq!(
+            with("time,rtt_ms\n1,2\n", None, "rtt=latency").unwrap_err(),
+            "t.csv:1: column 'latency' (named for rtt) is not in the header; its columns: 'time', 'rtt_ms'"
+        );
+        let wide = (0..20)
+            .map(|k| format!("c{k}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let e = with(&format!("{wide}\n"), None, "rtt=x").unwrap_err();
+        assert!(e.ends_with("'c15', and 4 more"), "{e}");
+        assert_eq!(
+            with("100\n", None, "rtt=rtt").unwrap_err(),
+            "t.csv:1: columns are chosen by name (--columns), but the file has no header: its first line is data"
+        );
+    }
+
+    #[test]
+    fn duplicate_columns_are_refused_not_guessed() {
+        assert_eq!(
+            fails("rtt,rtt\n1,2\n"),
+            "t.csv:1: the header names rtt column 'rtt' 2 times ('rtt' (column 1), 'rtt' (column 2)): rename all but one"
+        );
+        assert_eq!(
+            fails("time,rtt,rtt_ms\n1,2,3\n"),
+            "t.csv:1: the header has 2 rtt columns, 'rtt' (column 2), 'rtt_ms' (column 3): choose one with --columns rtt=NAME"
+        );
+        assert!(fails("t,time,rtt\n1,1,1\n").contains("2 time columns"));
+        assert!(with("x,x,rtt\n1,2,3\n", None, "time=x")
+            .unwrap_err()
+            .contains("2 times"));
+        // A duplicate nobody reads is no matter.
+        assert_eq!(ok("x,x,rtt\n1,2,0.5\n").rtts, vec![500 * MS]);
+        assert_eq!(
+            with("time,rtt\n1,2\n", None, "time=rtt").unwrap_err(),
+            "t.csv:1: time and rtt name the same column 'rtt'"
+        );
+    }
+
+    #[test]
+    fn an_empty_header_is_an_error_naming_it() {
+        assert_eq!(
+            fails(",\n1,2\n"),
+            "t.csv:1: the header has no 'rtt' column (its columns: '', ''); call it rtt (rtt_ms, rtt_us: with its unit) or choose it with --columns rtt=NAME"
+        );
+        assert_eq!(ok("time,,rtt\n1,,0.1\n").rtts, vec![100 * MS]);
+    }
+
+    #[test]
+    fn a_unit_given_against_the_headers_is_an_error_naming_both() {
+        assert_eq!(
+            with("time,rtt_ms\n1,2\n", Some(Unit::Seconds), "").unwrap_err(),
+            "t.csv:1: column 'rtt_ms' is in ms by its name, but the unit given is s: drop the unit (--unit) or rename the column"
+        );
+        let s = with("time,rtt_ms\n1,2\n", Some(Unit::Milliseconds), "").unwrap();
+        assert_eq!((s.rtts[0], s.unit_from), (2 * MS, UnitFrom::Header));
+        let s = with("time,rtt\n1,2\n", Some(Unit::Microseconds), "").unwrap();
+        assert_eq!((s.rtts[0], s.unit_from), (2 * US, UnitFrom::Given));
+    }
+
+    #[test]
+    fn several_fields_without_a_header_are_an_error_not_the_first_one() {
+        assert_eq!(
+            fails("0.5,100\n1.0,120\n"),
+            "t.csv:1: 2 fields but no header: without a header a line holds one RTT; name the columns in a first line such as time,rtt_ms"
+        );
+        // A trailing comma adds no field.
+        assert_eq!(ok("100,\n").rtts, vec![100 * MS]);
+    }
+
+    #[test]
+    fn column_choices_are_read_or_refused_in_one_line() {
+        assert_eq!(
+            ColumnNames::parse(" time = ts , RTT=lat ").unwrap(),
+            ColumnNames {
+                time: Some("ts".into()),
+                rtt: Some("lat".into())
+            }
+        );
+        assert_eq!(
+            ColumnNames::parse("rtt").unwrap_err(),
+            "'rtt' is not ROLE=COLUMN (e.g. time=timestamp,rtt=rtt_ms)"
+        );
+        assert_eq!(
+            ColumnNames::parse("delay=x").unwrap_err(),
+            "unknown role 'delay' (the roles are time and rtt)"
+        );
+        assert_eq!(
+            ColumnNames::parse("rtt=").unwrap_err(),
+            "rtt= names no column"
+        );
+        assert_eq!(
+            ColumnNames::parse("rtt=a,rtt=b").unwrap_err(),
+            "rtt is named twice"
+        );
+    }
+
+    #[test]
+    fn the_reader_says_which_unit_it_read() {
+        let s = ok("100\n");
+        assert_eq!(
+            (s.unit, s.unit_from, s.rtt_column),
+            (Unit::Milliseconds, UnitFrom::Default, None)
+        );
+        let s = parse(b"100\n", "t", Some(Unit::Microseconds)).unwrap();
+        assert_eq!((s.unit, s.unit_from), (Unit::Microseconds, UnitFrom::Given));
+    }
+
+    #[test]
+    fn a_one_column_header_reads_the_same_on_two_threads() {
+        let body: String = (1..5000)
+            .map(|k| format!("{}.{}\n", k % 97 + 1, k % 10))
+            .collect();
+        let text = format!("rtt_us\n{body}");
+        let options = Options::default();
+        let one = parse_with(text.as_bytes(), "t", &options, usize::MAX).unwrap();
+        let two = parse_with(text.as_bytes(), "t", &options, 1000).unwrap();
+        assert_eq!(one, two);
+        assert_eq!(one.rtts[0], 2_100);
+    }
+
+    #[test]
+    fn implausible_medians_name_the_likely_unit() {
+        // 110 read as seconds: milliseconds.
+        assert_eq!(
+            unit_doubt(110 * SEC, Unit::Seconds),
+            Some(Some(Unit::Milliseconds))
+        );
+        // 80,000 (µs) read as seconds: 80 ms only as µs.
+        assert_eq!(
+            unit_doubt(80_000 * SEC, Unit::Seconds),
+            Some(Some(Unit::Microseconds))
+        );
+        // 50,000 µs read as ms: 50 s.
+        assert_eq!(
+            unit_doubt(50 * SEC, Unit::Milliseconds),
+            Some(Some(Unit::Microseconds))
+        );
+        // 0.005 s read as ms: 5 µs.
+        assert_eq!(
+            unit_doubt(5 * US, Unit::Milliseconds),
+            Some(Some(Unit::Seconds))
+        );
+        // Plausible: no doubt, however odd.
+        assert_eq!(unit_doubt(30 * SEC, Unit::Seconds), None);
+        assert_eq!(unit_doubt(10 * US, Unit::Milliseconds), None);
+        // Nothing plausible either way.
+        assert_eq!(unit_doubt(2 * US, Unit::Seconds), Some(None));
+    }
+
+    #[test]
+    fn the_median_of_a_long_series_is_taken_from_a_spread_of_samples() {
+        assert_eq!(median_rtt(&[]), None);
+        assert_eq!(median_rtt(&[3, 1, 2]), Some(2));
+        let long: Vec<Nanos> = (0..1_000_000).collect();
+        let m = median_rtt(&long).unwrap();
+        assert!((499_000..=501_000).contains(&m), "{m}");
+    }
+
+    proptest::proptest! {
+        /// Headers of any names, with columns chosen or not, never panic; what parses is valid.
+        #[test]
+        fn any_header_and_column_choice_never_panics(
+            header in proptest::collection::vec("[a-zA-Z_ ()\\[\\]µ\"-]{0,8}", 1..5),
+            rows in proptest::collection::vec("[0-9.,e -]{0,12}", 0..6),
+            time in proptest::option::of("[a-zA-Z_ µ]{0,6}"),
+            rtt in proptest::option::of("[a-zA-Z_ µ]{0,6}"),
+            unit in proptest::option::of(0usize..4),
+        ) {
+            let text = format!("{}\n{}", header.join(","), rows.join("\n"));
+            let options = Options {
+                unit: unit.map(|k| Unit::ALL[k]),
+                columns: ColumnNames { time: time.filter(|t| !t.trim().is_empty()), rtt: rtt.filter(|r| !r.trim().is_empty()) },
+            };
+            match parse_options(text.as_bytes(), "f", &options) {
+                Ok(s) => {
+                    proptest::prop_assert!(!s.rtts.is_empty() && s.rtts.iter().all(|&r| r > 0));
+                    proptest::prop_assert_eq!(s.times.len(), s.rtts.len());
+                }
+                Err(e) => proptest::prop_assert!(!e.to_string().contains('\n'), "{}", e),
+            }
+        }
     }
 
     #[test]
