@@ -199,6 +199,12 @@ def test_small_inputs_warn_with_the_samples_a_target_needs(write):
             ["-e", "linux", "-r", "linux.rto_min=1s"],
             "--range 'linux.rto_min=1s': expected ESTIMATOR.KEY=LOW:HIGH",
         ),
+        (["--columns", "rtt"], "--columns 'rtt': 'rtt' is not ROLE=COLUMN"),
+        (
+            ["--columns", "rtt=lat"],
+            "s.csv:1: columns are chosen by name (--columns), but the file has no header",
+        ),
+        (["--unit", "min"], "--unit: 'min' is not one of s, ms, us, ns"),
     ],
 )
 def test_bad_arguments_are_one_line_errors_naming_the_argument(write, args, message):
@@ -215,6 +221,25 @@ def test_a_trace_with_too_few_samples_is_named(write):
     assert (
         out.returncode == 2 and "short.csv: 2 scored samples; tune needs at least 20" in out.stderr
     )
+
+
+def test_tune_reads_named_columns_and_warns_of_milliseconds_read_as_seconds(write):
+    rows = "".join(f"{0.1 * i:.1f},{line}" for i, line in enumerate(spiky(300).splitlines(True)))
+    path = write("named.csv", "when,lat\n" + rows)
+    out = run(
+        "tune",
+        path,
+        "--columns",
+        "time=when,rtt=lat",
+        "-e",
+        "rfc6298",
+        "--budget",
+        "4",
+        "--folds",
+        "2",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "named.csv: median RTT" in out.stderr and "say so: --unit ms" in out.stderr
 
 
 def test_the_cli_writes_json_the_table_and_the_figure(write, tmp_path):

@@ -66,6 +66,32 @@ def parse_duration(text: str, what: str) -> float:
     return ns / 1e9
 
 
+#: What --unit takes (the RTT unit of a series file).
+UNITS = ("s", "ms", "us", "ns")
+
+
+def check_unit(unit: str | None) -> None:
+    if unit is not None and unit not in UNITS:
+        fail(f"--unit: '{unit}' is not one of {', '.join(UNITS)}")
+
+
+def check_columns(text: str | None) -> None:
+    """``--columns time=COL,rtt=COL`` read by the core's reader of it, refused in one line."""
+    if text is None:
+        return
+    from rttlab import ParameterError, _core
+
+    try:
+        _core.parse_columns(text)
+    except ParameterError as e:
+        fail(f"--columns '{text}': {e}")
+
+
+#: The help of --unit and --columns, for every command that reads RTT series.
+UNIT_HELP = "Unit of the RTTs in series: s, ms, us or ns [default: as the header's column name says (rtt_ms), else ms for one RTT per line, s with a header]."
+COLUMNS_HELP = "Columns of a series' header to read, by name: time=COL,rtt=COL (either or both) [default: rtt, and time, timestamp or t, any with a unit suffix such as rtt_ms]."
+
+
 def parse_params(items: list[str]) -> dict[str, dict[str, str]]:
     """['fixed-share.eta=2', ...] → {'fixed-share': {'eta': '2'}}."""
     out: dict[str, dict[str, str]] = {}

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import typer
 
-from rttlab.cli.common import console, fail, parse_params, print_json, stderr
+from rttlab.cli.common import (
+    COLUMNS_HELP,
+    UNIT_HELP,
+    check_columns,
+    check_unit,
+    console,
+    fail,
+    parse_params,
+    print_json,
+    stderr,
+)
 from rttlab.trace.tune import DEFAULT_ESTIMATORS, SCHEMA, Interrupted, TuneError, Tuning
 
 
@@ -72,7 +82,15 @@ def tune(
     unit: str = typer.Option(
         None,
         "--unit",
-        help="Unit of RTT values in series: s, ms or us [default: ms for one column, s with a header].",
+        metavar="s|ms|us|ns",
+        help=UNIT_HELP,
+    ),
+    columns: str = typer.Option(
+        None,
+        "--columns",
+        metavar="time=COL,rtt=COL",
+        help=COLUMNS_HELP,
+        show_default=False,
     ),
     out: Path = typer.Option(
         None,
@@ -157,8 +175,8 @@ def tune(
     from rttlab.trace.tune import tune as run
 
     rate = parse_rate(target)
-    if unit is not None and unit not in ("s", "ms", "us"):
-        fail(f"--unit: '{unit}' is not one of s, ms, us")
+    check_unit(unit)
+    check_columns(columns)
     if out is not None and out.suffix.lower() not in (".parquet", ".csv", ".duckdb"):
         fail(f"--out: '{out}' must end in .parquet, .csv or .duckdb")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -201,6 +219,8 @@ def tune(
         validate=validate,
         confidence=confidence,
         unit=unit,
+        # Only when given: the default sweep name hashes these (a rerun must find its sweep).
+        **({"columns": columns} if columns is not None else {}),
         folds=folds,
         shared_folds=shared_folds,
         search=search,

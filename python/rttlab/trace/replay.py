@@ -327,7 +327,8 @@ def replay(
     ``mae_ticks``, estimators keep their defaults. ``min_rto``, ``timer_granularity``,
     ``timestamps``: the timer replay's settings (docs/metrics.md). Returns a :class:`Replay`:
     one row per estimator (``rows``, or ``scores`` as a DataFrame) and, with ``trace=True``,
-    per-sample ``traces``."""
+    per-sample ``traces``. Warns when the median RTT is implausible in seconds (e.g. RTTs in
+    milliseconds), saying what to divide by; the values are scored as given."""
     from rttlab.trace.series import RttSeries, check_replay_args, to_nanos
 
     check_replay_args(samples, estimators)
@@ -358,7 +359,13 @@ def replay(
         ),
         {s.label: g.label for s, g in zip(specs, given)},
     )
-    for warning in range_warnings(rtts_ns, specs, {s.label: g.label for s, g in zip(specs, given)}):
+    doubts = []
+    if not isinstance(samples, RttSeries):  # read_series warned already
+        from rttlab.trace.series import samples_unit_warning
+
+        doubts = [samples_unit_warning(rtts_ns, "rttlab.replay")]
+    labels = {s.label: g.label for s, g in zip(specs, given)}
+    for warning in [*filter(None, doubts), *range_warnings(rtts_ns, specs, labels)]:
         warnings.warn(warning, stacklevel=2)
     if result.traces is None:
         return Replay(result.rows)

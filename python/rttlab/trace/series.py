@@ -30,6 +30,9 @@ class RttSeries:
 
     data: _core.SeriesData = field(repr=False)
     path: str | None = None
+    #: What the reader found doubtful without refusing it (an implausible median RTT for the
+    #: unit read: :func:`unit_warning`); :func:`rttlab.read_series` also warns with them.
+    warnings: tuple[str, ...] = ()
     #: Column names, as a DataFrame's.
     columns: tuple[str, ...] = field(default=("time", "rtt"), init=False)
 
@@ -92,18 +95,135 @@ def sample_path() -> Path:
     return Path(str(resources.files("rttlab") / "data" / "sample_rtt.csv"))
 
 
-def read_series(path: str | Path, unit: str | None = None) -> RttSeries:
-    """Read an RTT series: one RTT per line (ms unless ``unit``), or a CSV with a ``time,rtt``
-    header (seconds unless ``unit``). Returns an :class:`RttSeries` (``time`` and ``rtt`` in
-    seconds; ``.frame`` for a DataFrame).
+def read_series(
+    path: str | Path,
+    unit: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+) -> RttSeries:
+    """Read an RTT series: one RTT per line (ms unless ``unit``), or a CSV whose header names
+    the columns — ``rtt``, and ``time``, ``timestamp`` or ``t`` — in seconds unless the name
+    carries a unit (``rtt_ms``, ``rtt_us``, ``time_ms``) or ``unit`` is given (``s``, ``ms``,
+    ``us``, ``ns``; for the RTTs). ``columns`` chooses the header's columns by name:
+    ``"time=COL,rtt=COL"`` or ``{"time": COL, "rtt": COL}`` (either or both). Returns an
+    :class:`RttSeries` (``time`` and ``rtt`` in seconds; ``.frame`` for a DataFrame).
 
-    Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value."""
-    return RttSeries(_core.read_series_data(str(path), unit), str(path))
+    Raises :class:`rttlab.InputError` naming the file, line and field of the first bad value,
+    and :class:`rttlab.ParameterError` for a bad ``unit`` or ``columns``. Warns (``UserWarning``)
+    when the median RTT is implausible for the unit read, naming the likely one
+    (:func:`unit_warning`); the numbers are read as given either way."""
+    import warnings
+
+    series = read_series_quietly(path, unit, columns)
+    for warning in series.warnings:
+        warnings.warn(warning, stacklevel=2)
+    return series
 
 
-def read_series_ns(path: str | Path, unit: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """As :func:`read_series`, as (times_ns, rtts_ns) uint64 columns."""
-    return _core.read_series(str(path), unit)
+def read_series_quietly(
+    path: str | Path,
+    unit: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+) -> RttSeries:
+    """:func:`read_series` without ``warnings.warn``: its warnings only in ``.warnings`` (for
+    callers that report them their own way, as the CLI does)."""
+    time_column, rtt_column = column_names(columns)
+    data = _core.read_series_data(str(path), unit, time_column, rtt_column)
+    warning = unit_warning(str(path), data)
+    return RttSeries(data, str(path), (warning,) if warning else ())
+
+
+def read_series_ns(
+    path: str | Path,
+    unit: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`read_series`, as (times_ns, rtts_ns) uint64 columns (no warning)."""
+    return _core.read_series(str(path), unit, *column_names(columns))
+
+
+def column_names(columns: str | Mapping[str, str] | None) -> tuple[str | None, str | None]:
+    """``columns`` as :func:`read_series` takes it → (time column, RTT column), either None.
+    Raises :class:`rttlab.ParameterError` naming what cannot be read."""
+    from rttlab import ParameterError
+
+    if columns is None:
+        return None, None
+    if isinstance(columns, str):
+        try:
+            return _core.parse_columns(columns)
+        except ParameterError as e:
+            raise ParameterError(f"columns {columns!r}: {e}") from None
+    if not isinstance(columns, Mapping):
+        raise ParameterError(
+            f"columns must be 'time=COL,rtt=COL' or a mapping such as {{'rtt': 'rtt_ms'}}, got {type(columns).__name__}"
+        )
+    unknown = sorted(set(columns) - {"time", "rtt"})
+    if unknown:
+        raise ParameterError(f"columns: unknown role {unknown[0]!r} (the roles are time and rtt)")
+    for role, name in columns.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ParameterError(f"columns: {role} must name a column, got {name!r}")
+    return columns.get("time"), columns.get("rtt")
+
+
+#: How each unit reads in a message, and by how much a value in seconds is multiplied to be in it.
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+_PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _likely_unit(median_ns: int | None, unit: str) -> str | None:
+    """The unit values read in ``unit`` were likely written in, when their median RTT is
+    implausible for a network path (the core's rule, ``_core.unit_doubt``: outside 10 µs – 30 s)
+    and another unit makes it plausible; None otherwise."""
+    doubt = None if median_ns is None else _core.unit_doubt(median_ns, unit)
+    return None if doubt is None else doubt[1]
+
+
+def unit_warning(name: str, data: _core.SeriesData) -> str | None:
+    """The warning for a series file whose median RTT is implausible for a network path in the
+    unit it was read in, naming the likely unit and how to say it; None when nothing is in
+    doubt. The numbers are never changed."""
+    median = data.median_ns()
+    likely = _likely_unit(median, data.unit)
+    if likely is None or median is None:
+        return None
+    from rttlab.units import duration
+
+    column = data.rtt_column
+    why = {
+        "default": "the default under a header"
+        if column is not None
+        else "the default for one RTT per line",
+        "given": "the unit given",
+        "header": f"as the column name {column!r} says",
+    }[data.unit_from]
+    if data.unit_from == "header":
+        how = f"rename the column {column!r} to carry the unit, e.g. rtt_{likely}"
+    elif column is None:
+        how = f"--unit {likely}, or a first line rtt_{likely}"
+    else:
+        how = f"--unit {likely}, or the header rtt_{likely}"
+    return (
+        f"{name}: median RTT {duration(median / 1e9)}, read in {_UNIT_WORDS[data.unit]} ({why}), is implausible "
+        f"for a network path; if the values are {_UNIT_WORDS[likely]}, say so: {how}"
+    )
+
+
+def samples_unit_warning(rtts_ns: np.ndarray, where: str) -> str | None:
+    """As :func:`unit_warning` for RTTs given in seconds (arrays, DataFrames): the warning when
+    their median is implausible, saying what to divide them by; None otherwise."""
+    import numpy as np
+
+    median = int(np.median(rtts_ns)) if len(rtts_ns) else None
+    likely = _likely_unit(median, "s")
+    if likely is None or median is None:
+        return None
+    from rttlab.units import duration
+
+    return (
+        f"{where}: median RTT {duration(median / 1e9)}, read in seconds (RTTs given as numbers are seconds), is implausible "
+        f"for a network path; if they are {_UNIT_WORDS[likely]}, divide them by {_PER_SECOND[likely]:,} first"
+    )
 
 
 #: Largest time or RTT accepted, in seconds (2^62 ns ≈ 146 years; the Rust reader's MAX_NS).

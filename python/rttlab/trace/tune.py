@@ -208,6 +208,7 @@ def tune(
     validate: bool = False,
     confidence: float | None = None,
     unit: str | None = None,
+    columns: Any = None,
     threads: int | None = None,
     replay: Replay | None = None,
     folds: int = 5,
@@ -231,7 +232,8 @@ def tune(
     time-ordered cross-validation over this many blocks per trace
     (:func:`rttlab.trace.tune_cv.crossvalidate`; docs/tuning.md). ``stack``: search only what
     that stack exposes (:mod:`rttlab.trace.tune_stack`), Linux at ``hz``, QUIC with the peer's
-    ``max_ack_delay``. ``progress``: called with a line of text at each phase. ``shared_folds``:
+    ``max_ack_delay``. ``unit``, ``columns``: of series files, as :func:`rttlab.read_series`
+    takes them. ``progress``: called with a line of text at each phase. ``shared_folds``:
     the folds reuse the points of the search on all data instead of searching again (faster;
     see :class:`rttlab.trace.tune_cv._SharedFolds` for what it gives up). ``search``:
     ``exhaustive`` (every point on all the data, in every fold), ``halving`` (successive halving
@@ -270,7 +272,7 @@ def tune(
         if fixed.get(n):
             spec(n, **fixed[n])  # the core names a bad key or value
         space(n, fixed.get(n), ranges.get(n))
-    loaded = [t if isinstance(t, Trace) else load_trace(t, unit) for t in traces]
+    loaded = [t if isinstance(t, Trace) else load_trace(t, unit, columns) for t in traces]
     if not loaded:
         raise TuneError("TRACES: give at least one RTT series or capture")
     for t in loaded:
@@ -404,7 +406,7 @@ def _notes(loaded, data, table, methods, rec, settings, fixed, ranges):
         notes.append(
             "scores pool every scored sample of every trace (a long trace weighs more); each stream starts from a fresh estimator and timer"
         )
-    warnings = []
+    warnings = [w for t in loaded for w in t.warnings]
     need = needed_samples(target)
     if data.scored < need:
         warnings.append(

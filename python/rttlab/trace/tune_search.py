@@ -139,6 +139,8 @@ class Trace:
     timestamps: list[bool]
     #: Really lost segments: (stream index, ns when their sender's timer started).
     losses: list[tuple[int, int]] = field(default_factory=list)
+    #: What the reader doubted without refusing (an implausible median RTT for the unit read).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def scored(self) -> int:
@@ -150,24 +152,35 @@ class Trace:
         return [*self.starts[1:], len(self.rtts_ns)]
 
 
-def load_trace(path: str | Path, unit: str | None = None) -> Trace:
+def load_trace(path: str | Path, unit: str | None = None, columns: Any = None) -> Trace:
     """A series or capture as :func:`rttlab.evaluate` reads it: a capture's path-RTT samples per
     connection, timestamps per connection (Karn does not bite when both sides negotiated them),
-    and the segments it shows were really lost."""
+    and the segments it shows were really lost. ``unit`` and ``columns``: of a series, as
+    :func:`rttlab.read_series` takes them."""
     from rttlab.trace.capture import is_capture
 
     path = Path(path)
     if not is_capture(path):
-        from rttlab.trace.series import read_series_ns
+        from rttlab.trace.series import read_series_quietly
 
-        times_ns, rtts_ns = read_series_ns(path, unit)
-        return Trace(str(path), "series", np.asarray(times_ns), np.asarray(rtts_ns), [0], [False])
+        series = read_series_quietly(path, unit, columns)
+        return Trace(
+            str(path),
+            "series",
+            series.time_ns,
+            series.rtt_ns,
+            [0],
+            [False],
+            warnings=list(series.warnings),
+        )
     from rttlab import InputError
     from rttlab.trace.capture import path_samples, read_capture
     from rttlab.trace.evaluate import lost_segments
 
     if unit is not None:
         raise TuneError("--unit applies to RTT series; a capture's times are its own")
+    if columns is not None:
+        raise TuneError("--columns applies to RTT series; a capture's columns are its own")
     samples, connections, retransmissions = read_capture(path, retransmissions=True)
     series = path_samples(samples, connections)
     if series.empty:
