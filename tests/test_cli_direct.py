@@ -105,6 +105,8 @@ PLAIN = [
     ],
     ["evaluate", "--sample", "-e", "last"],
     ["evaluate"],
+    ["evaluate", "a.csv", "b.pcap", "--columns", "time=t,rtt=rtt_ms", "--csv"],
+    ["evaluate", "--columns=rtt=lat", "a.csv"],
 ]
 
 LEFT_TO_TYPER = [
@@ -123,7 +125,6 @@ LEFT_TO_TYPER = [
     ["samples", "a.pcap", "--json"],
     ["flows", "a.pcap", "--json=yes"],
     ["flows", "a.pcap", "--method", "ts"],
-    ["evaluate", "a.csv", "b.csv"],
     ["evaluate", "a.csv", "-e"],
     ["evaluate", "a.csv", "--timestamps=yes"],
     ["evaluate", "a.csv", "--help"],

@@ -290,3 +290,34 @@ def test_a_lost_segment_resent_across_a_clock_step_is_counted_not_scored(tmp_pat
     result = rttlab.evaluate(path, ["last"])
     assert result.rows[0]["lost_segments"] == 0
     assert any("resent across a backwards clock step" in w for w in result.warnings)
+
+
+def test_a_list_of_files_is_evaluated_pooled_with_each_one_alone(write):
+    a = write("a.csv", "\n".join(str(100 + i % 9) for i in range(60)))
+    b = write("b.csv", "time,rtt\n" + "".join(f"{i},{0.04 + (i % 7) / 1000}\n" for i in range(40)))
+    result = rttlab.evaluate([a, b], ["rfc6298"])
+    assert result.input_kind == "inputs" and [e.input for e in result.inputs] == [str(a), str(b)]
+    assert result.rows[0]["samples"] == 59 + 39
+    assert result.to_json()["inputs"][1]["rows"] == rttlab.evaluate(b, ["rfc6298"]).rows
+    # One path in a list is that file alone; a list of numbers is still an array of RTTs.
+    assert rttlab.evaluate([a], ["rfc6298"]).input == str(a)
+    assert rttlab.evaluate([0.1, 0.2, 0.1], ["rfc6298"]).input == "<array>"
+
+
+def test_rtts_in_milliseconds_given_as_seconds_are_scored_as_given_with_a_warning():
+    result = rttlab.evaluate(np.array([100.0, 120.0, 110.0, 300.0]), ["linux"])
+    assert any(
+        w.startswith("samples: median RTT 115 s, read in seconds") and "divide them by 1,000" in w
+        for w in result.warnings
+    )
+    assert result.rows[0]["mae_s"] > 10
+
+
+def test_a_series_read_first_keeps_its_unit_warning_in_the_evaluation(write):
+    path = write("ms.csv", "time,rtt\n" + "".join(f"{i},{80 + i % 9}\n" for i in range(30)))
+    with pytest.warns(UserWarning, match="--unit ms"):
+        series = rttlab.read_series(path)
+    assert series.warnings[0] in rttlab.evaluate(series, ["rfc6298"]).warnings
+    assert any("--unit ms" in w for w in rttlab.evaluate(path, ["rfc6298"]).warnings)
+    with pytest.raises(ValueError, match="columns applies to series files"):
+        rttlab.evaluate(series, ["rfc6298"], columns="rtt=rtt")

@@ -99,7 +99,7 @@ def test_bad_files_give_one_line_naming_file_line_and_field(write, content, expe
             ["evaluate", "--sample", "-e", "linux", "-p", "eifel.gain=fixed"],
             "'eifel' is not among the selected estimators",
         ),
-        (["evaluate"], "give either INPUT or --sample"),
+        (["evaluate"], "give one or more INPUTS, or --sample"),
         (["evaluate", "--sample", "--plot", "x.gif"], "must end in .png, .svg or .pdf"),
     ],
 )
@@ -302,3 +302,171 @@ def test_ctrl_c_during_a_long_replay_stops_within_a_second(tmp_path):
     err = p.communicate(timeout=30)[1]
     assert time.perf_counter() - sent < 1.0
     assert p.returncode == 130 and err.strip().endswith("rttlab: error: interrupted")
+
+
+# ---- units and columns as people write them ----
+
+
+def _ms_csv(n: int = 300, header: str = "time,rtt") -> str:
+    """A `time,rtt` CSV whose RTTs are milliseconds (60–99 ms), its times seconds."""
+    rtts = [60 + (i * 37) % 40 for i in range(n)]
+    return f"{header}\n" + "".join(f"{0.1 * i:.1f},{r}\n" for i, r in enumerate(rtts))
+
+
+def test_milliseconds_read_as_seconds_warn_on_stderr_and_are_scored_as_read(write):
+    path = write("ms.csv", _ms_csv())
+    out = run("evaluate", path, "-e", "rfc6298", "--json")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip() == (
+        f"rttlab: warning: {path}: median RTT 80 s, read in seconds (the default under a header), is "
+        "implausible for a network path; if the values are milliseconds, say so: --unit ms, or the header rtt_ms"
+    )
+    doc = json.loads(out.stdout)
+    assert doc["warnings"] == [out.stderr.strip().removeprefix("rttlab: warning: ")]
+    assert doc["rows"][0]["mae_s"] > 1  # seconds, as read: the warning changes no number
+    told = json.loads(run("evaluate", path, "-e", "rfc6298", "--unit", "ms", "--json").stdout)
+    assert told["warnings"] == [] and told["rows"][0]["mae_s"] < 0.1
+
+
+def test_a_timestamp_rtt_ms_header_is_understood_without_options(write):
+    path = write("ms.csv", _ms_csv(header="timestamp,rtt_ms"))
+    out = run("evaluate", path, "-e", "rfc6298", "--json")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    plain = json.loads(
+        run("evaluate", write("s.csv", _ms_csv()), "-e", "rfc6298", "--unit", "ms", "--json").stdout
+    )
+    assert json.loads(out.stdout)["rows"] == plain["rows"]
+
+
+def test_columns_name_the_time_and_rtt_columns(write):
+    rows = _ms_csv().replace("time,rtt", "seq,when,lat_ms,rtt").splitlines()
+    text = rows[0] + "\n" + "".join(f"{k},{line},999\n" for k, line in enumerate(rows[1:]))
+    out = run(
+        "evaluate",
+        write("c.csv", text),
+        "-e",
+        "rfc6298",
+        "--columns",
+        "time=when,rtt=lat_ms",
+        "--json",
+    )
+    assert out.returncode == 0, out.stderr
+    plain = json.loads(
+        run("evaluate", write("s.csv", _ms_csv()), "-e", "rfc6298", "--unit", "ms", "--json").stdout
+    )
+    assert json.loads(out.stdout)["rows"] == plain["rows"]
+
+
+@pytest.mark.parametrize(
+    "content, args, expected",
+    [
+        (
+            "time,rtt_ms\n1,20\n",
+            ["--columns", "rtt=latency"],
+            "s.csv:1: column 'latency' (named for rtt) is not in the header; its columns: 'time', 'rtt_ms'",
+        ),
+        (
+            "time,rtt_ms\n1,20\n",
+            ["--columns", "latency"],
+            "--columns 'latency': 'latency' is not ROLE=COLUMN",
+        ),
+        (
+            "time,rtt_ms\n1,20\n",
+            ["--columns", "delay=x"],
+            "unknown role 'delay' (the roles are time and rtt)",
+        ),
+        (
+            "time,rtt_ms\n1,20\n",
+            ["--unit", "s"],
+            "s.csv:1: column 'rtt_ms' is in ms by its name, but the unit given is s: drop the unit (--unit) or rename the column",
+        ),
+        ("rtt,rtt\n1,2\n", [], "s.csv:1: the header names rtt column 'rtt' 2 times"),
+        ("time,rtt,rtt_ms\n1,2,3\n", [], "choose one with --columns rtt=NAME"),
+        (",\n1,2\n", [], "s.csv:1: the header has no 'rtt' column (its columns: '', '')"),
+        ("0.5,80\n1.0,90\n", [], "s.csv:1: 2 fields but no header"),
+        ("80\n90\n", ["--columns", "rtt=rtt"], "but the file has no header"),
+    ],
+)
+def test_bad_headers_and_column_choices_give_one_line(write, content, args, expected):
+    out = run("evaluate", write("s.csv", content), *args)
+    assert out.returncode == 2
+    assert expected in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_columns_do_not_apply_to_captures(write):
+    out = run("evaluate", write("c.pcap", synthetic_capture()), "--columns", "rtt=x")
+    assert out.returncode == 2
+    assert "--columns applies to RTT series; " in out.stderr and "c.pcap is a capture" in out.stderr
+
+
+# ---- several inputs ----
+
+
+def test_several_inputs_pool_their_samples_and_each_is_kept_alone(write):
+    a = write("a.csv", "\n".join(str(100 + (i * 37) % 50) for i in range(300)))
+    b = write("b.csv", "timestamp,rtt_ms\n" + "".join(f"{i},{40 + i % 7}\n" for i in range(200)))
+    c = write("c.pcap", synthetic_capture())
+    out = run("evaluate", a, b, c, "-e", "rfc6298,quic", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["input_kind"] == "inputs" and doc["input"] == f"{a} + {b} + {c}"
+    assert [e["input"] for e in doc["inputs"]] == [str(a), str(b), str(c)]
+    assert doc["samples_read"] == 300 + 200 + 20
+    alone = {
+        str(p): json.loads(run("evaluate", p, "-e", "rfc6298,quic", "--json").stdout)
+        for p in (a, b, c)
+    }
+    for e in doc["inputs"]:
+        assert e["rows"] == alone[e["input"]]["rows"]
+    # Each stream replayed from a fresh estimator and timer: counts add up across inputs.
+    pooled = {r["estimator"]: r for r in doc["rows"]}
+    for name in ("rfc6298", "quic"):
+        own = [next(r for r in alone[str(p)]["rows"] if r["estimator"] == name) for p in (a, b, c)]
+        for key in ("samples", "bad_timeouts", "expiries", "lost_segments"):
+            assert pooled[name][key] == sum(r[key] for r in own), (name, key)
+        w = sum(r["wait_mean_s"] * r["samples"] for r in own) / sum(r["samples"] for r in own)
+        assert pooled[name]["wait_mean_s"] == pytest.approx(w)
+
+
+def test_several_inputs_print_the_pooled_table_then_one_row_per_input(write):
+    a = write("a.csv", "\n".join(str(100 + (i * 37) % 50) for i in range(300)))
+    b = write("b.csv", "\n".join(str(40 + i % 7) for i in range(200)))
+    out = run("evaluate", a, b, "-e", "rfc6298,quic")
+    assert out.returncode == 0, out.stderr
+    pooled, per_input = out.stdout.split("per input", 1)
+    assert "2 inputs — 500 samples, 498 scored" in pooled.replace("\n", " ")
+    assert "a.csv" in per_input and "b.csv" in per_input
+    assert "the rows pool every scored sample of the 2 inputs" in out.stdout
+
+
+def test_several_inputs_as_csv_carry_an_input_column(write):
+    a = write("a.csv", "\n".join(str(100 + i % 9) for i in range(50)))
+    b = write("b.csv", "\n".join(str(40 + i % 7) for i in range(50)))
+    out = run("evaluate", a, b, "-e", "rfc6298,quic", "--csv")
+    assert out.returncode == 0, out.stderr
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert [r["input"] for r in rows] == ["", "", str(a), str(a), str(b), str(b)]
+    assert [r["samples"] for r in rows] == ["98", "98", "49", "49", "49", "49"]
+
+
+def test_several_inputs_plot_one_figure_per_input_and_the_pooled_front(write, tmp_path):
+    a = write("a.csv", "\n".join(str(100 + i % 9) for i in range(50)))
+    b = write("b.csv", "\n".join(str(40 + i % 7) for i in range(50)))
+    out = run("evaluate", a, b, "-e", "rfc6298,quic", "--plot", tmp_path / "fig.png")
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.glob("fig*.png")) == [
+        "fig-a.png",
+        "fig-b.png",
+        "fig-front.png",
+    ]
+    assert "(one per input)" in out.stdout
+
+
+def test_an_input_given_twice_is_refused(write):
+    a = write("a.csv", "100\n110\n")
+    out = run("evaluate", a, a)
+    assert out.returncode == 2 and f"{a}: given twice" in out.stderr

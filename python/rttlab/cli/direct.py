@@ -37,12 +37,13 @@ FLAG, FLAG_OFF, INT, INTS, TEXT, TEXTS, PATH = (
 THREADS = ("threads", INT)
 
 #: Command → (module holding a function of the command's name, how it takes its positional
-#: arguments: "many" as a list of paths first — ``flows(captures, **options)`` —, "one" as an
-#: optional single path ``input``).
+#: arguments: "many" as a list of one or more paths first — ``flows(captures, **options)`` —,
+#: "any" as a list of paths that may be empty — ``evaluate(inputs, **options)``, whose
+#: ``--sample`` needs none).
 TARGETS: dict[str, tuple[str, str]] = {
     "flows": ("rttlab.cli.capture", "many"),
     "samples": ("rttlab.cli.capture", "many"),
-    "evaluate": ("rttlab.cli.evaluate", "one"),
+    "evaluate": ("rttlab.cli.evaluate", "any"),
 }
 
 #: Command → its options: token → (parameter, kind).
@@ -67,6 +68,7 @@ COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
         "--param": ("param", TEXTS),
         "-p": ("param", TEXTS),
         "--unit": ("unit", TEXT),
+        "--columns": ("columns", TEXT),
         "--tick": ("tick", TEXT),
         "--min-rto": ("min_rto", TEXT),
         "--timer-granularity": ("timer_granularity", TEXT),
@@ -122,8 +124,6 @@ def parse(argv: list[str]) -> tuple[str, list[Path], dict[str, object]] | None:
             options.setdefault(parameter, []).append(value)  # type: ignore[attr-defined]
         else:
             options[parameter] = Path(value) if kind == PATH else value
-    if TARGETS[argv[0]][1] == "one" and len(captures) > 1:
-        return None  # typer's "unexpected extra argument"
     if not captures and TARGETS[argv[0]][1] == "many":
         return None
     return argv[0], captures, options
@@ -136,15 +136,12 @@ def read(argv: list[str]) -> Callable[[], None] | None:
         return None
     name, captures, options = parsed
 
-    module_name, takes = TARGETS[name]
+    module_name = TARGETS[name][0]
 
     def call() -> None:
         import importlib
 
         function = getattr(importlib.import_module(module_name), name)
-        if takes == "many":
-            function(captures, **options)
-        else:
-            function(captures[0] if captures else None, **options)
+        function(captures, **options)
 
     return call

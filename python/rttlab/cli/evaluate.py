@@ -8,6 +8,10 @@ from pathlib import Path
 
 from rttlab import InputError, ParameterError
 from rttlab.cli.common import (
+    COLUMNS_HELP,
+    UNIT_HELP,
+    check_columns,
+    check_unit,
     console,
     fail,
     parse_duration,
@@ -46,11 +50,12 @@ LOST_COLUMNS = [("lost_segments", "lost", None, 2), ("lost_wait_mean_s", "W lost
 
 
 def evaluate(
-    input: Path | None = None,
+    inputs: list[Path] | tuple[Path, ...] | None = None,
     sample: bool = False,
     estimators: str = ",".join(NAMES),
     param: list[str] | tuple[str, ...] = (),
     unit: str | None = None,
+    columns: str | None = None,
     tick: str | None = None,
     min_rto: str | None = None,
     timer_granularity: str = "0",
@@ -67,15 +72,27 @@ def evaluate(
     would have cost; rows on the Pareto front of the two are marked. A capture is scored per
     connection on the samples that measure its path RTT from the capture's vantage point
     (docs/capture.md), and on all connections pooled. Every metric is defined in docs/metrics.md.
-    The first sample of each series warms the estimator up and is not scored."""
+    The first sample of each series warms the estimator up and is not scored.
+
+    Several inputs are scored together, as tune takes them: the table pools every scored sample
+    of every input (each series and each capture connection replayed from a fresh estimator and
+    timer; a long input weighs more), and a second table gives each input's sample count, best
+    MAE and Pareto front. Each input's own rows are in --json and --csv; --plot draws one figure
+    per input and the pooled front."""
     from rttlab.cli.common import one_format
 
     one_format(as_json, as_csv)
-    if sample == (input is not None):
-        fail("give either INPUT or --sample (the bundled synthetic series)")
-    path = sample_path() if sample else input
-    if unit is not None and unit not in ("s", "ms", "us"):
-        fail(f"--unit: '{unit}' is not one of s, ms, us")
+    given = list(inputs or [])
+    if sample == bool(given):
+        fail("give one or more INPUTS, or --sample (the bundled synthetic series)")
+    paths = [sample_path()] if sample else given
+    seen: dict[Path, Path] = {}
+    for p in paths:
+        if p.resolve() in seen:
+            fail(f"{p}: given twice (as {seen[p.resolve()]}); each input is scored once")
+        seen[p.resolve()] = p
+    check_unit(unit)
+    check_columns(columns)
     if sort not in METRICS + COUNTS:
         fail(f"--sort: '{sort}' is not one of {', '.join(METRICS + COUNTS)}")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -97,17 +114,23 @@ def evaluate(
         if name not in names:
             fail(f"--param: '{name}' is not among the selected estimators ({', '.join(names)})")
     specs = [spec(n, **params.get(n, {})) for n in names]
-    if is_capture(path) and unit is not None:
-        fail("--unit applies to RTT series; a capture's times are its own")
+    for option, value, what in (("--unit", unit, "times"), ("--columns", columns, "columns")):
+        capture = next((p for p in paths if value is not None and is_capture(p)), None)
+        if capture is not None:
+            fail(
+                f"{option} applies to RTT series; {capture} is a capture, whose {what} are its own"
+            )
 
-    busy = not (as_json or as_csv) and path.exists() and path.stat().st_size >= 20_000_000
+    size = sum(p.stat().st_size for p in paths if p.is_file())
+    busy = not (as_json or as_csv) and size >= 20_000_000
+    over = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
     status = (
-        console.status(f"replaying {len(specs)} estimators over {path}") if busy else nullcontext()
+        console.status(f"replaying {len(specs)} estimators over {over}") if busy else nullcontext()
     )
     try:
         with status:
             result = run_evaluation(
-                path,
+                paths[0] if len(paths) == 1 else paths,
                 specs,
                 by="conn",
                 tick=tick_s,
@@ -115,6 +138,7 @@ def evaluate(
                 timer_granularity=granularity_s,
                 timestamps=timestamps,
                 unit=unit,
+                columns=columns,
                 sort=sort,
                 trace=plot is not None,
             )
@@ -132,7 +156,12 @@ def evaluate(
         print_csv(csv_rows(result))
         return
     render(result, sort)
-    if plot is not None:
+    if plot is not None and result.inputs is not None:
+        console.print(
+            f"plots written to {', '.join(map(str, drawn[:-1]))} (one per input) and {drawn[-1]} (Pareto front, pooled)",
+            highlight=False,
+        )
+    elif plot is not None:
         console.print(
             f"plots written to {drawn[0]}"
             + (f" (connection {result.connections[0]['conn']})" if result.connections else "")
@@ -142,7 +171,14 @@ def evaluate(
 
 
 def csv_rows(result: Evaluation) -> list[dict]:
-    """The pooled rows (conn empty), then each connection's, every metric in base units."""
+    """The pooled rows (conn empty), then each connection's, every metric in base units. With
+    several inputs an ``input`` column comes first: the pooled rows (input empty), then each
+    input's own rows and its connections'."""
+    if result.inputs is not None:
+        out = [{"input": None, "conn": None, **row} for row in result.rows]
+        for e in result.inputs:
+            out.extend({"input": e.input, **row} for row in csv_rows(e))
+        return out
     out = [{"conn": None, **row} for row in result.rows]
     for e in result.connections or []:
         out.extend({"conn": e["conn"], **row} for row in e["rows"])
@@ -183,7 +219,12 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
     from rttlab.units import count, duration
 
     scored = result.rows[0]["samples"] if result.rows else 0
-    if result.input_kind == "capture":
+    captures = result.input_kind == "capture" or any(
+        e.input_kind == "capture" for e in result.inputs or []
+    )
+    if result.inputs is not None:
+        title = f"{count(len(result.inputs), 'input')} — {count(result.samples_read, 'sample')}, {scored:,} scored (each series and each capture connection replayed from a fresh estimator and timer, scores pooled)"
+    elif result.input_kind == "capture":
         n = len(result.connections or [])
         title = f"{escape(str(result.input))} — path RTT of {count(n, 'connection')}, {count(result.samples_read, 'sample')}, {scored:,} scored (each connection replayed from a fresh estimator and timer, scores pooled)"
     else:
@@ -201,7 +242,7 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
             "auto": "Karn: samples of timed-out segments withheld unless the connection uses timestamps",
         }[settings["timestamps"]]
     )
-    columns = COLUMNS + (LOST_COLUMNS if result.input_kind == "capture" else [])
+    columns = COLUMNS + (LOST_COLUMNS if captures else [])
     cols = [Col(""), Col("estimator", style="cyan"), Col("floor", priority=3)]
     formats = []
     for column, header, kind, priority in columns:
@@ -241,13 +282,11 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
     console.print(
         "[dim]◆ = on the Pareto front of bad-timeout rate vs wait W (no other row is lower on both). MAE: forecast before the sample; "
         "MAE after: estimate once the sample is absorbed. "
-        + (
-            "W lost: W on the segments the capture shows were really lost. "
-            if result.input_kind == "capture"
-            else ""
-        )
+        + ("W lost: W on the segments the capture shows were really lost. " if captures else "")
         + "— = not defined. Definitions: docs/metrics.md[/]"
     )
+    if result.inputs is not None:
+        per_input(result.inputs)
     if result.connections:
         per_cols = [
             Col("conn", "right"),
@@ -283,6 +322,39 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
 
 
+def per_input(inputs: list[Evaluation]) -> None:
+    """One row per input of a pooled evaluation: what it holds, its best MAE, its front."""
+    from rich.markup import escape
+
+    from rttlab.cli.table import Col, show
+    from rttlab.units import count
+
+    cols = [
+        Col("input"),
+        Col("kind", priority=3),
+        Col("samples", "right", 2),
+        Col("scored", "right", 1),
+        Col("best MAE"),
+        Col("fewest bad TOs", priority=2),
+        Col("Pareto front (bad TO vs W)", priority=1),
+    ]
+    rows = [
+        [
+            escape(e.input),
+            f"capture, {count(len(e.connections or []), 'connection')}"
+            if e.input_kind == "capture"
+            else e.input_kind,
+            f"{e.samples_read:,}",
+            f"{e.rows[0]['samples']:,}" if e.rows else "0",
+            winners(e.rows, "mae_s"),
+            winners(e.rows, "bad_timeout_rate"),
+            front(e.rows),
+        ]
+        for e in inputs
+    ]
+    show(cols, rows, title="per input (each alone; its rows in --json and --csv)")
+
+
 def winners(rows: list[dict], key: str) -> str:
     """The estimator(s) with the lowest value of `key` (ties listed, at most three named)."""
     values = [r[key] for r in rows if r[key] is not None]
@@ -293,6 +365,7 @@ def winners(rows: list[dict], key: str) -> str:
 
 
 def front(rows: list[dict]) -> str:
+    """The estimators on the Pareto front (at most four named), or why there is none."""
     names = [r["estimator"] for r in rows if r["pareto"]]
     if not names:
         return "—"
@@ -306,13 +379,14 @@ def register(app: typer.Typer) -> None:
     import typer
 
     def evaluate_command(
-        input: Path = typer.Argument(
+        inputs: list[Path] = typer.Argument(
             None,
-            help="RTT series (one RTT per line in ms, or CSV with header time,rtt in s), or a pcap/pcapng capture.",
+            metavar="INPUTS",
+            help="RTT series (one RTT per line in ms, or a CSV with a header such as time,rtt in s or timestamp,rtt_ms) or pcap/pcapng captures; several are scored pooled, and each alone in a second table.",
             show_default=False,
         ),
         sample: bool = typer.Option(
-            False, "--sample", help="Use the bundled synthetic series instead of INPUT."
+            False, "--sample", help="Use the bundled synthetic series instead of INPUTS."
         ),
         estimators: str = typer.Option(
             ",".join(NAMES),
@@ -333,9 +407,16 @@ def register(app: typer.Typer) -> None:
         unit: str = typer.Option(
             None,
             "--unit",
-            metavar="s|ms|us",
+            metavar="s|ms|us|ns",
             show_default=False,
-            help="Unit of RTT values: s, ms or us [default: ms for one column, s with a header].",
+            help=UNIT_HELP,
+        ),
+        columns: str = typer.Option(
+            None,
+            "--columns",
+            metavar="time=COL,rtt=COL",
+            show_default=False,
+            help=COLUMNS_HELP,
         ),
         tick: str = typer.Option(
             None,
@@ -384,15 +465,16 @@ def register(app: typer.Typer) -> None:
             "--plot",
             metavar="FILE",
             show_default=False,
-            help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf).",
+            help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf), and the Pareto front to FILE-front; with several inputs, one figure per input (FILE-INPUT).",
         ),
     ) -> None:
         evaluate(
-            input=input,
+            inputs=list(inputs or []),
             sample=sample,
             estimators=estimators,
             param=param,
             unit=unit,
+            columns=columns,
             tick=tick,
             min_rto=min_rto,
             timer_granularity=timer_granularity,

@@ -67,11 +67,15 @@ NO_FLOOR = {
 class Evaluation:
     """The result of :func:`evaluate`. ``rows``: one dict per estimator, pooled over every stream
     (``estimator``, ``floor``, ``floor_s``, ``pareto``, ``samples``, ``predicted``, the metrics of
-    docs/metrics.md), sorted as asked; ``connections``: for a capture (or a frame with ``conn``)
-    evaluated ``by="conn"``, one dict per connection (``conn, src, dst, vantage, method, samples,
-    retransmissions, rows``), largest first; ``notes``: identical rows, closed-loop-only
-    estimators, how losses were modelled; ``warnings``: inputs the estimators cannot represent
-    (Fixed-Share's range, clock steps). ``rows`` and ``connections`` are what ``--json`` prints.
+    docs/metrics.md), sorted as asked; ``pareto`` is true on the Pareto front of bad-timeout rate
+    vs W; ``connections``: for a
+    capture (or a frame with ``conn``) evaluated ``by="conn"``, one dict per connection (``conn,
+    src, dst, vantage, method, samples, retransmissions, rows``), largest first; ``notes``:
+    identical rows, closed-loop-only estimators, how losses were modelled; ``warnings``: inputs
+    the estimators cannot represent (Fixed-Share's range, clock steps), an implausible median RTT
+    for the unit read; ``inputs``: with several inputs, each
+    one's own :class:`Evaluation` (the rows above pool them all). ``rows``, ``connections`` and
+    ``inputs`` are what ``--json`` prints.
 
     As DataFrames, made on first use: ``scores`` (the pooled rows, NaN where undefined) and
     ``per_connection`` (one row per connection and estimator)."""
@@ -88,6 +92,8 @@ class Evaluation:
     #: Per-sample traces (``trace=True``): the whole series, or a capture's largest connection.
     trace: Scores | None = None
     trace_title: str = ""
+    #: With several inputs (``input_kind`` "inputs"): each input evaluated alone, in order given.
+    inputs: list[Evaluation] | None = None
 
     @property
     def pareto(self) -> list[str]:
@@ -132,8 +138,12 @@ class Evaluation:
 
     def to_json(self) -> dict[str, Any]:
         """The ``rttlab.evaluate/3`` object (docs/schema.md)."""
+        doc: dict[str, Any] = {"schema": SCHEMA, **self._json()}
+        doc["params"] = {s.name: s.params for s in self.specs if s.params}
+        return doc
+
+    def _json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "schema": SCHEMA,
             "input": self.input,
             "input_kind": self.input_kind,
             "samples_read": self.samples_read,
@@ -146,19 +156,36 @@ class Evaluation:
         }
         if self.connections is not None:
             doc["connections"] = self.connections
-        doc["params"] = {s.name: s.params for s in self.specs if s.params}
+        if self.inputs is not None:
+            doc["inputs"] = [
+                {k: v for k, v in e._json().items() if k not in ("settings", "tick_s")}
+                for e in self.inputs
+            ]
         return doc
 
     def plot(self, path: str | Path) -> list[Path]:
         """Two figures (needs ``trace=True``): at ``path``, one panel per estimator with the RTT
         samples and the RTO in force over time; beside it (``NAME-front.EXT``), bad-timeout rate
-        against mean wait W with the Pareto front. Returns both paths."""
+        against mean wait W with the Pareto front. Returns both paths. With several inputs: the
+        first figure once per input (``NAME-INPUT.EXT``, INPUT the input's file name without its
+        suffix, numbered when two share one), then the pooled front."""
         from rttlab.trace.plot import plot_front, plot_replay
 
-        if self.trace is None:
-            raise ValueError("plot needs an evaluation made with trace=True")
         path = Path(path)
         front = path.with_name(f"{path.stem}-front{path.suffix}")
+        if self.inputs is not None:
+            if any(e.trace is None for e in self.inputs):
+                raise ValueError("plot needs an evaluation made with trace=True")
+            stems = [Path(e.input).stem for e in self.inputs]
+            drawn = []
+            for k, (e, stem) in enumerate(zip(self.inputs, stems)):
+                name = stem if stems.count(stem) == 1 else f"{k + 1}-{stem}"
+                drawn.append(path.with_name(f"{path.stem}-{name}{path.suffix}"))
+                plot_replay(e.trace, drawn[-1], title=e.trace_title)
+            plot_front(self.rows, front, title=f"{len(self.inputs)} inputs, pooled")
+            return [*drawn, front]
+        if self.trace is None:
+            raise ValueError("plot needs an evaluation made with trace=True")
         plot_replay(self.trace, path, title=self.trace_title)
         plot_front(
             self.rows,
@@ -180,13 +207,15 @@ def evaluate(
     timer_granularity: float | str = 0.0,
     timestamps: bool | None = None,
     unit: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
     sort: str = "mae_s",
     trace: bool = False,
     threads: int | None = None,
 ) -> Evaluation:
     """Replay estimators over ``source`` and score them (docs/metrics.md).
 
-    ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), what
+    ``source``: an RTT series file, a pcap/pcapng capture (told apart by content), a list of
+    such files (scored pooled, and each alone in ``inputs``: see below), what
     :func:`rttlab.read_series` returned, a DataFrame of samples (``rtt`` and optionally ``time``
     in seconds, and ``conn`` to give one stream per connection — e.g.
     :func:`rttlab.capture.path_samples`) or a mapping of such columns, or a 1-D array of RTTs in
@@ -203,8 +232,18 @@ def evaluate(
     raises every RTO in force to at least it. ``timer_granularity``: the sender's timer
     fires on this heartbeat. ``timestamps``: samples of timed-out segments still reach the
     estimator (RFC 7323), else Karn's rule withholds them; None (default): for a capture, per
-    connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's RTTs.
-    ``sort``: the metric rows are sorted by (undefined last)."""
+    connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's
+    RTTs; ``columns``: a series file's columns chosen by name (``"time=COL,rtt=COL"`` or a
+    mapping, as :func:`rttlab.read_series` takes it). ``sort``: the metric rows are sorted by
+    (undefined last).
+
+    Several files: every stream of every file (a series, each connection of a capture) is
+    replayed from a fresh estimator and timer and the rows pool every scored sample (a long
+    input weighs more), as a capture's rows pool its connections; ``inputs`` holds each file's
+    own :class:`Evaluation`, and ``warnings`` theirs, each naming its file.
+
+    A warning says when the median RTT is implausible for a network path in the unit read (e.g.
+    milliseconds read as seconds), naming the likely unit; the values are scored as read."""
     if by not in ("conn", None):
         raise ValueError(f"by must be 'conn' or None, got {by!r}")
     if sort not in (*METRICS, *COUNTS):
@@ -240,34 +279,20 @@ def evaluate(
         timestamps=bool(timestamps),
     )
 
+    if _several(source):
+        paths = [Path(p) for p in source]  # type: ignore[union-attr]
+        if len(paths) > 1:
+            return _evaluate_inputs(paths, specs, by, sort, trace, settings, options, unit, columns)
+        source = paths[0]
     if isinstance(source, (str, Path)):
-        from rttlab.trace.capture import is_capture  # the Rust reader's own magic check
-
-        path = Path(source)
-        if is_capture(path):
-            if unit is not None:
-                raise ValueError("unit applies to RTT series; a capture's times are its own")
-            return _evaluate_capture(path, specs, by, sort, trace, settings, options)
-        from rttlab import _core
-
-        # Read and replayed in Rust (no NumPy import): the series is handed over as it is.
-        data = _core.read_series_data(str(path), unit)
-        return _evaluate_streams(
-            str(path),
-            "series",
-            data,
-            data,
-            None,
-            specs,
-            sort,
-            trace,
-            settings,
-            options,
-            title=f"{path.name}: samples, predictions and RTOs",
+        return _evaluate_file(
+            Path(source), specs, by, sort, trace, settings, options, unit, columns
         )
-    if unit is not None:
-        raise ValueError("unit applies to series files; DataFrames and arrays are in seconds")
-    from rttlab.trace.series import RttSeries, to_nanos
+    if unit is not None or columns is not None:
+        raise ValueError(
+            f"{'unit' if unit is not None else 'columns'} applies to series files; DataFrames and arrays are in seconds"
+        )
+    from rttlab.trace.series import RttSeries, samples_unit_warning, to_nanos
 
     if isinstance(source, RttSeries):  # read_series's result: its columns as read
         title = (
@@ -285,6 +310,7 @@ def evaluate(
             settings,
             options,
             title=title,
+            warnings=list(source.warnings),
         )
 
     import numpy as np
@@ -296,6 +322,7 @@ def evaluate(
         times_ns, rtts_ns = to_nanos_by_conn(frame)
         conn = frame["conn"].to_numpy()
         starts = np.flatnonzero(np.r_[True, conn[1:] != conn[:-1]])
+        doubt = samples_unit_warning(rtts_ns, "samples")
         result = _evaluate_streams(
             "<DataFrame>",
             "samples",
@@ -308,6 +335,7 @@ def evaluate(
             settings,
             options,
             title="samples, predictions and RTOs",
+            warnings=[doubt] if doubt else [],
         )
         if by == "conn":
             connections = []
@@ -333,6 +361,7 @@ def evaluate(
         if isinstance(source, Mapping)
         else "<array>"
     )
+    doubt = samples_unit_warning(rtts_ns, "samples")
     return _evaluate_streams(
         kind,
         "samples",
@@ -345,6 +374,144 @@ def evaluate(
         settings,
         options,
         title="samples, predictions and RTOs",
+        warnings=[doubt] if doubt else [],
+    )
+
+
+def _several(source: object) -> bool:
+    """A list or tuple of paths (not of numbers: an array of RTTs)."""
+    import os
+
+    return (
+        isinstance(source, (list, tuple))
+        and len(source) > 0
+        and all(isinstance(x, (str, os.PathLike)) for x in source)
+    )
+
+
+def _evaluate_file(
+    path: Path, specs, by, sort, trace, settings, options, unit, columns
+) -> Evaluation:
+    """One series or capture file (told apart by content)."""
+    return _read_and_evaluate(path, specs, by, sort, trace, settings, options, unit, columns)[0]
+
+
+def _read_and_evaluate(
+    path: Path, specs, by, sort, trace, settings, options, unit, columns
+) -> tuple[Evaluation, _Streams]:
+    """:func:`_evaluate_file`, and the streams it replayed (for pooling several inputs)."""
+    from rttlab.trace.capture import is_capture  # the Rust reader's own magic check
+
+    if is_capture(path):
+        for given, what in ((unit, "unit"), (columns, "columns")):
+            if given is not None:
+                raise ValueError(
+                    f"{what} applies to RTT series; a capture's {'times' if what == 'unit' else 'columns'} are its own"
+                )
+        return _capture(path, specs, by, sort, trace, settings, options)
+    from rttlab import _core
+    from rttlab.trace.series import column_names, unit_warning
+
+    # Read and replayed in Rust (no NumPy import): the series is handed over as it is.
+    data = _core.read_series_data(str(path), unit, *column_names(columns))
+    doubt = unit_warning(str(path), data)
+    result = _evaluate_streams(
+        str(path),
+        "series",
+        data,
+        data,
+        None,
+        specs,
+        sort,
+        trace,
+        settings,
+        options,
+        title=f"{path.name}: samples, predictions and RTOs",
+        warnings=[doubt] if doubt else [],
+    )
+    return result, _Streams(data, [0], [bool(options["timestamps"])], [])
+
+
+@dataclass
+class _Streams:
+    """What one input's replay ran on: a SeriesData, or (times_ns, rtts_ns) arrays; where its
+    streams start, each stream's timestamps flag, its lost segments (stream, timer start ns)."""
+
+    columns: Any
+    starts: list[int]
+    timestamps: list[bool]
+    losses: list[tuple[int, int]]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        from rttlab import _core
+
+        if isinstance(self.columns, _core.SeriesData):
+            return self.columns.times_ns(), self.columns.rtts_ns()
+        return self.columns
+
+
+def _evaluate_inputs(
+    paths: list[Path], specs, by, sort, trace, settings, options, unit, columns
+) -> Evaluation:
+    """Several files: each evaluated alone (``inputs``), and every stream of every one replayed
+    together for the pooled rows (one pass; each stream from a fresh estimator and timer)."""
+    import numpy as np
+
+    parts = [
+        _read_and_evaluate(p, specs, by, sort, trace, settings, options, unit, columns)
+        for p in paths
+    ]
+    times, rtts, starts, ts, losses = [], [], [], [], []
+    offset = 0
+    for _, streams in parts:
+        t, r = streams.arrays()
+        losses += [(len(starts) + k, ns) for k, ns in streams.losses]
+        starts += [offset + a for a in streams.starts]
+        ts += streams.timestamps
+        times.append(np.asarray(t, dtype=np.uint64))
+        rtts.append(np.asarray(r, dtype=np.uint64))
+        offset += len(r)
+    times_ns, rtts_ns = np.concatenate(times), np.concatenate(rtts)
+    pooled = _score(
+        times_ns,
+        rtts_ns,
+        specs,
+        starts=starts,
+        losses=sorted(losses),
+        **{**options, "timestamps": ts},
+    )
+    rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
+    notes = _notes(rows, specs, options["labels"])
+    kinds = {e.input_kind for e, _ in parts}
+    notes.append(
+        f"inputs: the rows pool every scored sample of the {len(parts)} inputs (a long input weighs more), "
+        "each series and each capture connection replayed from a fresh estimator and timer; each input alone: --json, --csv"
+    )
+    if "capture" in kinds:
+        notes.append(
+            "losses: W on the segments the captures show were really lost is lost_wait_mean_s; wait_mean_s is the wait "
+            "the timer in force would have imposed had any scored segment been lost (docs/metrics.md)"
+        )
+    else:
+        notes.append(
+            "losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)"
+        )
+    warnings = []
+    for e, _ in parts:
+        warnings += [w if w.startswith(f"{e.input}:") else f"{e.input}: {w}" for w in e.warnings]
+    return Evaluation(
+        " + ".join(e.input for e, _ in parts),
+        "inputs",
+        sum(e.samples_read for e, _ in parts),
+        settings,
+        specs,
+        rows,
+        None,
+        notes,
+        warnings,
+        None,
+        "",
+        [e for e, _ in parts],
     )
 
 
@@ -480,7 +647,18 @@ def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
 
 
 def _evaluate_streams(
-    name, kind, times_ns, rtts_ns, starts, specs, sort, trace, settings, options, title
+    name,
+    kind,
+    times_ns,
+    rtts_ns,
+    starts,
+    specs,
+    sort,
+    trace,
+    settings,
+    options,
+    title,
+    warnings: list[str] | None = None,
 ) -> Evaluation:
     result = _score(times_ns, rtts_ns, specs, starts=starts, trace=trace, **options)
     rows = _decorate(result.rows, specs, settings["min_rto_s"], sort, options["labels"])
@@ -497,7 +675,7 @@ def _evaluate_streams(
         rows,
         None,
         notes,
-        range_warnings(rtts_ns, specs, options["labels"]),
+        [*(warnings or []), *range_warnings(rtts_ns, specs, options["labels"])],
         result if trace else None,
         title,
     )
@@ -610,7 +788,9 @@ def _score_segments(
     )
 
 
-def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> Evaluation:
+def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Evaluation, _Streams]:
+    """A capture evaluated, and the streams it replayed (one per connection, or per segment of
+    a connection whose clock stepped back)."""
     import numpy as np
 
     from rttlab.trace.capture import path_samples, read_capture
@@ -771,6 +951,13 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
+    stream_ts = options["timestamps"]
+    streams = _Streams(
+        (times_ns, rtts_ns),
+        starts.tolist(),
+        list(stream_ts) if isinstance(stream_ts, list) else [bool(stream_ts)] * len(starts),
+        losses,
+    )
     return Evaluation(
         str(path),
         "capture",
@@ -783,4 +970,4 @@ def _evaluate_capture(path: Path, specs, by, sort, trace, settings, options) -> 
         warnings + range_warnings(rtts_ns, specs, options["labels"]),
         trace_scores,
         title,
-    )
+    ), streams
