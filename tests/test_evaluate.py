@@ -321,3 +321,15 @@ def test_a_series_read_first_keeps_its_unit_warning_in_the_evaluation(write):
     assert any("--unit ms" in w for w in rttlab.evaluate(path, ["rfc6298"]).warnings)
     with pytest.raises(ValueError, match="columns applies to series files"):
         rttlab.evaluate(series, ["rfc6298"], columns="rtt=rtt")
+
+
+def test_the_pareto_mark_needs_the_samples_tune_asks_for_a_one_percent_rate():
+    from rttlab.trace import evaluate, replay, tune_search
+
+    # One rule, in one place: evaluate and tune call the same function.
+    assert tune_search.needed_samples is replay.needed_samples
+    assert evaluate.PARETO_MIN_SAMPLES == replay.needed_samples(0.01) == 1522
+    short = rttlab.evaluate(np.full(1522, 0.1), ["rfc6298", "quic"])  # 1,521 scored
+    assert short.pareto == [] and any("1,521 scored samples" in w for w in short.warnings)
+    enough = rttlab.evaluate(np.full(1523, 0.1), ["rfc6298", "quic"])
+    assert enough.pareto and not any("too few" in w for w in enough.warnings)

@@ -470,3 +470,52 @@ def test_an_input_given_twice_is_refused(write):
     a = write("a.csv", "100\n110\n")
     out = run("evaluate", a, a)
     assert out.returncode == 2 and f"{a}: given twice" in out.stderr
+
+
+# ---- the Pareto mark ----
+
+
+def test_a_short_series_marks_no_row_and_says_how_many_samples_the_mark_needs(write):
+    path = write("short.csv", "\n".join(str(50 + (i * 7) % 11) for i in range(49)))
+    out = run("evaluate", path)
+    assert out.returncode == 0, out.stderr
+    assert "◆" not in out.stdout
+    assert (
+        "rttlab: warning: 48 scored samples: too few to rank estimators by bad timeouts; a 1% bad-timeout "
+        "rate is known to ±50 % only from ≈1,522 samples (95 % binomial interval), so no row is marked ◆"
+    ) in out.stderr.splitlines()
+    doc = json.loads(run("evaluate", path, "--json").stdout)
+    assert doc["pareto"] == [] and not any(r["pareto"] for r in doc["rows"])
+    assert doc["pareto_min_samples"] == 1522
+
+
+def test_a_long_enough_series_marks_its_front_and_explains_the_mark_in_one_line():
+    out = run("evaluate", "--sample", "-e", "rfc6298,quic,linux,last")
+    assert out.returncode == 0, out.stderr
+    assert "◆" in out.stdout and "too few" not in out.stderr
+    assert (
+        "◆ = no other row beats it on both bad TO % and W: a trade-off, not a winner" in out.stdout
+    )
+
+
+def test_one_estimator_alone_has_nothing_to_rank_and_no_mark_warning(write):
+    path = write("short.csv", "\n".join(str(50 + i % 11) for i in range(49)))
+    out = run("evaluate", path, "-e", "rfc6298")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_a_short_connection_shows_why_it_has_no_front(write):
+    out = run("evaluate", write("c.pcap", synthetic_capture()), "-e", "rfc6298,linux")
+    assert out.returncode == 0, out.stderr
+    assert "— (< 1,522 samples)" in out.stdout
+    assert "19 scored samples: too few to rank estimators" in out.stderr
+
+
+def test_several_inputs_mark_the_pooled_front_and_name_short_inputs_in_their_row(write):
+    a = write("a.csv", "\n".join(str(100 + (i * 37) % 50) for i in range(1600)))
+    b = write("b.csv", "\n".join(str(40 + i % 7) for i in range(100)))
+    out = run("evaluate", a, b, "-e", "rfc6298,quic,linux")
+    assert out.returncode == 0, out.stderr
+    pooled, per_input = out.stdout.split("per input", 1)
+    assert "◆" in pooled and "— (< 1,522 samples)" in per_input
+    assert "too few" not in out.stderr  # each input's rows are in its own row, not warned twice

@@ -22,7 +22,7 @@ from rttlab.cli.common import (
 )
 from rttlab.trace.capture import is_capture
 from rttlab.trace.estimators import NAMES, spec
-from rttlab.trace.evaluate import SCHEMA, Evaluation
+from rttlab.trace.evaluate import PARETO_MIN_SAMPLES, SCHEMA, Evaluation
 from rttlab.trace.evaluate import evaluate as run_evaluation
 from rttlab.trace.replay import COUNTS, METRICS
 from rttlab.trace.series import sample_path
@@ -279,9 +279,12 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
             ]
         )
     show(cols, rows, title=f"{title}\n[dim]{'; '.join(extra)}[/]")
+    if any(row["pareto"] for row in result.rows):
+        console.print(
+            "[dim]◆ = no other row beats it on both bad TO % and W: a trade-off, not a winner[/]"
+        )
     console.print(
-        "[dim]◆ = on the Pareto front of bad-timeout rate vs wait W (no other row is lower on both). MAE: forecast before the sample; "
-        "MAE after: estimate once the sample is absorbed. "
+        "[dim]MAE: forecast before the sample; MAE after: estimate once the sample is absorbed. "
         + ("W lost: W on the segments the capture shows were really lost. " if captures else "")
         + "— = not defined. Definitions: docs/metrics.md[/]"
     )
@@ -367,6 +370,8 @@ def winners(rows: list[dict], key: str) -> str:
 def front(rows: list[dict]) -> str:
     """The estimators on the Pareto front (at most four named), or why there is none."""
     names = [r["estimator"] for r in rows if r["pareto"]]
+    if rows and min(r["samples"] for r in rows) < PARETO_MIN_SAMPLES:
+        return f"— (< {PARETO_MIN_SAMPLES:,} samples)"
     if not names:
         return "—"
     return ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")

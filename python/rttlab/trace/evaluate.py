@@ -23,6 +23,7 @@ from rttlab.trace.replay import (
     as_specs,
     defaults,
     fmt_s,
+    needed_samples,
     range_warnings,
     relabel,
     score,
@@ -37,6 +38,14 @@ if TYPE_CHECKING:
     from rttlab.trace.series import RttSeries
 
 SCHEMA = "rttlab.evaluate/3"
+
+#: The bad-timeout rate the Pareto mark must resolve: tune's default target (1 %).
+PARETO_RATE = 0.01
+#: Scored samples a table's rows need before the Pareto front is marked: enough to know a
+#: bad-timeout rate of :data:`PARETO_RATE` to ±50 % (95 % binomial interval,
+#: :func:`rttlab.trace.replay.needed_samples`: 1,522). Below it every row would be ranked by W
+#: alone, bad timeouts too rare to tell apart.
+PARETO_MIN_SAMPLES = needed_samples(PARETO_RATE)
 
 #: Where each estimator keeps its RTO floor: (parameter, how it binds). "absolute": RTO ≥ value;
 #: "above-srtt": RTO ≥ SRTT (or the prediction) + value, Linux's rto_min inside rttvar.
@@ -68,12 +77,12 @@ class Evaluation:
     """The result of :func:`evaluate`. ``rows``: one dict per estimator, pooled over every stream
     (``estimator``, ``floor``, ``floor_s``, ``pareto``, ``samples``, ``predicted``, the metrics of
     docs/metrics.md), sorted as asked; ``pareto`` is true on the Pareto front of bad-timeout rate
-    vs W; ``connections``: for a
+    vs W, marked only from :data:`PARETO_MIN_SAMPLES` scored samples; ``connections``: for a
     capture (or a frame with ``conn``) evaluated ``by="conn"``, one dict per connection (``conn,
     src, dst, vantage, method, samples, retransmissions, rows``), largest first; ``notes``:
     identical rows, closed-loop-only estimators, how losses were modelled; ``warnings``: inputs
     the estimators cannot represent (Fixed-Share's range, clock steps), an implausible median RTT
-    for the unit read; ``inputs``: with several inputs, each
+    for the unit read, too few samples for the Pareto mark; ``inputs``: with several inputs, each
     one's own :class:`Evaluation` (the rows above pool them all). ``rows``, ``connections`` and
     ``inputs`` are what ``--json`` prints.
 
@@ -151,6 +160,7 @@ class Evaluation:
             "settings": self.settings,
             "rows": self.rows,
             "pareto": self.pareto,
+            "pareto_min_samples": PARETO_MIN_SAMPLES,
             "notes": self.notes,
             "warnings": self.warnings,
         }
@@ -158,7 +168,11 @@ class Evaluation:
             doc["connections"] = self.connections
         if self.inputs is not None:
             doc["inputs"] = [
-                {k: v for k, v in e._json().items() if k not in ("settings", "tick_s")}
+                {
+                    k: v
+                    for k, v in e._json().items()
+                    if k not in ("settings", "tick_s", "pareto_min_samples")
+                }
                 for e in self.inputs
             ]
         return doc
@@ -498,7 +512,11 @@ def _evaluate_inputs(
         )
     warnings = []
     for e, _ in parts:
-        warnings += [w if w.startswith(f"{e.input}:") else f"{e.input}: {w}" for w in e.warnings]
+        own = pareto_warning(e.rows)
+        warnings += [
+            w if w.startswith(f"{e.input}:") else f"{e.input}: {w}" for w in e.warnings if w != own
+        ]
+    mark = pareto_warning(rows)
     return Evaluation(
         " + ".join(e.input for e, _ in parts),
         "inputs",
@@ -508,7 +526,7 @@ def _evaluate_inputs(
         rows,
         None,
         notes,
-        warnings,
+        warnings + ([mark] if mark else []),
         None,
         "",
         [e for e, _ in parts],
@@ -602,7 +620,9 @@ def _decorate(
     floors: dict | None = None,
 ) -> list[dict[str, Any]]:
     floors = floors or {labels.get(s.label, s.label): floor_of(s, min_rto) for s in specs}
-    front = pareto_front(rows)
+    # Marked only where bad-timeout rates can be told apart (pareto_warning says why not).
+    enough = bool(rows) and min(r["samples"] for r in rows) >= PARETO_MIN_SAMPLES
+    front = pareto_front(rows) if enough else set()
     out = []
     for r in rows:
         text, value = floors[r["estimator"]]
@@ -646,6 +666,18 @@ def _score(times_ns, rtts_ns, specs, *, labels, **options) -> Scores:
     return relabel(score(times_ns, rtts_ns, specs, **options), labels)
 
 
+def pareto_warning(rows: list[dict[str, Any]]) -> str | None:
+    """Why ``rows`` carry no Pareto mark: fewer scored samples than :data:`PARETO_MIN_SAMPLES`
+    (None when they have enough, or fewer than two rows: nothing to rank)."""
+    n = min((r["samples"] for r in rows), default=None)
+    if n is None or n >= PARETO_MIN_SAMPLES or len(rows) < 2:
+        return None
+    return (
+        f"{n:,} scored samples: too few to rank estimators by bad timeouts; a {PARETO_RATE:.0%} bad-timeout rate "
+        f"is known to ±50 % only from ≈{PARETO_MIN_SAMPLES:,} samples (95 % binomial interval), so no row is marked ◆"
+    )
+
+
 def _evaluate_streams(
     name,
     kind,
@@ -666,6 +698,7 @@ def _evaluate_streams(
     notes.append(
         "losses: an RTT series says nothing of losses, so W is the wait the timer in force would have imposed had each segment been lost (docs/metrics.md)"
     )
+    mark = pareto_warning(rows)
     return Evaluation(
         name,
         kind,
@@ -675,7 +708,8 @@ def _evaluate_streams(
         rows,
         None,
         notes,
-        [*(warnings or []), *range_warnings(rtts_ns, specs, options["labels"])],
+        [*(warnings or []), *range_warnings(rtts_ns, specs, options["labels"])]
+        + ([mark] if mark else []),
         result if trace else None,
         title,
     )
@@ -951,6 +985,7 @@ def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Eva
             title = f"{path.name}, connection {top['conn']} ({top['method']}): samples, predictions and RTOs"
         if by is None:
             per_conn = None
+    mark = pareto_warning(rows)
     stream_ts = options["timestamps"]
     streams = _Streams(
         (times_ns, rtts_ns),
@@ -967,7 +1002,7 @@ def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Eva
         rows,
         per_conn,
         notes,
-        warnings + range_warnings(rtts_ns, specs, options["labels"]),
+        warnings + range_warnings(rtts_ns, specs, options["labels"]) + ([mark] if mark else []),
         trace_scores,
         title,
     ), streams

@@ -47,6 +47,15 @@ COUNTS = ["bad_timeouts", "expiries", "karn_withheld", "lost_segments"]
 DEFAULT_TICK_S = 0.004
 
 
+def needed_samples(target: float) -> int:
+    """Scored samples for a 95 % binomial interval of ±50 % around a rate ``target``:
+    n = 1.96² (1 − p) / (p · 0.5²) (normal approximation). What ``tune`` warns below, and what
+    ``evaluate`` needs before it marks a Pareto front."""
+    import math
+
+    return math.ceil(1.96**2 * (1 - target) / (target * 0.25))
+
+
 def with_tick(specs: list[Spec], tick: float) -> list[Spec]:
     """Every tick-based estimator set to ``tick`` seconds unless its own parameter says otherwise:
     ``fixed-share.tick`` (the unit of its experts), ``linux.hz`` (= 1/tick, which must be a whole

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rttlab.trace.estimators import NAMES, Spec, catalog, spec
+from rttlab.trace.replay import needed_samples as needed_samples  # tune's modules import it here
 from rttlab.trace.replay import score
 
 if TYPE_CHECKING:
@@ -690,12 +691,6 @@ def command(traces: list[str], estimator: str, params: dict[str, str], floor: fl
     if floor:
         words += ["--min-rto", fmt_value("duration", floor)]
     return " ".join(words)
-
-
-def needed_samples(target: float) -> int:
-    """Scored samples for a 95 % binomial interval of ±50 % around a rate ``target``:
-    n = 1.96² (1 − p) / (p · 0.5²) (normal approximation)."""
-    return math.ceil(1.96**2 * (1 - target) / (target * 0.25))
 
 
 def _table(searched: list[Searched], defaults: list[dict[str, Any]]) -> pd.DataFrame:
