@@ -70,8 +70,8 @@ def _setting(key: str, value: Any, bad: Any) -> Any:
         return float(value)
     if key == "timestamps" and not isinstance(value, bool):
         raise bad(key, f"expected true or false, got {value!r}")
-    if key == "unit" and value not in ("s", "ms", "us"):
-        raise bad(key, f"expected s, ms or us, got {value!r}")
+    if key == "unit" and value not in ("s", "ms", "us", "ns"):
+        raise bad(key, f"expected s, ms, us or ns, got {value!r}")
     return value
 
 
