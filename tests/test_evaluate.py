@@ -333,3 +333,11 @@ def test_the_pareto_mark_needs_the_samples_tune_asks_for_a_one_percent_rate():
     assert short.pareto == [] and any("1,521 scored samples" in w for w in short.warnings)
     enough = rttlab.evaluate(np.full(1523, 0.1), ["rfc6298", "quic"])
     assert enough.pareto and not any("too few" in w for w in enough.warnings)
+
+
+def test_the_mark_warning_counts_samples_in_words():
+    from rttlab.trace.evaluate import pareto_warning
+
+    rows = [{"samples": 1}, {"samples": 1}]
+    assert pareto_warning(rows).startswith("1 scored sample: too few to rank estimators")
+    assert pareto_warning([{"samples": 1}]) is None  # one row: nothing to rank

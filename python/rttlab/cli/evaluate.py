@@ -223,7 +223,8 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
         e.input_kind == "capture" for e in result.inputs or []
     )
     if result.inputs is not None:
-        title = f"{count(len(result.inputs), 'input')} — {count(result.samples_read, 'sample')}, {scored:,} scored (each series and each capture connection replayed from a fresh estimator and timer, scores pooled)"
+        each = "each series and each capture connection" if captures else "each input"
+        title = f"{count(len(result.inputs), 'input')} — {count(result.samples_read, 'sample')}, {scored:,} scored ({each} replayed from a fresh estimator and timer, scores pooled)"
     elif result.input_kind == "capture":
         n = len(result.connections or [])
         title = f"{escape(str(result.input))} — path RTT of {count(n, 'connection')}, {count(result.samples_read, 'sample')}, {scored:,} scored (each connection replayed from a fresh estimator and timer, scores pooled)"
@@ -243,7 +244,9 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
         }[settings["timestamps"]]
     )
     columns = COLUMNS + (LOST_COLUMNS if captures else [])
-    cols = [Col(""), Col("estimator", style="cyan"), Col("floor", priority=3)]
+    # The mark's column only when a row is marked (too few samples: none is, and a warning says why).
+    marked = any(row["pareto"] for row in result.rows)
+    cols = [Col("")] * marked + [Col("estimator", style="cyan"), Col("floor", priority=3)]
     formats = []
     for column, header, kind, priority in columns:
         values = [
@@ -270,16 +273,10 @@ def render(result: Evaluation, sort: str = "mae_s") -> None:
                 cells.append(f"{v:,}")
             else:
                 cells.append(_cell(v, scale))
-        rows.append(
-            [
-                "[bold green]◆[/]" if row["pareto"] else "",
-                row["estimator"],
-                escape(row["floor"]),
-                *cells,
-            ]
-        )
+        mark = ["[bold green]◆[/]" if row["pareto"] else ""] * marked
+        rows.append([*mark, row["estimator"], escape(row["floor"]), *cells])
     show(cols, rows, title=f"{title}\n[dim]{'; '.join(extra)}[/]")
-    if any(row["pareto"] for row in result.rows):
+    if marked:
         console.print(
             "[dim]◆ = no other row beats it on both bad TO % and W: a trade-off, not a winner[/]"
         )

@@ -497,9 +497,10 @@ def _evaluate_inputs(
     rows = _decorate(pooled.rows, specs, settings["min_rto_s"], sort, options["labels"])
     notes = _notes(rows, specs, options["labels"])
     kinds = {e.input_kind for e, _ in parts}
+    each = "each series and each capture connection" if "capture" in kinds else "each input"
     notes.append(
         f"inputs: the rows pool every scored sample of the {len(parts)} inputs (a long input weighs more), "
-        "each series and each capture connection replayed from a fresh estimator and timer; each input alone: --json, --csv"
+        f"{each} replayed from a fresh estimator and timer; each input alone: --json, --csv"
     )
     if "capture" in kinds:
         notes.append(
@@ -672,8 +673,10 @@ def pareto_warning(rows: list[dict[str, Any]]) -> str | None:
     n = min((r["samples"] for r in rows), default=None)
     if n is None or n >= PARETO_MIN_SAMPLES or len(rows) < 2:
         return None
+    from rttlab.units import count
+
     return (
-        f"{n:,} scored samples: too few to rank estimators by bad timeouts; a {PARETO_RATE:.0%} bad-timeout rate "
+        f"{count(n, 'scored sample')}: too few to rank estimators by bad timeouts; a {PARETO_RATE:.0%} bad-timeout rate "
         f"is known to ±50 % only from ≈{PARETO_MIN_SAMPLES:,} samples (95 % binomial interval), so no row is marked ◆"
     )
 
