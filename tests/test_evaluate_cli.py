@@ -519,3 +519,19 @@ def test_several_inputs_mark_the_pooled_front_and_name_short_inputs_in_their_row
     pooled, per_input = out.stdout.split("per input", 1)
     assert "◆" in pooled and "— (< 1,522 samples)" in per_input
     assert "too few" not in out.stderr  # each input's rows are in its own row, not warned twice
+
+
+def test_plot_flow_draws_the_connection_asked_for_and_names_the_ones_there_are(shared, tmp_path):
+    cap = shared / "captures" / "ndpi_KakaoTalk_talk-sll.pcap"
+    flows = json.loads(run("flows", cap, "--json").stdout)["flows"]
+    small = min((f for f in flows if f["path_samples"] > 1), key=lambda f: f["path_samples"])
+    import rttlab
+
+    drawn = rttlab.evaluate(cap, ["rfc6298"], trace=True, trace_conn=small["conn"])
+    assert f"connection {small['conn']} " in drawn.trace_title
+    assert len(drawn.trace.times_s) == small["path_samples"]
+    out = run("evaluate", cap, "-e", "rfc6298", "--plot", tmp_path / "f.png", "--flow", "999")
+    assert out.returncode != 0 and out.stderr.count("\n") == 1
+    assert "--flow 999: no connection with a path-RTT series has that id (these do: " in out.stderr
+    out = run("evaluate", cap, "-e", "rfc6298", "--flow", str(small["conn"]))
+    assert out.returncode == 2 and "--flow: only with --plot" in out.stderr

@@ -78,6 +78,7 @@ COMMANDS: dict[str, dict[str, tuple[str, str]]] = {
         "--json": ("as_json", FLAG),
         "--csv": ("as_csv", FLAG),
         "--plot": ("plot", PATH),
+        "--flow": ("flow", INT),
     },
 }
 

@@ -64,6 +64,7 @@ def evaluate(
     as_json: bool = False,
     as_csv: bool = False,
     plot: Path | None = None,
+    flow: int | None = None,
 ) -> None:
     """Replay estimators over RTT samples: prediction error and the retransmission timer their sender would have run.
 
@@ -97,6 +98,10 @@ def evaluate(
         fail(f"--sort: '{sort}' is not one of {', '.join(METRICS + COUNTS)}")
     if plot is not None and plot.suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--plot: '{plot}' must end in .png, .svg or .pdf")
+    if flow is not None and plot is None:
+        fail("--flow: only with --plot (it chooses the connection drawn)")
+    if flow is not None and not (len(paths) == 1 and is_capture(paths[0])):
+        fail("--flow: applies to one capture (a connection id of `rttlab flows CAPTURE`)")
     tick_s = parse_duration(tick, "--tick") if tick is not None else None
     min_rto_s = parse_duration(min_rto, "--min-rto") if min_rto is not None else None
     granularity_s = (
@@ -141,6 +146,7 @@ def evaluate(
                 columns=columns,
                 sort=sort,
                 trace=plot is not None,
+                trace_conn=flow,
             )
     except ValueError as e:
         if isinstance(e, (InputError, ParameterError)):
@@ -469,6 +475,13 @@ def register(app: typer.Typer) -> None:
             show_default=False,
             help="Draw samples, predictions and RTOs over time to FILE (.png, .svg or .pdf), and the Pareto front to FILE-front; with several inputs, one figure per input (FILE-INPUT).",
         ),
+        flow: int = typer.Option(
+            None,
+            "--flow",
+            metavar="ID",
+            show_default=False,
+            help="With --plot on a capture: draw this connection (its id in `rttlab flows`) instead of the one with the most samples.",
+        ),
     ) -> None:
         evaluate(
             inputs=list(inputs or []),
@@ -485,6 +498,7 @@ def register(app: typer.Typer) -> None:
             as_json=as_json,
             as_csv=as_csv,
             plot=plot,
+            flow=flow,
         )
 
     evaluate_command.__doc__ = evaluate.__doc__

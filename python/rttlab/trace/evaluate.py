@@ -225,6 +225,7 @@ def evaluate(
     sort: str = "mae_s",
     trace: bool = False,
     threads: int | None = None,
+    trace_conn: int | None = None,
 ) -> Evaluation:
     """Replay estimators over ``source`` and score them (docs/metrics.md).
 
@@ -249,7 +250,8 @@ def evaluate(
     connection, whether it negotiated timestamps; otherwise False. ``unit``: of a series file's
     RTTs; ``columns``: a series file's columns chosen by name (``"time=COL,rtt=COL"`` or a
     mapping, as :func:`rttlab.read_series` takes it). ``sort``: the metric rows are sorted by
-    (undefined last).
+    (undefined last). ``trace_conn``: with ``trace`` on a capture, the connection traced (its
+    id in ``rttlab flows``) instead of the one with the most samples.
 
     Several files: every stream of every file (a series, each connection of a capture) is
     replayed from a fresh estimator and timer and the rows pool every scored sample (a long
@@ -300,7 +302,7 @@ def evaluate(
         source = paths[0]
     if isinstance(source, (str, Path)):
         return _evaluate_file(
-            Path(source), specs, by, sort, trace, settings, options, unit, columns
+            Path(source), specs, by, sort, trace, settings, options, unit, columns, trace_conn
         )
     if unit is not None or columns is not None:
         raise ValueError(
@@ -404,14 +406,16 @@ def _several(source: object) -> bool:
 
 
 def _evaluate_file(
-    path: Path, specs, by, sort, trace, settings, options, unit, columns
+    path: Path, specs, by, sort, trace, settings, options, unit, columns, trace_conn=None
 ) -> Evaluation:
     """One series or capture file (told apart by content)."""
-    return _read_and_evaluate(path, specs, by, sort, trace, settings, options, unit, columns)[0]
+    return _read_and_evaluate(
+        path, specs, by, sort, trace, settings, options, unit, columns, trace_conn
+    )[0]
 
 
 def _read_and_evaluate(
-    path: Path, specs, by, sort, trace, settings, options, unit, columns
+    path: Path, specs, by, sort, trace, settings, options, unit, columns, trace_conn=None
 ) -> tuple[Evaluation, _Streams]:
     """:func:`_evaluate_file`, and the streams it replayed (for pooling several inputs)."""
     from rttlab.trace.capture import is_capture  # the Rust reader's own magic check
@@ -422,7 +426,7 @@ def _read_and_evaluate(
                 raise ValueError(
                     f"{what} applies to RTT series; a capture's {'times' if what == 'unit' else 'columns'} are its own"
                 )
-        return _capture(path, specs, by, sort, trace, settings, options)
+        return _capture(path, specs, by, sort, trace, settings, options, trace_conn)
     from rttlab import _core
     from rttlab.trace.series import column_names, unit_warning
 
@@ -825,7 +829,9 @@ def _score_segments(
     )
 
 
-def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Evaluation, _Streams]:
+def _capture(
+    path: Path, specs, by, sort, trace, settings, options, trace_conn: int | None = None
+) -> tuple[Evaluation, _Streams]:
     """A capture evaluated, and the streams it replayed (one per connection, or per segment of
     a connection whose clock stepped back)."""
     import numpy as np
@@ -835,9 +841,9 @@ def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Eva
     samples, connections, retransmissions = read_capture(path, retransmissions=True)
     warnings = list(samples.attrs.get("warnings", []))
     series = path_samples(samples, connections)
-    if series.empty:
-        from rttlab import InputError
+    from rttlab import InputError
 
+    if series.empty:
         raise InputError(
             f"{path}: no connection has a path-RTT series to replay (see `rttlab flows {path}` for each connection's vantage point and method)"
         )
@@ -981,6 +987,13 @@ def _capture(path: Path, specs, by, sort, trace, settings, options) -> tuple[Eva
         per_conn.sort(key=lambda e: -e["samples"])
         if trace:
             top = per_conn[0]
+            if trace_conn is not None:
+                top = next((e for e in per_conn if e["conn"] == trace_conn), None)
+                if top is None:
+                    have = ", ".join(str(e["conn"]) for e in per_conn[:12])
+                    raise InputError(
+                        f"{path}: --flow {trace_conn}: no connection with a path-RTT series has that id (these do: {have}{', …' if len(per_conn) > 12 else ''})"
+                    )
             ks = conn_streams[top["conn"]]
             trace_scores = _score_segments(
                 times_ns, rtts_ns, specs, starts, ends, ks, [], options, stream_ts, trace=True
