@@ -375,7 +375,7 @@ def test_a_named_trace_metric_may_use_another_per_run_value_and_aggregate_per_gr
         rep.frames(runs, None, ["trace.drops"], [], series=series)
 
 
-# ---- readings: the ways a paper can be read, declared before the runs ----------------------------
+# ---- readings: the ways a paper can be read ----------------------------
 
 
 def _with_readings(readings):

@@ -68,7 +68,7 @@ def reproduce(
     with its confidence interval beside the published number, the difference, and whether it
     matched within the reproduction's stated tolerance. Where the paper can be read more than one
     way, the reproduction declares its readings and every claim is compared under each (the
-    primary reading, chosen from the paper's text before the runs, marked ★)."""
+    primary reading, chosen from the paper's text, marked ★; when it was declared is in its file's git history, not asserted here)."""
     from rttlab.cli.common import one_format
     from rttlab.cli.sweep import exit_if_runs_failed, run_sweep
     from rttlab.experiments.reproduce import ReproductionError, figure_svg
@@ -283,7 +283,7 @@ def show(rep: Any, rows: list[dict[str, Any]], readings: list[dict[str, Any]] = 
 
     if readings:
         console.print(
-            f"readings of {rep.meta['source']} (★ primary, chosen from the paper's text before the runs):",
+            f"readings of {rep.meta['source']} (★ primary, chosen from the paper's text; when it was declared: `git log` of the reproduction's file):",
             highlight=False,
         )
         for d in readings:

@@ -922,7 +922,7 @@ def comparison_section(
             for r in readings
         )
         out.append(
-            f"<p>The paper can be read more than one way; every claim is compared under each reading (★ the primary one, chosen from the paper's text before the runs):</p><ul>{items}</ul>"
+            f"<p>The paper can be read more than one way; every claim is compared under each reading (★ the primary one, chosen from the paper's text; when it was declared is in the reproduction file's git history, not asserted here):</p><ul>{items}</ul>"
         )
     for n in names:
         mine = c[c["reproduction"] == n]

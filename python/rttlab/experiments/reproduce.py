@@ -67,7 +67,7 @@ paper's own model column with the model computed here, no runs involved: ``title
 ``[reproduction]``: a file of ``[[model]]`` tables alone (no sweep, no runs; e.g. a paper's
 published predictions recomputed from its published coefficients).
 
-``[[reading]]`` tables declare the readings of an ambiguous paper before the runs (``name``,
+``[[reading]]`` tables declare the readings of an ambiguous paper (``name``,
 ``says``: the paper's words, ``what``, ``primary = true`` on exactly one; overlays ``trace.NAME``
 for the same runs read another way, ``set``/``zip`` for other runs): see :attr:`Reproduction.readings`.
 
