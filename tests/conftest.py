@@ -17,6 +17,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # others see a pipe, as a script does.
 os.unsetenv("COLUMNS")
 
+# Started in the background by a shell without job control (`nohup … &`), the test process
+# inherits SIGINT ignored, and so would every `rttlab` it starts: the Ctrl-C tests would find
+# their SIGINT ignored. Python's own handler here makes children start with the default again.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture
 def shared() -> Path:

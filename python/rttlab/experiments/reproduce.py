@@ -589,11 +589,14 @@ class Reproduction:
             theirs = summarise(ok[of_peer], self.by, metrics, self.level)
             theirs = {(*(r[k] for k in self.by), r["metric"]): r for r in theirs.to_dict("records")}
         elif "contrast" in self.meta and len(ok):
-            ours = summarise(self._paired(ok), self.by, metrics, self.level)
+            # Differences of a bounded metric are not bounded by its range: plain t intervals.
+            ours = summarise(self._paired(ok), self.by, metrics, self.level, bounded=False)
             # A published value stated in per cent (relative = true): ours is the paired
             # (treatment − control) / control per seed at that point (picked per row below).
             if kind == "table" and any(v.get("relative") for v in pub["values"]):
-                rel = summarise(self._paired(ok, relative=True), self.by, metrics, self.level)
+                rel = summarise(
+                    self._paired(ok, relative=True), self.by, metrics, self.level, bounded=False
+                )
                 relative = {
                     (*(r[k] for k in self.by), r["metric"]): r for r in rel.to_dict("records")
                 }

@@ -108,9 +108,13 @@ def interval(values: Sequence[float], metric: str, level: float = 0.95) -> dict[
     return bounded_interval(values, *b, level) if b else t_interval(values, level)
 
 
-def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: float = 0.95):
+def summarise(
+    frame: Any, by: Sequence[str], metrics: Sequence[str], level: float = 0.95, bounded: bool = True
+):
     """One row per distinct value of ``by`` (columns of ``frame``) and metric: the ``by`` values,
-    ``metric``, ``n``, ``mean``, ``std``, ``half_width``, ``ci_low``, ``ci_high``, ``level``."""
+    ``metric``, ``n``, ``mean``, ``std``, ``half_width``, ``ci_low``, ``ci_high``, ``level``.
+    A metric with a range (:data:`BOUNDS`) gets :func:`bounded_interval`; ``bounded=False`` for
+    values that are not the metric itself (paired differences of it may be negative)."""
     import pandas as pd
 
     rows = []
@@ -122,7 +126,11 @@ def summarise(frame: Any, by: Sequence[str], metrics: Sequence[str], level: floa
                 {
                     **dict(zip(by, key)),
                     "metric": m,
-                    **interval(g[m].tolist(), m, level),
+                    **(
+                        interval(g[m].tolist(), m, level)
+                        if bounded
+                        else t_interval(g[m].tolist(), level)
+                    ),
                     "level": level,
                 }
             )
